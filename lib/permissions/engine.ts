@@ -1,0 +1,189 @@
+import { ApprovalRequired, PermissionDenied } from './errors';
+import { resolve } from './resolve';
+import {
+  PRIORITY,
+  type ApprovalState,
+  type CheckInput,
+  type CheckResult,
+  type FlagValues,
+  type PermissionContext,
+  type PermissionRule,
+  type RuleSource,
+  type ToolContext,
+} from './types';
+
+/**
+ * What the engine needs from the outside world. The engine itself does no I/O: the application wires these hooks to
+ * the flag service, the approval store and the denial recorder, and tests or benchmarks wire them to plain data.
+ */
+export interface EngineHooks {
+  /** effective flag values; must be cheap (cached by the caller) */
+  flagValues(): FlagValues;
+  /** approval state of this exact call; called for tool calls only, return undefined for ungated tools */
+  approvalState?(context: ToolContext): ApprovalState | undefined;
+  /** durably record a denial; must not return before the row is committed */
+  recordDenial?(context: PermissionContext, result: CheckResult): void;
+  /** create or reuse the pending approval of this exact call; returns its id */
+  requestApproval?(context: PermissionContext & ToolContext, result: CheckResult): string;
+  /** mark an approved approval consumed; false when it was not approved any more (another call used it) */
+  consumeApproval?(approvalId: string): boolean;
+}
+
+const EMPTY_FLAGS: FlagValues = new Map();
+const NO_HOOKS: EngineHooks = { flagValues: () => EMPTY_FLAGS };
+
+/**
+ * The permission engine: a registry of rule sources and the resolution of their rules.
+ *
+ * `check` is the pure question; `decide` also records what must be recorded (denials before they are returned,
+ * pending approvals for ASK, consumption of a used approval); `enforce` is `decide` that throws.
+ */
+export class PermissionEngine {
+  private sources: RuleSource[] = [];
+  private initialized = false;
+  private defaultSources: () => RuleSource[] = () => [];
+  private hooks: EngineHooks = NO_HOOKS;
+
+  /** What markUninitialized() installs on the next check: the five default sources, in the application. */
+  setDefaultSources(factory: () => RuleSource[]): void {
+    this.defaultSources = factory;
+    this.initialized = false;
+  }
+
+  setHooks(hooks: EngineHooks): void {
+    this.hooks = hooks;
+  }
+
+  registerSource(source: RuleSource): void {
+    this.ensureInitialized();
+    if (!source || typeof source.name !== 'string' || source.name === '' || typeof source.rules !== 'function') {
+      throw new TypeError('A rule source is an object with a non-empty name and a rules(context) function.');
+    }
+    if (this.sources.some((s) => s.name === source.name)) {
+      throw new Error(`A rule source named "${source.name}" is already registered.`);
+    }
+    this.sources.push(source);
+  }
+
+  unregisterSource(name: string): boolean {
+    this.ensureInitialized();
+    const before = this.sources.length;
+    this.sources = this.sources.filter((s) => s.name !== name);
+    return this.sources.length !== before;
+  }
+
+  /** Clear the registry. It stays empty (no lazy defaults) until markUninitialized() or registerSource(). */
+  resetSources(): void {
+    this.sources = [];
+    this.initialized = true;
+  }
+
+  /** The next check installs the default sources again, replacing the registry. */
+  markUninitialized(): void {
+    this.initialized = false;
+  }
+
+  listSources(): readonly RuleSource[] {
+    this.ensureInitialized();
+    return this.sources;
+  }
+
+  private ensureInitialized(): void {
+    if (this.initialized) return;
+    this.sources = [...this.defaultSources()];
+    this.initialized = true;
+  }
+
+  /** Build the context the sources see: the input plus flag values and, for tool calls, the approval state. */
+  private contextFor(input: CheckInput): PermissionContext {
+    const flags = this.hooks.flagValues();
+    if (input.kind === 'tool') {
+      const approval = this.hooks.approvalState?.(input);
+      return approval ? { ...input, flags, approval } : { ...input, flags };
+    }
+    return { ...input, flags };
+  }
+
+  private collect(context: PermissionContext): PermissionRule[] {
+    this.ensureInitialized();
+    const trace: PermissionRule[] = [];
+    const sources = this.sources;
+    for (let i = 0; i < sources.length; i++) {
+      const source = sources[i]!;
+      try {
+        const rules = source.rules(context);
+        for (let j = 0; j < rules.length; j++) trace.push(rules[j]!);
+      } catch (error) {
+        // A broken source must never open a door: it denies at the top priority, and says why.
+        trace.push({
+          decision: 'DENY',
+          priority: PRIORITY.sourceError,
+          ruleSource: `${source.name}:error`,
+          reason: `Rule source "${source.name}" failed: ${error instanceof Error ? error.message : String(error)}`,
+        });
+      }
+    }
+    return trace;
+  }
+
+  private evaluate(context: PermissionContext): CheckResult {
+    const resolution = resolve(this.collect(context), context.kind);
+    const result: CheckResult = {
+      ...resolution,
+      ruleSource: resolution.rule.ruleSource,
+      reason: resolution.rule.reason,
+    };
+    if (context.approval?.id && (resolution.decision !== 'ALLOW' || context.approval.status === 'approved')) {
+      result.approvalId = context.approval.id;
+    }
+    return result;
+  }
+
+  /** The decision for this context, with the winning rule and the trace. Records nothing. */
+  check(input: CheckInput): CheckResult {
+    return this.evaluate(this.contextFor(input));
+  }
+
+  /**
+   * The decision, with its consequences: a DENY is recorded before it is returned, an ASK gets (or reuses) a pending
+   * approval bound to this exact call, and an ALLOW that used an approval consumes it, exactly once.
+   */
+  decide(input: CheckInput): CheckResult {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const context = this.contextFor(input);
+      const result = this.evaluate(context);
+      if (result.decision === 'DENY') {
+        this.hooks.recordDenial?.(context, result);
+        return result;
+      }
+      if (result.decision === 'ASK') {
+        if (context.kind !== 'tool') {
+          // An ASK has no meaning for an HTTP request: nobody can approve it, so it is refused and recorded.
+          const denied: CheckResult = { ...result, decision: 'DENY' };
+          this.hooks.recordDenial?.(context, denied);
+          return denied;
+        }
+        if (!this.hooks.requestApproval) {
+          throw new Error('This engine has no approval store: an ASK decision cannot be turned into a request.');
+        }
+        result.approvalId = this.hooks.requestApproval(context, result);
+        return result;
+      }
+      if (context.approval?.status === 'approved' && context.approval.id) {
+        // The approval authorises one run. If another caller consumed it first, decide again (it will ask).
+        if (!this.hooks.consumeApproval || this.hooks.consumeApproval(context.approval.id)) return result;
+        continue;
+      }
+      return result;
+    }
+    throw new Error('The approval of this call changed state repeatedly while it was being decided; try again.');
+  }
+
+  /** decide(), throwing PermissionDenied for DENY and ApprovalRequired for ASK. */
+  enforce(input: CheckInput): CheckResult {
+    const result = this.decide(input);
+    if (result.decision === 'DENY') throw new PermissionDenied(result);
+    if (result.decision === 'ASK') throw new ApprovalRequired(result, result.approvalId ?? '');
+    return result;
+  }
+}

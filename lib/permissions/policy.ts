@@ -1,0 +1,236 @@
+/**
+ * Operator YAML policy: parse, validate (zod) and compile once. Errors carry file, line and column.
+ * Pure: takes text, returns a compiled policy or throws PolicyError. Reading and watching the file is lib/config's job.
+ */
+import { LineCounter, parseDocument, type Document } from 'yaml';
+import { z } from 'zod';
+import { compileNames, matchesName, type NameMatcher } from './glob';
+import { DECISIONS, PRIORITY, ROLES, type Decision, type Role } from './types';
+
+const pattern = z.string().min(1, 'must not be empty');
+const patterns = z.union([pattern, z.array(pattern).min(1, 'must list at least one value')]);
+const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+const argumentValue = z.union([scalar, z.array(scalar).min(1)]);
+
+const decision = z.preprocess(
+  (v) => (typeof v === 'string' ? v.toUpperCase() : v),
+  z.enum(DECISIONS, { error: 'decision must be ALLOW, DENY or ASK' }),
+);
+
+export const policyRuleSchema = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'id must be letters, digits, "_", "." or "-"'),
+  decision,
+  priority: z.number().int().min(0).max(1_000_000).default(PRIORITY.policyDefault),
+  reason: z.string().optional(),
+  description: z.string().optional(),
+  match: z
+    .strictObject({
+      agent: patterns.optional(),
+      tool: patterns.optional(),
+      role: z.union([z.enum(ROLES), z.array(z.enum(ROLES)).min(1)]).optional(),
+      method: patterns.optional(),
+      path: patterns.optional(),
+      arguments: z.record(z.string(), argumentValue).optional(),
+    })
+    .default({}),
+});
+
+export const policyFileSchema = z
+  .strictObject({
+    version: z.literal(1).default(1),
+    rules: z.array(policyRuleSchema).nullable().default([]),
+  })
+  .superRefine((policy, ctx) => {
+    const seen = new Set<string>();
+    (policy.rules ?? []).forEach((rule, i) => {
+      if (seen.has(rule.id)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'id'], message: `duplicate rule id "${rule.id}"` });
+      seen.add(rule.id);
+    });
+  });
+
+export type PolicyRuleInput = z.infer<typeof policyRuleSchema>;
+
+export interface PolicyIssue {
+  line: number;
+  column: number;
+  path: string;
+  message: string;
+}
+
+export class PolicyError extends Error {
+  readonly code = 'POLICY_INVALID';
+  constructor(
+    readonly file: string,
+    readonly issues: PolicyIssue[],
+  ) {
+    super(issues.map((i) => `${file}:${i.line}:${i.column}: ${i.path ? `${i.path}: ` : ''}${i.message}`).join('\n'));
+    this.name = 'PolicyError';
+  }
+}
+
+type ArgumentMatcher = { key: string; strings: NameMatcher; others: ReadonlySet<number | boolean | null> };
+
+export interface CompiledRule {
+  readonly id: string;
+  readonly decision: Decision;
+  readonly priority: number;
+  readonly reason: string;
+  readonly ruleSource: string;
+  readonly appliesToTools: boolean;
+  readonly appliesToHttp: boolean;
+  readonly agent?: NameMatcher;
+  readonly tool?: NameMatcher;
+  readonly roles?: ReadonlySet<Role>;
+  readonly methods?: ReadonlySet<string>;
+  readonly path?: NameMatcher;
+  readonly args?: readonly ArgumentMatcher[];
+  /** the rule as written, for display on /transparency */
+  readonly source: PolicyRuleInput;
+}
+
+export interface CompiledPolicy {
+  readonly rules: readonly CompiledRule[];
+  /** tool-call rules naming exact tools, by tool */
+  readonly byTool: ReadonlyMap<string, readonly CompiledRule[]>;
+  /** tool-call rules without an exact tool, by exact agent */
+  readonly anyToolByAgent: ReadonlyMap<string, readonly CompiledRule[]>;
+  /** tool-call rules without an exact tool or agent */
+  readonly anyTool: readonly CompiledRule[];
+  readonly http: readonly CompiledRule[];
+  /** tools for which some ASK rule may match (the engine then looks up the call's approval) */
+  readonly askTools: ReadonlySet<string>;
+  readonly askAnyTool: boolean;
+}
+
+const list = <T>(v: T | readonly T[] | undefined): readonly T[] | undefined =>
+  v === undefined ? undefined : Array.isArray(v) ? (v as readonly T[]) : [v as T];
+
+function exactOnly(m: NameMatcher | undefined): readonly string[] | undefined {
+  return m && !m.any && m.globs.length === 0 ? [...m.exact] : undefined;
+}
+
+export function compilePolicy(rules: readonly PolicyRuleInput[]): CompiledPolicy {
+  const compiled: CompiledRule[] = [];
+  const byTool = new Map<string, CompiledRule[]>();
+  const anyToolByAgent = new Map<string, CompiledRule[]>();
+  const anyTool: CompiledRule[] = [];
+  const http: CompiledRule[] = [];
+  const askTools = new Set<string>();
+  let askAnyTool = false;
+  const push = <K>(map: Map<K, CompiledRule[]>, key: K, rule: CompiledRule) => {
+    const l = map.get(key);
+    if (l) l.push(rule);
+    else map.set(key, [rule]);
+  };
+  for (const r of rules) {
+    const m = r.match;
+    const isHttpOnly = m.method !== undefined || m.path !== undefined;
+    const isToolOnly = m.tool !== undefined || m.arguments !== undefined;
+    const rule: CompiledRule = {
+      id: r.id,
+      decision: r.decision,
+      priority: r.priority,
+      reason: r.reason ?? `Policy rule "${r.id}" (${r.decision}).`,
+      ruleSource: `policy:${r.id}`,
+      appliesToTools: !isHttpOnly,
+      appliesToHttp: !isToolOnly,
+      agent: m.agent ? compileNames(list(m.agent)!) : undefined,
+      tool: m.tool ? compileNames(list(m.tool)!) : undefined,
+      roles: m.role ? new Set(list(m.role)) : undefined,
+      methods: m.method ? new Set(list(m.method)!.map((x) => x.toUpperCase())) : undefined,
+      path: m.path ? compileNames(list(m.path)!) : undefined,
+      args: m.arguments ? Object.entries(m.arguments).map(([key, v]) => compileArgument(key, list(v)!)) : undefined,
+      source: r,
+    };
+    compiled.push(rule);
+    if (rule.appliesToHttp) http.push(rule);
+    if (!rule.appliesToTools) continue;
+    const tools = exactOnly(rule.tool);
+    const agents = exactOnly(rule.agent);
+    if (tools) for (const t of tools) push(byTool, t, rule);
+    else if (agents) for (const a of agents) push(anyToolByAgent, a, rule);
+    else anyTool.push(rule);
+    if (rule.decision === 'ASK') {
+      if (tools) for (const t of tools) askTools.add(t);
+      else askAnyTool = true;
+    }
+  }
+  return { rules: compiled, byTool, anyToolByAgent, anyTool, http, askTools, askAnyTool };
+}
+
+export const EMPTY_POLICY: CompiledPolicy = compilePolicy([]);
+
+function compileArgument(key: string, values: readonly (string | number | boolean | null)[]): ArgumentMatcher {
+  const strings: string[] = [];
+  const others = new Set<number | boolean | null>();
+  for (const v of values) {
+    if (typeof v === 'string') strings.push(v);
+    else others.add(v);
+  }
+  return { key, strings: compileNames(strings), others };
+}
+
+function argumentMatches(m: ArgumentMatcher, actual: unknown): boolean {
+  if (typeof actual === 'string') return matchesName(m.strings, actual);
+  return (typeof actual === 'number' || typeof actual === 'boolean' || actual === null) && m.others.has(actual);
+}
+
+/** Does a compiled rule match this call? Used by the policy source; exported for the transparency view and tests. */
+export function ruleMatches(
+  rule: CompiledRule,
+  c: { kind: 'tool' | 'http'; agent?: string; tool?: string; role: Role; method?: string; path?: string; arguments?: Readonly<Record<string, unknown>> },
+): boolean {
+  if (c.kind === 'tool' ? !rule.appliesToTools : !rule.appliesToHttp) return false;
+  if (rule.agent && !matchesName(rule.agent, c.agent)) return false;
+  if (rule.tool && !matchesName(rule.tool, c.tool)) return false;
+  if (rule.roles && !rule.roles.has(c.role)) return false;
+  if (rule.methods && (c.method === undefined || !rule.methods.has(c.method.toUpperCase()))) return false;
+  if (rule.path && !matchesName(rule.path, c.path)) return false;
+  if (rule.args) {
+    const a = c.arguments ?? {};
+    for (const m of rule.args) {
+      if (!Object.prototype.hasOwnProperty.call(a, m.key) || !argumentMatches(m, a[m.key])) return false;
+    }
+  }
+  return true;
+}
+
+function positionOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[]): { line: number; column: number } {
+  // Walk up the path until a node exists (a missing key is reported at its parent).
+  for (let n = path.length; n >= 0; n--) {
+    const node = doc.getIn(path.slice(0, n) as (string | number)[], true) as { range?: [number, number, number] } | undefined;
+    if (node && typeof node === 'object' && node.range) {
+      const pos = lines.linePos(node.range[0]);
+      return { line: pos.line, column: pos.col };
+    }
+  }
+  return { line: 1, column: 1 };
+}
+
+/** Parse and validate policy YAML. Throws PolicyError with line and column for every problem found. */
+export function parsePolicy(text: string, file = 'permission_policies.yaml'): CompiledPolicy {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new PolicyError(
+      file,
+      doc.errors.map((e) => {
+        const pos = e.linePos?.[0] ?? lines.linePos(e.pos[0]);
+        return { line: pos.line, column: pos.col, path: '', message: e.message.split('\n')[0] ?? e.message };
+      }),
+    );
+  }
+  const data: unknown = doc.toJS() ?? {};
+  const parsed = policyFileSchema.safeParse(data);
+  if (!parsed.success) {
+    throw new PolicyError(
+      file,
+      parsed.error.issues.map((issue) => ({
+        ...positionOf(doc, lines, issue.path),
+        path: issue.path.join('.'),
+        message: issue.message,
+      })),
+    );
+  }
+  return compilePolicy(parsed.data.rules ?? []);
+}

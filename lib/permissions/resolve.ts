@@ -1,0 +1,45 @@
+import type { Decision, PermissionRule, Resolution } from './types';
+
+/** Within one priority tier: ALLOW beats DENY beats ASK. */
+const DECISION_STRENGTH: Record<Decision, number> = { ALLOW: 3, DENY: 2, ASK: 1 };
+
+export const DEFAULT_TOOL_RULE: PermissionRule = Object.freeze({
+  decision: 'DENY',
+  priority: Number.NEGATIVE_INFINITY,
+  ruleSource: 'default',
+  reason: 'No rule allows this tool call (tool calls fail closed).',
+});
+
+export const DEFAULT_HTTP_RULE: PermissionRule = Object.freeze({
+  decision: 'ALLOW',
+  priority: Number.NEGATIVE_INFINITY,
+  ruleSource: 'default',
+  reason: 'No rule restricts this request.',
+});
+
+/**
+ * True when `a` beats `b`: higher priority first, then ALLOW > DENY > ASK within a tier,
+ * then a stable tie-break on the attribution so the result never depends on source order.
+ */
+export function isStronger(a: PermissionRule, b: PermissionRule): boolean {
+  if (a.priority !== b.priority) return a.priority > b.priority;
+  const sa = DECISION_STRENGTH[a.decision];
+  const sb = DECISION_STRENGTH[b.decision];
+  if (sa !== sb) return sa > sb;
+  if (a.ruleSource !== b.ruleSource) return a.ruleSource < b.ruleSource;
+  return a.reason < b.reason;
+}
+
+/**
+ * Resolve a set of matched rules to one decision. Priority orders the tiers; the decision order settles a tier;
+ * with no rule at all, tool calls are denied and HTTP requests allowed.
+ */
+export function resolve(rules: readonly PermissionRule[], kind: 'tool' | 'http'): Resolution {
+  let best: PermissionRule | undefined;
+  for (let i = 0; i < rules.length; i++) {
+    const r = rules[i]!;
+    if (best === undefined || isStronger(r, best)) best = r;
+  }
+  const rule = best ?? (kind === 'tool' ? DEFAULT_TOOL_RULE : DEFAULT_HTTP_RULE);
+  return { decision: rule.decision, rule, trace: rules };
+}

@@ -1,0 +1,54 @@
+import { compileGlob } from '../glob';
+import { PRIORITY, type PermissionRule, type RuleSource } from '../types';
+
+/** What one flag guards. A guarded tool or path is denied while the flag is off. */
+export interface FlagGuard {
+  flag: string;
+  /** the declared default, used when the engine was given no value for this flag */
+  defaultValue: boolean;
+  tools: readonly string[];
+  /** HTTP path globs, e.g. /api/v1/schedules/** */
+  paths: readonly string[];
+}
+
+const NONE: readonly PermissionRule[] = Object.freeze([]);
+
+/** Feature flags: a tool or HTTP path bound to a flag that is off is denied as `flag:<name>` (priority 800). */
+export function createFlagSource(guards: readonly FlagGuard[]): RuleSource {
+  const byTool = new Map<string, FlagGuard[]>();
+  const byPath: { guard: FlagGuard; re: RegExp }[] = [];
+  for (const g of guards) {
+    for (const t of g.tools) {
+      const list = byTool.get(t);
+      if (list) list.push(g);
+      else byTool.set(t, [g]);
+    }
+    for (const p of g.paths) byPath.push({ guard: g, re: compileGlob(p) });
+  }
+  const deny = (g: FlagGuard, what: string): PermissionRule => ({
+    decision: 'DENY',
+    priority: PRIORITY.flag,
+    ruleSource: `flag:${g.flag}`,
+    reason: `Feature flag "${g.flag}" is off, so ${what} is disabled.`,
+  });
+  return {
+    name: 'feature_flags',
+    rules(context) {
+      let out: PermissionRule[] | undefined;
+      if (context.kind === 'tool') {
+        const list = byTool.get(context.tool);
+        if (!list) return NONE;
+        for (const g of list) {
+          if (!(context.flags.get(g.flag) ?? g.defaultValue)) (out ??= []).push(deny(g, `tool "${context.tool}"`));
+        }
+      } else {
+        for (const { guard, re } of byPath) {
+          if (re.test(context.path) && !(context.flags.get(guard.flag) ?? guard.defaultValue)) {
+            (out ??= []).push(deny(guard, `${context.method} ${context.path}`));
+          }
+        }
+      }
+      return out ?? NONE;
+    },
+  };
+}

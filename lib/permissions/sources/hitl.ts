@@ -1,0 +1,33 @@
+import { PRIORITY, type PermissionRule, type RuleSource } from '../types';
+
+const NONE: readonly PermissionRule[] = Object.freeze([]);
+
+/**
+ * Human-in-the-loop gates: a tool declared with requireApproval(gate) asks until an approval for this exact call
+ * (agent, tool, canonical arguments) exists. An approved call is allowed (once: the engine consumes it), a rejected or
+ * expired one is denied. `gates` maps tool name to gate type.
+ */
+export function createHitlSource(gates: () => ReadonlyMap<string, string>): RuleSource {
+  return {
+    name: 'hitl',
+    rules(context) {
+      if (context.kind !== 'tool') return NONE;
+      const gate = gates().get(context.tool);
+      if (gate === undefined) return NONE;
+      const ruleSource = `hitl:${gate}`;
+      const approval = context.approval ?? { status: 'none' as const };
+      switch (approval.status) {
+        case 'approved':
+          return [{ decision: 'ALLOW', priority: PRIORITY.hitl, ruleSource, reason: `Approved by an operator (approval ${approval.id}).` }];
+        case 'rejected':
+          return [{ decision: 'DENY', priority: PRIORITY.hitl, ruleSource, reason: `Rejected by an operator: ${approval.reason ?? 'no reason given'}` }];
+        case 'expired':
+          return [{ decision: 'DENY', priority: PRIORITY.hitl, ruleSource, reason: `The approval request expired before an operator decided it (approval ${approval.id}).` }];
+        case 'pending':
+          return [{ decision: 'ASK', priority: PRIORITY.hitl, ruleSource, reason: `Waiting for an operator to approve this "${gate}" call (approval ${approval.id}).` }];
+        default:
+          return [{ decision: 'ASK', priority: PRIORITY.hitl, ruleSource, reason: `Tool "${context.tool}" needs a human approval (gate "${gate}").` }];
+      }
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import { isRoleAtLeast, PRIORITY, type PermissionRule, type RuleSource } from '../types';
+
+const NONE: readonly PermissionRule[] = Object.freeze([]);
+
+/**
+ * RBAC: a principal below the role a route (or tool) requires is denied, attributed to `rbac:<required role>`.
+ * An agent token may act only as its own agent; naming another agent is denied as `rbac:agent_identity`.
+ */
+export function createRbacSource(): RuleSource {
+  return {
+    name: 'rbac',
+    rules(context) {
+      const { principal } = context;
+      let out: PermissionRule[] | undefined;
+      if (context.requiredRole && !isRoleAtLeast(principal.role, context.requiredRole)) {
+        out = [
+          {
+            decision: 'DENY',
+            priority: PRIORITY.rbac,
+            ruleSource: `rbac:${context.requiredRole}`,
+            reason:
+              principal.kind === 'anonymous'
+                ? `Sign-in required: this needs role "${context.requiredRole}".`
+                : `Role "${principal.role}" is below the required role "${context.requiredRole}".`,
+          },
+        ];
+      }
+      if (principal.kind === 'agent' && context.agent !== undefined && principal.agent !== context.agent) {
+        (out ??= []).push({
+          decision: 'DENY',
+          priority: PRIORITY.rbac,
+          ruleSource: 'rbac:agent_identity',
+          reason: `The token of agent "${principal.agent ?? principal.id}" cannot act as agent "${context.agent}".`,
+        });
+      }
+      return out ?? NONE;
+    },
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * The vocabulary of the permission engine. Pure data: no I/O, no Next.js, no database.
+ */
+
+export const DECISIONS = ['ALLOW', 'DENY', 'ASK'] as const;
+export type Decision = (typeof DECISIONS)[number];
+
+/** Roles, lowest first. The order is the privilege order. */
+export const ROLES = ['anonymous', 'viewer', 'auditor', 'operator', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+export function roleRank(role: Role): number {
+  return ROLES.indexOf(role);
+}
+
+/** True when `role` is at least `required`. */
+export function isRoleAtLeast(role: Role, required: Role): boolean {
+  return roleRank(role) >= roleRank(required);
+}
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+}
+
+/** Who is asking: a signed-in user, a user's API token, an agent token, or nobody. */
+export interface Principal {
+  kind: 'user' | 'agent' | 'anonymous';
+  /** user name, or the agent name for an agent token */
+  id: string;
+  role: Role;
+  /** for agent tokens: the only agent this principal may act as */
+  agent?: string;
+}
+
+export const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', id: 'anonymous', role: 'anonymous' });
+
+/** The approval state of one exact call, filled in by the engine before the sources run. */
+export type ApprovalStatus = 'none' | 'pending' | 'approved' | 'rejected' | 'expired';
+export interface ApprovalState {
+  status: ApprovalStatus;
+  id?: string;
+  reason?: string;
+}
+
+/** Effective flag values, filled in by the engine. */
+export type FlagValues = ReadonlyMap<string, boolean>;
+
+export interface ToolContext {
+  kind: 'tool';
+  principal: Principal;
+  agent: string;
+  tool: string;
+  arguments: Readonly<Record<string, unknown>>;
+  toolCallId?: string;
+  /** optional role the caller demands for this tool (RBAC applies when set) */
+  requiredRole?: Role;
+}
+
+export interface HttpContext {
+  kind: 'http';
+  principal: Principal;
+  method: string;
+  path: string;
+  /** declared by the route with requireRole(); RBAC denies principals below it */
+  requiredRole: Role;
+  agent?: string;
+  tool?: undefined;
+  arguments?: Readonly<Record<string, unknown>>;
+  toolCallId?: string;
+}
+
+/** What a caller passes to check() / enforce(). */
+export type CheckInput = ToolContext | HttpContext;
+
+/** What a source sees: the input plus what the engine adds so that sources stay pure. */
+export type PermissionContext = CheckInput & {
+  readonly flags: FlagValues;
+  /** present for tool calls to gated tools */
+  readonly approval?: ApprovalState;
+};
+
+export interface PermissionRule {
+  decision: Decision;
+  priority: number;
+  /** the attribution stored in the audit row, e.g. rbac:admin, agent_allowlist, flag:x, policy:id, hitl:deploy */
+  ruleSource: string;
+  reason: string;
+}
+
+/** A rule source: a name and a pure function of the context. */
+export interface RuleSource {
+  readonly name: string;
+  rules(context: PermissionContext): readonly PermissionRule[];
+}
+
+export interface Resolution {
+  decision: Decision;
+  /** the winning rule; the synthetic default rule when nothing matched */
+  rule: PermissionRule;
+  /** every rule every source emitted, in source order */
+  trace: readonly PermissionRule[];
+}
+
+export interface CheckResult extends Resolution {
+  ruleSource: string;
+  reason: string;
+  /** for ASK (and for a denied ASK): the approval this exact call is bound to */
+  approvalId?: string;
+}
+
+/** Priorities of the default sources (DESIGN.md section 2). */
+export const PRIORITY = {
+  sourceError: Number.MAX_SAFE_INTEGER,
+  rbac: 1000,
+  allowlistDeny: 900,
+  flag: 800,
+  policyDefault: 500,
+  hitl: 400,
+  allowlistAllow: 100,
+} as const;
