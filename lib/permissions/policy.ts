@@ -2,8 +2,8 @@
  * Operator YAML policy: parse, validate (zod) and compile once. Errors carry file, line and column.
  * Pure: takes text, returns a compiled policy or throws PolicyError. Reading and watching the file is lib/config's job.
  */
-import { LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
+import { parseYamlConfig } from './yaml-config';
 import { compileNames, matchesName, type NameMatcher } from './glob';
 import { DECISIONS, PRIORITY, ROLES, type Decision, type Role } from './types';
 
@@ -49,24 +49,6 @@ export const policyFileSchema = z
   });
 
 export type PolicyRuleInput = z.infer<typeof policyRuleSchema>;
-
-export interface PolicyIssue {
-  line: number;
-  column: number;
-  path: string;
-  message: string;
-}
-
-export class PolicyError extends Error {
-  readonly code = 'POLICY_INVALID';
-  constructor(
-    readonly file: string,
-    readonly issues: PolicyIssue[],
-  ) {
-    super(issues.map((i) => `${file}:${i.line}:${i.column}: ${i.path ? `${i.path}: ` : ''}${i.message}`).join('\n'));
-    this.name = 'PolicyError';
-  }
-}
 
 type ArgumentMatcher = { key: string; strings: NameMatcher; others: ReadonlySet<number | boolean | null> };
 
@@ -195,42 +177,8 @@ export function ruleMatches(
   return true;
 }
 
-function positionOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[]): { line: number; column: number } {
-  // Walk up the path until a node exists (a missing key is reported at its parent).
-  for (let n = path.length; n >= 0; n--) {
-    const node = doc.getIn(path.slice(0, n) as (string | number)[], true) as { range?: [number, number, number] } | undefined;
-    if (node && typeof node === 'object' && node.range) {
-      const pos = lines.linePos(node.range[0]);
-      return { line: pos.line, column: pos.col };
-    }
-  }
-  return { line: 1, column: 1 };
-}
-
-/** Parse and validate policy YAML. Throws PolicyError with line and column for every problem found. */
+/** Parse and validate policy YAML. Throws ConfigFileError with line and column for every problem found. */
 export function parsePolicy(text: string, file = 'permission_policies.yaml'): CompiledPolicy {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    throw new PolicyError(
-      file,
-      doc.errors.map((e) => {
-        const pos = e.linePos?.[0] ?? lines.linePos(e.pos[0]);
-        return { line: pos.line, column: pos.col, path: '', message: e.message.split('\n')[0] ?? e.message };
-      }),
-    );
-  }
-  const data: unknown = doc.toJS() ?? {};
-  const parsed = policyFileSchema.safeParse(data);
-  if (!parsed.success) {
-    throw new PolicyError(
-      file,
-      parsed.error.issues.map((issue) => ({
-        ...positionOf(doc, lines, issue.path),
-        path: issue.path.join('.'),
-        message: issue.message,
-      })),
-    );
-  }
-  return compilePolicy(parsed.data.rules ?? []);
+  const data = parseYamlConfig(text, file, policyFileSchema);
+  return compilePolicy(data.rules ?? []);
 }

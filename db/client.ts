@@ -1,0 +1,50 @@
+/**
+ * Opening the database: one place for the file, the pragmas and the migrations.
+ * WAL mode; `synchronous` NORMAL by default (a committed row survives a killed process; a power loss may cost the
+ * last transactions), FULL with SWARM_DB_SYNC=full (survives a power loss, slower).
+ */
+import Database from 'better-sqlite3';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as schema from './schema';
+
+export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
+
+export type SyncMode = 'normal' | 'full';
+
+export interface OpenOptions {
+  /** file path, or ':memory:' (tests of pure SQL only) */
+  path: string;
+  sync?: SyncMode;
+  /** run migrations (default true) */
+  migrate?: boolean;
+}
+
+/** Where the committed migrations live: the source tree's db/migrations (the server and the CLI run from the root). */
+export function migrationsFolder(): string {
+  const fromCwd = join(process.cwd(), 'db', 'migrations');
+  if (process.env.SWARM_MIGRATIONS_DIR) return process.env.SWARM_MIGRATIONS_DIR;
+  if (existsSync(fromCwd)) return fromCwd;
+  return join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+}
+
+export function openDatabase(options: OpenOptions): Db {
+  if (options.path !== ':memory:') mkdirSync(dirname(resolve(options.path)), { recursive: true });
+  const sqlite = new Database(options.path);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma(`synchronous = ${options.sync === 'full' ? 'FULL' : 'NORMAL'}`);
+  // Another process (the CLI, the demo team) may hold the write lock for a moment: wait instead of failing.
+  sqlite.pragma('busy_timeout = 10000');
+  sqlite.pragma('foreign_keys = ON');
+  const db = drizzle(sqlite, { schema }) as Db;
+  if (options.migrate !== false) migrateDatabase(db);
+  return db;
+}
+
+export function migrateDatabase(db: Db): void {
+  // Two processes starting at once both try to migrate; the loser waits on the busy timeout and finds nothing to do.
+  migrate(db, { migrationsFolder: migrationsFolder() });
+}

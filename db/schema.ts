@@ -1,0 +1,138 @@
+/**
+ * The database schema (Drizzle, SQLite). Migrations are generated from this file by drizzle-kit into db/migrations
+ * and committed. permission_denials keeps exactly the spec's columns plus `principal` and `trace_json`; the database
+ * itself refuses UPDATE and DELETE on it (triggers in the migration).
+ */
+import { sql } from 'drizzle-orm';
+import { index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+export const permissionDenials = sqliteTable(
+  'permission_denials',
+  {
+    id: integer('id').primaryKey(),
+    toolCallId: text('tool_call_id'),
+    toolName: text('tool_name').notNull(),
+    agentName: text('agent_name'),
+    argumentsJson: text('arguments_json'),
+    ruleSource: text('rule_source').notNull(),
+    reason: text('reason'),
+    userRole: text('user_role'),
+    httpMethod: text('http_method'),
+    httpPath: text('http_path'),
+    /** seconds since the epoch */
+    timestamp: real('timestamp').notNull(),
+    /** who asked: user name, agent name of an agent token, or anonymous */
+    principal: text('principal'),
+    /** the decision's trace (every matched rule), JSON */
+    traceJson: text('trace_json'),
+  },
+  (t) => [
+    // SQLite appends the rowid to every index, so each of these also serves "newest first" for its filter.
+    index('permission_denials_timestamp').on(t.timestamp),
+    index('permission_denials_agent').on(t.agentName),
+    index('permission_denials_rule_source').on(t.ruleSource),
+    index('permission_denials_tool').on(t.toolName),
+  ],
+);
+
+export const approvals = sqliteTable(
+  'approvals',
+  {
+    id: text('id').primaryKey(),
+    gate: text('gate').notNull(),
+    agentName: text('agent_name').notNull(),
+    toolName: text('tool_name').notNull(),
+    /** the exact canonical arguments, kept for matching and re-running */
+    argumentsCanonical: text('arguments_canonical').notNull(),
+    /** the same arguments with secrets redacted, for display */
+    argumentsRedacted: text('arguments_redacted').notNull(),
+    argumentsHash: text('arguments_hash').notNull(),
+    toolCallId: text('tool_call_id'),
+    requestedBy: text('requested_by').notNull(),
+    requestedAt: real('requested_at').notNull(),
+    expiresAt: real('expires_at').notNull(),
+    ruleSource: text('rule_source').notNull(),
+    reason: text('reason'),
+    status: text('status', { enum: ['pending', 'approved', 'rejected', 'expired', 'consumed'] }).notNull(),
+    decidedBy: text('decided_by'),
+    decidedAt: real('decided_at'),
+    decisionReason: text('decision_reason'),
+    consumedAt: real('consumed_at'),
+  },
+  (t) => [
+    // Identical pending calls share one approval.
+    uniqueIndex('approvals_one_pending_per_call')
+      .on(t.agentName, t.toolName, t.argumentsHash)
+      .where(sql`status = 'pending'`),
+    index('approvals_call').on(t.agentName, t.toolName, t.argumentsHash, t.status),
+    index('approvals_status_requested').on(t.status, t.requestedAt),
+  ],
+);
+
+export const flagOverrides = sqliteTable('flag_overrides', {
+  name: text('name').primaryKey(),
+  value: integer('value', { mode: 'boolean' }).notNull(),
+  setBy: text('set_by').notNull(),
+  setAt: real('set_at').notNull(),
+  reason: text('reason').notNull(),
+});
+
+export const flagChanges = sqliteTable(
+  'flag_changes',
+  {
+    id: integer('id').primaryKey(),
+    name: text('name').notNull(),
+    oldValue: integer('old_value', { mode: 'boolean' }),
+    newValue: integer('new_value', { mode: 'boolean' }),
+    /** override set, override removed */
+    action: text('action', { enum: ['set', 'unset'] }).notNull(),
+    changedBy: text('changed_by').notNull(),
+    changedAt: real('changed_at').notNull(),
+    reason: text('reason').notNull(),
+  },
+  (t) => [index('flag_changes_name').on(t.name, t.changedAt)],
+);
+
+export const users = sqliteTable('users', {
+  id: integer('id').primaryKey(),
+  username: text('username').notNull().unique(),
+  role: text('role', { enum: ['viewer', 'auditor', 'operator', 'admin'] }).notNull(),
+  passwordHash: text('password_hash'),
+  createdAt: real('created_at').notNull(),
+  disabled: integer('disabled', { mode: 'boolean' }).notNull().default(false),
+});
+
+export const sessions = sqliteTable(
+  'sessions',
+  {
+    /** sha-256 of the cookie value: a stolen database does not yield live sessions */
+    idHash: text('id_hash').primaryKey(),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id),
+    createdAt: real('created_at').notNull(),
+    expiresAt: real('expires_at').notNull(),
+  },
+  (t) => [index('sessions_user').on(t.userId)],
+);
+
+export const apiTokens = sqliteTable('api_tokens', {
+  id: integer('id').primaryKey(),
+  /** sha-256 of the token; the token itself is shown once and never stored */
+  tokenHash: text('token_hash').notNull().unique(),
+  name: text('name').notNull(),
+  /** a user's token acts with the user's role */
+  userId: integer('user_id').references(() => users.id),
+  /** an agent's token acts only as this agent */
+  agentName: text('agent_name'),
+  createdAt: real('created_at').notNull(),
+  revokedAt: real('revoked_at'),
+});
+
+export type DenialRow = typeof permissionDenials.$inferSelect;
+export type NewDenialRow = typeof permissionDenials.$inferInsert;
+export type ApprovalRow = typeof approvals.$inferSelect;
+export type UserRow = typeof users.$inferSelect;
+export type ApiTokenRow = typeof apiTokens.$inferSelect;
+export type FlagOverrideRow = typeof flagOverrides.$inferSelect;
+export type FlagChangeRow = typeof flagChanges.$inferSelect;

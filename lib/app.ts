@@ -1,0 +1,189 @@
+/**
+ * The application: the database, the stores, the configuration files and the permission engine, wired once.
+ * Route handlers, the CLI, the demo team and the tests all start here; only the options differ.
+ */
+import { join, resolve as resolvePath } from 'node:path';
+import { openDatabase, type Db, type SyncMode } from '../db/client';
+import type { ApprovalRow } from '../db/schema';
+import { ApprovalStore } from './approvals/store';
+import { DEFAULT_APPROVAL_TTL_SECONDS, GateRegistry } from './approvals/gates';
+import { DenialStore, denialFromDecision } from './audit/denials';
+import { AuthStore } from './auth/store';
+import { randomPassword } from './auth/secrets';
+import { EMPTY_AGENTS, parseAgents, type AgentsConfig } from './config/agents';
+import { WatchedFile } from './config/watched-file';
+import { FLAG_CATALOG } from './flags/catalog';
+import { FlagService } from './flags/service';
+import { PLATFORM_TOOLS } from './agents/platform-tools';
+import { defaultEngine, type PermissionEngine, type RuleSource } from './permissions';
+import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from './permissions/policy';
+import {
+  createAgentAllowlistSource,
+  createFlagSource,
+  createHitlSource,
+  createPolicySource,
+  createRbacSource,
+} from './permissions/sources';
+
+export interface AppOptions {
+  dbPath: string;
+  /** folder with agents.yaml and permission_policies.yaml (default ./config) */
+  configDir?: string;
+  /** policy file (default <configDir>/permission_policies.yaml) */
+  policyFile?: string;
+  env?: Readonly<Record<string, string | undefined>>;
+  sync?: SyncMode;
+  /** poll the config files for changes (servers: yes; one-shot CLI commands: no) */
+  watchConfig?: boolean;
+  engine?: PermissionEngine;
+}
+
+export interface StartupReport {
+  /** set when this start created the first admin */
+  createdAdmin?: { username: string; password: string; generated: boolean };
+}
+
+export class SwarmApp {
+  readonly db: Db;
+  readonly denials: DenialStore;
+  readonly approvals: ApprovalStore;
+  readonly flags: FlagService;
+  readonly auth: AuthStore;
+  readonly gates = new GateRegistry();
+  readonly agentsFile: WatchedFile<AgentsConfig>;
+  readonly policyFile: WatchedFile<CompiledPolicy>;
+  readonly engine: PermissionEngine;
+  readonly env: Readonly<Record<string, string | undefined>>;
+
+  constructor(readonly options: AppOptions) {
+    this.env = options.env ?? process.env;
+    const configDir = resolvePath(options.configDir ?? this.env.SWARM_CONFIG_DIR ?? 'config');
+    this.agentsFile = new WatchedFile(join(configDir, 'agents.yaml'), parseAgents, EMPTY_AGENTS);
+    this.policyFile = new WatchedFile(
+      resolvePath(options.policyFile ?? this.env.SWARM_POLICY_FILE ?? join(configDir, 'permission_policies.yaml')),
+      parsePolicy,
+      EMPTY_POLICY,
+    );
+    if (options.watchConfig) {
+      this.agentsFile.watch();
+      this.policyFile.watch();
+    }
+    this.db = openDatabase({ path: options.dbPath, sync: options.sync ?? (this.env.SWARM_DB_SYNC === 'full' ? 'full' : 'normal') });
+    this.denials = new DenialStore(this.db);
+    this.approvals = new ApprovalStore(this.db, (row) => this.recordApprovalDenial(row));
+    this.flags = new FlagService(this.db, this.env);
+    this.auth = new AuthStore(this.db);
+    for (const t of PLATFORM_TOOLS) if (t.approval) this.gates.declare(t.name, t.approval);
+    this.engine = options.engine ?? defaultEngine;
+    this.wireEngine();
+  }
+
+  /** The five default sources, in the order the trace lists them. */
+  defaultSources(): RuleSource[] {
+    return [
+      createRbacSource(),
+      createAgentAllowlistSource(() => this.agentsFile.current),
+      createFlagSource(FLAG_CATALOG.map((f) => ({ flag: f.name, defaultValue: f.defaultValue, tools: f.guards.tools, paths: f.guards.paths }))),
+      createPolicySource(() => this.policyFile.current),
+      createHitlSource(() => this.gates.gates()),
+    ];
+  }
+
+  private approvalTtl(tool: string): number {
+    return this.gates.get(tool)?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS;
+  }
+
+  private mayAsk(tool: string): boolean {
+    const p = this.policyFile.current;
+    return this.gates.get(tool) !== undefined || p.askAnyTool || p.askTools.has(tool);
+  }
+
+  private wireEngine(): void {
+    this.engine.setDefaultSources(() => this.defaultSources());
+    this.engine.setHooks({
+      flagValues: () => this.flags.values(),
+      approvalState: (ctx) =>
+        this.mayAsk(ctx.tool) ? this.approvals.stateFor(ctx.agent, ctx.tool, ctx.arguments, this.approvalTtl(ctx.tool)) : undefined,
+      // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
+      recordDenial: (ctx, result) => void this.denials.record(denialFromDecision(ctx, result)),
+      requestApproval: (ctx, result) => {
+        const gate = this.gates.get(ctx.tool)?.gate ?? result.ruleSource;
+        return this.approvals.request({
+          gate,
+          agent: ctx.agent,
+          tool: ctx.tool,
+          arguments: ctx.arguments,
+          toolCallId: ctx.toolCallId,
+          requestedBy: ctx.principal.kind === 'agent' ? `agent:${ctx.principal.id}` : ctx.principal.id,
+          ruleSource: result.ruleSource,
+          reason: result.reason,
+          expiresInSeconds: this.approvalTtl(ctx.tool),
+        }).id;
+      },
+      consumeApproval: (id) => this.approvals.consume(id),
+    });
+  }
+
+  /** A rejected or expired approval is an ASK that turned into a denial: it is recorded, attributed to its gate. */
+  private recordApprovalDenial(row: ApprovalRow): void {
+    this.denials.record({
+      toolCallId: row.toolCallId,
+      toolName: row.toolName,
+      agentName: row.agentName,
+      argumentsJson: row.argumentsRedacted,
+      ruleSource: row.ruleSource,
+      reason:
+        row.status === 'rejected'
+          ? `Rejected by ${row.decidedBy}: ${row.decisionReason ?? ''}`.trim()
+          : `Approval ${row.id} expired before an operator decided it.`,
+      userRole: null,
+      principal: row.requestedBy,
+      traceJson: null,
+    });
+  }
+
+  /**
+   * First start: create the admin (SWARM_ADMIN_PASSWORD or a random password, returned to be printed once), and make
+   * sure SWARM_ADMIN_TOKEN, when set, is a valid admin token.
+   */
+  bootstrap(): StartupReport {
+    const report: StartupReport = {};
+    if (this.auth.userCount() === 0) {
+      const given = this.env.SWARM_ADMIN_PASSWORD;
+      const password = given && given.length > 0 ? given : randomPassword();
+      this.auth.createUser('admin', 'admin', password);
+      report.createdAdmin = { username: 'admin', password, generated: !given };
+    }
+    const token = this.env.SWARM_ADMIN_TOKEN;
+    if (token) {
+      const admin = this.auth.findUser('admin') ?? this.auth.createUser('admin', 'admin');
+      if (admin.role !== 'admin') throw new Error('SWARM_ADMIN_TOKEN is set but user "admin" is not an admin.');
+      this.auth.ensureToken(token, { username: 'admin' }, 'SWARM_ADMIN_TOKEN');
+    }
+    return report;
+  }
+
+  close(): void {
+    this.agentsFile.close();
+    this.policyFile.close();
+    this.db.$client.close();
+  }
+}
+
+export function createApp(options: AppOptions): SwarmApp {
+  return new SwarmApp(options);
+}
+
+const GLOBAL_KEY = Symbol.for('swarm-permissions.app');
+type GlobalWithApp = typeof globalThis & { [GLOBAL_KEY]?: SwarmApp };
+
+/** The server's one application, from the environment (SWARM_DB, SWARM_CONFIG_DIR, SWARM_POLICY_FILE). */
+export function getApp(): SwarmApp {
+  const g = globalThis as GlobalWithApp;
+  if (!g[GLOBAL_KEY]) {
+    const app = createApp({ dbPath: process.env.SWARM_DB ?? 'data/swarm.db', watchConfig: true });
+    app.bootstrap();
+    g[GLOBAL_KEY] = app;
+  }
+  return g[GLOBAL_KEY];
+}

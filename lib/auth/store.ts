@@ -1,0 +1,120 @@
+/**
+ * Users, browser sessions and API tokens. Passwords are scrypt hashes; session ids and tokens are stored as sha-256
+ * hashes and shown once.
+ */
+import { and, count, eq, gt, isNull, lt } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { apiTokens, sessions, users, type UserRow } from '../../db/schema';
+import { AppError } from '../errors';
+import type { Principal, Role } from '../permissions';
+import { DUMMY_PASSWORD_HASH, hashPassword, randomToken, sha256, verifyPassword } from './secrets';
+
+export type UserRole = Exclude<Role, 'anonymous'>;
+export const SESSION_TTL_SECONDS = 12 * 60 * 60;
+const now = () => Date.now() / 1000;
+
+export class AuthStore {
+  constructor(private readonly db: Db) {}
+
+  userCount(): number {
+    return this.db.select({ n: count() }).from(users).get()?.n ?? 0;
+  }
+
+  findUser(username: string): UserRow | undefined {
+    return this.db.select().from(users).where(eq(users.username, username)).get();
+  }
+
+  createUser(username: string, role: UserRole, password?: string): UserRow {
+    if (!/^[a-zA-Z0-9_.@-]{1,64}$/.test(username)) {
+      throw new AppError('BAD_REQUEST', 'A user name is 1 to 64 letters, digits, ".", "_", "@" or "-".');
+    }
+    if (password !== undefined && password.length < 8) throw new AppError('BAD_REQUEST', 'A password has at least 8 characters.');
+    if (this.findUser(username)) throw new AppError('CONFLICT', `User "${username}" already exists.`);
+    return this.db
+      .insert(users)
+      .values({ username, role, passwordHash: password ? hashPassword(password) : null, createdAt: now() })
+      .returning()
+      .get();
+  }
+
+  setPassword(username: string, password: string): void {
+    if (password.length < 8) throw new AppError('BAD_REQUEST', 'A password has at least 8 characters.');
+    const res = this.db.update(users).set({ passwordHash: hashPassword(password) }).where(eq(users.username, username)).run();
+    if (res.changes !== 1) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
+  }
+
+  setRole(username: string, role: UserRole): void {
+    const res = this.db.update(users).set({ role }).where(eq(users.username, username)).run();
+    if (res.changes !== 1) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
+  }
+
+  /** The user for a correct password, else undefined. Takes the same time whether or not the user exists. */
+  verifyLogin(username: string, password: string): UserRow | undefined {
+    const user = this.findUser(username);
+    const ok = verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    return ok && user && user.passwordHash && !user.disabled ? user : undefined;
+  }
+
+  createSession(userId: number): { token: string; expiresAt: number } {
+    const token = randomToken('sws');
+    const expiresAt = now() + SESSION_TTL_SECONDS;
+    this.db.delete(sessions).where(lt(sessions.expiresAt, now())).run();
+    this.db.insert(sessions).values({ idHash: sha256(token), userId, createdAt: now(), expiresAt }).run();
+    return { token, expiresAt };
+  }
+
+  deleteSession(token: string): void {
+    this.db.delete(sessions).where(eq(sessions.idHash, sha256(token))).run();
+  }
+
+  principalForSession(token: string): Principal | undefined {
+    const row = this.db
+      .select({ username: users.username, role: users.role, disabled: users.disabled })
+      .from(sessions)
+      .innerJoin(users, eq(users.id, sessions.userId))
+      .where(and(eq(sessions.idHash, sha256(token)), gt(sessions.expiresAt, now())))
+      .get();
+    if (!row || row.disabled) return undefined;
+    return { kind: 'user', id: row.username, role: row.role };
+  }
+
+  /** A token for a user (acts with the user's role) or for an agent (acts only as that agent). Shown once. */
+  createToken(owner: { username: string } | { agent: string }, name: string): string {
+    const token = randomToken('swt');
+    this.insertToken(token, owner, name);
+    return token;
+  }
+
+  /** Make sure a token with this exact value exists (SWARM_ADMIN_TOKEN); idempotent. */
+  ensureToken(token: string, owner: { username: string } | { agent: string }, name: string): void {
+    if (token.length < 16) throw new AppError('BAD_REQUEST', `The token for "${name}" must have at least 16 characters.`);
+    const existing = this.db.select().from(apiTokens).where(eq(apiTokens.tokenHash, sha256(token))).get();
+    if (!existing) this.insertToken(token, owner, name);
+  }
+
+  private insertToken(token: string, owner: { username: string } | { agent: string }, name: string): void {
+    let userId: number | null = null;
+    let agentName: string | null = null;
+    if ('username' in owner) {
+      const user = this.findUser(owner.username);
+      if (!user) throw new AppError('NOT_FOUND', `There is no user "${owner.username}".`);
+      userId = user.id;
+    } else {
+      agentName = owner.agent;
+    }
+    this.db.insert(apiTokens).values({ tokenHash: sha256(token), name, userId, agentName, createdAt: now() }).run();
+  }
+
+  principalForToken(token: string): Principal | undefined {
+    const row = this.db
+      .select({ agentName: apiTokens.agentName, username: users.username, role: users.role, disabled: users.disabled })
+      .from(apiTokens)
+      .leftJoin(users, eq(users.id, apiTokens.userId))
+      .where(and(eq(apiTokens.tokenHash, sha256(token)), isNull(apiTokens.revokedAt)))
+      .get();
+    if (!row) return undefined;
+    if (row.agentName) return { kind: 'agent', id: row.agentName, role: 'viewer', agent: row.agentName };
+    if (!row.username || !row.role || row.disabled) return undefined;
+    return { kind: 'user', id: row.username, role: row.role };
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * A configuration file that is parsed once, re-read when it changes, and never replaced by a broken version: a
+ * malformed or half-written file keeps the last good configuration in force and records why.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
+
+export interface WatchedFileStatus {
+  path: string;
+  loadedAt: number | null;
+  /** the error that kept the last good version in force, if the newest version could not be used */
+  error: string | null;
+  missing: boolean;
+}
+
+export class WatchedFile<T> {
+  private value: T;
+  private stamp = '';
+  private loadedAt: number | null = null;
+  private error: string | null = null;
+  private missing = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  /**
+   * Loads the file now. A file that exists but does not parse throws: a process must not start on a broken policy.
+   * A missing file gives `whenMissing`.
+   */
+  constructor(
+    readonly path: string,
+    private readonly parse: (text: string, file: string) => T,
+    private readonly whenMissing: T,
+  ) {
+    this.value = whenMissing;
+    const stamp = this.readStamp();
+    if (stamp === null) {
+      this.missing = true;
+      this.loadedAt = Date.now() / 1000;
+      return;
+    }
+    this.value = this.parse(readFileSync(path, 'utf8'), basename(path));
+    this.stamp = stamp;
+    this.loadedAt = Date.now() / 1000;
+  }
+
+  get current(): T {
+    return this.value;
+  }
+
+  status(): WatchedFileStatus {
+    return { path: this.path, loadedAt: this.loadedAt, error: this.error, missing: this.missing };
+  }
+
+  private readStamp(): string | null {
+    try {
+      const s = statSync(this.path);
+      return `${s.mtimeMs}:${s.size}:${s.ino}`;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Re-read the file if it changed. Returns true when a new version took effect. */
+  reload(force = false): boolean {
+    const stamp = this.readStamp();
+    if (stamp === null) {
+      // A deleted file is treated like a broken one: the last good version stays, and we say so.
+      if (!this.missing) this.error = `${this.path} is missing; the last good version stays in force.`;
+      return false;
+    }
+    if (!force && stamp === this.stamp) return false;
+    try {
+      const next = this.parse(readFileSync(this.path, 'utf8'), basename(this.path));
+      this.value = next;
+      this.stamp = stamp;
+      this.loadedAt = Date.now() / 1000;
+      this.error = null;
+      this.missing = false;
+      return true;
+    } catch (e) {
+      this.stamp = stamp;
+      this.error = `${e instanceof Error ? e.message : String(e)}\nThe last good version stays in force.`;
+      return false;
+    }
+  }
+
+  /** Poll for changes (stat only) every `intervalMs`; the timer does not keep the process alive. */
+  watch(intervalMs = 1000): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.reload(), intervalMs);
+    this.timer.unref();
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Flag resolution: runtime override -> environment variable -> alias -> declared default. Pure.
+ * Each answer names the layer that decided. Invariants refuse anything that would turn them off, and every value
+ * that could not be used (unknown flag, not a boolean, refused) is reported as a problem, never ignored silently.
+ */
+import { FLAG_CATALOG, FLAG_ENV_PREFIX, type FlagDefinition, type FlagTier } from './catalog';
+
+export type FlagLayer = 'override' | 'env' | 'alias' | 'default';
+
+export interface FlagOverride {
+  value: boolean;
+  setBy: string;
+  setAt: number;
+  reason: string;
+}
+
+export interface ResolvedFlag {
+  name: string;
+  tier: FlagTier;
+  value: boolean;
+  layer: FlagLayer;
+  /** the variable that decided, for env and alias */
+  variable?: string;
+  override?: FlagOverride;
+}
+
+export interface FlagProblem {
+  flag?: string;
+  variable?: string;
+  message: string;
+}
+
+export interface FlagResolution {
+  flags: ReadonlyMap<string, ResolvedFlag>;
+  values: ReadonlyMap<string, boolean>;
+  problems: readonly FlagProblem[];
+}
+
+const TRUE = new Set(['1', 'true', 'on', 'yes', 'enabled']);
+const FALSE = new Set(['0', 'false', 'off', 'no', 'disabled']);
+
+/** A boolean from an environment value, or undefined when it is not one. */
+export function parseBoolean(raw: string): boolean | undefined {
+  const v = raw.trim().toLowerCase();
+  if (TRUE.has(v)) return true;
+  if (FALSE.has(v)) return false;
+  return undefined;
+}
+
+export function resolveFlags(
+  overrides: ReadonlyMap<string, FlagOverride>,
+  env: Readonly<Record<string, string | undefined>>,
+  catalog: readonly FlagDefinition[] = FLAG_CATALOG,
+): FlagResolution {
+  const flags = new Map<string, ResolvedFlag>();
+  const values = new Map<string, boolean>();
+  const problems: FlagProblem[] = [];
+  const known = new Set(catalog.map((f) => f.envVar));
+
+  for (const key of Object.keys(env)) {
+    if (key.startsWith(FLAG_ENV_PREFIX) && !known.has(key)) {
+      problems.push({ variable: key, message: `${key} names no flag in the catalog; it has no effect.` });
+    }
+  }
+  for (const name of overrides.keys()) {
+    if (!catalog.some((f) => f.name === name)) {
+      problems.push({ flag: name, message: `A stored override names the unknown flag "${name}"; it has no effect.` });
+    }
+  }
+
+  for (const def of catalog) {
+    let resolved: ResolvedFlag = { name: def.name, tier: def.tier, value: def.defaultValue, layer: 'default' };
+    const layers: { layer: FlagLayer; variable?: string; value: boolean; override?: FlagOverride }[] = [];
+    const o = overrides.get(def.name);
+    if (o) layers.push({ layer: 'override', value: o.value, override: o });
+    const vars: [FlagLayer, string][] = [['env', def.envVar], ...def.aliases.map((a): [FlagLayer, string] => ['alias', a])];
+    for (const [layer, variable] of vars) {
+      const raw = env[variable];
+      if (raw === undefined || raw === '') continue;
+      const value = parseBoolean(raw);
+      if (value === undefined) {
+        problems.push({ flag: def.name, variable, message: `${variable}="${raw}" is not a boolean (use true/false, on/off, 1/0); it is ignored.` });
+        continue;
+      }
+      layers.push({ layer, variable, value });
+    }
+    for (const candidate of layers) {
+      if (def.tier === 'invariant' && candidate.value !== def.defaultValue) {
+        const by = candidate.layer === 'override' ? 'a runtime override' : `${candidate.variable}`;
+        problems.push({
+          flag: def.name,
+          variable: candidate.variable,
+          message: `${by} tries to turn off the invariant "${def.name}"; invariants cannot be disabled, so it is refused.`,
+        });
+        continue;
+      }
+      resolved = { ...resolved, value: candidate.value, layer: candidate.layer, variable: candidate.variable, override: candidate.override };
+      break;
+    }
+    flags.set(def.name, resolved);
+    values.set(def.name, resolved.value);
+  }
+  return { flags, values, problems };
+}

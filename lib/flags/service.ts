@@ -1,0 +1,102 @@
+/**
+ * Flags backed by the database: overrides live in flag_overrides, every change in the append-only flag_changes.
+ * Values are cached and re-read at most every `refreshMs`, so a change made by another process (the CLI, a second
+ * server) takes effect within a second without a restart.
+ */
+import { desc, eq, and, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { flagChanges, flagOverrides, type FlagChangeRow } from '../../db/schema';
+import { AppError } from '../errors';
+import { FLAGS_BY_NAME } from './catalog';
+import { resolveFlags, type FlagOverride, type FlagResolution, type ResolvedFlag } from './resolve';
+
+export class FlagService {
+  private cached: FlagResolution | undefined;
+  private cachedAt = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly env: Readonly<Record<string, string | undefined>> = process.env,
+    private readonly refreshMs = 500,
+  ) {}
+
+  private readOverrides(): Map<string, FlagOverride> {
+    const rows = this.db.select().from(flagOverrides).all();
+    return new Map(rows.map((r) => [r.name, { value: r.value, setBy: r.setBy, setAt: r.setAt, reason: r.reason }]));
+  }
+
+  resolution(): FlagResolution {
+    const now = Date.now();
+    if (!this.cached || now - this.cachedAt >= this.refreshMs) {
+      this.cached = resolveFlags(this.readOverrides(), this.env);
+      this.cachedAt = now;
+    }
+    return this.cached;
+  }
+
+  values(): ReadonlyMap<string, boolean> {
+    return this.resolution().values;
+  }
+
+  get(name: string): ResolvedFlag {
+    const f = this.resolution().flags.get(name);
+    if (!f) throw new AppError('NOT_FOUND', `There is no flag named "${name}".`);
+    return f;
+  }
+
+  invalidate(): void {
+    this.cached = undefined;
+  }
+
+  /** Set a runtime override. Refuses unknown flags and any attempt to turn an invariant off. */
+  setOverride(name: string, value: boolean, by: string, reason: string): ResolvedFlag {
+    const def = FLAGS_BY_NAME.get(name);
+    if (!def) throw new AppError('NOT_FOUND', `There is no flag named "${name}".`);
+    if (!reason.trim()) throw new AppError('BAD_REQUEST', 'A flag change needs a reason.');
+    if (def.tier === 'invariant' && value !== def.defaultValue) {
+      throw new AppError('INVARIANT', `"${name}" is an invariant: it cannot be turned off at runtime, by anyone.`);
+    }
+    const at = Date.now() / 1000;
+    this.db.transaction((tx) => {
+      const old = tx.select().from(flagOverrides).where(eq(flagOverrides.name, name)).get();
+      const previous = old ? old.value : this.get(name).value;
+      tx.insert(flagOverrides)
+        .values({ name, value, setBy: by, setAt: at, reason })
+        .onConflictDoUpdate({ target: flagOverrides.name, set: { value, setBy: by, setAt: at, reason } })
+        .run();
+      tx.insert(flagChanges).values({ name, oldValue: previous, newValue: value, action: 'set', changedBy: by, changedAt: at, reason }).run();
+    }, { behavior: 'immediate' });
+    this.invalidate();
+    return this.get(name);
+  }
+
+  /** Remove a runtime override; the flag falls back to environment, alias or default. */
+  unsetOverride(name: string, by: string, reason: string): ResolvedFlag {
+    if (!FLAGS_BY_NAME.has(name)) throw new AppError('NOT_FOUND', `There is no flag named "${name}".`);
+    if (!reason.trim()) throw new AppError('BAD_REQUEST', 'A flag change needs a reason.');
+    const at = Date.now() / 1000;
+    this.db.transaction((tx) => {
+      const old = tx.select().from(flagOverrides).where(eq(flagOverrides.name, name)).get();
+      if (!old) throw new AppError('NOT_FOUND', `Flag "${name}" has no runtime override to remove.`);
+      tx.delete(flagOverrides).where(eq(flagOverrides.name, name)).run();
+      this.invalidate();
+      const fallback = resolveFlags(new Map(), this.env).flags.get(name)!.value;
+      tx.insert(flagChanges).values({ name, oldValue: old.value, newValue: fallback, action: 'unset', changedBy: by, changedAt: at, reason }).run();
+    }, { behavior: 'immediate' });
+    this.invalidate();
+    return this.get(name);
+  }
+
+  history(filter: { name?: string; by?: string; limit?: number } = {}): FlagChangeRow[] {
+    const c: SQL[] = [];
+    if (filter.name) c.push(eq(flagChanges.name, filter.name));
+    if (filter.by) c.push(eq(flagChanges.changedBy, filter.by));
+    return this.db
+      .select()
+      .from(flagChanges)
+      .where(c.length ? and(...c) : undefined)
+      .orderBy(desc(flagChanges.id))
+      .limit(filter.limit ?? 200)
+      .all();
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * Test fixture: a real application on a real SQLite file in a fresh temp directory, with its own config files.
+ * No mocks: the stores, triggers and migrations are the production ones.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp, type SwarmApp } from '../app';
+import { markUninitialized } from '../permissions';
+
+export interface TempApp {
+  app: SwarmApp;
+  dir: string;
+  dbPath: string;
+  policyPath: string;
+  agentsPath: string;
+  cleanup(): void;
+}
+
+export const TEST_AGENTS = `
+agents:
+  data_cleaner:
+    tools: [profile_dataset, clean_dataset, export_raw_data]
+  deployer:
+    tools: [deploy_serving, promote_challenger, fairness_audit, monitor_drift]
+  compliance_agent:
+    tools: [export_raw_data, generate_report]
+  evaluator:
+    tools: [evaluate_model, fairness_audit, grade_with_llm]
+`;
+
+export function tempApp(options: { agents?: string; policy?: string; env?: Record<string, string | undefined> } = {}): TempApp {
+  const dir = mkdtempSync(join(tmpdir(), 'swarm-test-'));
+  const agentsPath = join(dir, 'agents.yaml');
+  const policyPath = join(dir, 'permission_policies.yaml');
+  writeFileSync(agentsPath, options.agents ?? TEST_AGENTS);
+  writeFileSync(policyPath, options.policy ?? 'rules: []\n');
+  const dbPath = join(dir, 'test.db');
+  const app = createApp({ dbPath, configDir: dir, env: options.env ?? {} });
+  // The default engine is shared within a test file: make its next check install this app's sources.
+  markUninitialized();
+  return {
+    app,
+    dir,
+    dbPath,
+    policyPath,
+    agentsPath,
+    cleanup() {
+      app.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
