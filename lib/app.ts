@@ -57,10 +57,10 @@ export class SwarmApp {
 
   constructor(readonly options: AppOptions) {
     this.env = options.env ?? process.env;
-    const configDir = resolvePath(options.configDir ?? this.env.SWARM_CONFIG_DIR ?? 'config');
+    const configDir = resolvePath(/*turbopackIgnore: true*/ options.configDir ?? this.env.SWARM_CONFIG_DIR ?? 'config');
     this.agentsFile = new WatchedFile(join(configDir, 'agents.yaml'), parseAgents, EMPTY_AGENTS);
     this.policyFile = new WatchedFile(
-      resolvePath(options.policyFile ?? this.env.SWARM_POLICY_FILE ?? join(configDir, 'permission_policies.yaml')),
+      resolvePath(/*turbopackIgnore: true*/ options.policyFile ?? this.env.SWARM_POLICY_FILE ?? join(configDir, 'permission_policies.yaml')),
       parsePolicy,
       EMPTY_POLICY,
     );

@@ -1,0 +1,33 @@
+import type { ReactNode } from 'react';
+import { requireSignedIn } from '../../lib/http/page-auth';
+import { Nav } from '../_components/nav';
+import { SignOutButton } from '../_components/sign-out-button';
+
+export const dynamic = 'force-dynamic';
+
+export default async function ConsoleLayout({ children }: { children: ReactNode }) {
+  const { principal } = await requireSignedIn('/denials');
+  return (
+    <div className="shell">
+      <a href="#main" className="skip-link">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <div className="brand">
+          <span className="brand-mark" aria-hidden="true">◆</span> Swarm Permissions
+        </div>
+        <div className="topbar-user" data-testid="signed-in-user">
+          <span className="user-name">{principal.id}</span>
+          <span className={`role-badge role-${principal.role}`}>{principal.role}</span>
+          <SignOutButton />
+        </div>
+      </header>
+      <div className="shell-body">
+        <Nav />
+        <main id="main" className="content" tabIndex={-1}>
+          {children}
+        </main>
+      </div>
+    </div>
+  );
+}

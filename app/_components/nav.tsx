@@ -1,0 +1,31 @@
+'use client';
+
+import Link from 'next/link';
+import { usePathname } from 'next/navigation';
+
+const LINKS = [
+  { href: '/denials', label: 'Denials', hint: 'What was blocked, and why' },
+  { href: '/approvals', label: 'Approvals', hint: 'Gated calls waiting for a person' },
+  { href: '/transparency', label: 'Transparency', hint: 'Flags and rules in force' },
+];
+
+export function Nav() {
+  const path = usePathname();
+  return (
+    <nav className="sidenav" aria-label="Console">
+      <ul>
+        {LINKS.map((l) => {
+          const current = path === l.href || path.startsWith(`${l.href}/`);
+          return (
+            <li key={l.href}>
+              <Link href={l.href} aria-current={current ? 'page' : undefined} className={current ? 'active' : undefined}>
+                <span className="nav-label">{l.label}</span>
+                <span className="nav-hint">{l.hint}</span>
+              </Link>
+            </li>
+          );
+        })}
+      </ul>
+    </nav>
+  );
+}

@@ -1,0 +1,46 @@
+import { loginThrottle } from '../../../../../lib/auth/throttle';
+import { SESSION_TTL_SECONDS } from '../../../../../lib/auth/store';
+import { errorResponse, requireRole, route, SESSION_COOKIE } from '../../../../../lib/http/route';
+import { loginBodySchema } from '../../../../../lib/http/schemas';
+
+export const dynamic = 'force-dynamic';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Sign in with user name and password; sets an HttpOnly, SameSite=Strict session cookie. */
+export const POST = route({ role: requireRole('anonymous'), body: loginBodySchema }, async ({ app, body, request }) => {
+  const address = request.headers.get('x-forwarded-for')?.split(',')[0]?.trim() ?? 'local';
+  const keys = [`user:${body.username.toLowerCase()}`, `ip:${address}`];
+  const delay = loginThrottle.delayFor(keys);
+  if (delay > 0) await sleep(delay);
+  const user = app.auth.verifyLogin(body.username, body.password);
+  if (!user) {
+    loginThrottle.failure(keys);
+    app.denials.record({
+      toolName: 'http',
+      ruleSource: 'auth:login',
+      reason: 'Sign-in failed: wrong user name or password.',
+      userRole: 'anonymous',
+      httpMethod: 'POST',
+      httpPath: new URL(request.url).pathname,
+      principal: body.username.slice(0, 64),
+    });
+    // Never say which part was wrong.
+    return errorResponse(401, 'UNAUTHENTICATED', 'The user name or password is not correct.');
+  }
+  loginThrottle.success([keys[0]!]);
+  const session = app.auth.createSession(user.id);
+  const secure = new URL(request.url).protocol === 'https:' || request.headers.get('x-forwarded-proto') === 'https';
+  const cookie = [
+    `${SESSION_COOKIE}=${session.token}`,
+    'Path=/',
+    'HttpOnly',
+    'SameSite=Strict',
+    `Max-Age=${SESSION_TTL_SECONDS}`,
+    ...(secure ? ['Secure'] : []),
+  ].join('; ');
+  return Response.json(
+    { user: { username: user.username, role: user.role }, expires_at: session.expiresAt },
+    { headers: { 'set-cookie': cookie, 'cache-control': 'no-store' } },
+  );
+});

@@ -1,0 +1,14 @@
+import { requireRole, route, SESSION_COOKIE } from '../../../../../lib/http/route';
+
+export const dynamic = 'force-dynamic';
+
+/** Sign out: the session is deleted on the server and the cookie cleared. */
+export const POST = route({ role: requireRole('viewer') }, ({ app, request }) => {
+  const cookie = request.headers.get('cookie') ?? '';
+  const m = new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=([^;]+)`).exec(cookie);
+  if (m) app.auth.deleteSession(decodeURIComponent(m[1]!));
+  return Response.json(
+    { signed_out: true },
+    { headers: { 'set-cookie': `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`, 'cache-control': 'no-store' } },
+  );
+});

@@ -1,0 +1,17 @@
+import { denialToJson } from '../../../../../../lib/audit/denials';
+import { AppError } from '../../../../../../lib/errors';
+import { requireRole, route } from '../../../../../../lib/http/route';
+import { idParamSchema } from '../../../../../../lib/http/schemas';
+
+export const dynamic = 'force-dynamic';
+
+/** One denial with the trace of its decision. */
+export const GET = route({ role: requireRole('auditor'), params: idParamSchema }, ({ app, params }) => {
+  const row = app.denials.get(Number(params.id));
+  if (!row) throw new AppError('NOT_FOUND', `There is no denial ${params.id}.`);
+  const trace = row.traceJson ? (JSON.parse(row.traceJson) as [string, number, string, string][]) : null;
+  return {
+    ...denialToJson(row),
+    trace: trace?.map(([decision, priority, rule_source, reason]) => ({ decision, priority, rule_source, reason })) ?? null,
+  };
+});

@@ -1,0 +1,47 @@
+/**
+ * Sign-in for console pages (server components): the same session as the API, the same engine decision.
+ * No session: redirect to the login and back. Too low a role: a recorded denial and a 403 page.
+ */
+import { cookies, headers } from 'next/headers';
+import { redirect } from 'next/navigation';
+import { getApp, type SwarmApp } from '../app';
+import type { Principal, Role } from '../permissions';
+import { SESSION_COOKIE } from './route';
+
+export interface PageAccess {
+  app: SwarmApp;
+  principal: Principal;
+  /** set when the role is too low; the page shows it instead of its content */
+  denied?: { ruleSource: string; reason: string };
+}
+
+/** A `next` parameter that can only lead back into this site. */
+export function safeNextPath(value: string | undefined | null): string {
+  if (!value || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return '/denials';
+  return value;
+}
+
+export async function currentPrincipal(): Promise<{ app: SwarmApp; principal: Principal | undefined }> {
+  const app = getApp();
+  const token = (await cookies()).get(SESSION_COOKIE)?.value;
+  return { app, principal: token ? app.auth.principalForSession(token) : undefined };
+}
+
+/** The path (with query) the browser asked for, as passed on by proxy.ts. */
+export async function requestedPath(fallback: string): Promise<string> {
+  return safeNextPath((await headers()).get('x-swarm-path') ?? fallback);
+}
+
+/** The signed-in principal of a console page, or a redirect to the login that comes back to this page. */
+export async function requireSignedIn(fallbackPath: string): Promise<{ app: SwarmApp; principal: Principal }> {
+  const { app, principal } = await currentPrincipal();
+  if (!principal) redirect(`/login?next=${encodeURIComponent(await requestedPath(fallbackPath))}`);
+  return { app, principal };
+}
+
+export async function requirePage(path: string, role: Role): Promise<PageAccess> {
+  const { app, principal } = await requireSignedIn(path);
+  const decision = app.engine.decide({ kind: 'http', principal, method: 'GET', path, requiredRole: role });
+  if (decision.decision !== 'ALLOW') return { app, principal, denied: { ruleSource: decision.ruleSource, reason: decision.reason } };
+  return { app, principal };
+}

@@ -1,0 +1,219 @@
+/**
+ * The one route wrapper. Every API route is `route({ role: requireRole(...), ... }, handler)`:
+ * authenticate -> engine (RBAC, flags on the path, YAML rules on method and path) -> same-origin check for
+ * state-changing cookie requests -> validate params, query and body with zod -> handler -> map errors.
+ * A route without a role requirement does not type-check (so it does not build), and throws when loaded.
+ */
+import { z } from 'zod';
+import { getApp, type SwarmApp } from '../app';
+import { AppError } from '../errors';
+import { ANONYMOUS, isRole, PermissionDenied, type CheckResult, type Principal, type Role } from '../permissions';
+
+declare const roleBrand: unique symbol;
+export interface RoleRequirement {
+  readonly role: Role;
+  readonly [roleBrand]: true;
+}
+
+const REQUIREMENTS = new WeakSet<object>();
+
+/** The role a route requires, in one line: `requireRole("admin")`. `anonymous` marks a deliberately public route. */
+export function requireRole(role: Role): RoleRequirement {
+  if (!isRole(role)) throw new Error(`Unknown role "${String(role)}".`);
+  const req = Object.freeze({ role }) as RoleRequirement;
+  REQUIREMENTS.add(req);
+  return req;
+}
+
+export const SESSION_COOKIE = 'swarm_session';
+export const MAX_BODY_BYTES = 64 * 1024;
+
+export interface RouteInput<P, Q, B> {
+  request: Request;
+  app: SwarmApp;
+  principal: Principal;
+  params: P;
+  query: Q;
+  body: B;
+  /** the decision that let this request in */
+  decision: CheckResult;
+}
+
+type Schema = z.ZodType;
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteSpec<PS, QS, BS> {
+  role: RoleRequirement;
+  params?: PS;
+  query?: QS;
+  body?: BS;
+}
+
+type NextContext = { params: Promise<Record<string, string | string[] | undefined>> };
+
+export function errorResponse(status: number, code: string, message: string, extra: Record<string, unknown> = {}): Response {
+  return Response.json({ error: { code, message, ...extra } }, { status, headers: { 'cache-control': 'no-store' } });
+}
+
+function zodIssues(error: z.ZodError, where: string) {
+  return error.issues.map((i) => ({ in: where, path: i.path.join('.'), message: i.message, code: i.code }));
+}
+
+function readCookie(request: Request, name: string): string | undefined {
+  const header = request.headers.get('cookie');
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+export interface Authentication {
+  principal: Principal;
+  via: 'token' | 'session' | 'none';
+  /** a credential was presented but is not valid */
+  invalid?: boolean;
+}
+
+export function authenticate(app: SwarmApp, request: Request): Authentication {
+  const auth = request.headers.get('authorization');
+  if (auth) {
+    const m = /^Bearer\s+(\S+)$/i.exec(auth);
+    const p = m ? app.auth.principalForToken(m[1]!) : undefined;
+    return p ? { principal: p, via: 'token' } : { principal: ANONYMOUS, via: 'none', invalid: true };
+  }
+  const session = readCookie(request, SESSION_COOKIE);
+  if (session) {
+    const p = app.auth.principalForSession(session);
+    return p ? { principal: p, via: 'session' } : { principal: ANONYMOUS, via: 'none', invalid: true };
+  }
+  return { principal: ANONYMOUS, via: 'none' };
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** A state-changing request carried by a cookie must come from our own origin (SameSite is the first line). */
+function isCrossOrigin(request: Request): boolean {
+  const site = request.headers.get('sec-fetch-site');
+  if (site && site !== 'same-origin' && site !== 'none') return true;
+  const origin = request.headers.get('origin');
+  if (!origin) return false;
+  const host = request.headers.get('x-forwarded-host') ?? request.headers.get('host');
+  try {
+    return new URL(origin).host !== host;
+  } catch {
+    return true;
+  }
+}
+
+async function readBody(request: Request): Promise<unknown> {
+  const length = Number(request.headers.get('content-length') ?? '0');
+  if (length > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+  const text = await request.text();
+  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+  if (text.trim() === '') return {};
+  const type = request.headers.get('content-type') ?? '';
+  if (type && !/^application\/json\b/i.test(type)) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new AppError('BAD_REQUEST', `The body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+function queryObject(url: URL): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const key of new Set(url.searchParams.keys())) {
+    const all = url.searchParams.getAll(key);
+    out[key] = all.length === 1 ? all[0]! : all;
+  }
+  return out;
+}
+
+function mapError(error: unknown): Response {
+  if (error instanceof AppError) {
+    return errorResponse(error.status, error.code, error.message, error.details === undefined ? {} : { details: error.details });
+  }
+  if (error instanceof z.ZodError) {
+    return errorResponse(400, 'BAD_REQUEST', 'The request is not valid.', { issues: zodIssues(error, 'body') });
+  }
+  if (error instanceof PermissionDenied) {
+    return errorResponse(403, 'FORBIDDEN', error.message, { rule_source: error.result.ruleSource });
+  }
+  console.error('Unhandled error in route', error);
+  return errorResponse(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');
+}
+
+/** Reject a request by recording it as a denial and answering 401 or 403. */
+function refuse(app: SwarmApp, request: Request, url: URL, principal: Principal, ruleSource: string, reason: string, status: 401 | 403): Response {
+  app.denials.record({
+    toolName: 'http',
+    ruleSource,
+    reason,
+    userRole: principal.role,
+    httpMethod: request.method,
+    httpPath: url.pathname,
+    principal: principal.id,
+  });
+  return errorResponse(status, status === 401 ? 'UNAUTHENTICATED' : 'FORBIDDEN', reason, { rule_source: ruleSource });
+}
+
+export function route<PS extends Schema | undefined = undefined, QS extends Schema | undefined = undefined, BS extends Schema | undefined = undefined>(
+  spec: RouteSpec<PS, QS, BS>,
+  handler: (input: RouteInput<Out<PS>, Out<QS>, Out<BS>>) => unknown,
+): (request: Request, context: NextContext) => Promise<Response> {
+  if (!spec || !spec.role || !REQUIREMENTS.has(spec.role)) {
+    // No silently open route: a route that does not declare its role cannot be loaded.
+    throw new Error('Every route must declare its required role with requireRole(...).');
+  }
+  const required = spec.role.role;
+  return async (request, context) => {
+    let app: SwarmApp;
+    try {
+      app = getApp();
+    } catch (error) {
+      console.error('The application could not start', error);
+      return errorResponse(503, 'UNAVAILABLE', `The server is not ready: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const url = new URL(request.url);
+    try {
+      const { principal, via, invalid } = authenticate(app, request);
+      const decision = app.engine.decide({ kind: 'http', principal, method: request.method, path: url.pathname, requiredRole: required });
+      if (decision.decision !== 'ALLOW') {
+        const anonymous = principal.kind === 'anonymous' && decision.ruleSource.startsWith('rbac:');
+        const message = anonymous && invalid ? 'The token or session is not valid (expired, revoked or unknown).' : decision.reason;
+        return errorResponse(anonymous ? 401 : 403, anonymous ? 'UNAUTHENTICATED' : 'FORBIDDEN', message, { rule_source: decision.ruleSource });
+      }
+      if (via === 'session' && !SAFE_METHODS.has(request.method) && isCrossOrigin(request)) {
+        return refuse(app, request, url, principal, 'csrf:origin', 'A state-changing request from another origin is refused.', 403);
+      }
+      const rawParams = context?.params ? await context.params : {};
+      const params = spec.params ? spec.params.safeParse(rawParams) : undefined;
+      if (params && !params.success) return errorResponse(400, 'BAD_REQUEST', 'The path is not valid.', { issues: zodIssues(params.error, 'path') });
+      const query = spec.query ? spec.query.safeParse(queryObject(url)) : undefined;
+      if (query && !query.success) return errorResponse(400, 'BAD_REQUEST', 'The query string is not valid.', { issues: zodIssues(query.error, 'query') });
+      let body: unknown;
+      if (spec.body) {
+        const parsed = spec.body.safeParse(await readBody(request));
+        if (!parsed.success) return errorResponse(400, 'BAD_REQUEST', 'The body is not valid.', { issues: zodIssues(parsed.error, 'body') });
+        body = parsed.data;
+      }
+      const result = await handler({
+        request,
+        app,
+        principal,
+        params: params?.data as Out<PS>,
+        query: query?.data as Out<QS>,
+        body: body as Out<BS>,
+        decision,
+      });
+      if (result instanceof Response) return result;
+      return Response.json(result ?? null, { headers: { 'cache-control': 'no-store' } });
+    } catch (error) {
+      return mapError(error);
+    }
+  };
+}

@@ -1,0 +1,57 @@
+/** zod schemas of the API's inputs, shared with the CLI where they mean the same thing. */
+import { z } from 'zod';
+import { ROLES } from '../permissions';
+
+const name = z.string().min(1).max(200);
+const positiveSeconds = z.coerce.number().positive().max(100 * 365 * 24 * 3600);
+
+export const denialQuerySchema = z.strictObject({
+  since: positiveSeconds.optional(),
+  from: z.coerce.number().nonnegative().optional(),
+  to: z.coerce.number().nonnegative().optional(),
+  agent: name.optional(),
+  tool: name.optional(),
+  role: z.enum(ROLES).optional(),
+  rule_source: name.optional(),
+  cursor: z.string().regex(/^\d{1,18}$/, 'cursor is the next_cursor of the previous page').optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  format: z.enum(['json', 'csv']).default('json'),
+});
+
+export type DenialQuery = z.infer<typeof denialQuerySchema>;
+
+export const idParamSchema = z.strictObject({ id: z.string().regex(/^\d{1,18}$/, 'id is a number') });
+export const approvalIdSchema = z.strictObject({ id: z.string().regex(/^apr_[A-Za-z0-9_-]{8,64}$/, 'not an approval id') });
+export const flagNameSchema = z.strictObject({ name: z.string().regex(/^[a-z][a-z0-9_]{0,99}$/, 'not a flag name') });
+
+export const checkBodySchema = z.strictObject({
+  agent: name,
+  tool: name,
+  arguments: z.record(z.string(), z.unknown()).default({}),
+  tool_call_id: z.string().min(1).max(200).optional(),
+  /** decide without consequences: nothing recorded, no approval requested or consumed */
+  dry_run: z.boolean().default(false),
+});
+
+export const loginBodySchema = z.strictObject({
+  username: z.string().min(1).max(64),
+  password: z.string().min(1).max(1024),
+});
+
+export const approvalListQuerySchema = z.strictObject({
+  status: z.enum(['pending', 'approved', 'rejected', 'expired', 'consumed']).optional(),
+  gate: name.optional(),
+  agent: name.optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(200),
+});
+
+export const approveBodySchema = z.strictObject({ reason: z.string().max(2000).optional() });
+export const rejectBodySchema = z.strictObject({ reason: z.string().trim().min(1, 'a rejection needs a reason').max(2000) });
+
+export const flagOverrideBodySchema = z.strictObject({
+  value: z.boolean(),
+  reason: z.string().trim().min(1, 'a flag change needs a reason').max(2000),
+});
+export const flagUnsetBodySchema = z.strictObject({
+  reason: z.string().trim().min(1, 'a flag change needs a reason').max(2000),
+});

@@ -1,0 +1,114 @@
+/**
+ * `npm start` and `npm run demo`: build if needed, prepare the database, start the Next.js server on PORT
+ * (default 8000) and, for the demo, run a simulated agent team against the same database.
+ *
+ *   npm start          SWARM_DB (default data/swarm.db), no demo data
+ *   npm run demo       data/demo.db, the BFSI example policy, demo users and the simulated team
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createApp, type SwarmApp } from '../lib/app';
+import { DemoTeam } from '../lib/agents/demo-team';
+import { randomPassword } from '../lib/auth/secrets';
+
+const demo = process.argv.includes('--demo');
+const port = Number(process.env.PORT ?? 8000);
+if (!Number.isInteger(port) || port <= 0 || port > 65535) {
+  console.error(`PORT must be a port number, not "${process.env.PORT}".`);
+  process.exit(2);
+}
+const env: NodeJS.ProcessEnv = { ...process.env };
+if (demo) {
+  env.SWARM_DB ??= 'data/demo.db';
+  env.SWARM_POLICY_FILE ??= 'config/profiles/bfsi.yaml';
+}
+env.SWARM_DB ??= 'data/swarm.db';
+const nextBin = join('node_modules', 'next', 'dist', 'bin', 'next');
+
+if (!existsSync(join('.next', 'BUILD_ID'))) {
+  console.log('No production build found: building once (about a minute)…');
+  const build = spawnSync(process.execPath, [nextBin, 'build'], { stdio: 'inherit', env });
+  if (build.status !== 0) {
+    console.error('The build failed; see above.');
+    process.exit(build.status ?? 1);
+  }
+}
+
+// Prepare the database in this process first: migrations, the first admin, its password printed once.
+let app: SwarmApp;
+try {
+  app = createApp({ dbPath: env.SWARM_DB, env, watchConfig: demo });
+} catch (error) {
+  console.error(`Cannot start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
+const report = app.bootstrap();
+const url = `http://localhost:${port}`;
+const lines: string[] = [];
+if (demo) {
+  const password = env.SWARM_ADMIN_PASSWORD || randomPassword();
+  app.auth.setPassword('admin', password);
+  for (const [name, role] of [['olivia', 'operator'], ['alex', 'auditor'], ['victor', 'viewer']] as const) {
+    if (!app.auth.findUser(name)) app.auth.createUser(name, role, password);
+    else app.auth.setPassword(name, password);
+  }
+  lines.push(`  Sign in as admin / ${password}`, `  (also olivia = operator, alex = auditor, victor = viewer, same password)`);
+} else if (report.createdAdmin) {
+  lines.push(
+    `  First start: created user "admin" with password ${report.createdAdmin.generated ? report.createdAdmin.password : '(SWARM_ADMIN_PASSWORD)'}`,
+    '  It is shown this once. Add users with: npx swarm users add NAME --role ROLE',
+  );
+}
+
+const server = spawn(process.execPath, [nextBin, 'start', '-p', String(port)], { stdio: ['ignore', 'inherit', 'inherit'], env });
+const stop = (signal: NodeJS.Signals) => {
+  server.kill(signal);
+};
+process.on('SIGINT', () => stop('SIGINT'));
+process.on('SIGTERM', () => stop('SIGTERM'));
+server.on('exit', (code, signal) => {
+  app.close();
+  process.exit(code ?? (signal ? 0 : 1));
+});
+
+async function waitForServer(): Promise<boolean> {
+  for (let i = 0; i < 120; i++) {
+    try {
+      const res = await fetch(`${url}/api/v1/health`);
+      if (res.ok) return true;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return false;
+}
+
+void waitForServer().then((up) => {
+  if (!up) {
+    console.error(`The server did not answer on ${url} within a minute.`);
+    return;
+  }
+  console.log(`\nSwarm Permissions is running on ${url}  (database: ${env.SWARM_DB})`);
+  for (const l of lines) console.log(l);
+  if (!demo) return;
+  console.log('  The demo team is calling tools every few seconds. Open /denials and /approvals. Ctrl-C stops.\n');
+  const team = new DemoTeam(app, (e) => {
+    if (e.outcome !== 'allowed') console.log(`  [team] ${e.agent} → ${e.tool}: ${e.outcome} (${e.detail})`);
+  });
+  team.start();
+  void simulateHttpRefusals();
+});
+
+/** RBAC shows on HTTP routes: a viewer reads the audit table, and a script forgets its token. */
+async function simulateHttpRefusals(): Promise<void> {
+  const viewerToken = app.auth.createToken({ username: 'victor' }, 'demo viewer script');
+  const once = async () => {
+    await fetch(`${url}/api/v1/permissions/denials?since=3600`, { headers: { authorization: `Bearer ${viewerToken}` } }).catch(() => {});
+    await fetch(`${url}/api/v1/flags/batch_runner`, { method: 'PUT', headers: { authorization: `Bearer ${viewerToken}`, 'content-type': 'application/json' }, body: '{"value":false,"reason":"demo"}' }).catch(() => {});
+    await fetch(`${url}/api/v1/approvals`).catch(() => {});
+  };
+  await once();
+  setInterval(() => void once(), 20_000);
+}
