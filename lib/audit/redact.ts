@@ -36,8 +36,14 @@ export function redactedArgumentsJson(args: unknown): string | null {
   if (args === undefined) return null;
   const json = JSON.stringify(redact(args)) ?? 'null';
   if (json.length <= MAX_ARGUMENTS_JSON_CHARS) return json;
-  return JSON.stringify({
-    '[truncated]': `arguments were ${json.length} characters; the first ${MAX_ARGUMENTS_JSON_CHARS} are kept in "preview"`,
-    preview: json.slice(0, MAX_ARGUMENTS_JSON_CHARS),
-  });
+  // The preview is itself escaped inside JSON, which can grow it: shrink it until the whole row fits the cap.
+  let keep = MAX_ARGUMENTS_JSON_CHARS - 200;
+  for (;;) {
+    const capped = JSON.stringify({
+      '[truncated]': `arguments were ${json.length} characters; the first ${keep} are kept in "preview"`,
+      preview: json.slice(0, keep),
+    });
+    if (capped.length <= MAX_ARGUMENTS_JSON_CHARS || keep < 100) return capped;
+    keep = Math.floor(keep * 0.8);
+  }
 }

@@ -99,7 +99,7 @@ function isCrossOrigin(request: Request): boolean {
   if (site && site !== 'same-origin' && site !== 'none') return true;
   const origin = request.headers.get('origin');
   if (!origin) return false;
-  const host = request.headers.get('x-forwarded-host') ?? request.headers.get('host');
+  const host = request.headers.get('x-forwarded-host') ?? request.headers.get('host') ?? new URL(request.url).host;
   try {
     return new URL(origin).host !== host;
   } catch {
