@@ -1,0 +1,85 @@
+import { expect, test } from '@playwright/test';
+import { E2E } from './fixtures/accounts';
+import { signIn } from './fixtures/session';
+
+test.describe('the console shell', () => {
+  test('a page requested without a session redirects to the login and back after it', async ({ page }) => {
+    await page.goto('/approvals');
+    await expect(page).toHaveURL(/\/login\?next=%2Fapprovals/);
+    await signIn(page, 'olivia');
+    await expect(page).toHaveURL(/\/approvals$/);
+    await expect(page.getByRole('heading', { level: 1, name: 'Approvals' })).toBeVisible();
+  });
+
+  test('shows the signed-in user, the role and the navigation, and signs out', async ({ page }) => {
+    await signIn(page, 'alex');
+    await expect(page).toHaveURL(/\/denials$/);
+    const user = page.getByTestId('signed-in-user');
+    await expect(user).toContainText('alex');
+    await expect(user).toContainText('auditor');
+    const nav = page.getByRole('navigation', { name: 'Console' });
+    for (const name of ['Denials', 'Approvals', 'Transparency']) await expect(nav.getByRole('link', { name: new RegExp(name) })).toBeVisible();
+    await expect(nav.getByRole('link', { name: /Denials/ })).toHaveAttribute('aria-current', 'page');
+    await page.screenshot({ path: 'test-results/screens/shell-denials.png', fullPage: true });
+
+    await nav.getByRole('link', { name: /Transparency/ }).click();
+    await expect(page.getByRole('heading', { level: 1, name: 'Transparency' })).toBeVisible();
+    await expect(page.getByText('audit_trail_security_events')).toBeVisible();
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect(page).toHaveURL(/\/login/);
+    await page.goto('/denials');
+    await expect(page).toHaveURL(/\/login\?next=%2Fdenials/);
+  });
+
+  test('a wrong password gets a clear message that does not say which part was wrong', async ({ page }) => {
+    await page.goto('/login');
+    await page.getByLabel('User name').fill('olivia');
+    await page.getByLabel('Password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page.getByRole('alert')).toHaveText('The user name or password is not correct.');
+    await page.screenshot({ path: 'test-results/screens/login-error.png' });
+  });
+
+  test('the login works with the keyboard alone', async ({ page }) => {
+    await page.goto('/login');
+    await page.keyboard.type('olivia');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('operator-e2e-password');
+    await page.keyboard.press('Enter');
+    await expect(page.getByTestId('signed-in-user')).toContainText('olivia');
+  });
+
+  test('a viewer is refused the denial explorer, and the refusal is recorded', async ({ page, request }) => {
+    await signIn(page, 'victor');
+    await page.goto('/denials');
+    await expect(page.getByRole('heading', { name: 'You do not have access to this page' })).toBeVisible();
+    await expect(page.getByText('rbac:auditor')).toBeVisible();
+    const res = await request.get('/api/v1/permissions/denials?rule_source=rbac:auditor&limit=5', { headers: { authorization: `Bearer ${E2E.adminToken}` } });
+    const body = (await res.json()) as { denials: { http_path: string; principal: string }[] };
+    expect(body.denials.some((d) => d.http_path === '/denials' && d.principal === 'victor')).toBe(true);
+  });
+});
+
+test.describe('the REST API on the built server', () => {
+  const auth = { authorization: `Bearer ${E2E.adminToken}` };
+
+  test('answers the three queries of the specification', async ({ request }) => {
+    await request.post('/api/v1/permissions/check', { headers: auth, data: { agent: 'data_cleaner', tool: 'deploy_serving', arguments: { model_id: 'm', env: 'prod' } } });
+    await request.post('/api/v1/permissions/check', { headers: auth, data: { agent: 'trainer', tool: 'tune_hyperparameters', arguments: { model_id: 'm', trials: 500 } } });
+    const since = (await (await request.get('/api/v1/permissions/denials?since=86400', { headers: auth })).json()) as { denials: unknown[] };
+    expect(since.denials.length).toBeGreaterThanOrEqual(2);
+    const agent = (await (await request.get('/api/v1/permissions/denials?agent=data_cleaner', { headers: auth })).json()) as { denials: { agent_name: string; rule_source: string }[] };
+    expect(agent.denials[0]).toMatchObject({ agent_name: 'data_cleaner', rule_source: 'agent_allowlist' });
+    const policy = (await (await request.get('/api/v1/permissions/denials?rule_source=policy', { headers: auth })).json()) as { denials: { rule_source: string }[] };
+    expect(policy.denials.map((d) => d.rule_source)).toContain('policy:tuning-capacity-review');
+    expect(policy.denials.every((d) => d.rule_source.startsWith('policy:'))).toBe(true);
+  });
+
+  test('refuses a missing token with 401 and a bad filter with 400', async ({ request }) => {
+    expect((await request.get('/api/v1/permissions/denials')).status()).toBe(401);
+    const bad = await request.get('/api/v1/permissions/denials?since=yesterday', { headers: auth });
+    expect(bad.status()).toBe(400);
+    expect(((await bad.json()) as { error: { issues: unknown[] } }).error.issues.length).toBeGreaterThan(0);
+  });
+});
