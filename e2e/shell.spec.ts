@@ -37,7 +37,7 @@ test.describe('the console shell', () => {
     await page.getByLabel('User name').fill('olivia');
     await page.getByLabel('Password').fill('not-the-password');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect(page.getByRole('alert')).toHaveText('The user name or password is not correct.');
+    await expect(page.getByRole('alert').filter({ hasText: /\S/ })).toHaveText('The user name or password is not correct.');
     await page.screenshot({ path: 'test-results/screens/login-error.png' });
   });
 
