@@ -2,7 +2,7 @@
  * YAML configuration files validated with zod, every problem reported with file, line and column.
  * Pure: text in, typed data out (or ConfigFileError).
  */
-import { LineCounter, parseDocument, type Document } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 
 export interface ConfigIssue {
@@ -24,7 +24,23 @@ export class ConfigFileError extends Error {
   }
 }
 
-function positionOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[]): { line: number; column: number } {
+type Ranged = { range?: [number, number, number] | null };
+
+/** The key node of `path` (for an invalid map key), found in its parent map. */
+function keyNode(doc: Document, path: readonly PropertyKey[]): Ranged | undefined {
+  const parent = doc.getIn(path.slice(0, -1) as (string | number)[], true);
+  const last = path[path.length - 1];
+  if (!isMap(parent)) return undefined;
+  const pair = parent.items.find((p) => isScalar(p.key) && p.key.value === last);
+  return pair && isScalar(pair.key) ? (pair.key as Ranged) : undefined;
+}
+
+function positionOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[], atKey = false): { line: number; column: number } {
+  const key = atKey ? keyNode(doc, path) : undefined;
+  if (key?.range) {
+    const pos = lines.linePos(key.range[0]);
+    return { line: pos.line, column: pos.col };
+  }
   // Walk up the path until a node exists: a missing key is reported where its parent starts.
   for (let n = path.length; n >= 0; n--) {
     const node = doc.getIn(path.slice(0, n) as (string | number)[], true) as { range?: [number, number, number] } | undefined;
@@ -53,7 +69,7 @@ export function parseYamlConfig<S extends z.ZodType>(text: string, file: string,
     throw new ConfigFileError(
       file,
       parsed.error.issues.map((issue) => ({
-        ...positionOf(doc, lines, issue.path),
+        ...positionOf(doc, lines, issue.path, issue.code === 'invalid_key'),
         path: issue.path.join('.'),
         message: issue.message,
       })),

@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { requireApproval } from '../approvals/gates';
+import { ApprovalRequired, PermissionDenied } from '../permissions';
+import { tempApp, type TempApp } from '../test-support/temp-app';
+import { DemoTeam, type TeamEvent } from './demo-team';
+import { PLATFORM_TOOLS } from './platform-tools';
+import { AgentRuntime } from './runtime';
+import { tool } from './tool';
+
+let t: TempApp | undefined;
+afterEach(() => {
+  t?.cleanup();
+  t = undefined;
+});
+
+describe('the agent runtime', () => {
+  it('validates arguments with the tool schema before asking the engine', async () => {
+    t = tempApp();
+    const r = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', PLATFORM_TOOLS);
+    await expect(r.call('deploy_serving', { model_id: 'm', env: 'moon' })).rejects.toThrow(/not valid/);
+    expect(t.app.approvals.list()).toHaveLength(0);
+    expect(t.app.denials.count()).toBe(0);
+  });
+
+  it('runs an allowed call, throws PermissionDenied for a denied one', async () => {
+    t = tempApp();
+    const r = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', PLATFORM_TOOLS);
+    await expect(r.call('monitor_drift', { model_id: 'm' })).resolves.toMatchObject({ ok: true });
+    await expect(r.call('train_model', { dataset_id: 'd', algorithm: 'x' })).rejects.toBeInstanceOf(PermissionDenied);
+  });
+
+  it('stores an asked call and re-runs it exactly once on the next turn after approval', async () => {
+    t = tempApp();
+    let runs = 0;
+    const deploy = tool({ name: 'deploy_serving', schema: z.object({ model_id: z.string(), env: z.string() }), approval: requireApproval('deploy') }, () => ++runs);
+    const r = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]);
+    const asked = await r.call('deploy_serving', { model_id: 'm-42', env: 'prod' }).catch((e: unknown) => e);
+    expect(asked).toBeInstanceOf(ApprovalRequired);
+    expect(await r.resume()).toEqual([]);
+    t.app.approvals.approve((asked as ApprovalRequired).approvalId, 'olivia');
+    const outcomes = await r.resume();
+    expect(outcomes).toEqual([{ approvalId: (asked as ApprovalRequired).approvalId, tool: 'deploy_serving', status: 'ran', result: 1 }]);
+    expect(await r.resume()).toEqual([]);
+    expect(runs).toBe(1);
+  });
+
+  it('reports a rejected call with its reason and never runs it', async () => {
+    t = tempApp();
+    const r = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', PLATFORM_TOOLS);
+    const asked = (await r.call('deploy_serving', { model_id: 'm', env: 'prod' }).catch((e: unknown) => e)) as ApprovalRequired;
+    t.app.approvals.reject(asked.approvalId, 'olivia', 'Drift too high');
+    expect(await r.resume()).toEqual([{ approvalId: asked.approvalId, tool: 'deploy_serving', status: 'rejected', reason: 'Drift too high' }]);
+  });
+});
+
+describe('the demo team', () => {
+  it('produces allowed calls, denials from the allowlist, flag and policy sources, and pending approvals in one pass', async () => {
+    t = tempApp({ agents: readFileSync('config/agents.yaml', 'utf8'), policy: readFileSync('config/profiles/bfsi.yaml', 'utf8') });
+    const events: TeamEvent[] = [];
+    const team = new DemoTeam(t.app, (e) => events.push(e));
+    await team.turn(13);
+    expect(events.some((e) => e.outcome === 'allowed')).toBe(true);
+    const families = new Set(t.app.denials.query({ limit: 100 }).rows.map((r) => r.ruleSource.split(':')[0]));
+    expect([...families].sort()).toEqual(['agent_allowlist', 'flag', 'policy']);
+    expect(t.app.approvals.list({ status: 'pending' }).length).toBeGreaterThanOrEqual(2);
+  });
+});

@@ -1,0 +1,93 @@
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from './app';
+import { verifyPassword } from './auth/secrets';
+import { tempApp, type TempApp } from './test-support/temp-app';
+
+let t: TempApp | undefined;
+afterEach(() => {
+  t?.cleanup();
+  t = undefined;
+});
+
+describe('first start', () => {
+  it('creates the admin once with a random password, shown only in the report', () => {
+    t = tempApp();
+    const first = t.app.bootstrap();
+    expect(first.createdAdmin?.username).toBe('admin');
+    expect(first.createdAdmin?.generated).toBe(true);
+    expect(first.createdAdmin!.password.length).toBeGreaterThanOrEqual(12);
+    const stored = t.app.auth.findUser('admin')!;
+    expect(stored.passwordHash).toMatch(/^scrypt\$/);
+    expect(stored.passwordHash).not.toContain(first.createdAdmin!.password);
+    expect(verifyPassword(first.createdAdmin!.password, stored.passwordHash!)).toBe(true);
+    expect(t.app.bootstrap().createdAdmin).toBeUndefined();
+  });
+
+  it('uses SWARM_ADMIN_PASSWORD and ensures SWARM_ADMIN_TOKEN as an admin token, stored hashed', () => {
+    t = tempApp({ env: { SWARM_ADMIN_PASSWORD: 'chosen-password', SWARM_ADMIN_TOKEN: 'script-token-0123456789' } });
+    const r = t.app.bootstrap();
+    expect(r.createdAdmin?.generated).toBe(false);
+    expect(t.app.auth.verifyLogin('admin', 'chosen-password')?.role).toBe('admin');
+    expect(t.app.auth.principalForToken('script-token-0123456789')).toMatchObject({ kind: 'user', id: 'admin', role: 'admin' });
+    t.app.bootstrap();
+    const raw = new Database(t.dbPath, { readonly: true });
+    try {
+      const rows = raw.prepare('SELECT token_hash FROM api_tokens').all() as { token_hash: string }[];
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.token_hash).not.toContain('script-token');
+    } finally {
+      raw.close();
+    }
+  });
+});
+
+describe('sessions and tokens', () => {
+  it('gives an agent token only its own agent, and a user token the user role', () => {
+    t = tempApp();
+    t.app.auth.createUser('olivia', 'operator', 'operator-password');
+    const user = t.app.auth.createToken({ username: 'olivia' }, 'x');
+    const agent = t.app.auth.createToken({ agent: 'deployer' }, 'x');
+    expect(t.app.auth.principalForToken(user)).toMatchObject({ kind: 'user', role: 'operator' });
+    expect(t.app.auth.principalForToken(agent)).toMatchObject({ kind: 'agent', agent: 'deployer' });
+    expect(t.app.auth.principalForToken('swt_unknown')).toBeUndefined();
+  });
+
+  it('ends a session on sign-out', () => {
+    t = tempApp();
+    const u = t.app.auth.createUser('olivia', 'operator', 'operator-password');
+    const s = t.app.auth.createSession(u.id);
+    expect(t.app.auth.principalForSession(s.token)?.id).toBe('olivia');
+    t.app.auth.deleteSession(s.token);
+    expect(t.app.auth.principalForSession(s.token)).toBeUndefined();
+  });
+
+  it('refuses short passwords and duplicate users with clear errors', () => {
+    t = tempApp();
+    expect(() => t!.app.auth.createUser('a', 'viewer', 'short')).toThrow(/at least 8/);
+    t.app.auth.createUser('a', 'viewer', 'long-enough');
+    expect(() => t!.app.auth.createUser('a', 'viewer', 'long-enough')).toThrow(/already exists/);
+  });
+});
+
+describe('two processes on one database', () => {
+  it('write denials, approvals and flag overrides at the same time without "database is locked"', async () => {
+    t = tempApp();
+    const other = createApp({ dbPath: t.dbPath, configDir: t.dir, env: {} });
+    try {
+      for (let i = 0; i < 200; i++) {
+        t.app.denials.record({ toolName: 'a', ruleSource: 'default', reason: String(i) });
+        other.denials.record({ toolName: 'b', ruleSource: 'default', reason: String(i) });
+        if (i % 20 === 0) {
+          other.flags.setOverride('batch_runner', i % 40 === 0, 'cli', 'test');
+          t.app.approvals.request({ gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments: { i }, requestedBy: 'x', ruleSource: 'hitl:deploy', reason: 'r', expiresInSeconds: 60 });
+        }
+      }
+      expect(t.app.denials.count()).toBe(400);
+      expect(t.app.flags.history({ name: 'batch_runner' })).toHaveLength(10);
+      expect(other.approvals.list({ status: 'pending' })).toHaveLength(10);
+    } finally {
+      other.db.$client.close();
+    }
+  });
+});
