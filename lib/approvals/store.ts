@@ -52,14 +52,12 @@ export class ApprovalStore {
    */
   stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number): ApprovalState {
     const hash = hashArguments(args);
-    this.expireDue({ agent, tool, hash });
-    const row = this.db
-      .select()
-      .from(approvals)
-      .where(and(eq(approvals.agentName, agent), eq(approvals.toolName, tool), eq(approvals.argumentsHash, hash)))
-      .orderBy(desc(approvals.requestedAt), desc(approvals.id))
-      .limit(1)
-      .get();
+    let row = this.newestFor(agent, tool, hash);
+    if (row?.status === 'pending' && row.expiresAt <= now()) {
+      // Only a request past its expiry needs a write; the common path is one indexed read.
+      this.expireDue({ id: row.id });
+      row = this.get(row.id);
+    }
     if (!row || row.status === 'consumed') return { status: 'none' };
     if ((row.status === 'rejected' || row.status === 'expired') && (row.decidedAt ?? 0) + ttlSeconds < now()) {
       return { status: 'none' };
@@ -67,9 +65,20 @@ export class ApprovalStore {
     return { status: row.status, id: row.id, reason: row.decisionReason ?? undefined };
   }
 
+  private newestFor(agent: string, tool: string, hash: string): ApprovalRow | undefined {
+    return this.db
+      .select()
+      .from(approvals)
+      .where(and(eq(approvals.agentName, agent), eq(approvals.toolName, tool), eq(approvals.argumentsHash, hash)))
+      .orderBy(desc(approvals.requestedAt), desc(approvals.id))
+      .limit(1)
+      .get();
+  }
+
   /** Create the pending approval of this call, or return the one that is already pending for it. */
   request(r: ApprovalRequest): ApprovalRow {
     const hash = hashArguments(r.arguments);
+    this.expireDue({ agent: r.agent, tool: r.tool, hash });
     const at = now();
     return this.db.transaction(
       (tx) => {

@@ -1,0 +1,89 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempApp, type TempApp } from '../test-support/temp-app';
+import { canonicalJson, hashArguments } from './canonical';
+import type { ApprovalRequest } from './store';
+
+let t: TempApp | undefined;
+afterEach(() => {
+  t?.cleanup();
+  t = undefined;
+});
+
+const req = (over: Partial<ApprovalRequest> = {}): ApprovalRequest => ({
+  gate: 'deploy',
+  agent: 'deployer',
+  tool: 'deploy_serving',
+  arguments: { model_id: 'm-42', env: 'prod' },
+  requestedBy: 'agent:deployer',
+  ruleSource: 'hitl:deploy',
+  reason: 'r',
+  expiresInSeconds: 3600,
+  ...over,
+});
+
+describe('canonical arguments', () => {
+  it('give the same hash whatever the key order', () => {
+    expect(canonicalJson({ b: 1, a: { d: 2, c: 3 } })).toBe('{"a":{"c":3,"d":2},"b":1}');
+    expect(hashArguments({ env: 'prod', model_id: 'm' })).toBe(hashArguments({ model_id: 'm', env: 'prod' }));
+    expect(hashArguments({ env: 'prod' })).not.toBe(hashArguments({ env: 'staging' }));
+  });
+});
+
+describe('the approval store', () => {
+  it('shares one pending approval between identical calls', () => {
+    t = tempApp();
+    const a = t.app.approvals.request(req());
+    const b = t.app.approvals.request(req({ arguments: { env: 'prod', model_id: 'm-42' } }));
+    expect(b.id).toBe(a.id);
+    expect(t.app.approvals.request(req({ arguments: { model_id: 'm-43', env: 'prod' } })).id).not.toBe(a.id);
+  });
+
+  it('lets exactly one of many concurrent decisions win; the others get a conflict', () => {
+    t = tempApp();
+    const { id } = t.app.approvals.request(req());
+    const outcomes: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      try {
+        if (i % 2) t.app.approvals.reject(id, `op${i}`, 'no');
+        else t.app.approvals.approve(id, `op${i}`);
+        outcomes.push('won');
+      } catch (e) {
+        outcomes.push((e as { code?: string }).code ?? 'other');
+      }
+    }
+    expect(outcomes.filter((o) => o === 'won')).toHaveLength(1);
+    expect(outcomes.filter((o) => o === 'CONFLICT')).toHaveLength(19);
+  });
+
+  it('consumes an approval exactly once', () => {
+    t = tempApp();
+    const { id } = t.app.approvals.request(req());
+    expect(t.app.approvals.consume(id)).toBe(false);
+    t.app.approvals.approve(id, 'olivia');
+    expect(t.app.approvals.consume(id)).toBe(true);
+    expect(t.app.approvals.consume(id)).toBe(false);
+  });
+
+  it('expires a request past its time, records it as a denial, and refuses to approve it', async () => {
+    t = tempApp();
+    const { id } = t.app.approvals.request(req({ expiresInSeconds: 0.05 }));
+    await new Promise((r) => setTimeout(r, 80));
+    expect(() => t!.app.approvals.approve(id, 'olivia')).toThrow(/already expired/);
+    expect(t.app.approvals.get(id)!.status).toBe('expired');
+    const d = t.app.denials.query({ ruleSource: 'hitl:deploy' }).rows;
+    expect(d).toHaveLength(1);
+    expect(d[0]!.reason).toMatch(/expired/);
+  });
+
+  it('refuses the requester as approver (separation of duties)', () => {
+    t = tempApp();
+    const { id } = t.app.approvals.request(req({ requestedBy: 'olivia' }));
+    expect(() => t!.app.approvals.approve(id, 'olivia')).toThrow(/Separation of duties/);
+  });
+
+  it('keeps every request: the database refuses to delete one', () => {
+    t = tempApp();
+    t.app.approvals.request(req());
+    expect(() => t!.app.db.$client.prepare('DELETE FROM approvals').run()).toThrow(/DELETE is refused/);
+  });
+});
