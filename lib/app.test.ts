@@ -24,6 +24,12 @@ describe('first start', () => {
     expect(t.app.bootstrap().createdAdmin).toBeUndefined();
   });
 
+  it('still creates the admin when other users were added before the first start', () => {
+    t = tempApp();
+    t.app.auth.createUser('alex', 'auditor', 'auditor-password');
+    expect(t.app.bootstrap().createdAdmin?.username).toBe('admin');
+  });
+
   it('uses SWARM_ADMIN_PASSWORD and ensures SWARM_ADMIN_TOKEN as an admin token, stored hashed', () => {
     t = tempApp({ env: { SWARM_ADMIN_PASSWORD: 'chosen-password', SWARM_ADMIN_TOKEN: 'script-token-0123456789' } });
     const r = t.app.bootstrap();

@@ -143,12 +143,13 @@ export class SwarmApp {
   }
 
   /**
-   * First start: create the admin (SWARM_ADMIN_PASSWORD or a random password, returned to be printed once), and make
+   * First start (no admin yet, even if other users were added first): create the admin (SWARM_ADMIN_PASSWORD or a
+   * random password, returned to be printed once), and make
    * sure SWARM_ADMIN_TOKEN, when set, is a valid admin token.
    */
   bootstrap(): StartupReport {
     const report: StartupReport = {};
-    if (this.auth.userCount() === 0) {
+    if (!this.auth.hasAdmin()) {
       const given = this.env.SWARM_ADMIN_PASSWORD;
       const password = given && given.length > 0 ? given : randomPassword();
       this.auth.createUser('admin', 'admin', password);

@@ -20,6 +20,11 @@ export class AuthStore {
     return this.db.select({ n: count() }).from(users).get()?.n ?? 0;
   }
 
+  /** True when an enabled admin with a password exists. */
+  hasAdmin(): boolean {
+    return this.db.select({ id: users.id }).from(users).where(and(eq(users.role, 'admin'), eq(users.disabled, false))).limit(1).get() !== undefined;
+  }
+
   findUser(username: string): UserRow | undefined {
     return this.db.select().from(users).where(eq(users.username, username)).get();
   }

@@ -3,7 +3,13 @@
  * malformed or half-written file keeps the last good configuration in force and records why.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { basename } from 'node:path';
+import { relative } from 'node:path';
+
+/** The file as a person finds it: relative to the working directory when inside it, else absolute. */
+function displayName(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel.startsWith('..') ? path : rel;
+}
 
 export interface WatchedFileStatus {
   path: string;
@@ -37,7 +43,7 @@ export class WatchedFile<T> {
       this.loadedAt = Date.now() / 1000;
       return;
     }
-    this.value = this.parse(readFileSync(path, 'utf8'), basename(path));
+    this.value = this.parse(readFileSync(path, 'utf8'), displayName(path));
     this.stamp = stamp;
     this.loadedAt = Date.now() / 1000;
   }
@@ -69,7 +75,7 @@ export class WatchedFile<T> {
     }
     if (!force && stamp === this.stamp) return false;
     try {
-      const next = this.parse(readFileSync(this.path, 'utf8'), basename(this.path));
+      const next = this.parse(readFileSync(this.path, 'utf8'), displayName(this.path));
       this.value = next;
       this.stamp = stamp;
       this.loadedAt = Date.now() / 1000;

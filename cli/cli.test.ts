@@ -1,0 +1,270 @@
+/**
+ * The `swarm` CLI end to end: each test spawns the real command (node bin/swarm.mjs) against a real SQLite file in
+ * a temp directory, and checks the result through the same database with the production stores. No mocks.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp, type SwarmApp } from '../lib/app';
+import { TEST_AGENTS } from '../lib/test-support/temp-app';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'swarm.mjs');
+
+let dir: string;
+let dbPath: string;
+let app: SwarmApp;
+let env: NodeJS.ProcessEnv;
+const approvalIds: Record<'a' | 'b' | 'c', string> = { a: '', b: '', c: '' };
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run the real CLI. Asynchronous, so that independent runs can overlap (each costs about half a second). */
+function swarm(...args: string[]): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, timeout: 20_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const TOKEN = /swt_[A-Za-z0-9_-]+/g;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'swarm-cli-'));
+  dbPath = join(dir, 'cli.db');
+  writeFileSync(join(dir, 'agents.yaml'), TEST_AGENTS);
+  writeFileSync(join(dir, 'permission_policies.yaml'), 'rules: []\n');
+  // The child gets this environment only: no flag variables or database settings from the machine running the tests.
+  env = { ...process.env };
+  for (const key of Object.keys(env)) if (key.startsWith('SWARM_') || key.startsWith('ML_TEAM_')) delete env[key];
+  env.SWARM_DB = dbPath;
+  env.SWARM_CONFIG_DIR = dir;
+
+  app = createApp({ dbPath, configDir: dir, env: {}, watchConfig: false });
+  app.auth.createUser('root', 'admin');
+  app.auth.createUser('olivia', 'operator');
+  app.auth.createUser('victor', 'viewer');
+
+  const now = Date.now() / 1000;
+  const denial = (toolName: string, agentName: string, ruleSource: string, reason: string, ageSeconds: number) =>
+    app.denials.record({ toolName, agentName, ruleSource, reason, userRole: 'viewer', principal: `agent:${agentName}`, timestamp: now - ageSeconds });
+  denial('deploy_serving', 'deployer', 'policy:no-friday-deploys', 'No production deployments before the weekend.', 60);
+  denial('deploy_serving', 'deployer', 'hitl:deploy', `Waiting for an operator, ${'very '.repeat(30)}long reason`, 120);
+  denial('export_raw_data', 'compliance_agent', 'flag:raw_data_export', '=HYPERLINK("http://x") formula, with "quotes"', 30);
+  denial('clean_dataset', 'trainer', 'agent_allowlist', 'trainer may not call clean_dataset', 2 * 24 * 3600);
+
+  const request = (target: string) =>
+    app.approvals.request({
+      gate: 'deploy',
+      agent: 'deployer',
+      tool: 'deploy_serving',
+      arguments: { model: 'churn-v7', env: target },
+      requestedBy: 'agent:deployer',
+      ruleSource: 'hitl:deploy',
+      reason: 'Deployments wait for an operator.',
+      expiresInSeconds: 3600,
+    }).id;
+  approvalIds.a = request('prod');
+  approvalIds.b = request('staging');
+  approvalIds.c = request('canary');
+});
+
+afterAll(() => {
+  app?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('swarm help and usage', () => {
+  it('lists every command, and refuses an unknown one with exit 2', async () => {
+    const [help, unknown] = await Promise.all([swarm('help'), swarm('frobnicate')]);
+    expect(help.code).toBe(0);
+    for (const c of ['users add', 'tokens add', 'denials', 'policy validate', 'features list', 'features set', 'features unset', 'approvals list', 'approvals approve', 'approvals reject']) {
+      expect(help.stdout).toContain(`swarm ${c}`);
+    }
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+    expect(unknown.stderr).toContain('Usage: swarm');
+    expect(unknown.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('swarm users and tokens', () => {
+  it('creates a user and prints a working token once', async () => {
+    const r = await swarm('users', 'add', 'alice', '--role', 'auditor', '--password', 'correct-horse-battery');
+    expect(r.code).toBe(0);
+    const tokens = r.stdout.match(TOKEN) ?? [];
+    expect(tokens).toHaveLength(1);
+    expect(r.stdout).toContain('will not be shown again');
+    expect(app.auth.principalForToken(tokens[0]!)).toEqual({ kind: 'user', id: 'alice', role: 'auditor' });
+    expect(app.auth.verifyLogin('alice', 'correct-horse-battery')?.username).toBe('alice');
+  });
+
+  it('creates an agent token that acts only as that agent', async () => {
+    const r = await swarm('tokens', 'add', '--agent', 'data_cleaner');
+    expect(r.code).toBe(0);
+    const tokens = r.stdout.match(TOKEN) ?? [];
+    expect(tokens).toHaveLength(1);
+    expect(app.auth.principalForToken(tokens[0]!)).toEqual({ kind: 'agent', id: 'data_cleaner', role: 'viewer', agent: 'data_cleaner' });
+  });
+});
+
+describe('swarm denials', () => {
+  it('filters by agent and rule-source family, as an aligned table with UTC times', async () => {
+    const [r, none] = await Promise.all([swarm('denials', '--agent', 'deployer', '--rule-source', 'policy'), swarm('denials', '--agent', 'nobody')]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+TIME \(UTC\)\s+AGENT\s+TOOL\s+RULE_SOURCE\s+ROLE\s+REASON$/);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain('policy:no-friday-deploys');
+    expect(lines[1]).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/);
+    // the REASON column starts where its header starts
+    expect(lines[1]!.indexOf('No production')).toBe(lines[0]!.indexOf('REASON'));
+
+    expect(none.code).toBe(0);
+    expect(none.stdout.trim()).toBe('No denials match.');
+  });
+
+  it('prints one page as JSON with a cursor, honouring --since and --tool', async () => {
+    const first = await swarm('denials', '--json', '--since', '3600', '--tool', 'deploy_serving', '--limit', '1');
+    expect(first.code).toBe(0);
+    const page = JSON.parse(first.stdout) as { denials: { id: number; rule_source: string; reason: string }[]; next_cursor: string | null };
+    expect(page.denials).toHaveLength(1);
+    expect(page.denials[0]!.rule_source).toBe('hitl:deploy');
+    expect(page.next_cursor).toBe(String(page.denials[0]!.id));
+    // the long reason is whole in JSON (only the table truncates)
+    expect(page.denials[0]!.reason).toMatch(/long reason$/);
+
+    const rest = JSON.parse((await swarm('denials', '--json', '--since', '3600', '--tool', 'deploy_serving', '--cursor', page.next_cursor!)).stdout) as typeof page;
+    expect(rest.denials.map((d) => d.rule_source)).toEqual(['policy:no-friday-deploys']);
+    expect(rest.next_cursor).toBeNull();
+  });
+
+  it('exports every matching row as CSV, quoted and formula-safe', async () => {
+    const r = await swarm('denials', '--csv', '--since', '86400');
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\r\n').filter(Boolean);
+    expect(lines[0]).toBe('id,timestamp,tool_call_id,tool_name,agent_name,arguments_json,rule_source,reason,user_role,http_method,http_path,principal');
+    // three seeded rows are within a day; the two-day-old one is not
+    const seeded = lines.slice(1).filter((l) => /,(deployer|compliance_agent|trainer),/.test(l));
+    expect(seeded).toHaveLength(3);
+    expect(r.stdout).toContain(`"'=HYPERLINK(""http://x"") formula, with ""quotes"""`);
+    expect(r.stdout).not.toContain('trainer may not call');
+  });
+
+  it('rejects invalid filters with every problem and exit 2', async () => {
+    const r = await swarm('denials', '--since=-5', '--role', 'boss', '--limit', '0');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--since:');
+    expect(r.stderr).toContain('--role:');
+    expect(r.stderr).toContain('--limit:');
+    expect(r.stdout).toBe('');
+  });
+});
+
+describe('swarm policy validate', () => {
+  it('accepts a valid file and reports a broken one as file:line:column, exit 1', async () => {
+    const good = join(dir, 'good.yaml');
+    writeFileSync(
+      good,
+      'rules:\n  - id: no-friday-deploys\n    decision: DENY\n    match: { tool: deploy_serving, arguments: { env: prod } }\n  - id: ask-exports\n    decision: ASK\n    match: { tool: export_raw_data }\n',
+    );
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, 'rules:\n  - id: no-friday-deploys\n    decision: MAYBE\n    match: { tool: deploy_serving }\n');
+    const [ok, r, missing] = await Promise.all([
+      swarm('policy', 'validate', good),
+      swarm('policy', 'validate', bad),
+      swarm('policy', 'validate', join(dir, 'nope.yaml')),
+    ]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^OK: 2 rules/);
+
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${bad}:3:15: rules.0.decision: decision must be ALLOW, DENY or ASK`);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no such file');
+  });
+});
+
+describe('swarm features', () => {
+  it('lists every flag with tier, value and layer', async () => {
+    const r = await swarm('features', 'list');
+    expect(r.code).toBe(0);
+    const row = r.stdout.split('\n').find((l) => l.startsWith('audit_trail_security_events '));
+    expect(row).toMatch(/^audit_trail_security_events\s+invariant\s+on\s+default\s+\S/);
+    expect(r.stdout).toMatch(/^external_web_access\s+flag\s+off\s+default/m);
+  });
+
+  it('refuses to turn an invariant off (exit 1), and records the attempt as a denial', async () => {
+    const r = await swarm('features', 'set', 'audit_trail_security_events', 'off', '--reason', 'too noisy');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: .*invariant/);
+    app.flags.invalidate();
+    expect(app.flags.get('audit_trail_security_events')).toMatchObject({ value: true, layer: 'default' });
+    const recorded = app.denials.query({ ruleSource: 'flag:audit_trail_security_events', limit: 5 }).rows;
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]!.principal).toMatch(/^cli:/);
+  });
+
+  it('sets and unsets an override attributed to --as, with the change history', async () => {
+    const set = await swarm('features', 'set', 'cron_scheduler', 'off', '--reason', 'maintenance window', '--as', 'root');
+    expect(set.code).toBe(0);
+    app.flags.invalidate();
+    expect(app.flags.get('cron_scheduler')).toMatchObject({ value: false, layer: 'override', override: { setBy: 'root', reason: 'maintenance window' } });
+
+    const unset = await swarm('features', 'unset', 'cron_scheduler', '--reason', 'window over');
+    expect(unset.code).toBe(0);
+    app.flags.invalidate();
+    expect(app.flags.get('cron_scheduler')).toMatchObject({ value: true, layer: 'default' });
+    expect(app.flags.history({ name: 'cron_scheduler' }).map((h) => [h.action, h.changedBy])).toEqual([
+      ['unset', expect.stringMatching(/^cli:/)],
+      ['set', 'root'],
+    ]);
+  });
+});
+
+describe('swarm approvals', () => {
+  it('approves and rejects as an operator; a second decision is a conflict', async () => {
+    const [approve, reject] = await Promise.all([
+      swarm('approvals', 'approve', approvalIds.a, '--as', 'olivia', '--reason', 'change ticket 42'),
+      swarm('approvals', 'reject', approvalIds.b, '--as', 'root', '--reason', 'not during the freeze'),
+    ]);
+    expect(approve.code).toBe(0);
+    expect(app.approvals.get(approvalIds.a)).toMatchObject({ status: 'approved', decidedBy: 'olivia', decisionReason: 'change ticket 42' });
+    expect(reject.code).toBe(0);
+    expect(app.approvals.get(approvalIds.b)).toMatchObject({ status: 'rejected', decidedBy: 'root' });
+    // a rejection is a denial, attributed to the gate
+    expect(app.denials.query({ ruleSource: 'hitl:deploy', agent: 'deployer', limit: 10 }).rows.some((d) => d.reason === 'Rejected by root: not during the freeze')).toBe(true);
+
+    const again = await swarm('approvals', 'approve', approvalIds.a, '--as', 'root');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`error: Approval ${approvalIds.a} is already approved (by olivia).`);
+    expect(again.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('refuses a decider who is not an operator or admin, and lists what is pending', async () => {
+    const r = await swarm('approvals', 'approve', approvalIds.c, '--as', 'victor');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('user "victor" is a viewer');
+    expect(app.approvals.get(approvalIds.c)?.status).toBe('pending');
+
+    const list = await swarm('approvals', 'list', '--status', 'pending', '--json');
+    expect(list.code).toBe(0);
+    const body = JSON.parse(list.stdout) as { approvals: { id: string; arguments: Record<string, unknown> }[] };
+    expect(body.approvals.map((a) => a.id)).toEqual([approvalIds.c]);
+    expect(body.approvals[0]!.arguments).toEqual({ model: 'churn-v7', env: 'canary' });
+  });
+});

@@ -1,0 +1,86 @@
+/** swarm approvals list|approve|reject: the human-in-the-loop queue. Deciding needs an operator or admin (--as). */
+import type { ApprovalRow } from '../../db/schema';
+import { approvalToJson } from '../../lib/approvals/store';
+import { approvalIdSchema, approvalListQuerySchema, approveBodySchema, rejectBodySchema } from '../../lib/http/schemas';
+import { expectPositionals, parseCommand, requireOption, validate } from '../args';
+import { actingUser, withApp, type CliContext } from '../context';
+import { UsageError } from '../errors';
+import { cell, isoTime, table } from '../format';
+
+const DECIDERS = ['operator', 'admin'] as const;
+
+export function approvalsCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
+  switch (sub) {
+    case 'list':
+      return list(ctx, args);
+    case 'approve':
+    case 'reject':
+      return decide(ctx, sub, args);
+    default:
+      throw new UsageError(sub ? `unknown command "approvals ${sub}".` : 'missing subcommand: swarm approvals list|approve|reject.', [], true);
+  }
+}
+
+function list(ctx: CliContext, args: string[]): number {
+  const { values, positionals } = parseCommand(args, {
+    status: { type: 'string' },
+    gate: { type: 'string' },
+    agent: { type: 'string' },
+    limit: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  expectPositionals(positionals, []);
+  const raw: Record<string, string> = {};
+  for (const key of ['status', 'gate', 'agent', 'limit'] as const) {
+    const v = values[key];
+    if (v !== undefined) raw[key] = v;
+  }
+  const query = validate(approvalListQuerySchema, raw);
+  return withApp(ctx, (app) => {
+    const rows = app.approvals.list({ status: query.status, gate: query.gate, agent: query.agent, limit: query.limit });
+    if (values.json) {
+      ctx.io.out(`${JSON.stringify({ approvals: rows.map(approvalToJson) }, null, 2)}\n`);
+      return 0;
+    }
+    if (rows.length === 0) {
+      ctx.io.out('No approvals match.\n');
+      return 0;
+    }
+    ctx.io.out(
+      table(
+        ['ID', 'STATUS', 'GATE', 'AGENT', 'TOOL', 'REQUESTED (UTC)', 'EXPIRES (UTC)', 'DECIDED BY', 'REASON'],
+        rows.map((r) => [
+          r.id,
+          r.status,
+          cell(r.gate, 30),
+          cell(r.agentName, 40),
+          cell(r.toolName, 40),
+          isoTime(r.requestedAt),
+          isoTime(r.expiresAt),
+          cell(r.decidedBy, 30),
+          cell(r.decisionReason ?? r.reason, 60),
+        ]),
+      ),
+    );
+    return 0;
+  });
+}
+
+function decide(ctx: CliContext, action: 'approve' | 'reject', args: string[]): number {
+  const { values, positionals } = parseCommand(args, { as: { type: 'string' }, reason: { type: 'string' } });
+  const [id] = expectPositionals(positionals, ['ID']);
+  validate(approvalIdSchema, { id }, () => 'ID');
+  const as = requireOption(values.as, '--as', 'the operator or admin who decides');
+  const reason =
+    action === 'approve'
+      ? validate(approveBodySchema, values.reason === undefined ? {} : { reason: values.reason }).reason
+      : validate(rejectBodySchema, { reason: requireOption(values.reason, '--reason', 'it is sent back to the agent') }).reason;
+  return withApp(ctx, (app) => {
+    const user = actingUser(app, as, DECIDERS, 'decide approvals');
+    const row: ApprovalRow = action === 'approve' ? app.approvals.approve(id!, user.username, reason) : app.approvals.reject(id!, user.username, reason!);
+    const verb = action === 'approve' ? 'Approved' : 'Rejected';
+    ctx.io.out(`${verb} ${row.id}: ${cell(row.toolName)} for agent ${cell(row.agentName)} (gate ${cell(row.gate)}), by ${user.username}.\n`);
+    if (action === 'reject') ctx.io.out('The rejection is recorded as a denial.\n');
+    return 0;
+  });
+}

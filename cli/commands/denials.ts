@@ -1,0 +1,88 @@
+/** swarm denials: the audit table, filtered like GET /api/v1/permissions/denials, as a table, JSON or CSV. */
+import type { DenialRow } from '../../db/schema';
+import { denialCsvHeader, denialCsvLine, denialToJson, type DenialFilter } from '../../lib/audit/denials';
+import { denialQuerySchema } from '../../lib/http/schemas';
+import { expectPositionals, parseCommand, validate } from '../args';
+import { withApp, type CliContext } from '../context';
+import { UsageError } from '../errors';
+import { cell, isoTime, table } from '../format';
+
+const REASON_WIDTH = 60;
+const CSV_BATCH = 500;
+
+export function denialsCommand(ctx: CliContext, args: string[]): number {
+  const { values, positionals } = parseCommand(args, {
+    since: { type: 'string' },
+    agent: { type: 'string' },
+    tool: { type: 'string' },
+    role: { type: 'string' },
+    'rule-source': { type: 'string' },
+    limit: { type: 'string' },
+    cursor: { type: 'string' },
+    json: { type: 'boolean' },
+    csv: { type: 'boolean' },
+  });
+  expectPositionals(positionals, []);
+  if (values.json && values.csv) throw new UsageError('--json and --csv cannot be combined.');
+  if (values.csv && values.limit !== undefined) throw new UsageError('--limit does not apply to --csv, which exports every matching row.');
+
+  const raw: Record<string, string> = {};
+  const given: [string, string | undefined][] = [
+    ['since', values.since],
+    ['agent', values.agent],
+    ['tool', values.tool],
+    ['role', values.role],
+    ['rule_source', values['rule-source']],
+    ['limit', values.limit],
+    ['cursor', values.cursor],
+  ];
+  for (const [key, value] of given) if (value !== undefined) raw[key] = value;
+  const query = validate(denialQuerySchema, raw);
+  const filter: Omit<DenialFilter, 'limit'> = {
+    since: query.since,
+    agent: query.agent,
+    tool: query.tool,
+    role: query.role,
+    ruleSource: query.rule_source,
+    cursor: query.cursor,
+  };
+
+  return withApp(ctx, (app) => {
+    if (values.csv) {
+      let chunk = denialCsvHeader();
+      let n = 0;
+      for (const row of app.denials.iterate(filter)) {
+        chunk += denialCsvLine(row);
+        if (++n % CSV_BATCH === 0) {
+          ctx.io.out(chunk);
+          chunk = '';
+        }
+      }
+      if (chunk) ctx.io.out(chunk);
+      return 0;
+    }
+    const page = app.denials.query({ ...filter, limit: query.limit });
+    if (values.json) {
+      ctx.io.out(`${JSON.stringify({ denials: page.rows.map(denialToJson), next_cursor: page.nextCursor }, null, 2)}\n`);
+      return 0;
+    }
+    if (page.rows.length === 0) {
+      ctx.io.out('No denials match.\n');
+      return 0;
+    }
+    ctx.io.out(
+      table(
+        ['ID', 'TIME (UTC)', 'AGENT', 'TOOL', 'RULE_SOURCE', 'ROLE', 'REASON'],
+        page.rows.map((r) => [String(r.id), isoTime(r.timestamp), cell(r.agentName, 40), toolCell(r), cell(r.ruleSource, 50), cell(r.userRole), cell(r.reason, REASON_WIDTH)]),
+      ),
+    );
+    if (page.nextCursor) ctx.io.out(`\nMore rows: add --cursor ${page.nextCursor}\n`);
+    return 0;
+  });
+}
+
+/** The tool, or for an HTTP denial the request it refused. */
+function toolCell(r: DenialRow): string {
+  if (r.toolName === 'http' && r.httpPath) return cell(`${r.httpMethod ?? ''} ${r.httpPath}`.trim(), 50);
+  return cell(r.toolName, 50);
+}

@@ -1,0 +1,114 @@
+/** swarm features list|set|unset: the flag catalog with effective values, and runtime overrides. */
+import type { SwarmApp } from '../../lib/app';
+import { AppError } from '../../lib/errors';
+import type { ResolvedFlag } from '../../lib/flags/resolve';
+import { flagToJson } from '../../lib/flags/view';
+import { flagNameSchema, flagUnsetBodySchema } from '../../lib/http/schemas';
+import { expectPositionals, parseCommand, requireOption, validate } from '../args';
+import { actingUser, cliActor, withApp, type CliContext } from '../context';
+import { UsageError } from '../errors';
+import { cell, clean, table } from '../format';
+
+const onOff = (v: boolean) => (v ? 'on' : 'off');
+const VALUES: Readonly<Record<string, boolean>> = { on: true, off: false, true: true, false: false };
+
+export function featuresCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
+  switch (sub) {
+    case 'list':
+      return list(ctx, args);
+    case 'set':
+      return set(ctx, args);
+    case 'unset':
+      return unset(ctx, args);
+    default:
+      throw new UsageError(sub ? `unknown command "features ${sub}".` : 'missing subcommand: swarm features list|set|unset.', [], true);
+  }
+}
+
+function list(ctx: CliContext, args: string[]): number {
+  const { values, positionals } = parseCommand(args, { json: { type: 'boolean' } });
+  expectPositionals(positionals, []);
+  return withApp(ctx, (app) => {
+    const resolution = app.flags.resolution();
+    const flags = [...resolution.flags.values()];
+    if (values.json) {
+      ctx.io.out(`${JSON.stringify({ flags: flags.map(flagToJson), problems: resolution.problems }, null, 2)}\n`);
+      return 0;
+    }
+    ctx.io.out(
+      table(
+        ['NAME', 'TIER', 'VALUE', 'LAYER', 'DESCRIPTION'],
+        flags.map((f) => {
+          const j = flagToJson(f);
+          return [f.name, f.tier, onOff(f.value), layerCell(f), cell(j.description, 60)];
+        }),
+      ),
+    );
+    if (resolution.problems.length > 0) {
+      ctx.io.out('\nProblems:\n');
+      for (const p of resolution.problems) ctx.io.out(`  - ${clean(p.message)}\n`);
+    }
+    return 0;
+  });
+}
+
+function layerCell(f: ResolvedFlag): string {
+  if (f.layer === 'override' && f.override) return cell(`override by ${f.override.setBy}`, 40);
+  if ((f.layer === 'env' || f.layer === 'alias') && f.variable) return `${f.layer} ${f.variable}`;
+  return f.layer;
+}
+
+function changeOptions(args: string[]) {
+  return parseCommand(args, { reason: { type: 'string' }, as: { type: 'string' } });
+}
+
+/** Who the change is attributed to: --as names an admin (as the API requires), else the OS user. */
+function changedBy(ctx: CliContext, app: SwarmApp, as: string | undefined): { by: string; role: string | null } {
+  if (as === undefined) return { by: cliActor(ctx.env), role: null };
+  const user = actingUser(app, as, ['admin'], 'change feature flags');
+  return { by: user.username, role: user.role };
+}
+
+function set(ctx: CliContext, args: string[]): number {
+  const { values, positionals } = changeOptions(args);
+  const [name, rawValue] = expectPositionals(positionals, ['NAME', 'on|off']);
+  validate(flagNameSchema, { name }, () => 'NAME');
+  const value = VALUES[rawValue!.toLowerCase()];
+  if (value === undefined) throw new UsageError(`the value is on or off, not "${rawValue}".`);
+  const reason = validate(flagUnsetBodySchema, { reason: requireOption(values.reason, '--reason', 'every flag change is recorded with a reason') }).reason;
+  return withApp(ctx, (app) => {
+    const { by, role } = changedBy(ctx, app, values.as);
+    let flag: ResolvedFlag;
+    try {
+      flag = app.flags.setOverride(name!, value, by, reason);
+    } catch (error) {
+      // Like the API: an attempt to turn an invariant off is a security event, so it is recorded as a denial.
+      if (error instanceof AppError && error.code === 'INVARIANT') {
+        app.denials.record({
+          toolName: 'cli',
+          ruleSource: `flag:${name}`,
+          reason: error.message,
+          userRole: role,
+          principal: by,
+          argumentsJson: JSON.stringify({ command: 'features set', name, value, reason }),
+        });
+      }
+      throw error;
+    }
+    ctx.io.out(`${flag.name} is now ${onOff(flag.value)} (runtime override by ${by}).\n`);
+    return 0;
+  });
+}
+
+function unset(ctx: CliContext, args: string[]): number {
+  const { values, positionals } = changeOptions(args);
+  const [name] = expectPositionals(positionals, ['NAME']);
+  validate(flagNameSchema, { name }, () => 'NAME');
+  const reason = validate(flagUnsetBodySchema, { reason: requireOption(values.reason, '--reason', 'every flag change is recorded with a reason') }).reason;
+  return withApp(ctx, (app) => {
+    const { by } = changedBy(ctx, app, values.as);
+    const flag = app.flags.unsetOverride(name!, by, reason);
+    ctx.io.out(`${flag.name}: override removed by ${by}; it is now ${onOff(flag.value)} (from ${layerCell(flag)}).\n`);
+    return 0;
+  });
+}

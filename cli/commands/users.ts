@@ -1,0 +1,88 @@
+/** swarm users add, swarm tokens add: accounts and API tokens. A token is printed once and stored only as a hash. */
+import { and, eq } from 'drizzle-orm';
+import { users } from '../../db/schema';
+import type { UserRole } from '../../lib/auth/store';
+import { parseCommand, expectPositionals, requireOption } from '../args';
+import { withApp, cliActor, type CliContext, type Io } from '../context';
+import { CliError, UsageError } from '../errors';
+
+export const USER_ROLES: readonly UserRole[] = ['viewer', 'auditor', 'operator', 'admin'];
+const AGENT_NAME = /^[a-z][a-z0-9_-]*$/;
+
+function isUserRole(value: string): value is UserRole {
+  return (USER_ROLES as readonly string[]).includes(value);
+}
+
+function printToken(io: Io, token: string, owner: string): void {
+  io.out(`\n  ${token}\n\n`);
+  io.out(`This token will not be shown again: store it now. It acts as ${owner}.\n`);
+  io.out('Use it as: Authorization: Bearer <token>\n');
+}
+
+export function usersCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
+  if (sub !== 'add') throw new UsageError(sub ? `unknown command "users ${sub}".` : 'missing subcommand: swarm users add.', [], true);
+  const { values, positionals } = parseCommand(args, {
+    role: { type: 'string' },
+    password: { type: 'string' },
+    'token-name': { type: 'string' },
+  });
+  const [name] = expectPositionals(positionals, ['NAME']);
+  const role = requireOption(values.role, '--role', USER_ROLES.join(', '));
+  if (!isUserRole(role)) throw new UsageError(`--role must be one of ${USER_ROLES.join(', ')}, not "${role}".`);
+  return withApp(ctx, (app) => {
+    const created = app.db.transaction(
+      () => {
+        const user = app.auth.createUser(name!, role, values.password);
+        const token = app.auth.createToken({ username: user.username }, values['token-name'] ?? `created by ${cliActor(ctx.env)}`);
+        return { user, token };
+      },
+      { behavior: 'immediate' },
+    );
+    ctx.io.out(`Created user "${created.user.username}" with role ${created.user.role}${values.password ? ' and a password' : ' (no password: API token only)'}.\n`);
+    ctx.io.out(`API token for ${created.user.username}:\n`);
+    printToken(ctx.io, created.token, `${created.user.username} (${created.user.role})`);
+    const admin = app.db.select({ id: users.id }).from(users).where(and(eq(users.role, 'admin'), eq(users.disabled, false))).get();
+    if (!admin) {
+      ctx.io.err('note: this database has no enabled admin yet; add one with: swarm users add NAME --role admin\n');
+    }
+    return 0;
+  });
+}
+
+export function tokensCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
+  if (sub !== 'add') throw new UsageError(sub ? `unknown command "tokens ${sub}".` : 'missing subcommand: swarm tokens add.', [], true);
+  const { values, positionals } = parseCommand(args, {
+    agent: { type: 'string' },
+    user: { type: 'string' },
+    name: { type: 'string' },
+  });
+  expectPositionals(positionals, []);
+  if ((values.agent === undefined) === (values.user === undefined)) {
+    throw new UsageError('give exactly one of --agent NAME or --user NAME.');
+  }
+  const label = values.name ?? `created by ${cliActor(ctx.env)}`;
+  if (label.trim().length === 0 || label.length > 200) throw new UsageError('--name is 1 to 200 characters.');
+  if (values.agent !== undefined && (!AGENT_NAME.test(values.agent) || values.agent.length > 200)) {
+    throw new UsageError(`--agent "${values.agent}" is not an agent name (lower-case letters, digits, "_" or "-").`);
+  }
+  return withApp(ctx, (app) => {
+    if (values.agent !== undefined) {
+      const agent = values.agent;
+      const token = app.auth.createToken({ agent }, label);
+      ctx.io.out(`API token for agent "${agent}":\n`);
+      printToken(ctx.io, token, `agent ${agent} (and only that agent)`);
+      if (!app.agentsFile.current.agents.has(agent)) {
+        ctx.io.err(`note: agent "${agent}" is not in ${app.agentsFile.path}; its calls are denied until it is added there.\n`);
+      }
+      return 0;
+    }
+    const username = values.user!;
+    const user = app.auth.findUser(username);
+    if (!user) throw new CliError(`there is no user "${username}".`);
+    if (user.disabled) throw new CliError(`user "${username}" is disabled; a token for it would not authenticate.`);
+    const token = app.auth.createToken({ username }, label);
+    ctx.io.out(`API token for user "${username}" (${user.role}):\n`);
+    printToken(ctx.io, token, `${username} (${user.role})`);
+    return 0;
+  });
+}

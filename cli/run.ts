@@ -1,0 +1,82 @@
+/** Dispatch a command line to its command and turn every outcome into an exit status. */
+import { AppError } from '../lib/errors';
+import { ConfigFileError } from '../lib/permissions/yaml-config';
+import { approvalsCommand } from './commands/approvals';
+import { denialsCommand } from './commands/denials';
+import { featuresCommand } from './commands/features';
+import { policyCommand } from './commands/policy';
+import { tokensCommand, usersCommand } from './commands/users';
+import type { CliContext } from './context';
+import { CliError, UsageError } from './errors';
+import { USAGE } from './usage';
+
+/** Options before a `--` that ask for help. */
+function wantsHelp(argv: readonly string[]): boolean {
+  for (const a of argv) {
+    if (a === '--') return false;
+    if (a === '--help' || a === '-h') return true;
+  }
+  return false;
+}
+
+function dispatch(ctx: CliContext, argv: string[]): number {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || wantsHelp(argv)) {
+    ctx.io.out(USAGE);
+    return 0;
+  }
+  const [sub, ...args] = rest;
+  switch (command) {
+    case 'users':
+      return usersCommand(ctx, sub, args);
+    case 'tokens':
+      return tokensCommand(ctx, sub, args);
+    case 'denials':
+      return denialsCommand(ctx, rest);
+    case 'policy':
+      return policyCommand(ctx, sub, args);
+    case 'features':
+    case 'flags':
+      return featuresCommand(ctx, sub, args);
+    case 'approvals':
+      return approvalsCommand(ctx, sub, args);
+    default:
+      throw new UsageError(`unknown command "${command}".`, [], true);
+  }
+}
+
+export function run(ctx: CliContext, argv: string[]): number {
+  try {
+    return dispatch(ctx, argv);
+  } catch (error) {
+    return report(ctx, error);
+  }
+}
+
+function report(ctx: CliContext, error: unknown): number {
+  const { io } = ctx;
+  if (error instanceof UsageError) {
+    io.err(`error: ${error.message}\n`);
+    for (const d of error.details) io.err(`  ${d}\n`);
+    io.err(error.showUsage ? `\n${USAGE}` : 'Run "swarm help" for usage.\n');
+    return error.exitCode;
+  }
+  if (error instanceof CliError) {
+    io.err(`error: ${error.message}\n`);
+    for (const d of error.details) io.err(`  ${d}\n`);
+    return error.exitCode;
+  }
+  if (error instanceof AppError) {
+    io.err(`error: ${error.message}\n`);
+    return 1;
+  }
+  if (error instanceof ConfigFileError) {
+    // createApp loads the configuration files and refuses to run on a broken one.
+    io.err(`error: the configuration file ${error.file} is invalid:\n${error.message}\n`);
+    return 1;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  io.err(`error: ${message}\n`);
+  if (ctx.env.SWARM_DEBUG && error instanceof Error && error.stack) io.err(`${error.stack}\n`);
+  return 1;
+}

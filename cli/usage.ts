@@ -1,0 +1,47 @@
+export const USAGE = `swarm: the Swarm Permissions command line.
+
+Usage: swarm <command> [options]
+
+Users and tokens
+  swarm users add NAME --role viewer|auditor|operator|admin [--password PW] [--token-name LABEL]
+      Create a user and print an API token for it (shown once).
+  swarm tokens add --agent NAME [--name LABEL]
+  swarm tokens add --user NAME [--name LABEL]
+      Create an API token for an agent or a user (shown once).
+
+Audit
+  swarm denials [--since SECONDS] [--agent A] [--tool T] [--role R] [--rule-source S]
+                [--limit N] [--cursor C] [--json | --csv]
+      Permission denials, newest first. --rule-source without a colon matches the whole
+      family (policy matches every policy:*). --json prints one page with next_cursor;
+      --csv exports every matching row.
+
+Policy
+  swarm policy validate [FILE]
+      Check a policy file (default: $SWARM_POLICY_FILE, else
+      $SWARM_CONFIG_DIR/permission_policies.yaml). Problems are printed as FILE:LINE:COLUMN.
+
+Feature flags
+  swarm features list [--json]
+  swarm features set NAME on|off --reason TEXT [--as ADMIN]
+  swarm features unset NAME --reason TEXT [--as ADMIN]
+      Runtime overrides take effect in running servers within a second. Invariants cannot be
+      turned off. Changes are attributed to --as (an admin user) or to cli:<os user>.
+
+Approvals
+  swarm approvals list [--status pending|approved|rejected|expired|consumed] [--gate G]
+                       [--agent A] [--limit N] [--json]
+  swarm approvals approve ID --as USER [--reason TEXT]
+  swarm approvals reject ID --as USER --reason TEXT
+      USER must be an operator or admin.
+
+  swarm help             this text (also: swarm --help, swarm COMMAND --help)
+
+Environment
+  SWARM_DB           database file (default data/swarm.db)
+  SWARM_CONFIG_DIR   folder with agents.yaml and permission_policies.yaml (default config)
+  SWARM_POLICY_FILE  policy file (default $SWARM_CONFIG_DIR/permission_policies.yaml)
+  SWARM_DEBUG=1      print stack traces of unexpected errors
+
+Exit status: 0 success, 1 failure or refusal, 2 usage error.
+`;
