@@ -1,5 +1,7 @@
 /** @type {import('next').NextConfig} */
 const nextConfig = {
+  // A separate build folder lets two builds (e.g. two e2e runs) share a checkout: NEXT_DIST_DIR=.next-b
+  distDir: process.env.NEXT_DIST_DIR || '.next',
   // better-sqlite3 is a native addon: load it from node_modules at run time, never bundle it.
   serverExternalPackages: ['better-sqlite3'],
   poweredByHeader: false,

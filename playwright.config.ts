@@ -7,7 +7,7 @@ import { E2E } from './e2e/fixtures/accounts';
  */
 export default defineConfig({
   testDir: 'e2e',
-  outputDir: 'test-results',
+  outputDir: process.env.E2E_OUTPUT_DIR ?? 'test-results',
   fullyParallel: false,
   workers: 1,
   retries: process.env.CI ? 1 : 0,
@@ -30,7 +30,7 @@ export default defineConfig({
     reuseExistingServer: false,
     timeout: 120_000,
     env: {
-      SWARM_DB: 'data/e2e.db',
+      SWARM_DB: `data/e2e-${E2E.port}.db`,
       SWARM_ADMIN_PASSWORD: E2E.users[0].password,
       SWARM_ADMIN_TOKEN: E2E.adminToken,
       SWARM_CONFIG_DIR: 'config',

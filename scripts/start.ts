@@ -26,7 +26,7 @@ if (demo) {
 env.SWARM_DB ??= 'data/swarm.db';
 const nextBin = join('node_modules', 'next', 'dist', 'bin', 'next');
 
-if (!existsSync(join('.next', 'BUILD_ID'))) {
+if (!existsSync(join(process.env.NEXT_DIST_DIR || '.next', 'BUILD_ID'))) {
   console.log('No production build found: building once (about a minute)…');
   const build = spawnSync(process.execPath, [nextBin, 'build'], { stdio: 'inherit', env });
   if (build.status !== 0) {
