@@ -15,6 +15,7 @@ const env = { ...process.env, SWARM_DB: db };
 const app = createApp({ dbPath: db, env });
 app.bootstrap();
 for (const u of E2E.users) if (u.username !== 'admin') app.auth.createUser(u.username, u.role, u.password);
+app.auth.ensureToken(E2E.deployerToken, { agent: 'deployer' }, 'e2e deployer agent');
 app.close();
 
 const server = spawn(process.execPath, [join('node_modules', 'next', 'dist', 'bin', 'next'), 'start', '-p', String(E2E.port)], { stdio: 'inherit', env });
