@@ -4,7 +4,7 @@
  * one outcome. Rows are never deleted (a trigger refuses it).
  */
 import { randomBytes } from 'node:crypto';
-import { and, asc, desc, eq, lte, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, lte, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { approvals, type ApprovalRow } from '../../db/schema';
 import type { ApprovalState } from '../permissions';
@@ -180,28 +180,40 @@ export class ApprovalStore {
     });
   }
 
-  list(filter: { status?: ApprovalStatusValue; gate?: string; agent?: string; limit?: number } = {}): ApprovalRow[] {
+  list(filter: { status?: ApprovalStatusValue | 'decided'; gate?: string; agent?: string; decided_by?: string; limit?: number } = {}): ApprovalRow[] {
     this.expireDue();
     const c: SQL[] = [];
-    if (filter.status) c.push(eq(approvals.status, filter.status));
+    if (filter.status === 'decided') c.push(ne(approvals.status, 'pending'));
+    else if (filter.status) c.push(eq(approvals.status, filter.status));
+    if (filter.decided_by) c.push(eq(approvals.decidedBy, filter.decided_by));
     if (filter.gate) c.push(eq(approvals.gate, filter.gate));
     if (filter.agent) c.push(eq(approvals.agentName, filter.agent));
+    // The queue is oldest first (who waited longest); the history newest decision first.
     const pendingFirst = filter.status === 'pending';
     return this.db
       .select()
       .from(approvals)
       .where(c.length ? and(...c) : undefined)
-      .orderBy(pendingFirst ? asc(approvals.requestedAt) : desc(approvals.requestedAt))
+      .orderBy(pendingFirst ? asc(approvals.requestedAt) : desc(sql`coalesce(${approvals.decidedAt}, ${approvals.requestedAt})`))
       .limit(filter.limit ?? 200)
       .all();
   }
 }
+
+const OUTCOME: Record<ApprovalStatusValue, string> = {
+  pending: 'waiting for an operator',
+  approved: 'approved, not yet run',
+  consumed: 'approved and run',
+  rejected: 'rejected',
+  expired: 'expired',
+};
 
 export function approvalToJson(row: ApprovalRow) {
   return {
     id: row.id,
     gate: row.gate,
     status: row.status,
+    outcome: OUTCOME[row.status],
     agent: row.agentName,
     tool: row.toolName,
     arguments: JSON.parse(row.argumentsRedacted) as unknown,

@@ -39,7 +39,9 @@ export const loginBodySchema = z.strictObject({
 });
 
 export const approvalListQuerySchema = z.strictObject({
-  status: z.enum(['pending', 'approved', 'rejected', 'expired', 'consumed']).optional(),
+  /** `decided` is every state but pending: the history */
+  status: z.enum(['pending', 'approved', 'rejected', 'expired', 'consumed', 'decided']).optional(),
+  decided_by: name.optional(),
   gate: name.optional(),
   agent: name.optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(200),

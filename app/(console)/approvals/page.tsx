@@ -1,60 +1,53 @@
 import type { Metadata } from 'next';
+import Link from 'next/link';
+import { approvalToJson } from '../../../lib/approvals/store';
+import { approvalListQuerySchema } from '../../../lib/http/schemas';
 import { requirePage } from '../../../lib/http/page-auth';
+import { isRoleAtLeast } from '../../../lib/permissions';
 import { Forbidden } from '../../_components/forbidden';
-import { ago } from '../../_components/time';
+import { ApprovalHistory, type HistoryFilter } from './approval-history';
+import { ApprovalQueue } from './approval-queue';
+import styles from './approvals.module.css';
 
 export const metadata: Metadata = { title: 'Approvals' };
 export const dynamic = 'force-dynamic';
 
-export default async function ApprovalsPage() {
-  const { app, denied } = await requirePage('/approvals', 'auditor');
+type Search = Record<string, string | string[] | undefined>;
+const one = (v: string | string[] | undefined) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
+
+export default async function ApprovalsPage({ searchParams }: { searchParams: Promise<Search> }) {
+  const { app, principal, denied } = await requirePage('/approvals', 'auditor');
   if (denied) return <Forbidden {...denied} />;
-  const pending = app.approvals.list({ status: 'pending' });
-  const now = Date.now() / 1000;
+  const sp = await searchParams;
+  const tab = sp.tab === 'history' ? 'history' : 'pending';
+  const canDecide = isRoleAtLeast(principal.role, 'operator');
+  const pending = app.approvals.list({ status: 'pending' }).map(approvalToJson);
+
+  let history: ReturnType<typeof approvalToJson>[] = [];
+  let filter: HistoryFilter = {};
+  if (tab === 'history') {
+    filter = { status: one(sp.status), agent: one(sp.agent), gate: one(sp.gate), decided_by: one(sp.decided_by) };
+    const parsed = approvalListQuerySchema.safeParse({ ...filter, status: filter.status ?? 'decided' });
+    history = parsed.success ? app.approvals.list(parsed.data).map(approvalToJson) : [];
+  }
+
   return (
     <>
       <div className="page-head">
         <h1>Approvals</h1>
-        <p className="muted">Gated tool calls waiting for an operator, oldest first.</p>
+        <p className="muted">
+          Gated tool calls wait here for a person. {canDecide ? 'Approve or reject each exact call; the agent runs it once on its next turn.' : 'You can read the queue and its history; deciding needs the operator role.'}
+        </p>
       </div>
-      {pending.length === 0 ? (
-        <div className="panel empty">Nothing is waiting for approval.</div>
-      ) : (
-        <div className="table-wrap">
-          <table className="table" aria-label="Pending approvals">
-            <thead>
-              <tr>
-                <th scope="col">Gate</th>
-                <th scope="col">Agent</th>
-                <th scope="col">Tool</th>
-                <th scope="col">Arguments</th>
-                <th scope="col">Requested by</th>
-                <th scope="col">Waiting</th>
-                <th scope="col">Expires in</th>
-              </tr>
-            </thead>
-            <tbody>
-              {pending.map((a) => (
-                <tr key={a.id}>
-                  <td>
-                    <span className="badge badge-hitl">{a.gate}</span>
-                  </td>
-                  <td>{a.agentName}</td>
-                  <td>
-                    <code>{a.toolName}</code>
-                  </td>
-                  <td>
-                    <pre className="args">{JSON.stringify(JSON.parse(a.argumentsRedacted), null, 2)}</pre>
-                  </td>
-                  <td>{a.requestedBy}</td>
-                  <td className="nowrap">{ago(a.requestedAt, now)}</td>
-                  <td className="nowrap">{ago(now - (a.expiresAt - now), now)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <nav className={styles.tabs} aria-label="Approvals views">
+        <Link href="/approvals" aria-current={tab === 'pending' ? 'page' : undefined}>
+          Pending ({pending.length})
+        </Link>
+        <Link href="/approvals?tab=history" aria-current={tab === 'history' ? 'page' : undefined}>
+          History
+        </Link>
+      </nav>
+      {tab === 'pending' ? <ApprovalQueue initial={pending} canDecide={canDecide} /> : <ApprovalHistory rows={history} filter={filter} />}
     </>
   );
 }

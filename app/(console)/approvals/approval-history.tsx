@@ -1,0 +1,96 @@
+import type { ApprovalView } from './approval-types';
+import { ArgumentsView } from './arguments-view';
+import styles from './approvals.module.css';
+import { Time } from '../../_components/time';
+
+export interface HistoryFilter {
+  status?: string;
+  agent?: string;
+  gate?: string;
+  decided_by?: string;
+}
+
+const STATUSES = [
+  ['', 'Every outcome'],
+  ['consumed', 'Approved and run'],
+  ['approved', 'Approved, not yet run'],
+  ['rejected', 'Rejected'],
+  ['expired', 'Expired'],
+] as const;
+
+/** Every decided request: who decided, when, why, and what came of it. A plain GET form, so the URL is the filter. */
+export function ApprovalHistory({ rows, filter }: { rows: ApprovalView[]; filter: HistoryFilter }) {
+  return (
+    <section aria-labelledby="history-title">
+      <h2 id="history-title" className="visually-hidden">
+        History
+      </h2>
+      <form className={styles.filters} method="get" action="/approvals">
+        <input type="hidden" name="tab" value="history" />
+        <label>
+          Outcome
+          <select name="status" defaultValue={filter.status ?? ''}>
+            {STATUSES.map(([v, l]) => (
+              <option key={v} value={v}>
+                {l}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Agent
+          <input name="agent" defaultValue={filter.agent ?? ''} placeholder="any" />
+        </label>
+        <label>
+          Gate
+          <input name="gate" defaultValue={filter.gate ?? ''} placeholder="any" />
+        </label>
+        <label>
+          Decided by
+          <input name="decided_by" defaultValue={filter.decided_by ?? ''} placeholder="anyone" />
+        </label>
+        <button type="submit" className="button">
+          Filter
+        </button>
+      </form>
+      {rows.length === 0 ? (
+        <div className="panel empty">No decided request matches this filter.</div>
+      ) : (
+        <div className="table-wrap">
+          <table className="table" aria-label="Decided approval requests">
+            <thead>
+              <tr>
+                <th scope="col">Decided</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Request</th>
+                <th scope="col">Arguments</th>
+                <th scope="col">Requested by</th>
+                <th scope="col">Decided by</th>
+                <th scope="col">Reason</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((a) => (
+                <tr key={a.id}>
+                  <td className="nowrap">{a.decided_at ? <Time seconds={a.decided_at} /> : '—'}</td>
+                  <td>
+                    <span className={`${styles.outcome} ${styles[`outcome_${a.status}`] ?? ''}`}>{a.outcome}</span>
+                  </td>
+                  <td>
+                    <span className="badge badge-hitl">{a.gate}</span> {a.agent} → <code>{a.tool}</code>
+                  </td>
+                  <td className={styles.argsCell}>
+                    <ArgumentsView args={a.arguments} />
+                  </td>
+                  <td>{a.requested_by}</td>
+                  <td>{a.decided_by ?? '—'}</td>
+                  <td className="reason">{a.decision_reason ?? '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

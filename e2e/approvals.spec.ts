@@ -1,0 +1,98 @@
+import { expect, test, type APIRequestContext } from '@playwright/test';
+import { E2E } from './fixtures/accounts';
+import { signIn } from './fixtures/session';
+
+const agent = { authorization: `Bearer ${E2E.deployerToken}` };
+const admin = { authorization: `Bearer ${E2E.adminToken}` };
+
+/** The deployer asks, over REST, as an external agent would. */
+async function deployerChecks(request: APIRequestContext, model: string) {
+  const res = await request.post('/api/v1/permissions/check', {
+    headers: agent,
+    data: { agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: model, env: 'prod' } },
+  });
+  expect(res.ok()).toBe(true);
+  return (await res.json()) as { decision: string; rule_source: string; approval_id: string | null };
+}
+
+test.describe('human-in-the-loop approvals', () => {
+  test('an operator approves in the browser; the next turn runs the call exactly once', async ({ page, request }) => {
+    const model = `m-${Date.now()}`;
+    const asked = await deployerChecks(request, model);
+    expect(asked).toMatchObject({ decision: 'ASK', rule_source: 'hitl:deploy' });
+
+    await signIn(page, 'olivia');
+    await page.goto('/approvals');
+    const card = page.locator(`[data-approval-id="${asked.approval_id}"]`);
+    await expect(card).toContainText('deployer wants to run deploy_serving');
+    await expect(card).toContainText(model);
+    await expect(card).toContainText(/expires in \d+h/);
+    await page.screenshot({ path: 'test-results/screens/approvals-queue.png', fullPage: true });
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await expect(page.getByRole('status')).toContainText('Approved: deployer → deploy_serving');
+    await expect(card).toHaveCount(0);
+
+    expect(await deployerChecks(request, model)).toMatchObject({ decision: 'ALLOW', rule_source: 'hitl:deploy' });
+    expect((await deployerChecks(request, model)).decision).toBe('ASK');
+  });
+
+  test('a rejection with a reason reaches the audit trail as hitl:deploy', async ({ page, request }) => {
+    const model = `m-rej-${Date.now()}`;
+    const asked = await deployerChecks(request, model);
+    await signIn(page, 'olivia');
+    await page.goto('/approvals');
+    const card = page.locator(`[data-approval-id="${asked.approval_id}"]`);
+    await card.getByRole('button', { name: 'Reject…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Reject this request' });
+    await expect(dialog.getByRole('button', { name: 'Reject' })).toBeDisabled();
+    await dialog.getByLabel('Wrong environment').check();
+    await dialog.getByLabel('Details (optional)').fill('use staging first');
+    await page.screenshot({ path: 'test-results/screens/approvals-reject-dialog.png' });
+    await dialog.getByRole('button', { name: 'Reject' }).click();
+    await expect(card).toHaveCount(0);
+
+    const denials = (await (await request.get('/api/v1/permissions/denials?rule_source=hitl&agent=deployer', { headers: admin })).json()) as {
+      denials: { rule_source: string; reason: string; arguments_json: string }[];
+    };
+    const row = denials.denials.find((d) => d.arguments_json.includes(model));
+    expect(row).toMatchObject({ rule_source: 'hitl:deploy' });
+    expect(row?.reason).toContain('Wrong environment: use staging first');
+    expect(await deployerChecks(request, model)).toMatchObject({ decision: 'DENY', rule_source: 'hitl:deploy' });
+
+    await page.goto('/approvals?tab=history&status=rejected');
+    await expect(page.getByRole('table', { name: 'Decided approval requests' })).toContainText('Wrong environment: use staging first');
+    await page.screenshot({ path: 'test-results/screens/approvals-history.png', fullPage: true });
+  });
+
+  test('the keyboard alone approves: j/k move, a approves', async ({ page, request }) => {
+    const first = await deployerChecks(request, `m-kb1-${Date.now()}`);
+    await signIn(page, 'olivia');
+    await page.goto('/approvals');
+    await expect(page.locator(`[data-approval-id="${first.approval_id}"]`)).toBeVisible();
+    const cards = page.locator('[data-approval-id]');
+    const count = await cards.count();
+    for (let i = 0; i < count; i++) await page.keyboard.press('j');
+    await expect(cards.last()).toBeFocused();
+    const lastId = await cards.last().getAttribute('data-approval-id');
+    await page.keyboard.press('a');
+    await expect(page.locator(`[data-approval-id="${lastId}"]`)).toHaveCount(0);
+  });
+
+  test('a new request appears without a reload', async ({ page, request }) => {
+    await signIn(page, 'olivia');
+    await page.goto('/approvals');
+    const asked = await deployerChecks(request, `m-live-${Date.now()}`);
+    await expect(page.locator(`[data-approval-id="${asked.approval_id}"]`)).toBeVisible({ timeout: 10_000 });
+  });
+
+  test('an auditor reads the queue but has no approve or reject buttons, and the API refuses them', async ({ page, request }) => {
+    const asked = await deployerChecks(request, `m-aud-${Date.now()}`);
+    await signIn(page, 'alex');
+    await page.goto('/approvals');
+    const card = page.locator(`[data-approval-id="${asked.approval_id}"]`);
+    await expect(card).toBeVisible();
+    await expect(card.getByRole('button')).toHaveCount(0);
+    const res = await page.request.post(`/api/v1/approvals/${asked.approval_id}/approve`, { data: {} });
+    expect(res.status()).toBe(403);
+  });
+});

@@ -1,0 +1,47 @@
+/** Many operators deciding one request at once, each in its own process: exactly one outcome. */
+import { spawn } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempApp, type TempApp } from '../lib/test-support/temp-app';
+
+let t: TempApp | undefined;
+afterEach(() => {
+  t?.cleanup();
+  t = undefined;
+});
+
+function contender(args: string[], startAt: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, ['--import', 'tsx', 'tests/fixtures/decide-approval.ts', ...args], { env: { ...process.env, RACE_START_AT: String(startAt) } });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    p.on('exit', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`contender failed: ${err}`))));
+  });
+}
+
+describe('the approval race', () => {
+  it('leaves exactly one outcome when six processes approve and reject at once; the losers get a conflict', async () => {
+    t = tempApp();
+    const { id } = t.app.approvals.request({
+      gate: 'deploy',
+      agent: 'deployer',
+      tool: 'deploy_serving',
+      arguments: { model_id: 'm-42', env: 'prod' },
+      requestedBy: 'agent:deployer',
+      ruleSource: 'hitl:deploy',
+      reason: 'r',
+      expiresInSeconds: 3600,
+    });
+    const startAt = Date.now() + 2500;
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => contender([t!.dbPath, t!.dir, id, i % 2 ? 'reject' : 'approve', `op${i}`], startAt)),
+    );
+    expect(results.filter((r) => r === 'won')).toHaveLength(1);
+    expect(results.filter((r) => r === 'CONFLICT')).toHaveLength(5);
+    const row = t.app.approvals.get(id)!;
+    expect(['approved', 'rejected']).toContain(row.status);
+    // A rejection is recorded once, and only if the rejection won.
+    expect(t.app.denials.count({ ruleSource: 'hitl' })).toBe(row.status === 'rejected' ? 1 : 0);
+  }, 60_000);
+});
