@@ -9,8 +9,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Sign in with user name and password; sets an HttpOnly, SameSite=Strict session cookie. */
 export const POST = route({ role: requireRole('anonymous'), body: loginBodySchema }, async ({ app, body, request }) => {
-  const address = request.headers.get('x-forwarded-for')?.split(',')[0]?.trim() ?? 'local';
-  const keys = [`user:${body.username.toLowerCase()}`, `ip:${address}`];
+  // Per user name always; per client address only when a proxy tells us the address (otherwise every client would
+  // share one key, and one attacker could slow everybody's sign-in).
+  const address = request.headers.get('x-forwarded-for')?.split(',')[0]?.trim();
+  const keys = [`user:${body.username.toLowerCase()}`, ...(address ? [`ip:${address}`] : [])];
   const delay = loginThrottle.delayFor(keys);
   if (delay > 0) await sleep(delay);
   const user = app.auth.verifyLogin(body.username, body.password);
