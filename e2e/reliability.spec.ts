@@ -1,0 +1,133 @@
+/**
+ * Reliability promises against the real built server: a killed server loses no recorded denial; the server and the
+ * CLI write at the same time without "database is locked"; a policy change takes effect without a restart and a
+ * malformed one keeps the last good policy in force.
+ */
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { expect, test } from '@playwright/test';
+import { E2E } from './fixtures/accounts';
+import { isolatedServer } from './fixtures/isolated-server';
+
+test.describe.configure({ mode: 'serial', timeout: 120_000 });
+
+async function check(url: string, token: string, body: Record<string, unknown>) {
+  const res = await fetch(`${url}/api/v1/permissions/check`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`check answered ${res.status}`);
+  return (await res.json()) as { decision: string; rule_source: string };
+}
+
+test('a server killed with SIGKILL at a random moment loses no denial it answered', async () => {
+  const server = isolatedServer(E2E.port + 51);
+  await server.start();
+  const acknowledged: string[] = [];
+  let failedInFlight = 0;
+  for (let round = 0; round < 3; round++) {
+    let stop = false;
+    const client = async (worker: number) => {
+      for (let i = 0; !stop; i++) {
+        const id = `r${round}-w${worker}-${i}`;
+        try {
+          const r = await check(server.url, server.token, { agent: 'data_cleaner', tool: 'deploy_serving', arguments: { model_id: id, env: 'prod' }, tool_call_id: id });
+          if (r.decision === 'DENY') acknowledged.push(id);
+        } catch {
+          failedInFlight++; // the server died under this request: no answer, no promise made
+          return;
+        }
+      }
+    };
+    const clients = [0, 1, 2, 3].map(client);
+    await new Promise((r) => setTimeout(r, 400 + Math.random() * 1200));
+    await server.kill('SIGKILL');
+    stop = true;
+    await Promise.all(clients);
+    await server.start();
+  }
+  await server.kill('SIGTERM');
+  expect(acknowledged.length).toBeGreaterThan(50);
+  const db = new Database(server.dbPath, { readonly: true });
+  try {
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    const stored = new Set((db.prepare('SELECT tool_call_id FROM permission_denials WHERE tool_call_id IS NOT NULL').all() as { tool_call_id: string }[]).map((r) => r.tool_call_id));
+    const lost = acknowledged.filter((id) => !stored.has(id));
+    expect(lost, `${lost.length} of ${acknowledged.length} acknowledged denials lost (${failedInFlight} requests cut by the kill)`).toEqual([]);
+  } finally {
+    db.close();
+  }
+});
+
+function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, ['bin/swarm.mjs', ...args], { env });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    p.on('exit', (code) => resolve({ code: code ?? 1, out }));
+  });
+}
+
+test('the server and the CLI write at the same time without "database is locked", and nothing is lost', async () => {
+  const server = isolatedServer(E2E.port + 52);
+  await server.start();
+  try {
+    const denials = (async () => {
+      let n = 0;
+      for (let i = 0; i < 300; i++) {
+        const r = await check(server.url, server.token, { agent: 'trainer', tool: 'deploy_serving', arguments: { i } });
+        if (r.decision === 'DENY') n++;
+      }
+      return n;
+    })();
+    const results: { code: number; out: string }[] = [];
+    for (let i = 0; i < 6; i++) {
+      const step = await Promise.all([
+        cli(server.env, ['features', 'set', 'batch_runner', i % 2 ? 'on' : 'off', '--reason', `cli ${i}`, '--as', 'admin']),
+        cli(server.env, ['denials', '--limit', '5', '--json']),
+      ]);
+      results.push(...step);
+    }
+    const served = await denials;
+    for (const r of results) {
+      expect(r.out).not.toMatch(/database is locked|SQLITE_BUSY/);
+      expect(r.code, r.out).toBe(0);
+    }
+    expect(served).toBe(300);
+    const db = new Database(server.dbPath, { readonly: true });
+    try {
+      const count = (db.prepare("SELECT count(*) AS n FROM permission_denials WHERE agent_name = 'trainer'").get() as { n: number }).n;
+      expect(count).toBe(300);
+      const changes = (db.prepare("SELECT count(*) AS n FROM flag_changes WHERE name = 'batch_runner'").get() as { n: number }).n;
+      expect(changes).toBe(6);
+    } finally {
+      db.close();
+    }
+  } finally {
+    await server.kill('SIGTERM');
+  }
+});
+
+test('a policy change takes effect without a restart; a malformed one keeps the last good policy', async () => {
+  const server = isolatedServer(E2E.port + 53);
+  const policy = join(server.configDir, 'permission_policies.yaml');
+  await server.start();
+  try {
+    const call = { agent: 'deployer', tool: 'monitor_drift', arguments: { model_id: 'm-1' } };
+    expect((await check(server.url, server.token, call)).decision).toBe('ALLOW');
+    writeFileSync(policy, 'rules:\n  - id: freeze\n    decision: DENY\n    reason: Change freeze.\n    match: { agent: deployer }\n');
+    await expect.poll(async () => (await check(server.url, server.token, call)).rule_source, { timeout: 5000 }).toBe('policy:freeze');
+    // A half-written file: the last good policy stays in force.
+    writeFileSync(policy, 'rules:\n  - id: freeze\n    decision: DE');
+    await new Promise((r) => setTimeout(r, 2500));
+    for (let i = 0; i < 20; i++) expect((await check(server.url, server.token, call)).rule_source).toBe('policy:freeze');
+    writeFileSync(policy, 'rules: []\n');
+    await expect.poll(async () => (await check(server.url, server.token, call)).decision, { timeout: 5000 }).toBe('ALLOW');
+  } finally {
+    await server.kill('SIGTERM');
+  }
+});
