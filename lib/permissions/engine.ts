@@ -94,14 +94,36 @@ export class PermissionEngine {
     this.initialized = true;
   }
 
-  /** Build the context the sources see: the input plus flag values and, for tool calls, the approval state. */
+  /**
+   * Build the context the sources see: the input plus flag values and, for tool calls, the approval state.
+   * Built field by field rather than by spreading: this runs on every decision, and the spread dominated its cost.
+   */
   private contextFor(input: CheckInput): PermissionContext {
     const flags = this.hooks.flagValues();
     if (input.kind === 'tool') {
-      const approval = this.hooks.approvalState?.(input);
-      return approval ? { ...input, flags, approval } : { ...input, flags };
+      return {
+        kind: 'tool',
+        principal: input.principal,
+        agent: input.agent,
+        tool: input.tool,
+        arguments: input.arguments,
+        toolCallId: input.toolCallId,
+        requiredRole: input.requiredRole,
+        flags,
+        approval: this.hooks.approvalState?.(input),
+      };
     }
-    return { ...input, flags };
+    return {
+      kind: 'http',
+      principal: input.principal,
+      method: input.method,
+      path: input.path,
+      requiredRole: input.requiredRole,
+      agent: input.agent,
+      arguments: input.arguments,
+      toolCallId: input.toolCallId,
+      flags,
+    };
   }
 
   private collect(context: PermissionContext): PermissionRule[] {
@@ -127,13 +149,9 @@ export class PermissionEngine {
   }
 
   private evaluate(context: PermissionContext): CheckResult {
-    const resolution = resolve(this.collect(context), context.kind);
-    const result: CheckResult = {
-      ...resolution,
-      ruleSource: resolution.rule.ruleSource,
-      reason: resolution.rule.reason,
-    };
-    if (context.approval?.id && (resolution.decision !== 'ALLOW' || context.approval.status === 'approved')) {
+    const { decision, rule, trace } = resolve(this.collect(context), context.kind);
+    const result: CheckResult = { decision, rule, trace, ruleSource: rule.ruleSource, reason: rule.reason };
+    if (context.approval?.id && (decision !== 'ALLOW' || context.approval.status === 'approved')) {
       result.approvalId = context.approval.id;
     }
     return result;

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { parseYamlConfig } from './yaml-config';
 import { compileNames, matchesName, type NameMatcher } from './glob';
-import { DECISIONS, PRIORITY, ROLES, type Decision, type Role } from './types';
+import { DECISIONS, PRIORITY, ROLES, type Decision, type PermissionRule, type Role } from './types';
 
 const pattern = z.string().min(1, 'must not be empty');
 const patterns = z.union([pattern, z.array(pattern).min(1, 'must list at least one value')]);
@@ -68,6 +68,8 @@ export interface CompiledRule {
   readonly args?: readonly ArgumentMatcher[];
   /** the rule as written, for display on /transparency */
   readonly source: PolicyRuleInput;
+  /** the rule the source emits when it matches (built once, shared by every check) */
+  readonly emitted: PermissionRule;
 }
 
 export interface CompiledPolicy {
@@ -82,6 +84,58 @@ export interface CompiledPolicy {
   /** tools for which some ASK rule may match (the engine then looks up the call's approval) */
   readonly askTools: ReadonlySet<string>;
   readonly askAnyTool: boolean;
+  /** tool -> agent -> the rules whose tool and agent match: filled lazily, so a check tests only these */
+  readonly candidates: Map<string, Map<string, readonly CompiledRule[]>>;
+}
+
+/** Bound on the memo of (tool, agent) candidate lists; agents and tools are finite, this only guards odd callers. */
+const MAX_CANDIDATE_ENTRIES = 250_000;
+let candidateEntries = 0;
+
+/**
+ * The tool-call rules whose tool and agent match this call. Computed once per (tool, agent) from the indexes and
+ * memoised, so the cost of a check does not grow with the number of rules about other tools and agents.
+ */
+export function candidateRules(p: CompiledPolicy, tool: string, agent: string): readonly CompiledRule[] {
+  let byAgent = p.candidates.get(tool);
+  const hit = byAgent?.get(agent);
+  if (hit) return hit;
+  const out: CompiledRule[] = [];
+  const consider = (rules: readonly CompiledRule[] | undefined) => {
+    if (!rules) return;
+    for (const r of rules) {
+      if (r.tool && !matchesName(r.tool, tool)) continue;
+      if (r.agent && !matchesName(r.agent, agent)) continue;
+      out.push(r);
+    }
+  };
+  consider(p.byTool.get(tool));
+  consider(p.anyToolByAgent.get(agent));
+  consider(p.anyTool);
+  if (candidateEntries >= MAX_CANDIDATE_ENTRIES) {
+    p.candidates.clear();
+    candidateEntries = 0;
+  }
+  if (!byAgent) {
+    byAgent = new Map();
+    p.candidates.set(tool, byAgent);
+  }
+  const frozen = Object.freeze(out);
+  byAgent.set(agent, frozen);
+  candidateEntries++;
+  return frozen;
+}
+
+/** The parts of a match that depend on the call itself, not on its tool and agent (those are in candidateRules). */
+export function callMatches(rule: CompiledRule, role: Role, args: Readonly<Record<string, unknown>> | undefined): boolean {
+  if (rule.roles && !rule.roles.has(role)) return false;
+  if (rule.args) {
+    const a = args ?? {};
+    for (const m of rule.args) {
+      if (!Object.prototype.hasOwnProperty.call(a, m.key) || !argumentMatches(m, a[m.key])) return false;
+    }
+  }
+  return true;
 }
 
 const list = <T>(v: T | readonly T[] | undefined): readonly T[] | undefined =>
@@ -123,6 +177,7 @@ export function compilePolicy(rules: readonly PolicyRuleInput[]): CompiledPolicy
       path: m.path ? compileNames(list(m.path)!) : undefined,
       args: m.arguments ? Object.entries(m.arguments).map(([key, v]) => compileArgument(key, list(v)!)) : undefined,
       source: r,
+      emitted: Object.freeze({ decision: r.decision, priority: r.priority, ruleSource: `policy:${r.id}`, reason: r.reason ?? `Policy rule "${r.id}" (${r.decision}).` }),
     };
     compiled.push(rule);
     if (rule.appliesToHttp) http.push(rule);
@@ -137,7 +192,7 @@ export function compilePolicy(rules: readonly PolicyRuleInput[]): CompiledPolicy
       else askAnyTool = true;
     }
   }
-  return { rules: compiled, byTool, anyToolByAgent, anyTool, http, askTools, askAnyTool };
+  return { rules: compiled, byTool, anyToolByAgent, anyTool, http, askTools, askAnyTool, candidates: new Map() };
 }
 
 export const EMPTY_POLICY: CompiledPolicy = compilePolicy([]);

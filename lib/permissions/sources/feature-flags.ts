@@ -15,22 +15,24 @@ const NONE: readonly PermissionRule[] = Object.freeze([]);
 
 /** Feature flags: a tool or HTTP path bound to a flag that is off is denied as `flag:<name>` (priority 800). */
 export function createFlagSource(guards: readonly FlagGuard[]): RuleSource {
-  const byTool = new Map<string, FlagGuard[]>();
+  const byTool = new Map<string, { guard: FlagGuard; rule: PermissionRule }[]>();
   const byPath: { guard: FlagGuard; re: RegExp }[] = [];
+  const deny = (g: FlagGuard, what: string): PermissionRule =>
+    Object.freeze({
+      decision: 'DENY',
+      priority: PRIORITY.flag,
+      ruleSource: `flag:${g.flag}`,
+      reason: `Feature flag "${g.flag}" is off, so ${what} is disabled.`,
+    });
   for (const g of guards) {
     for (const t of g.tools) {
+      const entry = { guard: g, rule: deny(g, `tool "${t}"`) };
       const list = byTool.get(t);
-      if (list) list.push(g);
-      else byTool.set(t, [g]);
+      if (list) list.push(entry);
+      else byTool.set(t, [entry]);
     }
     for (const p of g.paths) byPath.push({ guard: g, re: compileGlob(p) });
   }
-  const deny = (g: FlagGuard, what: string): PermissionRule => ({
-    decision: 'DENY',
-    priority: PRIORITY.flag,
-    ruleSource: `flag:${g.flag}`,
-    reason: `Feature flag "${g.flag}" is off, so ${what} is disabled.`,
-  });
   return {
     name: 'feature_flags',
     rules(context) {
@@ -38,8 +40,8 @@ export function createFlagSource(guards: readonly FlagGuard[]): RuleSource {
       if (context.kind === 'tool') {
         const list = byTool.get(context.tool);
         if (!list) return NONE;
-        for (const g of list) {
-          if (!(context.flags.get(g.flag) ?? g.defaultValue)) (out ??= []).push(deny(g, `tool "${context.tool}"`));
+        for (const { guard, rule } of list) {
+          if (!(context.flags.get(guard.flag) ?? guard.defaultValue)) (out ??= []).push(rule);
         }
       } else {
         for (const { guard, re } of byPath) {

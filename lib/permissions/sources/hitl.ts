@@ -8,6 +8,19 @@ const NONE: readonly PermissionRule[] = Object.freeze([]);
  * expired one is denied. `gates` maps tool name to gate type.
  */
 export function createHitlSource(gates: () => ReadonlyMap<string, string>): RuleSource {
+  // The "no approval yet" answer is the same for every call of a tool: build it once per tool and gate.
+  const asks = new Map<string, readonly PermissionRule[]>();
+  const firstAsk = (tool: string, gate: string): readonly PermissionRule[] => {
+    const key = `${tool}\u0000${gate}`;
+    let r = asks.get(key);
+    if (!r) {
+      r = Object.freeze([
+        Object.freeze({ decision: 'ASK' as const, priority: PRIORITY.hitl, ruleSource: `hitl:${gate}`, reason: `Tool "${tool}" needs a human approval (gate "${gate}").` }),
+      ]);
+      asks.set(key, r);
+    }
+    return r;
+  };
   return {
     name: 'hitl',
     rules(context) {
@@ -26,7 +39,7 @@ export function createHitlSource(gates: () => ReadonlyMap<string, string>): Rule
         case 'pending':
           return [{ decision: 'ASK', priority: PRIORITY.hitl, ruleSource, reason: `Waiting for an operator to approve this "${gate}" call (approval ${approval.id}).` }];
         default:
-          return [{ decision: 'ASK', priority: PRIORITY.hitl, ruleSource, reason: `Tool "${context.tool}" needs a human approval (gate "${gate}").` }];
+          return firstAsk(context.tool, gate);
       }
     },
   };

@@ -1,12 +1,10 @@
-import { ruleMatches, type CompiledPolicy, type CompiledRule } from '../policy';
+import { callMatches, candidateRules, ruleMatches, type CompiledPolicy, type CompiledRule } from '../policy';
 import type { PermissionContext, PermissionRule, RuleSource } from '../types';
 
 const NONE: readonly PermissionRule[] = Object.freeze([]);
 
 function emit(rule: CompiledRule, context: PermissionContext): PermissionRule {
-  if (rule.decision !== 'ASK' || !context.approval) {
-    return { decision: rule.decision, priority: rule.priority, ruleSource: rule.ruleSource, reason: rule.reason };
-  }
+  if (rule.decision !== 'ASK' || !context.approval) return rule.emitted;
   // An ASK rule asks until this exact call is approved; then it allows (once), or denies if rejected or expired.
   const a = context.approval;
   const base = { priority: rule.priority, ruleSource: rule.ruleSource };
@@ -26,27 +24,15 @@ export function createPolicySource(policy: () => CompiledPolicy): RuleSource {
     rules(context) {
       const p = policy();
       if (p.rules.length === 0) return NONE;
-      const c = {
-        kind: context.kind,
-        agent: context.agent,
-        tool: context.tool,
-        role: context.principal.role,
-        method: context.kind === 'http' ? context.method : undefined,
-        path: context.kind === 'http' ? context.path : undefined,
-        arguments: context.arguments,
-      };
       let out: PermissionRule[] | undefined;
-      const consider = (rules: readonly CompiledRule[] | undefined) => {
-        if (!rules) return;
-        for (const r of rules) if (ruleMatches(r, c)) (out ??= []).push(emit(r, context));
-      };
       if (context.kind === 'tool') {
-        consider(p.byTool.get(context.tool));
-        consider(p.anyToolByAgent.get(context.agent));
-        consider(p.anyTool);
-      } else {
-        consider(p.http);
+        for (const r of candidateRules(p, context.tool, context.agent)) {
+          if (callMatches(r, context.principal.role, context.arguments)) (out ??= []).push(emit(r, context));
+        }
+        return out ?? NONE;
       }
+      const c = { kind: context.kind, agent: context.agent, role: context.principal.role, method: context.method, path: context.path };
+      for (const r of p.http) if (ruleMatches(r, c)) (out ??= []).push(emit(r, context));
       return out ?? NONE;
     },
   };
