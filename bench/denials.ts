@@ -1,0 +1,242 @@
+/**
+ * Denial store benchmark: durable denial writes per second through the real DenialStore, on a real SQLite file in a
+ * temporary directory (openDatabase runs the committed migrations and sets WAL and the synchronous mode).
+ *
+ *   node --import tsx bench/denials.ts
+ *
+ * Every insert is its own autocommit transaction: the row is committed before record() returns, as the engine's
+ * recordDenial hook requires. Measured for a few seconds each in synchronous NORMAL (the default) and FULL, alone and
+ * with one concurrent reader (a worker thread with its own read-only connection running the console's "latest denials
+ * of an agent" query in a loop).
+ */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { openDatabase, type SyncMode } from '../db/client';
+import { DenialStore, denialFromDecision, type DenialInput } from '../lib/audit/denials';
+import { parsePolicy } from '../lib/permissions/policy';
+import { buildEngine, buildWorld, generatePolicy, generateWorkload } from './engine';
+import type { ReaderData } from './denials-reader';
+import { fmt, fmtInt, isMain, markdownTable, nowNs, Samples } from './util';
+
+export interface DenialsRow {
+  label: string;
+  sync: SyncMode;
+  reader: boolean;
+  writes: number;
+  seconds: number;
+  writesPerSec: number;
+  p50Us: number;
+  p99Us: number;
+  p999Us: number;
+  maxUs: number;
+  /** queries per second of the concurrent reader during the measurement */
+  readerQueriesPerSec?: number;
+  /** size of the -wal file at the end */
+  walMB: number;
+  /** what the connection reports, as a check: journal_mode and synchronous (1 NORMAL, 2 FULL) */
+  pragmas: string;
+}
+
+export interface DenialsBenchResult {
+  dir: string;
+  seconds: number;
+  seedRows: number;
+  avgRowBytes: number;
+  rows: DenialsRow[];
+}
+
+export interface DenialsBenchOptions {
+  /** measurement time per scenario (default 3 s) */
+  seconds?: number;
+  /** where the temporary directory is created (default os.tmpdir(), or BENCH_TMPDIR) */
+  baseDir?: string;
+  log?: (line: string) => void;
+}
+
+/** Real denials: the DENY decisions of the engine benchmark's workload, turned into rows like the app does. */
+function denialInputs(count: number): { inputs: DenialInput[]; agents: string[] } {
+  const world = buildWorld();
+  const gen = generatePolicy(world, 1_000);
+  const { engine } = buildEngine(world, parsePolicy(gen.text));
+  const inputs: DenialInput[] = [];
+  for (const ctx of generateWorkload(world, gen.hints, 20_000)) {
+    const result = engine.check(ctx);
+    if (result.decision !== 'DENY') continue;
+    inputs.push(denialFromDecision({ ...ctx, flags: world.flagValues }, result));
+    if (inputs.length === count) break;
+  }
+  return { inputs, agents: [...world.agents] };
+}
+
+const READER_BOOTSTRAP = `
+const { workerData } = require('node:worker_threads');
+import(workerData.loader).then((tsx) => tsx.tsImport(workerData.entry, workerData.entry));
+`;
+
+interface Reader {
+  worker: Worker;
+  control: Int32Array;
+  stop(): Promise<void>;
+}
+
+async function startReader(path: string, agents: readonly string[]): Promise<Reader> {
+  const shared = new SharedArrayBuffer(8);
+  const control = new Int32Array(shared);
+  const data: ReaderData & { entry: string; loader: string } = {
+    path,
+    agents,
+    control: shared,
+    entry: new URL('./denials-reader.ts', import.meta.url).href,
+    loader: import.meta.resolve('tsx/esm/api'),
+  };
+  // Node 20 does not carry `--import tsx` into worker threads: the worker loads tsx's API, then the TypeScript reader.
+  const worker = new Worker(READER_BOOTSTRAP, { eval: true, workerData: data });
+  const done = new Promise<void>((resolve, reject) => {
+    worker.on('message', (m: { type?: string }) => {
+      if (m.type === 'done') resolve();
+    });
+    worker.on('error', reject);
+    worker.on('exit', () => resolve());
+  });
+  await new Promise<void>((resolve, reject) => {
+    worker.on('message', (m: { type?: string }) => {
+      if (m.type === 'ready') resolve();
+    });
+    worker.once('error', reject);
+  });
+  return {
+    worker,
+    control,
+    async stop() {
+      Atomics.store(control, 0, 1);
+      await done;
+      await worker.terminate();
+    },
+  };
+}
+
+const SEED_ROWS = 20_000;
+
+async function scenario(
+  dir: string,
+  sync: SyncMode,
+  withReader: boolean,
+  seconds: number,
+  inputs: readonly DenialInput[],
+  agents: readonly string[],
+): Promise<DenialsRow> {
+  const path = join(dir, `denials-${sync}${withReader ? '-reader' : ''}.db`);
+  const db = openDatabase({ path, sync });
+  const sqlite = db.$client;
+  const store = new DenialStore(db);
+  const n = inputs.length;
+  // Seed rows so that the reader has something to read (one transaction, not measured), then start from an empty WAL.
+  sqlite.transaction(() => {
+    for (let i = 0; i < SEED_ROWS; i++) store.record(inputs[i % n]!);
+  })();
+  sqlite.pragma('wal_checkpoint(TRUNCATE)');
+  const pragmas = `${String(sqlite.pragma('journal_mode', { simple: true }))}, synchronous=${String(sqlite.pragma('synchronous', { simple: true }))}`;
+
+  const reader = withReader ? await startReader(path, agents) : undefined;
+  // warm-up: statement, page cache, WAL
+  for (let i = 0; i < 500; i++) store.record(inputs[i % n]!);
+
+  if (sqlite.inTransaction) throw new Error('the benchmark must write outside any transaction (autocommit)');
+  const latencies = new Samples(1 << 17);
+  const readsBefore = reader ? Atomics.load(reader.control, 1) : 0;
+  const start = nowNs();
+  const endAt = start + BigInt(Math.round(seconds * 1e9));
+  let t1 = start;
+  let i = 0;
+  while (t1 < endAt) {
+    const input = inputs[i++ % n]!;
+    const t0 = nowNs();
+    store.record(input);
+    t1 = nowNs();
+    latencies.push(Number(t1 - t0));
+  }
+  const elapsed = Number(t1 - start) / 1e9;
+  const readsAfter = reader ? Atomics.load(reader.control, 1) : 0;
+  await reader?.stop();
+  let walMB = 0;
+  try {
+    walMB = statSync(`${path}-wal`).size / 1e6;
+  } catch {
+    walMB = 0;
+  }
+  sqlite.close();
+  const [p50, p99, p999] = latencies.percentiles([50, 99, 99.9]);
+  return {
+    label: `WAL + synchronous=${sync.toUpperCase()}${withReader ? ' + 1 reader' : ''}`,
+    sync,
+    reader: withReader,
+    writes: i,
+    seconds: elapsed,
+    writesPerSec: i / elapsed,
+    p50Us: (p50 ?? Number.NaN) / 1000,
+    p99Us: (p99 ?? Number.NaN) / 1000,
+    p999Us: (p999 ?? Number.NaN) / 1000,
+    maxUs: latencies.max() / 1000,
+    readerQueriesPerSec: reader ? (readsAfter - readsBefore) / elapsed : undefined,
+    walMB,
+    pragmas,
+  };
+}
+
+export async function runDenialsBench(options: DenialsBenchOptions = {}): Promise<DenialsBenchResult> {
+  const log = options.log ?? (() => undefined);
+  const seconds = options.seconds ?? 3;
+  const { inputs, agents } = denialInputs(1_024);
+  const avgRowBytes =
+    inputs.reduce((sum, r) => sum + JSON.stringify(r).length, 0) / Math.max(1, inputs.length);
+  const dir = mkdtempSync(join(options.baseDir ?? process.env.BENCH_TMPDIR ?? tmpdir(), 'swarm-bench-denials-'));
+  const rows: DenialsRow[] = [];
+  try {
+    for (const sync of ['normal', 'full'] as const) {
+      for (const withReader of [false, true]) {
+        const row = await scenario(dir, sync, withReader, seconds, inputs, agents);
+        log(`denials: ${row.label}: ${fmtInt(row.writesPerSec)} writes/s`);
+        rows.push(row);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { dir, seconds, seedRows: SEED_ROWS, avgRowBytes, rows };
+}
+
+export function formatDenialsResult(r: DenialsBenchResult): string {
+  const table = markdownTable(
+    ['scenario', 'writes', 'writes/s', 'p50 µs', 'p99 µs', 'p99.9 µs', 'max µs', 'reader queries/s', 'WAL at end', 'pragmas'],
+    r.rows.map((row) => [
+      row.label,
+      fmtInt(row.writes),
+      fmtInt(row.writesPerSec),
+      fmt(row.p50Us),
+      fmt(row.p99Us),
+      fmt(row.p999Us),
+      fmtInt(row.maxUs),
+      row.readerQueriesPerSec === undefined ? '–' : fmtInt(row.readerQueriesPerSec),
+      `${row.walMB.toFixed(1)} MB`,
+      row.pragmas,
+    ]),
+  );
+  return [
+    `Denials: DenialStore.record() on a SQLite file in ${r.dir} (since removed), one autocommit transaction per row, ` +
+      `${r.seconds} s per scenario, ${fmtInt(r.seedRows)} rows seeded first; rows are real DENY decisions ` +
+      `(~${Math.round(r.avgRowBytes)} bytes of data each, trace included). Latency = one record() call.`,
+    '',
+    table,
+  ].join('\n');
+}
+
+if (isMain(import.meta.url)) {
+  runDenialsBench({ log: (l) => console.error(l) })
+    .then((r) => console.log(formatDenialsResult(r)))
+    .catch((e: unknown) => {
+      console.error(e);
+      process.exitCode = 1;
+    });
+}

@@ -1,0 +1,117 @@
+/**
+ * Runs every benchmark, prints a summary and the tables, and writes bench/RESULTS.md.
+ *
+ *   npm run bench        (node --import tsx bench/run.ts)
+ */
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { formatDenialsResult, runDenialsBench, type DenialsBenchResult } from './denials';
+import { formatEngineResult, runEngineBench, type EngineBenchResult } from './engine';
+import { fmt, fmtInt, markdownTable } from './util';
+
+const TARGETS = {
+  engineP50Us: 1,
+  engineP99Us: 10,
+  durableWritesPerSec: 30_000,
+} as const;
+
+function machine(): string[] {
+  const cpus = os.cpus();
+  const load = os.loadavg().map((l) => l.toFixed(2)).join(' / ');
+  return [
+    `- CPU: ${cpus[0]?.model ?? 'unknown'}, ${cpus.length} cores`,
+    `- Memory: ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    `- OS: ${os.type()} ${os.release()} (${os.arch()})`,
+    `- Node: ${process.version}`,
+    `- Load average at start (1/5/15 min): ${load}`,
+  ];
+}
+
+function summary(engine: EngineBenchResult, denials: DenialsBenchResult): string {
+  const noLookup = engine.rows.find((r) => r.label.startsWith('no approval lookup'));
+  const all = engine.rows.find((r) => r.label.startsWith('all calls'));
+  const normal = denials.rows.find((r) => r.sync === 'normal' && !r.reader);
+  const full = denials.rows.find((r) => r.sync === 'full' && !r.reader);
+  const verdict = (ok: boolean | undefined) => (ok === undefined ? '–' : ok ? 'met' : 'MISSED');
+  const rows: string[][] = [
+    [
+      'engine decisions/s, all calls (1,000 rules)',
+      all ? fmtInt(all.decisionsPerSec) : '–',
+      '–',
+      '–',
+    ],
+    [
+      'engine p50, no approval lookup (64-call batches)',
+      noLookup ? `${fmt(noLookup.p50Us)} µs` : '–',
+      `< ${TARGETS.engineP50Us} µs`,
+      verdict(noLookup && noLookup.p50Us < TARGETS.engineP50Us),
+    ],
+    [
+      'engine p99, no approval lookup (single calls)',
+      noLookup ? `${fmt(noLookup.singleP99Us)} µs` : '–',
+      `< ${TARGETS.engineP99Us} µs`,
+      verdict(noLookup && noLookup.singleP99Us < TARGETS.engineP99Us),
+    ],
+    [
+      'engine p99, no approval lookup (64-call batches, GC included)',
+      noLookup ? `${fmt(noLookup.p99Us)} µs` : '–',
+      `< ${TARGETS.engineP99Us} µs`,
+      verdict(noLookup && noLookup.p99Us < TARGETS.engineP99Us),
+    ],
+    [
+      'durable denial writes/s, WAL + NORMAL',
+      normal ? fmtInt(normal.writesPerSec) : '–',
+      `≥ ${fmtInt(TARGETS.durableWritesPerSec)}`,
+      verdict(normal && normal.writesPerSec >= TARGETS.durableWritesPerSec),
+    ],
+    ['durable denial writes/s, WAL + FULL', full ? fmtInt(full.writesPerSec) : '–', '–', '–'],
+  ];
+  return markdownTable(['measure', 'measured', 'target', ''], rows);
+}
+
+async function main(): Promise<void> {
+  const started = new Date();
+  const machineLines = machine();
+  const log = (line: string) => console.error(`[${((Date.now() - started.getTime()) / 1000).toFixed(1)}s] ${line}`);
+  const engine = await runEngineBench({ log });
+  const denials = await runDenialsBench({ log });
+  const seconds = (Date.now() - started.getTime()) / 1000;
+
+  const sum = summary(engine, denials);
+  const engineText = formatEngineResult(engine);
+  const denialsText = formatDenialsResult(denials);
+  console.log(['', sum, '', engineText, '', denialsText, ''].join('\n'));
+
+  const md = [
+    '# Benchmark results',
+    '',
+    `Run on ${started.toISOString()} with \`npm run bench\` (${seconds.toFixed(0)} s). Numbers from a shared machine are ` +
+      'noisy: compare runs on the same machine, and look at the load average below.',
+    '',
+    '## Machine',
+    '',
+    ...machineLines,
+    '',
+    '## Summary',
+    '',
+    sum,
+    '',
+    '## Permission engine (`bench/engine.ts`)',
+    '',
+    engineText,
+    '',
+    '## Durable denial writes (`bench/denials.ts`)',
+    '',
+    denialsText,
+    '',
+  ].join('\n');
+  const out = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
+  writeFileSync(out, md);
+  log(`wrote ${out}`);
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exitCode = 1;
+});
