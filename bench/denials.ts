@@ -13,7 +13,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { openDatabase, type SyncMode } from '../db/client';
+import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type SyncMode } from '../db/client';
+import { startCheckpointer } from '../db/checkpointer';
 import { DenialStore, denialFromDecision, type DenialInput } from '../lib/audit/denials';
 import { parsePolicy } from '../lib/permissions/policy';
 import { buildEngine, buildWorld, generatePolicy, generateWorkload } from './engine';
@@ -126,9 +127,12 @@ async function scenario(
   seconds: number,
   inputs: readonly DenialInput[],
   agents: readonly string[],
+  checkpoint: 'inline' | 'background',
 ): Promise<DenialsRow> {
-  const path = join(dir, `denials-${sync}${withReader ? '-reader' : ''}.db`);
-  const db = openDatabase({ path, sync });
+  const path = join(dir, `denials-${sync}${withReader ? '-reader' : ''}-${checkpoint}.db`);
+  // 'background' is how the server runs: a checkpointer thread, and inline checkpoints only as a safety net.
+  const db = openDatabase({ path, sync, walAutocheckpointPages: checkpoint === 'background' ? SERVER_WAL_AUTOCHECKPOINT_PAGES : undefined });
+  const checkpointer = checkpoint === 'background' ? startCheckpointer(path) : undefined;
   const sqlite = db.$client;
   const store = new DenialStore(db);
   const n = inputs.length;
@@ -160,6 +164,7 @@ async function scenario(
   const elapsed = Number(t1 - start) / 1e9;
   const readsAfter = reader ? Atomics.load(reader.control, 1) : 0;
   await reader?.stop();
+  await checkpointer?.stop();
   let walMB = 0;
   try {
     walMB = statSync(`${path}-wal`).size / 1e6;
@@ -169,7 +174,7 @@ async function scenario(
   sqlite.close();
   const [p50, p99, p999] = latencies.percentiles([50, 99, 99.9]);
   return {
-    label: `WAL + synchronous=${sync.toUpperCase()}${withReader ? ' + 1 reader' : ''}`,
+    label: `WAL + synchronous=${sync.toUpperCase()}, ${checkpoint} checkpoints${withReader ? ' + 1 reader' : ''}`,
     sync,
     reader: withReader,
     writes: i,
@@ -194,9 +199,16 @@ export async function runDenialsBench(options: DenialsBenchOptions = {}): Promis
   const dir = mkdtempSync(join(options.baseDir ?? process.env.BENCH_TMPDIR ?? tmpdir(), 'swarm-bench-denials-'));
   const rows: DenialsRow[] = [];
   try {
-    for (const sync of ['normal', 'full'] as const) {
-      for (const withReader of [false, true]) {
-        const row = await scenario(dir, sync, withReader, seconds, inputs, agents);
+    const plan = [
+      ['normal', false, 'inline'],
+      ['normal', false, 'background'],
+      ['normal', true, 'background'],
+      ['full', false, 'background'],
+      ['full', true, 'background'],
+    ] as const;
+    for (const [sync, withReader, checkpoint] of plan) {
+      {
+        const row = await scenario(dir, sync, withReader, seconds, inputs, agents, checkpoint);
         log(`denials: ${row.label}: ${fmtInt(row.writesPerSec)} writes/s`);
         rows.push(row);
       }

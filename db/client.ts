@@ -15,12 +15,20 @@ export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Data
 
 export type SyncMode = 'normal' | 'full';
 
+/** The inline checkpoint threshold of processes that run a background checkpointer (about 80 MB of log). */
+export const SERVER_WAL_AUTOCHECKPOINT_PAGES = 20_000;
+
 export interface OpenOptions {
   /** file path, or ':memory:' (tests of pure SQL only) */
   path: string;
   sync?: SyncMode;
   /** run migrations (default true) */
   migrate?: boolean;
+  /**
+   * Pages of log after which a commit checkpoints inline (SQLite's default is 1000). Processes with a background
+   * checkpointer raise it to a safety net that only matters if the checkpointer falls far behind.
+   */
+  walAutocheckpointPages?: number;
 }
 
 /** Where the committed migrations live: the source tree's db/migrations (the server and the CLI run from the root). */
@@ -39,6 +47,9 @@ export function openDatabase(options: OpenOptions): Db {
   // Another process (the CLI, the demo team) may hold the write lock for a moment: wait instead of failing.
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('foreign_keys = ON');
+  if (options.walAutocheckpointPages !== undefined) sqlite.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(options.walAutocheckpointPages))}`);
+  // After a checkpoint resets the log, give disk space back beyond 64 MB.
+  sqlite.pragma('journal_size_limit = 67108864');
   const db = drizzle(sqlite, { schema }) as Db;
   if (options.migrate !== false) migrateDatabase(db);
   return db;

@@ -3,7 +3,8 @@
  * Route handlers, the CLI, the demo team and the tests all start here; only the options differ.
  */
 import { join, resolve as resolvePath } from 'node:path';
-import { openDatabase, type Db, type SyncMode } from '../db/client';
+import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db, type SyncMode } from '../db/client';
+import { startCheckpointer, type Checkpointer } from '../db/checkpointer';
 import type { ApprovalRow } from '../db/schema';
 import { ApprovalStore } from './approvals/store';
 import { DEFAULT_APPROVAL_TTL_SECONDS, GateRegistry } from './approvals/gates';
@@ -35,6 +36,8 @@ export interface AppOptions {
   sync?: SyncMode;
   /** poll the config files for changes (servers: yes; one-shot CLI commands: no) */
   watchConfig?: boolean;
+  /** checkpoint the WAL on a worker thread (long-lived processes: the server, the demo) */
+  backgroundCheckpoints?: boolean;
   engine?: PermissionEngine;
 }
 
@@ -54,6 +57,7 @@ export class SwarmApp {
   readonly policyFile: WatchedFile<CompiledPolicy>;
   readonly engine: PermissionEngine;
   readonly env: Readonly<Record<string, string | undefined>>;
+  private readonly checkpointer: Checkpointer | undefined;
 
   constructor(readonly options: AppOptions) {
     this.env = options.env ?? process.env;
@@ -68,7 +72,12 @@ export class SwarmApp {
       this.agentsFile.watch();
       this.policyFile.watch();
     }
-    this.db = openDatabase({ path: options.dbPath, sync: options.sync ?? (this.env.SWARM_DB_SYNC === 'full' ? 'full' : 'normal') });
+    this.db = openDatabase({
+      path: options.dbPath,
+      sync: options.sync ?? (this.env.SWARM_DB_SYNC === 'full' ? 'full' : 'normal'),
+      walAutocheckpointPages: options.backgroundCheckpoints ? SERVER_WAL_AUTOCHECKPOINT_PAGES : undefined,
+    });
+    this.checkpointer = options.backgroundCheckpoints ? startCheckpointer(options.dbPath) : undefined;
     this.denials = new DenialStore(this.db);
     this.approvals = new ApprovalStore(this.db, (row) => this.recordApprovalDenial(row));
     this.flags = new FlagService(this.db, this.env);
@@ -167,6 +176,7 @@ export class SwarmApp {
   close(): void {
     this.agentsFile.close();
     this.policyFile.close();
+    void this.checkpointer?.stop();
     this.db.$client.close();
   }
 }
@@ -182,7 +192,7 @@ type GlobalWithApp = typeof globalThis & { [GLOBAL_KEY]?: SwarmApp };
 export function getApp(): SwarmApp {
   const g = globalThis as GlobalWithApp;
   if (!g[GLOBAL_KEY]) {
-    const app = createApp({ dbPath: process.env.SWARM_DB ?? 'data/swarm.db', watchConfig: true });
+    const app = createApp({ dbPath: process.env.SWARM_DB ?? 'data/swarm.db', watchConfig: true, backgroundCheckpoints: true });
     app.bootstrap();
     g[GLOBAL_KEY] = app;
   }

@@ -38,7 +38,7 @@ if (!existsSync(join(process.env.NEXT_DIST_DIR || '.next', 'BUILD_ID'))) {
 // Prepare the database in this process first: migrations, the first admin, its password printed once.
 let app: SwarmApp;
 try {
-  app = createApp({ dbPath: env.SWARM_DB, env, watchConfig: demo });
+  app = createApp({ dbPath: env.SWARM_DB, env, watchConfig: demo, backgroundCheckpoints: demo });
 } catch (error) {
   console.error(`Cannot start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
@@ -111,4 +111,15 @@ async function simulateHttpRefusals(): Promise<void> {
   };
   await once();
   setInterval(() => void once(), 20_000);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Feature flag configuration problems (issue 5): an unknown SWARM_FLAG_* variable, a value that is not a boolean or an
+// attempt to turn off an invariant is reported at start, never ignored silently. /transparency shows the same list.
+{
+  const problems = app.flags.resolution().problems;
+  if (problems.length > 0) {
+    console.warn(`\nFeature flags: ${problems.length} configuration problem${problems.length === 1 ? '' : 's'} (not applied; see /transparency):`);
+    for (const p of problems) console.warn(`  - ${p.message}`);
+  }
 }

@@ -1,0 +1,22 @@
+// The WAL checkpointer: copies committed pages from the write-ahead log into the database file on its own thread and
+// connection, so the threads that record denials only ever append to the log. Plain JavaScript, loaded at run time.
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+
+const db = new Database(workerData.path);
+db.pragma('busy_timeout = 5000');
+const checkpoint = (mode) => {
+  try {
+    db.pragma(`wal_checkpoint(${mode})`);
+  } catch {
+    // Busy or locked: the next tick tries again; the writers' own fallback checkpoint bounds the log meanwhile.
+  }
+};
+const timer = setInterval(() => checkpoint('PASSIVE'), workerData.intervalMs);
+parentPort.on('message', (message) => {
+  if (message !== 'stop') return;
+  clearInterval(timer);
+  checkpoint('TRUNCATE');
+  db.close();
+  parentPort.postMessage('stopped');
+});
