@@ -2,7 +2,8 @@
 import type { SwarmApp } from '../../lib/app';
 import { AppError } from '../../lib/errors';
 import type { ResolvedFlag } from '../../lib/flags/resolve';
-import { flagToJson } from '../../lib/flags/view';
+import { FLAG_TIERS } from '../../lib/flags/catalog';
+import { changeToJson, flagToJson } from '../../lib/flags/view';
 import { flagNameSchema, flagUnsetBodySchema } from '../../lib/http/schemas';
 import { expectPositionals, parseCommand, requireOption, validate } from '../args';
 import { actingUser, cliActor, withApp, type CliContext } from '../context';
@@ -30,9 +31,16 @@ function list(ctx: CliContext, args: string[]): number {
   expectPositionals(positionals, []);
   return withApp(ctx, (app) => {
     const resolution = app.flags.resolution();
-    const flags = [...resolution.flags.values()];
+    // Grouped by tier like /transparency (invariants, flags, experiments); catalog order within a tier.
+    const flags = [...resolution.flags.values()].sort((a, b) => FLAG_TIERS.indexOf(a.tier) - FLAG_TIERS.indexOf(b.tier));
     if (values.json) {
-      ctx.io.out(`${JSON.stringify({ flags: flags.map(flagToJson), problems: resolution.problems }, null, 2)}\n`);
+      // The same flag entries as GET /api/v1/transparency, last change included.
+      const last = app.flags.lastChanges();
+      const entries = flags.map((f) => {
+        const change = last.get(f.name);
+        return { ...flagToJson(f), last_change: change ? changeToJson(change) : null };
+      });
+      ctx.io.out(`${JSON.stringify({ flags: entries, problems: resolution.problems }, null, 2)}\n`);
       return 0;
     }
     ctx.io.out(

@@ -24,7 +24,11 @@ export interface ResolvedFlag {
   override?: FlagOverride;
 }
 
+export type FlagProblemKind = 'unknown_flag' | 'not_boolean' | 'invariant_refused';
+
 export interface FlagProblem {
+  /** what went wrong, so the page and the API can label it without parsing the message */
+  kind: FlagProblemKind;
   flag?: string;
   variable?: string;
   message: string;
@@ -35,6 +39,12 @@ export interface FlagResolution {
   values: ReadonlyMap<string, boolean>;
   problems: readonly FlagProblem[];
 }
+
+/**
+ * Families of legacy variable names that aliases come from. A variable of such a family that is not a declared alias
+ * most likely meant a flag (a typo, or a flag that was renamed), so it is reported like an unknown SWARM_FLAG_*.
+ */
+export const ALIAS_PREFIXES: readonly string[] = ['ML_TEAM_'];
 
 const TRUE = new Set(['1', 'true', 'on', 'yes', 'enabled']);
 const FALSE = new Set(['0', 'false', 'off', 'no', 'disabled']);
@@ -56,15 +66,18 @@ export function resolveFlags(
   const values = new Map<string, boolean>();
   const problems: FlagProblem[] = [];
   const known = new Set(catalog.map((f) => f.envVar));
+  const knownAliases = new Set(catalog.flatMap((f) => f.aliases));
 
   for (const key of Object.keys(env)) {
     if (key.startsWith(FLAG_ENV_PREFIX) && !known.has(key)) {
-      problems.push({ variable: key, message: `${key} names no flag in the catalog; it has no effect.` });
+      problems.push({ kind: 'unknown_flag', variable: key, message: `${key} names no flag in the catalog; it has no effect.` });
+    } else if (ALIAS_PREFIXES.some((p) => key.startsWith(p)) && !knownAliases.has(key)) {
+      problems.push({ kind: 'unknown_flag', variable: key, message: `${key} is not an alias of any flag in the catalog; it has no effect.` });
     }
   }
   for (const name of overrides.keys()) {
     if (!catalog.some((f) => f.name === name)) {
-      problems.push({ flag: name, message: `A stored override names the unknown flag "${name}"; it has no effect.` });
+      problems.push({ kind: 'unknown_flag', flag: name, message: `A stored override names the unknown flag "${name}"; it has no effect.` });
     }
   }
 
@@ -79,7 +92,7 @@ export function resolveFlags(
       if (raw === undefined || raw === '') continue;
       const value = parseBoolean(raw);
       if (value === undefined) {
-        problems.push({ flag: def.name, variable, message: `${variable}="${raw}" is not a boolean (use true/false, on/off, 1/0); it is ignored.` });
+        problems.push({ kind: 'not_boolean', flag: def.name, variable, message: `${variable}="${raw}" is not a boolean (use true/false, on/off, 1/0); it is ignored.` });
         continue;
       }
       layers.push({ layer, variable, value });
@@ -88,6 +101,7 @@ export function resolveFlags(
       if (def.tier === 'invariant' && candidate.value !== def.defaultValue) {
         const by = candidate.layer === 'override' ? 'a runtime override' : `${candidate.variable}`;
         problems.push({
+          kind: 'invariant_refused',
           flag: def.name,
           variable: candidate.variable,
           message: `${by} tries to turn off the invariant "${def.name}"; invariants cannot be disabled, so it is refused.`,

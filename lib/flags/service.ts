@@ -3,7 +3,7 @@
  * Values are cached and re-read at most every `refreshMs`, so a change made by another process (the CLI, a second
  * server) takes effect within a second without a restart.
  */
-import { desc, eq, and, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, max, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { flagChanges, flagOverrides, type FlagChangeRow } from '../../db/schema';
 import { AppError } from '../errors';
@@ -87,10 +87,15 @@ export class FlagService {
     return this.get(name);
   }
 
-  history(filter: { name?: string; by?: string; limit?: number } = {}): FlagChangeRow[] {
+  /**
+   * The change history, newest first. `name` and `by` match exactly; `before` is the id of the last row of the previous
+   * page (ids only grow, so a page never shifts when changes are added meanwhile).
+   */
+  history(filter: FlagHistoryFilter = {}): FlagChangeRow[] {
     const c: SQL[] = [];
     if (filter.name) c.push(eq(flagChanges.name, filter.name));
     if (filter.by) c.push(eq(flagChanges.changedBy, filter.by));
+    if (filter.before !== undefined) c.push(lt(flagChanges.id, filter.before));
     return this.db
       .select()
       .from(flagChanges)
@@ -99,4 +104,39 @@ export class FlagService {
       .limit(filter.limit ?? 200)
       .all();
   }
+
+  /** The newest change of every flag that was ever changed, by flag name (one query, not one per flag). */
+  lastChanges(): Map<string, FlagChangeRow> {
+    const newest = this.db.select({ id: max(flagChanges.id) }).from(flagChanges).groupBy(flagChanges.name);
+    const rows = this.db.select().from(flagChanges).where(inArray(flagChanges.id, newest)).all();
+    return new Map(rows.map((r) => [r.name, r]));
+  }
+
+  /** Every flag that was ever changed (including flags since removed from the catalog), for the history's filter. */
+  historyNames(): string[] {
+    return this.db
+      .selectDistinct({ name: flagChanges.name })
+      .from(flagChanges)
+      .orderBy(asc(flagChanges.name))
+      .all()
+      .map((r) => r.name);
+  }
+
+  /** Everyone who ever changed a flag, for the history's "by" filter. */
+  historyAuthors(): string[] {
+    return this.db
+      .selectDistinct({ by: flagChanges.changedBy })
+      .from(flagChanges)
+      .orderBy(asc(flagChanges.changedBy))
+      .all()
+      .map((r) => r.by);
+  }
+}
+
+export interface FlagHistoryFilter {
+  name?: string;
+  by?: string;
+  /** only changes with a smaller id (the cursor of the next page) */
+  before?: number;
+  limit?: number;
 }

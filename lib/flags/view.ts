@@ -1,3 +1,4 @@
+import type { FlagChangeRow } from '../../db/schema';
 import { FLAGS_BY_NAME } from './catalog';
 import type { ResolvedFlag } from './resolve';
 
@@ -19,3 +20,25 @@ export function flagToJson(f: ResolvedFlag) {
     override: f.override ? { value: f.override.value, set_by: f.override.setBy, set_at: f.override.setAt, reason: f.override.reason } : null,
   };
 }
+
+/**
+ * One entry of the flag history. Every runtime change is made in the override layer: `set` puts an override in
+ * place, `unset` removes it (the flag then falls back to environment, alias or default, and `new_value` is what it
+ * fell back to at that moment).
+ */
+export function changeToJson(c: FlagChangeRow) {
+  return {
+    id: c.id,
+    name: c.name,
+    action: c.action,
+    layer: 'override' as const,
+    old_value: c.oldValue,
+    new_value: c.newValue,
+    changed_by: c.changedBy,
+    changed_at: c.changedAt,
+    reason: c.reason,
+  };
+}
+
+export type FlagJson = ReturnType<typeof flagToJson>;
+export type FlagChangeJson = ReturnType<typeof changeToJson>;

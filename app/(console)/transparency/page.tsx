@@ -1,75 +1,115 @@
 import type { Metadata } from 'next';
-import { FLAG_TIERS } from '../../../lib/flags/catalog';
-import { flagToJson } from '../../../lib/flags/view';
+import { flagHistoryQuerySchema, HISTORY_PAGE_SIZE } from '../../../lib/flags/query';
+import { transparencyReport } from '../../../lib/flags/transparency';
 import { requirePage } from '../../../lib/http/page-auth';
 import { Forbidden } from '../../_components/forbidden';
+import { Time } from '../../_components/time';
+import { FlagAdminProvider } from './flag-admin';
+import { FlagHistory } from './flag-history';
+import { FlagsTable } from './flags-table';
+import { PrintButton } from './print-button';
+import { RuleSources } from './rule-sources';
+import styles from './transparency.module.css';
 
 export const metadata: Metadata = { title: 'Transparency' };
 export const dynamic = 'force-dynamic';
 
-const TIER_TITLE = { invariant: 'Invariants: can never be turned off', flag: 'Flags: production features', experiment: 'Experiments: opt-in, may change' };
+const PROBLEM_LABEL = { unknown_flag: 'Unknown flag', not_boolean: 'Not a boolean', invariant_refused: 'Refused: invariant' } as const;
 
-export default async function TransparencyPage() {
-  const { app, denied } = await requirePage('/transparency', 'viewer');
+type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+export default async function TransparencyPage({ searchParams }: { searchParams: SearchParams }) {
+  const { app, principal, denied } = await requirePage('/transparency', 'viewer');
   if (denied) return <Forbidden {...denied} />;
-  const resolution = app.flags.resolution();
-  const flags = [...resolution.flags.values()].map(flagToJson);
+
+  // The history filter comes from the URL, checked like the API checks it; a bad link shows why and the whole history.
+  const sp = await searchParams;
+  const parsed = flagHistoryQuerySchema.safeParse({ name: sp.name, by: sp.by, before: sp.before });
+  const filter = parsed.success ? parsed.data : { limit: HISTORY_PAGE_SIZE };
+  const report = transparencyReport(app, filter);
+  const admin = principal.role === 'admin';
+  const { summary, problems } = report;
+
   return (
-    <>
-      <div className="page-head">
-        <h1>Transparency</h1>
-        <p className="muted">Which features are on, which can never be turned off, and where each value comes from.</p>
-      </div>
-      {resolution.problems.length > 0 ? (
-        <div className="panel warning" role="status">
-          <h2>Configuration problems</h2>
-          <ul>
-            {resolution.problems.map((p, i) => (
-              <li key={i}>{p.message}</li>
-            ))}
-          </ul>
+    <div className={styles.page}>
+      <div className={`page-head ${styles.head}`}>
+        <div>
+          <p className={styles.printOnly}>Swarm Permissions · transparency report</p>
+          <h1>Transparency</h1>
+          <p className="muted">Which features are on, which can never be turned off, what decides each permission, and who changed what.</p>
+          <p className={styles.meta}>
+            Report of <Time seconds={report.generated_at} />, viewed by <strong>{principal.id}</strong> ({principal.role}).
+          </p>
         </div>
-      ) : null}
-      {FLAG_TIERS.map((tier) => (
-        <section key={tier} className="section">
-          <h2>{TIER_TITLE[tier]}</h2>
-          <div className="table-wrap">
-            <table className="table" aria-label={`${tier} flags`}>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Value</th>
-                  <th scope="col">Decided by</th>
-                  <th scope="col">Description</th>
-                  <th scope="col">Guards</th>
-                </tr>
-              </thead>
-              <tbody>
-                {flags
-                  .filter((f) => f.tier === tier)
-                  .map((f) => (
-                    <tr key={f.name}>
-                      <td>
-                        <code>{f.name}</code>
-                        {f.tier === 'invariant' ? <span className="badge badge-invariant">invariant</span> : null}
-                      </td>
-                      <td>
-                        <span className={f.value ? 'state state-on' : 'state state-off'}>{f.value ? 'On' : 'Off'}</span>
-                      </td>
-                      <td>
-                        {f.layer}
-                        {f.variable ? <span className="muted"> ({f.variable})</span> : null}
-                        {f.override ? <span className="muted"> by {f.override.set_by}</span> : null}
-                      </td>
-                      <td className="reason">{f.description}</td>
-                      <td>{[...f.guards.tools, ...f.guards.paths].join(', ') || '—'}</td>
-                    </tr>
-                  ))}
-              </tbody>
-            </table>
+        <PrintButton />
+      </div>
+
+      <nav className={styles.toc} aria-label="On this page">
+        <a href="#flags">Flags</a>
+        <a href="#problems">Configuration problems</a>
+        <a href="#sources">Rule sources in force</a>
+        <a href="#history">Flag history</a>
+      </nav>
+
+      <p className={styles.summary} data-testid="flag-summary">
+        {plural(summary.flags, 'flag')}: {summary.on} on, {summary.flags - summary.on} off · {plural(summary.overridden, 'runtime override')} ·{' '}
+        {plural(summary.problems, 'configuration problem')}
+      </p>
+
+      <section className={styles.section} aria-labelledby="flags">
+        <h2 id="flags">Flags by tier</h2>
+        <p className={styles.sectionLead}>
+          Each value names the layer that decided it: a runtime override, then the environment variable, then a legacy alias,
+          then the declared default.
+          {admin ? <span className={styles.screenOnly}> As an administrator you can override a flag or reset it; every change needs a reason.</span> : null}
+        </p>
+        {admin ? (
+          <FlagAdminProvider>
+            <FlagsTable tiers={report.tiers} admin />
+          </FlagAdminProvider>
+        ) : (
+          <FlagsTable tiers={report.tiers} admin={false} />
+        )}
+      </section>
+
+      <section className={styles.section} aria-labelledby="problems">
+        <h2 id="problems">Configuration problems</h2>
+        {problems.length === 0 ? (
+          <p className={`panel ${styles.quietPanel}`}>None: every flag variable in the server&apos;s environment was understood and applied.</p>
+        ) : (
+          <div className={`panel warning ${styles.problems}`}>
+            <p>
+              {plural(problems.length, 'setting was', 'settings were')} not applied. Fix them in the server&apos;s environment; they are also
+              printed when the server starts.
+            </p>
+            <ul>
+              {problems.map((p, i) => (
+                <li key={i}>
+                  <span className={styles.problemLabel}>{PROBLEM_LABEL[p.kind]}</span> {p.message}
+                </li>
+              ))}
+            </ul>
           </div>
-        </section>
-      ))}
-    </>
+        )}
+      </section>
+
+      <section className={styles.section} aria-labelledby="sources">
+        <h2 id="sources">Rule sources in force</h2>
+        <RuleSources sources={report.sources} />
+      </section>
+
+      <section className={styles.section} aria-labelledby="history">
+        <h2 id="history">Flag history</h2>
+        {parsed.success ? null : (
+          <div className="panel warning" role="alert">
+            The filter in the address is not valid, so the whole history is shown:{' '}
+            {parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}
+          </div>
+        )}
+        <FlagHistory history={report.history} paged={filter.before !== undefined} />
+      </section>
+    </div>
   );
 }

@@ -1,0 +1,253 @@
+'use client';
+
+/**
+ * The administrators' controls on /transparency: turn a flag on or off (a runtime override) or reset it, always with a
+ * reason, through PUT and DELETE /api/v1/flags/{name}. The server decides (role, invariants); this only asks and shows
+ * the answer, including a refusal, in the server's own words.
+ */
+import { useRouter } from 'next/navigation';
+import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { z } from 'zod';
+import styles from './transparency.module.css';
+
+export interface FlagSummary {
+  name: string;
+  tier: 'invariant' | 'flag' | 'experiment';
+  value: boolean;
+  /** how the current value was decided, in words: "default", "override by admin", "env SWARM_FLAG_X" */
+  decidedBy: string;
+  hasOverride: boolean;
+  guards: string[];
+}
+
+type Action = { kind: 'set'; value: boolean } | { kind: 'reset' };
+
+interface Request {
+  flag: FlagSummary;
+  action: Action;
+  trigger: HTMLElement | null;
+}
+
+const Ctx = createContext<((r: Request) => void) | null>(null);
+
+const errorBody = z.object({
+  error: z.object({
+    message: z.string(),
+    issues: z.array(z.object({ message: z.string() })).optional(),
+  }),
+});
+const flagBody = z.object({ name: z.string(), value: z.boolean(), layer: z.string() });
+
+const onOff = (v: boolean) => (v ? 'on' : 'off');
+
+function verb(action: Action): string {
+  return action.kind === 'reset' ? 'Reset' : action.value ? 'Turn on' : 'Turn off';
+}
+
+/** Holds the one dialog of the page and the status line that announces a saved change. */
+export function FlagAdminProvider({ children }: { children: ReactNode }) {
+  const [request, setRequest] = useState<Request | null>(null);
+  const [status, setStatus] = useState('');
+  const router = useRouter();
+
+  const returnFocus = useRef<HTMLElement | null>(null);
+
+  const close = useCallback(
+    (saved?: string) => {
+      returnFocus.current = request?.trigger ?? null;
+      setRequest(null);
+      if (saved) {
+        setStatus(saved);
+        router.refresh();
+      }
+    },
+    [request, router],
+  );
+
+  // Back to the button that opened the dialog once the dialog is gone, so a keyboard user continues where they were.
+  useEffect(() => {
+    if (request || !returnFocus.current) return;
+    if (returnFocus.current.isConnected) returnFocus.current.focus();
+    returnFocus.current = null;
+  }, [request]);
+
+  return (
+    <Ctx.Provider value={setRequest}>
+      <p className={styles.saved} role="status" aria-live="polite">
+        {status}
+      </p>
+      {children}
+      {request ? <FlagChangeDialog key={`${request.flag.name}:${request.action.kind}`} request={request} onClose={close} /> : null}
+    </Ctx.Provider>
+  );
+}
+
+/** The buttons of one flag's row. */
+export function FlagActions({ flag }: { flag: FlagSummary }) {
+  const open = useContext(Ctx);
+  if (!open) return null;
+  const toggle: Action = { kind: 'set', value: !flag.value };
+  return (
+    <div className={styles.actionButtons}>
+      <button
+        type="button"
+        className="button"
+        aria-label={`${verb(toggle)} ${flag.name}`}
+        aria-haspopup="dialog"
+        onClick={(e) => open({ flag, action: toggle, trigger: e.currentTarget })}
+      >
+        {verb(toggle)}
+      </button>
+      {flag.hasOverride ? (
+        <button
+          type="button"
+          className="button"
+          aria-label={`Reset ${flag.name}`}
+          aria-haspopup="dialog"
+          onClick={(e) => open({ flag, action: { kind: 'reset' }, trigger: e.currentTarget })}
+        >
+          Reset
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
+function FlagChangeDialog({ request, onClose }: { request: Request; onClose: (saved?: string) => void }) {
+  const { flag, action } = request;
+  const ref = useRef<HTMLDialogElement>(null);
+  const reasonRef = useRef<HTMLTextAreaElement>(null);
+  const [reason, setReason] = useState('');
+  const [missingReason, setMissingReason] = useState(false);
+  const [error, setError] = useState<string[] | null>(null);
+  const [busy, setBusy] = useState(false);
+  const saved = useRef<string | undefined>(undefined);
+  const id = useId();
+  const refusedInvariant = flag.tier === 'invariant' && action.kind === 'set' && !action.value;
+
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+    reasonRef.current?.focus();
+  }, []);
+
+  async function submit() {
+    if (!reason.trim()) {
+      setMissingReason(true);
+      reasonRef.current?.focus();
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await fetch(`/api/v1/flags/${encodeURIComponent(flag.name)}`, {
+        method: action.kind === 'set' ? 'PUT' : 'DELETE',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(action.kind === 'set' ? { value: action.value, reason: reason.trim() } : { reason: reason.trim() }),
+      });
+      const body: unknown = await res.json().catch(() => null);
+      if (!res.ok) {
+        const parsed = errorBody.safeParse(body);
+        setError(
+          parsed.success
+            ? [parsed.data.error.message, ...(parsed.data.error.issues ?? []).map((i) => i.message)]
+            : [`The server answered ${res.status} ${res.statusText}.`],
+        );
+        return;
+      }
+      const answer = flagBody.safeParse(body);
+      saved.current = answer.success
+        ? `Saved: ${answer.data.name} is now ${onOff(answer.data.value)} (${answer.data.layer}). The change is in the history below.`
+        : `Saved the change to ${flag.name}.`;
+      // Close it the native way (the close event below reports it), so the browser leaves the modal state cleanly.
+      ref.current?.close();
+    } catch (e) {
+      setError([`The request did not reach the server: ${e instanceof Error ? e.message : String(e)}`]);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const title = `${verb(action)} ${flag.name}`;
+  return (
+    <dialog
+      ref={ref}
+      className={styles.dialog}
+      aria-labelledby={`${id}-title`}
+      aria-describedby={`${id}-what`}
+      onClose={() => onClose(saved.current)}
+      onCancel={(e) => {
+        // Escape closes, except while the request is on its way (its answer must be seen).
+        if (busy) e.preventDefault();
+      }}
+    >
+      <form
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          void submit();
+        }}
+      >
+        <h2 id={`${id}-title`} className={styles.dialogTitle}>
+          {title}
+        </h2>
+        <div id={`${id}-what`}>
+          <p>
+            Now <strong>{onOff(flag.value)}</strong>, decided by {flag.decidedBy}.
+          </p>
+          {action.kind === 'set' ? (
+            <p>
+              A runtime override sets it <strong>{onOff(action.value)}</strong> in every process within a second, until it is reset.
+              {!action.value && flag.guards.length > 0 ? <> While it is off, the engine denies {flag.guards.join(', ')}.</> : null}
+            </p>
+          ) : (
+            <p>The override is removed; the flag falls back to its environment variable, alias or declared default.</p>
+          )}
+        </div>
+        {refusedInvariant ? (
+          <p className={styles.dialogNote}>
+            <strong>Invariant.</strong> The platform refuses to turn it off, for anyone; the attempt is recorded in the audit trail.
+          </p>
+        ) : null}
+        <label htmlFor={`${id}-reason`} className={styles.fieldLabel}>
+          Reason <span className={styles.required}>(required)</span>
+        </label>
+        <p id={`${id}-hint`} className={styles.fieldHint}>
+          Kept in the flag history with your name, for auditors.
+        </p>
+        <textarea
+          id={`${id}-reason`}
+          ref={reasonRef}
+          className={styles.textarea}
+          rows={3}
+          maxLength={2000}
+          required
+          value={reason}
+          aria-invalid={missingReason && !reason.trim() ? true : undefined}
+          aria-describedby={`${id}-hint${missingReason && !reason.trim() ? ` ${id}-missing` : ''}`}
+          onChange={(e) => setReason(e.target.value)}
+        />
+        {missingReason && !reason.trim() ? (
+          <p id={`${id}-missing`} className={styles.fieldError}>
+            Give a reason: every flag change is recorded with one.
+          </p>
+        ) : null}
+        <div role="alert" className={error ? styles.dialogError : undefined}>
+          {error ? (
+            <>
+              <strong>Not changed.</strong> {error.join(' ')}
+            </>
+          ) : null}
+        </div>
+        <div className={styles.dialogActions}>
+          <button type="button" className="button" onClick={() => ref.current?.close()} disabled={busy}>
+            Cancel
+          </button>
+          <button type="submit" className="button button-primary" disabled={busy}>
+            {busy ? 'Saving…' : verb(action)}
+          </button>
+        </div>
+      </form>
+    </dialog>
+  );
+}

@@ -1,0 +1,133 @@
+import type { TransparencyReport } from '../../../lib/flags/transparency';
+import { Time } from '../../_components/time';
+import { OnOff } from './on-off';
+import styles from './transparency.module.css';
+
+type History = TransparencyReport['history'];
+
+/** A link to this page's history with the given filter (URL parameters: name, by, before). */
+function historyHref(params: { name: string | null; by: string | null; before?: string | null }): string {
+  const q = new URLSearchParams();
+  if (params.name) q.set('name', params.name);
+  if (params.by) q.set('by', params.by);
+  if (params.before) q.set('before', params.before);
+  const s = q.toString();
+  return `/transparency${s ? `?${s}` : ''}#history`;
+}
+
+/**
+ * The flag history with its filter: a plain GET form, so a filtered view is a link that can be shared and works
+ * without JavaScript.
+ */
+export function FlagHistory({ history, paged }: { history: History; paged: boolean }) {
+  const { filter, changes, next_cursor, options } = history;
+  const filtered = filter.name !== null || filter.by !== null;
+  // A filter value that is not among the options (a flag without changes, a mistyped link) must still show as selected.
+  const names = filter.name && !options.names.includes(filter.name) ? [filter.name, ...options.names] : options.names;
+  const authors = filter.by && !options.by.includes(filter.by) ? [filter.by, ...options.by] : options.by;
+  // With no change at all there is nothing to filter; the form would only offer "All flags" and "Anyone".
+  const canFilter = filtered || options.names.length > 0;
+  return (
+    <>
+      {canFilter ? (
+        <form method="get" action="/transparency#history" className={styles.filters} aria-label="Filter the flag history">
+          <div className={styles.field}>
+            <label htmlFor="history-name">Flag</label>
+            <select id="history-name" name="name" defaultValue={filter.name ?? ''}>
+              <option value="">All flags</option>
+              {names.map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className={styles.field}>
+            <label htmlFor="history-by">Changed by</label>
+            <select id="history-by" name="by" defaultValue={filter.by ?? ''}>
+              <option value="">Anyone</option>
+              {authors.map((a) => (
+                <option key={a} value={a}>
+                  {a}
+                </option>
+              ))}
+            </select>
+          </div>
+          <button type="submit" className="button button-primary">
+            Show changes
+          </button>
+          {filtered ? (
+            <a href="/transparency#history" className={styles.clear}>
+              Clear filter
+            </a>
+          ) : null}
+        </form>
+      ) : null}
+      <p className={styles.filterSummary} data-testid="history-filter">
+        {filtered ? (
+          <>
+            Showing changes
+            {filter.name ? (
+              <>
+                {' '}
+                to <code>{filter.name}</code>
+              </>
+            ) : null}
+            {filter.by ? (
+              <>
+                {' '}
+                by <strong>{filter.by}</strong>
+              </>
+            ) : null}
+            , newest first.
+          </>
+        ) : (
+          'Showing every change, newest first. Nothing is ever deleted from this history.'
+        )}
+      </p>
+      {changes.length === 0 ? (
+        <p className={`panel ${styles.quietPanel}`}>
+          {filtered ? 'No change matches this filter.' : 'No flag has been changed at runtime: every value comes from the environment or the catalog.'}
+        </p>
+      ) : (
+        <div className={`table-wrap ${styles.wrap}`}>
+          <table className="table" aria-label="Flag history">
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Flag</th>
+                <th scope="col">Change</th>
+                <th scope="col">By</th>
+                <th scope="col">Reason</th>
+              </tr>
+            </thead>
+            <tbody>
+              {changes.map((c) => (
+                <tr key={c.id}>
+                  <td className="nowrap">
+                    <Time seconds={c.changed_at} />
+                  </td>
+                  <td>
+                    <code>{c.name}</code>
+                  </td>
+                  <td className="nowrap">
+                    {c.action === 'set' ? 'Override set' : 'Override removed'}: <OnOff value={c.old_value} compact /> →{' '}
+                    <OnOff value={c.new_value} compact />
+                  </td>
+                  <td>{c.changed_by}</td>
+                  <td className={styles.description}>{c.reason}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {next_cursor || paged ? (
+        <nav className={styles.pager} aria-label="History pages">
+          {paged ? <a href={historyHref(filter)}>Newest changes</a> : null}
+          {next_cursor ? <a href={historyHref({ ...filter, before: next_cursor })}>Older changes</a> : null}
+        </nav>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,169 @@
+import type { TransparencyFlag, TransparencyReport } from '../../../lib/flags/transparency';
+import { Time } from '../../_components/time';
+import { FlagActions, type FlagSummary } from './flag-admin';
+import { Ident } from './ident';
+import { OnOff } from './on-off';
+import styles from './transparency.module.css';
+
+/** How a value was decided, in words, for the dialog and the table. */
+export function decidedBy(f: TransparencyFlag): string {
+  if (f.layer === 'override' && f.override) return `a runtime override by ${f.override.set_by}`;
+  if (f.layer === 'env') return `the environment variable ${f.variable ?? f.env_var ?? ''}`.trim();
+  if (f.layer === 'alias') return `the legacy alias ${f.variable ?? ''}`.trim();
+  return 'its declared default';
+}
+
+/** The layer that decided, as the table says it: "On, from override". */
+const LAYER_LABEL = { override: 'override', env: 'environment', alias: 'alias', default: 'default' } as const;
+
+function DecidedBy({ flag: f }: { flag: TransparencyFlag }) {
+  return (
+    <>
+      <div className={styles.layer}>from {LAYER_LABEL[f.layer]}</div>
+      {f.layer === 'override' && f.override ? (
+        // When and why are in the last change, which for an override in place is always the one that set it.
+        <div className={styles.detail}>
+          by <strong>{f.override.set_by}</strong>
+        </div>
+      ) : null}
+      {(f.layer === 'env' || f.layer === 'alias') && f.variable ? (
+        <div className={styles.detail}>
+          <Ident>{f.variable}</Ident>
+        </div>
+      ) : null}
+    </>
+  );
+}
+
+function Guards({ flag: f }: { flag: TransparencyFlag }) {
+  const { tools, paths } = f.guards;
+  if (tools.length === 0 && paths.length === 0) return <span className="muted">Platform behaviour</span>;
+  return (
+    <dl className={styles.guards}>
+      {tools.length > 0 ? (
+        <>
+          <dt>{tools.length === 1 ? 'Tool' : 'Tools'}</dt>
+          {tools.map((t) => (
+            <dd key={t}>
+              <Ident>{t}</Ident>
+            </dd>
+          ))}
+        </>
+      ) : null}
+      {paths.length > 0 ? (
+        <>
+          <dt>{paths.length === 1 ? 'Path' : 'Paths'}</dt>
+          {paths.map((p) => (
+            <dd key={p}>
+              <Ident>{p}</Ident>
+            </dd>
+          ))}
+        </>
+      ) : null}
+    </dl>
+  );
+}
+
+/** The newest change of a flag, as a sentence: when, who did what, and why. */
+export function LastChange({ change }: { change: TransparencyFlag['last_change'] }) {
+  if (!change) return <span className="muted">Never changed</span>;
+  const to = change.new_value === null ? 'unknown' : change.new_value ? 'on' : 'off';
+  const what =
+    change.action === 'unset' ? `reset it (now ${to})` : change.old_value === change.new_value ? `kept it ${to} by override` : `turned it ${to}`;
+  return (
+    <>
+      <Time seconds={change.changed_at} />
+      <div className={styles.changeLine}>
+        <strong>{change.changed_by}</strong> {what}
+      </div>
+      <q className={styles.quote}>{change.reason}</q>
+    </>
+  );
+}
+
+function summary(f: TransparencyFlag): FlagSummary {
+  return {
+    name: f.name,
+    tier: f.tier,
+    value: f.value,
+    decidedBy: decidedBy(f),
+    hasOverride: f.override !== null,
+    guards: [...f.guards.tools, ...f.guards.paths],
+  };
+}
+
+/** Every flag in one table, one row group per tier. Admins get a column of controls. */
+export function FlagsTable({ tiers, admin }: { tiers: TransparencyReport['tiers']; admin: boolean }) {
+  const columns = admin ? 6 : 5;
+  return (
+    <div className={`table-wrap ${styles.wrap}`}>
+      <table className={`table ${styles.flagsTable}`} aria-label="Feature flags by tier">
+        <thead>
+          <tr>
+            <th scope="col" className={styles.colFlag}>
+              Flag
+            </th>
+            <th scope="col" className={styles.colValue}>
+              Value and layer
+            </th>
+            <th scope="col">What it does</th>
+            <th scope="col" className={styles.colGuards}>
+              Guards
+            </th>
+            <th scope="col" className={styles.colChange}>
+              Last change
+            </th>
+            {admin ? (
+              <th scope="col" className={styles.actionsCol}>
+                Change
+              </th>
+            ) : null}
+          </tr>
+        </thead>
+        {tiers.map((t) => (
+          <tbody key={t.tier} className={styles.tierGroup} data-tier={t.tier}>
+            <tr className={styles.tierRow}>
+              <th scope="rowgroup" colSpan={columns} id={`tier-${t.tier}`}>
+                <span className={styles.tierTitle}>
+                  {t.title} <span className={styles.count}>({t.flags.length})</span>
+                </span>
+                <span className={styles.tierSummary}>{t.summary}</span>
+              </th>
+            </tr>
+            {t.flags.map((f) => (
+              <tr key={f.name} data-flag={f.name}>
+                <td className={styles.flagCell}>
+                  <Ident className={styles.flagName}>{f.name}</Ident>
+                  <div className={styles.owner}>
+                    {f.tier === 'invariant' ? <span className={styles.invariantLabel}>Invariant</span> : null}
+                    {f.tier === 'experiment' ? <span className={styles.experimentLabel}>Experiment</span> : null}
+                    <span className="nowrap">Owner: {f.owner ?? 'unassigned'}</span>
+                  </div>
+                </td>
+                <td className={styles.valueCell}>
+                  <OnOff value={f.value} />
+                  <DecidedBy flag={f} />
+                  {f.default !== null && f.value !== f.default ? (
+                    <div className={styles.detail}>declared default: {f.default ? 'on' : 'off'}</div>
+                  ) : null}
+                </td>
+                <td className={styles.description}>{f.description}</td>
+                <td className={styles.guardsCell}>
+                  <Guards flag={f} />
+                </td>
+                <td className={styles.lastChange}>
+                  <LastChange change={f.last_change} />
+                </td>
+                {admin ? (
+                  <td className={styles.actionsCol}>
+                    <FlagActions flag={summary(f)} />
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </tbody>
+        ))}
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,173 @@
+import type { TransparencyReport } from '../../../lib/flags/transparency';
+import { Time } from '../../_components/time';
+import styles from './transparency.module.css';
+
+type Sources = TransparencyReport['sources'];
+type FileState = Sources['policy']['file'];
+
+/** Where a configuration file stands: loaded when, or the error that kept the last good version in force. */
+function FileStatus({ file, what, missingMeans }: { file: FileState; what: string; missingMeans: string }) {
+  return (
+    <dl className={styles.fileStatus}>
+      <dt>File</dt>
+      <dd>
+        <code>{file.path}</code>
+      </dd>
+      <dt>Status</dt>
+      <dd>
+        {file.error ? (
+          <div className={styles.fileError} role="note" aria-label={`${what} error`}>
+            <strong>Error: the last good version stays in force.</strong>
+            <pre>{file.error}</pre>
+          </div>
+        ) : file.missing ? (
+          <span>
+            <strong>No file.</strong> {missingMeans}
+          </span>
+        ) : (
+          <span>
+            <strong>Loaded</strong> without errors
+          </span>
+        )}
+      </dd>
+      <dt>{file.error ? 'Last good version loaded' : 'Loaded'}</dt>
+      <dd>{file.loaded_at === null ? <span className="muted">never</span> : <Time seconds={file.loaded_at} />}</dd>
+    </dl>
+  );
+}
+
+export function RuleSources({ sources }: { sources: Sources }) {
+  const { registered, policy, agents } = sources;
+  return (
+    <>
+      <p className={styles.sectionLead}>
+        Every tool call and every HTTP request is decided by these sources together. The highest priority present decides; within
+        one priority, ALLOW wins over DENY and DENY over ASK. With no rule at all, a tool call is denied.
+      </p>
+      <div className={`table-wrap ${styles.wrap}`}>
+        <table className="table" aria-label="Registered rule sources">
+          <thead>
+            <tr>
+              <th scope="col">#</th>
+              <th scope="col">Source</th>
+              <th scope="col">What it does</th>
+              <th scope="col">Priority</th>
+            </tr>
+          </thead>
+          <tbody>
+            {registered.length === 0 ? (
+              <tr>
+                <td colSpan={4}>No rule source is registered: every tool call is denied by default.</td>
+              </tr>
+            ) : (
+              registered.map((s) => (
+                <tr key={s.name}>
+                  <td>{s.order}</td>
+                  <td className="nowrap">
+                    <strong>{s.title}</strong>
+                    <div className={styles.detail}>
+                      <code>{s.name}</code>
+                      {s.built_in ? null : <span className={styles.experimentLabel}>Plugin</span>}
+                    </div>
+                  </td>
+                  <td className={styles.description}>{s.description}</td>
+                  <td>{s.priorities ?? <span className="muted">set by the plugin</span>}</td>
+                </tr>
+              ))
+            )}
+          </tbody>
+        </table>
+      </div>
+
+      <h3 className={styles.subhead} id="policy">
+        YAML policy rules <span className={styles.count}>({policy.rules.length})</span>
+      </h3>
+      <FileStatus file={policy.file} what="Policy file" missingMeans="No operator rules are in force; the built-in sources decide alone." />
+      {policy.rules.length === 0 ? (
+        <p className={`panel ${styles.quietPanel}`}>The policy file has no rules: the built-in sources decide alone.</p>
+      ) : (
+        <div className={`table-wrap ${styles.wrap}`}>
+          <table className="table" aria-label="YAML policy rules">
+            <thead>
+              <tr>
+                <th scope="col">Rule</th>
+                <th scope="col">Decision</th>
+                <th scope="col">Priority</th>
+                <th scope="col">Applies to</th>
+                <th scope="col">Matches when</th>
+                <th scope="col">Reason</th>
+              </tr>
+            </thead>
+            <tbody>
+              {policy.rules.map((r) => (
+                <tr key={r.id}>
+                  <td>
+                    <code>{r.rule_source}</code>
+                  </td>
+                  <td>
+                    <span className={`${styles.decision} ${styles[`decision${r.decision}`] ?? ''}`}>{r.decision}</span>
+                  </td>
+                  <td>{r.priority}</td>
+                  <td>{r.applies_to}</td>
+                  <td>
+                    <ul className={styles.conditions}>
+                      {r.conditions.map((c) => (
+                        <li key={c}>{c}</li>
+                      ))}
+                    </ul>
+                  </td>
+                  <td className={styles.description}>{r.reason ?? r.description ?? <span className="muted">none given</span>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+
+      <h3 className={styles.subhead} id="agents">
+        Agents and their allowlists <span className={styles.count}>({agents.agents.length})</span>
+      </h3>
+      <FileStatus file={agents.file} what="Agents file" missingMeans="No agent is known, so every agent tool call is denied." />
+      {agents.agents.length === 0 ? (
+        <p className={`panel ${styles.quietPanel}`}>No agents are declared: every agent tool call is denied.</p>
+      ) : (
+        <div className={`table-wrap ${styles.wrap}`}>
+          <table className="table" aria-label="Agents and their allowed tools">
+            <thead>
+              <tr>
+                <th scope="col">Agent</th>
+                <th scope="col">Owner</th>
+                <th scope="col">Purpose</th>
+                <th scope="col">Allowed tools</th>
+              </tr>
+            </thead>
+            <tbody>
+              {agents.agents.map((a) => (
+                <tr key={a.name}>
+                  <td>
+                    <code>{a.name}</code>
+                  </td>
+                  <td className="nowrap">{a.owner ?? <span className="muted">unassigned</span>}</td>
+                  <td className={styles.description}>{a.description ?? <span className="muted">none given</span>}</td>
+                  <td>
+                    {a.tools.length === 0 ? (
+                      <span className="muted">none: every tool is denied</span>
+                    ) : (
+                      <ul className={styles.toolList}>
+                        {a.tools.map((t) => (
+                          <li key={t}>
+                            <code>{t}</code>
+                          </li>
+                        ))}
+                      </ul>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,133 @@
+import { expect, test, type Page } from '@playwright/test';
+import { E2E } from './fixtures/accounts';
+import { signIn } from './fixtures/session';
+
+const auth = { authorization: `Bearer ${E2E.adminToken}` };
+const SCREENS = 'test-results/screens';
+
+const flagsTable = (page: Page) => page.getByRole('table', { name: 'Feature flags by tier' });
+const flagRow = (page: Page, name: string) => flagsTable(page).locator(`tr[data-flag="${name}"]`);
+
+test.describe('/transparency', () => {
+  test('a viewer sees every tier, the invariant label, the sources in force and no controls', async ({ page }) => {
+    await signIn(page, 'victor');
+    await page.goto('/transparency');
+    await expect(page.getByRole('heading', { level: 1, name: 'Transparency' })).toBeVisible();
+
+    const table = flagsTable(page);
+    for (const tier of ['Invariants', 'Flags', 'Experiments']) await expect(table.getByRole('rowheader', { name: new RegExp(`^${tier} \\(`) })).toBeVisible();
+    await expect(flagRow(page, 'audit_trail_security_events')).toContainText('Invariant');
+    await expect(flagRow(page, 'audit_trail_security_events')).toContainText('On');
+    await expect(table.getByText('Invariant', { exact: true })).toHaveCount(3);
+    await expect(flagRow(page, 'plugin_shell_hooks_enabled')).toContainText('Experiment');
+    await expect(flagRow(page, 'external_web_access')).toContainText(/Off.*from default/s);
+    await expect(flagRow(page, 'auto_fairness_audit')).toContainText('fairness_audit');
+
+    // The rule sources in force: the five sources, the BFSI policy rules and the agents' allowlists.
+    await expect(page.getByRole('table', { name: 'Registered rule sources' }).getByRole('row')).toHaveCount(6);
+    await expect(page.getByRole('table', { name: 'YAML policy rules' })).toContainText('policy:no-pii-export');
+    await expect(page.getByRole('table', { name: 'Agents and their allowed tools' })).toContainText('evaluator');
+    await expect(page.getByText(/bfsi\.yaml$/)).toBeVisible();
+
+    await expect(page.getByRole('button', { name: /^Turn (on|off) / })).toHaveCount(0);
+    await expect(page.getByRole('button', { name: 'Print or save as PDF' })).toBeVisible();
+    await page.screenshot({ path: `${SCREENS}/transparency-viewer.png`, fullPage: true });
+
+    // Print: as wide as an A4 landscape sheet's printable area (273 mm at 96 dpi), which the print stylesheet asks for.
+    await page.setViewportSize({ width: 1032, height: 800 });
+    await page.emulateMedia({ media: 'print' });
+    await expect(page.getByRole('navigation', { name: 'Console' })).toBeHidden();
+    await expect(page.getByRole('button', { name: 'Print or save as PDF' })).toBeHidden();
+    await expect(page.getByRole('form', { name: 'Filter the flag history' })).toBeHidden();
+    await page.screenshot({ path: `${SCREENS}/transparency-print.png`, fullPage: true });
+  });
+
+  test('an admin turns a flag off with a reason, the history shows it, the engine denies its tool, and the reset restores it', async ({ page, request }) => {
+    try {
+      await signIn(page, 'admin');
+      await page.goto('/transparency');
+      const row = flagRow(page, 'auto_fairness_audit');
+      await expect(row).toContainText('On');
+
+      await row.getByRole('button', { name: 'Turn off auto_fairness_audit' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Turn off auto_fairness_audit' });
+      await expect(dialog).toBeVisible();
+      await expect(dialog).toContainText('the engine denies fairness_audit');
+      // A reason is required: saying nothing is refused before anything is sent.
+      await dialog.getByRole('button', { name: 'Turn off' }).click();
+      await expect(dialog.getByText('Give a reason')).toBeVisible();
+      await expect(dialog.getByLabel(/Reason/)).toBeFocused();
+      await page.keyboard.type('Fairness audit service is down, INC-4711');
+      await page.screenshot({ path: `${SCREENS}/transparency-dialog.png` });
+      await dialog.getByRole('button', { name: 'Turn off' }).click();
+      await expect(dialog).toBeHidden();
+      await expect(page.getByRole('status').filter({ hasText: 'Saved' })).toContainText('auto_fairness_audit is now off (override)');
+      await expect(row).toContainText('Off');
+      await expect(row).toContainText(/Off.*from override.*by admin/s);
+      await expect(row).toContainText('Fairness audit service is down, INC-4711');
+      // Focus is back on the row's button, which now offers the opposite.
+      await expect(row.getByRole('button', { name: 'Turn on auto_fairness_audit' })).toBeFocused();
+
+      const history = page.getByRole('table', { name: 'Flag history' });
+      await expect(history.getByRole('row').nth(1)).toContainText(/auto_fairness_audit.*Override set.*On.*Off.*admin.*INC-4711/s);
+      await page.screenshot({ path: `${SCREENS}/transparency-admin.png`, fullPage: true });
+
+      // The engine now denies the guarded tool, attributed to the flag.
+      const check = await request.post('/api/v1/permissions/check', { headers: auth, data: { agent: 'evaluator', tool: 'fairness_audit', arguments: { model_id: 'm' } } });
+      expect(await check.json()).toMatchObject({ decision: 'DENY', rule_source: 'flag:auto_fairness_audit' });
+
+      // The history filters by flag and by who, through the URL.
+      await page.getByLabel('Flag', { exact: true }).selectOption('auto_fairness_audit');
+      await page.getByLabel('Changed by').selectOption('admin');
+      await page.getByRole('button', { name: 'Show changes' }).click();
+      await expect(page).toHaveURL(/\/transparency\?name=auto_fairness_audit&by=admin#history$/);
+      await expect(page.getByTestId('history-filter')).toContainText('Showing changes to auto_fairness_audit by admin');
+      await expect(page.getByRole('table', { name: 'Flag history' }).getByRole('row')).toHaveCount(2);
+      // The address ends in #history, so the viewport shows the filtered history.
+      await page.screenshot({ path: `${SCREENS}/transparency-history-filtered.png` });
+      await page.goto('/transparency?by=victor#history');
+      await expect(page.getByText('No change matches this filter.')).toBeVisible();
+
+      // Reset: the override goes, the flag falls back to its default, and the history says so.
+      await page.goto('/transparency');
+      await flagRow(page, 'auto_fairness_audit').getByRole('button', { name: 'Reset auto_fairness_audit' }).click();
+      const reset = page.getByRole('dialog', { name: 'Reset auto_fairness_audit' });
+      await reset.getByLabel(/Reason/).fill('Service restored');
+      await reset.getByRole('button', { name: 'Reset' }).click();
+      await expect(reset).toBeHidden();
+      await expect(flagRow(page, 'auto_fairness_audit')).toContainText(/On.*from default/s);
+      await expect(page.getByRole('table', { name: 'Flag history' }).getByRole('row').nth(1)).toContainText(/Override removed.*Off.*On.*admin.*Service restored/s);
+      const after = await request.post('/api/v1/permissions/check', { headers: auth, data: { agent: 'evaluator', tool: 'fairness_audit', arguments: { model_id: 'm' }, dry_run: true } });
+      expect(await after.json()).toMatchObject({ decision: 'ALLOW' });
+    } finally {
+      // Whatever happened above, leave the flag as other specs expect it.
+      const current = (await (await request.get('/api/v1/flags/auto_fairness_audit', { headers: auth })).json()) as { layer: string };
+      if (current.layer === 'override') await request.delete('/api/v1/flags/auto_fairness_audit', { headers: auth, data: { reason: 'e2e cleanup' } });
+    }
+  });
+
+  test('turning off the invariant is refused with the server’s message in the dialog, all by keyboard', async ({ page }) => {
+    await signIn(page, 'admin');
+    await page.goto('/transparency');
+    const button = flagRow(page, 'audit_trail_security_events').getByRole('button', { name: 'Turn off audit_trail_security_events' });
+    await button.focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Turn off audit_trail_security_events' });
+    await expect(dialog).toBeVisible();
+    await expect(dialog).toContainText('The platform refuses to turn it off');
+    await page.keyboard.type('The audit table is too large');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await expect(dialog.getByRole('button', { name: 'Turn off' })).toBeFocused();
+    await page.keyboard.press('Enter');
+    const alert = dialog.getByRole('alert');
+    await expect(alert).toContainText('Not changed.');
+    await expect(alert).toContainText('"audit_trail_security_events" is an invariant: it cannot be turned off at runtime, by anyone.');
+    await page.screenshot({ path: `${SCREENS}/transparency-invariant-refused.png` });
+
+    await page.keyboard.press('Escape');
+    await expect(dialog).toBeHidden();
+    await expect(button).toBeFocused();
+    await expect(flagRow(page, 'audit_trail_security_events')).toContainText(/On.*from default/s);
+  });
+});

@@ -1,0 +1,25 @@
+/**
+ * The flag history filter as it arrives from a URL: the API (`/api/v1/flags/history`, `/api/v1/transparency`) and the
+ * `/transparency` page read the same parameters, so a filtered page and its JSON are one link apart.
+ */
+import { z } from 'zod';
+
+/** An empty parameter (`?name=&by=`, what a blank form field sends) means "no filter", not an invalid value. */
+const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+
+export const HISTORY_PAGE_SIZE = 100;
+
+export const flagHistoryQuerySchema = z.strictObject({
+  /**
+   * Any well-formed flag name, not only those in today's catalog: experiments may disappear, and their history must
+   * stay findable.
+   */
+  name: z.preprocess(blankToUndefined, z.string().regex(/^[a-z][a-z0-9_]{0,99}$/, 'name is a flag name, e.g. auto_fairness_audit').optional()),
+  /** who made the change, exactly as recorded: a user name, or cli:<os user> for the CLI */
+  by: z.preprocess(blankToUndefined, z.string().trim().min(1).max(200).optional()),
+  /** the next_cursor of the previous page */
+  before: z.preprocess(blankToUndefined, z.string().regex(/^\d{1,18}$/, 'before is the next_cursor of the previous page').transform(Number).optional()),
+  limit: z.preprocess(blankToUndefined, z.coerce.number().int().min(1).max(1000).default(HISTORY_PAGE_SIZE)),
+});
+
+export type FlagHistoryQuery = z.output<typeof flagHistoryQuerySchema>;

@@ -1,0 +1,219 @@
+/**
+ * What /transparency shows and GET /api/v1/transparency returns: every flag grouped by tier with the layer that
+ * decided it and its last change, the configuration problems, the rule sources in force (registered sources, YAML
+ * policy rules, agents and their allowlists, and the state of both files) and the flag history.
+ * `buildTransparency` is pure (tested alone); `transparencyReport` gathers its input from a running application.
+ */
+import type { FlagChangeRow } from '../../db/schema';
+import type { SwarmApp } from '../app';
+import type { AgentsFile } from '../config/agents';
+import type { WatchedFileStatus } from '../config/watched-file';
+import type { PolicyRuleInput } from '../permissions/policy';
+import { FLAG_CATALOG, FLAG_TIERS, FLAGS_BY_NAME, type FlagTier } from './catalog';
+import type { FlagHistoryQuery } from './query';
+import type { FlagResolution } from './resolve';
+import { changeToJson, flagToJson } from './view';
+
+export const TIER_INFO: Readonly<Record<FlagTier, { title: string; summary: string }>> = {
+  invariant: {
+    title: 'Invariants',
+    summary: 'Can never be turned off: not by a runtime override, an environment variable or an alias.',
+  },
+  flag: {
+    title: 'Flags',
+    summary: 'Production features. Stable; an administrator may turn one off, with a recorded reason.',
+  },
+  experiment: {
+    title: 'Experiments',
+    summary: 'Opt-in features that may change or disappear. Off unless turned on.',
+  },
+};
+
+/**
+ * The built-in sources, in words a compliance officer can file. A source registered as a plugin is listed by its
+ * name and marked as such; its rules are whatever its code emits.
+ */
+export const BUILT_IN_SOURCES: Readonly<Record<string, { title: string; description: string; priorities: string }>> = {
+  rbac: {
+    title: 'Roles (RBAC)',
+    description: 'Denies an HTTP request when the role of the person or token is below the role the endpoint requires.',
+    priorities: 'DENY 1000',
+  },
+  agent_allowlist: {
+    title: 'Agent allowlists',
+    description: 'Denies an unknown agent, or a tool missing from the agent’s list in agents.yaml; allows a listed tool.',
+    priorities: 'DENY 900, ALLOW 100',
+  },
+  feature_flags: {
+    title: 'Feature flags',
+    description: 'Denies a tool or HTTP path guarded by a flag that is off, as flag:<name>.',
+    priorities: 'DENY 800',
+  },
+  policy: {
+    title: 'YAML policy',
+    description: 'The operator rules of the policy file listed below, each attributed as policy:<id>.',
+    priorities: 'each rule’s own, 500 by default',
+  },
+  hitl: {
+    title: 'Human approval gates',
+    description: 'Asks an operator before a gated tool runs (deployments, promotions, raw data exports); denies a rejected or expired request.',
+    priorities: 'ASK, ALLOW or DENY 400',
+  },
+};
+
+const list = <T>(v: T | readonly T[] | undefined): readonly T[] => (v === undefined ? [] : Array.isArray(v) ? (v as readonly T[]) : [v as T]);
+
+const show = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+
+function alternatives(values: readonly unknown[]): string {
+  const shown = values.map(show);
+  return shown.length <= 1 ? (shown[0] ?? '') : `${shown.slice(0, -1).join(', ')} or ${shown[shown.length - 1]}`;
+}
+
+/** A policy rule's `match`, in one line per condition: "tool is export_raw_data", "argument contains_pii is true". */
+export function describeMatch(match: PolicyRuleInput['match']): string[] {
+  const out: string[] = [];
+  const plain: [string, readonly unknown[]][] = [
+    ['agent', list(match.agent)],
+    ['tool', list(match.tool)],
+    ['role', list(match.role)],
+    ['method', list(match.method)],
+    ['path', list(match.path)],
+  ];
+  for (const [what, values] of plain) if (values.length > 0) out.push(`${what} is ${alternatives(values)}`);
+  for (const [key, value] of Object.entries(match.arguments ?? {})) out.push(`argument ${key} is ${alternatives(list(value))}`);
+  return out.length > 0 ? out : ['every tool call and every HTTP request'];
+}
+
+function appliesTo(match: PolicyRuleInput['match']): 'tool calls' | 'HTTP requests' | 'tool calls and HTTP requests' {
+  const http = match.method !== undefined || match.path !== undefined;
+  const tool = match.tool !== undefined || match.arguments !== undefined;
+  if (http && !tool) return 'HTTP requests';
+  if (tool && !http) return 'tool calls';
+  // A rule naming both a tool and a path can match neither; it is shown as written so the mistake is visible.
+  return 'tool calls and HTTP requests';
+}
+
+function fileToJson(s: WatchedFileStatus) {
+  return { path: s.path, loaded_at: s.loadedAt, error: s.error, missing: s.missing };
+}
+
+function changedFlags(names: readonly string[]): string[] {
+  const changed = new Set(names);
+  const inCatalog = FLAG_CATALOG.map((f) => f.name).filter((n) => changed.has(n));
+  return [...inCatalog, ...names.filter((n) => !FLAGS_BY_NAME.has(n))];
+}
+
+/**
+ * One page of the flag history. `rows` is what was read with limit + 1: if the extra row came back, an older page
+ * exists and `next_cursor` points at it (pass it as `before`).
+ */
+export function historyToJson(filter: FlagHistoryQuery, rows: readonly FlagChangeRow[]) {
+  const page = rows.slice(0, filter.limit);
+  return {
+    filter: { name: filter.name ?? null, by: filter.by ?? null },
+    changes: page.map(changeToJson),
+    next_cursor: rows.length > filter.limit && page.length > 0 ? String(page[page.length - 1]!.id) : null,
+  };
+}
+
+/** Read one page of the history for `historyToJson` (one row more than the page, to know whether another follows). */
+export function readHistory(app: SwarmApp, filter: FlagHistoryQuery): FlagChangeRow[] {
+  return app.flags.history({ name: filter.name, by: filter.by, before: filter.before, limit: filter.limit + 1 });
+}
+
+export interface TransparencyInput {
+  resolution: FlagResolution;
+  lastChanges: ReadonlyMap<string, FlagChangeRow>;
+  /** the registered rule sources, in the order the engine consults them */
+  sources: readonly { name: string }[];
+  policy: { status: WatchedFileStatus; rules: readonly PolicyRuleInput[] };
+  agents: { status: WatchedFileStatus; file: AgentsFile };
+  /** `rows`: newest first, up to filter.limit + 1 (the extra row only says that an older page exists) */
+  history: { filter: FlagHistoryQuery; rows: readonly FlagChangeRow[]; names: readonly string[]; authors: readonly string[] };
+  /** seconds since the epoch */
+  now: number;
+}
+
+export function buildTransparency(input: TransparencyInput) {
+  const flags = [...input.resolution.flags.values()].map((f) => {
+    const last = input.lastChanges.get(f.name);
+    return { ...flagToJson(f), last_change: last ? changeToJson(last) : null };
+  });
+  return {
+    generated_at: input.now,
+    summary: {
+      flags: flags.length,
+      on: flags.filter((f) => f.value).length,
+      overridden: flags.filter((f) => f.layer === 'override').length,
+      problems: input.resolution.problems.length,
+    },
+    tiers: FLAG_TIERS.map((tier) => ({ tier, ...TIER_INFO[tier], flags: flags.filter((f) => f.tier === tier) })),
+    problems: input.resolution.problems.map((p) => ({ kind: p.kind, flag: p.flag ?? null, variable: p.variable ?? null, message: p.message })),
+    sources: {
+      registered: input.sources.map((s, i) => {
+        const known = BUILT_IN_SOURCES[s.name];
+        return {
+          order: i + 1,
+          name: s.name,
+          built_in: known !== undefined,
+          title: known?.title ?? s.name,
+          description: known?.description ?? 'A rule source registered as a plugin; its rules come from its own code.',
+          priorities: known?.priorities ?? null,
+        };
+      }),
+      policy: {
+        file: fileToJson(input.policy.status),
+        rules: input.policy.rules.map((r) => ({
+          id: r.id,
+          rule_source: `policy:${r.id}`,
+          decision: r.decision,
+          priority: r.priority,
+          applies_to: appliesTo(r.match),
+          match: r.match,
+          conditions: describeMatch(r.match),
+          reason: r.reason ?? null,
+          description: r.description ?? null,
+        })),
+      },
+      agents: {
+        file: fileToJson(input.agents.status),
+        agents: Object.entries(input.agents.file.agents ?? {}).map(([name, a]) => ({
+          name,
+          owner: a.owner ?? null,
+          description: a.description ?? null,
+          tools: a.tools,
+        })),
+      },
+    },
+    history: {
+      ...historyToJson(input.history.filter, input.history.rows),
+      /**
+       * What the filter can usefully choose from: the flags that have changes (catalog order first, then flags since
+       * removed from the catalog) and everyone who made one. Any other flag name still works in the URL.
+       */
+      options: { names: changedFlags(input.history.names), by: [...input.history.authors] },
+    },
+  };
+}
+
+export type TransparencyReport = ReturnType<typeof buildTransparency>;
+export type TransparencyFlag = TransparencyReport['tiers'][number]['flags'][number];
+
+/** The report of a running application, with the history filtered as asked. */
+export function transparencyReport(app: SwarmApp, filter: FlagHistoryQuery): TransparencyReport {
+  return buildTransparency({
+    resolution: app.flags.resolution(),
+    lastChanges: app.flags.lastChanges(),
+    sources: app.engine.listSources(),
+    policy: { status: app.policyFile.status(), rules: app.policyFile.current.rules.map((r) => r.source) },
+    agents: { status: app.agentsFile.status(), file: app.agentsFile.current.file },
+    history: {
+      filter,
+      rows: readHistory(app, filter),
+      names: app.flags.historyNames(),
+      authors: app.flags.historyAuthors(),
+    },
+    now: Date.now() / 1000,
+  });
+}
