@@ -95,4 +95,41 @@ test.describe('human-in-the-loop approvals', () => {
     const res = await page.request.post(`/api/v1/approvals/${asked.approval_id}/approve`, { data: {} });
     expect(res.status()).toBe(403);
   });
+
+  test('several requests are selected and approved together', async ({ page, request }) => {
+    const a = await deployerChecks(request, `m-bulk-a-${Date.now()}`);
+    const b = await deployerChecks(request, `m-bulk-b-${Date.now()}`);
+    await signIn(page, 'olivia');
+    await page.goto('/approvals');
+    for (const id of [a.approval_id, b.approval_id]) await page.locator(`[data-approval-id="${id}"]`).getByLabel('Select').check();
+    await expect(page.getByRole('group', { name: 'Selected requests' })).toContainText('2 selected');
+    await page.getByRole('button', { name: 'Approve selected' }).click();
+    for (const id of [a.approval_id, b.approval_id]) await expect(page.locator(`[data-approval-id="${id}"]`)).toHaveCount(0);
+  });
+
+  test('the single-key shortcuts can be turned off, and stay off', async ({ page, request }) => {
+    const asked = await deployerChecks(request, `m-off-${Date.now()}`);
+    await signIn(page, 'olivia');
+    await page.goto('/approvals');
+    await page.getByLabel('Keyboard shortcuts').uncheck();
+    await page.reload();
+    await expect(page.getByLabel('Keyboard shortcuts')).not.toBeChecked();
+    await page.locator(`[data-approval-id="${asked.approval_id}"]`).focus();
+    await page.keyboard.press('a');
+    await page.waitForTimeout(500);
+    await expect(page.locator(`[data-approval-id="${asked.approval_id}"]`)).toHaveCount(1);
+    await page.getByLabel('Keyboard shortcuts').check();
+  });
+
+  test('a request decided elsewhere leaves the list with a note of who decided it', async ({ page, request }) => {
+    const asked = await deployerChecks(request, `m-else-${Date.now()}`);
+    await signIn(page, 'olivia');
+    await page.goto('/approvals');
+    const card = page.locator(`[data-approval-id="${asked.approval_id}"]`);
+    await expect(card).toBeVisible();
+    const res = await request.post(`/api/v1/approvals/${asked.approval_id}/reject`, { headers: admin, data: { reason: 'decided by the admin' } });
+    expect(res.ok()).toBe(true);
+    await expect(card).toHaveCount(0, { timeout: 10_000 });
+    await expect(page.getByRole('status')).toContainText('Decided elsewhere: deployer → deploy_serving: rejected by admin');
+  });
 });
