@@ -4,7 +4,7 @@
  * itself refuses UPDATE and DELETE on it (triggers in the migration).
  */
 import { sql } from 'drizzle-orm';
-import { index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 export const permissionDenials = sqliteTable(
   'permission_denials',
@@ -34,6 +34,33 @@ export const permissionDenials = sqliteTable(
     index('permission_denials_tool').on(t.toolName),
   ],
 );
+
+/**
+ * Daily counts of permission_denials per (UTC day, rule source, agent, tool, role): what the denial explorer's summary
+ * cards and chart read for whole days, so they answer in milliseconds over millions of denials (bench/denial-queries.ts).
+ * Derived data, maintained by lib/audit/denial-rollup.ts from the rows after `high_water` (no trigger on the audit
+ * table's write path). Exact because permission_denials is append-only: a counted row never changes or disappears.
+ * A missing agent or role is stored as '' so that the primary key can merge it.
+ */
+export const denialDailyCounts = sqliteTable(
+  'permission_denial_daily_counts',
+  {
+    /** floor(timestamp / 86400): the UTC day */
+    day: integer('day').notNull(),
+    ruleSource: text('rule_source').notNull(),
+    agentName: text('agent_name').notNull(),
+    toolName: text('tool_name').notNull(),
+    userRole: text('user_role').notNull(),
+    n: integer('n').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.day, t.ruleSource, t.agentName, t.toolName, t.userRole] })],
+);
+
+/** How far permission_denial_daily_counts has counted: every denial with id <= high_water, and none after. */
+export const denialRollupState = sqliteTable('permission_denial_rollup_state', {
+  id: integer('id').primaryKey(),
+  highWater: integer('high_water').notNull(),
+});
 
 export const approvals = sqliteTable(
   'approvals',

@@ -2,16 +2,41 @@
  * The denial store: the one writer of permission_denials and its queries. Append-only by design and by the
  * database (triggers refuse UPDATE and DELETE).
  */
-import { and, desc, eq, gte, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, lte, sql } from 'drizzle-orm';
 import type Database from 'better-sqlite3';
 import type { Db } from '../../db/client';
 import { permissionDenials, type DenialRow, type NewDenialRow } from '../../db/schema';
+import { AppError } from '../errors';
 import type { CheckResult, PermissionContext } from '../permissions';
+import {
+  afterPosition,
+  decodeCursor,
+  denialWhere,
+  encodeCursor,
+  nowSeconds,
+  resolveWindow,
+  SORT_COLUMNS,
+  type DenialFilter,
+  type DenialMatch,
+} from './denial-filter';
+import { denialHistogram, summarizeDenials, type AggregateOptions, type DenialHistogram, type DenialSummary } from './denial-stats';
 import { redactedArgumentsJson } from './redact';
 
-export type DenialInput = Omit<NewDenialRow, 'id' | 'timestamp'> & { timestamp?: number };
+export {
+  DENIAL_SORT_KEYS,
+  SORT_ORDERS,
+  denialWhere,
+  likeContains,
+  nowSeconds,
+  resolveWindow,
+  ruleSourceCondition,
+  type DenialFilter,
+  type DenialMatch,
+  type DenialSortKey,
+  type SortOrder,
+} from './denial-filter';
 
-export const nowSeconds = (): number => Date.now() / 1000;
+export type DenialInput = Omit<NewDenialRow, 'id' | 'timestamp'> & { timestamp?: number };
 
 /** The row for a denied decision: attributed to the winning rule, arguments redacted, the trace kept. */
 export function denialFromDecision(context: PermissionContext, result: CheckResult): DenialInput {
@@ -66,33 +91,77 @@ export class DenialStore {
     return this.db.select().from(permissionDenials).where(eq(permissionDenials.id, id)).get();
   }
 
+  /**
+   * One page of a filter. The default order is newest first by id: every filter index ends in the rowid, so the page
+   * is an index walk. Other sorts page by a keyset cursor (sort value, id), which stays correct while denials arrive.
+   */
   query(filter: DenialFilter): { rows: DenialRow[]; nextCursor: string | null } {
     const limit = filter.limit ?? 100;
+    const sort = filter.sort ?? 'id';
+    const order = filter.order ?? 'desc';
+    const direction = order === 'asc' ? asc : desc;
+    let where = denialWhere(filter);
+    if (sort === 'id' && (filter.since !== undefined || filter.from !== undefined || filter.to !== undefined)) {
+      const span = this.idSpan(resolveWindow(filter));
+      if (!span) return { rows: [], nextCursor: null };
+      where = and(where, gte(permissionDenials.id, span.lo), lte(permissionDenials.id, span.hi));
+    }
+    if (filter.cursor !== undefined && sort !== 'id') {
+      const position = decodeCursor(filter.cursor, sort, order);
+      if (typeof position === 'string') throw new AppError('BAD_REQUEST', position);
+      where = and(where, afterPosition(sort, order, position));
+    } else if (filter.cursor !== undefined && typeof decodeCursor(filter.cursor, sort, order) === 'string') {
+      throw new AppError('BAD_REQUEST', 'cursor is the next_cursor of the previous page');
+    }
+    const orderBy = sort === 'id' ? [direction(permissionDenials.id)] : [direction(SORT_COLUMNS[sort]), direction(permissionDenials.id)];
     const rows = this.db
       .select()
       .from(permissionDenials)
-      .where(denialWhere(filter))
-      .orderBy(desc(permissionDenials.id))
+      .where(where)
+      .orderBy(...orderBy)
       .limit(limit + 1)
       .all();
     const more = rows.length > limit;
     if (more) rows.pop();
     const last = rows[rows.length - 1];
-    return { rows, nextCursor: more && last ? String(last.id) : null };
+    if (!more || !last) return { rows, nextCursor: null };
+    const value = sort === 'id' ? last.id : sort === 'timestamp' ? last.timestamp : sort === 'agent_name' ? last.agentName : sort === 'tool_name' ? last.toolName : last.ruleSource;
+    return { rows, nextCursor: encodeCursor(sort, order, { value, id: last.id }) };
   }
 
-  /** Every matching row, newest first, in pages: for exports that must not hold the whole result in memory. */
-  *iterate(filter: Omit<DenialFilter, 'limit'>, pageSize = 1_000): Generator<DenialRow> {
-    let cursor = filter.cursor;
+  /**
+   * The ids of the rows in a time window, from the timestamp index alone. Newest first is an id order and a window is
+   * a timestamp range, and no index gives both: without these bounds a window that ends in the past, or a rare filter
+   * inside a window, makes SQLite walk ids from the newest row down through everything outside the window. With them
+   * the walk starts and stops at the window (bench/denial-queries.ts: "custom range", "text ..., last 7 d").
+   */
+  private idSpan(window: Pick<DenialFilter, 'from' | 'to'>): { lo: number; hi: number } | undefined {
+    const t = permissionDenials;
+    const r = this.db
+      .select({ lo: sql<number | null>`min(${t.id})`, hi: sql<number | null>`max(${t.id})` })
+      .from(t)
+      .where(and(window.from === undefined ? undefined : gte(t.timestamp, window.from), window.to === undefined ? undefined : lte(t.timestamp, window.to)))
+      .get();
+    return r && r.lo !== null && r.hi !== null ? { lo: r.lo, hi: r.hi } : undefined;
+  }
+
+  /**
+   * Every matching row, newest first, in pages: for exports that must not hold the whole result in memory. The window
+   * is fixed when the export starts, and rows recorded after that are not included: the export is one consistent cut.
+   */
+  *iterate(filter: Omit<DenialFilter, 'limit' | 'sort' | 'order'>, pageSize = 1_000): Generator<DenialRow> {
+    const fixed = resolveWindow(filter);
+    const newest = this.db.select({ id: sql<number | null>`max(${permissionDenials.id})` }).from(permissionDenials).get()?.id ?? 0;
+    let cursor = filter.cursor ?? String(newest + 1);
     for (;;) {
-      const page = this.query({ ...filter, cursor, limit: pageSize });
+      const page = this.query({ ...fixed, cursor, limit: pageSize });
       yield* page.rows;
       if (!page.nextCursor) return;
       cursor = page.nextCursor;
     }
   }
 
-  count(filter: Omit<DenialFilter, 'limit' | 'cursor'> = {}): number {
+  count(filter: DenialMatch = {}): number {
     const r = this.db
       .select({ n: sql<number>`count(*)` })
       .from(permissionDenials)
@@ -100,45 +169,16 @@ export class DenialStore {
       .get();
     return r?.n ?? 0;
   }
-}
 
-export interface DenialFilter {
-  /** seconds back from now */
-  since?: number;
-  /** absolute window, seconds since the epoch */
-  from?: number;
-  to?: number;
-  agent?: string;
-  tool?: string;
-  role?: string;
-  /** exact value, or a family: `policy` matches `policy` and every `policy:*` */
-  ruleSource?: string;
-  /** rows older than this id (the cursor of the previous page) */
-  cursor?: string;
-  limit?: number;
-}
+  /** Total and top agents, rule sources and tools of a filter (the explorer's summary cards). */
+  summary(filter: DenialMatch, options: AggregateOptions & { top?: number } = {}): DenialSummary {
+    return summarizeDenials(this.db, filter, options);
+  }
 
-/** The rule-source filter: exact when it names a rule (has a colon), else the family by an index-friendly range. */
-export function ruleSourceCondition(value: string): SQL {
-  if (value.includes(':')) return eq(permissionDenials.ruleSource, value);
-  // ';' is the character after ':' so [value:, value;) is exactly the values starting with "value:".
-  return or(
-    eq(permissionDenials.ruleSource, value),
-    and(gte(permissionDenials.ruleSource, `${value}:`), lt(permissionDenials.ruleSource, `${value};`)),
-  )!;
-}
-
-export function denialWhere(f: Omit<DenialFilter, 'limit'>): SQL | undefined {
-  const c: SQL[] = [];
-  if (f.since !== undefined) c.push(gte(permissionDenials.timestamp, nowSeconds() - f.since));
-  if (f.from !== undefined) c.push(gte(permissionDenials.timestamp, f.from));
-  if (f.to !== undefined) c.push(lte(permissionDenials.timestamp, f.to));
-  if (f.agent !== undefined) c.push(eq(permissionDenials.agentName, f.agent));
-  if (f.tool !== undefined) c.push(eq(permissionDenials.toolName, f.tool));
-  if (f.role !== undefined) c.push(eq(permissionDenials.userRole, f.role));
-  if (f.ruleSource !== undefined) c.push(ruleSourceCondition(f.ruleSource));
-  if (f.cursor !== undefined) c.push(lt(permissionDenials.id, Number(f.cursor)));
-  return c.length ? and(...c) : undefined;
+  /** Denials over time for a filter, stacked by rule-source family (the explorer's chart). */
+  histogram(filter: DenialMatch, options: AggregateOptions = {}): DenialHistogram {
+    return denialHistogram(this.db, filter, options);
+  }
 }
 
 /** The API's and the CLI's shape of a row: the spec's column names. */

@@ -1,11 +1,19 @@
 /** zod schemas of the API's inputs, shared with the CLI where they mean the same thing. */
 import { z } from 'zod';
+import { decodeCursor, DENIAL_SORT_KEYS, SORT_ORDERS, type DenialMatch } from '../audit/denial-filter';
 import { ROLES } from '../permissions';
 
 const name = z.string().min(1).max(200);
 const positiveSeconds = z.coerce.number().positive().max(100 * 365 * 24 * 3600);
 
-export const denialQuerySchema = z.strictObject({
+// ---------------------------------------------------------------------------------------------------------------
+// Denial queries: the list, the exports, the summary and the histogram share one filter.
+// ---------------------------------------------------------------------------------------------------------------
+
+/** An empty query parameter (a form field left blank) means "not given". */
+const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+
+const denialFilterFields = {
   since: positiveSeconds.optional(),
   from: z.coerce.number().nonnegative().optional(),
   to: z.coerce.number().nonnegative().optional(),
@@ -13,12 +21,44 @@ export const denialQuerySchema = z.strictObject({
   tool: name.optional(),
   role: z.enum(ROLES).optional(),
   rule_source: name.optional(),
-  cursor: z.string().regex(/^\d{1,18}$/, 'cursor is the next_cursor of the previous page').optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  format: z.enum(['json', 'csv']).default('json'),
-});
+  /** free text over the reason and the arguments */
+  q: z.preprocess(blankToUndefined, z.string().trim().min(1).max(200).optional()),
+};
+
+type WindowFields = { from?: number; to?: number };
+const windowInOrder = (q: WindowFields, ctx: z.RefinementCtx) => {
+  if (q.from !== undefined && q.to !== undefined && q.from > q.to) {
+    ctx.addIssue({ code: 'custom', path: ['to'], message: 'to must not be before from' });
+  }
+};
+
+export const denialMatchSchema = z.strictObject(denialFilterFields).superRefine(windowInOrder);
+
+export const denialQuerySchema = z
+  .strictObject({
+    ...denialFilterFields,
+    sort: z.enum(DENIAL_SORT_KEYS).optional(),
+    order: z.enum(SORT_ORDERS).optional(),
+    cursor: z.string().regex(/^(\d{1,18}|[A-Za-z0-9_-]{8,1400})$/, 'cursor is the next_cursor of the previous page').optional(),
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+    /** json: one page; csv and ndjson: every matching row, streamed */
+    format: z.enum(['json', 'csv', 'ndjson']).default('json'),
+  })
+  .superRefine((q, ctx) => {
+    windowInOrder(q, ctx);
+    if (q.cursor !== undefined) {
+      const position = decodeCursor(q.cursor, q.sort ?? 'id', q.order ?? 'desc');
+      if (typeof position === 'string') ctx.addIssue({ code: 'custom', path: ['cursor'], message: position });
+    }
+  });
 
 export type DenialQuery = z.infer<typeof denialQuerySchema>;
+export type DenialMatchQuery = z.infer<typeof denialMatchSchema>;
+
+/** The store's filter for a validated query (the API's snake_case names to the store's). */
+export function denialFilterOf(q: DenialMatchQuery): DenialMatch {
+  return { since: q.since, from: q.from, to: q.to, agent: q.agent, tool: q.tool, role: q.role, ruleSource: q.rule_source, q: q.q };
+}
 
 export const idParamSchema = z.strictObject({ id: z.string().regex(/^\d{1,18}$/, 'id is a number') });
 export const approvalIdSchema = z.strictObject({ id: z.string().regex(/^apr_[A-Za-z0-9_-]{8,64}$/, 'not an approval id') });

@@ -1,47 +1,21 @@
-import { denialCsvHeader, denialCsvLine, denialToJson } from '../../../../../lib/audit/denials';
+import { denialExportResponse } from '../../../../../lib/audit/denial-export';
+import { denialToJson } from '../../../../../lib/audit/denials';
 import { requireRole, route } from '../../../../../lib/http/route';
-import { denialQuerySchema, type DenialQuery } from '../../../../../lib/http/schemas';
+import { denialFilterOf, denialQuerySchema } from '../../../../../lib/http/schemas';
 
 export const dynamic = 'force-dynamic';
 
-function filterOf(q: DenialQuery) {
-  return { since: q.since, from: q.from, to: q.to, agent: q.agent, tool: q.tool, role: q.role, ruleSource: q.rule_source, cursor: q.cursor };
-}
-
 /**
  * Query the audit table, newest first. `since` is seconds back from now; `rule_source` matches the exact value or,
- * without a colon, the whole family (`policy` matches every `policy:*`). `format=csv` streams every matching row.
+ * without a colon, the whole family (`policy` matches every `policy:*`); `q` is free text over the reason and the
+ * arguments; `sort`/`order` page by a keyset cursor. `format=csv` and `format=ndjson` stream every matching row,
+ * newest first, whatever the sort.
  */
 export const GET = route({ role: requireRole('auditor'), query: denialQuerySchema }, ({ app, query }) => {
-  if (query.format === 'csv') {
-    const rows = app.denials.iterate(filterOf(query));
-    const encoder = new TextEncoder();
-    let headerSent = false;
-    const stream = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        // One page of rows per pull: a large export neither blocks the server nor holds the table in memory.
-        let chunk = headerSent ? '' : denialCsvHeader();
-        headerSent = true;
-        for (let i = 0; i < 500; i++) {
-          const next = rows.next();
-          if (next.done) {
-            controller.enqueue(encoder.encode(chunk));
-            controller.close();
-            return;
-          }
-          chunk += denialCsvLine(next.value);
-        }
-        controller.enqueue(encoder.encode(chunk));
-      },
-    });
-    return new Response(stream, {
-      headers: {
-        'content-type': 'text/csv; charset=utf-8',
-        'content-disposition': 'attachment; filename="permission_denials.csv"',
-        'cache-control': 'no-store',
-      },
-    });
+  const filter = denialFilterOf(query);
+  if (query.format === 'csv' || query.format === 'ndjson') {
+    return denialExportResponse(app.denials.iterate({ ...filter, cursor: query.sort === undefined || query.sort === 'id' ? query.cursor : undefined }), query.format);
   }
-  const page = app.denials.query({ ...filterOf(query), limit: query.limit });
+  const page = app.denials.query({ ...filter, sort: query.sort, order: query.order, cursor: query.cursor, limit: query.limit });
   return { denials: page.rows.map(denialToJson), next_cursor: page.nextCursor };
 });

@@ -1,0 +1,310 @@
+/**
+ * Aggregates over the denials of one filter: the explorer's summary cards and its chart of denials over time.
+ *
+ * Over a million rows a GROUP BY on the audit table takes seconds (bench/denial-queries.ts), so whole UTC days come from
+ * the daily counts (lib/audit/denial-rollup.ts) and only the rest is read from the audit table: the partial days at
+ * the edges of the window and the rows recorded since the counts were last brought up to date. Each of those parts
+ * is bounded by a time or id range, and the attribute filters are written so SQLite keeps to that range. Free text
+ * cannot be counted ahead, so a filter with `q` reads the audit table alone, bounded by its window.
+ * The result is exact either way; the tests compare both paths on the same rows.
+ */
+import { and, eq, gt, gte, lt, lte, sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { denialDailyCounts, permissionDenials } from '../../db/schema';
+import { nowSeconds, resolveWindow, ruleSourceCondition, textCondition, type DenialMatch } from './denial-filter';
+import { catchUpIfBehind, DAY_OF_TIMESTAMP, DAY_SECONDS, rollupPosition } from './denial-rollup';
+import { ruleSourceFamily } from './denial-vocabulary';
+
+export { ruleSourceFamily } from './denial-vocabulary';
+
+const DAY = DAY_SECONDS;
+const whereClause = (where: SQL | undefined): SQL => (where ? sql` WHERE ${where}` : sql``);
+
+/**
+ * Attribute filters on the audit table that SQLite will not use an index for (unary +): the part's time or id range
+ * must drive the scan. Without it the planner prefers, say, the agent index for `agent = x` and then visits every row
+ * of that agent, hundreds of thousands, to keep the few in a partial day.
+ */
+function unindexedAttributes(f: DenialMatch): SQL[] {
+  const c: SQL[] = [];
+  const t = permissionDenials;
+  if (f.agent !== undefined) c.push(sql`+${t.agentName} = ${f.agent}`);
+  if (f.tool !== undefined) c.push(sql`+${t.toolName} = ${f.tool}`);
+  if (f.role !== undefined) c.push(sql`+${t.userRole} = ${f.role}`);
+  if (f.ruleSource !== undefined) c.push(ruleSourceCondition(f.ruleSource, sql`+${t.ruleSource}`));
+  if (f.q !== undefined && f.q !== '') c.push(textCondition(f.q));
+  return c;
+}
+
+/** The same filters on the daily counts, where a missing agent or role is '' (and a filter value never is). */
+function rollupAttributes(f: DenialMatch): SQL[] {
+  const c: SQL[] = [];
+  const t = denialDailyCounts;
+  if (f.agent !== undefined) c.push(eq(t.agentName, f.agent));
+  if (f.tool !== undefined) c.push(eq(t.toolName, f.tool));
+  if (f.role !== undefined) c.push(eq(t.userRole, f.role));
+  if (f.ruleSource !== undefined) c.push(ruleSourceCondition(f.ruleSource, t.ruleSource));
+  return c;
+}
+
+/** How one aggregate reads a filter: daily counts for whole days, the audit table for the rest. */
+interface ReadPlan {
+  /** WHERE of the daily counts, when they are used */
+  rollup?: SQL;
+  /** WHERE of each part read from the audit table (undefined: every row) */
+  base: (SQL | undefined)[];
+}
+
+/**
+ * Split a resolved filter (absolute window) into whole UTC days (daily counts, as of high_water) and the parts the
+ * counts do not cover: the partial days at either edge, and the rows after high_water inside the whole days.
+ */
+function planRead(db: Db, f: DenialMatch, useRollup: boolean): ReadPlan {
+  const t = permissionDenials;
+  const attrs = unindexedAttributes(f);
+  const window: SQL[] = [];
+  if (f.from !== undefined) window.push(gte(t.timestamp, f.from));
+  if (f.to !== undefined) window.push(lte(t.timestamp, f.to));
+  // Only with a window can the attribute filters give up their indexes: without one they are the only bound.
+  const wholeTable = (): ReadPlan => ({ base: [and(...window, ...(window.length ? attrs : attributeIndexed(f)))] });
+  if (!useRollup || (f.q !== undefined && f.q !== '')) return wholeTable();
+  const firstDay = f.from === undefined ? undefined : Math.ceil(f.from / DAY);
+  // The last day d with (d + 1) * DAY <= to: every row of it is at most `to`.
+  const lastDay = f.to === undefined ? undefined : Math.floor(f.to / DAY) - 1;
+  if (firstDay !== undefined && lastDay !== undefined && firstDay > lastDay) return wholeTable();
+  const { highWater } = rollupPosition(db);
+  const days: SQL[] = [];
+  if (firstDay !== undefined) days.push(gte(denialDailyCounts.day, firstDay));
+  if (lastDay !== undefined) days.push(lte(denialDailyCounts.day, lastDay));
+  const base: SQL[] = [];
+  if (f.from !== undefined && firstDay !== undefined && f.from < firstDay * DAY) {
+    base.push(and(gte(t.timestamp, f.from), lt(t.timestamp, firstDay * DAY), ...attrs)!);
+  }
+  if (f.to !== undefined && lastDay !== undefined) base.push(and(gte(t.timestamp, (lastDay + 1) * DAY), lte(t.timestamp, f.to), ...attrs)!);
+  // Rows not yet counted: by id (a short rowid range), with the whole-day bounds as plain filters.
+  const uncounted: SQL[] = [gt(t.id, highWater)];
+  if (firstDay !== undefined) uncounted.push(sql`+${t.timestamp} >= ${firstDay * DAY}`);
+  if (lastDay !== undefined) uncounted.push(sql`+${t.timestamp} < ${(lastDay + 1) * DAY}`);
+  base.push(and(...uncounted, ...attrs)!);
+  return { rollup: and(...days, ...rollupAttributes(f)) ?? sql`1 = 1`, base };
+}
+
+/** The attribute filters with their indexes: the only bound of a query without a window. */
+function attributeIndexed(f: DenialMatch): SQL[] {
+  const c: SQL[] = [];
+  const t = permissionDenials;
+  if (f.agent !== undefined) c.push(eq(t.agentName, f.agent));
+  if (f.tool !== undefined) c.push(eq(t.toolName, f.tool));
+  if (f.role !== undefined) c.push(eq(t.userRole, f.role));
+  if (f.ruleSource !== undefined) c.push(ruleSourceCondition(f.ruleSource));
+  if (f.q !== undefined && f.q !== '') c.push(textCondition(f.q));
+  return c;
+}
+
+/** Run the plan's reads in one read transaction, so the daily counts, high_water and the audit rows agree. */
+function readConsistently<T>(db: Db, read: () => T): T {
+  return db.$client.transaction(read)();
+}
+
+export interface Ranked<T> {
+  value: T;
+  count: number;
+}
+
+export interface DenialSummary {
+  total: number;
+  topAgents: Ranked<string | null>[];
+  topRuleSources: Ranked<string>[];
+  topTools: Ranked<string>[];
+  /** every rule-source family present, largest first */
+  families: Ranked<string>[];
+}
+
+function topOf<T>(counts: Map<T, number>, n: number): Ranked<T>[] {
+  return [...counts.entries()]
+    .map(([value, count]) => ({ value, count }))
+    .sort((a, b) => b.count - a.count || String(a.value).localeCompare(String(b.value)))
+    .slice(0, n);
+}
+
+function add<T>(map: Map<T, number>, key: T, n: number): void {
+  map.set(key, (map.get(key) ?? 0) + n);
+}
+
+export interface AggregateOptions {
+  now?: number;
+  /** read the audit table alone, never the daily counts (the reference the tests compare with) */
+  useRollup?: boolean;
+}
+
+/**
+ * Total and top agents, rule sources and tools of a filter: one GROUP BY over the three columns (a few hundred
+ * combinations in practice) per part, folded here, instead of four scans of the same rows.
+ */
+export function summarizeDenials(db: Db, filter: DenialMatch, options: AggregateOptions & { top?: number } = {}): DenialSummary {
+  const top = options.top ?? 5;
+  const f = resolveWindow(filter, options.now ?? nowSeconds());
+  const useRollup = options.useRollup ?? true;
+  if (useRollup) catchUpIfBehind(db);
+  const groups = readConsistently(db, () => {
+    const plan = planRead(db, f, useRollup);
+    const out: { agent: string | null; tool: string; rule: string; n: number }[] = [];
+    if (plan.rollup) {
+      const d = denialDailyCounts;
+      out.push(
+        ...db.all<{ agent: string; tool: string; rule: string; n: number }>(
+          sql`SELECT ${d.agentName} AS agent, ${d.toolName} AS tool, ${d.ruleSource} AS rule, sum(${d.n}) AS n FROM ${d} WHERE ${plan.rollup} GROUP BY 1, 2, 3`,
+        ).map((r) => ({ ...r, agent: r.agent === '' ? null : r.agent })),
+      );
+    }
+    const t = permissionDenials;
+    for (const where of plan.base) {
+      // +column: group with a sorter over the part's rows, not by walking a whole index in column order.
+      out.push(
+        ...db.all<{ agent: string | null; tool: string; rule: string; n: number }>(
+          sql`SELECT ${t.agentName} AS agent, ${t.toolName} AS tool, ${t.ruleSource} AS rule, count(*) AS n FROM ${t}${whereClause(where)}
+              GROUP BY +${t.agentName}, +${t.toolName}, +${t.ruleSource}`,
+        ),
+      );
+    }
+    return out;
+  });
+  const agents = new Map<string | null, number>();
+  const tools = new Map<string, number>();
+  const rules = new Map<string, number>();
+  const families = new Map<string, number>();
+  let total = 0;
+  for (const r of groups) {
+    total += r.n;
+    add(agents, r.agent, r.n);
+    add(tools, r.tool, r.n);
+    add(rules, r.rule, r.n);
+    add(families, ruleSourceFamily(r.rule), r.n);
+  }
+  return {
+    total,
+    topAgents: topOf(agents, top),
+    topRuleSources: topOf(rules, top),
+    topTools: topOf(tools, top),
+    families: topOf(families, Number.POSITIVE_INFINITY),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Histogram
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Bucket widths a person reads easily. Up to 8 days: minutes and hours; beyond: days and weeks (whole days). */
+export const SUB_DAY_WIDTHS = [60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600] as const;
+export const DAY_WIDTHS = [DAY, 7 * DAY, 30 * DAY] as const;
+export const MAX_SUB_DAY_BUCKETS = 60;
+export const MAX_DAY_BUCKETS = 100;
+
+/**
+ * The narrowest readable width that covers `span` seconds in a readable number of bars. Spans over 8 days get whole
+ * days or weeks, which the daily counts answer without reading the audit table.
+ */
+export function chooseBucketSeconds(span: number): number {
+  if (span <= 8 * DAY) {
+    for (const w of SUB_DAY_WIDTHS) if (span / w <= MAX_SUB_DAY_BUCKETS) return w;
+  }
+  for (const w of DAY_WIDTHS) if (span / w <= MAX_DAY_BUCKETS) return w;
+  return Math.ceil(span / MAX_DAY_BUCKETS / (30 * DAY)) * 30 * DAY;
+}
+
+/** Buckets are counted from this instant: weeks start on a Monday (1970-01-05), everything else at the epoch. */
+export function bucketOrigin(width: number): number {
+  return width === 7 * DAY ? 4 * DAY : 0;
+}
+
+export interface HistogramBucket {
+  /** seconds since the epoch; the bucket is [start, end) */
+  start: number;
+  end: number;
+  total: number;
+  /** denials per rule-source family */
+  counts: Record<string, number>;
+}
+
+export interface DenialHistogram {
+  from: number;
+  to: number;
+  bucketSeconds: number;
+  /** the families present, largest first */
+  families: string[];
+  buckets: HistogramBucket[];
+}
+
+/** The start of the oldest day with a denial of these attributes (the text filter aside), or undefined. */
+function oldestDay(db: Db, f: DenialMatch, useRollup: boolean): number | undefined {
+  const t = permissionDenials;
+  if (useRollup) {
+    const { highWater } = rollupPosition(db);
+    const d = denialDailyCounts;
+    const counted = db.all<{ day: number | null }>(sql`SELECT min(${d.day}) AS day FROM ${d}${whereClause(and(...rollupAttributes(f)))}`)[0]?.day;
+    const uncounted = db.all<{ day: number | null }>(
+      sql`SELECT min(${DAY_OF_TIMESTAMP}) AS day FROM ${t} WHERE ${and(gt(t.id, highWater), ...unindexedAttributes({ ...f, q: undefined }))}`,
+    )[0]?.day;
+    const days = [counted, uncounted].filter((x): x is number => typeof x === 'number');
+    return days.length ? Math.min(...days) : undefined;
+  }
+  const day = db.all<{ day: number | null }>(sql`SELECT min(${DAY_OF_TIMESTAMP}) AS day FROM ${t}${whereClause(and(...attributeIndexed({ ...f, q: undefined })))}`)[0]?.day;
+  return typeof day === 'number' ? day : undefined;
+}
+
+/**
+ * Denials over time for a filter, stacked by rule-source family. The window is the filter's; an open window starts
+ * at the oldest day with a matching denial. Every bucket of the window is returned, empty ones included.
+ */
+export function denialHistogram(db: Db, filter: DenialMatch, options: AggregateOptions = {}): DenialHistogram {
+  const now = options.now ?? nowSeconds();
+  const resolved = resolveWindow(filter, now);
+  const useRollup = options.useRollup ?? true;
+  if (useRollup) catchUpIfBehind(db);
+  return readConsistently(db, () => {
+    const to = resolved.to ?? now;
+    let from = resolved.from;
+    if (from === undefined) {
+      const day = oldestDay(db, resolved, useRollup);
+      from = day === undefined ? to - 3600 : day * DAY;
+    }
+    if (from > to) from = to;
+    const width = chooseBucketSeconds(Math.max(to - from, 60));
+    const origin = bucketOrigin(width);
+    const indexOf = (t: number) => Math.floor((t - origin) / width);
+    const firstIndex = indexOf(from);
+    const lastIndex = indexOf(to);
+    const buckets: HistogramBucket[] = [];
+    for (let i = firstIndex; i <= lastIndex; i++) buckets.push({ start: origin + i * width, end: origin + (i + 1) * width, total: 0, counts: {} });
+    const familyTotals = new Map<string, number>();
+    const count = (index: number, ruleSource: string, n: number) => {
+      const bucket = buckets[index - firstIndex];
+      if (!bucket) return;
+      const family = ruleSourceFamily(ruleSource);
+      bucket.total += n;
+      bucket.counts[family] = (bucket.counts[family] ?? 0) + n;
+      add(familyTotals, family, n);
+    };
+    const f = { ...resolved, from, to };
+    // Whole days can only fill whole-day buckets; narrower buckets read the (at most 8 days of) audit rows.
+    const plan = planRead(db, f, useRollup && width >= DAY);
+    if (plan.rollup) {
+      const d = denialDailyCounts;
+      for (const r of db.all<{ day: number; rule: string; n: number }>(
+        sql`SELECT ${d.day} AS day, ${d.ruleSource} AS rule, sum(${d.n}) AS n FROM ${d} WHERE ${plan.rollup} GROUP BY 1, 2`,
+      )) {
+        count(indexOf(r.day * DAY), r.rule, r.n);
+      }
+    }
+    const t = permissionDenials;
+    for (const where of plan.base) {
+      for (const r of db.all<{ b: number; rule: string; n: number }>(
+        sql`SELECT CAST((${t.timestamp} - ${origin}) / ${width} AS INTEGER) AS b, ${t.ruleSource} AS rule, count(*) AS n FROM ${t}${whereClause(where)}
+            GROUP BY 1, +${t.ruleSource}`,
+      )) {
+        count(r.b, r.rule, r.n);
+      }
+    }
+    return { from, to, bucketSeconds: width, families: topOf(familyTotals, Number.POSITIVE_INFINITY).map((x) => x.value), buckets };
+  });
+}

@@ -1,0 +1,226 @@
+/**
+ * The denial explorer's API, in process: the list with text search, sorting and exports, the summary and the
+ * histogram, through the real route wrapper on a real SQLite file.
+ */
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const dir = mkdtempSync(join(tmpdir(), 'swarm-denials-api-'));
+cpSync('config', join(dir, 'config'), { recursive: true });
+process.env.SWARM_DB = join(dir, 'denials-api.db');
+process.env.SWARM_CONFIG_DIR = join(dir, 'config');
+process.env.SWARM_POLICY_FILE = join(dir, 'config', 'profiles', 'bfsi.yaml');
+process.env.SWARM_ADMIN_TOKEN = 'test-admin-token-denials-0123456789';
+process.env.SWARM_ADMIN_PASSWORD = 'admin-password-1';
+
+const { getApp } = await import('../lib/app');
+const check = await import('../app/api/v1/permissions/check/route');
+const denials = await import('../app/api/v1/permissions/denials/route');
+const denial = await import('../app/api/v1/permissions/denials/[id]/route');
+const summary = await import('../app/api/v1/permissions/denials/summary/route');
+const histogram = await import('../app/api/v1/permissions/denials/histogram/route');
+
+type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
+const ADMIN = process.env.SWARM_ADMIN_TOKEN;
+let auditor = '';
+let operator = '';
+let viewer = '';
+
+function call(handler: Handler, url: string, init: RequestInit & { token?: string; params?: Record<string, string> } = {}) {
+  const headers = new Headers(init.headers);
+  if (init.token) headers.set('authorization', `Bearer ${init.token}`);
+  if (init.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+  return handler(new Request(`http://localhost${url}`, { ...init, headers }), { params: Promise.resolve(init.params ?? {}) });
+}
+
+async function get<T>(handler: Handler, url: string, params?: Record<string, string>): Promise<T> {
+  const r = await call(handler, url, { token: auditor, params });
+  expect(r.status, `${url}: ${r.status}`).toBe(200);
+  return (await r.json()) as T;
+}
+
+interface DenialJson {
+  id: number;
+  agent_name: string | null;
+  tool_name: string;
+  rule_source: string;
+  reason: string | null;
+  arguments_json: string | null;
+  timestamp: number;
+}
+type Page = { denials: DenialJson[]; next_cursor: string | null };
+type Ranked = { value: string | null; count: number };
+type Summary = { total: number; top_agents: Ranked[]; top_rule_sources: Ranked[]; top_tools: Ranked[]; families: Ranked[] };
+type Histogram = { from: number; to: number; bucket_seconds: number; families: string[]; buckets: { start: number; end: number; total: number; counts: Record<string, number> }[] };
+
+const NOW = Date.now() / 1000;
+
+beforeAll(async () => {
+  const app = getApp();
+  app.auth.createUser('alex', 'auditor', 'auditor-password');
+  app.auth.createUser('olivia', 'operator', 'operator-password');
+  app.auth.createUser('victor', 'viewer', 'viewer-password');
+  auditor = app.auth.createToken({ username: 'alex' }, 't');
+  operator = app.auth.createToken({ username: 'olivia' }, 't');
+  viewer = app.auth.createToken({ username: 'victor' }, 't');
+  // Real denials from the engine: an unlisted tool, a YAML policy rule, a flag that is off by default.
+  const checks = [
+    { agent: 'data_cleaner', tool: 'deploy_serving', arguments: { model_id: 'm-42', env: 'prod' } },
+    { agent: 'trainer', tool: 'tune_hyperparameters', arguments: { model_id: 'm-7', trials: 500 } },
+    { agent: 'evaluator', tool: 'grade_with_llm', arguments: { model_id: 'm-9', api_key: 'sk-secret' } },
+  ];
+  for (const body of checks) {
+    const r = await call(check.POST, '/api/v1/permissions/check', { method: 'POST', token: ADMIN, body: JSON.stringify(body) });
+    expect(((await r.json()) as { decision: string }).decision).toBe('DENY');
+  }
+  // And a history: 60 denials over the last 30 days, written with their timestamps.
+  for (let i = 0; i < 60; i++) {
+    app.denials.record({
+      toolName: i % 2 ? 'export_raw_data' : 'deploy_serving',
+      agentName: i % 3 ? 'deployer' : 'compliance_agent',
+      ruleSource: i % 4 ? 'policy:no-pii-export' : 'hitl:deploy',
+      reason: i % 5 ? 'Exports with personal data are never allowed.' : 'Rejected by olivia: 100% of the budget is spent',
+      argumentsJson: JSON.stringify({ dataset_id: `ds_${i}`, contains_pii: true }),
+      userRole: 'viewer',
+      timestamp: NOW - (i + 0.5) * 12 * 3600,
+    });
+  }
+});
+afterAll(() => {
+  getApp().close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('GET /api/v1/permissions/denials: text, sorting, exports', () => {
+  it('finds free text in the reason or the arguments, case-insensitively', async () => {
+    const prod = await get<Page>(denials.GET, '/api/v1/permissions/denials?q=PROD');
+    expect(prod.denials.map((d) => d.agent_name)).toEqual(['data_cleaner']);
+    const budget = await get<Page>(denials.GET, `/api/v1/permissions/denials?q=${encodeURIComponent('100%')}&limit=1000`);
+    expect(budget.denials).toHaveLength(12);
+    expect(budget.denials.every((d) => d.reason?.includes('100%'))).toBe(true);
+    const blank = await get<Page>(denials.GET, '/api/v1/permissions/denials?q=&limit=1000');
+    expect(blank.denials.length).toBeGreaterThanOrEqual(63);
+  });
+
+  it('sorts by a whitelisted column and pages it with a keyset cursor that fits only that sort', async () => {
+    const seen: DenialJson[] = [];
+    let url = '/api/v1/permissions/denials?sort=agent_name&order=asc&limit=7&since=2592000';
+    for (;;) {
+      const page = await get<Page>(denials.GET, url);
+      seen.push(...page.denials);
+      if (!page.next_cursor) break;
+      url = `/api/v1/permissions/denials?sort=agent_name&order=asc&limit=7&since=2592000&cursor=${page.next_cursor}`;
+    }
+    const names = seen.map((d) => d.agent_name ?? '');
+    expect(names).toEqual([...names].sort());
+    expect(new Set(seen.map((d) => d.id)).size).toBe(seen.length);
+    const page = await get<Page>(denials.GET, '/api/v1/permissions/denials?sort=agent_name&order=asc&limit=2');
+    const wrongSort = await call(denials.GET, `/api/v1/permissions/denials?sort=tool_name&order=asc&cursor=${page.next_cursor}`, { token: auditor });
+    expect(wrongSort.status).toBe(400);
+    const body = (await wrongSort.json()) as { error: { issues: { path: string; message: string }[] } };
+    expect(body.error.issues[0]).toMatchObject({ path: 'cursor' });
+    expect(body.error.issues[0]?.message).toMatch(/another sort/);
+  });
+
+  it('keeps the numeric cursor of the default order, newest first', async () => {
+    const first = await get<Page>(denials.GET, '/api/v1/permissions/denials?limit=2');
+    expect(first.next_cursor).toBe(String(first.denials[1]!.id));
+    const second = await get<Page>(denials.GET, `/api/v1/permissions/denials?limit=2&cursor=${first.next_cursor}`);
+    expect(second.denials[0]!.id).toBeLessThan(first.denials[1]!.id);
+  });
+
+  it('streams every row of a filter as NDJSON, the same rows as the CSV export', async () => {
+    const filter = 'rule_source=policy&agent=deployer';
+    const nd = await call(denials.GET, `/api/v1/permissions/denials?${filter}&format=ndjson`, { token: auditor });
+    expect(nd.headers.get('content-type')).toMatch(/application\/x-ndjson/);
+    expect(nd.headers.get('content-disposition')).toMatch(/attachment; filename="permission_denials\.ndjson"/);
+    const rows = (await nd.text()).trim().split('\n').map((l) => JSON.parse(l) as DenialJson);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((r) => r.agent_name === 'deployer' && r.rule_source.startsWith('policy:'))).toBe(true);
+    const csv = await call(denials.GET, `/api/v1/permissions/denials?${filter}&format=csv`, { token: auditor });
+    const ids = (await csv.text()).trim().split('\r\n').slice(1).map((l) => Number(l.split(',')[0]));
+    expect(ids).toEqual(rows.map((r) => r.id));
+  });
+
+  it('answers 400 with the issues for bad sorting, text and windows, never 500', async () => {
+    for (const q of ['sort=reason', 'sort=agent_name&order=up', `q=${'x'.repeat(201)}`, 'from=200&to=100', 'format=xml', 'cursor=x', 'sort=timestamp&cursor=12']) {
+      const r = await call(denials.GET, `/api/v1/permissions/denials?${q}`, { token: auditor });
+      expect(r.status, q).toBe(400);
+      const body = (await r.json()) as { error: { code: string; issues: unknown[] } };
+      expect(body.error.code, q).toBe('BAD_REQUEST');
+      expect(body.error.issues.length, q).toBeGreaterThan(0);
+    }
+  });
+
+  it('returns the stored trace of a denial with its arguments redacted', async () => {
+    const page = await get<Page>(denials.GET, '/api/v1/permissions/denials?agent=evaluator');
+    const id = String(page.denials[0]!.id);
+    const one = await get<DenialJson & { trace: { decision: string; rule_source: string }[] }>(denial.GET, `/api/v1/permissions/denials/${id}`, { id });
+    expect(one.rule_source).toBe('flag:evaluator_grading');
+    expect(one.trace.some((r) => r.decision === 'DENY' && r.rule_source === 'flag:evaluator_grading')).toBe(true);
+    expect(one.arguments_json).not.toContain('sk-secret');
+    expect(JSON.parse(one.arguments_json!)).toMatchObject({ api_key: '[REDACTED]' });
+  });
+});
+
+describe('GET /api/v1/permissions/denials/summary', () => {
+  it('totals a filter and ranks its agents, rule sources and tools', async () => {
+    const s = await get<Summary>(summary.GET, '/api/v1/permissions/denials/summary?rule_source=policy');
+    expect(s.total).toBe(46);
+    expect(s.top_rule_sources).toEqual([
+      { value: 'policy:no-pii-export', count: 45 },
+      { value: 'policy:tuning-capacity-review', count: 1 },
+    ]);
+    expect(s.top_agents[0]).toEqual({ value: 'deployer', count: 30 });
+    expect(s.families).toEqual([{ value: 'policy', count: 46 }]);
+  });
+
+  it('takes the same filters as the list and agrees with it', async () => {
+    for (const q of ['since=604800', 'agent=compliance_agent&tool=deploy_serving', `q=${encodeURIComponent('100%')}`, `from=${NOW - 10 * 86400}&to=${NOW - 2 * 86400}`]) {
+      const s = await get<Summary>(summary.GET, `/api/v1/permissions/denials/summary?${q}`);
+      const list = await get<Page>(denials.GET, `/api/v1/permissions/denials?${q}&limit=1000`);
+      expect(s.total, q).toBe(list.denials.length);
+    }
+  });
+
+  it('is for auditors and above, and refuses bad filters with 400', async () => {
+    expect((await call(summary.GET, '/api/v1/permissions/denials/summary', { token: viewer })).status).toBe(403);
+    expect((await call(summary.GET, '/api/v1/permissions/denials/summary')).status).toBe(401);
+    expect((await call(summary.GET, '/api/v1/permissions/denials/summary', { token: operator })).status).toBe(200);
+    for (const q of ['since=-1', 'role=root', 'limit=5', 'sort=agent_name', 'from=10&to=5']) {
+      const r = await call(summary.GET, `/api/v1/permissions/denials/summary?${q}`, { token: auditor });
+      expect(r.status, q).toBe(400);
+      expect(((await r.json()) as { error: { issues: unknown[] } }).error.issues.length).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('GET /api/v1/permissions/denials/histogram', () => {
+  it('buckets a filter over its window, stacked by rule-source family', async () => {
+    const h = await get<Histogram>(histogram.GET, '/api/v1/permissions/denials/histogram?since=2592000');
+    expect(h.bucket_seconds).toBe(86400);
+    expect(h.buckets.length).toBeGreaterThanOrEqual(30);
+    const total = h.buckets.reduce((n, b) => n + b.total, 0);
+    const s = await get<Summary>(summary.GET, '/api/v1/permissions/denials/summary?since=2592000');
+    expect(total).toBe(s.total);
+    expect(h.families).toEqual(expect.arrayContaining(['policy', 'hitl', 'agent_allowlist', 'flag']));
+    for (const b of h.buckets) expect(Object.values(b.counts).reduce((n, c) => n + c, 0)).toBe(b.total);
+  });
+
+  it('narrows to hours for a day, and to the filter', async () => {
+    const h = await get<Histogram>(histogram.GET, '/api/v1/permissions/denials/histogram?since=86400&agent=data_cleaner');
+    expect(h.bucket_seconds).toBe(1800);
+    expect(h.buckets.reduce((n, b) => n + b.total, 0)).toBe(1);
+    expect(h.families).toEqual(['agent_allowlist']);
+  });
+
+  it('is for auditors and above, and refuses bad filters with 400', async () => {
+    expect((await call(histogram.GET, '/api/v1/permissions/denials/histogram', { token: viewer })).status).toBe(403);
+    for (const q of ['since=abc', 'bogus=1', 'to=-3']) {
+      const r = await call(histogram.GET, `/api/v1/permissions/denials/histogram?${q}`, { token: auditor });
+      expect(r.status, q).toBe(400);
+    }
+  });
+});
