@@ -213,4 +213,14 @@ describe('chart buckets', () => {
     const empty = t.app.denials.histogram({ agent: 'nobody' }, { now: NOW });
     expect(empty.buckets.every((b) => b.total === 0)).toBe(true);
   });
+
+  it('start an open window with a text filter at the first matching denial, in bars that fit', () => {
+    t = tempApp();
+    t.app.denials.record({ toolName: 'x', ruleSource: 'default', reason: 'old', timestamp: D0 + 5 });
+    t.app.denials.record({ toolName: 'x', ruleSource: 'default', reason: 'needle', timestamp: D0 + 10 * DAY + 3600 });
+    const h = t.app.denials.histogram({ q: 'needle' }, { now: D0 + 10 * DAY + 7200 });
+    expect(h.from).toBeGreaterThanOrEqual(D0 + 10 * DAY);
+    expect(h.bucketSeconds).toBeLessThan(DAY);
+    expect(h.buckets.reduce((n, b) => n + b.total, 0)).toBe(1);
+  });
 });

@@ -263,48 +263,54 @@ export function denialHistogram(db: Db, filter: DenialMatch, options: AggregateO
   if (useRollup) catchUpIfBehind(db);
   return readConsistently(db, () => {
     const to = resolved.to ?? now;
-    let from = resolved.from;
-    if (from === undefined) {
-      const day = oldestDay(db, resolved, useRollup);
-      from = day === undefined ? to - 3600 : day * DAY;
-    }
-    if (from > to) from = to;
-    const width = chooseBucketSeconds(Math.max(to - from, 60));
-    const origin = bucketOrigin(width);
-    const indexOf = (t: number) => Math.floor((t - origin) / width);
-    const firstIndex = indexOf(from);
-    const lastIndex = indexOf(to);
-    const buckets: HistogramBucket[] = [];
-    for (let i = firstIndex; i <= lastIndex; i++) buckets.push({ start: origin + i * width, end: origin + (i + 1) * width, total: 0, counts: {} });
-    const familyTotals = new Map<string, number>();
-    const count = (index: number, ruleSource: string, n: number) => {
-      const bucket = buckets[index - firstIndex];
-      if (!bucket) return;
-      const family = ruleSourceFamily(ruleSource);
-      bucket.total += n;
-      bucket.counts[family] = (bucket.counts[family] ?? 0) + n;
-      add(familyTotals, family, n);
-    };
-    const f = { ...resolved, from, to };
-    // Whole days can only fill whole-day buckets; narrower buckets read the (at most 8 days of) audit rows.
-    const plan = planRead(db, f, useRollup && width >= DAY);
-    if (plan.rollup) {
-      const d = denialDailyCounts;
-      for (const r of db.all<{ day: number; rule: string; n: number }>(
-        sql`SELECT ${d.day} AS day, ${d.ruleSource} AS rule, sum(${d.n}) AS n FROM ${d} WHERE ${plan.rollup} GROUP BY 1, 2`,
-      )) {
-        count(indexOf(r.day * DAY), r.rule, r.n);
-      }
-    }
-    const t = permissionDenials;
-    for (const where of plan.base) {
-      for (const r of db.all<{ b: number; rule: string; n: number }>(
-        sql`SELECT CAST((${t.timestamp} - ${origin}) / ${width} AS INTEGER) AS b, ${t.ruleSource} AS rule, count(*) AS n FROM ${t}${whereClause(where)}
-            GROUP BY 1, +${t.ruleSource}`,
-      )) {
-        count(r.b, r.rule, r.n);
-      }
-    }
-    return { from, to, bucketSeconds: width, families: topOf(familyTotals, Number.POSITIVE_INFINITY).map((x) => x.value), buckets };
+    if (resolved.from !== undefined) return histogramOver(db, resolved, Math.min(resolved.from, to), to, useRollup);
+    const day = oldestDay(db, resolved, useRollup);
+    const open = histogramOver(db, resolved, day === undefined ? to - 3600 : Math.min(day * DAY, to), to, useRollup);
+    // The oldest day ignores the text (it would take a scan to know): when the text matches only later rows, start
+    // the chart at the first of them, in bars that fit the shorter span.
+    const first = open.buckets.findIndex((b) => b.total > 0);
+    if (first <= 0) return open;
+    return histogramOver(db, resolved, open.buckets[first]!.start, to, useRollup);
   });
+}
+
+/** The histogram of a filter over [from, to]. */
+function histogramOver(db: Db, resolved: DenialMatch, from: number, to: number, useRollup: boolean): DenialHistogram {
+  const width = chooseBucketSeconds(Math.max(to - from, 60));
+  const origin = bucketOrigin(width);
+  const indexOf = (t: number) => Math.floor((t - origin) / width);
+  const firstIndex = indexOf(from);
+  const lastIndex = indexOf(to);
+  const buckets: HistogramBucket[] = [];
+  for (let i = firstIndex; i <= lastIndex; i++) buckets.push({ start: origin + i * width, end: origin + (i + 1) * width, total: 0, counts: {} });
+  const familyTotals = new Map<string, number>();
+  const count = (index: number, ruleSource: string, n: number) => {
+    const bucket = buckets[index - firstIndex];
+    if (!bucket) return;
+    const family = ruleSourceFamily(ruleSource);
+    bucket.total += n;
+    bucket.counts[family] = (bucket.counts[family] ?? 0) + n;
+    add(familyTotals, family, n);
+  };
+  const f = { ...resolved, from, to };
+  // Whole days can only fill whole-day buckets; narrower buckets read the (at most 8 days of) audit rows.
+  const plan = planRead(db, f, useRollup && width >= DAY);
+  if (plan.rollup) {
+    const d = denialDailyCounts;
+    for (const r of db.all<{ day: number; rule: string; n: number }>(
+      sql`SELECT ${d.day} AS day, ${d.ruleSource} AS rule, sum(${d.n}) AS n FROM ${d} WHERE ${plan.rollup} GROUP BY 1, 2`,
+    )) {
+      count(indexOf(r.day * DAY), r.rule, r.n);
+    }
+  }
+  const t = permissionDenials;
+  for (const where of plan.base) {
+    for (const r of db.all<{ b: number; rule: string; n: number }>(
+      sql`SELECT CAST((${t.timestamp} - ${origin}) / ${width} AS INTEGER) AS b, ${t.ruleSource} AS rule, count(*) AS n FROM ${t}${whereClause(where)}
+          GROUP BY 1, +${t.ruleSource}`,
+    )) {
+      count(r.b, r.rule, r.n);
+    }
+  }
+  return { from, to, bucketSeconds: width, families: topOf(familyTotals, Number.POSITIVE_INFINITY).map((x) => x.value), buckets };
 }

@@ -1,63 +1,41 @@
 import type { Metadata } from 'next';
+import { Suspense } from 'react';
+import { PLATFORM_TOOLS } from '../../../lib/agents/platform-tools';
+import { FLAG_CATALOG } from '../../../lib/flags/catalog';
 import { requirePage } from '../../../lib/http/page-auth';
 import { Forbidden } from '../../_components/forbidden';
-import { RuleSourceBadge } from '../../_components/rule-source-badge';
-import { Time } from '../../_components/time';
+import { DenialExplorer } from './_components/explorer';
+import { FAMILY_ORDER } from './_components/families';
+import type { Suggestions } from './_components/filter-bar';
 
 export const metadata: Metadata = { title: 'Denials' };
 export const dynamic = 'force-dynamic';
 
+/**
+ * The denial explorer. The server checks the role (a viewer gets the 403 content, and the refusal is recorded) and
+ * hands the browser the names it can suggest; everything else is read from the API by the explorer, driven by the URL.
+ */
 export default async function DenialsPage() {
   const { app, denied } = await requirePage('/denials', 'auditor');
   if (denied) return <Forbidden {...denied} />;
-  const { rows } = app.denials.query({ limit: 50 });
-  const total = app.denials.count();
+  const suggestions: Suggestions = {
+    agents: [...app.agentsFile.current.agents.keys()].sort(),
+    tools: [...new Set([...PLATFORM_TOOLS.map((t) => t.name), 'http'])].sort(),
+    ruleSources: [
+      ...FAMILY_ORDER,
+      ...app.policyFile.current.rules.map((r) => r.ruleSource),
+      ...FLAG_CATALOG.map((f) => `flag:${f.name}`),
+      'rbac:auditor',
+      'rbac:operator',
+      'rbac:admin',
+      'rbac:agent_identity',
+      'hitl:deploy',
+      'hitl:export',
+    ],
+  };
   return (
-    <>
-      <div className="page-head">
-        <h1>Denials</h1>
-        <p className="muted">
-          Every blocked tool call and request, newest first, each attributed to the rule that caused it. {total.toLocaleString('en')} in all.
-        </p>
-      </div>
-      {rows.length === 0 ? (
-        <div className="panel empty">No denials have been recorded yet.</div>
-      ) : (
-        <div className="table-wrap">
-          <table className="table" aria-label="Latest denials">
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Agent</th>
-                <th scope="col">Tool</th>
-                <th scope="col">Rule source</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Role</th>
-                <th scope="col">Request</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr key={r.id}>
-                  <td className="nowrap">
-                    <Time seconds={r.timestamp} />
-                  </td>
-                  <td>{r.agentName ?? '—'}</td>
-                  <td>
-                    <code>{r.toolName}</code>
-                  </td>
-                  <td>
-                    <RuleSourceBadge ruleSource={r.ruleSource} />
-                  </td>
-                  <td className="reason">{r.reason}</td>
-                  <td>{r.userRole ?? '—'}</td>
-                  <td className="nowrap">{r.httpMethod ? `${r.httpMethod} ${r.httpPath}` : '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </>
+    <Suspense fallback={<p className="muted">Loading the denial explorer…</p>}>
+      <DenialExplorer suggestions={suggestions} />
+    </Suspense>
   );
 }

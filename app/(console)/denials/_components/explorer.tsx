@@ -1,0 +1,366 @@
+'use client';
+
+import { useSearchParams } from 'next/navigation';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import styles from '../denials.module.css';
+import { detailSchema, histogramSchema, pageSchema, summarySchema, useApi, type ApiError } from './api';
+import { DenialsTable, useColumnVisibility } from './denials-table';
+import { DetailPanel } from './detail-panel';
+import { FilterBar, type Suggestions } from './filter-bar';
+import { count, describeWindow } from './format';
+import { HistogramChart } from './histogram-chart';
+import { SummaryCards } from './summary-cards';
+import {
+  clearedFilters,
+  exportUrl,
+  filterParams,
+  hasFilters,
+  histogramUrl,
+  isCustomRange,
+  listUrl,
+  PAGE_SIZES,
+  parseState,
+  serializeState,
+  summaryUrl,
+  withFilters,
+  WINDOW_LABELS,
+  type ExplorerState,
+  type TableSort,
+} from './url-state';
+
+const POLL_MS = 20_000;
+
+/** The view without its position: what a remembered cursor belongs to. */
+const viewKey = (s: ExplorerState) => serializeState({ ...s, cursor: undefined, page: 1, denial: undefined });
+
+/** The attribute filters in words, for the empty state: "agent trainer", "text “m-42”". */
+function filterWords(s: ExplorerState): string[] {
+  const out: string[] = [];
+  if (s.agent) out.push(`agent ${s.agent}`);
+  if (s.tool) out.push(`tool ${s.tool}`);
+  if (s.ruleSource) out.push(s.ruleSource.includes(':') ? `rule ${s.ruleSource}` : `the ${s.ruleSource} family`);
+  if (s.role) out.push(`role ${s.role}`);
+  if (s.q) out.push(`the text “${s.q}”`);
+  return out;
+}
+
+const listWords = (words: string[]) => (words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`);
+
+function sortText(s: ExplorerState): string {
+  if (!s.sort) return 'newest first';
+  const names: Record<TableSort, string> = { timestamp: 'time', agent_name: 'agent', tool_name: 'tool', rule_source: 'rule source' };
+  if (s.sort === 'timestamp') return s.order === 'desc' ? 'newest first' : 'oldest first';
+  return `by ${names[s.sort]}, ${s.order === 'desc' ? 'Z to A' : 'A to Z'}`;
+}
+
+function ErrorState({ title, error, onRetry }: { title: string; error: ApiError; onRetry: () => void }) {
+  return (
+    <div className={styles.stateBox} role="alert">
+      <h3>{title}</h3>
+      <p>{error.message}</p>
+      {error.status === 401 ? (
+        <p>
+          Your session has ended. <a href={`/login?next=${encodeURIComponent(window.location.pathname + window.location.search)}`}>Sign in again</a>.
+        </p>
+      ) : (
+        <button type="button" className="button" onClick={onRetry}>
+          Try again
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
+  const searchParams = useSearchParams();
+  const { state, ignored } = useMemo(() => parseState(new URLSearchParams(searchParams.toString())), [searchParams]);
+
+  /** Every change of view is a URL change: push for a new view (back returns), replace for moves within one. */
+  const go = useCallback((next: ExplorerState, mode: 'push' | 'replace' = 'push') => {
+    const url = `${window.location.pathname}${serializeState(next)}`;
+    if (mode === 'push') window.history.pushState(null, '', url);
+    else window.history.replaceState(null, '', url);
+  }, []);
+  const stateRef = useRef(state);
+  stateRef.current = state;
+  const setFilters = useCallback((change: Partial<ExplorerState>) => go(withFilters(stateRef.current, change)), [go]);
+  const clearAll = useCallback(() => go(clearedFilters(stateRef.current)), [go]);
+
+  const list = useApi(listUrl(state), pageSchema);
+  const summary = useApi(summaryUrl(state), summarySchema);
+  const histogram = useApi(histogramUrl(state), histogramSchema);
+  const detail = useApi(state.denial !== undefined ? `/api/v1/permissions/denials/${state.denial}` : null, detailSchema);
+  const [visibility, setVisibility] = useColumnVisibility();
+  const [focusRequest, setFocusRequest] = useState<{ id: number; n: number }>();
+
+  // Cursors of the pages seen in this view, so "Previous" can go back without the server counting.
+  const cursors = useRef(new Map<string, string | undefined>());
+  const key = viewKey(state);
+  cursors.current.set(`${key}#${state.page}`, state.cursor);
+  const prevKnown = state.page === 2 || cursors.current.has(`${key}#${state.page - 1}`);
+
+  const rows = useMemo(() => list.data?.denials ?? [], [list.data]);
+  const rowIds = rows.map((r) => r.id);
+
+  const open = useCallback((id: number) => go({ ...stateRef.current, denial: id }), [go]);
+  const close = useCallback(() => {
+    const id = stateRef.current.denial;
+    go({ ...stateRef.current, denial: undefined }, 'replace');
+    if (id !== undefined) setFocusRequest({ id, n: Date.now() });
+  }, [go]);
+  const step = (delta: 1 | -1) => {
+    const i = state.denial === undefined ? -1 : rowIds.indexOf(state.denial);
+    const next = rowIds[i + delta];
+    if (next !== undefined) go({ ...state, denial: next }, 'replace');
+  };
+
+  useEffect(() => {
+    if (state.denial === undefined) return;
+    const onKey = (e: globalThis.KeyboardEvent) => {
+      if (e.key === 'Escape' && !e.defaultPrevented) {
+        e.preventDefault();
+        close();
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [state.denial, close]);
+
+  // New denials while the auditor reads: say so, never move the rows under their eyes.
+  const filterKey = filterParams(state).toString();
+  const [newest, setNewest] = useState<{ key: string; baseline?: number; latest?: number }>({ key: filterKey });
+  useEffect(() => {
+    let cancelled = false;
+    const poll = async () => {
+      try {
+        const r = await fetch(`/api/v1/permissions/denials?${filterKey}${filterKey ? '&' : ''}limit=1`, { cache: 'no-store' });
+        if (!r.ok) return;
+        const page = pageSchema.safeParse(await r.json());
+        const id = page.success ? (page.data.denials[0]?.id ?? 0) : undefined;
+        if (cancelled || id === undefined) return;
+        setNewest((n) => (n.key !== filterKey || n.baseline === undefined ? { key: filterKey, baseline: id, latest: id } : { ...n, latest: id }));
+      } catch {
+        // A missed poll is not worth a message; the next one will tell.
+      }
+    };
+    void poll();
+    const timer = window.setInterval(poll, POLL_MS);
+    return () => {
+      cancelled = true;
+      window.clearInterval(timer);
+    };
+  }, [filterKey]);
+  const hasNew = newest.key === filterKey && newest.baseline !== undefined && newest.latest !== undefined && newest.latest > newest.baseline;
+  const refresh = () => {
+    list.reload();
+    summary.reload();
+    histogram.reload();
+    setNewest((n) => ({ ...n, baseline: n.latest }));
+  };
+
+  const total = summary.data && !summary.stale ? summary.data.total : undefined;
+  const firstRow = (state.page - 1) * state.size + 1;
+  const words = filterWords(state);
+  const windowed = state.window !== 'all' || isCustomRange(state);
+
+  let results: React.ReactNode;
+  if (list.error) {
+    results = <ErrorState title="The denials could not be loaded" error={list.error} onRetry={list.reload} />;
+  } else if (!list.data) {
+    results = (
+      <div className={styles.tableWrap} aria-busy="true" aria-label="Loading denials">
+        {Array.from({ length: 8 }, (_, i) => (
+          <div key={i} className={styles.skeletonRow}>
+            <span className={styles.skeletonLine} />
+          </div>
+        ))}
+        <p className={styles.srOnly} role="status">
+          Loading denials…
+        </p>
+      </div>
+    );
+  } else if (rows.length === 0 && state.cursor) {
+    results = (
+      <div className={styles.stateBox} role="status">
+        <h3>No more denials on this page</h3>
+        <p>The rows this link pointed at are no longer in the view.</p>
+        <button type="button" className="button" onClick={() => go({ ...state, cursor: undefined, page: 1 })}>
+          Go to the first page
+        </button>
+      </div>
+    );
+  } else if (rows.length === 0 && !hasFilters(state)) {
+    results = (
+      <div className={styles.stateBox} role="status" data-testid="empty-state">
+        <h3>No denials have been recorded yet</h3>
+        <p>When an agent or a person is refused, the refusal appears here, attributed to the rule that caused it.</p>
+      </div>
+    );
+  } else if (rows.length === 0) {
+    results = (
+      <div className={styles.stateBox} role="status" data-testid="no-match">
+        <h3>No denials match these filters</h3>
+        <p>
+          {words.length ? `Nothing was denied with ${listWords(words)} ${describeWindow(state)}.` : `Nothing was denied ${describeWindow(state)}.`}
+        </p>
+        <div className={styles.stateActions}>
+          <button type="button" className="button button-primary" onClick={clearAll}>
+            Clear all filters
+          </button>
+          {windowed && words.length > 0 ? (
+            <button type="button" className="button" onClick={() => setFilters({ window: 'all', from: undefined, to: undefined })}>
+              Search all time instead
+            </button>
+          ) : null}
+        </div>
+      </div>
+    );
+  } else {
+    results = (
+      <DenialsTable
+        rows={rows}
+        state={state}
+        stale={list.stale}
+        visibility={visibility}
+        onVisibility={setVisibility}
+        onSort={(column) => {
+          const s = stateRef.current;
+          let next: Pick<ExplorerState, 'sort' | 'order'>;
+          if (column === 'timestamp') next = s.sort === 'timestamp' && s.order === 'asc' ? {} : { sort: 'timestamp', order: 'asc' };
+          else if (s.sort !== column) next = { sort: column, order: 'asc' };
+          else next = s.order === 'asc' ? { sort: column, order: 'desc' } : {};
+          go({ ...s, sort: next.sort, order: next.order, cursor: undefined, page: 1 });
+        }}
+        onOpen={open}
+        onRuleFilter={(ruleSource) => setFilters({ ruleSource })}
+        openId={state.denial}
+        focusRequest={focusRequest}
+      />
+    );
+  }
+
+  const nextCursor = list.data && !list.stale ? list.data.next_cursor : null;
+
+  return (
+    <div className={styles.page}>
+      <header className={styles.head}>
+        <div>
+          <h1>Denials</h1>
+          <p className="muted">Every blocked tool call and request, attributed to the rule that caused it. Filter, open one to see why, export what you see.</p>
+        </div>
+        <div className={styles.exports} role="group" aria-label="Export the current filter">
+          <a className="button" href={exportUrl(state, 'csv')} download data-testid="export-csv">
+            Export CSV
+          </a>
+          <a className="button" href={exportUrl(state, 'ndjson')} download data-testid="export-json">
+            Export JSON
+          </a>
+        </div>
+      </header>
+
+      {ignored.length ? (
+        <p className={styles.notice} role="status">
+          Part of this link was not understood and was left out: {ignored.join(', ')}.
+        </p>
+      ) : null}
+
+      <FilterBar key="filters" state={state} suggestions={suggestions} onChange={setFilters} onClear={clearAll} />
+
+      {hasNew ? (
+        <div className={styles.notice} role="status">
+          New denials have been recorded since this view loaded.{' '}
+          <button type="button" className="button" onClick={refresh}>
+            Show them
+          </button>
+        </div>
+      ) : null}
+
+      {summary.error ? (
+        <ErrorState title="The summary could not be loaded" error={summary.error} onRetry={summary.reload} />
+      ) : (
+        <SummaryCards state={state} summary={summary.data} stale={summary.stale} onFilter={setFilters} />
+      )}
+
+      {histogram.error ? (
+        <ErrorState title="The chart could not be loaded" error={histogram.error} onRetry={histogram.reload} />
+      ) : (
+        <HistogramChart
+          histogram={histogram.data}
+          stale={histogram.stale}
+          onNarrow={(from, to) => setFilters({ from, to, window: 'all' })}
+          onFamily={(family) => setFilters({ ruleSource: family })}
+        />
+      )}
+
+      <section className={styles.results} aria-labelledby="results-title">
+        <div className={styles.resultsHead}>
+          <h2 id="results-title" className={styles.resultsTitle} aria-live="polite">
+            {rows.length > 0 ? (
+              <>
+                {count(firstRow)}–{count(firstRow + rows.length - 1)}
+                {total !== undefined ? ` of ${count(total)}` : ''} <span className={styles.resultsSort}>· {sortText(state)}</span>
+              </>
+            ) : (
+              'Denials'
+            )}
+          </h2>
+          {list.data && !list.error && (rows.length > 0 || state.page > 1) ? (
+            <nav className={styles.pager} aria-label="Pages">
+              <button type="button" className="button button-quiet" disabled={state.page <= 1} onClick={() => go({ ...state, cursor: undefined, page: 1 })}>
+                « First
+              </button>
+              <button
+                type="button"
+                className="button button-quiet"
+                disabled={state.page <= 1 || !prevKnown}
+                title={state.page > 1 && !prevKnown ? 'This page was opened from a link: go to the first page instead' : undefined}
+                onClick={() => go({ ...state, cursor: state.page === 2 ? undefined : cursors.current.get(`${key}#${state.page - 1}`), page: state.page - 1, denial: undefined })}
+              >
+                ‹ Previous
+              </button>
+              <span className={styles.pageNo}>Page {count(state.page)}</span>
+              <button
+                type="button"
+                className="button button-quiet"
+                disabled={!nextCursor}
+                onClick={() => nextCursor && go({ ...state, cursor: nextCursor, page: state.page + 1, denial: undefined })}
+              >
+                Next ›
+              </button>
+              <label className={styles.pageSize}>
+                <span>Rows</span>
+                <select value={state.size} onChange={(e) => go({ ...state, size: Number(e.target.value), cursor: undefined, page: 1 })}>
+                  {PAGE_SIZES.map((s) => (
+                    <option key={s} value={s}>
+                      {s}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            </nav>
+          ) : null}
+        </div>
+        {results}
+        {list.data && rows.length > 0 ? (
+          <p className={styles.footNote}>
+            Times are in your local zone; hover a time for UTC. Exports contain every denial that matches the filters, newest first.
+          </p>
+        ) : null}
+      </section>
+
+      {state.denial !== undefined ? (
+        <DetailPanel
+          id={state.denial}
+          detail={detail.data}
+          error={detail.error}
+          loading={detail.loading}
+          onClose={close}
+          onFilter={setFilters}
+          onStep={rowIds.includes(state.denial) ? step : undefined}
+          canStep={{ prev: rowIds.indexOf(state.denial) > 0, next: rowIds.indexOf(state.denial) < rowIds.length - 1 }}
+          onRetry={detail.reload}
+        />
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,210 @@
+/**
+ * The explorer's whole state lives in the URL, so an auditor can send a colleague the exact view and back/forward
+ * work. This module parses it (leniently: a hand-edited URL never breaks the page, bad values are dropped and named),
+ * writes it back in a stable order, and turns it into the API's query strings.
+ */
+import { z } from 'zod';
+import { DENIAL_SORT_KEYS, SORT_ORDERS, type DenialSortKey, type SortOrder } from '../../../../lib/audit/denial-vocabulary';
+
+export const WINDOWS = ['1h', '24h', '7d', '30d', 'all'] as const;
+export type RelativeWindow = (typeof WINDOWS)[number];
+
+export const WINDOW_SECONDS: Record<Exclude<RelativeWindow, 'all'>, number> = { '1h': 3600, '24h': 86400, '7d': 7 * 86400, '30d': 30 * 86400 };
+export const WINDOW_LABELS: Record<RelativeWindow, string> = { '1h': 'Last hour', '24h': 'Last 24 hours', '7d': 'Last 7 days', '30d': 'Last 30 days', all: 'All time' };
+
+export const ROLE_OPTIONS = ['anonymous', 'viewer', 'auditor', 'operator', 'admin'] as const;
+export const PAGE_SIZES = [25, 50, 100] as const;
+export const DEFAULT_PAGE_SIZE = 50;
+
+/** The sorts the table offers; `id` (newest first, the record order) is the default and is never written. */
+export type TableSort = Exclude<DenialSortKey, 'id'>;
+
+export interface ExplorerState {
+  /** a relative window, or a custom range when from/to are set */
+  window: RelativeWindow;
+  /** custom range, seconds since the epoch */
+  from?: number;
+  to?: number;
+  agent?: string;
+  tool?: string;
+  ruleSource?: string;
+  role?: (typeof ROLE_OPTIONS)[number];
+  q?: string;
+  sort?: TableSort;
+  order?: SortOrder;
+  cursor?: string;
+  /** the 1-based page number shown beside the cursor (the cursor alone cannot say) */
+  page: number;
+  size: number;
+  /** the denial open in the detail panel */
+  denial?: number;
+}
+
+export const DEFAULT_STATE: ExplorerState = { window: 'all', page: 1, size: DEFAULT_PAGE_SIZE };
+
+const text = z.string().trim().min(1).max(200);
+const isoOrSeconds = z
+  .string()
+  .trim()
+  .min(1)
+  .transform((v, ctx) => {
+    const n = /^\d+(\.\d+)?$/.test(v) ? Number(v) * 1000 : Date.parse(v);
+    if (!Number.isFinite(n) || n < 0) {
+      ctx.addIssue({ code: 'custom', message: 'not a date' });
+      return z.NEVER;
+    }
+    return n / 1000;
+  });
+
+const FIELDS = {
+  window: z.enum(WINDOWS),
+  from: isoOrSeconds,
+  to: isoOrSeconds,
+  agent: text,
+  tool: text,
+  rule_source: text,
+  role: z.enum(ROLE_OPTIONS),
+  q: text,
+  sort: z.enum(DENIAL_SORT_KEYS.filter((k): k is TableSort => k !== 'id') as [TableSort, ...TableSort[]]),
+  order: z.enum(SORT_ORDERS),
+  cursor: z.string().regex(/^(\d{1,18}|[A-Za-z0-9_-]{8,1400})$/),
+  page: z.coerce.number().int().min(1).max(1_000_000),
+  size: z.coerce.number().refine((n) => (PAGE_SIZES as readonly number[]).includes(n)),
+  denial: z.coerce.number().int().min(1),
+} as const;
+
+type Field = keyof typeof FIELDS;
+
+export interface ParsedState {
+  state: ExplorerState;
+  /** the parameters that were present but not valid, and were ignored */
+  ignored: string[];
+}
+
+/** Read the state from a URL's search params. Unknown parameters are ignored silently, invalid ones are reported. */
+export function parseState(params: URLSearchParams): ParsedState {
+  const ignored: string[] = [];
+  const value = <F extends Field>(field: F): z.output<(typeof FIELDS)[F]> | undefined => {
+    const raw = params.get(field);
+    if (raw === null || raw.trim() === '') return undefined;
+    const parsed = FIELDS[field].safeParse(raw);
+    if (parsed.success) return parsed.data as z.output<(typeof FIELDS)[F]>;
+    ignored.push(field);
+    return undefined;
+  };
+  const state: ExplorerState = { ...DEFAULT_STATE };
+  state.window = value('window') ?? 'all';
+  let from = value('from');
+  let to = value('to');
+  if (from !== undefined && to !== undefined && from > to) [from, to] = [to, from];
+  if (from !== undefined) state.from = from;
+  if (to !== undefined) state.to = to;
+  const set = <K extends keyof ExplorerState>(key: K, v: ExplorerState[K] | undefined) => {
+    if (v !== undefined) state[key] = v;
+  };
+  set('agent', value('agent'));
+  set('tool', value('tool'));
+  set('ruleSource', value('rule_source'));
+  set('role', value('role'));
+  set('q', value('q'));
+  const sort = value('sort');
+  if (sort !== undefined) {
+    state.sort = sort;
+    state.order = value('order') ?? 'asc';
+  }
+  set('cursor', value('cursor'));
+  if (state.cursor !== undefined) state.page = value('page') ?? 2;
+  state.size = value('size') ?? DEFAULT_PAGE_SIZE;
+  set('denial', value('denial'));
+  return { state, ignored };
+}
+
+export const isCustomRange = (s: Pick<ExplorerState, 'from' | 'to'>): boolean => s.from !== undefined || s.to !== undefined;
+
+/** ISO 8601 in UTC to the second: what a person can read in a shared link. */
+export function isoSeconds(seconds: number): string {
+  return new Date(Math.round(seconds) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** The page's query string for a state: stable order, defaults left out (so /denials is the default view). */
+export function serializeState(s: ExplorerState): string {
+  const p = new URLSearchParams();
+  if (isCustomRange(s)) {
+    if (s.from !== undefined) p.set('from', isoSeconds(s.from));
+    if (s.to !== undefined) p.set('to', isoSeconds(s.to));
+  } else if (s.window !== 'all') {
+    p.set('window', s.window);
+  }
+  if (s.agent) p.set('agent', s.agent);
+  if (s.tool) p.set('tool', s.tool);
+  if (s.ruleSource) p.set('rule_source', s.ruleSource);
+  if (s.role) p.set('role', s.role);
+  if (s.q) p.set('q', s.q);
+  if (s.sort) {
+    p.set('sort', s.sort);
+    p.set('order', s.order ?? 'asc');
+  }
+  if (s.cursor) {
+    p.set('cursor', s.cursor);
+    p.set('page', String(s.page));
+  }
+  if (s.size !== DEFAULT_PAGE_SIZE) p.set('size', String(s.size));
+  if (s.denial !== undefined) p.set('denial', String(s.denial));
+  // ':' is legal in a query string: keep times and rule sources (policy:x) readable in a shared link.
+  const q = p.toString().replace(/%3A/gi, ':');
+  return q ? `?${q}` : '';
+}
+
+/** The filter part of a state as the API's query parameters (no sort, no paging). */
+export function filterParams(s: ExplorerState): URLSearchParams {
+  const p = new URLSearchParams();
+  if (isCustomRange(s)) {
+    if (s.from !== undefined) p.set('from', String(Math.floor(s.from)));
+    if (s.to !== undefined) p.set('to', String(Math.ceil(s.to)));
+  } else if (s.window !== 'all') {
+    p.set('since', String(WINDOW_SECONDS[s.window]));
+  }
+  if (s.agent) p.set('agent', s.agent);
+  if (s.tool) p.set('tool', s.tool);
+  if (s.ruleSource) p.set('rule_source', s.ruleSource);
+  if (s.role) p.set('role', s.role);
+  if (s.q) p.set('q', s.q);
+  return p;
+}
+
+const API = '/api/v1/permissions/denials';
+
+export function listUrl(s: ExplorerState): string {
+  const p = filterParams(s);
+  if (s.sort) {
+    p.set('sort', s.sort);
+    p.set('order', s.order ?? 'asc');
+  }
+  if (s.cursor) p.set('cursor', s.cursor);
+  p.set('limit', String(s.size));
+  return `${API}?${p.toString()}`;
+}
+
+export const summaryUrl = (s: ExplorerState): string => `${API}/summary?${filterParams(s).toString()}`;
+export const histogramUrl = (s: ExplorerState): string => `${API}/histogram?${filterParams(s).toString()}`;
+
+export function exportUrl(s: ExplorerState, format: 'csv' | 'ndjson'): string {
+  const p = filterParams(s);
+  p.set('format', format);
+  return `${API}?${p.toString()}`;
+}
+
+/** A copy of the state with new filters: back to the first page, the detail panel closed. */
+export function withFilters(s: ExplorerState, change: Partial<ExplorerState>): ExplorerState {
+  const next: ExplorerState = { ...s, ...change, cursor: undefined, page: 1, denial: undefined };
+  for (const k of Object.keys(next) as (keyof ExplorerState)[]) if (next[k] === undefined || next[k] === '') delete next[k];
+  return next;
+}
+
+export const hasFilters = (s: ExplorerState): boolean =>
+  s.window !== 'all' || isCustomRange(s) || Boolean(s.agent || s.tool || s.ruleSource || s.role || s.q);
+
+/** The state with every filter cleared, keeping the sort, page size and column choices. */
+export function clearedFilters(s: ExplorerState): ExplorerState {
+  return withFilters({ window: 'all', page: 1, size: s.size, sort: s.sort, order: s.order }, {});
+}
