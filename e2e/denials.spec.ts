@@ -136,6 +136,48 @@ test.describe('the denial explorer', () => {
     await expect(page).toHaveURL(/\/denials$/);
   });
 
+  test('takes a custom range from the form, in local time', async ({ page }) => {
+    await signIn(page, 'alex');
+    await openExplorer(page);
+    await page.getByRole('group', { name: 'Time window' }).getByRole('button', { name: 'Custom range' }).click();
+    const form = page.getByRole('form', { name: 'Custom range' });
+    const day = (offset: number) => {
+      const d = new Date(Date.now() - offset * 86400_000);
+      const p = (n: number) => String(n).padStart(2, '0');
+      return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+    };
+    await form.getByLabel('From (local time)').fill(day(10));
+    await form.getByLabel('To (local time)').fill(day(3));
+    await page.screenshot({ path: `${SHOTS}/denials-custom-range.png` });
+    await form.getByRole('button', { name: 'Apply range' }).click();
+    await expect(page).toHaveURL(/from=\d{4}-\d\d-\d\dT[\d:]+Z&to=/);
+    await settled(page);
+    const times = await column(page, 1);
+    const from = Date.now() - 10 * 86400_000 - 60_000;
+    const to = Date.now() - 3 * 86400_000 + 60_000;
+    expect(times.length).toBeGreaterThan(0);
+    for (const t of times) {
+      const ms = new Date(t.replace(' ', 'T')).getTime();
+      expect(ms).toBeGreaterThanOrEqual(from);
+      expect(ms).toBeLessThanOrEqual(to);
+    }
+  });
+
+  test('tells the reader about new denials without moving the rows under them', async ({ page, request }) => {
+    test.setTimeout(60_000);
+    await signIn(page, 'alex');
+    await openExplorer(page, '?agent=trainer');
+    const before = await rows(page).first().getAttribute('data-denial-id');
+    await deny(request, 'trainer', 'tune_hyperparameters', { model_id: `m-late-${Date.now()}`, trials: 1000 });
+    const notice = page.getByRole('status').filter({ hasText: 'New denials have been recorded' });
+    await expect(notice).toBeVisible({ timeout: 30_000 });
+    await expect(rows(page).first()).toHaveAttribute('data-denial-id', before ?? 'missing');
+    await notice.getByRole('button', { name: 'Show them' }).click();
+    await expect(rows(page).first()).toContainText('tune_hyperparameters');
+    await expect(rows(page).first()).not.toHaveAttribute('data-denial-id', before ?? 'missing');
+    await expect(notice).toHaveCount(0);
+  });
+
   test('a shared URL opens the same view, with the same denial open, in a fresh browser', async ({ page, browser }) => {
     await signIn(page, 'alex');
     await openExplorer(page, '?window=7d&agent=trainer&rule_source=policy');

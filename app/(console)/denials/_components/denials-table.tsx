@@ -207,7 +207,7 @@ export function DenialsTable({ rows, state, stale, visibility, onVisibility, onS
         </details>
       </div>
       <div className={`${styles.tableWrap} ${stale ? styles.stale : ''}`}>
-        <table className={`table ${styles.table}`} aria-label="Denials" aria-describedby="table-keys" aria-busy={stale} aria-rowcount={rows.length + 1}>
+        <table className={`table ${styles.table}`} aria-label="Denials" aria-describedby="table-keys" aria-busy={stale}>
           <thead>
             {table.getHeaderGroups().map((group) => (
               <tr key={group.id}>
@@ -249,13 +249,17 @@ export function DenialsTable({ rows, state, stale, visibility, onVisibility, onS
                   }}
                   tabIndex={id === current ? 0 : -1}
                   className={`${styles.row} ${id === openId ? styles.rowOpen : ''}`}
-                  aria-selected={id === openId}
+                  aria-current={id === openId ? 'true' : undefined}
                   data-denial-id={id}
                   onFocus={(e) => {
                     if (e.target === e.currentTarget) setActiveId(id);
                   }}
                   onKeyDown={(e) => onRowKey(e, id)}
-                  onClick={() => onOpen(id)}
+                  onClick={() => {
+                    // Selecting text to copy it is not a request to open the row.
+                    if (window.getSelection()?.toString()) return;
+                    onOpen(id);
+                  }}
                 >
                   {row.getVisibleCells().map((cell) => (
                     <td key={cell.id} className={styles[`col_${cell.column.id}`]}>
