@@ -118,6 +118,7 @@ describe('time windows', () => {
       const f = { from: T0 + from * 3600, to: T0 + to * 3600 };
       const expected = times.filter((ts) => ts >= f.from && ts <= f.to).length;
       expect(allPages(t.app, f, 2), `${from}-${to}`).toHaveLength(expected);
+      expect([...t.app.denials.iterate(f, 2)], `export ${from}-${to}`).toHaveLength(expected);
       expect(t.app.denials.count(f)).toBe(expected);
       const odd = allPages(t.app, { ...f, agent: 'odd' }, 3);
       expect(odd.every((r) => r.agentName === 'odd' && r.timestamp >= f.from && r.timestamp <= f.to)).toBe(true);
