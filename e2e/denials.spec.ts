@@ -289,6 +289,8 @@ test.describe('the denial explorer', () => {
     await page.getByLabel('Reason', { exact: true }).uncheck();
     await page.getByLabel('Tool call ID', { exact: true }).check();
     await page.getByRole('group', { name: 'Show columns' }).screenshot({ path: `${SHOTS}/denials-columns.png` });
+    await page.keyboard.press('Escape');
+    await expect(page.getByRole('group', { name: 'Show columns' })).toBeHidden();
     await expect(table(page).getByRole('columnheader', { name: 'Reason' })).toHaveCount(0);
     await page.reload();
     await expect(rows(page).first()).toBeVisible();

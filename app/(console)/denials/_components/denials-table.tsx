@@ -67,6 +67,16 @@ interface Props {
 
 export function DenialsTable({ rows, state, stale, visibility, onVisibility, onSort, onOpen, onRuleFilter, openId, focusRequest }: Props) {
   const rowRefs = useRef(new Map<number, HTMLTableRowElement>());
+  const menuRef = useRef<HTMLDetailsElement>(null);
+  useEffect(() => {
+    // ...and when the reader clicks anywhere else.
+    const onDown = (e: MouseEvent) => {
+      const menu = menuRef.current;
+      if (menu?.open && e.target instanceof Node && !menu.contains(e.target)) menu.open = false;
+    };
+    document.addEventListener('mousedown', onDown);
+    return () => document.removeEventListener('mousedown', onDown);
+  }, []);
   const [activeId, setActiveId] = useState<number | undefined>(openId);
 
   useEffect(() => {
@@ -191,7 +201,19 @@ export function DenialsTable({ rows, state, stale, visibility, onVisibility, onS
         <p id="table-keys" className={styles.keysHint}>
           <kbd>↑</kbd> <kbd>↓</kbd> move between denials, <kbd>Enter</kbd> opens one, <kbd>Esc</kbd> closes it.
         </p>
-        <details className={styles.columnsMenu}>
+        <details
+          ref={menuRef}
+          className={styles.columnsMenu}
+          onKeyDown={(e) => {
+            // A menu closes with Escape, and gives the focus back to its button.
+            if (e.key === 'Escape' && menuRef.current?.open) {
+              e.preventDefault();
+              e.stopPropagation();
+              menuRef.current.open = false;
+              menuRef.current.querySelector('summary')?.focus();
+            }
+          }}
+        >
           <summary className="button button-quiet">Columns</summary>
           <fieldset>
             <legend>Show columns</legend>

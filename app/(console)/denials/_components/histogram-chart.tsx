@@ -68,8 +68,10 @@ export function HistogramChart({ histogram, stale, onNarrow, onFamily }: Props) 
   const total = buckets.reduce((n, b) => n + b.total, 0);
 
   useEffect(() => {
-    // A new histogram starts the keyboard at its newest bar.
-    setFocusIndex(Math.max(0, buckets.length - 1));
+    // A new histogram starts the keyboard at its newest bar with denials in it.
+    let newest = buckets.length - 1;
+    while (newest > 0 && (buckets[newest]?.total ?? 0) === 0) newest--;
+    setFocusIndex(Math.max(0, newest));
     setActive(undefined);
   }, [histogram, buckets.length]);
 
