@@ -9,6 +9,7 @@ import type { ApprovalRow } from '../db/schema';
 import { ApprovalStore } from './approvals/store';
 import { DEFAULT_APPROVAL_TTL_SECONDS, GateRegistry } from './approvals/gates';
 import { DenialStore, denialFromDecision } from './audit/denials';
+import { catchUpIfBehind } from './audit/denial-rollup';
 import { AuthStore } from './auth/store';
 import { randomPassword } from './auth/secrets';
 import { EMPTY_AGENTS, parseAgents, type AgentsConfig } from './config/agents';
@@ -58,6 +59,7 @@ export class SwarmApp {
   readonly engine: PermissionEngine;
   readonly env: Readonly<Record<string, string | undefined>>;
   private readonly checkpointer: Checkpointer | undefined;
+  private rollupTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly options: AppOptions) {
     this.env = options.env ?? process.env;
@@ -78,6 +80,18 @@ export class SwarmApp {
       walAutocheckpointPages: options.backgroundCheckpoints ? SERVER_WAL_AUTOCHECKPOINT_PAGES : undefined,
     });
     this.checkpointer = options.backgroundCheckpoints ? startCheckpointer(options.dbPath) : undefined;
+    if (options.backgroundCheckpoints) {
+      // Long-lived processes keep the explorer's daily counts close to the audit table, so the first summary after a
+      // quiet spell does not pay for a large catch-up. Best effort: summaries stay exact either way.
+      this.rollupTimer = setInterval(() => {
+        try {
+          catchUpIfBehind(this.db);
+        } catch (error) {
+          console.error('Counting denials into the daily table failed; summaries read the audit table meanwhile.', error);
+        }
+      }, 60_000);
+      this.rollupTimer.unref();
+    }
     this.denials = new DenialStore(this.db);
     this.approvals = new ApprovalStore(this.db, (row) => this.recordApprovalDenial(row));
     this.flags = new FlagService(this.db, this.env);
@@ -176,6 +190,7 @@ export class SwarmApp {
   close(): void {
     this.agentsFile.close();
     this.policyFile.close();
+    if (this.rollupTimer) clearInterval(this.rollupTimer);
     void this.checkpointer?.stop();
     this.db.$client.close();
   }
