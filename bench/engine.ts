@@ -388,7 +388,7 @@ function runBatches(engine: PermissionEngine, contexts: readonly ToolContext[], 
 }
 
 /** The median cost of an empty pair of hrtime.bigint() calls, subtracted from single-call timings. */
-function timerOverheadNs(): number {
+export function timerOverheadNs(): number {
   const s = new Samples(100_000);
   for (let i = 0; i < 100_000; i++) {
     const t0 = nowNs();

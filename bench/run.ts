@@ -6,8 +6,10 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { formatCompareResult, ratios, runCompareBench, RATIO_TARGET, type CompareResult } from './compare';
 import { formatDenialsResult, runDenialsBench, type DenialsBenchResult } from './denials';
 import { formatEngineResult, runEngineBench, type EngineBenchResult } from './engine';
+import { formatHttpResult, HTTP_TARGET, runHttpBench, type HttpBenchResult } from './http';
 import { fmt, fmtInt, markdownTable } from './util';
 
 const TARGETS = {
@@ -28,7 +30,7 @@ function machine(): string[] {
   ];
 }
 
-function summary(engine: EngineBenchResult, denials: DenialsBenchResult): string {
+function summary(engine: EngineBenchResult, denials: DenialsBenchResult, compare: CompareResult, http: HttpBenchResult): string {
   const noLookup = engine.rows.find((r) => r.label.startsWith('no approval lookup'));
   const all = engine.rows.find((r) => r.label.startsWith('all calls'));
   const normal = denials.rows.find((r) => r.sync === 'normal' && !r.reader);
@@ -67,6 +69,30 @@ function summary(engine: EngineBenchResult, denials: DenialsBenchResult): string
     ],
     ['durable denial writes/s, WAL + FULL', full ? fmtInt(full.writesPerSec) : '–', '–', '–'],
   ];
+  const mismatches = compare.agreement.reduce((n, a) => n + a.mismatches, 0);
+  rows.push([
+    `same decision in all engines (${fmtInt(compare.sampleSize)} sampled calls x ${compare.agreement.length} configurations)`,
+    `${mismatches} mismatches`,
+    '0',
+    verdict(mismatches === 0),
+  ]);
+  for (const r of ratios(compare)) {
+    rows.push([
+      `this engine vs ${r.versus}: decisions/s (p50)`,
+      `${fmtInt(r.throughput)}x (${fmtInt(r.p50)}x)`,
+      `≥ ${RATIO_TARGET}x`,
+      verdict(Math.min(r.throughput, r.p50) >= RATIO_TARGET),
+    ]);
+  }
+  const trivial = http.rows[0];
+  for (const row of http.rows.slice(1)) {
+    rows.push([
+      `${row.label}: requests/s vs the trivial route`,
+      `${((row.ratio ?? Number.NaN) * 100).toFixed(0)}% (${fmtInt(row.requestsPerSec)} vs ${fmtInt(trivial?.requestsPerSec ?? Number.NaN)}; p99 ${fmt(row.p99Ms)} vs ${fmt(trivial?.p99Ms ?? Number.NaN)} ms)`,
+      `≥ ${Math.round(HTTP_TARGET * 100)}%`,
+      verdict(row.ratio === undefined ? undefined : row.ratio >= HTTP_TARGET),
+    ]);
+  }
   return markdownTable(['measure', 'measured', 'target', ''], rows);
 }
 
@@ -75,13 +101,18 @@ async function main(): Promise<void> {
   const machineLines = machine();
   const log = (line: string) => console.error(`[${((Date.now() - started.getTime()) / 1000).toFixed(1)}s] ${line}`);
   const engine = await runEngineBench({ log });
+  const compare = await runCompareBench({ log });
   const denials = await runDenialsBench({ log });
+  const http = await runHttpBench({ log });
   const seconds = (Date.now() - started.getTime()) / 1000;
+  const loadAtEnd = os.loadavg().map((l) => l.toFixed(2)).join(' / ');
 
-  const sum = summary(engine, denials);
+  const sum = summary(engine, denials, compare, http);
   const engineText = formatEngineResult(engine);
+  const compareText = formatCompareResult(compare);
   const denialsText = formatDenialsResult(denials);
-  console.log(['', sum, '', engineText, '', denialsText, ''].join('\n'));
+  const httpText = formatHttpResult(http);
+  console.log(['', sum, '', engineText, '', compareText, '', denialsText, '', httpText, ''].join('\n'));
 
   const md = [
     '# Benchmark results',
@@ -92,6 +123,7 @@ async function main(): Promise<void> {
     '## Machine',
     '',
     ...machineLines,
+    `- Load average at the end (1/5/15 min): ${loadAtEnd}`,
     '',
     '## Summary',
     '',
@@ -101,9 +133,17 @@ async function main(): Promise<void> {
     '',
     engineText,
     '',
+    '## Three engines, one workload (`bench/compare.ts`)',
+    '',
+    compareText,
+    '',
     '## Durable denial writes (`bench/denials.ts`)',
     '',
     denialsText,
+    '',
+    '## Check endpoint under load (`bench/http.ts`)',
+    '',
+    httpText,
     '',
   ].join('\n');
   const out = fileURLToPath(new URL('./RESULTS.md', import.meta.url));

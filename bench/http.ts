@@ -1,0 +1,315 @@
+/**
+ * The check endpoint under load: the real built server (`next start`) on loopback, autocannon against
+ * `POST /api/v1/permissions/check` and, in the same run and with the same settings, against the trivial
+ * `GET /api/v1/health` (the same route wrapper: authentication, the engine's HTTP check, JSON answer).
+ *
+ *   node --import tsx bench/http.ts
+ *
+ * The server gets a fresh database in a temporary folder (SWARM_DB), the repository's config (SWARM_CONFIG_DIR=config)
+ * and SWARM_ADMIN_TOKEN. Before it starts, agent tokens are created in that database (what `swarm tokens add --agent`
+ * does), so that every call is made by an agent with its own token, as in production. The build is reused
+ * (`.next/BUILD_ID`, or NEXT_DIST_DIR); `npx next build` runs only when there is none. The server is killed at the end.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { createApp } from '../lib/app';
+import type { Decision } from '../lib/permissions/types';
+import { fmt, fmtInt, isMain, markdownTable } from './util';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const HOST = '127.0.0.1';
+const ADMIN_TOKEN = 'bench-http-admin-token-0123456789abcdef';
+
+export const HTTP_TARGET = 0.8;
+
+/** One tool call of the mix, made by `agent` with its own token; `expect` is checked before the load starts. */
+interface Call {
+  agent: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  expect: Decision;
+}
+
+/** The common case: an agent calling a tool of its allowlist. */
+const ALLOWED_CALL: Call = {
+  agent: 'data_cleaner',
+  tool: 'profile_dataset',
+  arguments: { dataset_id: 'ds_sales_2024', env: 'staging', limit: 1000, contains_pii: false },
+  expect: 'ALLOW',
+};
+
+/**
+ * A realistic mix over the agents of config/agents.yaml, close to the engine workload's (65% ALLOW, 30% DENY, 5% ASK):
+ * every DENY is written to `permission_denials` before the answer (a durable write), every ASK finds (or creates,
+ * the first time) the pending approval of that exact call.
+ */
+const MIX: readonly [Call, number][] = [
+  [ALLOWED_CALL, 3],
+  [{ agent: 'data_cleaner', tool: 'clean_dataset', arguments: { dataset_id: 'ds_clicks', rules: ['dedupe'] }, expect: 'ALLOW' }, 2],
+  [{ agent: 'trainer', tool: 'train_model', arguments: { dataset_id: 'ds_events', algorithm: 'xgboost' }, expect: 'ALLOW' }, 2],
+  [{ agent: 'evaluator', tool: 'evaluate_model', arguments: { model_id: 'churn-v7' }, expect: 'ALLOW' }, 2],
+  [{ agent: 'deployer', tool: 'monitor_drift', arguments: { model_id: 'churn-v6' }, expect: 'ALLOW' }, 2],
+  [{ agent: 'compliance_agent', tool: 'generate_report', arguments: { period: '2024-Q4' }, expect: 'ALLOW' }, 2],
+  [{ agent: 'data_cleaner', tool: 'train_model', arguments: { dataset_id: 'ds_sales', algorithm: 'lr' }, expect: 'DENY' }, 2],
+  [{ agent: 'evaluator', tool: 'deploy_serving', arguments: { model_id: 'churn-v7', env: 'prod' }, expect: 'DENY' }, 2],
+  [{ agent: 'trainer', tool: 'export_raw_data', arguments: { dataset_id: 'pii_customers' }, expect: 'DENY' }, 2],
+  [{ agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'churn-v7', env: 'prod' }, expect: 'ASK' }, 1],
+];
+
+export interface HttpRow {
+  label: string;
+  method: string;
+  path: string;
+  requestsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+  /** requests/s ÷ the trivial route's */
+  ratio?: number;
+}
+
+export interface HttpBenchResult {
+  connections: number;
+  durationSec: number;
+  warmUpSec: number;
+  built: boolean;
+  mix: Record<Decision, number>;
+  rows: HttpRow[];
+  serverStartMs: number;
+}
+
+export interface HttpBenchOptions {
+  connections?: number;
+  durationSec?: number;
+  warmUpSec?: number;
+  log?: (line: string) => void;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, HOST, () => {
+      const a = s.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      s.close(() => (port ? resolve(port) : reject(new Error('no free port'))));
+    });
+  });
+}
+
+function ensureBuild(env: NodeJS.ProcessEnv, log: (l: string) => void): boolean {
+  const dist = env.NEXT_DIST_DIR || '.next';
+  if (existsSync(join(ROOT, dist, 'BUILD_ID'))) return false;
+  log(`http: no build in ${dist}/, running npx next build (this takes a while)`);
+  const r = spawnSync('npx', ['next', 'build'], { cwd: ROOT, env, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`npx next build failed (exit ${r.status})`);
+  return true;
+}
+
+async function waitUp(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  const end = Date.now() + 60_000;
+  while (Date.now() < end) {
+    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}) before answering:\n${output()}`);
+    try {
+      if ((await fetch(`${url}/api/v1/health`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the server did not answer on ${url} within 60 s:\n${output()}`);
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+const bodyOf = (c: Call, i: number): string =>
+  JSON.stringify({ agent: c.agent, tool: c.tool, arguments: c.arguments, tool_call_id: `bench-${c.agent}-${c.tool}-${i}` });
+
+async function load(opts: autocannon.Options): Promise<autocannon.Result> {
+  return await autocannon(opts);
+}
+
+export async function runHttpBench(options: HttpBenchOptions = {}): Promise<HttpBenchResult> {
+  const log = options.log ?? (() => undefined);
+  const connections = options.connections ?? 10;
+  const durationSec = options.durationSec ?? 8;
+  const warmUpSec = options.warmUpSec ?? 2;
+  const dir = mkdtempSync(join(process.env.BENCH_TMPDIR ?? tmpdir(), 'swarm-bench-http-'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'production',
+    SWARM_DB: join(dir, 'swarm.db'),
+    SWARM_CONFIG_DIR: 'config',
+    SWARM_ADMIN_TOKEN: ADMIN_TOKEN,
+    SWARM_ADMIN_PASSWORD: 'bench-http-admin-password',
+  };
+  let child: ChildProcess | undefined;
+  try {
+    const built = ensureBuild(env, log);
+
+    // Agent tokens in the server's database, before it starts (as `swarm tokens add --agent NAME`).
+    const agents = [...new Set(MIX.map(([c]) => c.agent))];
+    const tokens = new Map<string, string>();
+    const app = createApp({ dbPath: env.SWARM_DB!, configDir: join(ROOT, 'config'), env });
+    try {
+      app.bootstrap();
+      for (const a of agents) tokens.set(a, app.auth.createToken({ agent: a }, 'bench/http.ts'));
+    } finally {
+      app.close();
+    }
+    const tokenOf = (agent: string): string => tokens.get(agent) ?? ADMIN_TOKEN;
+
+    const port = await freePort();
+    const url = `http://${HOST}:${port}`;
+    let output = '';
+    const s0 = performance.now();
+    child = spawn(process.execPath, [join('node_modules', 'next', 'dist', 'bin', 'next'), 'start', '-p', String(port), '-H', HOST], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const keep = (b: Buffer) => {
+      output = (output + b.toString()).slice(-4_000);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    await waitUp(url, child, () => output);
+    const serverStartMs = performance.now() - s0;
+    log(`http: server up on ${url} in ${serverStartMs.toFixed(0)} ms (database ${env.SWARM_DB})`);
+
+    // Every call of the mix once, as it will be sent: the decision must be the expected one.
+    const checkPath = '/api/v1/permissions/check';
+    const headersFor = (agent: string): Record<string, string> => ({
+      authorization: `Bearer ${tokenOf(agent)}`,
+      'content-type': 'application/json',
+    });
+    for (const [c] of MIX) {
+      const res = await fetch(`${url}${checkPath}`, { method: 'POST', headers: headersFor(c.agent), body: bodyOf(c, 0) });
+      const json = (await res.json()) as { decision?: string; rule_source?: string; error?: { message?: string } };
+      if (res.status !== 200 || json.decision !== c.expect) {
+        throw new Error(
+          `http: ${c.agent} -> ${c.tool} answered ${res.status} ${json.decision ?? json.error?.message ?? ''} (${json.rule_source ?? ''}), ` +
+            `expected ${c.expect}: config/ changed? Adjust MIX in bench/http.ts.`,
+        );
+      }
+    }
+
+    const base = { connections, timeout: 10 } as const;
+    const healthPath = '/api/v1/health';
+    const health: autocannon.Options = { ...base, url: `${url}${healthPath}`, method: 'GET', headers: { authorization: `Bearer ${tokenOf(ALLOWED_CALL.agent)}` } };
+    const allowed: autocannon.Options = { ...base, url: `${url}${checkPath}`, method: 'POST', headers: headersFor(ALLOWED_CALL.agent), body: bodyOf(ALLOWED_CALL, 0) };
+    const mixRequests: autocannon.Request[] = [];
+    let n = 0;
+    for (const [c, weight] of MIX) for (let k = 0; k < weight; k++) mixRequests.push({ method: 'POST', path: checkPath, headers: headersFor(c.agent), body: bodyOf(c, n++) });
+    // interleave: one request of each kind in turn rather than runs of the same call
+    mixRequests.sort((a, b) => hashOf(String(a.body)) - hashOf(String(b.body)));
+    const mixed: autocannon.Options = { ...base, url: `${url}${checkPath}`, method: 'POST', requests: mixRequests };
+    const mix: Record<Decision, number> = { ALLOW: 0, DENY: 0, ASK: 0 };
+    for (const [c, weight] of MIX) mix[c.expect] += weight;
+
+    const scenarios: [string, autocannon.Options][] = [
+      ['GET /api/v1/health (trivial route, same wrapper)', health],
+      [`POST check: one allowed call (${ALLOWED_CALL.agent} -> ${ALLOWED_CALL.tool})`, allowed],
+      [`POST check: mix of ${mixRequests.length} calls, ${agents.length} agents`, mixed],
+    ];
+    for (const [label, o] of scenarios) {
+      const w = await load({ ...o, duration: warmUpSec });
+      if (w.non2xx > 0 || w.errors > 0) throw new Error(`http: warm-up of "${label}": ${w.non2xx} non-2xx, ${w.errors} errors`);
+    }
+    // Two rounds of half the duration, the second in reverse order, so that a drift of the machine's load (or of the
+    // server: WAL size, GC) does not favour the route measured first.
+    const rows: HttpRow[] = scenarios.map(([label, o]) => ({
+      label,
+      method: String(o.method),
+      path: new URL(o.url).pathname,
+      requestsPerSec: 0,
+      p50Ms: 0,
+      p99Ms: 0,
+      total: 0,
+      non2xx: 0,
+      errors: 0,
+    }));
+    const seconds = new Array<number>(scenarios.length).fill(0);
+    const order = scenarios.map((_, i) => i);
+    for (const round of [order, [...order].reverse()]) {
+      for (const i of round) {
+        const [label, o] = scenarios[i]!;
+        const r = await load({ ...o, duration: durationSec / 2 });
+        const row = rows[i]!;
+        row.total += r.requests.total;
+        row.non2xx += r.non2xx;
+        row.errors += r.errors;
+        row.p50Ms = Math.max(row.p50Ms, r.latency.p50);
+        row.p99Ms = Math.max(row.p99Ms, r.latency.p99);
+        seconds[i] = (seconds[i] ?? 0) + r.duration;
+        log(`http: ${label}: ${fmtInt(r.requests.total / r.duration)} req/s, p99 ${r.latency.p99} ms, ${r.non2xx} non-2xx, ${r.errors} errors`);
+        if (r.non2xx > 0 || r.errors > 0) throw new Error(`http: "${label}" had ${r.non2xx} non-2xx answers and ${r.errors} errors`);
+      }
+    }
+    rows.forEach((row, i) => (row.requestsPerSec = row.total / (seconds[i] ?? Number.NaN)));
+    const trivial = rows[0]!.requestsPerSec;
+    for (const row of rows.slice(1)) row.ratio = row.requestsPerSec / trivial;
+    return { connections, durationSec, warmUpSec, built, mix, rows, serverStartMs };
+  } finally {
+    if (child) await stop(child);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A small stable hash (FNV-1a) to interleave the mix deterministically. */
+function hashOf(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+export function formatHttpResult(r: HttpBenchResult): string {
+  const total = r.mix.ALLOW + r.mix.DENY + r.mix.ASK;
+  const pct = (v: number) => `${Math.round((100 * v) / total)}%`;
+  const table = markdownTable(
+    ['route', 'requests/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'vs trivial route', 'target', ''],
+    r.rows.map((row) => [
+      row.label,
+      fmtInt(row.requestsPerSec),
+      fmt(row.p50Ms),
+      fmt(row.p99Ms),
+      fmtInt(row.total),
+      String(row.non2xx),
+      row.ratio === undefined ? '100%' : `${(100 * row.ratio).toFixed(0)}%`,
+      row.ratio === undefined ? '–' : `≥ ${Math.round(HTTP_TARGET * 100)}%`,
+      row.ratio === undefined ? '' : row.ratio >= HTTP_TARGET ? 'met' : 'MISSED',
+    ]),
+  );
+  return [
+    `autocannon on loopback against \`next start\` (production build${r.built ? ', built for this run' : ''}), ` +
+      `${r.connections} connections, ${r.durationSec} s per route (two rounds of ${r.durationSec / 2} s, the second in reverse ` +
+      `order; requests/s = requests ÷ time, latencies = the worse round) after ${r.warmUpSec} s of warm-up each; the load generator ` +
+      'runs on the same machine. Every request carries an agent token (the check route is the real one: a DENY is ' +
+      `written to the database before the answer). Mix: ALLOW ${pct(r.mix.ALLOW)}, DENY ${pct(r.mix.DENY)}, ASK ${pct(r.mix.ASK)}.`,
+    '',
+    table,
+  ].join('\n');
+}
+
+if (isMain(import.meta.url)) {
+  runHttpBench({ log: (l) => console.error(l) })
+    .then((r) => console.log(formatHttpResult(r)))
+    .catch((e: unknown) => {
+      console.error(e instanceof Error ? e.message : e);
+      process.exitCode = 1;
+    });
+}
