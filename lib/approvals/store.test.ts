@@ -75,6 +75,16 @@ describe('the approval store', () => {
     expect(d[0]!.reason).toMatch(/expired/);
   });
 
+  it('closes an expired request and opens a new one when the same call asks again', async () => {
+    t = tempApp();
+    const first = t.app.approvals.request(req({ expiresInSeconds: 0.05 }));
+    await new Promise((r) => setTimeout(r, 80));
+    const second = t.app.approvals.request(req());
+    expect(second.id).not.toBe(first.id);
+    expect(t.app.approvals.get(first.id)!.status).toBe('expired');
+    expect(t.app.denials.count({ ruleSource: 'hitl:deploy' })).toBe(1);
+  });
+
   it('refuses the requester as approver (separation of duties)', () => {
     t = tempApp();
     const { id } = t.app.approvals.request(req({ requestedBy: 'olivia' }));

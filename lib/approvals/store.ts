@@ -75,14 +75,29 @@ export class ApprovalStore {
       .get();
   }
 
-  /** Create the pending approval of this call, or return the one that is already pending for it. */
+  /**
+   * Create the pending approval of this call, or return the one that is already pending for it. One immediate
+   * transaction: a read, and a write only when a new request is needed (an expired one is closed first).
+   */
   request(r: ApprovalRequest): ApprovalRow {
     const hash = hashArguments(r.arguments);
-    this.expireDue({ agent: r.agent, tool: r.tool, hash });
-    const at = now();
     return this.db.transaction(
       (tx) => {
-        tx.insert(approvals)
+        const at = now();
+        const samePending = and(eq(approvals.agentName, r.agent), eq(approvals.toolName, r.tool), eq(approvals.argumentsHash, hash), eq(approvals.status, 'pending'));
+        const existing = tx.select().from(approvals).where(samePending).get();
+        if (existing && existing.expiresAt > at) return existing;
+        if (existing) {
+          const expired = tx
+            .update(approvals)
+            .set({ status: 'expired', decidedBy: 'system', decidedAt: at, decisionReason: 'Expired before an operator decided it.' })
+            .where(and(eq(approvals.id, existing.id), eq(approvals.status, 'pending')))
+            .returning()
+            .get();
+          if (expired) this.onDenied(expired);
+        }
+        return tx
+          .insert(approvals)
           .values({
             id: newApprovalId(),
             gate: r.gate,
@@ -99,13 +114,8 @@ export class ApprovalStore {
             reason: r.reason,
             status: 'pending',
           })
-          .onConflictDoNothing()
-          .run();
-        return tx
-          .select()
-          .from(approvals)
-          .where(and(eq(approvals.agentName, r.agent), eq(approvals.toolName, r.tool), eq(approvals.argumentsHash, hash), eq(approvals.status, 'pending')))
-          .get()!;
+          .returning()
+          .get();
       },
       { behavior: 'immediate' },
     );

@@ -1,5 +1,5 @@
 import { ApprovalRequired, PermissionDenied } from './errors';
-import { resolve } from './resolve';
+import { winningRule } from './resolve';
 import {
   PRIORITY,
   type ApprovalState,
@@ -149,7 +149,9 @@ export class PermissionEngine {
   }
 
   private evaluate(context: PermissionContext): CheckResult {
-    const { decision, rule, trace } = resolve(this.collect(context), context.kind);
+    const trace = this.collect(context);
+    const rule = winningRule(trace, context.kind);
+    const decision = rule.decision;
     const result: CheckResult = { decision, rule, trace, ruleSource: rule.ruleSource, reason: rule.reason };
     if (context.approval?.id && (decision !== 'ALLOW' || context.approval.status === 'approved')) {
       result.approvalId = context.approval.id;

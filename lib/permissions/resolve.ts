@@ -30,16 +30,21 @@ export function isStronger(a: PermissionRule, b: PermissionRule): boolean {
   return a.reason < b.reason;
 }
 
-/**
- * Resolve a set of matched rules to one decision. Priority orders the tiers; the decision order settles a tier;
- * with no rule at all, tool calls are denied and HTTP requests allowed.
- */
-export function resolve(rules: readonly PermissionRule[], kind: 'tool' | 'http'): Resolution {
+/** The winning rule of a set of matched rules, or the default of the kind when nothing matched. */
+export function winningRule(rules: readonly PermissionRule[], kind: 'tool' | 'http'): PermissionRule {
   let best: PermissionRule | undefined;
   for (let i = 0; i < rules.length; i++) {
     const r = rules[i]!;
     if (best === undefined || isStronger(r, best)) best = r;
   }
-  const rule = best ?? (kind === 'tool' ? DEFAULT_TOOL_RULE : DEFAULT_HTTP_RULE);
+  return best ?? (kind === 'tool' ? DEFAULT_TOOL_RULE : DEFAULT_HTTP_RULE);
+}
+
+/**
+ * Resolve a set of matched rules to one decision. Priority orders the tiers; the decision order settles a tier;
+ * with no rule at all, tool calls are denied and HTTP requests allowed.
+ */
+export function resolve(rules: readonly PermissionRule[], kind: 'tool' | 'http'): Resolution {
+  const rule = winningRule(rules, kind);
   return { decision: rule.decision, rule, trace: rules };
 }
