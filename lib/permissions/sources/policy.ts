@@ -26,8 +26,13 @@ export function createPolicySource(policy: () => CompiledPolicy): RuleSource {
       if (p.rules.length === 0) return NONE;
       let out: PermissionRule[] | undefined;
       if (context.kind === 'tool') {
-        for (const r of candidateRules(p, context.tool, context.agent)) {
-          if (callMatches(r, context.principal.role, context.arguments)) (out ??= []).push(emit(r, context));
+        const candidates = candidateRules(p, context.tool, context.agent);
+        if (candidates.length === 0) return NONE;
+        const role = context.principal.role;
+        for (let i = 0; i < candidates.length; i++) {
+          const r = candidates[i]!;
+          if (!callMatches(r, role, context.arguments)) continue;
+          (out ??= []).push(r.decision === 'ASK' ? emit(r, context) : r.emitted);
         }
         return out ?? NONE;
       }
