@@ -33,7 +33,9 @@ function machine(): string[] {
 function summary(engine: EngineBenchResult, denials: DenialsBenchResult, compare: CompareResult, http: HttpBenchResult): string {
   const noLookup = engine.rows.find((r) => r.label.startsWith('no approval lookup'));
   const all = engine.rows.find((r) => r.label.startsWith('all calls'));
-  const normal = denials.rows.find((r) => r.sync === 'normal' && !r.reader);
+  // The server's mode: background checkpoints (the inline row is there for comparison).
+  const normal = denials.rows.find((r) => r.sync === 'normal' && !r.reader && r.label.includes('background'));
+  const normalReader = denials.rows.find((r) => r.sync === 'normal' && r.reader);
   const full = denials.rows.find((r) => r.sync === 'full' && !r.reader);
   const verdict = (ok: boolean | undefined) => (ok === undefined ? '–' : ok ? 'met' : 'MISSED');
   const rows: string[][] = [
@@ -62,10 +64,16 @@ function summary(engine: EngineBenchResult, denials: DenialsBenchResult, compare
       verdict(noLookup && noLookup.p99Us < TARGETS.engineP99Us),
     ],
     [
-      'durable denial writes/s, WAL + NORMAL',
+      'durable denial writes/s, WAL + NORMAL, background checkpoints (the server)',
       normal ? fmtInt(normal.writesPerSec) : '–',
       `≥ ${fmtInt(TARGETS.durableWritesPerSec)}`,
       verdict(normal && normal.writesPerSec >= TARGETS.durableWritesPerSec),
+    ],
+    [
+      'the same with one reader running the explorer query in a loop',
+      normalReader ? fmtInt(normalReader.writesPerSec) : '–',
+      `≥ ${fmtInt(TARGETS.durableWritesPerSec)}`,
+      verdict(normalReader && normalReader.writesPerSec >= TARGETS.durableWritesPerSec),
     ],
     ['durable denial writes/s, WAL + FULL', full ? fmtInt(full.writesPerSec) : '–', '–', '–'],
   ];
