@@ -15,6 +15,8 @@ export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Data
 
 export type SyncMode = 'normal' | 'full';
 
+export const PAGE_SIZE = 2048;
+
 /** The inline checkpoint threshold of processes that run a background checkpointer (about 80 MB of log). */
 export const SERVER_WAL_AUTOCHECKPOINT_PAGES = 20_000;
 
@@ -42,6 +44,10 @@ export function migrationsFolder(): string {
 export function openDatabase(options: OpenOptions): Db {
   if (options.path !== ':memory:') mkdirSync(dirname(resolve(options.path)), { recursive: true });
   const sqlite = new Database(options.path);
+  // 2 KiB pages for a new database (an existing one keeps its size): every denial is its own commit, and a commit writes
+  // each page it changed (the row and four index entries) to the log. Measured (bench/denials.ts): about 32,000
+  // durable denials/s against 25,000 with 4 KiB pages; full scans of the explorer's free-text search get ~30% slower.
+  sqlite.pragma(`page_size = ${PAGE_SIZE}`);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`synchronous = ${options.sync === 'full' ? 'FULL' : 'NORMAL'}`);
   // Another process (the CLI, the demo team) may hold the write lock for a moment: wait instead of failing.

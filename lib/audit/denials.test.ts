@@ -89,3 +89,17 @@ describe('CSV', () => {
     expect(csvField(null)).toBe('');
   });
 });
+
+describe('the database file', () => {
+  it('is created with 2 KiB pages, WAL and NORMAL sync', () => {
+    const tt = tempApp();
+    try {
+      const c = tt.app.db.$client;
+      expect(c.pragma('page_size', { simple: true })).toBe(2048);
+      expect(c.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(c.pragma('synchronous', { simple: true })).toBe(1);
+    } finally {
+      tt.cleanup();
+    }
+  });
+});

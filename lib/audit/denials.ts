@@ -60,30 +60,30 @@ export class DenialStore {
   private readonly insert: Database.Statement;
 
   constructor(private readonly db: Db) {
+    // Positional parameters: this runs once per denial, and binding by name costs a lookup per column.
     this.insert = db.$client.prepare(
       `INSERT INTO permission_denials (tool_call_id, tool_name, agent_name, arguments_json, rule_source, reason,
          user_role, http_method, http_path, timestamp, principal, trace_json)
-       VALUES (@toolCallId, @toolName, @agentName, @argumentsJson, @ruleSource, @reason,
-         @userRole, @httpMethod, @httpPath, @timestamp, @principal, @traceJson)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
   }
 
   /** Write one denial and return its id. Returns after the row is committed (autocommit, WAL). */
   record(input: DenialInput): number {
-    const info = this.insert.run({
-      toolCallId: input.toolCallId ?? null,
-      toolName: input.toolName,
-      agentName: input.agentName ?? null,
-      argumentsJson: input.argumentsJson ?? null,
-      ruleSource: input.ruleSource,
-      reason: input.reason ?? null,
-      userRole: input.userRole ?? null,
-      httpMethod: input.httpMethod ?? null,
-      httpPath: input.httpPath ?? null,
-      timestamp: input.timestamp ?? nowSeconds(),
-      principal: input.principal ?? null,
-      traceJson: input.traceJson ?? null,
-    });
+    const info = this.insert.run(
+      input.toolCallId ?? null,
+      input.toolName,
+      input.agentName ?? null,
+      input.argumentsJson ?? null,
+      input.ruleSource,
+      input.reason ?? null,
+      input.userRole ?? null,
+      input.httpMethod ?? null,
+      input.httpPath ?? null,
+      input.timestamp ?? nowSeconds(),
+      input.principal ?? null,
+      input.traceJson ?? null,
+    );
     return Number(info.lastInsertRowid);
   }
 
