@@ -2,18 +2,11 @@
  * The REST API, end to end inside one process: the real route handlers, the real wrapper, a real SQLite file.
  * (The browser and the built server are covered by e2e/.)
  */
-import { mkdtempSync, cpSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { callRoute, useTempServerEnv, type RouteHandler } from './support/in-process-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const dir = mkdtempSync(join(tmpdir(), 'swarm-api-'));
-cpSync('config', join(dir, 'config'), { recursive: true });
-process.env.SWARM_DB = join(dir, 'api.db');
-process.env.SWARM_CONFIG_DIR = join(dir, 'config');
-process.env.SWARM_POLICY_FILE = join(dir, 'config', 'profiles', 'bfsi.yaml');
-process.env.SWARM_ADMIN_TOKEN = 'test-admin-token-0123456789';
-process.env.SWARM_ADMIN_PASSWORD = 'admin-password-1';
+const server = useTempServerEnv('api');
 
 const { getApp } = await import('../lib/app');
 const health = await import('../app/api/v1/health/route');
@@ -25,8 +18,8 @@ const approve = await import('../app/api/v1/approvals/[id]/approve/route');
 const reject = await import('../app/api/v1/approvals/[id]/reject/route');
 const flag = await import('../app/api/v1/flags/[name]/route');
 
-type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
-const ADMIN = process.env.SWARM_ADMIN_TOKEN;
+type Handler = RouteHandler;
+const ADMIN = server.adminToken;
 let operator = '';
 let operator2 = '';
 let viewer = '';
@@ -34,12 +27,7 @@ let auditor = '';
 let deployerAgent = '';
 let cleanerAgent = '';
 
-function call(handler: Handler, url: string, init: RequestInit & { token?: string; params?: Record<string, string> } = {}) {
-  const headers = new Headers(init.headers);
-  if (init.token) headers.set('authorization', `Bearer ${init.token}`);
-  if (init.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
-  return handler(new Request(`http://localhost${url}`, { ...init, headers }), { params: Promise.resolve(init.params ?? {}) });
-}
+const call = callRoute;
 const json = async (r: Response) => (await r.json()) as Record<string, unknown> & { error?: { code: string; message: string; rule_source?: string } };
 
 beforeAll(() => {
@@ -57,7 +45,7 @@ beforeAll(() => {
 });
 afterAll(() => {
   getApp().close();
-  rmSync(dir, { recursive: true, force: true });
+  server.remove();
 });
 
 const lastDenial = () => getApp().denials.query({ limit: 1 }).rows[0]!;

@@ -2,18 +2,11 @@
  * The denial explorer's API, in process: the list with text search, sorting and exports, the summary and the
  * histogram, through the real route wrapper on a real SQLite file.
  */
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { callRoute, useTempServerEnv, type RouteHandler } from './support/in-process-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const dir = mkdtempSync(join(tmpdir(), 'swarm-denials-api-'));
-cpSync('config', join(dir, 'config'), { recursive: true });
-process.env.SWARM_DB = join(dir, 'denials-api.db');
-process.env.SWARM_CONFIG_DIR = join(dir, 'config');
-process.env.SWARM_POLICY_FILE = join(dir, 'config', 'profiles', 'bfsi.yaml');
-process.env.SWARM_ADMIN_TOKEN = 'test-admin-token-denials-0123456789';
-process.env.SWARM_ADMIN_PASSWORD = 'admin-password-1';
+const server = useTempServerEnv('denials-api');
 
 const { getApp } = await import('../lib/app');
 const check = await import('../app/api/v1/permissions/check/route');
@@ -22,18 +15,13 @@ const denial = await import('../app/api/v1/permissions/denials/[id]/route');
 const summary = await import('../app/api/v1/permissions/denials/summary/route');
 const histogram = await import('../app/api/v1/permissions/denials/histogram/route');
 
-type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
-const ADMIN = process.env.SWARM_ADMIN_TOKEN;
+type Handler = RouteHandler;
+const ADMIN = server.adminToken;
 let auditor = '';
 let operator = '';
 let viewer = '';
 
-function call(handler: Handler, url: string, init: RequestInit & { token?: string; params?: Record<string, string> } = {}) {
-  const headers = new Headers(init.headers);
-  if (init.token) headers.set('authorization', `Bearer ${init.token}`);
-  if (init.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
-  return handler(new Request(`http://localhost${url}`, { ...init, headers }), { params: Promise.resolve(init.params ?? {}) });
-}
+const call = callRoute;
 
 async function get<T>(handler: Handler, url: string, params?: Record<string, string>): Promise<T> {
   const r = await call(handler, url, { token: auditor, params });
@@ -90,7 +78,7 @@ beforeAll(async () => {
 });
 afterAll(() => {
   getApp().close();
-  rmSync(dir, { recursive: true, force: true });
+  server.remove();
 });
 
 describe('GET /api/v1/permissions/denials: text, sorting, exports', () => {

@@ -4,21 +4,15 @@
  * the audit table lost or altered.
  */
 import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { useTempServerEnv, type RouteHandler } from './support/in-process-api';
 import { afterAll, describe, expect, it } from 'vitest';
 
-const dir = mkdtempSync(join(tmpdir(), 'swarm-fuzz-'));
-cpSync('config', join(dir, 'config'), { recursive: true });
-process.env.SWARM_DB = join(dir, 'fuzz.db');
-process.env.SWARM_CONFIG_DIR = join(dir, 'config');
-process.env.SWARM_POLICY_FILE = join(dir, 'config', 'profiles', 'bfsi.yaml');
-process.env.SWARM_ADMIN_TOKEN = 'fuzz-admin-token-0123456789';
+const server = useTempServerEnv('fuzz');
 
 const { getApp } = await import('../lib/app');
-type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
+type Handler = RouteHandler;
 const routes: { path: string; params: string[]; mod: Record<string, unknown> }[] = [
   { path: '/api/v1/permissions/check', params: [], mod: await import('../app/api/v1/permissions/check/route') },
   { path: '/api/v1/permissions/denials', params: [], mod: await import('../app/api/v1/permissions/denials/route') },
@@ -35,7 +29,7 @@ const routes: { path: string; params: string[]; mod: Record<string, unknown> }[]
 
 afterAll(() => {
   getApp().close();
-  rmSync(dir, { recursive: true, force: true });
+  server.remove();
 });
 
 function auditDigest(): { count: number; digest: string } {
@@ -66,7 +60,7 @@ describe('every route under random and malformed input', () => {
   it('answers a structured 2xx/4xx, never a 500, and leaves existing audit rows untouched', async () => {
     const app = getApp();
     app.denials.record({ toolName: 'seed', ruleSource: 'default', reason: 'seed row' });
-    const token = process.env.SWARM_ADMIN_TOKEN!;
+    const token = server.adminToken;
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...routes),

@@ -2,25 +2,21 @@
  * Every route refuses a missing token, an invalid token and a too-low role — derived from the routes themselves,
  * so a new route is covered the day it is added.
  */
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { useTempServerEnv, type RouteHandler } from './support/in-process-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROLES, type Role } from '../lib/permissions';
 
-const dir = mkdtempSync(join(tmpdir(), 'swarm-sec-'));
-cpSync('config', join(dir, 'config'), { recursive: true });
-process.env.SWARM_DB = join(dir, 'sec.db');
-process.env.SWARM_CONFIG_DIR = join(dir, 'config');
-process.env.SWARM_POLICY_FILE = join(dir, 'config', 'permission_policies.yaml');
+const server = useTempServerEnv('sec', { policy: 'empty' });
 
 const { getApp } = await import('../lib/app');
 afterAll(() => {
   getApp().close();
-  rmSync(dir, { recursive: true, force: true });
+  server.remove();
 });
 
-type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
+type Handler = RouteHandler;
 
 function routeFiles(d: string): string[] {
   return readdirSync(d).flatMap((n) => {

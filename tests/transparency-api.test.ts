@@ -2,20 +2,12 @@
  * GET /api/v1/transparency and GET /api/v1/flags/history inside one process: the real route handlers and wrapper, a
  * real SQLite file, and an environment with two bad flag variables (set before the application is imported).
  */
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { callRoute, useTempServerEnv, type RouteHandler } from './support/in-process-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const dir = mkdtempSync(join(tmpdir(), 'swarm-transparency-'));
-cpSync('config', join(dir, 'config'), { recursive: true });
-process.env.SWARM_DB = join(dir, 'transparency.db');
-process.env.SWARM_CONFIG_DIR = join(dir, 'config');
-process.env.SWARM_POLICY_FILE = join(dir, 'config', 'profiles', 'bfsi.yaml');
-process.env.SWARM_ADMIN_TOKEN = 'test-admin-token-transparency-0123';
-process.env.SWARM_ADMIN_PASSWORD = 'admin-password-1';
-process.env.SWARM_FLAG_NOT_A_FLAG = '1';
-process.env.SWARM_FLAG_BATCH_RUNNER = 'maybe';
+const server = useTempServerEnv('transparency', { env: { SWARM_FLAG_NOT_A_FLAG: '1', SWARM_FLAG_BATCH_RUNNER: 'maybe' } });
+const dir = server.dir;
 
 const { getApp } = await import('../lib/app');
 const transparency = await import('../app/api/v1/transparency/route');
@@ -24,17 +16,12 @@ const flag = await import('../app/api/v1/flags/[name]/route');
 const check = await import('../app/api/v1/permissions/check/route');
 const { FLAG_CATALOG } = await import('../lib/flags/catalog');
 
-type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
-const ADMIN = process.env.SWARM_ADMIN_TOKEN;
+type Handler = RouteHandler;
+const ADMIN = server.adminToken;
 let viewer = '';
 let operator = '';
 
-function call(handler: Handler, url: string, init: RequestInit & { token?: string; params?: Record<string, string> } = {}) {
-  const headers = new Headers(init.headers);
-  if (init.token) headers.set('authorization', `Bearer ${init.token}`);
-  if (init.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
-  return handler(new Request(`http://localhost${url}`, { ...init, headers }), { params: Promise.resolve(init.params ?? {}) });
-}
+const call = callRoute;
 
 interface Change {
   name: string;
@@ -92,7 +79,7 @@ beforeAll(() => {
 });
 afterAll(() => {
   getApp().close();
-  rmSync(dir, { recursive: true, force: true });
+  server.remove();
 });
 
 describe('GET /api/v1/transparency', () => {
