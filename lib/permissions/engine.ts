@@ -183,6 +183,11 @@ export class PermissionEngine {
           this.hooks.recordDenial?.(context, denied);
           return denied;
         }
+        if (context.approval?.status === 'pending' && context.approval.id) {
+          // This exact call is already waiting for an operator: answer with that request, nothing to write.
+          result.approvalId = context.approval.id;
+          return result;
+        }
         if (!this.hooks.requestApproval) {
           throw new Error('This engine has no approval store: an ASK decision cannot be turned into a request.');
         }
