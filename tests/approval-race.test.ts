@@ -1,7 +1,7 @@
 /** Many operators deciding one request at once, each in its own process: exactly one outcome. */
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempApp, type TempApp } from '../lib/test-support/temp-app';
+import { deployRequest, tempApp, type TempApp } from '../lib/test-support/temp-app';
 
 let t: TempApp | undefined;
 afterEach(() => {
@@ -23,16 +23,7 @@ function contender(args: string[], startAt: number): Promise<string> {
 describe('the approval race', () => {
   it('leaves exactly one outcome when six processes approve and reject at once; the losers get a conflict', async () => {
     t = tempApp();
-    const { id } = t.app.approvals.request({
-      gate: 'deploy',
-      agent: 'deployer',
-      tool: 'deploy_serving',
-      arguments: { model_id: 'm-42', env: 'prod' },
-      requestedBy: 'agent:deployer',
-      ruleSource: 'hitl:deploy',
-      reason: 'r',
-      expiresInSeconds: 3600,
-    });
+    const { id } = t.app.approvals.request(deployRequest());
     const startAt = Date.now() + 2500;
     const results = await Promise.all(
       Array.from({ length: 6 }, (_, i) => contender([t!.dbPath, t!.dir, id, i % 2 ? 'reject' : 'approve', `op${i}`], startAt)),

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempApp, type TempApp } from '../test-support/temp-app';
+import { deployRequest, tempApp, type TempApp } from '../test-support/temp-app';
 import { canonicalJson, hashArguments } from './canonical';
-import type { ApprovalRequest } from './store';
 
 let t: TempApp | undefined;
 afterEach(() => {
@@ -9,17 +8,7 @@ afterEach(() => {
   t = undefined;
 });
 
-const req = (over: Partial<ApprovalRequest> = {}): ApprovalRequest => ({
-  gate: 'deploy',
-  agent: 'deployer',
-  tool: 'deploy_serving',
-  arguments: { model_id: 'm-42', env: 'prod' },
-  requestedBy: 'agent:deployer',
-  ruleSource: 'hitl:deploy',
-  reason: 'r',
-  expiresInSeconds: 3600,
-  ...over,
-});
+const req = deployRequest;
 
 describe('canonical arguments', () => {
   it('give the same hash whatever the key order', () => {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type SwarmApp } from '../app';
 import { markUninitialized } from '../permissions';
+import type { ApprovalRequest } from '../approvals/store';
 
 export interface TempApp {
   app: SwarmApp;
@@ -49,5 +50,20 @@ export function tempApp(options: { agents?: string; policy?: string; env?: Recor
       app.close();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A gated call as the engine would request its approval: the deployer deploying m-42 to prod. */
+export function deployRequest(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
+  return {
+    gate: 'deploy',
+    agent: 'deployer',
+    tool: 'deploy_serving',
+    arguments: { model_id: 'm-42', env: 'prod' },
+    requestedBy: 'agent:deployer',
+    ruleSource: 'hitl:deploy',
+    reason: 'r',
+    expiresInSeconds: 3600,
+    ...over,
   };
 }
