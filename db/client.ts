@@ -17,8 +17,13 @@ export type SyncMode = 'normal' | 'full';
 
 export const PAGE_SIZE = 2048;
 
-/** The inline checkpoint threshold of processes that run a background checkpointer (about 80 MB of log). */
-export const SERVER_WAL_AUTOCHECKPOINT_PAGES = 20_000;
+/**
+ * The inline checkpoint threshold of processes that run a background checkpointer: about 200 MB of log with 2 KiB
+ * pages. Lower values let a busy moment of the checkpointer push the checkpoint back onto the writers (measured:
+ * ~30,000 durable denials/s at 20,000 pages against ~34,000 at 100,000; ~23,000 against ~29,000 beside a busy reader).
+ * The log is truncated back to 64 MB once a checkpoint completes.
+ */
+export const SERVER_WAL_AUTOCHECKPOINT_PAGES = 100_000;
 
 export interface OpenOptions {
   /** file path, or ':memory:' (tests of pure SQL only) */
