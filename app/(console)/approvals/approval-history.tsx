@@ -1,4 +1,5 @@
 import type { ApprovalView } from './approval-types';
+import { ColumnHeads } from '../../_components/column-heads';
 import { ArgumentsView } from './arguments-view';
 import styles from './approvals.module.css';
 import { Time } from '../../_components/time';
@@ -58,17 +59,7 @@ export function ApprovalHistory({ rows, filter }: { rows: ApprovalView[]; filter
       ) : (
         <div className="table-wrap">
           <table className="table" aria-label="Decided approval requests">
-            <thead>
-              <tr>
-                <th scope="col">Decided</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Request</th>
-                <th scope="col">Arguments</th>
-                <th scope="col">Requested by</th>
-                <th scope="col">Decided by</th>
-                <th scope="col">Reason</th>
-              </tr>
-            </thead>
+            <ColumnHeads labels={['Decided', 'Outcome', 'Request', 'Arguments', 'Requested by', 'Decided by', 'Reason']} />
             <tbody>
               {rows.map((a) => (
                 <tr key={a.id}>

@@ -1,4 +1,5 @@
 import type { TransparencyReport } from '../../../lib/flags/transparency';
+import { ColumnHeads } from '../../_components/column-heads';
 import { Time } from '../../_components/time';
 import { OnOff } from './on-off';
 import styles from './transparency.module.css';
@@ -92,15 +93,7 @@ export function FlagHistory({ history, paged }: { history: History; paged: boole
       ) : (
         <div className={`table-wrap ${styles.wrap}`}>
           <table className="table" aria-label="Flag history">
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Flag</th>
-                <th scope="col">Change</th>
-                <th scope="col">By</th>
-                <th scope="col">Reason</th>
-              </tr>
-            </thead>
+            <ColumnHeads labels={['When', 'Flag', 'Change', 'By', 'Reason']} />
             <tbody>
               {changes.map((c) => (
                 <tr key={c.id}>

@@ -1,4 +1,5 @@
 import type { TransparencyReport } from '../../../lib/flags/transparency';
+import { ColumnHeads } from '../../_components/column-heads';
 import { Time } from '../../_components/time';
 import styles from './transparency.module.css';
 
@@ -46,14 +47,7 @@ export function RuleSources({ sources }: { sources: Sources }) {
       </p>
       <div className={`table-wrap ${styles.wrap}`}>
         <table className="table" aria-label="Registered rule sources">
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Source</th>
-              <th scope="col">What it does</th>
-              <th scope="col">Priority</th>
-            </tr>
-          </thead>
+          <ColumnHeads labels={['#', 'Source', 'What it does', 'Priority']} />
           <tbody>
             {registered.length === 0 ? (
               <tr>
@@ -88,16 +82,7 @@ export function RuleSources({ sources }: { sources: Sources }) {
       ) : (
         <div className={`table-wrap ${styles.wrap}`}>
           <table className="table" aria-label="YAML policy rules">
-            <thead>
-              <tr>
-                <th scope="col">Rule</th>
-                <th scope="col">Decision</th>
-                <th scope="col">Priority</th>
-                <th scope="col">Applies to</th>
-                <th scope="col">Matches when</th>
-                <th scope="col">Reason</th>
-              </tr>
-            </thead>
+            <ColumnHeads labels={['Rule', 'Decision', 'Priority', 'Applies to', 'Matches when', 'Reason']} />
             <tbody>
               {policy.rules.map((r) => (
                 <tr key={r.id}>
@@ -133,14 +118,7 @@ export function RuleSources({ sources }: { sources: Sources }) {
       ) : (
         <div className={`table-wrap ${styles.wrap}`}>
           <table className="table" aria-label="Agents and their allowed tools">
-            <thead>
-              <tr>
-                <th scope="col">Agent</th>
-                <th scope="col">Owner</th>
-                <th scope="col">Purpose</th>
-                <th scope="col">Allowed tools</th>
-              </tr>
-            </thead>
+            <ColumnHeads labels={['Agent', 'Owner', 'Purpose', 'Allowed tools']} />
             <tbody>
               {agents.agents.map((a) => (
                 <tr key={a.name}>
