@@ -1,6 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // `@/lib/...` is the repository root, as in tsconfig.json's paths.
+  resolve: { alias: { '@': fileURLToPath(new URL('.', import.meta.url)) } },
   test: {
     include: ['lib/**/*.test.ts', 'db/**/*.test.ts', 'app/**/*.test.ts', 'cli/**/*.test.ts', 'tests/**/*.test.ts'],
     environment: 'node',

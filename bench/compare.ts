@@ -23,9 +23,9 @@ import { setFlagsFromString } from 'node:v8';
 import { isMainThread, Worker } from 'node:worker_threads';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import { newEnforcer, newModelFromString, type Enforcer } from 'casbin';
-import { compileGlob, compileNames, isGlob, matchesName, type NameMatcher } from '../lib/permissions/glob';
-import { parsePolicy, type CompiledPolicy } from '../lib/permissions/policy';
-import { PRIORITY, type Decision, type ToolContext } from '../lib/permissions/types';
+import { compileGlob, compileNames, isGlob, matchesName, type NameMatcher } from '@/lib/permissions/glob';
+import { parsePolicy, type CompiledPolicy } from '@/lib/permissions/policy';
+import { PRIORITY, type Decision, type ToolContext } from '@/lib/permissions/types';
 import { buildEngine, buildWorld, generatePolicy, generateWorkload, type BenchWorld } from './engine';
 import { fmt, fmtInt, isMain, markdownTable, nowNs, prng, sample, Samples } from './util';
 

@@ -16,9 +16,9 @@
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase, type Db } from '../db/client';
-import { catchUpRollup } from '../lib/audit/denial-rollup';
-import { DenialStore, type DenialFilter, type DenialMatch } from '../lib/audit/denials';
+import { openDatabase, type Db } from '@/db/client';
+import { catchUpRollup } from '@/lib/audit/denial-rollup';
+import { DenialStore, type DenialFilter, type DenialMatch } from '@/lib/audit/denials';
 import { fmt, fmtInt, isMain, markdownTable, nowNs, pick, prng, randInt, Samples, type Rng } from './util';
 
 const SEED = 20251122;

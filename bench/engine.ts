@@ -9,8 +9,9 @@
  * Workload: ~100k deterministic tool calls (seeded PRNG), mostly allowed, with unlisted tools, unknown agents, flagged
  * tools, gated tools and calls aimed at policy rules. Then the same at 10,000 and 100,000 rules.
  */
-import { PermissionEngine } from '../lib/permissions/engine';
-import { candidateRules, parsePolicy, type CompiledPolicy } from '../lib/permissions/policy';
+import { PermissionEngine } from '@/lib/permissions/engine';
+import { mergeGates, type GateSpec } from '@/lib/permissions/gates';
+import { candidateRules, parsePolicy, type CompiledPolicy } from '@/lib/permissions/policy';
 import {
   createAgentAllowlistSource,
   createFlagSource,
@@ -19,8 +20,8 @@ import {
   createRbacSource,
   type AgentDirectory,
   type FlagGuard,
-} from '../lib/permissions/sources';
-import { DECISIONS, type ApprovalState, type Decision, type Principal, type ToolContext } from '../lib/permissions/types';
+} from '@/lib/permissions/sources';
+import { DECISIONS, type ApprovalState, type Decision, type Principal, type ToolContext } from '@/lib/permissions/types';
 import { fmt, fmtInt, isMain, markdownTable, nowNs, pick, prng, randInt, sample, Samples, type Rng } from './util';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -322,18 +323,30 @@ export function buildEngine(world: BenchWorld, policy: CompiledPolicy): BenchEng
   };
   const gates = world.gates;
   const flagValues = world.flagValues;
-  const engine = new PermissionEngine();
-  engine.setDefaultSources(() => [
-    createRbacSource(),
-    createAgentAllowlistSource(() => directory),
-    createFlagSource(world.guards),
-    createPolicySource(() => policy),
-    createHitlSource(() => gates),
-  ]);
+  // The world's gates as the application declares them in code: one gate per gated tool, no condition.
+  const gateSpecs: GateSpec[] = [...gates].map(([tool, gate]) => ({
+    id: gate,
+    tools: [tool],
+    approvers: { roles: ['operator', 'admin'], count: 1 },
+    expiresInSeconds: 86_400,
+    risk: 'medium',
+    origin: 'code',
+  }));
+  const gateSet = mergeGates(gateSpecs, []);
   const needsApprovalLookup = (tool: string): boolean => gates.has(tool) || policy.askAnyTool || policy.askTools.has(tool);
-  engine.setHooks({
-    flagValues: () => flagValues,
-    approvalState: (ctx) => (needsApprovalLookup(ctx.tool) ? NO_APPROVAL_YET : undefined),
+  const engine = new PermissionEngine({
+    sources: () => [
+      createRbacSource(),
+      createAgentAllowlistSource(() => directory),
+      createFlagSource(world.guards),
+      createPolicySource(() => policy),
+      createHitlSource(),
+    ],
+    gates: () => gateSet,
+    hooks: {
+      flagValues: () => flagValues,
+      approvalState: (ctx, gate) => (gate || needsApprovalLookup(ctx.tool) ? NO_APPROVAL_YET : undefined),
+    },
   });
   return { engine, needsApprovalLookup };
 }

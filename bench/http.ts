@@ -17,8 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { createApp } from '../lib/app';
-import type { Decision } from '../lib/permissions/types';
+import { createApp } from '@/lib/app';
+import type { Decision } from '@/lib/permissions/types';
 import { fmt, fmtInt, isMain, markdownTable } from './util';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type SwarmApp } from '../lib/app';
-import { TEST_AGENTS } from '../lib/test-support/temp-app';
+import { createApp, type SwarmApp } from '@/lib/app';
+import { TEST_AGENTS } from '@/lib/test-support/temp-app';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'swarm.mjs');

@@ -1,8 +1,7 @@
 /** What every command gets: where to write, the environment, and the application when it needs the database. */
 import { userInfo } from 'node:os';
-import { createApp, type SwarmApp } from '../lib/app';
-import type { UserRow } from '../db/schema';
-import type { Role } from '../lib/permissions';
+import { createApp, type SwarmApp } from '@/lib/app';
+import type { Principal, Role } from '@/lib/permissions';
 import { CliError } from './errors';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -46,19 +45,29 @@ export function cliActor(env: Env): string {
   return `cli:${name && name.length > 0 ? name : 'unknown'}`;
 }
 
-/**
- * The user named by --as, who must exist, be enabled and hold one of `roles`: the CLI writes to the database
- * directly, so --as is what keeps the audit trail honest about who decided.
- */
-export function actingUser(app: SwarmApp, username: string, roles: readonly Role[], what: string): UserRow {
-  const user = app.auth.findUser(username);
-  if (!user) throw new CliError(`there is no user "${username}" (--as must name an existing user).`);
-  if (user.disabled) throw new CliError(`user "${username}" is disabled and cannot ${what}.`);
-  if (!roles.includes(user.role)) {
-    const allowed = roles.map((r) => `${article(r)} ${r}`).join(' or ');
-    throw new CliError(`user "${username}" is ${article(user.role)} ${user.role}; only ${allowed} can ${what}.`);
-  }
-  return user;
+
+/** The REST route a CLI command stands for: the CLI is checked by the same rules as that route. */
+export interface RouteEquivalent {
+  method: string;
+  path: string;
+  /** the role the route declares with requireRole(...) */
+  role: Role;
 }
 
-const article = (word: string) => (/^[aeiou]/.test(word) ? 'an' : 'a');
+/**
+ * The user named by --as, checked by the engine exactly as the REST route would check them: RBAC on the route's role,
+ * flags on the path, YAML rules on method and path. A refusal is recorded as a denial, like the API's, and stops the
+ * command. The CLI writes to the database directly, so this is what keeps it from being a way around the policy.
+ */
+export function actAs(app: SwarmApp, username: string, route: RouteEquivalent): Principal {
+  const user = app.auth.findUser(username);
+  if (!user) throw new CliError(`there is no user "${username}" (--as must name an existing user).`);
+  const principal: Principal = { kind: 'user', id: user.username, role: user.disabled ? 'anonymous' : user.role };
+  const decision = app.engine.decide({ kind: 'http', principal, method: route.method, path: route.path, requiredRole: route.role });
+  if (decision.decision !== 'ALLOW') {
+    const who = user.disabled ? `user "${username}" is disabled` : `user "${username}" (${user.role})`;
+    throw new CliError(`refused for ${who} by ${decision.ruleSource}: ${decision.reason} The refusal is recorded as a denial.`);
+  }
+  return principal;
+}
+

@@ -1,6 +1,6 @@
 /** Dispatch a command line to its command and turn every outcome into an exit status. */
-import { AppError } from '../lib/errors';
-import { ConfigFileError } from '../lib/permissions/yaml-config';
+import { AppError } from '@/lib/errors';
+import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { approvalsCommand } from './commands/approvals';
 import { denialsCommand } from './commands/denials';
 import { featuresCommand } from './commands/features';

@@ -23,8 +23,8 @@ Policy
 
 Feature flags
   swarm features list [--json]
-  swarm features set NAME on|off --reason TEXT [--as ADMIN]
-  swarm features unset NAME --reason TEXT [--as ADMIN]
+  swarm features set NAME on|off --reason TEXT --as ADMIN
+  swarm features unset NAME --reason TEXT --as ADMIN
       Runtime overrides take effect in running servers within a second. Invariants cannot be
       turned off. Changes are attributed to --as (an admin user) or to cli:<os user>.
 

@@ -85,6 +85,15 @@ export const approvals = sqliteTable(
     decidedAt: real('decided_at'),
     decisionReason: text('decision_reason'),
     consumedAt: real('consumed_at'),
+    /** how many distinct people must approve (the two-person rule is 2) */
+    approvalsRequired: integer('approvals_required').notNull().default(1),
+    /** the roles that may approve, comma-separated, as the gate said when the call was asked */
+    approverRoles: text('approver_roles').notNull().default('operator,admin'),
+    /** the gate's risk and description when the call was asked, shown to the operator */
+    risk: text('risk', { enum: ['low', 'medium', 'high'] }).notNull().default('medium'),
+    gateDescription: text('gate_description'),
+    /** when the agent runtime that asked picked up a rejection or expiry (it reports each once) */
+    reportedAt: real('reported_at'),
   },
   (t) => [
     // Identical pending calls share one approval.
@@ -94,6 +103,42 @@ export const approvals = sqliteTable(
     index('approvals_call').on(t.agentName, t.toolName, t.argumentsHash, t.status),
     index('approvals_status_requested').on(t.status, t.requestedAt),
   ],
+);
+
+/**
+ * The approvals given to a request, one row per person: a gate with `count: 2` is approved when two distinct people
+ * have approved it. The primary key makes a second approval by the same person impossible, whatever the race.
+ */
+export const approvalVotes = sqliteTable(
+  'approval_votes',
+  {
+    approvalId: text('approval_id')
+      .notNull()
+      .references(() => approvals.id),
+    approver: text('approver').notNull(),
+    approverRole: text('approver_role').notNull(),
+    reason: text('reason'),
+    at: real('at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.approvalId, t.approver] })],
+);
+
+/**
+ * Security events that are not denials (issue: the evidence trail). Today: configuration reloads that were refused
+ * (malformed file, failed policy tests). Append-only like permission_denials.
+ */
+export const securityEvents = sqliteTable(
+  'security_events',
+  {
+    id: integer('id').primaryKey(),
+    type: text('type').notNull(),
+    actor: text('actor').notNull(),
+    outcome: text('outcome').notNull(),
+    target: text('target'),
+    detailJson: text('detail_json'),
+    timestamp: real('timestamp').notNull(),
+  },
+  (t) => [index('security_events_type_time').on(t.type, t.timestamp)],
 );
 
 export const flagOverrides = sqliteTable('flag_overrides', {
@@ -159,6 +204,8 @@ export const apiTokens = sqliteTable('api_tokens', {
 export type DenialRow = typeof permissionDenials.$inferSelect;
 export type NewDenialRow = typeof permissionDenials.$inferInsert;
 export type ApprovalRow = typeof approvals.$inferSelect;
+export type ApprovalVoteRow = typeof approvalVotes.$inferSelect;
+export type SecurityEventRow = typeof securityEvents.$inferSelect;
 export type UserRow = typeof users.$inferSelect;
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
 export type FlagOverrideRow = typeof flagOverrides.$inferSelect;

@@ -3,11 +3,11 @@
  * Route handlers, the CLI, the demo team and the tests all start here; only the options differ.
  */
 import { join, resolve as resolvePath } from 'node:path';
-import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db, type SyncMode } from '../db/client';
-import { startCheckpointer, type Checkpointer } from '../db/checkpointer';
-import type { ApprovalRow } from '../db/schema';
+import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db, type SyncMode } from '@/db/client';
+import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
+import type { ApprovalRow } from '@/db/schema';
 import { ApprovalStore } from './approvals/store';
-import { DEFAULT_APPROVAL_TTL_SECONDS, GateRegistry } from './approvals/gates';
+import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from './approvals/gates';
 import { DenialStore, denialFromDecision } from './audit/denials';
 import { catchUpIfBehind } from './audit/denial-rollup';
 import { AuthStore } from './auth/store';
@@ -17,7 +17,8 @@ import { WatchedFile } from './config/watched-file';
 import { FLAG_CATALOG } from './flags/catalog';
 import { FlagService } from './flags/service';
 import { PLATFORM_TOOLS } from './agents/platform-tools';
-import { defaultEngine, type PermissionEngine, type RuleSource } from './permissions';
+import { PermissionEngine, type RuleSource } from './permissions';
+import { mergeGates, parseGates, type GateSet, type GateSpec } from './permissions/gates';
 import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from './permissions/policy';
 import {
   createAgentAllowlistSource,
@@ -39,7 +40,8 @@ export interface AppOptions {
   watchConfig?: boolean;
   /** checkpoint the WAL on a worker thread (long-lived processes: the server, the demo) */
   backgroundCheckpoints?: boolean;
-  engine?: PermissionEngine;
+  /** expire due approval requests every second and record them (the server) */
+  sweepApprovals?: boolean;
 }
 
 export interface StartupReport {
@@ -53,13 +55,16 @@ export class SwarmApp {
   readonly approvals: ApprovalStore;
   readonly flags: FlagService;
   readonly auth: AuthStore;
-  readonly gates = new GateRegistry();
+  /** the gates declared in code (requireApproval on the platform's tools), merged with config/gates.yaml */
+  readonly codeGates: readonly GateSpec[] = codeGateSpecs(PLATFORM_TOOLS);
   readonly agentsFile: WatchedFile<AgentsConfig>;
   readonly policyFile: WatchedFile<CompiledPolicy>;
+  readonly gatesFile: WatchedFile<GateSet>;
   readonly engine: PermissionEngine;
   readonly env: Readonly<Record<string, string | undefined>>;
   private readonly checkpointer: Checkpointer | undefined;
   private rollupTimer: NodeJS.Timeout | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly options: AppOptions) {
     this.env = options.env ?? process.env;
@@ -70,9 +75,11 @@ export class SwarmApp {
       parsePolicy,
       EMPTY_POLICY,
     );
+    this.gatesFile = new WatchedFile(join(configDir, 'gates.yaml'), (text, file) => parseGates(text, file, this.codeGates), mergeGates(this.codeGates, []));
     if (options.watchConfig) {
       this.agentsFile.watch();
       this.policyFile.watch();
+      this.gatesFile.watch();
     }
     this.db = openDatabase({
       path: options.dbPath,
@@ -96,9 +103,29 @@ export class SwarmApp {
     this.approvals = new ApprovalStore(this.db, (row) => this.recordApprovalDenial(row));
     this.flags = new FlagService(this.db, this.env);
     this.auth = new AuthStore(this.db);
-    for (const t of PLATFORM_TOOLS) if (t.approval) this.gates.declare(t.name, t.approval);
-    this.engine = options.engine ?? defaultEngine;
-    this.wireEngine();
+    this.engine = this.buildEngine();
+    if (options.sweepApprovals) this.startSweeper();
+  }
+
+  /** The gates in force: code declarations merged with config/gates.yaml. */
+  get gates(): GateSet {
+    return this.gatesFile.current;
+  }
+
+  /**
+   * Expire due approval requests within a second of their expiry, each recorded as a `hitl:<gate>` denial at the time
+   * it expired. Several servers may sweep the same database: every expiry is a conditional update, so each is
+   * recorded once.
+   */
+  private startSweeper(intervalMs = 1000): void {
+    this.sweepTimer = setInterval(() => {
+      try {
+        this.approvals.expireDue();
+      } catch (error) {
+        console.error('Expiring due approval requests failed; retrying in a second.', error);
+      }
+    }, intervalMs);
+    this.sweepTimer.unref();
   }
 
   /** The five default sources, in the order the trace lists them. */
@@ -108,42 +135,49 @@ export class SwarmApp {
       createAgentAllowlistSource(() => this.agentsFile.current),
       createFlagSource(FLAG_CATALOG.map((f) => ({ flag: f.name, defaultValue: f.defaultValue, tools: f.guards.tools, paths: f.guards.paths }))),
       createPolicySource(() => this.policyFile.current),
-      createHitlSource(() => this.gates.gates()),
+      createHitlSource(),
     ];
   }
 
-  private approvalTtl(tool: string): number {
-    return this.gates.get(tool)?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS;
-  }
-
-  private mayAsk(tool: string): boolean {
+  /** A policy ASK rule may match calls of this tool: the engine then needs the call's approval state. */
+  private policyMayAsk(tool: string): boolean {
     const p = this.policyFile.current;
-    return this.gates.get(tool) !== undefined || p.askAnyTool || p.askTools.has(tool);
+    return p.askAnyTool || p.askTools.has(tool);
   }
 
-  private wireEngine(): void {
-    this.engine.setDefaultSources(() => this.defaultSources());
-    this.engine.setHooks({
-      flagValues: () => this.flags.values(),
-      approvalState: (ctx) =>
-        this.mayAsk(ctx.tool) ? this.approvals.stateFor(ctx.agent, ctx.tool, ctx.arguments, this.approvalTtl(ctx.tool)) : undefined,
-      // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
-      recordDenial: (ctx, result) => void this.denials.record(denialFromDecision(ctx, result)),
-      requestApproval: (ctx, result) => {
-        const gate = this.gates.get(ctx.tool)?.gate ?? result.ruleSource;
-        return this.approvals.request({
-          gate,
-          agent: ctx.agent,
-          tool: ctx.tool,
-          arguments: ctx.arguments,
-          toolCallId: ctx.toolCallId,
-          requestedBy: ctx.principal.kind === 'agent' ? `agent:${ctx.principal.id}` : ctx.principal.id,
-          ruleSource: result.ruleSource,
-          reason: result.reason,
-          expiresInSeconds: this.approvalTtl(ctx.tool),
-        }).id;
+  /** This application's engine: built once, wired to this application's files and stores. */
+  private buildEngine(): PermissionEngine {
+    return new PermissionEngine({
+      sources: () => this.defaultSources(),
+      gates: () => this.gatesFile.current,
+      hooks: {
+        flagValues: () => this.flags.values(),
+        approvalState: (ctx, gate) =>
+          gate || this.policyMayAsk(ctx.tool)
+            ? this.approvals.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS)
+            : undefined,
+        // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
+        recordDenial: (ctx, result) => void this.denials.record(denialFromDecision(ctx, result)),
+        requestApproval: (ctx, result) => {
+          const gate = ctx.gate;
+          return this.approvals.request({
+            gate: gate?.id ?? result.ruleSource,
+            agent: ctx.agent,
+            tool: ctx.tool,
+            arguments: ctx.arguments,
+            toolCallId: ctx.toolCallId,
+            requestedBy: requesterOf(ctx.principal),
+            ruleSource: result.ruleSource,
+            reason: result.reason,
+            expiresInSeconds: gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS,
+            approvalsRequired: gate?.approvers.count,
+            approverRoles: gate?.approvers.roles,
+            risk: gate?.risk,
+            gateDescription: gate?.description,
+          }).id;
+        },
+        consumeApproval: (id) => this.approvals.consume(id),
       },
-      consumeApproval: (id) => this.approvals.consume(id),
     });
   }
 
@@ -162,6 +196,8 @@ export class SwarmApp {
       userRole: null,
       principal: row.requestedBy,
       traceJson: null,
+      // An expiry is recorded at the moment the request expired, not when the sweeper noticed it.
+      timestamp: row.status === 'expired' ? row.expiresAt : undefined,
     });
   }
 
@@ -190,10 +226,17 @@ export class SwarmApp {
   close(): void {
     this.agentsFile.close();
     this.policyFile.close();
+    this.gatesFile.close();
     if (this.rollupTimer) clearInterval(this.rollupTimer);
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
     void this.checkpointer?.stop();
     this.db.$client.close();
   }
+}
+
+/** How an approval request names who asked: `agent:<name>` for an agent token, the user name otherwise. */
+export function requesterOf(principal: { kind: string; id: string }): string {
+  return principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
 }
 
 export function createApp(options: AppOptions): SwarmApp {
@@ -207,7 +250,7 @@ type GlobalWithApp = typeof globalThis & { [GLOBAL_KEY]?: SwarmApp };
 export function getApp(): SwarmApp {
   const g = globalThis as GlobalWithApp;
   if (!g[GLOBAL_KEY]) {
-    const app = createApp({ dbPath: process.env.SWARM_DB ?? 'data/swarm.db', watchConfig: true, backgroundCheckpoints: true });
+    const app = createApp({ dbPath: process.env.SWARM_DB ?? 'data/swarm.db', watchConfig: true, backgroundCheckpoints: true, sweepApprovals: true });
     app.bootstrap();
     g[GLOBAL_KEY] = app;
   }

@@ -5,8 +5,8 @@
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createApp } from '../lib/app';
-import { E2E } from '../e2e/fixtures/accounts';
+import { createApp } from '@/lib/app';
+import { E2E } from '@/e2e/fixtures/accounts';
 
 const db = process.env.SWARM_DB ?? join('data', 'e2e.db');
 for (const suffix of ['', '-wal', '-shm']) rmSync(`${db}${suffix}`, { force: true });

@@ -8,9 +8,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createApp, type SwarmApp } from '../lib/app';
-import { DemoTeam } from '../lib/agents/demo-team';
-import { randomPassword } from '../lib/auth/secrets';
+import { createApp, type SwarmApp } from '@/lib/app';
+import { DemoTeam } from '@/lib/agents/demo-team';
+import { randomPassword } from '@/lib/auth/secrets';
 
 const demo = process.argv.includes('--demo');
 const port = Number(process.env.PORT ?? 8000);

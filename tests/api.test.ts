@@ -8,15 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const server = useTempServerEnv('api');
 
-const { getApp } = await import('../lib/app');
-const health = await import('../app/api/v1/health/route');
-const login = await import('../app/api/v1/auth/login/route');
-const check = await import('../app/api/v1/permissions/check/route');
-const denials = await import('../app/api/v1/permissions/denials/route');
-const denial = await import('../app/api/v1/permissions/denials/[id]/route');
-const approve = await import('../app/api/v1/approvals/[id]/approve/route');
-const reject = await import('../app/api/v1/approvals/[id]/reject/route');
-const flag = await import('../app/api/v1/flags/[name]/route');
+const { getApp } = await import('@/lib/app');
+const health = await import('@/app/api/v1/health/route');
+const login = await import('@/app/api/v1/auth/login/route');
+const check = await import('@/app/api/v1/permissions/check/route');
+const denials = await import('@/app/api/v1/permissions/denials/route');
+const denial = await import('@/app/api/v1/permissions/denials/[id]/route');
+const approve = await import('@/app/api/v1/approvals/[id]/approve/route');
+const reject = await import('@/app/api/v1/approvals/[id]/reject/route');
+const flag = await import('@/app/api/v1/flags/[name]/route');
 
 type Handler = RouteHandler;
 const ADMIN = server.adminToken;

@@ -1,7 +1,7 @@
 /** Many operators deciding one request at once, each in its own process: exactly one outcome. */
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { deployRequest, tempApp, type TempApp } from '../lib/test-support/temp-app';
+import { deployRequest, tempApp, type TempApp } from '@/lib/test-support/temp-app';
 
 let t: TempApp | undefined;
 afterEach(() => {

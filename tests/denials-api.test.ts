@@ -8,12 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const server = useTempServerEnv('denials-api');
 
-const { getApp } = await import('../lib/app');
-const check = await import('../app/api/v1/permissions/check/route');
-const denials = await import('../app/api/v1/permissions/denials/route');
-const denial = await import('../app/api/v1/permissions/denials/[id]/route');
-const summary = await import('../app/api/v1/permissions/denials/summary/route');
-const histogram = await import('../app/api/v1/permissions/denials/histogram/route');
+const { getApp } = await import('@/lib/app');
+const check = await import('@/app/api/v1/permissions/check/route');
+const denials = await import('@/app/api/v1/permissions/denials/route');
+const denial = await import('@/app/api/v1/permissions/denials/[id]/route');
+const summary = await import('@/app/api/v1/permissions/denials/summary/route');
+const histogram = await import('@/app/api/v1/permissions/denials/histogram/route');
 
 type Handler = RouteHandler;
 const ADMIN = server.adminToken;

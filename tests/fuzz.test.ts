@@ -11,20 +11,20 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const server = useTempServerEnv('fuzz');
 
-const { getApp } = await import('../lib/app');
+const { getApp } = await import('@/lib/app');
 type Handler = RouteHandler;
 const routes: { path: string; params: string[]; mod: Record<string, unknown> }[] = [
-  { path: '/api/v1/permissions/check', params: [], mod: await import('../app/api/v1/permissions/check/route') },
-  { path: '/api/v1/permissions/denials', params: [], mod: await import('../app/api/v1/permissions/denials/route') },
-  { path: '/api/v1/permissions/denials/{id}', params: ['id'], mod: await import('../app/api/v1/permissions/denials/[id]/route') },
-  { path: '/api/v1/approvals', params: [], mod: await import('../app/api/v1/approvals/route') },
-  { path: '/api/v1/approvals/{id}', params: ['id'], mod: await import('../app/api/v1/approvals/[id]/route') },
-  { path: '/api/v1/approvals/{id}/approve', params: ['id'], mod: await import('../app/api/v1/approvals/[id]/approve/route') },
-  { path: '/api/v1/approvals/{id}/reject', params: ['id'], mod: await import('../app/api/v1/approvals/[id]/reject/route') },
-  { path: '/api/v1/flags', params: [], mod: await import('../app/api/v1/flags/route') },
-  { path: '/api/v1/flags/{name}', params: ['name'], mod: await import('../app/api/v1/flags/[name]/route') },
-  { path: '/api/v1/auth/login', params: [], mod: await import('../app/api/v1/auth/login/route') },
-  { path: '/api/v1/auth/me', params: [], mod: await import('../app/api/v1/auth/me/route') },
+  { path: '/api/v1/permissions/check', params: [], mod: await import('@/app/api/v1/permissions/check/route') },
+  { path: '/api/v1/permissions/denials', params: [], mod: await import('@/app/api/v1/permissions/denials/route') },
+  { path: '/api/v1/permissions/denials/{id}', params: ['id'], mod: await import('@/app/api/v1/permissions/denials/[id]/route') },
+  { path: '/api/v1/approvals', params: [], mod: await import('@/app/api/v1/approvals/route') },
+  { path: '/api/v1/approvals/{id}', params: ['id'], mod: await import('@/app/api/v1/approvals/[id]/route') },
+  { path: '/api/v1/approvals/{id}/approve', params: ['id'], mod: await import('@/app/api/v1/approvals/[id]/approve/route') },
+  { path: '/api/v1/approvals/{id}/reject', params: ['id'], mod: await import('@/app/api/v1/approvals/[id]/reject/route') },
+  { path: '/api/v1/flags', params: [], mod: await import('@/app/api/v1/flags/route') },
+  { path: '/api/v1/flags/{name}', params: ['name'], mod: await import('@/app/api/v1/flags/[name]/route') },
+  { path: '/api/v1/auth/login', params: [], mod: await import('@/app/api/v1/auth/login/route') },
+  { path: '/api/v1/auth/me', params: [], mod: await import('@/app/api/v1/auth/me/route') },
 ];
 
 afterAll(() => {

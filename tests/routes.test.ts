@@ -2,8 +2,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { requireRole, route } from '../lib/http/route';
-import type { RoleRequirement } from '../lib/http/route';
+import { requireRole, route } from '@/lib/http/route';
+import type { RoleRequirement } from '@/lib/http/route';
 
 function routeFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

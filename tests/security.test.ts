@@ -6,11 +6,11 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { useTempServerEnv, type RouteHandler } from './support/in-process-api';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROLES, type Role } from '../lib/permissions';
+import { ROLES, type Role } from '@/lib/permissions';
 
 const server = useTempServerEnv('sec', { policy: 'empty' });
 
-const { getApp } = await import('../lib/app');
+const { getApp } = await import('@/lib/app');
 afterAll(() => {
   getApp().close();
   server.remove();

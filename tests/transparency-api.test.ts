@@ -9,12 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const server = useTempServerEnv('transparency', { env: { SWARM_FLAG_NOT_A_FLAG: '1', SWARM_FLAG_BATCH_RUNNER: 'maybe' } });
 const dir = server.dir;
 
-const { getApp } = await import('../lib/app');
-const transparency = await import('../app/api/v1/transparency/route');
-const history = await import('../app/api/v1/flags/history/route');
-const flag = await import('../app/api/v1/flags/[name]/route');
-const check = await import('../app/api/v1/permissions/check/route');
-const { FLAG_CATALOG } = await import('../lib/flags/catalog');
+const { getApp } = await import('@/lib/app');
+const transparency = await import('@/app/api/v1/transparency/route');
+const history = await import('@/app/api/v1/flags/history/route');
+const flag = await import('@/app/api/v1/flags/[name]/route');
+const check = await import('@/app/api/v1/permissions/check/route');
+const { FLAG_CATALOG } = await import('@/lib/flags/catalog');
 
 type Handler = RouteHandler;
 const ADMIN = server.adminToken;

@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
-import { requireSignedIn } from '../../lib/http/page-auth';
-import { Nav } from '../_components/nav';
-import { SignOutButton } from '../_components/sign-out-button';
+import { requireSignedIn } from '@/lib/http/page-auth';
+import { Nav } from '@/app/_components/nav';
+import { SignOutButton } from '@/app/_components/sign-out-button';
 
 export const dynamic = 'force-dynamic';
 

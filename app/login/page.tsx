@@ -1,6 +1,6 @@
 import type { Metadata } from 'next';
 import { redirect } from 'next/navigation';
-import { currentPrincipal, safeNextPath } from '../../lib/http/page-auth';
+import { currentPrincipal, safeNextPath } from '@/lib/http/page-auth';
 import { LoginForm } from './login-form';
 
 export const metadata: Metadata = { title: 'Sign in' };

@@ -1,13 +1,11 @@
 /** swarm approvals list|approve|reject: the human-in-the-loop queue. Deciding needs an operator or admin (--as). */
-import type { ApprovalRow } from '../../db/schema';
-import { approvalToJson } from '../../lib/approvals/store';
-import { approvalIdSchema, approvalListQuerySchema, approveBodySchema, rejectBodySchema } from '../../lib/http/schemas';
-import { expectPositionals, parseCommand, requireOption, validate } from '../args';
-import { actingUser, withApp, type CliContext } from '../context';
-import { UsageError } from '../errors';
-import { cell, isoTime, table } from '../format';
+import type { ApprovalRow } from '@/db/schema';
+import { approvalIdSchema, approvalListQuerySchema, approveBodySchema, rejectBodySchema } from '@/lib/http/schemas';
+import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/args';
+import { actAs, withApp, type CliContext } from '@/cli/context';
+import { UsageError } from '@/cli/errors';
+import { cell, isoTime, table } from '@/cli/format';
 
-const DECIDERS = ['operator', 'admin'] as const;
 
 export function approvalsCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
   switch (sub) {
@@ -39,7 +37,7 @@ function list(ctx: CliContext, args: string[]): number {
   return withApp(ctx, (app) => {
     const rows = app.approvals.list({ status: query.status, gate: query.gate, agent: query.agent, limit: query.limit });
     if (values.json) {
-      ctx.io.out(`${JSON.stringify({ approvals: rows.map(approvalToJson) }, null, 2)}\n`);
+      ctx.io.out(`${JSON.stringify({ approvals: app.approvals.toJson(rows) }, null, 2)}\n`);
       return 0;
     }
     if (rows.length === 0) {
@@ -76,10 +74,16 @@ function decide(ctx: CliContext, action: 'approve' | 'reject', args: string[]): 
       ? validate(approveBodySchema, values.reason === undefined ? {} : { reason: values.reason }).reason
       : validate(rejectBodySchema, { reason: requireOption(values.reason, '--reason', 'it is sent back to the agent') }).reason;
   return withApp(ctx, (app) => {
-    const user = actingUser(app, as, DECIDERS, 'decide approvals');
-    const row: ApprovalRow = action === 'approve' ? app.approvals.approve(id!, user.username, reason) : app.approvals.reject(id!, user.username, reason!);
+    // The same check as POST /api/v1/approvals/{id}/approve|reject, for the acting user.
+    const principal = actAs(app, as, { method: 'POST', path: `/api/v1/approvals/${id}/${action}`, role: 'operator' });
+    const row: ApprovalRow = action === 'approve' ? app.approvals.approve(id!, principal, reason) : app.approvals.reject(id!, principal, reason!);
+    if (row.status === 'pending') {
+      const given = app.approvals.votesFor([row.id]).get(row.id)?.length ?? 0;
+      ctx.io.out(`Approval ${given} of ${row.approvalsRequired} given for ${row.id}: ${cell(row.toolName)} for agent ${cell(row.agentName)} (gate ${cell(row.gate)}), by ${principal.id}. Another person must approve it too.\n`);
+      return 0;
+    }
     const verb = action === 'approve' ? 'Approved' : 'Rejected';
-    ctx.io.out(`${verb} ${row.id}: ${cell(row.toolName)} for agent ${cell(row.agentName)} (gate ${cell(row.gate)}), by ${user.username}.\n`);
+    ctx.io.out(`${verb} ${row.id}: ${cell(row.toolName)} for agent ${cell(row.agentName)} (gate ${cell(row.gate)}), by ${principal.id}.\n`);
     if (action === 'reject') ctx.io.out('The rejection is recorded as a denial.\n');
     return 0;
   });

@@ -1,11 +1,11 @@
 /** swarm denials: the audit table, filtered like GET /api/v1/permissions/denials, as a table, JSON or CSV. */
-import type { DenialRow } from '../../db/schema';
-import { denialCsvHeader, denialCsvLine, denialToJson, type DenialFilter } from '../../lib/audit/denials';
-import { denialQuerySchema } from '../../lib/http/schemas';
-import { expectPositionals, parseCommand, validate } from '../args';
-import { withApp, type CliContext } from '../context';
-import { UsageError } from '../errors';
-import { cell, isoTime, table } from '../format';
+import type { DenialRow } from '@/db/schema';
+import { denialCsvHeader, denialCsvLine, denialToJson, type DenialFilter } from '@/lib/audit/denials';
+import { denialQuerySchema } from '@/lib/http/schemas';
+import { expectPositionals, parseCommand, validate } from '@/cli/args';
+import { withApp, type CliContext } from '@/cli/context';
+import { UsageError } from '@/cli/errors';
+import { cell, isoTime, table } from '@/cli/format';
 
 const REASON_WIDTH = 60;
 const CSV_BATCH = 500;

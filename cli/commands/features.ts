@@ -1,14 +1,13 @@
 /** swarm features list|set|unset: the flag catalog with effective values, and runtime overrides. */
-import type { SwarmApp } from '../../lib/app';
-import { AppError } from '../../lib/errors';
-import type { ResolvedFlag } from '../../lib/flags/resolve';
-import { FLAG_TIERS } from '../../lib/flags/catalog';
-import { changeToJson, flagToJson } from '../../lib/flags/view';
-import { flagNameSchema, flagUnsetBodySchema } from '../../lib/http/schemas';
-import { expectPositionals, parseCommand, requireOption, validate } from '../args';
-import { actingUser, cliActor, withApp, type CliContext } from '../context';
-import { UsageError } from '../errors';
-import { cell, clean, table } from '../format';
+import { AppError } from '@/lib/errors';
+import type { ResolvedFlag } from '@/lib/flags/resolve';
+import { FLAG_TIERS } from '@/lib/flags/catalog';
+import { changeToJson, flagToJson } from '@/lib/flags/view';
+import { flagNameSchema, flagUnsetBodySchema } from '@/lib/http/schemas';
+import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/args';
+import { actAs, withApp, type CliContext } from '@/cli/context';
+import { UsageError } from '@/cli/errors';
+import { cell, clean, table } from '@/cli/format';
 
 const onOff = (v: boolean) => (v ? 'on' : 'off');
 const VALUES: Readonly<Record<string, boolean>> = { on: true, off: false, true: true, false: false };
@@ -70,13 +69,6 @@ function changeOptions(args: string[]) {
   return parseCommand(args, { reason: { type: 'string' }, as: { type: 'string' } });
 }
 
-/** Who the change is attributed to: --as names an admin (as the API requires), else the OS user. */
-function changedBy(ctx: CliContext, app: SwarmApp, as: string | undefined): { by: string; role: string | null } {
-  if (as === undefined) return { by: cliActor(ctx.env), role: null };
-  const user = actingUser(app, as, ['admin'], 'change feature flags');
-  return { by: user.username, role: user.role };
-}
-
 function set(ctx: CliContext, args: string[]): number {
   const { values, positionals } = changeOptions(args);
   const [name, rawValue] = expectPositionals(positionals, ['NAME', 'on|off']);
@@ -84,8 +76,12 @@ function set(ctx: CliContext, args: string[]): number {
   const value = VALUES[rawValue!.toLowerCase()];
   if (value === undefined) throw new UsageError(`the value is on or off, not "${rawValue}".`);
   const reason = validate(flagUnsetBodySchema, { reason: requireOption(values.reason, '--reason', 'every flag change is recorded with a reason') }).reason;
+  const as = requireOption(values.as, '--as', 'the admin who makes the change');
   return withApp(ctx, (app) => {
-    const { by, role } = changedBy(ctx, app, values.as);
+    // The same check as PUT /api/v1/flags/{name}, for the acting user.
+    const principal = actAs(app, as, { method: 'PUT', path: `/api/v1/flags/${name}`, role: 'admin' });
+    const by = principal.id;
+    const role = principal.role;
     let flag: ResolvedFlag;
     try {
       flag = app.flags.setOverride(name!, value, by, reason);
@@ -113,8 +109,10 @@ function unset(ctx: CliContext, args: string[]): number {
   const [name] = expectPositionals(positionals, ['NAME']);
   validate(flagNameSchema, { name }, () => 'NAME');
   const reason = validate(flagUnsetBodySchema, { reason: requireOption(values.reason, '--reason', 'every flag change is recorded with a reason') }).reason;
+  const as = requireOption(values.as, '--as', 'the admin who makes the change');
   return withApp(ctx, (app) => {
-    const { by } = changedBy(ctx, app, values.as);
+    // The same check as DELETE /api/v1/flags/{name}, for the acting user.
+    const by = actAs(app, as, { method: 'DELETE', path: `/api/v1/flags/${name}`, role: 'admin' }).id;
     const flag = app.flags.unsetOverride(name!, by, reason);
     ctx.io.out(`${flag.name}: override removed by ${by}; it is now ${onOff(flag.value)} (from ${layerCell(flag)}).\n`);
     return 0;

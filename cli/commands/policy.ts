@@ -1,12 +1,12 @@
 /** swarm policy validate: parse and check a policy file without opening the database. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parsePolicy } from '../../lib/permissions/policy';
-import { ConfigFileError } from '../../lib/permissions/yaml-config';
-import { expectPositionals, parseCommand } from '../args';
-import type { CliContext, Env } from '../context';
-import { CliError, UsageError } from '../errors';
-import { clean, plural } from '../format';
+import { parsePolicy } from '@/lib/permissions/policy';
+import { ConfigFileError } from '@/lib/permissions/yaml-config';
+import { expectPositionals, parseCommand } from '@/cli/args';
+import type { CliContext, Env } from '@/cli/context';
+import { CliError, UsageError } from '@/cli/errors';
+import { clean, plural } from '@/cli/format';
 
 export function defaultPolicyFile(env: Env): string {
   if (env.SWARM_POLICY_FILE) return env.SWARM_POLICY_FILE;

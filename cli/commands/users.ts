@@ -1,10 +1,10 @@
 /** swarm users add, swarm tokens add: accounts and API tokens. A token is printed once and stored only as a hash. */
 import { and, eq } from 'drizzle-orm';
-import { users } from '../../db/schema';
-import type { UserRole } from '../../lib/auth/store';
-import { parseCommand, expectPositionals, requireOption } from '../args';
-import { withApp, cliActor, type CliContext, type Io } from '../context';
-import { CliError, UsageError } from '../errors';
+import { users } from '@/db/schema';
+import type { UserRole } from '@/lib/auth/store';
+import { parseCommand, expectPositionals, requireOption } from '@/cli/args';
+import { withApp, cliActor, type CliContext, type Io } from '@/cli/context';
+import { CliError, UsageError } from '@/cli/errors';
 
 export const USER_ROLES: readonly UserRole[] = ['viewer', 'auditor', 'operator', 'admin'];
 const AGENT_NAME = /^[a-z][a-z0-9_-]*$/;

@@ -3,8 +3,8 @@
  * newcomer sees allowed calls, denials from every source and pending approvals within a minute. The deployer's and
  * the compliance agent's gated calls wait for an operator; approved ones run on the agent's next turn.
  */
-import type { SwarmApp } from '../app';
-import { ApprovalRequired, PermissionDenied } from '../permissions';
+import type { SwarmApp } from '@/lib/app';
+import { ApprovalRequired, PermissionDenied } from '@/lib/permissions';
 import { PLATFORM_TOOLS } from './platform-tools';
 import { AgentRuntime } from './runtime';
 

@@ -3,7 +3,7 @@
  * are defined; the application registers these gates with the HITL source at start.
  */
 import { z } from 'zod';
-import { requireApproval } from '../approvals/gates';
+import { requireApproval } from '@/lib/approvals/gates';
 import { tool, type ToolDefinition } from './tool';
 
 const datasetId = z.string().min(1).max(200);

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { requireApproval } from '../approvals/gates';
-import { ApprovalRequired, PermissionDenied } from '../permissions';
-import { tempApp, type TempApp } from '../test-support/temp-app';
+import { requireApproval } from '@/lib/approvals/gates';
+import { ApprovalRequired, PermissionDenied } from '@/lib/permissions';
+import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { DemoTeam, type TeamEvent } from './demo-team';
 import { PLATFORM_TOOLS } from './platform-tools';
 import { AgentRuntime } from './runtime';
@@ -39,7 +39,7 @@ describe('the agent runtime', () => {
     const asked = await r.call('deploy_serving', { model_id: 'm-42', env: 'prod' }).catch((e: unknown) => e);
     expect(asked).toBeInstanceOf(ApprovalRequired);
     expect(await r.resume()).toEqual([]);
-    t.app.approvals.approve((asked as ApprovalRequired).approvalId, 'olivia');
+    t.app.approvals.approve((asked as ApprovalRequired).approvalId, { id: 'olivia', role: 'operator' });
     const outcomes = await r.resume();
     expect(outcomes).toEqual([{ approvalId: (asked as ApprovalRequired).approvalId, tool: 'deploy_serving', status: 'ran', result: 1 }]);
     expect(await r.resume()).toEqual([]);
@@ -50,7 +50,7 @@ describe('the agent runtime', () => {
     t = tempApp();
     const r = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', PLATFORM_TOOLS);
     const asked = (await r.call('deploy_serving', { model_id: 'm', env: 'prod' }).catch((e: unknown) => e)) as ApprovalRequired;
-    t.app.approvals.reject(asked.approvalId, 'olivia', 'Drift too high');
+    t.app.approvals.reject(asked.approvalId, { id: 'olivia', role: 'operator' }, 'Drift too high');
     expect(await r.resume()).toEqual([{ approvalId: asked.approvalId, tool: 'deploy_serving', status: 'rejected', reason: 'Drift too high' }]);
   });
 });

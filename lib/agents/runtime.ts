@@ -3,9 +3,9 @@
  * PermissionDenied; ASK stores the call and throws ApprovalRequired. On the next turn, resume() re-runs the calls
  * approved since, reports the rejected and expired ones with their reasons, and never runs a call twice.
  */
-import { ApprovalRequired, type PermissionEngine, type Principal } from '../permissions';
-import type { ApprovalStore } from '../approvals/store';
-import { AppError } from '../errors';
+import { ApprovalRequired, type PermissionEngine, type Principal } from '@/lib/permissions';
+import type { ApprovalStore } from '@/lib/approvals/store';
+import { AppError } from '@/lib/errors';
 import type { ToolDefinition } from './tool';
 
 export interface PendingCall {

@@ -3,7 +3,7 @@
  * declared in the same place as the tool: `tool({ name, schema, approval: requireApproval("deploy") }, fn)`.
  */
 import type { z } from 'zod';
-import type { GateDeclaration } from '../approvals/gates';
+import type { GateDeclaration } from '@/lib/approvals/gates';
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   readonly name: string;

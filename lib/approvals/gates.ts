@@ -1,42 +1,65 @@
 /**
- * HITL gate declarations. A tool declares its gate where it is defined: `requireApproval("deploy")`. The registry maps
- * tool name to gate; the HITL rule source reads it, the approval store reads the expiry.
+ * Gates declared in code. A tool declares its gate where it is defined: `requireApproval("deploy")`. The application
+ * merges these with config/gates.yaml (lib/permissions/gates.ts): one gate per tool, a file entry with the same id
+ * configures the code's gate, a tool gated twice is a load error.
  */
+import {
+  DEFAULT_APPROVER_ROLES,
+  DEFAULT_GATE_TTL_SECONDS,
+  GATE_ID,
+  type GateRisk,
+  type GateSpec,
+} from '@/lib/permissions/gates';
+import type { Role } from '@/lib/permissions';
 
-export const DEFAULT_APPROVAL_TTL_SECONDS = 24 * 60 * 60;
+export const DEFAULT_APPROVAL_TTL_SECONDS = DEFAULT_GATE_TTL_SECONDS;
 
 export interface GateDeclaration {
   readonly gate: string;
   readonly expiresInSeconds: number;
+  readonly approvers: { readonly roles: readonly Role[]; readonly count: number };
+  readonly risk: GateRisk;
+  readonly description?: string;
+}
+
+export interface GateOptions {
+  expiresInSeconds?: number;
+  approvers?: { roles?: readonly Role[]; count?: number };
+  risk?: GateRisk;
+  description?: string;
 }
 
 /** Declare that a tool needs a human approval of type `gate` before each run. */
-export function requireApproval(gate: string, options: { expiresInSeconds?: number } = {}): GateDeclaration {
-  if (!/^[a-z][a-z0-9_-]*$/.test(gate)) throw new Error(`Gate type "${gate}" must be lower-case letters, digits, "_" or "-".`);
+export function requireApproval(gate: string, options: GateOptions = {}): GateDeclaration {
+  if (!GATE_ID.test(gate)) throw new Error(`Gate type "${gate}" must be lower-case letters, digits, "_" or "-".`);
   const expiresInSeconds = options.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS;
   if (!(expiresInSeconds > 0)) throw new Error('An approval must expire after a positive number of seconds.');
-  return Object.freeze({ gate, expiresInSeconds });
+  const count = options.approvers?.count ?? 1;
+  if (!Number.isInteger(count) || count < 1 || count > 5) throw new Error('A gate needs between 1 and 5 approvals.');
+  return Object.freeze({
+    gate,
+    expiresInSeconds,
+    approvers: Object.freeze({ roles: options.approvers?.roles ?? DEFAULT_APPROVER_ROLES, count }),
+    risk: options.risk ?? 'medium',
+    description: options.description,
+  });
 }
 
-export class GateRegistry {
-  private readonly byTool = new Map<string, GateDeclaration>();
-  private readonly gateOfTool = new Map<string, string>();
-
-  declare(tool: string, declaration: GateDeclaration): void {
-    const existing = this.byTool.get(tool);
-    if (existing && existing.gate !== declaration.gate) {
-      throw new Error(`Tool "${tool}" is already gated by "${existing.gate}"; it cannot also be gated by "${declaration.gate}".`);
-    }
-    this.byTool.set(tool, declaration);
-    this.gateOfTool.set(tool, declaration.gate);
+/** The code declarations of a set of tools, as gate specs to merge with the file. */
+export function codeGateSpecs(tools: readonly { name: string; approval?: GateDeclaration }[]): GateSpec[] {
+  const out: GateSpec[] = [];
+  for (const t of tools) {
+    const d = t.approval;
+    if (!d) continue;
+    out.push({
+      id: d.gate,
+      tools: [t.name],
+      approvers: d.approvers,
+      expiresInSeconds: d.expiresInSeconds,
+      risk: d.risk,
+      description: d.description,
+      origin: 'code',
+    });
   }
-
-  get(tool: string): GateDeclaration | undefined {
-    return this.byTool.get(tool);
-  }
-
-  /** tool name -> gate type, for the HITL source */
-  gates(): ReadonlyMap<string, string> {
-    return this.gateOfTool;
-  }
+  return out;
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { deployRequest, tempApp, type TempApp } from '../test-support/temp-app';
+import { deployRequest, tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { canonicalJson, hashArguments } from './canonical';
 
 let t: TempApp | undefined;
@@ -33,8 +33,8 @@ describe('the approval store', () => {
     const outcomes: string[] = [];
     for (let i = 0; i < 20; i++) {
       try {
-        if (i % 2) t.app.approvals.reject(id, `op${i}`, 'no');
-        else t.app.approvals.approve(id, `op${i}`);
+        if (i % 2) t.app.approvals.reject(id, { id: `op${i}`, role: 'operator' }, 'no');
+        else t.app.approvals.approve(id, { id: `op${i}`, role: 'operator' });
         outcomes.push('won');
       } catch (e) {
         outcomes.push((e as { code?: string }).code ?? 'other');
@@ -48,7 +48,7 @@ describe('the approval store', () => {
     t = tempApp();
     const { id } = t.app.approvals.request(req());
     expect(t.app.approvals.consume(id)).toBe(false);
-    t.app.approvals.approve(id, 'olivia');
+    t.app.approvals.approve(id, { id: 'olivia', role: 'operator' });
     expect(t.app.approvals.consume(id)).toBe(true);
     expect(t.app.approvals.consume(id)).toBe(false);
   });
@@ -57,7 +57,7 @@ describe('the approval store', () => {
     t = tempApp();
     const { id } = t.app.approvals.request(req({ expiresInSeconds: 0.05 }));
     await new Promise((r) => setTimeout(r, 80));
-    expect(() => t!.app.approvals.approve(id, 'olivia')).toThrow(/already expired/);
+    expect(() => t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).toThrow(/expired at .* before anyone decided it/);
     expect(t.app.approvals.get(id)!.status).toBe('expired');
     const d = t.app.denials.query({ ruleSource: 'hitl:deploy' }).rows;
     expect(d).toHaveLength(1);
@@ -77,7 +77,7 @@ describe('the approval store', () => {
   it('refuses the requester as approver (separation of duties)', () => {
     t = tempApp();
     const { id } = t.app.approvals.request(req({ requestedBy: 'olivia' }));
-    expect(() => t!.app.approvals.approve(id, 'olivia')).toThrow(/Separation of duties/);
+    expect(() => t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).toThrow(/Separation of duties/);
   });
 
   it('keeps every request: the database refuses to delete one', () => {

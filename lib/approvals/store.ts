@@ -4,12 +4,13 @@
  * one outcome. Rows are never deleted (a trigger refuses it).
  */
 import { randomBytes } from 'node:crypto';
-import { and, asc, desc, eq, lte, ne, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../../db/client';
-import { approvals, type ApprovalRow } from '../../db/schema';
-import type { ApprovalState } from '../permissions';
-import { AppError } from '../errors';
-import { redact } from '../audit/redact';
+import { and, asc, desc, eq, gt, inArray, isNull, lte, ne, or, sql, type SQL } from 'drizzle-orm';
+import type { Db } from '@/db/client';
+import { approvals, approvalVotes, type ApprovalRow, type ApprovalVoteRow } from '@/db/schema';
+import type { ApprovalState, Role } from '@/lib/permissions';
+import type { GateRisk } from '@/lib/permissions/gates';
+import { AppError } from '@/lib/errors';
+import { redact } from '@/lib/audit/redact';
 import { canonicalJson, hashArguments } from './canonical';
 
 export type ApprovalStatusValue = ApprovalRow['status'];
@@ -24,7 +25,22 @@ export interface ApprovalRequest {
   ruleSource: string;
   reason: string;
   expiresInSeconds: number;
+  /** distinct people who must approve (default 1; the two-person rule is 2) */
+  approvalsRequired?: number;
+  /** roles that may approve (default operator and admin) */
+  approverRoles?: readonly Role[];
+  risk?: GateRisk;
+  gateDescription?: string;
 }
+
+/** Who decides: the principal's id and role. */
+export interface Decider {
+  id: string;
+  role: Role;
+}
+
+const DEFAULT_DECIDER_ROLES = 'operator,admin';
+const EXPIRED_REASON = 'Expired before an operator decided it.';
 
 /** Called for each approval that turned into a denial (rejected or expired), inside the same transaction. */
 export type DeniedApprovalListener = (row: ApprovalRow) => void;
@@ -34,6 +50,8 @@ const now = () => Date.now() / 1000;
 export function newApprovalId(): string {
   return `apr_${randomBytes(12).toString('base64url')}`;
 }
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 export class ApprovalStore {
   constructor(
@@ -51,18 +69,16 @@ export class ApprovalStore {
    * older than its gate's expiry window, then the call may ask again.
    */
   stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number): ApprovalState {
-    const hash = hashArguments(args);
-    let row = this.newestFor(agent, tool, hash);
-    if (row?.status === 'pending' && row.expiresAt <= now()) {
-      // Only a request past its expiry needs a write; the common path is one indexed read.
-      this.expireDue({ id: row.id });
-      row = this.get(row.id);
-    }
+    // A read never writes: a request past its expiry reads as expired here; the sweeper records it.
+    const row = this.newestFor(agent, tool, hashArguments(args));
     if (!row || row.status === 'consumed') return { status: 'none' };
-    if ((row.status === 'rejected' || row.status === 'expired') && (row.decidedAt ?? 0) + ttlSeconds < now()) {
+    const at = now();
+    const status = row.status === 'pending' && row.expiresAt <= at ? 'expired' : row.status;
+    const settledAt = status === 'expired' ? (row.decidedAt ?? row.expiresAt) : row.decidedAt;
+    if ((status === 'rejected' || status === 'expired') && (settledAt ?? 0) + ttlSeconds < at) {
       return { status: 'none' };
     }
-    return { status: row.status, id: row.id, reason: row.decisionReason ?? undefined };
+    return { status, id: row.id, reason: row.decisionReason ?? undefined };
   }
 
   private newestFor(agent: string, tool: string, hash: string): ApprovalRow | undefined {
@@ -90,7 +106,7 @@ export class ApprovalStore {
         if (existing) {
           const expired = tx
             .update(approvals)
-            .set({ status: 'expired', decidedBy: 'system', decidedAt: at, decisionReason: 'Expired before an operator decided it.' })
+            .set({ status: 'expired', decidedBy: 'system', decidedAt: existing.expiresAt, decisionReason: EXPIRED_REASON })
             .where(and(eq(approvals.id, existing.id), eq(approvals.status, 'pending')))
             .returning()
             .get();
@@ -113,6 +129,10 @@ export class ApprovalStore {
             ruleSource: r.ruleSource,
             reason: r.reason,
             status: 'pending',
+            approvalsRequired: r.approvalsRequired ?? 1,
+            approverRoles: r.approverRoles?.join(',') ?? DEFAULT_DECIDER_ROLES,
+            risk: r.risk ?? 'medium',
+            gateDescription: r.gateDescription ?? null,
           })
           .returning()
           .get();
@@ -131,43 +151,142 @@ export class ApprovalStore {
     return res.changes === 1;
   }
 
-  approve(id: string, by: string, reason?: string): ApprovalRow {
-    return this.decide(id, 'approved', by, reason ?? null);
+  /**
+   * One person's approval. The request is approved once `approvals_required` distinct people with an approver role
+   * have approved it; until then it stays pending and lists who approved. The requester never decides their own call,
+   * and nobody gives two of the approvals.
+   */
+  approve(id: string, by: Decider, reason?: string): ApprovalRow {
+    return this.decide(id, 'approve', by, reason ?? null);
   }
 
-  reject(id: string, by: string, reason: string): ApprovalRow {
+  /** One rejection is enough: it ends the request, and it is recorded as a denial. */
+  reject(id: string, by: Decider, reason: string): ApprovalRow {
     if (!reason.trim()) throw new AppError('BAD_REQUEST', 'A rejection needs a reason; it is sent back to the agent.');
-    return this.decide(id, 'rejected', by, reason);
+    return this.decide(id, 'reject', by, reason);
   }
 
-  private decide(id: string, to: 'approved' | 'rejected', by: string, reason: string | null): ApprovalRow {
-    this.expireDue({ id });
-    return this.db.transaction(
-      (tx) => {
+  private decide(id: string, action: 'approve' | 'reject', by: Decider, reason: string | null): ApprovalRow {
+    const outcome = this.db.transaction(
+      (tx): ApprovalRow | { expiredAt: number } => {
         const row = tx.select().from(approvals).where(eq(approvals.id, id)).get();
         if (!row) throw new AppError('NOT_FOUND', `There is no approval "${id}".`);
-        if (row.requestedBy === by) {
+        const at = now();
+        if (row.status === 'pending' && row.expiresAt <= at) {
+          // Past its expiry: it is expired now, whatever the sweeper has done so far, and nobody can decide it.
+          // The expiry is committed (and recorded) before the refusal is thrown.
+          const expired = this.expireRow(tx, row);
+          if (expired) this.onDenied(expired);
+          return { expiredAt: row.expiresAt };
+        }
+        if (row.requestedBy === by.id) {
           throw new AppError('FORBIDDEN', 'Separation of duties: the principal who requested a call cannot decide its approval.');
         }
-        const updated = tx
-          .update(approvals)
-          .set({ status: to, decidedBy: by, decidedAt: now(), decisionReason: reason })
-          .where(and(eq(approvals.id, id), eq(approvals.status, 'pending')))
-          .returning()
-          .get();
-        if (!updated) {
-          const current = tx.select().from(approvals).where(eq(approvals.id, id)).get()!;
+        const roles = row.approverRoles.split(',');
+        if (!roles.includes(by.role)) {
+          throw new AppError('FORBIDDEN', `Gate "${row.gate}" is decided by ${roles.join(' or ')}; your role is ${by.role}.`);
+        }
+        if (row.status !== 'pending') throw this.alreadyDecided(row);
+        if (action === 'reject') {
+          const updated = this.settle(tx, id, { status: 'rejected', decidedBy: by.id, decidedAt: at, decisionReason: reason });
+          this.onDenied(updated);
+          return updated;
+        }
+        const given = tx.select().from(approvalVotes).where(eq(approvalVotes.approvalId, id)).all();
+        if (given.some((v) => v.approver === by.id)) {
           throw new AppError(
-            'CONFLICT',
-            `Approval ${id} is already ${current.status}${current.decidedBy ? ` (by ${current.decidedBy})` : ''}.`,
-            { status: current.status, decided_by: current.decidedBy, decided_at: current.decidedAt },
+            'FORBIDDEN',
+            `You already gave approval 1 of ${row.approvalsRequired}; a second person must give the next one (two-person rule).`,
           );
         }
-        if (to === 'rejected') this.onDenied(updated);
-        return updated;
+        tx.insert(approvalVotes).values({ approvalId: id, approver: by.id, approverRole: by.role, reason, at }).run();
+        if (given.length + 1 < row.approvalsRequired) return row;
+        return this.settle(tx, id, { status: 'approved', decidedBy: by.id, decidedAt: at, decisionReason: reason });
       },
       { behavior: 'immediate' },
     );
+    if ('expiredAt' in outcome) {
+      throw new AppError('CONFLICT', `This request expired at ${new Date(outcome.expiredAt * 1000).toISOString()} before anyone decided it.`, {
+        status: 'expired',
+      });
+    }
+    return outcome;
+  }
+
+  private settle(tx: Tx, id: string, to: Pick<ApprovalRow, 'status' | 'decidedBy' | 'decidedAt' | 'decisionReason'>): ApprovalRow {
+    const updated = tx
+      .update(approvals)
+      .set(to)
+      .where(and(eq(approvals.id, id), eq(approvals.status, 'pending')))
+      .returning()
+      .get();
+    if (!updated) throw this.alreadyDecided(tx.select().from(approvals).where(eq(approvals.id, id)).get()!);
+    return updated;
+  }
+
+  private alreadyDecided(current: ApprovalRow): AppError {
+    return new AppError(
+      'CONFLICT',
+      `This request is already ${current.status === 'consumed' ? 'approved and run' : current.status}${current.decidedBy && current.decidedBy !== 'system' ? ` (by ${current.decidedBy})` : ''}.`,
+      { status: current.status, decided_by: current.decidedBy, decided_at: current.decidedAt },
+    );
+  }
+
+  private expireRow(tx: Tx, row: ApprovalRow): ApprovalRow | undefined {
+    return tx
+      .update(approvals)
+      .set({ status: 'expired', decidedBy: 'system', decidedAt: row.expiresAt, decisionReason: EXPIRED_REASON })
+      .where(and(eq(approvals.id, row.id), eq(approvals.status, 'pending')))
+      .returning()
+      .get();
+  }
+
+  /** The approvals given so far, per request, in the order given. */
+  votesFor(ids: readonly string[]): Map<string, ApprovalVoteRow[]> {
+    const out = new Map<string, ApprovalVoteRow[]>();
+    if (ids.length === 0) return out;
+    const rows = this.db.select().from(approvalVotes).where(inArray(approvalVotes.approvalId, [...ids])).orderBy(asc(approvalVotes.at)).all();
+    for (const v of rows) {
+      const list = out.get(v.approvalId);
+      if (list) list.push(v);
+      else out.set(v.approvalId, [v]);
+    }
+    return out;
+  }
+
+  /** Rows as the API shows them, with the approvals given so far. */
+  toJson(rows: readonly ApprovalRow[]): ApprovalJson[] {
+    const votes = this.votesFor(rows.map((r) => r.id));
+    return rows.map((r) => approvalToJson(r, votes.get(r.id) ?? []));
+  }
+
+  /**
+   * What an agent runtime that asked must settle: its approved calls not yet run, and its rejected or expired calls
+   * not yet reported. Survives restarts: the calls and their canonical arguments are in the store.
+   */
+  outcomesFor(agent: string, requestedBy: string): ApprovalRow[] {
+    const at = now();
+    return this.db
+      .select()
+      .from(approvals)
+      .where(
+        and(
+          eq(approvals.agentName, agent),
+          eq(approvals.requestedBy, requestedBy),
+          or(
+            eq(approvals.status, 'approved'),
+            and(inArray(approvals.status, ['rejected', 'expired']), isNull(approvals.reportedAt)),
+            and(eq(approvals.status, 'pending'), lte(approvals.expiresAt, at), isNull(approvals.reportedAt)),
+          ),
+        ),
+      )
+      .orderBy(asc(approvals.requestedAt))
+      .all();
+  }
+
+  /** Mark a rejection or expiry as reported to its runtime; true for the one caller that marked it. */
+  markReported(id: string): boolean {
+    return this.db.update(approvals).set({ reportedAt: now() }).where(and(eq(approvals.id, id), isNull(approvals.reportedAt))).run().changes === 1;
   }
 
   /** pending -> expired for every approval past its expiry (optionally one call or one id); each becomes a denial. */
@@ -177,24 +296,29 @@ export class ApprovalStore {
     if (scope.agent) c.push(eq(approvals.agentName, scope.agent));
     if (scope.tool) c.push(eq(approvals.toolName, scope.tool));
     if (scope.hash) c.push(eq(approvals.argumentsHash, scope.hash));
-    const at = now();
-    return this.db.transaction((tx) => {
-      const expired = tx
-        .update(approvals)
-        .set({ status: 'expired', decidedBy: 'system', decidedAt: at, decisionReason: 'Expired before an operator decided it.' })
-        .where(and(...c))
-        .returning()
-        .all();
-      for (const row of expired) this.onDenied(row);
-      return expired.length;
-    });
+    // decided_at is the moment it expired, not the moment it was noticed.
+    return this.db.transaction(
+      (tx) => {
+        const expired = tx
+          .update(approvals)
+          .set({ status: 'expired', decidedBy: 'system', decidedAt: sql`${approvals.expiresAt}`, decisionReason: EXPIRED_REASON })
+          .where(and(...c))
+          .returning()
+          .all();
+        for (const row of expired) this.onDenied(row);
+        return expired.length;
+      },
+      { behavior: 'immediate' },
+    );
   }
 
+  /** A read: it never writes. Requests past their expiry are not listed as pending (the sweeper records them). */
   list(filter: { status?: ApprovalStatusValue | 'decided'; gate?: string; agent?: string; decided_by?: string; limit?: number } = {}): ApprovalRow[] {
-    this.expireDue();
     const c: SQL[] = [];
+    const at = now();
     if (filter.status === 'decided') c.push(ne(approvals.status, 'pending'));
     else if (filter.status) c.push(eq(approvals.status, filter.status));
+    if (filter.status === 'pending') c.push(gt(approvals.expiresAt, at));
     if (filter.decided_by) c.push(eq(approvals.decidedBy, filter.decided_by));
     if (filter.gate) c.push(eq(approvals.gate, filter.gate));
     if (filter.agent) c.push(eq(approvals.agentName, filter.agent));
@@ -218,12 +342,16 @@ const OUTCOME: Record<ApprovalStatusValue, string> = {
   expired: 'expired',
 };
 
-export function approvalToJson(row: ApprovalRow) {
+export type ApprovalJson = ReturnType<typeof approvalToJson>;
+
+export function approvalToJson(row: ApprovalRow, votes: readonly ApprovalVoteRow[] = []) {
+  // A read never writes: a request past its expiry that the sweeper has not closed yet is shown as what it is.
+  const status: ApprovalStatusValue = row.status === 'pending' && row.expiresAt <= now() ? 'expired' : row.status;
   return {
     id: row.id,
     gate: row.gate,
-    status: row.status,
-    outcome: OUTCOME[row.status],
+    status,
+    outcome: OUTCOME[status],
     agent: row.agentName,
     tool: row.toolName,
     arguments: JSON.parse(row.argumentsRedacted) as unknown,
@@ -238,5 +366,10 @@ export function approvalToJson(row: ApprovalRow) {
     decided_at: row.decidedAt,
     decision_reason: row.decisionReason,
     consumed_at: row.consumedAt,
+    gate_description: row.gateDescription,
+    risk: row.risk,
+    approvals_required: row.approvalsRequired,
+    approver_roles: row.approverRoles.split(','),
+    approvals: votes.map((v) => ({ by: v.approver, role: v.approverRole, at: v.at, reason: v.reason })),
   };
 }

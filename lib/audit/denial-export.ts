@@ -2,7 +2,7 @@
  * Streamed exports of a filter (CSV and NDJSON). One batch of rows per pull: a 100,000-row export neither holds the
  * result in memory nor keeps the server's event loop busy for longer than one batch.
  */
-import type { DenialRow } from '../../db/schema';
+import type { DenialRow } from '@/db/schema';
 import { denialCsvHeader, denialCsvLine, denialToJson } from './denials';
 
 export type ExportFormat = 'csv' | 'ndjson';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DenialRow } from '../../db/schema';
-import { tempApp, type TempApp } from '../test-support/temp-app';
+import type { DenialRow } from '@/db/schema';
+import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { decodeCursor, encodeCursor, likeContains } from './denial-filter';
 import { denialExportStream } from './denial-export';
 import type { DenialInput, DenialSortKey, SortOrder } from './denials';

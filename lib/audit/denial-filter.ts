@@ -4,7 +4,7 @@
  */
 import { and, eq, gt, gte, isNotNull, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
-import { permissionDenials } from '../../db/schema';
+import { permissionDenials } from '@/db/schema';
 import type { DenialSortKey, SortOrder } from './denial-vocabulary';
 
 export { DENIAL_SORT_KEYS, SORT_ORDERS, type DenialSortKey, type SortOrder } from './denial-vocabulary';

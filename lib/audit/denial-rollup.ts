@@ -5,8 +5,8 @@
  * append-only and ids are assigned in commit order (SQLite has one writer at a time).
  */
 import { sql } from 'drizzle-orm';
-import type { Db } from '../../db/client';
-import { denialRollupState, permissionDenials } from '../../db/schema';
+import type { Db } from '@/db/client';
+import { denialRollupState, permissionDenials } from '@/db/schema';
 
 export const DAY_SECONDS = 86400;
 

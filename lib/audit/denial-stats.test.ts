@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempApp, type TempApp } from '../test-support/temp-app';
+import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { catchUpIfBehind, catchUpRollup, rollupPosition } from './denial-rollup';
 import { bucketOrigin, chooseBucketSeconds, ruleSourceFamily } from './denial-stats';
 import type { DenialInput, DenialMatch } from './denials';

@@ -9,8 +9,8 @@
  * The result is exact either way; the tests compare both paths on the same rows.
  */
 import { and, eq, gt, gte, lt, lte, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../../db/client';
-import { denialDailyCounts, permissionDenials } from '../../db/schema';
+import type { Db } from '@/db/client';
+import { denialDailyCounts, permissionDenials } from '@/db/schema';
 import { nowSeconds, resolveWindow, ruleSourceCondition, textCondition, type DenialMatch } from './denial-filter';
 import { catchUpIfBehind, DAY_OF_TIMESTAMP, DAY_SECONDS, rollupPosition } from './denial-rollup';
 import { ruleSourceFamily } from './denial-vocabulary';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { tempApp, type TempApp } from '../test-support/temp-app';
+import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { csvField } from './denials';
 import { REDACTED, redactedArgumentsJson, MAX_ARGUMENTS_JSON_CHARS } from './redact';
 

@@ -4,10 +4,10 @@
  */
 import { and, asc, desc, eq, gte, lt, lte, sql } from 'drizzle-orm';
 import type Database from 'better-sqlite3';
-import type { Db } from '../../db/client';
-import { permissionDenials, type DenialRow, type NewDenialRow } from '../../db/schema';
-import { AppError } from '../errors';
-import type { CheckResult, PermissionContext } from '../permissions';
+import type { Db } from '@/db/client';
+import { permissionDenials, type DenialRow, type NewDenialRow } from '@/db/schema';
+import { AppError } from '@/lib/errors';
+import type { CheckResult, PermissionContext } from '@/lib/permissions';
 import {
   afterPosition,
   decodeCursor,

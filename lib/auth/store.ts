@@ -3,10 +3,10 @@
  * hashes and shown once.
  */
 import { and, count, eq, gt, isNull, lt } from 'drizzle-orm';
-import type { Db } from '../../db/client';
-import { apiTokens, sessions, users, type UserRow } from '../../db/schema';
-import { AppError } from '../errors';
-import type { Principal, Role } from '../permissions';
+import type { Db } from '@/db/client';
+import { apiTokens, sessions, users, type UserRow } from '@/db/schema';
+import { AppError } from '@/lib/errors';
+import type { Principal, Role } from '@/lib/permissions';
 import { DUMMY_PASSWORD_HASH, hashPassword, randomToken, sha256, verifyPassword } from './secrets';
 
 export type UserRole = Exclude<Role, 'anonymous'>;

@@ -1,7 +1,7 @@
 /** config/agents.yaml: the agents and their tool allowlists, validated with zod. */
 import { z } from 'zod';
-import type { AgentDirectory } from '../permissions/sources';
-import { parseYamlConfig } from '../permissions/yaml-config';
+import type { AgentDirectory } from '@/lib/permissions/sources';
+import { parseYamlConfig } from '@/lib/permissions/yaml-config';
 
 const name = z.string().regex(/^[a-z][a-z0-9_-]*$/, 'names are lower-case letters, digits, "_" or "-"');
 

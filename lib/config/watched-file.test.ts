@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EMPTY_POLICY, parsePolicy } from '../permissions/policy';
+import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
 import { parseAgents } from './agents';
 import { WatchedFile } from './watched-file';
 

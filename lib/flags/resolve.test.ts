@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempApp, type TempApp } from '../test-support/temp-app';
+import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { FLAG_CATALOG } from './catalog';
 import { parseBoolean, resolveFlags } from './resolve';
 
@@ -150,7 +150,7 @@ describe('flag overrides in the database', () => {
 
   it('sees an override written by another process within a second', async () => {
     t = tempApp();
-    const { createApp } = await import('../app');
+    const { createApp } = await import('@/lib/app');
     const other = createApp({ dbPath: t.dbPath, configDir: t.dir, env: {} });
     try {
       expect(other.flags.values().get('batch_runner')).toBe(true);

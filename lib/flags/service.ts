@@ -4,9 +4,9 @@
  * server) takes effect within a second without a restart.
  */
 import { and, asc, desc, eq, inArray, lt, max, type SQL } from 'drizzle-orm';
-import type { Db } from '../../db/client';
-import { flagChanges, flagOverrides, type FlagChangeRow } from '../../db/schema';
-import { AppError } from '../errors';
+import type { Db } from '@/db/client';
+import { flagChanges, flagOverrides, type FlagChangeRow } from '@/db/schema';
+import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from './catalog';
 import { resolveFlags, type FlagOverride, type FlagResolution, type ResolvedFlag } from './resolve';
 

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempApp, type TempApp } from '../test-support/temp-app';
+import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { FLAG_CATALOG } from './catalog';
 import { flagHistoryQuerySchema } from './query';
 import { describeMatch, transparencyReport } from './transparency';
@@ -121,11 +121,10 @@ describe('the transparency report', () => {
     expect(policy.rules.map((r) => r.id)).toEqual(['no-pii-export', 'read-only-flags']);
   });
 
-  it('lists the agents with their allowlists, and marks a plugin source as such', async () => {
+  it('lists the agents with their allowlists, and marks a plugin source as such', () => {
     t = tempApp();
-    const { registerSource, unregisterSource } = await import('../permissions');
-    registerSource({ name: 'ticket_check', rules: () => [] });
-    try {
+    t.app.engine.registerSource({ name: 'ticket_check', rules: () => [] });
+    {
       const { sources } = transparencyReport(t.app, q());
       expect(sources.agents.agents.find((a) => a.name === 'evaluator')).toEqual({
         name: 'evaluator',
@@ -134,8 +133,6 @@ describe('the transparency report', () => {
         tools: ['evaluate_model', 'fairness_audit', 'grade_with_llm'],
       });
       expect(sources.registered.at(-1)).toMatchObject({ name: 'ticket_check', built_in: false, order: 6 });
-    } finally {
-      unregisterSource('ticket_check');
     }
   });
 

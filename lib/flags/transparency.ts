@@ -4,11 +4,11 @@
  * policy rules, agents and their allowlists, and the state of both files) and the flag history.
  * `buildTransparency` is pure (tested alone); `transparencyReport` gathers its input from a running application.
  */
-import type { FlagChangeRow } from '../../db/schema';
-import type { SwarmApp } from '../app';
-import type { AgentsFile } from '../config/agents';
-import type { WatchedFileStatus } from '../config/watched-file';
-import type { PolicyRuleInput } from '../permissions/policy';
+import type { FlagChangeRow } from '@/db/schema';
+import type { SwarmApp } from '@/lib/app';
+import type { AgentsFile } from '@/lib/config/agents';
+import type { WatchedFileStatus } from '@/lib/config/watched-file';
+import type { PolicyRuleInput } from '@/lib/permissions/policy';
 import { FLAG_CATALOG, FLAG_TIERS, FLAGS_BY_NAME, type FlagTier } from './catalog';
 import type { FlagHistoryQuery } from './query';
 import type { FlagResolution } from './resolve';

@@ -1,4 +1,4 @@
-import type { FlagChangeRow } from '../../db/schema';
+import type { FlagChangeRow } from '@/db/schema';
 import { FLAGS_BY_NAME } from './catalog';
 import type { ResolvedFlag } from './resolve';
 

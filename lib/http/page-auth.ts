@@ -4,8 +4,8 @@
  */
 import { cookies, headers } from 'next/headers';
 import { redirect } from 'next/navigation';
-import { getApp, type SwarmApp } from '../app';
-import type { Principal, Role } from '../permissions';
+import { getApp, type SwarmApp } from '@/lib/app';
+import type { Principal, Role } from '@/lib/permissions';
 import { SESSION_COOKIE } from './route';
 
 export interface PageAccess {

@@ -5,9 +5,9 @@
  * A route without a role requirement does not type-check (so it does not build), and throws when loaded.
  */
 import { z } from 'zod';
-import { getApp, type SwarmApp } from '../app';
-import { AppError } from '../errors';
-import { ANONYMOUS, isRole, PermissionDenied, type CheckResult, type Principal, type Role } from '../permissions';
+import { getApp, type SwarmApp } from '@/lib/app';
+import { AppError } from '@/lib/errors';
+import { ANONYMOUS, isRole, PermissionDenied, type CheckResult, type Principal, type Role } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
 export interface RoleRequirement {

@@ -1,7 +1,7 @@
 /** zod schemas of the API's inputs, shared with the CLI where they mean the same thing. */
 import { z } from 'zod';
-import { decodeCursor, DENIAL_SORT_KEYS, SORT_ORDERS, type DenialMatch } from '../audit/denial-filter';
-import { ROLES } from '../permissions';
+import { decodeCursor, DENIAL_SORT_KEYS, SORT_ORDERS, type DenialMatch } from '@/lib/audit/denial-filter';
+import { ROLES } from '@/lib/permissions';
 
 const name = z.string().min(1).max(200);
 const positiveSeconds = z.coerce.number().positive().max(100 * 365 * 24 * 3600);

@@ -4,18 +4,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { tempApp, type TempApp } from '../test-support/temp-app';
+import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import {
   ApprovalRequired,
-  check,
-  decide,
-  enforce,
-  markUninitialized,
   PermissionDenied,
   PermissionEngine,
-  registerSource,
-  resetSources,
-  unregisterSource,
+  type CheckInput,
   type Principal,
   type PermissionRule,
   type ToolContext,
@@ -34,8 +28,13 @@ let t: TempApp | undefined;
 afterEach(() => {
   t?.cleanup();
   t = undefined;
-  markUninitialized();
 });
+
+// The engine of the application under test (each temp app builds its own).
+const engine = () => t!.app.engine;
+const check = (input: CheckInput) => engine().check(input);
+const decide = (input: CheckInput) => engine().decide(input);
+const enforce = (input: CheckInput) => engine().enforce(input);
 
 describe('the agent allowlist', () => {
   it('lets a listed tool run', () => {
@@ -104,7 +103,7 @@ describe('HITL gates', () => {
     expect(approvalId).toMatch(/^apr_/);
     // asking twice does not pile up requests
     expect(decide(deploy()).approvalId).toBe(approvalId);
-    t.app.approvals.approve(approvalId, 'olivia');
+    t.app.approvals.approve(approvalId, { id: 'olivia', role: 'operator' });
 
     const first = enforce(deploy());
     expect(first.decision).toBe('ALLOW');
@@ -119,7 +118,7 @@ describe('HITL gates', () => {
   it('binds an approval to the exact arguments: other arguments ask again', () => {
     t = tempApp();
     const id = decide(deploy()).approvalId!;
-    t.app.approvals.approve(id, 'olivia');
+    t.app.approvals.approve(id, { id: 'olivia', role: 'operator' });
     const other = decide(call('deployer', 'deploy_serving', { model_id: 'm-43', env: 'prod' }));
     expect(other.decision).toBe('ASK');
     expect(t.app.approvals.get(id)!.status).toBe('approved');
@@ -128,7 +127,7 @@ describe('HITL gates', () => {
   it('denies a rejected call as hitl:deploy and records the rejection as a denial', () => {
     t = tempApp();
     const id = decide(deploy()).approvalId!;
-    t.app.approvals.reject(id, 'olivia', 'Model card incomplete');
+    t.app.approvals.reject(id, { id: 'olivia', role: 'operator' }, 'Model card incomplete');
     const rows = t.app.denials.query({ ruleSource: 'hitl' }).rows;
     expect(rows).toHaveLength(1);
     expect(rows[0]!.reason).toContain('Model card incomplete');
@@ -150,11 +149,13 @@ rules:
     match: { tool: export_raw_data, agent: compliance_agent }
 `;
 
-  it('lets an ALLOW beside a DENY of the same priority make an exception', () => {
+  it('lets an ALLOW beside a DENY of the same priority make an exception (and the export gate still asks)', () => {
     t = tempApp({ policy: exceptions });
     const compliance = check(call('compliance_agent', 'export_raw_data', { dataset_id: 'd' }));
-    expect(compliance.decision).toBe('ALLOW');
-    expect(compliance.ruleSource).toBe('policy:allow-compliance-export');
+    // The exception wins the policy tier; export_raw_data is gated, so the winning ALLOW becomes an ASK.
+    expect(compliance.trace.find((r) => r.ruleSource === 'policy:allow-compliance-export')?.decision).toBe('ALLOW');
+    expect(compliance.decision).toBe('ASK');
+    expect(compliance.ruleSource).toBe('hitl:export');
     const cleaner = check(call('data_cleaner', 'export_raw_data', { dataset_id: 'd' }));
     expect(cleaner.decision).toBe('DENY');
     expect(cleaner.ruleSource).toBe('policy:deny-export');
@@ -215,7 +216,7 @@ describe('the registry', () => {
 
   it('fails closed when a source throws, naming the source and the error', () => {
     t = tempApp();
-    registerSource({
+    engine().registerSource({
       name: 'broken_plugin',
       rules: () => {
         throw new Error('lookup table missing');
@@ -229,12 +230,14 @@ describe('the registry', () => {
 
   it('clears with resetSources and installs the defaults again lazily after markUninitialized', () => {
     t = tempApp();
-    resetSources();
+    engine().resetSources();
     expect(check(call('data_cleaner', 'profile_dataset')).ruleSource).toBe('default');
-    registerSource(constant('always', { decision: 'ALLOW', priority: 1, ruleSource: 'plugin:always', reason: 'test' }));
-    expect(check(call('data_cleaner', 'deploy_serving')).ruleSource).toBe('plugin:always');
-    expect(unregisterSource('always')).toBe(true);
-    markUninitialized();
+    engine().registerSource(constant('always', { decision: 'ALLOW', priority: 1, ruleSource: 'plugin:always', reason: 'test' }));
+    expect(check(call('data_cleaner', 'profile_dataset')).ruleSource).toBe('plugin:always');
+    // Gates belong to the engine, not to a source: with the HITL source gone, a gated call still asks.
+    expect(check(call('data_cleaner', 'deploy_serving'))).toMatchObject({ decision: 'ASK', ruleSource: 'hitl:deploy' });
+    expect(engine().unregisterSource('always')).toBe(true);
+    engine().markUninitialized();
     expect(check(call('data_cleaner', 'deploy_serving')).ruleSource).toBe('agent_allowlist');
   });
 

@@ -1,4 +1,6 @@
 import { ApprovalRequired, PermissionDenied } from './errors';
+import { conditionHolds } from './condition';
+import { EMPTY_GATES, gateOfTool, type CompiledGate, type GateSet } from './gates';
 import { winningRule } from './resolve';
 import {
   PRIORITY,
@@ -19,8 +21,11 @@ import {
 export interface EngineHooks {
   /** effective flag values; must be cheap (cached by the caller) */
   flagValues(): FlagValues;
-  /** approval state of this exact call; called for tool calls only, return undefined for ungated tools */
-  approvalState?(context: ToolContext): ApprovalState | undefined;
+  /**
+   * approval state of this exact call; called for tool calls only, with the gate that applies (if any). Return
+   * undefined when the call cannot need an approval. Must not write: check() is pure.
+   */
+  approvalState?(context: ToolContext, gate: CompiledGate | undefined): ApprovalState | undefined;
   /** durably record a denial; must not return before the row is committed */
   recordDenial?(context: PermissionContext, result: CheckResult): void;
   /** create or reuse the pending approval of this exact call; returns its id */
@@ -29,8 +34,19 @@ export interface EngineHooks {
   consumeApproval?(approvalId: string): boolean;
 }
 
+/** How an engine is built: its default sources, its gates and its hooks, fixed for its lifetime. */
+export interface EngineOptions {
+  /** the default sources, installed at the first check and again after markUninitialized() */
+  sources?: () => RuleSource[];
+  /** the gates in force (read at every check, so a reloaded gates.yaml takes effect at once) */
+  gates?: () => GateSet;
+  hooks?: EngineHooks;
+}
+
 const EMPTY_FLAGS: FlagValues = new Map();
 const NO_HOOKS: EngineHooks = { flagValues: () => EMPTY_FLAGS };
+const NO_SOURCES = (): RuleSource[] => [];
+const NO_GATES = (): GateSet => EMPTY_GATES;
 
 /**
  * The permission engine: a registry of rule sources and the resolution of their rules.
@@ -41,17 +57,14 @@ const NO_HOOKS: EngineHooks = { flagValues: () => EMPTY_FLAGS };
 export class PermissionEngine {
   private sources: RuleSource[] = [];
   private initialized = false;
-  private defaultSources: () => RuleSource[] = () => [];
-  private hooks: EngineHooks = NO_HOOKS;
+  private readonly defaultSources: () => RuleSource[];
+  private readonly gates: () => GateSet;
+  private readonly hooks: EngineHooks;
 
-  /** What markUninitialized() installs on the next check: the five default sources, in the application. */
-  setDefaultSources(factory: () => RuleSource[]): void {
-    this.defaultSources = factory;
-    this.initialized = false;
-  }
-
-  setHooks(hooks: EngineHooks): void {
-    this.hooks = hooks;
+  constructor(options: EngineOptions = {}) {
+    this.defaultSources = options.sources ?? NO_SOURCES;
+    this.gates = options.gates ?? NO_GATES;
+    this.hooks = options.hooks ?? NO_HOOKS;
   }
 
   registerSource(source: RuleSource): void {
@@ -101,6 +114,7 @@ export class PermissionEngine {
   private contextFor(input: CheckInput): PermissionContext {
     const flags = this.hooks.flagValues();
     if (input.kind === 'tool') {
+      const gate = this.gateFor(input, flags);
       return {
         kind: 'tool',
         principal: input.principal,
@@ -109,8 +123,10 @@ export class PermissionEngine {
         arguments: input.arguments,
         toolCallId: input.toolCallId,
         requiredRole: input.requiredRole,
+        now: input.now,
         flags,
-        approval: this.hooks.approvalState?.(input),
+        gate,
+        approval: this.hooks.approvalState?.(input, gate),
       };
     }
     return {
@@ -122,8 +138,17 @@ export class PermissionEngine {
       agent: input.agent,
       arguments: input.arguments,
       toolCallId: input.toolCallId,
+      now: input.now,
       flags,
     };
+  }
+
+  /** The gate that applies to this tool call: its tool is covered and its condition (if any) holds. */
+  private gateFor(input: ToolContext, flags: FlagValues): CompiledGate | undefined {
+    const gate = gateOfTool(this.gates(), input.tool);
+    if (!gate?.condition) return gate;
+    // A condition that cannot be evaluated gates the call: asking a person is the safe side.
+    return conditionHolds(gate.condition, { ...input, flags }, true) ? gate : undefined;
   }
 
   private collect(context: PermissionContext): PermissionRule[] {
@@ -150,7 +175,12 @@ export class PermissionEngine {
 
   private evaluate(context: PermissionContext): CheckResult {
     const trace = this.collect(context);
-    const rule = winningRule(trace, context.kind);
+    let rule = winningRule(trace, context.kind);
+    if (rule.decision === 'ALLOW' && context.gate && context.approval?.status !== 'approved') {
+      // The gate is a requirement, not a rule in the contest (invariant hitl_gates): an ALLOW of a gated call without
+      // an unused approval asks (or stays refused after a rejection or expiry). The trace keeps the ALLOW that lost.
+      rule = gateRule(context.gate, context.approval, trace);
+    }
     const decision = rule.decision;
     const result: CheckResult = { decision, rule, trace, ruleSource: rule.ruleSource, reason: rule.reason };
     if (context.approval?.id && (decision !== 'ALLOW' || context.approval.status === 'approved')) {
@@ -211,4 +241,19 @@ export class PermissionEngine {
     if (result.decision === 'ASK') throw new ApprovalRequired(result, result.approvalId ?? '');
     return result;
   }
+}
+
+/** The gate's own rule for this call (the HITL source put it in the trace); built here if a plugin replaced that source. */
+function gateRule(gate: CompiledGate, approval: ApprovalState | undefined, trace: readonly PermissionRule[]): PermissionRule {
+  for (let i = 0; i < trace.length; i++) {
+    const r = trace[i]!;
+    if (r.ruleSource === gate.ruleSource && r.decision !== 'ALLOW') return r;
+  }
+  const refused = approval?.status === 'rejected' || approval?.status === 'expired';
+  return {
+    decision: refused ? 'DENY' : 'ASK',
+    priority: PRIORITY.hitl,
+    ruleSource: gate.ruleSource,
+    reason: refused ? `This exact call was ${approval!.status} at gate "${gate.id}".` : `Gate "${gate.id}" needs a person's approval for this call.`,
+  };
 }

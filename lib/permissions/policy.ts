@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { parseYamlConfig } from './yaml-config';
+import { compileCondition, conditionSchema, type Condition } from './condition';
 import { compileNames, matchesName, type NameMatcher } from './glob';
 import { DECISIONS, PRIORITY, ROLES, type Decision, type PermissionRule, type Role } from './types';
 
@@ -23,6 +24,8 @@ export const policyRuleSchema = z.strictObject({
   priority: z.number().int().min(0).max(1_000_000).default(PRIORITY.policyDefault),
   reason: z.string().optional(),
   description: z.string().optional(),
+  /** a CEL condition over agent, tool, args, principal, method, path, flags, now: the rule applies only when it holds */
+  when: conditionSchema.optional(),
   match: z
     .strictObject({
       agent: patterns.optional(),
@@ -66,6 +69,7 @@ export interface CompiledRule {
   readonly methods?: ReadonlySet<string>;
   readonly path?: NameMatcher;
   readonly args?: readonly ArgumentMatcher[];
+  readonly condition?: Condition;
   /** the rule as written, for display on /transparency */
   readonly source: PolicyRuleInput;
   /** the rule the source emits when it matches (built once, shared by every check) */
@@ -176,6 +180,7 @@ export function compilePolicy(rules: readonly PolicyRuleInput[]): CompiledPolicy
       methods: m.method ? new Set(list(m.method)!.map((x) => x.toUpperCase())) : undefined,
       path: m.path ? compileNames(list(m.path)!) : undefined,
       args: m.arguments ? Object.entries(m.arguments).map(([key, v]) => compileArgument(key, list(v)!)) : undefined,
+      condition: r.when === undefined ? undefined : compileCondition(r.when),
       source: r,
       emitted: Object.freeze({ decision: r.decision, priority: r.priority, ruleSource: `policy:${r.id}`, reason: r.reason ?? `Policy rule "${r.id}" (${r.decision}).` }),
     };

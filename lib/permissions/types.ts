@@ -1,6 +1,7 @@
 /**
  * The vocabulary of the permission engine. Pure data: no I/O, no Next.js, no database.
  */
+import type { CompiledGate } from './gates';
 
 export const DECISIONS = ['ALLOW', 'DENY', 'ASK'] as const;
 export type Decision = (typeof DECISIONS)[number];
@@ -54,6 +55,8 @@ export interface ToolContext {
   toolCallId?: string;
   /** optional role the caller demands for this tool (RBAC applies when set) */
   requiredRole?: Role;
+  /** the time conditions see as `now`, in ms since the epoch (policy tests and `explain` pin it); default: the clock */
+  now?: number;
 }
 
 export interface HttpContext {
@@ -67,6 +70,7 @@ export interface HttpContext {
   tool?: undefined;
   arguments?: Readonly<Record<string, unknown>>;
   toolCallId?: string;
+  now?: number;
 }
 
 /** What a caller passes to check() / enforce(). */
@@ -75,6 +79,8 @@ export type CheckInput = ToolContext | HttpContext;
 /** What a source sees: the input plus what the engine adds so that sources stay pure. */
 export type PermissionContext = CheckInput & {
   readonly flags: FlagValues;
+  /** the gate that applies to this call (its tool is covered and its `when` holds), for tool calls */
+  readonly gate?: CompiledGate;
   /** present for tool calls to gated tools */
   readonly approval?: ApprovalState;
 };

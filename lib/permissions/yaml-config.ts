@@ -53,6 +53,15 @@ function positionOf(doc: Document, lines: LineCounter, path: readonly PropertyKe
 }
 
 export function parseYamlConfig<S extends z.ZodType>(text: string, file: string, schema: S): z.output<S> {
+  return parseYamlConfigLocated(text, file, schema).data;
+}
+
+/** parseYamlConfig, also answering where a value was written (for messages that point at one entry). */
+export function parseYamlConfigLocated<S extends z.ZodType>(
+  text: string,
+  file: string,
+  schema: S,
+): { data: z.output<S>; at(path: readonly (string | number)[]): { line: number; column: number } } {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
@@ -75,5 +84,5 @@ export function parseYamlConfig<S extends z.ZodType>(text: string, file: string,
       })),
     );
   }
-  return parsed.data;
+  return { data: parsed.data, at: (path) => positionOf(doc, lines, path) };
 }

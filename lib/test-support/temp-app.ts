@@ -5,9 +5,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp, type SwarmApp } from '../app';
-import { markUninitialized } from '../permissions';
-import type { ApprovalRequest } from '../approvals/store';
+import { createApp, type SwarmApp } from '@/lib/app';
+import type { ApprovalRequest } from '@/lib/approvals/store';
 
 export interface TempApp {
   app: SwarmApp;
@@ -15,6 +14,7 @@ export interface TempApp {
   dbPath: string;
   policyPath: string;
   agentsPath: string;
+  gatesPath: string;
   cleanup(): void;
 }
 
@@ -30,22 +30,23 @@ agents:
     tools: [evaluate_model, fairness_audit, grade_with_llm]
 `;
 
-export function tempApp(options: { agents?: string; policy?: string; env?: Record<string, string | undefined> } = {}): TempApp {
+export function tempApp(options: { agents?: string; policy?: string; gates?: string; env?: Record<string, string | undefined> } = {}): TempApp {
   const dir = mkdtempSync(join(tmpdir(), 'swarm-test-'));
   const agentsPath = join(dir, 'agents.yaml');
   const policyPath = join(dir, 'permission_policies.yaml');
   writeFileSync(agentsPath, options.agents ?? TEST_AGENTS);
   writeFileSync(policyPath, options.policy ?? 'rules: []\n');
+  const gatesPath = join(dir, 'gates.yaml');
+  if (options.gates !== undefined) writeFileSync(gatesPath, options.gates);
   const dbPath = join(dir, 'test.db');
   const app = createApp({ dbPath, configDir: dir, env: options.env ?? {} });
-  // The default engine is shared within a test file: make its next check install this app's sources.
-  markUninitialized();
   return {
     app,
     dir,
     dbPath,
     policyPath,
     agentsPath,
+    gatesPath,
     cleanup() {
       app.close();
       rmSync(dir, { recursive: true, force: true });

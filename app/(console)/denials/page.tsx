@@ -1,9 +1,9 @@
 import type { Metadata } from 'next';
 import { Suspense } from 'react';
-import { PLATFORM_TOOLS } from '../../../lib/agents/platform-tools';
-import { FLAG_CATALOG } from '../../../lib/flags/catalog';
-import { requirePage } from '../../../lib/http/page-auth';
-import { Forbidden } from '../../_components/forbidden';
+import { PLATFORM_TOOLS } from '@/lib/agents/platform-tools';
+import { FLAG_CATALOG } from '@/lib/flags/catalog';
+import { requirePage } from '@/lib/http/page-auth';
+import { Forbidden } from '@/app/_components/forbidden';
 import { DenialExplorer } from './_components/explorer';
 import { FAMILY_ORDER } from './_components/families';
 import type { Suggestions } from './_components/filter-bar';

@@ -1,5 +1,5 @@
-import type { TransparencyFlag, TransparencyReport } from '../../../lib/flags/transparency';
-import { Time } from '../../_components/time';
+import type { TransparencyFlag, TransparencyReport } from '@/lib/flags/transparency';
+import { Time } from '@/app/_components/time';
 import { FlagActions, type FlagSummary } from './flag-admin';
 import { Ident } from './ident';
 import { OnOff } from './on-off';

@@ -1,9 +1,9 @@
 import type { Metadata } from 'next';
-import { flagHistoryQuerySchema, HISTORY_PAGE_SIZE } from '../../../lib/flags/query';
-import { transparencyReport } from '../../../lib/flags/transparency';
-import { requirePage } from '../../../lib/http/page-auth';
-import { Forbidden } from '../../_components/forbidden';
-import { Time } from '../../_components/time';
+import { flagHistoryQuerySchema, HISTORY_PAGE_SIZE } from '@/lib/flags/query';
+import { transparencyReport } from '@/lib/flags/transparency';
+import { requirePage } from '@/lib/http/page-auth';
+import { Forbidden } from '@/app/_components/forbidden';
+import { Time } from '@/app/_components/time';
 import { FlagAdminProvider } from './flag-admin';
 import { FlagHistory } from './flag-history';
 import { FlagsTable } from './flags-table';

@@ -1,6 +1,6 @@
-import type { TransparencyReport } from '../../../lib/flags/transparency';
-import { ColumnHeads } from '../../_components/column-heads';
-import { Time } from '../../_components/time';
+import type { TransparencyReport } from '@/lib/flags/transparency';
+import { ColumnHeads } from '@/app/_components/column-heads';
+import { Time } from '@/app/_components/time';
 import styles from './transparency.module.css';
 
 type Sources = TransparencyReport['sources'];

@@ -1,4 +1,4 @@
-import { PRIORITY, type PermissionRule, type RuleSource } from '../types';
+import { PRIORITY, type PermissionRule, type RuleSource } from '@/lib/permissions/types';
 
 /** The per-agent tool allowlists, compiled for lookup. */
 export interface AgentDirectory {

@@ -1,5 +1,5 @@
-import { compileGlob } from '../glob';
-import { PRIORITY, type PermissionRule, type RuleSource } from '../types';
+import { compileGlob } from '@/lib/permissions/glob';
+import { PRIORITY, type PermissionRule, type RuleSource } from '@/lib/permissions/types';
 
 /** What one flag guards. A guarded tool or path is denied while the flag is off. */
 export interface FlagGuard {

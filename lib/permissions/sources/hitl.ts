@@ -3,20 +3,22 @@ import { PRIORITY, type PermissionRule, type RuleSource } from '../types';
 const NONE: readonly PermissionRule[] = Object.freeze([]);
 
 /**
- * Human-in-the-loop gates: a tool declared with requireApproval(gate) asks until an approval for this exact call
- * (agent, tool, canonical arguments) exists. An approved call is allowed (once: the engine consumes it), a rejected or
- * expired one is denied. `gates` maps tool name to gate type.
+ * Human-in-the-loop gates: a call that a gate covers (`context.gate`, chosen by the engine from code declarations and
+ * config/gates.yaml, its `when` already evaluated) asks until an approval for this exact call (agent, tool, canonical
+ * arguments) exists. An approved call is allowed (once: the engine consumes it), a rejected or expired one is denied.
+ * The engine also keeps the gate when a higher rule allows the call: see PermissionEngine.evaluate.
  */
-export function createHitlSource(gates: () => ReadonlyMap<string, string>): RuleSource {
-  // The "no approval yet" answer is the same for every call of a tool: build it once per tool and gate.
+export function createHitlSource(): RuleSource {
+  // The "no approval yet" answer is the same for every call of a gate: build it once per gate and tool.
   const asks = new Map<string, readonly PermissionRule[]>();
-  const firstAsk = (tool: string, gate: string): readonly PermissionRule[] => {
-    const key = `${tool}\u0000${gate}`;
+  const firstAsk = (tool: string, gate: string, description: string | undefined): readonly PermissionRule[] => {
+    const key = `${tool}\u0000${gate}\u0000${description ?? ''}`;
     let r = asks.get(key);
     if (!r) {
       r = Object.freeze([
-        Object.freeze({ decision: 'ASK' as const, priority: PRIORITY.hitl, ruleSource: `hitl:${gate}`, reason: `Tool "${tool}" needs a human approval (gate "${gate}").` }),
+        Object.freeze({ decision: 'ASK' as const, priority: PRIORITY.hitl, ruleSource: `hitl:${gate}`, reason: `Tool "${tool}" needs a human approval (gate "${gate}").${description ? ` ${description}` : ''}` }),
       ]);
+      if (asks.size > 10_000) asks.clear();
       asks.set(key, r);
     }
     return r;
@@ -24,10 +26,8 @@ export function createHitlSource(gates: () => ReadonlyMap<string, string>): Rule
   return {
     name: 'hitl',
     rules(context) {
-      if (context.kind !== 'tool') return NONE;
-      const gate = gates().get(context.tool);
-      if (gate === undefined) return NONE;
-      const ruleSource = `hitl:${gate}`;
+      if (context.kind !== 'tool' || !context.gate) return NONE;
+      const { id: gate, ruleSource } = context.gate;
       const approval = context.approval ?? { status: 'none' as const };
       switch (approval.status) {
         case 'approved':
@@ -39,7 +39,7 @@ export function createHitlSource(gates: () => ReadonlyMap<string, string>): Rule
         case 'pending':
           return [{ decision: 'ASK', priority: PRIORITY.hitl, ruleSource, reason: `Waiting for an operator to approve this "${gate}" call (approval ${approval.id}).` }];
         default:
-          return firstAsk(context.tool, gate);
+          return firstAsk(context.tool, gate, context.gate.description);
       }
     },
   };

@@ -1,7 +1,16 @@
-import { callMatches, candidateRules, ruleMatches, type CompiledPolicy, type CompiledRule } from '../policy';
-import type { PermissionContext, PermissionRule, RuleSource } from '../types';
+import { conditionHolds } from '@/lib/permissions/condition';
+import { callMatches, candidateRules, ruleMatches, type CompiledPolicy, type CompiledRule } from '@/lib/permissions/policy';
+import type { PermissionContext, PermissionRule, RuleSource } from '@/lib/permissions/types';
 
 const NONE: readonly PermissionRule[] = Object.freeze([]);
+
+/**
+ * A rule's `when`, if it has one. A condition that cannot be evaluated (a missing key, a type mismatch) falls on the
+ * safe side: a DENY or ASK rule applies, an ALLOW rule does not.
+ */
+function conditionMet(rule: CompiledRule, context: PermissionContext): boolean {
+  return rule.condition === undefined || conditionHolds(rule.condition, context, rule.decision !== 'ALLOW');
+}
 
 function emit(rule: CompiledRule, context: PermissionContext): PermissionRule {
   if (rule.decision !== 'ASK' || !context.approval) return rule.emitted;
@@ -31,13 +40,13 @@ export function createPolicySource(policy: () => CompiledPolicy): RuleSource {
         const role = context.principal.role;
         for (let i = 0; i < candidates.length; i++) {
           const r = candidates[i]!;
-          if (!callMatches(r, role, context.arguments)) continue;
+          if (!callMatches(r, role, context.arguments) || !conditionMet(r, context)) continue;
           (out ??= []).push(r.decision === 'ASK' ? emit(r, context) : r.emitted);
         }
         return out ?? NONE;
       }
       const c = { kind: context.kind, agent: context.agent, role: context.principal.role, method: context.method, path: context.path };
-      for (const r of p.http) if (ruleMatches(r, c)) (out ??= []).push(emit(r, context));
+      for (const r of p.http) if (ruleMatches(r, c) && conditionMet(r, context)) (out ??= []).push(emit(r, context));
       return out ?? NONE;
     },
   };

@@ -1,4 +1,4 @@
-import { isRoleAtLeast, PRIORITY, type PermissionRule, type RuleSource } from '../types';
+import { isRoleAtLeast, PRIORITY, type PermissionRule, type RuleSource } from '@/lib/permissions/types';
 
 const NONE: readonly PermissionRule[] = Object.freeze([]);
 

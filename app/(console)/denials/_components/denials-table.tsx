@@ -3,7 +3,7 @@
 import { flexRender, getCoreRowModel, useReactTable, type ColumnDef, type SortingState, type VisibilityState } from '@tanstack/react-table';
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { z } from 'zod';
-import styles from '../denials.module.css';
+import styles from '@/app/(console)/denials/denials.module.css';
 import type { Denial } from './api';
 import { localDateTime, utcDateTime } from './format';
 import { RuleBadge } from './rule-badge';

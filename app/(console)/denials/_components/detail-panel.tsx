@@ -1,7 +1,7 @@
 'use client';
 
 import { useEffect, useRef, useState, type ReactNode } from 'react';
-import styles from '../denials.module.css';
+import styles from '@/app/(console)/denials/denials.module.css';
 import type { ApiError, DenialDetail } from './api';
 import { familyInfo, ruleSourceFamily } from './families';
 import { localDateTime, localZone, utcDateTime } from './format';

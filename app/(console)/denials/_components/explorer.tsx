@@ -2,7 +2,7 @@
 
 import { useSearchParams } from 'next/navigation';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import styles from '../denials.module.css';
+import styles from '@/app/(console)/denials/denials.module.css';
 import { detailSchema, histogramSchema, pageSchema, summarySchema, useApi, type ApiError } from './api';
 import { DenialsTable, useColumnVisibility } from './denials-table';
 import { DetailPanel } from './detail-panel';

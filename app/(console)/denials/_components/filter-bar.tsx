@@ -1,7 +1,7 @@
 'use client';
 
 import { useEffect, useId, useState, type FormEvent } from 'react';
-import styles from '../denials.module.css';
+import styles from '@/app/(console)/denials/denials.module.css';
 import { localDateTime } from './format';
 import { hasFilters, isCustomRange, ROLE_OPTIONS, WINDOW_LABELS, WINDOWS, type ExplorerState, type RelativeWindow } from './url-state';
 

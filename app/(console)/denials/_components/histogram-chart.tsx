@@ -1,7 +1,7 @@
 'use client';
 
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
-import styles from '../denials.module.css';
+import styles from '@/app/(console)/denials/denials.module.css';
 import type { Histogram } from './api';
 import { familyInfo, orderFamilies } from './families';
 import { count, duration, plural, shortDateTime } from './format';

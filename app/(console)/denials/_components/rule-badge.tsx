@@ -1,6 +1,6 @@
 'use client';
 
-import styles from '../denials.module.css';
+import styles from '@/app/(console)/denials/denials.module.css';
 import { badgeClass } from './families';
 
 /**

@@ -1,10 +1,9 @@
-import { approvalToJson } from '../../../../lib/approvals/store';
-import { requireRole, route } from '../../../../lib/http/route';
-import { approvalListQuerySchema } from '../../../../lib/http/schemas';
+import { requireRole, route } from '@/lib/http/route';
+import { approvalListQuerySchema } from '@/lib/http/schemas';
 
 export const dynamic = 'force-dynamic';
 
-/** Approval requests, filtered by status, gate and agent; pending ones oldest first. */
+/** Approval requests, filtered by status, gate and agent; pending ones oldest first, with the approvals given so far. */
 export const GET = route({ role: requireRole('auditor'), query: approvalListQuerySchema }, ({ app, query }) => ({
-  approvals: app.approvals.list(query).map(approvalToJson),
+  approvals: app.approvals.toJson(app.approvals.list(query)),
 }));

@@ -1,5 +1,5 @@
-import { flagToJson } from '../../../../lib/flags/view';
-import { requireRole, route } from '../../../../lib/http/route';
+import { flagToJson } from '@/lib/flags/view';
+import { requireRole, route } from '@/lib/http/route';
 
 export const dynamic = 'force-dynamic';
 

@@ -1,4 +1,4 @@
-import { requireRole, route } from '../../../../lib/http/route';
+import { requireRole, route } from '@/lib/http/route';
 
 export const dynamic = 'force-dynamic';
 

@@ -1,7 +1,7 @@
-import { loginThrottle } from '../../../../../lib/auth/throttle';
-import { SESSION_TTL_SECONDS } from '../../../../../lib/auth/store';
-import { errorResponse, requireRole, route, SESSION_COOKIE } from '../../../../../lib/http/route';
-import { loginBodySchema } from '../../../../../lib/http/schemas';
+import { loginThrottle } from '@/lib/auth/throttle';
+import { SESSION_TTL_SECONDS } from '@/lib/auth/store';
+import { errorResponse, requireRole, route, SESSION_COOKIE } from '@/lib/http/route';
+import { loginBodySchema } from '@/lib/http/schemas';
 
 export const dynamic = 'force-dynamic';
 

@@ -1,7 +1,7 @@
-import { AppError } from '../../../../../lib/errors';
-import { flagToJson } from '../../../../../lib/flags/view';
-import { requireRole, route } from '../../../../../lib/http/route';
-import { flagNameSchema, flagOverrideBodySchema, flagUnsetBodySchema } from '../../../../../lib/http/schemas';
+import { AppError } from '@/lib/errors';
+import { flagToJson } from '@/lib/flags/view';
+import { requireRole, route } from '@/lib/http/route';
+import { flagNameSchema, flagOverrideBodySchema, flagUnsetBodySchema } from '@/lib/http/schemas';
 
 export const dynamic = 'force-dynamic';
 

@@ -1,6 +1,6 @@
-import { flagHistoryQuerySchema } from '../../../../../lib/flags/query';
-import { historyToJson, readHistory } from '../../../../../lib/flags/transparency';
-import { requireRole, route } from '../../../../../lib/http/route';
+import { flagHistoryQuerySchema } from '@/lib/flags/query';
+import { historyToJson, readHistory } from '@/lib/flags/transparency';
+import { requireRole, route } from '@/lib/http/route';
 
 export const dynamic = 'force-dynamic';
 

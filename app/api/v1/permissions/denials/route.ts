@@ -1,7 +1,7 @@
-import { denialExportResponse } from '../../../../../lib/audit/denial-export';
-import { denialToJson } from '../../../../../lib/audit/denials';
-import { requireRole, route } from '../../../../../lib/http/route';
-import { denialFilterOf, denialQuerySchema } from '../../../../../lib/http/schemas';
+import { denialExportResponse } from '@/lib/audit/denial-export';
+import { denialToJson } from '@/lib/audit/denials';
+import { requireRole, route } from '@/lib/http/route';
+import { denialFilterOf, denialQuerySchema } from '@/lib/http/schemas';
 
 export const dynamic = 'force-dynamic';
 

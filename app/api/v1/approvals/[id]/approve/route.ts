@@ -1,10 +1,14 @@
-import { approvalToJson } from '../../../../../../lib/approvals/store';
-import { requireRole, route } from '../../../../../../lib/http/route';
-import { approvalIdSchema, approveBodySchema } from '../../../../../../lib/http/schemas';
+import { requireRole, route } from '@/lib/http/route';
+import { approvalIdSchema, approveBodySchema } from '@/lib/http/schemas';
 
 export const dynamic = 'force-dynamic';
 
-/** Approve a pending request. 409 when it was decided already; 403 for the principal who requested it. */
-export const POST = route({ role: requireRole('operator'), params: approvalIdSchema, body: approveBodySchema }, ({ app, params, body, principal }) =>
-  approvalToJson(app.approvals.approve(params.id, principal.id, body.reason)),
-);
+/**
+ * One person's approval of a pending request. With a two-person gate the request stays pending after the first
+ * approval (the answer lists who approved). 409 when it was decided or expired already; 403 for the requester, for a
+ * second approval by the same person, and for a role the gate does not accept.
+ */
+export const POST = route({ role: requireRole('operator'), params: approvalIdSchema, body: approveBodySchema }, ({ app, params, body, principal }) => {
+  const row = app.approvals.approve(params.id, principal, body.reason);
+  return app.approvals.toJson([row])[0];
+});

@@ -1,10 +1,10 @@
-import { approvalToJson } from '../../../../../../lib/approvals/store';
-import { requireRole, route } from '../../../../../../lib/http/route';
-import { approvalIdSchema, rejectBodySchema } from '../../../../../../lib/http/schemas';
+import { requireRole, route } from '@/lib/http/route';
+import { approvalIdSchema, rejectBodySchema } from '@/lib/http/schemas';
 
 export const dynamic = 'force-dynamic';
 
-/** Reject a pending request with a reason; the rejection is recorded as a denial attributed to its gate. */
-export const POST = route({ role: requireRole('operator'), params: approvalIdSchema, body: rejectBodySchema }, ({ app, params, body, principal }) =>
-  approvalToJson(app.approvals.reject(params.id, principal.id, body.reason)),
-);
+/** Reject a pending request with a reason; recorded as a denial `hitl:<gate>`. One rejection ends the request. */
+export const POST = route({ role: requireRole('operator'), params: approvalIdSchema, body: rejectBodySchema }, ({ app, params, body, principal }) => {
+  const row = app.approvals.reject(params.id, principal, body.reason);
+  return app.approvals.toJson([row])[0];
+});

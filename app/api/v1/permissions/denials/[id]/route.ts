@@ -1,7 +1,7 @@
-import { denialToJson } from '../../../../../../lib/audit/denials';
-import { AppError } from '../../../../../../lib/errors';
-import { requireRole, route } from '../../../../../../lib/http/route';
-import { idParamSchema } from '../../../../../../lib/http/schemas';
+import { denialToJson } from '@/lib/audit/denials';
+import { AppError } from '@/lib/errors';
+import { requireRole, route } from '@/lib/http/route';
+import { idParamSchema } from '@/lib/http/schemas';
 
 export const dynamic = 'force-dynamic';
 

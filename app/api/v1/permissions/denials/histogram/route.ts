@@ -1,5 +1,5 @@
-import { requireRole, route } from '../../../../../../lib/http/route';
-import { denialFilterOf, denialMatchSchema } from '../../../../../../lib/http/schemas';
+import { requireRole, route } from '@/lib/http/route';
+import { denialFilterOf, denialMatchSchema } from '@/lib/http/schemas';
 
 export const dynamic = 'force-dynamic';
 

@@ -1,0 +1,215 @@
+/**
+ * Human-approval gates: which tool calls need a person's approval, how many people, within how long.
+ *
+ * A gate is a requirement, not a rule in the contest (the invariant `hitl_gates`): when the winning rule of a gated call
+ * is ALLOW and this exact call has no unused approval, the engine answers ASK `hitl:<gate>`. Gates come from code
+ * (`requireApproval(...)` on a tool definition) and from `config/gates.yaml`; this module merges both into one
+ * immutable GateSet. Pure: text in, a compiled set (or ConfigFileError with file:line:column) out.
+ */
+import { z } from 'zod';
+import { compileCondition, conditionSchema, type Condition } from './condition';
+import { compileNames, isGlob, matchesName, type NameMatcher } from './glob';
+import { ConfigFileError, parseYamlConfigLocated } from './yaml-config';
+import { ROLES, type Role } from './types';
+
+export const GATE_RISKS = ['low', 'medium', 'high'] as const;
+export type GateRisk = (typeof GATE_RISKS)[number];
+
+export const DEFAULT_GATE_TTL_SECONDS = 24 * 60 * 60;
+export const DEFAULT_APPROVER_ROLES: readonly Role[] = Object.freeze(['operator', 'admin'] as Role[]);
+
+/** A gate as declared, in code or in the file. */
+export interface GateSpec {
+  readonly id: string;
+  /** tool names or globs (`promote_*`) */
+  readonly tools: readonly string[];
+  /** optional CEL condition: only the calls for which it is true are gated */
+  readonly when?: string;
+  readonly approvers: { readonly roles: readonly Role[]; readonly count: number };
+  readonly expiresInSeconds: number;
+  readonly risk: GateRisk;
+  /** why the gate exists, in plain words, shown to the operator */
+  readonly description?: string;
+  /** where it was declared: `code`, or `config/gates.yaml:12:5` */
+  readonly origin: string;
+}
+
+export interface CompiledGate extends GateSpec {
+  readonly ruleSource: string;
+  readonly matcher: NameMatcher;
+  readonly condition?: Condition;
+}
+
+export interface GateSet {
+  readonly gates: readonly CompiledGate[];
+  /** tool -> the gate that covers it (by name or glob), before its condition; memoised lookups */
+  readonly byTool: Map<string, CompiledGate | null>;
+}
+
+export const GATE_ID = /^[a-z][a-z0-9_-]*$/;
+
+// ---------------------------------------------------------------------------------------------------------------
+// The file
+// ---------------------------------------------------------------------------------------------------------------
+
+const DURATION = /^(\d+(?:\.\d+)?)\s*(s|m|h|d)$/;
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+/** `4h`, `30m`, `2d`, `90s` or a number of seconds. */
+export const durationSchema = z.union([z.number().positive(), z.string()]).transform((v, ctx) => {
+  if (typeof v === 'number') return v;
+  const m = DURATION.exec(v.trim());
+  const seconds = m ? Number(m[1]) * UNIT_SECONDS[m[2]!]! : NaN;
+  if (!(seconds > 0)) {
+    ctx.addIssue({ code: 'custom', message: `"${v}" is not a duration: write a number with s, m, h or d (e.g. 4h, 30m)` });
+    return z.NEVER;
+  }
+  return seconds;
+});
+
+const toolPattern = z.string().regex(/^[A-Za-z0-9_*?.-]+$/, 'a tool name or glob (letters, digits, "_", "-", "*")');
+
+export const gateEntrySchema = z.strictObject({
+  id: z.string().regex(GATE_ID, 'id is lower-case letters, digits, "_" or "-" (it becomes rule_source hitl:<id>)'),
+  tools: z.union([toolPattern, z.array(toolPattern).min(1, 'a gate names at least one tool')]).transform((t) => (Array.isArray(t) ? t : [t])),
+  when: conditionSchema.optional(),
+  approvers: z
+    .strictObject({
+      roles: z.array(z.enum(ROLES)).min(1).default([...DEFAULT_APPROVER_ROLES]),
+      count: z.number().int().min(1, 'count is at least 1').max(5, 'count is at most 5').default(1),
+    })
+    .default({ roles: [...DEFAULT_APPROVER_ROLES], count: 1 }),
+  expires_in: durationSchema.default(DEFAULT_GATE_TTL_SECONDS),
+  risk: z.enum(GATE_RISKS, { error: 'risk is low, medium or high' }).default('medium'),
+  description: z.string().trim().min(1).max(500).optional(),
+});
+
+export const gatesFileSchema = z.strictObject({
+  version: z.literal(1).default(1),
+  gates: z.array(gateEntrySchema).nullable().default([]),
+});
+
+type GateEntry = z.output<typeof gateEntrySchema>;
+
+function specOfEntry(g: GateEntry, origin: string): GateSpec {
+  return {
+    id: g.id,
+    tools: g.tools,
+    when: g.when,
+    approvers: { roles: g.approvers.roles, count: g.approvers.count },
+    expiresInSeconds: g.expires_in,
+    risk: g.risk,
+    description: g.description,
+    origin,
+  };
+}
+
+/**
+ * Parse config/gates.yaml and merge it with the gates declared in code. Throws ConfigFileError (file:line:column)
+ * for a malformed file, a bad condition, or a tool gated twice.
+ */
+export function parseGates(text: string, file = 'gates.yaml', codeGates: readonly GateSpec[] = []): GateSet {
+  const { data, at } = parseYamlConfigLocated(text, file, gatesFileSchema);
+  const specs = (data.gates ?? []).map((g, i) => {
+    const pos = at(['gates', i]);
+    return specOfEntry(g, `${file}:${pos.line}:${pos.column}`);
+  });
+  try {
+    return mergeGates(codeGates, specs);
+  } catch (error) {
+    if (error instanceof GateConflict) {
+      const where = /:(\d+):(\d+)$/.exec(error.origin);
+      throw new ConfigFileError(file, [{ line: where ? Number(where[1]) : 1, column: where ? Number(where[2]) : 1, path: 'gates', message: error.message }]);
+    }
+    throw error;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Merging and lookup
+// ---------------------------------------------------------------------------------------------------------------
+
+export class GateConflict extends Error {
+  constructor(
+    message: string,
+    /** where the second declaration is */
+    readonly origin: string,
+  ) {
+    super(message);
+    this.name = 'GateConflict';
+  }
+}
+
+function compileGate(spec: GateSpec): CompiledGate {
+  return {
+    ...spec,
+    ruleSource: `hitl:${spec.id}`,
+    matcher: compileNames(spec.tools),
+    condition: spec.when === undefined ? undefined : compileCondition(spec.when),
+  };
+}
+
+/** Do two gates' tool patterns cover a common tool? Exact names are tested against the other's globs; equal globs overlap. */
+function overlap(a: GateSpec, b: GateSpec): string | undefined {
+  const ma = compileNames(a.tools);
+  const mb = compileNames(b.tools);
+  for (const t of a.tools) if (!isGlob(t) ? matchesName(mb, t) : b.tools.includes(t) || t === '*' || t === '**') return t;
+  for (const t of b.tools) if (!isGlob(t) && matchesName(ma, t)) return t;
+  return undefined;
+}
+
+/**
+ * One gate per tool. A file entry with the same id as a code declaration configures that gate (its tools are added,
+ * its settings win); a tool covered by two different gates is a conflict.
+ */
+export function mergeGates(codeGates: readonly GateSpec[], fileGates: readonly GateSpec[]): GateSet {
+  const byId = new Map<string, GateSpec>();
+  for (const g of codeGates) {
+    const prev = byId.get(g.id);
+    byId.set(g.id, prev ? { ...prev, tools: [...new Set([...prev.tools, ...g.tools])] } : g);
+  }
+  const seenInFile = new Set<string>();
+  for (const g of fileGates) {
+    if (seenInFile.has(g.id)) throw new GateConflict(`gate "${g.id}" is declared twice in the file`, g.origin);
+    seenInFile.add(g.id);
+    const code = byId.get(g.id);
+    byId.set(g.id, code ? { ...g, tools: [...new Set([...code.tools, ...g.tools])] } : g);
+  }
+  const specs = [...byId.values()];
+  for (let i = 0; i < specs.length; i++) {
+    for (let j = i + 1; j < specs.length; j++) {
+      const a = specs[i]!;
+      const b = specs[j]!;
+      const tool = overlap(a, b);
+      if (tool !== undefined) {
+        const later = b.origin === 'code' ? a : b;
+        throw new GateConflict(
+          `tool "${tool}" is gated by both "${a.id}" (${a.origin}) and "${b.id}" (${b.origin}); a tool has one gate`,
+          later.origin,
+        );
+      }
+    }
+  }
+  return { gates: specs.map(compileGate), byTool: new Map() };
+}
+
+export const EMPTY_GATES: GateSet = mergeGates([], []);
+
+/** Bound on the memo: tool names come from callers, so an odd caller must not grow it without end. */
+const MAX_MEMO = 50_000;
+
+/** The gate that covers this tool, before its condition is evaluated. */
+export function gateOfTool(set: GateSet, tool: string): CompiledGate | undefined {
+  const hit = set.byTool.get(tool);
+  if (hit !== undefined) return hit ?? undefined;
+  let found: CompiledGate | null = null;
+  for (const g of set.gates) {
+    if (matchesName(g.matcher, tool)) {
+      found = g;
+      break;
+    }
+  }
+  if (set.byTool.size >= MAX_MEMO) set.byTool.clear();
+  set.byTool.set(tool, found);
+  return found ?? undefined;
+}
