@@ -209,14 +209,14 @@ describe('swarm features', () => {
   });
 
   it('refuses to turn an invariant off (exit 1), and records the attempt as a denial', async () => {
-    const r = await swarm('features', 'set', 'audit_trail_security_events', 'off', '--reason', 'too noisy');
+    const r = await swarm('features', 'set', 'audit_trail_security_events', 'off', '--reason', 'too noisy', '--as', 'root');
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error: .*invariant/);
     app.flags.invalidate();
     expect(app.flags.get('audit_trail_security_events')).toMatchObject({ value: true, layer: 'default' });
     const recorded = app.denials.query({ ruleSource: 'flag:audit_trail_security_events', limit: 5 }).rows;
     expect(recorded).toHaveLength(1);
-    expect(recorded[0]!.principal).toMatch(/^cli:/);
+    expect(recorded[0]!.principal).toBe('root');
   });
 
   it('sets and unsets an override attributed to --as, with the change history', async () => {
@@ -225,12 +225,12 @@ describe('swarm features', () => {
     app.flags.invalidate();
     expect(app.flags.get('cron_scheduler')).toMatchObject({ value: false, layer: 'override', override: { setBy: 'root', reason: 'maintenance window' } });
 
-    const unset = await swarm('features', 'unset', 'cron_scheduler', '--reason', 'window over');
+    const unset = await swarm('features', 'unset', 'cron_scheduler', '--reason', 'window over', '--as', 'root');
     expect(unset.code).toBe(0);
     app.flags.invalidate();
     expect(app.flags.get('cron_scheduler')).toMatchObject({ value: true, layer: 'default' });
     expect(app.flags.history({ name: 'cron_scheduler' }).map((h) => [h.action, h.changedBy])).toEqual([
-      ['unset', expect.stringMatching(/^cli:/)],
+      ['unset', 'root'],
       ['set', 'root'],
     ]);
   });
@@ -251,15 +251,18 @@ describe('swarm approvals', () => {
 
     const again = await swarm('approvals', 'approve', approvalIds.a, '--as', 'root');
     expect(again.code).toBe(1);
-    expect(again.stderr).toContain(`error: Approval ${approvalIds.a} is already approved (by olivia).`);
+    expect(again.stderr).toContain('error: This request is already approved (by olivia).');
     expect(again.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('refuses a decider who is not an operator or admin, and lists what is pending', async () => {
     const r = await swarm('approvals', 'approve', approvalIds.c, '--as', 'victor');
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('user "victor" is a viewer');
+    // checked by the engine like POST /api/v1/approvals/{id}/approve, and the refusal is a recorded denial
+    expect(r.stderr).toContain('refused for user "victor" (viewer) by rbac:operator');
     expect(app.approvals.get(approvalIds.c)?.status).toBe('pending');
+    const denied = app.denials.query({ ruleSource: 'rbac:operator', limit: 5 }).rows;
+    expect(denied.some((d) => d.principal === 'victor' && d.httpPath === `/api/v1/approvals/${approvalIds.c}/approve`)).toBe(true);
 
     const list = await swarm('approvals', 'list', '--status', 'pending', '--json');
     expect(list.code).toBe(0);
@@ -268,3 +271,89 @@ describe('swarm approvals', () => {
     expect(body.approvals[0]!.arguments).toEqual({ model: 'churn-v7', env: 'canary' });
   });
 });
+
+describe('the CLI decides through the engine', () => {
+  it('refuses a flag change that a YAML rule refuses on the REST route, and records it', async () => {
+    writeFileSync(
+      join(dir, 'permission_policies.yaml'),
+      'rules:\n  - id: freeze\n    decision: DENY\n    reason: Change freeze.\n    match: { method: PUT, path: /api/v1/flags/* }\n',
+    );
+    try {
+      const r = await swarm('features', 'set', 'batch_runner', 'off', '--reason', 'cost', '--as', 'root');
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('by policy:freeze: Change freeze.');
+      app.flags.invalidate();
+      expect(app.flags.get('batch_runner')?.layer).toBe('default');
+      expect(app.denials.query({ ruleSource: 'policy:freeze', limit: 5 }).rows[0]).toMatchObject({ principal: 'root', httpMethod: 'PUT', httpPath: '/api/v1/flags/batch_runner' });
+    } finally {
+      writeFileSync(join(dir, 'permission_policies.yaml'), 'rules: []\n');
+    }
+  });
+
+  it('needs --as for a flag change: the change is checked for a person, not for the machine account', async () => {
+    const r = await swarm('features', 'set', 'batch_runner', 'off', '--reason', 'cost');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--as');
+  });
+});
+
+describe('swarm policy test', () => {
+  const write = (name: string, text: string) => {
+    const f = join(dir, name);
+    writeFileSync(f, text);
+    return f;
+  };
+
+  it('prints each case and exits 0 when all pass, 4 when one fails', async () => {
+    const good = write(
+      'good.test.yaml',
+      'tests:\n  - name: deploys ask\n    input: { agent: deployer, tool: deploy_serving, args: { model_id: m, env: prod } }\n    expect: { decision: ASK, rule_source: hitl:deploy }\n',
+    );
+    const bad = write(
+      'bad.test.yaml',
+      'tests:\n  - name: deploys ask\n    input: { agent: deployer, tool: deploy_serving, args: { model_id: m, env: prod } }\n    expect: { decision: ASK }\n  - name: wrong on purpose\n    input: { agent: deployer, tool: deploy_serving, args: { model_id: m, env: prod } }\n    expect: { decision: ALLOW }\n',
+    );
+    const [ok, failed] = await Promise.all([swarm('policy', 'test', good), swarm('policy', 'test', bad)]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain('PASS  deploys ask  (ASK hitl:deploy)');
+    expect(ok.stdout).toContain('1 passed, 0 failed');
+    expect(failed.code).toBe(4);
+    expect(failed.stdout).toContain(`FAIL  wrong on purpose\n      ${bad}:5:5: policy test "wrong on purpose" failed: expected ALLOW, got ASK hitl:deploy`);
+    expect(failed.stdout).toContain('1 passed, 1 failed');
+  });
+
+  it('exits 3 when the configuration does not compile', async () => {
+    const tests = write('t.test.yaml', 'tests: []\n');
+    write('gates.yaml', 'gates:\n  - id: x\n    tools: [a]\n    when: "args.x =="\n');
+    try {
+      const r = await swarm('policy', 'test', tests);
+      expect(r.code).toBe(3);
+      expect(r.stderr).toMatch(/gates\.yaml:4:11: gates\.0\.when: invalid condition/);
+    } finally {
+      rmSync(join(dir, 'gates.yaml'));
+    }
+  });
+});
+
+describe('swarm policy validate warnings', () => {
+  it('warns about a shadowed rule and a DENY outvoted by an ALLOW, with both positions', async () => {
+    const f = join(dir, 'shadow.yaml');
+    writeFileSync(
+      f,
+      [
+        'rules:',
+        '  - { id: all-exports, decision: DENY, priority: 700, match: { tool: export_* } }',
+        '  - { id: one-export, decision: ALLOW, match: { tool: export_raw_data, agent: compliance_agent } }',
+        '  - { id: open, decision: ALLOW, match: { tool: train_model } }',
+        '  - { id: closed, decision: DENY, match: { tool: train_model } }',
+        '',
+      ].join('\n'),
+    );
+    const r = await swarm('policy', 'validate', f);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`${f}:3:5: warning: rule "one-export" can never decide: rule "all-exports" (${f}:2:5) has a higher priority (700 > 500)`);
+    expect(r.stderr).toContain(`${f}:5:5: warning: rule "closed" (DENY) can never decide: rule "open" (${f}:4:5) has the same priority`);
+    expect(r.stderr).not.toContain('"open" can never');
+  });
+});
+

@@ -19,7 +19,12 @@ Audit
 Policy
   swarm policy validate [FILE]
       Check a policy file (default: $SWARM_POLICY_FILE, else
-      $SWARM_CONFIG_DIR/permission_policies.yaml). Problems are printed as FILE:LINE:COLUMN.
+      $SWARM_CONFIG_DIR/permission_policies.yaml). Problems are printed as FILE:LINE:COLUMN;
+      rules that can never decide (shadowed or outvoted) are warned about with both positions.
+  swarm policy test [FILE]
+      Run the policy tests (default: $SWARM_CONFIG_DIR/policy_tests.yaml and the policy
+      file's .test.yaml) against agents, policy and gates. Exit 0 when all pass, 3 when the
+      configuration does not compile, 4 when a test fails.
 
 Feature flags
   swarm features list [--json]

@@ -14,19 +14,14 @@ import { AuthStore } from './auth/store';
 import { randomPassword } from './auth/secrets';
 import { EMPTY_AGENTS, parseAgents, type AgentsConfig } from './config/agents';
 import { WatchedFile } from './config/watched-file';
-import { FLAG_CATALOG } from './flags/catalog';
 import { FlagService } from './flags/service';
 import { PLATFORM_TOOLS } from './agents/platform-tools';
 import { PermissionEngine, type RuleSource } from './permissions';
+import { builtInSources } from './config/sources';
+import { assertPolicyTests, loadPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, type PolicyConfig, type PolicyTests } from './config/policy-tests';
+import { SecurityEventStore } from './audit/security-events';
 import { mergeGates, parseGates, type GateSet, type GateSpec } from './permissions/gates';
 import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from './permissions/policy';
-import {
-  createAgentAllowlistSource,
-  createFlagSource,
-  createHitlSource,
-  createPolicySource,
-  createRbacSource,
-} from './permissions/sources';
 
 export interface AppOptions {
   dbPath: string;
@@ -42,6 +37,11 @@ export interface AppOptions {
   backgroundCheckpoints?: boolean;
   /** expire due approval requests every second and record them (the server) */
   sweepApprovals?: boolean;
+  /**
+   * refuse to start when the policy tests fail (servers: yes; one-shot CLI commands read the database and must work
+   * while someone fixes a policy). Reloads are always refused when their tests fail.
+   */
+  enforcePolicyTests?: boolean;
 }
 
 export interface StartupReport {
@@ -60,6 +60,9 @@ export class SwarmApp {
   readonly agentsFile: WatchedFile<AgentsConfig>;
   readonly policyFile: WatchedFile<CompiledPolicy>;
   readonly gatesFile: WatchedFile<GateSet>;
+  /** config/policy_tests.yaml and <policy file>.test.yaml: a reload whose tests fail is refused */
+  readonly testFiles: WatchedFile<PolicyTests>[];
+  readonly securityEvents: SecurityEventStore;
   readonly engine: PermissionEngine;
   readonly env: Readonly<Record<string, string | undefined>>;
   private readonly checkpointer: Checkpointer | undefined;
@@ -76,10 +79,11 @@ export class SwarmApp {
       EMPTY_POLICY,
     );
     this.gatesFile = new WatchedFile(join(configDir, 'gates.yaml'), (text, file) => parseGates(text, file, this.codeGates), mergeGates(this.codeGates, []));
+    this.testFiles = policyTestFiles(configDir, this.policyFile.path).map((f) => new WatchedFile(f, parsePolicyTests, NO_POLICY_TESTS));
+    if (options.enforcePolicyTests) assertPolicyTests(this.policyConfig(), this.policyTests());
+    this.guardReloads();
     if (options.watchConfig) {
-      this.agentsFile.watch();
-      this.policyFile.watch();
-      this.gatesFile.watch();
+      for (const f of this.configFiles()) f.watch();
     }
     this.db = openDatabase({
       path: options.dbPath,
@@ -100,11 +104,43 @@ export class SwarmApp {
       this.rollupTimer.unref();
     }
     this.denials = new DenialStore(this.db);
+    this.securityEvents = new SecurityEventStore(this.db);
     this.approvals = new ApprovalStore(this.db, (row) => this.recordApprovalDenial(row));
     this.flags = new FlagService(this.db, this.env);
     this.auth = new AuthStore(this.db);
     this.engine = this.buildEngine();
     if (options.sweepApprovals) this.startSweeper();
+  }
+
+  /** The configuration in force, as the policy tests see it. */
+  policyConfig(over: Partial<PolicyConfig> = {}): PolicyConfig {
+    return { agents: this.agentsFile.current, policy: this.policyFile.current, gates: this.gatesFile.current, ...over };
+  }
+
+  /** Every policy test case in force (all test files). */
+  policyTests(replace?: { file: WatchedFile<PolicyTests>; with: PolicyTests }): PolicyTests {
+    const parts = this.testFiles.map((f) => (replace && f === replace.file ? replace.with : f.current));
+    return { files: parts.flatMap((p) => p.files), cases: parts.flatMap((p) => p.cases) };
+  }
+
+  private configFiles(): WatchedFile<unknown>[] {
+    return [this.agentsFile, this.policyFile, this.gatesFile, ...this.testFiles] as WatchedFile<unknown>[];
+  }
+
+  /**
+   * A new version of any configuration file takes effect only if the policy tests pass with it; otherwise it is refused
+   * like a malformed file (the last good version stays, /transparency shows why) and the refusal is recorded.
+   */
+  private guardReloads(): void {
+    this.agentsFile.setAcceptor((agents) => assertPolicyTests(this.policyConfig({ agents }), this.policyTests()));
+    this.policyFile.setAcceptor((policy) => assertPolicyTests(this.policyConfig({ policy }), this.policyTests()));
+    this.gatesFile.setAcceptor((gates) => assertPolicyTests(this.policyConfig({ gates }), this.policyTests()));
+    for (const file of this.testFiles) file.setAcceptor((tests) => assertPolicyTests(this.policyConfig(), this.policyTests({ file, with: tests })));
+    for (const file of this.configFiles()) {
+      file.onRefused((error) =>
+        this.securityEvents.record({ type: 'config.refused', actor: 'system', outcome: 'refused', target: file.status().path, detail: { error } }),
+      );
+    }
   }
 
   /** The gates in force: code declarations merged with config/gates.yaml. */
@@ -130,13 +166,7 @@ export class SwarmApp {
 
   /** The five default sources, in the order the trace lists them. */
   defaultSources(): RuleSource[] {
-    return [
-      createRbacSource(),
-      createAgentAllowlistSource(() => this.agentsFile.current),
-      createFlagSource(FLAG_CATALOG.map((f) => ({ flag: f.name, defaultValue: f.defaultValue, tools: f.guards.tools, paths: f.guards.paths }))),
-      createPolicySource(() => this.policyFile.current),
-      createHitlSource(),
-    ];
+    return builtInSources(() => this.agentsFile.current, () => this.policyFile.current);
   }
 
   /** A policy ASK rule may match calls of this tool: the engine then needs the call's approval state. */
@@ -224,9 +254,7 @@ export class SwarmApp {
   }
 
   close(): void {
-    this.agentsFile.close();
-    this.policyFile.close();
-    this.gatesFile.close();
+    for (const f of this.configFiles()) f.close();
     if (this.rollupTimer) clearInterval(this.rollupTimer);
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     void this.checkpointer?.stop();
@@ -250,7 +278,7 @@ type GlobalWithApp = typeof globalThis & { [GLOBAL_KEY]?: SwarmApp };
 export function getApp(): SwarmApp {
   const g = globalThis as GlobalWithApp;
   if (!g[GLOBAL_KEY]) {
-    const app = createApp({ dbPath: process.env.SWARM_DB ?? 'data/swarm.db', watchConfig: true, backgroundCheckpoints: true, sweepApprovals: true });
+    const app = createApp({ dbPath: process.env.SWARM_DB ?? 'data/swarm.db', watchConfig: true, backgroundCheckpoints: true, sweepApprovals: true, enforcePolicyTests: true });
     app.bootstrap();
     g[GLOBAL_KEY] = app;
   }

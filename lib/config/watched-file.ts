@@ -26,6 +26,8 @@ export class WatchedFile<T> {
   private error: string | null = null;
   private missing = false;
   private timer: NodeJS.Timeout | undefined;
+  private acceptor: ((next: T) => void) | undefined;
+  private refusedListener: ((error: string) => void) | undefined;
 
   /**
    * Loads the file now. A file that exists but does not parse throws: a process must not start on a broken policy.
@@ -52,6 +54,19 @@ export class WatchedFile<T> {
     return this.value;
   }
 
+  /**
+   * A further check a new version must pass before it takes effect (e.g. the policy tests); it throws to refuse.
+   * A refused version is handled like a malformed one: the last good version stays, and the error is shown.
+   */
+  setAcceptor(accept: (next: T) => void): void {
+    this.acceptor = accept;
+  }
+
+  /** Told of every refused version (malformed, or refused by the acceptor), once per change of the file. */
+  onRefused(listener: (error: string) => void): void {
+    this.refusedListener = listener;
+  }
+
   status(): WatchedFileStatus {
     return { path: this.path, loadedAt: this.loadedAt, error: this.error, missing: this.missing };
   }
@@ -76,6 +91,7 @@ export class WatchedFile<T> {
     if (!force && stamp === this.stamp) return false;
     try {
       const next = this.parse(readFileSync(this.path, 'utf8'), displayName(this.path));
+      this.acceptor?.(next);
       this.value = next;
       this.stamp = stamp;
       this.loadedAt = Date.now() / 1000;
@@ -85,6 +101,11 @@ export class WatchedFile<T> {
     } catch (e) {
       this.stamp = stamp;
       this.error = `${e instanceof Error ? e.message : String(e)}\nThe last good version stays in force.`;
+      try {
+        this.refusedListener?.(this.error);
+      } catch (listenerError) {
+        console.error('Recording a refused configuration failed.', listenerError);
+      }
       return false;
     }
   }

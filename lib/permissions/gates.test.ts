@@ -4,6 +4,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createApp } from '@/lib/app';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { ConfigFileError } from './yaml-config';
 import { parseGates } from './gates';
@@ -245,3 +247,38 @@ rules:
     );
   });
 });
+
+describe('policy tests guard every reload', () => {
+  const TESTS = 'tests:\n  - name: staging deploys ask\n    input: { agent: deployer, tool: deploy_serving, args: { model_id: m, env: staging } }\n    expect: { decision: ASK, rule_source: hitl:deploy }\n';
+
+  it('refuses a gates.yaml whose tests fail: the last good gates stay, the failure is shown and recorded', () => {
+    t = tempApp({ tests: TESTS });
+    writeFileSync(t.gatesPath, "gates:\n  - id: deploy\n    tools: [deploy_serving]\n    when: \"args.env == 'prod'\"\n");
+    expect(t.app.gatesFile.reload(true)).toBe(false);
+    expect(t.app.gatesFile.status().error).toMatch(/policy_tests\.yaml:2:5: policy test "staging deploys ask" failed: expected ASK hitl:deploy, got ALLOW agent_allowlist/);
+    expect(engine().check(deploy('staging')).decision).toBe('ASK');
+    const [event] = t.app.securityEvents.list('config.refused');
+    expect(event).toMatchObject({ outcome: 'refused', target: t.gatesPath });
+    expect(event!.detailJson).toContain('staging deploys ask');
+  });
+
+  it('refuses a tests file that the configuration in force does not pass, and accepts one it passes', () => {
+    t = tempApp({ tests: TESTS });
+    const [file] = t.app.testFiles;
+    writeFileSync(file!.path, TESTS.replace('decision: ASK', 'decision: ALLOW'));
+    expect(file!.reload(true)).toBe(false);
+    writeFileSync(file!.path, TESTS.replace('env: staging', 'env: prod'));
+    expect(file!.reload(true)).toBe(true);
+  });
+
+  it('stops a server from starting on a configuration that fails its tests', () => {
+    // tempApp does not enforce at start (CLI commands must still work while a policy is fixed); the server does:
+    const t2 = tempApp({ tests: TESTS.replace('decision: ASK', 'decision: DENY') });
+    try {
+      expect(() => createApp({ dbPath: join(t2.dir, 'second.db'), configDir: t2.dir, env: {}, enforcePolicyTests: true })).toThrow(/policy test "staging deploys ask" failed/);
+    } finally {
+      t2.cleanup();
+    }
+  });
+});
+

@@ -3,7 +3,7 @@
  * Pure: takes text, returns a compiled policy or throws PolicyError. Reading and watching the file is lib/config's job.
  */
 import { z } from 'zod';
-import { parseYamlConfig } from './yaml-config';
+import { parseYamlConfigLocated } from './yaml-config';
 import { compileCondition, conditionSchema, type Condition } from './condition';
 import { compileNames, matchesName, type NameMatcher } from './glob';
 import { DECISIONS, PRIORITY, ROLES, type Decision, type PermissionRule, type Role } from './types';
@@ -70,6 +70,8 @@ export interface CompiledRule {
   readonly path?: NameMatcher;
   readonly args?: readonly ArgumentMatcher[];
   readonly condition?: Condition;
+  /** where the rule is written, `file:line:column` (for warnings and test output) */
+  readonly position?: string;
   /** the rule as written, for display on /transparency */
   readonly source: PolicyRuleInput;
   /** the rule the source emits when it matches (built once, shared by every check) */
@@ -149,7 +151,7 @@ function exactOnly(m: NameMatcher | undefined): readonly string[] | undefined {
   return m && !m.any && m.globs.length === 0 ? [...m.exact] : undefined;
 }
 
-export function compilePolicy(rules: readonly PolicyRuleInput[]): CompiledPolicy {
+export function compilePolicy(rules: readonly PolicyRuleInput[], positions: readonly string[] = []): CompiledPolicy {
   const compiled: CompiledRule[] = [];
   const byTool = new Map<string, CompiledRule[]>();
   const anyToolByAgent = new Map<string, CompiledRule[]>();
@@ -162,7 +164,7 @@ export function compilePolicy(rules: readonly PolicyRuleInput[]): CompiledPolicy
     if (l) l.push(rule);
     else map.set(key, [rule]);
   };
-  for (const r of rules) {
+  for (const [index, r] of rules.entries()) {
     const m = r.match;
     const isHttpOnly = m.method !== undefined || m.path !== undefined;
     const isToolOnly = m.tool !== undefined || m.arguments !== undefined;
@@ -181,6 +183,7 @@ export function compilePolicy(rules: readonly PolicyRuleInput[]): CompiledPolicy
       path: m.path ? compileNames(list(m.path)!) : undefined,
       args: m.arguments ? Object.entries(m.arguments).map(([key, v]) => compileArgument(key, list(v)!)) : undefined,
       condition: r.when === undefined ? undefined : compileCondition(r.when),
+      position: positions[index],
       source: r,
       emitted: Object.freeze({ decision: r.decision, priority: r.priority, ruleSource: `policy:${r.id}`, reason: r.reason ?? `Policy rule "${r.id}" (${r.decision}).` }),
     };
@@ -239,6 +242,13 @@ export function ruleMatches(
 
 /** Parse and validate policy YAML. Throws ConfigFileError with line and column for every problem found. */
 export function parsePolicy(text: string, file = 'permission_policies.yaml'): CompiledPolicy {
-  const data = parseYamlConfig(text, file, policyFileSchema);
-  return compilePolicy(data.rules ?? []);
+  const { data, at } = parseYamlConfigLocated(text, file, policyFileSchema);
+  const rules = data.rules ?? [];
+  return compilePolicy(
+    rules,
+    rules.map((_, i) => {
+      const p = at(['rules', i]);
+      return `${file}:${p.line}:${p.column}`;
+    }),
+  );
 }

@@ -30,7 +30,7 @@ agents:
     tools: [evaluate_model, fairness_audit, grade_with_llm]
 `;
 
-export function tempApp(options: { agents?: string; policy?: string; gates?: string; env?: Record<string, string | undefined> } = {}): TempApp {
+export function tempApp(options: { agents?: string; policy?: string; gates?: string; tests?: string; env?: Record<string, string | undefined> } = {}): TempApp {
   const dir = mkdtempSync(join(tmpdir(), 'swarm-test-'));
   const agentsPath = join(dir, 'agents.yaml');
   const policyPath = join(dir, 'permission_policies.yaml');
@@ -38,6 +38,7 @@ export function tempApp(options: { agents?: string; policy?: string; gates?: str
   writeFileSync(policyPath, options.policy ?? 'rules: []\n');
   const gatesPath = join(dir, 'gates.yaml');
   if (options.gates !== undefined) writeFileSync(gatesPath, options.gates);
+  if (options.tests !== undefined) writeFileSync(join(dir, 'policy_tests.yaml'), options.tests);
   const dbPath = join(dir, 'test.db');
   const app = createApp({ dbPath, configDir: dir, env: options.env ?? {} });
   return {
