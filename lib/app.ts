@@ -6,7 +6,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db, type SyncMode } from '@/db/client';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
 import type { ApprovalRow } from '@/db/schema';
-import { ApprovalStore } from './approvals/store';
+import { ApprovalStore, requesterOf } from './approvals/store';
 import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from './approvals/gates';
 import { DenialStore, denialFromDecision } from './audit/denials';
 import { catchUpIfBehind } from './audit/denial-rollup';
@@ -20,6 +20,7 @@ import { PermissionEngine, type RuleSource } from './permissions';
 import { builtInSources } from './config/sources';
 import { assertPolicyTests, loadPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, type PolicyConfig, type PolicyTests } from './config/policy-tests';
 import { SecurityEventStore } from './audit/security-events';
+
 import { mergeGates, parseGates, type GateSet, type GateSpec } from './permissions/gates';
 import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from './permissions/policy';
 
@@ -260,11 +261,6 @@ export class SwarmApp {
     void this.checkpointer?.stop();
     this.db.$client.close();
   }
-}
-
-/** How an approval request names who asked: `agent:<name>` for an agent token, the user name otherwise. */
-export function requesterOf(principal: { kind: string; id: string }): string {
-  return principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
 }
 
 export function createApp(options: AppOptions): SwarmApp {

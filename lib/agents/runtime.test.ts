@@ -55,6 +55,41 @@ describe('the agent runtime', () => {
   });
 });
 
+describe('a runtime restarted after its calls were asked', () => {
+  it('re-runs the approved call exactly once from the store, and reports the rejected and expired ones once', async () => {
+    t = tempApp();
+    let runs = 0;
+    const deploy = tool({ name: 'deploy_serving', schema: z.object({ model_id: z.string(), env: z.string() }), approval: requireApproval('deploy') }, (a) => {
+      runs++;
+      return a.model_id;
+    });
+    const before = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]);
+    const ask = async (model: string) => ((await before.call('deploy_serving', { model_id: model, env: 'prod' }).catch((e: unknown) => e)) as ApprovalRequired).approvalId;
+    const approved = await ask('m-1');
+    const rejected = await ask('m-2');
+    const expiring = t.app.approvals.request({
+      gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-3', env: 'prod' },
+      requestedBy: 'agent:deployer', ruleSource: 'hitl:deploy', reason: 'r', expiresInSeconds: 0.001,
+    }).id;
+    t.app.approvals.approve(approved, { id: 'olivia', role: 'operator' });
+    t.app.approvals.reject(rejected, { id: 'olivia', role: 'operator' }, 'Wrong model');
+    await new Promise((r) => setTimeout(r, 20));
+
+    // a new process: nothing in memory, only the store
+    const after = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]);
+    const outcomes = await after.resume();
+    expect(outcomes).toEqual([
+      { approvalId: approved, tool: 'deploy_serving', status: 'ran', result: 'm-1' },
+      { approvalId: rejected, tool: 'deploy_serving', status: 'rejected', reason: 'Wrong model' },
+      { approvalId: expiring, tool: 'deploy_serving', status: 'expired', reason: 'The request expired before anyone decided it.' },
+    ]);
+    expect(await after.resume()).toEqual([]);
+    expect(await new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]).resume()).toEqual([]);
+    expect(runs).toBe(1);
+    expect(t.app.approvals.get(approved)!.status).toBe('consumed');
+  });
+});
+
 describe('the demo team', () => {
   it('produces allowed calls, denials from the allowlist, flag and policy sources, and pending approvals in one pass', async () => {
     t = tempApp({ agents: readFileSync('config/agents.yaml', 'utf8'), policy: readFileSync('config/profiles/bfsi.yaml', 'utf8') });

@@ -1,19 +1,15 @@
 /**
  * The TypeScript agent runtime: an agent calls its tools through the engine. ALLOW runs the tool; DENY throws
- * PermissionDenied; ASK stores the call and throws ApprovalRequired. On the next turn, resume() re-runs the calls
- * approved since, reports the rejected and expired ones with their reasons, and never runs a call twice.
+ * PermissionDenied; ASK throws ApprovalRequired, and the call waits in the approval store with its canonical
+ * arguments. On the next turn, resume() re-runs the calls approved since, reports the rejected and expired ones with
+ * their reasons, and never runs a call twice. Everything it needs is in the store, not in this process's memory: a
+ * runtime started after a restart settles what its predecessor asked for.
  */
-import { ApprovalRequired, type PermissionEngine, type Principal } from '@/lib/permissions';
+import { requesterOf } from '@/lib/approvals/store';
+import type { PermissionEngine, Principal } from '@/lib/permissions';
 import type { ApprovalStore } from '@/lib/approvals/store';
 import { AppError } from '@/lib/errors';
 import type { ToolDefinition } from './tool';
-
-export interface PendingCall {
-  approvalId: string;
-  tool: string;
-  arguments: Record<string, unknown>;
-  toolCallId?: string;
-}
 
 export type ResumeOutcome =
   | { approvalId: string; tool: string; status: 'ran'; result: unknown }
@@ -22,7 +18,6 @@ export type ResumeOutcome =
 
 export class AgentRuntime {
   private readonly tools: ReadonlyMap<string, ToolDefinition>;
-  private readonly pending = new Map<string, PendingCall>();
   readonly principal: Principal;
 
   constructor(
@@ -36,10 +31,6 @@ export class AgentRuntime {
     this.principal = principal ?? { kind: 'agent', id: agent, role: 'viewer', agent };
   }
 
-  pendingCalls(): PendingCall[] {
-    return [...this.pending.values()];
-  }
-
   /** Validate the arguments, ask the engine, and run the tool if allowed. */
   async call(toolName: string, args: unknown, toolCallId?: string): Promise<unknown> {
     const def = this.tools.get(toolName);
@@ -49,38 +40,30 @@ export class AgentRuntime {
       throw new AppError('BAD_REQUEST', `Arguments of "${toolName}" are not valid.`, parsed.error.issues);
     }
     const canonical = parsed.data as Record<string, unknown>;
-    try {
-      this.engine.enforce({ kind: 'tool', principal: this.principal, agent: this.agent, tool: toolName, arguments: canonical, toolCallId });
-    } catch (error) {
-      if (error instanceof ApprovalRequired) {
-        this.pending.set(error.approvalId, { approvalId: error.approvalId, tool: toolName, arguments: canonical, toolCallId });
-      }
-      throw error;
-    }
+    this.engine.enforce({ kind: 'tool', principal: this.principal, agent: this.agent, tool: toolName, arguments: canonical, toolCallId });
     return def.run(canonical);
   }
 
-  /** The next turn: settle every stored call whose approval was decided since. */
+  /**
+   * The next turn: settle every call this agent asked for whose approval was decided since. Approved calls run once
+   * (the engine consumes the approval: a second runtime resuming the same call asks again instead of running it);
+   * rejections and expiries are reported once, to the first runtime that picks them up.
+   */
   async resume(): Promise<ResumeOutcome[]> {
     const outcomes: ResumeOutcome[] = [];
-    for (const call of [...this.pending.values()]) {
-      this.approvals.expireDue({ id: call.approvalId });
-      const row = this.approvals.get(call.approvalId);
-      if (!row || row.status === 'pending') continue;
-      this.pending.delete(call.approvalId);
-      if (row.status === 'rejected' || row.status === 'expired') {
-        outcomes.push({ approvalId: call.approvalId, tool: call.tool, status: row.status, reason: row.decisionReason ?? row.status });
+    for (const row of this.approvals.outcomesFor(this.agent, requesterOf(this.principal))) {
+      if (row.status === 'approved') {
+        const args = JSON.parse(row.argumentsCanonical) as Record<string, unknown>;
+        try {
+          outcomes.push({ approvalId: row.id, tool: row.toolName, status: 'ran', result: await this.call(row.toolName, args, row.toolCallId ?? undefined) });
+        } catch (error) {
+          outcomes.push({ approvalId: row.id, tool: row.toolName, status: 'failed', error: error instanceof Error ? error.message : String(error) });
+        }
         continue;
       }
-      if (row.status === 'consumed') {
-        outcomes.push({ approvalId: call.approvalId, tool: call.tool, status: 'failed', error: 'The approval was already used by another run of this call.' });
-        continue;
-      }
-      try {
-        outcomes.push({ approvalId: call.approvalId, tool: call.tool, status: 'ran', result: await this.call(call.tool, call.arguments, call.toolCallId) });
-      } catch (error) {
-        outcomes.push({ approvalId: call.approvalId, tool: call.tool, status: 'failed', error: error instanceof Error ? error.message : String(error) });
-      }
+      if (!this.approvals.markReported(row.id)) continue;
+      const status = row.status === 'rejected' ? 'rejected' : 'expired';
+      outcomes.push({ approvalId: row.id, tool: row.toolName, status, reason: status === 'expired' ? 'The request expired before anyone decided it.' : (row.decisionReason ?? status) });
     }
     return outcomes;
   }

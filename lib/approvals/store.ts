@@ -373,3 +373,8 @@ export function approvalToJson(row: ApprovalRow, votes: readonly ApprovalVoteRow
     approvals: votes.map((v) => ({ by: v.approver, role: v.approverRole, at: v.at, reason: v.reason })),
   };
 }
+
+/** How an approval request names who asked: `agent:<name>` for an agent token, the user name otherwise. */
+export function requesterOf(principal: { kind: string; id: string }): string {
+  return principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
+}
