@@ -9,6 +9,7 @@ import type { SwarmApp } from '@/lib/app';
 import type { AgentsFile } from '@/lib/config/agents';
 import type { WatchedFileStatus } from '@/lib/config/watched-file';
 import type { PolicyRuleInput } from '@/lib/permissions/policy';
+import type { GateSpec } from '@/lib/permissions/gates';
 import { FLAG_CATALOG, FLAG_TIERS, FLAGS_BY_NAME, type FlagTier } from './catalog';
 import type { FlagHistoryQuery } from './query';
 import type { FlagResolution } from './resolve';
@@ -56,7 +57,8 @@ export const BUILT_IN_SOURCES: Readonly<Record<string, { title: string; descript
   },
   hitl: {
     title: 'Human approval gates',
-    description: 'Asks an operator before a gated tool runs (deployments, promotions, raw data exports); denies a rejected or expired request.',
+    description:
+      'Asks a person before a gated call runs; denies a rejected or expired request. A gate is a requirement: no policy rule at any priority turns a gated call into ALLOW without an approval (invariant hitl_gates).',
     priorities: 'ASK, ALLOW or DENY 400',
   },
 };
@@ -129,6 +131,9 @@ export interface TransparencyInput {
   sources: readonly { name: string }[];
   policy: { status: WatchedFileStatus; rules: readonly PolicyRuleInput[] };
   agents: { status: WatchedFileStatus; file: AgentsFile };
+  gates: { status: WatchedFileStatus; gates: readonly GateSpec[] };
+  /** the policy test files, their state, and how many cases they hold */
+  tests: readonly { status: WatchedFileStatus; cases: number }[];
   /** `rows`: newest first, up to filter.limit + 1 (the extra row only says that an older page exists) */
   history: { filter: FlagHistoryQuery; rows: readonly FlagChangeRow[]; names: readonly string[]; authors: readonly string[] };
   /** seconds since the epoch */
@@ -176,6 +181,22 @@ export function buildTransparency(input: TransparencyInput) {
           description: r.description ?? null,
         })),
       },
+      gates: {
+        file: fileToJson(input.gates.status),
+        gates: input.gates.gates.map((g) => ({
+          id: g.id,
+          rule_source: `hitl:${g.id}`,
+          tools: g.tools,
+          when: g.when ?? null,
+          approvals_required: g.approvers.count,
+          approver_roles: g.approvers.roles,
+          expires_in_seconds: g.expiresInSeconds,
+          risk: g.risk,
+          description: g.description ?? null,
+          declared_in: g.origin === 'code' ? 'code' : 'gates.yaml',
+        })),
+      },
+      tests: input.tests.map((t) => ({ file: fileToJson(t.status), cases: t.cases })),
       agents: {
         file: fileToJson(input.agents.status),
         agents: Object.entries(input.agents.file.agents ?? {}).map(([name, a]) => ({
@@ -208,6 +229,8 @@ export function transparencyReport(app: SwarmApp, filter: FlagHistoryQuery): Tra
     sources: app.engine.listSources(),
     policy: { status: app.policyFile.status(), rules: app.policyFile.current.rules.map((r) => r.source) },
     agents: { status: app.agentsFile.status(), file: app.agentsFile.current.file },
+    gates: { status: app.gatesFile.status(), gates: app.gates.gates },
+    tests: app.testFiles.map((f) => ({ status: f.status(), cases: f.current.cases.length })),
     history: {
       filter,
       rows: readHistory(app, filter),

@@ -38,7 +38,7 @@ function FileStatus({ file, what, missingMeans }: { file: FileState; what: strin
 }
 
 export function RuleSources({ sources }: { sources: Sources }) {
-  const { registered, policy, agents } = sources;
+  const { registered, policy, agents, gates, tests } = sources;
   return (
     <>
       <p className={styles.sectionLead}>
@@ -109,6 +109,54 @@ export function RuleSources({ sources }: { sources: Sources }) {
         </div>
       )}
 
+      <h3 className={styles.subhead} id="gates">
+        Approval gates in force <span className={styles.count}>({gates.gates.length})</span>
+      </h3>
+      <FileStatus file={gates.file} what="Gates file" missingMeans="Only the gates declared in code are in force." />
+      <div className={`table-wrap ${styles.wrap}`}>
+        <table className="table" aria-label="Approval gates in force">
+          <ColumnHeads labels={['Gate', 'Tools', 'Only when', 'Approvals', 'Expires after', 'Risk', 'Why']} />
+          <tbody>
+            {gates.gates.map((g) => (
+              <tr key={g.id}>
+                <td>
+                  <code>{g.rule_source}</code>
+                  <div className="muted">declared in {g.declared_in}</div>
+                </td>
+                <td>
+                  <ul className={styles.toolList}>
+                    {g.tools.map((t) => (
+                      <li key={t}>
+                        <code>{t}</code>
+                      </li>
+                    ))}
+                  </ul>
+                </td>
+                <td>{g.when ? <code>{g.when}</code> : <span className="muted">every call</span>}</td>
+                <td className="nowrap">
+                  {g.approvals_required === 1 ? '1 person' : `${g.approvals_required} different people`}
+                  <div className="muted">{g.approver_roles.join(' or ')}</div>
+                </td>
+                <td className="nowrap">{formatSeconds(g.expires_in_seconds)}</td>
+                <td className="nowrap">{g.risk} risk</td>
+                <td className={styles.description}>{g.description ?? <span className="muted">none given</span>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+
+      <h3 className={styles.subhead} id="policy-tests">
+        Policy tests <span className={styles.count}>({tests.reduce((n, t) => n + t.cases, 0)})</span>
+      </h3>
+      {tests.length === 0 ? (
+        <p className={`panel ${styles.quietPanel}`}>No policy tests are written: a configuration change is checked for its format only.</p>
+      ) : (
+        tests.map((t) => (
+          <FileStatus key={t.file.path} file={t.file} what={`Policy tests (${t.cases} cases)`} missingMeans="No tests." />
+        ))
+      )}
+
       <h3 className={styles.subhead} id="agents">
         Agents and their allowlists <span className={styles.count}>({agents.agents.length})</span>
       </h3>
@@ -149,3 +197,11 @@ export function RuleSources({ sources }: { sources: Sources }) {
     </>
   );
 }
+
+function formatSeconds(seconds: number): string {
+  if (seconds % 86400 === 0) return `${seconds / 86400} d`;
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
