@@ -105,6 +105,18 @@ describe('POST /api/v1/permissions/check', () => {
     expect(second.approval_id).not.toBe(id);
   });
 
+  it('gates a REST caller by config/gates.yaml only where the condition holds (external mail)', async () => {
+    const mail = (to: string) => JSON.stringify({ agent: 'deployer', tool: 'send_email', arguments: { to, subject: 'Model m-42 is live' } });
+    const internal = await json(await call(check.POST, '/api/v1/permissions/check', { method: 'POST', token: deployerAgent, body: mail('ops@swarm.example') }));
+    expect(internal).toMatchObject({ decision: 'ALLOW', rule_source: 'agent_allowlist' });
+    const external = await json(await call(check.POST, '/api/v1/permissions/check', { method: 'POST', token: deployerAgent, body: mail('cto@rival.com') }));
+    expect(external).toMatchObject({ decision: 'ASK', rule_source: 'hitl:external-mail' });
+    const id = String(external.approval_id);
+    const approved = await json(await call(approve.POST, `/api/v1/approvals/${id}/approve`, { method: 'POST', token: operator, params: { id }, body: '{"reason":"announcement agreed"}' }));
+    expect(approved).toMatchObject({ status: 'approved', risk: 'medium', approvals_required: 1, approvals: [{ by: 'olivia', role: 'operator', reason: 'announcement agreed' }] });
+    expect(approved.gate_description).toMatch(/outside the company/);
+  });
+
   it('refuses an operator deciding a call they requested themselves', async () => {
     const asked = await json(await call(check.POST, '/api/v1/permissions/check', { method: 'POST', token: operator, body: JSON.stringify({ agent: 'deployer', tool: 'promote_challenger', arguments: { model_id: 'm-1', env: 'prod' } }) }));
     const id = String(asked.approval_id);

@@ -1,0 +1,123 @@
+/**
+ * Gates from config/gates.yaml against the real built server: a REST caller (as an agent written in Python would be)
+ * is gated only where the gate's condition holds, and a two-person gate needs two different operators in the browser.
+ */
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { E2E } from './fixtures/accounts';
+import { isolatedServer, type IsolatedServer } from './fixtures/isolated-server';
+
+test.describe.configure({ mode: 'serial', timeout: 90_000 });
+
+const GATES = `
+gates:
+  - id: deploy
+    tools: [deploy_serving, promote_challenger]
+    when: "args.env == 'prod'"
+    approvers: { roles: [operator, admin], count: 2 }
+    risk: high
+    description: Production deployments change what customers see.
+  - id: prod-rollback
+    tools: [rollback_serving]
+    when: "args.env == 'prod'"
+    risk: medium
+    description: A production rollback changes what customers see.
+`;
+const PASSWORD = 'gates-e2e-password';
+
+let server: IsolatedServer;
+let agentToken = '';
+
+/** The swarm CLI against the isolated server's database, as an operator would run it. */
+function swarm(...args: string[]): string {
+  const r = spawnSync(process.execPath, ['bin/swarm.mjs', ...args], { env: server.env, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`swarm ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** What a Python agent does: one JSON POST with its bearer token, nothing from this project's code. */
+async function restCheck(tool: string, args: Record<string, unknown>) {
+  const res = await fetch(`${server.url}/api/v1/permissions/check`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ agent: 'deployer', tool, arguments: args }),
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { decision: string; rule_source: string; approval_id: string | null; trace: { rule_source: string; decision: string }[] };
+}
+
+async function signInAs(page: Page, username: string) {
+  await page.goto(`${server.url}/login`);
+  await page.getByLabel('User name').fill(username);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByTestId('signed-in-user')).toContainText(username);
+}
+
+test.beforeAll(async () => {
+  server = isolatedServer(E2E.port + 71);
+  writeFileSync(join(server.configDir, 'gates.yaml'), GATES);
+  await server.start();
+  swarm('users', 'add', 'olga', '--role', 'operator', '--password', PASSWORD);
+  swarm('users', 'add', 'otto', '--role', 'operator', '--password', PASSWORD);
+  agentToken = /swt_[A-Za-z0-9_-]+/.exec(swarm('tokens', 'add', '--agent', 'deployer'))![0];
+});
+
+test.afterAll(async () => {
+  await server.kill('SIGTERM');
+});
+
+test('a REST caller is gated by gates.yaml only where the condition holds (env: prod)', async () => {
+  const staging = await restCheck('rollback_serving', { env: 'staging' });
+  expect(staging).toMatchObject({ decision: 'ALLOW', rule_source: 'agent_allowlist' });
+  const prod = await restCheck('rollback_serving', { env: 'prod' });
+  expect(prod).toMatchObject({ decision: 'ASK', rule_source: 'hitl:prod-rollback' });
+  expect(prod.approval_id).toMatch(/^apr_/);
+  // the gated request is in the queue with the gate's risk and description
+  const res = await fetch(`${server.url}/api/v1/approvals/${prod.approval_id}`, { headers: { authorization: `Bearer ${server.token}` } });
+  expect(await res.json()).toMatchObject({ gate: 'prod-rollback', risk: 'medium', gate_description: 'A production rollback changes what customers see.' });
+});
+
+test('a two-person deploy needs two different operators', async ({ browser }) => {
+  const model = `m-2p-${Date.now()}`;
+  const asked = await restCheck('deploy_serving', { model_id: model, env: 'prod' });
+  expect(asked).toMatchObject({ decision: 'ASK', rule_source: 'hitl:deploy' });
+  // staging is not gated by this file
+  expect((await restCheck('deploy_serving', { model_id: model, env: 'staging' })).decision).toBe('ALLOW');
+
+  const first = await browser.newPage();
+  await signInAs(first, 'olga');
+  await first.goto(`${server.url}/approvals`);
+  const card = first.locator(`[data-approval-id="${asked.approval_id}"]`);
+  await expect(card).toContainText('0 of 2 approvals');
+  await card.getByRole('button', { name: /^Approve/ }).click();
+  const dialog = first.getByRole('dialog');
+  await expect(dialog).toContainText('deploy_serving');
+  await expect(dialog).toContainText(model);
+  await first.keyboard.press('Enter');
+  await expect(card).toContainText('1 of 2 approvals');
+  await expect(card).toContainText('olga');
+  await expect(card.getByRole('button', { name: /^Approve/ })).toHaveCount(0);
+  // still asking: one approval is not enough
+  expect((await restCheck('deploy_serving', { model_id: model, env: 'prod' })).decision).toBe('ASK');
+  // the same person cannot give the second approval through the API either
+  const again = await first.request.post(`${server.url}/api/v1/approvals/${asked.approval_id}/approve`, { data: {} });
+  expect(again.status()).toBe(403);
+
+  const second = await browser.newPage();
+  await signInAs(second, 'otto');
+  await second.goto(`${server.url}/approvals`);
+  const card2 = second.locator(`[data-approval-id="${asked.approval_id}"]`);
+  await expect(card2).toContainText('1 of 2 approvals');
+  await card2.getByRole('button', { name: /^Approve/ }).click();
+  await second.keyboard.press('Enter');
+  await expect(card2).toHaveCount(0);
+
+  const ran = await restCheck('deploy_serving', { model_id: model, env: 'prod' });
+  expect(ran).toMatchObject({ decision: 'ALLOW', rule_source: 'hitl:deploy' });
+  expect((await restCheck('deploy_serving', { model_id: model, env: 'prod' })).decision).toBe('ASK');
+  await first.close();
+  await second.close();
+});
