@@ -120,6 +120,11 @@ export interface PolicyShape {
    * a larger organisation rather than a denser one. Undefined: every rule is about the benchmark's own agents and tools.
    */
   foreignFrom?: number;
+  /**
+   * Every n-th rule carries a `when:` CEL condition that holds for every call of the workload, so the decisions are the
+   * same as without it and only the cost of evaluating conditions is added.
+   */
+  conditionEvery?: number;
 }
 
 const prefixNames = (v: unknown, prefix: string): unknown =>
@@ -198,6 +203,7 @@ export function generatePolicy(world: BenchWorld, count: number, shape: PolicySh
     // hard restrictions sit above the allowlist's deny (900): a fifth of the DENY rules
     if (decision === 'DENY' && rng() < 0.2) lines.push('    priority: 950');
     lines.push(`    reason: ${JSON.stringify(`Generated rule ${id} (${decision}).`)}`, `    match: ${JSON.stringify(match)}`);
+    if (shape.conditionEvery && i % shape.conditionEvery === 0) lines.push(`    when: "size(principal.id) >= 0 && tool != 'no_such_tool'"`);
     if (hint) hints.push(hint);
   }
   return { text: `${lines.join('\n')}\n`, hints };
@@ -499,6 +505,8 @@ export interface EngineBenchResult {
   parseMs: number;
   mix: Record<Decision, number>;
   rows: LatencyRow[];
+  /** the same stream with a CEL condition on every n-th rule */
+  conditions: { every: number; decisionsPerSec: number };
   scaling: ScalingRow[];
 }
 
@@ -590,6 +598,18 @@ export async function runEngineBench(options: EngineBenchOptions = {}): Promise<
   addRow('approval lookup (gated)', cls.lookup, classLimits);
   for (const d of DECISIONS) addRow(`decision ${d}`, cls.byDecision[d], classLimits);
 
+  // Conditions: the same policy with a `when:` on every 10th rule (true for every call, so the decisions are the same).
+  const condPolicy = parsePolicy(generatePolicy(world, ruleCount, { conditionEvery: 10 }).text, 'bench-policy.yaml');
+  const ce = buildEngine(world, condPolicy);
+  warmUp(ce.engine, contexts, 2, 10_000);
+  const condMix = classify(ce, contexts).mix;
+  if (condMix.ALLOW !== cls.mix.ALLOW || condMix.DENY !== cls.mix.DENY || condMix.ASK !== cls.mix.ASK) {
+    throw new Error('The conditions changed the decisions: the comparison would not be fair.');
+  }
+  const condRun = runBatches(ce.engine, contexts, mainLimits);
+  const conditions = { every: 10, decisionsPerSec: (condRun.calls / condRun.totalNs) * 1e9 };
+  log(`engine: with conditions on every 10th rule: ${fmtInt(conditions.decisionsPerSec)} decisions/s`);
+
   // Scaling: the same world and workload, 10x and 100x the rules. A slow configuration is measured on fewer calls
   // (about 1.5 s of work per phase) so that the whole run stays within a couple of minutes.
   // Two ways to grow: "denser" (every extra rule is about the same 200 agents and 200 tools, so a call matches more
@@ -655,6 +675,7 @@ export async function runEngineBench(options: EngineBenchOptions = {}): Promise<
     parseMs,
     mix: cls.mix,
     rows,
+    conditions,
     scaling,
   };
 }
@@ -679,6 +700,11 @@ export function formatEngineResult(r: EngineBenchResult): string {
       fmt(row.singleP999Us),
     ]),
   );
+  const all = r.rows[0];
+  const conditionsLine = all
+    ? `With a CEL \`when:\` on every ${r.conditions.every}th rule (true for every call: same decisions): ${fmtInt(r.conditions.decisionsPerSec)} decisions/s, ` +
+      `${(all.decisionsPerSec / r.conditions.decisionsPerSec).toFixed(2)}x the cost per decision of the same stream without conditions.`
+    : '';
   const base = r.scaling[0];
   const scaling = markdownTable(
     ['YAML rules', 'growth', 'YAML size', 'parse+compile', 'calls', 'candidates/call', 'trace len', 'decisions/s', 'µs/decision', 'vs 1k', 'p99 µs', 'no-lookup p50 µs', 'no-lookup p99 µs', 'no-lookup single p99 µs', 'DENY share'],
@@ -712,6 +738,8 @@ export function formatEngineResult(r: EngineBenchResult): string {
       `(hrtime overhead ${r.timerOverheadNs} ns subtracted).`,
     '',
     main,
+    '',
+    conditionsLine,
     '',
     'Scaling with the number of YAML rules (same world, same rule mix, the first `calls` calls of the same workload; ' +
       'the smaller policy is a prefix of the larger one). denser = the extra rules are about the same 200 agents and ' +

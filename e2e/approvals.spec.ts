@@ -28,8 +28,13 @@ test.describe('human-in-the-loop approvals', () => {
     await expect(card).toContainText(model);
     await expect(card).toContainText(/expires in \d+h/);
     await page.screenshot({ path: 'test-results/screens/approvals-queue.png', fullPage: true });
-    await card.getByRole('button', { name: 'Approve' }).click();
-    await expect(page.getByRole('status')).toContainText('Approved: deployer → deploy_serving');
+    await card.getByRole('button', { name: 'Approve…' }).click();
+    // approving asks first: the dialog restates the call, and nothing is decided until it is confirmed
+    const dialog = page.getByRole('dialog', { name: 'Approve this request?' });
+    await expect(dialog).toContainText(model);
+    await expect(card).toHaveCount(1);
+    await dialog.getByRole('button', { name: /^Approve/ }).click();
+    await expect(page.getByRole('status')).toContainText(`Approved: deployer → deploy_serving (model_id ${model}, env prod)`);
     await expect(card).toHaveCount(0);
 
     expect(await deployerChecks(request, model)).toMatchObject({ decision: 'ALLOW', rule_source: 'hitl:deploy' });
@@ -64,17 +69,23 @@ test.describe('human-in-the-loop approvals', () => {
     await page.screenshot({ path: 'test-results/screens/approvals-history.png', fullPage: true });
   });
 
-  test('the keyboard alone approves: j/k move, a approves', async ({ page, request }) => {
+  test('the keyboard alone approves: j/k move, a asks, Enter confirms', async ({ page, request }) => {
     const first = await deployerChecks(request, `m-kb1-${Date.now()}`);
     await signIn(page, 'olivia');
     await page.goto('/approvals');
     await expect(page.locator(`[data-approval-id="${first.approval_id}"]`)).toBeVisible();
+    await expect(page.locator('section[data-ready="true"]')).toBeVisible(); // interactive: the shortcuts listen
     const cards = page.locator('[data-approval-id]');
     const count = await cards.count();
     for (let i = 0; i < count; i++) await page.keyboard.press('j');
     await expect(cards.last()).toBeFocused();
     const lastId = await cards.last().getAttribute('data-approval-id');
     await page.keyboard.press('a');
+    const dialog = page.getByRole('dialog', { name: 'Approve this request?' });
+    await expect(dialog).toBeVisible();
+    await expect(dialog.getByRole('button', { name: /^Approve/ })).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(dialog).toHaveCount(0);
     await expect(page.locator(`[data-approval-id="${lastId}"]`)).toHaveCount(0);
   });
 
@@ -103,7 +114,13 @@ test.describe('human-in-the-loop approvals', () => {
     await page.goto('/approvals');
     for (const id of [a.approval_id, b.approval_id]) await page.locator(`[data-approval-id="${id}"]`).getByLabel('Select').check();
     await expect(page.getByRole('group', { name: 'Selected requests' })).toContainText('2 selected');
-    await page.getByRole('button', { name: 'Approve selected' }).click();
+    await page.getByRole('button', { name: 'Approve selected…' }).click();
+    // the confirmation lists both requests before anything is decided
+    const dialog = page.getByRole('dialog', { name: 'Approve 2 requests?' });
+    const listed = dialog.getByRole('list', { name: 'Requests to approve' }).getByRole('listitem');
+    await expect(listed).toHaveCount(2);
+    for (const id of [a.approval_id, b.approval_id]) await expect(page.locator(`[data-approval-id="${id}"]`)).toHaveCount(1);
+    await dialog.getByRole('button', { name: 'Approve 2 requests' }).click();
     for (const id of [a.approval_id, b.approval_id]) await expect(page.locator(`[data-approval-id="${id}"]`)).toHaveCount(0);
   });
 
@@ -111,12 +128,14 @@ test.describe('human-in-the-loop approvals', () => {
     const asked = await deployerChecks(request, `m-off-${Date.now()}`);
     await signIn(page, 'olivia');
     await page.goto('/approvals');
+    await expect(page.locator('section[data-ready="true"]')).toBeVisible();
     await page.getByLabel('Keyboard shortcuts').uncheck();
     await page.reload();
     await expect(page.getByLabel('Keyboard shortcuts')).not.toBeChecked();
     await page.locator(`[data-approval-id="${asked.approval_id}"]`).focus();
     await page.keyboard.press('a');
     await page.waitForTimeout(500);
+    await expect(page.getByRole('dialog')).toHaveCount(0);
     await expect(page.locator(`[data-approval-id="${asked.approval_id}"]`)).toHaveCount(1);
     await page.getByLabel('Keyboard shortcuts').check();
   });

@@ -1,8 +1,8 @@
 import type { ApprovalView } from './approval-types';
-import { ColumnHeads } from '../../_components/column-heads';
+import { ColumnHeads } from '@/app/_components/column-heads';
 import { ArgumentsView } from './arguments-view';
 import styles from './approvals.module.css';
-import { Time } from '../../_components/time';
+import { Time } from '@/app/_components/time';
 
 export interface HistoryFilter {
   status?: string;

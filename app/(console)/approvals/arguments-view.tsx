@@ -1,14 +1,30 @@
 /**
  * Tool arguments, readable at a glance: one line per argument, long values folded behind a disclosure,
- * redacted values shown as redacted.
+ * redacted values shown as redacted. With `markProduction`, values that point at production (env prod, target live…)
+ * are marked in text ("production"), in bold and framed, never by colour alone.
  */
+import { isProductionValue } from './approval-text';
+import styles from './approvals.module.css';
+
 const FOLD_AT = 120;
+
+/** A production value with its text label; `data-production` lets tests and styles find it. */
+export function ProductionValue({ text }: { text: string }) {
+  return (
+    <mark className={styles.prodValue} data-production="true">
+      <code>{text}</code>
+      <span className={styles.prodLabel}>
+        <span aria-hidden="true">⚠ </span>production
+      </span>
+    </mark>
+  );
+}
 
 function render(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
 }
 
-export function ArgumentsView({ args }: { args: unknown }) {
+export function ArgumentsView({ args, markProduction = false }: { args: unknown; markProduction?: boolean }) {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) {
     return <pre className="args-block">{JSON.stringify(args, null, 2)}</pre>;
   }
@@ -32,6 +48,8 @@ export function ArgumentsView({ args }: { args: unknown }) {
                   </summary>
                   <pre className="args-block">{text}</pre>
                 </details>
+              ) : markProduction && isProductionValue(key, value) ? (
+                <ProductionValue text={text} />
               ) : (
                 <code>{text}</code>
               )}

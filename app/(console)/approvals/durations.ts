@@ -14,3 +14,13 @@ export function urgency(secondsLeft: number): { label: string; level: 'ok' | 'so
   if (secondsLeft < 2 * 3600) return { label: `expires in ${formatDuration(secondsLeft)} — soon`, level: 'soon' };
   return { label: `expires in ${formatDuration(secondsLeft)}`, level: 'ok' };
 }
+
+/** How long ago, in words: "just now", "2 min ago", "3 h ago", "2 days ago". */
+export function ago(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return 'just now';
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  const d = Math.floor(s / 86400);
+  return `${d} ${d === 1 ? 'day' : 'days'} ago`;
+}

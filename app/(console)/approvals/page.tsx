@@ -1,12 +1,13 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { approvalToJson } from '../../../lib/approvals/store';
-import { approvalListQuerySchema } from '../../../lib/http/schemas';
-import { requirePage } from '../../../lib/http/page-auth';
-import { isRoleAtLeast } from '../../../lib/permissions';
-import { Forbidden } from '../../_components/forbidden';
+import { approvalToJson } from '@/lib/approvals/store';
+import { approvalListQuerySchema } from '@/lib/http/schemas';
+import { requirePage } from '@/lib/http/page-auth';
+import { isRoleAtLeast } from '@/lib/permissions';
+import { Forbidden } from '@/app/_components/forbidden';
 import { ApprovalHistory, type HistoryFilter } from './approval-history';
 import { ApprovalQueue } from './approval-queue';
+import { PendingCount, PendingCountProvider } from './pending-count';
 import styles from './approvals.module.css';
 
 export const metadata: Metadata = { title: 'Approvals' };
@@ -21,14 +22,14 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
   const sp = await searchParams;
   const tab = sp.tab === 'history' ? 'history' : 'pending';
   const canDecide = isRoleAtLeast(principal.role, 'operator');
-  const pending = app.approvals.list({ status: 'pending' }).map(approvalToJson);
+  const pending = app.approvals.toJson(app.approvals.list({ status: 'pending' }));
 
   let history: ReturnType<typeof approvalToJson>[] = [];
   let filter: HistoryFilter = {};
   if (tab === 'history') {
     filter = { status: one(sp.status), agent: one(sp.agent), gate: one(sp.gate), decided_by: one(sp.decided_by) };
     const parsed = approvalListQuerySchema.safeParse({ ...filter, status: filter.status ?? 'decided' });
-    history = parsed.success ? app.approvals.list(parsed.data).map(approvalToJson) : [];
+    history = parsed.success ? app.approvals.toJson(app.approvals.list(parsed.data)) : [];
   }
 
   return (
@@ -39,15 +40,21 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
           Gated tool calls wait here for a person. {canDecide ? 'Approve or reject each exact call; the agent runs it once on its next turn.' : 'You can read the queue and its history; deciding needs the operator role.'}
         </p>
       </div>
-      <nav className={styles.tabs} aria-label="Approvals views">
-        <Link href="/approvals" aria-current={tab === 'pending' ? 'page' : undefined}>
-          Pending ({pending.length})
-        </Link>
-        <Link href="/approvals?tab=history" aria-current={tab === 'history' ? 'page' : undefined}>
-          History
-        </Link>
-      </nav>
-      {tab === 'pending' ? <ApprovalQueue initial={pending} canDecide={canDecide} /> : <ApprovalHistory rows={history} filter={filter} />}
+      <PendingCountProvider key={tab} initial={pending.length}>
+        <nav className={styles.tabs} aria-label="Approvals views">
+          <Link href="/approvals" aria-current={tab === 'pending' ? 'page' : undefined}>
+            Pending (<PendingCount fallback={pending.length} />)
+          </Link>
+          <Link href="/approvals?tab=history" aria-current={tab === 'history' ? 'page' : undefined}>
+            History
+          </Link>
+        </nav>
+        {tab === 'pending' ? (
+          <ApprovalQueue initial={pending} canDecide={canDecide} me={principal.id} myRole={principal.role} serverNow={Date.now() / 1000} />
+        ) : (
+          <ApprovalHistory rows={history} filter={filter} />
+        )}
+      </PendingCountProvider>
     </>
   );
 }

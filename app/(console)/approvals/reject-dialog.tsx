@@ -1,6 +1,8 @@
 'use client';
 
 import { useEffect, useRef, useState } from 'react';
+import type { Approval } from './approval-types';
+import { RequestLine } from './request-parts';
 import styles from './approvals.module.css';
 
 export const PRESET_REASONS = [
@@ -10,8 +12,12 @@ export const PRESET_REASONS = [
   'Wrong environment',
 ] as const;
 
-/** Asks for the reason of a rejection (required; it is sent back to the agent). A native modal dialog: Escape closes. */
-export function RejectDialog({ count, onCancel, onConfirm }: { count: number; onCancel: () => void; onConfirm: (reason: string) => void }) {
+/**
+ * Asks for the reason of a rejection (required; it is sent back to the agent) and lists every request it will
+ * reject. A native modal dialog: Escape closes.
+ */
+export function RejectDialog({ items, onCancel, onConfirm }: { items: Approval[]; onCancel: () => void; onConfirm: (reason: string) => void }) {
+  const count = items.length;
   const ref = useRef<HTMLDialogElement>(null);
   const [preset, setPreset] = useState<string>('');
   const [text, setText] = useState('');
@@ -32,6 +38,13 @@ export function RejectDialog({ count, onCancel, onConfirm }: { count: number; on
         }}
       >
         <h2 id="reject-title">{count === 1 ? 'Reject this request' : `Reject ${count} requests`}</h2>
+        <ol className={count === 1 ? styles.confirmListOne : styles.confirmList} aria-label="Requests to reject">
+          {items.map((a) => (
+            <li key={a.id}>
+              <RequestLine a={a} />
+            </li>
+          ))}
+        </ol>
         <p className="muted">The reason is sent back to the agent and kept in the audit trail.</p>
         <fieldset className={styles.presets}>
           <legend>Reason</legend>

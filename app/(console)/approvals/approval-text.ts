@@ -1,0 +1,104 @@
+/**
+ * Plain-words helpers for the approval queue: which values point at production, the short form of a request that
+ * notes and dialogs use, the differences that tell duplicate requests apart, and the rule's reason without ids.
+ */
+import type { Approval, ApprovalView } from './approval-types';
+
+const PROD_WORDS = new Set(['prod', 'production', 'live', 'prd']);
+/** argument names that say where a call lands: their values are checked word by word ("prod-eu" counts) */
+const PLACE_KEY = /env|environment|target|stage|tier|cluster|namespace|deployment|destination|region|slot/i;
+
+/** Does this argument value point at production? Whole value anywhere; any word of it for place-like keys. */
+export function isProductionValue(key: string, value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  const v = value.trim().toLowerCase();
+  if (PROD_WORDS.has(v)) return true;
+  if (!PLACE_KEY.test(key)) return false;
+  return v.split(/[^a-z0-9]+/).some((w) => PROD_WORDS.has(w));
+}
+
+function argsObject(args: unknown): Record<string, unknown> | null {
+  return args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : null;
+}
+
+/** A value short enough for a heading or a one-line summary. */
+export function shortValue(value: unknown, max = 32): string {
+  const text = value === '[REDACTED]' ? 'redacted' : typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+export interface KeyArgument {
+  key: string;
+  value: string;
+  production: boolean;
+}
+
+/** The arguments worth naming in one line: plain values first (ids, environments), at most `max`. */
+export function keyArguments(args: unknown, max = 3): KeyArgument[] {
+  const o = argsObject(args);
+  if (!o) return [];
+  const entries = Object.entries(o);
+  const plain = entries.filter(([, v]) => v === null || ['string', 'number', 'boolean'].includes(typeof v));
+  const rest = entries.filter((e) => !plain.includes(e));
+  return [...plain, ...rest].slice(0, max).map(([key, v]) => ({ key, value: shortValue(v), production: isProductionValue(key, v) }));
+}
+
+/** "deployer → deploy_serving (model_id m-42, env prod)" */
+export function summarize(a: Pick<ApprovalView, 'agent' | 'tool' | 'arguments'>): string {
+  const args = keyArguments(a.arguments);
+  return `${a.agent} → ${a.tool}${args.length ? ` (${args.map((k) => `${k.key} ${k.value}`).join(', ')})` : ''}`;
+}
+
+/**
+ * For requests with the same agent and tool as another pending one: the argument(s) that differ, as
+ * "model_id m-43", keyed by approval id. Requests without a twin are absent from the map.
+ */
+export function distinguishers(items: readonly ApprovalView[]): Map<string, string> {
+  const groups = new Map<string, ApprovalView[]>();
+  for (const a of items) {
+    const k = `${a.agent}\u0000${a.tool}`;
+    groups.set(k, [...(groups.get(k) ?? []), a]);
+  }
+  const out = new Map<string, string>();
+  for (const group of groups.values()) {
+    if (group.length < 2) continue;
+    const objs = group.map((a) => argsObject(a.arguments) ?? {});
+    const keys = [...new Set(objs.flatMap((o) => Object.keys(o)))];
+    const differing = keys.filter((k) => new Set(objs.map((o) => JSON.stringify(o[k] ?? null))).size > 1);
+    group.forEach((a, i) => {
+      const o = objs[i] ?? {};
+      const parts = differing.slice(0, 2).map((k) => (k in o ? `${k} ${shortValue(o[k], 24)}` : `no ${k}`));
+      out.set(a.id, parts.length ? parts.join(', ') : `call ${a.tool_call_id ?? a.id.slice(-6)}`);
+    });
+  }
+  return out;
+}
+
+/**
+ * The rule's reason in plain words: no approval ids, the usual HITL wording rephrased, and the gate's description left
+ * out when the reason repeats it (the card shows the description already).
+ */
+export function plainReason(a: Pick<Approval, 'reason' | 'tool' | 'gate' | 'gate_description'>): string | null {
+  let r = (a.reason ?? '').replace(/\s*\(approval [^)]*\)/g, '').trim();
+  if (a.gate_description) r = r.split(a.gate_description).join('').replace(/\s+/g, ' ').trim();
+  if (!r) return null;
+  const m = /^Tool "([^"]+)" needs a human approval \(gate "([^"]+)"\)\.?\s*([\s\S]*)$/.exec(r);
+  if (m) return `Every ${m[1]} call needs a person to approve it first (the “${m[2]}” gate).${m[3] ? ` ${m[3]}` : ''}`;
+  return r;
+}
+
+export const RISK_LABEL = { low: 'Low risk', medium: 'Medium risk', high: 'High risk' } as const;
+
+/** "approval 1 of 2" wording for the step an approval by `me` would be. */
+export function approvalStep(a: Approval): { text: string; completes: boolean } | null {
+  if (a.approvals_required <= 1) return null;
+  const n = a.approvals.length + 1;
+  const first = a.approvals[0];
+  if (n >= a.approvals_required) {
+    return {
+      text: `This completes ${a.approvals_required} of ${a.approvals_required} approvals${first ? ` (first approval by ${first.by})` : ''}; the agent can then run the call once.`,
+      completes: true,
+    };
+  }
+  return { text: `This is approval ${n} of ${a.approvals_required}: another operator must also approve before the agent can run it.`, completes: false };
+}

@@ -1,0 +1,35 @@
+/** Small pieces shared by the queue cards and the confirmation dialogs. */
+import type { Approval, Risk } from './approval-types';
+import { keyArguments, RISK_LABEL } from './approval-text';
+import { ProductionValue } from './arguments-view';
+import styles from './approvals.module.css';
+
+const RISK_MARK: Record<Risk, string> = { low: '●', medium: '◆', high: '▲' };
+
+/** The gate's risk as a badge: a symbol and a text label, colour only as a second signal. */
+export function RiskBadge({ risk }: { risk: Risk }) {
+  return (
+    <span className={`${styles.risk} ${styles[`risk_${risk}`] ?? ''}`} data-risk={risk}>
+      <span aria-hidden="true">{RISK_MARK[risk]} </span>
+      {RISK_LABEL[risk]}
+    </span>
+  );
+}
+
+/** One request on one line: "deployer → deploy_serving · model_id m-42 · env prod (production)". */
+export function RequestLine({ a, max = 4 }: { a: Approval; max?: number }) {
+  const args = keyArguments(a.arguments, max);
+  return (
+    <span className={styles.requestLine}>
+      <span className={styles.requestWho}>
+        <strong>{a.agent}</strong> → <code className={styles.tool}>{a.tool}</code>
+      </span>
+      {args.map((k) => (
+        <span key={k.key} className={styles.keyArg}>
+          <span className={styles.keyArgName}>{k.key}</span> {k.production ? <ProductionValue text={k.value} /> : <code>{k.value}</code>}
+          <span className="visually-hidden">;</span>
+        </span>
+      ))}
+    </span>
+  );
+}
