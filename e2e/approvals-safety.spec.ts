@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
@@ -47,15 +46,6 @@ async function openQueue(page: Page, { signedIn = false } = {}) {
 
 const SCREENS = 'test-results/screens';
 
-function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['bin/swarm.mjs', ...args], { env });
-    let out = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    p.on('exit', (code) => resolve({ code: code ?? 1, out }));
-  });
-}
 
 test.describe('a safe approval queue', () => {
   test('nothing is current on load, and a stray "a" approves nothing', async ({ page, request }) => {
@@ -317,8 +307,8 @@ test.describe('a two-person gate against the real server', () => {
     );
     await server.start();
     const olivia = user('olivia');
-    expect((await cli(server.env, ['users', 'add', 'olivia', '--role', olivia.role, '--password', olivia.password])).code).toBe(0);
-    const token = await cli(server.env, ['tokens', 'add', '--agent', 'deployer']);
+    expect((await server.swarm('users', 'add', 'olivia', '--role', olivia.role, '--password', olivia.password)).code).toBe(0);
+    const token = await server.swarm('tokens', 'add', '--agent', 'deployer');
     expect(token.code).toBe(0);
     deployerToken = /^\s+(\S{20,})\s*$/m.exec(token.out)?.[1] ?? '';
     expect(deployerToken).not.toBe('');

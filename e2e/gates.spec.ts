@@ -2,7 +2,6 @@
  * Gates from config/gates.yaml against the real built server: a REST caller (as an agent written in Python would be)
  * is gated only where the gate's condition holds, and a two-person gate needs two different operators in the browser.
  */
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
@@ -30,11 +29,11 @@ const PASSWORD = 'gates-e2e-password';
 let server: IsolatedServer;
 let agentToken = '';
 
-/** The swarm CLI against the isolated server's database, as an operator would run it. */
-function swarm(...args: string[]): string {
-  const r = spawnSync(process.execPath, ['bin/swarm.mjs', ...args], { env: server.env, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`swarm ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
+/** The swarm CLI against the isolated server's database; fails the test when the command fails. */
+async function swarm(...args: string[]): Promise<string> {
+  const r = await server.swarm(...args);
+  if (r.code !== 0) throw new Error(`swarm ${args.join(' ')} failed: ${r.out}`);
+  return r.out;
 }
 
 /** What a Python agent does: one JSON POST with its bearer token, nothing from this project's code. */
@@ -60,9 +59,9 @@ test.beforeAll(async () => {
   server = isolatedServer(E2E.port + 71);
   writeFileSync(join(server.configDir, 'gates.yaml'), GATES);
   await server.start();
-  swarm('users', 'add', 'olga', '--role', 'operator', '--password', PASSWORD);
-  swarm('users', 'add', 'otto', '--role', 'operator', '--password', PASSWORD);
-  agentToken = /swt_[A-Za-z0-9_-]+/.exec(swarm('tokens', 'add', '--agent', 'deployer'))![0];
+  await swarm('users', 'add', 'olga', '--role', 'operator', '--password', PASSWORD);
+  await swarm('users', 'add', 'otto', '--role', 'operator', '--password', PASSWORD);
+  agentToken = /swt_[A-Za-z0-9_-]+/.exec(await swarm('tokens', 'add', '--agent', 'deployer'))![0];
 });
 
 test.afterAll(async () => {

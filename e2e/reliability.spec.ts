@@ -3,7 +3,6 @@
  * CLI write at the same time without "database is locked"; a policy change takes effect without a restart and a
  * malformed one keeps the last good policy in force.
  */
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -62,15 +61,6 @@ test('a server killed with SIGKILL at a random moment loses no denial it answere
   }
 });
 
-function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['bin/swarm.mjs', ...args], { env });
-    let out = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    p.on('exit', (code) => resolve({ code: code ?? 1, out }));
-  });
-}
 
 test('the server and the CLI write at the same time without "database is locked", and nothing is lost', async () => {
   const server = isolatedServer(E2E.port + 52);
@@ -87,8 +77,8 @@ test('the server and the CLI write at the same time without "database is locked"
     const results: { code: number; out: string }[] = [];
     for (let i = 0; i < 6; i++) {
       const step = await Promise.all([
-        cli(server.env, ['features', 'set', 'batch_runner', i % 2 ? 'on' : 'off', '--reason', `cli ${i}`, '--as', 'admin']),
-        cli(server.env, ['denials', '--limit', '5', '--json']),
+        server.swarm('features', 'set', 'batch_runner', i % 2 ? 'on' : 'off', '--reason', `cli ${i}`, '--as', 'admin'),
+        server.swarm('denials', '--limit', '5', '--json'),
       ]);
       results.push(...step);
     }
@@ -112,19 +102,29 @@ test('the server and the CLI write at the same time without "database is locked"
   }
 });
 
-test('a policy change takes effect without a restart; a malformed one keeps the last good policy', async () => {
+test('a policy change takes effect without a restart; a malformed one, or one that fails its tests, keeps the last good policy', async () => {
   const server = isolatedServer(E2E.port + 53);
   const policy = join(server.configDir, 'permission_policies.yaml');
   await server.start();
   try {
     const call = { agent: 'deployer', tool: 'monitor_drift', arguments: { model_id: 'm-1' } };
     expect((await check(server.url, server.token, call)).decision).toBe('ALLOW');
-    writeFileSync(policy, 'rules:\n  - id: freeze\n    decision: DENY\n    reason: Change freeze.\n    match: { agent: deployer }\n');
+    writeFileSync(policy, 'rules:\n  - id: freeze\n    decision: DENY\n    reason: Change freeze.\n    match: { agent: deployer, tool: monitor_drift }\n');
     await expect.poll(async () => (await check(server.url, server.token, call)).rule_source, { timeout: 5000 }).toBe('policy:freeze');
     // A half-written file: the last good policy stays in force.
     writeFileSync(policy, 'rules:\n  - id: freeze\n    decision: DE');
     await new Promise((r) => setTimeout(r, 2500));
     for (let i = 0; i < 20; i++) expect((await check(server.url, server.token, call)).rule_source).toBe('policy:freeze');
+    // A well-formed policy that breaks config/policy_tests.yaml (production deploys must ask, not be refused): refused too,
+    // and /transparency says which test failed.
+    writeFileSync(policy, 'rules:\n  - id: freeze-all\n    decision: DENY\n    match: { agent: deployer }\n');
+    await expect
+      .poll(async () => {
+        const res = await fetch(`${server.url}/api/v1/transparency`, { headers: { authorization: `Bearer ${server.token}` } });
+        return ((await res.json()) as { sources: { policy: { file: { error: string | null } } } }).sources.policy.file.error ?? '';
+      }, { timeout: 5000 })
+      .toContain('policy test "a production deploy waits for a person" failed');
+    expect((await check(server.url, server.token, call)).rule_source).toBe('policy:freeze');
     writeFileSync(policy, 'rules: []\n');
     await expect.poll(async () => (await check(server.url, server.token, call)).decision, { timeout: 5000 }).toBe('ALLOW');
   } finally {
