@@ -136,6 +136,26 @@ describe('the transparency report', () => {
     }
   });
 
+  it('lists the gates in force with their condition, approvers, expiry, risk and where they were declared', () => {
+    t = tempApp({ gates: "gates:\n  - id: deploy\n    tools: [deploy_serving]\n    when: \"args.env == 'prod'\"\n    approvers: { count: 2 }\n    expires_in: 4h\n    risk: high\n    description: Customers see it.\n  - id: mail\n    tools: [send_*]\n" });
+    const { gates } = transparencyReport(t.app, q()).sources;
+    expect(gates.file.error).toBeNull();
+    expect(gates.gates.find((g) => g.id === 'deploy')).toEqual({
+      id: 'deploy',
+      rule_source: 'hitl:deploy',
+      tools: ['deploy_serving', 'promote_challenger'],
+      when: "args.env == 'prod'",
+      approvals_required: 2,
+      approver_roles: ['operator', 'admin'],
+      expires_in_seconds: 4 * 3600,
+      risk: 'high',
+      description: 'Customers see it.',
+      declared_in: 'code, configured in gates.yaml',
+    });
+    expect(gates.gates.find((g) => g.id === 'export')).toMatchObject({ declared_in: 'code', when: null, approvals_required: 1 });
+    expect(gates.gates.find((g) => g.id === 'mail')).toMatchObject({ declared_in: 'gates.yaml', tools: ['send_*'], risk: 'medium' });
+  });
+
   it('filters the history by flag and by who, and pages it', () => {
     t = tempApp();
     for (let i = 0; i < 5; i++) t.app.flags.setOverride('batch_runner', i % 2 === 0, i < 3 ? 'ada' : 'grace', `change ${i}`);

@@ -193,7 +193,7 @@ export function buildTransparency(input: TransparencyInput) {
           expires_in_seconds: g.expiresInSeconds,
           risk: g.risk,
           description: g.description ?? null,
-          declared_in: g.origin === 'code' ? 'code' : 'gates.yaml',
+          declared_in: g.origin === 'code' ? 'code' : g.origin.startsWith('code + ') ? 'code, configured in gates.yaml' : 'gates.yaml',
         })),
       },
       tests: input.tests.map((t) => ({ file: fileToJson(t.status), cases: t.cases })),

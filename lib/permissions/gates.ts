@@ -30,7 +30,7 @@ export interface GateSpec {
   readonly risk: GateRisk;
   /** why the gate exists, in plain words, shown to the operator */
   readonly description?: string;
-  /** where it was declared: `code`, or `config/gates.yaml:12:5` */
+  /** where it was declared: `code`, `config/gates.yaml:12:5`, or `code + config/gates.yaml:12:5` (configured in the file) */
   readonly origin: string;
 }
 
@@ -173,7 +173,7 @@ export function mergeGates(codeGates: readonly GateSpec[], fileGates: readonly G
     if (seenInFile.has(g.id)) throw new GateConflict(`gate "${g.id}" is declared twice in the file`, g.origin);
     seenInFile.add(g.id);
     const code = byId.get(g.id);
-    byId.set(g.id, code ? { ...g, tools: [...new Set([...code.tools, ...g.tools])] } : g);
+    byId.set(g.id, code ? { ...g, tools: [...new Set([...code.tools, ...g.tools])], origin: `code + ${g.origin}` } : g);
   }
   const specs = [...byId.values()];
   for (let i = 0; i < specs.length; i++) {
