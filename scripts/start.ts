@@ -38,7 +38,9 @@ if (!existsSync(join(process.env.NEXT_DIST_DIR || '.next', 'BUILD_ID'))) {
 // Prepare the database in this process first: migrations, the first admin, its password printed once.
 let app: SwarmApp;
 try {
-  app = createApp({ dbPath: env.SWARM_DB, env, watchConfig: demo, backgroundCheckpoints: demo });
+  // The same checks as the server's own start: a malformed configuration or failing policy tests stop it here, with
+  // the file, line and column, instead of a server that answers 503.
+  app = createApp({ dbPath: env.SWARM_DB, env, watchConfig: demo, backgroundCheckpoints: demo, enforcePolicyTests: true });
 } catch (error) {
   console.error(`Cannot start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);

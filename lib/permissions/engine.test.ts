@@ -173,6 +173,14 @@ rules:
     expect(check(call('evaluator', 'grade_with_llm')).ruleSource).toBe('flag:evaluator_grading');
   });
 
+  it('cannot skip a gate: a YAML allow of a gated tool ("staging deploys are fine") still asks', () => {
+    t = tempApp({ policy: 'rules:\n  - { id: staging-ok, decision: ALLOW, match: { tool: deploy_serving, arguments: { env: staging } } }\n' });
+    const r = check(call('deployer', 'deploy_serving', { model_id: 'm-42', env: 'staging' }));
+    expect(r.decision).toBe('ASK');
+    expect(r.ruleSource).toBe('hitl:deploy');
+    expect(r.trace.find((x) => x.ruleSource === 'policy:staging-ok')?.decision).toBe('ALLOW');
+  });
+
   it('re-opens both with an explicit break-glass ALLOW at priority 950', () => {
     t = tempApp({
       policy: `
