@@ -153,6 +153,7 @@ gates:
     expect(() => parseGates('gates:\n  - id: a\n    tools: [send_*]\n  - id: b\n    tools: [send_email]\n', 'gates.yaml')).toThrow(
       /gates\.yaml:4:5: gates: tool "send_email" is gated by both "a" \(gates\.yaml:2:5\) and "b" \(gates\.yaml:4:5\)/,
     );
+    expect(() => parseGates('gates:\n  - id: a\n    tools: [promote_*]\n  - id: b\n    tools: ["*"]\n', 'gates.yaml')).toThrow(/gated by both "a"/);
     t = tempApp();
     expect(() => parseGates('gates:\n  - id: release\n    tools: [deploy_serving]\n', 'gates.yaml', t!.app.codeGates)).toThrow(/gated by both "deploy" \(code\) and "release"/);
   });

@@ -149,10 +149,16 @@ function compileGate(spec: GateSpec): CompiledGate {
   };
 }
 
-/** Do two gates' tool patterns cover a common tool? Exact names are tested against the other's globs; equal globs overlap. */
+/**
+ * Do two gates' tool patterns cover a common tool? Exact names are tested against the other's globs; equal globs and a
+ * catch-all overlap. Two different globs that happen to share names (`deploy_*`, `*_serving`) are not detected here: at
+ * run time the gate declared first covers such a tool.
+ */
 function overlap(a: GateSpec, b: GateSpec): string | undefined {
   const ma = compileNames(a.tools);
   const mb = compileNames(b.tools);
+  if (ma.any) return b.tools[0];
+  if (mb.any) return a.tools[0];
   for (const t of a.tools) if (!isGlob(t) ? matchesName(mb, t) : b.tools.includes(t) || t === '*' || t === '**') return t;
   for (const t of b.tools) if (!isGlob(t) && matchesName(ma, t)) return t;
   return undefined;
