@@ -1,11 +1,13 @@
 /**
- * Denial store benchmark: durable denial writes per second through the real DenialStore, on a real SQLite file in a
- * temporary directory (openDatabase runs the committed migrations and sets WAL and the synchronous mode).
+ * Denial recorder benchmark: durable denial writes per second through the real recorder (hash-chained rows), on a real
+ * SQLite file in a temporary directory (openDatabase runs the committed migrations and sets WAL and the synchronous
+ * mode), beside the same rows written by a plain INSERT without the chain (the writer before tamper evidence), in the
+ * same run.
  *
  *   node --import tsx bench/denials.ts
  *
- * Every insert is its own autocommit transaction: the row is committed before record() returns, as the engine's
- * recordDenial hook requires. Measured for a few seconds each in synchronous NORMAL (the default) and FULL, alone and
+ * Every row is its own transaction: the row is committed before appendDenial() returns, as the engine's recorder
+ * requires. Measured for a few seconds each in synchronous NORMAL (the default) and FULL, alone and
  * with one concurrent reader (a worker thread with its own read-only connection running the console's "latest denials
  * of an agent" query in a loop).
  */
@@ -15,7 +17,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type SyncMode } from '@/db/client';
 import { startCheckpointer } from '@/db/checkpointer';
-import { DenialStore, denialFromDecision, type DenialInput } from '@/lib/audit/denials';
+import { AuditRecorder, denialOfDecision, type DenialInput } from '@/lib/audit/recorder';
 import { parsePolicy } from '@/lib/permissions/policy';
 import { buildEngine, buildWorld, generatePolicy, generateWorkload } from './engine';
 import type { ReaderData } from './denials-reader';
@@ -38,6 +40,8 @@ export interface DenialsRow {
   walMB: number;
   /** what the connection reports, as a check: journal_mode and synchronous (1 NORMAL, 2 FULL) */
   pragmas: string;
+  /** chained: the recorder (prev_hash, row_hash computed in the write transaction); plain: an INSERT without the chain */
+  writer: 'chained' | 'plain';
 }
 
 export interface DenialsBenchResult {
@@ -65,7 +69,7 @@ function denialInputs(count: number): { inputs: DenialInput[]; agents: string[] 
   for (const ctx of generateWorkload(world, gen.hints, 20_000)) {
     const result = engine.check(ctx);
     if (result.decision !== 'DENY') continue;
-    inputs.push(denialFromDecision({ ...ctx, flags: world.flagValues }, result));
+    inputs.push({ ...denialOfDecision({ ...ctx, flags: world.flagValues }, result), decisionId: '3f1c2e9a-8d6b-4c1e-9f0a-5b7d2c4e6a81', policyRevision: 'rev_0123456789abcdef0123456789abcdef' });
     if (inputs.length === count) break;
   }
   return { inputs, agents: [...world.agents] };
@@ -128,24 +132,40 @@ async function scenario(
   inputs: readonly DenialInput[],
   agents: readonly string[],
   checkpoint: 'inline' | 'background',
+  writer: 'chained' | 'plain' = 'chained',
 ): Promise<DenialsRow> {
-  const path = join(dir, `denials-${sync}${withReader ? '-reader' : ''}-${checkpoint}.db`);
+  const path = join(dir, `denials-${sync}${withReader ? '-reader' : ''}-${checkpoint}-${writer}.db`);
   // 'background' is how the server runs: a checkpointer thread, and inline checkpoints only as a safety net.
   const db = openDatabase({ path, sync, walAutocheckpointPages: checkpoint === 'background' ? SERVER_WAL_AUTOCHECKPOINT_PAGES : undefined });
   const checkpointer = checkpoint === 'background' ? startCheckpointer(path) : undefined;
   const sqlite = db.$client;
-  const store = new DenialStore(db);
+  const recorder = new AuditRecorder(sqlite, { revision: () => null, logAllDecisions: () => false });
+  // The reference: the same columns by a plain autocommit INSERT, as the denial writer was before the chain.
+  const plainInsert = sqlite.prepare(
+    `INSERT INTO permission_denials (tool_call_id, tool_name, agent_name, arguments_json, rule_source, reason, user_role,
+       http_method, http_path, timestamp, principal, trace_json, decision_id, policy_revision, masked_paths)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const write =
+    writer === 'chained'
+      ? (d: DenialInput) => recorder.appendDenial(d)
+      : (d: DenialInput) =>
+          plainInsert.run(
+            d.toolCallId ?? null, d.toolName, d.agentName ?? null, d.argumentsJson ?? null, d.ruleSource, d.reason ?? null, d.userRole ?? null,
+            d.httpMethod ?? null, d.httpPath ?? null, Date.now() / 1000, d.principal ?? null, d.traceJson ?? null, d.decisionId ?? null,
+            d.policyRevision ?? null, d.maskedPaths ?? null,
+          );
   const n = inputs.length;
   // Seed rows so that the reader has something to read (one transaction, not measured), then start from an empty WAL.
   sqlite.transaction(() => {
-    for (let i = 0; i < SEED_ROWS; i++) store.record(inputs[i % n]!);
+    for (let i = 0; i < SEED_ROWS; i++) recorder.appendDenial(inputs[i % n]!);
   })();
   sqlite.pragma('wal_checkpoint(TRUNCATE)');
   const pragmas = `${String(sqlite.pragma('journal_mode', { simple: true }))}, synchronous=${String(sqlite.pragma('synchronous', { simple: true }))}`;
 
   const reader = withReader ? await startReader(path, agents) : undefined;
   // warm-up: statement, page cache, WAL
-  for (let i = 0; i < 500; i++) store.record(inputs[i % n]!);
+  for (let i = 0; i < 500; i++) write(inputs[i % n]!);
 
   if (sqlite.inTransaction) throw new Error('the benchmark must write outside any transaction (autocommit)');
   const latencies = new Samples(1 << 17);
@@ -157,7 +177,7 @@ async function scenario(
   while (t1 < endAt) {
     const input = inputs[i++ % n]!;
     const t0 = nowNs();
-    store.record(input);
+    write(input);
     t1 = nowNs();
     latencies.push(Number(t1 - t0));
   }
@@ -174,7 +194,8 @@ async function scenario(
   sqlite.close();
   const [p50, p99, p999] = latencies.percentiles([50, 99, 99.9]);
   return {
-    label: `WAL + synchronous=${sync.toUpperCase()}, ${checkpoint} checkpoints${withReader ? ' + 1 reader' : ''}`,
+    label: `${writer === 'chained' ? 'hash-chained' : 'plain INSERT (no chain)'}, WAL + synchronous=${sync.toUpperCase()}, ${checkpoint} checkpoints${withReader ? ' + 1 reader' : ''}`,
+    writer,
     sync,
     reader: withReader,
     writes: i,
@@ -199,16 +220,21 @@ export async function runDenialsBench(options: DenialsBenchOptions = {}): Promis
   const dir = mkdtempSync(join(options.baseDir ?? process.env.BENCH_TMPDIR ?? tmpdir(), 'swarm-bench-denials-'));
   const rows: DenialsRow[] = [];
   try {
+    // The chained writer (the product) beside the plain INSERT (the reference) in the server's mode, alternated so a
+    // busy moment of the machine does not favour one of them.
     const plan = [
-      ['normal', false, 'inline'],
-      ['normal', false, 'background'],
-      ['normal', true, 'background'],
-      ['full', false, 'background'],
-      ['full', true, 'background'],
+      ['normal', false, 'background', 'plain'],
+      ['normal', false, 'background', 'chained'],
+      ['normal', false, 'background', 'plain'],
+      ['normal', false, 'background', 'chained'],
+      ['normal', false, 'inline', 'chained'],
+      ['normal', true, 'background', 'chained'],
+      ['full', false, 'background', 'chained'],
+      ['full', true, 'background', 'chained'],
     ] as const;
-    for (const [sync, withReader, checkpoint] of plan) {
+    for (const [sync, withReader, checkpoint, writer] of plan) {
       {
-        const row = await scenario(dir, sync, withReader, seconds, inputs, agents, checkpoint);
+        const row = await scenario(dir, sync, withReader, seconds, inputs, agents, checkpoint, writer);
         log(`denials: ${row.label}: ${fmtInt(row.writesPerSec)} writes/s`);
         rows.push(row);
       }
@@ -235,10 +261,19 @@ export function formatDenialsResult(r: DenialsBenchResult): string {
       row.pragmas,
     ]),
   );
+  const rate = (w: 'chained' | 'plain') => {
+    const rows = r.rows.filter((x) => x.writer === w && x.sync === 'normal' && !x.reader && x.label.includes('background'));
+    return rows.reduce((a, x) => a + x.writesPerSec, 0) / Math.max(1, rows.length);
+  };
+  const chained = rate('chained');
+  const plain = rate('plain');
   return [
-    `Denials: DenialStore.record() on a SQLite file in ${r.dir} (since removed), one autocommit transaction per row, ` +
+    `Hash chain: ${fmtInt(chained)} durable denials/s chained against ${fmtInt(plain)}/s by a plain INSERT (the mean of two ` +
+      `alternated runs each, WAL + NORMAL, background checkpoints): ${((100 * (plain - chained)) / plain).toFixed(1)}% slower.`,
+    '',
+    `Denials: the recorder's appendDenial() on a SQLite file in ${r.dir} (since removed), one transaction per row, ` +
       `${r.seconds} s per scenario, ${fmtInt(r.seedRows)} rows seeded first; rows are real DENY decisions ` +
-      `(~${Math.round(r.avgRowBytes)} bytes of data each, trace included). Latency = one record() call.`,
+      `(~${Math.round(r.avgRowBytes)} bytes of data each, trace included). Latency = one write.`,
     '',
     table,
   ].join('\n');

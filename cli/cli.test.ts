@@ -59,7 +59,7 @@ beforeAll(() => {
 
   const now = Date.now() / 1000;
   const denial = (toolName: string, agentName: string, ruleSource: string, reason: string, ageSeconds: number) =>
-    app.denials.record({ toolName, agentName, ruleSource, reason, userRole: 'viewer', principal: `agent:${agentName}`, timestamp: now - ageSeconds });
+    app.recorder.appendDenial({ toolName, agentName, ruleSource, reason, userRole: 'viewer', principal: `agent:${agentName}`, timestamp: now - ageSeconds });
   denial('deploy_serving', 'deployer', 'policy:no-friday-deploys', 'No production deployments before the weekend.', 60);
   denial('deploy_serving', 'deployer', 'hitl:deploy', `Waiting for an operator, ${'very '.repeat(30)}long reason`, 120);
   denial('export_raw_data', 'compliance_agent', 'flag:raw_data_export', '=HYPERLINK("http://x") formula, with "quotes"', 30);
@@ -208,15 +208,15 @@ describe('swarm features', () => {
     expect(r.stdout).toMatch(/^external_web_access\s+flag\s+off\s+default/m);
   });
 
-  it('refuses to turn an invariant off (exit 1), and records the attempt as a denial', async () => {
+  it('refuses to turn an invariant off (exit 1), and records the attempt as a security event', async () => {
     const r = await swarm('features', 'set', 'audit_trail_security_events', 'off', '--reason', 'too noisy', '--as', 'root');
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error: .*invariant/);
     app.flags.invalidate();
     expect(app.flags.get('audit_trail_security_events')).toMatchObject({ value: true, layer: 'default' });
-    const recorded = app.denials.query({ ruleSource: 'flag:audit_trail_security_events', limit: 5 }).rows;
-    expect(recorded).toHaveLength(1);
-    expect(recorded[0]!.principal).toBe('root');
+    const [refused] = app.securityEvents.ofType('flag.refused');
+    expect(refused).toMatchObject({ actor: 'root', actorRole: 'admin', outcome: 'refused', target: 'audit_trail_security_events' });
+    expect(refused!.detailJson).toContain('is an invariant');
   });
 
   it('sets and unsets an override attributed to --as, with the change history', async () => {

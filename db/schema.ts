@@ -25,8 +25,18 @@ export const permissionDenials = sqliteTable(
     principal: text('principal'),
     /** the decision's trace (every matched rule), JSON */
     traceJson: text('trace_json'),
+    /** the id returned to the caller of the decision (POST /check, PermissionDenied), so logs and rows join */
+    decisionId: text('decision_id'),
+    /** content hash of the configuration in force (policy_revisions) */
+    policyRevision: text('policy_revision'),
+    /** argument paths whose values were masked or redacted, JSON array */
+    maskedPaths: text('masked_paths'),
+    /** tamper evidence: the previous row's row_hash, and SHA-256 over this row's canonical encoding and prev_hash */
+    prevHash: text('prev_hash'),
+    rowHash: text('row_hash'),
   },
   (t) => [
+    index('permission_denials_decision').on(t.decisionId),
     // SQLite appends the rowid to every index, so each of these also serves "newest first" for its filter.
     index('permission_denials_timestamp').on(t.timestamp),
     index('permission_denials_agent').on(t.agentName),
@@ -94,6 +104,8 @@ export const approvals = sqliteTable(
     gateDescription: text('gate_description'),
     /** when the agent runtime that asked picked up a rejection or expiry (it reports each once) */
     reportedAt: real('reported_at'),
+    /** the decision that asked (its id joins the request, its approvals and its denial to the agent's logs) */
+    decisionId: text('decision_id'),
   },
   (t) => [
     // Identical pending calls share one approval.
@@ -124,22 +136,75 @@ export const approvalVotes = sqliteTable(
 );
 
 /**
- * Security events that are not denials (issue: the evidence trail). Today: configuration reloads that were refused
- * (malformed file, failed policy tests). Append-only like permission_denials.
+ * Every security event that is not a denial: sign-ins, users and tokens, approvals, flag and configuration changes,
+ * audit reads and exports, verification, server start and stop, retention; and allowed decisions when the flag
+ * decision_log_all is on. Append-only (triggers) and hash-chained like permission_denials.
  */
 export const securityEvents = sqliteTable(
   'security_events',
   {
     id: integer('id').primaryKey(),
+    decisionId: text('decision_id'),
     type: text('type').notNull(),
     actor: text('actor').notNull(),
+    actorRole: text('actor_role'),
     outcome: text('outcome').notNull(),
     target: text('target'),
     detailJson: text('detail_json'),
+    policyRevision: text('policy_revision'),
+    ip: text('ip'),
+    /** seconds since the epoch */
     timestamp: real('timestamp').notNull(),
+    prevHash: text('prev_hash'),
+    rowHash: text('row_hash'),
   },
-  (t) => [index('security_events_type_time').on(t.type, t.timestamp)],
+  (t) => [
+    index('security_events_type_time').on(t.type, t.timestamp),
+    index('security_events_time').on(t.timestamp),
+    index('security_events_actor').on(t.actor),
+    index('security_events_decision').on(t.decisionId),
+  ],
 );
+
+/** Each configuration that was in force, once, by its content hash: what `swarm audit explain` re-runs a decision on. */
+export const policyRevisions = sqliteTable('policy_revisions', {
+  revision: text('revision').primaryKey(),
+  /** JSON: the files' texts (agents, policy, gates) and the flag values */
+  contentJson: text('content_json').notNull(),
+  firstSeenAt: real('first_seen_at').notNull(),
+});
+
+/**
+ * Signed checkpoints of the audit chains (C2SP signed-note checkpoint format): the chain head, its row count and the
+ * time, signed with the installation's Ed25519 key. Verification checks the chains against every checkpoint.
+ */
+export const auditCheckpoints = sqliteTable(
+  'audit_checkpoints',
+  {
+    id: integer('id').primaryKey(),
+    /** permission_denials or security_events */
+    chain: text('chain').notNull(),
+    /** the id of the newest row covered (ids are consecutive within a chain) */
+    size: integer('size').notNull(),
+    headHash: text('head_hash').notNull(),
+    createdAt: real('created_at').notNull(),
+    /** the signed note, exactly as signed */
+    note: text('note').notNull(),
+  },
+  (t) => [index('audit_checkpoints_chain').on(t.chain, t.size)],
+);
+
+/** Rows moved out by `swarm audit archive`: verification of what remains starts after `upToId`, at `headHash`. */
+export const auditArchives = sqliteTable('audit_archives', {
+  id: integer('id').primaryKey(),
+  chain: text('chain').notNull(),
+  upToId: integer('up_to_id').notNull(),
+  headHash: text('head_hash').notNull(),
+  rows: integer('rows').notNull(),
+  file: text('file').notNull(),
+  fileSha256: text('file_sha256').notNull(),
+  archivedAt: real('archived_at').notNull(),
+});
 
 export const flagOverrides = sqliteTable('flag_overrides', {
   name: text('name').primaryKey(),
@@ -206,6 +271,8 @@ export type NewDenialRow = typeof permissionDenials.$inferInsert;
 export type ApprovalRow = typeof approvals.$inferSelect;
 export type ApprovalVoteRow = typeof approvalVotes.$inferSelect;
 export type SecurityEventRow = typeof securityEvents.$inferSelect;
+export type AuditCheckpointRow = typeof auditCheckpoints.$inferSelect;
+export type AuditArchiveRow = typeof auditArchives.$inferSelect;
 export type UserRow = typeof users.$inferSelect;
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
 export type FlagOverrideRow = typeof flagOverrides.$inferSelect;

@@ -82,8 +82,8 @@ describe('two processes on one database', () => {
     const other = createApp({ dbPath: t.dbPath, configDir: t.dir, env: {} });
     try {
       for (let i = 0; i < 200; i++) {
-        t.app.denials.record({ toolName: 'a', ruleSource: 'default', reason: String(i) });
-        other.denials.record({ toolName: 'b', ruleSource: 'default', reason: String(i) });
+        t.app.recorder.appendDenial({ toolName: 'a', ruleSource: 'default', reason: String(i) });
+        other.recorder.appendDenial({ toolName: 'b', ruleSource: 'default', reason: String(i) });
         if (i % 20 === 0) {
           other.flags.setOverride('batch_runner', i % 40 === 0, 'cli', 'test');
           t.app.approvals.request({ gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments: { i }, requestedBy: 'x', ruleSource: 'hitl:deploy', reason: 'r', expiresInSeconds: 60 });

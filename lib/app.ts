@@ -5,10 +5,13 @@
 import { join, resolve as resolvePath } from 'node:path';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db, type SyncMode } from '@/db/client';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
-import type { ApprovalRow } from '@/db/schema';
-import { ApprovalStore, requesterOf } from './approvals/store';
+import { ApprovalStore, requesterOf, type ApprovalEvent } from './approvals/store';
 import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from './approvals/gates';
-import { DenialStore, denialFromDecision } from './audit/denials';
+import { DenialStore } from './audit/denials';
+import { AuditRecorder } from './audit/recorder';
+import { RevisionStore, type RevisionContent } from './audit/revisions';
+import { Checkpointer as AuditCheckpointer, keyDirFor, loadOrCreateSigningKey } from './audit/checkpoints';
+import { SecurityEventQueries } from './audit/security-events';
 import { catchUpIfBehind } from './audit/denial-rollup';
 import { AuthStore } from './auth/store';
 import { randomPassword } from './auth/secrets';
@@ -18,9 +21,7 @@ import { FlagService } from './flags/service';
 import { PLATFORM_TOOLS } from './agents/platform-tools';
 import { PermissionEngine, type RuleSource } from './permissions';
 import { builtInSources } from './config/sources';
-import { assertPolicyTests, loadPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, type PolicyConfig, type PolicyTests } from './config/policy-tests';
-import { SecurityEventStore } from './audit/security-events';
-
+import { assertPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, type PolicyConfig, type PolicyTests } from './config/policy-tests';
 import { mergeGates, parseGates, type GateSet, type GateSpec } from './permissions/gates';
 import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from './permissions/policy';
 
@@ -43,6 +44,11 @@ export interface AppOptions {
    * while someone fixes a policy). Reloads are always refused when their tests fail.
    */
   enforcePolicyTests?: boolean;
+  /**
+   * a long-lived server: record configuration loads, server start and stop, and sign checkpoints of the audit chains
+   * on a timer and at shutdown (getApp: yes; the CLI and tests: no)
+   */
+  server?: boolean;
 }
 
 export interface StartupReport {
@@ -63,12 +69,19 @@ export class SwarmApp {
   readonly gatesFile: WatchedFile<GateSet>;
   /** config/policy_tests.yaml and <policy file>.test.yaml: a reload whose tests fail is refused */
   readonly testFiles: WatchedFile<PolicyTests>[];
-  readonly securityEvents: SecurityEventStore;
+  readonly securityEvents: SecurityEventQueries;
+  /** the one writer of the audit trail: denials, security events, allowed decisions when decision_log_all is on */
+  readonly recorder: AuditRecorder;
+  readonly revisions: RevisionStore;
   readonly engine: PermissionEngine;
   readonly env: Readonly<Record<string, string | undefined>>;
   private readonly checkpointer: Checkpointer | undefined;
   private rollupTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
+  private auditTimer: NodeJS.Timeout | undefined;
+  private auditCheckpointer: AuditCheckpointer | undefined;
+  private revisionMemo: { key: readonly unknown[]; revision: string } | undefined;
+  private closed = false;
 
   constructor(readonly options: AppOptions) {
     this.env = options.env ?? process.env;
@@ -105,12 +118,68 @@ export class SwarmApp {
       this.rollupTimer.unref();
     }
     this.denials = new DenialStore(this.db);
-    this.securityEvents = new SecurityEventStore(this.db);
-    this.approvals = new ApprovalStore(this.db, (row) => this.recordApprovalDenial(row));
+    this.securityEvents = new SecurityEventQueries(this.db);
+    this.revisions = new RevisionStore(this.db);
     this.flags = new FlagService(this.db, this.env);
+    this.recorder = new AuditRecorder(this.db.$client, {
+      revision: () => this.currentRevision(),
+      logAllDecisions: () => this.flags.values().get('decision_log_all') === true,
+    });
+    this.approvals = new ApprovalStore(this.db, (event) => this.recordApproval(event));
     this.auth = new AuthStore(this.db);
     this.engine = this.buildEngine();
     if (options.sweepApprovals) this.startSweeper();
+    if (options.server) this.startServerAudit();
+  }
+
+  /**
+   * The policy revision in force: the content hash of the configuration files and the flag values, its content kept
+   * once in policy_revisions. Recomputed only when a file version or the flag values change.
+   */
+  currentRevision(): string {
+    const flags = this.flags.values();
+    const key = [this.agentsFile.current, this.policyFile.current, this.gatesFile.current, flags] as const;
+    const memo = this.revisionMemo;
+    if (memo && memo.key.every((k, i) => k === key[i])) return memo.revision;
+    const content: RevisionContent = {
+      files: { agents: this.agentsFile.text, policy: this.policyFile.text, gates: this.gatesFile.text, policy_file: this.policyFile.path },
+      flags: Object.fromEntries([...flags].sort(([a], [b]) => (a < b ? -1 : 1))),
+    };
+    const revision = this.revisions.remember(content);
+    this.revisionMemo = { key, revision };
+    return revision;
+  }
+
+  /**
+   * A server records its start, every configuration version it loads or refuses, and its stop; and it signs the heads
+   * of the audit chains every 10 seconds when they moved (every 1,000 rows sooner), and at shutdown.
+   */
+  private startServerAudit(): void {
+    const key = loadOrCreateSigningKey(keyDirFor(this.options.dbPath, this.env));
+    this.auditCheckpointer = new AuditCheckpointer(this.db.$client, key);
+    this.recorder.record({ kind: 'system', type: 'server.started', actor: 'system', outcome: 'succeeded', detail: { pid: process.pid, revision: this.currentRevision() } });
+    for (const file of this.configFiles()) {
+      this.recorder.record({ kind: 'config', type: 'config.loaded', actor: 'system', outcome: 'succeeded', target: file.status().path, detail: { revision: this.currentRevision() } });
+      file.onLoaded(() =>
+        this.recorder.record({ kind: 'config', type: 'config.loaded', actor: 'system', outcome: 'succeeded', target: file.status().path, detail: { revision: this.currentRevision() } }),
+      );
+    }
+    let ticks = 0;
+    this.auditTimer = setInterval(() => {
+      try {
+        this.auditCheckpointer?.checkpoint({ minRows: ++ticks % 5 === 0 ? 1 : 1000 });
+      } catch (error) {
+        console.error('Signing a checkpoint of the audit trail failed; retrying.', error);
+      }
+    }, 2_000);
+    this.auditTimer.unref();
+    process.once('exit', () => this.close());
+  }
+
+  /** Sign the heads of the audit chains now (when they moved since the last checkpoint). */
+  checkpointAudit(): string[] {
+    this.auditCheckpointer ??= new AuditCheckpointer(this.db.$client, loadOrCreateSigningKey(keyDirFor(this.options.dbPath, this.env)));
+    return this.auditCheckpointer.checkpoint();
   }
 
   /** The configuration in force, as the policy tests see it. */
@@ -139,7 +208,7 @@ export class SwarmApp {
     for (const file of this.testFiles) file.setAcceptor((tests) => assertPolicyTests(this.policyConfig(), this.policyTests({ file, with: tests })));
     for (const file of this.configFiles()) {
       file.onRefused((error) =>
-        this.securityEvents.record({ type: 'config.refused', actor: 'system', outcome: 'refused', target: file.status().path, detail: { error } }),
+        this.recorder.record({ kind: 'config', type: 'config.refused', actor: 'system', outcome: 'refused', target: file.status().path, detail: { error, revision_in_force: this.currentRevision() } }),
       );
     }
   }
@@ -188,7 +257,7 @@ export class SwarmApp {
             ? this.approvals.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS)
             : undefined,
         // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
-        recordDenial: (ctx, result) => void this.denials.record(denialFromDecision(ctx, result)),
+        recorder: this.recorder,
         requestApproval: (ctx, result) => {
           const gate = ctx.gate;
           return this.approvals.request({
@@ -205,6 +274,7 @@ export class SwarmApp {
             approverRoles: gate?.approvers.roles,
             risk: gate?.risk,
             gateDescription: gate?.description,
+            decisionId: result.decisionId,
           }).id;
         },
         consumeApproval: (id) => this.approvals.consume(id),
@@ -212,9 +282,31 @@ export class SwarmApp {
     });
   }
 
-  /** A rejected or expired approval is an ASK that turned into a denial: it is recorded, attributed to its gate. */
-  private recordApprovalDenial(row: ApprovalRow): void {
-    this.denials.record({
+  /**
+   * Every approval transition is a security event; a rejected or expired request is also an ASK that turned into a
+   * denial, recorded in permission_denials attributed to its gate, with the decision id of the call that asked.
+   */
+  private recordApproval(e: ApprovalEvent): void {
+    const row = e.row;
+    this.recorder.record({
+      kind: 'approval',
+      type: `approval.${e.type}`,
+      actor: e.by?.id ?? (e.type === 'requested' || e.type === 'consumed' ? row.requestedBy : 'system'),
+      actorRole: e.by?.role ?? null,
+      outcome: 'succeeded',
+      target: row.id,
+      decisionId: row.decisionId,
+      detail: {
+        gate: row.gate,
+        agent: row.agentName,
+        tool: row.toolName,
+        ...(e.given === undefined ? {} : { approvals_given: e.given, approvals_required: row.approvalsRequired, complete: e.given >= row.approvalsRequired }),
+        ...(e.type === 'rejected' || e.type === 'approved' ? { reason: row.decisionReason } : {}),
+        ...(e.type === 'expired' ? { expired_at: row.expiresAt } : {}),
+      },
+    });
+    if (e.type !== 'rejected' && e.type !== 'expired') return;
+    this.recorder.appendDenial({
       toolCallId: row.toolCallId,
       toolName: row.toolName,
       agentName: row.agentName,
@@ -227,6 +319,7 @@ export class SwarmApp {
       userRole: null,
       principal: row.requestedBy,
       traceJson: null,
+      decisionId: row.decisionId,
       // An expiry is recorded at the moment the request expired, not when the sweeper noticed it.
       timestamp: row.status === 'expired' ? row.expiresAt : undefined,
     });
@@ -255,9 +348,21 @@ export class SwarmApp {
   }
 
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     for (const f of this.configFiles()) f.close();
     if (this.rollupTimer) clearInterval(this.rollupTimer);
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    if (this.auditTimer) {
+      clearInterval(this.auditTimer);
+      // A server's last words: its stop, and a checkpoint that covers everything it wrote.
+      try {
+        this.recorder.record({ kind: 'system', type: 'server.stopped', actor: 'system', outcome: 'succeeded', detail: { pid: process.pid } });
+        this.auditCheckpointer?.checkpoint();
+      } catch (error) {
+        console.error('Recording the server stop failed.', error);
+      }
+    }
     void this.checkpointer?.stop();
     this.db.$client.close();
   }
@@ -274,7 +379,14 @@ type GlobalWithApp = typeof globalThis & { [GLOBAL_KEY]?: SwarmApp };
 export function getApp(): SwarmApp {
   const g = globalThis as GlobalWithApp;
   if (!g[GLOBAL_KEY]) {
-    const app = createApp({ dbPath: process.env.SWARM_DB ?? 'data/swarm.db', watchConfig: true, backgroundCheckpoints: true, sweepApprovals: true, enforcePolicyTests: true });
+    const app = createApp({
+      dbPath: process.env.SWARM_DB ?? 'data/swarm.db',
+      watchConfig: true,
+      backgroundCheckpoints: true,
+      sweepApprovals: true,
+      enforcePolicyTests: true,
+      server: true,
+    });
     app.bootstrap();
     g[GLOBAL_KEY] = app;
   }

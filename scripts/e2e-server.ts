@@ -35,7 +35,7 @@ app.auth.ensureToken(E2E.deployerToken, { agent: 'deployer' }, 'e2e deployer age
     { agent: 'report_bot', tool: 'generate_report', rule: 'agent_allowlist', reason: 'Unknown agent "report_bot": it is not declared in config/agents.yaml.', args: () => ({ period: pick(['2025-Q2', '2025-Q3']) }) },
   ] as const;
   // Recorded in time order, as the recorder writes them: newest first is also the order of ids.
-  const rows: Parameters<typeof app.denials.record>[0][] = [];
+  const rows: Parameters<typeof app.recorder.appendDenial>[0][] = [];
   for (let i = 0; i < 240; i++) {
     const k = pick(kinds);
     rows.push({
@@ -54,7 +54,7 @@ app.auth.ensureToken(E2E.deployerToken, { agent: 'deployer' }, 'e2e deployer age
   for (let i = 0; i < 30; i++) {
     rows.push({ toolName: 'http', ruleSource: 'rbac:auditor', reason: 'Role "viewer" is below the role "auditor" this endpoint requires.', userRole: 'viewer', httpMethod: 'GET', httpPath: '/api/v1/permissions/denials', principal: 'victor', timestamp: now - 86400 * (1.5 + rnd() * 18) });
   }
-  for (const r of rows.sort((a, b) => (a.timestamp ?? 0) - (b.timestamp ?? 0))) app.denials.record(r);
+  for (const r of rows.sort((a, b) => (a.timestamp ?? 0) - (b.timestamp ?? 0))) app.recorder.appendDenial(r);
 }
 
 app.close();

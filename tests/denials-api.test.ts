@@ -65,7 +65,7 @@ beforeAll(async () => {
   }
   // And a history: 60 denials over the last 30 days, written with their timestamps.
   for (let i = 0; i < 60; i++) {
-    app.denials.record({
+    app.recorder.appendDenial({
       toolName: i % 2 ? 'export_raw_data' : 'deploy_serving',
       agentName: i % 3 ? 'deployer' : 'compliance_agent',
       ruleSource: i % 4 ? 'policy:no-pii-export' : 'hitl:deploy',

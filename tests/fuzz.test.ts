@@ -59,7 +59,7 @@ const query = fc.dictionary(fc.constantFrom('since', 'agent', 'tool', 'role', 'r
 describe('every route under random and malformed input', () => {
   it('answers a structured 2xx/4xx, never a 500, and leaves existing audit rows untouched', async () => {
     const app = getApp();
-    app.denials.record({ toolName: 'seed', ruleSource: 'default', reason: 'seed row' });
+    app.recorder.appendDenial({ toolName: 'seed', ruleSource: 'default', reason: 'seed row' });
     const token = server.adminToken;
     await fc.assert(
       fc.asyncProperty(

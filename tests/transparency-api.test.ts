@@ -156,13 +156,13 @@ describe('flag changes over REST, as the history shows them', () => {
     expect(flagIn(rep, 'auto_fairness_audit')).toMatchObject({ value: true, layer: 'default', override: null, last_change: { action: 'unset', new_value: true } });
   });
 
-  it('refuses to turn the invariant off, records the attempt as a denial, and keeps it out of the history', async () => {
+  it('refuses to turn the invariant off, records the attempt as a security event, and keeps it out of the history', async () => {
     const r = await put('audit_trail_security_events', { value: false, reason: 'too many rows' });
     expect(r.status).toBe(403);
     const body = (await r.json()) as ErrorBody;
     expect(body.error).toMatchObject({ code: 'INVARIANT' });
     expect(body.error.message).toMatch(/invariant: it cannot be turned off/);
-    expect(getApp().denials.query({ ruleSource: 'flag:audit_trail_security_events', limit: 1 }).rows[0]).toMatchObject({ httpMethod: 'PUT', principal: 'admin' });
+    expect(getApp().securityEvents.ofType('flag.refused', 1)[0]).toMatchObject({ actor: 'admin', actorRole: 'admin', target: 'audit_trail_security_events' });
     const rep = await report('/api/v1/transparency?name=audit_trail_security_events');
     expect(rep.history.changes).toEqual([]);
     expect(flagIn(rep, 'audit_trail_security_events')).toMatchObject({ value: true, layer: 'default' });

@@ -1,5 +1,5 @@
 /** swarm features list|set|unset: the flag catalog with effective values, and runtime overrides. */
-import { AppError } from '@/lib/errors';
+import { changeFlag } from '@/lib/flags/change';
 import type { ResolvedFlag } from '@/lib/flags/resolve';
 import { FLAG_TIERS } from '@/lib/flags/catalog';
 import { changeToJson, flagToJson } from '@/lib/flags/view';
@@ -80,26 +80,9 @@ function set(ctx: CliContext, args: string[]): number {
   return withApp(ctx, (app) => {
     // The same check as PUT /api/v1/flags/{name}, for the acting user.
     const principal = actAs(app, as, { method: 'PUT', path: `/api/v1/flags/${name}`, role: 'admin' });
-    const by = principal.id;
-    const role = principal.role;
-    let flag: ResolvedFlag;
-    try {
-      flag = app.flags.setOverride(name!, value, by, reason);
-    } catch (error) {
-      // Like the API: an attempt to turn an invariant off is a security event, so it is recorded as a denial.
-      if (error instanceof AppError && error.code === 'INVARIANT') {
-        app.denials.record({
-          toolName: 'cli',
-          ruleSource: `flag:${name}`,
-          reason: error.message,
-          userRole: role,
-          principal: by,
-          argumentsJson: JSON.stringify({ command: 'features set', name, value, reason }),
-        });
-      }
-      throw error;
-    }
-    ctx.io.out(`${flag.name} is now ${onOff(flag.value)} (runtime override by ${by}).\n`);
+    // Like the API: the change, or the refusal of an invariant, is a security event.
+    const flag = changeFlag(app, { name: name!, value, reason }, principal);
+    ctx.io.out(`${flag.name} is now ${onOff(flag.value)} (runtime override by ${principal.id}).\n`);
     return 0;
   });
 }
@@ -112,9 +95,9 @@ function unset(ctx: CliContext, args: string[]): number {
   const as = requireOption(values.as, '--as', 'the admin who makes the change');
   return withApp(ctx, (app) => {
     // The same check as DELETE /api/v1/flags/{name}, for the acting user.
-    const by = actAs(app, as, { method: 'DELETE', path: `/api/v1/flags/${name}`, role: 'admin' }).id;
-    const flag = app.flags.unsetOverride(name!, by, reason);
-    ctx.io.out(`${flag.name}: override removed by ${by}; it is now ${onOff(flag.value)} (from ${layerCell(flag)}).\n`);
+    const principal = actAs(app, as, { method: 'DELETE', path: `/api/v1/flags/${name}`, role: 'admin' });
+    const flag = changeFlag(app, { name: name!, value: null, reason }, principal);
+    ctx.io.out(`${flag.name}: override removed by ${principal.id}; it is now ${onOff(flag.value)} (from ${layerCell(flag)}).\n`);
     return 0;
   });
 }

@@ -31,6 +31,8 @@ export interface ApprovalRequest {
   approverRoles?: readonly Role[];
   risk?: GateRisk;
   gateDescription?: string;
+  /** the decision that asked */
+  decisionId?: string;
 }
 
 /** Who decides: the principal's id and role. */
@@ -42,8 +44,19 @@ export interface Decider {
 const DEFAULT_DECIDER_ROLES = 'operator,admin';
 const EXPIRED_REASON = 'Expired before an operator decided it.';
 
-/** Called for each approval that turned into a denial (rejected or expired), inside the same transaction. */
-export type DeniedApprovalListener = (row: ApprovalRow) => void;
+/**
+ * Told of every transition, inside the transaction that made it (so the audit row commits with it, or neither does):
+ * a new request, each person's approval, a rejection, an expiry, and the run that consumed an approval.
+ */
+export interface ApprovalEvent {
+  type: 'requested' | 'approved' | 'rejected' | 'expired' | 'consumed';
+  row: ApprovalRow;
+  /** who decided (approved, rejected) */
+  by?: Decider;
+  /** for approved: how many approvals are given now, and whether that completes the request */
+  given?: number;
+}
+export type ApprovalListener = (event: ApprovalEvent) => void;
 
 const now = () => Date.now() / 1000;
 
@@ -56,7 +69,7 @@ type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export class ApprovalStore {
   constructor(
     private readonly db: Db,
-    private readonly onDenied: DeniedApprovalListener = () => {},
+    private readonly onEvent: ApprovalListener = () => {},
   ) {}
 
   get(id: string): ApprovalRow | undefined {
@@ -110,9 +123,9 @@ export class ApprovalStore {
             .where(and(eq(approvals.id, existing.id), eq(approvals.status, 'pending')))
             .returning()
             .get();
-          if (expired) this.onDenied(expired);
+          if (expired) this.onEvent({ type: 'expired', row: expired });
         }
-        return tx
+        const created = tx
           .insert(approvals)
           .values({
             id: newApprovalId(),
@@ -133,9 +146,12 @@ export class ApprovalStore {
             approverRoles: r.approverRoles?.join(',') ?? DEFAULT_DECIDER_ROLES,
             risk: r.risk ?? 'medium',
             gateDescription: r.gateDescription ?? null,
+            decisionId: r.decisionId ?? null,
           })
           .returning()
           .get();
+        this.onEvent({ type: 'requested', row: created });
+        return created;
       },
       { behavior: 'immediate' },
     );
@@ -143,12 +159,19 @@ export class ApprovalStore {
 
   /** approved -> consumed, exactly once. False when the approval was not (or no longer) approved. */
   consume(id: string): boolean {
-    const res = this.db
-      .update(approvals)
-      .set({ status: 'consumed', consumedAt: now() })
-      .where(and(eq(approvals.id, id), eq(approvals.status, 'approved')))
-      .run();
-    return res.changes === 1;
+    return this.db.transaction(
+      (tx) => {
+        const row = tx
+          .update(approvals)
+          .set({ status: 'consumed', consumedAt: now() })
+          .where(and(eq(approvals.id, id), eq(approvals.status, 'approved')))
+          .returning()
+          .get();
+        if (row) this.onEvent({ type: 'consumed', row });
+        return row !== undefined;
+      },
+      { behavior: 'immediate' },
+    );
   }
 
   /**
@@ -176,7 +199,7 @@ export class ApprovalStore {
           // Past its expiry: it is expired now, whatever the sweeper has done so far, and nobody can decide it.
           // The expiry is committed (and recorded) before the refusal is thrown.
           const expired = this.expireRow(tx, row);
-          if (expired) this.onDenied(expired);
+          if (expired) this.onEvent({ type: 'expired', row: expired });
           return { expiredAt: row.expiresAt };
         }
         if (row.requestedBy === by.id) {
@@ -189,7 +212,7 @@ export class ApprovalStore {
         if (row.status !== 'pending') throw this.alreadyDecided(row);
         if (action === 'reject') {
           const updated = this.settle(tx, id, { status: 'rejected', decidedBy: by.id, decidedAt: at, decisionReason: reason });
-          this.onDenied(updated);
+          this.onEvent({ type: 'rejected', row: updated, by });
           return updated;
         }
         const given = tx.select().from(approvalVotes).where(eq(approvalVotes.approvalId, id)).all();
@@ -200,8 +223,13 @@ export class ApprovalStore {
           );
         }
         tx.insert(approvalVotes).values({ approvalId: id, approver: by.id, approverRole: by.role, reason, at }).run();
-        if (given.length + 1 < row.approvalsRequired) return row;
-        return this.settle(tx, id, { status: 'approved', decidedBy: by.id, decidedAt: at, decisionReason: reason });
+        if (given.length + 1 < row.approvalsRequired) {
+          this.onEvent({ type: 'approved', row, by, given: given.length + 1 });
+          return row;
+        }
+        const approved = this.settle(tx, id, { status: 'approved', decidedBy: by.id, decidedAt: at, decisionReason: reason });
+        this.onEvent({ type: 'approved', row: approved, by, given: given.length + 1 });
+        return approved;
       },
       { behavior: 'immediate' },
     );
@@ -305,7 +333,7 @@ export class ApprovalStore {
           .where(and(...c))
           .returning()
           .all();
-        for (const row of expired) this.onDenied(row);
+        for (const row of expired) this.onEvent({ type: 'expired', row });
         return expired.length;
       },
       { behavior: 'immediate' },

@@ -4,7 +4,8 @@ import type { DenialRow } from '@/db/schema';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { decodeCursor, encodeCursor, likeContains } from './denial-filter';
 import { denialExportStream } from './denial-export';
-import type { DenialInput, DenialSortKey, SortOrder } from './denials';
+import type { DenialSortKey, SortOrder } from './denials';
+import type { DenialInput } from './recorder';
 
 let t: TempApp | undefined;
 afterEach(() => {
@@ -15,7 +16,7 @@ afterEach(() => {
 const T0 = 1_750_000_000;
 
 function seed(app: TempApp['app'], rows: Partial<DenialInput>[]): void {
-  for (const r of rows) app.denials.record({ toolName: 'deploy_serving', ruleSource: 'agent_allowlist', reason: 'r', timestamp: T0, ...r });
+  for (const r of rows) app.recorder.appendDenial({ toolName: 'deploy_serving', ruleSource: 'agent_allowlist', reason: 'r', timestamp: T0, ...r });
 }
 
 /** Every page of a query, followed by its cursors. */

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { catchUpIfBehind, catchUpRollup, rollupPosition } from './denial-rollup';
 import { bucketOrigin, chooseBucketSeconds, ruleSourceFamily } from './denial-stats';
-import type { DenialInput, DenialMatch } from './denials';
+import type { DenialMatch } from './denials';
+import type { DenialInput } from './recorder';
 
 let t: TempApp | undefined;
 afterEach(() => {
@@ -88,7 +89,7 @@ describe('the summary and the chart read whole days from the daily counts and th
           // Count part of the rows ahead (all, none or some), as a console opened in the middle would have.
           const counted = Math.round((rows.length * percent) / 100);
           rows.forEach((r, i) => {
-            t!.app.denials.record(r);
+            t!.app.recorder.appendDenial(r);
             if (i + 1 === counted) catchUpRollup(t!.app.db, 7);
           });
           expect(rollupPosition(t!.app.db).highWater).toBe(counted);
@@ -123,7 +124,7 @@ describe('the summary and the chart read whole days from the daily counts and th
   it('ranks the top five by count, then by name, and shows an HTTP denial as having no agent', () => {
     t = tempApp();
     const rec = (agentName: string | null, n: number) => {
-      for (let i = 0; i < n; i++) t!.app.denials.record({ toolName: agentName ? 'deploy_serving' : 'http', agentName, ruleSource: 'rbac:admin', reason: 'r', timestamp: D0 + i });
+      for (let i = 0; i < n; i++) t!.app.recorder.appendDenial({ toolName: agentName ? 'deploy_serving' : 'http', agentName, ruleSource: 'rbac:admin', reason: 'r', timestamp: D0 + i });
     };
     rec('f', 1);
     rec('e', 2);
@@ -146,7 +147,7 @@ describe('the summary and the chart read whole days from the daily counts and th
 describe('the daily counts', () => {
   it('count every denial exactly once, in chunks, however often they catch up', () => {
     t = tempApp();
-    for (let i = 0; i < 23; i++) t.app.denials.record({ toolName: 'x', ruleSource: i % 2 ? 'flag:a' : 'policy:b', agentName: i % 3 ? 'a' : null, reason: 'r', timestamp: D0 + i * 10_000 });
+    for (let i = 0; i < 23; i++) t.app.recorder.appendDenial({ toolName: 'x', ruleSource: i % 2 ? 'flag:a' : 'policy:b', agentName: i % 3 ? 'a' : null, reason: 'r', timestamp: D0 + i * 10_000 });
     expect(rollupPosition(t.app.db)).toEqual({ highWater: 0, newest: 23 });
     expect(catchUpRollup(t.app.db, 5)).toBe(23);
     expect(catchUpRollup(t.app.db, 5)).toBe(0);
@@ -161,7 +162,7 @@ describe('the daily counts', () => {
 
   it('catch up on their own only when far behind, so a summary never waits on a few new rows', () => {
     t = tempApp();
-    t.app.denials.record({ toolName: 'x', ruleSource: 'default', reason: 'r' });
+    t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: 'r' });
     catchUpIfBehind(t.app.db);
     expect(rollupPosition(t.app.db).highWater).toBe(0);
     expect(t.app.denials.summary({}).total).toBe(1);
@@ -191,9 +192,9 @@ describe('chart buckets', () => {
 
   it('cover the whole window, empty buckets included, and stack by rule-source family', () => {
     t = tempApp();
-    t.app.denials.record({ toolName: 'x', ruleSource: 'policy:a', reason: 'r', timestamp: D0 + 30 });
-    t.app.denials.record({ toolName: 'x', ruleSource: 'policy:b', reason: 'r', timestamp: D0 + 50 });
-    t.app.denials.record({ toolName: 'x', ruleSource: 'flag:f', reason: 'r', timestamp: D0 + 3000 });
+    t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'policy:a', reason: 'r', timestamp: D0 + 30 });
+    t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'policy:b', reason: 'r', timestamp: D0 + 50 });
+    t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'flag:f', reason: 'r', timestamp: D0 + 3000 });
     const h = t.app.denials.histogram({ from: D0, to: D0 + 3600 }, { now: NOW });
     expect(h.bucketSeconds).toBe(60);
     expect(h.buckets).toHaveLength(61);
@@ -204,8 +205,8 @@ describe('chart buckets', () => {
 
   it('start an open window at the oldest day with a matching denial', () => {
     t = tempApp();
-    t.app.denials.record({ toolName: 'x', ruleSource: 'default', reason: 'r', agentName: 'a', timestamp: D0 + 2 * DAY + 5 });
-    t.app.denials.record({ toolName: 'x', ruleSource: 'default', reason: 'r', agentName: 'b', timestamp: D0 + 5 * DAY + 5 });
+    t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: 'r', agentName: 'a', timestamp: D0 + 2 * DAY + 5 });
+    t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: 'r', agentName: 'b', timestamp: D0 + 5 * DAY + 5 });
     expect(t.app.denials.histogram({}, { now: NOW }).from).toBe(D0 + 2 * DAY);
     expect(t.app.denials.histogram({ agent: 'b' }, { now: NOW }).from).toBe(D0 + 5 * DAY);
     catchUpRollup(t.app.db);
@@ -216,8 +217,8 @@ describe('chart buckets', () => {
 
   it('start an open window with a text filter at the first matching denial, in bars that fit', () => {
     t = tempApp();
-    t.app.denials.record({ toolName: 'x', ruleSource: 'default', reason: 'old', timestamp: D0 + 5 });
-    t.app.denials.record({ toolName: 'x', ruleSource: 'default', reason: 'needle', timestamp: D0 + 10 * DAY + 3600 });
+    t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: 'old', timestamp: D0 + 5 });
+    t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: 'needle', timestamp: D0 + 10 * DAY + 3600 });
     const h = t.app.denials.histogram({ q: 'needle' }, { now: D0 + 10 * DAY + 7200 });
     expect(h.from).toBeGreaterThanOrEqual(D0 + 10 * DAY);
     expect(h.bucketSeconds).toBeLessThan(DAY);

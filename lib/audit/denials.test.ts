@@ -15,7 +15,7 @@ const base = { toolName: 'deploy_serving', ruleSource: 'agent_allowlist', reason
 describe('the denial table', () => {
   it('refuses UPDATE and DELETE, even from a raw connection', () => {
     t = tempApp();
-    t.app.denials.record(base);
+    t.app.recorder.appendDenial(base);
     const raw = new Database(t.dbPath);
     try {
       expect(() => raw.prepare("UPDATE permission_denials SET reason = 'x'").run()).toThrow(/append-only/);
@@ -28,7 +28,7 @@ describe('the denial table', () => {
 
   it('filters a rule-source family by its prefix and an exact rule by its full name', () => {
     t = tempApp();
-    for (const rs of ['policy:a', 'policy:b', 'policy', 'policyx:c', 'rbac:admin', 'flag:x']) t.app.denials.record({ ...base, ruleSource: rs });
+    for (const rs of ['policy:a', 'policy:b', 'policy', 'policyx:c', 'rbac:admin', 'flag:x']) t.app.recorder.appendDenial({ ...base, ruleSource: rs });
     const family = t.app.denials.query({ ruleSource: 'policy' }).rows.map((r) => r.ruleSource).sort();
     expect(family).toEqual(['policy', 'policy:a', 'policy:b']);
     expect(t.app.denials.query({ ruleSource: 'policy:a' }).rows).toHaveLength(1);
@@ -37,9 +37,9 @@ describe('the denial table', () => {
   it('filters by seconds back from now, by agent, tool and role', () => {
     t = tempApp();
     const now = Date.now() / 1000;
-    t.app.denials.record({ ...base, agentName: 'data_cleaner', timestamp: now - 10 });
-    t.app.denials.record({ ...base, agentName: 'data_cleaner', timestamp: now - 100_000 });
-    t.app.denials.record({ ...base, agentName: 'trainer', toolName: 'x', userRole: 'viewer', timestamp: now - 10 });
+    t.app.recorder.appendDenial({ ...base, agentName: 'data_cleaner', timestamp: now - 10 });
+    t.app.recorder.appendDenial({ ...base, agentName: 'data_cleaner', timestamp: now - 100_000 });
+    t.app.recorder.appendDenial({ ...base, agentName: 'trainer', toolName: 'x', userRole: 'viewer', timestamp: now - 10 });
     expect(t.app.denials.query({ since: 86400 }).rows).toHaveLength(2);
     expect(t.app.denials.query({ agent: 'data_cleaner' }).rows).toHaveLength(2);
     expect(t.app.denials.query({ tool: 'x' }).rows).toHaveLength(1);
@@ -48,7 +48,7 @@ describe('the denial table', () => {
 
   it('pages newest first with a cursor, without gaps or repeats', () => {
     t = tempApp();
-    for (let i = 0; i < 25; i++) t.app.denials.record({ ...base, reason: String(i) });
+    for (let i = 0; i < 25; i++) t.app.recorder.appendDenial({ ...base, reason: String(i) });
     const seen: string[] = [];
     let cursor: string | undefined;
     do {

@@ -1,13 +1,11 @@
 /**
- * The denial store: the one writer of permission_denials and its queries. Append-only by design and by the
- * database (triggers refuse UPDATE and DELETE).
+ * The denial queries: what the explorer, the API and the CLI read from permission_denials. The one writer is the
+ * recorder (recorder.ts); the table is append-only by design, by the database (triggers) and by its hash chain.
  */
 import { and, asc, desc, eq, gte, lt, lte, sql } from 'drizzle-orm';
-import type Database from 'better-sqlite3';
 import type { Db } from '@/db/client';
 import { permissionDenials, type DenialRow, type NewDenialRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
-import type { CheckResult, PermissionContext } from '@/lib/permissions';
 import {
   afterPosition,
   decodeCursor,
@@ -20,7 +18,6 @@ import {
   type DenialMatch,
 } from './denial-filter';
 import { denialHistogram, summarizeDenials, type AggregateOptions, type DenialHistogram, type DenialSummary } from './denial-stats';
-import { redactedArgumentsJson } from './redact';
 
 export {
   DENIAL_SORT_KEYS,
@@ -36,56 +33,9 @@ export {
   type SortOrder,
 } from './denial-filter';
 
-export type DenialInput = Omit<NewDenialRow, 'id' | 'timestamp'> & { timestamp?: number };
-
-/** The row for a denied decision: attributed to the winning rule, arguments redacted, the trace kept. */
-export function denialFromDecision(context: PermissionContext, result: CheckResult): DenialInput {
-  const isHttp = context.kind === 'http';
-  return {
-    toolCallId: context.toolCallId ?? null,
-    toolName: isHttp ? 'http' : context.tool,
-    agentName: context.agent ?? null,
-    argumentsJson: redactedArgumentsJson(context.arguments),
-    ruleSource: result.ruleSource,
-    reason: result.reason,
-    userRole: context.principal.role,
-    httpMethod: isHttp ? context.method : null,
-    httpPath: isHttp ? context.path : null,
-    principal: context.principal.id,
-    traceJson: JSON.stringify(result.trace.map((r) => [r.decision, r.priority, r.ruleSource, r.reason])),
-  };
-}
-
+/** The queries of permission_denials (the rows are written by the recorder, recorder.ts). */
 export class DenialStore {
-  private readonly insert: Database.Statement;
-
-  constructor(private readonly db: Db) {
-    // Positional parameters: this runs once per denial, and binding by name costs a lookup per column.
-    this.insert = db.$client.prepare(
-      `INSERT INTO permission_denials (tool_call_id, tool_name, agent_name, arguments_json, rule_source, reason,
-         user_role, http_method, http_path, timestamp, principal, trace_json)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-  }
-
-  /** Write one denial and return its id. Returns after the row is committed (autocommit, WAL). */
-  record(input: DenialInput): number {
-    const info = this.insert.run(
-      input.toolCallId ?? null,
-      input.toolName,
-      input.agentName ?? null,
-      input.argumentsJson ?? null,
-      input.ruleSource,
-      input.reason ?? null,
-      input.userRole ?? null,
-      input.httpMethod ?? null,
-      input.httpPath ?? null,
-      input.timestamp ?? nowSeconds(),
-      input.principal ?? null,
-      input.traceJson ?? null,
-    );
-    return Number(info.lastInsertRowid);
-  }
+  constructor(private readonly db: Db) {}
 
   get(id: number): DenialRow | undefined {
     return this.db.select().from(permissionDenials).where(eq(permissionDenials.id, id)).get();

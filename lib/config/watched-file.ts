@@ -21,6 +21,7 @@ export interface WatchedFileStatus {
 
 export class WatchedFile<T> {
   private value: T;
+  private source: string | null = null;
   private stamp = '';
   private loadedAt: number | null = null;
   private error: string | null = null;
@@ -28,6 +29,7 @@ export class WatchedFile<T> {
   private timer: NodeJS.Timeout | undefined;
   private acceptor: ((next: T) => void) | undefined;
   private refusedListener: ((error: string) => void) | undefined;
+  private loadedListener: (() => void) | undefined;
 
   /**
    * Loads the file now. A file that exists but does not parse throws: a process must not start on a broken policy.
@@ -45,7 +47,9 @@ export class WatchedFile<T> {
       this.loadedAt = Date.now() / 1000;
       return;
     }
-    this.value = this.parse(readFileSync(path, 'utf8'), displayName(path));
+    const text = readFileSync(path, 'utf8');
+    this.value = this.parse(text, displayName(path));
+    this.source = text;
     this.stamp = stamp;
     this.loadedAt = Date.now() / 1000;
   }
@@ -54,12 +58,22 @@ export class WatchedFile<T> {
     return this.value;
   }
 
+  /** The text of the version in force (null when the file is missing): what a policy revision keeps. */
+  get text(): string | null {
+    return this.source;
+  }
+
   /**
    * A further check a new version must pass before it takes effect (e.g. the policy tests); it throws to refuse.
    * A refused version is handled like a malformed one: the last good version stays, and the error is shown.
    */
   setAcceptor(accept: (next: T) => void): void {
     this.acceptor = accept;
+  }
+
+  /** Told of every new version that took effect on a reload. */
+  onLoaded(listener: () => void): void {
+    this.loadedListener = listener;
   }
 
   /** Told of every refused version (malformed, or refused by the acceptor), once per change of the file. */
@@ -90,13 +104,20 @@ export class WatchedFile<T> {
     }
     if (!force && stamp === this.stamp) return false;
     try {
-      const next = this.parse(readFileSync(this.path, 'utf8'), displayName(this.path));
+      const text = readFileSync(this.path, 'utf8');
+      const next = this.parse(text, displayName(this.path));
       this.acceptor?.(next);
       this.value = next;
+      this.source = text;
       this.stamp = stamp;
       this.loadedAt = Date.now() / 1000;
       this.error = null;
       this.missing = false;
+      try {
+        this.loadedListener?.();
+      } catch (listenerError) {
+        console.error('Recording a configuration load failed.', listenerError);
+      }
       return true;
     } catch (e) {
       this.stamp = stamp;

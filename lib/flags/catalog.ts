@@ -66,6 +66,13 @@ export const FLAG_CATALOG: readonly FlagDefinition[] = [
   }),
   // Flags: production-facing and stable.
   flag({
+    name: 'decision_log_all',
+    tier: 'flag',
+    defaultValue: false,
+    owner: 'compliance',
+    description: 'Allowed and asked decisions are written to the audit trail too (security_events, decision.allowed and decision.asked), not only denials.',
+  }),
+  flag({
     name: 'cron_scheduler',
     tier: 'flag',
     defaultValue: true,

@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import { getApp, type SwarmApp } from '@/lib/app';
 import { AppError } from '@/lib/errors';
-import { ANONYMOUS, isRole, PermissionDenied, type CheckResult, type Principal, type Role } from '@/lib/permissions';
+import { randomUUID } from 'node:crypto';
+import { ANONYMOUS, AuditUnavailable, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
 export interface RoleRequirement {
@@ -37,6 +38,8 @@ export interface RouteInput<P, Q, B> {
   body: B;
   /** the decision that let this request in */
   decision: CheckResult;
+  /** the client address, when a proxy says it (x-forwarded-for) */
+  ip: string | undefined;
 }
 
 type Schema = z.ZodType;
@@ -141,24 +144,36 @@ function mapError(error: unknown): Response {
     return errorResponse(400, 'BAD_REQUEST', 'The request is not valid.', { issues: zodIssues(error, 'body') });
   }
   if (error instanceof PermissionDenied) {
-    return errorResponse(403, 'FORBIDDEN', error.message, { rule_source: error.result.ruleSource });
+    return errorResponse(403, 'FORBIDDEN', error.message, { rule_source: error.result.ruleSource, decision_id: error.decisionId ?? null });
+  }
+  if (error instanceof AuditUnavailable) {
+    // Fail closed: nothing is done that could not be recorded (as Vault refuses a request it cannot audit).
+    console.error('The audit trail could not be written', error.cause);
+    return errorResponse(503, 'AUDIT_UNAVAILABLE', 'The request was refused because it could not be recorded in the audit trail. Try again; if it persists, the server needs attention.');
   }
   console.error('Unhandled error in route', error);
   return errorResponse(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');
 }
 
-/** Reject a request by recording it as a denial and answering 401 or 403. */
-function refuse(app: SwarmApp, request: Request, url: URL, principal: Principal, ruleSource: string, reason: string, status: 401 | 403): Response {
-  app.denials.record({
-    toolName: 'http',
-    ruleSource,
-    reason,
-    userRole: principal.role,
-    httpMethod: request.method,
-    httpPath: url.pathname,
-    principal: principal.id,
+/** The client address a proxy reports (the first of x-forwarded-for), if any. */
+export function clientIp(request: Request): string | undefined {
+  return request.headers.get('x-forwarded-for')?.split(',')[0]?.trim() || undefined;
+}
+
+/**
+ * Refuse a request that the wrapper itself refuses after the engine let it in (a cross-origin state change): recorded
+ * through the recorder like any denied HTTP decision, with its own rule, then answered 403.
+ */
+function refuse(app: SwarmApp, request: Request, url: URL, principal: Principal, requiredRole: Role, ruleSource: string, reason: string): Response {
+  const rule: PermissionRule = { decision: 'DENY', priority: Number.MAX_SAFE_INTEGER, ruleSource, reason };
+  const result: CheckResult = { decision: 'DENY', rule, trace: [rule], ruleSource, reason, decisionId: randomUUID() };
+  app.recorder.record({
+    kind: 'http',
+    context: { kind: 'http', principal, method: request.method, path: url.pathname, requiredRole, flags: app.flags.values() },
+    result,
+    ip: clientIp(request),
   });
-  return errorResponse(status, status === 401 ? 'UNAUTHENTICATED' : 'FORBIDDEN', reason, { rule_source: ruleSource });
+  return errorResponse(403, 'FORBIDDEN', reason, { rule_source: ruleSource, decision_id: result.decisionId });
 }
 
 export function route<PS extends Schema | undefined = undefined, QS extends Schema | undefined = undefined, BS extends Schema | undefined = undefined>(
@@ -181,14 +196,18 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
     const url = new URL(request.url);
     try {
       const { principal, via, invalid } = authenticate(app, request);
-      const decision = app.engine.decide({ kind: 'http', principal, method: request.method, path: url.pathname, requiredRole: required });
+      const ip = clientIp(request);
+      const decision = app.engine.decide({ kind: 'http', principal, method: request.method, path: url.pathname, requiredRole: required }, { ip });
       if (decision.decision !== 'ALLOW') {
-        const anonymous = principal.kind === 'anonymous' && decision.ruleSource.startsWith('rbac:');
+        const anonymous = principal.kind === 'anonymous' && decision.rule.ruleSource.startsWith('rbac:');
         const message = anonymous && invalid ? 'The token or session is not valid (expired, revoked or unknown).' : decision.reason;
-        return errorResponse(anonymous ? 401 : 403, anonymous ? 'UNAUTHENTICATED' : 'FORBIDDEN', message, { rule_source: decision.ruleSource });
+        return errorResponse(anonymous ? 401 : 403, anonymous ? 'UNAUTHENTICATED' : 'FORBIDDEN', message, {
+          rule_source: decision.ruleSource,
+          decision_id: decision.decisionId ?? null,
+        });
       }
       if (via === 'session' && !SAFE_METHODS.has(request.method) && isCrossOrigin(request)) {
-        return refuse(app, request, url, principal, 'csrf:origin', 'A state-changing request from another origin is refused.', 403);
+        return refuse(app, request, url, principal, required, 'csrf:origin', 'A state-changing request from another origin is refused.');
       }
       const rawParams = context?.params ? await context.params : {};
       const params = spec.params ? spec.params.safeParse(rawParams) : undefined;
@@ -209,6 +228,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
         query: query?.data as Out<QS>,
         body: body as Out<BS>,
         decision,
+        ip,
       });
       if (result instanceof Response) return result;
       return Response.json(result ?? null, { headers: { 'cache-control': 'no-store' } });

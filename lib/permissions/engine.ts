@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { ApprovalRequired, PermissionDenied } from './errors';
+import { AuditUnavailable, type Recorder } from './recorder';
 import { conditionHolds } from './condition';
 import { EMPTY_GATES, gateOfTool, type CompiledGate, type GateSet } from './gates';
 import { winningRule } from './resolve';
@@ -8,6 +10,7 @@ import {
   type CheckInput,
   type CheckResult,
   type FlagValues,
+  type HttpContext,
   type PermissionContext,
   type PermissionRule,
   type RuleSource,
@@ -26,8 +29,11 @@ export interface EngineHooks {
    * undefined when the call cannot need an approval. Must not write: check() is pure.
    */
   approvalState?(context: ToolContext, gate: CompiledGate | undefined): ApprovalState | undefined;
-  /** durably record a denial; must not return before the row is committed */
-  recordDenial?(context: PermissionContext, result: CheckResult): void;
+  /**
+   * The audit trail: every decision is offered to it (a DENY is always written; the others when decision_log_all is
+   * on). It must not return before the row is committed; when it throws, the decision fails closed.
+   */
+  recorder?: Recorder;
   /** create or reuse the pending approval of this exact call; returns its id */
   requestApproval?(context: PermissionContext & ToolContext, result: CheckResult): string;
   /** mark an approved approval consumed; false when it was not approved any more (another call used it) */
@@ -198,40 +204,48 @@ export class PermissionEngine {
    * The decision, with its consequences: a DENY is recorded before it is returned, an ASK gets (or reuses) a pending
    * approval bound to this exact call, and an ALLOW that used an approval consumes it, exactly once.
    */
-  decide(input: CheckInput): CheckResult {
+  decide(input: CheckInput, meta: { ip?: string } = {}): CheckResult {
     for (let attempt = 0; attempt < 3; attempt++) {
       const context = this.contextFor(input);
       const result = this.evaluate(context);
-      if (result.decision === 'DENY') {
-        this.hooks.recordDenial?.(context, result);
-        return result;
-      }
+      result.decisionId = randomUUID();
+      if (result.decision === 'DENY') return this.recorded(context, result, meta);
       if (result.decision === 'ASK') {
         if (context.kind !== 'tool') {
           // An ASK has no meaning for an HTTP request: nobody can approve it, so it is refused and recorded.
-          const denied: CheckResult = { ...result, decision: 'DENY' };
-          this.hooks.recordDenial?.(context, denied);
-          return denied;
+          return this.recorded(context, { ...result, decision: 'DENY' }, meta);
         }
         if (context.approval?.status === 'pending' && context.approval.id) {
           // This exact call is already waiting for an operator: answer with that request, nothing to write.
           result.approvalId = context.approval.id;
-          return result;
+          return this.recorded(context, result, meta);
         }
         if (!this.hooks.requestApproval) {
           throw new Error('This engine has no approval store: an ASK decision cannot be turned into a request.');
         }
         result.approvalId = this.hooks.requestApproval(context, result);
-        return result;
+        return this.recorded(context, result, meta);
       }
       if (context.approval?.status === 'approved' && context.approval.id) {
         // The approval authorises one run. If another caller consumed it first, decide again (it will ask).
-        if (!this.hooks.consumeApproval || this.hooks.consumeApproval(context.approval.id)) return result;
+        if (!this.hooks.consumeApproval || this.hooks.consumeApproval(context.approval.id)) return this.recorded(context, result, meta);
         continue;
       }
-      return result;
+      return this.recorded(context, result, meta);
     }
     throw new Error('The approval of this call changed state repeatedly while it was being decided; try again.');
+  }
+
+  /** Offer the decision to the audit trail; a decision that cannot be recorded is refused (AuditUnavailable). */
+  private recorded(context: PermissionContext, result: CheckResult, meta: { ip?: string }): CheckResult {
+    const recorder = this.hooks.recorder;
+    if (!recorder) return result;
+    try {
+      recorder.record({ kind: context.kind, context: context as PermissionContext & (ToolContext | HttpContext), result, ip: meta.ip });
+    } catch (error) {
+      throw new AuditUnavailable(error);
+    }
+    return result;
   }
 
   /** decide(), throwing PermissionDenied for DENY and ApprovalRequired for ASK. */

@@ -7,6 +7,11 @@ export class PermissionDenied extends Error {
     super(`Permission denied by ${result.ruleSource}: ${result.reason}`);
     this.name = 'PermissionDenied';
   }
+
+  /** the id of the denial in the audit trail */
+  get decisionId(): string | undefined {
+    return this.result.decisionId;
+  }
 }
 
 /** Thrown by enforce() when the decision is ASK: a human must approve this exact call first. */
@@ -15,5 +20,9 @@ export class ApprovalRequired extends Error {
   constructor(readonly result: CheckResult, readonly approvalId: string) {
     super(`Approval required (${result.ruleSource}), approval id ${approvalId}: ${result.reason}`);
     this.name = 'ApprovalRequired';
+  }
+
+  get decisionId(): string | undefined {
+    return this.result.decisionId;
   }
 }

@@ -258,7 +258,7 @@ describe('policy tests guard every reload', () => {
     expect(t.app.gatesFile.reload(true)).toBe(false);
     expect(t.app.gatesFile.status().error).toMatch(/policy_tests\.yaml:2:5: policy test "staging deploys ask" failed: expected ASK hitl:deploy, got ALLOW agent_allowlist/);
     expect(engine().check(deploy('staging')).decision).toBe('ASK');
-    const [event] = t.app.securityEvents.list('config.refused');
+    const [event] = t.app.securityEvents.ofType('config.refused');
     expect(event).toMatchObject({ outcome: 'refused', target: t.gatesPath });
     expect(event!.detailJson).toContain('staging deploys ask');
   });

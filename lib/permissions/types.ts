@@ -112,6 +112,8 @@ export interface CheckResult extends Resolution {
   reason: string;
   /** for ASK (and for a denied ASK): the approval this exact call is bound to */
   approvalId?: string;
+  /** set by decide(): the id of this decision in the audit trail, returned to the caller so its logs can join */
+  decisionId?: string;
 }
 
 /** Priorities of the default sources (DESIGN.md section 2). */

@@ -8,30 +8,30 @@ export const dynamic = 'force-dynamic';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Sign in with user name and password; sets an HttpOnly, SameSite=Strict session cookie. */
-export const POST = route({ role: requireRole('anonymous'), body: loginBodySchema }, async ({ app, body, request }) => {
+export const POST = route({ role: requireRole('anonymous'), body: loginBodySchema }, async ({ app, body, request, ip: address }) => {
   // Per user name always; per client address only when a proxy tells us the address (otherwise every client would
   // share one key, and one attacker could slow everybody's sign-in).
-  const address = request.headers.get('x-forwarded-for')?.split(',')[0]?.trim();
   const keys = [`user:${body.username.toLowerCase()}`, ...(address ? [`ip:${address}`] : [])];
   const delay = loginThrottle.delayFor(keys);
   if (delay > 0) await sleep(delay);
   const user = app.auth.verifyLogin(body.username, body.password);
   if (!user) {
     loginThrottle.failure(keys);
-    app.denials.record({
-      toolName: 'http',
-      ruleSource: 'auth:login',
-      reason: 'Sign-in failed: wrong user name or password.',
-      userRole: 'anonymous',
-      httpMethod: 'POST',
-      httpPath: new URL(request.url).pathname,
-      principal: body.username.slice(0, 64),
+    app.recorder.record({
+      kind: 'auth',
+      type: 'auth.login.failed',
+      actor: body.username.slice(0, 64),
+      outcome: 'failed',
+      target: body.username.slice(0, 64),
+      ip: address ?? null,
+      detail: { reason: 'wrong user name or password', throttled_ms: delay },
     });
     // Never say which part was wrong.
     return errorResponse(401, 'UNAUTHENTICATED', 'The user name or password is not correct.');
   }
   loginThrottle.success([keys[0]!]);
   const session = app.auth.createSession(user.id);
+  app.recorder.record({ kind: 'auth', type: 'auth.login.succeeded', actor: user.username, actorRole: user.role, outcome: 'succeeded', target: user.username, ip: address ?? null });
   const secure = new URL(request.url).protocol === 'https:' || request.headers.get('x-forwarded-proto') === 'https';
   const cookie = [
     `${SESSION_COOKIE}=${session.token}`,

@@ -1,0 +1,158 @@
+/**
+ * The recorder: the one writer of the audit trail (implements the engine's Recorder port). Denied decisions become
+ * rows of permission_denials, every other event a row of security_events; each row carries its decision id and the
+ * policy revision in force, its argument values masked, and is appended to its table's hash chain in the transaction
+ * that writes it.
+ */
+import type Database from 'better-sqlite3';
+import type { NewDenialRow } from '@/db/schema';
+import type { AuditEvent, CheckResult, DecisionEvent, PermissionContext, Recorded, Recorder, SecurityEvent } from '@/lib/permissions';
+import { ChainAppender } from './chain';
+import { nowSeconds } from './denial-filter';
+import { maskedArgumentsJson } from './redact';
+
+/** A row of permission_denials as the recorder writes it (the chain columns, all but the hashes). */
+export type DenialInput = Omit<NewDenialRow, 'id' | 'timestamp' | 'prevHash' | 'rowHash'> & { timestamp?: number };
+
+/** A security event row before it is chained. */
+export interface EventRow {
+  decisionId?: string | null;
+  type: string;
+  actor: string;
+  actorRole?: string | null;
+  outcome: string;
+  target?: string | null;
+  detail?: Record<string, unknown> | null;
+  ip?: string | null;
+  timestamp?: number;
+}
+
+export interface RecorderOptions {
+  /** the content hash of the configuration in force (see revisions.ts) */
+  revision(): string | null;
+  /** is the flag decision_log_all on: allowed and asked decisions are recorded too */
+  logAllDecisions(): boolean;
+}
+
+const traceJson = (result: CheckResult) => JSON.stringify(result.trace.map((r) => [r.decision, r.priority, r.ruleSource, r.reason]));
+
+/** The denial row of a denied decision: attributed to the winning rule, arguments masked, the trace kept. */
+export function denialOfDecision(context: PermissionContext, result: CheckResult): DenialInput {
+  const isHttp = context.kind === 'http';
+  const masked = maskedArgumentsJson(context.arguments);
+  return {
+    toolCallId: context.toolCallId ?? null,
+    // The specification's column is NOT NULL: an HTTP request's "tool" is the HTTP surface itself.
+    toolName: isHttp ? 'http' : context.tool,
+    agentName: context.agent ?? null,
+    argumentsJson: masked.json,
+    maskedPaths: masked.maskedPaths.length > 0 ? JSON.stringify(masked.maskedPaths) : null,
+    ruleSource: result.ruleSource,
+    reason: result.reason,
+    userRole: context.principal.role,
+    httpMethod: isHttp ? context.method : null,
+    httpPath: isHttp ? context.path : null,
+    principal: context.principal.id,
+    traceJson: traceJson(result),
+    decisionId: result.decisionId ?? null,
+  };
+}
+
+export class AuditRecorder implements Recorder {
+  private readonly denials: ChainAppender;
+  private readonly events: ChainAppender;
+
+  constructor(
+    sqlite: Database.Database,
+    private readonly options: RecorderOptions,
+  ) {
+    this.denials = new ChainAppender(sqlite, 'permission_denials');
+    this.events = new ChainAppender(sqlite, 'security_events');
+  }
+
+  record(event: AuditEvent): Recorded | undefined {
+    if (isDecision(event)) return this.recordDecision(event);
+    return { table: 'security_events', id: this.appendEvent(eventRow(event)) };
+  }
+
+  private recordDecision(event: DecisionEvent): Recorded | undefined {
+    const { context, result } = event;
+    if (result.decision === 'DENY') return { table: 'permission_denials', id: this.appendDenial(denialOfDecision(context, result)) };
+    if (!this.options.logAllDecisions()) return undefined;
+    const masked = maskedArgumentsJson(context.arguments);
+    return {
+      table: 'security_events',
+      id: this.appendEvent({
+        decisionId: result.decisionId ?? null,
+        type: result.decision === 'ALLOW' ? 'decision.allowed' : 'decision.asked',
+        actor: context.principal.kind === 'agent' ? `agent:${context.principal.id}` : context.principal.id,
+        actorRole: context.principal.role,
+        outcome: 'succeeded',
+        target: context.kind === 'http' ? `${context.method} ${context.path}` : `${context.agent} ${context.tool}`,
+        detail: {
+          rule_source: result.ruleSource,
+          reason: result.reason,
+          approval_id: result.approvalId ?? null,
+          arguments: masked.json === null ? null : (JSON.parse(masked.json) as unknown),
+          masked_paths: masked.maskedPaths,
+          trace: JSON.parse(traceJson(result)) as unknown,
+        },
+        ip: event.ip ?? null,
+      }),
+    };
+  }
+
+  /** Append one denial row (the engine's denials, and approvals that ended in a denial). Returns its id. */
+  appendDenial(d: DenialInput): number {
+    return this.denials.append([
+      d.toolCallId ?? null,
+      d.toolName,
+      d.agentName ?? null,
+      d.argumentsJson ?? null,
+      d.ruleSource,
+      d.reason ?? null,
+      d.userRole ?? null,
+      d.httpMethod ?? null,
+      d.httpPath ?? null,
+      d.timestamp ?? nowSeconds(),
+      d.principal ?? null,
+      d.traceJson ?? null,
+      d.decisionId ?? null,
+      d.policyRevision === undefined ? this.options.revision() : d.policyRevision,
+      d.maskedPaths ?? null,
+    ]);
+  }
+
+  /** Append one security event row. Returns its id. */
+  appendEvent(e: EventRow): number {
+    return this.events.append([
+      e.decisionId ?? null,
+      e.type,
+      e.actor,
+      e.actorRole ?? null,
+      e.outcome,
+      e.target ?? null,
+      e.detail ? JSON.stringify(e.detail) : null,
+      this.options.revision(),
+      e.ip ?? null,
+      e.timestamp ?? nowSeconds(),
+    ]);
+  }
+}
+
+function isDecision(e: AuditEvent): e is DecisionEvent {
+  return e.kind === 'tool' || e.kind === 'http';
+}
+
+function eventRow(e: SecurityEvent): EventRow {
+  return {
+    decisionId: e.decisionId ?? null,
+    type: e.type,
+    actor: e.actor,
+    actorRole: e.actorRole ?? null,
+    outcome: e.outcome,
+    target: e.target ?? null,
+    detail: e.detail ?? null,
+    ip: e.ip ?? null,
+  };
+}

@@ -1,0 +1,36 @@
+/**
+ * A flag change as the API and the CLI make it: the override is set or removed, and the change, or the refusal (an
+ * invariant cannot be turned off), is a security event in the audit trail, attributed to the person who asked.
+ */
+import type { SwarmApp } from '@/lib/app';
+import { AppError } from '@/lib/errors';
+import type { Principal } from '@/lib/permissions';
+import type { ResolvedFlag } from './resolve';
+
+export interface FlagChange {
+  name: string;
+  /** the new override, or null to remove the override */
+  value: boolean | null;
+  reason: string;
+}
+
+export function changeFlag(app: SwarmApp, change: FlagChange, by: Principal, ip?: string): ResolvedFlag {
+  const before = app.flags.resolution().flags.get(change.name)?.value ?? null;
+  const event = { kind: 'config' as const, actor: by.id, actorRole: by.role, target: change.name, ip: ip ?? null };
+  let flag: ResolvedFlag;
+  try {
+    flag = change.value === null ? app.flags.unsetOverride(change.name, by.id, change.reason) : app.flags.setOverride(change.name, change.value, by.id, change.reason);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'INVARIANT') {
+      app.recorder.record({ ...event, type: 'flag.refused', outcome: 'refused', detail: { requested: change.value, reason: change.reason, refusal: error.message } });
+    }
+    throw error;
+  }
+  app.recorder.record({
+    ...event,
+    type: 'flag.changed',
+    outcome: 'succeeded',
+    detail: { action: change.value === null ? 'unset' : 'set', old_value: before, new_value: flag.value, layer: flag.layer, reason: change.reason },
+  });
+  return flag;
+}

@@ -1,0 +1,78 @@
+/**
+ * The recorder port: the one way anything reaches the audit trail. Defined beside the engine (which records every
+ * decision through it), implemented in lib/audit (which owns the tables, the masking and the hash chain).
+ *
+ * One typed union of events. Denied decisions become rows of permission_denials (the specification's table); every
+ * other event becomes a row of security_events. A recorder that cannot write throws: the caller fails closed (a
+ * decision is never acknowledged without its row, as Vault refuses a request it cannot audit).
+ */
+import type { CheckResult, HttpContext, PermissionContext, Role, ToolContext } from './types';
+
+/** A decision of the engine: a tool call or an HTTP request, with the context it was made for. */
+export interface DecisionEvent {
+  kind: 'tool' | 'http';
+  context: PermissionContext & (ToolContext | HttpContext);
+  result: CheckResult;
+  /** client address, when known (HTTP) */
+  ip?: string;
+}
+
+export type ApprovalEventType = 'approval.requested' | 'approval.approved' | 'approval.rejected' | 'approval.expired' | 'approval.consumed';
+export type AuthEventType =
+  | 'auth.login.succeeded'
+  | 'auth.login.failed'
+  | 'auth.logout'
+  | 'user.created'
+  | 'user.role_changed'
+  | 'token.created'
+  | 'token.revoked';
+export type ConfigEventType = 'config.loaded' | 'config.refused' | 'flag.changed' | 'flag.refused' | 'profile.switched';
+export type AuditReadEventType = 'audit.queried' | 'audit.exported' | 'audit.verified' | 'audit.explained' | 'audit.checkpointed' | 'retention.archived';
+export type SystemEventType = 'server.started' | 'server.stopped';
+
+export type Outcome = 'succeeded' | 'failed' | 'refused';
+
+interface EventBase {
+  /** who acted: a user name, `agent:<name>`, `system`, or `cli:<os user>` */
+  actor: string;
+  actorRole?: Role | null;
+  outcome: Outcome;
+  /** what it was about: an approval id, a user, a file, a flag, a filter */
+  target?: string | null;
+  detail?: Record<string, unknown>;
+  ip?: string | null;
+  /** joins the event to a decision (an approval's request, a consumed approval's run) */
+  decisionId?: string | null;
+}
+
+export type SecurityEvent =
+  | (EventBase & { kind: 'approval'; type: ApprovalEventType })
+  | (EventBase & { kind: 'auth'; type: AuthEventType })
+  | (EventBase & { kind: 'config'; type: ConfigEventType })
+  | (EventBase & { kind: 'audit'; type: AuditReadEventType })
+  | (EventBase & { kind: 'system'; type: SystemEventType });
+
+export type AuditEvent = DecisionEvent | SecurityEvent;
+
+/** Where a recorded event landed. */
+export interface Recorded {
+  table: 'permission_denials' | 'security_events';
+  id: number;
+}
+
+export interface Recorder {
+  /**
+   * Write the event durably (committed before this returns) and return where; `undefined` when the event is not
+   * recorded by configuration (an allowed decision while decision_log_all is off). Throws when it cannot write.
+   */
+  record(event: AuditEvent): Recorded | undefined;
+}
+
+/** Thrown by the engine when the recorder failed: the decision is refused, never acknowledged without its row. */
+export class AuditUnavailable extends Error {
+  readonly code = 'AUDIT_UNAVAILABLE';
+  constructor(failure: unknown) {
+    super(`The decision could not be recorded, so it is refused: ${failure instanceof Error ? failure.message : String(failure)}`, { cause: failure });
+    this.name = 'AuditUnavailable';
+  }
+}
