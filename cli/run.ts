@@ -2,6 +2,7 @@
 import { AppError } from '@/lib/errors';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { approvalsCommand } from './commands/approvals';
+import { auditCommand } from './commands/audit';
 import { denialsCommand } from './commands/denials';
 import { featuresCommand } from './commands/features';
 import { policyCommand } from './commands/policy';
@@ -40,6 +41,8 @@ function dispatch(ctx: CliContext, argv: string[]): number {
       return featuresCommand(ctx, sub, args);
     case 'approvals':
       return approvalsCommand(ctx, sub, args);
+    case 'audit':
+      return auditCommand(ctx, sub, args);
     default:
       throw new UsageError(`unknown command "${command}".`, [], true);
   }

@@ -8,6 +8,10 @@ Users and tokens
   swarm tokens add --agent NAME [--name LABEL]
   swarm tokens add --user NAME [--name LABEL]
       Create an API token for an agent or a user (shown once).
+  swarm tokens list
+  swarm tokens revoke ID
+      List tokens (no secrets), or revoke one: it stops authenticating at once.
+  swarm users set-role NAME viewer|auditor|operator|admin
 
 Audit
   swarm denials [--since SECONDS] [--agent A] [--tool T] [--role R] [--rule-source S]
@@ -15,6 +19,21 @@ Audit
       Permission denials, newest first. --rule-source without a colon matches the whole
       family (policy matches every policy:*). --json prints one page with next_cursor;
       --csv exports every matching row.
+  swarm audit events [--since SECONDS] [--type T] [--actor A] [--outcome O] [--limit N] [--json]
+      Security events (sign-ins, approvals, flag and configuration changes, audit reads...),
+      newest first. --type without a dot matches the family (auth matches auth.*).
+  swarm audit verify [--db FILE] [--public-key FILE] [--bundle FILE] [--json]
+      Recompute the hash chains and check every signed checkpoint. Exit 0 when intact,
+      1 naming the table, the first bad row and what is wrong.
+  swarm audit checkpoint
+      Sign the current chain heads and print the latest checkpoints (C2SP signed notes).
+  swarm audit key
+      Print the public key that verifies checkpoints; keep it somewhere else.
+  swarm audit explain DECISION_ID [--json]
+      Re-run a recorded decision under the policy revision it was made under and under
+      today's configuration, and say whether they decide the same.
+  swarm audit archive --before DATE -o FILE
+      Move rows older than DATE into a signed bundle, verify it, then remove them.
 
 Policy
   swarm policy validate [FILE]

@@ -126,7 +126,9 @@ export class SwarmApp {
       logAllDecisions: () => this.flags.values().get('decision_log_all') === true,
     });
     this.approvals = new ApprovalStore(this.db, (event) => this.recordApproval(event));
-    this.auth = new AuthStore(this.db);
+    this.auth = new AuthStore(this.db, (e) =>
+      this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail }),
+    );
     this.engine = this.buildEngine();
     if (options.sweepApprovals) this.startSweeper();
     if (options.server) this.startServerAudit();
@@ -176,10 +178,21 @@ export class SwarmApp {
     process.once('exit', () => this.close());
   }
 
+  private signer(): AuditCheckpointer {
+    this.auditCheckpointer ??= new AuditCheckpointer(this.db.$client, loadOrCreateSigningKey(keyDirFor(this.options.dbPath, this.env)));
+    return this.auditCheckpointer;
+  }
+
   /** Sign the heads of the audit chains now (when they moved since the last checkpoint). */
   checkpointAudit(): string[] {
-    this.auditCheckpointer ??= new AuditCheckpointer(this.db.$client, loadOrCreateSigningKey(keyDirFor(this.options.dbPath, this.env)));
-    return this.auditCheckpointer.checkpoint();
+    const notes = this.signer().checkpoint();
+    if (notes.length > 0) this.recorder.record({ kind: 'audit', type: 'audit.checkpointed', actor: 'system', outcome: 'succeeded', detail: { checkpoints: notes.length } });
+    return notes;
+  }
+
+  /** The newest signed checkpoint of each chain. */
+  auditCheckpoints(): { chain: string; note: string }[] {
+    return this.signer().latest();
   }
 
   /** The configuration in force, as the policy tests see it. */

@@ -1,10 +1,14 @@
-/** swarm users add, swarm tokens add: accounts and API tokens. A token is printed once and stored only as a hash. */
+/**
+ * swarm users add|set-role, swarm tokens add|list|revoke: accounts and API tokens. A token is printed once and stored
+ * only as a hash. Every change is a security event attributed to the operating-system user who ran the command.
+ */
 import { and, eq } from 'drizzle-orm';
 import { users } from '@/db/schema';
 import type { UserRole } from '@/lib/auth/store';
 import { parseCommand, expectPositionals, requireOption } from '@/cli/args';
 import { withApp, cliActor, type CliContext, type Io } from '@/cli/context';
 import { CliError, UsageError } from '@/cli/errors';
+import { cell, isoTime, table } from '@/cli/format';
 
 export const USER_ROLES: readonly UserRole[] = ['viewer', 'auditor', 'operator', 'admin'];
 const AGENT_NAME = /^[a-z][a-z0-9_-]*$/;
@@ -20,7 +24,8 @@ function printToken(io: Io, token: string, owner: string): void {
 }
 
 export function usersCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
-  if (sub !== 'add') throw new UsageError(sub ? `unknown command "users ${sub}".` : 'missing subcommand: swarm users add.', [], true);
+  if (sub === 'set-role') return setRole(ctx, args);
+  if (sub !== 'add') throw new UsageError(sub ? `unknown command "users ${sub}".` : 'missing subcommand: swarm users add|set-role.', [], true);
   const { values, positionals } = parseCommand(args, {
     role: { type: 'string' },
     password: { type: 'string' },
@@ -32,8 +37,9 @@ export function usersCommand(ctx: CliContext, sub: string | undefined, args: str
   return withApp(ctx, (app) => {
     const created = app.db.transaction(
       () => {
-        const user = app.auth.createUser(name!, role, values.password);
-        const token = app.auth.createToken({ username: user.username }, values['token-name'] ?? `created by ${cliActor(ctx.env)}`);
+        const by = cliActor(ctx.env);
+        const user = app.auth.createUser(name!, role, values.password, by);
+        const token = app.auth.createToken({ username: user.username }, values['token-name'] ?? `created by ${by}`, by);
         return { user, token };
       },
       { behavior: 'immediate' },
@@ -49,8 +55,23 @@ export function usersCommand(ctx: CliContext, sub: string | undefined, args: str
   });
 }
 
+function setRole(ctx: CliContext, args: string[]): number {
+  const { positionals } = parseCommand(args, {});
+  const [name, role] = expectPositionals(positionals, ['NAME', 'ROLE']);
+  if (!isUserRole(role!)) throw new UsageError(`ROLE must be one of ${USER_ROLES.join(', ')}, not "${role}".`);
+  return withApp(ctx, (app) => {
+    const before = app.auth.findUser(name!);
+    if (!before) throw new CliError(`there is no user "${name}".`);
+    app.auth.setRole(name!, role, cliActor(ctx.env));
+    ctx.io.out(`User "${name}" is now ${role} (was ${before.role}).\n`);
+    return 0;
+  });
+}
+
 export function tokensCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
-  if (sub !== 'add') throw new UsageError(sub ? `unknown command "tokens ${sub}".` : 'missing subcommand: swarm tokens add.', [], true);
+  if (sub === 'list') return listTokens(ctx, args);
+  if (sub === 'revoke') return revokeToken(ctx, args);
+  if (sub !== 'add') throw new UsageError(sub ? `unknown command "tokens ${sub}".` : 'missing subcommand: swarm tokens add|list|revoke.', [], true);
   const { values, positionals } = parseCommand(args, {
     agent: { type: 'string' },
     user: { type: 'string' },
@@ -68,7 +89,7 @@ export function tokensCommand(ctx: CliContext, sub: string | undefined, args: st
   return withApp(ctx, (app) => {
     if (values.agent !== undefined) {
       const agent = values.agent;
-      const token = app.auth.createToken({ agent }, label);
+      const token = app.auth.createToken({ agent }, label, cliActor(ctx.env));
       ctx.io.out(`API token for agent "${agent}":\n`);
       printToken(ctx.io, token, `agent ${agent} (and only that agent)`);
       if (!app.agentsFile.current.agents.has(agent)) {
@@ -80,9 +101,47 @@ export function tokensCommand(ctx: CliContext, sub: string | undefined, args: st
     const user = app.auth.findUser(username);
     if (!user) throw new CliError(`there is no user "${username}".`);
     if (user.disabled) throw new CliError(`user "${username}" is disabled; a token for it would not authenticate.`);
-    const token = app.auth.createToken({ username }, label);
+    const token = app.auth.createToken({ username }, label, cliActor(ctx.env));
     ctx.io.out(`API token for user "${username}" (${user.role}):\n`);
     printToken(ctx.io, token, `${username} (${user.role})`);
     return 0;
   });
 }
+
+function listTokens(ctx: CliContext, args: string[]): number {
+  const { positionals } = parseCommand(args, {});
+  expectPositionals(positionals, []);
+  return withApp(ctx, (app) => {
+    const names = new Map(app.db.select({ id: users.id, username: users.username }).from(users).all().map((u) => [u.id, u.username]));
+    const rows = app.auth.listTokens();
+    if (rows.length === 0) {
+      ctx.io.out('No tokens.\n');
+      return 0;
+    }
+    ctx.io.out(
+      table(
+        ['ID', 'NAME', 'OWNER', 'CREATED (UTC)', 'REVOKED (UTC)'],
+        rows.map((t) => [
+          String(t.id),
+          cell(t.name, 60),
+          t.agentName ? `agent ${cell(t.agentName, 40)}` : `user ${cell(names.get(t.userId ?? -1) ?? '?', 40)}`,
+          isoTime(t.createdAt),
+          t.revokedAt === null ? '' : isoTime(t.revokedAt),
+        ]),
+      ),
+    );
+    return 0;
+  });
+}
+
+function revokeToken(ctx: CliContext, args: string[]): number {
+  const { positionals } = parseCommand(args, {});
+  const [id] = expectPositionals(positionals, ['ID']);
+  if (!/^\d{1,12}$/.test(id!)) throw new UsageError(`ID is a token id from "swarm tokens list", not "${id}".`);
+  return withApp(ctx, (app) => {
+    const t = app.auth.revokeToken(Number(id), cliActor(ctx.env));
+    ctx.io.out(`Revoked token ${t.id} (${cell(t.name)}): it no longer authenticates.\n`);
+    return 0;
+  });
+}
+

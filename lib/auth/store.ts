@@ -2,19 +2,25 @@
  * Users, browser sessions and API tokens. Passwords are scrypt hashes; session ids and tokens are stored as sha-256
  * hashes and shown once.
  */
-import { and, count, eq, gt, isNull, lt } from 'drizzle-orm';
+import { and, count, desc, eq, gt, isNull, lt } from 'drizzle-orm';
 import type { Db } from '@/db/client';
-import { apiTokens, sessions, users, type UserRow } from '@/db/schema';
+import { apiTokens, sessions, users, type ApiTokenRow, type UserRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
-import type { Principal, Role } from '@/lib/permissions';
+import type { AuthEventType, Principal, Role } from '@/lib/permissions';
 import { DUMMY_PASSWORD_HASH, hashPassword, randomToken, sha256, verifyPassword } from './secrets';
 
 export type UserRole = Exclude<Role, 'anonymous'>;
 export const SESSION_TTL_SECONDS = 12 * 60 * 60;
 const now = () => Date.now() / 1000;
 
+/** Told of every change to users and tokens, so that each is a security event (who did it: `by`). */
+export type AuthListener = (event: { type: AuthEventType; by: string; target: string; detail: Record<string, unknown> }) => void;
+
 export class AuthStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly onEvent: AuthListener = () => {},
+  ) {}
 
   userCount(): number {
     return this.db.select({ n: count() }).from(users).get()?.n ?? 0;
@@ -29,17 +35,19 @@ export class AuthStore {
     return this.db.select().from(users).where(eq(users.username, username)).get();
   }
 
-  createUser(username: string, role: UserRole, password?: string): UserRow {
+  createUser(username: string, role: UserRole, password?: string, by = 'system'): UserRow {
     if (!/^[a-zA-Z0-9_.@-]{1,64}$/.test(username)) {
       throw new AppError('BAD_REQUEST', 'A user name is 1 to 64 letters, digits, ".", "_", "@" or "-".');
     }
     if (password !== undefined && password.length < 8) throw new AppError('BAD_REQUEST', 'A password has at least 8 characters.');
     if (this.findUser(username)) throw new AppError('CONFLICT', `User "${username}" already exists.`);
-    return this.db
+    const user = this.db
       .insert(users)
       .values({ username, role, passwordHash: password ? hashPassword(password) : null, createdAt: now() })
       .returning()
       .get();
+    this.onEvent({ type: 'user.created', by, target: username, detail: { role, password: password ? 'set' : 'none' } });
+    return user;
   }
 
   setPassword(username: string, password: string): void {
@@ -48,9 +56,11 @@ export class AuthStore {
     if (res.changes !== 1) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
   }
 
-  setRole(username: string, role: UserRole): void {
-    const res = this.db.update(users).set({ role }).where(eq(users.username, username)).run();
-    if (res.changes !== 1) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
+  setRole(username: string, role: UserRole, by = 'system'): void {
+    const before = this.findUser(username);
+    if (!before) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
+    this.db.update(users).set({ role }).where(eq(users.username, username)).run();
+    this.onEvent({ type: 'user.role_changed', by, target: username, detail: { from: before.role, to: role } });
   }
 
   /** The user for a correct password, else undefined. Takes the same time whether or not the user exists. */
@@ -84,20 +94,35 @@ export class AuthStore {
   }
 
   /** A token for a user (acts with the user's role) or for an agent (acts only as that agent). Shown once. */
-  createToken(owner: { username: string } | { agent: string }, name: string): string {
+  createToken(owner: { username: string } | { agent: string }, name: string, by = 'system'): string {
     const token = randomToken('swt');
-    this.insertToken(token, owner, name);
+    this.insertToken(token, owner, name, by);
     return token;
   }
 
-  /** Make sure a token with this exact value exists (SWARM_ADMIN_TOKEN); idempotent. */
-  ensureToken(token: string, owner: { username: string } | { agent: string }, name: string): void {
-    if (token.length < 16) throw new AppError('BAD_REQUEST', `The token for "${name}" must have at least 16 characters.`);
-    const existing = this.db.select().from(apiTokens).where(eq(apiTokens.tokenHash, sha256(token))).get();
-    if (!existing) this.insertToken(token, owner, name);
+  /** Every token (without secrets: only hashes are stored), newest first. */
+  listTokens(): ApiTokenRow[] {
+    return this.db.select().from(apiTokens).orderBy(desc(apiTokens.id)).all();
   }
 
-  private insertToken(token: string, owner: { username: string } | { agent: string }, name: string): void {
+  /** Revoke a token: it stops authenticating at once. 404 for an unknown id, 409 when it was revoked already. */
+  revokeToken(id: number, by = 'system'): ApiTokenRow {
+    const row = this.db.select().from(apiTokens).where(eq(apiTokens.id, id)).get();
+    if (!row) throw new AppError('NOT_FOUND', `There is no token ${id}.`);
+    if (row.revokedAt !== null) throw new AppError('CONFLICT', `Token ${id} was revoked already.`);
+    const revoked = this.db.update(apiTokens).set({ revokedAt: now() }).where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt))).returning().get()!;
+    this.onEvent({ type: 'token.revoked', by, target: String(id), detail: { name: row.name, owner: row.agentName ? `agent:${row.agentName}` : `user#${row.userId}` } });
+    return revoked;
+  }
+
+  /** Make sure a token with this exact value exists (SWARM_ADMIN_TOKEN); idempotent. */
+  ensureToken(token: string, owner: { username: string } | { agent: string }, name: string, by = 'system'): void {
+    if (token.length < 16) throw new AppError('BAD_REQUEST', `The token for "${name}" must have at least 16 characters.`);
+    const existing = this.db.select().from(apiTokens).where(eq(apiTokens.tokenHash, sha256(token))).get();
+    if (!existing) this.insertToken(token, owner, name, by);
+  }
+
+  private insertToken(token: string, owner: { username: string } | { agent: string }, name: string, by: string): void {
     let userId: number | null = null;
     let agentName: string | null = null;
     if ('username' in owner) {
@@ -107,7 +132,8 @@ export class AuthStore {
     } else {
       agentName = owner.agent;
     }
-    this.db.insert(apiTokens).values({ tokenHash: sha256(token), name, userId, agentName, createdAt: now() }).run();
+    const row = this.db.insert(apiTokens).values({ tokenHash: sha256(token), name, userId, agentName, createdAt: now() }).returning().get();
+    this.onEvent({ type: 'token.created', by, target: String(row.id), detail: { name, owner: 'username' in owner ? owner.username : `agent:${owner.agent}` } });
   }
 
   principalForToken(token: string): Principal | undefined {

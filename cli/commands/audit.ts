@@ -1,0 +1,201 @@
+/**
+ * swarm audit verify|checkpoint|key|explain|archive|events: the evidence trail for auditors.
+ *   verify [--db FILE] [--public-key FILE] [--bundle FILE] [--json]   exit 0 intact, 1 naming the first bad row
+ *   checkpoint                 sign the current chain heads (when they moved) and print the latest checkpoints
+ *   key                        print the public verifier key, to keep somewhere else
+ *   explain DECISION_ID        re-run a recorded decision under its revision and under today's configuration
+ *   archive --before DATE -o FILE   move older rows into a signed, verifiable bundle, then remove them
+ *   events [--since S] [--type T] [--actor A] [--outcome O] [--limit N] [--json]
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { archiveBefore, verifyBundle } from '@/lib/audit/archive';
+import { keyDirFor, loadOrCreateSigningKey, readLocalVerifierKey, verifierKey } from '@/lib/audit/checkpoints';
+import { explainDecision } from '@/lib/audit/explain';
+import { eventToJson } from '@/lib/audit/security-events';
+import { verifyAudit, type VerifyReport } from '@/lib/audit/verify';
+import { expectPositionals, parseCommand, requireOption } from '@/cli/args';
+import { cliActor, dbPath, withApp, type CliContext } from '@/cli/context';
+import { CliError, UsageError } from '@/cli/errors';
+import { cell, isoTime, plural, table } from '@/cli/format';
+
+export function auditCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
+  switch (sub) {
+    case 'verify':
+      return verify(ctx, args);
+    case 'checkpoint':
+      return checkpoint(ctx, args);
+    case 'key':
+      return key(ctx, args);
+    case 'explain':
+      return explain(ctx, args);
+    case 'archive':
+      return archive(ctx, args);
+    case 'events':
+      return events(ctx, args);
+    default:
+      throw new UsageError(sub ? `unknown command "audit ${sub}".` : 'missing subcommand: swarm audit verify|checkpoint|key|explain|archive|events.', [], true);
+  }
+}
+
+function readKeyFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    throw new CliError(`cannot read the public key file ${file}.`);
+  }
+}
+
+/** The lines of a verification report, as CloudTrail's validate-logs prints them. */
+export function formatVerifyReport(r: VerifyReport): string {
+  const lines: string[] = [];
+  for (const c of r.chains) {
+    const range =
+      c.firstTimestamp === null ? 'no chained rows' : `rows ${c.lastId !== null && c.firstId !== null ? `${c.firstId}–${c.lastId}` : ''} from ${isoTime(c.firstTimestamp)} to ${isoTime(c.lastTimestamp)}`;
+    lines.push(
+      `${c.chain}: ${plural(c.rowsChecked, 'row')} checked (${range}), ${c.checkpointsValid}/${plural(c.checkpoints, 'checkpoint')} valid` +
+        `${c.legacyRows ? `, ${c.legacyRows} earlier rows written before the chain began` : ''}${c.archivedUpTo !== null ? `, rows up to ${c.archivedUpTo} archived` : ''}` +
+        `${c.headHash ? `; head ${c.headHash.slice(0, 16)}…` : ''}`,
+    );
+  }
+  if (r.ok) lines.push('Intact: every row matches its hash chain and every checkpoint.');
+  for (const f of r.failures) lines.push(`FAILED ${f.table} at ${f.table === 'audit_checkpoints' ? 'checkpoint' : 'row'} ${f.id}: ${f.problem}: ${f.message}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function verify(ctx: CliContext, args: string[]): number {
+  const { values, positionals } = parseCommand(args, {
+    db: { type: 'string' },
+    'public-key': { type: 'string' },
+    bundle: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  expectPositionals(positionals, []);
+  const file = values.db ?? dbPath(ctx.env);
+  const keyText = values['public-key'] ? readKeyFile(values['public-key']) : readLocalVerifierKey(keyDirFor(file, ctx.env));
+  if (values.bundle) {
+    if (!keyText) throw new CliError('give --public-key FILE: a bundle is checked against the key that signed it.');
+    const r = verifyBundle(readFileSync(values.bundle, 'utf8'), keyText);
+    if (values.json) ctx.io.out(`${JSON.stringify(r, null, 2)}\n`);
+    else ctx.io.out(r.ok ? `Bundle intact: ${Object.entries(r.rows).map(([c, n]) => `${c} ${n} rows`).join(', ')}.\n` : `FAILED: ${r.problem}\n`);
+    return r.ok ? 0 : 1;
+  }
+  if (!existsSync(file)) throw new CliError(`there is no database at ${file}.`);
+  // Read the file as it is: no migrations, no writes, triggers or not.
+  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  let report: VerifyReport;
+  try {
+    report = verifyAudit(sqlite, keyText);
+  } finally {
+    sqlite.close();
+  }
+  if (!values.db) {
+    // Verifying the live trail is itself a security event.
+    withApp(ctx, (app) =>
+      app.recorder.record({ kind: 'audit', type: 'audit.verified', actor: cliActor(ctx.env), outcome: report.ok ? 'succeeded' : 'failed', detail: { failures: report.failures, chains: report.chains.map((c) => ({ chain: c.chain, rows: c.rowsChecked, head: c.headHash })) } }),
+    );
+  }
+  ctx.io.out(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report));
+  return report.ok ? 0 : 1;
+}
+
+function checkpoint(ctx: CliContext, args: string[]): number {
+  const { positionals } = parseCommand(args, {});
+  expectPositionals(positionals, []);
+  return withApp(ctx, (app) => {
+    app.checkpointAudit();
+    const latest = app.auditCheckpoints();
+    if (latest.length === 0) {
+      ctx.io.out('No checkpoint yet: the audit trail is empty.\n');
+      return 0;
+    }
+    ctx.io.out('Keep these somewhere else (deleting the newest rows is detectable only against a head kept off this machine):\n\n');
+    for (const c of latest) ctx.io.out(`${c.note}\n`);
+    return 0;
+  });
+}
+
+function key(ctx: CliContext, args: string[]): number {
+  const { positionals } = parseCommand(args, {});
+  expectPositionals(positionals, []);
+  const k = loadOrCreateSigningKey(keyDirFor(dbPath(ctx.env), ctx.env));
+  ctx.io.out(`${verifierKey(k.name, k.raw)}\n`);
+  return 0;
+}
+
+function explain(ctx: CliContext, args: string[]): number {
+  const { values, positionals } = parseCommand(args, { json: { type: 'boolean' } });
+  const [id] = expectPositionals(positionals, ['DECISION_ID']);
+  if (!/^[0-9a-f-]{36}$/.test(id!)) throw new UsageError(`DECISION_ID is the decision_id of a denial or a decision event, not "${id}".`);
+  return withApp(ctx, (app) => {
+    const e = explainDecision(app, id!);
+    app.recorder.record({ kind: 'audit', type: 'audit.explained', actor: cliActor(ctx.env), outcome: 'succeeded', target: id!, decisionId: id! });
+    if (values.json) {
+      ctx.io.out(`${JSON.stringify(e, null, 2)}\n`);
+      return 0;
+    }
+    const what = e.input.kind === 'tool' ? `agent ${e.input.agent} calling ${e.input.tool}` : `${e.input.method} ${e.input.path}`;
+    ctx.io.out(`Decision ${e.decision_id}: ${what}, by ${e.input.principal ?? 'unknown'} (${e.input.role ?? 'no role'}), at ${isoTime(e.recorded.timestamp)}\n`);
+    ctx.io.out(`Recorded:        ${e.recorded.decision} ${e.recorded.rule_source} (${cell(e.recorded.reason, 120)})\n`);
+    ctx.io.out(`Policy revision: ${e.recorded.policy_revision ?? 'not recorded'}\n`);
+    if (e.at_the_time) {
+      ctx.io.out(`Re-run then:     ${e.at_the_time.decision} ${e.at_the_time.rule_source}: ${e.at_the_time.same ? 'the same as recorded' : 'DIFFERENT from the record'}\n`);
+    }
+    ctx.io.out(`Re-run today:    ${e.today.decision} ${e.today.rule_source}: ${e.today.same ? 'today\'s policy decides the same' : 'today\'s policy decides differently'}\n`);
+    for (const n of e.notes) ctx.io.out(`note: ${n}\n`);
+    return 0;
+  });
+}
+
+function archive(ctx: CliContext, args: string[]): number {
+  const { values, positionals } = parseCommand(args, { before: { type: 'string' }, output: { type: 'string', short: 'o' } });
+  expectPositionals(positionals, []);
+  const before = Date.parse(requireOption(values.before, '--before', 'an ISO date: rows older than it are archived'));
+  if (Number.isNaN(before)) throw new UsageError(`--before must be an ISO date (2026-01-31 or 2026-01-31T00:00:00Z), not "${values.before}".`);
+  const out = requireOption(values.output, '-o', 'the bundle file to write (it must not exist)');
+  if (existsSync(out)) throw new CliError(`${out} exists already: an archive never overwrites a file.`);
+  return withApp(ctx, (app) => {
+    const k = loadOrCreateSigningKey(keyDirFor(dbPath(ctx.env), ctx.env));
+    const r = archiveBefore(app.db.$client, k, before / 1000, out, (res) =>
+      app.recorder.record({ kind: 'audit', type: 'retention.archived', actor: cliActor(ctx.env), outcome: 'succeeded', target: out, detail: { before: res.before, sha256: res.sha256, chains: res.chains } }),
+    );
+    for (const c of r.chains) ctx.io.out(`${c.chain}: ${c.rows ? `${plural(c.rows, 'row')} ${c.fromId}–${c.upToId} archived` : 'nothing older'}\n`);
+    ctx.io.out(`Wrote ${out} (sha256 ${r.sha256}); verify it with: swarm audit verify --bundle ${out} --public-key KEYFILE\n`);
+    return 0;
+  });
+}
+
+function events(ctx: CliContext, args: string[]): number {
+  const { values, positionals } = parseCommand(args, {
+    since: { type: 'string' },
+    type: { type: 'string' },
+    actor: { type: 'string' },
+    outcome: { type: 'string' },
+    limit: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  expectPositionals(positionals, []);
+  const since = values.since === undefined ? undefined : Number(values.since);
+  if (since !== undefined && !(since > 0)) throw new UsageError('--since is a number of seconds.');
+  const limit = values.limit === undefined ? 50 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit is 1 to 1000.');
+  return withApp(ctx, (app) => {
+    const page = app.securityEvents.list({ since, type: values.type, actor: values.actor, outcome: values.outcome, limit });
+    app.recorder.record({ kind: 'audit', type: 'audit.queried', actor: cliActor(ctx.env), outcome: 'succeeded', target: 'security_events', detail: { filter: { since, type: values.type, actor: values.actor, outcome: values.outcome } } });
+    if (values.json) {
+      ctx.io.out(`${JSON.stringify({ events: page.rows.map(eventToJson), next_cursor: page.nextCursor }, null, 2)}\n`);
+      return 0;
+    }
+    if (page.rows.length === 0) {
+      ctx.io.out('No security events match.\n');
+      return 0;
+    }
+    ctx.io.out(
+      table(
+        ['ID', 'TIME (UTC)', 'TYPE', 'ACTOR', 'OUTCOME', 'TARGET'],
+        page.rows.map((e) => [String(e.id), isoTime(e.timestamp), e.type, cell(e.actor, 40), e.outcome, cell(e.target, 60)]),
+      ),
+    );
+    return 0;
+  });
+}

@@ -1,0 +1,130 @@
+/**
+ * Retention: `swarm audit archive --before DATE -o FILE` moves the rows older than DATE out of both chains into one
+ * signed, verifiable NDJSON bundle, and only after the bundle is written and re-verified removes them, in one
+ * transaction that also records where the remaining chain starts (audit_archives) and the event retention.archived.
+ * Nothing else deletes audit rows: the triggers that refuse DELETE are lifted for that one transaction only.
+ *
+ * Bundle lines: {"kind":"header",...}, then {"kind":"row","chain":...,"row":{...}} per row in id order, then one
+ * {"kind":"checkpoint","chain":...,"note":...} per chain: a signed checkpoint of the last archived row, which
+ * `swarm audit verify --bundle FILE` checks the rows against.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import type Database from 'better-sqlite3';
+import { CHAIN_COLUMNS, CHAIN_NAMES, GENESIS_HASH, rowHash, type ChainName } from './chain';
+import { openCheckpoint, originOf, parseVerifierKey, signCheckpoint, verifierKey, type ParsedVerifierKey, type SigningKey } from './checkpoints';
+
+export interface ArchivedChain {
+  chain: ChainName;
+  rows: number;
+  fromId: number | null;
+  upToId: number | null;
+  headHash: string | null;
+}
+
+export interface ArchiveResult {
+  file: string;
+  sha256: string;
+  before: number;
+  chains: ArchivedChain[];
+}
+
+type Row = Record<string, unknown> & { id: number; row_hash: string | null; prev_hash: string | null; timestamp: number };
+
+/** The rows to archive in a chain: every row up to the first one at or after `before` (a contiguous prefix). */
+function prefixEnd(sqlite: Database.Database, chain: ChainName, before: number): number | null {
+  const firstKept = sqlite.prepare<[number], { id: number | null }>(`SELECT min(id) AS id FROM ${chain} WHERE timestamp >= ?`).get(before)?.id ?? null;
+  const max = sqlite.prepare<[], { id: number | null }>(`SELECT max(id) AS id FROM ${chain}`).get()?.id ?? null;
+  if (max === null) return null;
+  const end = firstKept === null ? max : firstKept - 1;
+  const min = sqlite.prepare<[], { id: number | null }>(`SELECT min(id) AS id FROM ${chain}`).get()?.id ?? null;
+  return min !== null && end >= min ? end : null;
+}
+
+export function archiveBefore(sqlite: Database.Database, key: SigningKey, before: number, file: string, onArchived: (r: ArchiveResult) => void): ArchiveResult {
+  const lines: string[] = [JSON.stringify({ kind: 'header', format: 'swarm-permissions audit archive 1', before, created_at: Date.now() / 1000 })];
+  const chains: ArchivedChain[] = [];
+  const ends = new Map<ChainName, number>();
+  for (const chain of CHAIN_NAMES) {
+    const end = prefixEnd(sqlite, chain, before);
+    if (end === null) {
+      chains.push({ chain, rows: 0, fromId: null, upToId: null, headHash: null });
+      continue;
+    }
+    const rows = sqlite.prepare<[number], Row>(`SELECT * FROM ${chain} WHERE id <= ? ORDER BY id`).all(end);
+    const last = rows[rows.length - 1]!;
+    if (!last.row_hash) throw new Error(`${chain}: the rows before ${new Date(before * 1000).toISOString()} were written before the chain began; they cannot be archived verifiably.`);
+    for (const row of rows) lines.push(JSON.stringify({ kind: 'row', chain, row }));
+    lines.push(JSON.stringify({ kind: 'checkpoint', chain, note: signCheckpoint(key, { origin: originOf(chain, key.name), size: end, headHash: last.row_hash, time: Date.now() / 1000 }) }));
+    chains.push({ chain, rows: rows.length, fromId: rows[0]!.id, upToId: end, headHash: last.row_hash });
+    ends.set(chain, end);
+  }
+  const text = `${lines.join('\n')}\n`;
+  writeFileSync(file, text, { flag: 'wx' });
+  // Only what was written and verifies is removed.
+  const check = verifyBundle(readFileSync(file, 'utf8'), verifierKey(key.name, key.raw));
+  if (!check.ok) throw new Error(`The archive was written but does not verify (${check.problem}); nothing was removed.`);
+  const sha256 = createHash('sha256').update(text).digest('hex');
+  const result: ArchiveResult = { file, sha256, before, chains };
+  sqlite.transaction(() => {
+    for (const [chain, end] of ends) {
+      const info = chains.find((c) => c.chain === chain)!;
+      sqlite.exec(`DROP TRIGGER ${chain}_no_delete`);
+      sqlite.prepare(`DELETE FROM ${chain} WHERE id <= ?`).run(end);
+      sqlite.exec(`CREATE TRIGGER ${chain}_no_delete BEFORE DELETE ON ${chain} BEGIN SELECT RAISE(ABORT, '${chain} is append-only: DELETE is refused'); END`);
+      sqlite
+        .prepare('INSERT INTO audit_archives (chain, up_to_id, head_hash, rows, file, file_sha256, archived_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(chain, end, info.headHash, info.rows, file, sha256, Date.now() / 1000);
+    }
+    onArchived(result);
+  }).immediate();
+  return result;
+}
+
+export type BundleCheck = { ok: true; rows: Record<string, number> } | { ok: false; problem: string };
+
+/**
+ * Verify an archive bundle: each chain's rows recompute from their first prev_hash, and the bundle's signed checkpoint
+ * (checked with the verifier key) names the last row's hash.
+ */
+export function verifyBundle(text: string, verifierKeyText: string): BundleCheck {
+  let verifier: ParsedVerifierKey;
+  try {
+    verifier = parseVerifierKey(verifierKeyText);
+  } catch (e) {
+    return { ok: false, problem: (e as Error).message };
+  }
+  const prev = new Map<string, { id: number; hash: string }>();
+  const counts: Record<string, number> = {};
+  const checkpoints: { chain: string; note: string }[] = [];
+  for (const [i, line] of text.split('\n').entries()) {
+    if (line.trim() === '') continue;
+    let item: { kind?: string; chain?: ChainName; row?: Row; note?: string };
+    try {
+      item = JSON.parse(line) as typeof item;
+    } catch {
+      return { ok: false, problem: `line ${i + 1} is not JSON` };
+    }
+    if (item.kind === 'row' && item.chain && item.row && item.chain in CHAIN_COLUMNS) {
+      const r = item.row;
+      const last = prev.get(item.chain);
+      if (last && r.id !== last.id + 1) return { ok: false, problem: `${item.chain}: row ${last.id + 1} is missing from the bundle` };
+      if (last && r.prev_hash !== last.hash) return { ok: false, problem: `${item.chain}: row ${r.id} does not follow row ${last.id}` };
+      const values = CHAIN_COLUMNS[item.chain].map((c) => r[c] ?? null);
+      const computed = rowHash(r.prev_hash ?? GENESIS_HASH, r.id, values);
+      if (computed !== r.row_hash) return { ok: false, problem: `${item.chain}: row ${r.id} was changed` };
+      prev.set(item.chain, { id: r.id, hash: computed });
+      counts[item.chain] = (counts[item.chain] ?? 0) + 1;
+    } else if (item.kind === 'checkpoint' && item.chain && item.note) {
+      checkpoints.push({ chain: item.chain, note: item.note });
+    }
+  }
+  for (const [chain, last] of prev) {
+    const c = checkpoints.find((x) => x.chain === chain);
+    if (!c) return { ok: false, problem: `${chain}: the bundle has no signed checkpoint` };
+    const opened = openCheckpoint(c.note, verifier);
+    if (!opened.ok) return { ok: false, problem: `${chain}: ${opened.problem}` };
+    if (opened.body.size !== last.id || opened.body.headHash !== last.hash) return { ok: false, problem: `${chain}: the rows end at ${last.id}, the checkpoint says ${opened.body.size} (tail cut or changed)` };
+  }
+  return { ok: true, rows: counts };
+}

@@ -1,0 +1,140 @@
+/**
+ * `swarm audit explain DECISION_ID`: find the recorded decision, re-run it against the policy revision it was made
+ * under (the configuration texts and flag values kept in policy_revisions) and against today's configuration, and say
+ * whether each gives the recorded outcome. Pure reads: the engines used here record nothing.
+ */
+import { eq } from 'drizzle-orm';
+import type { SwarmApp } from '@/lib/app';
+import { approvals, permissionDenials, securityEvents } from '@/db/schema';
+import { parseAgents } from '@/lib/config/agents';
+import { builtInSources } from '@/lib/config/sources';
+import { AppError } from '@/lib/errors';
+import { isRole, PermissionEngine, type ApprovalState, type CheckInput, type CheckResult, type Principal, type Role } from '@/lib/permissions';
+import { mergeGates, parseGates } from '@/lib/permissions/gates';
+import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
+import { EMPTY_AGENTS } from '@/lib/config/agents';
+import type { RevisionContent } from './revisions';
+
+export interface Replay {
+  decision: string;
+  rule_source: string;
+  reason: string;
+  /** same decision and attribution as recorded */
+  same: boolean;
+}
+
+export interface Explanation {
+  decision_id: string;
+  recorded: { table: string; id: number; decision: string; rule_source: string; reason: string | null; timestamp: number; policy_revision: string | null };
+  input: { kind: 'tool' | 'http'; agent: string | null; tool: string | null; method: string | null; path: string | null; principal: string | null; role: string | null };
+  /** the decision re-run under the revision it was made under (null when that revision is not kept) */
+  at_the_time: Replay | null;
+  /** the same input under the configuration in force now */
+  today: Replay;
+  notes: string[];
+}
+
+function replay(result: CheckResult, recorded: { decision: string; rule_source: string }): Replay {
+  return { decision: result.decision, rule_source: result.ruleSource, reason: result.reason, same: result.decision === recorded.decision && result.ruleSource === recorded.rule_source };
+}
+
+/** An engine over a kept revision: its files parsed again, its flag values, the approval state as recorded. */
+function engineFor(app: SwarmApp, content: RevisionContent, approval: ApprovalState | undefined): PermissionEngine {
+  const agents = content.files.agents === null ? EMPTY_AGENTS : parseAgents(content.files.agents, 'agents.yaml (kept revision)');
+  const policy = content.files.policy === null ? EMPTY_POLICY : parsePolicy(content.files.policy, `${content.files.policy_file} (kept revision)`);
+  const gates = content.files.gates === null ? mergeGates(app.codeGates, []) : parseGates(content.files.gates, 'gates.yaml (kept revision)', app.codeGates);
+  const flags = new Map(Object.entries(content.flags));
+  return new PermissionEngine({
+    sources: () => builtInSources(() => agents, () => policy),
+    gates: () => gates,
+    hooks: { flagValues: () => flags, approvalState: () => approval },
+  });
+}
+
+export function explainDecision(app: SwarmApp, decisionId: string): Explanation {
+  const notes: string[] = [];
+  const denial = app.db.select().from(permissionDenials).where(eq(permissionDenials.decisionId, decisionId)).get();
+  const event = denial ? undefined : app.db.select().from(securityEvents).where(eq(securityEvents.decisionId, decisionId)).all().find((e) => e.type.startsWith('decision.'));
+  if (!denial && !event) {
+    throw new AppError('NOT_FOUND', `No recorded decision has the id ${decisionId} (allowed decisions are recorded only while decision_log_all is on).`);
+  }
+
+  let input: CheckInput;
+  let recorded: Explanation['recorded'];
+  let shown: Explanation['input'];
+  const roleOf = (r: string | null | undefined): Role => (isRole(r) ? r : 'anonymous');
+  if (denial) {
+    recorded = { table: 'permission_denials', id: denial.id, decision: 'DENY', rule_source: denial.ruleSource, reason: denial.reason, timestamp: denial.timestamp, policy_revision: denial.policyRevision };
+    const agentToken = denial.principal !== null && denial.principal === denial.agentName;
+    const principal: Principal = agentToken
+      ? { kind: 'agent', id: denial.principal!, role: roleOf(denial.userRole), agent: denial.principal! }
+      : { kind: denial.principal === 'anonymous' ? 'anonymous' : 'user', id: denial.principal ?? 'anonymous', role: roleOf(denial.userRole) };
+    if (denial.toolName === 'http') {
+      const rbac = /^rbac:(\w+)$/.exec(denial.ruleSource);
+      const requiredRole: Role = rbac && isRole(rbac[1]) ? rbac[1] : 'anonymous';
+      if (!rbac) notes.push('The route\'s required role is not kept in the row: RBAC is re-checked only for RBAC denials.');
+      input = { kind: 'http', principal, method: denial.httpMethod ?? 'GET', path: denial.httpPath ?? '/', requiredRole, now: denial.timestamp * 1000 };
+    } else {
+      input = { kind: 'tool', principal, agent: denial.agentName ?? '', tool: denial.toolName, arguments: parseArgs(denial.argumentsJson, notes), now: denial.timestamp * 1000 };
+    }
+    shown = { kind: input.kind, agent: denial.agentName, tool: denial.toolName === 'http' ? null : denial.toolName, method: denial.httpMethod, path: denial.httpPath, principal: denial.principal, role: denial.userRole };
+  } else {
+    const e = event!;
+    const detail = (e.detailJson ? JSON.parse(e.detailJson) : {}) as { rule_source?: string; reason?: string; arguments?: Record<string, unknown> };
+    recorded = {
+      table: 'security_events',
+      id: e.id,
+      decision: e.type === 'decision.allowed' ? 'ALLOW' : 'ASK',
+      rule_source: detail.rule_source ?? '',
+      reason: detail.reason ?? null,
+      timestamp: e.timestamp,
+      policy_revision: e.policyRevision,
+    };
+    const [first, second] = (e.target ?? '').split(' ');
+    const actorAgent = e.actor.startsWith('agent:') ? e.actor.slice('agent:'.length) : undefined;
+    const principal: Principal = actorAgent ? { kind: 'agent', id: actorAgent, role: roleOf(e.actorRole), agent: actorAgent } : { kind: 'user', id: e.actor, role: roleOf(e.actorRole) };
+    if (first && /^[A-Z]+$/.test(first)) {
+      input = { kind: 'http', principal, method: first, path: second ?? '/', requiredRole: 'anonymous', now: e.timestamp * 1000 };
+      notes.push('The route\'s required role is not kept in the row: RBAC is not re-checked.');
+    } else {
+      input = { kind: 'tool', principal, agent: first ?? '', tool: second ?? '', arguments: detail.arguments ?? {}, now: e.timestamp * 1000 };
+    }
+    shown = { kind: input.kind, agent: input.kind === 'tool' ? input.agent : null, tool: input.kind === 'tool' ? input.tool : null, method: input.kind === 'http' ? input.method : null, path: input.kind === 'http' ? input.path : null, principal: e.actor, role: e.actorRole };
+  }
+  if (shown.kind === 'tool' && denial?.maskedPaths) notes.push(`Masked argument values are re-run as recorded (masked): ${denial.maskedPaths}.`);
+
+  // The approval this call was bound to, as it stands: a rejection or an expiry is what made such a denial.
+  const approvalRow = app.db.select().from(approvals).where(eq(approvals.decisionId, decisionId)).get();
+  const approval: ApprovalState | undefined = approvalRow
+    ? { status: approvalRow.status === 'consumed' ? 'approved' : approvalRow.status, id: approvalRow.id, reason: approvalRow.decisionReason ?? undefined }
+    : undefined;
+
+  let atTheTime: Replay | null = null;
+  const content = recorded.policy_revision ? app.revisions.get(recorded.policy_revision) : undefined;
+  if (content) {
+    atTheTime = replay(engineFor(app, content, approval).check(input), recorded);
+  } else {
+    notes.push(recorded.policy_revision ? `Revision ${recorded.policy_revision} is not kept in this database.` : 'The row was written before policy revisions were recorded.');
+  }
+  const todayEngine = new PermissionEngine({
+    sources: () => app.defaultSources(),
+    gates: () => app.gates,
+    hooks: { flagValues: () => app.flags.values(), approvalState: () => approval },
+  });
+  const today = replay(todayEngine.check({ ...input, now: undefined }), recorded);
+  return { decision_id: decisionId, recorded, input: shown, at_the_time: atTheTime, today, notes };
+}
+
+function parseArgs(json: string | null, notes: string[]): Record<string, unknown> {
+  if (!json) return {};
+  try {
+    const v = JSON.parse(json) as unknown;
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
+      if ('[truncated]' in v) notes.push('The arguments were too large and are kept truncated: the re-run sees only what was kept.');
+      return v as Record<string, unknown>;
+    }
+  } catch {
+    notes.push('The recorded arguments are not valid JSON.');
+  }
+  return {};
+}
