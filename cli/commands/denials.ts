@@ -1,9 +1,10 @@
 /** swarm denials: the audit table, filtered like GET /api/v1/permissions/denials, as a table, JSON or CSV. */
 import type { DenialRow } from '@/db/schema';
 import { denialCsvHeader, denialCsvLine, denialToJson, type DenialFilter } from '@/lib/audit/denials';
+import { recordAuditRead } from '@/lib/audit/reads';
 import { denialQuerySchema } from '@/lib/http/schemas';
 import { expectPositionals, parseCommand, validate } from '@/cli/args';
-import { withApp, type CliContext } from '@/cli/context';
+import { cliActor, withApp, type CliContext } from '@/cli/context';
 import { UsageError } from '@/cli/errors';
 import { cell, isoTime, table } from '@/cli/format';
 
@@ -48,6 +49,8 @@ export function denialsCommand(ctx: CliContext, args: string[]): number {
   };
 
   return withApp(ctx, (app) => {
+    // Reading the trail is recorded: who read which filter (an export always).
+    recordAuditRead(app, { principal: { kind: 'cli', id: cliActor(ctx.env), role: null }, what: 'permission_denials', filter, export: values.csv ? 'csv' : undefined });
     if (values.csv) {
       let chunk = denialCsvHeader();
       let n = 0;

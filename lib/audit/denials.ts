@@ -154,6 +154,9 @@ export function denialToJson(row: DenialRow) {
     http_path: row.httpPath,
     timestamp: row.timestamp,
     principal: row.principal,
+    decision_id: row.decisionId,
+    policy_revision: row.policyRevision,
+    masked_paths: row.maskedPaths ? (JSON.parse(row.maskedPaths) as string[]) : [],
   };
 }
 
@@ -170,6 +173,8 @@ export const DENIAL_CSV_COLUMNS = [
   'http_method',
   'http_path',
   'principal',
+  'decision_id',
+  'policy_revision',
 ] as const;
 
 /** One CSV field: RFC 4180 quoting, and a leading quote on formula-like text so a spreadsheet never executes it. */

@@ -97,3 +97,19 @@ export const flagOverrideBodySchema = z.strictObject({
 export const flagUnsetBodySchema = z.strictObject({
   reason: z.string().trim().min(1, 'a flag change needs a reason').max(2000),
 });
+
+/** GET /api/v1/audit/events: the explorer's conventions (since or from/to, blank means not given, a numeric cursor). */
+export const eventQuerySchema = z
+  .strictObject({
+    since: positiveSeconds.optional(),
+    from: z.coerce.number().nonnegative().optional(),
+    to: z.coerce.number().nonnegative().optional(),
+    type: z.preprocess(blankToUndefined, z.string().regex(/^[a-z_]+(\.[a-z_]+)*$/, 'type is an event type such as auth.login.failed, or a family such as auth').optional()),
+    actor: z.preprocess(blankToUndefined, name.optional()),
+    outcome: z.preprocess(blankToUndefined, z.enum(['succeeded', 'failed', 'refused']).optional()),
+    decision_id: z.preprocess(blankToUndefined, z.string().regex(/^[0-9a-f-]{36}$/, 'decision_id is a UUID').optional()),
+    cursor: z.coerce.number().int().positive().optional(),
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+  })
+  .superRefine(windowInOrder);
+

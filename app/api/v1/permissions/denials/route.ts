@@ -1,5 +1,6 @@
 import { denialExportResponse } from '@/lib/audit/denial-export';
 import { denialToJson } from '@/lib/audit/denials';
+import { recordAuditRead } from '@/lib/audit/reads';
 import { requireRole, route } from '@/lib/http/route';
 import { denialFilterOf, denialQuerySchema } from '@/lib/http/schemas';
 
@@ -11,8 +12,10 @@ export const dynamic = 'force-dynamic';
  * arguments; `sort`/`order` page by a keyset cursor. `format=csv` and `format=ndjson` stream every matching row,
  * newest first, whatever the sort.
  */
-export const GET = route({ role: requireRole('auditor'), query: denialQuerySchema }, ({ app, query }) => {
+export const GET = route({ role: requireRole('auditor'), query: denialQuerySchema }, ({ app, query, principal, ip }) => {
   const filter = denialFilterOf(query);
+  const exporting = query.format === 'csv' || query.format === 'ndjson';
+  recordAuditRead(app, { principal, what: 'permission_denials', filter: { ...query, cursor: undefined, limit: undefined, format: undefined }, export: exporting ? query.format : undefined, ip });
   if (query.format === 'csv' || query.format === 'ndjson') {
     return denialExportResponse(app.denials.iterate({ ...filter, cursor: query.sort === undefined || query.sort === 'id' ? query.cursor : undefined }), query.format);
   }

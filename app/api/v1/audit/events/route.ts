@@ -1,0 +1,26 @@
+import { eventToJson } from '@/lib/audit/security-events';
+import { recordAuditRead } from '@/lib/audit/reads';
+import { requireRole, route } from '@/lib/http/route';
+import { eventQuerySchema } from '@/lib/http/schemas';
+
+export const dynamic = 'force-dynamic';
+
+/**
+ * Security events, newest first: `since` (seconds back) or `from`/`to`, `type` (exact, or the family before the first
+ * dot: `auth` matches `auth.*`), `actor`, `outcome`, `decision_id`, `limit`, `cursor` (the previous page's next_cursor).
+ */
+export const GET = route({ role: requireRole('auditor'), query: eventQuerySchema }, ({ app, query, principal, ip }) => {
+  recordAuditRead(app, { principal, what: 'security_events', filter: { ...query, cursor: undefined, limit: undefined }, ip });
+  const page = app.securityEvents.list({
+    since: query.since,
+    from: query.from,
+    to: query.to,
+    type: query.type,
+    actor: query.actor,
+    outcome: query.outcome,
+    decisionId: query.decision_id,
+    cursor: query.cursor,
+    limit: query.limit,
+  });
+  return { events: page.rows.map(eventToJson), next_cursor: page.nextCursor };
+});

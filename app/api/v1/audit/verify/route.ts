@@ -1,0 +1,50 @@
+import Database from 'better-sqlite3';
+import { keyDirFor, readLocalVerifierKey } from '@/lib/audit/checkpoints';
+import { verifyAudit } from '@/lib/audit/verify';
+import { requireRole, route } from '@/lib/http/route';
+
+export const dynamic = 'force-dynamic';
+
+/**
+ * Run the verification of the audit trail now (both hash chains, every signed checkpoint) and answer its result. The
+ * database is read through a read-only connection; the verification is itself recorded (audit.verified).
+ */
+export const GET = route({ role: requireRole('auditor') }, ({ app, principal, ip }) => {
+  const path = app.options.dbPath;
+  const sqlite = new Database(path, { readonly: true, fileMustExist: true });
+  let report: ReturnType<typeof verifyAudit>;
+  try {
+    report = verifyAudit(sqlite, readLocalVerifierKey(keyDirFor(path, app.env)));
+  } finally {
+    sqlite.close();
+  }
+  const checkedAt = Date.now() / 1000;
+  app.recorder.record({
+    kind: 'audit',
+    type: 'audit.verified',
+    actor: principal.id,
+    actorRole: principal.role,
+    outcome: report.ok ? 'succeeded' : 'failed',
+    ip: ip ?? null,
+    detail: { failures: report.failures, chains: report.chains.map((c) => ({ chain: c.chain, rows: c.rowsChecked, head: c.headHash })) },
+  });
+  return {
+    ok: report.ok,
+    checked_at: checkedAt,
+    key: report.keyUsed,
+    chains: report.chains.map((c) => ({
+      chain: c.chain,
+      rows_checked: c.rowsChecked,
+      legacy_rows: c.legacyRows,
+      archived_up_to: c.archivedUpTo,
+      first_id: c.firstId,
+      last_id: c.lastId,
+      first_timestamp: c.firstTimestamp,
+      last_timestamp: c.lastTimestamp,
+      checkpoints: c.checkpoints,
+      checkpoints_valid: c.checkpointsValid,
+      head_hash: c.headHash,
+    })),
+    failures: report.failures,
+  };
+});
