@@ -357,3 +357,55 @@ describe('swarm policy validate warnings', () => {
   });
 });
 
+describe('swarm audit', () => {
+  it('verifies the live trail (exit 0, counts, recorded), and a tampered copy fails naming the table, row and problem', async () => {
+    const { copyFileSync } = await import('node:fs');
+    const Database = (await import('better-sqlite3')).default;
+    app.engine.decide({ kind: 'tool', principal: { kind: 'agent', id: 'trainer', role: 'viewer', agent: 'trainer' }, agent: 'trainer', tool: 'deploy_serving', arguments: {} });
+    app.checkpointAudit();
+    const ok = await swarm('audit', 'verify');
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^permission_denials: \d+ rows checked .*1\/1 checkpoint valid/m);
+    expect(ok.stdout).toContain('Intact: every row matches its hash chain and every checkpoint.');
+    expect(app.securityEvents.ofType('audit.verified', 1)[0]).toMatchObject({ outcome: 'succeeded' });
+
+    app.db.$client.pragma('wal_checkpoint(TRUNCATE)');
+    const copy = join(dir, 'tampered.db');
+    copyFileSync(dbPath, copy);
+    const raw = new Database(copy);
+    raw.exec('DROP TRIGGER permission_denials_no_update');
+    raw.prepare("UPDATE permission_denials SET reason = 'nothing happened' WHERE id = 2").run();
+    raw.close();
+    const bad = await swarm('audit', 'verify', '--db', copy, '--public-key', join(dir, 'audit-signing-key.pub'));
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain('FAILED permission_denials at row 2: changed: row 2 was changed after it was written');
+  });
+
+  it('prints the verifier key and the latest checkpoints in the C2SP signed-note format', async () => {
+    const [key, cp] = await Promise.all([swarm('audit', 'key'), swarm('audit', 'checkpoint')]);
+    expect(key.stdout.trim()).toMatch(/^swarm-permissions\+[0-9a-f]{8}\+[A-Za-z0-9+/]{44}$/);
+    expect(cp.code).toBe(0);
+    expect(cp.stdout).toMatch(/swarm-permissions\/permission_denials\n\d+\n[A-Za-z0-9+/]{43}=\ntime \d+\n\n\u2014 swarm-permissions [A-Za-z0-9+/=]+\n/);
+  });
+
+  it('explains a recorded denial by its decision id', async () => {
+    const r = app.engine.decide({ kind: 'tool', principal: { kind: 'agent', id: 'trainer', role: 'viewer', agent: 'trainer' }, agent: 'trainer', tool: 'export_raw_data', arguments: { dataset_id: 'd' } });
+    const out = await swarm('audit', 'explain', r.decisionId!);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain('Recorded:        DENY agent_allowlist');
+    expect(out.stdout).toContain('Re-run then:     DENY agent_allowlist: the same as recorded');
+    expect(out.stdout).toContain("Re-run today:    DENY agent_allowlist: today's policy decides the same");
+    const unknown = await swarm('audit', 'explain', '01a20000-0000-7000-8000-000000000000');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('No recorded decision has the id');
+  });
+
+  it('lists security events with filters, and records the read', async () => {
+    const r = await swarm('audit', 'events', '--type', 'audit', '--json');
+    expect(r.code).toBe(0);
+    const body = JSON.parse(r.stdout) as { events: { type: string }[] };
+    expect(body.events.length).toBeGreaterThan(0);
+    expect(body.events.every((e) => e.type.startsWith('audit.'))).toBe(true);
+  });
+});
+

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { getApp, type SwarmApp } from '@/lib/app';
 import { AppError } from '@/lib/errors';
-import { randomUUID } from 'node:crypto';
+import { newDecisionId } from '@/lib/permissions/decision-id';
 import { ANONYMOUS, AuditUnavailable, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
@@ -166,7 +166,7 @@ export function clientIp(request: Request): string | undefined {
  */
 function refuse(app: SwarmApp, request: Request, url: URL, principal: Principal, requiredRole: Role, ruleSource: string, reason: string): Response {
   const rule: PermissionRule = { decision: 'DENY', priority: Number.MAX_SAFE_INTEGER, ruleSource, reason };
-  const result: CheckResult = { decision: 'DENY', rule, trace: [rule], ruleSource, reason, decisionId: randomUUID() };
+  const result: CheckResult = { decision: 'DENY', rule, trace: [rule], ruleSource, reason, decisionId: newDecisionId() };
   app.recorder.record({
     kind: 'http',
     context: { kind: 'http', principal, method: request.method, path: url.pathname, requiredRole, flags: app.flags.values() },

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newDecisionId } from './decision-id';
 import { ApprovalRequired, PermissionDenied } from './errors';
 import { AuditUnavailable, type Recorder } from './recorder';
 import { conditionHolds } from './condition';
@@ -208,7 +208,7 @@ export class PermissionEngine {
     for (let attempt = 0; attempt < 3; attempt++) {
       const context = this.contextFor(input);
       const result = this.evaluate(context);
-      result.decisionId = randomUUID();
+      result.decisionId = newDecisionId();
       if (result.decision === 'DENY') return this.recorded(context, result, meta);
       if (result.decision === 'ASK') {
         if (context.kind !== 'tool') {

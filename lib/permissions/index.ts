@@ -8,3 +8,4 @@ export * from './errors';
 export { resolve, isStronger, DEFAULT_HTTP_RULE, DEFAULT_TOOL_RULE } from './resolve';
 export { PermissionEngine, type EngineHooks, type EngineOptions } from './engine';
 export * from './recorder';
+export { newDecisionId } from './decision-id';
