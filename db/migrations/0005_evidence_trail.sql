@@ -31,7 +31,6 @@ ALTER TABLE `permission_denials` ADD `policy_revision` text;--> statement-breakp
 ALTER TABLE `permission_denials` ADD `masked_paths` text;--> statement-breakpoint
 ALTER TABLE `permission_denials` ADD `prev_hash` text;--> statement-breakpoint
 ALTER TABLE `permission_denials` ADD `row_hash` text;--> statement-breakpoint
-CREATE INDEX `permission_denials_decision` ON `permission_denials` (`decision_id`);--> statement-breakpoint
 ALTER TABLE `security_events` ADD `decision_id` text;--> statement-breakpoint
 ALTER TABLE `security_events` ADD `actor_role` text;--> statement-breakpoint
 ALTER TABLE `security_events` ADD `policy_revision` text;--> statement-breakpoint

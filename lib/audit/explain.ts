@@ -3,7 +3,7 @@
  * under (the configuration texts and flag values kept in policy_revisions) and against today's configuration, and say
  * whether each gives the recorded outcome. Pure reads: the engines used here record nothing.
  */
-import { eq } from 'drizzle-orm';
+import { and, between, eq } from 'drizzle-orm';
 import type { SwarmApp } from '@/lib/app';
 import { approvals, permissionDenials, securityEvents } from '@/db/schema';
 import { parseAgents } from '@/lib/config/agents';
@@ -53,7 +53,7 @@ function engineFor(app: SwarmApp, content: RevisionContent, approval: ApprovalSt
 
 export function explainDecision(app: SwarmApp, decisionId: string): Explanation {
   const notes: string[] = [];
-  const denial = app.db.select().from(permissionDenials).where(eq(permissionDenials.decisionId, decisionId)).get();
+  const denial = findDenial(app, decisionId);
   const event = denial ? undefined : app.db.select().from(securityEvents).where(eq(securityEvents.decisionId, decisionId)).all().find((e) => e.type.startsWith('decision.'));
   if (!denial && !event) {
     throw new AppError('NOT_FOUND', `No recorded decision has the id ${decisionId} (allowed decisions are recorded only while decision_log_all is on).`);
@@ -123,6 +123,28 @@ export function explainDecision(app: SwarmApp, decisionId: string): Explanation 
   });
   const today = replay(todayEngine.check({ ...input, now: undefined }), recorded);
   return { decision_id: decisionId, recorded, input: shown, at_the_time: atTheTime, today, notes };
+}
+
+/** The time (seconds) a UUIDv7 decision id was made at: its first 48 bits are milliseconds. */
+export function decisionTime(decisionId: string): number | undefined {
+  const hex = decisionId.replace(/-/g, '');
+  if (!/^[0-9a-f]{32}$/.test(hex) || hex[12] !== '7') return undefined;
+  return parseInt(hex.slice(0, 12), 16) / 1000;
+}
+
+/**
+ * The denial of a decision id. decision_id has no index (it would cost every durable write a page), so the row is
+ * looked for through the timestamp index a minute around the id's time first; a rejection or expiry is written later
+ * than the call that asked, so the whole table is the fallback.
+ */
+function findDenial(app: SwarmApp, decisionId: string) {
+  const t = permissionDenials;
+  const at = decisionTime(decisionId);
+  if (at !== undefined) {
+    const near = app.db.select().from(t).where(and(between(t.timestamp, at - 60, at + 60), eq(t.decisionId, decisionId))).get();
+    if (near) return near;
+  }
+  return app.db.select().from(t).where(eq(t.decisionId, decisionId)).get();
 }
 
 function parseArgs(json: string | null, notes: string[]): Record<string, unknown> {
