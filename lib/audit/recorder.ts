@@ -6,7 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { NewDenialRow } from '@/db/schema';
-import type { AuditEvent, CheckResult, DecisionEvent, PermissionContext, Recorded, Recorder, SecurityEvent } from '@/lib/permissions';
+import { ruleSourceOf, type AuditEvent, type CheckResult, type DecisionEvent, type PermissionContext, type Recorded, type Recorder, type SecurityEvent } from '@/lib/permissions';
 import { ChainAppender } from './chain';
 import { nowSeconds } from './denial-filter';
 import { maskedArgumentsJson } from './redact';
@@ -34,7 +34,7 @@ export interface RecorderOptions {
   logAllDecisions(): boolean;
 }
 
-const traceJson = (result: CheckResult) => JSON.stringify(result.trace.map((r) => [r.decision, r.priority, r.ruleSource, r.reason]));
+const traceJson = (result: CheckResult) => JSON.stringify(result.trace.map((r) => [r.decision, r.priority, ruleSourceOf(r.attribution), r.reason]));
 
 /** The denial row of a denied decision: attributed to the winning rule, arguments masked, the trace kept. */
 export function denialOfDecision(context: PermissionContext, result: CheckResult): DenialInput {

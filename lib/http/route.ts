@@ -164,8 +164,9 @@ export function clientIp(request: Request): string | undefined {
  * Refuse a request that the wrapper itself refuses after the engine let it in (a cross-origin state change): recorded
  * through the recorder like any denied HTTP decision, with its own rule, then answered 403.
  */
-function refuse(app: SwarmApp, request: Request, url: URL, principal: Principal, requiredRole: Role, ruleSource: string, reason: string): Response {
-  const rule: PermissionRule = { decision: 'DENY', priority: Number.MAX_SAFE_INTEGER, ruleSource, reason };
+function refuse(app: SwarmApp, request: Request, url: URL, principal: Principal, requiredRole: Role, reason: string): Response {
+  const ruleSource = 'csrf:origin';
+  const rule: PermissionRule = { decision: 'DENY', priority: Number.MAX_SAFE_INTEGER, attribution: { source: 'csrf', id: 'origin' }, reason };
   const result: CheckResult = { decision: 'DENY', rule, trace: [rule], ruleSource, reason, decisionId: newDecisionId() };
   app.recorder.record({
     kind: 'http',
@@ -199,7 +200,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
       const ip = clientIp(request);
       const decision = app.engine.decide({ kind: 'http', principal, method: request.method, path: url.pathname, requiredRole: required }, { ip });
       if (decision.decision !== 'ALLOW') {
-        const anonymous = principal.kind === 'anonymous' && decision.rule.ruleSource.startsWith('rbac:');
+        const anonymous = principal.kind === 'anonymous' && decision.rule.attribution.source === 'rbac';
         const message = anonymous && invalid ? 'The token or session is not valid (expired, revoked or unknown).' : decision.reason;
         return errorResponse(anonymous ? 401 : 403, anonymous ? 'UNAUTHENTICATED' : 'FORBIDDEN', message, {
           rule_source: decision.ruleSource,
@@ -207,7 +208,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
         });
       }
       if (via === 'session' && !SAFE_METHODS.has(request.method) && isCrossOrigin(request)) {
-        return refuse(app, request, url, principal, required, 'csrf:origin', 'A state-changing request from another origin is refused.');
+        return refuse(app, request, url, principal, required, 'A state-changing request from another origin is refused.');
       }
       const rawParams = context?.params ? await context.params : {};
       const params = spec.params ? spec.params.safeParse(rawParams) : undefined;

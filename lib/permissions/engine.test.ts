@@ -153,7 +153,7 @@ rules:
     t = tempApp({ policy: exceptions });
     const compliance = check(call('compliance_agent', 'export_raw_data', { dataset_id: 'd' }));
     // The exception wins the policy tier; export_raw_data is gated, so the winning ALLOW becomes an ASK.
-    expect(compliance.trace.find((r) => r.ruleSource === 'policy:allow-compliance-export')?.decision).toBe('ALLOW');
+    expect(compliance.trace.find((r) => r.attribution.source === 'policy' && r.attribution.id === 'allow-compliance-export')?.decision).toBe('ALLOW');
     expect(compliance.decision).toBe('ASK');
     expect(compliance.ruleSource).toBe('hitl:export');
     const cleaner = check(call('data_cleaner', 'export_raw_data', { dataset_id: 'd' }));
@@ -178,7 +178,7 @@ rules:
     const r = check(call('deployer', 'deploy_serving', { model_id: 'm-42', env: 'staging' }));
     expect(r.decision).toBe('ASK');
     expect(r.ruleSource).toBe('hitl:deploy');
-    expect(r.trace.find((x) => x.ruleSource === 'policy:staging-ok')?.decision).toBe('ALLOW');
+    expect(r.trace.find((x) => x.attribution.id === 'staging-ok')?.decision).toBe('ALLOW');
   });
 
   it('re-opens both with an explicit break-glass ALLOW at priority 950', () => {
@@ -240,7 +240,7 @@ describe('the registry', () => {
     t = tempApp();
     engine().resetSources();
     expect(check(call('data_cleaner', 'profile_dataset')).ruleSource).toBe('default');
-    engine().registerSource(constant('always', { decision: 'ALLOW', priority: 1, ruleSource: 'plugin:always', reason: 'test' }));
+    engine().registerSource(constant('always', { decision: 'ALLOW', priority: 1, attribution: { source: 'plugin', id: 'always' }, reason: 'test' }));
     expect(check(call('data_cleaner', 'profile_dataset')).ruleSource).toBe('plugin:always');
     // Gates belong to the engine, not to a source: with the HITL source gone, a gated call still asks.
     expect(check(call('data_cleaner', 'deploy_serving'))).toMatchObject({ decision: 'ASK', ruleSource: 'hitl:deploy' });
@@ -251,15 +251,15 @@ describe('the registry', () => {
 
   it('refuses two sources of the same name', () => {
     const e = new PermissionEngine();
-    e.registerSource(constant('a', { decision: 'ALLOW', priority: 1, ruleSource: 'a', reason: '' }));
-    expect(() => e.registerSource(constant('a', { decision: 'ALLOW', priority: 1, ruleSource: 'a', reason: '' }))).toThrow(/already registered/);
+    e.registerSource(constant('a', { decision: 'ALLOW', priority: 1, attribution: { source: 'a' }, reason: '' }));
+    expect(() => e.registerSource(constant('a', { decision: 'ALLOW', priority: 1, attribution: { source: 'a' }, reason: '' }))).toThrow(/already registered/);
   });
 
   it('gives the same decision whatever the order of the sources', () => {
     const arbRule = fc.record({
       decision: fc.constantFrom('ALLOW' as const, 'DENY' as const, 'ASK' as const),
       priority: fc.integer({ min: 0, max: 1000 }),
-      ruleSource: fc.constantFrom('a', 'b:x', 'c:y'),
+      attribution: fc.constantFrom({ source: 'a' }, { source: 'b', id: 'x' }, { source: 'c', id: 'y' }),
       reason: fc.constant(''),
     });
     fc.assert(

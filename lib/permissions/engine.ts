@@ -15,6 +15,7 @@ import {
   type PermissionRule,
   type RuleSource,
   type ToolContext,
+  ruleSourceOf,
 } from './types';
 
 /**
@@ -171,7 +172,7 @@ export class PermissionEngine {
         trace.push({
           decision: 'DENY',
           priority: PRIORITY.sourceError,
-          ruleSource: `${source.name}:error`,
+          attribution: { source: source.name, id: 'error' },
           reason: `Rule source "${source.name}" failed: ${error instanceof Error ? error.message : String(error)}`,
         });
       }
@@ -188,7 +189,7 @@ export class PermissionEngine {
       rule = gateRule(context.gate, context.approval, trace);
     }
     const decision = rule.decision;
-    const result: CheckResult = { decision, rule, trace, ruleSource: rule.ruleSource, reason: rule.reason };
+    const result: CheckResult = { decision, rule, trace, ruleSource: ruleSourceOf(rule.attribution), reason: rule.reason };
     if (context.approval?.id && (decision !== 'ALLOW' || context.approval.status === 'approved')) {
       result.approvalId = context.approval.id;
     }
@@ -261,13 +262,13 @@ export class PermissionEngine {
 function gateRule(gate: CompiledGate, approval: ApprovalState | undefined, trace: readonly PermissionRule[]): PermissionRule {
   for (let i = 0; i < trace.length; i++) {
     const r = trace[i]!;
-    if (r.ruleSource === gate.ruleSource && r.decision !== 'ALLOW') return r;
+    if (r.attribution.source === 'hitl' && r.attribution.id === gate.id && r.decision !== 'ALLOW') return r;
   }
   const refused = approval?.status === 'rejected' || approval?.status === 'expired';
   return {
     decision: refused ? 'DENY' : 'ASK',
     priority: PRIORITY.hitl,
-    ruleSource: gate.ruleSource,
+    attribution: { source: 'hitl', id: gate.id },
     reason: refused ? `This exact call was ${approval!.status} at gate "${gate.id}".` : `Gate "${gate.id}" needs a person's approval for this call.`,
   };
 }

@@ -44,7 +44,7 @@ describe('a gate is a requirement, not a rule in the contest', () => {
     expect(r.decision).toBe('ASK');
     expect(r.ruleSource).toBe('hitl:deploy');
     // the trace keeps the ALLOW rule that would have run it
-    expect(r.trace.find((x) => x.ruleSource === 'policy:staging-deploys-are-fine')).toMatchObject({ decision: 'ALLOW', priority: 500 });
+    expect(r.trace.find((x) => x.attribution.id === 'staging-deploys-are-fine')).toMatchObject({ decision: 'ALLOW', priority: 500 });
   });
 
   it('asks even when the ALLOW is a break-glass rule at any priority', () => {

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { compileCondition, conditionSchema, type Condition } from './condition';
 import { compileNames, isGlob, matchesName, type NameMatcher } from './glob';
 import { ConfigFileError, parseYamlConfigLocated } from './yaml-config';
-import { ROLES, type Role } from './types';
+import { ROLES, type Attribution, type Role } from './types';
 
 export const GATE_RISKS = ['low', 'medium', 'high'] as const;
 export type GateRisk = (typeof GATE_RISKS)[number];
@@ -35,6 +35,8 @@ export interface GateSpec {
 }
 
 export interface CompiledGate extends GateSpec {
+  readonly attribution: Attribution;
+  /** `hitl:<id>`, the rule_source of its rules in the audit trail */
   readonly ruleSource: string;
   readonly matcher: NameMatcher;
   readonly condition?: Condition;
@@ -143,6 +145,7 @@ export class GateConflict extends Error {
 function compileGate(spec: GateSpec): CompiledGate {
   return {
     ...spec,
+    attribution: Object.freeze({ source: 'hitl', id: spec.id }),
     ruleSource: `hitl:${spec.id}`,
     matcher: compileNames(spec.tools),
     condition: spec.when === undefined ? undefined : compileCondition(spec.when),

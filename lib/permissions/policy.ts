@@ -185,7 +185,7 @@ export function compilePolicy(rules: readonly PolicyRuleInput[], positions: read
       condition: r.when === undefined ? undefined : compileCondition(r.when),
       position: positions[index],
       source: r,
-      emitted: Object.freeze({ decision: r.decision, priority: r.priority, ruleSource: `policy:${r.id}`, reason: r.reason ?? `Policy rule "${r.id}" (${r.decision}).` }),
+      emitted: Object.freeze({ decision: r.decision, priority: r.priority, attribution: Object.freeze({ source: 'policy', id: r.id }), reason: r.reason ?? `Policy rule "${r.id}" (${r.decision}).` }),
     };
     compiled.push(rule);
     if (rule.appliesToHttp) http.push(rule);

@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { resolve } from './resolve';
-import { DECISIONS, type PermissionRule } from './types';
+import { DECISIONS, ruleSourceOf, type Attribution, type PermissionRule } from './types';
 
+const attr = (ruleSource: string): Attribution => {
+  const [source, id] = ruleSource.split(':') as [string, string | undefined];
+  return id === undefined ? { source } : { source, id };
+};
 const rule = (decision: PermissionRule['decision'], priority: number, ruleSource = `src:${decision}`): PermissionRule => ({
   decision,
   priority,
-  ruleSource,
+  attribution: attr(ruleSource),
   reason: `${decision}@${priority}`,
 });
 
@@ -25,7 +29,7 @@ describe('resolve', () => {
   it('denies a tool call that no rule matched, attributed to default', () => {
     const r = resolve([], 'tool');
     expect(r.decision).toBe('DENY');
-    expect(r.rule.ruleSource).toBe('default');
+    expect(ruleSourceOf(r.rule.attribution)).toBe('default');
   });
 
   it('allows an HTTP request that no rule matched', () => {
@@ -41,7 +45,7 @@ describe('resolve', () => {
 const arbRule = fc.record({
   decision: fc.constantFrom(...DECISIONS),
   priority: fc.integer({ min: 0, max: 2000 }),
-  ruleSource: fc.constantFrom('rbac:admin', 'agent_allowlist', 'flag:x', 'policy:a', 'policy:b', 'hitl:deploy'),
+  attribution: fc.constantFrom('rbac:admin', 'agent_allowlist', 'flag:x', 'policy:a', 'policy:b', 'hitl:deploy').map(attr),
   reason: fc.string({ maxLength: 8 }),
 });
 
@@ -51,7 +55,7 @@ describe('resolve (properties over random rule sets)', () => {
       fc.property(fc.array(arbRule, { maxLength: 30 }), fc.constantFrom('tool' as const, 'http' as const), (rules, kind) => {
         const r = resolve(rules, kind);
         if (rules.length === 0) {
-          expect(r.rule.ruleSource).toBe('default');
+          expect(ruleSourceOf(r.rule.attribution)).toBe('default');
           expect(r.decision).toBe(kind === 'tool' ? 'DENY' : 'ALLOW');
           return;
         }

@@ -6,14 +6,14 @@ const DECISION_STRENGTH: Record<Decision, number> = { ALLOW: 3, DENY: 2, ASK: 1 
 export const DEFAULT_TOOL_RULE: PermissionRule = Object.freeze({
   decision: 'DENY',
   priority: Number.NEGATIVE_INFINITY,
-  ruleSource: 'default',
+  attribution: Object.freeze({ source: 'default' }),
   reason: 'No rule allows this tool call (tool calls fail closed).',
 });
 
 export const DEFAULT_HTTP_RULE: PermissionRule = Object.freeze({
   decision: 'ALLOW',
   priority: Number.NEGATIVE_INFINITY,
-  ruleSource: 'default',
+  attribution: Object.freeze({ source: 'default' }),
   reason: 'No rule restricts this request.',
 });
 
@@ -26,7 +26,10 @@ export function isStronger(a: PermissionRule, b: PermissionRule): boolean {
   const sa = DECISION_STRENGTH[a.decision];
   const sb = DECISION_STRENGTH[b.decision];
   if (sa !== sb) return sa > sb;
-  if (a.ruleSource !== b.ruleSource) return a.ruleSource < b.ruleSource;
+  const x = a.attribution;
+  const y = b.attribution;
+  if (x.source !== y.source) return x.source < y.source;
+  if (x.id !== y.id) return (x.id ?? '') < (y.id ?? '');
   return a.reason < b.reason;
 }
 

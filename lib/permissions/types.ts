@@ -85,11 +85,26 @@ export type PermissionContext = CheckInput & {
   readonly approval?: ApprovalState;
 };
 
+/**
+ * Which rule decided, typed: the rule source and, where a source has several rules, which one (the required role, the
+ * flag, the policy rule id, the gate). Code decides on these fields; the `rule_source` string of the audit row
+ * (rbac:admin, agent_allowlist, flag:x, policy:id, hitl:deploy) is made from them at the edge, by ruleSourceOf().
+ */
+export interface Attribution {
+  /** rbac, agent_allowlist, flag, policy, hitl, default, csrf, or the name of a plugin source */
+  readonly source: string;
+  readonly id?: string;
+}
+
+/** The `rule_source` string of an attribution: `source:id`, or `source` alone. */
+export function ruleSourceOf(a: Attribution): string {
+  return a.id === undefined ? a.source : `${a.source}:${a.id}`;
+}
+
 export interface PermissionRule {
   decision: Decision;
   priority: number;
-  /** the attribution stored in the audit row, e.g. rbac:admin, agent_allowlist, flag:x, policy:id, hitl:deploy */
-  ruleSource: string;
+  attribution: Attribution;
   reason: string;
 }
 
@@ -108,6 +123,7 @@ export interface Resolution {
 }
 
 export interface CheckResult extends Resolution {
+  /** the winning rule's attribution as the audit row's rule_source string */
   ruleSource: string;
   reason: string;
   /** for ASK (and for a denied ASK): the approval this exact call is bound to */

@@ -6,6 +6,7 @@ export interface AgentDirectory {
 }
 
 const NONE: readonly PermissionRule[] = Object.freeze([]);
+const ALLOWLIST = Object.freeze({ source: 'agent_allowlist' });
 /** unknown names can be sent by anyone: the memo is bounded */
 const MAX_CACHED = 100_000;
 
@@ -25,7 +26,7 @@ export function createAgentAllowlistSource(directory: () => AgentDirectory): Rul
         {
           decision: 'DENY',
           priority: PRIORITY.allowlistDeny,
-          ruleSource: 'agent_allowlist',
+          attribution: ALLOWLIST,
           reason: `Unknown agent "${agentName}": it is not declared in config/agents.yaml.`,
         },
       ];
@@ -35,7 +36,7 @@ export function createAgentAllowlistSource(directory: () => AgentDirectory): Rul
         {
           decision: 'DENY',
           priority: PRIORITY.allowlistDeny,
-          ruleSource: 'agent_allowlist',
+          attribution: ALLOWLIST,
           reason: `Tool "${tool}" is not in the allowlist of agent "${agentName}".`,
         },
       ];
@@ -44,7 +45,7 @@ export function createAgentAllowlistSource(directory: () => AgentDirectory): Rul
       {
         decision: 'ALLOW',
         priority: PRIORITY.allowlistAllow,
-        ruleSource: 'agent_allowlist',
+        attribution: ALLOWLIST,
         reason: `Tool "${tool}" is in the allowlist of agent "${agentName}".`,
       },
     ];

@@ -21,7 +21,7 @@ export function createFlagSource(guards: readonly FlagGuard[]): RuleSource {
     Object.freeze({
       decision: 'DENY',
       priority: PRIORITY.flag,
-      ruleSource: `flag:${g.flag}`,
+      attribution: Object.freeze({ source: 'flag', id: g.flag }),
       reason: `Feature flag "${g.flag}" is off, so ${what} is disabled.`,
     });
   for (const g of guards) {

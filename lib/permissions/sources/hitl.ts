@@ -16,7 +16,7 @@ export function createHitlSource(): RuleSource {
     let r = asks.get(key);
     if (!r) {
       r = Object.freeze([
-        Object.freeze({ decision: 'ASK' as const, priority: PRIORITY.hitl, ruleSource: `hitl:${gate}`, reason: `Tool "${tool}" needs a human approval (gate "${gate}").${description ? ` ${description}` : ''}` }),
+        Object.freeze({ decision: 'ASK' as const, priority: PRIORITY.hitl, attribution: Object.freeze({ source: 'hitl', id: gate }), reason: `Tool "${tool}" needs a human approval (gate "${gate}").${description ? ` ${description}` : ''}` }),
       ]);
       if (asks.size > 10_000) asks.clear();
       asks.set(key, r);
@@ -27,17 +27,17 @@ export function createHitlSource(): RuleSource {
     name: 'hitl',
     rules(context) {
       if (context.kind !== 'tool' || !context.gate) return NONE;
-      const { id: gate, ruleSource } = context.gate;
+      const { id: gate, attribution } = context.gate;
       const approval = context.approval ?? { status: 'none' as const };
       switch (approval.status) {
         case 'approved':
-          return [{ decision: 'ALLOW', priority: PRIORITY.hitl, ruleSource, reason: `Approved by an operator (approval ${approval.id}).` }];
+          return [{ decision: 'ALLOW', priority: PRIORITY.hitl, attribution, reason: `Approved by an operator (approval ${approval.id}).` }];
         case 'rejected':
-          return [{ decision: 'DENY', priority: PRIORITY.hitl, ruleSource, reason: `Rejected by an operator: ${approval.reason ?? 'no reason given'}` }];
+          return [{ decision: 'DENY', priority: PRIORITY.hitl, attribution, reason: `Rejected by an operator: ${approval.reason ?? 'no reason given'}` }];
         case 'expired':
-          return [{ decision: 'DENY', priority: PRIORITY.hitl, ruleSource, reason: `The approval request expired before an operator decided it (approval ${approval.id}).` }];
+          return [{ decision: 'DENY', priority: PRIORITY.hitl, attribution, reason: `The approval request expired before an operator decided it (approval ${approval.id}).` }];
         case 'pending':
-          return [{ decision: 'ASK', priority: PRIORITY.hitl, ruleSource, reason: `Waiting for an operator to approve this "${gate}" call (approval ${approval.id}).` }];
+          return [{ decision: 'ASK', priority: PRIORITY.hitl, attribution, reason: `Waiting for an operator to approve this "${gate}" call (approval ${approval.id}).` }];
         default:
           return firstAsk(context.tool, gate, context.gate.description);
       }

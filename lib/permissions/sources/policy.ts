@@ -16,7 +16,7 @@ function emit(rule: CompiledRule, context: PermissionContext): PermissionRule {
   if (rule.decision !== 'ASK' || !context.approval) return rule.emitted;
   // An ASK rule asks until this exact call is approved; then it allows (once), or denies if rejected or expired.
   const a = context.approval;
-  const base = { priority: rule.priority, ruleSource: rule.ruleSource };
+  const base = { priority: rule.priority, attribution: rule.emitted.attribution };
   if (a.status === 'approved') return { ...base, decision: 'ALLOW', reason: `${rule.reason} Approved by an operator (approval ${a.id}).` };
   if (a.status === 'rejected') return { ...base, decision: 'DENY', reason: `${rule.reason} Rejected by an operator: ${a.reason ?? 'no reason given'}` };
   if (a.status === 'expired') return { ...base, decision: 'DENY', reason: `${rule.reason} The approval request expired.` };

@@ -17,7 +17,7 @@ export function createRbacSource(): RuleSource {
           {
             decision: 'DENY',
             priority: PRIORITY.rbac,
-            ruleSource: `rbac:${context.requiredRole}`,
+            attribution: { source: 'rbac', id: context.requiredRole },
             reason:
               principal.kind === 'anonymous'
                 ? `Sign-in required: this needs role "${context.requiredRole}".`
@@ -29,7 +29,7 @@ export function createRbacSource(): RuleSource {
         (out ??= []).push({
           decision: 'DENY',
           priority: PRIORITY.rbac,
-          ruleSource: 'rbac:agent_identity',
+          attribution: { source: 'rbac', id: 'agent_identity' },
           reason: `The token of agent "${principal.agent ?? principal.id}" cannot act as agent "${context.agent}".`,
         });
       }

@@ -21,6 +21,10 @@ export const denialSchema = z.object({
   http_path: z.string().nullable(),
   timestamp: z.number(),
   principal: z.string().nullable(),
+  /** joins the row to the caller's decision, and the configuration it was made under */
+  decision_id: z.string().nullable().default(null),
+  policy_revision: z.string().nullable().default(null),
+  masked_paths: z.array(z.string()).default([]),
 });
 export type Denial = z.infer<typeof denialSchema>;
 

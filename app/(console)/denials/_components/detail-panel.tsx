@@ -23,7 +23,7 @@ interface Props {
 const REDACTED = '[REDACTED]';
 
 /** Pretty JSON with redacted values and cut markers set apart, so an auditor sees at once what was withheld. */
-function JsonView({ value, depth = 0 }: { value: unknown; depth?: number }): ReactNode {
+export function JsonView({ value, depth = 0 }: { value: unknown; depth?: number }): ReactNode {
   const indent = '  '.repeat(depth + 1);
   const close = '  '.repeat(depth);
   if (value === null) return <span className={styles.jsonLiteral}>null</span>;
@@ -198,6 +198,10 @@ export function DetailPanel({ id, detail, error, loading, onClose, onFilter, onS
               <dd className={styles.mono}>{d.http_method ? `${d.http_method} ${d.http_path ?? ''}` : <span className="muted">none</span>}</dd>
               <dt>Tool call ID</dt>
               <dd className={styles.mono}>{d.tool_call_id ?? <span className="muted">none</span>}</dd>
+              <dt>Decision ID</dt>
+              <dd className={styles.mono} data-testid="denial-decision-id">{d.decision_id ?? <span className="muted">none</span>}</dd>
+              <dt>Policy revision</dt>
+              <dd className={styles.mono}>{d.policy_revision ?? <span className="muted">none</span>}</dd>
             </dl>
 
             <div className={styles.panelActions}>
@@ -219,6 +223,7 @@ export function DetailPanel({ id, detail, error, loading, onClose, onFilter, onS
 
             <h3 className={styles.panelSection}>Arguments</h3>
             <ArgumentsView json={d.arguments_json} />
+            {d.masked_paths.length ? <p className={styles.fieldNote} data-testid="denial-masked">masked: {d.masked_paths.join(', ')}</p> : null}
 
             <h3 className={styles.panelSection}>How the decision was made</h3>
             {d.trace === null ? (

@@ -1,4 +1,5 @@
 import { requireRole, route } from '@/lib/http/route';
+import { ruleSourceOf } from '@/lib/permissions';
 import { checkBodySchema } from '@/lib/http/schemas';
 
 export const dynamic = 'force-dynamic';
@@ -26,6 +27,6 @@ export const POST = route({ role: requireRole('viewer'), body: checkBodySchema }
     reason: r.reason,
     approval_id: r.approvalId ?? null,
     recorded: !body.dry_run && r.decision === 'DENY',
-    trace: r.trace.map((t) => ({ decision: t.decision, priority: t.priority, rule_source: t.ruleSource, reason: t.reason })),
+    trace: r.trace.map((t) => ({ decision: t.decision, priority: t.priority, rule_source: ruleSourceOf(t.attribution), reason: t.reason })),
   };
 });

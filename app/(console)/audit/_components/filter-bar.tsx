@@ -1,0 +1,117 @@
+'use client';
+
+import { useEffect, useId, useState, type FormEvent } from 'react';
+import denials from '@/app/(console)/denials/denials.module.css';
+import { localDateTime } from '@/app/(console)/denials/_components/format';
+import { isCustomRange, WINDOW_LABELS, WINDOWS, type RelativeWindow } from '@/app/(console)/denials/_components/url-state';
+import styles from '@/app/(console)/audit/audit.module.css';
+import { hasFilters, OUTCOMES, type AuditState } from './url-state';
+import { familyLabel, OUTCOME_TEXT, TYPE_FAMILIES, typeLabel } from './vocabulary';
+
+const SHORT_LABELS: Record<RelativeWindow, string> = { '1h': 'Hour', '24h': 'Day', '7d': 'Week', '30d': '30 days', all: 'All time' };
+
+interface Props {
+  state: AuditState;
+  onChange: (change: Partial<AuditState>) => void;
+  onClear: () => void;
+}
+
+/** The filters of the audit page: the denial explorer's window buttons and field styles, the event fields. */
+export function AuditFilterBar({ state, onChange, onClear }: Props) {
+  const id = useId();
+  const [actor, setActor] = useState(state.actor ?? '');
+  // The URL is the truth: back/forward must show up in the field.
+  useEffect(() => setActor(state.actor ?? ''), [state.actor]);
+  const custom = isCustomRange(state);
+  const exactType = state.type !== undefined && familyLabel(state.type) === undefined;
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    onChange({ actor: actor.trim() || undefined });
+  };
+  const dirty = actor.trim() !== (state.actor ?? '');
+
+  return (
+    <section className={denials.filters} aria-label="Filters">
+      <div className={denials.windowRow}>
+        <span className={denials.fieldLabel} id={`${id}-window`}>
+          Time window
+        </span>
+        <div className={`${denials.segmented} ${styles.windows}`} role="group" aria-labelledby={`${id}-window`}>
+          {WINDOWS.map((w) => (
+            <button key={w} type="button" aria-pressed={!custom && state.window === w} title={WINDOW_LABELS[w]} onClick={() => onChange({ window: w, from: undefined, to: undefined })}>
+              {SHORT_LABELS[w]}
+            </button>
+          ))}
+        </div>
+        {custom ? (
+          <span className={denials.rangeText}>
+            {state.from !== undefined ? localDateTime(state.from).slice(0, 16) : 'the beginning'} → {state.to !== undefined ? localDateTime(state.to).slice(0, 16) : 'now'}
+            <span className="muted"> (local time, from the link)</span>
+          </span>
+        ) : null}
+      </div>
+      <form className={styles.fieldRow} onSubmit={submit} role="search" aria-label="Filter security events">
+        <div>
+          <label className={denials.fieldLabel} htmlFor={`${id}-type`}>
+            Event type
+          </label>
+          <select id={`${id}-type`} value={state.type ?? ''} onChange={(e) => onChange({ type: e.target.value || undefined })}>
+            <option value="">Any type</option>
+            {TYPE_FAMILIES.map((f) => (
+              <option key={f.value} value={f.value}>
+                {f.label} ({f.value})
+              </option>
+            ))}
+            {exactType && state.type ? (
+              <option value={state.type}>
+                {typeLabel(state.type)} ({state.type})
+              </option>
+            ) : null}
+          </select>
+        </div>
+        <div>
+          <label className={denials.fieldLabel} htmlFor={`${id}-actor`}>
+            Actor
+          </label>
+          <input id={`${id}-actor`} value={actor} placeholder="Any actor, e.g. alex or agent:trainer" maxLength={200} onChange={(e) => setActor(e.target.value)} />
+        </div>
+        <div>
+          <label className={denials.fieldLabel} htmlFor={`${id}-outcome`}>
+            Outcome
+          </label>
+          <select id={`${id}-outcome`} value={state.outcome ?? ''} onChange={(e) => onChange({ outcome: OUTCOMES.find((o) => o === e.target.value) })}>
+            <option value="">Any outcome</option>
+            {OUTCOMES.map((o) => (
+              <option key={o} value={o}>
+                {OUTCOME_TEXT[o].label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className={denials.fieldActions}>
+          <button type="submit" className={`button ${dirty ? 'button-primary' : ''}`}>
+            Apply
+          </button>
+          <button
+            type="button"
+            className={`button button-quiet ${hasFilters(state) ? '' : denials.invisible}`}
+            onClick={onClear}
+            aria-hidden={!hasFilters(state)}
+            tabIndex={hasFilters(state) ? undefined : -1}
+          >
+            Clear all
+          </button>
+        </div>
+      </form>
+      {state.decision ? (
+        <p className={styles.decisionFilter}>
+          Only decision <code>{state.decision}</code>{' '}
+          <button type="button" className="button button-quiet" onClick={() => onChange({ decision: undefined })}>
+            Show all decisions
+          </button>
+        </p>
+      ) : null}
+    </section>
+  );
+}

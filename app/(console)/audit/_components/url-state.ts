@@ -1,0 +1,148 @@
+/**
+ * The audit page's state lives in the URL, like the denial explorer's: shareable, and back/forward work. The time
+ * part (window, or from/to) is read and written by the denial explorer's own functions, so both pages speak the same
+ * links; the rest are the security-event filters of GET /api/v1/audit/events, plus the event open in the panel.
+ */
+import { z } from 'zod';
+import { DEFAULT_STATE, filterParams, isCustomRange, parseState, serializeState, WINDOW_SECONDS, type RelativeWindow } from '@/app/(console)/denials/_components/url-state';
+
+export const OUTCOMES = ['succeeded', 'failed', 'refused'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+export const PAGE_SIZE = 50;
+
+export interface AuditState {
+  window: RelativeWindow;
+  /** custom range, seconds since the epoch (from a shared link) */
+  from?: number;
+  to?: number;
+  /** an exact type (auth.login.failed) or a family (auth) */
+  type?: string;
+  actor?: string;
+  outcome?: Outcome;
+  /** decision_id */
+  decision?: string;
+  /** the event open in the detail panel */
+  event?: number;
+}
+
+/** The same checks as the API's query schema (lib/http/schemas.ts), so a link the page accepts is one the API accepts. */
+const FIELDS = {
+  type: z.string().trim().regex(/^[a-z_]+(\.[a-z_]+)*$/),
+  actor: z.string().trim().min(1).max(200),
+  outcome: z.enum(OUTCOMES),
+  decision_id: z.string().trim().regex(/^[0-9a-f-]{36}$/),
+  event: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+} as const;
+
+type Field = keyof typeof FIELDS;
+
+export interface ParsedAuditState {
+  state: AuditState;
+  /** parameters that were present but not valid, and were ignored */
+  ignored: string[];
+}
+
+/** A Next.js `searchParams` object as URLSearchParams (the first value of a repeated parameter). */
+export function toSearchParams(sp: Record<string, string | string[] | undefined>): URLSearchParams {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(sp)) {
+    const one = Array.isArray(v) ? v[0] : v;
+    if (one !== undefined) p.set(k, one);
+  }
+  return p;
+}
+
+export function parseAuditState(params: URLSearchParams): ParsedAuditState {
+  // The time part, exactly as the denial explorer reads it.
+  const timeOnly = new URLSearchParams();
+  for (const k of ['window', 'from', 'to']) {
+    const v = params.get(k);
+    if (v !== null) timeOnly.set(k, v);
+  }
+  const time = parseState(timeOnly);
+  const ignored = [...time.ignored];
+  const value = <F extends Field>(field: F): z.output<(typeof FIELDS)[F]> | undefined => {
+    const raw = params.get(field);
+    if (raw === null || raw.trim() === '') return undefined;
+    const parsed = FIELDS[field].safeParse(raw);
+    if (parsed.success) return parsed.data as z.output<(typeof FIELDS)[F]>;
+    ignored.push(field);
+    return undefined;
+  };
+  const state: AuditState = { window: time.state.window };
+  if (time.state.from !== undefined) state.from = time.state.from;
+  if (time.state.to !== undefined) state.to = time.state.to;
+  const type = value('type');
+  const actor = value('actor');
+  const outcome = value('outcome');
+  const decision = value('decision_id');
+  const event = value('event');
+  if (type !== undefined) state.type = type;
+  if (actor !== undefined) state.actor = actor;
+  if (outcome !== undefined) state.outcome = outcome;
+  if (decision !== undefined) state.decision = decision;
+  if (event !== undefined) state.event = event;
+  return { state, ignored };
+}
+
+const timeState = (s: AuditState) => ({ ...DEFAULT_STATE, window: s.window, from: s.from, to: s.to });
+
+/** The page's query string: stable order, defaults left out (so /audit is the default view). */
+export function serializeAuditState(s: AuditState): string {
+  const parts: string[] = [];
+  const time = serializeState(timeState(s)).replace(/^\?/, '');
+  if (time) parts.push(time);
+  const p = new URLSearchParams();
+  if (s.type) p.set('type', s.type);
+  if (s.actor) p.set('actor', s.actor);
+  if (s.outcome) p.set('outcome', s.outcome);
+  if (s.decision) p.set('decision_id', s.decision);
+  if (s.event !== undefined) p.set('event', String(s.event));
+  const rest = p.toString();
+  if (rest) parts.push(rest);
+  return parts.length ? `?${parts.join('&')}` : '';
+}
+
+/** The filters as the API's query parameters (no paging). */
+export function apiParams(s: AuditState): URLSearchParams {
+  const p = filterParams(timeState(s));
+  if (s.type) p.set('type', s.type);
+  if (s.actor) p.set('actor', s.actor);
+  if (s.outcome) p.set('outcome', s.outcome);
+  if (s.decision) p.set('decision_id', s.decision);
+  return p;
+}
+
+export function olderUrl(s: AuditState, cursor: number): string {
+  const p = apiParams(s);
+  p.set('cursor', String(cursor));
+  p.set('limit', String(PAGE_SIZE));
+  return `/api/v1/audit/events?${p.toString()}`;
+}
+
+/** The filters as the store's (server side: the page's first page). */
+export function storeFilter(s: AuditState) {
+  const custom = isCustomRange(s);
+  return {
+    since: !custom && s.window !== 'all' ? WINDOW_SECONDS[s.window] : undefined,
+    from: s.from !== undefined ? Math.floor(s.from) : undefined,
+    to: s.to !== undefined ? Math.ceil(s.to) : undefined,
+    type: s.type,
+    actor: s.actor,
+    outcome: s.outcome,
+    decisionId: s.decision,
+  };
+}
+
+/** A view with new filters: the detail panel closed. Empty values are dropped. */
+export function withFilters(s: AuditState, change: Partial<AuditState>): AuditState {
+  const next: AuditState = { ...s, ...change, event: undefined };
+  for (const k of Object.keys(next) as (keyof AuditState)[]) if (next[k] === undefined || next[k] === '') delete next[k];
+  return next;
+}
+
+export const hasFilters = (s: AuditState): boolean => s.window !== 'all' || isCustomRange(s) || Boolean(s.type || s.actor || s.outcome || s.decision);
+
+/** The view without the open event: what the loaded rows belong to. */
+export const viewKey = (s: AuditState): string => serializeAuditState({ ...s, event: undefined });

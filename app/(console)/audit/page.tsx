@@ -1,0 +1,50 @@
+import type { Metadata } from 'next';
+import { Suspense } from 'react';
+import { recordAuditRead } from '@/lib/audit/reads';
+import { eventToJson } from '@/lib/audit/security-events';
+import { requirePage } from '@/lib/http/page-auth';
+import { Forbidden } from '@/app/_components/forbidden';
+import { integrityFromEvent } from './_components/api';
+import { AuditExplorer } from './_components/audit-explorer';
+import { PAGE_SIZE, parseAuditState, storeFilter, toSearchParams } from './_components/url-state';
+
+export const metadata: Metadata = { title: 'Audit' };
+export const dynamic = 'force-dynamic';
+
+type Search = Record<string, string | string[] | undefined>;
+
+/**
+ * Security events and the integrity of the trail. The server checks the role (a viewer gets the 403 content, and the
+ * refusal is recorded), reads the first page of the filter in the URL from the store, and records the read as the
+ * API would (audit.queried); older pages come from the API.
+ */
+export default async function AuditPage({ searchParams }: { searchParams: Promise<Search> }) {
+  const { app, principal, denied } = await requirePage('/audit', 'auditor');
+  if (denied) return <Forbidden {...denied} />;
+  const { state, ignored } = parseAuditState(toSearchParams(await searchParams));
+  const filter = storeFilter(state);
+  const page = app.securityEvents.list({ ...filter, limit: PAGE_SIZE });
+  const events = page.rows.map(eventToJson);
+
+  // A link to one event opens it even when it is not on the first page of its view.
+  let opened: ReturnType<typeof eventToJson> | undefined;
+  if (state.event !== undefined && !events.some((e) => e.id === state.event)) {
+    const row = app.securityEvents.list({ cursor: state.event + 1, limit: 1 }).rows[0];
+    if (row?.id === state.event) opened = eventToJson(row);
+  }
+
+  const last = app.securityEvents.list({ type: 'audit.verified', limit: 1 }).rows[0];
+  const integrity = last ? integrityFromEvent(eventToJson(last)) : undefined;
+
+  recordAuditRead(app, {
+    principal,
+    what: 'security_events',
+    filter: { since: filter.since, from: filter.from, to: filter.to, type: filter.type, actor: filter.actor, outcome: filter.outcome, decision_id: filter.decisionId },
+  });
+
+  return (
+    <Suspense fallback={<p className="muted">Loading the audit trail…</p>}>
+      <AuditExplorer state={state} ignored={ignored} initial={{ events, next_cursor: page.nextCursor }} opened={opened} integrity={integrity} />
+    </Suspense>
+  );
+}
