@@ -272,13 +272,19 @@ test.describe('the denial explorer', () => {
       window.scrollBy(0, -24);
     });
     await page.screenshot({ path: `${SHOTS}/denials-table-sorted.png` });
+    const idsOf = async () => rows(page).evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-denial-id')));
+    const firstIds = await idsOf();
     await page.getByRole('button', { name: 'Next ›' }).click();
     await expect(page).toHaveURL(/cursor=.+&page=2/);
     await expect(page.getByText('Page 2')).toBeVisible();
+    // The URL changes before the rows do: wait for the second page's rows, not for the address bar.
+    await expect.poll(async () => (await idsOf())[0]).not.toBe(firstIds[0]);
     const second = await agentsOf();
     expect(second[0]! >= first[first.length - 1]!).toBe(true);
+    expect((await idsOf()).some((id) => firstIds.includes(id))).toBe(false);
     await page.getByRole('button', { name: '‹ Previous' }).click();
     await expect(page).not.toHaveURL(/cursor=/);
+    await expect.poll(idsOf).toEqual(firstIds);
     expect(await agentsOf()).toEqual(first);
   });
 

@@ -1,6 +1,6 @@
 'use client';
 
-import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { useRowNavigation } from '@/app/_components/use-row-navigation';
 import denials from '@/app/(console)/denials/denials.module.css';
 import { ColumnHeads } from '@/app/_components/column-heads';
 import styles from '@/app/(console)/audit/audit.module.css';
@@ -31,34 +31,12 @@ export function Outcome({ outcome }: { outcome: string }) {
 
 /** The events, newest first. One tab stop: arrows move between rows, Enter (or a click) opens one. */
 export function EventsTable({ rows, busy, onOpen, openId, focusRequest }: Props) {
-  const rowRefs = useRef(new Map<number, HTMLTableRowElement>());
-  const [activeId, setActiveId] = useState<number | undefined>(openId);
-  useEffect(() => {
-    if (openId !== undefined) setActiveId(openId);
-  }, [openId]);
-  useEffect(() => {
-    if (focusRequest) rowRefs.current.get(focusRequest.id)?.focus();
-  }, [focusRequest]);
-
-  const ids = rows.map((r) => r.id);
-  const current = activeId !== undefined && ids.includes(activeId) ? activeId : ids[0];
-  const focusAt = (index: number) => {
-    const id = ids[Math.min(ids.length - 1, Math.max(0, index))];
-    if (id === undefined) return;
-    setActiveId(id);
-    rowRefs.current.get(id)?.focus();
-  };
-  const onRowKey = (e: KeyboardEvent<HTMLTableRowElement>, id: number) => {
-    if (e.target !== e.currentTarget) return;
-    const i = ids.indexOf(id);
-    if (e.key === 'ArrowDown') focusAt(i + 1);
-    else if (e.key === 'ArrowUp') focusAt(i - 1);
-    else if (e.key === 'Home') focusAt(0);
-    else if (e.key === 'End') focusAt(ids.length - 1);
-    else if (e.key === 'Enter' || e.key === ' ') onOpen(id);
-    else return;
-    e.preventDefault();
-  };
+  const { rowProps } = useRowNavigation(
+    rows.map((r) => r.id),
+    onOpen,
+    openId,
+    focusRequest,
+  );
 
   return (
     <div className={denials.tableBlock}>
@@ -70,27 +48,7 @@ export function EventsTable({ rows, busy, onOpen, openId, focusRequest }: Props)
           <ColumnHeads labels={HEADS} />
           <tbody>
             {rows.map((e) => (
-              <tr
-                key={e.id}
-                ref={(el) => {
-                  if (el) rowRefs.current.set(e.id, el);
-                  else rowRefs.current.delete(e.id);
-                }}
-                tabIndex={e.id === current ? 0 : -1}
-                className={`${denials.row} ${e.id === openId ? denials.rowOpen : ''}`}
-                aria-current={e.id === openId ? 'true' : undefined}
-                data-event-id={e.id}
-                data-type={e.type}
-                onFocus={(ev) => {
-                  if (ev.target === ev.currentTarget) setActiveId(e.id);
-                }}
-                onKeyDown={(ev) => onRowKey(ev, e.id)}
-                onClick={() => {
-                  // Selecting text to copy it is not a request to open the row.
-                  if (window.getSelection()?.toString()) return;
-                  onOpen(e.id);
-                }}
-              >
+              <tr key={e.id} {...rowProps(e.id)} className={`${denials.row} ${e.id === openId ? denials.rowOpen : ''}`} data-event-id={e.id} data-type={e.type}>
                 <td className={styles.c_time}>
                   <LocalTime seconds={e.timestamp} className={denials.mono} />
                 </td>

@@ -1,7 +1,8 @@
 'use client';
 
+import { useRowNavigation } from '@/app/_components/use-row-navigation';
 import { flexRender, getCoreRowModel, useReactTable, type ColumnDef, type SortingState, type VisibilityState } from '@tanstack/react-table';
-import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { z } from 'zod';
 import styles from '@/app/(console)/denials/denials.module.css';
 import type { Denial } from './api';
@@ -66,7 +67,6 @@ interface Props {
 }
 
 export function DenialsTable({ rows, state, stale, visibility, onVisibility, onSort, onOpen, onRuleFilter, openId, focusRequest }: Props) {
-  const rowRefs = useRef(new Map<number, HTMLTableRowElement>());
   const menuRef = useRef<HTMLDetailsElement>(null);
   useEffect(() => {
     // ...and when the reader clicks anywhere else.
@@ -77,14 +77,12 @@ export function DenialsTable({ rows, state, stale, visibility, onVisibility, onS
     document.addEventListener('mousedown', onDown);
     return () => document.removeEventListener('mousedown', onDown);
   }, []);
-  const [activeId, setActiveId] = useState<number | undefined>(openId);
-
-  useEffect(() => {
-    if (openId !== undefined) setActiveId(openId);
-  }, [openId]);
-  useEffect(() => {
-    if (focusRequest) rowRefs.current.get(focusRequest.id)?.focus();
-  }, [focusRequest]);
+  const { rowProps } = useRowNavigation(
+    rows.map((r) => r.id),
+    onOpen,
+    openId,
+    focusRequest,
+  );
 
   const columns = useMemo<ColumnDef<Denial>[]>(
     () => [
@@ -170,28 +168,6 @@ export function DenialsTable({ rows, state, stale, visibility, onVisibility, onS
     onColumnVisibilityChange: (updater) => onVisibility(typeof updater === 'function' ? updater(visibility) : updater),
   });
 
-  const ids = rows.map((r) => r.id);
-  const current = activeId !== undefined && ids.includes(activeId) ? activeId : ids[0];
-
-  const focusAt = (index: number) => {
-    const id = ids[Math.min(ids.length - 1, Math.max(0, index))];
-    if (id === undefined) return;
-    setActiveId(id);
-    rowRefs.current.get(id)?.focus();
-  };
-
-  const onRowKey = (e: KeyboardEvent<HTMLTableRowElement>, id: number) => {
-    // Keys on the row itself only: a focused control inside it keeps its own keys.
-    if (e.target !== e.currentTarget) return;
-    const i = ids.indexOf(id);
-    if (e.key === 'ArrowDown') focusAt(i + 1);
-    else if (e.key === 'ArrowUp') focusAt(i - 1);
-    else if (e.key === 'Home') focusAt(0);
-    else if (e.key === 'End') focusAt(ids.length - 1);
-    else if (e.key === 'Enter' || e.key === ' ') onOpen(id);
-    else return;
-    e.preventDefault();
-  };
 
   const hideable = table.getAllLeafColumns().filter((c) => c.getCanHide());
 
@@ -263,26 +239,7 @@ export function DenialsTable({ rows, state, stale, visibility, onVisibility, onS
             {table.getRowModel().rows.map((row) => {
               const id = row.original.id;
               return (
-                <tr
-                  key={row.id}
-                  ref={(el) => {
-                    if (el) rowRefs.current.set(id, el);
-                    else rowRefs.current.delete(id);
-                  }}
-                  tabIndex={id === current ? 0 : -1}
-                  className={`${styles.row} ${id === openId ? styles.rowOpen : ''}`}
-                  aria-current={id === openId ? 'true' : undefined}
-                  data-denial-id={id}
-                  onFocus={(e) => {
-                    if (e.target === e.currentTarget) setActiveId(id);
-                  }}
-                  onKeyDown={(e) => onRowKey(e, id)}
-                  onClick={() => {
-                    // Selecting text to copy it is not a request to open the row.
-                    if (window.getSelection()?.toString()) return;
-                    onOpen(id);
-                  }}
-                >
+                <tr key={row.id} {...rowProps(id)} className={`${styles.row} ${id === openId ? styles.rowOpen : ''}`} data-denial-id={id}>
                   {row.getVisibleCells().map((cell) => (
                     <td key={cell.id} className={styles[`col_${cell.column.id}`]}>
                       {flexRender(cell.column.columnDef.cell, cell.getContext())}
