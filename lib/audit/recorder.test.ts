@@ -124,6 +124,17 @@ describe('what is recorded', () => {
   });
 });
 
+describe('security event queries', () => {
+  it('filters a type family by its prefix, literally (an underscore is not a wildcard)', () => {
+    t = tempApp();
+    t.app.recorder.appendEvent({ type: 'a_b.c', actor: 'x', outcome: 'succeeded' });
+    t.app.recorder.appendEvent({ type: 'axb.c', actor: 'x', outcome: 'succeeded' });
+    t.app.recorder.appendEvent({ type: 'a_b', actor: 'x', outcome: 'succeeded' });
+    expect(t.app.securityEvents.list({ type: 'a_b' }).rows.map((e) => e.type).sort()).toEqual(['a_b', 'a_b.c']);
+    expect(t.app.securityEvents.list({ type: 'axb.c' }).rows.map((e) => e.type)).toEqual(['axb.c']);
+  });
+});
+
 describe('failing closed', () => {
   it('refuses a decision that cannot be recorded: an allowed call does not run, a denial is not acknowledged', () => {
     t = tempApp();

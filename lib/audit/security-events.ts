@@ -2,7 +2,7 @@
  * The queries of security_events (the rows are written by the recorder, recorder.ts): every security event that is
  * not a denial, filtered like the denial explorer (time window, type or family, actor, outcome) with keyset paging.
  */
-import { and, desc, eq, gte, like, lt, lte, or, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '@/db/client';
 import { securityEvents, type SecurityEventRow } from '@/db/schema';
 
@@ -32,7 +32,11 @@ export class SecurityEventQueries {
     if (f.since !== undefined) c.push(gte(t.timestamp, now - f.since));
     if (f.from !== undefined) c.push(gte(t.timestamp, f.from));
     if (f.to !== undefined) c.push(lte(t.timestamp, f.to));
-    if (f.type) c.push(f.type.includes('.') ? eq(t.type, f.type) : or(eq(t.type, f.type), like(t.type, `${f.type.replace(/[%_\\]/g, '\\$&')}.%`))!);
+    if (f.type) {
+      // A family (no dot) matches itself and every type under it: `auth` matches auth.login.failed.
+      const family = `${f.type.replace(/[%_\\]/g, '\\$&')}.%`;
+      c.push(f.type.includes('.') ? eq(t.type, f.type) : or(eq(t.type, f.type), sql`${t.type} LIKE ${family} ESCAPE '\\'`)!);
+    }
     if (f.actor) c.push(eq(t.actor, f.actor));
     if (f.outcome) c.push(eq(t.outcome, f.outcome));
     if (f.decisionId) c.push(eq(t.decisionId, f.decisionId));
