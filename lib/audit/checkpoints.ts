@@ -62,11 +62,12 @@ export function parseVerifierKey(text: string): ParsedVerifierKey {
 
 /** Where the key pair lives: beside the database (SWARM_AUDIT_KEY_DIR overrides). */
 export function keyDirFor(dbPath: string, env: Readonly<Record<string, string | undefined>> = process.env): string {
-  return resolve(env.SWARM_AUDIT_KEY_DIR || dirname(resolve(dbPath)));
+  return resolve(/*turbopackIgnore: true*/ env.SWARM_AUDIT_KEY_DIR || dirname(resolve(/*turbopackIgnore: true*/ dbPath)));
 }
 
 function keyFiles(dir: string) {
-  return { privateFile: join(dir, 'audit-signing-key.pem'), publicFile: join(dir, 'audit-signing-key.pub') };
+  // Paths chosen at run time: the build must not trace the file system for them.
+  return { privateFile: join(/*turbopackIgnore: true*/ dir, 'audit-signing-key.pem'), publicFile: join(/*turbopackIgnore: true*/ dir, 'audit-signing-key.pub') };
 }
 
 /** The installation's signing key, created (private key readable by the owner only) on first use. */
