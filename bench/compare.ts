@@ -70,6 +70,12 @@ interface Translatable {
   http: HttpRule[];
   allowlists: ReadonlyMap<string, ReadonlySet<string>>;
   offFlags: string[];
+  /**
+   * Tools behind an approval gate. A gate is a requirement, not a rule in the contest (invariant hitl_gates): a call
+   * that an engine's own resolution allows still asks while it has no approval (none has, in this workload). Every
+   * engine applies it after its own answer, as ours does after its resolution.
+   */
+  gated: ReadonlySet<string>;
 }
 
 const asList = <T>(v: T | readonly T[] | undefined): readonly T[] | undefined =>
@@ -94,6 +100,7 @@ function describe(world: BenchWorld, policy: CompiledPolicy): Translatable {
   const rules: ToolRule[] = [];
   const http: HttpRule[] = [];
   const offFlags: string[] = [];
+  const gated = new Set(world.gates.keys());
   for (const g of world.guards) {
     if (world.flagValues.get(g.flag) ?? g.defaultValue) continue;
     offFlags.push(g.flag);
@@ -131,7 +138,7 @@ function describe(world: BenchWorld, policy: CompiledPolicy): Translatable {
     if (r.decision !== 'ALLOW' && r.priority <= PRIORITY.allowlistAllow) throw new Unsupported(`${r.ruleSource}: ${r.decision} at priority ${r.priority}`);
     rules.push(rule);
   }
-  return { rules, http, allowlists: world.allowlists, offFlags };
+  return { rules, http, allowlists: world.allowlists, offFlags, gated };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -389,7 +396,7 @@ function cedarRunner(t: Translatable, tools: readonly string[], contexts: readon
   const decide = (i: number): Decision => {
     const [req, approved] = requestFor(i);
     const r = authorize(req);
-    if (r.decision === 'allow') return 'ALLOW';
+    if (r.decision === 'allow') return t.gated.has(contexts[i]!.tool) ? 'ASK' : 'ALLOW';
     const reasons = r.diagnostics.reason;
     // deny without a satisfied forbid: no permit (unlisted tool or unknown agent)
     if (reasons.length === 0) return 'DENY';
@@ -535,7 +542,7 @@ async function casbinRunner(t: Translatable, tools: readonly string[], contexts:
   const decide = (i: number): Decision => {
     const [e, req] = requestFor(i);
     const [ok, rule] = e.enforceExSync(...req);
-    if (ok) return 'ALLOW';
+    if (ok) return t.gated.has(contexts[i]!.tool) ? 'ASK' : 'ALLOW';
     return rule[7] === 'ASK' ? 'ASK' : 'DENY';
   };
   return { decide, rows: rows.length, groupings: links.length, rowsPerEnforcer: rowsInEnforcers / enforcers.size, enforcers: enforcers.size };
