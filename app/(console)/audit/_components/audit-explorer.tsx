@@ -1,5 +1,6 @@
 'use client';
 
+import { NoMatch } from '@/app/_components/no-match';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useCallback, useEffect, useMemo, useRef, useState, useTransition } from 'react';
 import denials from '@/app/(console)/denials/denials.module.css';
@@ -132,20 +133,13 @@ export function AuditExplorer({ state, ignored, initial, opened, integrity }: Pr
     );
   } else if (rows.length === 0) {
     results = (
-      <div className={denials.stateBox} role="status" data-testid="no-match">
-        <h3>No security events match these filters</h3>
-        <p>{words.length ? `Nothing with ${listWords(words)} was recorded ${when}.` : `Nothing was recorded ${when}.`}</p>
-        <div className={denials.stateActions}>
-          <button type="button" className="button button-primary" onClick={clearAll}>
-            Clear all filters
-          </button>
-          {windowed && words.length > 0 ? (
-            <button type="button" className="button" onClick={() => setFilters({ window: 'all', from: undefined, to: undefined })}>
-              Search all time instead
-            </button>
-          ) : null}
-        </div>
-      </div>
+      <NoMatch
+        title="No security events match these filters"
+        sentence={words.length ? `Nothing with ${listWords(words)} was recorded ${when}.` : `Nothing was recorded ${when}.`}
+        offerAllTime={windowed && words.length > 0}
+        onClear={clearAll}
+        onAllTime={() => setFilters({ window: 'all', from: undefined, to: undefined })}
+      />
     );
   } else {
     results = <EventsTable rows={rows} busy={pending} onOpen={setOpen} openId={openId} focusRequest={focusRequest} />;

@@ -4,7 +4,7 @@
  * links; the rest are the security-event filters of GET /api/v1/audit/events, plus the event open in the panel.
  */
 import { z } from 'zod';
-import { DEFAULT_STATE, filterParams, isCustomRange, parseState, serializeState, WINDOW_SECONDS, type RelativeWindow } from '@/app/(console)/denials/_components/url-state';
+import { DEFAULT_STATE, filterParams, isCustomRange, paramReader, parseState, serializeState, WINDOW_SECONDS, type RelativeWindow } from '@/app/(console)/denials/_components/url-state';
 
 export const OUTCOMES = ['succeeded', 'failed', 'refused'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -35,7 +35,6 @@ const FIELDS = {
   event: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
 } as const;
 
-type Field = keyof typeof FIELDS;
 
 export interface ParsedAuditState {
   state: AuditState;
@@ -62,14 +61,7 @@ export function parseAuditState(params: URLSearchParams): ParsedAuditState {
   }
   const time = parseState(timeOnly);
   const ignored = [...time.ignored];
-  const value = <F extends Field>(field: F): z.output<(typeof FIELDS)[F]> | undefined => {
-    const raw = params.get(field);
-    if (raw === null || raw.trim() === '') return undefined;
-    const parsed = FIELDS[field].safeParse(raw);
-    if (parsed.success) return parsed.data as z.output<(typeof FIELDS)[F]>;
-    ignored.push(field);
-    return undefined;
-  };
+  const value = paramReader(params, FIELDS, ignored);
   const state: AuditState = { window: time.state.window };
   if (time.state.from !== undefined) state.from = time.state.from;
   if (time.state.to !== undefined) state.to = time.state.to;

@@ -1,5 +1,6 @@
 'use client';
 
+import { NoMatch } from '@/app/_components/no-match';
 import { useSearchParams } from 'next/navigation';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import styles from '@/app/(console)/denials/denials.module.css';
@@ -198,22 +199,13 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
     );
   } else if (rows.length === 0) {
     results = (
-      <div className={styles.stateBox} role="status" data-testid="no-match">
-        <h3>No denials match these filters</h3>
-        <p>
-          {words.length ? `Nothing was denied with ${listWords(words)} ${describeWindow(state)}.` : `Nothing was denied ${describeWindow(state)}.`}
-        </p>
-        <div className={styles.stateActions}>
-          <button type="button" className="button button-primary" onClick={clearAll}>
-            Clear all filters
-          </button>
-          {windowed && words.length > 0 ? (
-            <button type="button" className="button" onClick={() => setFilters({ window: 'all', from: undefined, to: undefined })}>
-              Search all time instead
-            </button>
-          ) : null}
-        </div>
-      </div>
+      <NoMatch
+        title="No denials match these filters"
+        sentence={words.length ? `Nothing was denied with ${listWords(words)} ${describeWindow(state)}.` : `Nothing was denied ${describeWindow(state)}.`}
+        offerAllTime={windowed && words.length > 0}
+        onClear={clearAll}
+        onAllTime={() => setFilters({ window: 'all', from: undefined, to: undefined })}
+      />
     );
   } else {
     results = (

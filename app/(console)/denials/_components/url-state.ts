@@ -73,7 +73,6 @@ const FIELDS = {
   denial: z.coerce.number().int().min(1),
 } as const;
 
-type Field = keyof typeof FIELDS;
 
 export interface ParsedState {
   state: ExplorerState;
@@ -81,17 +80,25 @@ export interface ParsedState {
   ignored: string[];
 }
 
-/** Read the state from a URL's search params. Unknown parameters are ignored silently, invalid ones are reported. */
-export function parseState(params: URLSearchParams): ParsedState {
-  const ignored: string[] = [];
-  const value = <F extends Field>(field: F): z.output<(typeof FIELDS)[F]> | undefined => {
+/**
+ * A reader of URL parameters against a table of zod schemas: a blank or absent parameter is undefined, an invalid one
+ * is undefined and its name added to `ignored` (the page says which were ignored). Shared with the audit page.
+ */
+export function paramReader<T extends Record<string, z.ZodType>>(params: URLSearchParams, fields: T, ignored: string[]) {
+  return <F extends keyof T & string>(field: F): z.output<T[F]> | undefined => {
     const raw = params.get(field);
     if (raw === null || raw.trim() === '') return undefined;
-    const parsed = FIELDS[field].safeParse(raw);
-    if (parsed.success) return parsed.data as z.output<(typeof FIELDS)[F]>;
+    const parsed = fields[field]!.safeParse(raw);
+    if (parsed.success) return parsed.data as z.output<T[F]>;
     ignored.push(field);
     return undefined;
   };
+}
+
+/** Read the state from a URL's search params. Unknown parameters are ignored silently, invalid ones are reported. */
+export function parseState(params: URLSearchParams): ParsedState {
+  const ignored: string[] = [];
+  const value = paramReader(params, FIELDS, ignored);
   const state: ExplorerState = { ...DEFAULT_STATE };
   state.window = value('window') ?? 'all';
   let from = value('from');
