@@ -368,6 +368,9 @@ describe('swarm audit', () => {
     expect(ok.stdout).toMatch(/^permission_denials: \d+ rows checked .*1\/1 checkpoint valid/m);
     expect(ok.stdout).toContain('Intact: every row matches its hash chain and every checkpoint.');
     expect(app.securityEvents.ofType('audit.verified', 1)[0]).toMatchObject({ outcome: 'succeeded' });
+    const ranged = await swarm('audit', 'verify', '--from', '2020-01-01', '--to', '2020-12-31');
+    expect(ranged.code).toBe(0);
+    expect(ranged.stdout).toContain('Requested: 2020-01-01T00:00:00Z to 2020-12-31T00:00:00Z; found permission_denials 0 rows, security_events 0 rows.');
 
     app.db.$client.pragma('wal_checkpoint(TRUNCATE)');
     const copy = join(dir, 'tampered.db');

@@ -22,9 +22,10 @@ Audit
   swarm audit events [--since SECONDS] [--type T] [--actor A] [--outcome O] [--limit N] [--json]
       Security events (sign-ins, approvals, flag and configuration changes, audit reads...),
       newest first. --type without a dot matches the family (auth matches auth.*).
-  swarm audit verify [--db FILE] [--public-key FILE] [--bundle FILE] [--json]
+  swarm audit verify [--db FILE] [--public-key FILE] [--from DATE] [--to DATE] [--bundle FILE] [--json]
       Recompute the hash chains and check every signed checkpoint. Exit 0 when intact,
-      1 naming the table, the first bad row and what is wrong.
+      1 naming the table, the first bad row and what is wrong. With --from/--to: the range
+      requested and the rows found in it.
   swarm audit checkpoint
       Sign the current chain heads and print the latest checkpoints (C2SP signed notes).
   swarm audit key

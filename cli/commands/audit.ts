@@ -1,6 +1,7 @@
 /**
  * swarm audit verify|checkpoint|key|explain|archive|events: the evidence trail for auditors.
- *   verify [--db FILE] [--public-key FILE] [--bundle FILE] [--json]   exit 0 intact, 1 naming the first bad row
+ *   verify [--db FILE] [--public-key FILE] [--from DATE] [--to DATE] [--bundle FILE] [--json]
+ *                              exit 0 intact, 1 naming the first bad row; the range requested and found
  *   checkpoint                 sign the current chain heads (when they moved) and print the latest checkpoints
  *   key                        print the public verifier key, to keep somewhere else
  *   explain DECISION_ID        re-run a recorded decision under its revision and under today's configuration
@@ -13,7 +14,7 @@ import { archiveBefore, verifyBundle } from '@/lib/audit/archive';
 import { keyDirFor, loadOrCreateSigningKey, readLocalVerifierKey, verifierKey } from '@/lib/audit/checkpoints';
 import { explainDecision } from '@/lib/audit/explain';
 import { eventToJson } from '@/lib/audit/security-events';
-import { verifyAudit, type VerifyReport } from '@/lib/audit/verify';
+import { verifyAudit, type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
 import { expectPositionals, parseCommand, requireOption } from '@/cli/args';
 import { cliActor, dbPath, withApp, type CliContext } from '@/cli/context';
 import { CliError, UsageError } from '@/cli/errors';
@@ -47,8 +48,12 @@ function readKeyFile(file: string): string {
 }
 
 /** The lines of a verification report, as CloudTrail's validate-logs prints them. */
-export function formatVerifyReport(r: VerifyReport): string {
+export function formatVerifyReport(r: VerifyReport, range: VerifyRange = {}): string {
   const lines: string[] = [];
+  if (range.from !== undefined || range.to !== undefined) {
+    const found = r.chains.map((c) => `${c.chain} ${plural(c.inRange.rows, 'row')}${c.inRange.firstId !== null ? ` (${c.inRange.firstId}–${c.inRange.lastId})` : ''}`).join(', ');
+    lines.push(`Requested: ${range.from === undefined ? 'the beginning' : isoTime(range.from)} to ${range.to === undefined ? 'now' : isoTime(range.to)}; found ${found}. The whole chain is verified either way.`);
+  }
   for (const c of r.chains) {
     const range =
       c.firstTimestamp === null ? 'no chained rows' : `rows ${c.lastId !== null && c.firstId !== null ? `${c.firstId}–${c.lastId}` : ''} from ${isoTime(c.firstTimestamp)} to ${isoTime(c.lastTimestamp)}`;
@@ -68,9 +73,18 @@ function verify(ctx: CliContext, args: string[]): number {
     db: { type: 'string' },
     'public-key': { type: 'string' },
     bundle: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
     json: { type: 'boolean' },
   });
   expectPositionals(positionals, []);
+  const date = (v: string | undefined, name: string) => {
+    if (v === undefined) return undefined;
+    const t = Date.parse(v);
+    if (Number.isNaN(t)) throw new UsageError(`${name} must be an ISO date (2026-01-31 or 2026-01-31T12:00:00Z), not "${v}".`);
+    return t / 1000;
+  };
+  const range: VerifyRange = { from: date(values.from, '--from'), to: date(values.to, '--to') };
   const file = values.db ?? dbPath(ctx.env);
   const keyText = values['public-key'] ? readKeyFile(values['public-key']) : readLocalVerifierKey(keyDirFor(file, ctx.env));
   if (values.bundle) {
@@ -85,7 +99,7 @@ function verify(ctx: CliContext, args: string[]): number {
   const sqlite = new Database(file, { readonly: true, fileMustExist: true });
   let report: VerifyReport;
   try {
-    report = verifyAudit(sqlite, keyText);
+    report = verifyAudit(sqlite, keyText, range);
   } finally {
     sqlite.close();
   }
@@ -95,7 +109,7 @@ function verify(ctx: CliContext, args: string[]): number {
       app.recorder.record({ kind: 'audit', type: 'audit.verified', actor: cliActor(ctx.env), outcome: report.ok ? 'succeeded' : 'failed', detail: { failures: report.failures, chains: report.chains.map((c) => ({ chain: c.chain, rows: c.rowsChecked, head: c.headHash })) } }),
     );
   }
-  ctx.io.out(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report));
+  ctx.io.out(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report, range));
   return report.ok ? 0 : 1;
 }
 

@@ -68,6 +68,19 @@ describe('swarm audit verify', () => {
     expect(r.chains.find((c) => c.chain === 'security_events')!.rowsChecked).toBeGreaterThan(0);
   });
 
+  it('reports the rows found in a requested time range, and verifies the whole chain either way', () => {
+    const ro = new Database(t.dbPath, { readonly: true });
+    try {
+      const all = verifyAudit(ro, key, { from: 0 });
+      expect(all.chains.find((c) => c.chain === 'permission_denials')!.inRange).toEqual({ rows: 15, firstId: 1, lastId: 15 });
+      const none = verifyAudit(ro, key, { to: 1 });
+      expect(none.ok).toBe(true);
+      expect(none.chains.find((c) => c.chain === 'permission_denials')!).toMatchObject({ rowsChecked: 15, inRange: { rows: 0, firstId: null, lastId: null } });
+    } finally {
+      ro.close();
+    }
+  });
+
   it('masks the e-mail address in the arguments and lists its path on the row', () => {
     const row = t.app.denials.get(denialIds[0]!)!;
     expect(row.argumentsJson).not.toContain('person0@bank.example');

@@ -39,6 +39,14 @@ export interface ChainReport {
   checkpoints: number;
   checkpointsValid: number;
   headHash: string | null;
+  /** the rows of the requested time range (the whole chain is verified either way) */
+  inRange: { rows: number; firstId: number | null; lastId: number | null };
+}
+
+/** A requested time range, seconds since the epoch; either end may be open. */
+export interface VerifyRange {
+  from?: number;
+  to?: number;
 }
 
 export interface VerifyReport {
@@ -57,7 +65,7 @@ interface Row {
 }
 
 /** Verify every chain of this database. `verifierKey`: the public key to check checkpoints with (text). */
-export function verifyAudit(sqlite: Database.Database, verifierKeyText: string | undefined): VerifyReport {
+export function verifyAudit(sqlite: Database.Database, verifierKeyText: string | undefined, range: VerifyRange = {}): VerifyReport {
   let key: ParsedVerifierKey | undefined;
   const failures: Failure[] = [];
   if (verifierKeyText) {
@@ -67,11 +75,11 @@ export function verifyAudit(sqlite: Database.Database, verifierKeyText: string |
       failures.push({ table: 'audit_checkpoints', id: 0, problem: 'checkpoint key unknown', message: (e as Error).message });
     }
   }
-  const chains = CHAIN_NAMES.map((chain) => verifyChain(sqlite, chain, key, failures));
+  const chains = CHAIN_NAMES.map((chain) => verifyChain(sqlite, chain, key, failures, range));
   return { ok: failures.length === 0, chains, failures, keyUsed: verifierKeyText?.trim() ?? null };
 }
 
-function verifyChain(sqlite: Database.Database, chain: ChainName, key: ParsedVerifierKey | undefined, failures: Failure[]): ChainReport {
+function verifyChain(sqlite: Database.Database, chain: ChainName, key: ParsedVerifierKey | undefined, failures: Failure[], range: VerifyRange): ChainReport {
   const fail = (table: string, id: number, problem: Problem, message: string) => {
     // One failure per table is enough to locate the damage: the first one.
     if (!failures.some((f) => f.table === table)) failures.push({ table, id, problem, message });
@@ -101,6 +109,7 @@ function verifyChain(sqlite: Database.Database, chain: ChainName, key: ParsedVer
     checkpoints: checkpoints.length,
     checkpointsValid: 0,
     headHash: null,
+    inRange: { rows: 0, firstId: null, lastId: null },
   };
   let expectedId = archive ? archive.upToId + 1 : null;
   let expectedPrev = archive ? archive.headHash : GENESIS_HASH;
@@ -131,6 +140,11 @@ function verifyChain(sqlite: Database.Database, chain: ChainName, key: ParsedVer
     }
     if (wanted.has(row.id) && row.row_hash) hashAt.set(row.id, row.row_hash);
     report.rowsChecked++;
+    if ((range.from === undefined || row.timestamp >= range.from) && (range.to === undefined || row.timestamp <= range.to)) {
+      report.inRange.rows++;
+      report.inRange.firstId ??= row.id;
+      report.inRange.lastId = row.id;
+    }
     expectedId = row.id + 1;
   }
   report.headHash = started ? expectedPrev : null;
