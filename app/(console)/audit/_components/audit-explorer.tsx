@@ -1,5 +1,6 @@
 'use client';
 
+import { useEscapeToClose } from '@/app/_components/use-escape-to-close';
 import { NoMatch } from '@/app/_components/no-match';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useCallback, useEffect, useMemo, useRef, useState, useTransition } from 'react';
@@ -99,17 +100,7 @@ export function AuditExplorer({ state, ignored, initial, opened, integrity }: Pr
     setOpen(undefined);
     if (id !== undefined) setFocusRequest({ id, n: Date.now() });
   }, [openId, setOpen]);
-  useEffect(() => {
-    if (openId === undefined) return;
-    const onKey = (e: globalThis.KeyboardEvent) => {
-      if (e.key === 'Escape' && !e.defaultPrevented) {
-        e.preventDefault();
-        close();
-      }
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, [openId, close]);
+  useEscapeToClose(openId !== undefined, close);
 
   const ids = rows.map((r) => r.id);
   const openIndex = openId === undefined ? -1 : ids.indexOf(openId);

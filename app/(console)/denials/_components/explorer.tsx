@@ -1,5 +1,6 @@
 'use client';
 
+import { useEscapeToClose } from '@/app/_components/use-escape-to-close';
 import { NoMatch } from '@/app/_components/no-match';
 import { useSearchParams } from 'next/navigation';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
@@ -115,17 +116,7 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
     if (next !== undefined) go({ ...state, denial: next }, 'replace');
   };
 
-  useEffect(() => {
-    if (state.denial === undefined) return;
-    const onKey = (e: globalThis.KeyboardEvent) => {
-      if (e.key === 'Escape' && !e.defaultPrevented) {
-        e.preventDefault();
-        close();
-      }
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, [state.denial, close]);
+  useEscapeToClose(state.denial !== undefined, close);
 
   // New denials while the auditor reads: say so, never move the rows under their eyes.
   const filterKey = filterParams(state).toString();
