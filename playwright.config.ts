@@ -34,7 +34,7 @@ export default defineConfig({
       SWARM_ADMIN_PASSWORD: E2E.users[0].password,
       SWARM_ADMIN_TOKEN: E2E.adminToken,
       SWARM_CONFIG_DIR: 'config',
-      SWARM_POLICY_FILE: 'config/profiles/bfsi.yaml',
+      SWARM_PROFILE: 'bfsi',
     },
   },
 });

@@ -222,8 +222,8 @@ export const flagChanges = sqliteTable(
     name: text('name').notNull(),
     oldValue: integer('old_value', { mode: 'boolean' }),
     newValue: integer('new_value', { mode: 'boolean' }),
-    /** override set, override removed */
-    action: text('action', { enum: ['set', 'unset'] }).notNull(),
+    /** override set, override removed, or a change that was refused (an invariant, a flag a profile locks) */
+    action: text('action', { enum: ['set', 'unset', 'refused'] }).notNull(),
     changedBy: text('changed_by').notNull(),
     changedAt: real('changed_at').notNull(),
     reason: text('reason').notNull(),

@@ -83,10 +83,10 @@ test.describe('the denial explorer', () => {
     expect(rules.every((r) => r.startsWith('policy:'))).toBe(true);
     expect(new Set(rules).size).toBeGreaterThan(1);
 
-    await table(page).getByRole('button', { name: 'policy:tuning-capacity-review' }).first().click();
-    await expect(page).toHaveURL(/rule_source=policy:tuning-capacity-review/);
-    await expect(rows(page).first()).toContainText('policy:tuning-capacity-review');
-    expect((await column(page, 4)).every((r) => r === 'policy:tuning-capacity-review')).toBe(true);
+    await table(page).getByRole('button', { name: 'policy:bfsi/tuning-capacity-review' }).first().click();
+    await expect(page).toHaveURL(/rule_source=policy:bfsi\/tuning-capacity-review/);
+    await expect(rows(page).first()).toContainText('policy:bfsi/tuning-capacity-review');
+    expect((await column(page, 4)).every((r) => r === 'policy:bfsi/tuning-capacity-review')).toBe(true);
 
     await page.goBack();
     await expect(page).toHaveURL(/rule_source=policy(&|$)/);

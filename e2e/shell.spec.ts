@@ -72,7 +72,7 @@ test.describe('the REST API on the built server', () => {
     const agent = (await (await request.get('/api/v1/permissions/denials?agent=data_cleaner', { headers: auth })).json()) as { denials: { agent_name: string; rule_source: string }[] };
     expect(agent.denials[0]).toMatchObject({ agent_name: 'data_cleaner', rule_source: 'agent_allowlist' });
     const policy = (await (await request.get('/api/v1/permissions/denials?rule_source=policy', { headers: auth })).json()) as { denials: { rule_source: string }[] };
-    expect(policy.denials.map((d) => d.rule_source)).toContain('policy:tuning-capacity-review');
+    expect(policy.denials.map((d) => d.rule_source)).toContain('policy:bfsi/tuning-capacity-review');
     expect(policy.denials.every((d) => d.rule_source.startsWith('policy:'))).toBe(true);
   });
 

@@ -25,7 +25,7 @@ test.describe('/transparency', () => {
 
     // The rule sources in force: the five sources, the BFSI policy rules and the agents' allowlists.
     await expect(page.getByRole('table', { name: 'Registered rule sources' }).getByRole('row')).toHaveCount(6);
-    await expect(page.getByRole('table', { name: 'YAML policy rules' })).toContainText('policy:no-pii-export');
+    await expect(page.getByRole('table', { name: 'YAML policy rules' })).toContainText('policy:bfsi/no-pii-export');
     await expect(page.getByRole('table', { name: 'Agents and their allowed tools' })).toContainText('evaluator');
     await expect(page.getByText(/bfsi\.yaml$/)).toBeVisible();
 

@@ -24,6 +24,18 @@ import { builtInSources } from './config/sources';
 import { assertPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, type PolicyConfig, type PolicyTests } from './config/policy-tests';
 import { mergeGates, parseGates, type GateSet, type GateSpec } from './permissions/gates';
 import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from './permissions/policy';
+import { maskedArgumentsJson } from './audit/redact';
+import { AppError } from './errors';
+import { DEFAULT_FLAG_VALUES } from './config/sources';
+import {
+  assertNoProfileGateOverride,
+  combineProfiles,
+  readProfiles,
+  selectedProfileNames,
+  withProfileGates,
+  withProfileRules,
+  type ActiveProfiles,
+} from './profiles/load';
 
 export interface AppOptions {
   dbPath: string;
@@ -32,6 +44,8 @@ export interface AppOptions {
   /** policy file (default <configDir>/permission_policies.yaml) */
   policyFile?: string;
   env?: Readonly<Record<string, string | undefined>>;
+  /** compliance profiles, comma-separated (default: SWARM_PROFILE, else `profile:` in <configDir>/swarm.yaml) */
+  profile?: string;
   sync?: SyncMode;
   /** poll the config files for changes (servers: yes; one-shot CLI commands: no) */
   watchConfig?: boolean;
@@ -75,6 +89,9 @@ export class SwarmApp {
   readonly revisions: RevisionStore;
   readonly engine: PermissionEngine;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** the active compliance profiles: their rules, gates, tests, locked flags, retention, masking and control mapping */
+  readonly profiles: ActiveProfiles;
+  private readonly withProfiles = new WeakMap<CompiledPolicy, CompiledPolicy>();
   private readonly checkpointer: Checkpointer | undefined;
   private rollupTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -86,14 +103,23 @@ export class SwarmApp {
   constructor(readonly options: AppOptions) {
     this.env = options.env ?? process.env;
     const configDir = resolvePath(/*turbopackIgnore: true*/ options.configDir ?? this.env.SWARM_CONFIG_DIR ?? 'config');
+    const selection =
+      options.profile !== undefined ? { names: options.profile.split(',').map((n) => n.trim()).filter(Boolean), selectedBy: 'SWARM_PROFILE' as const } : selectedProfileNames(this.env, configDir);
+    this.profiles = combineProfiles(readProfiles(selection.names, join(configDir, 'profiles')), selection.names.length > 0 ? selection.selectedBy : 'none');
+    const declaredGates = [...this.codeGates, ...this.profiles.gates];
     this.agentsFile = new WatchedFile(join(configDir, 'agents.yaml'), parseAgents, EMPTY_AGENTS);
     this.policyFile = new WatchedFile(
       resolvePath(/*turbopackIgnore: true*/ options.policyFile ?? this.env.SWARM_POLICY_FILE ?? join(configDir, 'permission_policies.yaml')),
       parsePolicy,
       EMPTY_POLICY,
     );
-    this.gatesFile = new WatchedFile(join(configDir, 'gates.yaml'), (text, file) => parseGates(text, file, this.codeGates), mergeGates(this.codeGates, []));
-    this.testFiles = policyTestFiles(configDir, this.policyFile.path).map((f) => new WatchedFile(f, parsePolicyTests, NO_POLICY_TESTS));
+    this.gatesFile = new WatchedFile(
+      join(configDir, 'gates.yaml'),
+      (text, file) => withProfileGates(parseGates(text, file, declaredGates, (specs) => assertNoProfileGateOverride(specs, this.profiles, file)), this.profiles),
+      withProfileGates(mergeGates(declaredGates, []), this.profiles),
+    );
+    const profileTests = this.profiles.sources.filter((p) => p.texts.tests !== undefined).map((p) => join(configDir, 'profiles', p.name, 'tests.yaml'));
+    this.testFiles = [...policyTestFiles(configDir, this.policyFile.path), ...profileTests].map((f) => new WatchedFile(f, parsePolicyTests, NO_POLICY_TESTS));
     if (options.enforcePolicyTests) assertPolicyTests(this.policyConfig(), this.policyTests());
     this.guardReloads();
     if (options.watchConfig) {
@@ -120,10 +146,11 @@ export class SwarmApp {
     this.denials = new DenialStore(this.db);
     this.securityEvents = new SecurityEventQueries(this.db);
     this.revisions = new RevisionStore(this.db);
-    this.flags = new FlagService(this.db, this.env);
+    this.flags = new FlagService(this.db, this.env, undefined, this.profiles.locks);
     this.recorder = new AuditRecorder(this.db.$client, {
       revision: () => this.currentRevision(),
       logAllDecisions: () => this.flags.values().get('decision_log_all') === true,
+      maskKeys: this.profiles.maskKeys,
     });
     this.approvals = new ApprovalStore(this.db, (event) => this.recordApproval(event));
     this.auth = new AuthStore(this.db, (e) =>
@@ -146,6 +173,7 @@ export class SwarmApp {
     const content: RevisionContent = {
       files: { agents: this.agentsFile.text, policy: this.policyFile.text, gates: this.gatesFile.text, policy_file: this.policyFile.path },
       flags: Object.fromEntries([...flags].sort(([a], [b]) => (a < b ? -1 : 1))),
+      ...(this.profiles.sources.length > 0 ? { profiles: this.profiles.sources.map((p) => ({ name: p.name, folder: p.folder, texts: p.texts })) } : {}),
     };
     const revision = this.revisions.remember(content);
     this.revisionMemo = { key, revision };
@@ -159,7 +187,14 @@ export class SwarmApp {
   private startServerAudit(): void {
     const key = loadOrCreateSigningKey(keyDirFor(this.options.dbPath, this.env));
     this.auditCheckpointer = new AuditCheckpointer(this.db.$client, key);
-    this.recorder.record({ kind: 'system', type: 'server.started', actor: 'system', outcome: 'succeeded', detail: { pid: process.pid, revision: this.currentRevision() } });
+    this.recordProfileSwitch();
+    this.recorder.record({
+      kind: 'system',
+      type: 'server.started',
+      actor: 'system',
+      outcome: 'succeeded',
+      detail: { pid: process.pid, revision: this.currentRevision(), profiles: [...this.profiles.names] },
+    });
     for (const file of this.configFiles()) {
       this.recorder.record({ kind: 'config', type: 'config.loaded', actor: 'system', outcome: 'succeeded', target: file.status().path, detail: { revision: this.currentRevision() } });
       file.onLoaded(() =>
@@ -178,6 +213,26 @@ export class SwarmApp {
     process.once('exit', () => this.close());
   }
 
+  /**
+   * Switching compliance profiles is a security event: the profiles of this start are compared with those of the
+   * previous server start recorded in the trail.
+   */
+  private recordProfileSwitch(): void {
+    const previous = this.securityEvents.ofType('server.started', 1)[0];
+    const before = previous ? ((JSON.parse(previous.detailJson ?? '{}') as { profiles?: string[] }).profiles ?? []) : [];
+    const now = [...this.profiles.names];
+    if (!previous && now.length === 0) return;
+    if (before.length === now.length && before.every((n, i) => n === now[i])) return;
+    this.recorder.record({
+      kind: 'config',
+      type: 'profile.switched',
+      actor: 'system',
+      outcome: 'succeeded',
+      target: now.join(',') || '(none)',
+      detail: { from: before, to: now, selected_by: this.profiles.selectedBy },
+    });
+  }
+
   private signer(): AuditCheckpointer {
     this.auditCheckpointer ??= new AuditCheckpointer(this.db.$client, loadOrCreateSigningKey(keyDirFor(this.options.dbPath, this.env)));
     return this.auditCheckpointer;
@@ -190,6 +245,22 @@ export class SwarmApp {
     return notes;
   }
 
+  /**
+   * The cut-off of an archive, checked against the retention of the active profiles: rows younger than the longest
+   * retention minimum stay in the live trail. Throws AppError naming the profile and its basis.
+   */
+  archivableBefore(before: number, now = Date.now() / 1000): number {
+    const r = this.profiles.retention;
+    if (r && before > now - r.minDays * 86_400) {
+      const limit = new Date((now - r.minDays * 86_400) * 1000).toISOString().slice(0, 10);
+      throw new AppError(
+        'CONFLICT',
+        `The compliance profile ${r.profile} keeps audit rows ${r.minDays} days in the live trail (${r.basis}); archive only rows before ${limit}.`,
+      );
+    }
+    return before;
+  }
+
   /** The newest signed checkpoint of each chain. */
   auditCheckpoints(): { chain: string; note: string }[] {
     return this.signer().latest();
@@ -197,7 +268,23 @@ export class SwarmApp {
 
   /** The configuration in force, as the policy tests see it. */
   policyConfig(over: Partial<PolicyConfig> = {}): PolicyConfig {
-    return { agents: this.agentsFile.current, policy: this.policyFile.current, gates: this.gatesFile.current, ...over };
+    const flags = new Map(DEFAULT_FLAG_VALUES);
+    for (const [name, lock] of this.profiles.locks) flags.set(name, lock.value);
+    return { agents: this.agentsFile.current, gates: this.gatesFile.current, flags, ...over, policy: this.combinedPolicy(over.policy ?? this.policyFile.current) };
+  }
+
+  /** The policy in force: the operator's file with the active profiles' rules beside it. */
+  get policy(): CompiledPolicy {
+    return this.combinedPolicy(this.policyFile.current);
+  }
+
+  private combinedPolicy(operator: CompiledPolicy): CompiledPolicy {
+    let combined = this.withProfiles.get(operator);
+    if (!combined) {
+      combined = withProfileRules(operator, this.profiles);
+      this.withProfiles.set(operator, combined);
+    }
+    return combined;
   }
 
   /** Every policy test case in force (all test files). */
@@ -249,12 +336,12 @@ export class SwarmApp {
 
   /** The five default sources, in the order the trace lists them. */
   defaultSources(): RuleSource[] {
-    return builtInSources(() => this.agentsFile.current, () => this.policyFile.current);
+    return builtInSources(() => this.agentsFile.current, () => this.policy);
   }
 
   /** A policy ASK rule may match calls of this tool: the engine then needs the call's approval state. */
   private policyMayAsk(tool: string): boolean {
-    const p = this.policyFile.current;
+    const p = this.policy;
     return p.askAnyTool || p.askTools.has(tool);
   }
 
@@ -319,11 +406,13 @@ export class SwarmApp {
       },
     });
     if (e.type !== 'rejected' && e.type !== 'expired') return;
+    const masked = this.profiles.maskKeys.size > 0 ? maskedArgumentsJson(JSON.parse(row.argumentsRedacted) as unknown, this.profiles.maskKeys) : undefined;
     this.recorder.appendDenial({
       toolCallId: row.toolCallId,
       toolName: row.toolName,
       agentName: row.agentName,
-      argumentsJson: row.argumentsRedacted,
+      argumentsJson: masked ? masked.json : row.argumentsRedacted,
+      ...(masked && masked.maskedPaths.length > 0 ? { maskedPaths: JSON.stringify(masked.maskedPaths) } : {}),
       ruleSource: row.ruleSource,
       reason:
         row.status === 'rejected'

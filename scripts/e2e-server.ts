@@ -29,9 +29,9 @@ app.auth.ensureToken(E2E.deployerToken, { agent: 'deployer' }, 'e2e deployer age
   const now = Date.now() / 1000;
   const kinds = [
     { agent: 'data_cleaner', tool: 'deploy_serving', rule: 'agent_allowlist', reason: 'Tool "deploy_serving" is not in the allowlist of agent "data_cleaner".', args: () => ({ model_id: `m-${100 + Math.floor(rnd() * 900)}`, env: pick(['staging', 'prod']) }) },
-    { agent: 'trainer', tool: 'tune_hyperparameters', rule: 'policy:tuning-capacity-review', reason: 'Hyperparameter searches of 500 or more trials need a capacity review first.', args: () => ({ model_id: `m-${100 + Math.floor(rnd() * 900)}`, trials: pick([500, 1000]) }) },
+    { agent: 'trainer', tool: 'tune_hyperparameters', rule: 'policy:bfsi/tuning-capacity-review', reason: 'Hyperparameter searches of 500 or more trials need a capacity review first.', args: () => ({ model_id: `m-${100 + Math.floor(rnd() * 900)}`, trials: pick([500, 1000]) }) },
     { agent: 'evaluator', tool: 'grade_with_llm', rule: 'flag:evaluator_grading', reason: 'Feature flag "evaluator_grading" is off, so tool "grade_with_llm" is disabled.', args: () => ({ model_id: `m-${100 + Math.floor(rnd() * 900)}`, api_key: '[REDACTED]' }) },
-    { agent: 'compliance_agent', tool: 'export_raw_data', rule: 'policy:no-pii-export', reason: 'Exports that contain personal data are never allowed (GDPR art. 5).', args: () => ({ dataset_id: pick(['ds_loans_2024', 'ds_claims_2025']), destination: 's3://exports/q3.parquet', contains_pii: true }) },
+    { agent: 'compliance_agent', tool: 'export_raw_data', rule: 'policy:bfsi/no-pii-export', reason: 'Exports that contain personal data are never allowed (GDPR art. 5).', args: () => ({ dataset_id: pick(['ds_loans_2024', 'ds_claims_2025']), destination: 's3://exports/q3.parquet', contains_pii: true }) },
     { agent: 'report_bot', tool: 'generate_report', rule: 'agent_allowlist', reason: 'Unknown agent "report_bot": it is not declared in config/agents.yaml.', args: () => ({ period: pick(['2025-Q2', '2025-Q3']) }) },
   ] as const;
   // Recorded in time order, as the recorder writes them: newest first is also the order of ids.

@@ -21,7 +21,7 @@ if (!Number.isInteger(port) || port <= 0 || port > 65535) {
 const env: NodeJS.ProcessEnv = { ...process.env };
 if (demo) {
   env.SWARM_DB ??= 'data/demo.db';
-  env.SWARM_POLICY_FILE ??= 'config/profiles/bfsi.yaml';
+  env.SWARM_PROFILE ??= 'bfsi';
 }
 env.SWARM_DB ??= 'data/swarm.db';
 const nextBin = join('node_modules', 'next', 'dist', 'bin', 'next');

@@ -159,7 +159,7 @@ describe('GET /api/v1/permissions/denials/summary', () => {
     expect(s.total).toBe(46);
     expect(s.top_rule_sources).toEqual([
       { value: 'policy:no-pii-export', count: 45 },
-      { value: 'policy:tuning-capacity-review', count: 1 },
+      { value: 'policy:bfsi/tuning-capacity-review', count: 1 },
     ]);
     expect(s.top_agents[0]).toEqual({ value: 'deployer', count: 30 });
     expect(s.families).toEqual([{ value: 'policy', count: 46 }]);

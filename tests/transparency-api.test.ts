@@ -92,7 +92,7 @@ describe('GET /api/v1/transparency', () => {
     expect(rep.sources.registered.map((s) => s.name)).toEqual(['rbac', 'agent_allowlist', 'feature_flags', 'policy', 'hitl']);
     expect(rep.sources.policy.file).toMatchObject({ path: process.env.SWARM_POLICY_FILE, error: null });
     expect(rep.sources.policy.file.loaded_at).toBeGreaterThan(0);
-    expect(rep.sources.policy.rules.find((r) => r.id === 'no-pii-export')).toMatchObject({
+    expect(rep.sources.policy.rules.find((r) => r.id === 'bfsi/no-pii-export')).toMatchObject({
       decision: 'DENY',
       priority: 950,
       conditions: ['tool is export_raw_data', 'argument contains_pii is true'],
@@ -156,7 +156,7 @@ describe('flag changes over REST, as the history shows them', () => {
     expect(flagIn(rep, 'auto_fairness_audit')).toMatchObject({ value: true, layer: 'default', override: null, last_change: { action: 'unset', new_value: true } });
   });
 
-  it('refuses to turn the invariant off, records the attempt as a security event, and keeps it out of the history', async () => {
+  it('refuses to turn the invariant off, records the attempt as a security event and as a refused entry of the history', async () => {
     const r = await put('audit_trail_security_events', { value: false, reason: 'too many rows' });
     expect(r.status).toBe(403);
     const body = (await r.json()) as ErrorBody;
@@ -164,15 +164,17 @@ describe('flag changes over REST, as the history shows them', () => {
     expect(body.error.message).toMatch(/invariant: it cannot be turned off/);
     expect(getApp().securityEvents.ofType('flag.refused', 1)[0]).toMatchObject({ actor: 'admin', actorRole: 'admin', target: 'audit_trail_security_events' });
     const rep = await report('/api/v1/transparency?name=audit_trail_security_events');
-    expect(rep.history.changes).toEqual([]);
-    expect(flagIn(rep, 'audit_trail_security_events')).toMatchObject({ value: true, layer: 'default' });
+    expect(rep.history.changes).toMatchObject([{ action: 'refused', old_value: true, new_value: false, changed_by: 'admin' }]);
+    expect(rep.history.changes[0]!.reason).toMatch(/^too many rows \(refused: .*invariant/);
+    // A refusal is not the flag's last change: nothing changed.
+    expect(flagIn(rep, 'audit_trail_security_events')).toMatchObject({ value: true, layer: 'default', last_change: null, changeable: false });
   });
 
   it('refuses a change by a viewer or an operator (rbac:admin), and a change without a reason (400)', async () => {
     for (const token of [viewer, operator]) {
       const r = await put('cron_scheduler', { value: false, reason: 'x' }, token);
       expect(r.status).toBe(403);
-      expect(((await r.json()) as ErrorBody).error.rule_source).toMatch(/^(rbac:admin|policy:viewers-read-only-flags)$/);
+      expect(((await r.json()) as ErrorBody).error.rule_source).toMatch(/^(rbac:admin|policy:bfsi\/viewers-read-only-flags)$/);
     }
     expect((await put('cron_scheduler', { value: false, reason: '  ' })).status).toBe(400);
     expect(flagIn(await report(), 'cron_scheduler').last_change).toBeNull();
@@ -191,21 +193,21 @@ describe('GET /api/v1/flags/history', () => {
     app.flags.setOverride('cron_scheduler', false, 'cli:root', 'maintenance window');
     app.flags.setOverride('email_notifications', false, 'admin', 'mail relay down');
 
-    expect((await changes('')).changes.map((c) => c.name)).toEqual(['email_notifications', 'cron_scheduler', 'auto_fairness_audit', 'auto_fairness_audit']);
+    expect((await changes('')).changes.map((c) => c.name)).toEqual(['email_notifications', 'cron_scheduler', 'audit_trail_security_events', 'auto_fairness_audit', 'auto_fairness_audit']);
     expect((await changes('?name=auto_fairness_audit')).changes.map((c) => c.action)).toEqual(['unset', 'set']);
     expect((await changes('?by=cli:root')).changes).toEqual([expect.objectContaining({ name: 'cron_scheduler', changed_by: 'cli:root', reason: 'maintenance window' })]);
     expect((await changes('?name=cron_scheduler&by=admin')).changes).toEqual([]);
     // What a blank filter form sends: no filter.
-    expect((await changes('?name=&by=')).changes).toHaveLength(4);
+    expect((await changes('?name=&by=')).changes).toHaveLength(5);
   });
 
   it('pages with next_cursor, and the transparency JSON filters the same way', async () => {
-    const first = await changes('?limit=3');
-    expect(first.changes).toHaveLength(3);
-    const second = await changes(`?limit=3&before=${first.next_cursor}`);
+    const first = await changes('?limit=4');
+    expect(first.changes).toHaveLength(4);
+    const second = await changes(`?limit=4&before=${first.next_cursor}`);
     expect(second).toMatchObject({ next_cursor: null, changes: [expect.objectContaining({ action: 'set', name: 'auto_fairness_audit' })] });
     const rep = await report('/api/v1/transparency?by=admin');
     expect(rep.history.filter).toEqual({ name: null, by: 'admin' });
-    expect(rep.history.changes.map((c) => c.name)).toEqual(['email_notifications', 'auto_fairness_audit', 'auto_fairness_audit']);
+    expect(rep.history.changes.map((c) => c.name)).toEqual(['email_notifications', 'audit_trail_security_events', 'auto_fairness_audit', 'auto_fairness_audit']);
   });
 });

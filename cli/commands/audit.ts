@@ -170,7 +170,7 @@ function archive(ctx: CliContext, args: string[]): number {
   if (existsSync(out)) throw new CliError(`${out} exists already: an archive never overwrites a file.`);
   return withApp(ctx, (app) => {
     const k = loadOrCreateSigningKey(keyDirFor(dbPath(ctx.env), ctx.env));
-    const r = archiveBefore(app.db.$client, k, before / 1000, out, (res) =>
+    const r = archiveBefore(app.db.$client, k, app.archivableBefore(before / 1000), out, (res) =>
       app.recorder.record({ kind: 'audit', type: 'retention.archived', actor: cliActor(ctx.env), outcome: 'succeeded', target: out, detail: { before: res.before, sha256: res.sha256, chains: res.chains } }),
     );
     for (const c of r.chains) ctx.io.out(`${c.chain}: ${c.rows ? `${plural(c.rows, 'row')} ${c.fromId}–${c.upToId} archived` : 'nothing older'}\n`);

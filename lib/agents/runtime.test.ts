@@ -92,7 +92,7 @@ describe('a runtime restarted after its calls were asked', () => {
 
 describe('the demo team', () => {
   it('produces allowed calls, denials from the allowlist, flag and policy sources, and pending approvals in one pass', async () => {
-    t = tempApp({ agents: readFileSync('config/agents.yaml', 'utf8'), policy: readFileSync('config/profiles/bfsi.yaml', 'utf8') });
+    t = tempApp({ agents: readFileSync('config/agents.yaml', 'utf8'), profile: 'bfsi' });
     const events: TeamEvent[] = [];
     const team = new DemoTeam(t.app, (e) => events.push(e));
     await team.turn(13);

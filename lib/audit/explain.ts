@@ -13,6 +13,7 @@ import { isRole, PermissionEngine, type ApprovalState, type CheckInput, type Che
 import { mergeGates, parseGates } from '@/lib/permissions/gates';
 import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
 import { EMPTY_AGENTS } from '@/lib/config/agents';
+import { combineProfiles, NO_PROFILES, withProfileGates, withProfileRules } from '@/lib/profiles/load';
 import type { RevisionContent } from './revisions';
 
 export interface Replay {
@@ -41,8 +42,15 @@ function replay(result: CheckResult, recorded: { decision: string; rule_source: 
 /** An engine over a kept revision: its files parsed again, its flag values, the approval state as recorded. */
 function engineFor(app: SwarmApp, content: RevisionContent, approval: ApprovalState | undefined): PermissionEngine {
   const agents = content.files.agents === null ? EMPTY_AGENTS : parseAgents(content.files.agents, 'agents.yaml (kept revision)');
-  const policy = content.files.policy === null ? EMPTY_POLICY : parsePolicy(content.files.policy, `${content.files.policy_file} (kept revision)`);
-  const gates = content.files.gates === null ? mergeGates(app.codeGates, []) : parseGates(content.files.gates, 'gates.yaml (kept revision)', app.codeGates);
+  // The profiles active then, rebuilt from their kept texts: their rules, gates and requirements were in force too.
+  const profiles = content.profiles ? combineProfiles(content.profiles, 'SWARM_PROFILE') : NO_PROFILES;
+  const operator = content.files.policy === null ? EMPTY_POLICY : parsePolicy(content.files.policy, `${content.files.policy_file} (kept revision)`);
+  const policy = withProfileRules(operator, profiles);
+  const declared = [...app.codeGates, ...profiles.gates];
+  const gates = withProfileGates(
+    content.files.gates === null ? mergeGates(declared, []) : parseGates(content.files.gates, 'gates.yaml (kept revision)', declared),
+    profiles,
+  );
   const flags = new Map(Object.entries(content.flags));
   return new PermissionEngine({
     sources: () => builtInSources(() => agents, () => policy),

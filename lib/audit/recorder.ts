@@ -32,14 +32,16 @@ export interface RecorderOptions {
   revision(): string | null;
   /** is the flag decision_log_all on: allowed and asked decisions are recorded too */
   logAllDecisions(): boolean;
+  /** argument keys whose values the active compliance profiles mask (lower case) */
+  maskKeys?: ReadonlySet<string>;
 }
 
 const traceJson = (result: CheckResult) => JSON.stringify(result.trace.map((r) => [r.decision, r.priority, ruleSourceOf(r.attribution), r.reason]));
 
 /** The denial row of a denied decision: attributed to the winning rule, arguments masked, the trace kept. */
-export function denialOfDecision(context: PermissionContext, result: CheckResult): DenialInput {
+export function denialOfDecision(context: PermissionContext, result: CheckResult, maskKeys?: ReadonlySet<string>): DenialInput {
   const isHttp = context.kind === 'http';
-  const masked = maskedArgumentsJson(context.arguments);
+  const masked = maskedArgumentsJson(context.arguments, maskKeys);
   return {
     toolCallId: context.toolCallId ?? null,
     // The specification's column is NOT NULL: an HTTP request's "tool" is the HTTP surface itself.
@@ -77,9 +79,9 @@ export class AuditRecorder implements Recorder {
 
   private recordDecision(event: DecisionEvent): Recorded | undefined {
     const { context, result } = event;
-    if (result.decision === 'DENY') return { table: 'permission_denials', id: this.appendDenial(denialOfDecision(context, result)) };
+    if (result.decision === 'DENY') return { table: 'permission_denials', id: this.appendDenial(denialOfDecision(context, result, this.options.maskKeys)) };
     if (!this.options.logAllDecisions()) return undefined;
-    const masked = maskedArgumentsJson(context.arguments);
+    const masked = maskedArgumentsJson(context.arguments, this.options.maskKeys);
     return {
       table: 'security_events',
       id: this.appendEvent({

@@ -4,7 +4,8 @@
  *
  * Two levels:
  * - `redact` / `redactedArgumentsJson`: values under secret-looking KEYS become '[REDACTED]', long strings are cut.
- * - `maskArguments` / `maskedArgumentsJson`: the same, plus sensitive VALUES found inside any string are masked:
+ * - `maskArguments` / `maskedArgumentsJson`: the same, plus the values under the keys a compliance profile masks
+ *   (`[MASKED]`), plus sensitive VALUES found inside any string are masked:
  *     payment card (13–19 digits, single space/dash separators, Luhn-valid)  → `[CARD ****1111]`  (last four digits)
  *     IBAN (ISO 13616 mod-97 valid, compact or grouped in 4s)                → `[IBAN DE**…**3000]` (country + last four)
  *     US SSN, dashed form only, valid area/group/serial                      → `[SSN ***-**-6789]` (serial kept)
@@ -45,16 +46,16 @@ export interface MaskedArguments {
 }
 
 /** Like `redact`, plus masking of card numbers, IBANs, SSNs and e-mail addresses inside every string, at any depth. */
-export function maskArguments(args: unknown): MaskedArguments {
-  const state: MaskState = { segs: [], paths: new Set() };
+export function maskArguments(args: unknown, maskKeys?: ReadonlySet<string>): MaskedArguments {
+  const state: MaskState = { segs: [], paths: new Set(), maskKeys: maskKeys && maskKeys.size > 0 ? maskKeys : undefined };
   const value = walk(args, 0, state);
   return { value, maskedPaths: state.paths.size === 0 ? [] : [...state.paths].sort() };
 }
 
 /** Like `redactedArgumentsJson` (same cap and truncation marker), but built from `maskArguments`. */
-export function maskedArgumentsJson(args: unknown): { json: string | null; maskedPaths: string[] } {
+export function maskedArgumentsJson(args: unknown, maskKeys?: ReadonlySet<string>): { json: string | null; maskedPaths: string[] } {
   if (args === undefined) return { json: null, maskedPaths: [] };
-  const { value, maskedPaths } = maskArguments(args);
+  const { value, maskedPaths } = maskArguments(args, maskKeys);
   return { json: capArgumentsJson(JSON.stringify(value) ?? 'null'), maskedPaths };
 }
 
@@ -65,7 +66,12 @@ interface MaskState {
   /** Path of the value being visited (pushed/popped, joined only when something is masked). */
   readonly segs: (string | number)[];
   readonly paths: Set<string>;
+  /** keys (lower case) whose whole value is masked: a compliance profile's `masking.keys` */
+  readonly maskKeys?: ReadonlySet<string>;
 }
+
+/** What replaces a value under a key a compliance profile masks. */
+export const MASKED = '[MASKED]';
 
 function walk(value: unknown, depth: number, state: MaskState | null): unknown {
   if (typeof value === 'string') return state === null ? cutLongString(value) : maskString(value, state);
@@ -94,6 +100,9 @@ function walk(value: unknown, depth: number, state: MaskState | null): unknown {
     segs.push(k);
     if (isSecretKey(k)) {
       out[k] = REDACTED;
+      state.paths.add(segs.join('.'));
+    } else if (state.maskKeys?.has(k.toLowerCase())) {
+      out[k] = MASKED;
       state.paths.add(segs.join('.'));
     } else {
       out[k] = walk(v, depth + 1, state);

@@ -14,6 +14,8 @@ export interface RevisionContent {
   files: { agents: string | null; policy: string | null; gates: string | null; policy_file: string };
   /** effective flag values, by name */
   flags: Record<string, boolean>;
+  /** the active compliance profiles and the texts of their files (absent: none was active) */
+  profiles?: { name: string; folder: string; texts: { profile: string; policy?: string; gates?: string; tests?: string } }[];
 }
 
 /** `rev_` and the first 128 bits of the SHA-256 of the canonical content. */

@@ -5,18 +5,18 @@ import { parseYamlConfig } from '@/lib/permissions/yaml-config';
 
 const name = z.string().regex(/^[a-z][a-z0-9_-]*$/, 'names are lower-case letters, digits, "_" or "-"');
 
+/** agent name -> its description, owner and tool allowlist */
+export const agentMapSchema = z.record(
+  name,
+  z.strictObject({
+    description: z.string().optional(),
+    owner: z.string().optional(),
+    tools: z.array(name).default([]),
+  }),
+);
+
 export const agentsFileSchema = z.strictObject({
-  agents: z
-    .record(
-      name,
-      z.strictObject({
-        description: z.string().optional(),
-        owner: z.string().optional(),
-        tools: z.array(name).default([]),
-      }),
-    )
-    .nullable()
-    .default({}),
+  agents: agentMapSchema.nullable().default({}),
 });
 
 export type AgentsFile = z.infer<typeof agentsFileSchema>;
@@ -25,12 +25,14 @@ export interface AgentsConfig extends AgentDirectory {
   readonly file: AgentsFile;
 }
 
+/** The engine's view of an agents map. */
+export function agentDirectory(agents: AgentsFile['agents']): AgentDirectory {
+  return { agents: new Map(Object.entries(agents ?? {}).map(([n, a]) => [n, { description: a.description, tools: new Set(a.tools) }] as const)) };
+}
+
 export function parseAgents(text: string, file = 'agents.yaml'): AgentsConfig {
   const data = parseYamlConfig(text, file, agentsFileSchema);
-  const agents = new Map(
-    Object.entries(data.agents ?? {}).map(([n, a]) => [n, { description: a.description, tools: new Set(a.tools) }] as const),
-  );
-  return { file: data, agents };
+  return { file: data, agents: agentDirectory(data.agents).agents };
 }
 
 export const EMPTY_AGENTS: AgentsConfig = parseAgents('agents: {}\n');

@@ -12,6 +12,7 @@ import type { GateSet } from '@/lib/permissions/gates';
 import type { CompiledPolicy } from '@/lib/permissions/policy';
 import type { AgentDirectory } from '@/lib/permissions/sources';
 import { parseYamlConfigLocated } from '@/lib/permissions/yaml-config';
+import { agentDirectory, agentMapSchema } from './agents';
 import { builtInSources, DEFAULT_FLAG_VALUES } from './sources';
 
 const decision = z.preprocess((v) => (typeof v === 'string' ? v.toUpperCase() : v), z.enum(DECISIONS, { error: 'decision must be ALLOW, DENY or ASK' }));
@@ -37,12 +38,19 @@ const caseSchema = z.strictObject({
 
 export const policyTestsFileSchema = z.strictObject({
   version: z.literal(1).default(1),
+  /**
+   * agents of the file's own (optional): its cases run with these instead of config/agents.yaml, so a compliance
+   * profile's tests hold whatever agents an operator runs
+   */
+  agents: agentMapSchema.optional(),
   tests: z.array(caseSchema).nullable().default([]),
 });
 
 export interface PolicyTestCase extends z.output<typeof caseSchema> {
   /** file:line:column of the case */
   position: string;
+  /** the file's own agents, when it declares them */
+  agents?: AgentDirectory;
 }
 
 export interface PolicyTests {
@@ -54,9 +62,10 @@ export const NO_POLICY_TESTS: PolicyTests = { files: [], cases: [] };
 
 export function parsePolicyTests(text: string, file: string): PolicyTests {
   const { data, at } = parseYamlConfigLocated(text, file, policyTestsFileSchema);
+  const agents = data.agents === undefined ? undefined : agentDirectory(data.agents);
   const cases = (data.tests ?? []).map((c, i) => {
     const p = at(['tests', i]);
-    return { ...c, position: `${file}:${p.line}:${p.column}` };
+    return { ...c, position: `${file}:${p.line}:${p.column}`, ...(agents ? { agents } : {}) };
   });
   return { files: [file], cases };
 }
@@ -77,6 +86,8 @@ export interface PolicyConfig {
   agents: AgentDirectory;
   policy: CompiledPolicy;
   gates: GateSet;
+  /** flag values before a case's own (default: every flag at its declared default); the profiles' locks are here */
+  flags?: ReadonlyMap<string, boolean>;
 }
 
 export interface CaseResult {
@@ -88,11 +99,11 @@ export interface CaseResult {
 /** Run every case against this configuration. Pure: an engine of its own, no store, nothing recorded. */
 export function runPolicyTests(config: PolicyConfig, tests: PolicyTests): CaseResult[] {
   return tests.cases.map((c) => {
-    const flags = new Map(DEFAULT_FLAG_VALUES);
+    const flags = new Map(config.flags ?? DEFAULT_FLAG_VALUES);
     for (const [k, v] of Object.entries(c.input.flags)) flags.set(k, v);
     const approval: ApprovalStatus = c.input.approval;
     const engine = new PermissionEngine({
-      sources: () => builtInSources(() => config.agents, () => config.policy),
+      sources: () => builtInSources(() => c.agents ?? config.agents, () => config.policy),
       gates: () => config.gates,
       hooks: { flagValues: () => flags, approvalState: () => (approval === 'none' ? undefined : { status: approval, id: 'apr_policy_test' }) },
     });

@@ -1,6 +1,6 @@
 /**
  * A flag change as the API and the CLI make it: the override is set or removed, and the change, or the refusal (an
- * invariant cannot be turned off), is a security event in the audit trail, attributed to the person who asked.
+ * invariant cannot be turned off, a profile's locked flag cannot be changed), is in the flag history and a security event in the audit trail, attributed to the person who asked.
  */
 import type { SwarmApp } from '@/lib/app';
 import { AppError } from '@/lib/errors';
@@ -23,6 +23,7 @@ export function changeFlag(app: SwarmApp, change: FlagChange, by: Principal, ip?
   } catch (error) {
     if (error instanceof AppError && error.code === 'INVARIANT') {
       app.recorder.record({ ...event, type: 'flag.refused', outcome: 'refused', detail: { requested: change.value, reason: change.reason, refusal: error.message } });
+      app.flags.recordRefusal(change.name, change.value, by.id, change.reason, error.message);
     }
     throw error;
   }

@@ -5,7 +5,12 @@
  */
 import { FLAG_CATALOG, FLAG_ENV_PREFIX, type FlagDefinition, type FlagTier } from './catalog';
 
-export type FlagLayer = 'override' | 'env' | 'alias' | 'default';
+export type FlagLayer = 'override' | 'env' | 'alias' | 'profile' | 'default';
+
+/** Flags a compliance profile holds at a value: flag name -> the value and the profiles that lock it. */
+export type FlagLocks = ReadonlyMap<string, { value: boolean; profiles: readonly string[] }>;
+
+export const NO_LOCKS: FlagLocks = new Map();
 
 export interface FlagOverride {
   value: boolean;
@@ -22,9 +27,11 @@ export interface ResolvedFlag {
   /** the variable that decided, for env and alias */
   variable?: string;
   override?: FlagOverride;
+  /** the profiles that lock this flag at its value (nothing else can change it while they are active) */
+  lockedBy?: readonly string[];
 }
 
-export type FlagProblemKind = 'unknown_flag' | 'not_boolean' | 'invariant_refused';
+export type FlagProblemKind = 'unknown_flag' | 'not_boolean' | 'invariant_refused' | 'locked_refused';
 
 export interface FlagProblem {
   /** what went wrong, so the page and the API can label it without parsing the message */
@@ -61,6 +68,7 @@ export function resolveFlags(
   overrides: ReadonlyMap<string, FlagOverride>,
   env: Readonly<Record<string, string | undefined>>,
   catalog: readonly FlagDefinition[] = FLAG_CATALOG,
+  locks: FlagLocks = NO_LOCKS,
 ): FlagResolution {
   const flags = new Map<string, ResolvedFlag>();
   const values = new Map<string, boolean>();
@@ -96,6 +104,24 @@ export function resolveFlags(
         continue;
       }
       layers.push({ layer, variable, value });
+    }
+    const lock = locks.get(def.name);
+    if (lock) {
+      // A locked flag behaves like an invariant at the profile's value: every layer that says otherwise is refused.
+      for (const candidate of layers) {
+        if (candidate.value === lock.value) continue;
+        const by = candidate.layer === 'override' ? 'a runtime override' : `${candidate.variable}`;
+        problems.push({
+          kind: 'locked_refused',
+          flag: def.name,
+          variable: candidate.variable,
+          message: `${by} tries to turn ${candidate.value ? 'on' : 'off'} "${def.name}", which the compliance profile ${lock.profiles.join(', ')} locks ${lock.value ? 'on' : 'off'}; it is refused.`,
+        });
+      }
+      resolved = { ...resolved, value: lock.value, layer: 'profile', lockedBy: lock.profiles };
+      flags.set(def.name, resolved);
+      values.set(def.name, resolved.value);
+      continue;
     }
     for (const candidate of layers) {
       if (def.tier === 'invariant' && candidate.value !== def.defaultValue) {

@@ -3,12 +3,12 @@
  * Values are cached and re-read at most every `refreshMs`, so a change made by another process (the CLI, a second
  * server) takes effect within a second without a restart.
  */
-import { and, asc, desc, eq, inArray, lt, max, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, max, ne, type SQL } from 'drizzle-orm';
 import type { Db } from '@/db/client';
 import { flagChanges, flagOverrides, type FlagChangeRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from './catalog';
-import { resolveFlags, type FlagOverride, type FlagResolution, type ResolvedFlag } from './resolve';
+import { NO_LOCKS, resolveFlags, type FlagLocks, type FlagOverride, type FlagResolution, type ResolvedFlag } from './resolve';
 
 export class FlagService {
   private cached: FlagResolution | undefined;
@@ -18,6 +18,8 @@ export class FlagService {
     private readonly db: Db,
     private readonly env: Readonly<Record<string, string | undefined>> = process.env,
     private readonly refreshMs = 500,
+    /** flags held by the active compliance profiles */
+    readonly locks: FlagLocks = NO_LOCKS,
   ) {}
 
   private readOverrides(): Map<string, FlagOverride> {
@@ -28,7 +30,7 @@ export class FlagService {
   resolution(): FlagResolution {
     const now = Date.now();
     if (!this.cached || now - this.cachedAt >= this.refreshMs) {
-      this.cached = resolveFlags(this.readOverrides(), this.env);
+      this.cached = resolveFlags(this.readOverrides(), this.env, undefined, this.locks);
       this.cachedAt = now;
     }
     return this.cached;
@@ -56,6 +58,20 @@ export class FlagService {
     if (def.tier === 'invariant' && value !== def.defaultValue) {
       throw new AppError('INVARIANT', `"${name}" is an invariant: it cannot be turned off at runtime, by anyone.`);
     }
+    const lock = this.locks.get(name);
+    if (lock) {
+      throw new AppError(
+        'INVARIANT',
+        `"${name}" is locked ${lock.value ? 'on' : 'off'} by the compliance profile ${lock.profiles.join(', ')}: it cannot be changed while the profile is active.`,
+        { locked_by: lock.profiles },
+      );
+    }
+    // Back to the value it has without an override (environment, alias or default): the override is removed rather
+    // than a second one left behind that would hide a later change of the environment or the default.
+    if (value === this.fallback(name)) {
+      const existing = this.db.select().from(flagOverrides).where(eq(flagOverrides.name, name)).get();
+      return existing ? this.unsetOverride(name, by, reason) : this.get(name);
+    }
     const at = Date.now() / 1000;
     this.db.transaction((tx) => {
       const old = tx.select().from(flagOverrides).where(eq(flagOverrides.name, name)).get();
@@ -70,6 +86,11 @@ export class FlagService {
     return this.get(name);
   }
 
+  /** The value a flag has without a runtime override. */
+  private fallback(name: string): boolean {
+    return resolveFlags(new Map(), this.env, undefined, this.locks).flags.get(name)!.value;
+  }
+
   /** Remove a runtime override; the flag falls back to environment, alias or default. */
   unsetOverride(name: string, by: string, reason: string): ResolvedFlag {
     if (!FLAGS_BY_NAME.has(name)) throw new AppError('NOT_FOUND', `There is no flag named "${name}".`);
@@ -80,7 +101,7 @@ export class FlagService {
       if (!old) throw new AppError('NOT_FOUND', `Flag "${name}" has no runtime override to remove.`);
       tx.delete(flagOverrides).where(eq(flagOverrides.name, name)).run();
       this.invalidate();
-      const fallback = resolveFlags(new Map(), this.env).flags.get(name)!.value;
+      const fallback = this.fallback(name);
       tx.insert(flagChanges).values({ name, oldValue: old.value, newValue: fallback, action: 'unset', changedBy: by, changedAt: at, reason }).run();
     }, { behavior: 'immediate' });
     this.invalidate();
@@ -105,9 +126,19 @@ export class FlagService {
       .all();
   }
 
-  /** The newest change of every flag that was ever changed, by flag name (one query, not one per flag). */
+  /**
+   * Record a change that was refused (an invariant, a flag a profile locks) in the flag history, beside the changes
+   * that took effect, so the history shows every attempt.
+   */
+  recordRefusal(name: string, requested: boolean | null, by: string, reason: string, refusal: string): void {
+    const current = this.resolution().flags.get(name)?.value ?? null;
+    const text = reason.trim() ? `${reason.trim()} (refused: ${refusal})` : `refused: ${refusal}`;
+    this.db.insert(flagChanges).values({ name, oldValue: current, newValue: requested, action: 'refused', changedBy: by, changedAt: Date.now() / 1000, reason: text }).run();
+  }
+
+  /** The newest change that took effect of every flag that was ever changed, by flag name (one query, not one per flag). */
   lastChanges(): Map<string, FlagChangeRow> {
-    const newest = this.db.select({ id: max(flagChanges.id) }).from(flagChanges).groupBy(flagChanges.name);
+    const newest = this.db.select({ id: max(flagChanges.id) }).from(flagChanges).where(ne(flagChanges.action, 'refused')).groupBy(flagChanges.name);
     const rows = this.db.select().from(flagChanges).where(inArray(flagChanges.id, newest)).all();
     return new Map(rows.map((r) => [r.name, r]));
   }

@@ -158,7 +158,7 @@ describe('the transparency report', () => {
 
   it('filters the history by flag and by who, and pages it', () => {
     t = tempApp();
-    for (let i = 0; i < 5; i++) t.app.flags.setOverride('batch_runner', i % 2 === 0, i < 3 ? 'ada' : 'grace', `change ${i}`);
+    for (let i = 0; i < 5; i++) t.app.flags.setOverride('batch_runner', i % 2 === 1, i < 3 ? 'ada' : 'grace', `change ${i}`);
     t.app.flags.setOverride('cron_scheduler', false, 'grace', 'maintenance');
     const h = (raw: Record<string, string>) => transparencyReport(t!.app, q(raw)).history;
     expect(h({ name: 'batch_runner' }).changes.map((c) => c.reason)).toEqual(['change 4', 'change 3', 'change 2', 'change 1', 'change 0']);

@@ -4,6 +4,7 @@
  * policy rules, agents and their allowlists, and the state of both files) and the flag history.
  * `buildTransparency` is pure (tested alone); `transparencyReport` gathers its input from a running application.
  */
+import { NO_PROFILES, type ActiveProfiles } from '@/lib/profiles/load';
 import type { FlagChangeRow } from '@/db/schema';
 import type { SwarmApp } from '@/lib/app';
 import type { AgentsFile } from '@/lib/config/agents';
@@ -138,6 +139,8 @@ export interface TransparencyInput {
   history: { filter: FlagHistoryQuery; rows: readonly FlagChangeRow[]; names: readonly string[]; authors: readonly string[] };
   /** seconds since the epoch */
   now: number;
+  /** the active compliance profiles (default: none) */
+  profiles?: ActiveProfiles;
 }
 
 export function buildTransparency(input: TransparencyInput) {
@@ -179,6 +182,8 @@ export function buildTransparency(input: TransparencyInput) {
           conditions: describeMatch(r.match),
           reason: r.reason ?? null,
           description: r.description ?? null,
+          /** the compliance profile the rule comes from (null: the operator's policy file) */
+          profile: input.profiles?.names.find((n) => r.id.startsWith(`${n}/`)) ?? null,
         })),
       },
       gates: {
@@ -193,7 +198,7 @@ export function buildTransparency(input: TransparencyInput) {
           expires_in_seconds: g.expiresInSeconds,
           risk: g.risk,
           description: g.description ?? null,
-          declared_in: g.origin === 'code' ? 'code' : g.origin.startsWith('code + ') ? 'code, configured in gates.yaml' : 'gates.yaml',
+          declared_in: declaredIn(g.origin),
         })),
       },
       tests: input.tests.map((t) => ({ file: fileToJson(t.status), cases: t.cases })),
@@ -207,6 +212,7 @@ export function buildTransparency(input: TransparencyInput) {
         })),
       },
     },
+    profiles: profilesToJson(input.profiles ?? NO_PROFILES, input.gates.gates),
     history: {
       ...historyToJson(input.history.filter, input.history.rows),
       /**
@@ -215,6 +221,49 @@ export function buildTransparency(input: TransparencyInput) {
        */
       options: { names: changedFlags(input.history.names), by: [...input.history.authors] },
     },
+  };
+}
+
+/** Where a gate was declared, in words (never a server path). */
+function declaredIn(origin: string): string {
+  const two = / \+ two people \(profile ([^)]+)\)$/.exec(origin);
+  const base = two ? origin.slice(0, two.index) : origin;
+  const profile = /^profile ([a-z0-9_]+):/.exec(base);
+  const where = profile ? `profile ${profile[1]}` : base === 'code' ? 'code' : base.startsWith('code + ') ? 'code, configured in gates.yaml' : 'gates.yaml';
+  return two ? `${where}; two people required by profile ${two[1]}` : where;
+}
+
+/** The active compliance profiles as the page and the API show them. */
+export function profilesToJson(active: ActiveProfiles, gates: readonly GateSpec[]) {
+  const gateIds = new Set(gates.map((g) => g.id));
+  return {
+    selected_by: active.selectedBy,
+    active: active.profiles.map((p) => ({
+      name: p.name,
+      title: p.title,
+      description: p.description,
+      frameworks: p.frameworks,
+      folder: p.folder,
+      locks: [...p.locks].map(([flag, value]) => ({ flag, value })),
+      retention: p.retention ? { min_days: p.retention.minDays, basis: p.retention.basis } : null,
+      masking: p.masking ? { keys: p.masking.keys, basis: p.masking.basis } : null,
+      approvals: p.approvals ? { two_person_from_risk: p.approvals.twoPersonFromRisk, basis: p.approvals.basis } : null,
+      rules: p.rules.map((r) => r.id),
+      gates: active.gates.filter((g) => g.origin.startsWith(`profile ${p.name}:`)).map((g) => g.id),
+      controls: p.controls.map((c) => ({
+        framework: c.framework,
+        id: c.id,
+        title: c.title,
+        how: c.how,
+        evidence: c.evidence,
+        served_by: c.servedBy.map((s) => ({
+          kind: s.kind,
+          ref: s.ref,
+          /** a gate named by a control that is not in force (its file changed) is shown as missing */
+          in_force: s.kind !== 'gate' || gateIds.has(s.ref),
+        })),
+      })),
+    })),
   };
 }
 
@@ -227,7 +276,7 @@ export function transparencyReport(app: SwarmApp, filter: FlagHistoryQuery): Tra
     resolution: app.flags.resolution(),
     lastChanges: app.flags.lastChanges(),
     sources: app.engine.listSources(),
-    policy: { status: app.policyFile.status(), rules: app.policyFile.current.rules.map((r) => r.source) },
+    policy: { status: app.policyFile.status(), rules: app.policy.rules.map((r) => r.source) },
     agents: { status: app.agentsFile.status(), file: app.agentsFile.current.file },
     gates: { status: app.gatesFile.status(), gates: app.gates.gates },
     tests: app.testFiles.map((f) => ({ status: f.status(), cases: f.current.cases.length })),
@@ -238,5 +287,6 @@ export function transparencyReport(app: SwarmApp, filter: FlagHistoryQuery): Tra
       authors: app.flags.historyAuthors(),
     },
     now: Date.now() / 1000,
+    profiles: app.profiles,
   });
 }

@@ -18,13 +18,18 @@ export function flagToJson(f: ResolvedFlag) {
     description: def?.description ?? '',
     guards: def?.guards ?? { tools: [], paths: [] },
     override: f.override ? { value: f.override.value, set_by: f.override.setBy, set_at: f.override.setAt, reason: f.override.reason } : null,
+    /** the compliance profiles that hold it at its value (null: not locked) */
+    locked_by: f.lockedBy ? [...f.lockedBy] : null,
+    /** can a runtime change take effect at all (invariants and locked flags: no, so pages show no button) */
+    changeable: f.tier !== 'invariant' && !f.lockedBy,
   };
 }
 
 /**
  * One entry of the flag history. Every runtime change is made in the override layer: `set` puts an override in
  * place, `unset` removes it (the flag then falls back to environment, alias or default, and `new_value` is what it
- * fell back to at that moment).
+ * fell back to at that moment); `refused` is an attempt that did not take effect (`new_value` is what was asked, null
+ * for a reset), with the refusal in `reason`.
  */
 export function changeToJson(c: FlagChangeRow) {
   return {

@@ -106,16 +106,22 @@ function specOfEntry(g: GateEntry, origin: string): GateSpec {
   };
 }
 
+/** The gates a file declares, each with its origin `file:line:column` (not merged with anything). */
+export function parseGateSpecs(text: string, file = 'gates.yaml'): GateSpec[] {
+  const { data, at } = parseYamlConfigLocated(text, file, gatesFileSchema);
+  return (data.gates ?? []).map((g, i) => {
+    const pos = at(['gates', i]);
+    return specOfEntry(g, `${file}:${pos.line}:${pos.column}`);
+  });
+}
+
 /**
  * Parse config/gates.yaml and merge it with the gates declared in code. Throws ConfigFileError (file:line:column)
  * for a malformed file, a bad condition, or a tool gated twice.
  */
-export function parseGates(text: string, file = 'gates.yaml', codeGates: readonly GateSpec[] = []): GateSet {
-  const { data, at } = parseYamlConfigLocated(text, file, gatesFileSchema);
-  const specs = (data.gates ?? []).map((g, i) => {
-    const pos = at(['gates', i]);
-    return specOfEntry(g, `${file}:${pos.line}:${pos.column}`);
-  });
+export function parseGates(text: string, file = 'gates.yaml', codeGates: readonly GateSpec[] = [], check?: (specs: readonly GateSpec[]) => void): GateSet {
+  const specs = parseGateSpecs(text, file);
+  check?.(specs);
   try {
     return mergeGates(codeGates, specs);
   } catch (error) {

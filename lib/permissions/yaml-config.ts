@@ -78,7 +78,10 @@ export function parseYamlConfigLocated<S extends z.ZodType>(
     throw new ConfigFileError(
       file,
       parsed.error.issues.map((issue) => ({
-        ...positionOf(doc, lines, issue.path, issue.code === 'invalid_key'),
+        // An unknown key is reported where that key is written, not where its map starts.
+        ...(issue.code === 'unrecognized_keys' && issue.keys.length > 0
+          ? positionOf(doc, lines, [...issue.path, issue.keys[0]!], true)
+          : positionOf(doc, lines, issue.path, issue.code === 'invalid_key')),
         path: issue.path.join('.'),
         message: issue.message,
       })),

@@ -2,7 +2,7 @@
  * Test fixture: a real application on a real SQLite file in a fresh temp directory, with its own config files.
  * No mocks: the stores, triggers and migrations are the production ones.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type SwarmApp } from '@/lib/app';
@@ -30,7 +30,9 @@ agents:
     tools: [evaluate_model, fairness_audit, grade_with_llm]
 `;
 
-export function tempApp(options: { agents?: string; policy?: string; gates?: string; tests?: string; env?: Record<string, string | undefined> } = {}): TempApp {
+export function tempApp(
+  options: { agents?: string; policy?: string; gates?: string; tests?: string; env?: Record<string, string | undefined>; profile?: string } = {},
+): TempApp {
   const dir = mkdtempSync(join(tmpdir(), 'swarm-test-'));
   const agentsPath = join(dir, 'agents.yaml');
   const policyPath = join(dir, 'permission_policies.yaml');
@@ -40,7 +42,9 @@ export function tempApp(options: { agents?: string; policy?: string; gates?: str
   if (options.gates !== undefined) writeFileSync(gatesPath, options.gates);
   if (options.tests !== undefined) writeFileSync(join(dir, 'policy_tests.yaml'), options.tests);
   const dbPath = join(dir, 'test.db');
-  const app = createApp({ dbPath, configDir: dir, env: options.env ?? {} });
+  // The shipped compliance profiles, for tests that activate one (`profile: 'bfsi'`).
+  cpSync('config/profiles', join(dir, 'profiles'), { recursive: true });
+  const app = createApp({ dbPath, configDir: dir, env: options.env ?? {}, profile: options.profile });
   return {
     app,
     dir,

@@ -26,7 +26,8 @@ export function useTempServerEnv(
   Object.assign(process.env, {
     SWARM_DB: join(dir, `${name}.db`),
     SWARM_CONFIG_DIR: join(dir, 'config'),
-    SWARM_POLICY_FILE: options.policy === 'empty' ? join(dir, 'config', 'permission_policies.yaml') : join(dir, 'config', 'profiles', 'bfsi.yaml'),
+    SWARM_POLICY_FILE: join(dir, 'config', 'permission_policies.yaml'),
+    SWARM_PROFILE: options.policy === 'empty' ? '' : 'bfsi',
     SWARM_ADMIN_TOKEN: adminToken,
     SWARM_ADMIN_PASSWORD: 'admin-password-1',
     ...options.env,

@@ -14,7 +14,7 @@ export function decidedBy(f: TransparencyFlag): string {
 }
 
 /** The layer that decided, as the table says it: "On, from override". */
-const LAYER_LABEL = { override: 'override', env: 'environment', alias: 'alias', default: 'default' } as const;
+const LAYER_LABEL = { override: 'override', env: 'environment', alias: 'alias', profile: 'profile lock', default: 'default' } as const;
 
 function DecidedBy({ flag: f }: { flag: TransparencyFlag }) {
   return (

@@ -14,7 +14,7 @@ import styles from './transparency.module.css';
 export const metadata: Metadata = { title: 'Transparency' };
 export const dynamic = 'force-dynamic';
 
-const PROBLEM_LABEL = { unknown_flag: 'Unknown flag', not_boolean: 'Not a boolean', invariant_refused: 'Refused: invariant' } as const;
+const PROBLEM_LABEL = { unknown_flag: 'Unknown flag', not_boolean: 'Not a boolean', invariant_refused: 'Refused: invariant', locked_refused: 'Refused: locked by a profile' } as const;
 
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 

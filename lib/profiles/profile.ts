@@ -1,0 +1,205 @@
+/**
+ * Compliance profiles. A profile is a folder `config/profiles/<name>/`:
+ *
+ *   profile.yaml   what it is, the flags it locks, retention, masking, approval requirements, its control mapping
+ *   policy.yaml    its policy rules (optional), attributed `policy:<name>/<rule id>`
+ *   gates.yaml     its human-approval gates (optional), merged with the code's and config/gates.yaml
+ *   tests.yaml     its policy tests (optional), run like config/policy_tests.yaml
+ *
+ * Pure: text in, a LoadedProfile out (or ConfigFileError with file:line:column). Selection and loading from disk are
+ * in load.ts.
+ */
+import { z } from 'zod';
+import { FLAGS_BY_NAME } from '@/lib/flags/catalog';
+import { GATE_RISKS, type GateRisk } from '@/lib/permissions/gates';
+import { compilePolicy, policyFileSchema, type PolicyRuleInput } from '@/lib/permissions/policy';
+import { ConfigFileError, parseYamlConfigLocated, type ConfigIssue } from '@/lib/permissions/yaml-config';
+
+export const PROFILE_NAME = /^[a-z][a-z0-9_]*$/;
+
+/**
+ * What the audit report shows as the evidence of a control (see lib/reports): each kind is one query over the audit
+ * trail of the report's period.
+ */
+export const EVIDENCE_KINDS = [
+  'denials',
+  'decisions_logged',
+  'approvals',
+  'two_person_approvals',
+  'sign_ins',
+  'security_events',
+  'flag_changes',
+  'policy_revisions',
+  'audit_reads',
+  'chain_verification',
+  'signed_checkpoints',
+  'retention',
+  'masking',
+] as const;
+export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
+
+export const SERVED_BY_KINDS = ['rule', 'gate', 'flag', 'invariant', 'setting'] as const;
+export type ServedByKind = (typeof SERVED_BY_KINDS)[number];
+/** The settings of a profile that a control may name. */
+export const PROFILE_SETTINGS = ['retention', 'masking', 'approvals', 'locks'] as const;
+
+const servedBy = z
+  .string()
+  .regex(/^(rule|gate|flag|invariant|setting):[A-Za-z0-9_./-]+$/, 'write kind:name, kind one of rule, gate, flag, invariant, setting')
+  .transform((s) => {
+    const i = s.indexOf(':');
+    return { kind: s.slice(0, i) as ServedByKind, ref: s.slice(i + 1) };
+  });
+
+const controlSchema = z.strictObject({
+  /** the control's identifier in its framework, e.g. "10.2.1" or "Art. 12(1)" */
+  id: z.string().trim().min(1),
+  framework: z.string().trim().min(1),
+  title: z.string().trim().min(1),
+  served_by: z.array(servedBy).min(1, 'a control is served by at least one rule, gate, flag, invariant or setting'),
+  evidence: z.array(z.enum(EVIDENCE_KINDS, { error: `evidence is one of ${EVIDENCE_KINDS.join(', ')}` })).min(1),
+  /** how the product serves the control, in a sentence an auditor can check */
+  how: z.string().trim().min(1),
+});
+
+export const profileFileSchema = z.strictObject({
+  version: z.literal(1).default(1),
+  title: z.string().trim().min(1),
+  description: z.string().trim().min(1),
+  /** the frameworks it maps, as cited: "PCI DSS v4.0 requirement 10" */
+  frameworks: z.array(z.string().trim().min(1)).min(1),
+  /** flags held at a value while the profile is active: every layer that tries to change them is refused and recorded */
+  locks: z.record(z.string(), z.boolean()).default({}),
+  retention: z
+    .strictObject({
+      /** audit rows younger than this are never archived out of the live trail */
+      min_days: z.number().int().min(1).max(36_500),
+      basis: z.string().trim().min(1),
+    })
+    .optional(),
+  masking: z
+    .strictObject({
+      /** argument keys (any depth, case-insensitive) whose values are masked in the trail, beyond the built-in detectors */
+      keys: z.array(z.string().regex(/^[A-Za-z0-9_-]+$/, 'a key name: letters, digits, "_" or "-"')).min(1),
+      basis: z.string().trim().min(1),
+    })
+    .optional(),
+  approvals: z
+    .strictObject({
+      /** every gate of this risk or higher needs at least this many distinct approvers while the profile is active */
+      two_person_from_risk: z.enum(GATE_RISKS, { error: 'two_person_from_risk is low, medium or high' }),
+      basis: z.string().trim().min(1),
+    })
+    .optional(),
+  controls: z.array(controlSchema).default([]),
+});
+
+export type ProfileFile = z.output<typeof profileFileSchema>;
+
+export interface ControlMapping {
+  id: string;
+  framework: string;
+  title: string;
+  servedBy: readonly { kind: ServedByKind; ref: string }[];
+  evidence: readonly EvidenceKind[];
+  how: string;
+  /** profile.yaml:line:column */
+  position: string;
+}
+
+export interface LoadedProfile {
+  name: string;
+  title: string;
+  description: string;
+  frameworks: readonly string[];
+  /** the folder as shown to people: relative to the working directory, never an absolute server path */
+  folder: string;
+  locks: ReadonlyMap<string, boolean>;
+  retention?: { minDays: number; basis: string };
+  masking?: { keys: readonly string[]; basis: string };
+  approvals?: { twoPersonFromRisk: GateRisk; basis: string };
+  /** its policy rules, ids already prefixed `<name>/` (attributed `policy:<name>/<id>`) */
+  rules: readonly PolicyRuleInput[];
+  /** file:line:column of each rule */
+  rulePositions: readonly string[];
+  controls: readonly ControlMapping[];
+  /** the files it was read from, for the revision and the report (display paths) */
+  files: Readonly<Record<string, string>>;
+}
+
+export interface ProfileTexts {
+  profile: string;
+  policy?: string;
+  gates?: string;
+  tests?: string;
+}
+
+/**
+ * Parse a profile's profile.yaml and policy.yaml (its gates and tests are parsed where gates and tests are, with the
+ * rest of the configuration). Throws ConfigFileError naming the file, line and column.
+ */
+export function parseProfile(name: string, folder: string, texts: ProfileTexts): LoadedProfile {
+  const profileFile = `${folder}/profile.yaml`;
+  const { data, at } = parseYamlConfigLocated(texts.profile, profileFile, profileFileSchema);
+  const issues: ConfigIssue[] = [];
+  const issue = (path: (string | number)[], message: string) => issues.push({ ...at(path), path: path.join('.'), message });
+
+  for (const [flag, value] of Object.entries(data.locks)) {
+    const def = FLAGS_BY_NAME.get(flag);
+    if (!def) issue(['locks', flag], `"${flag}" names no flag in the catalog`);
+    else if (def.tier === 'invariant' && value !== def.defaultValue) issue(['locks', flag], `"${flag}" is an invariant: it is always ${def.defaultValue ? 'on' : 'off'}`);
+  }
+
+  const policyFile = `${folder}/policy.yaml`;
+  let rules: PolicyRuleInput[] = [];
+  let rulePositions: string[] = [];
+  if (texts.policy !== undefined) {
+    const policy = parseYamlConfigLocated(texts.policy, policyFile, policyFileSchema);
+    rules = (policy.data.rules ?? []).map((r) => ({ ...r, id: `${name}/${r.id}` }));
+    rulePositions = rules.map((_, i) => {
+      const p = policy.at(['rules', i]);
+      return `${policyFile}:${p.line}:${p.column}`;
+    });
+    // Conditions are compiled (and type-checked) here, so a bad `when` stops the profile at load with its position.
+    compilePolicy(rules, rulePositions);
+  }
+
+  const ruleIds = new Set(rules.map((r) => r.id.slice(name.length + 1)));
+  data.controls.forEach((c, i) =>
+    c.served_by.forEach((s, j) => {
+      const where = ['controls', i, 'served_by', j];
+      if (s.kind === 'rule' && !ruleIds.has(s.ref)) issue(where, `rule "${s.ref}" is not a rule of ${policyFile}`);
+      if ((s.kind === 'flag' || s.kind === 'invariant') && !FLAGS_BY_NAME.has(s.ref)) issue(where, `"${s.ref}" names no flag in the catalog`);
+      if (s.kind === 'invariant' && FLAGS_BY_NAME.get(s.ref)?.tier !== 'invariant' && FLAGS_BY_NAME.has(s.ref)) issue(where, `"${s.ref}" is not an invariant`);
+      if (s.kind === 'setting' && !(PROFILE_SETTINGS as readonly string[]).includes(s.ref)) issue(where, `setting is one of ${PROFILE_SETTINGS.join(', ')}`);
+      if (s.kind === 'setting' && s.ref !== 'locks' && data[s.ref as 'retention' | 'masking' | 'approvals'] === undefined) {
+        issue(where, `the profile has no "${s.ref}" setting`);
+      }
+    }),
+  );
+  if (issues.length > 0) throw new ConfigFileError(profileFile, issues);
+
+  return {
+    name,
+    title: data.title,
+    description: data.description,
+    frameworks: data.frameworks,
+    folder,
+    locks: new Map(Object.entries(data.locks)),
+    retention: data.retention && { minDays: data.retention.min_days, basis: data.retention.basis },
+    masking: data.masking && { keys: data.masking.keys, basis: data.masking.basis },
+    approvals: data.approvals && { twoPersonFromRisk: data.approvals.two_person_from_risk, basis: data.approvals.basis },
+    rules,
+    rulePositions,
+    controls: data.controls.map((c, i) => {
+      const p = at(['controls', i]);
+      return { id: c.id, framework: c.framework, title: c.title, servedBy: c.served_by, evidence: c.evidence, how: c.how, position: `${profileFile}:${p.line}:${p.column}` };
+    }),
+    files: {
+      profile: texts.profile,
+      ...(texts.policy === undefined ? {} : { policy: texts.policy }),
+      ...(texts.gates === undefined ? {} : { gates: texts.gates }),
+      ...(texts.tests === undefined ? {} : { tests: texts.tests }),
+    },
+  };
+}
