@@ -22,20 +22,12 @@ import { PLATFORM_TOOLS } from './agents/platform-tools';
 import { PermissionEngine, type RuleSource } from './permissions';
 import { builtInSources } from './config/sources';
 import { assertPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, type PolicyConfig, type PolicyTests } from './config/policy-tests';
-import { mergeGates, parseGates, type GateSet, type GateSpec } from './permissions/gates';
+import type { GateSet, GateSpec } from './permissions/gates';
 import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from './permissions/policy';
 import { maskedArgumentsJson } from './audit/redact';
 import { AppError } from './errors';
 import { DEFAULT_FLAG_VALUES } from './config/sources';
-import {
-  assertNoProfileGateOverride,
-  combineProfiles,
-  readProfiles,
-  selectedProfileNames,
-  withProfileGates,
-  withProfileRules,
-  type ActiveProfiles,
-} from './profiles/load';
+import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from './profiles/load';
 
 export interface AppOptions {
   dbPath: string;
@@ -103,10 +95,7 @@ export class SwarmApp {
   constructor(readonly options: AppOptions) {
     this.env = options.env ?? process.env;
     const configDir = resolvePath(/*turbopackIgnore: true*/ options.configDir ?? this.env.SWARM_CONFIG_DIR ?? 'config');
-    const selection =
-      options.profile !== undefined ? { names: options.profile.split(',').map((n) => n.trim()).filter(Boolean), selectedBy: 'SWARM_PROFILE' as const } : selectedProfileNames(this.env, configDir);
-    this.profiles = combineProfiles(readProfiles(selection.names, join(configDir, 'profiles')), selection.names.length > 0 ? selection.selectedBy : 'none');
-    const declaredGates = [...this.codeGates, ...this.profiles.gates];
+    this.profiles = activeProfiles(this.env, configDir, options.profile);
     this.agentsFile = new WatchedFile(join(configDir, 'agents.yaml'), parseAgents, EMPTY_AGENTS);
     this.policyFile = new WatchedFile(
       resolvePath(/*turbopackIgnore: true*/ options.policyFile ?? this.env.SWARM_POLICY_FILE ?? join(configDir, 'permission_policies.yaml')),
@@ -115,11 +104,12 @@ export class SwarmApp {
     );
     this.gatesFile = new WatchedFile(
       join(configDir, 'gates.yaml'),
-      (text, file) => withProfileGates(parseGates(text, file, declaredGates, (specs) => assertNoProfileGateOverride(specs, this.profiles, file)), this.profiles),
-      withProfileGates(mergeGates(declaredGates, []), this.profiles),
+      (text, file) => gatesWithProfiles(this.codeGates, this.profiles, { text, file }),
+      gatesWithProfiles(this.codeGates, this.profiles),
     );
-    const profileTests = this.profiles.sources.filter((p) => p.texts.tests !== undefined).map((p) => join(configDir, 'profiles', p.name, 'tests.yaml'));
-    this.testFiles = [...policyTestFiles(configDir, this.policyFile.path), ...profileTests].map((f) => new WatchedFile(f, parsePolicyTests, NO_POLICY_TESTS));
+    this.testFiles = [...policyTestFiles(configDir, this.policyFile.path), ...profileTestFiles(configDir, this.profiles)].map(
+      (f) => new WatchedFile(f, parsePolicyTests, NO_POLICY_TESTS),
+    );
     if (options.enforcePolicyTests) assertPolicyTests(this.policyConfig(), this.policyTests());
     this.guardReloads();
     if (options.watchConfig) {
@@ -268,8 +258,7 @@ export class SwarmApp {
 
   /** The configuration in force, as the policy tests see it. */
   policyConfig(over: Partial<PolicyConfig> = {}): PolicyConfig {
-    const flags = new Map(DEFAULT_FLAG_VALUES);
-    for (const [name, lock] of this.profiles.locks) flags.set(name, lock.value);
+    const flags = lockedFlagDefaults(DEFAULT_FLAG_VALUES, this.profiles);
     return { agents: this.agentsFile.current, gates: this.gatesFile.current, flags, ...over, policy: this.combinedPolicy(over.policy ?? this.policyFile.current) };
   }
 

@@ -1,7 +1,8 @@
 /**
  * swarm policy validate|test: check a policy without opening the database.
  *   validate [FILE]  parse and compile; warn about rules that can never decide (exit 1 on an invalid file)
- *   test [FILE]      run the policy tests against the configuration (exit 0 all pass, 3 does not compile, 4 a test failed)
+ *   test [FILE]      run the policy tests against the configuration, the active compliance profiles (SWARM_PROFILE)
+ *                    included (exit 0 all pass, 3 does not compile, 4 a test failed)
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +10,8 @@ import { parseAgents } from '@/lib/config/agents';
 import { codeGateSpecs } from '@/lib/approvals/gates';
 import { PLATFORM_TOOLS } from '@/lib/agents/platform-tools';
 import { describeFailure, loadPolicyTests, policyTestFiles, runPolicyTests, type PolicyConfig } from '@/lib/config/policy-tests';
-import { mergeGates, parseGates } from '@/lib/permissions/gates';
+import { DEFAULT_FLAG_VALUES } from '@/lib/config/sources';
+import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
 import { parsePolicy } from '@/lib/permissions/policy';
 import { lintPolicy } from '@/lib/permissions/policy-lint';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
@@ -70,24 +72,37 @@ function validate(ctx: CliContext, args: string[]): number {
   }
 }
 
-/** The configuration the server would run: agents, the policy file, and the gates (code merged with gates.yaml). */
-function loadConfig(env: Env): PolicyConfig {
+/**
+ * The configuration the server would run: agents, the policy file with the active compliance profiles' rules, and the
+ * gates (code and profiles merged with gates.yaml, the profiles' requirements applied), flags at their defaults with
+ * the profiles' locks.
+ */
+function loadConfig(env: Env, profiles: ActiveProfiles): PolicyConfig {
   const dir = configDir(env);
-  const codeGates = codeGateSpecs(PLATFORM_TOOLS);
   const agentsPath = join(dir, 'agents.yaml');
   const gatesPath = join(dir, 'gates.yaml');
   const policyPath = defaultPolicyFile(env);
   return {
     agents: parseAgents(readText(agentsPath, 'agents file'), agentsPath),
-    policy: parsePolicy(readText(policyPath, 'policy file'), policyPath),
-    gates: existsSync(gatesPath) ? parseGates(readText(gatesPath, 'gates file'), gatesPath, codeGates) : mergeGates(codeGates, []),
+    policy: withProfileRules(parsePolicy(readText(policyPath, 'policy file'), policyPath), profiles),
+    gates: gatesWithProfiles(codeGateSpecs(PLATFORM_TOOLS), profiles, existsSync(gatesPath) ? { text: readText(gatesPath, 'gates file'), file: gatesPath } : undefined),
+    flags: lockedFlagDefaults(DEFAULT_FLAG_VALUES, profiles),
   };
 }
 
 function test(ctx: CliContext, args: string[]): number {
   const { positionals } = parseCommand(args, {});
   const [given] = expectPositionals(positionals, [], ['FILE']);
-  const files = given ? [given] : policyTestFiles(configDir(ctx.env), defaultPolicyFile(ctx.env));
+  let profiles: ActiveProfiles;
+  try {
+    profiles = activeProfiles(ctx.env, configDir(ctx.env));
+  } catch (error) {
+    if (!(error instanceof ConfigFileError)) throw error;
+    printIssues(ctx, error);
+    ctx.io.err('A compliance profile does not compile; no test was run.\n');
+    return EXIT_DOES_NOT_COMPILE;
+  }
+  const files = given ? [given] : [...policyTestFiles(configDir(ctx.env), defaultPolicyFile(ctx.env)), ...profileTestFiles(configDir(ctx.env), profiles)];
   if (files.length === 0) {
     throw new CliError(`no policy tests: write ${join(configDir(ctx.env), 'policy_tests.yaml')} (see the README, "Testing policy").`);
   }
@@ -95,7 +110,7 @@ function test(ctx: CliContext, args: string[]): number {
   let config: PolicyConfig;
   let tests;
   try {
-    config = loadConfig(ctx.env);
+    config = loadConfig(ctx.env, profiles);
     tests = loadPolicyTests(files);
   } catch (error) {
     if (!(error instanceof ConfigFileError)) throw error;

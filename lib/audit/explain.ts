@@ -13,7 +13,7 @@ import { isRole, PermissionEngine, type ApprovalState, type CheckInput, type Che
 import { mergeGates, parseGates } from '@/lib/permissions/gates';
 import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
 import { EMPTY_AGENTS } from '@/lib/config/agents';
-import { combineProfiles, NO_PROFILES, withProfileGates, withProfileRules } from '@/lib/profiles/load';
+import { combineProfiles, gatesWithProfiles, NO_PROFILES, withProfileRules } from '@/lib/profiles/load';
 import type { RevisionContent } from './revisions';
 
 export interface Replay {
@@ -46,11 +46,7 @@ function engineFor(app: SwarmApp, content: RevisionContent, approval: ApprovalSt
   const profiles = content.profiles ? combineProfiles(content.profiles, 'SWARM_PROFILE') : NO_PROFILES;
   const operator = content.files.policy === null ? EMPTY_POLICY : parsePolicy(content.files.policy, `${content.files.policy_file} (kept revision)`);
   const policy = withProfileRules(operator, profiles);
-  const declared = [...app.codeGates, ...profiles.gates];
-  const gates = withProfileGates(
-    content.files.gates === null ? mergeGates(declared, []) : parseGates(content.files.gates, 'gates.yaml (kept revision)', declared),
-    profiles,
-  );
+  const gates = gatesWithProfiles(app.codeGates, profiles, content.files.gates === null ? undefined : { text: content.files.gates, file: 'gates.yaml (kept revision)' });
   const flags = new Map(Object.entries(content.flags));
   return new PermissionEngine({
     sources: () => builtInSources(() => agents, () => policy),

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { z } from 'zod';
 import { AppError } from '@/lib/errors';
-import { GATE_RISKS, type GateRisk, type GateSet, type GateSpec, mergeGates, parseGateSpecs } from '@/lib/permissions/gates';
+import { GATE_RISKS, type GateRisk, type GateSet, type GateSpec, mergeGates, parseGates, parseGateSpecs } from '@/lib/permissions/gates';
 import { compilePolicy, type CompiledPolicy, type PolicyRuleInput } from '@/lib/permissions/policy';
 import { ConfigFileError, parseYamlConfigLocated } from '@/lib/permissions/yaml-config';
 import { parseProfile, PROFILE_NAME, type LoadedProfile, type ProfileTexts } from './profile';
@@ -146,6 +146,33 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
     rulePositions: profiles.flatMap((p) => p.rulePositions),
     sources,
   };
+}
+
+/** Where the active profiles' policy tests are (`<config dir>/profiles/<name>/tests.yaml`). */
+export function profileTestFiles(configDir: string, active: ActiveProfiles): string[] {
+  return active.sources.filter((p) => p.texts.tests !== undefined).map((p) => join(/*turbopackIgnore: true*/ configDir, 'profiles', p.name, 'tests.yaml'));
+}
+
+/** The active profiles of a configuration folder, as the environment selects them (the server, the CLI). */
+export function activeProfiles(env: Readonly<Record<string, string | undefined>>, configDir: string, profile?: string): ActiveProfiles {
+  const selection = profile !== undefined ? { names: splitNames(profile), selectedBy: 'SWARM_PROFILE' as const } : selectedProfileNames(env, configDir);
+  return combineProfiles(readProfiles(selection.names, join(/*turbopackIgnore: true*/ configDir, 'profiles')), selection.names.length > 0 ? selection.selectedBy : 'none');
+}
+
+/** Every flag at its default, with the active profiles' locks applied: what policy tests run against. */
+export function lockedFlagDefaults(defaults: ReadonlyMap<string, boolean>, active: ActiveProfiles): Map<string, boolean> {
+  const flags = new Map(defaults);
+  for (const [name, lock] of active.locks) flags.set(name, lock.value);
+  return flags;
+}
+
+/** The gates in force for a configuration: code and profile declarations merged with the gates file, requirements applied. */
+export function gatesWithProfiles(codeGates: readonly GateSpec[], active: ActiveProfiles, gatesFile?: { text: string; file: string }): GateSet {
+  const declared = [...codeGates, ...active.gates];
+  const merged = gatesFile
+    ? parseGates(gatesFile.text, gatesFile.file, declared, (specs) => assertNoProfileGateOverride(specs, active, gatesFile.file))
+    : mergeGates(declared, []);
+  return withProfileGates(merged, active);
 }
 
 /** The operator's policy with the profiles' rules beside it (the same engine source, `policy:<profile>/<id>`). */
