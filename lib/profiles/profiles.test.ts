@@ -144,11 +144,19 @@ describe('an active profile', () => {
     expect(row.maskedPaths).toBe('["mrn"]');
   });
 
-  it('asks two people for a high-risk gate (bfsi) and leaves the others at one', () => {
-    const a = app('bfsi');
+  it('asks two people for every gate at or above its two-person risk, and leaves the others at one', () => {
+    app(undefined).close();
+    const folder = join(dir!, 'config', 'profiles', 'four_eyes');
+    cpSync(join(dir!, 'config', 'profiles', 'bfsi'), folder, { recursive: true });
+    writeFileSync(
+      join(folder, 'profile.yaml'),
+      'title: Four eyes\ndescription: Two people for high-risk gates.\nframeworks: [internal policy]\napprovals:\n  two_person_from_risk: high\n  basis: segregation of duties\n',
+    );
+    writeFileSync(join(folder, 'tests.yaml'), 'tests: []\n');
+    const a = app('four_eyes');
     const deploy = a.gates.gates.find((g) => g.id === 'deploy')!;
     expect(deploy.approvers.count).toBe(2);
-    expect(deploy.origin).toMatch(/\+ two people \(profile bfsi\)$/);
+    expect(deploy.origin).toMatch(/\+ two people \(profile four_eyes\)$/);
     expect(a.gates.gates.find((g) => g.id === 'external-mail')!.approvers.count).toBe(1);
   });
 
