@@ -93,6 +93,12 @@ void waitForServer().then((up) => {
     return;
   }
   console.log(`\nSwarm Permissions is running on ${url}  (database: ${env.SWARM_DB})`);
+  const profiles = app.profiles.profiles;
+  console.log(
+    profiles.length > 0
+      ? `  Compliance profile${profiles.length > 1 ? 's' : ''}: ${profiles.map((p) => `${p.name} (${p.title})`).join(', ')}; see /transparency`
+      : '  No compliance profile is active (SWARM_PROFILE=bfsi, healthcare or eu_ai_act_high_risk selects one).',
+  );
   for (const l of lines) console.log(l);
   if (!demo) return;
   console.log('  The demo team is calling tools every few seconds. Open /denials and /approvals. Ctrl-C stops.\n');
