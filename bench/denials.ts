@@ -19,6 +19,7 @@ import type Database from 'better-sqlite3';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type SyncMode } from '@/db/client';
 import { startCheckpointer } from '@/db/checkpointer';
 import { AuditRecorder, denialOfDecision, type DenialInput } from '@/lib/audit/recorder';
+import type { DecisionEvent } from '@/lib/permissions';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { parsePolicy } from '@/lib/permissions/policy';
 import { buildEngine, buildWorld, generatePolicy, generateWorkload } from './engine';
@@ -65,6 +66,16 @@ export interface DenialsBenchResult {
   avgRowBytes: number;
   rows: DenialsRow[];
   chainCost: ChainCost;
+  decisionLog: DecisionLogRate;
+}
+
+/** decision_log_all: allowed decisions recorded (security_events) beside denials (permission_denials), interleaved. */
+export interface DecisionLogRate {
+  deniedPerSec: number;
+  allowedPerSec: number;
+  /** allowed / denied */
+  ratio: number;
+  slices: number;
 }
 
 export interface DenialsBenchOptions {
@@ -73,6 +84,66 @@ export interface DenialsBenchOptions {
   /** where the temporary directory is created (default os.tmpdir(), or BENCH_TMPDIR) */
   baseDir?: string;
   log?: (line: string) => void;
+}
+
+/** Real decisions of the engine benchmark's workload, DENY and ALLOW, as the engine hands them to the recorder. */
+function decisionEvents(count: number): { denied: DecisionEvent[]; allowed: DecisionEvent[] } {
+  const world = buildWorld();
+  const gen = generatePolicy(world, 1_000);
+  const { engine } = buildEngine(world, parsePolicy(gen.text));
+  const denied: DecisionEvent[] = [];
+  const allowed: DecisionEvent[] = [];
+  for (const ctx of generateWorkload(world, gen.hints, 40_000)) {
+    const result = engine.check(ctx);
+    const list = result.decision === 'DENY' ? denied : result.decision === 'ALLOW' ? allowed : undefined;
+    if (list && list.length < count) list.push({ kind: 'tool', context: { ...ctx, flags: world.flagValues }, result });
+    if (denied.length === count && allowed.length === count) break;
+  }
+  return { denied, allowed };
+}
+
+/**
+ * decision_log_all at the throughput of denials: the recorder's record() of allowed decisions (a security event with
+ * the masked arguments and the trace, chained) against its record() of denied ones, each on its own file in the
+ * server's mode, taking turns in 200 ms slices (ABBA).
+ */
+async function decisionLogRate(dir: string, seconds: number): Promise<DecisionLogRate> {
+  const { denied, allowed } = decisionEvents(1_024);
+  const sliceMs = 200;
+  const writers = (['denied', 'allowed'] as const).map((kind) => {
+    const path = join(dir, `decision-log-${kind}.db`);
+    const db = openDatabase({ path, sync: 'normal', walAutocheckpointPages: SERVER_WAL_AUTOCHECKPOINT_PAGES });
+    const recorder = new AuditRecorder(db.$client, { revision: () => 'rev_0123456789abcdef0123456789abcdef', logAllDecisions: () => true });
+    const events = kind === 'denied' ? denied : allowed;
+    let i = 0;
+    const write = () => {
+      const e = events[i++ % events.length]!;
+      recorder.record({ ...e, result: { ...e.result, decisionId: newDecisionId() } });
+    };
+    return { db, checkpointer: startCheckpointer(path), write, writes: 0, ns: 0n };
+  });
+  for (const w of writers) for (let i = 0; i < 500; i++) w.write();
+  const slices = Math.max(8, Math.round((2 * seconds * 1000) / sliceMs / 4) * 4);
+  for (let s = 0; s < slices; s++) {
+    const w = writers[s % 4 === 0 || s % 4 === 3 ? 0 : 1]!;
+    const start = nowNs();
+    const end = start + BigInt(sliceMs * 1e6);
+    let t = start;
+    let count = 0;
+    while (t < end) {
+      w.write();
+      count++;
+      t = nowNs();
+    }
+    w.writes += count;
+    w.ns += t - start;
+  }
+  for (const w of writers) {
+    await w.checkpointer.stop();
+    w.db.$client.close();
+  }
+  const [deniedPerSec, allowedPerSec] = writers.map((w) => w.writes / (Number(w.ns) / 1e9)) as [number, number];
+  return { deniedPerSec, allowedPerSec, ratio: allowedPerSec / deniedPerSec, slices };
 }
 
 /** Real denials: the DENY decisions of the engine benchmark's workload, turned into rows like the app does. */
@@ -291,6 +362,7 @@ export async function runDenialsBench(options: DenialsBenchOptions = {}): Promis
   const dir = mkdtempSync(join(options.baseDir ?? process.env.BENCH_TMPDIR ?? tmpdir(), 'swarm-bench-denials-'));
   const rows: DenialsRow[] = [];
   let chain: ChainCost;
+  let decisionLog: DecisionLogRate;
   try {
     const plan = [
       ['normal', false, 'background'],
@@ -305,11 +377,13 @@ export async function runDenialsBench(options: DenialsBenchOptions = {}): Promis
       rows.push(row);
     }
     chain = await chainCost(dir, inputs, 2 * seconds);
+    decisionLog = await decisionLogRate(dir, seconds);
+    log(`denials: decision_log_all: ${fmtInt(decisionLog.allowedPerSec)} allowed decisions/s recorded against ${fmtInt(decisionLog.deniedPerSec)} denials/s`);
     log(`denials: chain cost ${(100 * chain.cost).toFixed(1)}% (${fmtInt(chain.chainedPerSec)} against ${fmtInt(chain.plainPerSec)} writes/s)`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  return { dir, seconds, seedRows: SEED_ROWS, avgRowBytes, rows, chainCost: chain };
+  return { dir, seconds, seedRows: SEED_ROWS, avgRowBytes, rows, chainCost: chain, decisionLog };
 }
 
 export function formatDenialsResult(r: DenialsBenchResult): string {
@@ -334,6 +408,9 @@ export function formatDenialsResult(r: DenialsBenchResult): string {
     `Hash chain: ${fmtInt(c.chainedPerSec)} durable denials/s by the recorder (decision id, revision, chain) against ${fmtInt(c.plainPerSec)}/s by the ` +
       `writer before the evidence trail (one INSERT of the spec's columns), both open at once and alternating in ${c.slices} slices of ` +
       `${c.sliceMs} ms (ABBA), WAL + NORMAL, background checkpoints: ${pct(c.cost)} slower (by quarter of the run: ${c.quarterCosts.map(pct).join(', ')}).`,
+    '',
+    `decision_log_all: ${fmtInt(r.decisionLog.allowedPerSec)} allowed decisions/s recorded as security events (masked arguments, trace, chain) against ` +
+      `${fmtInt(r.decisionLog.deniedPerSec)} denials/s by the same recorder, interleaved in ${r.decisionLog.slices} slices: ${(100 * r.decisionLog.ratio).toFixed(0)}% of the denial rate.`,
     '',
     `Denials: the recorder's appendDenial() on a SQLite file in ${r.dir} (since removed), one transaction per row, ` +
       `${r.seconds} s per scenario, ${fmtInt(r.seedRows)} rows seeded first; rows are real DENY decisions ` +

@@ -92,6 +92,8 @@ describe('what is recorded', () => {
     const detail = JSON.parse(event!.detailJson!) as { rule_source: string; masked_paths: string[]; arguments: Record<string, string> };
     expect(detail).toMatchObject({ rule_source: 'agent_allowlist', masked_paths: ['contact'] });
     expect(detail.arguments.contact).not.toContain('dpo@');
+    expect(detail).toMatchObject({ arguments: { dataset_id: 'd' }, approval_id: null, reason: allowed.reason });
+    expect((detail as unknown as { trace: unknown[][] }).trace).toContainEqual(['ALLOW', expect.any(Number), 'agent_allowlist', expect.any(String)]);
   });
 
   it('records every approval transition: requested, approved (with the count), consumed', () => {
