@@ -23,11 +23,13 @@ test.describe('/transparency', () => {
     await expect(flagRow(page, 'external_web_access')).toContainText(/Off.*from default/s);
     await expect(flagRow(page, 'auto_fairness_audit')).toContainText('fairness_audit');
 
-    // The rule sources in force: the five sources, the BFSI policy rules and the agents' allowlists.
+    // The rule sources in force: the five sources, the BFSI profile's policy rules and the agents' allowlists.
     await expect(page.getByRole('table', { name: 'Registered rule sources' }).getByRole('row')).toHaveCount(6);
     await expect(page.getByRole('table', { name: 'YAML policy rules' })).toContainText('policy:bfsi/no-pii-export');
     await expect(page.getByRole('table', { name: 'Agents and their allowed tools' })).toContainText('evaluator');
-    await expect(page.getByText(/bfsi\.yaml$/)).toBeVisible();
+    // The operator's policy file (empty: the BFSI rules come from the profile, which names its folder).
+    await expect(page.getByText(/permission_policies\.yaml$/)).toBeVisible();
+    await expect(page.getByText('config/profiles/bfsi', { exact: true })).toBeVisible();
 
     await expect(page.getByRole('button', { name: /^Turn (on|off) / })).toHaveCount(0);
     await expect(page.getByRole('button', { name: 'Print or save as PDF' })).toBeVisible();
@@ -106,28 +108,57 @@ test.describe('/transparency', () => {
     }
   });
 
-  test('turning off the invariant is refused with the server’s message in the dialog, all by keyboard', async ({ page }) => {
+  test('the bfsi profile is shown with its control mapping, and its rules are attributed to it', async ({ page }) => {
+    await signIn(page, 'victor');
+    await page.goto('/transparency');
+    const section = page.getByRole('region', { name: 'Compliance profiles' });
+    await expect(section).toContainText('selected by the environment variable SWARM_PROFILE');
+    const bfsi = section.getByRole('article', { name: /Banks and insurers \(BFSI\)/ });
+    await expect(bfsi).toContainText('bfsi');
+    await expect(bfsi).toContainText(/Locks.*decision_log_all locked on/s);
+    await expect(bfsi).toContainText(/Retention.*at least \d+ days/s);
+    await expect(bfsi).toContainText(/Masking.*card_number/s);
+    await expect(bfsi).toContainText('policy:bfsi/no-pii-export');
+    const controls = bfsi.getByRole('table', { name: 'Control mapping of bfsi' });
+    const control = controls.locator('tr[data-control="10.2.1"]');
+    await expect(control).toContainText(/PCI DSS v4\.0.*10\.2\.1.*Audit logs are enabled.*invariant:audit_trail_security_events.*flag:decision_log_all.*decisions logged/s);
+    await expect(controls.locator('tr[data-control="Art. 17"]')).toContainText('gate:deploy');
+    await expect(controls).not.toContainText('not in force');
+
+    // The YAML policy rules say where each rule comes from.
+    await expect(page.getByRole('table', { name: 'YAML policy rules' }).getByRole('row', { name: /policy:bfsi\/no-pii-export/ })).toContainText('profile bfsi');
+    // The locked flag names its profile, for a viewer too.
+    await expect(flagRow(page, 'decision_log_all')).toContainText(/On.*from profile lock.*by bfsi/s);
+  });
+
+  test('invariants and locked flags offer no change; a refused attempt is in the history, marked as refused', async ({ page, request }) => {
     await signIn(page, 'admin');
     await page.goto('/transparency');
-    const button = flagRow(page, 'audit_trail_security_events').getByRole('button', { name: 'Turn off audit_trail_security_events' });
-    await button.focus();
-    await page.keyboard.press('Enter');
-    const dialog = page.getByRole('dialog', { name: 'Turn off audit_trail_security_events' });
-    await expect(dialog).toBeVisible();
-    await expect(dialog).toContainText('The platform refuses to turn it off');
-    await page.keyboard.type('The audit table is too large');
-    await page.keyboard.press('Tab');
-    await page.keyboard.press('Tab');
-    await expect(dialog.getByRole('button', { name: 'Turn off' })).toBeFocused();
-    await page.keyboard.press('Enter');
-    const alert = dialog.getByRole('alert');
-    await expect(alert).toContainText('Not changed.');
-    await expect(alert).toContainText('"audit_trail_security_events" is an invariant: it cannot be turned off at runtime, by anyone.');
-    await page.screenshot({ path: `${SCREENS}/transparency-invariant-refused.png` });
+    const locked = flagRow(page, 'decision_log_all');
+    await expect(locked).toContainText('Locked on by profile bfsi');
+    await expect(locked.getByRole('button')).toHaveCount(0);
+    const invariant = flagRow(page, 'audit_trail_security_events');
+    await expect(invariant).toContainText('Invariant: cannot be turned off');
+    await expect(invariant.getByRole('button')).toHaveCount(0);
+    // A flag that can change still has its button.
+    await expect(flagRow(page, 'cron_scheduler').getByRole('button', { name: 'Turn off cron_scheduler' })).toBeVisible();
 
-    await page.keyboard.press('Escape');
-    await expect(dialog).toBeHidden();
-    await expect(button).toBeFocused();
-    await expect(flagRow(page, 'audit_trail_security_events')).toContainText(/On.*from default/s);
+    // The API still refuses, and the refusal is recorded.
+    const res = await request.put('/api/v1/flags/audit_trail_security_events', { headers: auth, data: { value: false, reason: 'The audit table is too large, e2e' } });
+    expect(res.status()).toBe(403);
+    await page.reload();
+    const history = page.getByRole('table', { name: 'Flag history' });
+    const refused = history.locator('tr[data-action="refused"]').first();
+    await expect(refused).toContainText(/audit_trail_security_events.*Refused: turn off.*stayed.*On/s);
+    await expect(refused).toContainText('The audit table is too large, e2e');
+    await expect(refused).toContainText(/Why refused:.*invariant/s);
+    // It changed nothing: the flag is on, from its default, and its last change is not the refusal.
+    await expect(invariant).toContainText(/On.*from default/s);
+
+    for (const width of [1440, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto('/transparency');
+      await page.screenshot({ path: `${SCREENS}/transparency-profiles-${width}.png`, fullPage: true });
+    }
   });
 });

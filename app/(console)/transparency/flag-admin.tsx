@@ -3,7 +3,8 @@
 /**
  * The administrators' controls on /transparency: turn a flag on or off (a runtime override) or reset it, always with a
  * reason, through PUT and DELETE /api/v1/flags/{name}. The server decides (role, invariants); this only asks and shows
- * the answer, including a refusal, in the server's own words.
+ * the answer, including a refusal, in the server's own words. Invariants and flags locked by a compliance profile get no
+ * buttons at all (flags-table.tsx says why instead).
  */
 import { useRouter } from 'next/navigation';
 import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ReactNode } from 'react';
@@ -82,7 +83,7 @@ export function FlagAdminProvider({ children }: { children: ReactNode }) {
   );
 }
 
-/** The buttons of one flag's row. */
+/** The buttons of one flag's row (only for a flag a change can take effect on: not an invariant, not a locked flag). */
 export function FlagActions({ flag }: { flag: FlagSummary }) {
   const open = useContext(Ctx);
   if (!open) return null;
@@ -123,7 +124,6 @@ function FlagChangeDialog({ request, onClose }: { request: Request; onClose: (sa
   const [busy, setBusy] = useState(false);
   const saved = useRef<string | undefined>(undefined);
   const id = useId();
-  const refusedInvariant = flag.tier === 'invariant' && action.kind === 'set' && !action.value;
 
   useEffect(() => {
     const d = ref.current;
@@ -204,11 +204,6 @@ function FlagChangeDialog({ request, onClose }: { request: Request; onClose: (sa
             <p>The override is removed; the flag falls back to its environment variable, alias or declared default.</p>
           )}
         </div>
-        {refusedInvariant ? (
-          <p className={styles.dialogNote}>
-            <strong>Invariant.</strong> The platform refuses to turn it off, for anyone; the attempt is recorded in the audit trail.
-          </p>
-        ) : null}
         <label htmlFor={`${id}-reason`} className={styles.fieldLabel}>
           Reason <span className={styles.required}>(required)</span>
         </label>

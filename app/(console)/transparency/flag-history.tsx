@@ -83,7 +83,7 @@ export function FlagHistory({ history, paged }: { history: History; paged: boole
             , newest first.
           </>
         ) : (
-          'Showing every change, newest first. Nothing is ever deleted from this history.'
+          'Showing every change and every refused attempt, newest first. Nothing is ever deleted from this history.'
         )}
       </p>
       {changes.length === 0 ? (
@@ -96,19 +96,30 @@ export function FlagHistory({ history, paged }: { history: History; paged: boole
             <ColumnHeads labels={['When', 'Flag', 'Change', 'By', 'Reason']} />
             <tbody>
               {changes.map((c) => (
-                <tr key={c.id}>
+                <tr key={c.id} data-action={c.action}>
                   <td className="nowrap">
                     <Time seconds={c.changed_at} />
                   </td>
                   <td>
                     <code>{c.name}</code>
                   </td>
-                  <td className="nowrap">
-                    {c.action === 'set' ? 'Override set' : 'Override removed'}: <OnOff value={c.old_value} compact /> →{' '}
-                    <OnOff value={c.new_value} compact />
-                  </td>
+                  {c.action === 'refused' ? (
+                    <td>
+                      <span className={styles.refused}>Refused: {c.new_value === null ? 'reset' : c.new_value ? 'turn on' : 'turn off'}</span>
+                      <div className={styles.detail}>
+                        not changed, stayed <OnOff value={c.old_value} compact />
+                      </div>
+                    </td>
+                  ) : (
+                    <td className="nowrap">
+                      {c.action === 'set' ? 'Override set' : 'Override removed'}: <OnOff value={c.old_value} compact /> →{' '}
+                      <OnOff value={c.new_value} compact />
+                    </td>
+                  )}
                   <td>{c.changed_by}</td>
-                  <td className={styles.description}>{c.reason}</td>
+                  <td className={styles.description}>
+                    <Reason action={c.action} text={c.reason} />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -121,6 +132,32 @@ export function FlagHistory({ history, paged }: { history: History; paged: boole
           {next_cursor ? <a href={historyHref({ ...filter, before: next_cursor })}>Older changes</a> : null}
         </nav>
       ) : null}
+    </>
+  );
+}
+
+/**
+ * A change's reason. A refused attempt's reason holds what was asked and why it was refused, recorded as
+ * "<reason> (refused: <refusal>)" or "refused: <refusal>"; the two are shown apart.
+ */
+function Reason({ action, text }: { action: string; text: string }) {
+  if (action !== 'refused') return <>{text}</>;
+  const marker = ' (refused: ';
+  const at = text.lastIndexOf(marker);
+  let reason: string | null = null;
+  let refusal = text;
+  if (at >= 0 && text.endsWith(')')) {
+    reason = text.slice(0, at);
+    refusal = text.slice(at + marker.length, -1);
+  } else if (text.startsWith('refused: ')) {
+    refusal = text.slice('refused: '.length);
+  }
+  return (
+    <>
+      {reason ? <div>{reason}</div> : <div className="muted">No reason given.</div>}
+      <div className={styles.refusal}>
+        <strong>Why refused:</strong> {refusal}
+      </div>
     </>
   );
 }

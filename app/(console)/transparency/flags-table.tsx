@@ -10,6 +10,7 @@ export function decidedBy(f: TransparencyFlag): string {
   if (f.layer === 'override' && f.override) return `a runtime override by ${f.override.set_by}`;
   if (f.layer === 'env') return `the environment variable ${f.variable ?? f.env_var ?? ''}`.trim();
   if (f.layer === 'alias') return `the legacy alias ${f.variable ?? ''}`.trim();
+  if (f.layer === 'profile' && f.locked_by) return `the compliance profile ${f.locked_by.join(', ')}, which locks it`;
   return 'its declared default';
 }
 
@@ -24,6 +25,11 @@ function DecidedBy({ flag: f }: { flag: TransparencyFlag }) {
         // When and why are in the last change, which for an override in place is always the one that set it.
         <div className={styles.detail}>
           by <strong>{f.override.set_by}</strong>
+        </div>
+      ) : null}
+      {f.layer === 'profile' && f.locked_by ? (
+        <div className={styles.detail}>
+          by <strong>{f.locked_by.join(', ')}</strong>
         </div>
       ) : null}
       {(f.layer === 'env' || f.layer === 'alias') && f.variable ? (
@@ -69,7 +75,9 @@ export function LastChange({ change }: { change: TransparencyFlag['last_change']
   if (!change) return <span className="muted">Never changed</span>;
   const to = change.new_value === null ? 'unknown' : change.new_value ? 'on' : 'off';
   const what =
-    change.action === 'unset' ? `reset it (now ${to})` : change.old_value === change.new_value ? `kept it ${to} by override` : `turned it ${to}`;
+    change.action === 'refused'
+      ? `tried to ${change.new_value === null ? 'reset it' : `turn it ${to}`} (refused)`
+      : change.action === 'unset' ? `reset it (now ${to})` : change.old_value === change.new_value ? `kept it ${to} by override` : `turned it ${to}`;
   return (
     <>
       <Time seconds={change.changed_at} />
@@ -90,6 +98,31 @@ function summary(f: TransparencyFlag): FlagSummary {
     hasOverride: f.override !== null,
     guards: [...f.guards.tools, ...f.guards.paths],
   };
+}
+
+/**
+ * Why a flag has no buttons: an invariant, or a flag a compliance profile locks. No control is offered that could
+ * only be refused.
+ */
+function Unchangeable({ flag: f }: { flag: TransparencyFlag }) {
+  if (f.locked_by) {
+    return (
+      <p className={styles.lockNote}>
+        <span aria-hidden="true" className={styles.lockMark}>
+          ⊘
+        </span>
+        Locked {f.value ? 'on' : 'off'} by profile {f.locked_by.join(', ')}
+      </p>
+    );
+  }
+  return (
+    <p className={styles.lockNote}>
+      <span aria-hidden="true" className={styles.lockMark}>
+        ⊘
+      </span>
+      Invariant: cannot be turned off
+    </p>
+  );
 }
 
 /** Every flag in one table, one row group per tier. Admins get a column of controls. */
@@ -156,7 +189,7 @@ export function FlagsTable({ tiers, admin }: { tiers: TransparencyReport['tiers'
                 </td>
                 {admin ? (
                   <td className={styles.actionsCol}>
-                    <FlagActions flag={summary(f)} />
+                    {f.changeable ? <FlagActions flag={summary(f)} /> : <Unchangeable flag={f} />}
                   </td>
                 ) : null}
               </tr>

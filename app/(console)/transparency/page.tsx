@@ -4,6 +4,7 @@ import { transparencyReport } from '@/lib/flags/transparency';
 import { requirePage } from '@/lib/http/page-auth';
 import { Forbidden } from '@/app/_components/forbidden';
 import { Time } from '@/app/_components/time';
+import { ComplianceProfiles } from './compliance-profiles';
 import { FlagAdminProvider } from './flag-admin';
 import { FlagHistory } from './flag-history';
 import { FlagsTable } from './flags-table';
@@ -31,6 +32,7 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
   const report = transparencyReport(app, filter);
   const admin = principal.role === 'admin';
   const { summary, problems } = report;
+  const locked = report.tiers.reduce((n, t) => n + t.flags.filter((f) => f.locked_by !== null).length, 0);
 
   return (
     <div className={styles.page}>
@@ -47,6 +49,7 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
       </div>
 
       <nav className={styles.toc} aria-label="On this page">
+        <a href="#profiles">Compliance profiles</a>
         <a href="#flags">Flags</a>
         <a href="#problems">Configuration problems</a>
         <a href="#sources">Rule sources in force</a>
@@ -55,15 +58,21 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
 
       <p className={styles.summary} data-testid="flag-summary">
         {plural(summary.flags, 'flag')}: {summary.on} on, {summary.flags - summary.on} off · {plural(summary.overridden, 'runtime override')} ·{' '}
+        {locked > 0 ? <>{locked} locked by a compliance profile ·{' '}</> : null}
         {plural(summary.problems, 'configuration problem')}
       </p>
+
+      <section className={styles.section} aria-labelledby="profiles">
+        <h2 id="profiles">Compliance profiles</h2>
+        <ComplianceProfiles profiles={report.profiles} />
+      </section>
 
       <section className={styles.section} aria-labelledby="flags">
         <h2 id="flags">Flags by tier</h2>
         <p className={styles.sectionLead}>
           Each value names the layer that decided it: a runtime override, then the environment variable, then a legacy alias,
-          then the declared default.
-          {admin ? <span className={styles.screenOnly}> As an administrator you can override a flag or reset it; every change needs a reason.</span> : null}
+          then the declared default. A flag locked by a compliance profile keeps the profile&apos;s value whatever the other layers say.
+          {admin ? <span className={styles.screenOnly}> As an administrator you can override a flag or reset it; every change needs a reason. Invariants and locked flags cannot be changed here.</span> : null}
         </p>
         {admin ? (
           <FlagAdminProvider>

@@ -82,12 +82,21 @@ export function RuleSources({ sources }: { sources: Sources }) {
       ) : (
         <div className={`table-wrap ${styles.wrap}`}>
           <table className="table" aria-label="YAML policy rules">
-            <ColumnHeads labels={['Rule', 'Decision', 'Priority', 'Applies to', 'Matches when', 'Reason']} />
+            <ColumnHeads labels={['Rule', 'From', 'Decision', 'Priority', 'Applies to', 'Matches when', 'Reason']} />
             <tbody>
               {policy.rules.map((r) => (
                 <tr key={r.id}>
                   <td>
                     <code>{r.rule_source}</code>
+                  </td>
+                  <td className="nowrap">
+                    {r.profile ? (
+                      <>
+                        profile <code>{r.profile}</code>
+                      </>
+                    ) : (
+                      'policy file'
+                    )}
                   </td>
                   <td>
                     <span className={`${styles.decision} ${styles[`decision${r.decision}`] ?? ''}`}>{r.decision}</span>
