@@ -6,6 +6,10 @@ const nextConfig = {
   serverExternalPackages: ['better-sqlite3'],
   poweredByHeader: false,
   reactStrictMode: true,
+  // Next.js does not route folders whose name starts with a dot: the AuthZEN metadata lives under /api.
+  async rewrites() {
+    return [{ source: '/.well-known/authzen-configuration', destination: '/api/authzen/configuration' }];
+  },
   async headers() {
     return [
       {

@@ -50,6 +50,8 @@ export interface RouteSpec<PS, QS, BS> {
   params?: PS;
   query?: QS;
   body?: BS;
+  /** the largest body this route reads (default MAX_BODY_BYTES); a batch of 1,000 checks needs more */
+  maxBodyBytes?: number;
 }
 
 type NextContext = { params: Promise<Record<string, string | string[] | undefined>> };
@@ -110,11 +112,11 @@ function isCrossOrigin(request: Request): boolean {
   }
 }
 
-async function readBody(request: Request): Promise<unknown> {
+async function readBody(request: Request, max = MAX_BODY_BYTES): Promise<unknown> {
   const length = Number(request.headers.get('content-length') ?? '0');
-  if (length > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+  if (length > max) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${max} bytes.`);
   const text = await request.text();
-  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+  if (Buffer.byteLength(text) > max) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${max} bytes.`);
   if (text.trim() === '') return {};
   const type = request.headers.get('content-type') ?? '';
   if (type && !/^application\/json\b/i.test(type)) {
@@ -217,7 +219,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
       if (query && !query.success) return errorResponse(400, 'BAD_REQUEST', 'The query string is not valid.', { issues: zodIssues(query.error, 'query') });
       let body: unknown;
       if (spec.body) {
-        const parsed = spec.body.safeParse(await readBody(request));
+        const parsed = spec.body.safeParse(await readBody(request, spec.maxBodyBytes));
         if (!parsed.success) return errorResponse(400, 'BAD_REQUEST', 'The body is not valid.', { issues: zodIssues(parsed.error, 'body') });
         body = parsed.data;
       }

@@ -73,6 +73,13 @@ export const checkBodySchema = z.strictObject({
   dry_run: z.boolean().default(false),
 });
 
+export const MAX_BATCH_CHECKS = 1_000;
+
+/** Up to 1,000 checks, answered in order; the denials of a batch are committed together before the answer. */
+export const batchCheckBodySchema = z.strictObject({
+  checks: z.array(checkBodySchema).min(1, 'a batch holds at least one check').max(MAX_BATCH_CHECKS, `a batch holds at most ${MAX_BATCH_CHECKS} checks`),
+});
+
 export const loginBodySchema = z.strictObject({
   username: z.string().min(1).max(64),
   password: z.string().min(1).max(1024),

@@ -1,0 +1,194 @@
+/**
+ * The OpenID AuthZEN Authorization API 1.0 in front of the engine, so that gateways and other policy enforcement
+ * points can use it as their policy decision point:
+ *
+ *   POST /access/v1/evaluation     one subject, action, resource (and context) -> { decision: boolean, context }
+ *   POST /access/v1/evaluations    defaults plus `evaluations: [...]`, with options.evaluations_semantic
+ *   GET  /.well-known/authzen-configuration   the PDP's metadata
+ *
+ * Mapping (README, "AuthZEN"):
+ *   subject  { type: agent | user, id }                  the principal the decision is for
+ *   resource { type: tool, id: <tool>, properties: { agent?, arguments? } }, action { name: call | invoke | execute }
+ *            a tool call (agent: the subject's own for an agent subject; required for a user subject)
+ *   resource { type: http, id: </path> , properties: { required_role? } }, action { name: <HTTP method> }
+ *            an HTTP endpoint
+ *   context  { tool_call_id?, arguments? }
+ * A decision is the engine's: ALLOW is `true`; DENY and ASK are `false` (an ASK waits for a person: its context
+ * carries the approval id). Every evaluation is recorded like a check: denials before the answer, in one transaction
+ * for a batch.
+ *
+ * Who may ask: an agent token asks for its own agent only; a person for themselves; an administrator for anyone.
+ */
+import { z } from 'zod';
+import type { SwarmApp } from '@/lib/app';
+import { AppError } from '@/lib/errors';
+import { isRole, ROLES, type CheckInput, type CheckResult, type Principal } from '@/lib/permissions';
+
+const properties = z.record(z.string(), z.unknown());
+const entity = z.object({ type: z.string().min(1).max(100), id: z.string().min(1).max(500), properties: properties.optional() });
+const action = z.object({ name: z.string().min(1).max(100), properties: properties.optional() });
+
+export const evaluationSchema = z.object({ subject: entity, action, resource: entity, context: properties.optional() });
+
+export const EVALUATIONS_SEMANTICS = ['execute_all', 'deny_on_first_deny', 'permit_on_first_permit'] as const;
+export const MAX_EVALUATIONS = 1_000;
+
+export const evaluationsSchema = z.object({
+  subject: entity.optional(),
+  action: action.optional(),
+  resource: entity.optional(),
+  context: properties.optional(),
+  evaluations: z
+    .array(z.object({ subject: entity.optional(), action: action.optional(), resource: entity.optional(), context: properties.optional() }))
+    .max(MAX_EVALUATIONS, `at most ${MAX_EVALUATIONS} evaluations in one request`)
+    .optional(),
+  options: z
+    .object({ evaluations_semantic: z.enum(EVALUATIONS_SEMANTICS, { error: `evaluations_semantic is one of ${EVALUATIONS_SEMANTICS.join(', ')}` }).default('execute_all') })
+    .optional(),
+});
+
+export type Evaluation = z.output<typeof evaluationSchema>;
+export type Evaluations = z.output<typeof evaluationsSchema>;
+
+const TOOL_ACTIONS = new Set(['call', 'invoke', 'execute']);
+const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** The subject as a principal, or AppError: unknown (400) or not the caller's to ask about (403). */
+function principalOf(app: SwarmApp, caller: Principal, subject: Evaluation['subject']): Principal {
+  const type = subject.type.toLowerCase();
+  if (type !== 'agent' && type !== 'user') {
+    throw new AppError('BAD_REQUEST', `subject.type "${subject.type}" is not known here: use "agent" or "user".`);
+  }
+  const self = caller.kind === type && caller.id === subject.id;
+  if (!self && caller.role !== 'admin') {
+    throw new AppError(
+      'FORBIDDEN',
+      caller.kind === 'agent'
+        ? `An agent token asks only about its own agent ("${caller.id}"), not about ${type} "${subject.id}".`
+        : `Only an administrator asks about another subject than themselves (${type} "${subject.id}").`,
+    );
+  }
+  if (type === 'agent') return { kind: 'agent', id: subject.id, role: 'viewer', agent: subject.id };
+  const user = app.auth.findUser(subject.id);
+  if (!user || user.disabled) throw new AppError('BAD_REQUEST', `subject user "${subject.id}" is not a user of this server (or is disabled).`);
+  return { kind: 'user', id: user.username, role: user.role };
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/** The engine's input for one evaluation, or AppError (400) naming what does not map. */
+export function inputOf(app: SwarmApp, caller: Principal, e: Evaluation): CheckInput {
+  const principal = principalOf(app, caller, e.subject);
+  const type = e.resource.type.toLowerCase();
+  const props = e.resource.properties ?? {};
+  if (type === 'tool') {
+    if (!TOOL_ACTIONS.has(e.action.name.toLowerCase())) {
+      throw new AppError('BAD_REQUEST', `action.name "${e.action.name}" does not apply to a tool: use "call" (or "invoke", "execute").`);
+    }
+    const agent = principal.kind === 'agent' ? principal.id : typeof props.agent === 'string' ? props.agent : undefined;
+    if (!agent) throw new AppError('BAD_REQUEST', 'resource.properties.agent names the agent whose tool call this is (required for a user subject).');
+    const args = record(props.arguments) ?? record(e.context?.arguments) ?? {};
+    const toolCallId = typeof e.context?.tool_call_id === 'string' ? e.context.tool_call_id : undefined;
+    return { kind: 'tool', principal, agent, tool: e.resource.id, arguments: args, toolCallId };
+  }
+  if (type === 'http') {
+    const method = e.action.name.toUpperCase();
+    if (!HTTP_METHODS.has(method)) throw new AppError('BAD_REQUEST', `action.name "${e.action.name}" is not an HTTP method.`);
+    if (!e.resource.id.startsWith('/')) throw new AppError('BAD_REQUEST', 'resource.id of an http resource is a path starting with "/".');
+    const role = props.required_role ?? 'viewer';
+    if (typeof role !== 'string' || !isRole(role)) throw new AppError('BAD_REQUEST', `resource.properties.required_role is one of ${ROLES.join(', ')}.`);
+    return { kind: 'http', principal, method, path: e.resource.id, requiredRole: role };
+  }
+  throw new AppError('BAD_REQUEST', `resource.type "${e.resource.type}" is not known here: use "tool" or "http".`);
+}
+
+/** An engine answer in AuthZEN's shape: a boolean, and the context an auditor and a PEP can use. */
+export function answerOf(r: CheckResult) {
+  return {
+    decision: r.decision === 'ALLOW',
+    context: {
+      decision_id: r.decisionId ?? null,
+      /** the engine's own answer: ALLOW, DENY, or ASK (waiting for a person's approval) */
+      swarm_decision: r.decision,
+      rule_source: r.ruleSource,
+      approval_id: r.approvalId ?? null,
+      reason_admin: { en: r.reason },
+    },
+  };
+}
+
+export type AuthzenAnswer = ReturnType<typeof answerOf>;
+
+/** One evaluation, decided and recorded. */
+export function evaluate(app: SwarmApp, caller: Principal, e: Evaluation, ip: string | undefined): AuthzenAnswer {
+  return answerOf(app.engine.decide(inputOf(app, caller, e), { ip }));
+}
+
+/**
+ * Several evaluations: each entry's subject, action, resource and context default to the request's. Every input is
+ * mapped before anything is decided (a bad entry refuses the request, 400, with its index); then they are decided in
+ * order in one transaction, stopping early as the semantic asks.
+ */
+export function evaluateMany(app: SwarmApp, caller: Principal, req: Evaluations, ip: string | undefined): { evaluations: AuthzenAnswer[] } {
+  const entries = req.evaluations ?? [];
+  const inputs = entries.map((entry, i) => {
+    const merged = {
+      subject: entry.subject ?? req.subject,
+      action: entry.action ?? req.action,
+      resource: entry.resource ?? req.resource,
+      context: entry.context ?? req.context,
+    };
+    const parsed = evaluationSchema.safeParse(merged);
+    if (!parsed.success) {
+      const missing = (['subject', 'action', 'resource'] as const).filter((k) => merged[k] === undefined);
+      throw new AppError('BAD_REQUEST', `evaluations[${i}]: ${missing.length ? `no ${missing.join(', ')} (neither in the entry nor as a default)` : 'not a valid evaluation'}.`);
+    }
+    try {
+      return inputOf(app, caller, parsed.data);
+    } catch (error) {
+      if (error instanceof AppError) throw new AppError(error.code, `evaluations[${i}]: ${error.message}`);
+      throw error;
+    }
+  });
+  const semantic = req.options?.evaluations_semantic ?? 'execute_all';
+  const results = app.db.$client.transaction(() => {
+    const out: CheckResult[] = [];
+    for (const input of inputs) {
+      const r = app.engine.decide(input, { ip });
+      out.push(r);
+      if (semantic === 'deny_on_first_deny' && r.decision !== 'ALLOW') break;
+      if (semantic === 'permit_on_first_permit' && r.decision === 'ALLOW') break;
+    }
+    return out;
+  })();
+  return { evaluations: results.map(answerOf) };
+}
+
+/** The PDP's metadata document, for `/.well-known/authzen-configuration`. */
+export function metadata(base: string) {
+  return {
+    policy_decision_point: base,
+    access_evaluation_endpoint: `${base}/access/v1/evaluation`,
+    access_evaluations_endpoint: `${base}/access/v1/evaluations`,
+  };
+}
+
+/** The server's public base URL: SWARM_PUBLIC_URL, else what the request (and a proxy's headers) say. */
+export function publicBase(request: Request, env: Readonly<Record<string, string | undefined>>): string {
+  const configured = env.SWARM_PUBLIC_URL?.trim();
+  if (configured) return configured.replace(/\/+$/, '');
+  const url = new URL(request.url);
+  const proto = request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim() || url.protocol.replace(/:$/, '');
+  const host = request.headers.get('x-forwarded-host')?.split(',')[0]?.trim() || request.headers.get('host') || url.host;
+  return `${proto}://${host}`;
+}
+
+/** AuthZEN asks a PDP to echo the request's X-Request-ID. */
+export function withRequestId(request: Request, body: unknown): Response {
+  const headers: Record<string, string> = { 'cache-control': 'no-store' };
+  const id = request.headers.get('x-request-id');
+  if (id && id.length <= 200) headers['x-request-id'] = id;
+  return Response.json(body, { headers });
+}
