@@ -16,7 +16,8 @@ function routeFiles(dir: string): string[] {
 const METHOD_EXPORT = /export\s+(?:async\s+)?(?:const|function|let|var)\s+(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\b/g;
 
 describe('API routes', () => {
-  const files = routeFiles('app/api');
+  // Every route handler of the app: the v1 API, the AuthZEN endpoints (/access/v1) and the metadata.
+  const files = [...routeFiles('app/api'), ...routeFiles('app/access')];
 
   it('exist', () => {
     expect(files.length).toBeGreaterThanOrEqual(10);
@@ -38,8 +39,8 @@ describe('API routes', () => {
     expect(() => route({ role: requireRole('admin') }, () => null)).not.toThrow();
   });
 
-  it('are public only where that is meant: health and login', () => {
+  it('are public only where that is meant: health, login and the AuthZEN metadata', () => {
     const open = files.filter((f) => readFileSync(f, 'utf8').includes("requireRole('anonymous')"));
-    expect(open.map((f) => f.replace(/\\/g, '/')).sort()).toEqual(['app/api/v1/auth/login/route.ts', 'app/api/v1/health/route.ts']);
+    expect(open.map((f) => f.replace(/\\/g, '/')).sort()).toEqual(['app/api/authzen/configuration/route.ts', 'app/api/v1/auth/login/route.ts', 'app/api/v1/health/route.ts']);
   });
 });

@@ -22,6 +22,7 @@
 import { z } from 'zod';
 import type { SwarmApp } from '@/lib/app';
 import { AppError } from '@/lib/errors';
+import { Reply } from '@/lib/http/route';
 import { isRole, ROLES, type CheckInput, type CheckResult, type Principal } from '@/lib/permissions';
 
 const properties = z.record(z.string(), z.unknown());
@@ -186,9 +187,7 @@ export function publicBase(request: Request, env: Readonly<Record<string, string
 }
 
 /** AuthZEN asks a PDP to echo the request's X-Request-ID. */
-export function withRequestId(request: Request, body: unknown): Response {
-  const headers: Record<string, string> = { 'cache-control': 'no-store' };
-  const id = request.headers.get('x-request-id');
-  if (id && id.length <= 200) headers['x-request-id'] = id;
-  return Response.json(body, { headers });
+export function withRequestId(header: (name: string) => string | null, body: unknown): Reply {
+  const id = header('x-request-id');
+  return new Reply(body, id && id.length <= 200 ? { headers: { 'x-request-id': id } } : {});
 }

@@ -30,7 +30,10 @@ export const SESSION_COOKIE = 'swarm_session';
 export const MAX_BODY_BYTES = 64 * 1024;
 
 export interface RouteInput<P, Q, B> {
+  /** the web Request (built on first use where the transport is not Next.js) */
   request: Request;
+  /** a request header, case-insensitive (null when absent) */
+  header(name: string): string | null;
   app: SwarmApp;
   principal: Principal;
   params: P;
@@ -41,6 +44,36 @@ export interface RouteInput<P, Q, B> {
   /** the client address, when a proxy says it (x-forwarded-for) */
   ip: string | undefined;
 }
+
+/**
+ * What a handler may return besides a plain JSON-able value: the value with a status and headers of its own. Unlike a
+ * Response, a Reply can be sent by any transport (Next.js, or the decision listener in front of it).
+ */
+export class Reply {
+  constructor(
+    readonly body: unknown,
+    readonly init: { status?: number; headers?: Record<string, string> } = {},
+  ) {}
+}
+
+/** The request as the route core sees it, whatever carried it (Next.js, or node:http in the decision listener). */
+export interface ApiRequest {
+  method: string;
+  url: URL;
+  header(name: string): string | null;
+  /** the body as text (called at most once) */
+  text(): Promise<string>;
+  /** a web Request of the same request (for handlers that need one: cookies, streams) */
+  toRequest(): Request;
+}
+
+/** A route's answer before a transport sends it: a JSON body and headers, or (Next.js only) a Response. */
+export type ApiAnswer = { status: number; headers: Record<string, string>; body: unknown } | Response;
+
+/** The transport-neutral core of a route: the same steps and errors for every transport. */
+export type RouteCore = (app: SwarmApp, request: ApiRequest, rawParams: Record<string, string | string[] | undefined>) => Promise<ApiAnswer>;
+
+export const ROUTE_CORE = Symbol.for('swarm-permissions.route-core');
 
 type Schema = z.ZodType;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -56,16 +89,27 @@ export interface RouteSpec<PS, QS, BS> {
 
 type NextContext = { params: Promise<Record<string, string | string[] | undefined>> };
 
+const NO_STORE = { 'cache-control': 'no-store' };
+
+function errorAnswer(status: number, code: string, message: string, extra: Record<string, unknown> = {}): ApiAnswer {
+  return { status, headers: NO_STORE, body: { error: { code, message, ...extra } } };
+}
+
 export function errorResponse(status: number, code: string, message: string, extra: Record<string, unknown> = {}): Response {
-  return Response.json({ error: { code, message, ...extra } }, { status, headers: { 'cache-control': 'no-store' } });
+  return Response.json({ error: { code, message, ...extra } }, { status, headers: NO_STORE });
+}
+
+/** A core answer as a web Response (the Next.js transport). */
+export function toResponse(a: ApiAnswer): Response {
+  return a instanceof Response ? a : Response.json(a.body, { status: a.status, headers: a.headers });
 }
 
 function zodIssues(error: z.ZodError, where: string) {
   return error.issues.map((i) => ({ in: where, path: i.path.join('.'), message: i.message, code: i.code }));
 }
 
-function readCookie(request: Request, name: string): string | undefined {
-  const header = request.headers.get('cookie');
+function readCookie(request: Pick<ApiRequest, 'header'>, name: string): string | undefined {
+  const header = request.header('cookie');
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
@@ -81,8 +125,8 @@ export interface Authentication {
   invalid?: boolean;
 }
 
-export function authenticate(app: SwarmApp, request: Request): Authentication {
-  const auth = request.headers.get('authorization');
+export function authenticate(app: SwarmApp, request: Pick<ApiRequest, 'header'>): Authentication {
+  const auth = request.header('authorization');
   if (auth) {
     const m = /^Bearer\s+(\S+)$/i.exec(auth);
     const p = m ? app.auth.principalForToken(m[1]!) : undefined;
@@ -99,12 +143,12 @@ export function authenticate(app: SwarmApp, request: Request): Authentication {
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** A state-changing request carried by a cookie must come from our own origin (SameSite is the first line). */
-function isCrossOrigin(request: Request): boolean {
-  const site = request.headers.get('sec-fetch-site');
+function isCrossOrigin(request: ApiRequest): boolean {
+  const site = request.header('sec-fetch-site');
   if (site && site !== 'same-origin' && site !== 'none') return true;
-  const origin = request.headers.get('origin');
+  const origin = request.header('origin');
   if (!origin) return false;
-  const host = request.headers.get('x-forwarded-host') ?? request.headers.get('host') ?? new URL(request.url).host;
+  const host = request.header('x-forwarded-host') ?? request.header('host') ?? request.url.host;
   try {
     return new URL(origin).host !== host;
   } catch {
@@ -112,13 +156,13 @@ function isCrossOrigin(request: Request): boolean {
   }
 }
 
-async function readBody(request: Request, max = MAX_BODY_BYTES): Promise<unknown> {
-  const length = Number(request.headers.get('content-length') ?? '0');
+async function readBody(request: ApiRequest, max = MAX_BODY_BYTES): Promise<unknown> {
+  const length = Number(request.header('content-length') ?? '0');
   if (length > max) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${max} bytes.`);
   const text = await request.text();
   if (Buffer.byteLength(text) > max) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${max} bytes.`);
   if (text.trim() === '') return {};
-  const type = request.headers.get('content-type') ?? '';
+  const type = request.header('content-type') ?? '';
   if (type && !/^application\/json\b/i.test(type)) {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
   }
@@ -138,35 +182,35 @@ function queryObject(url: URL): Record<string, string | string[]> {
   return out;
 }
 
-function mapError(error: unknown): Response {
+function mapError(error: unknown): ApiAnswer {
   if (error instanceof AppError) {
-    return errorResponse(error.status, error.code, error.message, error.details === undefined ? {} : { details: error.details });
+    return errorAnswer(error.status, error.code, error.message, error.details === undefined ? {} : { details: error.details });
   }
   if (error instanceof z.ZodError) {
-    return errorResponse(400, 'BAD_REQUEST', 'The request is not valid.', { issues: zodIssues(error, 'body') });
+    return errorAnswer(400, 'BAD_REQUEST', 'The request is not valid.', { issues: zodIssues(error, 'body') });
   }
   if (error instanceof PermissionDenied) {
-    return errorResponse(403, 'FORBIDDEN', error.message, { rule_source: error.result.ruleSource, decision_id: error.decisionId ?? null });
+    return errorAnswer(403, 'FORBIDDEN', error.message, { rule_source: error.result.ruleSource, decision_id: error.decisionId ?? null });
   }
   if (error instanceof AuditUnavailable) {
     // Fail closed: nothing is done that could not be recorded (as Vault refuses a request it cannot audit).
     console.error('The audit trail could not be written', error.cause);
-    return errorResponse(503, 'AUDIT_UNAVAILABLE', 'The request was refused because it could not be recorded in the audit trail. Try again; if it persists, the server needs attention.');
+    return errorAnswer(503, 'AUDIT_UNAVAILABLE', 'The request was refused because it could not be recorded in the audit trail. Try again; if it persists, the server needs attention.');
   }
   console.error('Unhandled error in route', error);
-  return errorResponse(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');
+  return errorAnswer(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');
 }
 
 /** The client address a proxy reports (the first of x-forwarded-for), if any. */
-export function clientIp(request: Request): string | undefined {
-  return request.headers.get('x-forwarded-for')?.split(',')[0]?.trim() || undefined;
+export function clientIp(request: Pick<ApiRequest, 'header'>): string | undefined {
+  return request.header('x-forwarded-for')?.split(',')[0]?.trim() || undefined;
 }
 
 /**
  * Refuse a request that the wrapper itself refuses after the engine let it in (a cross-origin state change): recorded
  * through the recorder like any denied HTTP decision, with its own rule, then answered 403.
  */
-function refuse(app: SwarmApp, request: Request, url: URL, principal: Principal, requiredRole: Role, reason: string): Response {
+function refuse(app: SwarmApp, request: ApiRequest, url: URL, principal: Principal, requiredRole: Role, reason: string): ApiAnswer {
   const ruleSource = 'csrf:origin';
   const rule: PermissionRule = { decision: 'DENY', priority: Number.MAX_SAFE_INTEGER, attribution: { source: 'csrf', id: 'origin' }, reason };
   const result: CheckResult = { decision: 'DENY', rule, trace: [rule], ruleSource, reason, decisionId: newDecisionId() };
@@ -176,27 +220,31 @@ function refuse(app: SwarmApp, request: Request, url: URL, principal: Principal,
     result,
     ip: clientIp(request),
   });
-  return errorResponse(403, 'FORBIDDEN', reason, { rule_source: ruleSource, decision_id: result.decisionId });
+  return errorAnswer(403, 'FORBIDDEN', reason, { rule_source: ruleSource, decision_id: result.decisionId });
+}
+
+/** A Next.js Request as the core sees it. */
+function fromWebRequest(request: Request): ApiRequest {
+  return {
+    method: request.method,
+    url: new URL(request.url),
+    header: (name) => request.headers.get(name),
+    text: () => request.text(),
+    toRequest: () => request,
+  };
 }
 
 export function route<PS extends Schema | undefined = undefined, QS extends Schema | undefined = undefined, BS extends Schema | undefined = undefined>(
   spec: RouteSpec<PS, QS, BS>,
   handler: (input: RouteInput<Out<PS>, Out<QS>, Out<BS>>) => unknown,
-): (request: Request, context: NextContext) => Promise<Response> {
+): ((request: Request, context: NextContext) => Promise<Response>) & { [ROUTE_CORE]: RouteCore } {
   if (!spec || !spec.role || !REQUIREMENTS.has(spec.role)) {
     // No silently open route: a route that does not declare its role cannot be loaded.
     throw new Error('Every route must declare its required role with requireRole(...).');
   }
   const required = spec.role.role;
-  return async (request, context) => {
-    let app: SwarmApp;
-    try {
-      app = getApp();
-    } catch (error) {
-      console.error('The application could not start', error);
-      return errorResponse(503, 'UNAVAILABLE', `The server is not ready: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    const url = new URL(request.url);
+  const core: RouteCore = async (app, request, rawParams) => {
+    const url = request.url;
     try {
       const { principal, via, invalid } = authenticate(app, request);
       const ip = clientIp(request);
@@ -204,7 +252,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
       if (decision.decision !== 'ALLOW') {
         const anonymous = principal.kind === 'anonymous' && decision.rule.attribution.source === 'rbac';
         const message = anonymous && invalid ? 'The token or session is not valid (expired, revoked or unknown).' : decision.reason;
-        return errorResponse(anonymous ? 401 : 403, anonymous ? 'UNAUTHENTICATED' : 'FORBIDDEN', message, {
+        return errorAnswer(anonymous ? 401 : 403, anonymous ? 'UNAUTHENTICATED' : 'FORBIDDEN', message, {
           rule_source: decision.ruleSource,
           decision_id: decision.decisionId ?? null,
         });
@@ -212,19 +260,21 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
       if (via === 'session' && !SAFE_METHODS.has(request.method) && isCrossOrigin(request)) {
         return refuse(app, request, url, principal, required, 'A state-changing request from another origin is refused.');
       }
-      const rawParams = context?.params ? await context.params : {};
       const params = spec.params ? spec.params.safeParse(rawParams) : undefined;
-      if (params && !params.success) return errorResponse(400, 'BAD_REQUEST', 'The path is not valid.', { issues: zodIssues(params.error, 'path') });
+      if (params && !params.success) return errorAnswer(400, 'BAD_REQUEST', 'The path is not valid.', { issues: zodIssues(params.error, 'path') });
       const query = spec.query ? spec.query.safeParse(queryObject(url)) : undefined;
-      if (query && !query.success) return errorResponse(400, 'BAD_REQUEST', 'The query string is not valid.', { issues: zodIssues(query.error, 'query') });
+      if (query && !query.success) return errorAnswer(400, 'BAD_REQUEST', 'The query string is not valid.', { issues: zodIssues(query.error, 'query') });
       let body: unknown;
       if (spec.body) {
         const parsed = spec.body.safeParse(await readBody(request, spec.maxBodyBytes));
-        if (!parsed.success) return errorResponse(400, 'BAD_REQUEST', 'The body is not valid.', { issues: zodIssues(parsed.error, 'body') });
+        if (!parsed.success) return errorAnswer(400, 'BAD_REQUEST', 'The body is not valid.', { issues: zodIssues(parsed.error, 'body') });
         body = parsed.data;
       }
       const result = await handler({
-        request,
+        get request() {
+          return request.toRequest();
+        },
+        header: (name) => request.header(name),
         app,
         principal,
         params: params?.data as Out<PS>,
@@ -234,9 +284,22 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
         ip,
       });
       if (result instanceof Response) return result;
-      return Response.json(result ?? null, { headers: { 'cache-control': 'no-store' } });
+      if (result instanceof Reply) return { status: result.init.status ?? 200, headers: { ...NO_STORE, ...result.init.headers }, body: result.body ?? null };
+      return { status: 200, headers: NO_STORE, body: result ?? null };
     } catch (error) {
       return mapError(error);
     }
   };
+  const next = async (request: Request, context: NextContext): Promise<Response> => {
+    let app: SwarmApp;
+    try {
+      app = getApp();
+    } catch (error) {
+      console.error('The application could not start', error);
+      return errorResponse(503, 'UNAVAILABLE', `The server is not ready: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const rawParams = context?.params ? await context.params : {};
+    return toResponse(await core(app, fromWebRequest(request), rawParams));
+  };
+  return Object.assign(next, { [ROUTE_CORE]: core });
 }
