@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { formatCompareResult, ratios, runCompareBench, RATIO_TARGET, type CompareResult } from './compare';
 import { formatDenialsResult, runDenialsBench, type DenialsBenchResult } from './denials';
 import { formatEngineResult, runEngineBench, type EngineBenchResult } from './engine';
-import { formatHttpResult, HTTP_TARGET, runHttpBench, type HttpBenchResult } from './http';
+import { formatHttpResult, runHttpBench, type HttpBenchResult } from './http';
+import { formatReportResult, REPORT_TARGET_SECONDS, runReportBench, type ReportBenchResult } from './report';
 import { fmt, fmtInt, markdownTable } from './util';
 
 const TARGETS = {
@@ -30,7 +31,7 @@ function machine(): string[] {
   ];
 }
 
-function summary(engine: EngineBenchResult, denials: DenialsBenchResult, compare: CompareResult, http: HttpBenchResult): string {
+function summary(engine: EngineBenchResult, denials: DenialsBenchResult, compare: CompareResult, http: HttpBenchResult, report: ReportBenchResult): string {
   const noLookup = engine.rows.find((r) => r.label.startsWith('no approval lookup'));
   const all = engine.rows.find((r) => r.label.startsWith('all calls'));
   // The server's mode: background checkpoints (the inline row is there for comparison).
@@ -99,15 +100,25 @@ function summary(engine: EngineBenchResult, denials: DenialsBenchResult, compare
       verdict(Math.min(r.throughput, r.p50) >= RATIO_TARGET),
     ]);
   }
-  const trivial = http.rows[0];
+  const bare = http.rows[0];
   for (const row of http.rows.slice(1)) {
+    const decisions = row.requestsPerSec * (row.perRequest ?? 1);
     rows.push([
-      `${row.label}: requests/s vs the trivial route`,
-      `${((row.ratio ?? Number.NaN) * 100).toFixed(0)}% (${fmtInt(row.requestsPerSec)} vs ${fmtInt(trivial?.requestsPerSec ?? Number.NaN)}; p99 ${fmt(row.p99Ms)} vs ${fmt(trivial?.p99Ms ?? Number.NaN)} ms)`,
-      `≥ ${Math.round(HTTP_TARGET * 100)}%`,
-      verdict(row.ratio === undefined ? undefined : row.ratio >= HTTP_TARGET),
+      `${row.label}: vs the bare node:http server`,
+      row.perRequest
+        ? `${fmtInt(decisions)} decisions/s (${fmtInt(row.requestsPerSec)} requests/s)`
+        : `${((row.ratio ?? Number.NaN) * 100).toFixed(0)}% (${fmtInt(row.requestsPerSec)} vs ${fmtInt(bare?.requestsPerSec ?? Number.NaN)}; p99 ${fmt(row.p99Ms)} vs ${fmt(bare?.p99Ms ?? Number.NaN)} ms)`,
+      row.target === undefined ? '–' : `≥ ${Math.round(row.target * 100)}%`,
+      verdict(row.target === undefined || row.ratio === undefined ? undefined : row.ratio >= row.target),
     ]);
   }
+  const pdf = report.measures.find((m) => m.format === 'pdf');
+  rows.push([
+    `audit report PDF of 30 days over ${fmtInt(report.rows)} denials (chain verified), peak RSS`,
+    pdf ? `${fmt(pdf.totalMs / 1000)} s, ${fmt(pdf.peakRssMb)} MB` : '–',
+    `< ${REPORT_TARGET_SECONDS} s`,
+    verdict(pdf && pdf.totalMs / 1000 < REPORT_TARGET_SECONDS),
+  ]);
   return markdownTable(['measure', 'measured', 'target', ''], rows);
 }
 
@@ -119,15 +130,17 @@ async function main(): Promise<void> {
   const compare = await runCompareBench({ log });
   const denials = await runDenialsBench({ log });
   const http = await runHttpBench({ log });
+  const report = await runReportBench({ log });
   const seconds = (Date.now() - started.getTime()) / 1000;
   const loadAtEnd = os.loadavg().map((l) => l.toFixed(2)).join(' / ');
 
-  const sum = summary(engine, denials, compare, http);
+  const sum = summary(engine, denials, compare, http, report);
   const engineText = formatEngineResult(engine);
   const compareText = formatCompareResult(compare);
   const denialsText = formatDenialsResult(denials);
   const httpText = formatHttpResult(http);
-  console.log(['', sum, '', engineText, '', compareText, '', denialsText, '', httpText, ''].join('\n'));
+  const reportText = formatReportResult(report);
+  console.log(['', sum, '', engineText, '', compareText, '', denialsText, '', httpText, '', reportText, ''].join('\n'));
 
   const md = [
     '# Benchmark results',
@@ -159,6 +172,10 @@ async function main(): Promise<void> {
     '## Check endpoint under load (`bench/http.ts`)',
     '',
     httpText,
+    '',
+    '## Audit report (`bench/report.ts`)',
+    '',
+    reportText,
     '',
   ].join('\n');
   const out = fileURLToPath(new URL('./RESULTS.md', import.meta.url));

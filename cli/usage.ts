@@ -35,6 +35,11 @@ Audit
       today's configuration, and say whether they decide the same.
   swarm audit archive --before DATE -o FILE
       Move rows older than DATE into a signed bundle, verify it, then remove them.
+  swarm audit report --from DATE --to DATE [--profile NAME] [--format pdf|oscal] -o FILE
+      The audit report of the period FROM <= t < TO (dates are midnight UTC): summary,
+      human oversight, changes, security events, flags, control mapping with evidence and
+      the denials; as a PDF or as OSCAL assessment results. Exit 1 when the trail does not
+      verify. Recorded as the security event audit.report_generated.
 
 Policy
   swarm policy validate [FILE]

@@ -2,10 +2,10 @@
  * The server the end-to-end tests drive: the real production build (`next start`) on a fresh SQLite file, seeded
  * with one user per role. Started by Playwright's webServer (see playwright.config.ts).
  */
-import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from '@/lib/app';
+import { serve } from '@/lib/server/serve';
 import { E2E } from '@/e2e/fixtures/accounts';
 
 const db = process.env.SWARM_DB ?? join('data', 'e2e.db');
@@ -59,6 +59,17 @@ app.auth.ensureToken(E2E.deployerToken, { agent: 'deployer' }, 'e2e deployer age
 
 app.close();
 
-const server = spawn(process.execPath, [join('node_modules', 'next', 'dist', 'bin', 'next'), 'start', '-p', String(E2E.port)], { stdio: 'inherit', env });
-for (const s of ['SIGINT', 'SIGTERM'] as const) process.on(s, () => server.kill(s));
-server.on('exit', (code) => process.exit(code ?? 0));
+// The product's server, as `npm start` runs it: the decision listener on the port, Next.js behind it on loopback.
+// The listener decides with an application of its own on the same database, as a long-lived server does.
+const front = createApp({ dbPath: db, env, watchConfig: true, backgroundCheckpoints: true, enforcePolicyTests: true });
+const serving = await serve({ app: front, port: E2E.port, env });
+const stop = () =>
+  void serving.close().then(() => {
+    front.close();
+    process.exit(0);
+  });
+for (const s of ['SIGINT', 'SIGTERM'] as const) process.on(s, stop);
+serving.next.on('exit', (code) => {
+  front.close();
+  process.exit(code ?? 0);
+});

@@ -1,15 +1,17 @@
 /**
- * `npm start` and `npm run demo`: build if needed, prepare the database, start the Next.js server on PORT
- * (default 8000) and, for the demo, run a simulated agent team against the same database.
+ * `npm start` and `npm run demo`: build if needed, prepare the database, start the server on PORT (default 8000): the
+ * decision listener on PORT, the Next.js server behind it on loopback (lib/server/serve.ts); for the demo, run a
+ * simulated agent team against the same database.
  *
  *   npm start          SWARM_DB (default data/swarm.db), no demo data
  *   npm run demo       data/demo.db, the BFSI example policy, demo users and the simulated team
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp, type SwarmApp } from '@/lib/app';
 import { DemoTeam } from '@/lib/agents/demo-team';
+import { serve } from '@/lib/server/serve';
 import { randomPassword } from '@/lib/auth/secrets';
 
 const demo = process.argv.includes('--demo');
@@ -40,7 +42,8 @@ let app: SwarmApp;
 try {
   // The same checks as the server's own start: a malformed configuration or failing policy tests stop it here, with
   // the file, line and column, instead of a server that answers 503.
-  app = createApp({ dbPath: env.SWARM_DB, env, watchConfig: demo, backgroundCheckpoints: demo, enforcePolicyTests: true });
+  // This process also answers the decision endpoints (lib/server/front.ts): a long-lived application.
+  app = createApp({ dbPath: env.SWARM_DB, env, watchConfig: true, backgroundCheckpoints: true, enforcePolicyTests: true });
 } catch (error) {
   console.error(`Cannot start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
@@ -63,15 +66,31 @@ if (demo) {
   );
 }
 
-const server = spawn(process.execPath, [nextBin, 'start', '-p', String(port)], { stdio: ['ignore', 'inherit', 'inherit'], env });
-const stop = (signal: NodeJS.Signals) => {
-  server.kill(signal);
+// Next.js on a loopback port, the decision listener on PORT in front of it (lib/server/serve.ts).
+// SWARM_NEXT_PORT pins the loopback port of Next.js (the HTTP benchmark measures it directly); default: a free one.
+const nextPort = env.SWARM_NEXT_PORT ? Number(env.SWARM_NEXT_PORT) : undefined;
+const serving = await serve({ app, port, env, upstreamPort: nextPort }).catch((error: unknown) => {
+  console.error(`Cannot listen on port ${port}: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  void serving.close().then(() => {
+    app.close();
+    process.exit(0);
+  });
 };
-process.on('SIGINT', () => stop('SIGINT'));
-process.on('SIGTERM', () => stop('SIGTERM'));
-server.on('exit', (code, signal) => {
-  app.close();
-  process.exit(code ?? (signal ? 0 : 1));
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);
+serving.next.on('exit', (code, signal) => {
+  if (stopping) return;
+  console.error(`The Next.js server stopped (${signal ?? `exit ${code}`}).`);
+  void serving.close().then(() => {
+    app.close();
+    process.exit(code ?? 1);
+  });
 });
 
 async function waitForServer(): Promise<boolean> {

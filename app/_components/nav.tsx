@@ -6,6 +6,7 @@ import { usePathname } from 'next/navigation';
 const LINKS = [
   { href: '/denials', label: 'Denials', hint: 'What was blocked, and why' },
   { href: '/audit', label: 'Audit', hint: 'Security events and integrity' },
+  { href: '/reports', label: 'Reports', hint: 'The audit report of a period' },
   { href: '/approvals', label: 'Approvals', hint: 'Gated calls waiting for a person' },
   { href: '/transparency', label: 'Transparency', hint: 'Flags and rules in force' },
 ];

@@ -7,15 +7,19 @@
  *   explain DECISION_ID        re-run a recorded decision under its revision and under today's configuration
  *   archive --before DATE -o FILE   move older rows into a signed, verifiable bundle, then remove them
  *   events [--since S] [--type T] [--actor A] [--outcome O] [--limit N] [--json]
+ *   report --from DATE --to DATE [--profile NAME] [--format pdf|oscal] -o FILE
+ *                              the audit report of a period (PDF or OSCAL assessment results), recorded as a security event
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { archiveBefore, verifyBundle } from '@/lib/audit/archive';
 import { keyDirFor, loadOrCreateSigningKey, readLocalVerifierKey, verifierKey } from '@/lib/audit/checkpoints';
 import { explainDecision } from '@/lib/audit/explain';
 import { eventToJson } from '@/lib/audit/security-events';
 import { verifyAudit, type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
-import { expectPositionals, parseCommand, requireOption } from '@/cli/args';
+import { generateReport } from '@/lib/reports/generate';
+import { describePeriod, reportOptionsSchema } from '@/lib/reports/period';
+import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/args';
 import { cliActor, dbPath, withApp, type CliContext } from '@/cli/context';
 import { CliError, UsageError } from '@/cli/errors';
 import { cell, isoTime, plural, table } from '@/cli/format';
@@ -34,8 +38,10 @@ export function auditCommand(ctx: CliContext, sub: string | undefined, args: str
       return archive(ctx, args);
     case 'events':
       return events(ctx, args);
+    case 'report':
+      return report(ctx, args);
     default:
-      throw new UsageError(sub ? `unknown command "audit ${sub}".` : 'missing subcommand: swarm audit verify|checkpoint|key|explain|archive|events.', [], true);
+      throw new UsageError(sub ? `unknown command "audit ${sub}".` : 'missing subcommand: swarm audit verify|checkpoint|key|explain|archive|events|report.', [], true);
   }
 }
 
@@ -211,5 +217,38 @@ function events(ctx: CliContext, args: string[]): number {
       ),
     );
     return 0;
+  });
+}
+
+function report(ctx: CliContext, args: string[]): number {
+  const { values, positionals } = parseCommand(args, {
+    from: { type: 'string' },
+    to: { type: 'string' },
+    profile: { type: 'string' },
+    format: { type: 'string' },
+    output: { type: 'string', short: 'o' },
+  });
+  expectPositionals(positionals, []);
+  const raw: Record<string, string> = {};
+  for (const key of ['from', 'to', 'profile', 'format'] as const) if (values[key] !== undefined) raw[key] = values[key];
+  const options = validate(reportOptionsSchema, raw);
+  const out = requireOption(values.output, '-o', `the file to write, e.g. report.${options.format === 'pdf' ? 'pdf' : 'oscal.json'}`);
+  return withApp(ctx, (app) => {
+    const r = generateReport(app, { period: { from: options.from, to: options.to }, profile: options.profile, format: options.format, generatedBy: { actor: cliActor(ctx.env), role: null } });
+    // Written beside the target and renamed: a reader never sees half a report.
+    const partial = `${out}.partial`;
+    try {
+      writeFileSync(partial, r.bytes);
+      renameSync(partial, out);
+    } catch (error) {
+      throw new CliError(`cannot write ${out}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const d = r.data;
+    ctx.io.out(
+      `Wrote ${out} (${r.format === 'pdf' ? 'PDF' : 'OSCAL assessment results'}, ${plural(r.bytes.length, 'byte')}): report ${r.id}\n` +
+        `Period ${describePeriod(d.period)}; ${plural(d.denials.total, 'denial')}, ${plural(d.oversight.requested, 'approval request')}; ` +
+        `integrity ${d.integrity.ok ? 'verified' : 'FAILED'}${d.scope.profiles.length ? `; controls of ${d.scope.profiles.map((p) => p.name).join(', ')}` : ''}.\n`,
+    );
+    return d.integrity.ok ? 0 : 1;
   });
 }

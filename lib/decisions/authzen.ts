@@ -163,7 +163,7 @@ export function evaluateMany(app: SwarmApp, caller: Principal, req: Evaluations,
       if (semantic === 'permit_on_first_permit' && r.decision === 'ALLOW') break;
     }
     return out;
-  })();
+  }).immediate();
   return { evaluations: results.map(answerOf) };
 }
 

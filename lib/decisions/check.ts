@@ -46,5 +46,6 @@ export function decideCheck(app: SwarmApp, principal: Principal, c: CheckRequest
  * it is acknowledged or kept).
  */
 export function decideBatch<T>(app: SwarmApp, items: readonly T[], decide: (item: T, index: number) => CheckResult): CheckResult[] {
-  return app.db.$client.transaction(() => items.map((item, i) => decide(item, i)))();
+  // IMMEDIATE: the write lock first, so that a read that turns into a write cannot fail on another writer's commit.
+  return app.db.$client.transaction(() => items.map((item, i) => decide(item, i))).immediate();
 }

@@ -1,0 +1,620 @@
+/**
+ * The audit report as a PDF: the cover (scope, period, who generated it, the integrity result and the contents),
+ * the summary figures and chart, human oversight, policy and flag changes, security events, invariants and locked
+ * flags, the control mapping with its evidence, and the appendix of the period's denials (capped).
+ * Pure: the report's data in, the PDF's bytes out. No absolute server path is ever printed.
+ */
+import { ruleSourceFamily } from '@/lib/audit/denial-vocabulary';
+import type { ReportData } from './data';
+import type { ControlRow } from './evidence';
+import { int, plural } from './evidence';
+import { COLORS, CONTENT_WIDTH, MARGIN, PdfLayout, type CellInput } from './pdf-layout';
+import { describePeriod, isoSeconds, periodEnd } from './period';
+
+/** The chart's colours: the hues of the denial explorer's badges. The legend always names the family too. */
+const FAMILY_COLORS: Record<string, string> = {
+  rbac: '#c2564e',
+  agent_allowlist: '#4a70c2',
+  flag: '#cf9530',
+  policy: '#8560c0',
+  hitl: '#3c8c69',
+  default: '#8b95a3',
+  csrf: '#5f6b7b',
+  auth: '#b0b8c4',
+};
+const OTHER_COLOR = '#a8957a';
+
+const FAMILY_MEANING: Record<string, string> = {
+  rbac: 'role below what the endpoint requires, or an agent token acting as another agent',
+  agent_allowlist: 'unknown agent, or a tool not in its allowlist',
+  flag: 'a feature flag guarding the tool or path is off',
+  policy: 'an operator or profile rule in the YAML policy',
+  hitl: 'a person rejected the call, or its approval expired',
+  default: 'no rule matched the tool call (fail closed)',
+  csrf: 'a state-changing request from another origin',
+  auth: 'a sign-in was refused',
+};
+
+const TYPE_LABELS: Record<string, string> = {
+  'auth.login.succeeded': 'Signed in',
+  'auth.login.failed': 'Sign-in failed',
+  'auth.logout': 'Signed out',
+  'user.created': 'User created',
+  'user.role_changed': 'Role changed',
+  'token.created': 'Token created',
+  'token.revoked': 'Token revoked',
+  'approval.requested': 'Approval requested',
+  'approval.approved': 'Call approved',
+  'approval.rejected': 'Call rejected',
+  'approval.expired': 'Approval expired',
+  'approval.consumed': 'Approved call ran',
+  'flag.changed': 'Flag changed',
+  'flag.refused': 'Flag change refused',
+  'config.loaded': 'Configuration loaded',
+  'config.refused': 'Configuration refused',
+  'profile.switched': 'Profile switched',
+  'audit.queried': 'Audit trail read',
+  'audit.exported': 'Audit trail exported',
+  'audit.verified': 'Integrity verified',
+  'audit.explained': 'Decision explained',
+  'audit.checkpointed': 'Checkpoint signed',
+  'audit.report_generated': 'Audit report generated',
+  'retention.archived': 'Rows archived',
+  'server.started': 'Server started',
+  'server.stopped': 'Server stopped',
+};
+
+const typeLabel = (t: string) => TYPE_LABELS[t] ?? t.replace(/[._]/g, ' ').replace(/^./, (c) => c.toUpperCase());
+const minute = (t: number) => `${isoSeconds(t).slice(0, 16).replace('T', ' ')}`;
+const share = (n: number, total: number) => (total > 0 ? `${((100 * n) / total).toFixed(n / total < 0.1 ? 1 : 0)}%` : '–');
+
+export function durationText(seconds: number | null): string {
+  if (seconds === null) return '–';
+  if (seconds < 90) return `${Math.round(seconds)} s`;
+  if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 48 * 3600) return `${(seconds / 3600).toFixed(1)} h`;
+  return `${(seconds / 86400).toFixed(1)} days`;
+}
+
+const SECTIONS: [string, string][] = [
+  ['summary', '1  Summary'],
+  ['oversight', '2  Human oversight'],
+  ['changes', '3  Policy and flag changes'],
+  ['security', '4  Security events'],
+  ['flags', '5  Invariants and locked flags'],
+  ['controls', '6  Control mapping'],
+  ['appendix', 'Appendix A  Denials of the period'],
+];
+
+export function renderReportPdf(d: ReportData, controls: readonly ControlRow[]): Buffer {
+  const L = new PdfLayout({
+    title: `Audit report ${periodEnd(d.period.from)} to ${periodEnd(d.period.to)}`,
+    subject: `${d.system} audit report ${d.id}`,
+    author: d.generatedBy.actor,
+    keywords: ['audit', d.id, ...d.scope.profiles.map((p) => p.name)].join(', '),
+    created: new Date(d.generatedAt * 1000),
+  });
+  const contentsAt = cover(L, d);
+  summary(L, d);
+  oversight(L, d);
+  changes(L, d);
+  security(L, d);
+  flags(L, d);
+  controlMapping(L, d, controls);
+  appendix(L, d);
+  contents(L, contentsAt);
+  return L.finish({
+    left: `${d.system}  ·  Audit report`,
+    right: `Period ${periodEnd(d.period.from)} to ${periodEnd(d.period.to)} (UTC, end excluded)`,
+    left2: `Generated ${minute(d.generatedAt)} UTC by ${d.generatedBy.actor}`,
+    right2: `Report ${d.id}`,
+    footer: `${d.system} audit report ${d.id}`,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+function cover(L: PdfLayout, d: ReportData): { page: number; y: number } {
+  L.font(26, 'bold');
+  L.doc.text('Audit report', MARGIN.left, L.y + 4, { baseline: 'top' });
+  L.y += 38;
+  L.paragraph(`${d.system}: permission decisions, human oversight and the integrity of the audit trail.`, { size: 11, color: COLORS.muted, after: 14 });
+
+  const scope =
+    d.scope.profiles.length === 0
+      ? 'The whole system; no compliance profile is active, so the report has no control mapping.'
+      : d.scope.profiles.map((p) => `${p.name}: ${p.title}`).join('; ') + (d.scope.restrictedTo ? ` (restricted to this profile; active: ${d.scope.activeProfiles.join(', ')})` : '');
+  L.keyValues([
+    ['Scope', scope],
+    ...(d.scope.profiles.length ? ([['Frameworks', d.scope.profiles.flatMap((p) => p.frameworks).join('\n')]] as [string, string][]) : []),
+    ['Period', describePeriod(d.period)],
+    ['Generated', `${minute(d.generatedAt)} UTC by ${d.generatedBy.actor}${d.generatedBy.role ? ` (${d.generatedBy.role})` : ''}`],
+    ['Report id', d.id],
+    ['Policy revision', `${d.scope.revisionInForce} in force when generated${d.changes.revisionAtStart ? `; ${d.changes.revisionAtStart} when the period began` : ''}`],
+  ]);
+  if (d.period.to > d.generatedAt) L.paragraph('The period had not ended when the report was generated: its figures are as of the generation time.', { size: 8.5, color: COLORS.muted });
+
+  L.heading('Integrity of the audit trail', 90);
+  const i = d.integrity;
+  const lines: string[] = i.chains.map((c) => {
+    const cp = c.newest
+      ? `verified up to signed checkpoint #${c.newest.id} (row ${int(c.newest.size)}, signed ${minute(c.newest.signedAt)} UTC)${c.newest.rowsAfter > 0 ? `; ${plural(c.newest.rowsAfter, 'later row')} chained, not yet signed` : ''}`
+      : 'no signed checkpoint yet';
+    return `${c.chain}: ${plural(c.rowsChecked, 'row')} checked (${int(c.rowsInPeriod)} in the period), ${c.checkpointsValid} of ${plural(c.checkpoints, 'checkpoint')} valid; ${cp}.`;
+  });
+  lines.push(
+    i.key
+      ? `Public key ${i.key.verifierKey.split('+').slice(0, 2).join('+')}, fingerprint ${i.key.fingerprint}.`
+      : 'No public key beside the database: checkpoints could not be checked (run `swarm audit key`).',
+  );
+  for (const f of i.failures) lines.push(`FAILED ${f.table} at ${f.id}: ${f.problem}. ${f.message}`);
+  lines.push(`Verified ${minute(i.verifiedAt)} UTC by recomputing both hash chains row by row; re-run it with \`npx swarm audit verify --public-key KEYFILE\`.`);
+  L.callout(i.ok, i.ok ? 'Verified: every row matches its hash chain and every signed checkpoint' : 'Verification FAILED: the trail was changed, cut or cannot be checked', lines);
+
+  L.heading('Contents', 150);
+  const at = { page: L.page, y: L.y };
+  L.y += SECTIONS.length * 16 + 8;
+  return at;
+}
+
+function contents(L: PdfLayout, at: { page: number; y: number }): void {
+  L.doc.setPage(at.page);
+  let y = at.y;
+  for (const [anchor, title] of SECTIONS) {
+    const page = L.anchors.get(anchor);
+    if (page === undefined) continue;
+    L.font(10, 'normal', COLORS.text);
+    L.doc.textWithLink(title, MARGIN.left, y, { baseline: 'top', pageNumber: page });
+    L.font(10, 'normal', COLORS.muted);
+    L.doc.text(`page ${page}`, MARGIN.left + CONTENT_WIDTH, y, { baseline: 'top', align: 'right' });
+    L.doc.setDrawColor('#e8ebef');
+    L.doc.setLineWidth(0.4);
+    L.doc.line(MARGIN.left, y + 13, MARGIN.left + CONTENT_WIDTH, y + 13);
+    y += 16;
+  }
+  L.doc.setPage(L.doc.getNumberOfPages());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+function summary(L: PdfLayout, d: ReportData): void {
+  L.section('summary', '1  Summary', `Figures for ${describePeriod(d.period)}. Denials are counted exactly as the denial explorer and its API count them.`);
+  L.figures([
+    {
+      value: int(d.decisions.total),
+      label: 'Decisions logged',
+      note: d.scope.decisionLogAll ? `${int(d.decisions.allowed)} allowed, ${int(d.decisions.asked)} asked` : 'allowed decisions not logged',
+    },
+    { value: int(d.denials.total), label: 'Denials', note: `${plural(d.denials.distinct.agents, 'agent')}, ${plural(d.denials.distinct.tools, 'tool')}` },
+    { value: int(d.oversight.requested), label: 'Approval requests', note: `${int(d.oversight.approved)} approved, ${int(d.oversight.rejected)} rejected` },
+    { value: int(d.security.total - d.decisions.allowed - d.decisions.asked), label: 'Security events', note: `${int(d.security.refused.total)} refused, ${int(d.security.failedSignIns)} failed sign-ins` },
+  ]);
+
+  L.heading('Denials by source family');
+  L.table(
+    [
+      { title: 'Family', width: 90 },
+      { title: 'What it means', width: 260 },
+      { title: 'Denials', width: 70, align: 'right' },
+      { title: 'Share', width: 55, align: 'right' },
+    ],
+    d.denials.families.map((f) => [{ text: f.value, bold: true }, FAMILY_MEANING[f.value] ?? 'a rule source added by a plugin', f.count, share(f.count, d.denials.total)]),
+  );
+
+  chart(L, d);
+
+  L.heading('Top agents, tools and rule sources', 120);
+  const half = (CONTENT_WIDTH - 16) / 2;
+  const startY = L.y;
+  L.table(
+    [
+      { title: 'Agent', width: 150 },
+      { title: 'Denials', width: 60, align: 'right' },
+      { title: 'Share', width: 45, align: 'right' },
+    ],
+    d.denials.topAgents.map((a) => [a.value ?? '(no agent: HTTP)', a.count, share(a.count, d.denials.total)]),
+    { width: half },
+  );
+  const leftEnd = L.y;
+  L.y = startY;
+  L.table(
+    [
+      { title: 'Tool', width: 150 },
+      { title: 'Denials', width: 60, align: 'right' },
+      { title: 'Share', width: 45, align: 'right' },
+    ],
+    d.denials.topTools.map((a) => [a.value === 'http' ? 'http (HTTP requests)' : a.value, a.count, share(a.count, d.denials.total)]),
+    { width: half, x: MARGIN.left + half + 16 },
+  );
+  L.y = Math.max(leftEnd, L.y);
+  L.table(
+    [
+      { title: 'Rule source', width: 260 },
+      { title: 'Family', width: 100 },
+      { title: 'Denials', width: 70, align: 'right' },
+      { title: 'Share', width: 55, align: 'right' },
+    ],
+    d.denials.topRuleSources.map((r) => [{ text: r.value, mono: true }, ruleSourceFamily(r.value), r.count, share(r.count, d.denials.total)]),
+    { caption: 'Top rule sources' },
+  );
+  if (d.denials.distinct.ruleSources > d.denials.topRuleSources.length) {
+    L.paragraph(`The ten largest of ${int(d.denials.distinct.ruleSources)} rule sources; the denial explorer (/denials) lists all of them.`, { size: 8, color: COLORS.muted });
+  }
+}
+
+/** A scale of four steps of 1, 2 or 5 times a power of ten that reaches `v`. */
+function niceScale(v: number): { max: number; step: number } {
+  const raw = Math.max(1, v) / 4;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw && Number.isInteger(s)) ?? Math.ceil(raw);
+  return { max: step * 4, step };
+}
+
+function bucketLabel(start: number, width: number): string {
+  const iso = isoSeconds(start);
+  if (width >= 86400) return iso.slice(5, 10);
+  return iso.slice(11, 16);
+}
+
+/** Denials over the period as stacked bars by family, drawn with vector shapes; the legend names each family. */
+function chart(L: PdfLayout, d: ReportData): void {
+  const c = d.denials.chart;
+  const width = c.bucketSeconds >= 86400 ? (c.bucketSeconds === 86400 ? 'day' : c.bucketSeconds === 7 * 86400 ? 'week' : `${Math.round(c.bucketSeconds / 86400)} days`) : durationText(c.bucketSeconds);
+  L.heading(`Denials per ${width}, by source family`, 210);
+  const h = 150;
+  const x0 = MARGIN.left + 40;
+  const w = CONTENT_WIDTH - 40;
+  const top = L.y + 4;
+  const base = top + h;
+  const { max, step } = niceScale(Math.max(...c.buckets.map((b) => b.total), 1));
+  const doc = L.doc;
+  // Grid and the count axis.
+  for (let k = 0; k <= 4; k++) {
+    const y = base - (h * k) / 4;
+    doc.setDrawColor(k === 0 ? '#9aa4b2' : '#e8ebef');
+    doc.setLineWidth(k === 0 ? 0.8 : 0.4);
+    doc.line(x0, y, x0 + w, y);
+    L.font(7, 'normal', COLORS.muted);
+    doc.text(int(step * k), x0 - 6, y, { baseline: 'middle', align: 'right' });
+  }
+  const n = Math.max(1, c.buckets.length);
+  const slot = w / n;
+  const bar = Math.max(1, Math.min(slot * 0.72, 28));
+  const order = c.families;
+  c.buckets.forEach((b, i) => {
+    let y = base;
+    const x = x0 + i * slot + (slot - bar) / 2;
+    for (const fam of order) {
+      const v = b.counts[fam] ?? 0;
+      if (v <= 0) continue;
+      const bh = (h * v) / max;
+      doc.setFillColor(FAMILY_COLORS[fam] ?? OTHER_COLOR);
+      doc.rect(x, y - bh, bar, bh, 'F');
+      y -= bh;
+    }
+  });
+  // Time axis: about eight labels.
+  const every = Math.max(1, Math.ceil(n / 8));
+  L.font(7, 'normal', COLORS.muted);
+  c.buckets.forEach((b, i) => {
+    if (i % every !== 0) return;
+    doc.text(bucketLabel(b.start, c.bucketSeconds), x0 + i * slot + slot / 2, base + 4, { baseline: 'top', align: 'center' });
+  });
+  L.y = base + 18;
+  // Legend: swatch, name and count of each family.
+  let lx = MARGIN.left + 40;
+  for (const fam of order) {
+    const total = d.denials.families.find((f) => f.value === fam)?.count ?? 0;
+    const label = `${fam} ${int(total)}`;
+    L.font(7.5, 'normal', COLORS.text);
+    const tw = doc.getTextWidth(label);
+    if (lx + tw + 22 > MARGIN.left + CONTENT_WIDTH) {
+      lx = MARGIN.left + 40;
+      L.y += 12;
+    }
+    doc.setFillColor(FAMILY_COLORS[fam] ?? OTHER_COLOR);
+    doc.rect(lx, L.y + 1, 8, 8, 'F');
+    doc.text(label, lx + 11, L.y + 1, { baseline: 'top' });
+    lx += tw + 24;
+  }
+  L.y += 16;
+  L.paragraph(`Times in UTC; the scale ends at ${int(max)} denials per ${width}.`, { size: 7.5, color: COLORS.muted });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+function oversight(L: PdfLayout, d: ReportData): void {
+  const o = d.oversight;
+  L.section('oversight', '2  Human oversight', 'Gated calls that waited for a person in the period (by the time they were asked), and what became of them.');
+  L.figures(
+    [
+      { value: int(o.requested), label: 'Requests' },
+      { value: int(o.approved), label: 'Approved', note: `${int(o.ran)} of them ran` },
+      { value: int(o.rejected), label: 'Rejected' },
+      { value: int(o.expired), label: 'Expired', note: 'no person decided in time' },
+      { value: int(o.pending), label: 'Still pending' },
+      { value: durationText(o.medianSecondsToDecision), label: 'Median time to decision', note: `over ${plural(o.decidedByPeople, 'decision')} by people` },
+      { value: int(o.approvers.length), label: 'Approvers', note: 'distinct people who decided' },
+      { value: int(o.twoPerson.total), label: 'Two-person decisions' },
+    ],
+    4,
+  );
+
+  L.heading('Requests by gate');
+  L.table(
+    [
+      { title: 'Gate', width: 140 },
+      { title: 'Requests', width: 60, align: 'right' },
+      { title: 'Approved', width: 60, align: 'right' },
+      { title: 'Rejected', width: 60, align: 'right' },
+      { title: 'Expired', width: 60, align: 'right' },
+      { title: 'Pending', width: 60, align: 'right' },
+    ],
+    o.byGate.map((g) => [{ text: g.gate, mono: true }, g.requested, g.approved, g.rejected, g.expired, g.pending]),
+  );
+
+  L.heading('Approvers');
+  L.table(
+    [
+      { title: 'Person', width: 160 },
+      { title: 'Role', width: 90 },
+      { title: 'Approvals given', width: 90, align: 'right' },
+      { title: 'Rejections', width: 80, align: 'right' },
+    ],
+    o.approvers.map((a) => [a.name, a.role ?? '–', a.approvals, a.rejections]),
+  );
+
+  L.heading('Every two-person decision');
+  if (d.twoPersonRule) {
+    L.paragraph(`While ${d.twoPersonRule.profiles.join(', ')} is active, every gate of ${d.twoPersonRule.fromRisk} risk or higher needs two distinct approvers; the requester can never decide their own call.`, {
+      size: 8.5,
+      color: COLORS.muted,
+    });
+  }
+  L.table(
+    [
+      { title: 'Asked (UTC)', width: 78 },
+      { title: 'Request', width: 100 },
+      { title: 'Call', width: 120 },
+      { title: 'Outcome', width: 62 },
+      { title: 'Approvers, in order', width: 140 },
+    ],
+    o.twoPerson.rows.map((r) => [
+      minute(r.requestedAt),
+      { text: `${r.id}\n${r.gate}, ${r.risk} risk`, mono: false },
+      `${r.agent} · ${r.tool}\nasked by ${r.requestedBy}`,
+      { text: r.status === 'consumed' ? 'approved, ran' : r.status, bold: true },
+      r.status === 'rejected' ? `${r.approvers ? `${r.approvers}; ` : ''}rejected by ${r.decidedBy ?? '–'}` : r.approvers || '–',
+    ]),
+    { caption: 'Two-person decisions' },
+  );
+  if (o.twoPerson.total > o.twoPerson.rows.length) {
+    L.paragraph(`The first ${int(o.twoPerson.rows.length)} of ${int(o.twoPerson.total)}; GET /api/v1/approvals?status=decided lists all of them.`, { size: 8, color: COLORS.muted });
+  }
+
+  L.heading('Self-approval and repeated approvals', 30);
+  L.paragraph(
+    `${plural(o.refusedAttempts, 'refused approval attempt')} recorded in the period. The approval store refuses a decision by the principal who requested the call (separation of duties) and a second approval by the same person, whatever the race between them.`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+function changes(L: PdfLayout, d: ReportData): void {
+  const c = d.changes;
+  L.section('changes', '3  Policy and flag changes', 'Who changed what and why, refused attempts included (they are listed with the other refusals in section 4 too).');
+  L.heading('Flag changes');
+  L.table(
+    [
+      { title: 'When (UTC)', width: 80 },
+      { title: 'Flag', width: 110 },
+      { title: 'Change', width: 90 },
+      { title: 'By', width: 70 },
+      { title: 'Why', width: 150 },
+    ],
+    c.flagChanges.rows.map((r) => [
+      minute(r.at),
+      { text: r.name, mono: true },
+      r.action === 'refused'
+        ? { text: `REFUSED: asked ${r.newValue === null ? 'reset' : r.newValue ? 'on' : 'off'}, stays ${r.oldValue === null ? '–' : r.oldValue ? 'on' : 'off'}`, bold: true }
+        : r.action === 'unset'
+          ? `override removed (was ${r.oldValue === null ? '–' : r.oldValue ? 'on' : 'off'})`
+          : `${r.oldValue === null ? '–' : r.oldValue ? 'on' : 'off'} -> ${r.newValue ? 'on' : 'off'}`,
+      r.by,
+      r.reason,
+    ]),
+    { caption: 'Flag changes' },
+  );
+  if (c.flagChanges.total > c.flagChanges.rows.length) L.paragraph(`The first ${int(c.flagChanges.rows.length)} of ${int(c.flagChanges.total)} changes; GET /api/v1/flags/history lists all of them.`, { size: 8, color: COLORS.muted });
+
+  L.heading('Configuration loads and profile switches');
+  L.table(
+    [
+      { title: 'When (UTC)', width: 80 },
+      { title: 'Event', width: 110 },
+      { title: 'By', width: 60 },
+      { title: 'File or profile', width: 110 },
+      { title: 'Detail', width: 140 },
+    ],
+    c.configEvents.rows.map((e) => [minute(e.at), typeLabel(e.type), e.actor, e.target ?? '–', e.note]),
+    { caption: 'Configuration events', maxLines: 4 },
+  );
+  if (c.configEvents.total > c.configEvents.rows.length) L.paragraph(`The first ${int(c.configEvents.rows.length)} of ${int(c.configEvents.total)}.`, { size: 8, color: COLORS.muted });
+
+  L.heading('Policy revisions first in force in the period');
+  L.paragraph(
+    'A revision is the content hash of the configuration files, the active profiles and the flag values; its id is the first 128 bits of the SHA-256 below. `swarm audit explain` re-runs a decision under the revision it was made under.',
+    { size: 8.5, color: COLORS.muted },
+  );
+  L.table(
+    [
+      { title: 'First in force (UTC)', width: 80 },
+      { title: 'Revision', width: 172 },
+      { title: 'SHA-256 of its content', width: 233 },
+    ],
+    c.revisions.rows.map((r) => [minute(r.firstSeenAt), { text: r.revision, mono: true }, { text: r.sha256, mono: true }]),
+    { caption: 'Policy revisions', fontSize: 7.5 },
+  );
+  if (c.revisions.total > c.revisions.rows.length) L.paragraph(`The first ${int(c.revisions.rows.length)} of ${int(c.revisions.total)} revisions.`, { size: 8, color: COLORS.muted });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+function eventRows(rows: ReportData['security']['refused']['rows']): CellInput[][] {
+  return rows.map((e) => [minute(e.at), typeLabel(e.type), `${e.actor}${e.role ? ` (${e.role})` : ''}`, e.target ?? '–', e.note || '–']);
+}
+
+function security(L: PdfLayout, d: ReportData): void {
+  const s = d.security;
+  L.section('security', '4  Security events', 'Every security event of the period other than allowed decisions: sign-ins, refused changes, reads and exports of the audit trail.');
+  L.figures([
+    { value: int(s.signIns), label: 'Sign-ins', note: `${plural(s.signInUsers, 'person', 'people')}` },
+    { value: int(s.failedSignIns), label: 'Failed sign-ins' },
+    { value: int(s.refused.total), label: 'Refused changes' },
+    { value: int(s.exports.total), label: 'Exports of the trail', note: `${int(s.reads)} reads, ${int(s.reportsGenerated)} reports` },
+  ]);
+  L.heading('Events by type');
+  L.table(
+    [
+      { title: 'Event', width: 150 },
+      { title: 'Type', width: 150 },
+      { title: 'Outcome', width: 80 },
+      { title: 'Count', width: 70, align: 'right' },
+    ],
+    s.byType.map((e) => [typeLabel(e.type), { text: e.type, mono: true }, e.outcome, e.count]),
+    { caption: 'Events by type' },
+  );
+  L.heading('Failed sign-ins by user name');
+  L.table(
+    [
+      { title: 'User name tried', width: 250 },
+      { title: 'Failed sign-ins', width: 100, align: 'right' },
+    ],
+    s.failedSignInTargets.map((t) => [t.value, t.count]),
+  );
+  L.heading('Refused changes');
+  L.table(
+    [
+      { title: 'When (UTC)', width: 78 },
+      { title: 'Event', width: 92 },
+      { title: 'By', width: 80 },
+      { title: 'Target', width: 90 },
+      { title: 'What was refused', width: 160 },
+    ],
+    eventRows(s.refused.rows),
+    { caption: 'Refused changes', maxLines: 5 },
+  );
+  if (s.refused.total > s.refused.rows.length) L.paragraph(`The first ${int(s.refused.rows.length)} of ${int(s.refused.total)}; /audit?outcome=refused lists all of them.`, { size: 8, color: COLORS.muted });
+  L.heading('Exports of the audit trail');
+  L.table(
+    [
+      { title: 'When (UTC)', width: 80 },
+      { title: 'By', width: 110 },
+      { title: 'Table', width: 110 },
+      { title: 'Format and filter', width: 200 },
+    ],
+    s.exports.rows.map((e) => [minute(e.at), `${e.actor}${e.role ? ` (${e.role})` : ''}`, e.target ?? '–', e.note]),
+    { caption: 'Exports' },
+  );
+  if (s.exports.total > s.exports.rows.length) L.paragraph(`The first ${int(s.exports.rows.length)} of ${int(s.exports.total)}; /audit?type=audit.exported lists all of them.`, { size: 8, color: COLORS.muted });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+function flags(L: PdfLayout, d: ReportData): void {
+  L.section('flags', '5  Invariants and locked flags', 'Their state when the report was generated. An invariant can never be turned off; a locked flag behaves like one while its profile is active.');
+  const rows = (list: ReportData['flags']['invariants']) =>
+    list.map((f) => [
+      { text: f.name, bold: true },
+      { text: f.value ? 'on' : 'OFF', bold: true, color: f.value ? COLORS.ok : COLORS.danger },
+      f.lockedBy.length ? `locked by ${f.lockedBy.join(', ')}` : f.tier === 'invariant' ? 'invariant' : f.layer,
+      `${int(f.changesInPeriod)} / ${int(f.refusedInPeriod)}`,
+      f.description,
+    ]);
+  const columns = [
+    { title: 'Flag', width: 150 },
+    { title: 'State', width: 34 },
+    { title: 'Held by', width: 70 },
+    { title: 'Changes / refused in period', width: 58, align: 'right' as const },
+    { title: 'What it guarantees', width: 176 },
+  ];
+  L.heading('Invariants');
+  L.table(columns, rows(d.flags.invariants), { caption: 'Invariants' });
+  L.heading('Flags locked by the active profiles');
+  L.table(columns, rows(d.flags.locked), { caption: 'Locked flags' });
+  const settings: [string, string][] = [];
+  if (d.retention) settings.push(['Retention', `${int(d.retention.minDays)} days minimum in the live trail (${d.retention.profile}): ${d.retention.basis}`]);
+  if (d.masking) settings.push(['Masked keys', d.masking.keys.join(', ')]);
+  if (d.twoPersonRule) settings.push(['Two people', `from ${d.twoPersonRule.fromRisk} risk (${d.twoPersonRule.profiles.join(', ')})`]);
+  if (settings.length) {
+    L.heading('Settings of the active profiles', 40);
+    L.keyValues(settings, { size: 8.5, labelWidth: 90 });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+function controlMapping(L: PdfLayout, d: ReportData, rows: readonly ControlRow[]): void {
+  L.section(
+    'controls',
+    '6  Control mapping',
+    d.controls.length === 0
+      ? 'No compliance profile is active, so there is no control mapping. Select one with SWARM_PROFILE (for example bfsi).'
+      : 'Each control of the active profiles, what serves it (checked to be in force now) and the evidence for the period, computed from the audit trail.',
+  );
+  for (const { profile } of d.controls) {
+    L.heading(`${profile.title} (${profile.name})`, 80);
+    L.paragraph(profile.description, { size: 8.5, color: COLORS.muted });
+    const mine = rows.filter((r) => r.profile === profile.name);
+    L.table(
+      [
+        { title: 'Control', width: 62 },
+        { title: 'Requirement and how it is served', width: 160 },
+        { title: 'Served by', width: 118 },
+        { title: 'Evidence for the period', width: 145 },
+      ],
+      mine.map((r) => [
+        { text: r.control.framework, lead: r.control.id },
+        { text: r.control.how, lead: r.control.title },
+        { text: `${r.inForce ? 'In force' : 'NEEDS ATTENTION'}\n${r.servedBy.map((s) => s.text).join('\n')}${r.problems.length ? `\n${r.problems.filter((p) => !r.servedBy.some((s) => s.text === p)).join('\n')}` : ''}`.trim(), color: r.inForce ? COLORS.text : COLORS.danger },
+        r.evidence.map((e) => `${e.text}.`).join('\n'),
+      ]),
+      { caption: `Control mapping, ${profile.name}`, fontSize: 7.5 },
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+function appendix(L: PdfLayout, d: ReportData): void {
+  const a = d.appendix;
+  const q = `from=${Math.round(d.period.from)}&to=${Math.round(d.period.to)}`;
+  L.section(
+    'appendix',
+    'Appendix A  Denials of the period',
+    a.omitted > 0
+      ? `The first ${int(a.rows.length)} of ${int(a.total)} denials, oldest first; ${int(a.omitted)} are left out of this report.`
+      : `All ${plural(a.total, 'denial')} of the period, oldest first.`,
+  );
+  L.paragraph(
+    `Export every denial of the period as CSV: GET /api/v1/permissions/denials?${q}&format=csv (auditor role; the API's "to" includes its end), the CSV export of the denial explorer (/denials, custom range), or \`npx swarm denials --csv --since SECONDS\`. Each export is recorded in the trail.`,
+    { size: 8.5, color: COLORS.muted },
+  );
+  L.table(
+    [
+      { title: 'When (UTC)', width: 80 },
+      { title: 'Agent or principal', width: 78 },
+      { title: 'Tool or request', width: 88 },
+      { title: 'Rule source', width: 92 },
+      { title: 'Reason', width: 147 },
+    ],
+    a.rows.map((r) => [
+      isoSeconds(r.at).slice(0, 19).replace('T', ' '),
+      `${r.agent ?? r.principal ?? '–'}${r.role ? `\n${r.role}` : ''}`,
+      r.http ?? r.tool,
+      { text: r.ruleSource, mono: true },
+      r.reason ?? '',
+    ]),
+    { caption: 'Denials', fontSize: 7, maxLines: 3 },
+  );
+}

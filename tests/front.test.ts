@@ -1,0 +1,111 @@
+/**
+ * The decision listener in front of Next.js, over real sockets: decision calls with a bearer token are answered
+ * directly, by the same route core Next.js runs (same bodies, same recording); everything else reaches the upstream
+ * unchanged. The upstream here is a small node:http server that reports what it received (Next.js itself is covered
+ * by the end-to-end tests, which run behind this listener).
+ */
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { callRoute, useTempServerEnv } from './support/in-process-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const server = useTempServerEnv('front');
+
+const { getApp } = await import('@/lib/app');
+const { createFrontServer } = await import('@/lib/server/front');
+const check = await import('@/app/api/v1/permissions/check/route');
+
+let front: Server;
+let upstream: Server;
+let base = '';
+let trainer = '';
+const seen: { method?: string; url?: string; headers: IncomingHttpHeaders; body: string }[] = [];
+
+const listen = (s: Server) => new Promise<number>((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port)));
+
+beforeAll(async () => {
+  trainer = getApp().auth.createToken({ agent: 'trainer' }, 't');
+  upstream = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      seen.push({ method: req.method, url: req.url, headers: req.headers, body });
+      res.setHeader('set-cookie', ['a=1', 'b=2']);
+      res.writeHead(209, { 'content-type': 'text/plain', 'x-upstream': 'yes' });
+      res.end(`upstream saw ${req.method} ${req.url}`);
+    });
+  });
+  const upstreamPort = await listen(upstream);
+  front = createFrontServer({ app: getApp(), upstream: { host: '127.0.0.1', port: upstreamPort } });
+  base = `http://127.0.0.1:${await listen(front)}`;
+});
+afterAll(async () => {
+  await new Promise((r) => front.close(r));
+  front.closeAllConnections();
+  await new Promise((r) => upstream.close(r));
+  getApp().close();
+  server.remove();
+});
+
+const body = JSON.stringify({ agent: 'trainer', tool: 'tune_hyperparameters', arguments: { model_id: 'm-1', trials: 900 } });
+
+describe('the decision listener', () => {
+  it('answers a check with a bearer token itself, exactly as the route does, and records the denial', async () => {
+    const before = seen.length;
+    const r = await fetch(`${base}/api/v1/permissions/check`, { method: 'POST', headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' }, body });
+    expect(seen.length).toBe(before);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(r.headers.get('cache-control')).toBe('no-store');
+    const direct = (await r.json()) as { decision_id: string; decision: string; rule_source: string; trace: unknown[] };
+    expect(direct).toMatchObject({ decision: 'DENY', rule_source: 'policy:bfsi/tuning-capacity-review', recorded: true });
+    expect(getApp().denials.query({ limit: 1 }).rows[0]).toMatchObject({ decisionId: direct.decision_id, agentName: 'trainer' });
+    // The same request through the Next.js adapter: the same answer but for its own decision id.
+    const viaRoute = (await (await callRoute(check.POST, '/api/v1/permissions/check', { method: 'POST', token: trainer, body })).json()) as typeof direct;
+    expect({ ...viaRoute, decision_id: 'x' }).toEqual({ ...direct, decision_id: 'x' });
+  });
+
+  it('answers errors the same way: 401 for a bad token, 400 with the zod issues, 413 beyond the body limit', async () => {
+    const bad = await fetch(`${base}/api/v1/permissions/check`, { method: 'POST', headers: { authorization: 'Bearer nope', 'content-type': 'application/json' }, body });
+    expect(bad.status).toBe(401);
+    expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('UNAUTHENTICATED');
+    const invalid = await fetch(`${base}/api/v1/permissions/check`, { method: 'POST', headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' }, body: '{"agent":"trainer"}' });
+    expect(invalid.status).toBe(400);
+    expect(((await invalid.json()) as { error: { issues: { path: string }[] } }).error.issues.map((i) => i.path)).toEqual(['tool']);
+    const huge = await fetch(`${base}/api/v1/permissions/check`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ agent: 'trainer', tool: 't', arguments: { x: 'y'.repeat(70_000) } }),
+    });
+    expect(huge.status).toBe(413);
+  });
+
+  it('passes everything else to the upstream unchanged: pages, other routes, and decision calls without a bearer token', async () => {
+    const page = await fetch(`${base}/denials?window=1h`, { headers: { cookie: 'swarm_session=abc' } });
+    expect(page.status).toBe(209);
+    expect(await page.text()).toBe('upstream saw GET /denials?window=1h');
+    expect(page.headers.get('x-upstream')).toBe('yes');
+    expect(page.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
+    const cookieCheck = await fetch(`${base}/api/v1/permissions/check`, { method: 'POST', headers: { cookie: 'swarm_session=abc', 'content-type': 'application/json' }, body });
+    expect(cookieCheck.status).toBe(209);
+    const last = seen.at(-1)!;
+    expect(last).toMatchObject({ method: 'POST', url: '/api/v1/permissions/check', body });
+    expect(last.headers['x-forwarded-for']).toBe('127.0.0.1');
+    expect(last.headers['x-forwarded-host']).toBe(new URL(base).host);
+  });
+
+  it('says so when the upstream is not answering (502), and still decides', async () => {
+    const lonely = createFrontServer({ app: getApp(), upstream: { host: '127.0.0.1', port: 1 } });
+    const url = `http://127.0.0.1:${await listen(lonely)}`;
+    try {
+      const r = await fetch(`${url}/approvals`);
+      expect(r.status).toBe(502);
+      expect(((await r.json()) as { error: { code: string } }).error.code).toBe('UNAVAILABLE');
+      const decided = await fetch(`${url}/api/v1/permissions/check`, { method: 'POST', headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' }, body });
+      expect(decided.status).toBe(200);
+    } finally {
+      await new Promise((r) => lonely.close(r));
+      lonely.closeAllConnections();
+    }
+  });
+});
