@@ -5,7 +5,7 @@
  * bad signature, checkpoint key unknown). Reads only: it opens the database file as it is, triggers or not.
  */
 import type Database from 'better-sqlite3';
-import { CHAIN_COLUMNS, CHAIN_NAMES, GENESIS_HASH, rowHash, type ChainName } from './chain';
+import { CHAIN_COLUMNS, CHAIN_NAMES, chainHash, encodeRow, GENESIS_HASH, type ChainName } from './chain';
 import { openCheckpoint, originOf, parseVerifierKey, type ParsedVerifierKey } from './checkpoints';
 
 export type Problem =
@@ -56,13 +56,6 @@ export interface VerifyReport {
   keyUsed: string | null;
 }
 
-interface Row {
-  id: number;
-  prev_hash: string | null;
-  row_hash: string | null;
-  timestamp: number;
-  [column: string]: unknown;
-}
 
 /** Verify every chain of this database. `verifierKey`: the public key to check checkpoints with (text). */
 export function verifyAudit(sqlite: Database.Database, verifierKeyText: string | undefined, range: VerifyRange = {}): VerifyReport {
@@ -96,7 +89,10 @@ function verifyChain(sqlite: Database.Database, chain: ChainName, key: ParsedVer
   const hashAt = new Map<number, string>();
 
   const columns = CHAIN_COLUMNS[chain];
-  const rows = sqlite.prepare<[], Row>(`SELECT id, ${columns.join(', ')}, prev_hash, row_hash FROM ${chain} ORDER BY id`).iterate();
+  // Rows as arrays, not objects (measured: half the time per row at a million rows): [id, ...columns, prev, row hash].
+  const last = columns.length + 1;
+  const at = { timestamp: 1 + columns.indexOf('timestamp' as never), prev: last, hash: last + 1 };
+  const rows = sqlite.prepare(`SELECT id, ${columns.join(', ')}, prev_hash, row_hash FROM ${chain} ORDER BY id`).raw(true).iterate() as IterableIterator<unknown[]>;
   const report: ChainReport = {
     chain,
     rowsChecked: 0,
@@ -115,37 +111,41 @@ function verifyChain(sqlite: Database.Database, chain: ChainName, key: ParsedVer
   let expectedPrev = archive ? archive.headHash : GENESIS_HASH;
   let started = archive !== undefined;
   for (const row of rows) {
-    report.firstId ??= row.id;
-    report.lastId = row.id;
-    if (!started && row.row_hash === null) {
+    const id = row[0] as number;
+    const timestamp = row[at.timestamp] as number;
+    const prevHash = row[at.prev] as string | null;
+    const storedHash = row[at.hash] as string | null;
+    report.firstId ??= id;
+    report.lastId = id;
+    if (!started && storedHash === null) {
       report.legacyRows++;
-      expectedId = row.id + 1;
+      expectedId = id + 1;
       continue;
     }
     started = true;
-    report.firstTimestamp ??= row.timestamp;
-    report.lastTimestamp = row.timestamp;
-    if (expectedId !== null && row.id !== expectedId) {
-      fail(chain, expectedId, row.id > expectedId ? 'missing' : 'out of order', `row ${expectedId} is missing (the next row found is ${row.id})`);
+    report.firstTimestamp ??= timestamp;
+    report.lastTimestamp = timestamp;
+    if (expectedId !== null && id !== expectedId) {
+      fail(chain, expectedId, id > expectedId ? 'missing' : 'out of order', `row ${expectedId} is missing (the next row found is ${id})`);
     }
-    if (row.row_hash === null) {
-      fail(chain, row.id, 'unchained', `row ${row.id} has no hash although the chain began before it (written or changed outside the product)`);
+    if (storedHash === null) {
+      fail(chain, id, 'unchained', `row ${id} has no hash although the chain began before it (written or changed outside the product)`);
     } else {
-      if (row.prev_hash !== expectedPrev) {
-        fail(chain, row.id, 'out of order', `row ${row.id} does not follow the row before it (its prev_hash is not that row's hash)`);
+      if (prevHash !== expectedPrev) {
+        fail(chain, id, 'out of order', `row ${id} does not follow the row before it (its prev_hash is not that row's hash)`);
       }
-      const computed = rowHash(row.prev_hash ?? '', row.id, columns.map((c) => row[c] ?? null));
-      if (computed !== row.row_hash) fail(chain, row.id, 'changed', `row ${row.id} was changed after it was written (its hash does not match its content)`);
-      expectedPrev = row.row_hash;
+      const computed = chainHash(prevHash ?? '', id, encodeRow(row, 1, last));
+      if (computed !== storedHash) fail(chain, id, 'changed', `row ${id} was changed after it was written (its hash does not match its content)`);
+      expectedPrev = storedHash;
     }
-    if (wanted.has(row.id) && row.row_hash) hashAt.set(row.id, row.row_hash);
+    if (wanted.has(id) && storedHash) hashAt.set(id, storedHash);
     report.rowsChecked++;
-    if ((range.from === undefined || row.timestamp >= range.from) && (range.to === undefined || row.timestamp <= range.to)) {
+    if ((range.from === undefined || timestamp >= range.from) && (range.to === undefined || timestamp <= range.to)) {
       report.inRange.rows++;
-      report.inRange.firstId ??= row.id;
-      report.inRange.lastId = row.id;
+      report.inRange.firstId ??= id;
+      report.inRange.lastId = id;
     }
-    expectedId = row.id + 1;
+    expectedId = id + 1;
   }
   report.headHash = started ? expectedPrev : null;
 
