@@ -382,7 +382,7 @@ export class SwarmApp {
       type: `approval.${e.type}`,
       actor: e.by?.id ?? (e.type === 'requested' || e.type === 'consumed' ? row.requestedBy : 'system'),
       actorRole: e.by?.role ?? null,
-      outcome: 'succeeded',
+      outcome: e.type === 'refused' ? 'refused' : 'succeeded',
       target: row.id,
       decisionId: row.decisionId,
       detail: {
@@ -392,6 +392,7 @@ export class SwarmApp {
         ...(e.given === undefined ? {} : { approvals_given: e.given, approvals_required: row.approvalsRequired, complete: e.given >= row.approvalsRequired }),
         ...(e.type === 'rejected' || e.type === 'approved' ? { reason: row.decisionReason } : {}),
         ...(e.type === 'expired' ? { expired_at: row.expiresAt } : {}),
+        ...(e.refusal ? { refusal: e.refusal.rule, message: e.refusal.message } : {}),
       },
     });
     if (e.type !== 'rejected' && e.type !== 'expired') return;

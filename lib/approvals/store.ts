@@ -49,13 +49,18 @@ const EXPIRED_REASON = 'Expired before an operator decided it.';
  * a new request, each person's approval, a rejection, an expiry, and the run that consumed an approval.
  */
 export interface ApprovalEvent {
-  type: 'requested' | 'approved' | 'rejected' | 'expired' | 'consumed';
+  type: 'requested' | 'approved' | 'rejected' | 'expired' | 'consumed' | 'refused';
   row: ApprovalRow;
-  /** who decided (approved, rejected) */
+  /** who decided (approved, rejected), or tried to (refused) */
   by?: Decider;
   /** for approved: how many approvals are given now, and whether that completes the request */
   given?: number;
+  /** for refused: which rule refused the decision, and the message the person saw */
+  refusal?: { rule: ApprovalRefusal; message: string };
 }
+
+/** The rules of separation of duties that refuse a decision (each refusal is recorded: approval.refused). */
+export type ApprovalRefusal = 'self_decision' | 'role_not_allowed' | 'second_vote_by_same_person';
 export type ApprovalListener = (event: ApprovalEvent) => void;
 
 const now = () => Date.now() / 1000;
@@ -190,6 +195,18 @@ export class ApprovalStore {
   }
 
   private decide(id: string, action: 'approve' | 'reject', by: Decider, reason: string | null): ApprovalRow {
+    try {
+      return this.decideOnce(id, action, by, reason);
+    } catch (error) {
+      // A refused attempt changes nothing (its transaction is rolled back), and is recorded after it.
+      const refusal = error instanceof AppError ? (error.details as { refusal?: ApprovalRefusal } | undefined)?.refusal : undefined;
+      const row = refusal ? this.get(id) : undefined;
+      if (refusal && row) this.onEvent({ type: 'refused', row, by, refusal: { rule: refusal, message: error instanceof Error ? error.message : String(error) } });
+      throw error;
+    }
+  }
+
+  private decideOnce(id: string, action: 'approve' | 'reject', by: Decider, reason: string | null): ApprovalRow {
     const outcome = this.db.transaction(
       (tx): ApprovalRow | { expiredAt: number } => {
         const row = tx.select().from(approvals).where(eq(approvals.id, id)).get();
@@ -203,11 +220,11 @@ export class ApprovalStore {
           return { expiredAt: row.expiresAt };
         }
         if (row.requestedBy === by.id) {
-          throw new AppError('FORBIDDEN', 'Separation of duties: the principal who requested a call cannot decide its approval.');
+          throw new AppError('FORBIDDEN', 'Separation of duties: the principal who requested a call cannot decide its approval.', { refusal: 'self_decision' });
         }
         const roles = row.approverRoles.split(',');
         if (!roles.includes(by.role)) {
-          throw new AppError('FORBIDDEN', `Gate "${row.gate}" is decided by ${roles.join(' or ')}; your role is ${by.role}.`);
+          throw new AppError('FORBIDDEN', `Gate "${row.gate}" is decided by ${roles.join(' or ')}; your role is ${by.role}.`, { refusal: 'role_not_allowed' });
         }
         if (row.status !== 'pending') throw this.alreadyDecided(row);
         if (action === 'reject') {
@@ -220,6 +237,7 @@ export class ApprovalStore {
           throw new AppError(
             'FORBIDDEN',
             `You already gave approval 1 of ${row.approvalsRequired}; a second person must give the next one (two-person rule).`,
+            { refusal: 'second_vote_by_same_person' },
           );
         }
         tx.insert(approvalVotes).values({ approvalId: id, approver: by.id, approverRole: by.role, reason, at }).run();

@@ -108,6 +108,25 @@ describe('what is recorded', () => {
     expect(JSON.parse(approved.detailJson!)).toMatchObject({ approvals_given: 1, approvals_required: 1, complete: true });
   });
 
+  it('records every refused attempt to decide: the requester, a role the gate does not name, a second vote by one person', () => {
+    t = tempApp({ gates: 'gates:\n  - id: deploy\n    tools: [deploy_serving]\n    approvers: { roles: [operator, admin], count: 2 }\n' });
+    const asked = t.app.engine.decide(call('deployer', 'deploy_serving', { model_id: 'm', env: 'prod' }));
+    const id = asked.approvalId!;
+    const requester = t.app.approvals.get(id)!.requestedBy;
+    expect(() => t!.app.approvals.approve(id, { id: requester, role: 'operator' })).toThrow(/Separation of duties/);
+    expect(() => t!.app.approvals.approve(id, { id: 'alex', role: 'auditor' })).toThrow(/decided by operator or admin/);
+    t.app.approvals.approve(id, { id: 'olivia', role: 'operator' });
+    expect(() => t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).toThrow(/two-person rule/);
+    const refused = t.app.securityEvents.ofType('approval.refused').reverse();
+    expect(refused.map((e) => [e.actor, e.outcome, (JSON.parse(e.detailJson!) as { refusal: string }).refusal])).toEqual([
+      [requester, 'refused', 'self_decision'],
+      ['alex', 'refused', 'role_not_allowed'],
+      ['olivia', 'refused', 'second_vote_by_same_person'],
+    ]);
+    // Nothing of a refused attempt took effect: one vote, still pending.
+    expect(t.app.approvals.get(id)).toMatchObject({ status: 'pending' });
+  });
+
   it('records users and tokens created, roles changed and tokens revoked, with who did it', () => {
     t = tempApp();
     t.app.auth.createUser('alex', 'auditor', undefined, 'cli:root');

@@ -17,7 +17,7 @@ export interface DecisionEvent {
   ip?: string;
 }
 
-export type ApprovalEventType = 'approval.requested' | 'approval.approved' | 'approval.rejected' | 'approval.expired' | 'approval.consumed';
+export type ApprovalEventType = 'approval.requested' | 'approval.approved' | 'approval.rejected' | 'approval.expired' | 'approval.consumed' | 'approval.refused';
 export type AuthEventType =
   | 'auth.login.succeeded'
   | 'auth.login.failed'
@@ -27,7 +27,14 @@ export type AuthEventType =
   | 'token.created'
   | 'token.revoked';
 export type ConfigEventType = 'config.loaded' | 'config.refused' | 'flag.changed' | 'flag.refused' | 'profile.switched';
-export type AuditReadEventType = 'audit.queried' | 'audit.exported' | 'audit.verified' | 'audit.explained' | 'audit.checkpointed' | 'retention.archived';
+export type AuditReadEventType =
+  | 'audit.queried'
+  | 'audit.exported'
+  | 'audit.verified'
+  | 'audit.explained'
+  | 'audit.checkpointed'
+  | 'audit.report_generated'
+  | 'retention.archived';
 export type SystemEventType = 'server.started' | 'server.stopped';
 
 export type Outcome = 'succeeded' | 'failed' | 'refused';

@@ -3,6 +3,7 @@
  * gather the findings, render them, and record the generation as a security event (audit.report_generated, naming
  * the report id, the period, the format and the profile) attributed to the person who asked.
  */
+import { isRole } from '@/lib/permissions';
 import type { SwarmApp } from '@/lib/app';
 import { gatherReport, type ReportData, type ReportOptions } from './data';
 import { controlRows } from './evidence';
@@ -49,11 +50,11 @@ export function buildReport(app: SwarmApp, request: GenerateRequest): GeneratedR
 /** Gather, render, and record the generation in the audit trail. */
 export function generateReport(app: SwarmApp, request: GenerateRequest): GeneratedReport {
   const report = buildReport(app, request);
-  // The recorder port's typed union has no report event yet; appendEvent writes the same chained row.
-  app.recorder.appendEvent({
+  app.recorder.record({
+    kind: 'audit',
     type: 'audit.report_generated',
     actor: request.generatedBy.actor,
-    actorRole: request.generatedBy.role,
+    actorRole: request.generatedBy.role !== null && isRole(request.generatedBy.role) ? request.generatedBy.role : null,
     outcome: 'succeeded',
     target: report.id,
     ip: request.ip ?? null,

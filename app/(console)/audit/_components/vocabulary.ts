@@ -18,6 +18,7 @@ const TYPE_LABELS: Record<string, string> = {
   'approval.rejected': 'Call rejected',
   'approval.expired': 'Approval expired',
   'approval.consumed': 'Approved call ran',
+  'approval.refused': 'Approval refused (separation of duties)',
   'flag.changed': 'Flag changed',
   'flag.refused': 'Flag change refused',
   'config.loaded': 'Configuration loaded',
