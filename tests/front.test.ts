@@ -94,6 +94,30 @@ describe('the decision listener', () => {
     expect(last.headers['x-forwarded-host']).toBe(new URL(base).host);
   });
 
+  it('commits concurrent decisions together; one that cannot be recorded is undone alone and answered 503', async () => {
+    const sqlite = getApp().db.$client;
+    sqlite.exec(`CREATE TEMP TRIGGER fail_me BEFORE INSERT ON permission_denials WHEN NEW.tool_name = 'fail_me' BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
+    const before = getApp().denials.count();
+    const call = (tool: string) =>
+      fetch(`${base}/api/v1/permissions/check`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ agent: 'trainer', tool, arguments: {} }),
+      });
+    try {
+      const answers = await Promise.all(['deploy_serving', 'fail_me', 'export_raw_data', 'train_model'].map(call));
+      expect(answers.map((r) => r.status)).toEqual([200, 503, 200, 200]);
+      const bodies = (await Promise.all(answers.map((r) => r.json()))) as { decision?: string; decision_id?: string; error?: { code: string } }[];
+      expect(bodies[1]!.error?.code).toBe('AUDIT_UNAVAILABLE');
+      expect(bodies.map((b) => b.decision ?? null)).toEqual(['DENY', null, 'DENY', 'ALLOW']);
+      // The two denials are in the trail with the ids their callers got; the refused one left nothing.
+      expect(getApp().denials.count()).toBe(before + 2);
+      for (const b of [bodies[0]!, bodies[2]!]) expect(getApp().denials.query({ limit: 5 }).rows.some((r) => r.decisionId === b.decision_id)).toBe(true);
+    } finally {
+      sqlite.exec('DROP TRIGGER fail_me');
+    }
+  });
+
   it('says so when the upstream is not answering (502), and still decides', async () => {
     const lonely = createFrontServer({ app: getApp(), upstream: { host: '127.0.0.1', port: 1 } });
     const url = `http://127.0.0.1:${await listen(lonely)}`;

@@ -56,9 +56,9 @@ function readText(req: IncomingMessage): Promise<string> {
   });
 }
 
-function apiRequest(req: IncomingMessage, url: URL): ApiRequest {
-  let text: Promise<string> | undefined;
-  const body = () => (text ??= readText(req));
+function apiRequest(req: IncomingMessage, url: URL, bodyText: string): ApiRequest {
+  const text = Promise.resolve(bodyText);
+  const body = () => text;
   return {
     method: req.method ?? 'GET',
     url,
@@ -87,6 +87,87 @@ async function send(res: ServerResponse, answer: ApiAnswer): Promise<void> {
 export function isDirect(req: IncomingMessage, pathname: string): boolean {
   return req.method === 'POST' && DIRECT_ROUTES.has(pathname) && /^Bearer\s/i.test(headerOf(req.headers, 'authorization') ?? '');
 }
+
+interface Pending {
+  core: RouteCore;
+  request: ApiRequest;
+  res: ServerResponse;
+}
+
+const INTERNAL_ERROR: ApiAnswer = {
+  status: 500,
+  headers: { 'cache-control': 'no-store' },
+  body: { error: { code: 'INTERNAL', message: 'Something went wrong on the server; it has been logged.' } },
+};
+const UNRECORDED: ApiAnswer = {
+  status: 503,
+  headers: { 'cache-control': 'no-store' },
+  body: { error: { code: 'AUDIT_UNAVAILABLE', message: 'The request was refused because it could not be recorded in the audit trail. Try again; if it persists, the server needs attention.' } },
+};
+
+/**
+ * Group commit: the decision calls that arrived while the previous group was being decided are decided together, in
+ * one IMMEDIATE transaction (each in a savepoint of its own, so that one that cannot be recorded is undone alone and
+ * answered 503), and their answers leave only after the commit: no denial is acknowledged before it is durable, and
+ * concurrent denials share one commit instead of paying one each.
+ *
+ * The route cores are async only to read their body, which is read before (a resolved promise here): a group runs from
+ * start to commit without yielding to other I/O, so nothing else writes inside its transaction.
+ */
+class GroupCommit {
+  private queue: Pending[] = [];
+  private scheduled = false;
+
+  constructor(private readonly app: SwarmApp) {}
+
+  add(p: Pending): void {
+    this.queue.push(p);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => void this.flush());
+    }
+  }
+
+  private async flush(): Promise<void> {
+    const group = this.queue.splice(0, MAX_GROUP);
+    const sqlite = this.app.db.$client;
+    const answers: ApiAnswer[] = [];
+    let committed = false;
+    try {
+      sqlite.exec('BEGIN IMMEDIATE');
+      for (const p of group) {
+        sqlite.exec('SAVEPOINT decision');
+        let answer: ApiAnswer;
+        try {
+          answer = await p.core(this.app, p.request, {});
+        } catch (error) {
+          console.error('The decision listener failed to answer', error);
+          answer = INTERNAL_ERROR;
+        }
+        if (!(answer instanceof Response) && answer.status >= 500) sqlite.exec('ROLLBACK TO decision');
+        sqlite.exec('RELEASE decision');
+        answers.push(answer);
+      }
+      sqlite.exec('COMMIT');
+      committed = true;
+    } catch (error) {
+      console.error('A group of decisions could not be committed; none of them is acknowledged', error);
+      if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+    }
+    group.forEach((p, i) => {
+      const answer = committed ? answers[i]! : UNRECORDED;
+      send(p.res, answer).catch(() => p.res.destroy());
+    });
+    this.scheduled = false;
+    if (this.queue.length > 0) {
+      this.scheduled = true;
+      setImmediate(() => void this.flush());
+    }
+  }
+}
+
+/** The most decision calls one commit takes. */
+const MAX_GROUP = 64;
 
 export function createFrontServer(options: FrontOptions): Server {
   const { app, upstream } = options;
@@ -131,14 +212,12 @@ export function createFrontServer(options: FrontOptions): Server {
       return;
     }
     const core = DIRECT_ROUTES.get(url.pathname)!;
-    core(app, apiRequest(req, url), {})
-      .then((answer) => send(res, answer))
-      .catch((error: unknown) => {
-        console.error('The decision listener failed to answer', error);
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { code: 'INTERNAL', message: 'Something went wrong on the server; it has been logged.' } }));
-      });
+    readText(req).then(
+      (text) => commits.add({ core, request: apiRequest(req, url, text), res }),
+      () => res.destroy(),
+    );
   });
+  const commits = new GroupCommit(app);
   server.keepAliveTimeout = 65_000;
   server.on('close', () => agent.destroy());
   return server;
