@@ -48,6 +48,15 @@ function dispatch(ctx: CliContext, argv: string[]): number {
   }
 }
 
+/** An asynchronous command, with the same reporting of errors and exit statuses as run(). */
+export async function runAsync(ctx: CliContext, command: () => Promise<number>): Promise<number> {
+  try {
+    return await command();
+  } catch (error) {
+    return report(ctx, error);
+  }
+}
+
 export function run(ctx: CliContext, argv: string[]): number {
   try {
     return dispatch(ctx, argv);

@@ -65,12 +65,22 @@ Approvals
   swarm approvals reject ID --as USER --reason TEXT
       USER must be an operator or admin.
 
+Agents you already run
+  swarm hook claude-code [--agent NAME]
+  swarm hook codex [--agent NAME]
+      A PreToolUse command hook: reads the event on stdin, decides the tool call for the agent
+      (default $SWARM_AGENT, else claude_code; tool names in lower case) and prints the answer
+      (permissionDecision allow or deny, with the reason; a call that waits for an approval is
+      denied with the request to decide). In process on SWARM_DB, or over REST with SWARM_URL
+      and SWARM_TOKEN. Fails closed.
+
   swarm help             this text (also: swarm --help, swarm COMMAND --help)
 
 Environment
   SWARM_DB           database file (default data/swarm.db)
   SWARM_CONFIG_DIR   folder with agents.yaml and permission_policies.yaml (default config)
   SWARM_POLICY_FILE  policy file (default $SWARM_CONFIG_DIR/permission_policies.yaml)
+  SWARM_PROFILE      active compliance profiles, comma-separated (default: config/swarm.yaml)
   SWARM_DEBUG=1      print stack traces of unexpected errors
 
 Exit status: 0 success, 1 failure or refusal, 2 usage error.

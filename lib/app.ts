@@ -94,11 +94,11 @@ export class SwarmApp {
 
   constructor(readonly options: AppOptions) {
     this.env = options.env ?? process.env;
-    const configDir = resolvePath(/*turbopackIgnore: true*/ options.configDir ?? this.env.SWARM_CONFIG_DIR ?? 'config');
+    const configDir = resolvePath(/*turbopackIgnore: true*/ options.configDir ?? (this.env.SWARM_CONFIG_DIR || 'config'));
     this.profiles = activeProfiles(this.env, configDir, options.profile);
     this.agentsFile = new WatchedFile(join(configDir, 'agents.yaml'), parseAgents, EMPTY_AGENTS);
     this.policyFile = new WatchedFile(
-      resolvePath(/*turbopackIgnore: true*/ options.policyFile ?? this.env.SWARM_POLICY_FILE ?? join(configDir, 'permission_policies.yaml')),
+      resolvePath(/*turbopackIgnore: true*/ options.policyFile ?? (this.env.SWARM_POLICY_FILE || join(configDir, 'permission_policies.yaml'))),
       parsePolicy,
       EMPTY_POLICY,
     );

@@ -1,0 +1,123 @@
+/**
+ * `swarm hook claude-code` and `swarm hook codex`: agents people already run, decided by the engine without code.
+ *
+ * Claude Code (and the Codex CLI, which adopted the same contract) runs a command hook before every tool call with a
+ * `PreToolUse` event on stdin: { hook_event_name, tool_name, tool_input, tool_use_id, session_id, cwd, ... }. This
+ * command decides it as a tool call of one agent (`--agent`, else SWARM_AGENT, else `claude_code`) and prints
+ *   { "hookSpecificOutput": { "hookEventName": "PreToolUse", "permissionDecision": "allow" | "deny",
+ *                             "permissionDecisionReason": "..." } }
+ * The decision is made in process on the database (SWARM_DB), or over REST when SWARM_URL is set (with SWARM_TOKEN,
+ * the agent's token). Tool names are matched in lower case (`Bash` is `bash`, `mcp__github__create_issue` stays).
+ *
+ * An ASK of the engine (a gate, a policy ASK rule) is answered `deny`, with the approval request to decide: Claude
+ * Code's own `ask` would let the person at the terminal approve the call locally, around the gate. Anything that goes
+ * wrong (unreadable event, engine unreachable, a decision that cannot be recorded) is a `deny` that says why: fail
+ * closed. Other events than PreToolUse are left alone (no output).
+ */
+import { z } from 'zod';
+import { createApp } from '@/lib/app';
+import { expectPositionals, parseCommand } from '@/cli/args';
+import { dbPath, type Env, type Io } from '@/cli/context';
+import { UsageError } from '@/cli/errors';
+
+export const HOOK_CLIENTS = ['claude-code', 'codex'] as const;
+export const DEFAULT_HOOK_AGENT = 'claude_code';
+
+const preToolUse = z.object({
+  hook_event_name: z.string(),
+  tool_name: z.string().min(1),
+  tool_input: z.record(z.string(), z.unknown()).default({}),
+  tool_use_id: z.string().optional(),
+});
+
+/** The engine's answer, whichever way it was reached. */
+interface Answer {
+  decision: 'ALLOW' | 'DENY' | 'ASK';
+  rule_source: string;
+  reason: string;
+  decision_id: string | null;
+  approval_id: string | null;
+}
+
+export interface HookOutput {
+  hookSpecificOutput: { hookEventName: 'PreToolUse'; permissionDecision: 'allow' | 'deny'; permissionDecisionReason: string };
+}
+
+/** Claude Code's tool names as the policy sees them: lower case, anything but letters, digits, `_` and `-` as `_`. */
+export function toolNameOf(claudeTool: string): string {
+  return claudeTool.toLowerCase().replace(/[^a-z0-9_-]/g, '_');
+}
+
+function output(decision: 'allow' | 'deny', reason: string): HookOutput {
+  return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: decision, permissionDecisionReason: reason } };
+}
+
+/** The hook's answer to the engine's. */
+export function answerToHook(a: Answer, consoleUrl: string | undefined): HookOutput {
+  const ref = `${a.rule_source}${a.decision_id ? `, decision ${a.decision_id}` : ''}`;
+  if (a.decision === 'ALLOW') return output('allow', `Allowed by Swarm Permissions (${ref}).`);
+  if (a.decision === 'ASK') {
+    const where = consoleUrl ? `${consoleUrl.replace(/\/+$/, '')}/approvals` : 'the console\'s /approvals page';
+    return output(
+      'deny',
+      `This call waits for a person's approval (${a.approval_id ?? 'request'}, ${a.rule_source}): ${a.reason} Once it is approved at ${where}, make the same call again.`,
+    );
+  }
+  return output('deny', `${a.reason} (${ref})`);
+}
+
+async function decideOverRest(env: Env, agent: string, tool: string, args: Record<string, unknown>, toolCallId: string | undefined): Promise<Answer> {
+  const url = `${env.SWARM_URL!.replace(/\/+$/, '')}/api/v1/permissions/check`;
+  if (!env.SWARM_TOKEN) throw new Error('SWARM_URL is set but SWARM_TOKEN is not: give the agent\'s token (npx swarm tokens add --agent NAME).');
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${env.SWARM_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ agent, tool, arguments: args, ...(toolCallId ? { tool_call_id: toolCallId } : {}) }),
+    signal: AbortSignal.timeout(Number(env.SWARM_HOOK_TIMEOUT_MS ?? 10_000)),
+  });
+  const body = (await r.json().catch(() => ({}))) as Partial<Answer> & { error?: { message?: string; rule_source?: string; decision_id?: string } };
+  if (r.ok && body.decision) return body as Answer;
+  // A refusal of the request itself (a bad token, a role) is a denial too, with the server's reason.
+  throw new Error(`the permission service answered ${r.status}: ${body.error?.message ?? 'no reason given'}`);
+}
+
+function decideInProcess(env: Env, agent: string, tool: string, args: Record<string, unknown>, toolCallId: string | undefined): Answer {
+  const app = createApp({ dbPath: dbPath(env), env, watchConfig: false });
+  try {
+    const r = app.engine.decide({ kind: 'tool', principal: { kind: 'agent', id: agent, role: 'viewer', agent }, agent, tool, arguments: args, toolCallId });
+    return { decision: r.decision, rule_source: r.ruleSource, reason: r.reason, decision_id: r.decisionId ?? null, approval_id: r.approvalId ?? null };
+  } finally {
+    app.close();
+  }
+}
+
+/** `swarm hook CLIENT [--agent NAME]`: read one event from stdin, print the answer. Exit 0 whenever an answer is printed. */
+export async function hookCommand(io: Io, env: Env, argv: string[], readStdin: () => Promise<string>): Promise<number> {
+  const { values, positionals } = parseCommand(argv, { agent: { type: 'string' } });
+  const [client] = expectPositionals(positionals, ['CLIENT']);
+  if (!(HOOK_CLIENTS as readonly string[]).includes(client!)) throw new UsageError(`unknown hook client "${client}": use ${HOOK_CLIENTS.join(' or ')}.`);
+  const agent = values.agent ?? (env.SWARM_AGENT || DEFAULT_HOOK_AGENT);
+  const print = (o: HookOutput) => io.out(`${JSON.stringify(o)}\n`);
+
+  let event: z.output<typeof preToolUse>;
+  try {
+    const parsed = preToolUse.safeParse(JSON.parse(await readStdin()));
+    if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join('.') || 'event'}: ${i.message}`).join('; '));
+    event = parsed.data;
+  } catch (error) {
+    print(output('deny', `Swarm Permissions could not read the hook event (${error instanceof Error ? error.message : String(error)}); denied.`));
+    return 0;
+  }
+  if (event.hook_event_name !== 'PreToolUse') return 0;
+
+  const tool = toolNameOf(event.tool_name);
+  try {
+    const answer = env.SWARM_URL
+      ? await decideOverRest(env, agent, tool, event.tool_input, event.tool_use_id)
+      : decideInProcess(env, agent, tool, event.tool_input, event.tool_use_id);
+    print(answerToHook(answer, env.SWARM_URL));
+  } catch (error) {
+    print(output('deny', `Swarm Permissions could not decide this call (${error instanceof Error ? error.message : String(error)}); denied, as every call is when the decision cannot be made.`));
+  }
+  return 0;
+}

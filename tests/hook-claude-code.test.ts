@@ -1,0 +1,147 @@
+/**
+ * `swarm hook claude-code` and `swarm hook codex` with recorded PreToolUse events (tests/fixtures/claude-code), run as
+ * Claude Code runs a command hook: the real CLI in a child process, the event on stdin, the answer read from stdout.
+ * In process on a real SQLite file, and over REST against the decision listener.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp, type SwarmApp } from '@/lib/app';
+import { createFrontServer } from '@/lib/server/front';
+
+const AGENTS = `agents:
+  claude_code:
+    description: The developers' Claude Code sessions.
+    tools: [bash, read, write]
+`;
+const POLICY = `rules:
+  - id: no-recursive-delete
+    decision: DENY
+    priority: 950
+    reason: Recursive deletes are not run by agents.
+    when: "args.command.contains('rm -rf')"
+    match: { tool: bash }
+`;
+const GATES = `gates:
+  - id: prod-config
+    tools: [write]
+    when: "args.file_path.contains('/deploy/')"
+    risk: high
+    description: Deployment configuration is reviewed by a person.
+`;
+
+let dir = '';
+let env: Record<string, string> = {};
+let app: SwarmApp;
+let front: Server;
+let url = '';
+let token = '';
+
+const event = (name: string) => readFileSync(join('tests/fixtures/claude-code', `${name}.json`), 'utf8');
+
+function hook(stdin: string, extraEnv: Record<string, string> = {}, client = 'claude-code'): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/swarm.mjs', 'hook', client], { env: { ...process.env, ...env, ...extraEnv }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out, err }));
+    child.stdin.end(stdin);
+  });
+}
+
+type Output = { hookSpecificOutput: { hookEventName: string; permissionDecision: string; permissionDecisionReason: string } };
+const parse = (out: string) => JSON.parse(out) as Output;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'swarm-hook-'));
+  const config = join(dir, 'config');
+  cpSync('config', config, { recursive: true });
+  writeFileSync(join(config, 'agents.yaml'), AGENTS);
+  writeFileSync(join(config, 'permission_policies.yaml'), POLICY);
+  writeFileSync(join(config, 'gates.yaml'), GATES);
+  writeFileSync(join(config, 'policy_tests.yaml'), 'tests: []\n');
+  env = { SWARM_DB: join(dir, 'hook.db'), SWARM_CONFIG_DIR: config, SWARM_POLICY_FILE: '', SWARM_PROFILE: '', SWARM_URL: '', SWARM_TOKEN: '' };
+  app = createApp({ dbPath: env.SWARM_DB!, configDir: config, env });
+  token = app.auth.createToken({ agent: 'claude_code' }, 'claude code hook');
+  front = createFrontServer({ app, upstream: { host: '127.0.0.1', port: 1 } });
+  await new Promise<void>((r) => front.listen(0, '127.0.0.1', () => r()));
+  url = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise((r) => front.close(r));
+  front.closeAllConnections();
+  app.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('swarm hook claude-code, in process', () => {
+  it('allows a call the agent may make, with the rule that allowed it', async () => {
+    const r = await hook(event('bash-ls'));
+    expect(r.code).toBe(0);
+    expect(parse(r.out).hookSpecificOutput).toMatchObject({ hookEventName: 'PreToolUse', permissionDecision: 'allow' });
+    expect(parse(r.out).hookSpecificOutput.permissionDecisionReason).toMatch(/^Allowed by Swarm Permissions \(agent_allowlist, decision [0-9a-f-]{36}\)\.$/);
+  });
+
+  it('denies what the policy refuses, records the denial with the tool call id, and says why', async () => {
+    const r = await hook(event('bash-rm'));
+    const out = parse(r.out).hookSpecificOutput;
+    expect(out.permissionDecision).toBe('deny');
+    expect(out.permissionDecisionReason).toMatch(/^Recursive deletes are not run by agents\. \(policy:no-recursive-delete, decision /);
+    expect(app.denials.query({ limit: 1 }).rows[0]).toMatchObject({ toolName: 'bash', agentName: 'claude_code', toolCallId: 'toolu_01ABCDEF0123456790', ruleSource: 'policy:no-recursive-delete' });
+  });
+
+  it('denies a gated call until a person approved it, naming the request; then allows it once', async () => {
+    const first = parse((await hook(event('write-file'))).out).hookSpecificOutput;
+    expect(first.permissionDecision).toBe('deny');
+    const id = /\((apr_[A-Za-z0-9_-]+), hitl:prod-config\)/.exec(first.permissionDecisionReason)?.[1];
+    expect(id).toBeDefined();
+    expect(first.permissionDecisionReason).toContain("the console's /approvals page");
+    app.approvals.approve(id!, { id: 'olivia', role: 'operator' });
+    expect(parse((await hook(event('write-file'))).out).hookSpecificOutput.permissionDecision).toBe('allow');
+    expect(parse((await hook(event('write-file'))).out).hookSpecificOutput.permissionDecision).toBe('deny');
+  });
+
+  it('matches MCP tools by their lower-case name, denied when not on the allowlist', async () => {
+    const out = parse((await hook(event('mcp-issue'))).out).hookSpecificOutput;
+    expect(out).toMatchObject({ permissionDecision: 'deny' });
+    expect(out.permissionDecisionReason).toContain('mcp__github__create_issue');
+  });
+
+  it('leaves other events alone, and denies an event it cannot read (fail closed)', async () => {
+    const post = await hook(event('post-tool-use'));
+    expect(post).toMatchObject({ code: 0, out: '' });
+    const broken = await hook('{"hook_event_name":"PreToolUse"');
+    expect(parse(broken.out).hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(parse(broken.out).hookSpecificOutput.permissionDecisionReason).toMatch(/could not read the hook event/);
+  });
+
+  it('answers the Codex CLI the same way', async () => {
+    expect(parse((await hook(event('bash-ls'), {}, 'codex')).out).hookSpecificOutput.permissionDecision).toBe('allow');
+  });
+});
+
+describe('swarm hook claude-code, over REST (SWARM_URL, SWARM_TOKEN)', () => {
+  it('decides through the server with the agent token', async () => {
+    const ok = parse((await hook(event('bash-ls'), { SWARM_URL: url, SWARM_TOKEN: token })).out).hookSpecificOutput;
+    expect(ok.permissionDecision).toBe('allow');
+    const no = parse((await hook(event('bash-rm'), { SWARM_URL: url, SWARM_TOKEN: token })).out).hookSpecificOutput;
+    expect(no).toMatchObject({ permissionDecision: 'deny' });
+    expect(no.permissionDecisionReason).toContain('policy:no-recursive-delete');
+  });
+
+  it('denies when the server refuses the token or cannot be reached', async () => {
+    const badToken = parse((await hook(event('bash-ls'), { SWARM_URL: url, SWARM_TOKEN: 'not-a-token' })).out).hookSpecificOutput;
+    expect(badToken.permissionDecision).toBe('deny');
+    expect(badToken.permissionDecisionReason).toMatch(/answered 401/);
+    const down = parse((await hook(event('bash-ls'), { SWARM_URL: 'http://127.0.0.1:1', SWARM_TOKEN: token })).out).hookSpecificOutput;
+    expect(down.permissionDecision).toBe('deny');
+    expect(down.permissionDecisionReason).toMatch(/could not decide this call/);
+  });
+});
