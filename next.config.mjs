@@ -6,6 +6,8 @@ const nextConfig = {
   serverExternalPackages: ['better-sqlite3'],
   poweredByHeader: false,
   reactStrictMode: true,
+  // forbidden(): a console page refused to a role answers HTTP 403 (lib/http/page-auth.ts, app/(console)/forbidden.tsx).
+  experimental: { authInterrupts: true },
   // Next.js does not route folders whose name starts with a dot: the AuthZEN metadata lives under /api.
   async rewrites() {
     return [{ source: '/.well-known/authzen-configuration', destination: '/api/authzen/configuration' }];

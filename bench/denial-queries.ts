@@ -19,6 +19,8 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '@/db/client';
 import { catchUpRollup } from '@/lib/audit/denial-rollup';
 import { DenialStore, type DenialFilter, type DenialMatch } from '@/lib/audit/denials';
+import { ftsPhrase, likeContains, normaliseSearchText } from '@/lib/audit/denial-filter';
+import { catchUpSearchIndex } from '@/lib/audit/denial-search';
 import { fmt, fmtInt, isMain, markdownTable, nowNs, pick, prng, randInt, Samples, type Rng } from './util';
 
 const SEED = 20251122;
@@ -269,6 +271,9 @@ export function filterCases(): FilterCase[] {
     { label: 'text (rare: "m-4242")', filter: { q: 'm-4242' } },
     { label: 'text (none: "no-such-text")', filter: { q: 'no-such-text' } },
     { label: 'text "m-4242", last 7 d', filter: { q: 'm-4242', since: 7 * DAY } },
+    { label: 'text (path: "batch_runner")', filter: { q: 'batch_runner' } },
+    { label: 'text (copied: "trials": 500)', filter: { q: '  "trials": 500,' } },
+    { label: 'text (2 chars: "zz", LIKE)', filter: { q: 'zz' } },
     { label: 'agent + family, last 7 d', filter: { agent: 'trainer', ruleSource: 'policy', since: 7 * DAY } },
     { label: 'agent + tool + role, last 30 d', filter: { agent: 'deployer', tool: 'deploy_serving', role: 'viewer', since: 30 * DAY } },
   ];
@@ -321,6 +326,85 @@ export function measure(db: Db) {
   return { filters, sorts, exportRows: n, exportMs };
 }
 
+
+// ---------------------------------------------------------------------------------------------------------------
+// Free text: LIKE (before) against the FTS5 index, trigram (what the migration builds) and unicode61 (the alternative)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The arguments as the migration indexes them (db/migrations/0006_denial_search.sql), for the unicode61 copy. */
+const ARGUMENT_TEXT = `CASE WHEN d.arguments_json IS NULL THEN NULL WHEN json_valid(d.arguments_json) THEN (
+  SELECT group_concat(CASE WHEN typeof(j.key) = 'text' THEN json_quote(j.key) || ': ' ELSE '' END ||
+    CASE j.type WHEN 'object' THEN '{' WHEN 'array' THEN '[' WHEN 'text' THEN json_quote(j.value)
+      WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN 'null' ELSE CAST(j.value AS TEXT) END, char(10))
+  FROM json_tree(d.arguments_json) AS j WHERE j.key IS NOT NULL) ELSE d.arguments_json END`;
+
+const TEXT_CASES: [string, string][] = [
+  ['common: "prod"', 'prod'],
+  ['rare: "m-4242"', 'm-4242'],
+  ['none: "no-such-text"', 'no-such-text'],
+  ['path: "batch_runner"', 'batch_runner'],
+  ['copied: "trials": 500', '"trials": 500'],
+  ['reason word: "olivia"', 'olivia'],
+];
+
+/** unicode61 has no substrings: the closest query is the text's tokens as one phrase, the last one a prefix. */
+function unicodeQuery(text: string): string {
+  const tokens = normaliseSearchText(text).split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  return tokens.length ? `"${tokens.join(' ')}"*` : '""';
+}
+
+export function measureFreeText(db: Db) {
+  const c = db.$client;
+  // The live index follows the writes (a server indexes new denials every second): bring it up to date first.
+  catchUpSearchIndex(c, Number.POSITIVE_INFINITY);
+  const sizeOf = (name: string) =>
+    (c.prepare(`SELECT sum(pgsize) AS n FROM dbstat WHERE name LIKE ?`).get(`${name}%`) as { n: number | null }).n ?? 0;
+  // The unicode61 alternative, built here from the same text as the migration's trigram index.
+  c.exec('DROP TABLE IF EXISTS bench_search_unicode61');
+  c.exec(`CREATE VIRTUAL TABLE bench_search_unicode61 USING fts5(reason, tool_name, agent_name, http_path, arguments, content='', contentless_delete=1, tokenize='unicode61')`);
+  const t0 = nowNs();
+  c.exec(`INSERT INTO bench_search_unicode61 (rowid, reason, tool_name, agent_name, http_path, arguments)
+          SELECT d.id, d.reason, d.tool_name, d.agent_name, d.http_path, ${ARGUMENT_TEXT} FROM permission_denials AS d`);
+  const unicodeBuildMs = Number(nowNs() - t0) / 1e6;
+  // The trigram index again, timed the same way (the migration built the live one).
+  c.exec('DROP TABLE IF EXISTS bench_search_trigram');
+  c.exec(`CREATE VIRTUAL TABLE bench_search_trigram USING fts5(reason, tool_name, agent_name, http_path, arguments, content='', contentless_delete=1, tokenize='trigram')`);
+  const t1 = nowNs();
+  c.exec(`INSERT INTO bench_search_trigram (rowid, reason, tool_name, agent_name, http_path, arguments)
+          SELECT d.id, d.reason, d.tool_name, d.agent_name, d.http_path, ${ARGUMENT_TEXT} FROM permission_denials AS d`);
+  const trigramBuildMs = Number(nowNs() - t1) / 1e6;
+  const indexes = {
+    trigram: { buildMs: trigramBuildMs, bytes: sizeOf('permission_denials_search') },
+    unicode61: { buildMs: unicodeBuildMs, bytes: sizeOf('bench_search_unicode61') },
+  };
+  c.exec('DROP TABLE bench_search_trigram');
+  const page = (table: string) => c.prepare(`SELECT * FROM permission_denials WHERE id IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ?) ORDER BY id DESC LIMIT ${PAGE + 1}`);
+  const count = (table: string) => c.prepare(`SELECT count(*) AS n FROM permission_denials WHERE id IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ?)`);
+  const likePage = c.prepare(`SELECT * FROM permission_denials WHERE (reason LIKE ? ESCAPE '\\' OR arguments_json LIKE ? ESCAPE '\\') ORDER BY id DESC LIMIT ${PAGE + 1}`);
+  const likeCount = c.prepare(`SELECT count(*) AS n FROM permission_denials WHERE (reason LIKE ? ESCAPE '\\' OR arguments_json LIKE ? ESCAPE '\\')`);
+  const store = new DenialStore(db);
+  const rows = TEXT_CASES.map(([label, q]) => {
+    const like = likeContains(q);
+    const tri = ftsPhrase(normaliseSearchText(q));
+    const uni = unicodeQuery(q);
+    return {
+      label,
+      likeRows: (likeCount.get(like, like) as { n: number }).n,
+      trigramRows: store.count({ q }),
+      unicodeRows: (count('bench_search_unicode61').get(uni) as { n: number }).n,
+      likePage: time(() => likePage.all(like, like)),
+      likeCount: time(() => likeCount.get(like, like)),
+      trigramPage: time(() => store.query({ q, limit: PAGE })),
+      trigramRaw: time(() => page('permission_denials_search').all(tri)),
+      trigramCount: time(() => store.count({ q })),
+      unicodePage: time(() => page('bench_search_unicode61').all(uni)),
+      unicodeCount: time(() => count('bench_search_unicode61').get(uni)),
+    };
+  });
+  c.exec('DROP TABLE bench_search_unicode61');
+  return { indexes, rows };
+}
+
 function main(): void {
   const args = process.argv.slice(2);
   const arg = (name: string) => {
@@ -356,6 +440,17 @@ function main(): void {
       )}\n\n`,
     );
     process.stdout.write(`${markdownTable(['sorted page (50 rows)', 'time'], r.sorts.map((s) => [s.label, ms(s.page)]))}\n\n`);
+    const ft = measureFreeText(db);
+    process.stdout.write(
+      `Free-text indexes over ${fmtInt(total)} rows: trigram ${fmt(ft.indexes.trigram.bytes / 1e6)} MB built in ${fmt(ft.indexes.trigram.buildMs / 1000)} s; ` +
+        `unicode61 ${fmt(ft.indexes.unicode61.bytes / 1e6)} MB built in ${fmt(ft.indexes.unicode61.buildMs / 1000)} s.\n\n`,
+    );
+    process.stdout.write(
+      `${markdownTable(
+        ['free text', 'rows: LIKE (reason, args) / trigram / unicode61', 'page: LIKE (before)', 'page: trigram (store: index-driven)', 'page: trigram, id IN (all matches)', 'page: unicode61', 'count: LIKE', 'count: trigram', 'count: unicode61'],
+        ft.rows.map((r) => [r.label, `${fmtInt(r.likeRows)} / ${fmtInt(r.trigramRows)} / ${fmtInt(r.unicodeRows)}`, ms(r.likePage), ms(r.trigramPage), ms(r.trigramRaw), ms(r.unicodePage), ms(r.likeCount), ms(r.trigramCount), ms(r.unicodeCount)]),
+      )}\n\n`,
+    );
     process.stdout.write(`Export: the first ${fmtInt(r.exportRows)} rows of the unfiltered export in ${fmt(r.exportMs)} ms (${fmtInt(r.exportRows / (r.exportMs / 1000))} rows/s).\n`);
     db.$client.close();
   } finally {

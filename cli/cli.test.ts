@@ -155,7 +155,7 @@ describe('swarm denials', () => {
     const r = await swarm('denials', '--csv', '--since', '86400');
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\r\n').filter(Boolean);
-    expect(lines[0]).toBe('id,timestamp,tool_call_id,tool_name,agent_name,arguments_json,rule_source,reason,user_role,http_method,http_path,principal,decision_id,policy_revision');
+    expect(lines[0]).toBe('id,timestamp,timestamp_iso,tool_call_id,tool_name,agent_name,arguments_json,rule_source,reason,user_role,http_method,http_path,principal,decision_id,policy_revision');
     // three seeded rows are within a day; the two-day-old one is not
     const seeded = lines.slice(1).filter((l) => /,(deployer|compliance_agent|trainer),/.test(l));
     expect(seeded).toHaveLength(3);

@@ -13,6 +13,7 @@ import { RevisionStore, type RevisionContent } from './audit/revisions';
 import { Checkpointer as AuditCheckpointer, keyDirFor, loadOrCreateSigningKey } from './audit/checkpoints';
 import { SecurityEventQueries } from './audit/security-events';
 import { catchUpIfBehind } from './audit/denial-rollup';
+import { catchUpSearchIndex } from './audit/denial-search';
 import { AuthStore } from './auth/store';
 import { randomPassword } from './auth/secrets';
 import { EMPTY_AGENTS, parseAgents, type AgentsConfig } from './config/agents';
@@ -86,6 +87,7 @@ export class SwarmApp {
   private readonly withProfiles = new WeakMap<CompiledPolicy, CompiledPolicy>();
   private readonly checkpointer: Checkpointer | undefined;
   private rollupTimer: NodeJS.Timeout | undefined;
+  private searchTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
   private auditTimer: NodeJS.Timeout | undefined;
   private auditCheckpointer: AuditCheckpointer | undefined;
@@ -132,6 +134,16 @@ export class SwarmApp {
         }
       }, 60_000);
       this.rollupTimer.unref();
+      // The free-text index of the denials follows the writes within a second (lib/audit/denial-search.ts); searches
+      // scan the rows it does not hold yet, so they stay exact meanwhile.
+      this.searchTimer = setInterval(() => {
+        try {
+          catchUpSearchIndex(this.db.$client);
+        } catch (error) {
+          console.error('Indexing new denials for search failed; searches scan them meanwhile.', error);
+        }
+      }, 1_000);
+      this.searchTimer.unref();
     }
     this.denials = new DenialStore(this.db);
     this.securityEvents = new SecurityEventQueries(this.db);
@@ -444,6 +456,7 @@ export class SwarmApp {
     this.closed = true;
     for (const f of this.configFiles()) f.close();
     if (this.rollupTimer) clearInterval(this.rollupTimer);
+    if (this.searchTimer) clearInterval(this.searchTimer);
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.auditTimer) {
       clearInterval(this.auditTimer);

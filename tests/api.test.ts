@@ -178,7 +178,7 @@ describe('GET /api/v1/permissions/denials', () => {
     const r = await call(denials.GET, '/api/v1/permissions/denials?rule_source=policy&format=csv', { token: auditor });
     expect(r.headers.get('content-type')).toMatch(/text\/csv/);
     const lines = (await r.text()).trim().split('\r\n');
-    expect(lines[0]).toMatch(/^id,timestamp,tool_call_id,tool_name/);
+    expect(lines[0]).toMatch(/^id,timestamp,timestamp_iso,tool_call_id,tool_name/);
     expect(lines.slice(1).map((l) => Number(l.split(',')[0]))).toEqual(j.map((d) => d.id));
   });
 

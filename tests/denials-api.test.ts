@@ -14,6 +14,8 @@ const denials = await import('@/app/api/v1/permissions/denials/route');
 const denial = await import('@/app/api/v1/permissions/denials/[id]/route');
 const summary = await import('@/app/api/v1/permissions/denials/summary/route');
 const histogram = await import('@/app/api/v1/permissions/denials/histogram/route');
+const facets = await import('@/app/api/v1/permissions/denials/facets/route');
+const tail = await import('@/app/api/v1/permissions/denials/tail/route');
 
 type Handler = RouteHandler;
 const ADMIN = server.adminToken;
@@ -92,6 +94,29 @@ describe('GET /api/v1/permissions/denials: text, sorting, exports', () => {
     expect(blank.denials.length).toBeGreaterThanOrEqual(63);
   });
 
+  it('finds a path segment and a line copied from the detail panel (FTS5), and the summary and histogram agree', async () => {
+    getApp().recorder.appendDenial({
+      toolName: 'http', ruleSource: 'rbac:admin', reason: 'Role "viewer" is below the role "admin" this endpoint requires.',
+      userRole: 'viewer', httpMethod: 'PUT', httpPath: '/api/v1/flags/batch_runner', principal: 'victor',
+    });
+    const path = await get<Page>(denials.GET, '/api/v1/permissions/denials?q=batch_runner&limit=1000');
+    expect(path.denials.map((d) => d.tool_name)).toEqual(['http']);
+    // As the panel shows the trainer's arguments: `  "trials": 500,` (two-space indent, a space after the colon).
+    const copied = encodeURIComponent('  "trials": 500,');
+    const trials = await get<Page>(denials.GET, `/api/v1/permissions/denials?q=${copied}&limit=1000`);
+    expect(trials.denials.map((d) => d.agent_name)).toEqual(['trainer']);
+    expect(JSON.parse(trials.denials[0]!.arguments_json!)).toMatchObject({ trials: 500 });
+    for (const q of ['batch_runner', copied, 'SHADOW']) {
+      const list = await get<Page>(denials.GET, `/api/v1/permissions/denials?q=${q}&limit=1000`);
+      const s = await get<Summary>(summary.GET, `/api/v1/permissions/denials/summary?q=${q}`);
+      const h = await get<Histogram>(histogram.GET, `/api/v1/permissions/denials/histogram?q=${q}`);
+      expect(s.total, q).toBe(list.denials.length);
+      expect(h.buckets.reduce((a, b) => a + b.total, 0), q).toBe(list.denials.length);
+      const csv = await call(denials.GET, `/api/v1/permissions/denials?q=${q}&format=csv`, { token: auditor });
+      expect((await csv.text()).trim().split('\r\n').length - 1, q).toBe(list.denials.length);
+    }
+  });
+
   it('sorts by a whitelisted column and pages it with a keyset cursor that fits only that sort', async () => {
     const seen: DenialJson[] = [];
     let url = '/api/v1/permissions/denials?sort=agent_name&order=asc&limit=7&since=2592000';
@@ -123,13 +148,30 @@ describe('GET /api/v1/permissions/denials: text, sorting, exports', () => {
     const filter = 'rule_source=policy&agent=deployer';
     const nd = await call(denials.GET, `/api/v1/permissions/denials?${filter}&format=ndjson`, { token: auditor });
     expect(nd.headers.get('content-type')).toMatch(/application\/x-ndjson/);
-    expect(nd.headers.get('content-disposition')).toMatch(/attachment; filename="permission_denials\.ndjson"/);
+    expect(nd.headers.get('content-disposition')).toMatch(/^attachment; filename="permission_denials_agent-deployer_rule-policy_exported-\d{8}T\d{6}Z\.ndjson"$/);
     const rows = (await nd.text()).trim().split('\n').map((l) => JSON.parse(l) as DenialJson);
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.every((r) => r.agent_name === 'deployer' && r.rule_source.startsWith('policy:'))).toBe(true);
     const csv = await call(denials.GET, `/api/v1/permissions/denials?${filter}&format=csv`, { token: auditor });
     const ids = (await csv.text()).trim().split('\r\n').slice(1).map((l) => Number(l.split(',')[0]));
     expect(ids).toEqual(rows.map((r) => r.id));
+  });
+
+  it('exports CSV with ISO 8601 times beside the epoch, in a file named after the filter and the time', async () => {
+    const r = await call(denials.GET, '/api/v1/permissions/denials?agent=deployer&rule_source=policy&since=3600&q=personal&format=csv', { token: auditor });
+    expect(r.headers.get('content-disposition')).toMatch(
+      /^attachment; filename="permission_denials_last-1h_agent-deployer_rule-policy_text-personal_exported-\d{8}T\d{6}Z\.csv"$/,
+    );
+    const all = await call(denials.GET, '/api/v1/permissions/denials?format=csv&limit=1000', { token: auditor });
+    const lines = (await all.text()).trim().split('\r\n');
+    expect(lines[0]).toMatch(/^id,timestamp,timestamp_iso,/);
+    for (const line of lines.slice(1, 20)) {
+      const [, epoch, iso] = line.split(',');
+      expect(iso).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      expect(Math.abs(Date.parse(iso!) / 1000 - Number(epoch))).toBeLessThan(0.001);
+    }
+    const windowed = await call(denials.GET, '/api/v1/permissions/denials?from=1763596800&to=1763683200&format=ndjson', { token: auditor });
+    expect(windowed.headers.get('content-disposition')).toMatch(/filename="permission_denials_20251120T000000Z-20251121T000000Z_exported-\d{8}T\d{6}Z\.ndjson"/);
   });
 
   it('answers 400 with the issues for bad sorting, text and windows, never 500', async () => {
@@ -210,5 +252,93 @@ describe('GET /api/v1/permissions/denials/histogram', () => {
       const r = await call(histogram.GET, `/api/v1/permissions/denials/histogram?${q}`, { token: auditor });
       expect(r.status, q).toBe(400);
     }
+  });
+});
+
+type FacetJson = { field: string; prefix: string; values: { value: string; count: number; family?: boolean }[]; total: number };
+
+describe('filters by prefix or case, facets and the live tail', () => {
+  beforeAll(async () => {
+    // An undeclared agent, through the engine: denied by the allowlist, recorded like any other.
+    for (let i = 0; i < 3; i++) {
+      const r = await call(check.POST, '/api/v1/permissions/check', { method: 'POST', token: ADMIN, body: JSON.stringify({ agent: 'shadow_agent', tool: 'web_fetch', arguments: { n: i } }) });
+      expect(((await r.json()) as { decision: string }).decision).toBe('DENY');
+    }
+  });
+
+  it('suggests the agents of the window that start with the prefix, any case, undeclared ones included, with counts', async () => {
+    const sh = await get<FacetJson>(facets.GET, '/api/v1/permissions/denials/facets?field=agent&prefix=sh&since=86400');
+    expect(sh.values).toEqual([{ value: 'shadow_agent', count: 3 }]);
+    const upper = await get<FacetJson>(facets.GET, '/api/v1/permissions/denials/facets?field=agent&prefix=SHA&since=86400');
+    expect(upper.values).toEqual(sh.values);
+    // Every value with its count, most first, and the counts are the list's.
+    const all = await get<FacetJson>(facets.GET, '/api/v1/permissions/denials/facets?field=agent&since=2592000');
+    expect(all.values.map((v) => v.count)).toEqual([...all.values.map((v) => v.count)].sort((a, b) => b - a));
+    for (const v of all.values) {
+      const list = await get<Page>(denials.GET, `/api/v1/permissions/denials?agent=${v.value}&since=2592000&limit=1000`);
+      expect(list.denials.length, v.value).toBe(v.count);
+    }
+    // The other filters narrow the suggestions; the field's own filter does not.
+    const deployTools = await get<FacetJson>(facets.GET, '/api/v1/permissions/denials/facets?field=tool&agent=deployer');
+    expect(deployTools.values.map((v) => v.value).sort()).toEqual(['deploy_serving', 'export_raw_data']);
+    const ownFilter = await get<FacetJson>(facets.GET, '/api/v1/permissions/denials/facets?field=agent&agent=deployer&prefix=s');
+    expect(ownFilter.values.map((v) => v.value)).toEqual(['shadow_agent']);
+    // Rule sources: the family beside its rules.
+    const rules = await get<FacetJson>(facets.GET, '/api/v1/permissions/denials/facets?field=rule_source&prefix=pol');
+    expect(rules.values[0]).toMatchObject({ value: 'policy', family: true });
+    expect(rules.values.some((v) => v.value === 'policy:no-pii-export' && !v.family)).toBe(true);
+    // A window without denials suggests nothing.
+    const empty = await get<FacetJson>(facets.GET, `/api/v1/permissions/denials/facets?field=agent&from=1000&to=2000`);
+    expect(empty.values).toEqual([]);
+    for (const q of ['field=principal', 'field=agent&limit=0', 'prefix=x']) {
+      expect((await call(facets.GET, `/api/v1/permissions/denials/facets?${q}`, { token: auditor })).status, q).toBe(400);
+    }
+    expect((await call(facets.GET, '/api/v1/permissions/denials/facets?field=agent', { token: viewer })).status).toBe(403);
+  });
+
+  it('filters by a prefix or a case difference, and the list, summary, histogram and exports agree', async () => {
+    const exact = await get<Page>(denials.GET, '/api/v1/permissions/denials?agent=shadow_agent&limit=1000');
+    expect(exact.denials).toHaveLength(3);
+    for (const q of ['agent=Shadow_Agent', 'agent=sh', 'agent=SHADOW', 'tool=WEB_F', 'agent=shadow*']) {
+      const list = await get<Page>(denials.GET, `/api/v1/permissions/denials?${q}&limit=1000`);
+      expect(list.denials.map((d) => d.id), q).toEqual(exact.denials.map((d) => d.id));
+      const s = await get<Summary>(summary.GET, `/api/v1/permissions/denials/summary?${q}`);
+      const h = await get<Histogram>(histogram.GET, `/api/v1/permissions/denials/histogram?${q}`);
+      expect(s.total, q).toBe(3);
+      expect(h.buckets.reduce((a, b) => a + b.total, 0), q).toBe(3);
+      const csv = await call(denials.GET, `/api/v1/permissions/denials?${q}&format=csv`, { token: auditor });
+      expect((await csv.text()).trim().split('\r\n'), q).toHaveLength(4);
+    }
+    // An exact value (any case) wins over the prefix; a family ignores case; a rule prefix takes every rule it starts.
+    const deployer = await get<Page>(denials.GET, '/api/v1/permissions/denials?agent=DEPLOYER&limit=1000');
+    expect(deployer.denials.length).toBeGreaterThan(0);
+    expect(deployer.denials.every((d) => d.agent_name === 'deployer')).toBe(true);
+    const family = await get<Page>(denials.GET, '/api/v1/permissions/denials?rule_source=POLICY&limit=1000');
+    const lowerFamily = await get<Page>(denials.GET, '/api/v1/permissions/denials?rule_source=policy&limit=1000');
+    expect(family.denials.map((d) => d.id)).toEqual(lowerFamily.denials.map((d) => d.id));
+    const rulePrefix = await get<Page>(denials.GET, '/api/v1/permissions/denials?rule_source=policy:no-&limit=1000');
+    expect(rulePrefix.denials.length).toBeGreaterThan(0);
+    expect(rulePrefix.denials.every((d) => d.rule_source.startsWith('policy:no-'))).toBe(true);
+    const hitl = await get<Page>(denials.GET, '/api/v1/permissions/denials?rule_source=hitl:DEP&limit=1000');
+    expect(hitl.denials.length).toBeGreaterThan(0);
+    expect(hitl.denials.every((d) => d.rule_source === 'hitl:deploy')).toBe(true);
+    const nobody = await get<Page>(denials.GET, '/api/v1/permissions/denials?agent=nobody_at_all');
+    expect(nobody.denials).toEqual([]);
+  });
+
+  it('counts the denials of the filter recorded after an id (the live tail)', async () => {
+    const newest = (await get<Page>(denials.GET, '/api/v1/permissions/denials?limit=1')).denials[0]!.id;
+    const none = await get<{ count: number; newest_id: number | null }>(tail.GET, `/api/v1/permissions/denials/tail?after=${newest}&since=3600`);
+    expect(none).toMatchObject({ count: 0, newest_id: null });
+    for (let i = 0; i < 2; i++) {
+      await call(check.POST, '/api/v1/permissions/check', { method: 'POST', token: ADMIN, body: JSON.stringify({ agent: 'shadow_agent', tool: 'tail_tool', arguments: {} }) });
+    }
+    getApp().recorder.appendDenial({ toolName: 'other', agentName: 'trainer', ruleSource: 'default', reason: 'not in the filter' });
+    const two = await get<{ count: number; newest_id: number }>(tail.GET, `/api/v1/permissions/denials/tail?after=${newest}&since=3600&agent=sh`);
+    expect(two.count).toBe(2);
+    const all = await get<{ count: number; newest_id: number }>(tail.GET, `/api/v1/permissions/denials/tail?after=${newest}&since=3600`);
+    expect(all.count).toBe(3);
+    expect(all.newest_id).toBeGreaterThan(two.newest_id);
+    expect((await call(tail.GET, '/api/v1/permissions/denials/tail', { token: auditor })).status).toBe(400);
   });
 });

@@ -23,7 +23,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
         </div>
       </header>
       <div className="shell-body">
-        <Nav />
+        <Nav role={principal.role} />
         <main id="main" className="content" tabIndex={-1}>
           {children}
         </main>

@@ -2,6 +2,7 @@
 
 import Link from 'next/link';
 import { usePathname } from 'next/navigation';
+import { canOpen } from './page-roles';
 
 const LINKS = [
   { href: '/denials', label: 'Denials', hint: 'What was blocked, and why' },
@@ -11,12 +12,13 @@ const LINKS = [
   { href: '/transparency', label: 'Transparency', hint: 'Flags and rules in force' },
 ];
 
-export function Nav() {
+/** The console's navigation: only the pages the signed-in role can open. */
+export function Nav({ role }: { role: string }) {
   const path = usePathname();
   return (
     <nav className="sidenav" aria-label="Console">
       <ul>
-        {LINKS.map((l) => {
+        {LINKS.filter((l) => canOpen(role, l.href)).map((l) => {
           const current = path === l.href || path.startsWith(`${l.href}/`);
           return (
             <li key={l.href}>

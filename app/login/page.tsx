@@ -8,7 +8,8 @@ export const dynamic = 'force-dynamic';
 
 export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const raw = (await searchParams).next;
-  const next = safeNextPath(typeof raw === 'string' ? raw : undefined);
+  // Without a page to come back to, '/' sends each role to where it works (app/page.tsx).
+  const next = typeof raw === 'string' && raw !== '' ? safeNextPath(raw) : '/';
   const { principal } = await currentPrincipal();
   if (principal) redirect(next);
   return (

@@ -141,7 +141,7 @@ describe('time windows', () => {
 });
 
 describe('free text', () => {
-  it('matches the reason or the arguments, case-insensitively, and takes % and _ literally', () => {
+  it('matches the reason, the arguments, the tool or the agent, case-insensitively, and takes % and _ literally', () => {
     t = tempApp();
     seed(t.app, [
       { reason: 'Deploy to PROD refused', argumentsJson: '{"env":"staging"}' },
@@ -151,7 +151,7 @@ describe('free text', () => {
       { reason: 'axb', argumentsJson: '{}', toolName: 'prod_tool', agentName: 'prod_agent' },
     ]);
     const reasons = (q: string) => t!.app.denials.query({ q }).rows.map((r) => r.reason).sort();
-    expect(reasons('prod')).toEqual(['Deploy to PROD refused', 'other']);
+    expect(reasons('prod')).toEqual(['Deploy to PROD refused', 'axb', 'other']);
     expect(reasons('M-42')).toEqual(['other']);
     expect(reasons('100%')).toEqual(['100% of budget']);
     expect(reasons('0% of')).toEqual(['100% of budget']);

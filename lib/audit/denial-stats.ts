@@ -11,7 +11,7 @@
 import { and, eq, gt, gte, lt, lte, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '@/db/client';
 import { denialDailyCounts, permissionDenials } from '@/db/schema';
-import { nowSeconds, resolveWindow, ruleSourceCondition, textCondition, type DenialMatch } from './denial-filter';
+import { attributeConditions, hasText, nowSeconds, resolveWindow, textCondition, type DenialMatch } from './denial-filter';
 import { catchUpIfBehind, DAY_OF_TIMESTAMP, DAY_SECONDS, rollupPosition } from './denial-rollup';
 import { ruleSourceFamily } from './denial-vocabulary';
 
@@ -26,25 +26,14 @@ const whereClause = (where: SQL | undefined): SQL => (where ? sql` WHERE ${where
  * of that agent, hundreds of thousands, to keep the few in a partial day.
  */
 function unindexedAttributes(f: DenialMatch): SQL[] {
-  const c: SQL[] = [];
-  const t = permissionDenials;
-  if (f.agent !== undefined) c.push(sql`+${t.agentName} = ${f.agent}`);
-  if (f.tool !== undefined) c.push(sql`+${t.toolName} = ${f.tool}`);
-  if (f.role !== undefined) c.push(sql`+${t.userRole} = ${f.role}`);
-  if (f.ruleSource !== undefined) c.push(ruleSourceCondition(f.ruleSource, sql`+${t.ruleSource}`));
-  if (f.q !== undefined && f.q !== '') c.push(textCondition(f.q));
+  const c = attributeConditions(f, permissionDenials, true);
+  if (hasText(f.q)) c.push(textCondition(f.q));
   return c;
 }
 
 /** The same filters on the daily counts, where a missing agent or role is '' (and a filter value never is). */
 function rollupAttributes(f: DenialMatch): SQL[] {
-  const c: SQL[] = [];
-  const t = denialDailyCounts;
-  if (f.agent !== undefined) c.push(eq(t.agentName, f.agent));
-  if (f.tool !== undefined) c.push(eq(t.toolName, f.tool));
-  if (f.role !== undefined) c.push(eq(t.userRole, f.role));
-  if (f.ruleSource !== undefined) c.push(ruleSourceCondition(f.ruleSource, t.ruleSource));
-  return c;
+  return attributeConditions(f, denialDailyCounts);
 }
 
 /** How one aggregate reads a filter: daily counts for whole days, the audit table for the rest. */
@@ -67,7 +56,7 @@ function planRead(db: Db, f: DenialMatch, useRollup: boolean): ReadPlan {
   if (f.to !== undefined) window.push(lte(t.timestamp, f.to));
   // Only with a window can the attribute filters give up their indexes: without one they are the only bound.
   const wholeTable = (): ReadPlan => ({ base: [and(...window, ...(window.length ? attrs : attributeIndexed(f)))] });
-  if (!useRollup || (f.q !== undefined && f.q !== '')) return wholeTable();
+  if (!useRollup || hasText(f.q)) return wholeTable();
   const firstDay = f.from === undefined ? undefined : Math.ceil(f.from / DAY);
   // The last day d with (d + 1) * DAY <= to: every row of it is at most `to`.
   const lastDay = f.to === undefined ? undefined : Math.floor(f.to / DAY) - 1;
@@ -91,13 +80,8 @@ function planRead(db: Db, f: DenialMatch, useRollup: boolean): ReadPlan {
 
 /** The attribute filters with their indexes: the only bound of a query without a window. */
 function attributeIndexed(f: DenialMatch): SQL[] {
-  const c: SQL[] = [];
-  const t = permissionDenials;
-  if (f.agent !== undefined) c.push(eq(t.agentName, f.agent));
-  if (f.tool !== undefined) c.push(eq(t.toolName, f.tool));
-  if (f.role !== undefined) c.push(eq(t.userRole, f.role));
-  if (f.ruleSource !== undefined) c.push(ruleSourceCondition(f.ruleSource));
-  if (f.q !== undefined && f.q !== '') c.push(textCondition(f.q));
+  const c = attributeConditions(f);
+  if (hasText(f.q)) c.push(textCondition(f.q));
   return c;
 }
 

@@ -3,7 +3,7 @@
  * No session: redirect to the login and back. Too low a role: a recorded denial and a 403 page.
  */
 import { cookies, headers } from 'next/headers';
-import { redirect } from 'next/navigation';
+import { forbidden, redirect } from 'next/navigation';
 import { getApp, type SwarmApp } from '@/lib/app';
 import type { Principal, Role } from '@/lib/permissions';
 import { SESSION_COOKIE } from './route';
@@ -39,9 +39,14 @@ export async function requireSignedIn(fallbackPath: string): Promise<{ app: Swar
   return { app, principal };
 }
 
+/**
+ * The principal of a console page that needs `role`. A refusal is recorded as a denial (engine.decide) and answered
+ * with HTTP 403: forbidden() renders app/(console)/forbidden.tsx with that status. (`denied` stays in the type for
+ * the pages that still test it; it is never set.)
+ */
 export async function requirePage(path: string, role: Role): Promise<PageAccess> {
   const { app, principal } = await requireSignedIn(path);
   const decision = app.engine.decide({ kind: 'http', principal, method: 'GET', path, requiredRole: role });
-  if (decision.decision !== 'ALLOW') return { app, principal, denied: { ruleSource: decision.ruleSource, reason: decision.reason } };
+  if (decision.decision !== 'ALLOW') forbidden();
   return { app, principal };
 }

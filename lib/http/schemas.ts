@@ -52,6 +52,27 @@ export const denialQuerySchema = z
     }
   });
 
+/** GET /api/v1/permissions/denials/facets: the values of one field in the filter's window, with counts. */
+export const denialFacetQuerySchema = z
+  .strictObject({
+    ...denialFilterFields,
+    field: z.enum(['agent', 'tool', 'rule_source']),
+    /** the start of the value, any case; blank: every value */
+    prefix: z.preprocess(blankToUndefined, z.string().trim().max(200).optional()),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+  })
+  .superRefine(windowInOrder);
+
+/** GET /api/v1/permissions/denials/tail: how many denials of the filter came after the id the page shows. */
+export const denialTailQuerySchema = z
+  .strictObject({
+    ...denialFilterFields,
+    after: z.coerce.number().int().nonnegative(),
+    /** 1: answer only the newest matching id (the tail's baseline when the page loads), count 0 */
+    newest: z.enum(['0', '1']).optional(),
+  })
+  .superRefine(windowInOrder);
+
 export type DenialQuery = z.infer<typeof denialQuerySchema>;
 export type DenialMatchQuery = z.infer<typeof denialMatchSchema>;
 

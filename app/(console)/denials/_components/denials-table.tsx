@@ -7,7 +7,7 @@ import { z } from 'zod';
 import styles from '@/app/(console)/denials/denials.module.css';
 import type { Denial } from './api';
 import { localDateTime, utcDateTime } from './format';
-import { RuleBadge } from './rule-badge';
+import { RowRuleBadge } from './rule-badge';
 import type { ExplorerState, TableSort } from './url-state';
 
 /** The columns the server can sort by (each has an index); the others are not sortable. */
@@ -110,7 +110,7 @@ export function DenialsTable({ rows, state, stale, visibility, onVisibility, onS
         // An HTTP denial's "tool" is the request it refused: say which.
         cell: ({ row }) =>
           row.original.http_method ? (
-            <span className={styles.httpTool}>
+            <span className={styles.httpTool} title={`${row.original.http_method} ${row.original.http_path ?? ''}`}>
               <code>http</code> <span className={styles.mono}>{`${row.original.http_method} ${row.original.http_path ?? ''}`}</span>
             </span>
           ) : (
@@ -121,7 +121,7 @@ export function DenialsTable({ rows, state, stale, visibility, onVisibility, onS
         id: 'rule_source',
         accessorKey: 'rule_source',
         header: COLUMN_LABELS.rule_source,
-        cell: ({ row }) => <RuleBadge ruleSource={row.original.rule_source} onFilter={onRuleFilter} tabbable={false} />,
+        cell: ({ row }) => <RowRuleBadge ruleSource={row.original.rule_source} onFilter={onRuleFilter} />,
       },
       {
         id: 'reason',

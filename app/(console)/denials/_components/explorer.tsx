@@ -4,6 +4,7 @@ import { useEscapeToClose } from '@/app/_components/use-escape-to-close';
 import { NoMatch } from '@/app/_components/no-match';
 import { useSearchParams } from 'next/navigation';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { z } from 'zod';
 import styles from '@/app/(console)/denials/denials.module.css';
 import { detailSchema, histogramSchema, pageSchema, summarySchema, useApi, type ApiError } from './api';
 import { DenialsTable, useColumnVisibility } from './denials-table';
@@ -22,6 +23,7 @@ import {
   listUrl,
   PAGE_SIZES,
   parseState,
+  pinWindow,
   serializeState,
   summaryUrl,
   withFilters,
@@ -30,7 +32,8 @@ import {
   type TableSort,
 } from './url-state';
 
-const POLL_MS = 20_000;
+const TAIL_MS = 5_000;
+const tailSchema = z.object({ count: z.number(), newest_id: z.number().nullable() });
 
 /** The view without its position: what a remembered cursor belongs to. */
 const viewKey = (s: ExplorerState) => serializeState({ ...s, cursor: undefined, page: 1, denial: undefined });
@@ -94,6 +97,7 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
   const detail = useApi(state.denial !== undefined ? `/api/v1/permissions/denials/${state.denial}` : null, detailSchema);
   const [visibility, setVisibility] = useColumnVisibility();
   const [focusRequest, setFocusRequest] = useState<{ id: number; n: number }>();
+  const [tailEpoch, setTailEpoch] = useState(0);
 
   // Cursors of the pages seen in this view, so "Previous" can go back without the server counting.
   const cursors = useRef(new Map<string, string | undefined>());
@@ -118,36 +122,63 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
 
   useEscapeToClose(state.denial !== undefined, close);
 
-  // New denials while the auditor reads: say so, never move the rows under their eyes.
+  // The live tail: new denials of this filter are announced while the auditor reads ("14 new denials"), never moved
+  // under their eyes. The baseline is the newest matching id when the view loaded; the page asks every few seconds
+  // how many matching denials came after it (counts only), and shows them when the auditor says so.
   const filterKey = filterParams(state).toString();
-  const [newest, setNewest] = useState<{ key: string; baseline?: number; latest?: number }>({ key: filterKey });
+  const [tail, setTail] = useState<{ key: string; baseline?: number; count: number; latest?: number }>({ key: filterKey, count: 0 });
   useEffect(() => {
     let cancelled = false;
+    let baseline: number | undefined;
     const poll = async () => {
       try {
-        const r = await fetch(`/api/v1/permissions/denials?${filterKey}${filterKey ? '&' : ''}limit=1`, { cache: 'no-store' });
+        if (baseline === undefined) {
+          const r = await fetch(`/api/v1/permissions/denials/tail?${filterKey}${filterKey ? '&' : ''}after=0&newest=1`, { cache: 'no-store' });
+          if (!r.ok) return;
+          const body = tailSchema.safeParse(await r.json());
+          if (cancelled || !body.success) return;
+          baseline = body.data.newest_id ?? 0;
+          setTail({ key: filterKey, baseline, count: 0, latest: baseline });
+          return;
+        }
+        const r = await fetch(`/api/v1/permissions/denials/tail?${filterKey}${filterKey ? '&' : ''}after=${baseline}`, { cache: 'no-store' });
         if (!r.ok) return;
-        const page = pageSchema.safeParse(await r.json());
-        const id = page.success ? (page.data.denials[0]?.id ?? 0) : undefined;
-        if (cancelled || id === undefined) return;
-        setNewest((n) => (n.key !== filterKey || n.baseline === undefined ? { key: filterKey, baseline: id, latest: id } : { ...n, latest: id }));
+        const body = tailSchema.safeParse(await r.json());
+        if (cancelled || !body.success) return;
+        setTail((t) => (t.key === filterKey && t.baseline === baseline ? { ...t, count: body.data.count, latest: body.data.newest_id ?? t.latest } : t));
       } catch {
         // A missed poll is not worth a message; the next one will tell.
       }
     };
     void poll();
-    const timer = window.setInterval(poll, POLL_MS);
+    const timer = window.setInterval(poll, TAIL_MS);
     return () => {
       cancelled = true;
       window.clearInterval(timer);
     };
-  }, [filterKey]);
-  const hasNew = newest.key === filterKey && newest.baseline !== undefined && newest.latest !== undefined && newest.latest > newest.baseline;
-  const refresh = () => {
-    list.reload();
-    summary.reload();
-    histogram.reload();
-    setNewest((n) => ({ ...n, baseline: n.latest }));
+  }, [filterKey, tailEpoch]);
+  const newCount = tail.key === filterKey ? tail.count : 0;
+  const showNew = () => {
+    setTailEpoch((n) => n + 1);
+    setTail({ key: filterKey, count: 0 });
+    if (stateRef.current.cursor) go({ ...stateRef.current, cursor: undefined, page: 1 });
+    else {
+      list.reload();
+      summary.reload();
+      histogram.reload();
+    }
+  };
+
+  // A link that shows exactly this window to whoever opens it, whenever: a relative window becomes from/to.
+  const [copied, setCopied] = useState<string | undefined>();
+  const copyExactLink = async () => {
+    const url = `${window.location.origin}${window.location.pathname}${serializeState(pinWindow(stateRef.current))}`;
+    try {
+      await navigator.clipboard.writeText(url);
+      setCopied(url);
+    } catch {
+      setCopied(url);
+    }
   };
 
   const total = summary.data && !summary.stale ? summary.data.total : undefined;
@@ -231,7 +262,10 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
           <h1>Denials</h1>
           <p className="muted">Every blocked tool call and request, attributed to the rule that caused it. Filter, open one to see why, export what you see.</p>
         </div>
-        <div className={styles.exports} role="group" aria-label="Export the current filter">
+        <div className={styles.exports} role="group" aria-label="Share and export the current filter">
+          <button type="button" className="button" onClick={copyExactLink} data-testid="copy-exact-link" title="A link to this exact time window: a relative window such as the last hour becomes its start and end">
+            Copy link for this exact window
+          </button>
           <a className="button" href={exportUrl(state, 'csv')} download data-testid="export-csv">
             Export CSV
           </a>
@@ -241,6 +275,15 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
         </div>
       </header>
 
+      {copied ? (
+        <p className={styles.notice} role="status" data-testid="copied-link">
+          Link copied, pinned to {describeWindow(pinWindow(state))}: <code className={styles.copiedUrl}>{copied}</code>{' '}
+          <button type="button" className="button button-quiet" onClick={() => setCopied(undefined)}>
+            Dismiss
+          </button>
+        </p>
+      ) : null}
+
       {ignored.length ? (
         <p className={styles.notice} role="status">
           Part of this link was not understood and was left out: {ignored.join(', ')}.
@@ -249,14 +292,18 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
 
       <FilterBar key="filters" state={state} suggestions={suggestions} onChange={setFilters} onClear={clearAll} />
 
-      {hasNew ? (
-        <div className={styles.notice} role="status">
-          New denials have been recorded since this view loaded.{' '}
-          <button type="button" className="button" onClick={refresh}>
-            Show them
-          </button>
-        </div>
-      ) : null}
+      <div className={styles.tail} role="status" aria-live="polite" data-testid="live-tail">
+        {newCount > 0 ? (
+          <>
+            <span>
+              {count(newCount)} new {newCount === 1 ? 'denial' : 'denials'} since this view loaded.
+            </span>{' '}
+            <button type="button" className="button button-primary" onClick={showNew}>
+              Show {newCount === 1 ? 'it' : 'them'}
+            </button>
+          </>
+        ) : null}
+      </div>
 
       {summary.error ? (
         <ErrorState title="The summary could not be loaded" error={summary.error} onRetry={summary.reload} />

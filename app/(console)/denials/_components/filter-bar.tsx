@@ -3,7 +3,8 @@
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import styles from '@/app/(console)/denials/denials.module.css';
 import { localDateTime } from './format';
-import { hasFilters, isCustomRange, ROLE_OPTIONS, WINDOW_LABELS, WINDOWS, type ExplorerState, type RelativeWindow } from './url-state';
+import { FacetCombobox } from './facet-combobox';
+import { filterParams, hasFilters, isCustomRange, ROLE_OPTIONS, WINDOW_LABELS, WINDOWS, type ExplorerState, type RelativeWindow } from './url-state';
 
 export interface Suggestions {
   agents: string[];
@@ -13,7 +14,8 @@ export interface Suggestions {
 
 interface Props {
   state: ExplorerState;
-  suggestions: Suggestions;
+  /** the declared names (the page's first render); the fields suggest from the denials themselves */
+  suggestions?: Suggestions;
   onChange: (change: Partial<ExplorerState>) => void;
   onClear: () => void;
 }
@@ -37,7 +39,7 @@ interface Draft {
 
 const draftOf = (s: ExplorerState): Draft => ({ q: s.q ?? '', agent: s.agent ?? '', tool: s.tool ?? '', ruleSource: s.ruleSource ?? '', role: s.role ?? '' });
 
-export function FilterBar({ state, suggestions, onChange, onClear }: Props) {
+export function FilterBar({ state, onChange, onClear }: Props) {
   const id = useId();
   const [draft, setDraft] = useState<Draft>(() => draftOf(state));
   const [customOpen, setCustomOpen] = useState(false);
@@ -74,6 +76,13 @@ export function FilterBar({ state, suggestions, onChange, onClear }: Props) {
     onChange({ from: f, to: t === undefined ? undefined : t + 59.999, window: 'all' });
   };
   const dirty = JSON.stringify(draft) !== JSON.stringify(draftOf(state));
+  // Suggestions come from the denials of the applied filter (the window included), each field's own filter left out.
+  const facetQuery = filterParams(state).toString();
+  const pickValue = (change: Partial<Draft>) => {
+    const next = { ...draft, ...change };
+    setDraft(next);
+    apply(next);
+  };
 
   return (
     <section className={styles.filters} aria-label="Filters">
@@ -132,31 +141,40 @@ export function FilterBar({ state, suggestions, onChange, onClear }: Props) {
       ) : null}
       <form className={styles.fieldRow} onSubmit={submit} role="search" aria-label="Filter denials">
         <label className={styles.searchField}>
-          <span className={styles.fieldLabel}>Search reason and arguments</span>
-          <input type="search" value={draft.q} placeholder="e.g. m-42, prod, capacity" maxLength={200} onChange={(e) => setDraft({ ...draft, q: e.target.value })} />
+          <span className={styles.fieldLabel}>Search reason, agent, tool, path and arguments</span>
+          <input type="search" value={draft.q} placeholder="e.g. m-42, batch_runner, &quot;trials&quot;: 500" maxLength={200} onChange={(e) => setDraft({ ...draft, q: e.target.value })} />
         </label>
-        <label>
-          <span className={styles.fieldLabel}>Agent</span>
-          <input value={draft.agent} list={`${id}-agents`} placeholder="Any agent" maxLength={200} onChange={(e) => setDraft({ ...draft, agent: e.target.value })} />
-        </label>
-        <label>
-          <span className={styles.fieldLabel}>Tool</span>
-          <input value={draft.tool} list={`${id}-tools`} placeholder="Any tool" maxLength={200} onChange={(e) => setDraft({ ...draft, tool: e.target.value })} />
-        </label>
+        <FacetCombobox
+          field="agent"
+          label="Agent"
+          placeholder="Any agent"
+          value={draft.agent}
+          filterQuery={facetQuery}
+          onInput={(v) => setDraft({ ...draft, agent: v })}
+          onPick={(v) => pickValue({ agent: v })}
+        />
+        <FacetCombobox
+          field="tool"
+          label="Tool"
+          placeholder="Any tool"
+          value={draft.tool}
+          filterQuery={facetQuery}
+          onInput={(v) => setDraft({ ...draft, tool: v })}
+          onPick={(v) => pickValue({ tool: v })}
+        />
         <div>
-          <label>
-            <span className={styles.fieldLabel}>Rule source</span>
-            <input
-              value={draft.ruleSource}
-              list={`${id}-rules`}
-              placeholder="e.g. policy"
-              maxLength={200}
-              aria-describedby={`${id}-rule-hint`}
-              onChange={(e) => setDraft({ ...draft, ruleSource: e.target.value })}
-            />
-          </label>
+          <FacetCombobox
+            field="rule_source"
+            label="Rule source"
+            placeholder="e.g. policy"
+            value={draft.ruleSource}
+            filterQuery={facetQuery}
+            describedBy={`${id}-rule-hint`}
+            onInput={(v) => setDraft({ ...draft, ruleSource: v })}
+            onPick={(v) => pickValue({ ruleSource: v })}
+          />
           <span id={`${id}-rule-hint`} className={styles.srOnly}>
-            A name without a colon, such as policy, matches the whole family.
+            A name without a colon, such as policy, matches the whole family. A prefix or another case also matches.
           </span>
         </div>
         <label>
@@ -185,21 +203,6 @@ export function FilterBar({ state, suggestions, onChange, onClear }: Props) {
             Clear all
           </button>
         </div>
-        <datalist id={`${id}-agents`}>
-          {suggestions.agents.map((a) => (
-            <option key={a} value={a} />
-          ))}
-        </datalist>
-        <datalist id={`${id}-tools`}>
-          {suggestions.tools.map((t) => (
-            <option key={t} value={t} />
-          ))}
-        </datalist>
-        <datalist id={`${id}-rules`}>
-          {suggestions.ruleSources.map((r) => (
-            <option key={r} value={r} />
-          ))}
-        </datalist>
       </form>
     </section>
   );

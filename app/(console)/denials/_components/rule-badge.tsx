@@ -25,3 +25,34 @@ export function RuleBadge({ ruleSource, onFilter, tabbable = true }: { ruleSourc
     </button>
   );
 }
+
+/**
+ * The rule source in a table row: the badge is part of the row (a click on it opens the row, like anywhere else in the
+ * row), and the small funnel beside it is the one target that filters by the rule. Out of the tab order: the row is
+ * the keyboard stop, and the detail panel offers the same filter as a button.
+ */
+export function RowRuleBadge({ ruleSource, onFilter }: { ruleSource: string; onFilter: (ruleSource: string) => void }) {
+  return (
+    <span className={styles.rowBadge}>
+      <span className={badgeClass(ruleSource)} title={ruleSource}>
+        {ruleSource}
+      </span>
+      <button
+        type="button"
+        className={styles.badgeFilter}
+        aria-label={`Show only denials by ${ruleSource}`}
+        title={`Show only denials by ${ruleSource}`}
+        tabIndex={-1}
+        onClick={(e) => {
+          // The filter itself was the target: filter, do not also open the row.
+          e.stopPropagation();
+          onFilter(ruleSource);
+        }}
+      >
+        <svg viewBox="0 0 16 16" width="12" height="12" aria-hidden="true" focusable="false">
+          <path d="M1.5 2h13l-5 6v5l-3 1.5V8z" fill="currentColor" />
+        </svg>
+      </button>
+    </span>
+  );
+}

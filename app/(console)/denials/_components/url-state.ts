@@ -157,8 +157,8 @@ export function serializeState(s: ExplorerState): string {
   }
   if (s.size !== DEFAULT_PAGE_SIZE) p.set('size', String(s.size));
   if (s.denial !== undefined) p.set('denial', String(s.denial));
-  // ':' is legal in a query string: keep times and rule sources (policy:x) readable in a shared link.
-  const q = p.toString().replace(/%3A/gi, ':');
+  // ':' and '/' are legal in a query string: keep times and rule sources (policy:bfsi/x) readable in a shared link.
+  const q = p.toString().replace(/%3A/gi, ':').replace(/%2F/gi, '/');
   return q ? `?${q}` : '';
 }
 
@@ -199,6 +199,23 @@ export function exportUrl(s: ExplorerState, format: 'csv' | 'ndjson'): string {
   const p = filterParams(s);
   p.set('format', format);
   return `${API}?${p.toString()}`;
+}
+
+/**
+ * The state with its window pinned to absolute times, for a link that shows the same rows tomorrow: the last hour
+ * becomes from/to (to the second, the end rounded up so that nothing of this moment is left out). Open windows stay
+ * open at the start ("all time" up to now gets an end).
+ */
+export function pinWindow(s: ExplorerState, now = Date.now() / 1000): ExplorerState {
+  const next: ExplorerState = { ...s, cursor: undefined, page: 1 };
+  if (isCustomRange(s)) {
+    if (s.to === undefined) next.to = Math.ceil(now);
+    return next;
+  }
+  next.window = 'all';
+  next.to = Math.ceil(now);
+  if (s.window !== 'all') next.from = Math.floor(now - WINDOW_SECONDS[s.window]);
+  return next;
 }
 
 /** A copy of the state with new filters: back to the first page, the detail panel closed. */

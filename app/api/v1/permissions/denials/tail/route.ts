@@ -1,0 +1,19 @@
+import { requireRole, route } from '@/lib/http/route';
+import { denialFilterOf, denialTailQuerySchema } from '@/lib/http/schemas';
+
+export const dynamic = 'force-dynamic';
+
+/**
+ * The live tail of the explorer: how many denials of the filter were recorded after `after` (the newest id the page
+ * shows), and the newest id. Counts only, no rows: the page polls it every few seconds and reads the rows when the
+ * auditor asks for them (that read is recorded like any other).
+ */
+export const GET = route({ role: requireRole('auditor'), query: denialTailQuerySchema }, ({ app, query }) => {
+  const { after, newest, ...rest } = query;
+  if (newest === '1') {
+    const top = app.denials.query({ ...denialFilterOf(rest), limit: 1 }).rows[0];
+    return { after, count: 0, newest_id: top?.id ?? null };
+  }
+  const r = app.denials.newerThan(denialFilterOf(rest), after);
+  return { after, count: r.count, newest_id: r.newestId };
+});
