@@ -23,5 +23,5 @@ if (argv[0] === 'hook' && !argv.includes('--help') && !argv.includes('-h')) {
   };
   process.exitCode = await runAsync(ctx, () => hookCommand(ctx.io, ctx.env, argv.slice(1), readStdin));
 } else {
-  process.exitCode = run(ctx, argv);
+  process.exitCode = await run(ctx, argv);
 }

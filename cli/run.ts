@@ -3,6 +3,7 @@ import { AppError } from '@/lib/errors';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { approvalsCommand } from './commands/approvals';
 import { auditCommand } from './commands/audit';
+import { dbCommand } from './commands/db';
 import { denialsCommand } from './commands/denials';
 import { featuresCommand } from './commands/features';
 import { policyCommand } from './commands/policy';
@@ -20,7 +21,7 @@ function wantsHelp(argv: readonly string[]): boolean {
   return false;
 }
 
-function dispatch(ctx: CliContext, argv: string[]): number {
+function dispatch(ctx: CliContext, argv: string[]): number | Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || wantsHelp(argv)) {
     ctx.io.out(USAGE);
@@ -43,6 +44,8 @@ function dispatch(ctx: CliContext, argv: string[]): number {
       return approvalsCommand(ctx, sub, args);
     case 'audit':
       return auditCommand(ctx, sub, args);
+    case 'db':
+      return dbCommand(ctx, sub, args);
     default:
       throw new UsageError(`unknown command "${command}".`, [], true);
   }
@@ -57,9 +60,11 @@ export async function runAsync(ctx: CliContext, command: () => Promise<number>):
   }
 }
 
-export function run(ctx: CliContext, argv: string[]): number {
+/** Run a command line; a few commands (db backup) finish asynchronously and answer a promise of the status. */
+export function run(ctx: CliContext, argv: string[]): number | Promise<number> {
   try {
-    return dispatch(ctx, argv);
+    const status = dispatch(ctx, argv);
+    return typeof status === 'number' ? status : status.catch((error: unknown) => report(ctx, error));
   } catch (error) {
     return report(ctx, error);
   }

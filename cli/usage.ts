@@ -74,6 +74,14 @@ Agents you already run
       denied with the request to decide). In process on SWARM_DB, or over REST with SWARM_URL
       and SWARM_TOKEN. Fails closed.
 
+Database
+  swarm db backup FILE [--force]
+      An online backup of $SWARM_DB (SQLite's backup API), consistent while servers write.
+      The public verifier key is copied beside it: swarm audit verify --db FILE checks the copy.
+  swarm db check [--json]
+      integrity_check, foreign keys, migrations applied and the audit chains verified.
+      Exit 0 when all hold, 1 naming what does not.
+
   swarm help             this text (also: swarm --help, swarm COMMAND --help)
 
 Environment

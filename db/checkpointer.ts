@@ -9,14 +9,20 @@ import { Worker } from 'node:worker_threads';
 
 export interface Checkpointer {
   stop(): Promise<void>;
+  /** the worker thread is running (false after it exited or failed) */
+  alive(): boolean;
 }
 
 export function startCheckpointer(dbPath: string, intervalMs = 100): Checkpointer {
   const file = join(/*turbopackIgnore: true*/ process.cwd(), 'db', 'checkpoint-worker.mjs');
   const worker = new Worker(file, { workerData: { path: dbPath, intervalMs } });
   worker.unref();
+  let running = true;
   worker.on('error', (e) => console.error('The WAL checkpointer stopped; writers fall back to inline checkpoints.', e));
+  worker.on('exit', () => (running = false));
+  worker.on('error', () => (running = false));
   return {
+    alive: () => running,
     stop: () =>
       new Promise<void>((resolve) => {
         const done = () => resolve();

@@ -169,13 +169,13 @@ test.describe('the denial explorer', () => {
     await openExplorer(page, '?agent=trainer');
     const before = await rows(page).first().getAttribute('data-denial-id');
     await deny(request, 'trainer', 'tune_hyperparameters', { model_id: `m-late-${Date.now()}`, trials: 1000 });
-    const notice = page.getByRole('status').filter({ hasText: 'New denials have been recorded' });
-    await expect(notice).toBeVisible({ timeout: 30_000 });
+    const notice = page.getByTestId('live-tail');
+    await expect(notice).toContainText('1 new denial since this view loaded', { timeout: 30_000 });
     await expect(rows(page).first()).toHaveAttribute('data-denial-id', before ?? 'missing');
-    await notice.getByRole('button', { name: 'Show them' }).click();
+    await notice.getByRole('button', { name: 'Show it' }).click();
     await expect(rows(page).first()).toContainText('tune_hyperparameters');
     await expect(rows(page).first()).not.toHaveAttribute('data-denial-id', before ?? 'missing');
-    await expect(notice).toHaveCount(0);
+    await expect(notice).toHaveText('');
   });
 
   test('a shared URL opens the same view, with the same denial open, in a fresh browser', async ({ page, browser }) => {
@@ -248,7 +248,7 @@ test.describe('the denial explorer', () => {
     const api = await (await request.get('/api/v1/permissions/denials?agent=trainer&format=csv', { headers: admin })).text();
     expect(csv).toBe(api);
     const lines = csv.trim().split('\r\n');
-    expect(lines[0]).toMatch(/^id,timestamp,tool_call_id,tool_name,agent_name/);
+    expect(lines[0]).toMatch(/^id,timestamp,timestamp_iso,tool_call_id,tool_name,agent_name/);
     expect(lines.length - 1).toBe(Number((await page.getByTestId('summary-total').innerText()).replace(/,/g, '')));
 
     const [jsonDownload] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export JSON' }).click()]);
@@ -347,3 +347,104 @@ test.describe('the denial explorer', () => {
     expect(recorded.denials.some((d) => d.http_path === '/api/v1/permissions/denials/summary' && d.principal === 'victor')).toBe(true);
   });
 });
+
+test.describe('the denial explorer as a log explorer', () => {
+  test.use({ viewport: { width: 1440, height: 960 } });
+
+  test('suggests agents present in the window with counts, by keyboard, undeclared ones included', async ({ page, request }) => {
+    await deny(request, 'shadow_agent', 'web_fetch', { url: `https://example.com/${RUN}` });
+    await signIn(page, 'alex');
+    await openExplorer(page, '?window=24h');
+    const agent = field(page, 'Agent');
+    await agent.focus();
+    await agent.pressSequentially('SH');
+    const list = page.getByRole('listbox', { name: /Agent values/ });
+    await expect(list.getByRole('option', { name: /shadow_agent/ })).toBeVisible();
+    await expect(list.getByRole('option', { name: /shadow_agent/ })).toContainText(/\d/);
+    await agent.press('ArrowDown');
+    await expect(agent).toHaveAttribute('aria-activedescendant', /opt-0/);
+    await page.screenshot({ path: `${SHOTS}/denials-facets.png` });
+    await agent.press('Enter');
+    await expect(page).toHaveURL(/[?&]agent=shadow_agent/);
+    await settled(page);
+    expect((await column(page, 2)).every((a) => a === 'shadow_agent')).toBe(true);
+    // A prefix typed and applied without picking matches too.
+    await agent.fill('shad');
+    await agent.press('Escape');
+    await agent.press('Enter');
+    await expect(page).toHaveURL(/[?&]agent=shad(&|$)/);
+    await settled(page);
+    expect((await column(page, 2)).every((a) => a === 'shadow_agent')).toBe(true);
+  });
+
+  test('announces new denials without moving the rows, and shows them on request', async ({ page, request }) => {
+    await signIn(page, 'alex');
+    await openExplorer(page, '?window=1h');
+    const before = await rows(page).first().getAttribute('data-denial-id');
+    const tail = `tail${RUN}`;
+    await deny(request, 'shadow_agent', 'web_fetch', { url: tail });
+    await deny(request, 'shadow_agent', 'web_fetch', { url: `${tail}-2` });
+    const notice = page.getByTestId('live-tail');
+    await expect(notice).toContainText(/2 new denials/, { timeout: 15_000 });
+    // Nothing moved under the reader's eyes.
+    await expect(rows(page).first()).toHaveAttribute('data-denial-id', before ?? 'missing');
+    await page.screenshot({ path: `${SHOTS}/denials-live-tail.png` });
+    await notice.getByRole('button', { name: /Show them/ }).click();
+    await expect(rows(page).first()).not.toHaveAttribute('data-denial-id', before ?? 'missing');
+    await expect(rows(page).first()).toContainText('shadow_agent');
+    await expect(notice).toHaveText('');
+  });
+
+  test('copies a link pinned to the exact window, which opens the same rows later', async ({ page, context }) => {
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    await signIn(page, 'alex');
+    await openExplorer(page, '?window=24h&agent=trainer');
+    await page.getByTestId('copy-exact-link').click();
+    const shown = page.getByTestId('copied-link');
+    await expect(shown).toBeVisible();
+    const url = (await shown.locator('code').innerText()).trim();
+    expect(url).toMatch(/\/denials\?from=\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z&to=\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z&agent=trainer$/);
+    expect(url).not.toContain('window=');
+    const from = Date.parse(new URL(url).searchParams.get('from')!);
+    const to = Date.parse(new URL(url).searchParams.get('to')!);
+    expect(Math.abs(to - from - 86_400_000)).toBeLessThan(2000);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(url);
+    await page.goto(url);
+    await expect(page.getByRole('group', { name: 'Time window' }).getByRole('button', { name: 'Custom range' })).toHaveAttribute('aria-pressed', 'true');
+    await expect(rows(page).first()).toContainText('trainer');
+  });
+
+  test('finds a path segment and a line copied from the detail panel', async ({ page }) => {
+    await signIn(page, 'alex');
+    await openExplorer(page, `?q=${encodeURIComponent('"trials": 500')}&agent=trainer`);
+    await expect(rows(page).first()).toContainText('tune_hyperparameters');
+  });
+
+  test('fits the table on a 1440-pixel screen, gives the reason the width, and opens a row from its badge', async ({ page }) => {
+    await signIn(page, 'alex');
+    await openExplorer(page);
+    await allSettled(page);
+    const wrap = table(page).locator('xpath=..');
+    const fits = await wrap.evaluate((el) => el.scrollWidth <= el.clientWidth + 1);
+    expect(fits).toBe(true);
+    const widths = await table(page).locator('thead th').evaluateAll((ths) => ths.map((th) => [th.textContent ?? '', th.getBoundingClientRect().width] as const));
+    const reason = widths.find(([t]) => t.startsWith('Reason'))![1];
+    expect(Math.max(...widths.map(([, w]) => w))).toBe(reason);
+    await page.screenshot({ path: `${SHOTS}/denials-1440.png`, fullPage: true });
+    // A click on the badge itself opens the row; the funnel beside it is the filter.
+    const first = rows(page).first();
+    const id = await first.getAttribute('data-denial-id');
+    await first.locator('td').nth(3).locator('.badge').click();
+    await expect(page).toHaveURL(new RegExp(`denial=${id}`));
+    await expect(page.getByTestId('denial-detail')).toBeVisible();
+  });
+
+  test('works on a 390-pixel phone', async ({ page }) => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await signIn(page, 'alex');
+    await openExplorer(page);
+    await allSettled(page);
+    await page.screenshot({ path: `${SHOTS}/denials-390.png`, fullPage: true });
+  });
+});
+

@@ -50,9 +50,31 @@ test.describe('the console shell', () => {
     await expect(page.getByTestId('signed-in-user')).toContainText('olivia');
   });
 
-  test('a viewer is refused the denial explorer, and the refusal is recorded', async ({ page, request }) => {
+  test('each role lands where it works, and is offered only the pages it can open', async ({ browser }) => {
+    const cases = [
+      { name: 'alex', landing: /\/denials$/, links: ['Denials', 'Audit', 'Reports', 'Approvals', 'Transparency'] },
+      { name: 'olivia', landing: /\/approvals$/, links: ['Denials', 'Audit', 'Reports', 'Approvals', 'Transparency'] },
+      { name: 'victor', landing: /\/transparency$/, links: ['Transparency'] },
+      { name: 'admin', landing: /\/denials$/, links: ['Denials', 'Audit', 'Reports', 'Approvals', 'Transparency'] },
+    ] as const;
+    for (const c of cases) {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      try {
+        await signIn(page, c.name);
+        await expect(page, c.name).toHaveURL(c.landing);
+        const nav = page.getByRole('navigation', { name: 'Console' });
+        await expect(nav.getByRole('link'), c.name).toHaveText(c.links.map((l) => new RegExp(`^${l}`)));
+      } finally {
+        await context.close();
+      }
+    }
+  });
+
+  test('a viewer is refused the denial explorer with HTTP 403, and the refusal is recorded', async ({ page, request }) => {
     await signIn(page, 'victor');
-    await page.goto('/denials');
+    const response = await page.goto('/denials');
+    expect(response?.status()).toBe(403);
     await expect(page.getByRole('heading', { name: 'You do not have access to this page' })).toBeVisible();
     await expect(page.getByText('rbac:auditor')).toBeVisible();
     const res = await request.get('/api/v1/permissions/denials?rule_source=rbac:auditor&limit=5', { headers: { authorization: `Bearer ${E2E.adminToken}` } });

@@ -28,6 +28,8 @@ import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from './permissions/po
 import { maskedArgumentsJson } from './audit/redact';
 import { AppError } from './errors';
 import { DEFAULT_FLAG_VALUES } from './config/sources';
+import { observeDecision, processMetrics, timedRecorder } from './ops/metrics';
+import type { WatchedFileStatus } from './config/watched-file';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from './profiles/load';
 
 export interface AppOptions {
@@ -89,6 +91,8 @@ export class SwarmApp {
   private rollupTimer: NodeJS.Timeout | undefined;
   private searchTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
+  /** when the approval sweeper last ran (seconds since the epoch), for the readiness check */
+  private lastSweepAt = 0;
   private auditTimer: NodeJS.Timeout | undefined;
   private auditCheckpointer: AuditCheckpointer | undefined;
   private revisionMemo: { key: readonly unknown[]; revision: string } | undefined;
@@ -308,9 +312,10 @@ export class SwarmApp {
     this.gatesFile.setAcceptor((gates) => assertPolicyTests(this.policyConfig({ gates }), this.policyTests()));
     for (const file of this.testFiles) file.setAcceptor((tests) => assertPolicyTests(this.policyConfig(), this.policyTests({ file, with: tests })));
     for (const file of this.configFiles()) {
-      file.onRefused((error) =>
-        this.recorder.record({ kind: 'config', type: 'config.refused', actor: 'system', outcome: 'refused', target: file.status().path, detail: { error, revision_in_force: this.currentRevision() } }),
-      );
+      file.onRefused((error) => {
+        processMetrics().reloadFailures.inc();
+        this.recorder.record({ kind: 'config', type: 'config.refused', actor: 'system', outcome: 'refused', target: file.status().path, detail: { error, revision_in_force: this.currentRevision() } });
+      });
     }
   }
 
@@ -325,7 +330,9 @@ export class SwarmApp {
    * recorded once.
    */
   private startSweeper(intervalMs = 1000): void {
+    this.lastSweepAt = Date.now() / 1000;
     this.sweepTimer = setInterval(() => {
+      this.lastSweepAt = Date.now() / 1000;
       try {
         this.approvals.expireDue();
       } catch (error) {
@@ -348,6 +355,19 @@ export class SwarmApp {
 
   /** This application's engine: built once, wired to this application's files and stores. */
   private buildEngine(): PermissionEngine {
+    const engine = this.newEngine();
+    // Metrics (lib/ops/metrics.ts): every decision, by decision and rule-source family, and how long it took.
+    const decide = engine.decide.bind(engine);
+    engine.decide = (input, meta) => {
+      const started = performance.now();
+      const result = decide(input, meta);
+      observeDecision(input.kind, result, (performance.now() - started) / 1000);
+      return result;
+    };
+    return engine;
+  }
+
+  private newEngine(): PermissionEngine {
     return new PermissionEngine({
       sources: () => this.defaultSources(),
       gates: () => this.gatesFile.current,
@@ -358,7 +378,7 @@ export class SwarmApp {
             ? this.approvals.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS)
             : undefined,
         // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
-        recorder: this.recorder,
+        recorder: timedRecorder(this.recorder),
         requestApproval: (ctx, result) => {
           const gate = ctx.gate;
           return this.approvals.request({
@@ -449,6 +469,24 @@ export class SwarmApp {
       this.auth.ensureToken(token, { username: 'admin' }, 'SWARM_ADMIN_TOKEN');
     }
     return report;
+  }
+
+  /** The configuration files in force and the error that kept the last good version of each, if any. */
+  configStatus(): WatchedFileStatus[] {
+    return this.configFiles().map((f) => f.status());
+  }
+
+  /**
+   * The background work this application was started with: the WAL checkpointer thread and the approval sweeper
+   * ('off' when not configured, as for one-shot CLI commands).
+   */
+  backgroundStatus(now = Date.now() / 1000): { checkpointer: 'alive' | 'stopped' | 'off'; sweeper: 'alive' | 'stalled' | 'off'; closed: boolean } {
+    return {
+      checkpointer: this.checkpointer ? (this.checkpointer.alive() ? 'alive' : 'stopped') : 'off',
+      // The sweeper ticks every second; five seconds without a tick means its timer is gone or the loop is blocked.
+      sweeper: this.sweepTimer ? (now - this.lastSweepAt <= 5 ? 'alive' : 'stalled') : 'off',
+      closed: this.closed,
+    };
   }
 
   close(): void {

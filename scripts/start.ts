@@ -13,6 +13,7 @@ import { createApp, type SwarmApp } from '@/lib/app';
 import { DemoTeam } from '@/lib/agents/demo-team';
 import { serve } from '@/lib/server/serve';
 import { randomPassword } from '@/lib/auth/secrets';
+import { log } from '@/lib/ops/log';
 
 const demo = process.argv.includes('--demo');
 const port = Number(process.env.PORT ?? 8000);
@@ -20,7 +21,9 @@ if (!Number.isInteger(port) || port <= 0 || port > 65535) {
   console.error(`PORT must be a port number, not "${process.env.PORT}".`);
   process.exit(2);
 }
-const env: NodeJS.ProcessEnv = { ...process.env };
+// Next.js telemetry stays off unless the operator sets NEXT_TELEMETRY_DISABLED=0 (or unsets it by choice elsewhere).
+const env: NodeJS.ProcessEnv = { NEXT_TELEMETRY_DISABLED: '1', ...process.env };
+process.env.SWARM_PROCESS = 'listener';
 if (demo) {
   env.SWARM_DB ??= 'data/demo.db';
   env.SWARM_PROFILE ??= 'bfsi';
@@ -73,12 +76,17 @@ const serving = await serve({ app, port, env, upstreamPort: nextPort }).catch((e
   console.error(`Cannot listen on port ${port}: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });
+// Graceful shutdown (SIGTERM, Ctrl-C): the listener stops accepting and answers the checks in flight (a queued group
+// commit is committed and answered), then Next.js stops (its application records the server stop and signs the final
+// checkpoint of the audit chains), then this process closes its database and exits.
 let stopping = false;
-const stop = () => {
+const stop = (signal: NodeJS.Signals) => {
   if (stopping) return;
   stopping = true;
+  log('info', 'shutdown', { signal });
   void serving.close().then(() => {
     app.close();
+    log('info', 'stopped');
     process.exit(0);
   });
 };

@@ -39,8 +39,14 @@ describe('API routes', () => {
     expect(() => route({ role: requireRole('admin') }, () => null)).not.toThrow();
   });
 
-  it('are public only where that is meant: health, login and the AuthZEN metadata', () => {
+  it('are public only where that is meant: health, readiness, login, the API description and the AuthZEN metadata', () => {
     const open = files.filter((f) => readFileSync(f, 'utf8').includes("requireRole('anonymous')"));
-    expect(open.map((f) => f.replace(/\\/g, '/')).sort()).toEqual(['app/api/authzen/configuration/route.ts', 'app/api/v1/auth/login/route.ts', 'app/api/v1/health/route.ts']);
+    expect(open.map((f) => f.replace(/\\/g, '/')).sort()).toEqual([
+      'app/api/authzen/configuration/route.ts',
+      'app/api/v1/auth/login/route.ts',
+      'app/api/v1/health/route.ts',
+      'app/api/v1/openapi.json/route.ts',
+      'app/api/v1/ready/route.ts',
+    ]);
   });
 });

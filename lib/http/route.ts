@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { getApp, type SwarmApp } from '@/lib/app';
 import { AppError } from '@/lib/errors';
 import { newDecisionId } from '@/lib/permissions/decision-id';
+import { logRequest } from '@/lib/ops/log';
 import { ANONYMOUS, AuditUnavailable, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
@@ -74,6 +75,24 @@ export type ApiAnswer = { status: number; headers: Record<string, string>; body:
 export type RouteCore = (app: SwarmApp, request: ApiRequest, rawParams: Record<string, string | string[] | undefined>) => Promise<ApiAnswer>;
 
 export const ROUTE_CORE = Symbol.for('swarm-permissions.route-core');
+/** The spec a route was built with (its role and schemas), read by the OpenAPI document (lib/http/openapi.ts). */
+export const ROUTE_SPEC = Symbol.for('swarm-permissions.route-spec');
+
+/** What the API reference says about a route beyond its role and schemas. */
+export interface RouteDoc {
+  /** one line: what the operation does */
+  summary: string;
+  /** more, in plain sentences */
+  description?: string;
+  /** the reference's grouping (default: from the path) */
+  tag?: string;
+  /** the JSON answered on success, when it has a schema */
+  response?: z.ZodType;
+  /** the media type of a successful answer (default application/json) */
+  contentType?: string;
+  /** other statuses this operation answers, with what they mean */
+  responses?: Record<string, string>;
+}
 
 type Schema = z.ZodType;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -85,6 +104,8 @@ export interface RouteSpec<PS, QS, BS> {
   body?: BS;
   /** the largest body this route reads (default MAX_BODY_BYTES); a batch of 1,000 checks needs more */
   maxBodyBytes?: number;
+  /** the API reference (GET /api/v1/openapi.json, /api-docs) */
+  doc?: RouteDoc;
 }
 
 type NextContext = { params: Promise<Record<string, string | string[] | undefined>> };
@@ -223,6 +244,14 @@ function refuse(app: SwarmApp, request: ApiRequest, url: URL, principal: Princip
   return errorAnswer(403, 'FORBIDDEN', reason, { rule_source: ruleSource, decision_id: result.decisionId });
 }
 
+/** The decision id an answer names (a check's decision, a refusal's), if any. */
+function answerDecisionId(answer: ApiAnswer): string | undefined {
+  if (answer instanceof Response) return undefined;
+  const body = answer.body as { decision_id?: unknown; error?: { decision_id?: unknown } } | null;
+  const id = body && typeof body === 'object' ? (body.decision_id ?? body.error?.decision_id) : undefined;
+  return typeof id === 'string' ? id : undefined;
+}
+
 /** A Next.js Request as the core sees it. */
 function fromWebRequest(request: Request): ApiRequest {
   return {
@@ -237,18 +266,20 @@ function fromWebRequest(request: Request): ApiRequest {
 export function route<PS extends Schema | undefined = undefined, QS extends Schema | undefined = undefined, BS extends Schema | undefined = undefined>(
   spec: RouteSpec<PS, QS, BS>,
   handler: (input: RouteInput<Out<PS>, Out<QS>, Out<BS>>) => unknown,
-): ((request: Request, context: NextContext) => Promise<Response>) & { [ROUTE_CORE]: RouteCore } {
+): ((request: Request, context: NextContext) => Promise<Response>) & { [ROUTE_CORE]: RouteCore; [ROUTE_SPEC]: RouteSpec<Schema | undefined, Schema | undefined, Schema | undefined> } {
   if (!spec || !spec.role || !REQUIREMENTS.has(spec.role)) {
     // No silently open route: a route that does not declare its role cannot be loaded.
     throw new Error('Every route must declare its required role with requireRole(...).');
   }
   const required = spec.role.role;
-  const core: RouteCore = async (app, request, rawParams) => {
+  const answerOf = async (app: SwarmApp, request: ApiRequest, rawParams: Record<string, string | string[] | undefined>, seen: { decisionId?: string; principal?: string }): Promise<ApiAnswer> => {
     const url = request.url;
     try {
       const { principal, via, invalid } = authenticate(app, request);
       const ip = clientIp(request);
       const decision = app.engine.decide({ kind: 'http', principal, method: request.method, path: url.pathname, requiredRole: required }, { ip });
+      seen.decisionId = decision.decisionId;
+      seen.principal = principal.kind === 'anonymous' ? undefined : principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
       if (decision.decision !== 'ALLOW') {
         const anonymous = principal.kind === 'anonymous' && decision.rule.attribution.source === 'rbac';
         const message = anonymous && invalid ? 'The token or session is not valid (expired, revoked or unknown).' : decision.reason;
@@ -290,6 +321,21 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
       return mapError(error);
     }
   };
+  // One structured log line per request (lib/ops/log.ts), whichever transport carried it.
+  const core: RouteCore = async (app, request, rawParams) => {
+    const started = performance.now();
+    const seen: { decisionId?: string; principal?: string } = {};
+    const answer = await answerOf(app, request, rawParams, seen);
+    logRequest({
+      method: request.method,
+      route: request.url.pathname,
+      status: answer.status,
+      durationMs: performance.now() - started,
+      decisionId: answerDecisionId(answer) ?? seen.decisionId,
+      principal: seen.principal,
+    });
+    return answer;
+  };
   const next = async (request: Request, context: NextContext): Promise<Response> => {
     let app: SwarmApp;
     try {
@@ -301,5 +347,5 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
     const rawParams = context?.params ? await context.params : {};
     return toResponse(await core(app, fromWebRequest(request), rawParams));
   };
-  return Object.assign(next, { [ROUTE_CORE]: core });
+  return Object.assign(next, { [ROUTE_CORE]: core, [ROUTE_SPEC]: spec as RouteSpec<Schema | undefined, Schema | undefined, Schema | undefined> });
 }

@@ -9,7 +9,12 @@
  */
 import { createServer, request as httpRequest, Agent, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { SwarmApp } from '@/lib/app';
-import { ROUTE_CORE, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
+import { timingSafeEqual } from 'node:crypto';
+import { Gauge } from 'prom-client';
+import { requireRole, route, ROUTE_CORE, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
+import { log, logRequest } from '@/lib/ops/log';
+import { INTERNAL_METRICS_PATH, INTERNAL_SECRET_ENV, INTERNAL_SECRET_HEADER } from '@/lib/ops/internal';
+import { mergedText, processMetrics, PROMETHEUS_CONTENT_TYPE, stateRegistry, type MetricsJson } from '@/lib/ops/metrics';
 import * as check from '@/app/api/v1/permissions/check/route';
 import * as batch from '@/app/api/v1/permissions/check/batch/route';
 import * as evaluation from '@/app/access/v1/evaluation/route';
@@ -35,6 +40,27 @@ export interface FrontOptions {
   app: SwarmApp;
   /** where Next.js listens (loopback) */
   upstream: { host: string; port: number };
+  /** the secret of this start that the Next.js server's internal metrics route asks for (default: SWARM_INTERNAL_SECRET) */
+  internalSecret?: string;
+}
+
+/** The decision listener: a node:http server that can also shut down gracefully. */
+export interface FrontServer extends Server {
+  /**
+   * Stop accepting, let the requests in flight finish (decisions queued for a group commit are decided, committed
+   * and answered), then close the remaining connections; at most `timeoutMs` (default 10 s) before forcing them.
+   */
+  shutdown(timeoutMs?: number): Promise<void>;
+}
+
+/** Does the request carry the metrics token (SWARM_METRICS_TOKEN)? */
+function hasMetricsToken(req: IncomingMessage, token: string | undefined): boolean {
+  if (!token) return false;
+  const m = /^Bearer\s+(\S+)$/i.exec(headerOf(req.headers, 'authorization') ?? '');
+  if (!m) return false;
+  const a = Buffer.from(m[1]!);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 function headerOf(headers: IncomingHttpHeaders, name: string): string | null {
@@ -169,9 +195,69 @@ class GroupCommit {
 /** The most decision calls one commit takes. */
 const MAX_GROUP = 64;
 
-export function createFrontServer(options: FrontOptions): Server {
+export function createFrontServer(options: FrontOptions): FrontServer {
   const { app, upstream } = options;
   const agent = new Agent({ keepAlive: true, maxSockets: 128 });
+  const internalSecret = options.internalSecret ?? process.env[INTERNAL_SECRET_ENV];
+
+  /** The Next.js server's registry, or undefined when it does not answer (then only this process is reported). */
+  const upstreamMetrics = (): Promise<MetricsJson | undefined> =>
+    new Promise((resolve) => {
+      if (!internalSecret) return resolve(undefined);
+      const up = httpRequest(
+        { host: upstream.host, port: upstream.port, method: 'GET', path: INTERNAL_METRICS_PATH, headers: { [INTERNAL_SECRET_HEADER]: internalSecret }, agent, timeout: 2_000 },
+        (answer) => {
+          const chunks: Buffer[] = [];
+          answer.on('data', (c: Buffer) => chunks.push(c));
+          answer.on('end', () => {
+            try {
+              resolve(answer.statusCode === 200 ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as MetricsJson) : undefined);
+            } catch {
+              resolve(undefined);
+            }
+          });
+          answer.on('error', () => resolve(undefined));
+        },
+      );
+      up.on('timeout', () => up.destroy());
+      up.on('error', () => resolve(undefined));
+      up.end();
+    });
+
+  /** GET /metrics: this process's registry, the Next.js server's, and the state read from the database, merged. */
+  const metricsText = async (): Promise<string> => {
+    const [own, next] = await Promise.all([processMetrics().registry.getMetricsAsJSON(), upstreamMetrics()]);
+    const state = stateRegistry(app);
+    const up = new Gauge({ name: 'swarm_next_metrics_up', help: '1 when the Next.js server reported its metrics to this scrape.', registers: [state] });
+    up.set(next ? 1 : 0);
+    return mergedText([own as MetricsJson, ...(next ? [next] : []), (await state.getMetricsAsJSON()) as MetricsJson]);
+  };
+  const metricsCore = route({ role: requireRole('admin') }, async () =>
+    new Response(await metricsText(), { headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' } }),
+  )[ROUTE_CORE];
+
+  const serveMetrics = (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    const started = performance.now();
+    const done = (answer: ApiAnswer) => send(res, answer).catch(() => res.destroy());
+    if (hasMetricsToken(req, app.env.SWARM_METRICS_TOKEN)) {
+      metricsText().then(
+        (text) => {
+          void done(new Response(text, { headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' } }));
+          logRequest({ method: 'GET', route: '/metrics', status: 200, durationMs: performance.now() - started, principal: 'metrics-token' });
+        },
+        (error: unknown) => {
+          log('error', 'metrics failed', { error: error instanceof Error ? error.message : String(error) });
+          void done(INTERNAL_ERROR);
+        },
+      );
+      return;
+    }
+    // Anyone else: an admin token or session, decided (and a refusal recorded) like any admin route.
+    readText(req).then(
+      (text) => metricsCore(app, apiRequest(req, url, text), {}).then(done, () => done(INTERNAL_ERROR)),
+      () => res.destroy(),
+    );
+  };
 
   const proxy = (req: IncomingMessage, res: ServerResponse) => {
     const headers: IncomingHttpHeaders = {};
@@ -198,13 +284,25 @@ export function createFrontServer(options: FrontOptions): Server {
     req.pipe(up);
   };
 
+  let inFlight = 0;
   const server = createServer((req, res) => {
+    inFlight++;
+    res.once('close', () => inFlight--);
     const host = req.headers.host ?? 'localhost';
     let url: URL;
     try {
       url = new URL(req.url ?? '/', `http://${host}`);
     } catch {
       res.writeHead(400).end();
+      return;
+    }
+    if (url.pathname === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+      serveMetrics(req, res, url);
+      return;
+    }
+    if (url.pathname === '/internal' || url.pathname.startsWith('/internal/')) {
+      // The Next.js server's internal routes are for this process only.
+      res.writeHead(404, { ...SECURITY_HEADERS, 'content-type': 'text/plain' }).end('Not found');
       return;
     }
     if (!isDirect(req, url.pathname)) {
@@ -220,5 +318,24 @@ export function createFrontServer(options: FrontOptions): Server {
   const commits = new GroupCommit(app);
   server.keepAliveTimeout = 65_000;
   server.on('close', () => agent.destroy());
-  return server;
+  let shutting: Promise<void> | undefined;
+  const shutdown = (timeoutMs = 10_000): Promise<void> => {
+    shutting ??= new Promise<void>((resolve) => {
+      const deadline = Date.now() + timeoutMs;
+      server.close(() => resolve());
+      const tick = () => {
+        // Idle keep-alive connections go at once; busy ones when their answer has left.
+        server.closeIdleConnections();
+        if (inFlight === 0 || Date.now() >= deadline) {
+          if (inFlight > 0) log('warn', 'shutdown: closing connections with requests still in flight', { in_flight: inFlight });
+          server.closeAllConnections();
+          return;
+        }
+        setTimeout(tick, 10);
+      };
+      tick();
+    });
+    return shutting;
+  };
+  return Object.assign(server, { shutdown });
 }

@@ -3,11 +3,13 @@
  * the public port in front of it. `npm start`, the end-to-end tests and the HTTP benchmark all start it here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
-import type { Server } from 'node:http';
 import type { SwarmApp } from '@/lib/app';
-import { createFrontServer } from './front';
+import { INTERNAL_SECRET_ENV } from '@/lib/ops/internal';
+import { log } from '@/lib/ops/log';
+import { createFrontServer, type FrontServer } from './front';
 
 export interface ServeOptions {
   /** the application the decision listener decides with (long-lived: watchConfig and backgroundCheckpoints on) */
@@ -24,11 +26,14 @@ export interface ServeOptions {
 }
 
 export interface Serving {
-  front: Server;
+  front: FrontServer;
   next: ChildProcess;
   /** the loopback port of the Next.js server */
   upstreamPort: number;
-  /** stop both: the front first, then Next.js (SIGTERM, SIGKILL after 5 s) */
+  /**
+   * Stop both, gracefully: the front stops accepting and answers what is in flight (queued decisions are committed
+   * and answered; at most 10 s), then Next.js (SIGTERM, SIGKILL after 5 s).
+   */
   close(): Promise<void>;
 }
 
@@ -48,11 +53,15 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 export async function serve(options: ServeOptions): Promise<Serving> {
   const upstreamPort = options.upstreamPort ?? (await freePort());
   const nextBin = join('node_modules', 'next', 'dist', 'bin', 'next');
+  // The secret of this start for the Next.js server's internal metrics route (lib/ops/internal.ts).
+  const internalSecret = randomBytes(24).toString('base64url');
+  process.env.SWARM_PROCESS ??= 'listener';
   const next = spawn(process.execPath, [nextBin, 'start', '-p', String(upstreamPort), '-H', '127.0.0.1'], {
     stdio: ['ignore', options.stdio ?? 'inherit', options.stdio ?? 'inherit'],
-    env: options.env,
+    // Next.js telemetry is off unless the operator turns it on explicitly.
+    env: { NEXT_TELEMETRY_DISABLED: '1', ...options.env, [INTERNAL_SECRET_ENV]: internalSecret, SWARM_PROCESS: 'next' },
   });
-  const front = createFrontServer({ app: options.app, upstream: { host: '127.0.0.1', port: upstreamPort } });
+  const front = createFrontServer({ app: options.app, upstream: { host: '127.0.0.1', port: upstreamPort }, internalSecret });
   await new Promise<void>((resolve, reject) => {
     front.once('error', reject);
     front.listen(options.port, options.host, () => resolve());
@@ -64,9 +73,8 @@ export async function serve(options: ServeOptions): Promise<Serving> {
     upstreamPort,
     close() {
       closed ??= (async () => {
-        const frontClosed = new Promise<void>((resolve) => front.close(() => resolve()));
-        front.closeAllConnections();
-        await frontClosed;
+        log('info', 'shutdown: the decision listener stops accepting and finishes the requests in flight');
+        await front.shutdown();
         if (next.exitCode === null && next.signalCode === null) {
           const exited = new Promise<void>((resolve) => next.once('exit', () => resolve()));
           next.kill('SIGTERM');

@@ -1,0 +1,138 @@
+/**
+ * swarm db backup|check, end to end: the real CLI (node bin/swarm.mjs) against a real SQLite file that this process
+ * keeps writing to while the backup runs; the copy must verify with `swarm audit verify --db FILE`.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp, type SwarmApp } from '@/lib/app';
+import { TEST_AGENTS } from '@/lib/test-support/temp-app';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'swarm.mjs');
+
+let dir: string;
+let dbPath: string;
+let app: SwarmApp;
+let env: NodeJS.ProcessEnv;
+
+function swarm(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, timeout: 30_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const agent = { kind: 'agent', id: 'trainer', role: 'viewer', agent: 'trainer' } as const;
+let n = 0;
+/** One recorded denial (an unlisted tool), as a server records it. */
+const deny = () => app.engine.decide({ kind: 'tool', principal: agent, agent: 'trainer', tool: 'deploy_serving', arguments: { n: n++, blob: 'x'.repeat(2000) } });
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'swarm-db-'));
+  dbPath = join(dir, 'live.db');
+  writeFileSync(join(dir, 'agents.yaml'), TEST_AGENTS);
+  writeFileSync(join(dir, 'permission_policies.yaml'), 'rules: []\n');
+  env = { ...process.env };
+  for (const key of Object.keys(env)) if (key.startsWith('SWARM_') || key.startsWith('ML_TEAM_')) delete env[key];
+  env.SWARM_DB = dbPath;
+  env.SWARM_CONFIG_DIR = dir;
+  app = createApp({ dbPath, configDir: dir, env: {}, watchConfig: false });
+  // A trail with some weight (so that the backup takes several steps) and a signed checkpoint.
+  for (let i = 0; i < 3000; i++) deny();
+  app.checkpointAudit();
+});
+afterAll(() => {
+  app.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('swarm db backup', () => {
+  it('copies the database while it is being written, and the copy verifies', async () => {
+    const out = join(dir, 'backups', 'copy.db');
+    mkdirSync(join(dir, 'backups'));
+    let writes = 0;
+    const writer = setInterval(() => {
+      for (let i = 0; i < 20; i++) deny();
+      writes += 20;
+      if (writes % 200 === 0) app.checkpointAudit();
+    }, 1);
+    let r;
+    try {
+      r = await swarm('db', 'backup', out);
+    } finally {
+      clearInterval(writer);
+    }
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Backed up .* to .*copy\.db \(\d+ pages\)\. The public verifier key is beside it/);
+    expect(writes).toBeGreaterThan(0);
+    expect(existsSync(join(dir, 'backups', 'audit-signing-key.pub'))).toBe(true);
+    expect(existsSync(`${out}-wal`)).toBe(false);
+    const copy = new Database(out, { readonly: true });
+    const rows = (copy.prepare('SELECT count(*) AS n FROM permission_denials').get() as { n: number }).n;
+    copy.close();
+    expect(rows).toBeGreaterThanOrEqual(3000);
+    const verified = await swarm('audit', 'verify', '--db', out);
+    expect(verified.stdout).toContain('Intact');
+    expect(verified.code).toBe(0);
+  }, 90_000);
+
+  it('refuses to overwrite a file without --force, and to copy a database onto itself', async () => {
+    const out = join(dir, 'exists.db');
+    writeFileSync(out, 'x');
+    const r = await swarm('db', 'backup', out);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('--force');
+    expect((await swarm('db', 'backup', out, '--force')).code).toBe(0);
+    const self = await swarm('db', 'backup', dbPath);
+    expect(self.code).toBe(1);
+    expect(self.stderr).toContain('another file');
+    const usage = await swarm('db', 'backup');
+    expect(usage.code).toBe(2);
+  });
+});
+
+describe('swarm db check', () => {
+  it('reports integrity, foreign keys, migrations and the audit chains', async () => {
+    const r = await swarm('db', 'check');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^ok {3}integrity_check: ok$/m);
+    expect(r.stdout).toMatch(/^ok {3}foreign keys: no violations$/m);
+    expect(r.stdout).toMatch(/^ok {3}migrations: (\d+) of \1 applied$/m);
+    expect(r.stdout).toMatch(/^ok {3}audit chains:$/m);
+    expect(r.stdout).toContain('Intact');
+    const json = await swarm('db', 'check', '--json');
+    const report = JSON.parse(json.stdout) as { ok: boolean; migrations: { missing: string[] }; audit: { ok: boolean } };
+    expect(report).toMatchObject({ ok: true, migrations: { missing: [] }, audit: { ok: true } });
+  });
+
+  it('fails naming what is wrong: a migration missing', async () => {
+    const broken = join(dir, 'broken.db');
+    expect((await swarm('db', 'backup', broken, '--force')).code).toBe(0);
+    const db = new Database(broken);
+    db.exec('DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)');
+    db.close();
+    const r = await swarm('db', 'check', '--json');
+    const saved = env.SWARM_DB;
+    env.SWARM_DB = broken;
+    try {
+      const bad = await swarm('db', 'check');
+      expect(bad.code).toBe(1);
+      expect(bad.stdout).toMatch(/^FAIL migrations: \d+ of \d+ applied; missing 00\d\d_/m);
+      expect(bad.stdout).toContain('The database has problems');
+    } finally {
+      env.SWARM_DB = saved;
+    }
+    expect(r.code).toBe(0);
+  });
+});

@@ -1,0 +1,65 @@
+/**
+ * Structured logs: one JSON object per line on stdout (errors on stderr), with a level from SWARM_LOG_LEVEL
+ * (error, warn, info, debug; default info). Every API request is one `request` line: method, route, status, duration
+ * and the decision id when there is one, from the Next.js route wrapper and from the decision listener alike.
+ */
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+
+const ORDER: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
+
+/** The level in force (read on every call: tests and operators may change it at run time). */
+export function logLevel(env: Readonly<Record<string, string | undefined>> = process.env): LogLevel {
+  const v = env.SWARM_LOG_LEVEL?.trim().toLowerCase();
+  return v && v in ORDER ? (v as LogLevel) : 'info';
+}
+
+export function logEnabled(level: LogLevel): boolean {
+  return ORDER[level] <= ORDER[logLevel()];
+}
+
+/** Where lines go (tests capture them). */
+export type LogSink = (line: string, level: LogLevel) => void;
+const defaultSink: LogSink = (line, level) => void (level === 'error' ? process.stderr : process.stdout).write(`${line}\n`);
+let sink: LogSink = defaultSink;
+
+/** Replace the sink (tests); returns a function that restores the previous one. */
+export function setLogSink(next: LogSink): () => void {
+  const before = sink;
+  sink = next;
+  return () => {
+    sink = before;
+  };
+}
+
+/** The process that wrote a line: the decision listener or the Next.js server. */
+export function processRole(): 'listener' | 'next' {
+  return process.env.SWARM_PROCESS === 'listener' ? 'listener' : 'next';
+}
+
+export function log(level: LogLevel, msg: string, fields: Record<string, unknown> = {}): void {
+  if (!logEnabled(level)) return;
+  sink(JSON.stringify({ time: new Date().toISOString(), level, msg, process: processRole(), ...fields }), level);
+}
+
+export interface RequestLog {
+  method: string;
+  route: string;
+  status: number;
+  durationMs: number;
+  decisionId?: string | null;
+  principal?: string;
+}
+
+/** One line per API request: error for 5xx, warn for 4xx, info otherwise. */
+export function logRequest(r: RequestLog): void {
+  const level: LogLevel = r.status >= 500 ? 'error' : r.status >= 400 ? 'warn' : 'info';
+  if (!logEnabled(level)) return;
+  log(level, 'request', {
+    method: r.method,
+    route: r.route,
+    status: r.status,
+    duration_ms: Math.round(r.durationMs * 1000) / 1000,
+    ...(r.decisionId ? { decision_id: r.decisionId } : {}),
+    ...(r.principal ? { principal: r.principal } : {}),
+  });
+}

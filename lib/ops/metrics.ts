@@ -1,0 +1,125 @@
+/**
+ * Prometheus metrics (prom-client). Each process (the decision listener and the Next.js server) counts its own
+ * decisions in a registry of its own; the listener serves `GET /metrics` with both merged (the Next.js server hands
+ * its registry over on a loopback-only internal route, see lib/ops/internal.ts) and with the state read from the
+ * database at scrape time (pending approvals, the audit chain heads, the WAL).
+ */
+import { statSync } from 'node:fs';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import type { Recorded, Recorder, AuditEvent } from '@/lib/permissions/recorder';
+import type { CheckResult } from '@/lib/permissions';
+import type { SwarmApp } from '@/lib/app';
+
+export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
+
+interface ProcessMetrics {
+  registry: Registry;
+  decisions: Counter<'kind' | 'decision' | 'source_family'>;
+  decisionSeconds: Histogram<'kind'>;
+  denialWriteSeconds: Histogram;
+  reloadFailures: Counter;
+}
+
+const KEY = Symbol.for('swarm-permissions.metrics');
+type GlobalWithMetrics = typeof globalThis & { [KEY]?: ProcessMetrics };
+
+/** This process's registry (one per process, also across Next.js module copies). */
+export function processMetrics(): ProcessMetrics {
+  const g = globalThis as GlobalWithMetrics;
+  if (g[KEY]) return g[KEY];
+  const registry = new Registry();
+  const m: ProcessMetrics = {
+    registry,
+    decisions: new Counter({
+      name: 'swarm_decisions_total',
+      help: 'Decisions of the engine (decide: recorded checks, enforcements, HTTP route checks) by kind, decision and rule-source family.',
+      labelNames: ['kind', 'decision', 'source_family'] as const,
+      registers: [registry],
+    }),
+    decisionSeconds: new Histogram({
+      name: 'swarm_decision_duration_seconds',
+      help: 'Time the engine took to decide and record one decision.',
+      labelNames: ['kind'] as const,
+      buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [registry],
+    }),
+    denialWriteSeconds: new Histogram({
+      name: 'swarm_denial_write_duration_seconds',
+      help: 'Time to write one denial to the audit trail (permission_denials) before the decision is returned.',
+      buckets: [0.00002, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1],
+      registers: [registry],
+    }),
+    reloadFailures: new Counter({
+      name: 'swarm_config_reload_failures_total',
+      help: 'Configuration file versions refused (malformed, or their policy tests failed); the last good version stayed in force.',
+      // Both processes watch the same files and refuse the same versions: the merge takes the larger count.
+      aggregator: 'max',
+      registers: [registry],
+    }),
+  };
+  g[KEY] = m;
+  return m;
+}
+
+/** The family of a rule source: `policy:x` -> `policy`, `hitl:deploy` -> `hitl`, `default` -> `default`. */
+export function sourceFamily(ruleSource: string): string {
+  const i = ruleSource.indexOf(':');
+  return i < 0 ? ruleSource : ruleSource.slice(0, i);
+}
+
+export function observeDecision(kind: string, result: CheckResult, seconds: number): void {
+  const m = processMetrics();
+  m.decisions.inc({ kind, decision: result.decision, source_family: sourceFamily(result.ruleSource) });
+  m.decisionSeconds.observe({ kind }, seconds);
+}
+
+/** The recorder the engine writes through, timing every denial it writes. */
+export function timedRecorder(inner: Recorder): Recorder {
+  return {
+    record(event: AuditEvent): Recorded | undefined {
+      const denial = (event.kind === 'tool' || event.kind === 'http') && event.result.decision === 'DENY';
+      if (!denial) return inner.record(event);
+      const started = performance.now();
+      const out = inner.record(event);
+      processMetrics().denialWriteSeconds.observe((performance.now() - started) / 1000);
+      return out;
+    },
+  };
+}
+
+/** The state of the installation, read from the database at scrape time (not counted per process). */
+export function stateRegistry(app: SwarmApp, now = Date.now() / 1000): Registry {
+  const registry = new Registry();
+  const gauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames, registers: [registry] });
+  const sqlite = app.db.$client;
+  const pending = sqlite.prepare("SELECT count(*) AS n, min(requested_at) AS oldest FROM approvals WHERE status = 'pending'").get() as { n: number; oldest: number | null };
+  gauge('swarm_approvals_pending', 'Approval requests waiting for a person.').set(pending.n);
+  gauge('swarm_approvals_oldest_pending_age_seconds', 'How long the oldest pending approval request has waited (0 when none).').set(pending.oldest === null ? 0 : Math.max(0, now - pending.oldest));
+  const headAge = gauge('swarm_audit_chain_head_age_seconds', 'Age of the newest row of each audit chain.', ['chain']);
+  const checkpointAge = gauge('swarm_audit_checkpoint_age_seconds', 'Age of the newest signed checkpoint of each audit chain (-1 when there is none).', ['chain']);
+  const behind = gauge('swarm_audit_rows_unsigned', 'Rows of each audit chain written after its newest signed checkpoint.', ['chain']);
+  for (const chain of ['permission_denials', 'security_events'] as const) {
+    const head = sqlite.prepare(`SELECT id, timestamp FROM ${chain} ORDER BY id DESC LIMIT 1`).get() as { id: number; timestamp: number } | undefined;
+    headAge.set({ chain }, head ? Math.max(0, now - head.timestamp) : 0);
+    const cp = sqlite.prepare('SELECT size, created_at FROM audit_checkpoints WHERE chain = ? ORDER BY size DESC LIMIT 1').get(chain) as { size: number; created_at: number } | undefined;
+    checkpointAge.set({ chain }, cp ? Math.max(0, now - cp.created_at) : -1);
+    behind.set({ chain }, Math.max(0, (head?.id ?? 0) - (cp?.size ?? 0)));
+  }
+  const refused = gauge('swarm_config_files_refused', 'Configuration files whose newest version is refused (the last good version is in force).');
+  refused.set(app.configStatus().filter((s) => s.error !== null).length);
+  let wal = 0;
+  try {
+    wal = statSync(`${app.options.dbPath}-wal`).size;
+  } catch {
+    // no WAL file (checkpointed and truncated, or not in WAL mode)
+  }
+  gauge('swarm_wal_size_bytes', 'Size of the SQLite write-ahead log.').set(wal);
+  return registry;
+}
+
+/** Merge registries (as JSON) into one: counters and histograms summed, each metric's own aggregator otherwise. */
+export async function mergedText(parts: MetricsJson[]): Promise<string> {
+  return AggregatorRegistry.aggregate(parts).metrics();
+}
+
+export const PROMETHEUS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;

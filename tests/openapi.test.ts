@@ -1,0 +1,102 @@
+/**
+ * The OpenAPI 3.1 document (GET /api/v1/openapi.json): generated from the routes, it must describe every route file
+ * that exists, every method each exports, with responses, roles and valid JSON Schemas.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { callRoute, useTempServerEnv } from './support/in-process-api';
+
+const server = useTempServerEnv('openapi');
+const { getApp } = await import('@/lib/app');
+const { ROUTES } = await import('@/lib/http/route-index');
+const { HTTP_METHODS } = await import('@/lib/http/openapi');
+const openapi = await import('@/app/api/v1/openapi.json/route');
+afterAll(() => {
+  getApp().close();
+  server.remove();
+});
+
+function routeFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) return routeFiles(p);
+    return name === 'route.ts' ? [p.replace(/\\/g, '/')] : [];
+  });
+}
+
+/** The public path of a route file: [id] -> {id}; the AuthZEN metadata is rewritten to /.well-known (next.config.mjs). */
+function publicPath(file: string): string {
+  if (file === 'app/api/authzen/configuration/route.ts') return '/.well-known/authzen-configuration';
+  return file.replace(/^app/, '').replace(/\/route\.ts$/, '').replace(/\[([^\]]+)\]/g, '{$1}');
+}
+
+type Doc = {
+  openapi: string;
+  paths: Record<string, Record<string, { operationId: string; summary: string; 'x-required-role': string; responses: Record<string, { description: string; content?: Record<string, { schema: unknown }> }>; parameters?: { name: string; in: string; schema: unknown }[]; requestBody?: { content: Record<string, { schema: unknown }> } }>>;
+};
+
+const res = await callRoute(openapi.GET, '/api/v1/openapi.json');
+const doc = (await res.json()) as Doc;
+
+describe('GET /api/v1/openapi.json', () => {
+  it('is an OpenAPI 3.1 document, public', () => {
+    expect(res.status).toBe(200);
+    expect(doc.openapi).toBe('3.1.0');
+  });
+
+  const files = [...routeFiles('app/api'), ...routeFiles('app/access')];
+
+  it.each(files)('describes %s (a route file missing from lib/http/route-index.ts fails here)', async (file) => {
+    const entry = ROUTES.find((r) => r.file === file);
+    expect(entry, `${file} is not listed in lib/http/route-index.ts`).toBeDefined();
+    expect(entry!.path).toBe(publicPath(file));
+    const mod = (await entry!.load()) as Record<string, unknown>;
+    const exported = HTTP_METHODS.filter((m) => typeof mod[m] === 'function');
+    expect(exported.length).toBeGreaterThan(0);
+    expect(Object.keys(doc.paths[entry!.path] ?? {}).sort()).toEqual(exported.map((m) => m.toLowerCase()).sort());
+  });
+
+  it('lists no route that does not exist, and the listener-served /metrics', () => {
+    const known = new Set(files.map(publicPath));
+    expect(Object.keys(doc.paths).filter((p) => !known.has(p))).toEqual(['/metrics']);
+  });
+
+  it('gives every operation a summary, a role, unique operation ids and responses with a success', () => {
+    const ids = new Set<string>();
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        expect(op.summary, `${method} ${path}`).toBeTruthy();
+        expect(['anonymous', 'viewer', 'auditor', 'operator', 'admin']).toContain(op['x-required-role']);
+        expect(Object.keys(op.responses).length).toBeGreaterThan(0);
+        expect(Object.keys(op.responses).some((s) => s.startsWith('2'))).toBe(true);
+        for (const r of Object.values(op.responses)) expect(r.description).toBeTruthy();
+        expect(ids.has(op.operationId)).toBe(false);
+        ids.add(op.operationId);
+      }
+    }
+    expect(doc.paths['/api/v1/flags/{name}']!.put!['x-required-role']).toBe('admin');
+    expect(doc.paths['/api/v1/approvals/{id}/approve']!.post!.parameters).toContainEqual(expect.objectContaining({ name: 'id', in: 'path' }));
+    expect(doc.paths['/api/v1/approvals']!.get!.parameters!.map((p) => p.name)).toEqual(expect.arrayContaining(['status', 'gate', 'agent']));
+    expect(doc.paths['/api/v1/permissions/check']!.post!.requestBody).toBeDefined();
+  });
+
+  it('has only valid JSON Schema (2020-12) objects in it', () => {
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    const schemas: unknown[] = [];
+    for (const ops of Object.values(doc.paths)) {
+      for (const op of Object.values(ops)) {
+        for (const p of op.parameters ?? []) schemas.push(p.schema);
+        for (const c of Object.values(op.requestBody?.content ?? {})) schemas.push(c.schema);
+        for (const r of Object.values(op.responses)) for (const c of Object.values(r.content ?? {})) if (!(c.schema as { $ref?: string }).$ref) schemas.push(c.schema);
+      }
+    }
+    expect(schemas.length).toBeGreaterThan(20);
+    for (const s of schemas) {
+      expect(typeof s === 'object' && s !== null && !Array.isArray(s)).toBe(true);
+      expect(ajv.validateSchema(s as object), JSON.stringify(ajv.errors)).toBe(true);
+      expect(() => ajv.compile(s as object)).not.toThrow();
+    }
+  });
+});
