@@ -22,6 +22,7 @@ import {
   type FlagGuard,
 } from '@/lib/permissions/sources';
 import { DECISIONS, type ApprovalState, type Decision, type Principal, type ToolContext } from '@/lib/permissions/types';
+import { buildBareLoop, type BareResult } from './bare-loop';
 import { fmt, fmtInt, isMain, markdownTable, nowNs, pick, prng, randInt, sample, Samples, type Rng } from './util';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -406,6 +407,58 @@ function runBatches(engine: PermissionEngine, contexts: readonly ToolContext[], 
   return { calls, totalNs, perBatch };
 }
 
+/** runBatches for the bare reference loop: the same harness, batching and stream, a call of the loop instead of check(). */
+function runBareBatches(decide: (c: ToolContext) => BareResult, contexts: readonly ToolContext[], limits: RunLimits): BatchRun {
+  const perBatch = new Samples(Math.ceil(limits.minCalls / limits.batch) + 16);
+  const n = contexts.length;
+  const { batch } = limits;
+  let idx = 0;
+  let calls = 0;
+  let totalNs = 0;
+  const start = nowNs();
+  const minNs = BigInt(limits.minMs) * 1_000_000n;
+  const maxNs = BigInt(limits.maxMs) * 1_000_000n;
+  for (;;) {
+    const t0 = nowNs();
+    for (let k = 0; k < batch; k++) {
+      const r = decide(contexts[idx]!);
+      sink += r.trace.length;
+      if (++idx === n) idx = 0;
+    }
+    const t1 = nowNs();
+    const dt = Number(t1 - t0);
+    totalNs += dt;
+    calls += batch;
+    perBatch.push(dt / batch);
+    const elapsed = t1 - start;
+    if ((calls >= limits.minCalls && elapsed >= minNs) || elapsed >= maxNs) break;
+  }
+  return { calls, totalNs, perBatch };
+}
+
+/**
+ * Does the bare loop decide every call as the engine does? Same decision, same rule source, and the same trace (the
+ * rule sources of every matched rule, in order). Returns the number of calls on which they differ.
+ */
+export function bareMismatches(engine: PermissionEngine, decide: (c: ToolContext) => BareResult, contexts: readonly ToolContext[]): { mismatches: number; first?: string } {
+  let mismatches = 0;
+  let first: string | undefined;
+  for (const c of contexts) {
+    const e = engine.check(c);
+    const b = decide(c);
+    let same = e.decision === b.decision && e.ruleSource === b.ruleSource && e.trace.length === b.trace.length;
+    for (let i = 0; same && i < e.trace.length; i++) {
+      const a = e.trace[i]!.attribution;
+      if ((a.id === undefined ? a.source : `${a.source}:${a.id}`) !== b.trace[i]!.ruleSource) same = false;
+    }
+    if (!same) {
+      mismatches++;
+      first ??= `${c.agent} ${c.tool}: engine ${e.decision} ${e.ruleSource} [${e.trace.map((r) => r.attribution.source + ':' + (r.attribution.id ?? '')).join(', ')}], bare ${b.decision} ${b.ruleSource} [${b.trace.map((r) => r.ruleSource).join(', ')}]`;
+    }
+  }
+  return { mismatches, first };
+}
+
 /** The median cost of an empty pair of hrtime.bigint() calls, subtracted from single-call timings. */
 export function timerOverheadNs(): number {
   const s = new Samples(100_000);
@@ -495,7 +548,21 @@ export interface ScalingRow {
   mix: Record<Decision, number>;
 }
 
+/** The engine against the bare indexed five-source loop (bench/bare-loop.ts), same world, stream and batching. */
+export interface BareComparison {
+  /** calls of the workload on which the loop and the engine differ (decision, rule source or trace): must be 0 */
+  mismatches: number;
+  rounds: number;
+  /** medians over the rounds of the mean ns per decision (64-call batches over the mixed stream) */
+  engineNs: number;
+  bareNs: number;
+  /** median of the per-round ratios engine / bare */
+  ratio: number;
+  ratios: number[];
+}
+
 export interface EngineBenchResult {
+  bare: BareComparison;
   agents: number;
   tools: number;
   rules: number;
@@ -515,6 +582,10 @@ export interface EngineBenchOptions {
   rules?: number;
   scaling?: readonly number[];
   batch?: number;
+  /** rounds of the engine-vs-bare-loop comparison (default 21) */
+  bareRounds?: number;
+  /** stop after the engine-vs-bare-loop comparison (for profiling and quick measurements); the result has only `bare` */
+  bareOnly?: boolean;
   log?: (line: string) => void;
 }
 
@@ -594,6 +665,59 @@ export async function runEngineBench(options: EngineBenchOptions = {}): Promise<
   const mainLimits: RunLimits = { batch, minCalls: 300_000, minMs: 1_500, maxMs: 6_000 };
   const classLimits: RunLimits = { batch, minCalls: 100_000, minMs: 500, maxMs: 3_000 };
   addRow('all calls (mixed stream)', 'all', mainLimits);
+
+  // The reference: the bare indexed five-source loop, checked against the engine on every call, then timed in rounds
+  // in which the two take turns (the order reversed every other round), each round the same stream and batching.
+  const bareLoop = buildBareLoop(world, policy);
+  const agreement = bareMismatches(be.engine, bareLoop, contexts);
+  if (agreement.mismatches > 0) {
+    // Not the same work: a ratio against it would mean nothing.
+    throw new Error(`The bare loop differs from the engine on ${agreement.mismatches} calls, e.g. ${agreement.first}`);
+  }
+  for (let p = 0; p < 3; p++) for (const c of contexts) sink += bareLoop(c).trace.length;
+  // Many short rounds rather than a few long ones: on a shared machine the pairs stay close in time.
+  const bareLimits: RunLimits = { batch, minCalls: 50_000, minMs: 150, maxMs: 2_000 };
+  const bareRounds = options.bareRounds ?? 21;
+  const engineNs: number[] = [];
+  const bareNs: number[] = [];
+  const ratios: number[] = [];
+  for (let round = 0; round < bareRounds; round++) {
+    const timeEngine = () => {
+      const r = runBatches(be.engine, contexts, bareLimits);
+      return r.totalNs / r.calls;
+    };
+    const timeBare = () => {
+      const r = runBareBatches(bareLoop, contexts, bareLimits);
+      return r.totalNs / r.calls;
+    };
+    let e: number;
+    let b: number;
+    if (round % 2 === 0) {
+      e = timeEngine();
+      b = timeBare();
+    } else {
+      b = timeBare();
+      e = timeEngine();
+    }
+    engineNs.push(e);
+    bareNs.push(b);
+    ratios.push(e / b);
+  }
+  const median = (xs: readonly number[]) => {
+    const s = [...xs].sort((x, y) => x - y);
+    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
+  const bare: BareComparison = {
+    mismatches: agreement.mismatches,
+    rounds: bareRounds,
+    engineNs: median(engineNs),
+    bareNs: median(bareNs),
+    ratio: median(ratios),
+    ratios,
+  };
+  log(`engine: vs bare loop: engine ${bare.engineNs.toFixed(0)} ns, bare ${bare.bareNs.toFixed(0)} ns, ratio ${bare.ratio.toFixed(2)}x (rounds: ${ratios.map((x) => x.toFixed(2)).join(' ')}), ${bare.mismatches} mismatches`);
+  if (options.bareOnly) return { bare } as EngineBenchResult;
+
   addRow('no approval lookup (not gated)', cls.noLookup, classLimits);
   addRow('approval lookup (gated)', cls.lookup, classLimits);
   for (const d of DECISIONS) addRow(`decision ${d}`, cls.byDecision[d], classLimits);
@@ -666,6 +790,7 @@ export async function runEngineBench(options: EngineBenchOptions = {}): Promise<
 
   if (sink === -1) log('unreachable');
   return {
+    bare,
     agents: world.agents.length,
     tools: world.tools.length,
     rules: ruleCount,
@@ -683,6 +808,12 @@ export async function runEngineBench(options: EngineBenchOptions = {}): Promise<
 // ---------------------------------------------------------------------------------------------------------------
 // Report
 // ---------------------------------------------------------------------------------------------------------------
+
+function quartiles(xs: readonly number[]): string {
+  const s = [...xs].sort((x, y) => x - y);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))] ?? Number.NaN;
+  return `${at(0.25).toFixed(2)}–${at(0.75).toFixed(2)}x`;
+}
 
 export function formatEngineResult(r: EngineBenchResult): string {
   const mixTotal = r.mix.ALLOW + r.mix.DENY + r.mix.ASK;
@@ -731,6 +862,13 @@ export function formatEngineResult(r: EngineBenchResult): string {
       ];
     }),
   );
+  const b = r.bare;
+  const bareLine =
+    `Against a bare indexed five-source loop (\`bench/bare-loop.ts\`: RBAC, allowlist Set, flag map, the same policy ` +
+    `index with argument matching, the gate; decision, rule source and trace), same stream and ${r.batch}-call batching, ` +
+    `${b.rounds} alternating rounds: engine ${fmt(b.engineNs)} ns, bare loop ${fmt(b.bareNs)} ns per decision ` +
+    `(medians): **engine/bare ${b.ratio.toFixed(2)}x** (median of the per-round ratios; middle half ${quartiles(b.ratios)}); ` +
+    `${fmtInt(b.mismatches)} mismatches in decision, rule source or trace over all ${fmtInt(r.contexts)} calls.`;
   return [
     `Engine: ${r.agents} agents x 10 tools (of ${r.tools}), 20 flagged tools, 10 gated tools, ${fmtInt(r.rules)} YAML rules; ` +
       `${fmtInt(r.contexts)} calls (ALLOW ${pct(r.mix.ALLOW, mixTotal)}, DENY ${pct(r.mix.DENY, mixTotal)}, ASK ${pct(r.mix.ASK, mixTotal)}); ` +
@@ -738,6 +876,8 @@ export function formatEngineResult(r: EngineBenchResult): string {
       `(hrtime overhead ${r.timerOverheadNs} ns subtracted).`,
     '',
     main,
+    '',
+    bareLine,
     '',
     conditionsLine,
     '',
@@ -755,8 +895,9 @@ if (isMain(import.meta.url)) {
   // --no-scaling: only the 1,000-rule section (e.g. under --cpu-prof); --rules=N: another policy size
   const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
   const rules = arg('rules') ? Number(arg('rules')) : undefined;
-  runEngineBench({ log: (l) => console.error(l), rules, scaling: process.argv.includes('--no-scaling') ? [] : undefined })
-    .then((r) => console.log(formatEngineResult(r)))
+  const bareOnly = process.argv.includes('--bare-only');
+  runEngineBench({ log: (l) => console.error(l), rules, scaling: process.argv.includes('--no-scaling') ? [] : undefined, bareOnly })
+    .then((r) => console.log(bareOnly ? JSON.stringify(r.bare) : formatEngineResult(r)))
     .catch((e: unknown) => {
       console.error(e);
       process.exitCode = 1;

@@ -100,6 +100,12 @@ function summary(engine: EngineBenchResult, denials: DenialsBenchResult, compare
       verdict(Math.min(r.throughput, r.p50) >= RATIO_TARGET),
     ]);
   }
+  rows.push([
+    'engine vs bare indexed five-source loop, mean per decision with trace (same stream, 64-call batches)',
+    `${engine.bare.ratio.toFixed(2)}x (${fmt(engine.bare.engineNs)} vs ${fmt(engine.bare.bareNs)} ns; ${fmtInt(engine.bare.mismatches)} mismatches)`,
+    '≤ 3x',
+    verdict(engine.bare.mismatches === 0 && engine.bare.ratio <= 3),
+  ]);
   const bare = http.rows[0];
   for (const row of http.rows.slice(1)) {
     const decisions = row.requestsPerSec * (row.perRequest ?? 1);

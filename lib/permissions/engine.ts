@@ -3,7 +3,7 @@ import { ApprovalRequired, PermissionDenied } from './errors';
 import { AuditUnavailable, type Recorder } from './recorder';
 import { conditionHolds } from './condition';
 import { EMPTY_GATES, gateOfTool, type CompiledGate, type GateSet } from './gates';
-import { winningRule } from './resolve';
+import { isStronger, winningRule } from './resolve';
 import {
   PRIORITY,
   type ApprovalState,
@@ -182,7 +182,17 @@ export class PermissionEngine {
 
   private evaluate(context: PermissionContext): CheckResult {
     const trace = this.collect(context);
-    let rule = winningRule(trace, context.kind);
+    // The winner, as winningRule() picks it: the priority decides on its own almost always, so the full comparison
+    // (decision order, then the stable tie-break) runs only between rules of the same priority.
+    let rule: PermissionRule;
+    if (trace.length === 0) rule = winningRule(trace, context.kind);
+    else {
+      rule = trace[0]!;
+      for (let i = 1; i < trace.length; i++) {
+        const r = trace[i]!;
+        if (r.priority > rule.priority || (r.priority === rule.priority && isStronger(r, rule))) rule = r;
+      }
+    }
     if (rule.decision === 'ALLOW' && context.gate && context.approval?.status !== 'approved') {
       // The gate is a requirement, not a rule in the contest (invariant hitl_gates): an ALLOW of a gated call without
       // an unused approval asks (or stays refused after a rejection or expiry). The trace keeps the ALLOW that lost.

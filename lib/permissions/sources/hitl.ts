@@ -1,6 +1,8 @@
+import type { CompiledGate } from '../gates';
 import { PRIORITY, type PermissionRule, type RuleSource } from '../types';
 
 const NONE: readonly PermissionRule[] = Object.freeze([]);
+const NO_APPROVAL = Object.freeze({ status: 'none' as const, id: undefined, reason: undefined });
 
 /**
  * Human-in-the-loop gates: a call that a gate covers (`context.gate`, chosen by the engine from code declarations and
@@ -9,17 +11,21 @@ const NONE: readonly PermissionRule[] = Object.freeze([]);
  * The engine also keeps the gate when a higher rule allows the call: see PermissionEngine.evaluate.
  */
 export function createHitlSource(): RuleSource {
-  // The "no approval yet" answer is the same for every call of a gate: build it once per gate and tool.
-  const asks = new Map<string, readonly PermissionRule[]>();
-  const firstAsk = (tool: string, gate: string, description: string | undefined): readonly PermissionRule[] => {
-    const key = `${tool}\u0000${gate}\u0000${description ?? ''}`;
-    let r = asks.get(key);
-    if (!r) {
+  // The "no approval yet" answer is the same for every call of a gate and tool: build it once, keyed by the compiled
+  // gate itself (a reloaded gates.yaml compiles new gate objects, so its answers are built afresh).
+  const asks = new WeakMap<CompiledGate, Map<string, readonly PermissionRule[]>>();
+  const firstAsk = (tool: string, gate: CompiledGate): readonly PermissionRule[] => {
+    let byTool = asks.get(gate);
+    if (byTool === undefined) asks.set(gate, (byTool = new Map()));
+    let r = byTool.get(tool);
+    if (r === undefined) {
+      const { id, description } = gate;
       r = Object.freeze([
-        Object.freeze({ decision: 'ASK' as const, priority: PRIORITY.hitl, attribution: Object.freeze({ source: 'hitl', id: gate }), reason: `Tool "${tool}" needs a human approval (gate "${gate}").${description ? ` ${description}` : ''}` }),
+        Object.freeze({ decision: 'ASK' as const, priority: PRIORITY.hitl, attribution: gate.attribution, reason: `Tool "${tool}" needs a human approval (gate "${id}").${description ? ` ${description}` : ''}` }),
       ]);
-      if (asks.size > 10_000) asks.clear();
-      asks.set(key, r);
+      // tool names come from callers: a glob gate must not grow its memo without end
+      if (byTool.size > 10_000) byTool.clear();
+      byTool.set(tool, r);
     }
     return r;
   };
@@ -28,7 +34,7 @@ export function createHitlSource(): RuleSource {
     rules(context) {
       if (context.kind !== 'tool' || !context.gate) return NONE;
       const { id: gate, attribution } = context.gate;
-      const approval = context.approval ?? { status: 'none' as const };
+      const approval = context.approval ?? NO_APPROVAL;
       switch (approval.status) {
         case 'approved':
           return [{ decision: 'ALLOW', priority: PRIORITY.hitl, attribution, reason: `Approved by an operator (approval ${approval.id}).` }];
@@ -39,7 +45,7 @@ export function createHitlSource(): RuleSource {
         case 'pending':
           return [{ decision: 'ASK', priority: PRIORITY.hitl, attribution, reason: `Waiting for an operator to approve this "${gate}" call (approval ${approval.id}).` }];
         default:
-          return firstAsk(context.tool, gate, context.gate.description);
+          return firstAsk(context.tool, context.gate);
       }
     },
   };

@@ -16,35 +16,83 @@ function emit(rule: CompiledRule, context: PermissionContext): PermissionRule {
   if (rule.decision !== 'ASK' || !context.approval) return rule.emitted;
   // An ASK rule asks until this exact call is approved; then it allows (once), or denies if rejected or expired.
   const a = context.approval;
-  const base = { priority: rule.priority, attribution: rule.emitted.attribution };
-  if (a.status === 'approved') return { ...base, decision: 'ALLOW', reason: `${rule.reason} Approved by an operator (approval ${a.id}).` };
-  if (a.status === 'rejected') return { ...base, decision: 'DENY', reason: `${rule.reason} Rejected by an operator: ${a.reason ?? 'no reason given'}` };
-  if (a.status === 'expired') return { ...base, decision: 'DENY', reason: `${rule.reason} The approval request expired.` };
-  return { ...base, decision: 'ASK', reason: rule.reason };
+  const { priority, attribution } = rule.emitted;
+  if (a.status === 'approved') return { decision: 'ALLOW', priority, attribution, reason: `${rule.reason} Approved by an operator (approval ${a.id}).` };
+  if (a.status === 'rejected') return { decision: 'DENY', priority, attribution, reason: `${rule.reason} Rejected by an operator: ${a.reason ?? 'no reason given'}` };
+  if (a.status === 'expired') return { decision: 'DENY', priority, attribution, reason: `${rule.reason} The approval request expired.` };
+  // no approval yet, or one pending: the rule as compiled (ASK, its own reason), shared rather than copied per call
+  return rule.emitted;
+}
+
+/**
+ * What the policy source does for one (tool, agent): the candidates of candidateRules, and, when none of them depends
+ * on the call itself (no role, arguments or `when:` to test, no ASK to turn by the approval state), the rules it emits,
+ * built once. Pure data of the compiled policy: memoised per policy object, dropped when the policy is replaced.
+ */
+interface Plan {
+  readonly candidates: readonly CompiledRule[];
+  /** the emitted rules when every candidate matches unconditionally; undefined when some must be tested per call */
+  readonly fixed: readonly PermissionRule[] | undefined;
+}
+
+const EMPTY_PLAN: Plan = Object.freeze({ candidates: Object.freeze([]) as readonly CompiledRule[], fixed: NONE });
+/** tools and agents are finite; this only guards odd callers */
+const MAX_PLANS = 250_000;
+
+function planOf(candidates: readonly CompiledRule[]): Plan {
+  if (candidates.length === 0) return EMPTY_PLAN;
+  for (let i = 0; i < candidates.length; i++) {
+    const r = candidates[i]!;
+    if (r.roles || r.args || r.condition !== undefined || r.decision === 'ASK') return { candidates, fixed: undefined };
+  }
+  return { candidates, fixed: Object.freeze(candidates.map((r) => r.emitted)) };
 }
 
 /**
  * YAML policy: operator rules from config/permission_policies.yaml, attributed `policy:<id>`. Rules are compiled and
- * indexed by tool and agent once; a check looks only at the candidates for its tool and agent.
+ * indexed by tool and agent once; a check looks only at the candidates for its tool and agent, and a (tool, agent)
+ * whose candidates all match unconditionally returns the same frozen list every time.
  */
 export function createPolicySource(policy: () => CompiledPolicy): RuleSource {
+  let plansFor: CompiledPolicy | undefined;
+  let plans = new Map<string, Map<string, Plan>>();
+  let planCount = 0;
+  const planFor = (p: CompiledPolicy, tool: string, agent: string): Plan => {
+    if (p !== plansFor || planCount >= MAX_PLANS) {
+      plansFor = p;
+      plans = new Map();
+      planCount = 0;
+    }
+    let byAgent = plans.get(tool);
+    if (byAgent === undefined) plans.set(tool, (byAgent = new Map()));
+    let plan = byAgent.get(agent);
+    if (plan === undefined) {
+      byAgent.set(agent, (plan = planOf(candidateRules(p, tool, agent))));
+      planCount++;
+    }
+    return plan;
+  };
   return {
     name: 'policy',
     rules(context) {
       const p = policy();
       if (p.rules.length === 0) return NONE;
-      let out: PermissionRule[] | undefined;
       if (context.kind === 'tool') {
-        const candidates = candidateRules(p, context.tool, context.agent);
-        if (candidates.length === 0) return NONE;
+        const plan = planFor(p, context.tool, context.agent);
+        if (plan.fixed !== undefined) return plan.fixed;
+        const candidates = plan.candidates;
         const role = context.principal.role;
+        const args = context.arguments;
+        let out: PermissionRule[] | undefined;
         for (let i = 0; i < candidates.length; i++) {
           const r = candidates[i]!;
-          if (!callMatches(r, role, context.arguments) || !conditionMet(r, context)) continue;
+          if ((r.roles || r.args) && !callMatches(r, role, args)) continue;
+          if (r.condition !== undefined && !conditionMet(r, context)) continue;
           (out ??= []).push(r.decision === 'ASK' ? emit(r, context) : r.emitted);
         }
         return out ?? NONE;
       }
+      let out: PermissionRule[] | undefined;
       const c = { kind: context.kind, agent: context.agent, role: context.principal.role, method: context.method, path: context.path };
       for (const r of p.http) if (ruleMatches(r, c) && conditionMet(r, context)) (out ??= []).push(emit(r, context));
       return out ?? NONE;
