@@ -187,6 +187,15 @@ export class SwarmApp {
   }
 
   /**
+   * After a transaction of several decisions was rolled back (a batch, a group commit): what was remembered inside it
+   * may not be stored, so the policy revision in force is stored again with the next row that names it.
+   */
+  forgetUncommitted(): void {
+    this.revisionMemo = undefined;
+    this.revisions.forget();
+  }
+
+  /**
    * A server records its start, every configuration version it loads or refuses, and its stop; and it signs the heads
    * of the audit chains every 10 seconds when they moved (every 1,000 rows sooner), and at shutdown.
    */

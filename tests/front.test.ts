@@ -118,6 +118,28 @@ describe('the decision listener', () => {
     }
   });
 
+  it('stores the policy revision again when the group that first named it was rolled back', async () => {
+    const sqlite = getApp().db.$client;
+    // A new revision (a flag's value is part of it), first named by a decision that cannot be recorded.
+    getApp().flags.setOverride('cron_scheduler', false, 'ada', 'maintenance');
+    sqlite.exec(`CREATE TEMP TRIGGER fail_me BEFORE INSERT ON permission_denials WHEN NEW.tool_name = 'fail_me' BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
+    const call = (tool: string) =>
+      fetch(`${base}/api/v1/permissions/check`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ agent: 'trainer', tool, arguments: {} }),
+      });
+    try {
+      expect((await call('fail_me')).status).toBe(503);
+    } finally {
+      sqlite.exec('DROP TRIGGER fail_me');
+    }
+    const ok = (await (await call('deploy_serving')).json()) as { decision_id: string };
+    const row = getApp().denials.query({ limit: 5 }).rows.find((r) => r.decisionId === ok.decision_id)!;
+    expect(row.policyRevision).toMatch(/^rev_/);
+    expect(getApp().revisions.get(row.policyRevision!)).toMatchObject({ flags: { cron_scheduler: false } });
+  });
+
   it('says so when the upstream is not answering (502), and still decides', async () => {
     const lonely = createFrontServer({ app: getApp(), upstream: { host: '127.0.0.1', port: 1 } });
     const url = `http://127.0.0.1:${await listen(lonely)}`;

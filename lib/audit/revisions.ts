@@ -41,6 +41,11 @@ export class RevisionStore {
     return revision;
   }
 
+  /** Forget which revisions are stored: after a rolled-back transaction, one remembered inside it may not be. */
+  forget(): void {
+    this.known.clear();
+  }
+
   get(revision: string): RevisionContent | undefined {
     const row = this.db.select().from(policyRevisions).where(eq(policyRevisions.revision, revision)).get();
     return row ? (JSON.parse(row.contentJson) as RevisionContent) : undefined;

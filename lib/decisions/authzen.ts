@@ -154,7 +154,7 @@ export function evaluateMany(app: SwarmApp, caller: Principal, req: Evaluations,
     }
   });
   const semantic = req.options?.evaluations_semantic ?? 'execute_all';
-  const results = app.db.$client.transaction(() => {
+  const run = app.db.$client.transaction(() => {
     const out: CheckResult[] = [];
     for (const input of inputs) {
       const r = app.engine.decide(input, { ip });
@@ -163,7 +163,14 @@ export function evaluateMany(app: SwarmApp, caller: Principal, req: Evaluations,
       if (semantic === 'permit_on_first_permit' && r.decision === 'ALLOW') break;
     }
     return out;
-  }).immediate();
+  });
+  let results: CheckResult[];
+  try {
+    results = run.immediate();
+  } catch (error) {
+    app.forgetUncommitted();
+    throw error;
+  }
   return { evaluations: results.map(answerOf) };
 }
 

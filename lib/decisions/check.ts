@@ -47,5 +47,10 @@ export function decideCheck(app: SwarmApp, principal: Principal, c: CheckRequest
  */
 export function decideBatch<T>(app: SwarmApp, items: readonly T[], decide: (item: T, index: number) => CheckResult): CheckResult[] {
   // IMMEDIATE: the write lock first, so that a read that turns into a write cannot fail on another writer's commit.
-  return app.db.$client.transaction(() => items.map((item, i) => decide(item, i))).immediate();
+  try {
+    return app.db.$client.transaction(() => items.map((item, i) => decide(item, i))).immediate();
+  } catch (error) {
+    app.forgetUncommitted();
+    throw error;
+  }
 }

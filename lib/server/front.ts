@@ -170,7 +170,10 @@ class GroupCommit {
           console.error('The decision listener failed to answer', error);
           answer = INTERNAL_ERROR;
         }
-        if (!(answer instanceof Response) && answer.status >= 500) sqlite.exec('ROLLBACK TO decision');
+        if (!(answer instanceof Response) && answer.status >= 500) {
+          sqlite.exec('ROLLBACK TO decision');
+          this.app.forgetUncommitted();
+        }
         sqlite.exec('RELEASE decision');
         answers.push(answer);
       }
@@ -179,6 +182,7 @@ class GroupCommit {
     } catch (error) {
       console.error('A group of decisions could not be committed; none of them is acknowledged', error);
       if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+      this.app.forgetUncommitted();
     }
     group.forEach((p, i) => {
       const answer = committed ? answers[i]! : UNRECORDED;
