@@ -278,3 +278,46 @@ export type UserRow = typeof users.$inferSelect;
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
 export type FlagOverrideRow = typeof flagOverrides.$inferSelect;
 export type FlagChangeRow = typeof flagChanges.$inferSelect;
+
+/**
+ * Notifications to people (config/notifications.yaml): one row per message to one channel, written by the process that
+ * saw the event (inside the transaction of the event when there is one) and sent by whichever process claims it first.
+ * `dedupe_key` makes an event notify each channel once, whichever process saw it; `claim_token` and `lease_until` make
+ * two deliverers never send the same row at once (an atomic UPDATE claims it; a lease that runs out is claimed again).
+ */
+export const notificationDeliveries = sqliteTable(
+  'notification_deliveries',
+  {
+    id: integer('id').primaryKey(),
+    /** `<event>:<subject>:<channel>` (a burst adds its window start): one row per event and channel */
+    dedupeKey: text('dedupe_key').notNull().unique(),
+    channel: text('channel').notNull(),
+    channelKind: text('channel_kind', { enum: ['webhook', 'slack'] }).notNull(),
+    event: text('event', { enum: ['approval_requested', 'approval_expiring', 'denial_burst'] }).notNull(),
+    /** the approval id, or the burst rule id */
+    subject: text('subject').notNull(),
+    /** the exact JSON body sent (arguments masked as the audit trail masks them); never a secret */
+    body: text('body').notNull(),
+    status: text('status', { enum: ['pending', 'sending', 'delivered', 'failed'] }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    maxAttempts: integer('max_attempts').notNull(),
+    nextAttemptAt: real('next_attempt_at').notNull(),
+    claimToken: text('claim_token'),
+    leaseUntil: real('lease_until'),
+    /** the HTTP status of the last attempt (null when no answer came) and what went wrong */
+    lastStatus: integer('last_status'),
+    lastError: text('last_error'),
+    /** which process recorded it (`listener`, `next`, or `app`) */
+    origin: text('origin').notNull(),
+    createdAt: real('created_at').notNull(),
+    updatedAt: real('updated_at').notNull(),
+    deliveredAt: real('delivered_at'),
+  },
+  (t) => [
+    index('notification_deliveries_due').on(t.status, t.nextAttemptAt),
+    index('notification_deliveries_created').on(t.createdAt),
+    index('notification_deliveries_subject').on(t.event, t.subject, t.createdAt),
+  ],
+);
+
+export type NotificationDeliveryRow = typeof notificationDeliveries.$inferSelect;

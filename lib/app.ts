@@ -30,6 +30,8 @@ import { AppError } from './errors';
 import { DEFAULT_FLAG_VALUES } from './config/sources';
 import { observeDecision, processMetrics, timedRecorder } from './ops/metrics';
 import type { WatchedFileStatus } from './config/watched-file';
+import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from './notifications/config';
+import { NotificationService } from './notifications/service';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from './profiles/load';
 
 export interface AppOptions {
@@ -48,6 +50,11 @@ export interface AppOptions {
   backgroundCheckpoints?: boolean;
   /** expire due approval requests every second and record them (the server) */
   sweepApprovals?: boolean;
+  /**
+   * send the queued notifications (config/notifications.yaml) from this process (default: when it sweeps approvals).
+   * Every process queues what it sees; any number may deliver, a claim keeps each row to one of them.
+   */
+  deliverNotifications?: boolean;
   /**
    * refuse to start when the policy tests fail (servers: yes; one-shot CLI commands read the database and must work
    * while someone fixes a policy). Reloads are always refused when their tests fail.
@@ -76,6 +83,10 @@ export class SwarmApp {
   readonly agentsFile: WatchedFile<AgentsConfig>;
   readonly policyFile: WatchedFile<CompiledPolicy>;
   readonly gatesFile: WatchedFile<GateSet>;
+  /** config/notifications.yaml: channels (their URLs and secrets resolved from the environment) and what they hear */
+  readonly notificationsFile: WatchedFile<NotificationConfig>;
+  /** queues notifications where events are seen and delivers them in the background (lib/notifications) */
+  readonly notifications: NotificationService;
   /** config/policy_tests.yaml and <policy file>.test.yaml: a reload whose tests fail is refused */
   readonly testFiles: WatchedFile<PolicyTests>[];
   readonly securityEvents: SecurityEventQueries;
@@ -112,6 +123,11 @@ export class SwarmApp {
       join(configDir, 'gates.yaml'),
       (text, file) => gatesWithProfiles(this.codeGates, this.profiles, { text, file }),
       gatesWithProfiles(this.codeGates, this.profiles),
+    );
+    this.notificationsFile = new WatchedFile(join(configDir, 'notifications.yaml'), (text, file) =>
+      // Only a process that sends needs the channels' URLs and secrets; the others queue (see parseNotifications).
+      parseNotifications(text, file, this.env, { secrets: (options.deliverNotifications ?? options.sweepApprovals) ? 'required' : 'optional' }),
+      NO_NOTIFICATIONS,
     );
     this.testFiles = [...policyTestFiles(configDir, this.policyFile.path), ...profileTestFiles(configDir, this.profiles)].map(
       (f) => new WatchedFile(f, parsePolicyTests, NO_POLICY_TESTS),
@@ -158,12 +174,24 @@ export class SwarmApp {
       logAllDecisions: () => this.flags.values().get('decision_log_all') === true,
       maskKeys: this.profiles.maskKeys,
     });
-    this.approvals = new ApprovalStore(this.db, (event) => this.recordApproval(event));
+    this.notifications = new NotificationService({
+      db: this.db,
+      config: () => this.notificationsFile.current,
+      env: this.env,
+      maskKeys: this.profiles.maskKeys,
+      origin: this.env.SWARM_PROCESS || 'app',
+    });
+    this.approvals = new ApprovalStore(this.db, (event) => {
+      this.recordApproval(event);
+      // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background).
+      this.notifications.onApproval(event);
+    });
     this.auth = new AuthStore(this.db, (e) =>
       this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail }),
     );
     this.engine = this.buildEngine();
     if (options.sweepApprovals) this.startSweeper();
+    if (options.deliverNotifications ?? options.sweepApprovals) this.notifications.startDelivery();
     if (options.server) this.startServerAudit();
   }
 
@@ -308,7 +336,7 @@ export class SwarmApp {
   }
 
   private configFiles(): WatchedFile<unknown>[] {
-    return [this.agentsFile, this.policyFile, this.gatesFile, ...this.testFiles] as WatchedFile<unknown>[];
+    return [this.agentsFile, this.policyFile, this.gatesFile, this.notificationsFile, ...this.testFiles] as WatchedFile<unknown>[];
   }
 
   /**
@@ -346,6 +374,12 @@ export class SwarmApp {
         this.approvals.expireDue();
       } catch (error) {
         console.error('Expiring due approval requests failed; retrying in a second.', error);
+      }
+      try {
+        // Requests nearing their expiry and denial bursts (config/notifications.yaml): a query or two, queued only.
+        this.notifications.tick();
+      } catch (error) {
+        console.error('Checking for notifications failed; retrying in a second.', error);
       }
     }, intervalMs);
     this.sweepTimer.unref();
@@ -505,6 +539,7 @@ export class SwarmApp {
     if (this.rollupTimer) clearInterval(this.rollupTimer);
     if (this.searchTimer) clearInterval(this.searchTimer);
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.notifications.stopDelivery();
     if (this.auditTimer) {
       clearInterval(this.auditTimer);
       // A server's last words: its stop, and a checkpoint that covers everything it wrote.

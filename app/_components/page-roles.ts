@@ -13,6 +13,7 @@ export const PAGE_ROLES: Record<string, ConsoleRole> = {
   '/reports': 'auditor',
   '/approvals': 'auditor',
   '/transparency': 'viewer',
+  '/notifications': 'admin',
 };
 
 export const atLeast = (role: string, needed: ConsoleRole): boolean => (RANK[role as ConsoleRole] ?? 0) >= RANK[needed];

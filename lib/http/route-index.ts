@@ -113,6 +113,12 @@ export const ROUTES: readonly RouteEntry[] = [
     methods: { POST: { tag: 'Approvals', summary: 'Reject with a reason; recorded as a denial hitl:<gate>.', responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } } },
   },
   {
+    path: '/api/v1/notifications/deliveries',
+    file: 'app/api/v1/notifications/deliveries/route.ts',
+    load: () => import('@/app/api/v1/notifications/deliveries/route'),
+    methods: { GET: { tag: 'Notifications', summary: 'Notifications queued for the channels of config/notifications.yaml, newest first: state, attempts, last error.' } },
+  },
+  {
     path: '/api/v1/flags',
     file: 'app/api/v1/flags/route.ts',
     load: () => import('@/app/api/v1/flags/route'),

@@ -1,0 +1,21 @@
+import { requireRole, route } from '@/lib/http/route';
+import { deliveriesQuerySchema } from '@/lib/notifications/query';
+import { deliveryToJson } from '@/lib/notifications/service';
+
+export const dynamic = 'force-dynamic';
+
+/**
+ * Every notification queued for a channel (config/notifications.yaml), newest first, with its state (pending, sending,
+ * delivered, failed), attempts and the last error. Admins only. Filter by status, channel and event; page with
+ * ?before=<next_cursor>.
+ */
+export const GET = route({ role: requireRole('admin'), query: deliveriesQuerySchema }, ({ app, query }) => {
+  const rows = app.notifications.list(query);
+  return {
+    deliveries: rows.map(deliveryToJson),
+    counts: app.notifications.counts(),
+    channels: app.notificationsFile.current.channels.map((c) => ({ id: c.id, kind: c.kind, events: c.events })),
+    config: app.notificationsFile.status(),
+    next_cursor: rows.length === query.limit ? String(rows[rows.length - 1]!.id) : null,
+  };
+});
