@@ -144,7 +144,19 @@ class GroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;
 
-  constructor(private readonly app: SwarmApp) {}
+  /** The statements of every group, prepared once (parsing them per request was a measurable part of its cost). */
+  private readonly sql: Record<'begin' | 'savepoint' | 'rollbackTo' | 'release' | 'commit', { run(): unknown }>;
+
+  constructor(private readonly app: SwarmApp) {
+    const s = app.db.$client;
+    this.sql = {
+      begin: s.prepare('BEGIN IMMEDIATE'),
+      savepoint: s.prepare('SAVEPOINT decision'),
+      rollbackTo: s.prepare('ROLLBACK TO decision'),
+      release: s.prepare('RELEASE decision'),
+      commit: s.prepare('COMMIT'),
+    };
+  }
 
   add(p: Pending): void {
     this.queue.push(p);
@@ -160,9 +172,9 @@ class GroupCommit {
     const answers: ApiAnswer[] = [];
     let committed = false;
     try {
-      sqlite.exec('BEGIN IMMEDIATE');
+      this.sql.begin.run();
       for (const p of group) {
-        sqlite.exec('SAVEPOINT decision');
+        this.sql.savepoint.run();
         let answer: ApiAnswer;
         try {
           answer = await p.core(this.app, p.request, {});
@@ -171,13 +183,13 @@ class GroupCommit {
           answer = INTERNAL_ERROR;
         }
         if (!(answer instanceof Response) && answer.status >= 500) {
-          sqlite.exec('ROLLBACK TO decision');
+          this.sql.rollbackTo.run();
           this.app.forgetUncommitted();
         }
-        sqlite.exec('RELEASE decision');
+        this.sql.release.run();
         answers.push(answer);
       }
-      sqlite.exec('COMMIT');
+      this.sql.commit.run();
       committed = true;
     } catch (error) {
       console.error('A group of decisions could not be committed; none of them is acknowledged', error);
