@@ -20,7 +20,7 @@ import { openDatabase, type Db } from '@/db/client';
 import { catchUpRollup } from '@/lib/audit/denial-rollup';
 import { DenialStore, type DenialFilter, type DenialMatch } from '@/lib/audit/denials';
 import { ftsPhrase, likeContains, normaliseSearchText } from '@/lib/audit/denial-filter';
-import { catchUpSearchIndex } from '@/lib/audit/denial-search';
+import { argumentsTextSql, catchUpSearchIndex } from '@/lib/audit/denial-search';
 import { fmt, fmtInt, isMain, markdownTable, nowNs, pick, prng, randInt, Samples, type Rng } from './util';
 
 const SEED = 20251122;
@@ -331,12 +331,8 @@ export function measure(db: Db) {
 // Free text: LIKE (before) against the FTS5 index, trigram (what the migration builds) and unicode61 (the alternative)
 // ---------------------------------------------------------------------------------------------------------------
 
-/** The arguments as the migration indexes them (db/migrations/0006_denial_search.sql), for the unicode61 copy. */
-const ARGUMENT_TEXT = `CASE WHEN d.arguments_json IS NULL THEN NULL WHEN json_valid(d.arguments_json) THEN (
-  SELECT group_concat(CASE WHEN typeof(j.key) = 'text' THEN json_quote(j.key) || ': ' ELSE '' END ||
-    CASE j.type WHEN 'object' THEN '{' WHEN 'array' THEN '[' WHEN 'text' THEN json_quote(j.value)
-      WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN 'null' ELSE CAST(j.value AS TEXT) END, char(10))
-  FROM json_tree(d.arguments_json) AS j WHERE j.key IS NOT NULL) ELSE d.arguments_json END`;
+/** The arguments as the index holds them (lib/audit/denial-search.ts), for the unicode61 copy. */
+const ARGUMENT_TEXT = argumentsTextSql('d.arguments_json');
 
 const TEXT_CASES: [string, string][] = [
   ['common: "prod"', 'prod'],

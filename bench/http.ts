@@ -16,12 +16,12 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createApp } from '@/lib/app';
+import { freePort } from '@/lib/server/serve';
 import type { Decision } from '@/lib/permissions/types';
 import { fmt, fmtInt, isMain, markdownTable } from './util';
 
@@ -100,18 +100,6 @@ export interface HttpBenchOptions {
   durationSec?: number;
   warmUpSec?: number;
   log?: (line: string) => void;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, HOST, () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      s.close(() => (port ? resolve(port) : reject(new Error('no free port'))));
-    });
-  });
 }
 
 function ensureBuild(env: NodeJS.ProcessEnv, log: (l: string) => void): boolean {

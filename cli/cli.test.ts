@@ -2,17 +2,14 @@
  * The `swarm` CLI end to end: each test spawns the real command (node bin/swarm.mjs) against a real SQLite file in
  * a temp directory, and checks the result through the same database with the production stores. No mocks.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSwarm, type CliResult } from '@/lib/test-support/cli';
 import { createApp, type SwarmApp } from '@/lib/app';
 import { TEST_AGENTS } from '@/lib/test-support/temp-app';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'swarm.mjs');
 
 let dir: string;
 let dbPath: string;
@@ -20,23 +17,9 @@ let app: SwarmApp;
 let env: NodeJS.ProcessEnv;
 const approvalIds: Record<'a' | 'b' | 'c', string> = { a: '', b: '', c: '' };
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Run the real CLI. Asynchronous, so that independent runs can overlap (each costs about half a second). */
-function swarm(...args: string[]): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, timeout: 20_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function swarm(...args: string[]): Promise<CliResult> {
+  return runSwarm(args, env, 20_000);
 }
 
 const TOKEN = /swt_[A-Za-z0-9_-]+/g;

@@ -2,34 +2,23 @@
  * swarm db backup|check, end to end: the real CLI (node bin/swarm.mjs) against a real SQLite file that this process
  * keeps writing to while the backup runs; the copy must verify with `swarm audit verify --db FILE`.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSwarm, type CliResult } from '@/lib/test-support/cli';
 import { createApp, type SwarmApp } from '@/lib/app';
 import { TEST_AGENTS } from '@/lib/test-support/temp-app';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'swarm.mjs');
 
 let dir: string;
 let dbPath: string;
 let app: SwarmApp;
 let env: NodeJS.ProcessEnv;
 
-function swarm(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, timeout: 30_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function swarm(...args: string[]): Promise<CliResult> {
+  return runSwarm(args, env);
 }
 
 const agent = { kind: 'agent', id: 'trainer', role: 'viewer', agent: 'trainer' } as const;

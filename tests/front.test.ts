@@ -49,6 +49,14 @@ afterAll(async () => {
 
 const body = JSON.stringify({ agent: 'trainer', tool: 'tune_hyperparameters', arguments: { model_id: 'm-1', trials: 900 } });
 
+/** The trainer's check of `tool` (no arguments) through the listener. */
+const call = (tool: string) =>
+  fetch(`${base}/api/v1/permissions/check`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ agent: 'trainer', tool, arguments: {} }),
+  });
+
 describe('the decision listener', () => {
   it('answers a check with a bearer token itself, exactly as the route does, and records the denial', async () => {
     const before = seen.length;
@@ -98,12 +106,6 @@ describe('the decision listener', () => {
     const sqlite = getApp().db.$client;
     sqlite.exec(`CREATE TEMP TRIGGER fail_me BEFORE INSERT ON permission_denials WHEN NEW.tool_name = 'fail_me' BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
     const before = getApp().denials.count();
-    const call = (tool: string) =>
-      fetch(`${base}/api/v1/permissions/check`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ agent: 'trainer', tool, arguments: {} }),
-      });
     try {
       const answers = await Promise.all(['deploy_serving', 'fail_me', 'export_raw_data', 'train_model'].map(call));
       expect(answers.map((r) => r.status)).toEqual([200, 503, 200, 200]);
@@ -123,12 +125,6 @@ describe('the decision listener', () => {
     // A new revision (a flag's value is part of it), first named by a decision that cannot be recorded.
     getApp().flags.setOverride('cron_scheduler', false, 'ada', 'maintenance');
     sqlite.exec(`CREATE TEMP TRIGGER fail_me BEFORE INSERT ON permission_denials WHEN NEW.tool_name = 'fail_me' BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
-    const call = (tool: string) =>
-      fetch(`${base}/api/v1/permissions/check`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ agent: 'trainer', tool, arguments: {} }),
-      });
     try {
       expect((await call('fail_me')).status).toBe(503);
     } finally {

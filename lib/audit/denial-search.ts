@@ -12,7 +12,7 @@ import { permissionDenials } from '@/db/schema';
  * The arguments as the index holds them, for a column or expression holding the stored arguments JSON: one
  * `"key": value` per line, as the detail panel shows them (the same expression the migration's backfill used).
  */
-function argumentsTextSql(column: string): string {
+export function argumentsTextSql(column: string): string {
   return `CASE WHEN ${column} IS NULL THEN NULL WHEN json_valid(${column}) THEN (
     SELECT group_concat(
       CASE WHEN typeof(j.key) = 'text' THEN json_quote(j.key) || ': ' ELSE '' END ||

@@ -4,6 +4,7 @@
  * flags, the control mapping with its evidence, and the appendix of the period's denials (capped).
  * Pure: the report's data in, the PDF's bytes out. No absolute server path is ever printed.
  */
+import { typeLabel } from '@/lib/audit/event-labels';
 import { ruleSourceFamily } from '@/lib/audit/denial-vocabulary';
 import type { ReportData } from './data';
 import type { ControlRow } from './evidence';
@@ -35,36 +36,7 @@ const FAMILY_MEANING: Record<string, string> = {
   auth: 'a sign-in was refused',
 };
 
-const TYPE_LABELS: Record<string, string> = {
-  'auth.login.succeeded': 'Signed in',
-  'auth.login.failed': 'Sign-in failed',
-  'auth.logout': 'Signed out',
-  'user.created': 'User created',
-  'user.role_changed': 'Role changed',
-  'token.created': 'Token created',
-  'token.revoked': 'Token revoked',
-  'approval.requested': 'Approval requested',
-  'approval.approved': 'Call approved',
-  'approval.rejected': 'Call rejected',
-  'approval.expired': 'Approval expired',
-  'approval.consumed': 'Approved call ran',
-  'flag.changed': 'Flag changed',
-  'flag.refused': 'Flag change refused',
-  'config.loaded': 'Configuration loaded',
-  'config.refused': 'Configuration refused',
-  'profile.switched': 'Profile switched',
-  'audit.queried': 'Audit trail read',
-  'audit.exported': 'Audit trail exported',
-  'audit.verified': 'Integrity verified',
-  'audit.explained': 'Decision explained',
-  'audit.checkpointed': 'Checkpoint signed',
-  'audit.report_generated': 'Audit report generated',
-  'retention.archived': 'Rows archived',
-  'server.started': 'Server started',
-  'server.stopped': 'Server stopped',
-};
 
-const typeLabel = (t: string) => TYPE_LABELS[t] ?? t.replace(/[._]/g, ' ').replace(/^./, (c) => c.toUpperCase());
 const minute = (t: number) => `${isoSeconds(t).slice(0, 16).replace('T', ' ')}`;
 const share = (n: number, total: number) => (total > 0 ? `${((100 * n) / total).toFixed(n / total < 0.1 ? 1 : 0)}%` : '–');
 

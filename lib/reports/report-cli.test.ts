@@ -2,17 +2,16 @@
  * `swarm audit report` end to end: the real command (node bin/swarm.mjs) against a real SQLite file with the bfsi
  * profile, its files read back, its usage errors, and the generation recorded as a security event.
  */
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSwarm, type CliResult } from '@/lib/test-support/cli';
 import { createApp, type SwarmApp } from '@/lib/app';
 import { seedTrail } from './report.fixture';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'swarm.mjs');
 
 let dir: string;
 let app: SwarmApp;
@@ -20,16 +19,8 @@ let env: NodeJS.ProcessEnv;
 let period = { from: 0, to: 0 };
 const day = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
 
-function swarm(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, timeout: 30_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function swarm(...args: string[]): Promise<CliResult> {
+  return runSwarm(args, env);
 }
 
 beforeAll(() => {

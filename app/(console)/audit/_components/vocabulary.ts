@@ -5,45 +5,9 @@
  */
 import type { Outcome } from './url-state';
 
-const TYPE_LABELS: Record<string, string> = {
-  'auth.login.succeeded': 'Signed in',
-  'auth.login.failed': 'Sign-in failed',
-  'auth.logout': 'Signed out',
-  'user.created': 'User created',
-  'user.role_changed': 'Role changed',
-  'token.created': 'Token created',
-  'token.revoked': 'Token revoked',
-  'approval.requested': 'Approval requested',
-  'approval.approved': 'Call approved',
-  'approval.rejected': 'Call rejected',
-  'approval.expired': 'Approval expired',
-  'approval.consumed': 'Approved call ran',
-  'approval.refused': 'Approval refused (separation of duties)',
-  'flag.changed': 'Flag changed',
-  'flag.refused': 'Flag change refused',
-  'config.loaded': 'Configuration loaded',
-  'config.refused': 'Configuration refused',
-  'profile.switched': 'Profile switched',
-  'audit.queried': 'Audit trail read',
-  'audit.exported': 'Audit trail exported',
-  'audit.verified': 'Integrity verified',
-  'audit.explained': 'Decision explained',
-  'audit.checkpointed': 'Checkpoint signed',
-  'audit.report_generated': 'Audit report generated',
-  'retention.archived': 'Rows archived',
-  'server.started': 'Server started',
-  'server.stopped': 'Server stopped',
-  'decision.allowed': 'Call allowed',
-  'decision.asked': 'Approval asked',
-};
+export { typeLabel } from '@/lib/audit/event-labels';
 
-/** "Sign-in failed" for auth.login.failed; an unknown type in words ("widget.spun" → "Widget spun"). */
-export function typeLabel(type: string): string {
-  const known = TYPE_LABELS[type];
-  if (known) return known;
-  const words = type.replace(/[._]/g, ' ').trim();
-  return words.charAt(0).toUpperCase() + words.slice(1);
-}
+
 
 /** The families the type filter offers, in the order a reader looks for them. */
 export const TYPE_FAMILIES: readonly { value: string; label: string }[] = [

@@ -1,0 +1,44 @@
+/**
+ * Security event types in words, for every place that shows them to people (the /audit page, the audit report): a
+ * readable label for each type the recorder writes (lib/permissions/recorder.ts); an unknown type (a newer server)
+ * still reads sensibly.
+ */
+export const EVENT_TYPE_LABELS: Record<string, string> = {
+  'auth.login.succeeded': 'Signed in',
+  'auth.login.failed': 'Sign-in failed',
+  'auth.logout': 'Signed out',
+  'user.created': 'User created',
+  'user.role_changed': 'Role changed',
+  'token.created': 'Token created',
+  'token.revoked': 'Token revoked',
+  'approval.requested': 'Approval requested',
+  'approval.approved': 'Call approved',
+  'approval.rejected': 'Call rejected',
+  'approval.expired': 'Approval expired',
+  'approval.consumed': 'Approved call ran',
+  'approval.refused': 'Approval refused (separation of duties)',
+  'flag.changed': 'Flag changed',
+  'flag.refused': 'Flag change refused',
+  'config.loaded': 'Configuration loaded',
+  'config.refused': 'Configuration refused',
+  'profile.switched': 'Profile switched',
+  'audit.queried': 'Audit trail read',
+  'audit.exported': 'Audit trail exported',
+  'audit.verified': 'Integrity verified',
+  'audit.explained': 'Decision explained',
+  'audit.checkpointed': 'Checkpoint signed',
+  'audit.report_generated': 'Audit report generated',
+  'retention.archived': 'Rows archived',
+  'server.started': 'Server started',
+  'server.stopped': 'Server stopped',
+  'decision.allowed': 'Call allowed',
+  'decision.asked': 'Approval asked',
+};
+
+/** "Sign-in failed" for auth.login.failed; an unknown type in words ("widget.spun" → "Widget spun"). */
+export function typeLabel(type: string): string {
+  const known = EVENT_TYPE_LABELS[type];
+  if (known) return known;
+  const words = type.replace(/[._]/g, ' ').trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
