@@ -5,6 +5,7 @@
  * same run.
  *
  *   node --import tsx bench/denials.ts
+ *   node --import tsx bench/denials.ts --chain-only [seconds]   (only the chain's cost, as `npm run bench` measures it)
  *
  * Every row is its own transaction: the row is committed before appendDenial() returns, as the engine's recorder
  * requires. Measured for a few seconds each in synchronous NORMAL (the default) and FULL, alone and
@@ -420,7 +421,31 @@ export function formatDenialsResult(r: DenialsBenchResult): string {
   ].join('\n');
 }
 
-if (isMain(import.meta.url)) {
+/**
+ * `--chain-only [seconds]`: only the chain's cost (chainCost(), the measurement behind `npm run bench`'s verdict), for a
+ * quick look while working on the recorder; `seconds` as runDenialsBench's (default 3, so 6 s of slices).
+ */
+async function runChainOnly(seconds: number): Promise<void> {
+  const { inputs } = denialInputs(1_024);
+  const dir = mkdtempSync(join(process.env.BENCH_TMPDIR ?? tmpdir(), 'swarm-bench-chain-'));
+  try {
+    const c = await chainCost(dir, inputs, 2 * seconds);
+    const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+    console.log(
+      `chain cost ${pct(c.cost)} (${fmtInt(c.chainedPerSec)} against ${fmtInt(c.plainPerSec)} writes/s; by quarter: ${c.quarterCosts.map(pct).join(', ')})`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (isMain(import.meta.url) && process.argv.includes('--chain-only')) {
+  const arg = Number(process.argv[process.argv.indexOf('--chain-only') + 1]);
+  runChainOnly(Number.isFinite(arg) && arg > 0 ? arg : 3).catch((e: unknown) => {
+    console.error(e);
+    process.exitCode = 1;
+  });
+} else if (isMain(import.meta.url)) {
   runDenialsBench({ log: (l) => console.error(l) })
     .then((r) => console.log(formatDenialsResult(r)))
     .catch((e: unknown) => {

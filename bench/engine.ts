@@ -350,7 +350,7 @@ export function buildEngine(world: BenchWorld, policy: CompiledPolicy): BenchEng
       createHitlSource(),
     ],
     gates: () => gateSet,
-    hooks: {
+    ports: {
       flagValues: () => flagValues,
       approvalState: (ctx, gate) => (gate || needsApprovalLookup(ctx.tool) ? NO_APPROVAL_YET : undefined),
     },

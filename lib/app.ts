@@ -414,7 +414,7 @@ export class SwarmApp {
     return new PermissionEngine({
       sources: () => this.defaultSources(),
       gates: () => this.gatesFile.current,
-      hooks: {
+      ports: {
         flagValues: () => this.flags.values(),
         approvalState: (ctx, gate) =>
           gate || this.policyMayAsk(ctx.tool)

@@ -51,7 +51,7 @@ function engineFor(app: SwarmApp, content: RevisionContent, approval: ApprovalSt
   return new PermissionEngine({
     sources: () => builtInSources(() => agents, () => policy),
     gates: () => gates,
-    hooks: { flagValues: () => flags, approvalState: () => approval },
+    ports: { flagValues: () => flags, approvalState: () => approval },
   });
 }
 
@@ -123,7 +123,7 @@ export function explainDecision(app: SwarmApp, decisionId: string): Explanation 
   const todayEngine = new PermissionEngine({
     sources: () => app.defaultSources(),
     gates: () => app.gates,
-    hooks: { flagValues: () => app.flags.values(), approvalState: () => approval },
+    ports: { flagValues: () => app.flags.values(), approvalState: () => approval },
   });
   const today = replay(todayEngine.check({ ...input, now: undefined }), recorded);
   return { decision_id: decisionId, recorded, input: shown, at_the_time: atTheTime, today, notes };

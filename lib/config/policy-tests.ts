@@ -105,7 +105,7 @@ export function runPolicyTests(config: PolicyConfig, tests: PolicyTests): CaseRe
     const engine = new PermissionEngine({
       sources: () => builtInSources(() => c.agents ?? config.agents, () => config.policy),
       gates: () => config.gates,
-      hooks: { flagValues: () => flags, approvalState: () => (approval === 'none' ? undefined : { status: approval, id: 'apr_policy_test' }) },
+      ports: { flagValues: () => flags, approvalState: () => (approval === 'none' ? undefined : { status: approval, id: 'apr_policy_test' }) },
     });
     const principal: Principal = c.input.principal
       ? { kind: c.input.principal.kind, id: c.input.principal.id, role: c.input.principal.role, agent: c.input.principal.kind === 'agent' ? c.input.principal.id : undefined }

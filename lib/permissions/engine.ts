@@ -19,10 +19,10 @@ import {
 } from './types';
 
 /**
- * What the engine needs from the outside world. The engine itself does no I/O: the application wires these hooks to
+ * What the engine needs from the outside world. The engine itself does no I/O: the application wires these ports to
  * the flag service, the approval store and the denial recorder, and tests or benchmarks wire them to plain data.
  */
-export interface EngineHooks {
+export interface EnginePorts {
   /** effective flag values; must be cheap (cached by the caller) */
   flagValues(): FlagValues;
   /**
@@ -41,17 +41,17 @@ export interface EngineHooks {
   consumeApproval?(approvalId: string): boolean;
 }
 
-/** How an engine is built: its default sources, its gates and its hooks, fixed for its lifetime. */
+/** How an engine is built: its default sources, its gates and its ports, fixed for its lifetime. */
 export interface EngineOptions {
   /** the default sources, installed at the first check and again after markUninitialized() */
   sources?: () => RuleSource[];
   /** the gates in force (read at every check, so a reloaded gates.yaml takes effect at once) */
   gates?: () => GateSet;
-  hooks?: EngineHooks;
+  ports?: EnginePorts;
 }
 
 const EMPTY_FLAGS: FlagValues = new Map();
-const NO_HOOKS: EngineHooks = { flagValues: () => EMPTY_FLAGS };
+const NO_PORTS: EnginePorts = { flagValues: () => EMPTY_FLAGS };
 const NO_SOURCES = (): RuleSource[] => [];
 const NO_GATES = (): GateSet => EMPTY_GATES;
 
@@ -66,12 +66,12 @@ export class PermissionEngine {
   private initialized = false;
   private readonly defaultSources: () => RuleSource[];
   private readonly gates: () => GateSet;
-  private readonly hooks: EngineHooks;
+  private readonly ports: EnginePorts;
 
   constructor(options: EngineOptions = {}) {
     this.defaultSources = options.sources ?? NO_SOURCES;
     this.gates = options.gates ?? NO_GATES;
-    this.hooks = options.hooks ?? NO_HOOKS;
+    this.ports = options.ports ?? NO_PORTS;
   }
 
   registerSource(source: RuleSource): void {
@@ -119,7 +119,7 @@ export class PermissionEngine {
    * Built field by field rather than by spreading: this runs on every decision, and the spread dominated its cost.
    */
   private contextFor(input: CheckInput): PermissionContext {
-    const flags = this.hooks.flagValues();
+    const flags = this.ports.flagValues();
     if (input.kind === 'tool') {
       const gate = this.gateFor(input, flags);
       return {
@@ -133,7 +133,7 @@ export class PermissionEngine {
         now: input.now,
         flags,
         gate,
-        approval: this.hooks.approvalState?.(input, gate),
+        approval: this.ports.approvalState?.(input, gate),
       };
     }
     return {
@@ -231,15 +231,15 @@ export class PermissionEngine {
           result.approvalId = context.approval.id;
           return this.recorded(context, result, meta);
         }
-        if (!this.hooks.requestApproval) {
+        if (!this.ports.requestApproval) {
           throw new Error('This engine has no approval store: an ASK decision cannot be turned into a request.');
         }
-        result.approvalId = this.hooks.requestApproval(context, result);
+        result.approvalId = this.ports.requestApproval(context, result);
         return this.recorded(context, result, meta);
       }
       if (context.approval?.status === 'approved' && context.approval.id) {
         // The approval authorises one run. If another caller consumed it first, decide again (it will ask).
-        if (!this.hooks.consumeApproval || this.hooks.consumeApproval(context.approval.id)) return this.recorded(context, result, meta);
+        if (!this.ports.consumeApproval || this.ports.consumeApproval(context.approval.id)) return this.recorded(context, result, meta);
         continue;
       }
       return this.recorded(context, result, meta);
@@ -249,7 +249,7 @@ export class PermissionEngine {
 
   /** Offer the decision to the audit trail; a decision that cannot be recorded is refused (AuditUnavailable). */
   private recorded(context: PermissionContext, result: CheckResult, meta: { ip?: string }): CheckResult {
-    const recorder = this.hooks.recorder;
+    const recorder = this.ports.recorder;
     if (!recorder) return result;
     try {
       recorder.record({ kind: context.kind, context: context as PermissionContext & (ToolContext | HttpContext), result, ip: meta.ip });

@@ -6,6 +6,6 @@
 export * from './types';
 export * from './errors';
 export { resolve, isStronger, DEFAULT_HTTP_RULE, DEFAULT_TOOL_RULE } from './resolve';
-export { PermissionEngine, type EngineHooks, type EngineOptions } from './engine';
+export { PermissionEngine, type EnginePorts, type EngineOptions } from './engine';
 export * from './recorder';
 export { newDecisionId } from './decision-id';
