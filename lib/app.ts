@@ -32,6 +32,8 @@ import { observeDecision, processMetrics, timedRecorder } from './ops/metrics';
 import type { WatchedFileStatus } from './config/watched-file';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from './notifications/config';
 import { NotificationService } from './notifications/service';
+import { NO_HOOKS, parseHooks, type HooksConfig } from './hooks/config';
+import { HookRunner, type TypeScriptHook } from './hooks/runner';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from './profiles/load';
 
 export interface AppOptions {
@@ -87,6 +89,10 @@ export class SwarmApp {
   readonly notificationsFile: WatchedFile<NotificationConfig>;
   /** queues notifications where events are seen and delivers them in the background (lib/notifications) */
   readonly notifications: NotificationService;
+  /** config/hooks.yaml: lifecycle hooks that block, rewrite, rate-limit or report tool calls */
+  readonly hooksFile: WatchedFile<HooksConfig>;
+  /** runs the hooks of config/hooks.yaml and those registered in code (registerHook) around every tool call */
+  readonly hooks: HookRunner;
   /** config/policy_tests.yaml and <policy file>.test.yaml: a reload whose tests fail is refused */
   readonly testFiles: WatchedFile<PolicyTests>[];
   readonly securityEvents: SecurityEventQueries;
@@ -97,6 +103,11 @@ export class SwarmApp {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** the active compliance profiles: their rules, gates, tests, locked flags, retention, masking and control mapping */
   readonly profiles: ActiveProfiles;
+  /**
+   * Set while the decision listener runs a group of decisions inside one transaction: nothing may wait for I/O then,
+   * so a call whose hooks would (webhook, shell) is refused with HookWouldWait instead of holding the database.
+   */
+  decisionsHoldTransaction = false;
   private readonly withProfiles = new WeakMap<CompiledPolicy, CompiledPolicy>();
   private readonly checkpointer: Checkpointer | undefined;
   private rollupTimer: NodeJS.Timeout | undefined;
@@ -128,6 +139,13 @@ export class SwarmApp {
       // Only a process that sends needs the channels' URLs and secrets; the others queue (see parseNotifications).
       parseNotifications(text, file, this.env, { secrets: (options.deliverNotifications ?? options.sweepApprovals) ? 'required' : 'optional' }),
       NO_NOTIFICATIONS,
+    );
+    this.hooksFile = new WatchedFile(
+      join(configDir, 'hooks.yaml'),
+      // A server refuses a webhook hook whose URL or secret is not in its environment; a one-shot command keeps it,
+      // and the hook fails (and blocks) if it runs there.
+      (text, file) => parseHooks(text, file, this.env, { secrets: options.server || options.enforcePolicyTests ? 'required' : 'optional' }),
+      NO_HOOKS,
     );
     this.testFiles = [...policyTestFiles(configDir, this.policyFile.path), ...profileTestFiles(configDir, this.profiles)].map(
       (f) => new WatchedFile(f, parsePolicyTests, NO_POLICY_TESTS),
@@ -186,6 +204,14 @@ export class SwarmApp {
       // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background).
       this.notifications.onApproval(event);
     });
+    this.hooks = new HookRunner({
+      hooks: () => this.hooksFile.current,
+      flags: () => this.flags.values(),
+      cwd: configDir,
+      maskKeys: this.profiles.maskKeys,
+      onFailure: (f) =>
+        this.recorder.record({ kind: 'hook', type: 'hook.failed', actor: 'system', outcome: 'failed', target: f.target ?? null, detail: { hook: f.hook, event: f.event, action: f.action, reason: f.reason } }),
+    });
     this.auth = new AuthStore(this.db, (e) =>
       this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail }),
     );
@@ -201,11 +227,18 @@ export class SwarmApp {
    */
   currentRevision(): string {
     const flags = this.flags.values();
-    const key = [this.agentsFile.current, this.policyFile.current, this.gatesFile.current, flags] as const;
+    const key = [this.agentsFile.current, this.policyFile.current, this.gatesFile.current, this.hooksFile.current, flags] as const;
     const memo = this.revisionMemo;
     if (memo && memo.key.every((k, i) => k === key[i])) return memo.revision;
     const content: RevisionContent = {
-      files: { agents: this.agentsFile.text, policy: this.policyFile.text, gates: this.gatesFile.text, policy_file: this.policyFile.path },
+      files: {
+        agents: this.agentsFile.text,
+        policy: this.policyFile.text,
+        gates: this.gatesFile.text,
+        policy_file: this.policyFile.path,
+        // Absent rather than null without a hooks file, so that the revisions of a configuration without hooks stay.
+        ...(this.hooksFile.text !== null ? { hooks: this.hooksFile.text } : {}),
+      },
       flags: Object.fromEntries([...flags].sort(([a], [b]) => (a < b ? -1 : 1))),
       ...(this.profiles.sources.length > 0 ? { profiles: this.profiles.sources.map((p) => ({ name: p.name, folder: p.folder, texts: p.texts })) } : {}),
     };
@@ -336,7 +369,7 @@ export class SwarmApp {
   }
 
   private configFiles(): WatchedFile<unknown>[] {
-    return [this.agentsFile, this.policyFile, this.gatesFile, this.notificationsFile, ...this.testFiles] as WatchedFile<unknown>[];
+    return [this.agentsFile, this.policyFile, this.gatesFile, this.hooksFile, this.notificationsFile, ...this.testFiles] as WatchedFile<unknown>[];
   }
 
   /**
@@ -400,11 +433,12 @@ export class SwarmApp {
   private buildEngine(): PermissionEngine {
     const engine = this.newEngine();
     // Metrics (lib/ops/metrics.ts): every decision, by decision and rule-source family, and how long it took.
-    const decide = engine.decide.bind(engine);
-    engine.decide = (input, meta) => {
+    // Every decision ends in commit() (decide() and decideAsync() alike); the time a webhook hook took is not in it.
+    const commit = engine.commit.bind(engine);
+    engine.commit = (prepared, meta) => {
       const started = performance.now();
-      const result = decide(input, meta);
-      observeDecision(input.kind, result, (performance.now() - started) / 1000);
+      const result = commit(prepared, meta);
+      observeDecision(prepared.input.kind, result, (performance.now() - started) / 1000);
       return result;
     };
     return engine;
@@ -442,6 +476,7 @@ export class SwarmApp {
           }).id;
         },
         consumeApproval: (id) => this.approvals.consume(id),
+        callHooks: this.hooks,
       },
     });
   }
@@ -452,6 +487,7 @@ export class SwarmApp {
    */
   private recordApproval(e: ApprovalEvent): void {
     const row = e.row;
+    this.reportApprovalToHooks(e);
     this.recorder.record({
       kind: 'approval',
       type: `approval.${e.type}`,
@@ -490,6 +526,40 @@ export class SwarmApp {
       // An expiry is recorded at the moment the request expired, not when the sweeper noticed it.
       timestamp: row.status === 'expired' ? row.expiresAt : undefined,
     });
+  }
+
+  /** approval_requested and approval_decided hooks hear of the request and of its end (approved, rejected, expired). */
+  private reportApprovalToHooks(e: ApprovalEvent): void {
+    // An approval of a two-person gate is decided when the last approval needed is given.
+    if (e.type !== 'requested' && e.type !== 'rejected' && e.type !== 'expired' && !(e.type === 'approved' && e.row.status === 'approved')) return;
+    const row = e.row;
+    const requester = row.requestedBy.startsWith('agent:')
+      ? { kind: 'agent' as const, id: row.requestedBy.slice('agent:'.length), role: 'viewer' as const }
+      : { kind: 'user' as const, id: row.requestedBy, role: 'viewer' as const };
+    this.hooks.approval(
+      e.type === 'requested' ? 'approval_requested' : 'approval_decided',
+      { kind: 'tool', principal: requester, agent: row.agentName, tool: row.toolName, arguments: JSON.parse(row.argumentsRedacted) as Record<string, unknown>, toolCallId: row.toolCallId ?? undefined },
+      {
+        id: row.id,
+        gate: row.gate,
+        status: row.status,
+        risk: row.risk,
+        requested_by: row.requestedBy,
+        requested_at: new Date(row.requestedAt * 1000).toISOString(),
+        expires_at: new Date(row.expiresAt * 1000).toISOString(),
+        decided_by: row.decidedBy ?? null,
+        reason: row.decisionReason ?? null,
+      },
+      row.decisionId ?? null,
+    );
+  }
+
+  /**
+   * Register a hook written in TypeScript (lib/hooks/runner.ts: TypeScriptHook). Refused while the flag hooks_enabled
+   * is off; turning the flag off stops it at once. Returns the function that unregisters it.
+   */
+  registerHook(hook: TypeScriptHook): () => void {
+    return this.hooks.register(hook);
   }
 
   /**

@@ -5,14 +5,15 @@
  * `PreToolUse` event on stdin: { hook_event_name, tool_name, tool_input, tool_use_id, session_id, cwd, ... }. This
  * command decides it as a tool call of one agent (`--agent`, else SWARM_AGENT, else `claude_code`) and prints
  *   { "hookSpecificOutput": { "hookEventName": "PreToolUse", "permissionDecision": "allow" | "deny",
- *                             "permissionDecisionReason": "..." } }
+ *                             "permissionDecisionReason": "...", "updatedInput": { ... } } }
+ * with `updatedInput` (the whole new input) when a before_tool_call hook (config/hooks.yaml) rewrote the arguments.
  * The decision is made in process on the database (SWARM_DB), or over REST when SWARM_URL is set (with SWARM_TOKEN,
  * the agent's token). Tool names are matched in lower case (`Bash` is `bash`, `mcp__github__create_issue` stays).
  *
  * An ASK of the engine (a gate, a policy ASK rule) is answered `deny`, with the approval request to decide: Claude
  * Code's own `ask` would let the person at the terminal approve the call locally, around the gate. Anything that goes
  * wrong (unreadable event, engine unreachable, a decision that cannot be recorded) is a `deny` that says why: fail
- * closed. Other events than PreToolUse are left alone (no output).
+ * closed. A `PostToolUse` event is reported to the after_tool_call hooks (no output); other events are left alone.
  */
 import { z } from 'zod';
 import { createApp } from '@/lib/app';
@@ -23,11 +24,13 @@ import { UsageError } from '@/cli/errors';
 export const HOOK_CLIENTS = ['claude-code', 'codex'] as const;
 export const DEFAULT_HOOK_AGENT = 'claude_code';
 
-const preToolUse = z.object({
+const toolEvent = z.object({
   hook_event_name: z.string(),
   tool_name: z.string().min(1),
   tool_input: z.record(z.string(), z.unknown()).default({}),
   tool_use_id: z.string().optional(),
+  /** PostToolUse: what the tool answered */
+  tool_response: z.unknown().optional(),
 });
 
 /** The engine's answer, whichever way it was reached. */
@@ -37,10 +40,19 @@ interface Answer {
   reason: string;
   decision_id: string | null;
   approval_id: string | null;
+  /** the hooks that rewrote the arguments, and the arguments to run with */
+  arguments_changed_by?: readonly string[];
+  arguments?: Readonly<Record<string, unknown>> | null;
 }
 
 export interface HookOutput {
-  hookSpecificOutput: { hookEventName: 'PreToolUse'; permissionDecision: 'allow' | 'deny'; permissionDecisionReason: string };
+  hookSpecificOutput: {
+    hookEventName: 'PreToolUse';
+    permissionDecision: 'allow' | 'deny';
+    permissionDecisionReason: string;
+    /** the whole tool input to run with instead of the agent's, when a hook rewrote it */
+    updatedInput?: Readonly<Record<string, unknown>>;
+  };
 }
 
 /** Claude Code's tool names as the policy sees them: lower case, anything but letters, digits, `_` and `-` as `_`. */
@@ -55,7 +67,13 @@ function output(decision: 'allow' | 'deny', reason: string): HookOutput {
 /** The hook's answer to the engine's. */
 export function answerToHook(a: Answer, consoleUrl: string | undefined): HookOutput {
   const ref = `${a.rule_source}${a.decision_id ? `, decision ${a.decision_id}` : ''}`;
-  if (a.decision === 'ALLOW') return output('allow', `Allowed by Swarm Permissions (${ref}).`);
+  if (a.decision === 'ALLOW') {
+    const changedBy = a.arguments_changed_by ?? [];
+    if (changedBy.length === 0 || !a.arguments) return output('allow', `Allowed by Swarm Permissions (${ref}).`);
+    const o = output('allow', `Allowed by Swarm Permissions (${ref}), with the input rewritten by ${changedBy.map((h) => `hook:${h}`).join(', ')}.`);
+    o.hookSpecificOutput.updatedInput = a.arguments;
+    return o;
+  }
   if (a.decision === 'ASK') {
     const where = consoleUrl ? `${consoleUrl.replace(/\/+$/, '')}/approvals` : 'the console\'s /approvals page';
     return output(
@@ -81,14 +99,62 @@ async function decideOverRest(env: Env, agent: string, tool: string, args: Recor
   throw new Error(`the permission service answered ${r.status}: ${body.error?.message ?? 'no reason given'}`);
 }
 
-function decideInProcess(env: Env, agent: string, tool: string, args: Record<string, unknown>, toolCallId: string | undefined): Answer {
+const agentPrincipal = (agent: string) => ({ kind: 'agent' as const, id: agent, role: 'viewer' as const, agent });
+
+async function decideInProcess(env: Env, agent: string, tool: string, args: Record<string, unknown>, toolCallId: string | undefined): Promise<Answer> {
   const app = createApp({ dbPath: dbPath(env), env, watchConfig: false });
   try {
-    const r = app.engine.decide({ kind: 'tool', principal: { kind: 'agent', id: agent, role: 'viewer', agent }, agent, tool, arguments: args, toolCallId });
-    return { decision: r.decision, rule_source: r.ruleSource, reason: r.reason, decision_id: r.decisionId ?? null, approval_id: r.approvalId ?? null };
+    const r = await app.engine.decideAsync({ kind: 'tool', principal: agentPrincipal(agent), agent, tool, arguments: args, toolCallId });
+    // The denied hooks hear of a denial before this process ends.
+    await app.hooks.drain();
+    return {
+      decision: r.decision,
+      rule_source: r.ruleSource,
+      reason: r.reason,
+      decision_id: r.decisionId ?? null,
+      approval_id: r.approvalId ?? null,
+      arguments_changed_by: r.argumentsChangedBy ?? [],
+      arguments: r.arguments ?? null,
+    };
   } finally {
     app.close();
   }
+}
+
+/** PostToolUse: the after_tool_call hooks hear how the call went (in process, or over REST). */
+async function reportFinished(env: Env, agent: string, tool: string, event: z.output<typeof toolEvent>): Promise<void> {
+  const failed = isFailure(event.tool_response);
+  if (env.SWARM_URL) {
+    const url = `${env.SWARM_URL.replace(/\/+$/, '')}/api/v1/permissions/finished`;
+    const r = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${env.SWARM_TOKEN ?? ''}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        agent,
+        tool,
+        arguments: event.tool_input,
+        ...(event.tool_use_id ? { tool_call_id: event.tool_use_id } : {}),
+        outcome: failed ? 'failed' : 'succeeded',
+        ...(failed ? { error: String((event.tool_response as { error?: unknown }).error) } : { result: event.tool_response ?? null }),
+      }),
+      signal: AbortSignal.timeout(Number(env.SWARM_HOOK_TIMEOUT_MS ?? 10_000)),
+    });
+    if (!r.ok) throw new Error(`the permission service answered ${r.status}`);
+    return;
+  }
+  const app = createApp({ dbPath: dbPath(env), env, watchConfig: false });
+  try {
+    const context = { kind: 'tool' as const, principal: agentPrincipal(agent), agent, tool, arguments: event.tool_input, toolCallId: event.tool_use_id };
+    app.engine.finished(failed ? { context, outcome: 'failed', error: String((event.tool_response as { error?: unknown }).error) } : { context, outcome: 'succeeded', result: event.tool_response ?? null });
+    await app.hooks.drain();
+  } finally {
+    app.close();
+  }
+}
+
+/** Claude Code reports a failed tool with an `error` in its response. */
+function isFailure(response: unknown): boolean {
+  return response !== null && typeof response === 'object' && 'error' in response && Boolean((response as { error?: unknown }).error);
 }
 
 /** `swarm hook CLIENT [--agent NAME]`: read one event from stdin, print the answer. Exit 0 whenever an answer is printed. */
@@ -99,22 +165,31 @@ export async function hookCommand(io: Io, env: Env, argv: string[], readStdin: (
   const agent = values.agent ?? (env.SWARM_AGENT || DEFAULT_HOOK_AGENT);
   const print = (o: HookOutput) => io.out(`${JSON.stringify(o)}\n`);
 
-  let event: z.output<typeof preToolUse>;
+  let event: z.output<typeof toolEvent>;
   try {
-    const parsed = preToolUse.safeParse(JSON.parse(await readStdin()));
+    const parsed = toolEvent.safeParse(JSON.parse(await readStdin()));
     if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join('.') || 'event'}: ${i.message}`).join('; '));
     event = parsed.data;
   } catch (error) {
     print(output('deny', `Swarm Permissions could not read the hook event (${error instanceof Error ? error.message : String(error)}); denied.`));
     return 0;
   }
+  const tool = toolNameOf(event.tool_name);
+  if (event.hook_event_name === 'PostToolUse') {
+    try {
+      await reportFinished(env, agent, tool, event);
+    } catch (error) {
+      // The call has run already: nothing to refuse. Say so on stderr (Claude Code shows it in verbose mode).
+      io.err(`Swarm Permissions could not report the finished call to its hooks: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+    return 0;
+  }
   if (event.hook_event_name !== 'PreToolUse') return 0;
 
-  const tool = toolNameOf(event.tool_name);
   try {
     const answer = env.SWARM_URL
       ? await decideOverRest(env, agent, tool, event.tool_input, event.tool_use_id)
-      : decideInProcess(env, agent, tool, event.tool_input, event.tool_use_id);
+      : await decideInProcess(env, agent, tool, event.tool_input, event.tool_use_id);
     print(answerToHook(answer, env.SWARM_URL));
   } catch (error) {
     print(output('deny', `Swarm Permissions could not decide this call (${error instanceof Error ? error.message : String(error)}); denied, as every call is when the decision cannot be made.`));

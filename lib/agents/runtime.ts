@@ -1,5 +1,6 @@
 /**
- * The TypeScript agent runtime: an agent calls its tools through the engine. ALLOW runs the tool; DENY throws
+ * The TypeScript agent runtime: an agent calls its tools through the engine. ALLOW runs the tool (with the arguments
+ * the before_tool_call hooks left, and the after_tool_call hooks hear how it went); DENY throws
  * PermissionDenied; ASK throws ApprovalRequired, and the call waits in the approval store with its canonical
  * arguments. On the next turn, resume() re-runs the calls approved since, reports the rejected and expired ones with
  * their reasons, and never runs a call twice. Everything it needs is in the store, not in this process's memory: a
@@ -40,8 +41,20 @@ export class AgentRuntime {
       throw new AppError('BAD_REQUEST', `Arguments of "${toolName}" are not valid.`, parsed.error.issues);
     }
     const canonical = parsed.data as Record<string, unknown>;
-    this.engine.enforce({ kind: 'tool', principal: this.principal, agent: this.agent, tool: toolName, arguments: canonical, toolCallId });
-    return def.run(canonical);
+    const input = { kind: 'tool' as const, principal: this.principal, agent: this.agent, tool: toolName, arguments: canonical, toolCallId };
+    const allowed = await this.engine.enforceAsync(input);
+    // A before_tool_call hook may have rewritten the arguments: the call runs with what was decided, and checked again.
+    const runWith = allowed.arguments ? (def.schema.parse(allowed.arguments) as Record<string, unknown>) : canonical;
+    const finished = { context: { ...input, arguments: runWith }, decisionId: allowed.decisionId };
+    let result: unknown;
+    try {
+      result = await def.run(runWith);
+    } catch (error) {
+      this.engine.finished({ ...finished, outcome: 'failed', error: error instanceof Error ? error.message : String(error) });
+      throw error;
+    }
+    this.engine.finished({ ...finished, outcome: 'succeeded', result });
+    return result;
   }
 
   /**

@@ -31,6 +31,7 @@ export const EVENT_TYPE_LABELS: Record<string, string> = {
   'retention.archived': 'Rows archived',
   'server.started': 'Server started',
   'server.stopped': 'Server stopped',
+  'hook.failed': 'Hook failed',
   'decision.allowed': 'Call allowed',
   'decision.asked': 'Approval asked',
 };

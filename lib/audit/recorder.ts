@@ -6,10 +6,11 @@
  */
 import type Database from 'better-sqlite3';
 import type { NewDenialRow } from '@/db/schema';
-import { ruleSourceOf, type AuditEvent, type CheckResult, type DecisionEvent, type PermissionContext, type Recorded, type Recorder, type SecurityEvent } from '@/lib/permissions';
+import { PRIORITY, ruleSourceOf, type AuditEvent, type CheckResult, type DecisionEvent, type PermissionContext, type Recorded, type Recorder, type SecurityEvent } from '@/lib/permissions';
 import { ChainAppender } from './chain';
 import { nowSeconds } from './denial-filter';
 import { maskedArgumentsJson } from './redact';
+import { hookSummary } from '@/lib/hooks/summary';
 
 /** A row of permission_denials as the recorder writes it (the chain columns, all but the hashes). */
 export type DenialInput = Omit<NewDenialRow, 'id' | 'timestamp' | 'prevHash' | 'rowHash'> & { timestamp?: number };
@@ -38,7 +39,26 @@ export interface RecorderOptions {
   maskKeys?: ReadonlySet<string>;
 }
 
-const traceJson = (result: CheckResult) => JSON.stringify(result.trace.map((r) => [r.decision, r.priority, ruleSourceOf(r.attribution), r.reason]));
+/**
+ * The trace as stored: `[decision, priority, rule_source, reason]` per rule, then one entry per before_tool_call hook
+ * that is not the winning rule already, `[ALLOW|DENY, priority, hook:<id>, what it did, detail]`; the detail of a hook
+ * that rewrote the arguments keeps the SHA-256 of the arguments the agent sent (the row stores the rewritten ones).
+ */
+const traceJson = (result: CheckResult) => {
+  const rules: unknown[] = result.trace.map((r) => [r.decision, r.priority, ruleSourceOf(r.attribution), r.reason]);
+  if (!result.hooks) return JSON.stringify(rules);
+  for (const h of result.hooks) {
+    if (h.blocks && result.ruleSource === `hook:${h.hook}`) continue;
+    rules.push([
+      h.blocks ? 'DENY' : 'ALLOW',
+      PRIORITY.hook,
+      `hook:${h.hook}`,
+      hookSummary(h),
+      { event: h.event, action: h.action, outcome: h.outcome, ...(h.changed ? { changed: h.changed, original_arguments_sha256: result.originalArgumentsSha256 } : {}) },
+    ]);
+  }
+  return JSON.stringify(rules);
+};
 
 /** The denial row of a denied decision: attributed to the winning rule, arguments masked, the trace kept. */
 export function denialOfDecision(context: PermissionContext, result: CheckResult, maskKeys?: ReadonlySet<string>): DenialInput {

@@ -24,6 +24,7 @@ import type { SwarmApp } from '@/lib/app';
 import { AppError } from '@/lib/errors';
 import { Reply } from '@/lib/http/route';
 import { isRole, ROLES, type CheckInput, type CheckResult, type Principal } from '@/lib/permissions';
+import { decideBatch } from './check';
 
 const properties = z.record(z.string(), z.unknown());
 const entity = z.object({ type: z.string().min(1).max(100), id: z.string().min(1).max(500), properties: properties.optional() });
@@ -123,16 +124,17 @@ export function answerOf(r: CheckResult) {
 export type AuthzenAnswer = ReturnType<typeof answerOf>;
 
 /** One evaluation, decided and recorded. */
-export function evaluate(app: SwarmApp, caller: Principal, e: Evaluation, ip: string | undefined): AuthzenAnswer {
-  return answerOf(app.engine.decide(inputOf(app, caller, e), { ip }));
+export async function evaluate(app: SwarmApp, caller: Principal, e: Evaluation, ip: string | undefined): Promise<AuthzenAnswer> {
+  const input = inputOf(app, caller, e);
+  return answerOf(app.decisionsHoldTransaction ? app.engine.decide(input, { ip }) : await app.engine.decideAsync(input, { ip }));
 }
 
 /**
  * Several evaluations: each entry's subject, action, resource and context default to the request's. Every input is
  * mapped before anything is decided (a bad entry refuses the request, 400, with its index); then they are decided in
- * order in one transaction, stopping early as the semantic asks.
+ * order in one transaction, stopping early as the semantic asks (the calls' hooks run first, outside it).
  */
-export function evaluateMany(app: SwarmApp, caller: Principal, req: Evaluations, ip: string | undefined): { evaluations: AuthzenAnswer[] } {
+export async function evaluateMany(app: SwarmApp, caller: Principal, req: Evaluations, ip: string | undefined): Promise<{ evaluations: AuthzenAnswer[] }> {
   const entries = req.evaluations ?? [];
   const inputs = entries.map((entry, i) => {
     const merged = {
@@ -154,23 +156,9 @@ export function evaluateMany(app: SwarmApp, caller: Principal, req: Evaluations,
     }
   });
   const semantic = req.options?.evaluations_semantic ?? 'execute_all';
-  const run = app.db.$client.transaction(() => {
-    const out: CheckResult[] = [];
-    for (const input of inputs) {
-      const r = app.engine.decide(input, { ip });
-      out.push(r);
-      if (semantic === 'deny_on_first_deny' && r.decision !== 'ALLOW') break;
-      if (semantic === 'permit_on_first_permit' && r.decision === 'ALLOW') break;
-    }
-    return out;
-  });
-  let results: CheckResult[];
-  try {
-    results = run.immediate();
-  } catch (error) {
-    app.forgetUncommitted();
-    throw error;
-  }
+  const results = await decideBatch(app, inputs, ip, (r) =>
+    semantic === 'deny_on_first_deny' ? r.decision !== 'ALLOW' : semantic === 'permit_on_first_permit' ? r.decision === 'ALLOW' : false,
+  );
   return { evaluations: results.map(answerOf) };
 }
 
@@ -194,7 +182,7 @@ export function publicBase(request: Request, env: Readonly<Record<string, string
 }
 
 /** AuthZEN asks a PDP to echo the request's X-Request-ID. */
-export function withRequestId(header: (name: string) => string | null, body: unknown): Reply {
+export function withRequestId(header: (name: string) => string | null, body: AuthzenAnswer | { evaluations: AuthzenAnswer[] }): Reply {
   const id = header('x-request-id');
   return new Reply(body, id && id.length <= 200 ? { headers: { 'x-request-id': id } } : {});
 }

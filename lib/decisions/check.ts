@@ -3,7 +3,9 @@
  * evaluation endpoints: one input shape, one answer shape, and batches committed as one transaction.
  */
 import type { SwarmApp } from '@/lib/app';
-import { ruleSourceOf, type CheckResult, type Principal, type ToolContext } from '@/lib/permissions';
+import { PRIORITY, ruleSourceOf, type CheckInput, type CheckResult, type HookOutcome, type Principal, type ToolContext } from '@/lib/permissions';
+import type { PreparedCall } from '@/lib/permissions/engine';
+import { hookSummary } from '@/lib/hooks/summary';
 
 export interface CheckRequest {
   agent: string;
@@ -20,6 +22,7 @@ export function toolInput(principal: Principal, c: Omit<CheckRequest, 'dry_run'>
 
 /** One check as the API answers it. */
 export function checkAnswer(r: CheckResult, dryRun: boolean) {
+  const changedBy = r.argumentsChangedBy ?? [];
   return {
     // joins the caller's log line to the audit row (null for a dry run, which records nothing)
     decision_id: r.decisionId ?? null,
@@ -28,27 +31,61 @@ export function checkAnswer(r: CheckResult, dryRun: boolean) {
     reason: r.reason,
     approval_id: r.approvalId ?? null,
     recorded: !dryRun && r.decision === 'DENY',
-    trace: r.trace.map((t) => ({ decision: t.decision, priority: t.priority, rule_source: ruleSourceOf(t.attribution), reason: t.reason })),
+    // The hooks that rewrote the arguments, and the arguments the call was decided on: the ones to run it with.
+    arguments_changed_by: changedBy,
+    arguments: changedBy.length > 0 ? (r.arguments ?? null) : null,
+    hooks: (r.hooks ?? []).map(hookAnswer),
+    trace: [
+      ...r.trace.map((t) => ({ decision: t.decision, priority: t.priority, rule_source: ruleSourceOf(t.attribution), reason: t.reason })),
+      // what each before_tool_call hook did, after the rules (a block that decided is among them already, as the winning DENY)
+      ...(r.hooks ?? [])
+        .filter((h) => !(h.blocks && r.ruleSource === `hook:${h.hook}`))
+        .map((h) => ({ decision: h.blocks ? 'DENY' : 'ALLOW', priority: PRIORITY.hook, rule_source: `hook:${h.hook}`, reason: hookSummary(h) })),
+    ],
   };
+}
+
+function hookAnswer(h: HookOutcome) {
+  return { hook: h.hook, event: h.event, action: h.action, outcome: h.outcome, blocks: h.blocks === true, reason: h.reason ?? null, changed: h.changed ?? [], ms: h.ms ?? null };
 }
 
 export type CheckAnswer = ReturnType<typeof checkAnswer>;
 
-/** Decide one check (or only ask the question, for a dry run). */
-export function decideCheck(app: SwarmApp, principal: Principal, c: CheckRequest, ip: string | undefined): CheckResult {
+/** Decide one check (or only ask the question, for a dry run: no hook runs and nothing is recorded). */
+export async function decideCheck(app: SwarmApp, principal: Principal, c: CheckRequest, ip: string | undefined): Promise<CheckResult> {
   const input = toolInput(principal, c);
-  return c.dry_run ? app.engine.check(input) : app.engine.decide(input, { ip });
+  if (c.dry_run) return app.engine.check(input);
+  const prepared = app.engine.prepare(input, { sync: app.decisionsHoldTransaction });
+  return app.engine.commit(prepared instanceof Promise ? await prepared : prepared, { ip });
 }
 
 /**
  * Decide several checks in order inside one transaction: their denials, approval requests and consumptions are
  * committed together, before any answer leaves; a failure to record any of them refuses the whole batch (nothing of
- * it is acknowledged or kept).
+ * it is acknowledged or kept). The hooks of every call run first, in order, outside the transaction (a webhook is
+ * never waited for with the database locked). `stop(result)` ends the batch early (AuthZEN's evaluation semantics).
  */
-export function decideBatch<T>(app: SwarmApp, items: readonly T[], decide: (item: T, index: number) => CheckResult): CheckResult[] {
+export async function decideBatch(app: SwarmApp, inputs: readonly (CheckInput | { dryRun: CheckInput })[], ip: string | undefined, stop?: (r: CheckResult) => boolean): Promise<CheckResult[]> {
+  const prepared: (PreparedCall | { dryRun: CheckInput })[] = [];
+  for (const input of inputs) {
+    if ('dryRun' in input) prepared.push(input);
+    else {
+      const p = app.engine.prepare(input, { sync: app.decisionsHoldTransaction });
+      prepared.push(p instanceof Promise ? await p : p);
+    }
+  }
+  const run = () => {
+    const out: CheckResult[] = [];
+    for (const p of prepared) {
+      const r = 'dryRun' in p ? app.engine.check(p.dryRun) : app.engine.commit(p, { ip });
+      out.push(r);
+      if (stop?.(r)) break;
+    }
+    return out;
+  };
   // IMMEDIATE: the write lock first, so that a read that turns into a write cannot fail on another writer's commit.
   try {
-    return app.db.$client.transaction(() => items.map((item, i) => decide(item, i))).immediate();
+    return app.db.$client.transaction(run).immediate();
   } catch (error) {
     app.forgetUncommitted();
     throw error;

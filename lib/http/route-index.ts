@@ -23,6 +23,12 @@ const ERR_CONFLICT = { '409': 'Already decided or expired.' };
 
 export const ROUTES: readonly RouteEntry[] = [
   {
+    path: '/api/v1/permissions/finished',
+    file: 'app/api/v1/permissions/finished/route.ts',
+    load: () => import('@/app/api/v1/permissions/finished/route'),
+    methods: { POST: { tag: 'Decisions', summary: 'Report that an allowed tool call ran or failed: the after_tool_call hooks hear of it (202).' } },
+  },
+  {
     path: '/api/v1/permissions/check',
     file: 'app/api/v1/permissions/check/route.ts',
     load: () => import('@/app/api/v1/permissions/check/route'),

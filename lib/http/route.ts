@@ -9,7 +9,7 @@ import { getApp, type SwarmApp } from '@/lib/app';
 import { AppError } from '@/lib/errors';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { logRequest } from '@/lib/ops/log';
-import { ANONYMOUS, AuditUnavailable, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
+import { ANONYMOUS, AuditUnavailable, HookWouldWait, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
 export interface RoleRequirement {
@@ -217,6 +217,10 @@ function mapError(error: unknown): ApiAnswer {
     // Fail closed: nothing is done that could not be recorded (as Vault refuses a request it cannot audit).
     console.error('The audit trail could not be written', error.cause);
     return errorAnswer(503, 'AUDIT_UNAVAILABLE', 'The request was refused because it could not be recorded in the audit trail. Try again; if it persists, the server needs attention.');
+  }
+  if (error instanceof HookWouldWait) {
+    // Only where waiting is not possible (the listener's group commit, as hooks.yaml was reloaded under it): try again.
+    return { ...errorAnswer(503, 'RETRY', `${error.message} Try again.`), headers: { ...NO_STORE, 'retry-after': '1' } };
   }
   console.error('Unhandled error in route', error);
   return errorAnswer(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');

@@ -94,6 +94,21 @@ export const checkBodySchema = z.strictObject({
   dry_run: z.boolean().default(false),
 });
 
+/** A tool call that was allowed has run (or failed): the after_tool_call hooks hear of it. */
+export const finishedBodySchema = z.strictObject({
+  agent: name,
+  tool: name,
+  arguments: z.record(z.string(), z.unknown()).default({}),
+  tool_call_id: z.string().min(1).max(200).optional(),
+  /** the decision id the check answered, to join the report to the decision */
+  decision_id: z.string().min(1).max(100).optional(),
+  outcome: z.enum(['succeeded', 'failed']),
+  /** what the tool returned (succeeded) */
+  result: z.unknown().optional(),
+  /** why it failed (failed) */
+  error: z.string().max(2000).optional(),
+});
+
 export const MAX_BATCH_CHECKS = 1_000;
 
 /** Up to 1,000 checks, answered in order; the denials of a batch are committed together before the answer. */

@@ -18,6 +18,7 @@ interface ProcessMetrics {
   decisionSeconds: Histogram<'kind'>;
   denialWriteSeconds: Histogram;
   reloadFailures: Counter;
+  hookRuns: Counter<'hook' | 'event' | 'outcome'>;
 }
 
 const KEY = Symbol.for('swarm-permissions.metrics');
@@ -54,6 +55,12 @@ export function processMetrics(): ProcessMetrics {
       help: 'Configuration file versions refused (malformed, or their policy tests failed); the last good version stayed in force.',
       // Both processes watch the same files and refuse the same versions: the merge takes the larger count.
       aggregator: 'max',
+      registers: [registry],
+    }),
+    hookRuns: new Counter({
+      name: 'swarm_hook_runs_total',
+      help: 'Lifecycle hooks run (config/hooks.yaml, registered TypeScript hooks) by hook, event and outcome (passed, rewrote, blocked, skipped, failed, delivered).',
+      labelNames: ['hook', 'event', 'outcome'] as const,
       registers: [registry],
     }),
   };

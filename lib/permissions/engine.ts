@@ -1,6 +1,7 @@
 import { newDecisionId } from './decision-id';
 import { ApprovalRequired, PermissionDenied } from './errors';
 import { AuditUnavailable, type Recorder } from './recorder';
+import type { CallHooks, HookPass, ToolCallFinished } from './call-hooks';
 import { conditionHolds } from './condition';
 import { EMPTY_GATES, gateOfTool, type CompiledGate, type GateSet } from './gates';
 import { isStronger, winningRule } from './resolve';
@@ -39,6 +40,18 @@ export interface EnginePorts {
   requestApproval?(context: PermissionContext & ToolContext, result: CheckResult): string;
   /** mark an approved approval consumed; false when it was not approved any more (another call used it) */
   consumeApproval?(approvalId: string): boolean;
+  /** the lifecycle hooks (config/hooks.yaml, registered TypeScript hooks) around tool calls; see call-hooks.ts */
+  callHooks?: CallHooks;
+}
+
+/**
+ * A call ready to be decided: its input after the `before_tool_call` hooks (the rewritten arguments) and what the
+ * hooks did. Made by prepare() (which may wait for webhook and shell hooks, outside any transaction) and decided by
+ * commit() (synchronous, inside the caller's transaction).
+ */
+export interface PreparedCall {
+  readonly input: CheckInput;
+  readonly hooks?: HookPass;
 }
 
 /** How an engine is built: its default sources, its gates and its ports, fixed for its lifetime. */
@@ -212,14 +225,51 @@ export class PermissionEngine {
   }
 
   /**
+   * The `before_tool_call` hooks of a tool call, run when the call would be allowed or would ask (a DENY is final):
+   * they may block it or rewrite its arguments. Synchronous unless a webhook or shell hook of this call has to be
+   * waited for. Calls no hook applies to (and HTTP requests) pass through without a second evaluation. `sync`: the
+   * caller cannot wait (it holds a transaction); a call whose hooks would wait is refused with HookWouldWait.
+   */
+  prepare(input: CheckInput, options: { sync?: boolean } = {}): PreparedCall | Promise<PreparedCall> {
+    return this.prepareWith(input, options.sync === true);
+  }
+
+  private prepareWith(input: CheckInput, sync: boolean): PreparedCall | Promise<PreparedCall> {
+    const hooks = this.ports.callHooks;
+    if (input.kind !== 'tool' || !hooks || !hooks.appliesBefore(input.agent, input.tool)) return { input };
+    const context = this.contextFor(input) as PermissionContext & ToolContext;
+    const result = this.evaluate(context);
+    if (result.decision === 'DENY') return { input };
+    const pass = hooks.before({ context, result }, { sync });
+    return pass instanceof Promise ? pass.then((p) => preparedOf(input, p)) : preparedOf(input, pass);
+  }
+
+  /**
    * The decision, with its consequences: a DENY is recorded before it is returned, an ASK gets (or reuses) a pending
-   * approval bound to this exact call, and an ALLOW that used an approval consumes it, exactly once.
+   * approval bound to this exact call, and an ALLOW that used an approval consumes it, exactly once. Synchronous: a
+   * call whose hooks would have to wait (webhook, shell) is refused with HookWouldWait; use decideAsync() for it.
    */
   decide(input: CheckInput, meta: { ip?: string } = {}): CheckResult {
+    return this.commit(this.prepareWith(input, true) as PreparedCall, meta);
+  }
+
+  /** decide(), waiting for webhook and shell hooks first (outside any transaction), then deciding synchronously. */
+  async decideAsync(input: CheckInput, meta: { ip?: string } = {}): Promise<CheckResult> {
+    const prepared = this.prepare(input);
+    return this.commit(prepared instanceof Promise ? await prepared : prepared, meta);
+  }
+
+  /**
+   * Decide a prepared call and record it: evaluated again on the arguments the hooks let through (the sources and the
+   * approval state may have moved while a webhook answered), a block of a hook turned into a DENY attributed to it.
+   */
+  commit(prepared: PreparedCall, meta: { ip?: string } = {}): CheckResult {
+    const input = prepared.input;
     for (let attempt = 0; attempt < 3; attempt++) {
       const context = this.contextFor(input);
-      const result = this.evaluate(context);
+      let result = this.evaluate(context);
       result.decisionId = newDecisionId();
+      if (prepared.hooks) result = withHooks(result, prepared.hooks);
       if (result.decision === 'DENY') return this.recorded(context, result, meta);
       if (result.decision === 'ASK') {
         if (context.kind !== 'tool') {
@@ -247,6 +297,11 @@ export class PermissionEngine {
     throw new Error('The approval of this call changed state repeatedly while it was being decided; try again.');
   }
 
+  /** A tool call allowed by this engine finished: the `after_tool_call` hooks hear of it (never awaited). */
+  finished(call: ToolCallFinished): void {
+    this.ports.callHooks?.finished?.(call);
+  }
+
   /** Offer the decision to the audit trail; a decision that cannot be recorded is refused (AuditUnavailable). */
   private recorded(context: PermissionContext, result: CheckResult, meta: { ip?: string }): CheckResult {
     const recorder = this.ports.recorder;
@@ -256,16 +311,44 @@ export class PermissionEngine {
     } catch (error) {
       throw new AuditUnavailable(error);
     }
+    if (result.decision === 'DENY') this.ports.callHooks?.decided?.(context, result);
     return result;
   }
 
   /** decide(), throwing PermissionDenied for DENY and ApprovalRequired for ASK. */
   enforce(input: CheckInput): CheckResult {
-    const result = this.decide(input);
-    if (result.decision === 'DENY') throw new PermissionDenied(result);
-    if (result.decision === 'ASK') throw new ApprovalRequired(result, result.approvalId ?? '');
-    return result;
+    return enforced(this.decide(input));
   }
+
+  /** decideAsync(), throwing PermissionDenied for DENY and ApprovalRequired for ASK. */
+  async enforceAsync(input: CheckInput): Promise<CheckResult> {
+    return enforced(await this.decideAsync(input));
+  }
+}
+
+function enforced(result: CheckResult): CheckResult {
+  if (result.decision === 'DENY') throw new PermissionDenied(result);
+  if (result.decision === 'ASK') throw new ApprovalRequired(result, result.approvalId ?? '');
+  return result;
+}
+
+function preparedOf(input: CheckInput, pass: HookPass): PreparedCall {
+  return pass.arguments === input.arguments ? { input, hooks: pass } : { input: { ...input, arguments: pass.arguments } as CheckInput, hooks: pass };
+}
+
+/** The result with what the hooks did: their outcomes, the arguments they changed, and a block as the winning DENY. */
+function withHooks(result: CheckResult, pass: HookPass): CheckResult {
+  result.hooks = pass.outcomes;
+  const changedBy = pass.outcomes.filter((o) => o.outcome === 'rewrote').map((o) => o.hook);
+  if (changedBy.length > 0) {
+    result.arguments = pass.arguments;
+    result.argumentsChangedBy = changedBy;
+    result.originalArgumentsSha256 = pass.originalArgumentsSha256;
+  }
+  if (!pass.blocked || result.decision === 'DENY') return result;
+  // The hook's refusal outranks what the sources said (they said ALLOW or ASK: hooks run on nothing else).
+  const rule: PermissionRule = { decision: 'DENY', priority: PRIORITY.hook, attribution: { source: 'hook', id: pass.blocked.hook }, reason: pass.blocked.reason };
+  return { ...result, decision: 'DENY', rule, trace: [...result.trace, rule], ruleSource: ruleSourceOf(rule.attribution), reason: rule.reason, approvalId: undefined };
 }
 
 /** The gate's own rule for this call (the HITL source put it in the trace); built here if a plugin replaced that source. */

@@ -8,4 +8,5 @@ export * from './errors';
 export { resolve, isStronger, DEFAULT_HTTP_RULE, DEFAULT_TOOL_RULE } from './resolve';
 export { PermissionEngine, type EnginePorts, type EngineOptions } from './engine';
 export * from './recorder';
+export * from './call-hooks';
 export { newDecisionId } from './decision-id';

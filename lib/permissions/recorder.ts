@@ -36,6 +36,7 @@ export type AuditReadEventType =
   | 'audit.report_generated'
   | 'retention.archived';
 export type SystemEventType = 'server.started' | 'server.stopped';
+export type HookEventType = 'hook.failed';
 
 export type Outcome = 'succeeded' | 'failed' | 'refused';
 
@@ -57,7 +58,8 @@ export type SecurityEvent =
   | (EventBase & { kind: 'auth'; type: AuthEventType })
   | (EventBase & { kind: 'config'; type: ConfigEventType })
   | (EventBase & { kind: 'audit'; type: AuditReadEventType })
-  | (EventBase & { kind: 'system'; type: SystemEventType });
+  | (EventBase & { kind: 'system'; type: SystemEventType })
+  | (EventBase & { kind: 'hook'; type: HookEventType });
 
 export type AuditEvent = DecisionEvent | SecurityEvent;
 

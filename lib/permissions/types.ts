@@ -2,6 +2,7 @@
  * The vocabulary of the permission engine. Pure data: no I/O, no Next.js, no database.
  */
 import type { CompiledGate } from './gates';
+import type { HookOutcome } from './call-hooks';
 
 export const DECISIONS = ['ALLOW', 'DENY', 'ASK'] as const;
 export type Decision = (typeof DECISIONS)[number];
@@ -130,11 +131,21 @@ export interface CheckResult extends Resolution {
   approvalId?: string;
   /** set by decide(): the id of this decision in the audit trail, returned to the caller so its logs can join */
   decisionId?: string;
+  /** what the `before_tool_call` hooks did (decide() only; a dry check runs no hook) */
+  hooks?: readonly HookOutcome[];
+  /** the arguments the call was decided on and must run with, when hooks rewrote them */
+  arguments?: Readonly<Record<string, unknown>>;
+  /** the hooks that changed the arguments, in order */
+  argumentsChangedBy?: readonly string[];
+  /** the SHA-256 of the canonical arguments the agent sent, when hooks changed them */
+  originalArgumentsSha256?: string;
 }
 
 /** Priorities of the default sources (DESIGN.md section 2). */
 export const PRIORITY = {
   sourceError: Number.MAX_SAFE_INTEGER,
+  /** a `before_tool_call` hook that blocked the call (hooks run after the sources, on an ALLOW or an ASK) */
+  hook: 1100,
   rbac: 1000,
   allowlistDeny: 900,
   flag: 800,

@@ -137,8 +137,9 @@ const UNRECORDED: ApiAnswer = {
  * answered 503), and their answers leave only after the commit: no denial is acknowledged before it is durable, and
  * concurrent denials share one commit instead of paying one each.
  *
- * The route cores are async only to read their body, which is read before (a resolved promise here): a group runs from
- * start to commit without yielding to other I/O, so nothing else writes inside its transaction.
+ * The route cores are async only to read their body, which is read before (a resolved promise here), and to wait for
+ * webhook and shell hooks, which never run here (such calls are passed to Next.js): a group runs from start to commit
+ * without yielding to other I/O, so nothing else writes inside its transaction.
  */
 class GroupCommit {
   private queue: Pending[] = [];
@@ -173,6 +174,7 @@ class GroupCommit {
     let committed = false;
     try {
       this.sql.begin.run();
+      this.app.decisionsHoldTransaction = true;
       for (const p of group) {
         this.sql.savepoint.run();
         let answer: ApiAnswer;
@@ -195,6 +197,8 @@ class GroupCommit {
       console.error('A group of decisions could not be committed; none of them is acknowledged', error);
       if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
       this.app.forgetUncommitted();
+    } finally {
+      this.app.decisionsHoldTransaction = false;
     }
     group.forEach((p, i) => {
       const answer = committed ? answers[i]! : UNRECORDED;
@@ -321,7 +325,9 @@ export function createFrontServer(options: FrontOptions): FrontServer {
       res.writeHead(404, { ...SECURITY_HEADERS, 'content-type': 'text/plain' }).end('Not found');
       return;
     }
-    if (!isDirect(req, url.pathname)) {
+    // A before_tool_call webhook or shell hook is waited for outside any transaction: such calls go through Next.js,
+    // where each decision commits on its own, instead of holding this listener's group commit open.
+    if (!isDirect(req, url.pathname) || app.hooks.beforeMayWait()) {
       proxy(req, res);
       return;
     }

@@ -31,7 +31,7 @@ agents:
 `;
 
 export function tempApp(
-  options: { agents?: string; policy?: string; gates?: string; tests?: string; env?: Record<string, string | undefined>; profile?: string } = {},
+  options: { agents?: string; policy?: string; gates?: string; hooks?: string; tests?: string; env?: Record<string, string | undefined>; profile?: string } = {},
 ): TempApp {
   const dir = mkdtempSync(join(tmpdir(), 'swarm-test-'));
   const agentsPath = join(dir, 'agents.yaml');
@@ -41,6 +41,7 @@ export function tempApp(
   const gatesPath = join(dir, 'gates.yaml');
   if (options.gates !== undefined) writeFileSync(gatesPath, options.gates);
   if (options.tests !== undefined) writeFileSync(join(dir, 'policy_tests.yaml'), options.tests);
+  if (options.hooks !== undefined) writeFileSync(join(dir, 'hooks.yaml'), options.hooks);
   const dbPath = join(dir, 'test.db');
   // The shipped compliance profiles, for tests that activate one (`profile: 'bfsi'`).
   cpSync('config/profiles', join(dir, 'profiles'), { recursive: true });

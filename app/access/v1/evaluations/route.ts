@@ -9,9 +9,9 @@ export const dynamic = 'force-dynamic';
  * options.evaluations_semantic (execute_all, deny_on_first_deny, permit_on_first_permit). Without `evaluations` it
  * is one evaluation of the top-level subject, action and resource.
  */
-export const POST = route({ role: requireRole('viewer'), body: evaluationsSchema, maxBodyBytes: 4 * 1024 * 1024 }, ({ app, principal, body, ip, header }) => {
-  if (body.evaluations && body.evaluations.length > 0) return withRequestId(header, evaluateMany(app, principal, body, ip));
+export const POST = route({ role: requireRole('viewer'), body: evaluationsSchema, maxBodyBytes: 4 * 1024 * 1024 }, async ({ app, principal, body, ip, header }) => {
+  if (body.evaluations && body.evaluations.length > 0) return withRequestId(header, await evaluateMany(app, principal, body, ip));
   const single = evaluationSchema.safeParse(body);
   if (!single.success) throw new AppError('BAD_REQUEST', 'Without evaluations, the request is one evaluation: subject, action and resource are required.');
-  return withRequestId(header, evaluate(app, principal, single.data, ip));
+  return withRequestId(header, await evaluate(app, principal, single.data, ip));
 });

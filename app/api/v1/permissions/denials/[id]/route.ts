@@ -9,9 +9,10 @@ export const dynamic = 'force-dynamic';
 export const GET = route({ role: requireRole('auditor'), params: idParamSchema }, ({ app, params }) => {
   const row = app.denials.get(Number(params.id));
   if (!row) throw new AppError('NOT_FOUND', `There is no denial ${params.id}.`);
-  const trace = row.traceJson ? (JSON.parse(row.traceJson) as [string, number, string, string][]) : null;
+  // A hook's entry carries a fifth element: what it did (and, for a rewrite, the hash of the arguments the agent sent).
+  const trace = row.traceJson ? (JSON.parse(row.traceJson) as [string, number, string, string, Record<string, unknown>?][]) : null;
   return {
     ...denialToJson(row),
-    trace: trace?.map(([decision, priority, rule_source, reason]) => ({ decision, priority, rule_source, reason })) ?? null,
+    trace: trace?.map(([decision, priority, rule_source, reason, hook]) => ({ decision, priority, rule_source, reason, ...(hook ? { hook } : {}) })) ?? null,
   };
 });
