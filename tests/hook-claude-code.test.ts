@@ -4,7 +4,7 @@
  * In process on a real SQLite file, and over REST against the decision listener.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -34,7 +34,23 @@ const GATES = `gates:
     description: Deployment configuration is reviewed by a person.
 `;
 
+/** A rewrite (long sleeps get a timeout) and a report of finished calls to a program that appends them to a file. */
+const hooksYaml = (log: string) => `hooks:
+  - id: cap-sleep
+    event: before_tool_call
+    match: { tool: bash }
+    when: "args.command.startsWith('sleep')"
+    rewrite: { set: { timeout: 60000 } }
+  - id: log-finished
+    event: after_tool_call
+    shell:
+      command: ["${process.execPath}", "-e", "require('fs').appendFileSync(process.argv[1], require('fs').readFileSync(0, 'utf8') + '\\\\n')", "${log}"]
+`;
+const SHELL_ON = { SWARM_FLAG_PLUGIN_SHELL_HOOKS_ENABLED: 'true' };
+const sleepEvent = JSON.stringify({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'sleep 600' }, tool_use_id: 'toolu_sleep' });
+
 let dir = '';
+let finishedLog = '';
 let env: Record<string, string> = {};
 let app: SwarmApp;
 let front: Server;
@@ -56,7 +72,8 @@ function hook(stdin: string, extraEnv: Record<string, string> = {}, client = 'cl
   });
 }
 
-type Output = { hookSpecificOutput: { hookEventName: string; permissionDecision: string; permissionDecisionReason: string } };
+type Output = { hookSpecificOutput: { hookEventName: string; permissionDecision: string; permissionDecisionReason: string; updatedInput?: Record<string, unknown> } };
+const finishedCalls = () => (existsSync(finishedLog) ? readFileSync(finishedLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) : []);
 const parse = (out: string) => JSON.parse(out) as Output;
 
 beforeAll(async () => {
@@ -67,6 +84,8 @@ beforeAll(async () => {
   writeFileSync(join(config, 'permission_policies.yaml'), POLICY);
   writeFileSync(join(config, 'gates.yaml'), GATES);
   writeFileSync(join(config, 'policy_tests.yaml'), 'tests: []\n');
+  finishedLog = join(dir, 'finished.jsonl');
+  writeFileSync(join(config, 'hooks.yaml'), hooksYaml(finishedLog));
   env = { SWARM_DB: join(dir, 'hook.db'), SWARM_CONFIG_DIR: config, SWARM_POLICY_FILE: '', SWARM_PROFILE: '', SWARM_URL: '', SWARM_TOKEN: '' };
   app = createApp({ dbPath: env.SWARM_DB!, configDir: config, env });
   token = app.auth.createToken({ agent: 'claude_code' }, 'claude code hook');
@@ -122,6 +141,22 @@ describe('swarm hook claude-code, in process', () => {
     expect(parse(broken.out).hookSpecificOutput.permissionDecisionReason).toMatch(/could not read the hook event/);
   });
 
+  it('answers updatedInput, the whole new input, when a hook rewrote it', async () => {
+    const out = parse((await hook(sleepEvent)).out).hookSpecificOutput;
+    expect(out).toMatchObject({ permissionDecision: 'allow', updatedInput: { command: 'sleep 600', timeout: 60000 } });
+    expect(out.permissionDecisionReason).toMatch(/with the input rewritten by hook:cap-sleep\.$/);
+    expect(parse((await hook(event('bash-ls'))).out).hookSpecificOutput.updatedInput).toBeUndefined();
+  });
+
+  it('reports a PostToolUse event to the after_tool_call hooks, printing nothing', async () => {
+    const before = finishedCalls().length;
+    const r = await hook(event('post-tool-use'), SHELL_ON);
+    expect(r).toMatchObject({ code: 0, out: '' });
+    const calls = finishedCalls();
+    expect(calls).toHaveLength(before + 1);
+    expect(calls.at(-1)).toMatchObject({ event: 'after_tool_call', hook: 'log-finished', outcome: 'succeeded', result: { stdout: 'src' }, call: { agent: 'claude_code', tool: 'bash', tool_call_id: 'toolu_01ABCDEF0123456789' } });
+  });
+
   it('answers the Codex CLI the same way', async () => {
     expect(parse((await hook(event('bash-ls'), {}, 'codex')).out).hookSpecificOutput.permissionDecision).toBe('allow');
   });
@@ -134,6 +169,16 @@ describe('swarm hook claude-code, over REST (SWARM_URL, SWARM_TOKEN)', () => {
     const no = parse((await hook(event('bash-rm'), { SWARM_URL: url, SWARM_TOKEN: token })).out).hookSpecificOutput;
     expect(no).toMatchObject({ permissionDecision: 'deny' });
     expect(no.permissionDecisionReason).toContain('policy:no-recursive-delete');
+  });
+
+  it('answers the rewritten input and reports finished calls over REST too', async () => {
+    const out = parse((await hook(sleepEvent, { SWARM_URL: url, SWARM_TOKEN: token })).out).hookSpecificOutput;
+    expect(out).toMatchObject({ permissionDecision: 'allow', updatedInput: { command: 'sleep 600', timeout: 60000 } });
+    app.flags.setOverride('plugin_shell_hooks_enabled', true, 'test', 'report finished calls');
+    const before = finishedCalls().length;
+    expect(await hook(event('post-tool-use'), { SWARM_URL: url, SWARM_TOKEN: token })).toMatchObject({ code: 0, out: '', err: '' });
+    await app.hooks.drain();
+    expect(finishedCalls()).toHaveLength(before + 1);
   });
 
   it('denies when the server refuses the token or cannot be reached', async () => {

@@ -11,6 +11,7 @@ import type { AgentsFile } from '@/lib/config/agents';
 import type { WatchedFileStatus } from '@/lib/config/watched-file';
 import type { PolicyRuleInput } from '@/lib/permissions/policy';
 import type { GateSpec } from '@/lib/permissions/gates';
+import { SHELL_HOOKS_FLAG, TS_HOOKS_FLAG, type CompiledHook } from '@/lib/hooks/config';
 import { FLAG_CATALOG, FLAG_TIERS, FLAGS_BY_NAME, type FlagTier } from './catalog';
 import type { FlagHistoryQuery } from './query';
 import type { FlagResolution } from './resolve';
@@ -141,6 +142,8 @@ export interface TransparencyInput {
   now: number;
   /** the active compliance profiles (default: none) */
   profiles?: ActiveProfiles;
+  /** config/hooks.yaml and the TypeScript hooks registered in code (default: none) */
+  hooks?: { status: WatchedFileStatus; hooks: readonly CompiledHook[]; registered: readonly { id: string; event: string }[] };
 }
 
 export function buildTransparency(input: TransparencyInput) {
@@ -213,6 +216,7 @@ export function buildTransparency(input: TransparencyInput) {
       },
     },
     profiles: profilesToJson(input.profiles ?? NO_PROFILES, input.gates.gates),
+    hooks: hooksToJson(input.hooks, input.resolution),
     history: {
       ...historyToJson(input.history.filter, input.history.rows),
       /**
@@ -222,6 +226,62 @@ export function buildTransparency(input: TransparencyInput) {
       options: { names: changedFlags(input.history.names), by: [...input.history.authors] },
     },
   };
+}
+
+/** The lifecycle hooks as the page and the API show them: what each acts on, what it does, and whether it runs now. */
+function hooksToJson(hooks: TransparencyInput['hooks'], resolution: FlagResolution) {
+  const on = (flag: string) => resolution.flags.get(flag)?.value === true;
+  const shellOn = on(SHELL_HOOKS_FLAG);
+  const tsOn = on(TS_HOOKS_FLAG);
+  return {
+    file: hooks ? fileToJson(hooks.status) : null,
+    flags: { [SHELL_HOOKS_FLAG]: shellOn, [TS_HOOKS_FLAG]: tsOn },
+    hooks: (hooks?.hooks ?? []).map((h) => ({
+      id: h.id,
+      rule_source: `hook:${h.id}`,
+      event: h.event,
+      action: h.action,
+      conditions: describeMatch(h.source.match ?? {}),
+      when: h.source.when ?? null,
+      does: hookDoes(h),
+      on_error: h.action === 'webhook' || h.action === 'shell' ? h.onError : null,
+      /** null: it runs; otherwise why it does not */
+      off_because: h.action === 'shell' && !shellOn ? `the flag ${SHELL_HOOKS_FLAG} is off` : null,
+      description: h.description ?? null,
+      position: h.position.replace(/^.*[\\/]/, ''),
+    })),
+    registered: (hooks?.registered ?? []).map((h) => ({ id: h.id, rule_source: `hook:${h.id}`, event: h.event, off_because: tsOn ? null : `the flag ${TS_HOOKS_FLAG} is off` })),
+  };
+}
+
+/** What a hook does, in words. */
+function hookDoes(h: CompiledHook): string {
+  switch (h.action) {
+    case 'block':
+      return `Blocks the call: "${h.block}"`;
+    case 'rewrite': {
+      const r = h.rewrite!;
+      const parts = [
+        ...(r.set.length ? [`sets ${r.set.map(([p]) => p).join(', ')}`] : []),
+        ...(r.remove.length ? [`removes ${r.remove.join(', ')}`] : []),
+        ...(r.mask.length ? [`masks ${r.mask.join(', ')}`] : []),
+      ];
+      return `Rewrites the arguments: ${parts.join('; ')}`;
+    }
+    case 'rate_limit':
+      return `Allows ${h.rateLimit!.calls} call${h.rateLimit!.calls === 1 ? '' : 's'} per agent and tool every ${formatDuration(h.rateLimit!.perSeconds)}, then denies`;
+    case 'webhook':
+      return `${h.event === 'before_tool_call' ? 'Asks' : 'Tells'} ${h.webhook!.urlShown} (signed with $${h.webhook!.secretEnv}; ${h.webhook!.timeoutMs / 1000}s timeout, ${h.webhook!.retries} retr${h.webhook!.retries === 1 ? 'y' : 'ies'})`;
+    case 'shell':
+      return `Runs ${h.shell!.command.join(' ')} (${h.shell!.timeoutMs / 1000}s timeout)`;
+  }
+}
+
+function formatDuration(seconds: number): string {
+  if (seconds % 86_400 === 0) return `${seconds / 86_400} d`;
+  if (seconds % 3_600 === 0) return `${seconds / 3_600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
 }
 
 /** Where a gate was declared, in words (never a server path). */
@@ -288,5 +348,6 @@ export function transparencyReport(app: SwarmApp, filter: FlagHistoryQuery): Tra
     },
     now: Date.now() / 1000,
     profiles: app.profiles,
+    hooks: { status: app.hooksFile.status(), hooks: app.hooksFile.current.hooks, registered: app.hooks.all().filter((h) => h.action === 'typescript') },
   });
 }

@@ -20,6 +20,10 @@ import { durationSchema } from '@/lib/permissions/gates';
 import { compilePolicy, policyRuleSchema, type CompiledRule } from '@/lib/permissions/policy';
 import { ConfigFileError, parseYamlConfigLocated, type ConfigIssue } from '@/lib/permissions/yaml-config';
 
+/** Shell hooks run only while this flag is on; TypeScript hooks (registerHook) only while TS_HOOKS_FLAG is. */
+export const SHELL_HOOKS_FLAG = 'plugin_shell_hooks_enabled';
+export const TS_HOOKS_FLAG = 'hooks_enabled';
+
 const envName = z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'the name of an environment variable (upper case, digits, "_")');
 /** a dotted path into the arguments: `bcc`, `payment.card`, `recipients.0` */
 const argPath = z.string().regex(/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/, 'an argument path: keys separated by ".", e.g. payment.card');

@@ -22,12 +22,10 @@ import type { BeforeToolCall, CallHooks, HookEventName, HookOutcome, HookPass, T
 import { HookWouldWait } from '@/lib/permissions/call-hooks';
 import type { CheckResult, FlagValues, PermissionContext, Principal, ToolContext } from '@/lib/permissions/types';
 import { processMetrics } from '@/lib/ops/metrics';
-import type { CompiledHook, HooksConfig, Rewrite } from './config';
+import { SHELL_HOOKS_FLAG, TS_HOOKS_FLAG, type CompiledHook, type HooksConfig, type Rewrite } from './config';
 import { applyRewrite, changedKeys } from './rewrite';
 import { CircuitBreaker, HookFailure, parseAnswer, postHook, runShellHook, type HookAnswer } from './transport';
 
-export const SHELL_HOOKS_FLAG = 'plugin_shell_hooks_enabled';
-export const TS_HOOKS_FLAG = 'hooks_enabled';
 
 /** The JSON a hook receives (webhook body, shell stdin, TypeScript argument). */
 export interface HookEvent {

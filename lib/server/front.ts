@@ -19,6 +19,7 @@ import * as check from '@/app/api/v1/permissions/check/route';
 import * as batch from '@/app/api/v1/permissions/check/batch/route';
 import * as evaluation from '@/app/access/v1/evaluation/route';
 import * as evaluations from '@/app/access/v1/evaluations/route';
+import * as finished from '@/app/api/v1/permissions/finished/route';
 
 /** The routes answered directly: POST only, bearer token only. */
 export const DIRECT_ROUTES: ReadonlyMap<string, RouteCore> = new Map([
@@ -26,6 +27,8 @@ export const DIRECT_ROUTES: ReadonlyMap<string, RouteCore> = new Map([
   ['/api/v1/permissions/check/batch', batch.POST[ROUTE_CORE]],
   ['/access/v1/evaluation', evaluation.POST[ROUTE_CORE]],
   ['/access/v1/evaluations', evaluations.POST[ROUTE_CORE]],
+  // agents report each finished call right after it (after_tool_call hooks): as frequent as their checks
+  ['/api/v1/permissions/finished', finished.POST[ROUTE_CORE]],
 ]);
 
 /** The largest body read here before the route's own limit answers 413 (the batch routes take 4 MiB). */

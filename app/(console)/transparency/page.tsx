@@ -8,6 +8,7 @@ import { ComplianceProfiles } from './compliance-profiles';
 import { FlagAdminProvider } from './flag-admin';
 import { FlagHistory } from './flag-history';
 import { FlagsTable } from './flags-table';
+import { HooksList } from './hooks-list';
 import { PrintButton } from './print-button';
 import { RuleSources } from './rule-sources';
 import styles from './transparency.module.css';
@@ -53,6 +54,7 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
         <a href="#flags">Flags</a>
         <a href="#problems">Configuration problems</a>
         <a href="#sources">Rule sources in force</a>
+        <a href="#hooks">Hooks</a>
         <a href="#history">Flag history</a>
       </nav>
 
@@ -107,6 +109,11 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
       <section className={styles.section} aria-labelledby="sources">
         <h2 id="sources">Rule sources in force</h2>
         <RuleSources sources={report.sources} />
+      </section>
+
+      <section className={styles.section} aria-labelledby="hooks">
+        <h2 id="hooks">Hooks</h2>
+        <HooksList hooks={report.hooks} />
       </section>
 
       <section className={styles.section} aria-labelledby="history">

@@ -7,7 +7,7 @@ type Sources = TransparencyReport['sources'];
 type FileState = Sources['policy']['file'];
 
 /** Where a configuration file stands: loaded when, or the error that kept the last good version in force. */
-function FileStatus({ file, what, missingMeans }: { file: FileState; what: string; missingMeans: string }) {
+export function FileStatus({ file, what, missingMeans }: { file: FileState; what: string; missingMeans: string }) {
   return (
     <dl className={styles.fileStatus}>
       <dt>File</dt>
