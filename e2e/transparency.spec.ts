@@ -31,6 +31,11 @@ test.describe('/transparency', () => {
     await expect(page.getByText(/permission_policies\.yaml$/)).toBeVisible();
     await expect(page.getByText('config/profiles/bfsi', { exact: true })).toBeVisible();
 
+    // The hooks in force (config/hooks.yaml ships drop-bcc), each with what it does.
+    const hooks = page.getByRole('table', { name: 'Hooks in force' });
+    await expect(hooks.getByRole('row').filter({ hasText: 'hook:drop-bcc' })).toContainText('Rewrites the arguments: removes bcc, cc_hidden');
+    await expect(hooks).toContainText('Before a tool call');
+
     await expect(page.getByRole('button', { name: /^Turn (on|off) / })).toHaveCount(0);
     await expect(page.getByRole('button', { name: 'Print or save as PDF' })).toBeVisible();
     await page.screenshot({ path: `${SCREENS}/transparency-viewer.png`, fullPage: true });
