@@ -45,6 +45,7 @@ const withWebhook = `${shipped}
 writeFileSync(hooksFile, withWebhook);
 
 const { getApp } = await import('@/lib/app');
+const { processMetrics } = await import('@/lib/ops/metrics');
 const { createFrontServer } = await import('@/lib/server/front');
 const check = await import('@/app/api/v1/permissions/check/route');
 const batch = await import('@/app/api/v1/permissions/check/batch/route');
@@ -112,6 +113,10 @@ describe('the check API with hooks', () => {
     // Nothing to rewrite: the arguments stay the agent's, and the answer says so.
     const plain = (await post(check.POST, '/api/v1/permissions/check', deployer, { agent: 'deployer', tool: 'send_email', arguments: { to: 'team@swarm.example', subject: 'x' } })).json as unknown as Answer;
     expect(plain).toMatchObject({ decision: 'ALLOW', arguments_changed_by: [], arguments: null });
+    // /metrics counts each hook's outcomes
+    const text = await processMetrics().registry.metrics();
+    expect(text).toMatch(/^swarm_hook_runs_total\{hook="drop-bcc",event="before_tool_call",outcome="rewrote"\} 1$/m);
+    expect(text).toMatch(/^swarm_hook_runs_total\{hook="drop-bcc",event="before_tool_call",outcome="passed"\} 1$/m);
   });
 
   it('waits for a webhook hook on the route, the batch and AuthZEN alike; a block is a recorded denial of the hook', async () => {

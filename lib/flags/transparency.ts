@@ -241,7 +241,8 @@ function hooksToJson(hooks: TransparencyInput['hooks'], resolution: FlagResoluti
       rule_source: `hook:${h.id}`,
       event: h.event,
       action: h.action,
-      conditions: describeMatch(h.source.match ?? {}),
+      // an empty match applies to every tool call (hooks never see HTTP requests)
+      conditions: Object.keys(h.source.match ?? {}).length > 0 ? describeMatch(h.source.match!) : [],
       when: h.source.when ?? null,
       does: hookDoes(h),
       on_error: h.action === 'webhook' || h.action === 'shell' ? h.onError : null,

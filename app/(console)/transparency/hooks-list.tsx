@@ -29,7 +29,7 @@ export function HooksList({ hooks }: { hooks: Hooks }) {
       ) : (
         <div className={`table-wrap ${styles.wrap}`}>
           <table className="table" aria-label="Hooks in force">
-            <ColumnHeads labels={['Hook', 'When', 'Applies to', 'What it does', 'Why']} />
+            <ColumnHeads labels={['Hook', 'When', 'Applies to', 'What it does and why']} />
             <tbody>
               {hooks.hooks.map((h) => (
                 <tr key={h.id}>
@@ -40,7 +40,7 @@ export function HooksList({ hooks }: { hooks: Hooks }) {
                   <td className="nowrap">{EVENT_LABEL[h.event] ?? h.event}</td>
                   <td>
                     {h.conditions.length === 0 && !h.when ? (
-                      <span className="muted">every call</span>
+                      <span className="muted">every tool call</span>
                     ) : (
                       <ul className={styles.conditions}>
                         {h.conditions.map((c) => (
@@ -57,9 +57,9 @@ export function HooksList({ hooks }: { hooks: Hooks }) {
                   <td className={styles.description}>
                     {h.does}
                     {h.on_error === 'allow' ? <div className="muted">If it cannot answer, the call goes through.</div> : null}
+                    {h.description ? <div className="muted">{h.description}</div> : null}
                     {h.off_because ? <div className={styles.experimentLabel}>Not running: {h.off_because}</div> : null}
                   </td>
-                  <td className={styles.description}>{h.description ?? <span className="muted">none given</span>}</td>
                 </tr>
               ))}
             </tbody>

@@ -1,0 +1,160 @@
+/**
+ * Hooks from config/hooks.yaml against the real built server: a REST caller (as an agent in any language) is blocked,
+ * rewritten and rate-limited on the way; a webhook in this test (checking the HMAC signature) reviews calls, hears
+ * approval requests and denials; /transparency lists every hook, read as an administrator would.
+ */
+import { createHmac } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { E2E } from './fixtures/accounts';
+import { isolatedServer, type IsolatedServer } from './fixtures/isolated-server';
+
+test.describe.configure({ mode: 'serial', timeout: 90_000 });
+
+const SECRET = 'e2e-hook-secret-0123456789';
+const SCREENS = 'test-results/screens';
+
+let server: IsolatedServer;
+let receiver: Server;
+let agentToken = '';
+const heard: { event: string; hook: string; signed: boolean; json: Record<string, unknown> }[] = [];
+
+const hooksYaml = (url: string) => `
+hooks:
+  - id: no-rival-mail
+    event: before_tool_call
+    match: { tool: send_email }
+    when: "args.to.endsWith('@rival.example')"
+    block: Mail to competitors is not sent by agents.
+  - id: drop-bcc
+    event: before_tool_call
+    match: { tool: send_email }
+    rewrite: { remove: [bcc] }
+  - id: drift-rate
+    event: before_tool_call
+    match: { tool: monitor_drift }
+    rate_limit: { calls: 2, per: 10m }
+  - id: rollback-review
+    event: before_tool_call
+    match: { tool: rollback_serving }
+    webhook: { url: "${url}", secret_env: SWARM_HOOK_SECRET, timeout: 3s, retries: 0 }
+    description: The release desk reviews every rollback.
+  - id: page-operators
+    event: approval_requested
+    webhook: { url: "${url}", secret_env: SWARM_HOOK_SECRET }
+  - id: tell-denied
+    event: denied
+    match: { agent: deployer }
+    webhook: { url: "${url}", secret_env: SWARM_HOOK_SECRET }
+`;
+
+/** What a Python agent does: one JSON POST with its bearer token. */
+async function restCheck(tool: string, args: Record<string, unknown>) {
+  const res = await fetch(`${server.url}/api/v1/permissions/check`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ agent: 'deployer', tool, arguments: args }),
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as {
+    decision: string;
+    rule_source: string;
+    reason: string;
+    decision_id: string;
+    approval_id: string | null;
+    arguments: Record<string, unknown> | null;
+    arguments_changed_by: string[];
+    hooks: { hook: string; outcome: string }[];
+  };
+}
+
+test.beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const expected = `sha256=${createHmac('sha256', SECRET).update(`${String(req.headers['x-swarm-timestamp'])}.${body}`).digest('hex')}`;
+      const json = JSON.parse(body) as { event: string; hook: string; call?: { arguments: { env?: string } } };
+      heard.push({ event: json.event, hook: json.hook, signed: req.headers['x-swarm-signature'] === expected, json });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (json.event !== 'before_tool_call') return res.end();
+      res.end(
+        JSON.stringify(
+          json.call?.arguments.env === 'prod'
+            ? { decision: 'block', reason: 'The release desk has not signed off a production rollback.' }
+            : { decision: 'rewrite', set: { change_ticket: 'CHG-1042' } },
+        ),
+      );
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  server = isolatedServer(E2E.port + 73);
+  server.env.SWARM_HOOK_SECRET = SECRET;
+  writeFileSync(join(server.configDir, 'hooks.yaml'), hooksYaml(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`));
+  await server.start();
+  const r = await server.swarm('tokens', 'add', '--agent', 'deployer');
+  agentToken = /swt_[A-Za-z0-9_-]+/.exec(r.out)![0];
+});
+
+test.afterAll(async () => {
+  await server.kill('SIGTERM');
+  receiver.closeAllConnections();
+  await new Promise((r) => receiver.close(r));
+});
+
+test('calls are blocked, rewritten and rate-limited on the way, and each denial is recorded with its hook', async () => {
+  const rival = await restCheck('send_email', { to: 'ceo@rival.example', subject: 'Our roadmap' });
+  expect(rival).toMatchObject({ decision: 'DENY', rule_source: 'hook:no-rival-mail', reason: 'Mail to competitors is not sent by agents.' });
+
+  const internal = await restCheck('send_email', { to: 'owners@swarm.example', subject: 'Drift report', bcc: 'me@elsewhere.example' });
+  expect(internal).toMatchObject({ decision: 'ALLOW', arguments_changed_by: ['drop-bcc'], arguments: { to: 'owners@swarm.example', subject: 'Drift report' } });
+
+  expect((await restCheck('monitor_drift', { model_id: 'm-1' })).decision).toBe('ALLOW');
+  expect((await restCheck('monitor_drift', { model_id: 'm-1' })).decision).toBe('ALLOW');
+  const third = await restCheck('monitor_drift', { model_id: 'm-1' });
+  expect(third).toMatchObject({ decision: 'DENY', rule_source: 'hook:drift-rate' });
+
+  const res = await fetch(`${server.url}/api/v1/permissions/denials?rule_source=hook&limit=10`, { headers: { authorization: `Bearer ${server.token}` } });
+  const rows = ((await res.json()) as { denials: { rule_source: string; decision_id: string }[] }).denials;
+  expect(rows.map((r) => r.rule_source).sort()).toEqual(['hook:drift-rate', 'hook:no-rival-mail']);
+  expect(rows.map((r) => r.decision_id)).toContain(rival.decision_id);
+});
+
+test('a webhook reviews calls before they run, and hears approval requests and denials', async () => {
+  const prod = await restCheck('rollback_serving', { model_id: 'm-9', env: 'prod' });
+  expect(prod).toMatchObject({ decision: 'DENY', rule_source: 'hook:rollback-review', reason: 'The release desk has not signed off a production rollback.' });
+  const staging = await restCheck('rollback_serving', { model_id: 'm-9', env: 'staging' });
+  expect(staging).toMatchObject({ decision: 'ALLOW', arguments_changed_by: ['rollback-review'], arguments: { model_id: 'm-9', env: 'staging', change_ticket: 'CHG-1042' } });
+
+  const asked = await restCheck('deploy_serving', { model_id: 'm-9', env: 'prod' });
+  expect(asked).toMatchObject({ decision: 'ASK', rule_source: 'hitl:deploy' });
+  await expect.poll(() => heard.some((h) => h.event === 'approval_requested' && (h.json.approval as { id: string }).id === asked.approval_id)).toBe(true);
+  await expect.poll(() => heard.filter((h) => h.event === 'denied').map((h) => h.json.decision_id)).toContain(prod.decision_id);
+  expect(heard.every((h) => h.signed)).toBe(true);
+  expect(heard.filter((h) => h.event === 'before_tool_call')).toHaveLength(2);
+});
+
+test('/transparency lists every hook, what it does and why', async ({ page }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.goto(`${server.url}/login`);
+  await page.getByLabel('User name').fill('admin');
+  await page.getByLabel('Password').fill('isolated-admin-password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByTestId('signed-in-user')).toContainText('admin');
+  await page.goto(`${server.url}/transparency#hooks`);
+  const table = page.getByRole('table', { name: 'Hooks in force' });
+  await expect(table.getByRole('row')).toHaveCount(7);
+  const review = table.getByRole('row').filter({ hasText: 'hook:rollback-review' });
+  await expect(review).toContainText(/Asks http:\/\/127\.0\.0\.1:\d+\/hook \(signed with \$SWARM_HOOK_SECRET; 3s timeout, 0 retries\)/);
+  await expect(review).toContainText('The release desk reviews every rollback.');
+  await expect(table.getByRole('row').filter({ hasText: 'hook:drift-rate' })).toContainText('Allows 2 calls per agent and tool every 10 min, then denies');
+  await expect(table.getByRole('row').filter({ hasText: 'hook:page-operators' })).toContainText('Approval requested');
+  await page.getByRole('heading', { name: 'Hooks', exact: true }).scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${SCREENS}/transparency-hooks-1440.png` });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await table.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${SCREENS}/transparency-hooks-390.png` });
+});
