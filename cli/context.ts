@@ -3,6 +3,7 @@ import { userInfo } from 'node:os';
 import { createApp, type SwarmApp } from '@/lib/app';
 import type { Principal, Role } from '@/lib/permissions';
 import { CliError } from './errors';
+import { DbLocationError, DEFAULT_SQLITE_PATH, parseDbLocation, type DbLocation } from '@/db/location';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -16,11 +17,30 @@ export interface CliContext {
   env: Env;
 }
 
-export const DEFAULT_DB = 'data/swarm.db';
+export const DEFAULT_DB = DEFAULT_SQLITE_PATH;
 
+/**
+ * The SQLite file of SWARM_DB. A PostgreSQL URL is refused here, saying what works on PostgreSQL today; any other URL
+ * is refused with the reason (never taken for a file name).
+ */
 export function dbPath(env: Env): string {
-  const p = env.SWARM_DB;
-  return p && p.length > 0 ? p : DEFAULT_DB;
+  const where = dbLocation(env);
+  if (where.kind === 'postgres') {
+    throw new CliError(
+      `SWARM_DB names a PostgreSQL database (${where.shown}). On PostgreSQL this version runs swarm db migrate, swarm db copy and swarm audit verify; the server and the other commands still run on SQLite (a file path).`,
+    );
+  }
+  return where.path;
+}
+
+/** Where SWARM_DB points: a SQLite file or a PostgreSQL URL (CliError for anything else). */
+export function dbLocation(env: Env, value = env.SWARM_DB): DbLocation {
+  try {
+    return parseDbLocation(value);
+  } catch (error) {
+    if (error instanceof DbLocationError) throw new CliError(error.message);
+    throw error;
+  }
 }
 
 /** Open the application (no config polling: one-shot commands), run `fn`, and always close it. */

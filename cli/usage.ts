@@ -22,7 +22,7 @@ Audit
   swarm audit events [--since SECONDS] [--type T] [--actor A] [--outcome O] [--limit N] [--json]
       Security events (sign-ins, approvals, flag and configuration changes, audit reads...),
       newest first. --type without a dot matches the family (auth matches auth.*).
-  swarm audit verify [--db FILE] [--public-key FILE] [--from DATE] [--to DATE] [--bundle FILE] [--json]
+  swarm audit verify [--db FILE|URL] [--public-key FILE] [--from DATE] [--to DATE] [--bundle FILE] [--json]
       Recompute the hash chains and check every signed checkpoint. Exit 0 when intact,
       1 naming the table, the first bad row and what is wrong. With --from/--to: the range
       requested and the rows found in it.
@@ -81,11 +81,17 @@ Database
   swarm db check [--json]
       integrity_check, foreign keys, migrations applied and the audit chains verified.
       Exit 0 when all hold, 1 naming what does not.
+  swarm db migrate [--db FILE|URL]
+      Apply the committed migrations to a SQLite file or a PostgreSQL database (servers do it
+      at start; several servers starting at once migrate once).
+  swarm db copy --from FILE.db --to postgres://USER:PASSWORD@HOST:5432/DB [--public-key FILE] [--json]
+      Move a SQLite trail to an empty PostgreSQL database: every table, ids and hashes unchanged,
+      in one transaction; then both chains are verified there and compared with the source's heads.
 
   swarm help             this text (also: swarm --help, swarm COMMAND --help)
 
 Environment
-  SWARM_DB           database file (default data/swarm.db)
+  SWARM_DB           database file (default data/swarm.db), or postgres://… for db migrate|copy and audit verify
   SWARM_CONFIG_DIR   folder with agents.yaml and permission_policies.yaml (default config)
   SWARM_POLICY_FILE  policy file (default $SWARM_CONFIG_DIR/permission_policies.yaml)
   SWARM_PROFILE      active compliance profiles, comma-separated (default: config/swarm.yaml)

@@ -4,6 +4,7 @@
  */
 import { join, resolve as resolvePath } from 'node:path';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db, type SyncMode } from '@/db/client';
+import { parseDbLocation } from '@/db/location';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
 import { ApprovalStore, requesterOf, type ApprovalEvent } from './approvals/store';
 import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from './approvals/gates';
@@ -101,6 +102,8 @@ export class SwarmApp {
   readonly revisions: RevisionStore;
   readonly engine: PermissionEngine;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** the SQLite file (SWARM_DB as a path) */
+  readonly dbFile: string;
   /** the active compliance profiles: their rules, gates, tests, locked flags, retention, masking and control mapping */
   readonly profiles: ActiveProfiles;
   /**
@@ -121,6 +124,14 @@ export class SwarmApp {
   private closed = false;
 
   constructor(readonly options: AppOptions) {
+    // A URL the product cannot use is refused here, before anything starts (never a file named after it).
+    const where = parseDbLocation(options.dbPath);
+    if (where.kind === 'postgres') {
+      throw new Error(
+        `SWARM_DB names a PostgreSQL database (${where.shown}). This version runs its server on SQLite (a file path); on PostgreSQL it migrates (npx swarm db migrate), copies a trail (npx swarm db copy) and verifies it (npx swarm audit verify --db URL).`,
+      );
+    }
+    this.dbFile = where.path;
     this.env = options.env ?? process.env;
     const configDir = resolvePath(/*turbopackIgnore: true*/ options.configDir ?? (this.env.SWARM_CONFIG_DIR || 'config'));
     this.profiles = activeProfiles(this.env, configDir, options.profile);
@@ -156,11 +167,11 @@ export class SwarmApp {
       for (const f of this.configFiles()) f.watch();
     }
     this.db = openDatabase({
-      path: options.dbPath,
+      path: this.dbFile,
       sync: options.sync ?? (this.env.SWARM_DB_SYNC === 'full' ? 'full' : 'normal'),
       walAutocheckpointPages: options.backgroundCheckpoints ? SERVER_WAL_AUTOCHECKPOINT_PAGES : undefined,
     });
-    this.checkpointer = options.backgroundCheckpoints ? startCheckpointer(options.dbPath) : undefined;
+    this.checkpointer = options.backgroundCheckpoints ? startCheckpointer(this.dbFile) : undefined;
     if (options.backgroundCheckpoints) {
       // Long-lived processes keep the explorer's daily counts close to the audit table, so the first summary after a
       // quiet spell does not pay for a large catch-up. Best effort: summaries stay exact either way.
@@ -261,7 +272,7 @@ export class SwarmApp {
    * of the audit chains every 10 seconds when they moved (every 1,000 rows sooner), and at shutdown.
    */
   private startServerAudit(): void {
-    const key = loadOrCreateSigningKey(keyDirFor(this.options.dbPath, this.env));
+    const key = loadOrCreateSigningKey(keyDirFor(this.dbFile, this.env));
     this.auditCheckpointer = new AuditCheckpointer(this.db.$client, key);
     this.recordProfileSwitch();
     this.recorder.record({
@@ -310,7 +321,7 @@ export class SwarmApp {
   }
 
   private signer(): AuditCheckpointer {
-    this.auditCheckpointer ??= new AuditCheckpointer(this.db.$client, loadOrCreateSigningKey(keyDirFor(this.options.dbPath, this.env)));
+    this.auditCheckpointer ??= new AuditCheckpointer(this.db.$client, loadOrCreateSigningKey(keyDirFor(this.dbFile, this.env)));
     return this.auditCheckpointer;
   }
 

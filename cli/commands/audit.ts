@@ -20,11 +20,13 @@ import { verifyAudit, type VerifyRange, type VerifyReport } from '@/lib/audit/ve
 import { generateReport } from '@/lib/reports/generate';
 import { describePeriod, reportOptionsSchema } from '@/lib/reports/period';
 import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/args';
-import { cliActor, dbPath, withApp, type CliContext } from '@/cli/context';
+import { cliActor, dbLocation, dbPath, withApp, type CliContext } from '@/cli/context';
+import { DatabaseUnavailable, openPool } from '@/db/pg/client';
+import { verifyAuditPg } from '@/lib/audit/pg-chain';
 import { CliError, UsageError } from '@/cli/errors';
 import { cell, isoTime, plural, table } from '@/cli/format';
 
-export function auditCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
+export function auditCommand(ctx: CliContext, sub: string | undefined, args: string[]): number | Promise<number> {
   switch (sub) {
     case 'verify':
       return verify(ctx, args);
@@ -74,7 +76,7 @@ export function formatVerifyReport(r: VerifyReport, range: VerifyRange = {}): st
   return `${lines.join('\n')}\n`;
 }
 
-function verify(ctx: CliContext, args: string[]): number {
+function verify(ctx: CliContext, args: string[]): number | Promise<number> {
   const { values, positionals } = parseCommand(args, {
     db: { type: 'string' },
     'public-key': { type: 'string' },
@@ -91,7 +93,9 @@ function verify(ctx: CliContext, args: string[]): number {
     return t / 1000;
   };
   const range: VerifyRange = { from: date(values.from, '--from'), to: date(values.to, '--to') };
-  const file = values.db ?? dbPath(ctx.env);
+  const where = dbLocation(ctx.env, values.db ?? ctx.env.SWARM_DB);
+  if (where.kind === 'postgres') return verifyPostgres(ctx, where.url, values['public-key'] ? readKeyFile(values['public-key']) : undefined, range, values.json === true);
+  const file = where.path;
   const keyText = values['public-key'] ? readKeyFile(values['public-key']) : readLocalVerifierKey(keyDirFor(file, ctx.env));
   if (values.bundle) {
     if (!keyText) throw new CliError('give --public-key FILE: a bundle is checked against the key that signed it.');
@@ -116,6 +120,21 @@ function verify(ctx: CliContext, args: string[]): number {
     );
   }
   ctx.io.out(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report, range));
+  return report.ok ? 0 : 1;
+}
+
+/** `swarm audit verify --db postgres://...`: the same checks on PostgreSQL (checkpoints need --public-key). */
+async function verifyPostgres(ctx: CliContext, url: string, keyText: string | undefined, range: VerifyRange, json: boolean): Promise<number> {
+  const pool = openPool({ url, max: 1, statementTimeoutMs: 600_000 });
+  let report: VerifyReport;
+  try {
+    report = await verifyAuditPg(pool, keyText, range);
+  } catch (error) {
+    throw new CliError(error instanceof DatabaseUnavailable ? error.message : `the chains could not be read: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    await pool.end();
+  }
+  ctx.io.out(json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report, range));
   return report.ok ? 0 : 1;
 }
 

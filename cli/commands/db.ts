@@ -1,17 +1,21 @@
 /**
- * swarm db backup|check: running the database.
+ * swarm db backup|check|migrate|copy: running the database.
  *   backup FILE [--force]   an online backup (SQLite's backup API): a consistent copy while servers keep writing;
  *                           the public verifier key goes beside it, so that `swarm audit verify --db FILE` checks it
  *   check [--json]          integrity_check, foreign keys, migrations applied, and the audit chains verified
+ *   migrate [--db FILE|URL] apply the committed migrations (SQLite or PostgreSQL)
+ *   copy --from FILE --to URL [--public-key FILE]   move a SQLite trail to an empty PostgreSQL database, then verify it
  */
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { migrationsFolder } from '@/db/client';
+import { migrationsFolder, openDatabase } from '@/db/client';
+import { DatabaseUnavailable, migratePostgres, openPool, pgMigrationsFolder } from '@/db/pg/client';
+import { copySqliteToPostgres, CopyRefused } from '@/db/pg/copy';
 import { keyDirFor, readLocalVerifierKey } from '@/lib/audit/checkpoints';
 import { verifyAudit, type VerifyReport } from '@/lib/audit/verify';
 import { expectPositionals, parseCommand } from '@/cli/args';
-import { dbPath, type CliContext } from '@/cli/context';
+import { dbLocation, dbPath, type CliContext } from '@/cli/context';
 import { CliError, UsageError } from '@/cli/errors';
 import { formatVerifyReport } from './audit';
 
@@ -21,8 +25,12 @@ export function dbCommand(ctx: CliContext, sub: string | undefined, args: string
       return backup(ctx, args);
     case 'check':
       return check(ctx, args);
+    case 'migrate':
+      return migrateCommand(ctx, args);
+    case 'copy':
+      return copy(ctx, args);
     default:
-      throw new UsageError(sub ? `unknown command "db ${sub}".` : 'missing subcommand: swarm db backup|check.', [], true);
+      throw new UsageError(sub ? `unknown command "db ${sub}".` : 'missing subcommand: swarm db backup|check|migrate|copy.', [], true);
   }
 }
 
@@ -144,4 +152,67 @@ function check(ctx: CliContext, args: string[]): number {
   ];
   ctx.io.out(`${lines.join('\n')}\n${report.ok ? 'The database is healthy.' : 'The database has problems (see FAIL above).'}\n`);
   return report.ok ? 0 : 1;
+}
+
+/** The migrations a dialect ships (its meta/_journal.json). */
+function journal(folder: string): number {
+  return (JSON.parse(readFileSync(join(folder, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] }).entries.length;
+}
+
+/** `swarm db migrate [--db FILE|URL]`: apply the committed migrations; servers do it at start, this does it ahead. */
+async function migrateCommand(ctx: CliContext, args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, { db: { type: 'string' } });
+  expectPositionals(positionals, []);
+  const where = dbLocation(ctx.env, values.db ?? ctx.env.SWARM_DB);
+  if (where.kind === 'sqlite') {
+    openDatabase({ path: where.path }).$client.close();
+    ctx.io.out(`${where.path}: migrated (${journal(migrationsFolder())} migrations in this version).\n`);
+    return 0;
+  }
+  const pool = openPool({ url: where.url, max: 2 });
+  try {
+    await migratePostgres(pool, where.url);
+  } catch (error) {
+    if (error instanceof DatabaseUnavailable) throw new CliError(error.message);
+    throw error;
+  } finally {
+    await pool.end();
+  }
+  ctx.io.out(`${where.shown}: migrated (${journal(pgMigrationsFolder())} migrations in this version).\n`);
+  return 0;
+}
+
+/** `swarm db copy --from FILE.db --to postgres://...`: the whole trail, ids and hashes unchanged, then verified there. */
+async function copy(ctx: CliContext, args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, { from: { type: 'string' }, to: { type: 'string' }, 'public-key': { type: 'string' }, json: { type: 'boolean' } });
+  expectPositionals(positionals, []);
+  if (!values.from || !values.to) throw new UsageError('give --from FILE.db (the SQLite database) and --to postgres://USER:PASSWORD@HOST:5432/DB (an empty database).');
+  const from = dbLocation(ctx.env, values.from);
+  const to = dbLocation(ctx.env, values.to);
+  if (from.kind !== 'sqlite') throw new UsageError('--from is a SQLite database file.');
+  if (to.kind !== 'postgres') throw new UsageError('--to is a PostgreSQL URL: postgres://USER:PASSWORD@HOST:5432/DB.');
+  if (!existsSync(from.path)) throw new CliError(`there is no database at ${from.path}.`);
+  const key = values['public-key'] ? readFileSync(values['public-key'], 'utf8') : readLocalVerifierKey(keyDirFor(from.path, ctx.env));
+  const pool = openPool({ url: to.url, max: 2, statementTimeoutMs: 600_000 });
+  let report;
+  try {
+    await migratePostgres(pool, to.url);
+    report = await copySqliteToPostgres(from.path, pool, key);
+  } catch (error) {
+    if (error instanceof DatabaseUnavailable || error instanceof CopyRefused) throw new CliError(error.message);
+    throw error;
+  } finally {
+    await pool.end();
+  }
+  const ok = report.target.ok && report.headsMatch;
+  if (values.json) {
+    ctx.io.out(`${JSON.stringify({ ok, ...report }, null, 2)}\n`);
+    return ok ? 0 : 1;
+  }
+  const lines = [`Copied ${from.path} to ${to.shown}:`, ...report.tables.filter((t) => t.rows > 0).map((t) => `  ${t.table}: ${t.rows} rows`)];
+  if (!report.source.ok) lines.push('Note: the source itself does not verify (see swarm audit verify --db FILE); its rows were copied as they are.');
+  lines.push(`On PostgreSQL: ${formatVerifyReport(report.target, {}).trim()}`);
+  lines.push(report.headsMatch ? 'Both chains end at the same row and hash as in the source.' : 'FAILED: the chains on PostgreSQL do not end where the source ends.');
+  ctx.io.out(`${lines.join('\n')}\n`);
+  return ok ? 0 : 1;
 }

@@ -59,125 +59,176 @@ export interface VerifyReport {
 
 /** Verify every chain of this database. `verifierKey`: the public key to check checkpoints with (text). */
 export function verifyAudit(sqlite: Database.Database, verifierKeyText: string | undefined, range: VerifyRange = {}): VerifyReport {
-  let key: ParsedVerifierKey | undefined;
-  const failures: Failure[] = [];
-  if (verifierKeyText) {
-    try {
-      key = parseVerifierKey(verifierKeyText);
-    } catch (e) {
-      failures.push({ table: 'audit_checkpoints', id: 0, problem: 'checkpoint key unknown', message: (e as Error).message });
-    }
-  }
+  const { key, failures } = verifierKeyOf(verifierKeyText);
   const chains = CHAIN_NAMES.map((chain) => verifyChain(sqlite, chain, key, failures, range));
   return { ok: failures.length === 0, chains, failures, keyUsed: verifierKeyText?.trim() ?? null };
 }
 
+/** The verifier key to check checkpoints with; a key that cannot be read is the first failure. */
+export function verifierKeyOf(text: string | undefined): { key: ParsedVerifierKey | undefined; failures: Failure[] } {
+  const failures: Failure[] = [];
+  if (!text) return { key: undefined, failures };
+  try {
+    return { key: parseVerifierKey(text), failures };
+  } catch (e) {
+    failures.push({ table: 'audit_checkpoints', id: 0, problem: 'checkpoint key unknown', message: (e as Error).message });
+    return { key: undefined, failures };
+  }
+}
+
 function verifyChain(sqlite: Database.Database, chain: ChainName, key: ParsedVerifierKey | undefined, failures: Failure[], range: VerifyRange): ChainReport {
-  const fail = (table: string, id: number, problem: Problem, message: string) => {
-    // One failure per table is enough to locate the damage: the first one.
-    if (!failures.some((f) => f.table === table)) failures.push({ table, id, problem, message });
-  };
   const archive = sqlite
     .prepare<[string], { upToId: number; headHash: string }>('SELECT up_to_id AS upToId, head_hash AS headHash FROM audit_archives WHERE chain = ? ORDER BY up_to_id DESC LIMIT 1')
     .get(chain);
   const checkpoints = sqlite
-    .prepare<[string], { id: number; size: number; headHash: string; note: string }>(
-      'SELECT id, size, head_hash AS headHash, note FROM audit_checkpoints WHERE chain = ? ORDER BY id',
-    )
+    .prepare<[string], StoredCheckpoint>('SELECT id, size, head_hash AS headHash, note FROM audit_checkpoints WHERE chain = ? ORDER BY id')
     .all(chain);
-  const wanted = new Set(checkpoints.map((c) => c.size));
-  const hashAt = new Map<number, string>();
-
-  const columns = CHAIN_COLUMNS[chain];
+  const verifier = new ChainVerifier(chain, archive, checkpoints, key, failures, range);
   // Rows as arrays, not objects (measured: half the time per row at a million rows): [id, ...columns, prev, row hash].
-  const last = columns.length + 1;
-  const at = { timestamp: 1 + columns.indexOf('timestamp' as never), prev: last, hash: last + 1 };
-  const rows = sqlite.prepare(`SELECT id, ${columns.join(', ')}, prev_hash, row_hash FROM ${chain} ORDER BY id`).raw(true).iterate() as IterableIterator<unknown[]>;
-  const report: ChainReport = {
-    chain,
-    rowsChecked: 0,
-    legacyRows: 0,
-    archivedUpTo: archive?.upToId ?? null,
-    firstId: null,
-    lastId: null,
-    firstTimestamp: null,
-    lastTimestamp: null,
-    checkpoints: checkpoints.length,
-    checkpointsValid: 0,
-    headHash: null,
-    inRange: { rows: 0, firstId: null, lastId: null },
-  };
-  let expectedId = archive ? archive.upToId + 1 : null;
-  let expectedPrev = archive ? archive.headHash : GENESIS_HASH;
-  let started = archive !== undefined;
-  for (const row of rows) {
+  const rows = sqlite.prepare(chainRowsSql(chain)).raw(true).iterate() as IterableIterator<unknown[]>;
+  for (const row of rows) verifier.add(row);
+  return verifier.finish();
+}
+
+/** A checkpoint as stored beside the chains. */
+export interface StoredCheckpoint {
+  id: number;
+  size: number;
+  headHash: string;
+  note: string;
+}
+
+/** The rows of a chain as the verifier reads them, in chain order: [id, ...chained columns, prev_hash, row_hash]. */
+export function chainRowsSql(chain: ChainName, after?: string): string {
+  return `SELECT id, ${CHAIN_COLUMNS[chain].join(', ')}, prev_hash, row_hash FROM ${chain}${after ? ` WHERE id > ${after}` : ''} ORDER BY id`;
+}
+
+/**
+ * The verification of one chain, fed its rows in id order, whatever database they come from (SQLite reads them in one
+ * pass, PostgreSQL in pages): the hash of every row recomputed, ids dense, each row following the one before, then the
+ * signed checkpoints checked against the heads found. Failures go to the shared list, one per table (the first).
+ */
+export class ChainVerifier {
+  private readonly report: ChainReport;
+  private readonly wanted: Set<number>;
+  private readonly hashAt = new Map<number, string>();
+  private readonly last: number;
+  private readonly at: { timestamp: number; prev: number; hash: number };
+  private expectedId: number | null;
+  private expectedPrev: string;
+  private started: boolean;
+
+  constructor(
+    private readonly chain: ChainName,
+    private readonly archive: { upToId: number; headHash: string } | undefined,
+    private readonly checkpoints: readonly StoredCheckpoint[],
+    private readonly key: ParsedVerifierKey | undefined,
+    private readonly failures: Failure[],
+    private readonly range: VerifyRange,
+  ) {
+    const columns = CHAIN_COLUMNS[chain];
+    this.last = columns.length + 1;
+    this.at = { timestamp: 1 + columns.indexOf('timestamp' as never), prev: this.last, hash: this.last + 1 };
+    this.wanted = new Set(checkpoints.map((c) => c.size));
+    this.report = {
+      chain,
+      rowsChecked: 0,
+      legacyRows: 0,
+      archivedUpTo: archive?.upToId ?? null,
+      firstId: null,
+      lastId: null,
+      firstTimestamp: null,
+      lastTimestamp: null,
+      checkpoints: checkpoints.length,
+      checkpointsValid: 0,
+      headHash: null,
+      inRange: { rows: 0, firstId: null, lastId: null },
+    };
+    this.expectedId = archive ? archive.upToId + 1 : null;
+    this.expectedPrev = archive ? archive.headHash : GENESIS_HASH;
+    this.started = archive !== undefined;
+  }
+
+  private fail(table: string, id: number, problem: Problem, message: string): void {
+    // One failure per table is enough to locate the damage: the first one.
+    if (!this.failures.some((f) => f.table === table)) this.failures.push({ table, id, problem, message });
+  }
+
+  /** The next row: [id, ...chained columns, prev_hash, row_hash]. */
+  add(row: readonly unknown[]): void {
+    const { report, chain, at, range } = this;
     const id = row[0] as number;
     const timestamp = row[at.timestamp] as number;
     const prevHash = row[at.prev] as string | null;
     const storedHash = row[at.hash] as string | null;
     report.firstId ??= id;
     report.lastId = id;
-    if (!started && storedHash === null) {
+    if (!this.started && storedHash === null) {
       report.legacyRows++;
-      expectedId = id + 1;
-      continue;
+      this.expectedId = id + 1;
+      return;
     }
-    started = true;
+    this.started = true;
     report.firstTimestamp ??= timestamp;
     report.lastTimestamp = timestamp;
+    const expectedId = this.expectedId;
     if (expectedId !== null && id !== expectedId) {
-      fail(chain, expectedId, id > expectedId ? 'missing' : 'out of order', `row ${expectedId} is missing (the next row found is ${id})`);
+      this.fail(chain, expectedId, id > expectedId ? 'missing' : 'out of order', `row ${expectedId} is missing (the next row found is ${id})`);
     }
     if (storedHash === null) {
-      fail(chain, id, 'unchained', `row ${id} has no hash although the chain began before it (written or changed outside the product)`);
+      this.fail(chain, id, 'unchained', `row ${id} has no hash although the chain began before it (written or changed outside the product)`);
     } else {
-      if (prevHash !== expectedPrev) {
-        fail(chain, id, 'out of order', `row ${id} does not follow the row before it (its prev_hash is not that row's hash)`);
+      if (prevHash !== this.expectedPrev) {
+        this.fail(chain, id, 'out of order', `row ${id} does not follow the row before it (its prev_hash is not that row's hash)`);
       }
-      const computed = chainHash(prevHash ?? '', id, encodeRow(row, 1, last));
-      if (computed !== storedHash) fail(chain, id, 'changed', `row ${id} was changed after it was written (its hash does not match its content)`);
-      expectedPrev = storedHash;
+      const computed = chainHash(prevHash ?? '', id, encodeRow(row, 1, this.last));
+      if (computed !== storedHash) this.fail(chain, id, 'changed', `row ${id} was changed after it was written (its hash does not match its content)`);
+      this.expectedPrev = storedHash;
     }
-    if (wanted.has(id) && storedHash) hashAt.set(id, storedHash);
+    if (this.wanted.has(id) && storedHash) this.hashAt.set(id, storedHash);
     report.rowsChecked++;
     if ((range.from === undefined || timestamp >= range.from) && (range.to === undefined || timestamp <= range.to)) {
       report.inRange.rows++;
       report.inRange.firstId ??= id;
       report.inRange.lastId = id;
     }
-    expectedId = id + 1;
+    this.expectedId = id + 1;
   }
-  report.headHash = started ? expectedPrev : null;
 
-  for (const c of checkpoints) {
-    if (!key) {
-      fail('audit_checkpoints', c.id, 'checkpoint key unknown', 'no verifier key: give --public-key, or keep audit-signing-key.pub beside the database');
-      continue;
-    }
-    const opened = openCheckpoint(c.note, key);
-    if (!opened.ok) {
-      fail('audit_checkpoints', c.id, opened.problem.startsWith('checkpoint key unknown') ? 'checkpoint key unknown' : 'bad signature', `checkpoint ${c.id}: ${opened.problem}`);
-      continue;
-    }
-    const b = opened.body;
-    if (b.origin !== originOf(chain, key.name) || b.size !== c.size || b.headHash !== c.headHash) {
-      fail('audit_checkpoints', c.id, 'checkpoint does not match', `checkpoint ${c.id}: its signed text does not match its row`);
-      continue;
-    }
-    if (archive && b.size <= archive.upToId) {
+  /** After the last row: the head, and every checkpoint checked against the rows seen. */
+  finish(): ChainReport {
+    const { report, chain, key, archive } = this;
+    report.headHash = this.started ? this.expectedPrev : null;
+    for (const c of this.checkpoints) {
+      if (!key) {
+        this.fail('audit_checkpoints', c.id, 'checkpoint key unknown', 'no verifier key: give --public-key, or keep audit-signing-key.pub beside the database');
+        continue;
+      }
+      const opened = openCheckpoint(c.note, key);
+      if (!opened.ok) {
+        this.fail('audit_checkpoints', c.id, opened.problem.startsWith('checkpoint key unknown') ? 'checkpoint key unknown' : 'bad signature', `checkpoint ${c.id}: ${opened.problem}`);
+        continue;
+      }
+      const b = opened.body;
+      if (b.origin !== originOf(chain, key.name) || b.size !== c.size || b.headHash !== c.headHash) {
+        this.fail('audit_checkpoints', c.id, 'checkpoint does not match', `checkpoint ${c.id}: its signed text does not match its row`);
+        continue;
+      }
+      if (archive && b.size <= archive.upToId) {
+        report.checkpointsValid++;
+        continue;
+      }
+      if (report.lastId === null || b.size > report.lastId) {
+        this.fail(chain, (report.lastId ?? 0) + 1, 'tail truncated after a checkpoint', `checkpoint ${c.id} signed ${b.size} rows, but the table ends at row ${report.lastId ?? 0}`);
+        continue;
+      }
+      const h = this.hashAt.get(b.size);
+      if (h !== b.headHash) {
+        this.fail(chain, b.size, 'changed', `row ${b.size} does not match checkpoint ${c.id} signed at ${new Date(b.time * 1000).toISOString()}`);
+        continue;
+      }
       report.checkpointsValid++;
-      continue;
     }
-    if (report.lastId === null || b.size > report.lastId) {
-      fail(chain, (report.lastId ?? 0) + 1, 'tail truncated after a checkpoint', `checkpoint ${c.id} signed ${b.size} rows, but the table ends at row ${report.lastId ?? 0}`);
-      continue;
-    }
-    const h = hashAt.get(b.size);
-    if (h !== b.headHash) {
-      fail(chain, b.size, 'changed', `row ${b.size} does not match checkpoint ${c.id} signed at ${new Date(b.time * 1000).toISOString()}`);
-      continue;
-    }
-    report.checkpointsValid++;
+    return report;
   }
-  return report;
 }

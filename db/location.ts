@@ -1,0 +1,55 @@
+/**
+ * Where the data lives, from SWARM_DB: a file path (or nothing) is SQLite, `postgres://` or `postgresql://` is
+ * PostgreSQL. Any other URL is refused with the reason, never taken for a file name.
+ */
+export type DbLocation = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; shown: string };
+
+export const DEFAULT_SQLITE_PATH = 'data/swarm.db';
+
+export class DbLocationError extends Error {
+  readonly code = 'DB_LOCATION_INVALID';
+  constructor(message: string) {
+    super(message);
+    this.name = 'DbLocationError';
+  }
+}
+
+/** The URL without its password, for messages and logs. */
+export function redactedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+  }
+}
+
+export function parseDbLocation(value: string | undefined, fallback = DEFAULT_SQLITE_PATH): DbLocation {
+  const v = value?.trim();
+  if (!v) return { kind: 'sqlite', path: fallback };
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(v)?.[1]?.toLowerCase();
+  // A Windows drive letter (C:\...) is a path, not a scheme.
+  if (!scheme || (scheme.length === 1 && /^[a-z]:[\\/]/i.test(v))) return { kind: 'sqlite', path: v };
+  if (scheme === 'postgres' || scheme === 'postgresql') {
+    let u: URL;
+    try {
+      u = new URL(v);
+    } catch {
+      throw new DbLocationError(`SWARM_DB is not a valid PostgreSQL URL (${redactedUrl(v)}): write postgres://USER:PASSWORD@HOST:5432/DATABASE.`);
+    }
+    if (!u.hostname && !u.searchParams.get('host')) throw new DbLocationError(`SWARM_DB names no host (${redactedUrl(v)}): write postgres://USER:PASSWORD@HOST:5432/DATABASE.`);
+    if (u.pathname.replace(/^\//, '') === '') throw new DbLocationError(`SWARM_DB names no database (${redactedUrl(v)}): write postgres://USER:PASSWORD@HOST:5432/DATABASE.`);
+    return { kind: 'postgres', url: v, shown: redactedUrl(v) };
+  }
+  if (scheme === 'file') {
+    try {
+      return { kind: 'sqlite', path: decodeURIComponent(new URL(v).pathname) };
+    } catch {
+      throw new DbLocationError(`SWARM_DB is not a valid file URL (${v}).`);
+    }
+  }
+  throw new DbLocationError(
+    `SWARM_DB uses the scheme "${scheme}:", which this product cannot use: give a SQLite file path (data/swarm.db) or a PostgreSQL URL (postgres://USER:PASSWORD@HOST:5432/DATABASE).`,
+  );
+}

@@ -1,0 +1,118 @@
+/**
+ * PostgreSQL: a connection pool with limits and timeouts, the committed migrations applied at start (once, whichever
+ * of several servers starts first), and errors that say what is wrong instead of a driver's stack.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { migrate } from 'drizzle-orm/node-postgres/migrator';
+import { redactedUrl } from '@/db/location';
+import * as schema from './schema';
+
+export type PgDb = NodePgDatabase<typeof schema> & { $client: pg.Pool };
+
+export interface PgPoolOptions {
+  url: string;
+  /** connections at most (default 10, or SWARM_PG_POOL_MAX) */
+  max?: number;
+  /** how long to wait for a connection, ms (default 5,000) */
+  connectionTimeoutMs?: number;
+  /** a statement that runs longer is cancelled, ms (default 10,000) */
+  statementTimeoutMs?: number;
+  /** an idle connection is closed after, ms (default 30,000) */
+  idleTimeoutMs?: number;
+  /** application_name seen in pg_stat_activity */
+  applicationName?: string;
+}
+
+/** int8 columns (ids, counts) as JS numbers: exact below 2^53, refused above rather than silently rounded. */
+function int8(text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`A bigint value ${text} is beyond what this server can represent exactly.`);
+  return n;
+}
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === 20 ? int8 : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser,
+};
+
+/** The database cannot be reached or refused us: a clear reason, with the URL shown without its password. */
+export class DatabaseUnavailable extends Error {
+  readonly code = 'DATABASE_UNAVAILABLE';
+  constructor(url: string, cause: unknown) {
+    const why = cause instanceof Error ? ((cause as { code?: string }).code ? `${(cause as { code?: string }).code}: ${cause.message}` : cause.message) : String(cause);
+    super(`PostgreSQL at ${redactedUrl(url)} is not available (${why}).`, { cause });
+    this.name = 'DatabaseUnavailable';
+  }
+}
+
+export function openPool(options: PgPoolOptions): pg.Pool {
+  const env = process.env;
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.max ?? (Number(env.SWARM_PG_POOL_MAX) || 10),
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
+    idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
+    statement_timeout: options.statementTimeoutMs ?? 10_000,
+    application_name: options.applicationName ?? 'swarm-permissions',
+    types,
+  });
+  // An idle connection that the server drops (a restart, a failover) must not crash the process: the pool replaces it.
+  pool.on('error', (error) => console.error(`PostgreSQL connection lost (${error.message}); the pool reconnects.`));
+  return pool;
+}
+
+export function pgDatabase(pool: pg.Pool): PgDb {
+  return drizzle(pool, { schema }) as PgDb;
+}
+
+/** The committed PostgreSQL migrations (db/pg/migrations), from the source tree the server and the CLI run in. */
+export function pgMigrationsFolder(): string {
+  const fromCwd = join(process.cwd(), 'db', 'pg', 'migrations');
+  if (process.env.SWARM_PG_MIGRATIONS_DIR) return process.env.SWARM_PG_MIGRATIONS_DIR;
+  if (existsSync(fromCwd)) return fromCwd;
+  return join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+}
+
+/** Any 64-bit key, fixed: the lock that lets one process migrate while the others wait. */
+const MIGRATION_LOCK = 7_318_221_905_001;
+
+/**
+ * Apply the migrations not yet applied. Several servers starting at once take a session advisory lock first: one
+ * migrates, the others wait and then find nothing to do. Throws DatabaseUnavailable when the database cannot be reached.
+ */
+export async function migratePostgres(pool: pg.Pool, url: string): Promise<void> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw new DatabaseUnavailable(url, error);
+  }
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      await migrate(drizzle(client), { migrationsFolder: pgMigrationsFolder() });
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/** Run `fn` in one transaction on one connection; rolled back when it throws. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * The database schema on PostgreSQL (Drizzle, pg-core): the same tables and columns as db/schema.ts (SQLite), so that
+ * one store contract has two implementations and `swarm db copy` moves a trail across unchanged (tests/pg-schema
+ * compares the two column by column). Migrations are generated from this file by drizzle-kit into db/pg/migrations
+ * (drizzle.pg.config.ts) and committed; the append-only triggers are written by hand beside them.
+ *
+ * Types: times are seconds since the epoch as double precision (SQLite's REAL), ids bigint read as JS numbers, JSON
+ * kept as text (the hash chain covers the exact text written). The audit chains' ids are given by the chain writer
+ * (dense, in chain order), never by a sequence.
+ */
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+
+const id = () => bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity();
+const time = (name: string) => doublePrecision(name);
+
+export const permissionDenials = pgTable(
+  'permission_denials',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey(),
+    toolCallId: text('tool_call_id'),
+    toolName: text('tool_name').notNull(),
+    agentName: text('agent_name'),
+    argumentsJson: text('arguments_json'),
+    ruleSource: text('rule_source').notNull(),
+    reason: text('reason'),
+    userRole: text('user_role'),
+    httpMethod: text('http_method'),
+    httpPath: text('http_path'),
+    timestamp: time('timestamp').notNull(),
+    principal: text('principal'),
+    traceJson: text('trace_json'),
+    decisionId: text('decision_id'),
+    policyRevision: text('policy_revision'),
+    maskedPaths: text('masked_paths'),
+    prevHash: text('prev_hash'),
+    rowHash: text('row_hash'),
+  },
+  (t) => [
+    index('permission_denials_timestamp').on(t.timestamp, t.id),
+    index('permission_denials_agent').on(t.agentName, t.id),
+    index('permission_denials_rule_source').on(t.ruleSource, t.id),
+    index('permission_denials_tool').on(t.toolName, t.id),
+  ],
+);
+
+export const denialDailyCounts = pgTable(
+  'permission_denial_daily_counts',
+  {
+    day: integer('day').notNull(),
+    ruleSource: text('rule_source').notNull(),
+    agentName: text('agent_name').notNull(),
+    toolName: text('tool_name').notNull(),
+    userRole: text('user_role').notNull(),
+    n: integer('n').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.day, t.ruleSource, t.agentName, t.toolName, t.userRole] })],
+);
+
+export const denialRollupState = pgTable('permission_denial_rollup_state', {
+  id: integer('id').primaryKey(),
+  highWater: bigint('high_water', { mode: 'number' }).notNull(),
+});
+
+export const approvals = pgTable(
+  'approvals',
+  {
+    id: text('id').primaryKey(),
+    gate: text('gate').notNull(),
+    agentName: text('agent_name').notNull(),
+    toolName: text('tool_name').notNull(),
+    argumentsCanonical: text('arguments_canonical').notNull(),
+    argumentsRedacted: text('arguments_redacted').notNull(),
+    argumentsHash: text('arguments_hash').notNull(),
+    toolCallId: text('tool_call_id'),
+    requestedBy: text('requested_by').notNull(),
+    requestedAt: time('requested_at').notNull(),
+    expiresAt: time('expires_at').notNull(),
+    ruleSource: text('rule_source').notNull(),
+    reason: text('reason'),
+    status: text('status', { enum: ['pending', 'approved', 'rejected', 'expired', 'consumed'] }).notNull(),
+    decidedBy: text('decided_by'),
+    decidedAt: time('decided_at'),
+    decisionReason: text('decision_reason'),
+    consumedAt: time('consumed_at'),
+    approvalsRequired: integer('approvals_required').notNull().default(1),
+    approverRoles: text('approver_roles').notNull().default('operator,admin'),
+    risk: text('risk', { enum: ['low', 'medium', 'high'] }).notNull().default('medium'),
+    gateDescription: text('gate_description'),
+    reportedAt: time('reported_at'),
+    decisionId: text('decision_id'),
+  },
+  (t) => [
+    uniqueIndex('approvals_one_pending_per_call')
+      .on(t.agentName, t.toolName, t.argumentsHash)
+      .where(sql`status = 'pending'`),
+    index('approvals_call').on(t.agentName, t.toolName, t.argumentsHash, t.status),
+    index('approvals_status_requested').on(t.status, t.requestedAt),
+  ],
+);
+
+export const approvalVotes = pgTable(
+  'approval_votes',
+  {
+    approvalId: text('approval_id')
+      .notNull()
+      .references(() => approvals.id),
+    approver: text('approver').notNull(),
+    approverRole: text('approver_role').notNull(),
+    reason: text('reason'),
+    at: time('at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.approvalId, t.approver] })],
+);
+
+export const securityEvents = pgTable(
+  'security_events',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey(),
+    decisionId: text('decision_id'),
+    type: text('type').notNull(),
+    actor: text('actor').notNull(),
+    actorRole: text('actor_role'),
+    outcome: text('outcome').notNull(),
+    target: text('target'),
+    detailJson: text('detail_json'),
+    policyRevision: text('policy_revision'),
+    ip: text('ip'),
+    timestamp: time('timestamp').notNull(),
+    prevHash: text('prev_hash'),
+    rowHash: text('row_hash'),
+  },
+  (t) => [
+    index('security_events_type_time').on(t.type, t.timestamp),
+    index('security_events_time').on(t.timestamp),
+    index('security_events_actor').on(t.actor),
+    index('security_events_decision').on(t.decisionId),
+  ],
+);
+
+export const policyRevisions = pgTable('policy_revisions', {
+  revision: text('revision').primaryKey(),
+  contentJson: text('content_json').notNull(),
+  firstSeenAt: time('first_seen_at').notNull(),
+});
+
+export const auditCheckpoints = pgTable(
+  'audit_checkpoints',
+  {
+    id: id(),
+    chain: text('chain').notNull(),
+    size: bigint('size', { mode: 'number' }).notNull(),
+    headHash: text('head_hash').notNull(),
+    createdAt: time('created_at').notNull(),
+    note: text('note').notNull(),
+  },
+  (t) => [index('audit_checkpoints_chain').on(t.chain, t.size)],
+);
+
+export const auditArchives = pgTable('audit_archives', {
+  id: id(),
+  chain: text('chain').notNull(),
+  upToId: bigint('up_to_id', { mode: 'number' }).notNull(),
+  headHash: text('head_hash').notNull(),
+  rows: bigint('rows', { mode: 'number' }).notNull(),
+  file: text('file').notNull(),
+  fileSha256: text('file_sha256').notNull(),
+  archivedAt: time('archived_at').notNull(),
+});
+
+export const flagOverrides = pgTable('flag_overrides', {
+  name: text('name').primaryKey(),
+  value: boolean('value').notNull(),
+  setBy: text('set_by').notNull(),
+  setAt: time('set_at').notNull(),
+  reason: text('reason').notNull(),
+});
+
+export const flagChanges = pgTable(
+  'flag_changes',
+  {
+    id: id(),
+    name: text('name').notNull(),
+    oldValue: boolean('old_value'),
+    newValue: boolean('new_value'),
+    action: text('action', { enum: ['set', 'unset', 'refused'] }).notNull(),
+    changedBy: text('changed_by').notNull(),
+    changedAt: time('changed_at').notNull(),
+    reason: text('reason').notNull(),
+  },
+  (t) => [index('flag_changes_name').on(t.name, t.changedAt)],
+);
+
+export const users = pgTable('users', {
+  id: id(),
+  username: text('username').notNull().unique(),
+  role: text('role', { enum: ['viewer', 'auditor', 'operator', 'admin'] }).notNull(),
+  passwordHash: text('password_hash'),
+  createdAt: time('created_at').notNull(),
+  disabled: boolean('disabled').notNull().default(false),
+});
+
+export const sessions = pgTable(
+  'sessions',
+  {
+    idHash: text('id_hash').primaryKey(),
+    userId: bigint('user_id', { mode: 'number' })
+      .notNull()
+      .references(() => users.id),
+    createdAt: time('created_at').notNull(),
+    expiresAt: time('expires_at').notNull(),
+  },
+  (t) => [index('sessions_user').on(t.userId)],
+);
+
+export const apiTokens = pgTable('api_tokens', {
+  id: id(),
+  tokenHash: text('token_hash').notNull().unique(),
+  name: text('name').notNull(),
+  userId: bigint('user_id', { mode: 'number' }).references(() => users.id),
+  agentName: text('agent_name'),
+  createdAt: time('created_at').notNull(),
+  revokedAt: time('revoked_at'),
+});
+
+export const notificationDeliveries = pgTable(
+  'notification_deliveries',
+  {
+    id: id(),
+    dedupeKey: text('dedupe_key').notNull().unique(),
+    channel: text('channel').notNull(),
+    channelKind: text('channel_kind', { enum: ['webhook', 'slack'] }).notNull(),
+    event: text('event', { enum: ['approval_requested', 'approval_expiring', 'denial_burst'] }).notNull(),
+    subject: text('subject').notNull(),
+    body: text('body').notNull(),
+    status: text('status', { enum: ['pending', 'sending', 'delivered', 'failed'] }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    maxAttempts: integer('max_attempts').notNull(),
+    nextAttemptAt: time('next_attempt_at').notNull(),
+    claimToken: text('claim_token'),
+    leaseUntil: time('lease_until'),
+    lastStatus: integer('last_status'),
+    lastError: text('last_error'),
+    origin: text('origin').notNull(),
+    createdAt: time('created_at').notNull(),
+    updatedAt: time('updated_at').notNull(),
+    deliveredAt: time('delivered_at'),
+  },
+  (t) => [
+    index('notification_deliveries_due').on(t.status, t.nextAttemptAt),
+    index('notification_deliveries_created').on(t.createdAt),
+    index('notification_deliveries_subject').on(t.event, t.subject, t.createdAt),
+  ],
+);
