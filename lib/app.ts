@@ -444,11 +444,19 @@ export class SwarmApp {
   private buildEngine(): PermissionEngine {
     const engine = this.newEngine();
     // Metrics (lib/ops/metrics.ts): every decision, by decision and rule-source family, and how long it took.
-    // Every decision ends in commit() (decide() and decideAsync() alike); the time a webhook hook took is not in it.
+    // Every decision ends in commit() or commitAsync() (decide() and decideAsync() alike); the time a webhook hook took
+    // is not in it.
     const commit = engine.commit.bind(engine);
     engine.commit = (prepared, meta) => {
       const started = performance.now();
       const result = commit(prepared, meta);
+      observeDecision(prepared.input.kind, result, (performance.now() - started) / 1000);
+      return result;
+    };
+    const commitAsync = engine.commitAsync.bind(engine);
+    engine.commitAsync = async (prepared, meta) => {
+      const started = performance.now();
+      const result = await commitAsync(prepared, meta);
       observeDecision(prepared.input.kind, result, (performance.now() - started) / 1000);
       return result;
     };

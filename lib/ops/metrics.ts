@@ -7,7 +7,7 @@
 import { statSync } from 'node:fs';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Recorded, Recorder, AuditEvent } from '@/lib/permissions/recorder';
-import type { CheckResult } from '@/lib/permissions';
+import { isPromise, type CheckResult } from '@/lib/permissions';
 import type { SwarmApp } from '@/lib/app';
 
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
@@ -83,12 +83,14 @@ export function observeDecision(kind: string, result: CheckResult, seconds: numb
 /** The recorder the engine writes through, timing every denial it writes. */
 export function timedRecorder(inner: Recorder): Recorder {
   return {
-    record(event: AuditEvent): Recorded | undefined {
+    record(event: AuditEvent) {
       const denial = (event.kind === 'tool' || event.kind === 'http') && event.result.decision === 'DENY';
       if (!denial) return inner.record(event);
       const started = performance.now();
+      const observe = () => processMetrics().denialWriteSeconds.observe((performance.now() - started) / 1000);
       const out = inner.record(event);
-      processMetrics().denialWriteSeconds.observe((performance.now() - started) / 1000);
+      if (isPromise<Recorded | undefined>(out)) return out.finally(observe);
+      observe();
       return out;
     },
   };

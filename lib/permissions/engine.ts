@@ -2,6 +2,7 @@ import { newDecisionId } from './decision-id';
 import { ApprovalRequired, PermissionDenied } from './errors';
 import { AuditUnavailable, type Recorder } from './recorder';
 import type { CallHooks, HookPass, ToolCallFinished } from './call-hooks';
+import { drive, isPromise, type Step } from './steps';
 import { conditionHolds } from './condition';
 import { EMPTY_GATES, gateOfTool, type CompiledGate, type GateSet } from './gates';
 import { isStronger, winningRule } from './resolve';
@@ -24,22 +25,27 @@ import {
  * the flag service, the approval store and the denial recorder, and tests or benchmarks wire them to plain data.
  */
 export interface EnginePorts {
-  /** effective flag values; must be cheap (cached by the caller) */
+  /** effective flag values; must be cheap (cached by the caller, also with an asynchronous store) */
   flagValues(): FlagValues;
+  /**
+   * The store answers asynchronously (PostgreSQL): the ports below may return promises, and the engine must be used
+   * through checkAsync(), decideAsync() and enforceAsync() (check() and decide() refuse with EngineIsAsync).
+   */
+  async?: boolean;
   /**
    * approval state of this exact call; called for tool calls only, with the gate that applies (if any). Return
    * undefined when the call cannot need an approval. Must not write: check() is pure.
    */
-  approvalState?(context: ToolContext, gate: CompiledGate | undefined): ApprovalState | undefined;
+  approvalState?(context: ToolContext, gate: CompiledGate | undefined): Step<ApprovalState | undefined>;
   /**
    * The audit trail: every decision is offered to it (a DENY is always written; the others when decision_log_all is
-   * on). It must not return before the row is committed; when it throws, the decision fails closed.
+   * on). It must not return (or resolve) before the row is committed; when it fails, the decision fails closed.
    */
   recorder?: Recorder;
   /** create or reuse the pending approval of this exact call; returns its id */
-  requestApproval?(context: PermissionContext & ToolContext, result: CheckResult): string;
+  requestApproval?(context: PermissionContext & ToolContext, result: CheckResult): Step<string>;
   /** mark an approved approval consumed; false when it was not approved any more (another call used it) */
-  consumeApproval?(approvalId: string): boolean;
+  consumeApproval?(approvalId: string): Step<boolean>;
   /** the lifecycle hooks (config/hooks.yaml, registered TypeScript hooks) around tool calls; see call-hooks.ts */
   callHooks?: CallHooks;
 }
@@ -133,8 +139,24 @@ export class PermissionEngine {
    */
   private contextFor(input: CheckInput): PermissionContext {
     const flags = this.ports.flagValues();
+    if (input.kind !== 'tool') return this.contextWith(input, flags, undefined, undefined);
+    const gate = this.gateFor(input, flags);
+    const approval = this.ports.approvalState?.(input, gate);
+    if (isPromise(approval)) throw new EngineIsAsync('check');
+    return this.contextWith(input, flags, gate, approval);
+  }
+
+  /** contextFor(), waiting for the approval state when the store answers asynchronously. */
+  private *contextSteps(input: CheckInput): Generator<unknown, PermissionContext, unknown> {
+    const flags = this.ports.flagValues();
+    if (input.kind !== 'tool') return this.contextWith(input, flags, undefined, undefined);
+    const gate = this.gateFor(input, flags);
+    const approval = (yield this.ports.approvalState?.(input, gate)) as ApprovalState | undefined;
+    return this.contextWith(input, flags, gate, approval);
+  }
+
+  private contextWith(input: CheckInput, flags: FlagValues, gate: CompiledGate | undefined, approval: ApprovalState | undefined): PermissionContext {
     if (input.kind === 'tool') {
-      const gate = this.gateFor(input, flags);
       return {
         kind: 'tool',
         principal: input.principal,
@@ -146,7 +168,7 @@ export class PermissionEngine {
         now: input.now,
         flags,
         gate,
-        approval: this.ports.approvalState?.(input, gate),
+        approval,
       };
     }
     return {
@@ -221,7 +243,14 @@ export class PermissionEngine {
 
   /** The decision for this context, with the winning rule and the trace. Records nothing. */
   check(input: CheckInput): CheckResult {
+    if (this.ports.async) throw new EngineIsAsync('check');
     return this.evaluate(this.contextFor(input));
+  }
+
+  /** check(), with a store that answers asynchronously (it reads the call's approval state). Records nothing. */
+  async checkAsync(input: CheckInput): Promise<CheckResult> {
+    const context = drive(this.contextSteps(input));
+    return this.evaluate(isPromise(context) ? await context : context);
   }
 
   /**
@@ -237,11 +266,16 @@ export class PermissionEngine {
   private prepareWith(input: CheckInput, sync: boolean): PreparedCall | Promise<PreparedCall> {
     const hooks = this.ports.callHooks;
     if (input.kind !== 'tool' || !hooks || !hooks.appliesBefore(input.agent, input.tool)) return { input };
-    const context = this.contextFor(input) as PermissionContext & ToolContext;
+    const context = this.ports.async ? drive(this.contextSteps(input)) : this.contextFor(input);
+    if (isPromise(context)) return context.then((c) => this.prepareFrom(input, c as PermissionContext & ToolContext, sync));
+    return this.prepareFrom(input, context as PermissionContext & ToolContext, sync);
+  }
+
+  private prepareFrom(input: CheckInput, context: PermissionContext & ToolContext, sync: boolean): PreparedCall | Promise<PreparedCall> {
     const result = this.evaluate(context);
     if (result.decision === 'DENY') return { input };
-    const pass = hooks.before({ context, result }, { sync });
-    return pass instanceof Promise ? pass.then((p) => preparedOf(input, p)) : preparedOf(input, pass);
+    const pass = this.ports.callHooks!.before({ context, result }, { sync });
+    return isPromise<HookPass>(pass) ? pass.then((p) => preparedOf(input, p)) : preparedOf(input, pass);
   }
 
   /**
@@ -250,13 +284,18 @@ export class PermissionEngine {
    * call whose hooks would have to wait (webhook, shell) is refused with HookWouldWait; use decideAsync() for it.
    */
   decide(input: CheckInput, meta: { ip?: string } = {}): CheckResult {
+    if (this.ports.async) throw new EngineIsAsync('decide');
     return this.commit(this.prepareWith(input, true) as PreparedCall, meta);
   }
 
-  /** decide(), waiting for webhook and shell hooks first (outside any transaction), then deciding synchronously. */
+  /**
+   * decide(), waiting for webhook and shell hooks first (outside any transaction), then deciding: synchronously with a
+   * synchronous store, awaiting it with an asynchronous one.
+   */
   async decideAsync(input: CheckInput, meta: { ip?: string } = {}): Promise<CheckResult> {
-    const prepared = this.prepare(input);
-    return this.commit(prepared instanceof Promise ? await prepared : prepared, meta);
+    const p = this.prepare(input);
+    const prepared = isPromise<PreparedCall>(p) ? await p : p;
+    return this.ports.async ? this.commitAsync(prepared, meta) : this.commit(prepared, meta);
   }
 
   /**
@@ -264,35 +303,49 @@ export class PermissionEngine {
    * approval state may have moved while a webhook answered), a block of a hook turned into a DENY attributed to it.
    */
   commit(prepared: PreparedCall, meta: { ip?: string } = {}): CheckResult {
+    if (this.ports.async) throw new EngineIsAsync('decide');
+    const result = drive(this.commitSteps(prepared, meta));
+    if (isPromise(result)) throw new Error('A port of this synchronous engine answered with a promise: declare the store async.');
+    return result;
+  }
+
+  /** commit(), with a store that answers asynchronously. */
+  async commitAsync(prepared: PreparedCall, meta: { ip?: string } = {}): Promise<CheckResult> {
+    const result = drive(this.commitSteps(prepared, meta));
+    return isPromise<CheckResult>(result) ? await result : result;
+  }
+
+  /** The decision and its consequences, written once for both kinds of store (see steps.ts). */
+  private *commitSteps(prepared: PreparedCall, meta: { ip?: string }): Generator<unknown, CheckResult, unknown> {
     const input = prepared.input;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const context = this.contextFor(input);
+      const context = yield* this.contextSteps(input);
       let result = this.evaluate(context);
       result.decisionId = newDecisionId();
       if (prepared.hooks) result = withHooks(result, prepared.hooks);
-      if (result.decision === 'DENY') return this.recorded(context, result, meta);
+      if (result.decision === 'DENY') return yield* this.recorded(context, result, meta);
       if (result.decision === 'ASK') {
         if (context.kind !== 'tool') {
           // An ASK has no meaning for an HTTP request: nobody can approve it, so it is refused and recorded.
-          return this.recorded(context, { ...result, decision: 'DENY' }, meta);
+          return yield* this.recorded(context, { ...result, decision: 'DENY' }, meta);
         }
         if (context.approval?.status === 'pending' && context.approval.id) {
           // This exact call is already waiting for an operator: answer with that request, nothing to write.
           result.approvalId = context.approval.id;
-          return this.recorded(context, result, meta);
+          return yield* this.recorded(context, result, meta);
         }
         if (!this.ports.requestApproval) {
           throw new Error('This engine has no approval store: an ASK decision cannot be turned into a request.');
         }
-        result.approvalId = this.ports.requestApproval(context, result);
-        return this.recorded(context, result, meta);
+        result.approvalId = (yield this.ports.requestApproval(context, result)) as string;
+        return yield* this.recorded(context, result, meta);
       }
       if (context.approval?.status === 'approved' && context.approval.id) {
         // The approval authorises one run. If another caller consumed it first, decide again (it will ask).
-        if (!this.ports.consumeApproval || this.ports.consumeApproval(context.approval.id)) return this.recorded(context, result, meta);
+        if (!this.ports.consumeApproval || ((yield this.ports.consumeApproval(context.approval.id)) as boolean)) return yield* this.recorded(context, result, meta);
         continue;
       }
-      return this.recorded(context, result, meta);
+      return yield* this.recorded(context, result, meta);
     }
     throw new Error('The approval of this call changed state repeatedly while it was being decided; try again.');
   }
@@ -303,11 +356,12 @@ export class PermissionEngine {
   }
 
   /** Offer the decision to the audit trail; a decision that cannot be recorded is refused (AuditUnavailable). */
-  private recorded(context: PermissionContext, result: CheckResult, meta: { ip?: string }): CheckResult {
+  private *recorded(context: PermissionContext, result: CheckResult, meta: { ip?: string }): Generator<unknown, CheckResult, unknown> {
     const recorder = this.ports.recorder;
     if (!recorder) return result;
     try {
-      recorder.record({ kind: context.kind, context: context as PermissionContext & (ToolContext | HttpContext), result, ip: meta.ip });
+      // A synchronous recorder throws here; an asynchronous one rejects, and the rejection is thrown in at the yield.
+      yield recorder.record({ kind: context.kind, context: context as PermissionContext & (ToolContext | HttpContext), result, ip: meta.ip });
     } catch (error) {
       throw new AuditUnavailable(error);
     }
@@ -323,6 +377,15 @@ export class PermissionEngine {
   /** decideAsync(), throwing PermissionDenied for DENY and ApprovalRequired for ASK. */
   async enforceAsync(input: CheckInput): Promise<CheckResult> {
     return enforced(await this.decideAsync(input));
+  }
+}
+
+/** A synchronous method of an engine whose store answers asynchronously (PostgreSQL). */
+export class EngineIsAsync extends Error {
+  readonly code = 'ENGINE_IS_ASYNC';
+  constructor(method: 'check' | 'decide') {
+    super(`This engine's store answers asynchronously: use ${method}Async() instead of ${method}().`);
+    this.name = 'EngineIsAsync';
   }
 }
 

@@ -6,7 +6,8 @@
 export * from './types';
 export * from './errors';
 export { resolve, isStronger, DEFAULT_HTTP_RULE, DEFAULT_TOOL_RULE } from './resolve';
-export { PermissionEngine, type EnginePorts, type EngineOptions } from './engine';
+export { EngineIsAsync, PermissionEngine, type EnginePorts, type EngineOptions, type PreparedCall } from './engine';
+export { drive, isPromise, type Step } from './steps';
 export * from './recorder';
 export * from './call-hooks';
 export { newDecisionId } from './decision-id';

@@ -71,10 +71,11 @@ export interface Recorded {
 
 export interface Recorder {
   /**
-   * Write the event durably (committed before this returns) and return where; `undefined` when the event is not
-   * recorded by configuration (an allowed decision while decision_log_all is off). Throws when it cannot write.
+   * Write the event durably (committed before this returns, or before the promise resolves with an asynchronous
+   * store) and return where; `undefined` when the event is not recorded by configuration (an allowed decision while
+   * decision_log_all is off). Throws (or rejects) when it cannot write.
    */
-  record(event: AuditEvent): Recorded | undefined;
+  record(event: AuditEvent): Recorded | undefined | Promise<Recorded | undefined>;
 }
 
 /** Thrown by the engine when the recorder failed: the decision is refused, never acknowledged without its row. */
