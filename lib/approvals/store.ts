@@ -3,15 +3,14 @@
  * conditional UPDATE on the current state, so concurrent operators, retried requests and racing agents leave exactly
  * one outcome. Rows are never deleted (a trigger refuses it).
  */
-import { randomBytes } from 'node:crypto';
 import { and, asc, desc, eq, gt, inArray, isNull, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '@/db/client';
 import { approvals, approvalVotes, type ApprovalRow, type ApprovalVoteRow } from '@/db/schema';
 import type { ApprovalState, Role } from '@/lib/permissions';
 import type { GateRisk } from '@/lib/permissions/gates';
 import { AppError } from '@/lib/errors';
-import { redact } from '@/lib/audit/redact';
-import { canonicalJson, hashArguments } from './canonical';
+import { hashArguments } from './canonical';
+import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, refusalOf, stateOf, type ApprovalRefusal } from './rules';
 
 export type ApprovalStatusValue = ApprovalRow['status'];
 
@@ -41,8 +40,6 @@ export interface Decider {
   role: Role;
 }
 
-const DEFAULT_DECIDER_ROLES = 'operator,admin';
-const EXPIRED_REASON = 'Expired before an operator decided it.';
 
 /**
  * Told of every transition, inside the transaction that made it (so the audit row commits with it, or neither does):
@@ -59,15 +56,11 @@ export interface ApprovalEvent {
   refusal?: { rule: ApprovalRefusal; message: string };
 }
 
-/** The rules of separation of duties that refuse a decision (each refusal is recorded: approval.refused). */
-export type ApprovalRefusal = 'self_decision' | 'role_not_allowed' | 'second_vote_by_same_person';
+export type { ApprovalRefusal };
+export { newApprovalId };
 export type ApprovalListener = (event: ApprovalEvent) => void;
 
-const now = () => Date.now() / 1000;
-
-export function newApprovalId(): string {
-  return `apr_${randomBytes(12).toString('base64url')}`;
-}
+const now = nowSeconds;
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
@@ -87,16 +80,7 @@ export class ApprovalStore {
    * older than its gate's expiry window, then the call may ask again.
    */
   stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number): ApprovalState {
-    // A read never writes: a request past its expiry reads as expired here; the sweeper records it.
-    const row = this.newestFor(agent, tool, hashArguments(args));
-    if (!row || row.status === 'consumed') return { status: 'none' };
-    const at = now();
-    const status = row.status === 'pending' && row.expiresAt <= at ? 'expired' : row.status;
-    const settledAt = status === 'expired' ? (row.decidedAt ?? row.expiresAt) : row.decidedAt;
-    if ((status === 'rejected' || status === 'expired') && (settledAt ?? 0) + ttlSeconds < at) {
-      return { status: 'none' };
-    }
-    return { status, id: row.id, reason: row.decisionReason ?? undefined };
+    return stateOf(this.newestFor(agent, tool, hashArguments(args)), ttlSeconds);
   }
 
   private newestFor(agent: string, tool: string, hash: string): ApprovalRow | undefined {
@@ -122,39 +106,10 @@ export class ApprovalStore {
         const existing = tx.select().from(approvals).where(samePending).get();
         if (existing && existing.expiresAt > at) return existing;
         if (existing) {
-          const expired = tx
-            .update(approvals)
-            .set({ status: 'expired', decidedBy: 'system', decidedAt: existing.expiresAt, decisionReason: EXPIRED_REASON })
-            .where(and(eq(approvals.id, existing.id), eq(approvals.status, 'pending')))
-            .returning()
-            .get();
+          const expired = this.expireRow(tx, existing);
           if (expired) this.onEvent({ type: 'expired', row: expired });
         }
-        const created = tx
-          .insert(approvals)
-          .values({
-            id: newApprovalId(),
-            gate: r.gate,
-            agentName: r.agent,
-            toolName: r.tool,
-            argumentsCanonical: canonicalJson(r.arguments),
-            argumentsRedacted: JSON.stringify(redact(r.arguments)),
-            argumentsHash: hash,
-            toolCallId: r.toolCallId ?? null,
-            requestedBy: r.requestedBy,
-            requestedAt: at,
-            expiresAt: at + r.expiresInSeconds,
-            ruleSource: r.ruleSource,
-            reason: r.reason,
-            status: 'pending',
-            approvalsRequired: r.approvalsRequired ?? 1,
-            approverRoles: r.approverRoles?.join(',') ?? DEFAULT_DECIDER_ROLES,
-            risk: r.risk ?? 'medium',
-            gateDescription: r.gateDescription ?? null,
-            decisionId: r.decisionId ?? null,
-          })
-          .returning()
-          .get();
+        const created = tx.insert(approvals).values(newRequestRow(r, hash, at)).returning().get();
         this.onEvent({ type: 'requested', row: created });
         return created;
       },
@@ -199,7 +154,7 @@ export class ApprovalStore {
       return this.decideOnce(id, action, by, reason);
     } catch (error) {
       // A refused attempt changes nothing (its transaction is rolled back), and is recorded after it.
-      const refusal = error instanceof AppError ? (error.details as { refusal?: ApprovalRefusal } | undefined)?.refusal : undefined;
+      const refusal = refusalOf(error);
       const row = refusal ? this.get(id) : undefined;
       if (refusal && row) this.onEvent({ type: 'refused', row, by, refusal: { rule: refusal, message: error instanceof Error ? error.message : String(error) } });
       throw error;
@@ -211,51 +166,26 @@ export class ApprovalStore {
       (tx): ApprovalRow | { expiredAt: number } => {
         const row = tx.select().from(approvals).where(eq(approvals.id, id)).get();
         if (!row) throw new AppError('NOT_FOUND', `There is no approval "${id}".`);
-        const at = now();
-        if (row.status === 'pending' && row.expiresAt <= at) {
-          // Past its expiry: it is expired now, whatever the sweeper has done so far, and nobody can decide it.
+        const votes = action === 'approve' ? tx.select().from(approvalVotes).where(eq(approvalVotes.approvalId, id)).all() : [];
+        const verdict = judge(row, votes, action, by, reason);
+        if (verdict.kind === 'expire') {
           // The expiry is committed (and recorded) before the refusal is thrown.
           const expired = this.expireRow(tx, row);
           if (expired) this.onEvent({ type: 'expired', row: expired });
           return { expiredAt: row.expiresAt };
         }
-        if (row.requestedBy === by.id) {
-          throw new AppError('FORBIDDEN', 'Separation of duties: the principal who requested a call cannot decide its approval.', { refusal: 'self_decision' });
-        }
-        const roles = row.approverRoles.split(',');
-        if (!roles.includes(by.role)) {
-          throw new AppError('FORBIDDEN', `Gate "${row.gate}" is decided by ${roles.join(' or ')}; your role is ${by.role}.`, { refusal: 'role_not_allowed' });
-        }
-        if (row.status !== 'pending') throw this.alreadyDecided(row);
-        if (action === 'reject') {
-          const updated = this.settle(tx, id, { status: 'rejected', decidedBy: by.id, decidedAt: at, decisionReason: reason });
-          this.onEvent({ type: 'rejected', row: updated, by });
-          return updated;
-        }
-        const given = tx.select().from(approvalVotes).where(eq(approvalVotes.approvalId, id)).all();
-        if (given.some((v) => v.approver === by.id)) {
-          throw new AppError(
-            'FORBIDDEN',
-            `You already gave approval 1 of ${row.approvalsRequired}; a second person must give the next one (two-person rule).`,
-            { refusal: 'second_vote_by_same_person' },
-          );
-        }
-        tx.insert(approvalVotes).values({ approvalId: id, approver: by.id, approverRole: by.role, reason, at }).run();
-        if (given.length + 1 < row.approvalsRequired) {
-          this.onEvent({ type: 'approved', row, by, given: given.length + 1 });
+        if (action === 'approve') tx.insert(approvalVotes).values({ approvalId: id, approver: by.id, approverRole: by.role, reason, at: verdict.kind === 'settle' ? verdict.to.decidedAt! : now() }).run();
+        if (verdict.kind === 'vote') {
+          this.onEvent({ type: 'approved', row, by, given: verdict.given });
           return row;
         }
-        const approved = this.settle(tx, id, { status: 'approved', decidedBy: by.id, decidedAt: at, decisionReason: reason });
-        this.onEvent({ type: 'approved', row: approved, by, given: given.length + 1 });
-        return approved;
+        const updated = this.settle(tx, id, verdict.to);
+        this.onEvent(action === 'reject' ? { type: 'rejected', row: updated, by } : { type: 'approved', row: updated, by, given: verdict.given });
+        return updated;
       },
       { behavior: 'immediate' },
     );
-    if ('expiredAt' in outcome) {
-      throw new AppError('CONFLICT', `This request expired at ${new Date(outcome.expiredAt * 1000).toISOString()} before anyone decided it.`, {
-        status: 'expired',
-      });
-    }
+    if ('expiredAt' in outcome) throw expiredConflict(outcome.expiredAt);
     return outcome;
   }
 
@@ -266,22 +196,14 @@ export class ApprovalStore {
       .where(and(eq(approvals.id, id), eq(approvals.status, 'pending')))
       .returning()
       .get();
-    if (!updated) throw this.alreadyDecided(tx.select().from(approvals).where(eq(approvals.id, id)).get()!);
+    if (!updated) throw alreadyDecided(tx.select().from(approvals).where(eq(approvals.id, id)).get()!);
     return updated;
-  }
-
-  private alreadyDecided(current: ApprovalRow): AppError {
-    return new AppError(
-      'CONFLICT',
-      `This request is already ${current.status === 'consumed' ? 'approved and run' : current.status}${current.decidedBy && current.decidedBy !== 'system' ? ` (by ${current.decidedBy})` : ''}.`,
-      { status: current.status, decided_by: current.decidedBy, decided_at: current.decidedAt },
-    );
   }
 
   private expireRow(tx: Tx, row: ApprovalRow): ApprovalRow | undefined {
     return tx
       .update(approvals)
-      .set({ status: 'expired', decidedBy: 'system', decidedAt: row.expiresAt, decisionReason: EXPIRED_REASON })
+      .set(expiredFields(row))
       .where(and(eq(approvals.id, row.id), eq(approvals.status, 'pending')))
       .returning()
       .get();

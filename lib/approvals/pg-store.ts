@@ -1,0 +1,161 @@
+/**
+ * The approval store on PostgreSQL, for several servers on one database: the same rules as the SQLite store
+ * (lib/approvals/rules.ts), applied with row locks and conditional updates so that whatever two servers do at the same
+ * moment leaves exactly one outcome.
+ *
+ * - A decision locks the request's row (SELECT … FOR UPDATE) for its transaction: an approval on one server and a
+ *   rejection on another are applied one after the other, and the second finds the request decided (409).
+ * - Consumption is one conditional UPDATE (approved -> consumed): one run per approval, whichever server runs it.
+ * - A request for a call that is already waiting returns that request; two servers asking at once are kept to one
+ *   pending row by the partial unique index, and the loser returns the winner's row.
+ * Listeners are told of every transition inside its transaction, with the transaction, so that the audit row commits
+ * with it or neither does.
+ */
+import { and, asc, desc, eq, inArray, lte, sql } from 'drizzle-orm';
+import type { PgDb } from '@/db/pg/client';
+import { approvals, approvalVotes } from '@/db/pg/schema';
+import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
+import { AppError } from '@/lib/errors';
+import type { ApprovalState } from '@/lib/permissions';
+import { hashArguments } from './canonical';
+import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newRequestRow, nowSeconds, refusalOf, stateOf } from './rules';
+import type { ApprovalEvent, ApprovalRequest, Decider } from './store';
+
+export type PgTx = Parameters<Parameters<PgDb['transaction']>[0]>[0];
+export type PgApprovalListener = (event: ApprovalEvent, tx: PgTx) => void | Promise<void>;
+
+export class PgApprovalStore {
+  constructor(
+    private readonly db: PgDb,
+    private readonly onEvent: PgApprovalListener = () => {},
+  ) {}
+
+  async get(id: string): Promise<ApprovalRow | undefined> {
+    return (await this.db.select().from(approvals).where(eq(approvals.id, id)).limit(1))[0];
+  }
+
+  async stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number): Promise<ApprovalState> {
+    const rows = await this.db
+      .select()
+      .from(approvals)
+      .where(and(eq(approvals.agentName, agent), eq(approvals.toolName, tool), eq(approvals.argumentsHash, hashArguments(args))))
+      .orderBy(desc(approvals.requestedAt), desc(approvals.id))
+      .limit(1);
+    return stateOf(rows[0], ttlSeconds);
+  }
+
+  /** Create the pending approval of this call, or return the one already pending for it (on any server). */
+  request(r: ApprovalRequest): Promise<ApprovalRow> {
+    const hash = hashArguments(r.arguments);
+    const samePending = and(eq(approvals.agentName, r.agent), eq(approvals.toolName, r.tool), eq(approvals.argumentsHash, hash), eq(approvals.status, 'pending'));
+    return this.db.transaction(async (tx) => {
+      const at = nowSeconds();
+      const [existing] = await tx.select().from(approvals).where(samePending).for('update');
+      if (existing && existing.expiresAt > at) return existing;
+      if (existing) {
+        const [expired] = await tx.update(approvals).set(expiredFields(existing)).where(and(eq(approvals.id, existing.id), eq(approvals.status, 'pending'))).returning();
+        if (expired) await this.onEvent({ type: 'expired', row: expired }, tx);
+      }
+      const [created] = await tx.insert(approvals).values(newRequestRow(r, hash, at)).onConflictDoNothing().returning();
+      if (!created) {
+        // Another server created it a moment ago (the partial unique index kept them to one): that request it is.
+        const [winner] = await tx.select().from(approvals).where(samePending);
+        if (!winner) throw new Error('The pending request of this call vanished while it was being created; try again.');
+        return winner;
+      }
+      await this.onEvent({ type: 'requested', row: created }, tx);
+      return created;
+    });
+  }
+
+  /** approved -> consumed, exactly once across every server. False when it was not (or no longer) approved. */
+  consume(id: string): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx
+        .update(approvals)
+        .set({ status: 'consumed', consumedAt: nowSeconds() })
+        .where(and(eq(approvals.id, id), eq(approvals.status, 'approved')))
+        .returning();
+      if (row) await this.onEvent({ type: 'consumed', row }, tx);
+      return row !== undefined;
+    });
+  }
+
+  approve(id: string, by: Decider, reason?: string): Promise<ApprovalRow> {
+    return this.decide(id, 'approve', by, reason ?? null);
+  }
+
+  reject(id: string, by: Decider, reason: string): Promise<ApprovalRow> {
+    if (!reason.trim()) return Promise.reject(new AppError('BAD_REQUEST', 'A rejection needs a reason; it is sent back to the agent.'));
+    return this.decide(id, 'reject', by, reason);
+  }
+
+  private async decide(id: string, action: 'approve' | 'reject', by: Decider, reason: string | null): Promise<ApprovalRow> {
+    try {
+      return await this.decideOnce(id, action, by, reason);
+    } catch (error) {
+      // A refused attempt changes nothing (its transaction is rolled back), and is recorded after it.
+      const refusal = refusalOf(error);
+      if (refusal) {
+        await this.db.transaction(async (tx) => {
+          const [row] = await tx.select().from(approvals).where(eq(approvals.id, id));
+          if (row) await this.onEvent({ type: 'refused', row, by, refusal: { rule: refusal, message: error instanceof Error ? error.message : String(error) } }, tx);
+        });
+      }
+      throw error;
+    }
+  }
+
+  private async decideOnce(id: string, action: 'approve' | 'reject', by: Decider, reason: string | null): Promise<ApprovalRow> {
+    const outcome = await this.db.transaction(async (tx): Promise<ApprovalRow | { expiredAt: number }> => {
+      // The row lock: decisions of one request on several servers are applied one after the other.
+      const [row] = await tx.select().from(approvals).where(eq(approvals.id, id)).for('update');
+      if (!row) throw new AppError('NOT_FOUND', `There is no approval "${id}".`);
+      const votes = action === 'approve' ? await tx.select().from(approvalVotes).where(eq(approvalVotes.approvalId, id)) : [];
+      const verdict = judge(row, votes, action, by, reason);
+      if (verdict.kind === 'expire') {
+        const [expired] = await tx.update(approvals).set(expiredFields(row)).where(and(eq(approvals.id, id), eq(approvals.status, 'pending'))).returning();
+        if (expired) await this.onEvent({ type: 'expired', row: expired }, tx);
+        return { expiredAt: row.expiresAt };
+      }
+      if (action === 'approve') {
+        await tx.insert(approvalVotes).values({ approvalId: id, approver: by.id, approverRole: by.role, reason, at: verdict.kind === 'settle' ? verdict.to.decidedAt! : nowSeconds() });
+      }
+      if (verdict.kind === 'vote') {
+        await this.onEvent({ type: 'approved', row, by, given: verdict.given }, tx);
+        return row;
+      }
+      const [updated] = await tx.update(approvals).set(verdict.to).where(and(eq(approvals.id, id), eq(approvals.status, 'pending'))).returning();
+      if (!updated) throw alreadyDecided((await tx.select().from(approvals).where(eq(approvals.id, id)))[0]!);
+      await this.onEvent(action === 'reject' ? { type: 'rejected', row: updated, by } : { type: 'approved', row: updated, by, given: verdict.given }, tx);
+      return updated;
+    });
+    if ('expiredAt' in outcome) throw expiredConflict(outcome.expiredAt);
+    return outcome;
+  }
+
+  /** pending -> expired for every request past its expiry; each server's sweeper may run it, each expiry happens once. */
+  expireDue(): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const expired = await tx
+        .update(approvals)
+        .set({ status: 'expired', decidedBy: 'system', decidedAt: sql`${approvals.expiresAt}`, decisionReason: EXPIRED_REASON })
+        .where(and(eq(approvals.status, 'pending'), lte(approvals.expiresAt, nowSeconds())))
+        .returning();
+      for (const row of expired) await this.onEvent({ type: 'expired', row }, tx);
+      return expired.length;
+    });
+  }
+
+  /** The approvals given so far, per request, in the order given. */
+  async votesFor(ids: readonly string[]): Promise<Map<string, ApprovalVoteRow[]>> {
+    const out = new Map<string, ApprovalVoteRow[]>();
+    if (ids.length === 0) return out;
+    for (const v of await this.db.select().from(approvalVotes).where(inArray(approvalVotes.approvalId, [...ids])).orderBy(asc(approvalVotes.at))) {
+      const list = out.get(v.approvalId);
+      if (list) list.push(v);
+      else out.set(v.approvalId, [v]);
+    }
+    return out;
+  }
+}

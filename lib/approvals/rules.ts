@@ -1,0 +1,126 @@
+/**
+ * The rules of approvals, once for every store (SQLite, PostgreSQL): what a call's newest request means for the
+ * engine, what a new request holds, and whether a person may decide a request (separation of duties, the two-person
+ * rule, expiry). Pure: rows in, a verdict out; each store applies the verdict with its own conditional updates.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
+import { AppError } from '@/lib/errors';
+import { redact } from '@/lib/audit/redact';
+import type { ApprovalState } from '@/lib/permissions';
+import { canonicalJson } from './canonical';
+import type { ApprovalRequest, Decider } from './store';
+
+export const DEFAULT_DECIDER_ROLES = 'operator,admin';
+export const EXPIRED_REASON = 'Expired before an operator decided it.';
+
+export const nowSeconds = () => Date.now() / 1000;
+
+export function newApprovalId(): string {
+  return `apr_${randomBytes(12).toString('base64url')}`;
+}
+
+/**
+ * The state of this exact call for the engine, from its newest request. A consumed approval is spent (the call asks
+ * again); a rejection or expiry denies the same call until it is older than its gate's expiry window. A read never
+ * writes: a request past its expiry reads as expired (the sweeper records it).
+ */
+export function stateOf(row: ApprovalRow | undefined, ttlSeconds: number, at = nowSeconds()): ApprovalState {
+  if (!row || row.status === 'consumed') return { status: 'none' };
+  const status = row.status === 'pending' && row.expiresAt <= at ? 'expired' : row.status;
+  const settledAt = status === 'expired' ? (row.decidedAt ?? row.expiresAt) : row.decidedAt;
+  if ((status === 'rejected' || status === 'expired') && (settledAt ?? 0) + ttlSeconds < at) return { status: 'none' };
+  return { status, id: row.id, reason: row.decisionReason ?? undefined };
+}
+
+/** The row of a new pending request. */
+export function newRequestRow(r: ApprovalRequest, hash: string, at = nowSeconds()): ApprovalRow {
+  return {
+    id: newApprovalId(),
+    gate: r.gate,
+    agentName: r.agent,
+    toolName: r.tool,
+    argumentsCanonical: canonicalJson(r.arguments),
+    argumentsRedacted: JSON.stringify(redact(r.arguments)),
+    argumentsHash: hash,
+    toolCallId: r.toolCallId ?? null,
+    requestedBy: r.requestedBy,
+    requestedAt: at,
+    expiresAt: at + r.expiresInSeconds,
+    ruleSource: r.ruleSource,
+    reason: r.reason,
+    status: 'pending',
+    decidedBy: null,
+    decidedAt: null,
+    decisionReason: null,
+    consumedAt: null,
+    approvalsRequired: r.approvalsRequired ?? 1,
+    approverRoles: r.approverRoles?.join(',') ?? DEFAULT_DECIDER_ROLES,
+    risk: r.risk ?? 'medium',
+    gateDescription: r.gateDescription ?? null,
+    reportedAt: null,
+    decisionId: r.decisionId ?? null,
+  };
+}
+
+/** What closing an expired request sets. */
+export function expiredFields(row: Pick<ApprovalRow, 'expiresAt'>) {
+  return { status: 'expired' as const, decidedBy: 'system', decidedAt: row.expiresAt, decisionReason: EXPIRED_REASON };
+}
+
+/** The rules of separation of duties that refuse a decision (each refusal is recorded: approval.refused). */
+export type ApprovalRefusal = 'self_decision' | 'role_not_allowed' | 'second_vote_by_same_person';
+
+/** What a person's decision does to a request. */
+export type Verdict =
+  /** past its expiry: close it as expired (and refuse the decision) */
+  | { kind: 'expire' }
+  /** the decision settles the request: rejected, or approved by the last approval needed (the vote is recorded too) */
+  | { kind: 'settle'; to: Pick<ApprovalRow, 'status' | 'decidedBy' | 'decidedAt' | 'decisionReason'>; vote: boolean; given: number }
+  /** one more approval, more are needed */
+  | { kind: 'vote'; given: number };
+
+/**
+ * May `by` decide this request now, and what follows? Throws AppError for a refusal (FORBIDDEN with `refusal`) or a
+ * request that is no longer pending (CONFLICT). `votes`: the approvals given so far.
+ */
+export function judge(row: ApprovalRow, votes: readonly ApprovalVoteRow[], action: 'approve' | 'reject', by: Decider, reason: string | null, at = nowSeconds()): Verdict {
+  // Past its expiry, it is expired whatever the sweeper has done so far, and nobody can decide it.
+  if (row.status === 'pending' && row.expiresAt <= at) return { kind: 'expire' };
+  if (row.requestedBy === by.id) {
+    throw new AppError('FORBIDDEN', 'Separation of duties: the principal who requested a call cannot decide its approval.', { refusal: 'self_decision' });
+  }
+  const roles = row.approverRoles.split(',');
+  if (!roles.includes(by.role)) {
+    throw new AppError('FORBIDDEN', `Gate "${row.gate}" is decided by ${roles.join(' or ')}; your role is ${by.role}.`, { refusal: 'role_not_allowed' });
+  }
+  if (row.status !== 'pending') throw alreadyDecided(row);
+  if (action === 'reject') return { kind: 'settle', to: { status: 'rejected', decidedBy: by.id, decidedAt: at, decisionReason: reason }, vote: false, given: votes.length };
+  if (votes.some((v) => v.approver === by.id)) {
+    throw new AppError('FORBIDDEN', `You already gave approval 1 of ${row.approvalsRequired}; a second person must give the next one (two-person rule).`, {
+      refusal: 'second_vote_by_same_person',
+    });
+  }
+  const given = votes.length + 1;
+  if (given < row.approvalsRequired) return { kind: 'vote', given };
+  return { kind: 'settle', to: { status: 'approved', decidedBy: by.id, decidedAt: at, decisionReason: reason }, vote: true, given };
+}
+
+/** The refusal of a decision on a request that is no longer pending. */
+export function alreadyDecided(current: ApprovalRow): AppError {
+  return new AppError(
+    'CONFLICT',
+    `This request is already ${current.status === 'consumed' ? 'approved and run' : current.status}${current.decidedBy && current.decidedBy !== 'system' ? ` (by ${current.decidedBy})` : ''}.`,
+    { status: current.status, decided_by: current.decidedBy, decided_at: current.decidedAt },
+  );
+}
+
+/** The refusal of a decision on a request that expired. */
+export function expiredConflict(expiresAt: number): AppError {
+  return new AppError('CONFLICT', `This request expired at ${new Date(expiresAt * 1000).toISOString()} before anyone decided it.`, { status: 'expired' });
+}
+
+/** The refusal rule of an error thrown by judge(), if it is one. */
+export function refusalOf(error: unknown): ApprovalRefusal | undefined {
+  return error instanceof AppError ? (error.details as { refusal?: ApprovalRefusal } | undefined)?.refusal : undefined;
+}
