@@ -10,6 +10,35 @@ import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from './catalog';
 import { NO_LOCKS, resolveFlags, type FlagLocks, type FlagOverride, type FlagResolution, type ResolvedFlag } from './resolve';
 
+/** A runtime override may be set: a known flag, a reason, not an invariant turned off, not a flag a profile locks. */
+export function assertOverrideAllowed(name: string, value: boolean, reason: string, locks: FlagLocks): void {
+  const def = FLAGS_BY_NAME.get(name);
+  if (!def) throw new AppError('NOT_FOUND', `There is no flag named "${name}".`);
+  if (!reason.trim()) throw new AppError('BAD_REQUEST', 'A flag change needs a reason.');
+  if (def.tier === 'invariant' && value !== def.defaultValue) {
+    throw new AppError('INVARIANT', `"${name}" is an invariant: it cannot be turned off at runtime, by anyone.`);
+  }
+  const lock = locks.get(name);
+  if (lock) {
+    throw new AppError(
+      'INVARIANT',
+      `"${name}" is locked ${lock.value ? 'on' : 'off'} by the compliance profile ${lock.profiles.join(', ')}: it cannot be changed while the profile is active.`,
+      { locked_by: lock.profiles },
+    );
+  }
+}
+
+/** A runtime override may be removed: a known flag, and a reason. */
+export function assertUnsetAllowed(name: string, reason: string): void {
+  if (!FLAGS_BY_NAME.has(name)) throw new AppError('NOT_FOUND', `There is no flag named "${name}".`);
+  if (!reason.trim()) throw new AppError('BAD_REQUEST', 'A flag change needs a reason.');
+}
+
+/** The value a flag has without a runtime override (environment, alias, default; a profile's lock). */
+export function fallbackValue(name: string, env: Readonly<Record<string, string | undefined>>, locks: FlagLocks): boolean {
+  return resolveFlags(new Map(), env, undefined, locks).flags.get(name)!.value;
+}
+
 export class FlagService {
   private cached: FlagResolution | undefined;
   private cachedAt = 0;
@@ -52,20 +81,7 @@ export class FlagService {
 
   /** Set a runtime override. Refuses unknown flags and any attempt to turn an invariant off. */
   setOverride(name: string, value: boolean, by: string, reason: string): ResolvedFlag {
-    const def = FLAGS_BY_NAME.get(name);
-    if (!def) throw new AppError('NOT_FOUND', `There is no flag named "${name}".`);
-    if (!reason.trim()) throw new AppError('BAD_REQUEST', 'A flag change needs a reason.');
-    if (def.tier === 'invariant' && value !== def.defaultValue) {
-      throw new AppError('INVARIANT', `"${name}" is an invariant: it cannot be turned off at runtime, by anyone.`);
-    }
-    const lock = this.locks.get(name);
-    if (lock) {
-      throw new AppError(
-        'INVARIANT',
-        `"${name}" is locked ${lock.value ? 'on' : 'off'} by the compliance profile ${lock.profiles.join(', ')}: it cannot be changed while the profile is active.`,
-        { locked_by: lock.profiles },
-      );
-    }
+    assertOverrideAllowed(name, value, reason, this.locks);
     // Back to the value it has without an override (environment, alias or default): the override is removed rather
     // than a second one left behind that would hide a later change of the environment or the default.
     if (value === this.fallback(name)) {
@@ -88,13 +104,12 @@ export class FlagService {
 
   /** The value a flag has without a runtime override. */
   private fallback(name: string): boolean {
-    return resolveFlags(new Map(), this.env, undefined, this.locks).flags.get(name)!.value;
+    return fallbackValue(name, this.env, this.locks);
   }
 
   /** Remove a runtime override; the flag falls back to environment, alias or default. */
   unsetOverride(name: string, by: string, reason: string): ResolvedFlag {
-    if (!FLAGS_BY_NAME.has(name)) throw new AppError('NOT_FOUND', `There is no flag named "${name}".`);
-    if (!reason.trim()) throw new AppError('BAD_REQUEST', 'A flag change needs a reason.');
+    assertUnsetAllowed(name, reason);
     const at = Date.now() / 1000;
     this.db.transaction((tx) => {
       const old = tx.select().from(flagOverrides).where(eq(flagOverrides.name, name)).get();

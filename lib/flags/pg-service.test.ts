@@ -1,0 +1,78 @@
+/**
+ * Flags on PostgreSQL with two servers (two services on two connection pools) against a throwaway cluster this file
+ * starts: a change on one reaches the other within a second, also after the other's listening connection was cut.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migratePostgres, openPool, pgDatabase } from '@/db/pg/client';
+import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
+import { PgFlagService } from './pg-service';
+
+let cluster: PgCluster;
+const pools: pg.Pool[] = [];
+const services: PgFlagService[] = [];
+
+async function server(): Promise<PgFlagService> {
+  const pool = openPool({ url: cluster.url, max: 4 });
+  pools.push(pool);
+  const s = new PgFlagService({ db: pgDatabase(pool), pool, env: {} });
+  await s.start();
+  services.push(s);
+  return s;
+}
+
+/** How long until `check` holds (ms), polling every 10 ms, at most `limitMs`. */
+async function within(limitMs: number, check: () => boolean): Promise<number> {
+  const started = performance.now();
+  while (!check()) {
+    if (performance.now() - started > limitMs) throw new Error(`not within ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return performance.now() - started;
+}
+
+beforeAll(async () => {
+  cluster = await startPostgres();
+  const p = openPool({ url: cluster.url, max: 1 });
+  await migratePostgres(p, cluster.url);
+  await p.end();
+}, 60_000);
+afterAll(async () => {
+  for (const s of services) await s.stop();
+  for (const p of pools) await p.end();
+  cluster?.stop();
+});
+
+describe('flags on PostgreSQL, several servers', () => {
+  it('carries a change made on one server to the other within a second, and keeps its history', async () => {
+    const [a, b] = [await server(), await server()];
+    expect(b.values().get('cron_scheduler')).toBe(true);
+    await a.setOverride('cron_scheduler', false, 'olivia', 'maintenance window');
+    const ms = await within(1_000, () => b.values().get('cron_scheduler') === false);
+    expect(ms).toBeLessThan(1_000);
+    expect(b.get('cron_scheduler')).toMatchObject({ value: false, layer: 'override' });
+
+    await b.unsetOverride('cron_scheduler', 'olivia', 'window over');
+    await within(1_000, () => a.values().get('cron_scheduler') === true);
+    const history = await pools[0]!.query<{ action: string; new_value: boolean }>("SELECT action, new_value FROM flag_changes WHERE name = 'cron_scheduler' ORDER BY id");
+    expect(history.rows).toEqual([
+      { action: 'set', new_value: false },
+      { action: 'unset', new_value: true },
+    ]);
+  });
+
+  it('refuses what the SQLite service refuses: an invariant turned off, a change without a reason', async () => {
+    const a = await server();
+    await expect(a.setOverride('audit_trail_security_events', false, 'mallory', 'quiet please')).rejects.toMatchObject({ code: 'INVARIANT' });
+    await expect(a.setOverride('cron_scheduler', false, 'olivia', '  ')).rejects.toMatchObject({ code: 'BAD_REQUEST' });
+  });
+
+  it('still hears of changes after its listening connection was cut', async () => {
+    const [a, b] = [await server(), await server()];
+    // Cut every LISTEN connection of the cluster (as a failover or an idle timeout in a proxy would).
+    await pools[0]!.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()");
+    await new Promise((r) => setTimeout(r, 400));
+    await a.setOverride('batch_runner', false, 'olivia', 'after the cut');
+    await within(2_000, () => b.values().get('batch_runner') === false);
+  });
+});

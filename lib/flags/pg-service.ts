@@ -1,0 +1,140 @@
+/**
+ * Flags on PostgreSQL, for several servers on one database: the overrides are held in memory (the engine reads flag
+ * values on every decision, synchronously), and a change made on any server reaches every other within a second:
+ * the change commits with `pg_notify('swarm_flags', …)`, and each server LISTENs on a connection of its own and reloads
+ * the overrides when told. A server whose listening connection drops reconnects and reloads, and every server also
+ * reloads every few seconds, so a notification lost in a reconnect delays a change, never loses it.
+ *
+ * The same rules as the SQLite service (invariants, locks of compliance profiles, a reason for every change, the
+ * override removed when a flag goes back to its fallback) and the same append-only history (flag_changes).
+ */
+import { eq, sql } from 'drizzle-orm';
+import type pg from 'pg';
+import type { PgDb } from '@/db/pg/client';
+import { flagChanges, flagOverrides } from '@/db/pg/schema';
+import { AppError } from '@/lib/errors';
+import { NO_LOCKS, resolveFlags, type FlagLocks, type FlagOverride, type FlagResolution, type ResolvedFlag } from './resolve';
+import { assertOverrideAllowed, assertUnsetAllowed, fallbackValue } from './service';
+
+export const FLAGS_CHANNEL = 'swarm_flags';
+
+export interface PgFlagServiceOptions {
+  db: PgDb;
+  pool: pg.Pool;
+  env?: Readonly<Record<string, string | undefined>>;
+  locks?: FlagLocks;
+  /** the safety-net reload, ms (default 5,000) */
+  resyncMs?: number;
+}
+
+export class PgFlagService {
+  private overrides = new Map<string, FlagOverride>();
+  private cached: FlagResolution | undefined;
+  private listener: pg.PoolClient | undefined;
+  private resync: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly env: Readonly<Record<string, string | undefined>>;
+  readonly locks: FlagLocks;
+
+  constructor(private readonly options: PgFlagServiceOptions) {
+    this.env = options.env ?? process.env;
+    this.locks = options.locks ?? NO_LOCKS;
+  }
+
+  /** Load the overrides and start listening for changes made by any server. */
+  async start(): Promise<void> {
+    await this.reload();
+    await this.listen();
+    this.resync = setInterval(() => void this.reload().catch(() => undefined), this.options.resyncMs ?? 5_000);
+    this.resync.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.resync) clearInterval(this.resync);
+    const l = this.listener;
+    this.listener = undefined;
+    if (l) {
+      await l.query(`UNLISTEN ${FLAGS_CHANNEL}`).catch(() => undefined);
+      l.release();
+    }
+  }
+
+  private async listen(): Promise<void> {
+    const client = await this.options.pool.connect();
+    client.on('notification', (n) => {
+      if (n.channel === FLAGS_CHANNEL) void this.reload().catch(() => undefined);
+    });
+    client.on('error', () => {
+      // The connection dropped (a restart, a failover, a terminated backend): listen again on a new one, and reload
+      // what may have changed meanwhile.
+      client.release(true);
+      if (this.listener === client) this.listener = undefined;
+      if (!this.stopped) setTimeout(() => void this.listen().then(() => this.reload()).catch(() => undefined), 200).unref();
+    });
+    await client.query(`LISTEN ${FLAGS_CHANNEL}`);
+    this.listener = client;
+  }
+
+  private async reload(): Promise<void> {
+    const rows = await this.options.db.select().from(flagOverrides);
+    this.overrides = new Map(rows.map((r) => [r.name, { value: r.value, setBy: r.setBy, setAt: r.setAt, reason: r.reason }]));
+    this.cached = undefined;
+  }
+
+  resolution(): FlagResolution {
+    this.cached ??= resolveFlags(this.overrides, this.env, undefined, this.locks);
+    return this.cached;
+  }
+
+  values(): ReadonlyMap<string, boolean> {
+    return this.resolution().values;
+  }
+
+  get(name: string): ResolvedFlag {
+    const f = this.resolution().flags.get(name);
+    if (!f) throw new AppError('NOT_FOUND', `There is no flag named "${name}".`);
+    return f;
+  }
+
+  /** Set a runtime override; every server has it within a second. */
+  async setOverride(name: string, value: boolean, by: string, reason: string): Promise<ResolvedFlag> {
+    assertOverrideAllowed(name, value, reason, this.locks);
+    const fallback = fallbackValue(name, this.env, this.locks);
+    const at = Date.now() / 1000;
+    const removed = await this.options.db.transaction(async (tx) => {
+      const [old] = await tx.select().from(flagOverrides).where(eq(flagOverrides.name, name)).for('update');
+      if (value === fallback) {
+        // Back to its fallback: the override is removed rather than a second one left behind.
+        if (!old) return false;
+        await tx.delete(flagOverrides).where(eq(flagOverrides.name, name));
+        await tx.insert(flagChanges).values({ name, oldValue: old.value, newValue: fallback, action: 'unset', changedBy: by, changedAt: at, reason });
+      } else {
+        await tx
+          .insert(flagOverrides)
+          .values({ name, value, setBy: by, setAt: at, reason })
+          .onConflictDoUpdate({ target: flagOverrides.name, set: { value, setBy: by, setAt: at, reason } });
+        await tx.insert(flagChanges).values({ name, oldValue: old ? old.value : this.get(name).value, newValue: value, action: 'set', changedBy: by, changedAt: at, reason });
+      }
+      await tx.execute(sql`SELECT pg_notify(${FLAGS_CHANNEL}, ${name})`);
+      return true;
+    });
+    if (removed || value !== fallback) await this.reload();
+    return this.get(name);
+  }
+
+  /** Remove a runtime override; the flag falls back to environment, alias or default, on every server. */
+  async unsetOverride(name: string, by: string, reason: string): Promise<ResolvedFlag> {
+    assertUnsetAllowed(name, reason);
+    await this.options.db.transaction(async (tx) => {
+      const [old] = await tx.select().from(flagOverrides).where(eq(flagOverrides.name, name)).for('update');
+      if (!old) throw new AppError('NOT_FOUND', `Flag "${name}" has no runtime override to remove.`);
+      await tx.delete(flagOverrides).where(eq(flagOverrides.name, name));
+      const fallback = fallbackValue(name, this.env, this.locks);
+      await tx.insert(flagChanges).values({ name, oldValue: old.value, newValue: fallback, action: 'unset', changedBy: by, changedAt: Date.now() / 1000, reason });
+      await tx.execute(sql`SELECT pg_notify(${FLAGS_CHANNEL}, ${name})`);
+    });
+    await this.reload();
+    return this.get(name);
+  }
+}
