@@ -1,0 +1,82 @@
+/**
+ * One leader at a time across servers (two connection pools), against a throwaway PostgreSQL cluster: the lead moves
+ * when the leader stops or loses its connection, and never to two servers at once.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPool } from '@/db/pg/client';
+import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
+import { Leadership, LEADER_LOCKS } from './leader';
+
+let cluster: PgCluster;
+const pools: pg.Pool[] = [];
+const pool = () => {
+  const p = openPool({ url: cluster.url, max: 3 });
+  pools.push(p);
+  return p;
+};
+
+beforeAll(async () => {
+  cluster = await startPostgres();
+}, 60_000);
+afterAll(async () => {
+  for (const p of pools) await p.end();
+  cluster?.stop();
+});
+
+async function until(check: () => boolean, ms = 3_000): Promise<void> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('leadership (the sweeper and the checkpoint signer run on one server at a time)', () => {
+  it('gives the lead to exactly one server, and hands it over when the leader stops', async () => {
+    const servers = [pool(), pool(), pool()].map((p) => new Leadership(p, LEADER_LOCKS.sweeper));
+    await Promise.all(servers.map((s) => s.start(100)));
+    expect(servers.filter((s) => s.isLeader())).toHaveLength(1);
+    const leader = servers.find((s) => s.isLeader())!;
+    await leader.stop();
+    const others = servers.filter((s) => s !== leader);
+    await until(() => others.some((s) => s.isLeader()));
+    expect(others.filter((s) => s.isLeader())).toHaveLength(1);
+    for (const s of others) await s.stop();
+  });
+
+  it('moves the lead when the leader loses its connection (as when its server is killed), never to two at once', async () => {
+    const a = new Leadership(pool(), LEADER_LOCKS.checkpoints);
+    const b = new Leadership(pool(), LEADER_LOCKS.checkpoints);
+    const held = async () =>
+      (
+        await pools[0]!.query<{ n: number }>(
+          "SELECT count(*)::int8 AS n FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND (l.classid::int8 << 32 | l.objid::int8) = $1",
+          [LEADER_LOCKS.checkpoints],
+        )
+      ).rows[0]!.n;
+    try {
+      await a.start(100);
+      await b.start(100);
+      expect([a.isLeader(), b.isLeader()]).toEqual([true, false]);
+      // The leader's session ends on the database side: its lock goes with it, and a's next try or b's takes it.
+      await pools[0]!.query(
+        "SELECT pg_terminate_backend(l.pid) FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND (l.classid::int8 << 32 | l.objid::int8) = $1",
+        [LEADER_LOCKS.checkpoints],
+      );
+      await until(() => !a.isLeader() || b.isLeader());
+      await new Promise((r) => setTimeout(r, 400));
+      expect([a, b].filter((s) => s.isLeader())).toHaveLength(1);
+      expect(await held()).toBe(1);
+      // A server that stops for good (its timer gone, its session closed) leaves the lead to the other.
+      const leader = a.isLeader() ? a : b;
+      const other = leader === a ? b : a;
+      await leader.stop();
+      await until(() => other.isLeader());
+      expect(await held()).toBe(1);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+});
