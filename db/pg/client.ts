@@ -101,12 +101,26 @@ export async function migratePostgres(pool: pg.Pool, url: string): Promise<void>
   }
 }
 
-/** Run `fn` in one transaction on one connection; rolled back when it throws. */
-export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+/**
+ * One transaction on one connection, for typed queries (`db`, Drizzle bound to the connection) and raw ones (`client`:
+ * the audit chain writer) alike, so that a state change and its audit rows commit together or not at all.
+ */
+export interface PgTx {
+  db: NodePgDatabase<typeof schema>;
+  client: pg.PoolClient;
+}
+
+/** Run `fn` in one transaction; rolled back when it throws. A connection that cannot be had is DatabaseUnavailable. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (tx: PgTx) => Promise<T>, url = ''): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw new DatabaseUnavailable(url || 'the configured database', error);
+  }
   try {
     await client.query('BEGIN');
-    const out = await fn(client);
+    const out = await fn({ db: drizzle(client, { schema }), client });
     await client.query('COMMIT');
     return out;
   } catch (error) {

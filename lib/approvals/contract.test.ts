@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '@/db/client';
-import { migratePostgres, openPool, pgDatabase } from '@/db/pg/client';
+import { migratePostgres, openPool } from '@/db/pg/client';
 import type { ApprovalRow } from '@/db/schema';
 import type { ApprovalState } from '@/lib/permissions';
 import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
@@ -62,7 +62,7 @@ const stores: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
     cleanups.push(() => Promise.all([p1.end(), p2.end()]));
     await migratePostgres(p1, name);
     const events: ApprovalEvent[] = [];
-    return { a: new PgApprovalStore(pgDatabase(p1), (e) => void events.push(e)), b: new PgApprovalStore(pgDatabase(p2), (e) => void events.push(e)), events };
+    return { a: new PgApprovalStore(p1, (e) => void events.push(e)), b: new PgApprovalStore(p2, (e) => void events.push(e)), events };
   },
 };
 

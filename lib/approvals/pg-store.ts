@@ -12,7 +12,8 @@
  * with it or neither does.
  */
 import { and, asc, desc, eq, inArray, lte, sql } from 'drizzle-orm';
-import type { PgDb } from '@/db/pg/client';
+import type pg from 'pg';
+import { inTransaction, pgDatabase, type PgDb, type PgTx } from '@/db/pg/client';
 import { approvals, approvalVotes } from '@/db/pg/schema';
 import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
@@ -21,14 +22,21 @@ import { hashArguments } from './canonical';
 import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newRequestRow, nowSeconds, refusalOf, stateOf } from './rules';
 import type { ApprovalEvent, ApprovalRequest, Decider } from './store';
 
-export type PgTx = Parameters<Parameters<PgDb['transaction']>[0]>[0];
 export type PgApprovalListener = (event: ApprovalEvent, tx: PgTx) => void | Promise<void>;
 
 export class PgApprovalStore {
+  private readonly db: PgDb;
+
   constructor(
-    private readonly db: PgDb,
+    private readonly pool: pg.Pool,
     private readonly onEvent: PgApprovalListener = () => {},
-  ) {}
+  ) {
+    this.db = pgDatabase(pool);
+  }
+
+  private transaction<T>(fn: (t: PgTx['db'], tx: PgTx) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, (tx) => fn(tx.db, tx));
+  }
 
   async get(id: string): Promise<ApprovalRow | undefined> {
     return (await this.db.select().from(approvals).where(eq(approvals.id, id)).limit(1))[0];
@@ -48,13 +56,13 @@ export class PgApprovalStore {
   request(r: ApprovalRequest): Promise<ApprovalRow> {
     const hash = hashArguments(r.arguments);
     const samePending = and(eq(approvals.agentName, r.agent), eq(approvals.toolName, r.tool), eq(approvals.argumentsHash, hash), eq(approvals.status, 'pending'));
-    return this.db.transaction(async (tx) => {
+    return this.transaction(async (tx, t) => {
       const at = nowSeconds();
       const [existing] = await tx.select().from(approvals).where(samePending).for('update');
       if (existing && existing.expiresAt > at) return existing;
       if (existing) {
         const [expired] = await tx.update(approvals).set(expiredFields(existing)).where(and(eq(approvals.id, existing.id), eq(approvals.status, 'pending'))).returning();
-        if (expired) await this.onEvent({ type: 'expired', row: expired }, tx);
+        if (expired) await this.onEvent({ type: 'expired', row: expired }, t);
       }
       const [created] = await tx.insert(approvals).values(newRequestRow(r, hash, at)).onConflictDoNothing().returning();
       if (!created) {
@@ -63,20 +71,20 @@ export class PgApprovalStore {
         if (!winner) throw new Error('The pending request of this call vanished while it was being created; try again.');
         return winner;
       }
-      await this.onEvent({ type: 'requested', row: created }, tx);
+      await this.onEvent({ type: 'requested', row: created }, t);
       return created;
     });
   }
 
   /** approved -> consumed, exactly once across every server. False when it was not (or no longer) approved. */
   consume(id: string): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
+    return this.transaction(async (tx, t) => {
       const [row] = await tx
         .update(approvals)
         .set({ status: 'consumed', consumedAt: nowSeconds() })
         .where(and(eq(approvals.id, id), eq(approvals.status, 'approved')))
         .returning();
-      if (row) await this.onEvent({ type: 'consumed', row }, tx);
+      if (row) await this.onEvent({ type: 'consumed', row }, t);
       return row !== undefined;
     });
   }
@@ -97,9 +105,9 @@ export class PgApprovalStore {
       // A refused attempt changes nothing (its transaction is rolled back), and is recorded after it.
       const refusal = refusalOf(error);
       if (refusal) {
-        await this.db.transaction(async (tx) => {
+        await this.transaction(async (tx, t) => {
           const [row] = await tx.select().from(approvals).where(eq(approvals.id, id));
-          if (row) await this.onEvent({ type: 'refused', row, by, refusal: { rule: refusal, message: error instanceof Error ? error.message : String(error) } }, tx);
+          if (row) await this.onEvent({ type: 'refused', row, by, refusal: { rule: refusal, message: error instanceof Error ? error.message : String(error) } }, t);
         });
       }
       throw error;
@@ -107,7 +115,7 @@ export class PgApprovalStore {
   }
 
   private async decideOnce(id: string, action: 'approve' | 'reject', by: Decider, reason: string | null): Promise<ApprovalRow> {
-    const outcome = await this.db.transaction(async (tx): Promise<ApprovalRow | { expiredAt: number }> => {
+    const outcome = await this.transaction(async (tx, t): Promise<ApprovalRow | { expiredAt: number }> => {
       // The row lock: decisions of one request on several servers are applied one after the other.
       const [row] = await tx.select().from(approvals).where(eq(approvals.id, id)).for('update');
       if (!row) throw new AppError('NOT_FOUND', `There is no approval "${id}".`);
@@ -115,19 +123,19 @@ export class PgApprovalStore {
       const verdict = judge(row, votes, action, by, reason);
       if (verdict.kind === 'expire') {
         const [expired] = await tx.update(approvals).set(expiredFields(row)).where(and(eq(approvals.id, id), eq(approvals.status, 'pending'))).returning();
-        if (expired) await this.onEvent({ type: 'expired', row: expired }, tx);
+        if (expired) await this.onEvent({ type: 'expired', row: expired }, t);
         return { expiredAt: row.expiresAt };
       }
       if (action === 'approve') {
         await tx.insert(approvalVotes).values({ approvalId: id, approver: by.id, approverRole: by.role, reason, at: verdict.kind === 'settle' ? verdict.to.decidedAt! : nowSeconds() });
       }
       if (verdict.kind === 'vote') {
-        await this.onEvent({ type: 'approved', row, by, given: verdict.given }, tx);
+        await this.onEvent({ type: 'approved', row, by, given: verdict.given }, t);
         return row;
       }
       const [updated] = await tx.update(approvals).set(verdict.to).where(and(eq(approvals.id, id), eq(approvals.status, 'pending'))).returning();
       if (!updated) throw alreadyDecided((await tx.select().from(approvals).where(eq(approvals.id, id)))[0]!);
-      await this.onEvent(action === 'reject' ? { type: 'rejected', row: updated, by } : { type: 'approved', row: updated, by, given: verdict.given }, tx);
+      await this.onEvent(action === 'reject' ? { type: 'rejected', row: updated, by } : { type: 'approved', row: updated, by, given: verdict.given }, t);
       return updated;
     });
     if ('expiredAt' in outcome) throw expiredConflict(outcome.expiredAt);
@@ -136,13 +144,13 @@ export class PgApprovalStore {
 
   /** pending -> expired for every request past its expiry; each server's sweeper may run it, each expiry happens once. */
   expireDue(): Promise<number> {
-    return this.db.transaction(async (tx) => {
+    return this.transaction(async (tx, t) => {
       const expired = await tx
         .update(approvals)
         .set({ status: 'expired', decidedBy: 'system', decidedAt: sql`${approvals.expiresAt}`, decisionReason: EXPIRED_REASON })
         .where(and(eq(approvals.status, 'pending'), lte(approvals.expiresAt, nowSeconds())))
         .returning();
-      for (const row of expired) await this.onEvent({ type: 'expired', row }, tx);
+      for (const row of expired) await this.onEvent({ type: 'expired', row }, t);
       return expired.length;
     });
   }

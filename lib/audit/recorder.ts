@@ -7,7 +7,7 @@
 import type Database from 'better-sqlite3';
 import type { NewDenialRow } from '@/db/schema';
 import { PRIORITY, ruleSourceOf, type AuditEvent, type CheckResult, type DecisionEvent, type PermissionContext, type Recorded, type Recorder, type SecurityEvent } from '@/lib/permissions';
-import { ChainAppender } from './chain';
+import { ChainAppender, type ChainName } from './chain';
 import { nowSeconds } from './denial-filter';
 import { maskedArgumentsJson } from './redact';
 import { hookSummary } from '@/lib/hooks/summary';
@@ -95,70 +95,85 @@ export class AuditRecorder implements Recorder {
   }
 
   record(event: AuditEvent): Recorded | undefined {
-    if (isDecision(event)) return this.recordDecision(event);
-    return { table: 'security_events', id: this.appendEvent(eventRow(event)) };
-  }
-
-  private recordDecision(event: DecisionEvent): Recorded | undefined {
-    const { context, result } = event;
-    if (result.decision === 'DENY') return { table: 'permission_denials', id: this.appendDenial(denialOfDecision(context, result, this.options.maskKeys)) };
-    if (!this.options.logAllDecisions()) return undefined;
-    const masked = maskedArgumentsJson(context.arguments, this.options.maskKeys);
-    return {
-      table: 'security_events',
-      id: this.appendEvent({
-        decisionId: result.decisionId ?? null,
-        type: result.decision === 'ALLOW' ? 'decision.allowed' : 'decision.asked',
-        actor: context.principal.kind === 'agent' ? `agent:${context.principal.id}` : context.principal.id,
-        actorRole: context.principal.role,
-        outcome: 'succeeded',
-        target: context.kind === 'http' ? `${context.method} ${context.path}` : `${context.agent} ${context.tool}`,
-        // The arguments and the trace are JSON already: spliced in, not parsed and serialised again.
-        detailJson:
-          `{"rule_source":${JSON.stringify(result.ruleSource)},"reason":${JSON.stringify(result.reason)},` +
-          `"approval_id":${JSON.stringify(result.approvalId ?? null)},"arguments":${masked.json ?? 'null'},` +
-          `"masked_paths":${JSON.stringify(masked.maskedPaths)},"trace":${traceJson(result)}}`,
-        ip: event.ip ?? null,
-      }),
-    };
+    const row = auditRowOf(event, this.options);
+    if (!row) return undefined;
+    return { table: row.chain, id: (row.chain === 'permission_denials' ? this.denials : this.events).append(row.values) };
   }
 
   /** Append one denial row (the engine's denials, and approvals that ended in a denial). Returns its id. */
   appendDenial(d: DenialInput): number {
-    return this.denials.append([
-      d.toolCallId ?? null,
-      d.toolName,
-      d.agentName ?? null,
-      d.argumentsJson ?? null,
-      d.ruleSource,
-      d.reason ?? null,
-      d.userRole ?? null,
-      d.httpMethod ?? null,
-      d.httpPath ?? null,
-      d.timestamp ?? nowSeconds(),
-      d.principal ?? null,
-      d.traceJson ?? null,
-      d.decisionId ?? null,
-      d.policyRevision === undefined ? this.options.revision() : d.policyRevision,
-      d.maskedPaths ?? null,
-    ]);
+    return this.denials.append(denialValues(d, d.policyRevision === undefined ? this.options.revision() : d.policyRevision));
   }
 
   /** Append one security event row. Returns its id. */
   appendEvent(e: EventRow): number {
-    return this.events.append([
-      e.decisionId ?? null,
-      e.type,
-      e.actor,
-      e.actorRole ?? null,
-      e.outcome,
-      e.target ?? null,
-      e.detailJson ?? (e.detail ? JSON.stringify(e.detail) : null),
-      this.options.revision(),
-      e.ip ?? null,
-      e.timestamp ?? nowSeconds(),
-    ]);
+    return this.events.append(eventValues(e, this.options.revision()));
   }
+}
+
+/**
+ * Where an event is recorded and its chained values (both databases write these): a denied decision in
+ * permission_denials, an allowed or asked one in security_events when decision_log_all is on (undefined when it is
+ * off), every other event in security_events.
+ */
+export function auditRowOf(event: AuditEvent, options: RecorderOptions): { chain: ChainName; values: unknown[] } | undefined {
+  if (!isDecision(event)) return { chain: 'security_events', values: eventValues(eventRow(event), options.revision()) };
+  const { context, result } = event;
+  if (result.decision === 'DENY') return { chain: 'permission_denials', values: denialValues(denialOfDecision(context, result, options.maskKeys), options.revision()) };
+  if (!options.logAllDecisions()) return undefined;
+  const masked = maskedArgumentsJson(context.arguments, options.maskKeys);
+  const row: EventRow = {
+    decisionId: result.decisionId ?? null,
+    type: result.decision === 'ALLOW' ? 'decision.allowed' : 'decision.asked',
+    actor: context.principal.kind === 'agent' ? `agent:${context.principal.id}` : context.principal.id,
+    actorRole: context.principal.role,
+    outcome: 'succeeded',
+    target: context.kind === 'http' ? `${context.method} ${context.path}` : `${context.agent} ${context.tool}`,
+    // The arguments and the trace are JSON already: spliced in, not parsed and serialised again.
+    detailJson:
+      `{"rule_source":${JSON.stringify(result.ruleSource)},"reason":${JSON.stringify(result.reason)},` +
+      `"approval_id":${JSON.stringify(result.approvalId ?? null)},"arguments":${masked.json ?? 'null'},` +
+      `"masked_paths":${JSON.stringify(masked.maskedPaths)},"trace":${traceJson(result)}}`,
+    ip: event.ip ?? null,
+  };
+  return { chain: 'security_events', values: eventValues(row, options.revision()) };
+}
+
+/** A denial's chained values, in the order of CHAIN_COLUMNS.permission_denials (both databases write these). */
+export function denialValues(d: DenialInput, revision: string | null): unknown[] {
+  return [
+    d.toolCallId ?? null,
+    d.toolName,
+    d.agentName ?? null,
+    d.argumentsJson ?? null,
+    d.ruleSource,
+    d.reason ?? null,
+    d.userRole ?? null,
+    d.httpMethod ?? null,
+    d.httpPath ?? null,
+    d.timestamp ?? nowSeconds(),
+    d.principal ?? null,
+    d.traceJson ?? null,
+    d.decisionId ?? null,
+    revision,
+    d.maskedPaths ?? null,
+  ];
+}
+
+/** A security event's chained values, in the order of CHAIN_COLUMNS.security_events. */
+export function eventValues(e: EventRow, revision: string | null): unknown[] {
+  return [
+    e.decisionId ?? null,
+    e.type,
+    e.actor,
+    e.actorRole ?? null,
+    e.outcome,
+    e.target ?? null,
+    e.detailJson ?? (e.detail ? JSON.stringify(e.detail) : null),
+    revision,
+    e.ip ?? null,
+    e.timestamp ?? nowSeconds(),
+  ];
 }
 
 function isDecision(e: AuditEvent): e is DecisionEvent {

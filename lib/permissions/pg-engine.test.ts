@@ -1,0 +1,130 @@
+/**
+ * The engine deciding on PostgreSQL, two servers on one database (two engines, two connection pools) against a
+ * throwaway cluster this file starts: the stores of the decision path (flags, approvals, the audit recorder) on
+ * PostgreSQL, the engine's one decision path driven asynchronously.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migratePostgres, openPool, pgDatabase } from '@/db/pg/client';
+import { PgApprovalStore } from '@/lib/approvals/pg-store';
+import { requesterOf } from '@/lib/approvals/store';
+import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
+import { verifyAuditPg } from '@/lib/audit/pg-chain';
+import { parseAgents } from '@/lib/config/agents';
+import { builtInSources } from '@/lib/config/sources';
+import { PgFlagService } from '@/lib/flags/pg-service';
+import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
+import { TEST_AGENTS } from '@/lib/test-support/temp-app';
+import { AuditUnavailable, PermissionEngine, type Principal } from '.';
+import { parseGates } from './gates';
+import { EMPTY_POLICY } from './policy';
+
+let cluster: PgCluster;
+const pools: pg.Pool[] = [];
+const flagServices: PgFlagService[] = [];
+const agents = parseAgents(TEST_AGENTS);
+const gates = parseGates('gates:\n  - id: deploy\n    tools: [deploy_serving]\n');
+
+/** One server: its pool, its flag service, its approval store and recorder, its engine. */
+async function server(url = cluster.url) {
+  const pool = openPool({ url, max: 6, connectionTimeoutMs: 1_000 });
+  pools.push(pool);
+  const recorder = new PgAuditRecorder(pool, { revision: () => null, logAllDecisions: () => false });
+  const flags = new PgFlagService({ db: pgDatabase(pool), pool, env: {} });
+  if (url === cluster.url) {
+    await flags.start();
+    flagServices.push(flags);
+  }
+  const approvals = new PgApprovalStore(pool, (e, tx) =>
+    recorder.recordIn(tx, { kind: 'approval', type: `approval.${e.type}`, actor: e.by?.id ?? e.row.requestedBy, outcome: e.type === 'refused' ? 'refused' : 'succeeded', target: e.row.id, decisionId: e.row.decisionId }).then(() => undefined),
+  );
+  const engine = new PermissionEngine({
+    sources: () => builtInSources(() => agents, () => EMPTY_POLICY),
+    gates: () => gates,
+    ports: {
+      async: true,
+      flagValues: () => flags.values(),
+      approvalState: (ctx, gate) => (gate ? approvals.stateFor(ctx.agent, ctx.tool, ctx.arguments, 3600) : undefined),
+      recorder,
+      requestApproval: async (ctx, result) =>
+        (
+          await approvals.request({
+            gate: ctx.gate!.id,
+            agent: ctx.agent,
+            tool: ctx.tool,
+            arguments: ctx.arguments,
+            requestedBy: requesterOf(ctx.principal),
+            ruleSource: result.ruleSource,
+            reason: result.reason,
+            expiresInSeconds: 3600,
+            decisionId: result.decisionId,
+          })
+        ).id,
+      consumeApproval: (id) => approvals.consume(id),
+    },
+  });
+  return { pool, engine, approvals, flags };
+}
+
+const agent = (name: string): Principal => ({ kind: 'agent', id: name, role: 'viewer', agent: name });
+const call = (name: string, tool: string, args: Record<string, unknown> = {}) => ({ kind: 'tool' as const, principal: agent(name), agent: name, tool, arguments: args });
+
+beforeAll(async () => {
+  cluster = await startPostgres();
+  const p = openPool({ url: cluster.url, max: 1 });
+  await migratePostgres(p, cluster.url);
+  await p.end();
+}, 60_000);
+afterAll(async () => {
+  for (const f of flagServices) await f.stop();
+  for (const p of pools) await p.end();
+  cluster?.stop();
+});
+
+describe('the engine on PostgreSQL, two servers', () => {
+  it('records the denials of both servers in one chain that verifies, each with the id its caller got', async () => {
+    const [a, b] = [await server(), await server()];
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).engine.decideAsync(call('data_cleaner', 'train_model', { i }))),
+    );
+    expect(results.every((r) => r.decision === 'DENY' && r.ruleSource === 'agent_allowlist')).toBe(true);
+    const rows = await a.pool.query<{ id: number; decision_id: string }>('SELECT id, decision_id FROM permission_denials ORDER BY id');
+    expect(rows.rows.map((r) => r.id)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    expect(new Set(rows.rows.map((r) => r.decision_id))).toEqual(new Set(results.map((r) => r.decisionId)));
+    expect((await verifyAuditPg(a.pool, undefined)).failures).toEqual([]);
+  });
+
+  it('asks on one server, is approved on the other, and runs once whichever servers ask again at the same moment', async () => {
+    const [a, b] = [await server(), await server()];
+    const args = { model_id: 'm-pg', env: 'prod' };
+    const asked = await a.engine.decideAsync(call('deployer', 'deploy_serving', args));
+    expect(asked).toMatchObject({ decision: 'ASK', ruleSource: 'hitl:deploy' });
+    expect((await b.engine.decideAsync(call('deployer', 'deploy_serving', args))).approvalId).toBe(asked.approvalId);
+    await b.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'ok');
+    const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).engine.decideAsync(call('deployer', 'deploy_serving', args))));
+    expect(runs.filter((r) => r.decision === 'ALLOW')).toHaveLength(1);
+    const events = await a.pool.query<{ type: string }>('SELECT type FROM security_events WHERE target = $1 ORDER BY id', [asked.approvalId]);
+    expect(events.rows.map((r) => r.type)).toEqual(['approval.requested', 'approval.approved', 'approval.consumed']);
+    expect((await verifyAuditPg(a.pool, undefined)).failures).toEqual([]);
+  });
+
+  it('denies on every server within a second of a kill switch thrown on one', async () => {
+    const [a, b] = [await server(), await server()];
+    expect((await b.engine.decideAsync(call('deployer', 'monitor_drift'))).decision).toBe('ALLOW');
+    await a.flags.setOverride('drift_monitoring', false, 'olivia', 'incident');
+    const started = Date.now();
+    let r = await b.engine.decideAsync(call('deployer', 'monitor_drift'));
+    while (r.decision !== 'DENY' && Date.now() - started < 1_000) {
+      await new Promise((res) => setTimeout(res, 20));
+      r = await b.engine.decideAsync(call('deployer', 'monitor_drift'));
+    }
+    expect(r).toMatchObject({ decision: 'DENY', ruleSource: 'flag:drift_monitoring' });
+    await a.flags.unsetOverride('drift_monitoring', 'olivia', 'over');
+  });
+
+  it('refuses a decision it cannot record when the database is unreachable (fail closed, nothing acknowledged)', async () => {
+    const down = await server('postgres://swarm@127.0.0.1:1/swarm');
+    await expect(down.engine.decideAsync(call('data_cleaner', 'train_model'))).rejects.toThrow(AuditUnavailable);
+    await expect(down.engine.decideAsync(call('data_cleaner', 'train_model'))).rejects.toThrow(/PostgreSQL at .* is not available/);
+  });
+});
