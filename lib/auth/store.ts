@@ -16,6 +16,35 @@ const now = () => Date.now() / 1000;
 /** Told of every change to users and tokens, so that each is a security event (who did it: `by`). */
 export type AuthListener = (event: { type: AuthEventType; by: string; target: string; detail: Record<string, unknown> }) => void;
 
+/** A user name and an optional password a new user may have; throws 400 otherwise. */
+export function assertNewUser(username: string, password: string | undefined): void {
+  if (!/^[a-zA-Z0-9_.@-]{1,64}$/.test(username)) {
+    throw new AppError('BAD_REQUEST', 'A user name is 1 to 64 letters, digits, ".", "_", "@" or "-".');
+  }
+  if (password !== undefined) assertPassword(password);
+}
+
+export function assertPassword(password: string): void {
+  if (password.length < 8) throw new AppError('BAD_REQUEST', 'A password has at least 8 characters.');
+}
+
+/** The principal of a token row (joined with its user): an agent, an enabled user, or nobody. */
+export function principalOfToken(row: { agentName: string | null; username: string | null; role: UserRole | null; disabled: boolean | null } | undefined): Principal | undefined {
+  if (!row) return undefined;
+  if (row.agentName) return { kind: 'agent', id: row.agentName, role: 'viewer', agent: row.agentName };
+  if (!row.username || !row.role || row.disabled) return undefined;
+  return { kind: 'user', id: row.username, role: row.role };
+}
+
+/** The principal of a live session row (joined with its user), unless the user is disabled. */
+export function principalOfSession(row: { username: string; role: UserRole; disabled: boolean } | undefined): Principal | undefined {
+  if (!row || row.disabled) return undefined;
+  return { kind: 'user', id: row.username, role: row.role };
+}
+
+/** What a token's owner is, in the security event that records the token. */
+export const tokenOwner = (owner: { username: string } | { agent: string }) => ('username' in owner ? owner.username : `agent:${owner.agent}`);
+
 export class AuthStore {
   /**
    * The lookups every API request makes, prepared once (measured: building and preparing the query on each call cost
@@ -56,10 +85,7 @@ export class AuthStore {
   }
 
   createUser(username: string, role: UserRole, password?: string, by = 'system'): UserRow {
-    if (!/^[a-zA-Z0-9_.@-]{1,64}$/.test(username)) {
-      throw new AppError('BAD_REQUEST', 'A user name is 1 to 64 letters, digits, ".", "_", "@" or "-".');
-    }
-    if (password !== undefined && password.length < 8) throw new AppError('BAD_REQUEST', 'A password has at least 8 characters.');
+    assertNewUser(username, password);
     if (this.findUser(username)) throw new AppError('CONFLICT', `User "${username}" already exists.`);
     const user = this.db
       .insert(users)
@@ -71,7 +97,7 @@ export class AuthStore {
   }
 
   setPassword(username: string, password: string): void {
-    if (password.length < 8) throw new AppError('BAD_REQUEST', 'A password has at least 8 characters.');
+    assertPassword(password);
     const res = this.db.update(users).set({ passwordHash: hashPassword(password) }).where(eq(users.username, username)).run();
     if (res.changes !== 1) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
   }
@@ -103,9 +129,7 @@ export class AuthStore {
   }
 
   principalForSession(token: string): Principal | undefined {
-    const row = this.sessionLookup.get({ hash: sha256(token), now: now() });
-    if (!row || row.disabled) return undefined;
-    return { kind: 'user', id: row.username, role: row.role };
+    return principalOfSession(this.sessionLookup.get({ hash: sha256(token), now: now() }));
   }
 
   /** A token for a user (acts with the user's role) or for an agent (acts only as that agent). Shown once. */
@@ -148,14 +172,10 @@ export class AuthStore {
       agentName = owner.agent;
     }
     const row = this.db.insert(apiTokens).values({ tokenHash: sha256(token), name, userId, agentName, createdAt: now() }).returning().get();
-    this.onEvent({ type: 'token.created', by, target: String(row.id), detail: { name, owner: 'username' in owner ? owner.username : `agent:${owner.agent}` } });
+    this.onEvent({ type: 'token.created', by, target: String(row.id), detail: { name, owner: tokenOwner(owner) } });
   }
 
   principalForToken(token: string): Principal | undefined {
-    const row = this.tokenLookup.get({ hash: sha256(token) });
-    if (!row) return undefined;
-    if (row.agentName) return { kind: 'agent', id: row.agentName, role: 'viewer', agent: row.agentName };
-    if (!row.username || !row.role || row.disabled) return undefined;
-    return { kind: 'user', id: row.username, role: row.role };
+    return principalOfToken(this.tokenLookup.get({ hash: sha256(token) }));
   }
 }
