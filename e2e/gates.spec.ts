@@ -37,23 +37,10 @@ async function swarm(...args: string[]): Promise<string> {
 }
 
 /** What a Python agent does: one JSON POST with its bearer token, nothing from this project's code. */
-async function restCheck(tool: string, args: Record<string, unknown>) {
-  const res = await fetch(`${server.url}/api/v1/permissions/check`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ agent: 'deployer', tool, arguments: args }),
-  });
-  expect(res.status).toBe(200);
-  return (await res.json()) as { decision: string; rule_source: string; approval_id: string | null; trace: { rule_source: string; decision: string }[] };
-}
+const restCheck = (tool: string, args: Record<string, unknown>) =>
+  server.check<{ decision: string; rule_source: string; approval_id: string | null; trace: { rule_source: string; decision: string }[] }>(agentToken, { agent: 'deployer', tool, arguments: args });
 
-async function signInAs(page: Page, username: string) {
-  await page.goto(`${server.url}/login`);
-  await page.getByLabel('User name').fill(username);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByTestId('signed-in-user')).toContainText(username);
-}
+const signInAs = (page: Page, username: string) => server.signIn(page, username, PASSWORD);
 
 test.beforeAll(async () => {
   server = isolatedServer(E2E.port + 71);

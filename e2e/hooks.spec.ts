@@ -51,25 +51,19 @@ hooks:
     webhook: { url: "${url}", secret_env: SWARM_HOOK_SECRET }
 `;
 
-/** What a Python agent does: one JSON POST with its bearer token. */
-async function restCheck(tool: string, args: Record<string, unknown>) {
-  const res = await fetch(`${server.url}/api/v1/permissions/check`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ agent: 'deployer', tool, arguments: args }),
-  });
-  expect(res.status).toBe(200);
-  return (await res.json()) as {
-    decision: string;
-    rule_source: string;
-    reason: string;
-    decision_id: string;
-    approval_id: string | null;
-    arguments: Record<string, unknown> | null;
-    arguments_changed_by: string[];
-    hooks: { hook: string; outcome: string }[];
-  };
+interface Answer {
+  decision: string;
+  rule_source: string;
+  reason: string;
+  decision_id: string;
+  approval_id: string | null;
+  arguments: Record<string, unknown> | null;
+  arguments_changed_by: string[];
+  hooks: { hook: string; outcome: string }[];
 }
+
+/** What a Python agent does: one JSON POST with its bearer token. */
+const restCheck = (tool: string, args: Record<string, unknown>) => server.check<Answer>(agentToken, { agent: 'deployer', tool, arguments: args });
 
 test.beforeAll(async () => {
   receiver = createServer((req, res) => {
@@ -139,11 +133,7 @@ test('a webhook reviews calls before they run, and hears approval requests and d
 
 test('/transparency lists every hook, what it does and why', async ({ page }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
-  await page.goto(`${server.url}/login`);
-  await page.getByLabel('User name').fill('admin');
-  await page.getByLabel('Password').fill('isolated-admin-password');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByTestId('signed-in-user')).toContainText('admin');
+  await server.signIn(page);
   await page.goto(`${server.url}/transparency#hooks`);
   const table = page.getByRole('table', { name: 'Hooks in force' });
   await expect(table.getByRole('row')).toHaveCount(7);

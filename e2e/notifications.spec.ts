@@ -66,11 +66,7 @@ bursts:
     expect(got.every((g) => g.signed && g.event === 'approval_requested' && g.agent === 'deployer')).toBe(true);
 
     await page.setViewportSize({ width: 1440, height: 900 });
-    await page.goto(`${server.url}/login`);
-    await page.getByLabel('User name').fill('admin');
-    await page.getByLabel('Password').fill('isolated-admin-password');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect(page.getByTestId('signed-in-user')).toContainText('admin');
+    await server.signIn(page);
 
     await page.goto(`${server.url}/notifications`);
     await expect(page.getByRole('heading', { name: 'Notifications', level: 1 })).toBeVisible();

@@ -6,7 +6,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db, type SyncMode } from '@/db/client';
 import { parseDbLocation } from '@/db/location';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
-import { ApprovalStore, requesterOf, type ApprovalEvent } from './approvals/store';
+import { ApprovalStore, approvalRequestOf, type ApprovalEvent } from './approvals/store';
 import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from './approvals/gates';
 import { DenialStore } from './audit/denials';
 import { AuditRecorder } from './audit/recorder';
@@ -475,25 +475,7 @@ export class SwarmApp {
             : undefined,
         // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
         recorder: timedRecorder(this.recorder),
-        requestApproval: (ctx, result) => {
-          const gate = ctx.gate;
-          return this.approvals.request({
-            gate: gate?.id ?? result.ruleSource,
-            agent: ctx.agent,
-            tool: ctx.tool,
-            arguments: ctx.arguments,
-            toolCallId: ctx.toolCallId,
-            requestedBy: requesterOf(ctx.principal),
-            ruleSource: result.ruleSource,
-            reason: result.reason,
-            expiresInSeconds: gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS,
-            approvalsRequired: gate?.approvers.count,
-            approverRoles: gate?.approvers.roles,
-            risk: gate?.risk,
-            gateDescription: gate?.description,
-            decisionId: result.decisionId,
-          }).id;
-        },
+        requestApproval: (ctx, result) => this.approvals.request(approvalRequestOf(ctx, result)).id,
         consumeApproval: (id) => this.approvals.consume(id),
         callHooks: this.hooks,
       },

@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '@/db/client';
-import { migratePostgres, openPool } from '@/db/pg/client';
 import type { ApprovalRow } from '@/db/schema';
 import type { ApprovalState } from '@/lib/permissions';
-import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
+import { deployRequest } from '@/lib/test-support/temp-app';
+import { usePostgres } from '@/lib/test-support/use-postgres';
 import { PgApprovalStore } from './pg-store';
 import { ApprovalStore, type ApprovalEvent, type ApprovalRequest, type Decider } from './store';
 
@@ -32,17 +32,12 @@ interface TwoServers {
   events: ApprovalEvent[];
 }
 
-let cluster: PgCluster | undefined;
+const pg15 = usePostgres();
 const cleanups: (() => unknown)[] = [];
-beforeAll(async () => {
-  cluster = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  for (const c of cleanups.reverse()) await c();
-  cluster?.stop();
+afterAll(() => {
+  for (const c of cleanups) c();
 });
 
-let n = 0;
 const stores: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
   async SQLite() {
     const dir = mkdtempSync(join(tmpdir(), 'swarm-contract-'));
@@ -56,27 +51,14 @@ const stores: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
     return { a: new ApprovalStore(d1, (e) => events.push(e)), b: new ApprovalStore(d2, (e) => events.push(e)), events };
   },
   async PostgreSQL() {
-    const name = `contract_${++n}`;
-    cluster!.createDatabase(name);
-    const [p1, p2] = [openPool({ url: cluster!.urlOf(name), max: 5 }), openPool({ url: cluster!.urlOf(name), max: 5 })];
-    cleanups.push(() => Promise.all([p1.end(), p2.end()]));
-    await migratePostgres(p1, name);
+    const name = await pg15.freshDatabase('approvals');
+    const [p1, p2] = [pg15.pool(name, 5), pg15.pool(name, 5)];
     const events: ApprovalEvent[] = [];
     return { a: new PgApprovalStore(p1, (e) => void events.push(e)), b: new PgApprovalStore(p2, (e) => void events.push(e)), events };
   },
 };
 
-const deploy = (over: Partial<ApprovalRequest> = {}): ApprovalRequest => ({
-  gate: 'deploy',
-  agent: 'deployer',
-  tool: 'deploy_serving',
-  arguments: { model_id: 'm-42', env: 'prod' },
-  requestedBy: 'agent:deployer',
-  ruleSource: 'hitl:deploy',
-  reason: 'Gate "deploy" needs a person\'s approval for this call.',
-  expiresInSeconds: 3600,
-  ...over,
-});
+const deploy = deployRequest;
 const olivia: Decider = { id: 'olivia', role: 'operator' };
 const otto: Decider = { id: 'otto', role: 'operator' };
 

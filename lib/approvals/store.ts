@@ -6,7 +6,8 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '@/db/client';
 import { approvals, approvalVotes, type ApprovalRow, type ApprovalVoteRow } from '@/db/schema';
-import type { ApprovalState, Role } from '@/lib/permissions';
+import type { ApprovalState, CheckResult, PermissionContext, Role, ToolContext } from '@/lib/permissions';
+import { DEFAULT_APPROVAL_TTL_SECONDS } from './gates';
 import type { GateRisk } from '@/lib/permissions/gates';
 import { AppError } from '@/lib/errors';
 import { hashArguments } from './canonical';
@@ -345,4 +346,25 @@ export function approvalToJson(row: ApprovalRow, votes: readonly ApprovalVoteRow
 /** How an approval request names who asked: `agent:<name>` for an agent token, the user name otherwise. */
 export function requesterOf(principal: { kind: string; id: string }): string {
   return principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
+}
+
+/** The request an ASK of the engine makes: this exact call, bound to its gate's approvers, risk and expiry. */
+export function approvalRequestOf(ctx: PermissionContext & ToolContext, result: CheckResult): ApprovalRequest {
+  const gate = ctx.gate;
+  return {
+    gate: gate?.id ?? result.ruleSource,
+    agent: ctx.agent,
+    tool: ctx.tool,
+    arguments: ctx.arguments,
+    toolCallId: ctx.toolCallId,
+    requestedBy: requesterOf(ctx.principal),
+    ruleSource: result.ruleSource,
+    reason: result.reason,
+    expiresInSeconds: gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS,
+    approvalsRequired: gate?.approvers.count,
+    approverRoles: gate?.approvers.roles,
+    risk: gate?.risk,
+    gateDescription: gate?.description,
+    decisionId: result.decisionId,
+  };
 }

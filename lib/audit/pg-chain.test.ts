@@ -5,32 +5,19 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '@/db/client';
 import { parseDbLocation } from '@/db/location';
 import { DatabaseUnavailable, migratePostgres, openPool } from '@/db/pg/client';
 import { copySqliteToPostgres, COPIED_TABLES, CopyRefused } from '@/db/pg/copy';
-import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
+import { usePostgres } from '@/lib/test-support/use-postgres';
 import { tempApp } from '@/lib/test-support/temp-app';
 import { CHAIN_COLUMNS, GENESIS_HASH, rowHash } from './chain';
 import { PgChainWriter, verifyAuditPg } from './pg-chain';
 
-let cluster: PgCluster;
-const pools: pg.Pool[] = [];
-const pool = (database = 'swarm') => {
-  const p = openPool({ url: cluster.urlOf(database), max: 4 });
-  pools.push(p);
-  return p;
-};
-
-beforeAll(async () => {
-  cluster = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  for (const p of pools) await p.end();
-  cluster?.stop();
-});
+const pg15 = usePostgres();
+const pool = (database = 'swarm') => pg15.pool(database);
 
 const denialRow = (i: number, writer: string) => [null, 'deploy_serving', writer, `{"i":${i}}`, 'agent_allowlist', `reason ${i}`, 'viewer', null, null, 1_790_000_000 + i / 7, writer, '[]', `dec-${writer}-${i}`, 'rev_x', null];
 const eventRow = (i: number, writer: string) => [null, 'auth.login.succeeded', writer, 'admin', 'succeeded', null, `{"i":${i}}`, 'rev_x', '127.0.0.1', 1_790_000_000 + i];
@@ -50,13 +37,13 @@ async function appendIn(p: pg.Pool, rows: { denials?: unknown[][]; events?: unkn
 
 describe('PostgreSQL: schema and migrations', () => {
   it('migrates once when several servers start together, with the same tables and columns as SQLite', async () => {
-    cluster.createDatabase('fresh');
+    pg15.cluster.createDatabase('fresh');
     const [a, b, c] = [pool('fresh'), pool('fresh'), pool('fresh')];
     await Promise.all([migratePostgres(a, 'a'), migratePostgres(b, 'b'), migratePostgres(c, 'c')]);
     const applied = await a.query<{ n: number }>('SELECT count(*)::int8 AS n FROM drizzle.__drizzle_migrations');
     expect(applied.rows[0]!.n).toBe(readFileSync(join('db/pg/migrations/meta/_journal.json'), 'utf8').match(/"tag"/g)!.length);
 
-    const sqlite = openDatabase({ path: join(cluster.dir, 'parity.db') }).$client;
+    const sqlite = openDatabase({ path: join(pg15.cluster.dir, 'parity.db') }).$client;
     for (const table of COPIED_TABLES) {
       const inSqlite = (sqlite.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((r) => r.name).sort();
       const inPg = (await a.query<{ column_name: string }>('SELECT column_name FROM information_schema.columns WHERE table_name = $1', [table])).rows.map((r) => r.column_name).sort();
@@ -67,7 +54,7 @@ describe('PostgreSQL: schema and migrations', () => {
 
   it('refuses UPDATE, DELETE and TRUNCATE on the audit trail, naming the table', async () => {
     const p = pool();
-    await migratePostgres(p, cluster.url);
+    await migratePostgres(p, pg15.cluster.url);
     await appendIn(p, { denials: [denialRow(0, 'x')], events: [eventRow(0, 'x')] });
     for (const table of ['permission_denials', 'security_events']) {
       await expect(p.query(`UPDATE ${table} SET timestamp = 0`)).rejects.toThrow(`${table} is append-only: UPDATE is refused`);
@@ -84,8 +71,8 @@ describe('PostgreSQL: schema and migrations', () => {
 
   it('says which database cannot be reached, without its password', async () => {
     const dead = openPool({ url: 'postgres://swarm:s3cret-pw@127.0.0.1:1/swarm', connectionTimeoutMs: 1_000 });
-    pools.push(dead);
     const error = await migratePostgres(dead, 'postgres://swarm:s3cret-pw@127.0.0.1:1/swarm').catch((e: unknown) => e);
+    await dead.end();
     expect(error).toBeInstanceOf(DatabaseUnavailable);
     expect((error as Error).message).toMatch(/^PostgreSQL at postgres:\/\/swarm:\*\*\*@127\.0\.0\.1:1\/swarm is not available \(ECONNREFUSED/);
     expect((error as Error).message).not.toContain('s3cret');
@@ -95,7 +82,7 @@ describe('PostgreSQL: schema and migrations', () => {
 describe('PostgreSQL: one audit chain, several writers', () => {
   it('keeps one dense chain when writers on separate connections append to both tables at once', async () => {
     const p = pool();
-    await migratePostgres(p, cluster.url);
+    await migratePostgres(p, pg15.cluster.url);
     const before = (await p.query<{ n: number }>('SELECT count(*)::int8 AS n FROM permission_denials')).rows[0]!.n;
     const writers = ['w1', 'w2', 'w3', 'w4'].map((w) => ({ w, p: pool() }));
     await Promise.all(
@@ -119,9 +106,9 @@ describe('PostgreSQL: one audit chain, several writers', () => {
   });
 
   it('finds a row changed behind the triggers, and a row removed, at their ids', async () => {
-    cluster.createDatabase('tamper');
+    pg15.cluster.createDatabase('tamper');
     const p = pool('tamper');
-    await migratePostgres(p, cluster.url);
+    await migratePostgres(p, pg15.cluster.url);
     await appendIn(p, { denials: [0, 1, 2, 3, 4].map((i) => denialRow(i, 'x')) });
     // The owner of the tables can lift a trigger: exactly what the application's role must not be able to do.
     await p.query('ALTER TABLE permission_denials DISABLE TRIGGER permission_denials_no_change');
@@ -144,9 +131,9 @@ describe('swarm db copy: a SQLite trail moved to PostgreSQL', () => {
       a.flags.setOverride('cron_scheduler', false, 'olivia', 'maintenance');
       a.checkpointAudit();
       const key = readFileSync(join(t.dir, 'audit-signing-key.pub'), 'utf8');
-      cluster.createDatabase('copied');
+      pg15.cluster.createDatabase('copied');
       const target = pool('copied');
-      await migratePostgres(target, cluster.urlOf('copied'));
+      await migratePostgres(target, pg15.cluster.urlOf('copied'));
       const report = await copySqliteToPostgres(t.dbPath, target, key);
       expect(report.source.ok).toBe(true);
       expect(report.target.failures).toEqual([]);

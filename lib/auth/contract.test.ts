@@ -8,10 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '@/db/client';
-import { migratePostgres, openPool } from '@/db/pg/client';
 import type { UserRow } from '@/db/schema';
 import type { Principal } from '@/lib/permissions';
-import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
+import { usePostgres } from '@/lib/test-support/use-postgres';
 import { PgAuthStore } from './pg-store';
 import { AuthStore, type UserRole } from './store';
 
@@ -27,14 +26,10 @@ interface Contract {
   principalForToken(token: string): Principal | undefined | Promise<Principal | undefined>;
 }
 
-let cluster: PgCluster | undefined;
+const pg15 = usePostgres();
 const cleanups: (() => unknown)[] = [];
-beforeAll(async () => {
-  cluster = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  for (const c of cleanups.reverse()) await c();
-  cluster?.stop();
+afterAll(() => {
+  for (const c of cleanups) c();
 });
 
 const stores: Record<'SQLite' | 'PostgreSQL', () => Promise<{ a: Contract; b: Contract }>> = {
@@ -49,10 +44,8 @@ const stores: Record<'SQLite' | 'PostgreSQL', () => Promise<{ a: Contract; b: Co
     return { a: new AuthStore(d1), b: new AuthStore(d2) };
   },
   async PostgreSQL() {
-    cluster!.createDatabase('auth');
-    const [p1, p2] = [openPool({ url: cluster!.urlOf('auth'), max: 3 }), openPool({ url: cluster!.urlOf('auth'), max: 3 })];
-    cleanups.push(() => Promise.all([p1.end(), p2.end()]));
-    await migratePostgres(p1, 'auth');
+    const name = await pg15.freshDatabase('auth');
+    const [p1, p2] = [pg15.pool(name, 3), pg15.pool(name, 3)];
     return { a: new PgAuthStore(p1), b: new PgAuthStore(p2) };
   },
 };

@@ -2,18 +2,20 @@
  * Flags on PostgreSQL with two servers (two services on two connection pools) against a throwaway cluster this file
  * starts: a change on one reaches the other within a second, also after the other's listening connection was cut.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migratePostgres, openPool, pgDatabase } from '@/db/pg/client';
-import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
+import { pgDatabase } from '@/db/pg/client';
+import { usePostgres } from '@/lib/test-support/use-postgres';
+import { within } from '@/lib/test-support/wait';
 import { PgFlagService } from './pg-service';
 
-let cluster: PgCluster;
-const pools: pg.Pool[] = [];
+const pg15 = usePostgres();
+let database = '';
 const services: PgFlagService[] = [];
+const pools: pg.Pool[] = [];
 
 async function server(): Promise<PgFlagService> {
-  const pool = openPool({ url: cluster.url, max: 4 });
+  const pool = pg15.pool(database);
   pools.push(pool);
   const s = new PgFlagService({ db: pgDatabase(pool), pool, env: {} });
   await s.start();
@@ -21,26 +23,11 @@ async function server(): Promise<PgFlagService> {
   return s;
 }
 
-/** How long until `check` holds (ms), polling every 10 ms, at most `limitMs`. */
-async function within(limitMs: number, check: () => boolean): Promise<number> {
-  const started = performance.now();
-  while (!check()) {
-    if (performance.now() - started > limitMs) throw new Error(`not within ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return performance.now() - started;
-}
-
 beforeAll(async () => {
-  cluster = await startPostgres();
-  const p = openPool({ url: cluster.url, max: 1 });
-  await migratePostgres(p, cluster.url);
-  await p.end();
-}, 60_000);
+  database = await pg15.freshDatabase('flags');
+});
 afterAll(async () => {
   for (const s of services) await s.stop();
-  for (const p of pools) await p.end();
-  cluster?.stop();
 });
 
 describe('flags on PostgreSQL, several servers', () => {

@@ -2,35 +2,20 @@
  * One leader at a time across servers (two connection pools), against a throwaway PostgreSQL cluster: the lead moves
  * when the leader stops or loses its connection, and never to two servers at once.
  */
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPool } from '@/db/pg/client';
-import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { usePostgres } from '@/lib/test-support/use-postgres';
+import { within } from '@/lib/test-support/wait';
 import { Leadership, LEADER_LOCKS } from './leader';
 
-let cluster: PgCluster;
+const pg15 = usePostgres();
 const pools: pg.Pool[] = [];
 const pool = () => {
-  const p = openPool({ url: cluster.url, max: 3 });
+  const p = pg15.pool();
   pools.push(p);
   return p;
 };
-
-beforeAll(async () => {
-  cluster = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  for (const p of pools) await p.end();
-  cluster?.stop();
-});
-
-async function until(check: () => boolean, ms = 3_000): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = (check: () => boolean) => within(3_000, check);
 
 describe('leadership (the sweeper and the checkpoint signer run on one server at a time)', () => {
   it('gives the lead to exactly one server, and hands it over when the leader stops', async () => {

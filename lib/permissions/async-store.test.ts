@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_APPROVAL_TTL_SECONDS } from '@/lib/approvals/gates';
-import { requesterOf } from '@/lib/approvals/store';
+import { approvalRequestOf } from '@/lib/approvals/store';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { AuditUnavailable, EngineIsAsync, PermissionEngine, type Principal, type RuleSource } from '.';
 
@@ -45,21 +45,7 @@ function asyncEngine(a: TempApp['app'], options: { failRecording?: boolean } = {
             return a.recorder.record(event);
           }),
       },
-      requestApproval: (ctx, result) =>
-        later(
-          () =>
-            a.approvals.request({
-              gate: ctx.gate!.id,
-              agent: ctx.agent,
-              tool: ctx.tool,
-              arguments: ctx.arguments,
-              requestedBy: requesterOf(ctx.principal),
-              ruleSource: result.ruleSource,
-              reason: result.reason,
-              expiresInSeconds: 3600,
-              decisionId: result.decisionId,
-            }).id,
-        ),
+      requestApproval: (ctx, result) => later(() => a.approvals.request(approvalRequestOf(ctx, result)).id),
       consumeApproval: (id) => later(() => a.approvals.consume(id)),
     },
   });

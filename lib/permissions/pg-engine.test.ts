@@ -3,35 +3,34 @@
  * throwaway cluster this file starts: the stores of the decision path (flags, approvals, the audit recorder) on
  * PostgreSQL, the engine's one decision path driven asynchronously.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migratePostgres, openPool, pgDatabase } from '@/db/pg/client';
+import { openPool, pgDatabase } from '@/db/pg/client';
 import { PgApprovalStore } from '@/lib/approvals/pg-store';
-import { requesterOf } from '@/lib/approvals/store';
+import { approvalRequestOf } from '@/lib/approvals/store';
 import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
 import { verifyAuditPg } from '@/lib/audit/pg-chain';
 import { parseAgents } from '@/lib/config/agents';
 import { builtInSources } from '@/lib/config/sources';
 import { PgFlagService } from '@/lib/flags/pg-service';
-import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
+import { usePostgres } from '@/lib/test-support/use-postgres';
 import { TEST_AGENTS } from '@/lib/test-support/temp-app';
 import { AuditUnavailable, PermissionEngine, type Principal } from '.';
 import { parseGates } from './gates';
 import { EMPTY_POLICY } from './policy';
 
-let cluster: PgCluster;
-const pools: pg.Pool[] = [];
+const pg15 = usePostgres();
+let database = '';
 const flagServices: PgFlagService[] = [];
 const agents = parseAgents(TEST_AGENTS);
 const gates = parseGates('gates:\n  - id: deploy\n    tools: [deploy_serving]\n');
 
 /** One server: its pool, its flag service, its approval store and recorder, its engine. */
-async function server(url = cluster.url) {
-  const pool = openPool({ url, max: 6, connectionTimeoutMs: 1_000 });
-  pools.push(pool);
+async function server(url?: string) {
+  const pool = url ? openPool({ url, max: 2, connectionTimeoutMs: 1_000 }) : pg15.pool(database, 6);
+  if (url) unreachable.push(pool);
   const recorder = new PgAuditRecorder(pool, { revision: () => null, logAllDecisions: () => false });
   const flags = new PgFlagService({ db: pgDatabase(pool), pool, env: {} });
-  if (url === cluster.url) {
+  if (!url) {
     await flags.start();
     flagServices.push(flags);
   }
@@ -46,20 +45,7 @@ async function server(url = cluster.url) {
       flagValues: () => flags.values(),
       approvalState: (ctx, gate) => (gate ? approvals.stateFor(ctx.agent, ctx.tool, ctx.arguments, 3600) : undefined),
       recorder,
-      requestApproval: async (ctx, result) =>
-        (
-          await approvals.request({
-            gate: ctx.gate!.id,
-            agent: ctx.agent,
-            tool: ctx.tool,
-            arguments: ctx.arguments,
-            requestedBy: requesterOf(ctx.principal),
-            ruleSource: result.ruleSource,
-            reason: result.reason,
-            expiresInSeconds: 3600,
-            decisionId: result.decisionId,
-          })
-        ).id,
+      requestApproval: async (ctx, result) => (await approvals.request(approvalRequestOf(ctx, result))).id,
       consumeApproval: (id) => approvals.consume(id),
     },
   });
@@ -69,16 +55,13 @@ async function server(url = cluster.url) {
 const agent = (name: string): Principal => ({ kind: 'agent', id: name, role: 'viewer', agent: name });
 const call = (name: string, tool: string, args: Record<string, unknown> = {}) => ({ kind: 'tool' as const, principal: agent(name), agent: name, tool, arguments: args });
 
+const unreachable: { end(): Promise<void> }[] = [];
 beforeAll(async () => {
-  cluster = await startPostgres();
-  const p = openPool({ url: cluster.url, max: 1 });
-  await migratePostgres(p, cluster.url);
-  await p.end();
-}, 60_000);
+  database = await pg15.freshDatabase('engine');
+});
 afterAll(async () => {
   for (const f of flagServices) await f.stop();
-  for (const p of pools) await p.end();
-  cluster?.stop();
+  for (const p of unreachable) await p.end();
 });
 
 describe('the engine on PostgreSQL, two servers', () => {

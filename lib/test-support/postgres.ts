@@ -86,3 +86,4 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
   cluster.createDatabase('swarm');
   return cluster;
 }
+
