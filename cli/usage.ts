@@ -82,8 +82,8 @@ Database
       integrity_check, foreign keys, migrations applied and the audit chains verified.
       Exit 0 when all hold, 1 naming what does not.
   swarm db migrate [--db FILE|URL]
-      Apply the committed migrations to a SQLite file or a PostgreSQL database (servers do it
-      at start; several servers starting at once migrate once).
+      Apply the committed migrations to a SQLite file or a PostgreSQL database. Servers do this
+      when they start; several servers starting at once migrate once.
   swarm db copy --from FILE.db --to postgres://USER:PASSWORD@HOST:5432/DB [--public-key FILE] [--json]
       Move a SQLite trail to an empty PostgreSQL database: every table, ids and hashes unchanged,
       in one transaction; then both chains are verified there and compared with the source's heads.
