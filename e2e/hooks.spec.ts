@@ -6,7 +6,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { E2E } from './fixtures/accounts';
@@ -20,9 +20,10 @@ const SCREENS = 'test-results/screens';
 let server: IsolatedServer;
 let receiver: Server;
 let agentToken = '';
+let shellLog = '';
 const heard: { event: string; hook: string; signed: boolean; json: Record<string, unknown> }[] = [];
 
-const hooksYaml = (url: string) => `
+const hooksYaml = (url: string, shellLog: string) => `
 hooks:
   - id: no-rival-mail
     event: before_tool_call
@@ -49,6 +50,16 @@ hooks:
     event: denied
     match: { agent: deployer }
     webhook: { url: "${url}", secret_env: SWARM_HOOK_SECRET }
+  - id: tell-decided
+    event: approval_decided
+    webhook: { url: "${url}", secret_env: SWARM_HOOK_SECRET }
+  - id: tell-ran
+    event: after_tool_call
+    webhook: { url: "${url}", secret_env: SWARM_HOOK_SECRET }
+  - id: promote-review
+    event: before_tool_call
+    match: { tool: promote_challenger }
+    shell: { command: ["${process.execPath}", "-e", "let s='';process.stdin.on('data',c=>s+=c).on('end',()=>{require('fs').appendFileSync('${shellLog}',s+'\\\\n');const e=JSON.parse(s);console.log(JSON.stringify(e.call.arguments.model_id==='m-bad'?{decision:'block',reason:'The champion stays.'}:{decision:'allow'}))})"], timeout: 5s }
 `;
 
 interface Answer {
@@ -87,7 +98,10 @@ test.beforeAll(async () => {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
   server = isolatedServer(E2E.port + 73);
   server.env.SWARM_HOOK_SECRET = SECRET;
-  writeFileSync(join(server.configDir, 'hooks.yaml'), hooksYaml(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`));
+  shellLog = join(server.dir, 'shell-hook.jsonl');
+  // Shell hooks run only while this flag is on.
+  server.env.SWARM_FLAG_PLUGIN_SHELL_HOOKS_ENABLED = 'true';
+  writeFileSync(join(server.configDir, 'hooks.yaml'), hooksYaml(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, shellLog));
   await server.start();
   const r = await server.swarm('tokens', 'add', '--agent', 'deployer');
   agentToken = /swt_[A-Za-z0-9_-]+/.exec(r.out)![0];
@@ -131,12 +145,47 @@ test('a webhook reviews calls before they run, and hears approval requests and d
   expect(heard.filter((h) => h.event === 'before_tool_call')).toHaveLength(2);
 });
 
+test('a shell hook reviews calls with the event on stdin; decisions and finished calls reach their webhooks', async () => {
+  const kept = await restCheck('promote_challenger', { model_id: 'm-bad' });
+  expect(kept).toMatchObject({ decision: 'DENY', rule_source: 'hook:promote-review', reason: 'The champion stays.' });
+  // Hooks also run for a call that asks: the hook lets it through, and the gate still asks a person.
+  expect(await restCheck('promote_challenger', { model_id: 'm-good' })).toMatchObject({ decision: 'ASK', rule_source: 'hitl:deploy', hooks: [expect.objectContaining({ hook: 'promote-review', outcome: 'passed' })] });
+  const stdin = readFileSync(shellLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event: string; hook: string; call: { arguments: unknown } });
+  expect(stdin.map((e) => [e.event, e.hook, e.call.arguments])).toEqual([
+    ['before_tool_call', 'promote-review', { model_id: 'm-bad' }],
+    ['before_tool_call', 'promote-review', { model_id: 'm-good' }],
+  ]);
+
+  // A person decides a request: approval_decided.
+  const asked = await restCheck('deploy_serving', { model_id: 'm-decided', env: 'prod' });
+  const rejected = await fetch(`${server.url}/api/v1/approvals/${asked.approval_id}/reject`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ reason: 'Not before the audit.' }),
+  });
+  expect(rejected.status).toBe(200);
+  await expect.poll(() => heard.find((h) => h.event === 'approval_decided' && (h.json.approval as { id: string }).id === asked.approval_id)?.json.approval).toMatchObject({
+    status: 'rejected',
+    reason: 'Not before the audit.',
+  });
+
+  // The agent reports a call it ran: after_tool_call.
+  const finished = await fetch(`${server.url}/api/v1/permissions/finished`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ agent: 'deployer', tool: 'monitor_drift', arguments: { model_id: 'm-1' }, outcome: 'succeeded', result: { drift: 0.02 } }),
+  });
+  expect(finished.status).toBe(202);
+  await expect.poll(() => heard.find((h) => h.event === 'after_tool_call')?.json).toMatchObject({ hook: 'tell-ran', outcome: 'succeeded', result: { drift: 0.02 } });
+  expect(heard.every((h) => h.signed)).toBe(true);
+});
+
 test('/transparency lists every hook, what it does and why', async ({ page }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
   await server.signIn(page);
   await page.goto(`${server.url}/transparency#hooks`);
   const table = page.getByRole('table', { name: 'Hooks in force' });
-  await expect(table.getByRole('row')).toHaveCount(7);
+  await expect(table.getByRole('row')).toHaveCount(10);
   const review = table.getByRole('row').filter({ hasText: 'hook:rollback-review' });
   await expect(review).toContainText(/Asks http:\/\/127\.0\.0\.1:\d+\/hook \(signed with \$SWARM_HOOK_SECRET; 3s timeout, 0 retries\)/);
   await expect(review).toContainText('The release desk reviews every rollback.');
