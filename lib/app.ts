@@ -26,7 +26,7 @@ import { builtInSources } from './config/sources';
 import { assertPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, type PolicyConfig, type PolicyTests } from './config/policy-tests';
 import type { GateSet, GateSpec } from './permissions/gates';
 import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from './permissions/policy';
-import { maskedArgumentsJson } from './audit/redact';
+import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { AppError } from './errors';
 import { DEFAULT_FLAG_VALUES } from './config/sources';
 import { observeDecision, processMetrics, timedRecorder } from './ops/metrics';
@@ -487,46 +487,10 @@ export class SwarmApp {
    * denial, recorded in permission_denials attributed to its gate, with the decision id of the call that asked.
    */
   private recordApproval(e: ApprovalEvent): void {
-    const row = e.row;
     this.reportApprovalToHooks(e);
-    this.recorder.record({
-      kind: 'approval',
-      type: `approval.${e.type}`,
-      actor: e.by?.id ?? (e.type === 'requested' || e.type === 'consumed' ? row.requestedBy : 'system'),
-      actorRole: e.by?.role ?? null,
-      outcome: e.type === 'refused' ? 'refused' : 'succeeded',
-      target: row.id,
-      decisionId: row.decisionId,
-      detail: {
-        gate: row.gate,
-        agent: row.agentName,
-        tool: row.toolName,
-        ...(e.given === undefined ? {} : { approvals_given: e.given, approvals_required: row.approvalsRequired, complete: e.given >= row.approvalsRequired }),
-        ...(e.type === 'rejected' || e.type === 'approved' ? { reason: row.decisionReason } : {}),
-        ...(e.type === 'expired' ? { expired_at: row.expiresAt } : {}),
-        ...(e.refusal ? { refusal: e.refusal.rule, message: e.refusal.message } : {}),
-      },
-    });
-    if (e.type !== 'rejected' && e.type !== 'expired') return;
-    const masked = this.profiles.maskKeys.size > 0 ? maskedArgumentsJson(JSON.parse(row.argumentsRedacted) as unknown, this.profiles.maskKeys) : undefined;
-    this.recorder.appendDenial({
-      toolCallId: row.toolCallId,
-      toolName: row.toolName,
-      agentName: row.agentName,
-      argumentsJson: masked ? masked.json : row.argumentsRedacted,
-      ...(masked && masked.maskedPaths.length > 0 ? { maskedPaths: JSON.stringify(masked.maskedPaths) } : {}),
-      ruleSource: row.ruleSource,
-      reason:
-        row.status === 'rejected'
-          ? `Rejected by ${row.decidedBy}: ${row.decisionReason ?? ''}`.trim()
-          : `Approval ${row.id} expired before an operator decided it.`,
-      userRole: null,
-      principal: row.requestedBy,
-      traceJson: null,
-      decisionId: row.decisionId,
-      // An expiry is recorded at the moment the request expired, not when the sweeper noticed it.
-      timestamp: row.status === 'expired' ? row.expiresAt : undefined,
-    });
+    this.recorder.record(approvalSecurityEvent(e));
+    const denial = approvalDenial(e, this.profiles.maskKeys);
+    if (denial) this.recorder.appendDenial(denial);
   }
 
   /** approval_requested and approval_decided hooks hear of the request and of its end (approved, rejected, expired). */

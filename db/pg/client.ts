@@ -89,6 +89,7 @@ export async function migratePostgres(pool: pg.Pool, url: string): Promise<void>
   } catch (error) {
     throw new DatabaseUnavailable(url, error);
   }
+  const unguard = guardClient(client);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
@@ -97,6 +98,7 @@ export async function migratePostgres(pool: pg.Pool, url: string): Promise<void>
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
   } finally {
+    unguard();
     client.release();
   }
 }
@@ -118,15 +120,34 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (tx: PgTx) => Promise<
   } catch (error) {
     throw new DatabaseUnavailable(url || 'the configured database', error);
   }
+  // A connection that failed under the transaction is destroyed, not handed back to the pool for the next caller.
+  let broken = false;
+  const unguard = guardClient(client, () => (broken = true));
   try {
     await client.query('BEGIN');
     const out = await fn({ db: drizzle(client, { schema }), client });
     await client.query('COMMIT');
     return out;
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
+    await client.query('ROLLBACK').catch(() => (broken = true));
+    throw isConnectionError(error) ? new DatabaseUnavailable(url || 'the configured database', error) : error;
   } finally {
-    client.release();
+    unguard();
+    client.release(broken);
   }
+}
+
+/**
+ * Listen for the errors of a checked-out connection: one that dies between two statements emits 'error', which would
+ * end the process if nobody listened (the next statement fails and says why). Returns the function that stops listening.
+ */
+export function guardClient(client: pg.PoolClient, onError: (error: Error) => void = () => {}): () => void {
+  client.on('error', onError);
+  return () => client.off('error', onError);
+}
+
+/** The connection itself failed (as opposed to a statement that was refused). */
+function isConnectionError(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return e?.code === 'ECONNRESET' || e?.code === 'ECONNREFUSED' || e?.code === '57P01' || /Connection terminated|connection.*(closed|ended)/i.test(e?.message ?? '');
 }

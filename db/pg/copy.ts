@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { verifyAudit, type VerifyReport } from '@/lib/audit/verify';
 import { verifyAuditPg } from '@/lib/audit/pg-chain';
+import { guardClient } from './client';
 
 /** The tables copied, parents before children (foreign keys hold at every insert). */
 export const COPIED_TABLES = [
@@ -50,6 +51,7 @@ export async function copySqliteToPostgres(from: string, pool: pg.Pool, verifier
   try {
     const source = verifyAudit(sqlite, verifierKey);
     const client = await pool.connect();
+    const unguard = guardClient(client);
     const tables: CopyReport['tables'] = [];
     try {
       await client.query('BEGIN');
@@ -63,6 +65,7 @@ export async function copySqliteToPostgres(from: string, pool: pg.Pool, verifier
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
+      unguard();
       client.release();
     }
     const target = await verifyAuditPg(pool, verifierKey);

@@ -9,6 +9,7 @@
  * held from a transaction's first append to its commit: keep such transactions short (a group commit of decisions is).
  */
 import type pg from 'pg';
+import { guardClient } from '@/db/pg/client';
 import { CHAIN_COLUMNS, CHAIN_NAMES, GENESIS_HASH, chainHash, encodeRow, type ChainName } from './chain';
 import { ChainVerifier, chainRowsSql, verifierKeyOf, type StoredCheckpoint, type VerifyRange, type VerifyReport } from './verify';
 
@@ -84,6 +85,7 @@ const VERIFY_PAGE = 5_000;
 export async function verifyAuditPg(pool: pg.Pool, verifierKeyText: string | undefined, range: VerifyRange = {}): Promise<VerifyReport> {
   const { key, failures } = verifierKeyOf(verifierKeyText);
   const client = await pool.connect();
+  const unguard = guardClient(client);
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const chains = [];
@@ -113,6 +115,7 @@ export async function verifyAuditPg(pool: pg.Pool, verifierKeyText: string | und
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
+    unguard();
     client.release();
   }
 }

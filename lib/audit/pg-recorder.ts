@@ -8,7 +8,8 @@ import type pg from 'pg';
 import { inTransaction, type PgTx } from '@/db/pg/client';
 import type { AuditEvent, Recorded, Recorder } from '@/lib/permissions';
 import { PgChainWriter } from './pg-chain';
-import { auditRowOf, type RecorderOptions } from './recorder';
+import { auditRowOf, denialValues, type DenialInput, type RecorderOptions } from './recorder';
+import type { ChainName } from './chain';
 import type { RevisionContent } from './revisions';
 import { canonicalJson } from '@/lib/approvals/canonical';
 
@@ -38,6 +39,15 @@ export class PgAuditRecorder implements Recorder {
   async recordIn(tx: Pick<PgTx, 'client'>, event: AuditEvent): Promise<Recorded | undefined> {
     const row = auditRowOf(event, this.options);
     if (!row) return undefined;
+    return { table: row.chain, id: await this.appendIn(tx, row.chain, row.values) };
+  }
+
+  /** Append a denial inside the caller's transaction (a rejected or expired approval). Returns its id. */
+  appendDenialIn(tx: Pick<PgTx, 'client'>, d: DenialInput): Promise<number> {
+    return this.appendIn(tx, 'permission_denials', denialValues(d, d.policyRevision === undefined ? this.options.revision() : d.policyRevision));
+  }
+
+  private async appendIn(tx: Pick<PgTx, 'client'>, chain: ChainName, values: unknown[]): Promise<number> {
     const revision = this.options.revision();
     const content = revision ? this.options.revisionContent?.(revision) : undefined;
     if (revision && content) {
@@ -52,7 +62,7 @@ export class PgAuditRecorder implements Recorder {
       writer = new PgChainWriter(tx.client);
       writers.set(tx, writer);
     }
-    const [id] = await writer.append(row.chain, [row.values]);
-    return { table: row.chain, id: id! };
+    const [id] = await writer.append(chain, [values]);
+    return id!;
   }
 }

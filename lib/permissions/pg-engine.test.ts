@@ -4,14 +4,12 @@
  * PostgreSQL, the engine's one decision path driven asynchronously.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPool, pgDatabase } from '@/db/pg/client';
-import { PgApprovalStore } from '@/lib/approvals/pg-store';
-import { approvalRequestOf } from '@/lib/approvals/store';
-import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
+import { migratePostgres, openPool } from '@/db/pg/client';
+import { startPostgres } from '@/lib/test-support/postgres';
+import { openPgDecisionStores, type PgDecisionStores } from '@/lib/stores/pg-decisions';
 import { verifyAuditPg } from '@/lib/audit/pg-chain';
 import { parseAgents } from '@/lib/config/agents';
 import { builtInSources } from '@/lib/config/sources';
-import { PgFlagService } from '@/lib/flags/pg-service';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { TEST_AGENTS } from '@/lib/test-support/temp-app';
 import { AuditUnavailable, PermissionEngine, type Principal } from '.';
@@ -20,36 +18,19 @@ import { EMPTY_POLICY } from './policy';
 
 const pg15 = usePostgres();
 let database = '';
-const flagServices: PgFlagService[] = [];
+const opened: PgDecisionStores[] = [];
 const agents = parseAgents(TEST_AGENTS);
 const gates = parseGates('gates:\n  - id: deploy\n    tools: [deploy_serving]\n');
 
-/** One server: its pool, its flag service, its approval store and recorder, its engine. */
+/** One server: its pool, the decision stores on it, its engine. */
 async function server(url?: string) {
   const pool = url ? openPool({ url, max: 2, connectionTimeoutMs: 1_000 }) : pg15.pool(database, 6);
+  // A pool of another cluster is closed by this file, not by usePostgres.
   if (url) unreachable.push(pool);
-  const recorder = new PgAuditRecorder(pool, { revision: () => null, logAllDecisions: () => false });
-  const flags = new PgFlagService({ db: pgDatabase(pool), pool, env: {} });
-  if (!url) {
-    await flags.start();
-    flagServices.push(flags);
-  }
-  const approvals = new PgApprovalStore(pool, (e, tx) =>
-    recorder.recordIn(tx, { kind: 'approval', type: `approval.${e.type}`, actor: e.by?.id ?? e.row.requestedBy, outcome: e.type === 'refused' ? 'refused' : 'succeeded', target: e.row.id, decisionId: e.row.decisionId }).then(() => undefined),
-  );
-  const engine = new PermissionEngine({
-    sources: () => builtInSources(() => agents, () => EMPTY_POLICY),
-    gates: () => gates,
-    ports: {
-      async: true,
-      flagValues: () => flags.values(),
-      approvalState: (ctx, gate) => (gate ? approvals.stateFor(ctx.agent, ctx.tool, ctx.arguments, 3600) : undefined),
-      recorder,
-      requestApproval: async (ctx, result) => (await approvals.request(approvalRequestOf(ctx, result))).id,
-      consumeApproval: (id) => approvals.consume(id),
-    },
-  });
-  return { pool, engine, approvals, flags };
+  const stores = await openPgDecisionStores({ pool, env: {} });
+  opened.push(stores);
+  const engine = new PermissionEngine({ sources: () => builtInSources(() => agents, () => EMPTY_POLICY), gates: () => gates, ports: stores.ports });
+  return { pool, engine, approvals: stores.approvals, flags: stores.flags };
 }
 
 const agent = (name: string): Principal => ({ kind: 'agent', id: name, role: 'viewer', agent: name });
@@ -60,7 +41,7 @@ beforeAll(async () => {
   database = await pg15.freshDatabase('engine');
 });
 afterAll(async () => {
-  for (const f of flagServices) await f.stop();
+  for (const o of opened) await o.stop();
   for (const p of unreachable) await p.end();
 });
 
@@ -105,9 +86,15 @@ describe('the engine on PostgreSQL, two servers', () => {
     await a.flags.unsetOverride('drift_monitoring', 'olivia', 'over');
   });
 
-  it('refuses a decision it cannot record when the database is unreachable (fail closed, nothing acknowledged)', async () => {
-    const down = await server('postgres://swarm@127.0.0.1:1/swarm');
-    await expect(down.engine.decideAsync(call('data_cleaner', 'train_model'))).rejects.toThrow(AuditUnavailable);
-    await expect(down.engine.decideAsync(call('data_cleaner', 'train_model'))).rejects.toThrow(/PostgreSQL at .* is not available/);
-  });
+  it('refuses a decision it cannot record once the database is gone (fail closed, nothing acknowledged)', async () => {
+    const other = await startPostgres();
+    const p = openPool({ url: other.url, max: 1 });
+    await migratePostgres(p, other.url);
+    await p.end();
+    const doomed = await server(other.url);
+    expect((await doomed.engine.decideAsync(call('data_cleaner', 'train_model'))).decision).toBe('DENY');
+    other.stop();
+    await expect(doomed.engine.decideAsync(call('data_cleaner', 'train_model'))).rejects.toThrow(AuditUnavailable);
+    await expect(doomed.engine.decideAsync(call('data_cleaner', 'train_model'))).rejects.toThrow(/PostgreSQL at .* is not available/);
+  }, 30_000);
 });

@@ -1,0 +1,53 @@
+/**
+ * What an approval's transition leaves in the audit trail, for every store: a security event for each transition (a
+ * request, each person's approval, a rejection, an expiry, a run, a refused attempt), and for a rejection or an expiry
+ * also a denial, attributed to the gate, with the decision id of the call that asked.
+ */
+import type { ApprovalEvent } from '@/lib/approvals/store';
+import type { SecurityEvent } from '@/lib/permissions';
+import type { DenialInput } from './recorder';
+import { maskedArgumentsJson } from './redact';
+
+export function approvalSecurityEvent(e: ApprovalEvent): SecurityEvent {
+  const row = e.row;
+  return {
+    kind: 'approval',
+    type: `approval.${e.type}`,
+    actor: e.by?.id ?? (e.type === 'requested' || e.type === 'consumed' ? row.requestedBy : 'system'),
+    actorRole: e.by?.role ?? null,
+    outcome: e.type === 'refused' ? 'refused' : 'succeeded',
+    target: row.id,
+    decisionId: row.decisionId,
+    detail: {
+      gate: row.gate,
+      agent: row.agentName,
+      tool: row.toolName,
+      ...(e.given === undefined ? {} : { approvals_given: e.given, approvals_required: row.approvalsRequired, complete: e.given >= row.approvalsRequired }),
+      ...(e.type === 'rejected' || e.type === 'approved' ? { reason: row.decisionReason } : {}),
+      ...(e.type === 'expired' ? { expired_at: row.expiresAt } : {}),
+      ...(e.refusal ? { refusal: e.refusal.rule, message: e.refusal.message } : {}),
+    },
+  };
+}
+
+/** The denial a rejected or expired request is (undefined for the other transitions). */
+export function approvalDenial(e: ApprovalEvent, maskKeys: ReadonlySet<string>): DenialInput | undefined {
+  if (e.type !== 'rejected' && e.type !== 'expired') return undefined;
+  const row = e.row;
+  const masked = maskKeys.size > 0 ? maskedArgumentsJson(JSON.parse(row.argumentsRedacted) as unknown, maskKeys) : undefined;
+  return {
+    toolCallId: row.toolCallId,
+    toolName: row.toolName,
+    agentName: row.agentName,
+    argumentsJson: masked ? masked.json : row.argumentsRedacted,
+    ...(masked && masked.maskedPaths.length > 0 ? { maskedPaths: JSON.stringify(masked.maskedPaths) } : {}),
+    ruleSource: row.ruleSource,
+    reason: row.status === 'rejected' ? `Rejected by ${row.decidedBy}: ${row.decisionReason ?? ''}`.trim() : `Approval ${row.id} expired before an operator decided it.`,
+    userRole: null,
+    principal: row.requestedBy,
+    traceJson: null,
+    decisionId: row.decisionId,
+    // An expiry is recorded at the moment the request expired, not when the sweeper noticed it.
+    timestamp: row.status === 'expired' ? row.expiresAt : undefined,
+  };
+}
