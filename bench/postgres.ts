@@ -12,8 +12,12 @@
  * Scenarios on PostgreSQL: one writer, one denial per transaction; 8 writers at once (8 servers' worth of connections,
  * one chain: the audit lock serialises the appends, PostgreSQL's WAL flush groups the commits); batches of 64 denials
  * per transaction (a group commit of concurrent checks, as the decision listener makes them on SQLite).
+ *
+ * Then decisions through the engine with the stores of the decision path (lib/stores/pg-decisions.ts: flags, approvals,
+ * the recorder) from 8 concurrent callers, a mix of allowed calls (no write), denials (one chained row each) and
+ * gated calls (a request and its audit row), beside the same mix decided by the SQLite application's engine.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
@@ -24,6 +28,13 @@ import { PgChainWriter } from '@/lib/audit/pg-chain';
 import { AuditRecorder, type DenialInput } from '@/lib/audit/recorder';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { startPostgres } from '@/lib/test-support/postgres';
+import { createApp } from '@/lib/app';
+import { parseAgents } from '@/lib/config/agents';
+import { builtInSources } from '@/lib/config/sources';
+import { PermissionEngine, type CheckInput } from '@/lib/permissions';
+import { parseGates } from '@/lib/permissions/gates';
+import { EMPTY_POLICY } from '@/lib/permissions/policy';
+import { openPgDecisionStores } from '@/lib/stores/pg-decisions';
 import { fmtInt, isMain, markdownTable } from './util';
 
 export interface PgWriteRow {
@@ -36,10 +47,64 @@ export interface PgWriteRow {
   writesPerSec: number;
 }
 
+export interface PgDecisionRow {
+  database: 'PostgreSQL' | 'SQLite';
+  how: string;
+  decisionsPerSec: number;
+}
+
 export interface PgBenchResult {
   seconds: number;
   version: string;
   rows: PgWriteRow[];
+  decisions: PgDecisionRow[];
+}
+
+const AGENTS = 'agents:\n  data_cleaner:\n    tools: [profile_dataset, clean_dataset]\n  deployer:\n    tools: [deploy_serving]\n';
+const GATES = 'gates:\n  - id: deploy\n    tools: [deploy_serving]\n';
+
+/** The i-th call of the mix: 6 in 10 allowed, 3 denied (a tool not on the allowlist), 1 gated (a new request). */
+function mixCall(i: number): CheckInput {
+  const k = i % 10;
+  const agent = k === 9 ? 'deployer' : 'data_cleaner';
+  const tool = k === 9 ? 'deploy_serving' : k >= 6 ? 'train_model' : 'profile_dataset';
+  return { kind: 'tool', principal: { kind: 'agent', id: agent, role: 'viewer', agent }, agent, tool, arguments: { dataset_id: `ds_${i}`, env: 'prod' } };
+}
+
+async function decisionsOnPostgres(pool: pg.Pool, callers: number, seconds: number): Promise<number> {
+  const stores = await openPgDecisionStores({ pool, env: {} });
+  try {
+    const agents = parseAgents(AGENTS);
+    const gates = parseGates(GATES);
+    const engine = new PermissionEngine({ sources: () => builtInSources(() => agents, () => EMPTY_POLICY), gates: () => gates, ports: stores.ports });
+    let n = 0;
+    const started = Date.now();
+    const until = started + seconds * 1000;
+    await Promise.all(
+      Array.from({ length: callers }, async () => {
+        while (Date.now() < until) await engine.decideAsync(mixCall(n++));
+      }),
+    );
+    return n / ((Date.now() - started) / 1000);
+  } finally {
+    await stores.stop();
+  }
+}
+
+function decisionsOnSqlite(dir: string, seconds: number): number {
+  writeFileSync(join(dir, 'agents.yaml'), AGENTS);
+  writeFileSync(join(dir, 'gates.yaml'), GATES);
+  writeFileSync(join(dir, 'permission_policies.yaml'), 'rules: []\n');
+  const app = createApp({ dbPath: join(dir, 'decisions.db'), configDir: dir, env: {} });
+  try {
+    let n = 0;
+    const started = Date.now();
+    const until = started + seconds * 1000;
+    while (Date.now() < until) for (let i = 0; i < 20; i++) app.engine.decide(mixCall(n++));
+    return n / ((Date.now() - started) / 1000);
+  } finally {
+    app.close();
+  }
 }
 
 /** A denial as the recorder stores it (about 500 bytes of arguments and trace, like the engine bench's denials). */
@@ -140,6 +205,13 @@ export async function runPostgresBench(options: { seconds?: number; log?: (line:
       rows.push({ database: 'PostgreSQL', scenario, durability: pgDurability, writers, denialsPerTransaction: per, writesPerSec: rate });
       log(`postgres: ${scenario}: ${fmtInt(rate)} denials/s`);
     }
+    const decisions: PgDecisionRow[] = [];
+    const onPg = await decisionsOnPostgres(pool, 8, seconds);
+    decisions.push({ database: 'PostgreSQL', how: 'decideAsync(), 8 concurrent callers, each decision its own transaction', decisionsPerSec: onPg });
+    log(`postgres: decisions ${fmtInt(onPg)}/s`);
+    const onSqlite = decisionsOnSqlite(dir, seconds);
+    decisions.push({ database: 'SQLite', how: 'decide(), the application engine (WAL, NORMAL)', decisionsPerSec: onSqlite });
+    log(`sqlite: decisions ${fmtInt(onSqlite)}/s`);
     for (const sync of ['normal', 'full'] as const) {
       const rate = sqliteScenario(dir, sync, seconds);
       rows.push({
@@ -152,7 +224,7 @@ export async function runPostgresBench(options: { seconds?: number; log?: (line:
       });
       log(`sqlite ${sync}: ${fmtInt(rate)} denials/s`);
     }
-    return { seconds, version, rows };
+    return { seconds, version, rows, decisions };
   } finally {
     await pool.end();
     cluster.stop();
@@ -168,6 +240,13 @@ export function formatPostgresResult(r: PgBenchResult): string {
     markdownTable(
       ['database', 'scenario', 'a committed denial survives', 'denials/s', 'vs SQLite FULL'],
       r.rows.map((x) => [x.database, x.scenario, x.durability, fmtInt(x.writesPerSec), `${(x.writesPerSec / full).toFixed(2)}x`]),
+    ),
+    '',
+    'Decisions through the engine, a mix of 6 allowed, 3 denied and 1 gated call in 10 (the denials and the approval requests recorded before the answer):',
+    '',
+    markdownTable(
+      ['database', 'how', 'decisions/s'],
+      r.decisions.map((d) => [d.database, d.how, fmtInt(d.decisionsPerSec)]),
     ),
   ].join('\n');
 }

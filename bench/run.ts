@@ -10,6 +10,7 @@ import { formatCompareResult, ratios, runCompareBench, RATIO_TARGET, type Compar
 import { formatDenialsResult, runDenialsBench, type DenialsBenchResult } from './denials';
 import { formatEngineResult, runEngineBench, type EngineBenchResult } from './engine';
 import { formatHttpResult, runHttpBench, type HttpBenchResult } from './http';
+import { formatPostgresResult, runPostgresBench, type PgBenchResult } from './postgres';
 import { formatReportResult, REPORT_TARGET_SECONDS, runReportBench, type ReportBenchResult } from './report';
 import { fmt, fmtInt, markdownTable } from './util';
 
@@ -31,7 +32,7 @@ function machine(): string[] {
   ];
 }
 
-function summary(engine: EngineBenchResult, denials: DenialsBenchResult, compare: CompareResult, http: HttpBenchResult, report: ReportBenchResult): string {
+function summary(engine: EngineBenchResult, denials: DenialsBenchResult, compare: CompareResult, http: HttpBenchResult, report: ReportBenchResult, postgres: PgBenchResult): string {
   const noLookup = engine.rows.find((r) => r.label.startsWith('no approval lookup'));
   const all = engine.rows.find((r) => r.label.startsWith('all calls'));
   // The server's mode: background checkpoints (the inline row is there for comparison).
@@ -85,6 +86,24 @@ function summary(engine: EngineBenchResult, denials: DenialsBenchResult, compare
     ],
     ['durable denial writes/s, WAL + FULL', full ? fmtInt(full.writesPerSec) : '–', '–', '–'],
   ];
+  // PostgreSQL beside SQLite, same run (bench/postgres.ts): both durable against a power loss.
+  const pgGroup = postgres.rows.find((r) => r.database === 'PostgreSQL' && r.denialsPerTransaction > 1);
+  const pgSingle = postgres.rows.find((r) => r.database === 'PostgreSQL' && r.denialsPerTransaction === 1 && r.writers === 1);
+  const sqliteFull = postgres.rows.find((r) => r.database === 'SQLite' && r.durability.includes('FULL'));
+  rows.push([
+    `durable denial writes/s on PostgreSQL ${postgres.version.split(' ')[0]}: one a transaction / 64 a transaction (vs SQLite FULL, same run)`,
+    pgSingle && pgGroup && sqliteFull ? `${fmtInt(pgSingle.writesPerSec)} / ${fmtInt(pgGroup.writesPerSec)} (${fmtInt(sqliteFull.writesPerSec)})` : '–',
+    '–',
+    '–',
+  ]);
+  const pgDecisions = postgres.decisions.find((d) => d.database === 'PostgreSQL');
+  const sqliteDecisions = postgres.decisions.find((d) => d.database === 'SQLite');
+  rows.push([
+    'decisions/s through the engine, 6 allowed, 3 denied, 1 gated in 10: PostgreSQL stores, 8 callers (SQLite, same run)',
+    pgDecisions && sqliteDecisions ? `${fmtInt(pgDecisions.decisionsPerSec)} (${fmtInt(sqliteDecisions.decisionsPerSec)})` : '–',
+    '–',
+    '–',
+  ]);
   const mismatches = compare.agreement.reduce((n, a) => n + a.mismatches, 0);
   rows.push([
     `same decision in all engines (${fmtInt(compare.sampleSize)} sampled calls x ${compare.agreement.length} configurations)`,
@@ -135,18 +154,20 @@ async function main(): Promise<void> {
   const engine = await runEngineBench({ log });
   const compare = await runCompareBench({ log });
   const denials = await runDenialsBench({ log });
+  const postgres = await runPostgresBench({ log });
   const http = await runHttpBench({ log });
   const report = await runReportBench({ log });
   const seconds = (Date.now() - started.getTime()) / 1000;
   const loadAtEnd = os.loadavg().map((l) => l.toFixed(2)).join(' / ');
 
-  const sum = summary(engine, denials, compare, http, report);
+  const sum = summary(engine, denials, compare, http, report, postgres);
   const engineText = formatEngineResult(engine);
   const compareText = formatCompareResult(compare);
   const denialsText = formatDenialsResult(denials);
   const httpText = formatHttpResult(http);
   const reportText = formatReportResult(report);
-  console.log(['', sum, '', engineText, '', compareText, '', denialsText, '', httpText, '', reportText, ''].join('\n'));
+  const postgresText = formatPostgresResult(postgres);
+  console.log(['', sum, '', engineText, '', compareText, '', denialsText, '', postgresText, '', httpText, '', reportText, ''].join('\n'));
 
   const md = [
     '# Benchmark results',
@@ -174,6 +195,10 @@ async function main(): Promise<void> {
     '## Durable denial writes (`bench/denials.ts`)',
     '',
     denialsText,
+    '',
+    '## PostgreSQL beside SQLite (`bench/postgres.ts`)',
+    '',
+    postgresText,
     '',
     '## Check endpoint under load (`bench/http.ts`)',
     '',
