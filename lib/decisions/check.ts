@@ -3,7 +3,7 @@
  * evaluation endpoints: one input shape, one answer shape, and batches committed as one transaction.
  */
 import type { SwarmApp } from '@/lib/app';
-import { PRIORITY, ruleSourceOf, type CheckInput, type CheckResult, type HookOutcome, type Principal, type ToolContext } from '@/lib/permissions';
+import { isPromise, PRIORITY, ruleSourceOf, type CheckInput, type CheckResult, type HookOutcome, type Principal, type ToolContext } from '@/lib/permissions';
 import type { PreparedCall } from '@/lib/permissions/engine';
 import { hookSummary } from '@/lib/hooks/summary';
 
@@ -22,7 +22,7 @@ export function toolInput(principal: Principal, c: Omit<CheckRequest, 'dry_run'>
 
 /** One check as the API answers it. */
 export function checkAnswer(r: CheckResult, dryRun: boolean) {
-  const changedBy = r.argumentsChangedBy ?? [];
+  const changedBy = r.argumentsChangedBy ?? NO_HOOKS;
   return {
     // joins the caller's log line to the audit row (null for a dry run, which records nothing)
     decision_id: r.decisionId ?? null,
@@ -34,15 +34,25 @@ export function checkAnswer(r: CheckResult, dryRun: boolean) {
     // The hooks that rewrote the arguments, and the arguments the call was decided on: the ones to run it with.
     arguments_changed_by: changedBy,
     arguments: changedBy.length > 0 ? (r.arguments ?? null) : null,
-    hooks: (r.hooks ?? []).map(hookAnswer),
-    trace: [
-      ...r.trace.map((t) => ({ decision: t.decision, priority: t.priority, rule_source: ruleSourceOf(t.attribution), reason: t.reason })),
-      // what each before_tool_call hook did, after the rules (a block that decided is among them already, as the winning DENY)
-      ...(r.hooks ?? [])
-        .filter((h) => !(h.blocks && r.ruleSource === `hook:${h.hook}`))
-        .map((h) => ({ decision: h.blocks ? 'DENY' : 'ALLOW', priority: PRIORITY.hook, rule_source: `hook:${h.hook}`, reason: hookSummary(h) })),
-    ],
+    hooks: r.hooks ? r.hooks.map(hookAnswer) : NO_HOOKS,
+    trace: traceAnswer(r),
   };
+}
+
+/** The rules of the trace, then what each before_tool_call hook did (a block that decided is among the rules already). */
+function traceAnswer(r: CheckResult) {
+  const trace: { decision: string; priority: number; rule_source: string; reason: string }[] = r.trace.map((t) => ({
+    decision: t.decision,
+    priority: t.priority,
+    rule_source: ruleSourceOf(t.attribution),
+    reason: t.reason,
+  }));
+  if (!r.hooks) return trace;
+  for (const h of r.hooks) {
+    if (h.blocks && r.ruleSource === `hook:${h.hook}`) continue;
+    trace.push({ decision: h.blocks ? 'DENY' : 'ALLOW', priority: PRIORITY.hook, rule_source: `hook:${h.hook}`, reason: hookSummary(h) });
+  }
+  return trace;
 }
 
 function hookAnswer(h: HookOutcome) {
@@ -51,12 +61,17 @@ function hookAnswer(h: HookOutcome) {
 
 export type CheckAnswer = ReturnType<typeof checkAnswer>;
 
-/** Decide one check (or only ask the question, for a dry run: no hook runs and nothing is recorded). */
-export async function decideCheck(app: SwarmApp, principal: Principal, c: CheckRequest, ip: string | undefined): Promise<CheckResult> {
+const NO_HOOKS: readonly never[] = Object.freeze([]);
+
+/**
+ * Decide one check (or only ask the question, for a dry run: no hook runs and nothing is recorded). A plain result when
+ * no hook of the call had to be waited for, else a promise of it.
+ */
+export function decideCheck(app: SwarmApp, principal: Principal, c: CheckRequest, ip: string | undefined): CheckResult | Promise<CheckResult> {
   const input = toolInput(principal, c);
   if (c.dry_run) return app.engine.check(input);
   const prepared = app.engine.prepare(input, { sync: app.decisionsHoldTransaction });
-  return app.engine.commit(prepared instanceof Promise ? await prepared : prepared, { ip });
+  return isPromise<PreparedCall>(prepared) ? prepared.then((p) => app.engine.commit(p, { ip })) : app.engine.commit(prepared, { ip });
 }
 
 /**

@@ -132,6 +132,11 @@ export interface HooksConfig {
   readonly byEvent: ReadonlyMap<HookEventName, readonly CompiledHook[]>;
   /** a before_tool_call hook of this file may have to be waited for (webhook, shell) */
   readonly beforeMayWait: boolean;
+  /**
+   * The tools a before_tool_call hook names exactly, or `any` when one matches by glob or every tool: a call of any
+   * other tool skips the hooks with one set lookup (this runs on every decision).
+   */
+  readonly beforeTools: ReadonlySet<string> | 'any';
 }
 
 export function compileHooks(hooks: readonly CompiledHook[]): HooksConfig {
@@ -142,7 +147,16 @@ export function compileHooks(hooks: readonly CompiledHook[]): HooksConfig {
     else byEvent.set(h.event, [h]);
   }
   const before = byEvent.get('before_tool_call') ?? [];
-  return { hooks, byEvent, beforeMayWait: before.some((h) => h.action === 'webhook' || h.action === 'shell') };
+  let beforeTools: Set<string> | 'any' = new Set<string>();
+  for (const h of before) {
+    const tool = h.rule.tool;
+    if (!tool || tool.any || tool.globs.length > 0) {
+      beforeTools = 'any';
+      break;
+    }
+    for (const t of tool.exact) beforeTools.add(t);
+  }
+  return { hooks, byEvent, beforeMayWait: before.some((h) => h.action === 'webhook' || h.action === 'shell'), beforeTools };
 }
 
 export const NO_HOOKS: HooksConfig = compileHooks([]);

@@ -122,8 +122,12 @@ export class HookRunner implements CallHooks {
   }
 
   appliesBefore(agent: string, tool: string): boolean {
-    const before = this.options.hooks().byEvent.get('before_tool_call');
-    if (before) for (const h of before) if (nameMatches(h.rule, agent, tool)) return true;
+    const config = this.options.hooks();
+    const before = config.byEvent.get('before_tool_call');
+    if (before && (config.beforeTools === 'any' || config.beforeTools.has(tool))) {
+      for (const h of before) if (nameMatches(h.rule, agent, tool)) return true;
+    }
+    if (this.registered.length === 0) return false;
     for (const r of this.registered) if (r.hook.event === 'before_tool_call' && nameMatches(r.rule, agent, tool)) return true;
     return false;
   }

@@ -9,7 +9,7 @@ import { getApp, type SwarmApp } from '@/lib/app';
 import { AppError } from '@/lib/errors';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { logRequest } from '@/lib/ops/log';
-import { ANONYMOUS, AuditUnavailable, HookWouldWait, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
+import { ANONYMOUS, AuditUnavailable, HookWouldWait, isPromise, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
 export interface RoleRequirement {
@@ -305,7 +305,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
         if (!parsed.success) return errorAnswer(400, 'BAD_REQUEST', 'The body is not valid.', { issues: zodIssues(parsed.error, 'body') });
         body = parsed.data;
       }
-      const result = await handler({
+      let result = handler({
         get request() {
           return request.toRequest();
         },
@@ -318,6 +318,8 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
         decision,
         ip,
       });
+      // A handler that answers at once is not awaited (a microtask less on the decision path).
+      if (isPromise(result)) result = await result;
       if (result instanceof Response) return result;
       if (result instanceof Reply) return { status: result.init.status ?? 200, headers: { ...NO_STORE, ...result.init.headers }, body: result.body ?? null };
       return { status: 200, headers: NO_STORE, body: result ?? null };
