@@ -1,10 +1,73 @@
 /**
- * Streamed exports of a filter (CSV and NDJSON). One batch of rows per pull: a 100,000-row export neither holds the
- * result in memory nor keeps the server's event loop busy for longer than one batch.
+ * Denials as the API, the CLI and the exports show them: the JSON shape with the specification's column names, CSV
+ * lines, and streamed exports of a filter (CSV and NDJSON). One batch of rows per pull: a 100,000-row export neither
+ * holds the result in memory nor keeps the server's event loop busy for longer than one batch. (The queries are
+ * denials.ts; the one writer is the recorder.)
  */
 import type { DenialRow } from '@/db/schema';
 import type { DenialMatch } from './denial-filter';
-import { denialCsvHeader, denialCsvLine, denialToJson } from './denials';
+
+/** The API's and the CLI's shape of a row: the spec's column names. */
+export function denialToJson(row: DenialRow) {
+  return {
+    id: row.id,
+    tool_call_id: row.toolCallId,
+    tool_name: row.toolName,
+    agent_name: row.agentName,
+    arguments_json: row.argumentsJson,
+    rule_source: row.ruleSource,
+    reason: row.reason,
+    user_role: row.userRole,
+    http_method: row.httpMethod,
+    http_path: row.httpPath,
+    timestamp: row.timestamp,
+    principal: row.principal,
+    decision_id: row.decisionId,
+    policy_revision: row.policyRevision,
+    masked_paths: row.maskedPaths ? (JSON.parse(row.maskedPaths) as string[]) : [],
+  };
+}
+
+export const DENIAL_CSV_COLUMNS = [
+  'id',
+  'timestamp',
+  'timestamp_iso',
+  'tool_call_id',
+  'tool_name',
+  'agent_name',
+  'arguments_json',
+  'rule_source',
+  'reason',
+  'user_role',
+  'http_method',
+  'http_path',
+  'principal',
+  'decision_id',
+  'policy_revision',
+] as const;
+
+/** One CSV field: RFC 4180 quoting, and a leading quote on formula-like text so a spreadsheet never executes it. */
+export function csvField(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  let s = String(value);
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function denialCsvHeader(): string {
+  return `${DENIAL_CSV_COLUMNS.join(',')}\r\n`;
+}
+
+/** An epoch time in ISO 8601, UTC, with milliseconds (what a spreadsheet or a log tool reads as a time). */
+export function isoTime(seconds: number): string {
+  return new Date(Math.round(seconds * 1000)).toISOString();
+}
+
+export function denialCsvLine(row: DenialRow): string {
+  const j = { ...denialToJson(row), timestamp_iso: isoTime(row.timestamp) };
+  return `${DENIAL_CSV_COLUMNS.map((c) => csvField(j[c])).join(',')}\r\n`;
+}
+
 
 export type ExportFormat = 'csv' | 'ndjson';
 

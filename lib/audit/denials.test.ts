@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
-import { csvField } from './denials';
+import { csvField } from './denial-export';
 import { REDACTED, redactedArgumentsJson, MAX_ARGUMENTS_JSON_CHARS } from './redact';
 
 let t: TempApp | undefined;

@@ -1,5 +1,5 @@
 import { denialExportFileName, denialExportResponse } from '@/lib/audit/denial-export';
-import { denialToJson } from '@/lib/audit/denials';
+import { denialToJson } from '@/lib/audit/denial-export';
 import { recordAuditRead } from '@/lib/audit/reads';
 import { requireRole, route } from '@/lib/http/route';
 import { denialFilterOf, denialQuerySchema } from '@/lib/http/schemas';

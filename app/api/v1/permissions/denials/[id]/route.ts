@@ -1,4 +1,4 @@
-import { denialToJson } from '@/lib/audit/denials';
+import { denialToJson } from '@/lib/audit/denial-export';
 import { AppError } from '@/lib/errors';
 import { requireRole, route } from '@/lib/http/route';
 import { idParamSchema } from '@/lib/http/schemas';
