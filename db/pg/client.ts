@@ -112,8 +112,11 @@ export interface PgTx {
   client: pg.PoolClient;
 }
 
-/** Run `fn` in one transaction; rolled back when it throws. A connection that cannot be had is DatabaseUnavailable. */
-export async function inTransaction<T>(pool: pg.Pool, fn: (tx: PgTx) => Promise<T>, url = ''): Promise<T> {
+/**
+ * Run `fn` in one transaction; rolled back when it throws. A connection that cannot be had is DatabaseUnavailable.
+ * `begin`: the statement that opens it (a read-only snapshot for verification, say).
+ */
+export async function inTransaction<T>(pool: pg.Pool, fn: (tx: PgTx) => Promise<T>, url = '', begin = 'BEGIN'): Promise<T> {
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
@@ -124,7 +127,7 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (tx: PgTx) => Promise<
   let broken = false;
   const unguard = guardClient(client, () => (broken = true));
   try {
-    await client.query('BEGIN');
+    await client.query(begin);
     const out = await fn({ db: drizzle(client, { schema }), client });
     await client.query('COMMIT');
     return out;

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { verifyAudit, type VerifyReport } from '@/lib/audit/verify';
 import { verifyAuditPg } from '@/lib/audit/pg-chain';
-import { guardClient } from './client';
+import { inTransaction } from './client';
 
 /** The tables copied, parents before children (foreign keys hold at every insert). */
 export const COPIED_TABLES = [
@@ -50,24 +50,14 @@ export async function copySqliteToPostgres(from: string, pool: pg.Pool, verifier
   const sqlite = new Database(from, { readonly: true, fileMustExist: true });
   try {
     const source = verifyAudit(sqlite, verifierKey);
-    const client = await pool.connect();
-    const unguard = guardClient(client);
     const tables: CopyReport['tables'] = [];
-    try {
-      await client.query('BEGIN');
+    await inTransaction(pool, async ({ client }) => {
       for (const table of COPIED_TABLES) {
         const present = await client.query<{ n: number }>(`SELECT count(*)::int8 AS n FROM ${table}`);
         if (present.rows[0]!.n > 0) throw new CopyRefused(`The target already holds rows in ${table}: copy into an empty database (npx swarm db migrate creates one).`);
       }
       for (const table of COPIED_TABLES) tables.push({ table, rows: await copyTable(sqlite, client, table) });
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      unguard();
-      client.release();
-    }
+    });
     const target = await verifyAuditPg(pool, verifierKey);
     const headsMatch = source.chains.every((c) => {
       const t = target.chains.find((x) => x.chain === c.chain);

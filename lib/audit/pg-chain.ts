@@ -9,7 +9,7 @@
  * held from a transaction's first append to its commit: keep such transactions short (a group commit of decisions is).
  */
 import type pg from 'pg';
-import { guardClient } from '@/db/pg/client';
+import { inTransaction } from '@/db/pg/client';
 import { CHAIN_COLUMNS, CHAIN_NAMES, GENESIS_HASH, chainHash, encodeRow, type ChainName } from './chain';
 import { ChainVerifier, chainRowsSql, verifierKeyOf, type StoredCheckpoint, type VerifyRange, type VerifyReport } from './verify';
 
@@ -84,38 +84,34 @@ const VERIFY_PAGE = 5_000;
  */
 export async function verifyAuditPg(pool: pg.Pool, verifierKeyText: string | undefined, range: VerifyRange = {}): Promise<VerifyReport> {
   const { key, failures } = verifierKeyOf(verifierKeyText);
-  const client = await pool.connect();
-  const unguard = guardClient(client);
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const chains = [];
-    for (const chain of CHAIN_NAMES) {
-      const archive = (
-        await client.query<{ upToId: number; headHash: string }>(
-          'SELECT up_to_id AS "upToId", head_hash AS "headHash" FROM audit_archives WHERE chain = $1 ORDER BY up_to_id DESC LIMIT 1',
-          [chain],
-        )
-      ).rows[0];
-      const checkpoints = (
-        await client.query<StoredCheckpoint>('SELECT id, size, head_hash AS "headHash", note FROM audit_checkpoints WHERE chain = $1 ORDER BY id', [chain])
-      ).rows;
-      const verifier = new ChainVerifier(chain, archive, checkpoints, key, failures, range);
-      let after = -1;
-      for (;;) {
-        const page = await client.query<unknown[]>({ text: `${chainRowsSql(chain, '$1')} LIMIT ${VERIFY_PAGE}`, values: [after], rowMode: 'array' });
-        for (const row of page.rows) verifier.add(row);
-        if (page.rows.length < VERIFY_PAGE) break;
-        after = page.rows[page.rows.length - 1]![0] as number;
+  const chains = await inTransaction(
+    pool,
+    async ({ client }) => {
+      const out = [];
+      for (const chain of CHAIN_NAMES) {
+        const archive = (
+          await client.query<{ upToId: number; headHash: string }>(
+            'SELECT up_to_id AS "upToId", head_hash AS "headHash" FROM audit_archives WHERE chain = $1 ORDER BY up_to_id DESC LIMIT 1',
+            [chain],
+          )
+        ).rows[0];
+        const checkpoints = (
+          await client.query<StoredCheckpoint>('SELECT id, size, head_hash AS "headHash", note FROM audit_checkpoints WHERE chain = $1 ORDER BY id', [chain])
+        ).rows;
+        const verifier = new ChainVerifier(chain, archive, checkpoints, key, failures, range);
+        let after = -1;
+        for (;;) {
+          const page = await client.query<unknown[]>({ text: `${chainRowsSql(chain, '$1')} LIMIT ${VERIFY_PAGE}`, values: [after], rowMode: 'array' });
+          for (const row of page.rows) verifier.add(row);
+          if (page.rows.length < VERIFY_PAGE) break;
+          after = page.rows[page.rows.length - 1]![0] as number;
+        }
+        out.push(verifier.finish());
       }
-      chains.push(verifier.finish());
-    }
-    await client.query('COMMIT');
-    return { ok: failures.length === 0, chains, failures, keyUsed: verifierKeyText?.trim() ?? null };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    unguard();
-    client.release();
-  }
+      return out;
+    },
+    '',
+    'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+  );
+  return { ok: failures.length === 0, chains, failures, keyUsed: verifierKeyText?.trim() ?? null };
 }
