@@ -40,7 +40,7 @@ afterAll(() => {
 describe('swarm db on PostgreSQL', () => {
   it('migrates, copies a SQLite trail, and verifies it there with the installation key', async () => {
     const migrated = await swarm('db', 'migrate', '--db', cluster.url);
-    expect(migrated).toMatchObject({ code: 0, stdout: expect.stringMatching(/^postgres:\/\/swarm@127\.0\.0\.1:\d+\/swarm: migrated \(2 migrations in this version\)\.\n$/) });
+    expect(migrated).toMatchObject({ code: 0, stdout: expect.stringMatching(/^postgres:\/\/swarm@127\.0\.0\.1:\d+\/swarm: migrated \(3 migrations in this version\)\.\n$/) });
 
     const copied = await swarm('db', 'copy', '--from', env.SWARM_DB!, '--to', cluster.url);
     expect(copied.stderr).toBe('');

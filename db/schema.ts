@@ -321,3 +321,20 @@ export const notificationDeliveries = sqliteTable(
 );
 
 export type NotificationDeliveryRow = typeof notificationDeliveries.$inferSelect;
+
+/**
+ * The calls a `rate_limit` hook let through, one row each, so that every process on the database counts the same window
+ * (the server's two processes, a CLI hook adapter, several servers). Pruned after a day (the longest window).
+ */
+export const hookRateCalls = sqliteTable(
+  'hook_rate_calls',
+  {
+    id: integer('id').primaryKey(),
+    hook: text('hook').notNull(),
+    agent: text('agent').notNull(),
+    tool: text('tool').notNull(),
+    /** seconds since the epoch */
+    at: real('at').notNull(),
+  },
+  (t) => [index('hook_rate_calls_window').on(t.hook, t.agent, t.tool, t.at)],
+);

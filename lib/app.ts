@@ -35,6 +35,7 @@ import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from '.
 import { NotificationService } from './notifications/service';
 import { NO_HOOKS, parseHooks, type HooksConfig } from './hooks/config';
 import { HookRunner, type TypeScriptHook } from './hooks/runner';
+import { SqliteRateCounter } from './hooks/rates';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from './profiles/load';
 
 export interface AppOptions {
@@ -220,6 +221,7 @@ export class SwarmApp {
       flags: () => this.flags.values(),
       cwd: configDir,
       maskKeys: this.profiles.maskKeys,
+      rates: new SqliteRateCounter(this.db.$client),
       onFailure: (f) =>
         this.recorder.record({ kind: 'hook', type: 'hook.failed', actor: 'system', outcome: 'failed', target: f.target ?? null, detail: { hook: f.hook, event: f.event, action: f.action, reason: f.reason } }),
     });

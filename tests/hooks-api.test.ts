@@ -119,6 +119,16 @@ describe('the check API with hooks', () => {
     expect(text).toMatch(/^swarm_hook_runs_total\{hook="drop-bcc",event="before_tool_call",outcome="passed"\} 1$/m);
   });
 
+  it('tells an AuthZEN enforcement point the rewritten arguments it must run the call with', async () => {
+    const r = (await post(evaluation.POST, '/access/v1/evaluation', deployer, {
+      subject: { type: 'agent', id: 'deployer' },
+      action: { name: 'call' },
+      resource: { type: 'tool', id: 'send_email', properties: { arguments: { to: 'a@swarm.example', subject: 's', bcc: 'spy@x.example' } } },
+    })).json as { decision: boolean; context: { arguments_changed_by?: string[]; arguments?: Record<string, unknown> } };
+    expect(r).toMatchObject({ decision: true, context: { arguments_changed_by: ['drop-bcc'], arguments: { to: 'a@swarm.example', subject: 's' } } });
+    expect(r.context.arguments).not.toHaveProperty('bcc');
+  });
+
   it('waits for a webhook hook on the route, the batch and AuthZEN alike; a block is a recorded denial of the hook', async () => {
     const one = (await post(check.POST, '/api/v1/permissions/check', trainer, { agent: 'trainer', tool: 'run_batch', arguments: { queue: 'prod' } })).json as unknown as Answer;
     expect(one).toMatchObject({ decision: 'DENY', rule_source: 'hook:batch-review', reason: 'No batches on prod today.' });

@@ -27,6 +27,7 @@ export const COPIED_TABLES = [
   'permission_denial_daily_counts',
   'permission_denial_rollup_state',
   'notification_deliveries',
+  'hook_rate_calls',
 ] as const;
 
 export interface CopyReport {

@@ -252,3 +252,15 @@ export const notificationDeliveries = pgTable(
     index('notification_deliveries_subject').on(t.event, t.subject, t.createdAt),
   ],
 );
+
+export const hookRateCalls = pgTable(
+  'hook_rate_calls',
+  {
+    id: id(),
+    hook: text('hook').notNull(),
+    agent: text('agent').notNull(),
+    tool: text('tool').notNull(),
+    at: time('at').notNull(),
+  },
+  (t) => [index('hook_rate_calls_window').on(t.hook, t.agent, t.tool, t.at)],
+);

@@ -117,6 +117,9 @@ export function answerOf(r: CheckResult) {
       rule_source: r.ruleSource,
       approval_id: r.approvalId ?? null,
       reason_admin: { en: r.reason },
+      // A before_tool_call hook rewrote the arguments: what is allowed (and recorded, and approved) is the call with
+      // these arguments, and the enforcement point must run that one, as an agent runs a check's `arguments`.
+      ...(r.argumentsChangedBy?.length ? { arguments_changed_by: r.argumentsChangedBy, arguments: r.arguments ?? null } : {}),
     },
   };
 }

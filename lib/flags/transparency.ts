@@ -245,7 +245,7 @@ function hooksToJson(hooks: TransparencyInput['hooks'], resolution: FlagResoluti
       conditions: Object.keys(h.source.match ?? {}).length > 0 ? describeMatch(h.source.match!) : [],
       when: h.source.when ?? null,
       does: hookDoes(h),
-      on_error: h.action === 'webhook' || h.action === 'shell' ? h.onError : null,
+      on_error: h.event === 'before_tool_call' && (h.action === 'webhook' || h.action === 'shell') ? h.onError : null,
       /** null: it runs; otherwise why it does not */
       off_because: h.action === 'shell' && !shellOn ? `the flag ${SHELL_HOOKS_FLAG} is off` : null,
       description: h.description ?? null,

@@ -19,20 +19,34 @@ import { conditionSchema } from '@/lib/permissions/condition';
 import { durationSchema } from '@/lib/permissions/gates';
 import { compilePolicy, policyRuleSchema, type CompiledRule } from '@/lib/permissions/policy';
 import { ConfigFileError, parseYamlConfigLocated, type ConfigIssue } from '@/lib/permissions/yaml-config';
+import { pathProblem } from './rewrite';
 
 /** Shell hooks run only while this flag is on; TypeScript hooks (registerHook) only while TS_HOOKS_FLAG is. */
 export const SHELL_HOOKS_FLAG = 'plugin_shell_hooks_enabled';
 export const TS_HOOKS_FLAG = 'hooks_enabled';
 
 const envName = z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'the name of an environment variable (upper case, digits, "_")');
-/** a dotted path into the arguments: `bcc`, `payment.card`, `recipients.0` */
-const argPath = z.string().regex(/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/, 'an argument path: keys separated by ".", e.g. payment.card');
+/** a dotted path into the arguments: `bcc`, `payment.card`, `recipients.0` (never __proto__, constructor, prototype) */
+export const argPath = z.string().superRefine((path, ctx) => {
+  const problem = pathProblem(path);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/** Paths to values (`set`): every key an argument path. A literal `__proto__` key has become the object's prototype. */
+export const pathValues = z.record(z.string(), z.unknown()).superRefine((paths, ctx) => {
+  const proto = Object.getPrototypeOf(paths) as unknown;
+  if (proto !== Object.prototype && proto !== null) ctx.addIssue({ code: 'custom', message: '"__proto__" is named, which no path may name' });
+  for (const key of Object.keys(paths)) {
+    const problem = pathProblem(key);
+    if (problem) ctx.addIssue({ code: 'custom', path: [key], message: problem });
+  }
+});
 const seconds = (max: number) => durationSchema.refine((s) => s <= max, `at most ${max}s`);
 
 const rewriteSchema = z
   .strictObject({
     /** set these paths to these values (created when missing) */
-    set: z.record(argPath, z.unknown()).optional(),
+    set: pathValues.optional(),
     /** remove these paths */
     remove: z.array(argPath).min(1).optional(),
     /** replace the values at these paths (when present) with `[MASKED]` */
@@ -75,6 +89,8 @@ const hookSchema = z
     }
     if (h.on_error !== undefined && action !== 'webhook' && action !== 'shell') {
       ctx.addIssue({ code: 'custom', path: ['on_error'], message: 'on_error is for webhook and shell hooks (the others cannot fail)' });
+    } else if (h.on_error !== undefined && h.event !== 'before_tool_call') {
+      ctx.addIssue({ code: 'custom', path: ['on_error'], message: `on_error decides what a failure does to a call before it runs; a ${h.event} hook is told after the fact, so it has none` });
     }
     if (h.match && (h.match.method !== undefined || h.match.path !== undefined)) {
       ctx.addIssue({ code: 'custom', path: ['match'], message: 'hooks act on tool calls: match by agent, tool, role or arguments' });
@@ -189,7 +205,8 @@ export function parseHooks(
         if (!secret) problem(['hooks', i, 'webhook', 'secret_env'], `the environment variable ${w.secret_env} is not set: hook "${h.id}" cannot sign its requests`);
       }
       if (url && !/^https?:\/\//.test(url)) problem(['hooks', i, 'webhook', 'url_env'], `the environment variable ${w.url_env} does not hold an http(s) URL`);
-      webhook = { url: url || undefined, urlShown: w.url ?? `$${w.url_env}`, secret, secretEnv: w.secret_env, timeoutMs: w.timeout * 1000, retries: w.retries };
+      // Shown on /transparency to every viewer: the address without its query (a token in a URL belongs in url_env).
+      webhook = { url: url || undefined, urlShown: w.url ? w.url.replace(/[?#].*$/, '') : `$${w.url_env}`, secret, secretEnv: w.secret_env, timeoutMs: w.timeout * 1000, retries: w.retries };
     }
     return {
       id: h.id,

@@ -13,6 +13,7 @@ import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { HookWouldWait, type Principal } from '@/lib/permissions';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { AgentRuntime } from '@/lib/agents/runtime';
+import { createApp } from '@/lib/app';
 import { z } from 'zod';
 import { parseHooks } from './config';
 
@@ -207,12 +208,53 @@ describe('before_tool_call: block, rewrite, rate_limit', () => {
     expect(a.engine.decide(call('send_message', { to: 'x@example.com' })).decision).toBe('ALLOW');
   });
 
+  it('counts one rate-limit window for every process on the database', () => {
+    const yaml = 'hooks:\n  - id: two-a-minute\n    event: before_tool_call\n    match: { tool: lookup }\n    rate_limit: { calls: 2, per: 1m }\n';
+    const a = app(yaml);
+    // A second process on the same database and configuration (the other half of the server, a CLI hook adapter).
+    const other = createApp({ dbPath: t!.dbPath, configDir: t!.dir, env: { SWARM_HOOK_SECRET: SECRET } });
+    try {
+      expect(a.engine.decide(call('lookup', { q: 1 })).decision).toBe('ALLOW');
+      expect(other.engine.decide(call('lookup', { q: 2 })).decision).toBe('ALLOW');
+      expect(a.engine.decide(call('lookup', { q: 3 })).ruleSource).toBe('hook:two-a-minute');
+      expect(other.engine.decide(call('lookup', { q: 4 })).ruleSource).toBe('hook:two-a-minute');
+    } finally {
+      other.close();
+    }
+  });
+
   it('runs no hook for a call that is denied anyway, and none on a dry check', () => {
     const a = app('hooks:\n  - id: count\n    event: before_tool_call\n    rate_limit: { calls: 1, per: 1h }\n');
     expect(a.engine.decide(call('train_model', {})).ruleSource).toBe('agent_allowlist');
     expect(a.engine.check(call('lookup', {})).hooks).toBeUndefined();
     expect(a.engine.decide(call('lookup', {})).decision).toBe('ALLOW');
     expect(a.engine.decide(call('lookup', {})).ruleSource).toBe('hook:count');
+  });
+});
+
+describe('rewrites that must not reach further than the arguments', () => {
+  it('refuses __proto__, constructor and prototype in a path, in hooks.yaml and in a webhook answer', async () => {
+    expect(() => parseHooks('hooks:\n  - id: p\n    event: before_tool_call\n    rewrite: { set: { __proto__.polluted: yes } }\n', 'hooks.yaml')).toThrow(
+      /hooks\.yaml:4:\d+: .*names "__proto__", which no path may name/,
+    );
+    const r = await receiver(() => ({ body: { decision: 'rewrite', set: { '__proto__.polluted': 'yes' }, remove: ['constructor.prototype.toString'] } }));
+    closers.push(r.close);
+    const a = app(`hooks:\n  - id: evil\n    event: before_tool_call\n    match: { tool: lookup }\n    webhook: { url: "${r.url}", secret_env: SWARM_HOOK_SECRET, retries: 0 }\n`);
+    const blocked = await a.engine.decideAsync(call('lookup', {}));
+    expect(blocked).toMatchObject({ decision: 'DENY', ruleSource: 'hook:evil' });
+    expect(blocked.reason).toMatch(/answered set\.__proto__\.polluted: .*names "__proto__".*remove\.0: .*names "constructor"/);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(typeof Object.prototype.toString).toBe('function');
+  });
+
+  it('removes array elements from the highest index down, never pads an array, never replaces a value to pass through it', async () => {
+    const { applyRewrite } = await import('./rewrite');
+    const rw = (over: Partial<{ set: [string, unknown][]; remove: string[]; mask: string[] }>) => ({ set: [], remove: [], mask: [], ...over });
+    expect(applyRewrite({ list: ['A', 'B', 'C'] }, rw({ remove: ['list.0', 'list.1'] }))).toEqual({ arguments: { list: ['C'] }, changed: ['list.1', 'list.0'] });
+    expect(applyRewrite({ items: [1, 2] }, rw({ set: [['items.5', 9], ['items.foo', 9]] })).changed).toEqual([]);
+    expect(applyRewrite({ items: [1, 2] }, rw({ set: [['items.2', 3]] })).arguments).toEqual({ items: [1, 2, 3] });
+    expect(applyRewrite({ payment: 'cash' }, rw({ set: [['payment.card', 'x']] })).changed).toEqual([]);
+    expect(applyRewrite({ a: 1 }, rw({ set: [['meta.added.deep', true]], mask: ['missing.key'] }))).toEqual({ arguments: { a: 1, meta: { added: { deep: true } } }, changed: ['meta.added.deep'] });
   });
 });
 
@@ -325,6 +367,15 @@ describe('shell and TypeScript hooks', () => {
     expect(a.engine.decide(call('send_message', { urgent: true })).decision).toBe('ALLOW');
     a.registerHook({ id: 'async-guard', event: 'before_tool_call', run: () => Promise.resolve() });
     expect(a.engine.decide(call('lookup', {}))).toMatchObject({ decision: 'DENY', ruleSource: 'hook:async-guard' });
+  });
+
+  it('blocks on a TypeScript answer that is not an answer (a "deny" instead of "block")', () => {
+    const a = app('');
+    a.flags.setOverride('hooks_enabled', true, 'test', 'try');
+    a.registerHook({ id: 'sloppy', event: 'before_tool_call', run: () => ({ decision: 'deny', reason: 'nope' }) as never });
+    const r = a.engine.decide(call('lookup', {}));
+    expect(r).toMatchObject({ decision: 'DENY', ruleSource: 'hook:sloppy' });
+    expect(r.reason).toMatch(/answered something that is not an answer \(decision: /);
   });
 });
 

@@ -1,11 +1,29 @@
 /**
  * Argument rewrites of hooks: set, remove or mask fields by dotted path (`bcc`, `payment.card`, `recipients.0`).
  * Pure: the arguments are copied, never changed in place, and the paths that really changed are reported.
+ *
+ * A path walks own fields of plain objects and indexes of arrays, nothing else: `__proto__`, `constructor` and
+ * `prototype` are refused wherever a path comes from (hooks.yaml, a webhook's or a program's answer), a value that is
+ * not an object or an array is never replaced to make room for a path through it, and an array is only indexed
+ * (an index at most its length: set appends, it never pads).
  */
 import { canonicalJson } from '@/lib/approvals/canonical';
 import type { Rewrite } from './config';
 
 export const MASKED = '[MASKED]';
+
+/** Segments a path may never name: they reach the prototypes of every object of the process. */
+const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** A valid argument path: keys and indexes separated by "." (checked wherever a path comes from). */
+export const ARG_PATH = /^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/;
+
+/** Why a path cannot be used, or undefined when it can. */
+export function pathProblem(path: string): string | undefined {
+  if (!ARG_PATH.test(path)) return `"${path}" is not an argument path (keys separated by ".", e.g. payment.card)`;
+  const bad = path.split('.').find((s) => FORBIDDEN.has(s));
+  return bad ? `"${path}" names "${bad}", which no path may name` : undefined;
+}
 
 type Json = Record<string, unknown> | unknown[];
 
@@ -13,53 +31,83 @@ function isContainer(v: unknown): v is Json {
   return v !== null && typeof v === 'object';
 }
 
-/** The container that holds the last segment of `path`, created along the way when `create` (else undefined). */
+const has = (o: Json, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+const isIndex = (k: string) => /^(0|[1-9]\d*)$/.test(k);
+
+/** The value under `key` of a container, if it has it as its own. */
+function child(node: Json, key: string): unknown {
+  if (Array.isArray(node)) return isIndex(key) ? node[Number(key)] : undefined;
+  return has(node, key) ? node[key] : undefined;
+}
+
+/**
+ * The container that holds the last segment of `segs`. With `create`, missing objects along the way are created; a
+ * value in the way that is not a container (a string, say) stops the walk rather than being replaced.
+ */
 function parentOf(root: Record<string, unknown>, segs: readonly string[], create: boolean): Json | undefined {
   let node: Json = root;
   for (let i = 0; i < segs.length - 1; i++) {
     const key = segs[i]!;
-    const next: unknown = (node as Record<string, unknown>)[key];
+    const next = child(node, key);
     if (isContainer(next)) {
       node = next;
       continue;
     }
-    if (!create) return undefined;
-    const made: Json = {};
-    (node as Record<string, unknown>)[key] = made;
+    if (!create || next !== undefined || Array.isArray(node)) return undefined;
+    const made: Record<string, unknown> = {};
+    node[key] = made;
     node = made;
   }
   return node;
 }
 
-const has = (o: Json, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+/** Can `key` be written in `parent`: any key of an object; an index of an array up to its length. */
+function writable(parent: Json, key: string): boolean {
+  return Array.isArray(parent) ? isIndex(key) && Number(key) <= parent.length : true;
+}
 
 /** Apply a rewrite. Returns the same object when nothing changed, else a copy and the changed paths. */
 export function applyRewrite(args: Readonly<Record<string, unknown>>, rw: Rewrite): { arguments: Readonly<Record<string, unknown>>; changed: string[] } {
+  const usable = (p: string) => pathProblem(p) === undefined;
   const out = structuredClone(args) as Record<string, unknown>;
   const changed: string[] = [];
   for (const [path, value] of rw.set) {
+    if (!usable(path)) continue;
     const segs = path.split('.');
-    const parent = parentOf(out, segs, true)!;
+    const parent = parentOf(out, segs, true);
     const key = segs[segs.length - 1]!;
-    const before = (parent as Record<string, unknown>)[key];
-    if (has(parent, key) && canonicalJson(before) === canonicalJson(value)) continue;
+    if (!parent || !writable(parent, key)) continue;
+    if (child(parent, key) !== undefined && canonicalJson(child(parent, key)) === canonicalJson(value)) continue;
     (parent as Record<string, unknown>)[key] = structuredClone(value);
     changed.push(path);
   }
-  for (const path of rw.remove) {
-    const segs = path.split('.');
+  // Removals from the highest index down, so that removing list.0 and list.1 removes the first two elements.
+  const removals = rw.remove.filter(usable).map((path) => ({ path, segs: path.split('.') }));
+  removals.sort((a, b) => {
+    const ka = a.segs[a.segs.length - 1]!;
+    const kb = b.segs[b.segs.length - 1]!;
+    return isIndex(ka) && isIndex(kb) ? Number(kb) - Number(ka) : 0;
+  });
+  for (const { path, segs } of removals) {
     const parent = parentOf(out, segs, false);
     const key = segs[segs.length - 1]!;
-    if (!parent || !has(parent, key)) continue;
-    if (Array.isArray(parent) && /^\d+$/.test(key)) parent.splice(Number(key), 1);
-    else delete (parent as Record<string, unknown>)[key];
+    if (!parent) continue;
+    if (Array.isArray(parent)) {
+      if (!isIndex(key) || Number(key) >= parent.length) continue;
+      parent.splice(Number(key), 1);
+    } else {
+      if (!has(parent, key)) continue;
+      delete parent[key];
+    }
     changed.push(path);
   }
   for (const path of rw.mask) {
+    if (!usable(path)) continue;
     const segs = path.split('.');
     const parent = parentOf(out, segs, false);
     const key = segs[segs.length - 1]!;
-    if (!parent || !has(parent, key) || (parent as Record<string, unknown>)[key] === MASKED) continue;
+    const current = parent ? child(parent, key) : undefined;
+    if (!parent || current === undefined || current === MASKED) continue;
     (parent as Record<string, unknown>)[key] = MASKED;
     changed.push(path);
   }

@@ -11,8 +11,8 @@
  * - Shell hooks run only while the flag plugin_shell_hooks_enabled is on, TypeScript hooks only while hooks_enabled is
  *   on; turning a flag off stops them at the next call (their outcome says `skipped`).
  *
- * Rate limits are counted in this process's memory (a sliding window per hook, agent and tool): several servers
- * count separately, and a restart starts the windows again.
+ * Rate limits are counted in the database (lib/hooks/rates.ts): one window per hook, agent and tool for every process.
+ * A call that passes a rate limit is counted even if a later hook blocks it or the decision then denies or asks.
  */
 import { hashArguments } from '@/lib/approvals/canonical';
 import { maskArguments } from '@/lib/audit/redact';
@@ -23,8 +23,9 @@ import { HookWouldWait } from '@/lib/permissions/call-hooks';
 import type { CheckResult, FlagValues, PermissionContext, Principal, ToolContext } from '@/lib/permissions/types';
 import { processMetrics } from '@/lib/ops/metrics';
 import { SHELL_HOOKS_FLAG, TS_HOOKS_FLAG, type CompiledHook, type HooksConfig, type Rewrite } from './config';
+import type { RateCounter } from './rates';
 import { applyRewrite, changedKeys } from './rewrite';
-import { CircuitBreaker, HookFailure, parseAnswer, postHook, runShellHook, type HookAnswer } from './transport';
+import { CircuitBreaker, hookAnswerSchema, HookFailure, parseAnswer, postHook, runShellHook, type HookAnswer } from './transport';
 
 
 /** The JSON a hook receives (webhook body, shell stdin, TypeScript argument). */
@@ -70,6 +71,8 @@ export interface HookRunnerOptions {
   maskKeys?: ReadonlySet<string>;
   /** a report to a hook failed for good: recorded as `hook.failed` */
   onFailure(failure: { hook: string; event: HookEventName; action: string; reason: string; target?: string }): void;
+  /** where rate_limit windows are counted (the database, so that every process counts the same window) */
+  rates: RateCounter;
   /** the first retry of a before_tool_call webhook waits this long (default 200 ms), of a report 1 s */
   backoffMs?: { before: number; report: number };
   clock?: () => number;
@@ -81,7 +84,6 @@ const principalOf = (p: Principal) => ({ kind: p.kind, id: p.id, role: p.role })
 
 export class HookRunner implements CallHooks {
   private readonly registered: Registered[] = [];
-  private readonly windows = new Map<string, number[]>();
   private readonly breakers = new Map<string, CircuitBreaker>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly clock: () => number;
@@ -220,25 +222,18 @@ export class HookRunner implements CallHooks {
 
   private rateLimit(h: CompiledHook, c: Call, pass: HookPass): void {
     const { calls, perSeconds } = h.rateLimit!;
-    const key = `${h.id}\u0000${c.agent}\u0000${c.tool}`;
-    const now = this.clock();
-    const since = now - perSeconds * 1000;
-    const stamps = (this.windows.get(key) ?? []).filter((t) => t > since);
-    if (stamps.length >= calls) {
-      this.windows.set(key, stamps);
-      const retry = Math.max(1, Math.ceil((stamps[0]! + perSeconds * 1000 - now) / 1000));
+    const took = this.options.rates.take({ hook: h.id, agent: c.agent, tool: c.tool }, calls, perSeconds, this.clock() / 1000);
+    if (!took.allowed) {
       this.outcome(pass, {
         hook: h.id,
         event: 'before_tool_call',
         action: 'rate_limit',
         outcome: 'blocked',
-        reason: `Rate limit of hook "${h.id}": ${calls} call${calls === 1 ? '' : 's'} of ${c.tool} by ${c.agent} per ${perSeconds}s; the next is allowed in ${retry}s.`,
+        reason: `Rate limit of hook "${h.id}": ${calls} call${calls === 1 ? '' : 's'} of ${c.tool} by ${c.agent} per ${perSeconds}s; the next is allowed in ${took.retryInSeconds}s.`,
       });
       return;
     }
-    stamps.push(now);
-    this.windows.set(key, stamps);
-    this.outcome(pass, { hook: h.id, event: 'before_tool_call', action: 'rate_limit', outcome: 'passed', reason: `${stamps.length} of ${calls} in ${perSeconds}s` });
+    this.outcome(pass, { hook: h.id, event: 'before_tool_call', action: 'rate_limit', outcome: 'passed', reason: `${took.count} of ${calls} in ${perSeconds}s` });
   }
 
   private breaker(id: string): CircuitBreaker {
@@ -318,7 +313,14 @@ export class HookRunner implements CallHooks {
       this.outcome(pass, { hook: r.hook.id, event: 'before_tool_call', action: 'typescript', outcome: 'failed', reason: `Hook "${r.hook.id}" answered with a promise; a before_tool_call hook in TypeScript answers synchronously, so the call is not let through.` }, true);
       return;
     }
-    this.applyAnswer(pass, r, answer ?? { decision: 'allow' }, undefined, c.arguments);
+    // The answer is checked as a webhook's is: an answer that is not one (a typo, a "deny") blocks rather than passes.
+    const checked = hookAnswerSchema.safeParse(answer ?? { decision: 'allow' });
+    if (!checked.success) {
+      const why = checked.error.issues.map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ');
+      this.outcome(pass, { hook: r.hook.id, event: 'before_tool_call', action: 'typescript', outcome: 'failed', reason: `Hook "${r.hook.id}" answered something that is not an answer (${why}); the call is not let through.` }, true);
+      return;
+    }
+    this.applyAnswer(pass, r, checked.data, undefined, c.arguments);
   }
 
   private flagOn(name: string): boolean {

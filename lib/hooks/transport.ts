@@ -5,6 +5,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { argPath, pathValues } from './config';
 import { DELIVERY_HEADER, EVENT_HEADER, signature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '@/lib/notifications/service';
 
 /** What a webhook or a shell hook may answer to a before_tool_call (an empty answer is `allow`). */
@@ -13,10 +14,10 @@ export const hookAnswerSchema = z.strictObject({
   reason: z.string().max(2_000).optional(),
   /** rewrite: the whole new arguments */
   arguments: z.record(z.string(), z.unknown()).optional(),
-  /** rewrite: fields to set, remove or mask (as in hooks.yaml) */
-  set: z.record(z.string(), z.unknown()).optional(),
-  remove: z.array(z.string()).optional(),
-  mask: z.array(z.string()).optional(),
+  /** rewrite: fields to set, remove or mask, by the same paths as hooks.yaml (checked the same way) */
+  set: pathValues.optional(),
+  remove: z.array(argPath).optional(),
+  mask: z.array(argPath).optional(),
 });
 export type HookAnswer = z.output<typeof hookAnswerSchema>;
 
