@@ -33,7 +33,8 @@ export function checkAnswer(r: CheckResult, dryRun: boolean) {
     recorded: !dryRun && r.decision === 'DENY',
     // The hooks that rewrote the arguments, and the arguments the call was decided on: the ones to run it with.
     arguments_changed_by: changedBy,
-    arguments: changedBy.length > 0 ? (r.arguments ?? null) : null,
+    // nothing runs after a DENY: no arguments to run it with
+    arguments: changedBy.length > 0 && r.decision !== 'DENY' ? (r.arguments ?? null) : null,
     hooks: r.hooks ? r.hooks.map(hookAnswer) : NO_HOOKS,
     trace: traceAnswer(r),
   };

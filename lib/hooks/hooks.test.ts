@@ -281,6 +281,9 @@ describe('before_tool_call: webhooks', () => {
     expect(r.got.every((g) => g.signed)).toBe(true);
     expect(r.got[0]!.headers['x-swarm-event']).toBe('before_tool_call');
     expect(r.got[0]!.json).toMatchObject({ event: 'before_tool_call', hook: 'review', call: { agent: 'mailer', tool: 'send_message' }, decision: { decision: 'ALLOW' } });
+    // What the webhook was told joins the audit row of the decision it led to.
+    expect(r.got[0]!.json.decision_id).toBe(blocked.decisionId);
+    expect(a.denials.get(a.denials.newestId())!.decisionId).toBe(blocked.decisionId);
   });
 
   it('retries a failing webhook, then blocks; with on_error: allow it lets the call through and says so', async () => {

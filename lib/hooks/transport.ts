@@ -130,7 +130,10 @@ export async function postHook(target: WebhookTarget, event: string, payload: un
     } catch (error) {
       if (error instanceof HookFailure) throw error;
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      last = new HookFailure(timedOut ? `its webhook did not answer within ${target.timeoutMs} ms` : `its webhook could not be reached (${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)})`);
+      const cause = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+      // A redirect is refused (the hook's URL is where it is asked), and would be refused again: not retried.
+      if (/redirect/i.test(cause)) throw new HookFailure(`its webhook answered with a redirect, which is not followed`, true);
+      last = new HookFailure(timedOut ? `its webhook did not answer within ${target.timeoutMs} ms` : `its webhook could not be reached (${cause})`);
     }
   }
   throw new HookFailure(`${last!.message}${target.retries > 0 ? ` (${target.retries + 1} attempts)` : ''}`);

@@ -220,7 +220,7 @@ function mapError(error: unknown): ApiAnswer {
   }
   if (error instanceof HookWouldWait) {
     // Only where waiting is not possible (the listener's group commit, as hooks.yaml was reloaded under it): try again.
-    return { ...errorAnswer(503, 'RETRY', `${error.message} Try again.`), headers: { ...NO_STORE, 'retry-after': '1' } };
+    return { ...errorAnswer(503, 'RETRY', 'The hooks of this call changed while it was being decided. Try again.'), headers: { ...NO_STORE, 'retry-after': '1' } };
   }
   console.error('Unhandled error in route', error);
   return errorAnswer(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');

@@ -58,6 +58,8 @@ export interface EnginePorts {
 export interface PreparedCall {
   readonly input: CheckInput;
   readonly hooks?: HookPass;
+  /** the decision's id, given before the hooks ran so that what they were told joins the audit row */
+  readonly decisionId?: string;
 }
 
 /** How an engine is built: its default sources, its gates and its ports, fixed for its lifetime. */
@@ -274,8 +276,9 @@ export class PermissionEngine {
   private prepareFrom(input: CheckInput, context: PermissionContext & ToolContext, sync: boolean): PreparedCall | Promise<PreparedCall> {
     const result = this.evaluate(context);
     if (result.decision === 'DENY') return { input };
+    result.decisionId = newDecisionId();
     const pass = this.ports.callHooks!.before({ context, result }, { sync });
-    return isPromise<HookPass>(pass) ? pass.then((p) => preparedOf(input, p)) : preparedOf(input, pass);
+    return isPromise<HookPass>(pass) ? pass.then((p) => preparedOf(input, p, result.decisionId)) : preparedOf(input, pass, result.decisionId);
   }
 
   /**
@@ -321,7 +324,7 @@ export class PermissionEngine {
     for (let attempt = 0; attempt < 3; attempt++) {
       const context = yield* this.contextSteps(input);
       let result = this.evaluate(context);
-      result.decisionId = newDecisionId();
+      result.decisionId = attempt === 0 && prepared.decisionId ? prepared.decisionId : newDecisionId();
       if (prepared.hooks) result = withHooks(result, prepared.hooks);
       if (result.decision === 'DENY') return yield* this.recorded(context, result, meta);
       if (result.decision === 'ASK') {
@@ -395,8 +398,9 @@ function enforced(result: CheckResult): CheckResult {
   return result;
 }
 
-function preparedOf(input: CheckInput, pass: HookPass): PreparedCall {
-  return pass.arguments === input.arguments ? { input, hooks: pass } : { input: { ...input, arguments: pass.arguments } as CheckInput, hooks: pass };
+function preparedOf(input: CheckInput, pass: HookPass, decisionId: string | undefined): PreparedCall {
+  const rewritten = pass.arguments === input.arguments ? input : ({ ...input, arguments: pass.arguments } as CheckInput);
+  return { input: rewritten, hooks: pass, decisionId };
 }
 
 /** The result with what the hooks did: their outcomes, the arguments they changed, and a block as the winning DENY. */
