@@ -106,6 +106,13 @@ export function explainDecision(app: SwarmApp, decisionId: string): Explanation 
     shown = { kind: input.kind, agent: input.kind === 'tool' ? input.agent : null, tool: input.kind === 'tool' ? input.tool : null, method: input.kind === 'http' ? input.method : null, path: input.kind === 'http' ? input.path : null, principal: e.actor, role: e.actorRole };
   }
   if (shown.kind === 'tool' && denial?.maskedPaths) notes.push(`Masked argument values are re-run as recorded (masked): ${denial.maskedPaths}.`);
+  if (recorded.rule_source.startsWith('hook:')) {
+    notes.push(
+      `This denial came from the hook ${recorded.rule_source.slice('hook:'.length)}. Hooks are not replayed (a webhook's or a program's answer, a rate-limit window, cannot be asked again after the fact): the re-runs show what the rules alone decide.`,
+    );
+  } else if (denial?.traceJson?.includes('"hook:')) {
+    notes.push('Hooks acted on this call (see its trace); they are not replayed: the re-runs show what the rules alone decide.');
+  }
 
   // The approval this call was bound to, as it stands: a rejection or an expiry is what made such a denial.
   const approvalRow = app.db.select().from(approvals).where(eq(approvals.decisionId, decisionId)).get();

@@ -14,6 +14,7 @@ import { HookWouldWait, type Principal } from '@/lib/permissions';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { AgentRuntime } from '@/lib/agents/runtime';
 import { createApp } from '@/lib/app';
+import { explainDecision } from '@/lib/audit/explain';
 import { z } from 'zod';
 import { parseHooks } from './config';
 
@@ -150,7 +151,13 @@ describe('before_tool_call: block, rewrite, rate_limit', () => {
     expect(denied).toMatchObject({ decision: 'DENY', ruleSource: 'hook:no-rival-mail', reason: 'Mail to competitors is not sent by agents.' });
     const row = a.denials.get(a.denials.newestId())!;
     expect(row).toMatchObject({ ruleSource: 'hook:no-rival-mail', toolName: 'send_message', decisionId: denied.decisionId });
+    // An auditor explaining it is told that hooks are not replayed, rather than left to read the re-run as drift.
+    expect(explainDecision(a, denied.decisionId!).notes).toContainEqual(expect.stringMatching(/^This denial came from the hook no-rival-mail\. Hooks are not replayed/));
     expect(a.engine.decide(call('send_message', { to: 'friend@example.com' })).decision).toBe('ALLOW');
+    // A condition that cannot be evaluated (no `to`) makes the guard apply, and the reason says so.
+    const unsure = a.engine.decide(call('send_message', { body: 'no recipient' }));
+    expect(unsure).toMatchObject({ decision: 'DENY', ruleSource: 'hook:no-rival-mail' });
+    expect(unsure.reason).toMatch(/^Mail to competitors is not sent by agents\. \(its condition could not be evaluated for this call: .+; a hook that cannot tell applies\)$/);
   });
 
   it('rewrites the arguments: the rewritten call is what is decided and answered, the trace keeps the hash of the original', () => {

@@ -16,7 +16,7 @@
  */
 import { hashArguments } from '@/lib/approvals/canonical';
 import { maskArguments } from '@/lib/audit/redact';
-import { conditionHolds } from '@/lib/permissions/condition';
+import { conditionVars } from '@/lib/permissions/condition';
 import { compilePolicy, ruleMatches, type CompiledRule } from '@/lib/permissions/policy';
 import type { BeforeToolCall, CallHooks, HookEventName, HookOutcome, HookPass, ToolCallFinished } from '@/lib/permissions/call-hooks';
 import { HookWouldWait } from '@/lib/permissions/call-hooks';
@@ -160,7 +160,10 @@ export class HookRunner implements CallHooks {
     for (; i < hooks.length; i++) {
       const h = hooks[i]!;
       const context: Call = pass.arguments === call.context.arguments ? call.context : { ...call.context, arguments: pass.arguments };
-      if (!this.matches(h, context)) continue;
+      const applies = this.applies(h, context);
+      if (applies === false) continue;
+      const unsure = typeof applies === 'string' ? ` (its condition could not be evaluated for this call: ${applies}; a hook that cannot tell applies)` : '';
+      const before = pass.outcomes.length;
       if (!('action' in h)) {
         this.runTypeScriptBefore(h, context, call.result, pass);
       } else if (h.action === 'block') {
@@ -184,15 +187,32 @@ export class HookRunner implements CallHooks {
           },
         );
       }
+      if (unsure && pass.outcomes.length > before) {
+        const o = pass.outcomes[pass.outcomes.length - 1]!;
+        o.reason = `${o.reason ?? ''}${unsure}`;
+        if (pass.blocked?.hook === o.hook) pass.blocked.reason = o.reason;
+      }
       if (pass.blocked) return pass;
     }
     return pass;
   }
 
   private matches(h: CompiledHook | Registered, c: Call): boolean {
+    return this.applies(h, c) !== false;
+  }
+
+  /**
+   * Does the hook apply to this call: true, false, or the error of a `when` that cannot be evaluated for it (a missing
+   * argument, say), in which case it applies: a guard that cannot tell stays on guard, and says why.
+   */
+  private applies(h: CompiledHook | Registered, c: Call): boolean | string {
     if (!ruleMatches(h.rule, { kind: 'tool', agent: c.agent, tool: c.tool, role: c.principal.role, arguments: c.arguments })) return false;
-    // A condition that cannot be evaluated makes the hook apply: a guard that cannot tell stays on guard.
-    return !h.rule.condition || conditionHolds(h.rule.condition, c, true);
+    if (!h.rule.condition) return true;
+    try {
+      return h.rule.condition.evaluate(conditionVars(c));
+    } catch (error) {
+      return error instanceof Error ? error.message.split('\n')[0]! : String(error);
+    }
   }
 
   /** Note what a hook did; `blocks`: a failure that stops the call (the hook could not vouch for it). */

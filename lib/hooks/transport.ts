@@ -70,7 +70,11 @@ export class CircuitBreaker {
   refusal(): string | undefined {
     if (this.failures < this.threshold) return undefined;
     const now = this.clock();
-    if (now >= this.openUntil) return undefined; // half-open: one call tries
+    if (now >= this.openUntil) {
+      // Half-open: this call tries; the others stay refused until it succeeds (or fails, and the circuit opens again).
+      this.openUntil = now + this.cooldownMs;
+      return undefined;
+    }
     return `its circuit is open after ${this.failures} failures in a row; it is tried again in ${Math.ceil((this.openUntil - now) / 1000)}s`;
   }
 
