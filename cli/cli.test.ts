@@ -2,13 +2,11 @@
  * The `swarm` CLI end to end: each test spawns the real command (node bin/swarm.mjs) against a real SQLite file in
  * a temp directory, and checks the result through the same database with the production stores. No mocks.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSwarm, type CliResult } from '@/lib/test-support/cli';
+import { cliWorkspace, runSwarm, type CliResult } from '@/lib/test-support/cli';
 import { createApp, type SwarmApp } from '@/lib/app';
-import { TEST_AGENTS } from '@/lib/test-support/temp-app';
 
 
 let dir: string;
@@ -25,15 +23,7 @@ function swarm(...args: string[]): Promise<CliResult> {
 const TOKEN = /swt_[A-Za-z0-9_-]+/g;
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'swarm-cli-'));
-  dbPath = join(dir, 'cli.db');
-  writeFileSync(join(dir, 'agents.yaml'), TEST_AGENTS);
-  writeFileSync(join(dir, 'permission_policies.yaml'), 'rules: []\n');
-  // The child gets this environment only: no flag variables or database settings from the machine running the tests.
-  env = { ...process.env };
-  for (const key of Object.keys(env)) if (key.startsWith('SWARM_') || key.startsWith('ML_TEAM_')) delete env[key];
-  env.SWARM_DB = dbPath;
-  env.SWARM_CONFIG_DIR = dir;
+  ({ dir, dbPath, env } = cliWorkspace('swarm-cli-', 'cli.db'));
 
   app = createApp({ dbPath, configDir: dir, env: {}, watchConfig: false });
   app.auth.createUser('root', 'admin');

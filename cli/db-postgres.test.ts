@@ -2,15 +2,13 @@
  * swarm db migrate|copy and swarm audit verify on PostgreSQL, end to end: the real CLI against a real SQLite trail and a
  * real PostgreSQL cluster started by this file (initdb, pg_ctl, a free port, its own temp folder).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '@/lib/app';
-import { runSwarm } from '@/lib/test-support/cli';
+import { cliWorkspace, runSwarm } from '@/lib/test-support/cli';
 import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
-import { TEST_AGENTS } from '@/lib/test-support/temp-app';
 
 let cluster: PgCluster;
 let dir: string;
@@ -19,14 +17,9 @@ const swarm = (...args: string[]) => runSwarm(args, env, 60_000);
 
 beforeAll(async () => {
   cluster = await startPostgres();
-  dir = mkdtempSync(join(tmpdir(), 'swarm-dbpg-'));
-  writeFileSync(join(dir, 'agents.yaml'), TEST_AGENTS);
-  writeFileSync(join(dir, 'permission_policies.yaml'), 'rules: []\n');
-  env = { ...process.env };
-  for (const key of Object.keys(env)) if (key.startsWith('SWARM_') || key.startsWith('ML_TEAM_')) delete env[key];
-  env.SWARM_DB = join(dir, 'live.db');
-  env.SWARM_CONFIG_DIR = dir;
-  const app = createApp({ dbPath: env.SWARM_DB, configDir: dir, env: {}, watchConfig: false });
+  const ws = cliWorkspace('swarm-dbpg-', 'live.db');
+  ({ dir, env } = ws);
+  const app = createApp({ dbPath: ws.dbPath, configDir: dir, env: {}, watchConfig: false });
   const agent = { kind: 'agent', id: 'trainer', role: 'viewer', agent: 'trainer' } as const;
   for (let i = 0; i < 250; i++) app.engine.decide({ kind: 'tool', principal: agent, agent: 'trainer', tool: 'deploy_serving', arguments: { i } });
   app.checkpointAudit();

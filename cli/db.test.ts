@@ -2,14 +2,12 @@
  * swarm db backup|check, end to end: the real CLI (node bin/swarm.mjs) against a real SQLite file that this process
  * keeps writing to while the backup runs; the copy must verify with `swarm audit verify --db FILE`.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSwarm, type CliResult } from '@/lib/test-support/cli';
+import { cliWorkspace, runSwarm, type CliResult } from '@/lib/test-support/cli';
 import { createApp, type SwarmApp } from '@/lib/app';
-import { TEST_AGENTS } from '@/lib/test-support/temp-app';
 
 
 let dir: string;
@@ -27,14 +25,7 @@ let n = 0;
 const deny = () => app.engine.decide({ kind: 'tool', principal: agent, agent: 'trainer', tool: 'deploy_serving', arguments: { n: n++, blob: 'x'.repeat(2000) } });
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'swarm-db-'));
-  dbPath = join(dir, 'live.db');
-  writeFileSync(join(dir, 'agents.yaml'), TEST_AGENTS);
-  writeFileSync(join(dir, 'permission_policies.yaml'), 'rules: []\n');
-  env = { ...process.env };
-  for (const key of Object.keys(env)) if (key.startsWith('SWARM_') || key.startsWith('ML_TEAM_')) delete env[key];
-  env.SWARM_DB = dbPath;
-  env.SWARM_CONFIG_DIR = dir;
+  ({ dir, dbPath, env } = cliWorkspace('swarm-db-', 'live.db'));
   app = createApp({ dbPath, configDir: dir, env: {}, watchConfig: false });
   // A trail with some weight (so that the backup takes several steps) and a signed checkpoint.
   for (let i = 0; i < 3000; i++) deny();
