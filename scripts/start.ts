@@ -3,13 +3,13 @@
  * decision listener on PORT, the Next.js server behind it on loopback (lib/server/serve.ts); for the demo, run a
  * simulated agent team against the same database.
  *
- *   npm start          SWARM_DB (default data/swarm.db), no demo data
+ *   npm start          SWARM_DB (default data/swarm.db, or a postgres:// URL), no demo data
  *   npm run demo       data/demo.db, the BFSI example policy, demo users and the simulated team
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createApp, type SwarmApp } from '@/lib/app';
+import { openApp, type App } from '@/lib/app';
 import { DemoTeam } from '@/lib/agents/demo-team';
 import { serve } from '@/lib/server/serve';
 import { randomPassword } from '@/lib/auth/secrets';
@@ -41,25 +41,29 @@ if (!existsSync(join(process.env.NEXT_DIST_DIR || '.next', 'BUILD_ID'))) {
 }
 
 // Prepare the database in this process first: migrations, the first admin, its password printed once.
-let app: SwarmApp;
+let app: App;
 try {
   // The same checks as the server's own start: a malformed configuration or failing policy tests stop it here, with
   // the file, line and column, instead of a server that answers 503.
   // This process also answers the decision endpoints (lib/server/front.ts): a long-lived application.
-  app = createApp({ dbPath: env.SWARM_DB, env, watchConfig: true, backgroundCheckpoints: true, enforcePolicyTests: true });
+  app = await openApp({ dbPath: env.SWARM_DB, env, watchConfig: true, backgroundCheckpoints: true, enforcePolicyTests: true });
 } catch (error) {
   console.error(`Cannot start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 }
-const report = app.bootstrap();
+if (demo && app.kind !== 'sqlite') {
+  console.error('The demo runs on SQLite (data/demo.db): unset SWARM_DB, or start the product with npm start.');
+  process.exit(2);
+}
+const report = await app.bootstrap();
 const url = `http://localhost:${port}`;
 const lines: string[] = [];
 if (demo) {
   const password = env.SWARM_ADMIN_PASSWORD || randomPassword();
-  app.auth.setPassword('admin', password);
+  await app.auth.setPassword('admin', password);
   for (const [name, role] of [['olivia', 'operator'], ['alex', 'auditor'], ['victor', 'viewer']] as const) {
-    if (!app.auth.findUser(name)) app.auth.createUser(name, role, password);
-    else app.auth.setPassword(name, password);
+    if (!(await app.auth.findUser(name))) await app.auth.createUser(name, role, password);
+    else await app.auth.setPassword(name, password);
   }
   lines.push(`  Sign in as admin / ${password}`, `  (also olivia = operator, alex = auditor, victor = viewer, same password)`);
 } else if (report.createdAdmin) {
@@ -84,8 +88,8 @@ const stop = (signal: NodeJS.Signals) => {
   if (stopping) return;
   stopping = true;
   log('info', 'shutdown', { signal });
-  void serving.close().then(() => {
-    app.close();
+  void serving.close().then(async () => {
+    await app.close();
     log('info', 'stopped');
     process.exit(0);
   });
@@ -95,8 +99,8 @@ process.on('SIGTERM', stop);
 serving.next.on('exit', (code, signal) => {
   if (stopping) return;
   console.error(`The Next.js server stopped (${signal ?? `exit ${code}`}).`);
-  void serving.close().then(() => {
-    app.close();
+  void serving.close().then(async () => {
+    await app.close();
     process.exit(code ?? 1);
   });
 });
@@ -119,7 +123,7 @@ void waitForServer().then((up) => {
     console.error(`The server did not answer on ${url} within a minute.`);
     return;
   }
-  console.log(`\nSwarm Permissions is running on ${url}  (database: ${env.SWARM_DB})`);
+  console.log(`\nSwarm Permissions is running on ${url}  (database: ${app.kind === 'sqlite' ? env.SWARM_DB : app.shownUrl})`);
   const profiles = app.profiles.profiles;
   console.log(
     profiles.length > 0
@@ -129,6 +133,7 @@ void waitForServer().then((up) => {
   for (const l of lines) console.log(l);
   if (!demo) return;
   console.log('  The demo team is calling tools every few seconds. Open /denials and /approvals. Ctrl-C stops.\n');
+  if (app.kind !== 'sqlite') return;
   const team = new DemoTeam(app, (e) => {
     if (e.outcome !== 'allowed') console.log(`  [team] ${e.agent} → ${e.tool}: ${e.outcome} (${e.detail})`);
   });
@@ -138,7 +143,7 @@ void waitForServer().then((up) => {
 
 /** RBAC shows on HTTP routes: a viewer reads the audit table, and a script forgets its token. */
 async function simulateHttpRefusals(): Promise<void> {
-  const viewerToken = app.auth.createToken({ username: 'victor' }, 'demo viewer script');
+  const viewerToken = await app.auth.createToken({ username: 'victor' }, 'demo viewer script');
   const once = async () => {
     await fetch(`${url}/api/v1/permissions/denials?since=3600`, { headers: { authorization: `Bearer ${viewerToken}` } }).catch(() => {});
     await fetch(`${url}/api/v1/flags/batch_runner`, { method: 'PUT', headers: { authorization: `Bearer ${viewerToken}`, 'content-type': 'application/json' }, body: '{"value":false,"reason":"demo"}' }).catch(() => {});

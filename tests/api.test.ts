@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const server = useTempServerEnv('api');
 
-const { getApp } = await import('@/lib/app');
+const { getSqliteApp } = await import('@/lib/app');
 const health = await import('@/app/api/v1/health/route');
 const login = await import('@/app/api/v1/auth/login/route');
 const check = await import('@/app/api/v1/permissions/check/route');
@@ -31,7 +31,7 @@ const call = callRoute;
 const json = async (r: Response) => (await r.json()) as Record<string, unknown> & { error?: { code: string; message: string; rule_source?: string } };
 
 beforeAll(() => {
-  const app = getApp();
+  const app = getSqliteApp();
   app.auth.createUser('olivia', 'operator', 'operator-password');
   app.auth.createUser('oscar', 'operator', 'operator-password');
   app.auth.createUser('victor', 'viewer', 'viewer-password');
@@ -44,11 +44,11 @@ beforeAll(() => {
   cleanerAgent = app.auth.createToken({ agent: 'data_cleaner' }, 't');
 });
 afterAll(() => {
-  getApp().close();
+  getSqliteApp().close();
   server.remove();
 });
 
-const lastDenial = () => getApp().denials.query({ limit: 1 }).rows[0]!;
+const lastDenial = () => getSqliteApp().denials.query({ limit: 1 }).rows[0]!;
 
 describe('authentication and roles on every route', () => {
   it('serves the public health route without credentials', async () => {
@@ -158,7 +158,7 @@ describe('POST /api/v1/permissions/check', () => {
 
 describe('GET /api/v1/permissions/denials', () => {
   it('answers the three queries of the specification', async () => {
-    const app = getApp();
+    const app = getSqliteApp();
     const now = Date.now() / 1000;
     app.recorder.appendDenial({ toolName: 'deploy_serving', agentName: 'data_cleaner', ruleSource: 'agent_allowlist', reason: 'x', timestamp: now - 60 });
     app.recorder.appendDenial({ toolName: 'export_raw_data', agentName: 'compliance_agent', ruleSource: 'policy:no-pii-export', reason: 'x', timestamp: now - 30 });
@@ -208,13 +208,13 @@ describe('sessions', () => {
     const unknown = await call(login.POST, '/api/v1/auth/login', { method: 'POST', body: JSON.stringify({ username: 'nobody', password: 'wrong-password' }) });
     expect((await json(unknown)).error?.message).toBe('The user name or password is not correct.');
     // A failed sign-in is a security event (not an engine decision), with who tried; the success is one too.
-    const failed = getApp().securityEvents.ofType('auth.login.failed', 2);
+    const failed = getSqliteApp().securityEvents.ofType('auth.login.failed', 2);
     expect(failed.map((e) => [e.actor, e.outcome])).toEqual([
       ['nobody', 'failed'],
       ['olivia', 'failed'],
     ]);
     await call(login.POST, '/api/v1/auth/login', { method: 'POST', headers: { 'x-forwarded-for': '203.0.113.7' }, body: JSON.stringify({ username: 'oscar', password: 'operator-password' }) });
-    expect(getApp().securityEvents.ofType('auth.login.succeeded', 1)[0]).toMatchObject({ actor: 'oscar', actorRole: 'operator', ip: '203.0.113.7' });
+    expect(getSqliteApp().securityEvents.ofType('auth.login.succeeded', 1)[0]).toMatchObject({ actor: 'oscar', actorRole: 'operator', ip: '203.0.113.7' });
   });
 
   it('sets an HttpOnly, SameSite cookie and refuses a cross-origin state change made with it', async () => {
@@ -238,7 +238,7 @@ describe('flags over REST', () => {
     const r = await call(flag.PUT, '/api/v1/flags/audit_trail_security_events', { method: 'PUT', token: ADMIN, params: { name: 'audit_trail_security_events' }, body: JSON.stringify({ value: false, reason: 'quieter logs' }) });
     expect(r.status).toBe(403);
     expect((await json(r)).error?.code).toBe('INVARIANT');
-    expect(getApp().securityEvents.ofType('flag.refused', 1)[0]).toMatchObject({ actor: 'admin', outcome: 'refused', target: 'audit_trail_security_events' });
+    expect(getSqliteApp().securityEvents.ofType('flag.refused', 1)[0]).toMatchObject({ actor: 'admin', outcome: 'refused', target: 'audit_trail_security_events' });
   });
 
   it('lets an admin turn a flag off, after which its tool is denied as flag:<name>', async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const server = useTempServerEnv('decisions');
 
-const { getApp } = await import('@/lib/app');
+const { getSqliteApp } = await import('@/lib/app');
 const batch = await import('@/app/api/v1/permissions/check/batch/route');
 const evaluation = await import('@/app/access/v1/evaluation/route');
 const evaluations = await import('@/app/access/v1/evaluations/route');
@@ -24,18 +24,18 @@ const post = (handler: typeof batch.POST, url: string, body: unknown, token: str
   callRoute(handler, url, { method: 'POST', token, body: JSON.stringify(body), headers });
 
 beforeAll(() => {
-  const app = getApp();
+  const app = getSqliteApp();
   app.auth.createUser('olivia', 'operator', 'operator-password');
   olivia = app.auth.createToken({ username: 'olivia' }, 't');
   deployer = app.auth.createToken({ agent: 'deployer' }, 't');
   trainer = app.auth.createToken({ agent: 'trainer' }, 't');
 });
 afterAll(() => {
-  getApp().close();
+  getSqliteApp().close();
   server.remove();
 });
 
-const denialOf = (decisionId: unknown) => getApp().denials.query({ limit: 50 }).rows.find((r) => r.decisionId === decisionId);
+const denialOf = (decisionId: unknown) => getSqliteApp().denials.query({ limit: 50 }).rows.find((r) => r.decisionId === decisionId);
 
 describe('POST /api/v1/permissions/check/batch', () => {
   it('answers every check in order, each with its decision id; denials are recorded with it', async () => {
@@ -74,8 +74,8 @@ describe('POST /api/v1/permissions/check/batch', () => {
   });
 
   it('is one transaction: when a denial cannot be recorded, nothing of the batch is kept or acknowledged (503)', async () => {
-    const sqlite = getApp().db.$client;
-    const before = getApp().denials.count();
+    const sqlite = getSqliteApp().db.$client;
+    const before = getSqliteApp().denials.count();
     // The second denial of this batch fails in the database (as a full disk would), after the first was written.
     sqlite.exec(`CREATE TEMP TRIGGER fail_second_denial BEFORE INSERT ON permission_denials
       WHEN (SELECT count(*) FROM permission_denials) >= ${before + 1} BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
@@ -91,7 +91,7 @@ describe('POST /api/v1/permissions/check/batch', () => {
     } finally {
       sqlite.exec('DROP TRIGGER fail_second_denial');
     }
-    expect(getApp().denials.count()).toBe(before);
+    expect(getSqliteApp().denials.count()).toBe(before);
   });
 });
 
@@ -118,7 +118,7 @@ describe('AuthZEN: POST /access/v1/evaluation', () => {
   it('answers false for a gated call, with the approval a person must give', async () => {
     const body = await json(await post(evaluation.POST, '/access/v1/evaluation', toolCall('deploy_serving', { model_id: 'm-9', env: 'prod' }), deployer));
     expect(body).toMatchObject({ decision: false, context: { swarm_decision: 'ASK', rule_source: 'hitl:deploy', approval_id: expect.stringMatching(/^apr_/) } });
-    expect(getApp().approvals.get((body.context as { approval_id: string }).approval_id)).toMatchObject({ status: 'pending', agentName: 'deployer' });
+    expect(getSqliteApp().approvals.get((body.context as { approval_id: string }).approval_id)).toMatchObject({ status: 'pending', agentName: 'deployer' });
   });
 
   it('maps an http resource: the method is the action, the path the resource', async () => {

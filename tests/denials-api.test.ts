@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const server = useTempServerEnv('denials-api');
 
-const { getApp } = await import('@/lib/app');
+const { getSqliteApp } = await import('@/lib/app');
 const check = await import('@/app/api/v1/permissions/check/route');
 const denials = await import('@/app/api/v1/permissions/denials/route');
 const denial = await import('@/app/api/v1/permissions/denials/[id]/route');
@@ -48,7 +48,7 @@ type Histogram = { from: number; to: number; bucket_seconds: number; families: s
 const NOW = Date.now() / 1000;
 
 beforeAll(async () => {
-  const app = getApp();
+  const app = getSqliteApp();
   app.auth.createUser('alex', 'auditor', 'auditor-password');
   app.auth.createUser('olivia', 'operator', 'operator-password');
   app.auth.createUser('victor', 'viewer', 'viewer-password');
@@ -79,7 +79,7 @@ beforeAll(async () => {
   }
 });
 afterAll(() => {
-  getApp().close();
+  getSqliteApp().close();
   server.remove();
 });
 
@@ -95,7 +95,7 @@ describe('GET /api/v1/permissions/denials: text, sorting, exports', () => {
   });
 
   it('finds a path segment and a line copied from the detail panel (FTS5), and the summary and histogram agree', async () => {
-    getApp().recorder.appendDenial({
+    getSqliteApp().recorder.appendDenial({
       toolName: 'http', ruleSource: 'rbac:admin', reason: 'Role "viewer" is below the role "admin" this endpoint requires.',
       userRole: 'viewer', httpMethod: 'PUT', httpPath: '/api/v1/flags/batch_runner', principal: 'victor',
     });
@@ -333,7 +333,7 @@ describe('filters by prefix or case, facets and the live tail', () => {
     for (let i = 0; i < 2; i++) {
       await call(check.POST, '/api/v1/permissions/check', { method: 'POST', token: ADMIN, body: JSON.stringify({ agent: 'shadow_agent', tool: 'tail_tool', arguments: {} }) });
     }
-    getApp().recorder.appendDenial({ toolName: 'other', agentName: 'trainer', ruleSource: 'default', reason: 'not in the filter' });
+    getSqliteApp().recorder.appendDenial({ toolName: 'other', agentName: 'trainer', ruleSource: 'default', reason: 'not in the filter' });
     const two = await get<{ count: number; newest_id: number }>(tail.GET, `/api/v1/permissions/denials/tail?after=${newest}&since=3600&agent=sh`);
     expect(two.count).toBe(2);
     const all = await get<{ count: number; newest_id: number }>(tail.GET, `/api/v1/permissions/denials/tail?after=${newest}&since=3600`);

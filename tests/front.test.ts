@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const server = useTempServerEnv('front');
 
-const { getApp } = await import('@/lib/app');
+const { getSqliteApp } = await import('@/lib/app');
 const { createFrontServer } = await import('@/lib/server/front');
 const check = await import('@/app/api/v1/permissions/check/route');
 
@@ -24,7 +24,7 @@ const seen: { method?: string; url?: string; headers: IncomingHttpHeaders; body:
 const listen = (s: Server) => new Promise<number>((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port)));
 
 beforeAll(async () => {
-  trainer = getApp().auth.createToken({ agent: 'trainer' }, 't');
+  trainer = getSqliteApp().auth.createToken({ agent: 'trainer' }, 't');
   upstream = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -36,14 +36,14 @@ beforeAll(async () => {
     });
   });
   const upstreamPort = await listen(upstream);
-  front = createFrontServer({ app: getApp(), upstream: { host: '127.0.0.1', port: upstreamPort } });
+  front = createFrontServer({ app: getSqliteApp(), upstream: { host: '127.0.0.1', port: upstreamPort } });
   base = `http://127.0.0.1:${await listen(front)}`;
 });
 afterAll(async () => {
   await new Promise((r) => front.close(r));
   front.closeAllConnections();
   await new Promise((r) => upstream.close(r));
-  getApp().close();
+  getSqliteApp().close();
   server.remove();
 });
 
@@ -67,7 +67,7 @@ describe('the decision listener', () => {
     expect(r.headers.get('cache-control')).toBe('no-store');
     const direct = (await r.json()) as { decision_id: string; decision: string; rule_source: string; trace: unknown[] };
     expect(direct).toMatchObject({ decision: 'DENY', rule_source: 'policy:bfsi/tuning-capacity-review', recorded: true });
-    expect(getApp().denials.query({ limit: 1 }).rows[0]).toMatchObject({ decisionId: direct.decision_id, agentName: 'trainer' });
+    expect(getSqliteApp().denials.query({ limit: 1 }).rows[0]).toMatchObject({ decisionId: direct.decision_id, agentName: 'trainer' });
     // The same request through the Next.js adapter: the same answer but for its own decision id.
     const viaRoute = (await (await callRoute(check.POST, '/api/v1/permissions/check', { method: 'POST', token: trainer, body })).json()) as typeof direct;
     expect({ ...viaRoute, decision_id: 'x' }).toEqual({ ...direct, decision_id: 'x' });
@@ -103,9 +103,9 @@ describe('the decision listener', () => {
   });
 
   it('commits concurrent decisions together; one that cannot be recorded is undone alone and answered 503', async () => {
-    const sqlite = getApp().db.$client;
+    const sqlite = getSqliteApp().db.$client;
     sqlite.exec(`CREATE TEMP TRIGGER fail_me BEFORE INSERT ON permission_denials WHEN NEW.tool_name = 'fail_me' BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
-    const before = getApp().denials.count();
+    const before = getSqliteApp().denials.count();
     try {
       const answers = await Promise.all(['deploy_serving', 'fail_me', 'export_raw_data', 'train_model'].map(call));
       expect(answers.map((r) => r.status)).toEqual([200, 503, 200, 200]);
@@ -113,17 +113,17 @@ describe('the decision listener', () => {
       expect(bodies[1]!.error?.code).toBe('AUDIT_UNAVAILABLE');
       expect(bodies.map((b) => b.decision ?? null)).toEqual(['DENY', null, 'DENY', 'ALLOW']);
       // The two denials are in the trail with the ids their callers got; the refused one left nothing.
-      expect(getApp().denials.count()).toBe(before + 2);
-      for (const b of [bodies[0]!, bodies[2]!]) expect(getApp().denials.query({ limit: 5 }).rows.some((r) => r.decisionId === b.decision_id)).toBe(true);
+      expect(getSqliteApp().denials.count()).toBe(before + 2);
+      for (const b of [bodies[0]!, bodies[2]!]) expect(getSqliteApp().denials.query({ limit: 5 }).rows.some((r) => r.decisionId === b.decision_id)).toBe(true);
     } finally {
       sqlite.exec('DROP TRIGGER fail_me');
     }
   });
 
   it('stores the policy revision again when the group that first named it was rolled back', async () => {
-    const sqlite = getApp().db.$client;
+    const sqlite = getSqliteApp().db.$client;
     // A new revision (a flag's value is part of it), first named by a decision that cannot be recorded.
-    getApp().flags.setOverride('cron_scheduler', false, 'ada', 'maintenance');
+    getSqliteApp().flags.setOverride('cron_scheduler', false, 'ada', 'maintenance');
     sqlite.exec(`CREATE TEMP TRIGGER fail_me BEFORE INSERT ON permission_denials WHEN NEW.tool_name = 'fail_me' BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
     try {
       expect((await call('fail_me')).status).toBe(503);
@@ -131,13 +131,13 @@ describe('the decision listener', () => {
       sqlite.exec('DROP TRIGGER fail_me');
     }
     const ok = (await (await call('deploy_serving')).json()) as { decision_id: string };
-    const row = getApp().denials.query({ limit: 5 }).rows.find((r) => r.decisionId === ok.decision_id)!;
+    const row = getSqliteApp().denials.query({ limit: 5 }).rows.find((r) => r.decisionId === ok.decision_id)!;
     expect(row.policyRevision).toMatch(/^rev_/);
-    expect(getApp().revisions.get(row.policyRevision!)).toMatchObject({ flags: { cron_scheduler: false } });
+    expect(getSqliteApp().revisions.get(row.policyRevision!)).toMatchObject({ flags: { cron_scheduler: false } });
   });
 
   it('says so when the upstream is not answering (502), and still decides', async () => {
-    const lonely = createFrontServer({ app: getApp(), upstream: { host: '127.0.0.1', port: 1 } });
+    const lonely = createFrontServer({ app: getSqliteApp(), upstream: { host: '127.0.0.1', port: 1 } });
     const url = `http://127.0.0.1:${await listen(lonely)}`;
     try {
       const r = await fetch(`${url}/approvals`);

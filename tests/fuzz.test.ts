@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const server = useTempServerEnv('fuzz');
 
-const { getApp } = await import('@/lib/app');
+const { getSqliteApp } = await import('@/lib/app');
 type Handler = RouteHandler;
 const routes: { path: string; params: string[]; mod: Record<string, unknown> }[] = [
   { path: '/api/v1/permissions/check', params: [], mod: await import('@/app/api/v1/permissions/check/route') },
@@ -28,16 +28,16 @@ const routes: { path: string; params: string[]; mod: Record<string, unknown> }[]
 ];
 
 afterAll(() => {
-  getApp().close();
+  getSqliteApp().close();
   server.remove();
 });
 
 function auditDigest(): { count: number; digest: string } {
-  const rows = getApp().db.$client.prepare('SELECT * FROM permission_denials ORDER BY id').all();
+  const rows = getSqliteApp().db.$client.prepare('SELECT * FROM permission_denials ORDER BY id').all();
   return { count: rows.length, digest: createHash('sha256').update(JSON.stringify(rows)).digest('hex') };
 }
 function digestOfFirst(n: number): string {
-  const rows = getApp().db.$client.prepare('SELECT * FROM permission_denials ORDER BY id LIMIT ?').all(n);
+  const rows = getSqliteApp().db.$client.prepare('SELECT * FROM permission_denials ORDER BY id LIMIT ?').all(n);
   return createHash('sha256').update(JSON.stringify(rows)).digest('hex');
 }
 
@@ -58,7 +58,7 @@ const query = fc.dictionary(fc.constantFrom('since', 'agent', 'tool', 'role', 'r
 
 describe('every route under random and malformed input', () => {
   it('answers a structured 2xx/4xx, never a 500, and leaves existing audit rows untouched', async () => {
-    const app = getApp();
+    const app = getSqliteApp();
     app.recorder.appendDenial({ toolName: 'seed', ruleSource: 'default', reason: 'seed row' });
     const token = server.adminToken;
     await fc.assert(

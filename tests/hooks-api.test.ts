@@ -44,7 +44,7 @@ const withWebhook = `${shipped}
 `;
 writeFileSync(hooksFile, withWebhook);
 
-const { getApp } = await import('@/lib/app');
+const { getSqliteApp } = await import('@/lib/app');
 const { processMetrics } = await import('@/lib/ops/metrics');
 const { createFrontServer } = await import('@/lib/server/front');
 const check = await import('@/app/api/v1/permissions/check/route');
@@ -61,14 +61,14 @@ let base = '';
 const proxied: string[] = [];
 
 beforeAll(async () => {
-  deployer = getApp().auth.createToken({ agent: 'deployer' }, 'd');
-  trainer = getApp().auth.createToken({ agent: 'trainer' }, 't');
+  deployer = getSqliteApp().auth.createToken({ agent: 'deployer' }, 'd');
+  trainer = getSqliteApp().auth.createToken({ agent: 'trainer' }, 't');
   upstream = createServer((req, res) => {
     proxied.push(`${req.method} ${req.url}`);
     req.resume();
     req.on('end', () => res.writeHead(209, { 'content-type': 'text/plain' }).end('upstream'));
   });
-  front = createFrontServer({ app: getApp(), upstream: { host: '127.0.0.1', port: await listen(upstream) } });
+  front = createFrontServer({ app: getSqliteApp(), upstream: { host: '127.0.0.1', port: await listen(upstream) } });
   base = `http://127.0.0.1:${await listen(front)}`;
 });
 afterAll(async () => {
@@ -77,7 +77,7 @@ afterAll(async () => {
   await new Promise((r) => upstream.close(r));
   receiver.closeAllConnections();
   await new Promise((r) => receiver.close(r));
-  getApp().close();
+  getSqliteApp().close();
   server.remove();
 });
 
@@ -132,7 +132,7 @@ describe('the check API with hooks', () => {
   it('waits for a webhook hook on the route, the batch and AuthZEN alike; a block is a recorded denial of the hook', async () => {
     const one = (await post(check.POST, '/api/v1/permissions/check', trainer, { agent: 'trainer', tool: 'run_batch', arguments: { queue: 'prod' } })).json as unknown as Answer;
     expect(one).toMatchObject({ decision: 'DENY', rule_source: 'hook:batch-review', reason: 'No batches on prod today.' });
-    expect(getApp().denials.get(getApp().denials.newestId())).toMatchObject({ ruleSource: 'hook:batch-review', decisionId: one.decision_id });
+    expect(getSqliteApp().denials.get(getSqliteApp().denials.newestId())).toMatchObject({ ruleSource: 'hook:batch-review', decisionId: one.decision_id });
 
     const many = (await post(batch.POST, '/api/v1/permissions/check/batch', trainer, {
       checks: [
@@ -159,7 +159,7 @@ describe('the check API with hooks', () => {
   it('reports a finished call to the after_tool_call hooks (202); an agent token reports only its own calls', async () => {
     const r = await post(finished.POST, '/api/v1/permissions/finished', trainer, { agent: 'trainer', tool: 'run_batch', arguments: { queue: 'dev' }, outcome: 'succeeded', result: { rows: 12 } });
     expect(r.status).toBe(202);
-    await getApp().hooks.drain();
+    await getSqliteApp().hooks.drain();
     expect(heard.at(-1)).toMatchObject({ event: 'after_tool_call', signed: true, json: { hook: 'batch-ran', outcome: 'succeeded', result: { rows: 12 } } });
     const other = await post(finished.POST, '/api/v1/permissions/finished', trainer, { agent: 'deployer', tool: 'run_batch', outcome: 'failed' });
     expect(other.status).toBe(403);
@@ -196,11 +196,11 @@ describe('the decision listener with hooks', () => {
     expect(proxied.at(-1)).toBe('POST /api/v1/permissions/check');
 
     writeFileSync(hooksFile, shipped);
-    getApp().hooksFile.reload();
+    getSqliteApp().hooksFile.reload();
     const direct = await viaListener('train_model', {});
     expect(direct.status).toBe(200);
     expect(((await direct.json()) as Answer).decision).toBe('ALLOW');
     writeFileSync(hooksFile, withWebhook);
-    getApp().hooksFile.reload();
+    getSqliteApp().hooksFile.reload();
   });
 });

@@ -1,6 +1,6 @@
 /**
  * GET /api/v1/notifications/deliveries inside one process: the real route handler and wrapper, the real application
- * (getApp, with its sweeper and deliverer running) on a real SQLite file, and a channel whose receiver is down.
+ * (getSqliteApp, with its sweeper and deliverer running) on a real SQLite file, and a channel whose receiver is down.
  */
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -24,7 +24,7 @@ writeFileSync(
   `channels:\n  - id: pager\n    kind: webhook\n    url: ${down}\n    secret_env: SWARM_TEST_HOOK_SECRET\n    max_attempts: 1\n`,
 );
 
-const { getApp } = await import('@/lib/app');
+const { getSqliteApp } = await import('@/lib/app');
 const deliveries = await import('@/app/api/v1/notifications/deliveries/route');
 const { deployRequest } = await import('@/lib/test-support/temp-app');
 
@@ -32,7 +32,7 @@ let viewer = '';
 let operator = '';
 
 beforeAll(() => {
-  const app = getApp();
+  const app = getSqliteApp();
   app.auth.createUser('victor', 'viewer', 'viewer-password');
   app.auth.createUser('olivia', 'operator', 'operator-password');
   viewer = app.auth.createToken({ username: 'victor' }, 'viewer token');
@@ -40,7 +40,7 @@ beforeAll(() => {
 });
 
 afterAll(() => {
-  getApp().close();
+  getSqliteApp().close();
   server.remove();
 });
 
@@ -53,7 +53,7 @@ interface Body {
 
 describe('GET /api/v1/notifications/deliveries', () => {
   it('shows admins the deliveries that failed because the receiver is down', async () => {
-    const app = getApp();
+    const app = getSqliteApp();
     const row = app.approvals.request(deployRequest());
     // The server's own deliverer (every 500 ms) tries it and records the failure.
     const end = Date.now() + 10_000;

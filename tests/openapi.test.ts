@@ -9,12 +9,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { callRoute, useTempServerEnv } from './support/in-process-api';
 
 const server = useTempServerEnv('openapi');
-const { getApp } = await import('@/lib/app');
+const { getSqliteApp } = await import('@/lib/app');
 const { ROUTES } = await import('@/lib/http/route-index');
 const { HTTP_METHODS } = await import('@/lib/http/openapi');
 const openapi = await import('@/app/api/v1/openapi.json/route');
 afterAll(() => {
-  getApp().close();
+  getSqliteApp().close();
   server.remove();
 });
 

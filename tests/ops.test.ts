@@ -15,7 +15,7 @@ const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 const SECRET = 'internal-secret-0123456789abcdef';
 const server = useTempServerEnv('ops', { policy: 'empty', env: { SWARM_METRICS_TOKEN: METRICS_TOKEN } });
 
-const { getApp } = await import('@/lib/app');
+const { getSqliteApp } = await import('@/lib/app');
 const { createFrontServer } = await import('@/lib/server/front');
 const { setLogSink } = await import('@/lib/ops/log');
 const { readiness } = await import('@/lib/ops/ready');
@@ -36,7 +36,7 @@ new Counter({ name: 'swarm_decisions_total', help: 'x', labelNames: ['kind', 'de
 const listen = (s: Server) => new Promise<number>((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port)));
 
 beforeAll(async () => {
-  const app = getApp();
+  const app = getSqliteApp();
   agentToken = app.auth.createToken({ agent: 'data_cleaner' }, 'ops test agent');
   app.auth.createUser('vera', 'viewer');
   viewerToken = app.auth.createToken({ username: 'vera' }, 'ops test viewer');
@@ -55,7 +55,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await front.shutdown(1000);
   await new Promise((r) => upstream.close(r));
-  getApp().close();
+  getSqliteApp().close();
   server.remove();
 });
 
@@ -96,7 +96,7 @@ describe('GET /api/v1/ready', () => {
   });
 
   it('is 503 naming the database when it does not take writes', async () => {
-    const sqlite = getApp().db.$client;
+    const sqlite = getSqliteApp().db.$client;
     sqlite.pragma('query_only = ON');
     try {
       const r = await callRoute(ready.GET, '/api/v1/ready');
@@ -107,7 +107,7 @@ describe('GET /api/v1/ready', () => {
     } finally {
       sqlite.pragma('query_only = OFF');
     }
-    expect(readiness(getApp()).ready).toBe(true);
+    expect((await readiness(getSqliteApp())).ready).toBe(true);
   });
 
   it('is 503 naming the file when a configuration file is malformed, and counts the refused reload', async () => {
@@ -116,7 +116,7 @@ describe('GET /api/v1/ready', () => {
     const good = readFileSync(file, 'utf8');
     writeFileSync(file, 'agents: [unclosed\n');
     try {
-      getApp().agentsFile.reload(true);
+      getSqliteApp().agentsFile.reload(true);
       const r = await callRoute(ready.GET, '/api/v1/ready');
       expect(r.status).toBe(503);
       const body = (await r.json()) as { reason: string };
@@ -127,7 +127,7 @@ describe('GET /api/v1/ready', () => {
       expect(after.get('swarm_config_files_refused{}')).toBe(1);
     } finally {
       writeFileSync(file, good);
-      getApp().agentsFile.reload(true);
+      getSqliteApp().agentsFile.reload(true);
     }
     expect((await callRoute(ready.GET, '/api/v1/ready')).status).toBe(200);
   });
@@ -140,7 +140,7 @@ describe('GET /metrics on the decision listener', () => {
     expect(denied.status).toBe(403);
     const body = (await denied.json()) as { error: { rule_source: string; decision_id: string } };
     expect(body.error.rule_source).toBe('rbac:admin');
-    expect(getApp().denials.query({ limit: 5 }).rows.some((r) => r.decisionId === body.error.decision_id && r.httpPath === '/metrics')).toBe(true);
+    expect(getSqliteApp().denials.query({ limit: 5 }).rows.some((r) => r.decisionId === body.error.decision_id && r.httpPath === '/metrics')).toBe(true);
     expect((await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer wrong-token' } })).status).toBe(401);
     // An admin token is enough.
     await scrape(server.adminToken);
@@ -176,7 +176,7 @@ describe('GET /metrics on the decision listener', () => {
   });
 
   it('reports pending approvals and the age of the oldest', async () => {
-    const app = getApp();
+    const app = getSqliteApp();
     app.approvals.request({ gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-ops', env: 'prod' }, requestedBy: 'agent:deployer', ruleSource: 'hitl:deploy', reason: 'test', expiresInSeconds: 3600 });
     const m = await scrape();
     expect(m.get('swarm_approvals_pending{}')).toBeGreaterThanOrEqual(1);
@@ -184,7 +184,7 @@ describe('GET /metrics on the decision listener', () => {
   });
 
   it('still answers when the Next.js process does not report (only this process then)', async () => {
-    const lonely = createFrontServer({ app: getApp(), upstream: { host: '127.0.0.1', port: 1 }, internalSecret: SECRET });
+    const lonely = createFrontServer({ app: getSqliteApp(), upstream: { host: '127.0.0.1', port: 1 }, internalSecret: SECRET });
     const url = `http://127.0.0.1:${await listen(lonely)}`;
     try {
       const r = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
@@ -243,7 +243,7 @@ describe('structured logs', () => {
 
 describe('graceful shutdown of the listener', () => {
   it('stops accepting, answers and records the checks in flight, then closes', async () => {
-    const app = getApp();
+    const app = getSqliteApp();
     const own = createFrontServer({ app, upstream: { host: '127.0.0.1', port: 1 } });
     const url = `http://127.0.0.1:${await listen(own)}`;
     const before = app.denials.count();

@@ -10,9 +10,9 @@ import { ROLES, type Role } from '@/lib/permissions';
 
 const server = useTempServerEnv('sec', { policy: 'empty' });
 
-const { getApp } = await import('@/lib/app');
+const { getSqliteApp } = await import('@/lib/app');
 afterAll(() => {
-  getApp().close();
+  getSqliteApp().close();
   server.remove();
 });
 
@@ -44,7 +44,7 @@ const tokenFor = new Map<Role, string>();
 function token(role: Role): string {
   let t = tokenFor.get(role);
   if (!t) {
-    const app = getApp();
+    const app = getSqliteApp();
     const name = `sec_${role}`;
     if (!app.auth.findUser(name) && role !== 'anonymous') app.auth.createUser(name, role as Exclude<Role, 'anonymous'>, 'security-password');
     t = app.auth.createToken({ username: name }, 'sec');
@@ -73,10 +73,10 @@ describe('every route', () => {
   const guarded = cases.filter((c) => c.role !== 'anonymous');
 
   it.each(guarded)('$method $url refuses a request without credentials (401), and records it', async (c) => {
-    const before = getApp().denials.count();
+    const before = getSqliteApp().denials.count();
     const r = await send(c);
     expect(r.status).toBe(401);
-    expect(getApp().denials.count()).toBe(before + 1);
+    expect(getSqliteApp().denials.count()).toBe(before + 1);
   });
 
   it.each(guarded)('$method $url refuses an invalid token (401)', async (c) => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const server = useTempServerEnv('transparency', { env: { SWARM_FLAG_NOT_A_FLAG: '1', SWARM_FLAG_BATCH_RUNNER: 'maybe' } });
 const dir = server.dir;
 
-const { getApp } = await import('@/lib/app');
+const { getSqliteApp } = await import('@/lib/app');
 const transparency = await import('@/app/api/v1/transparency/route');
 const history = await import('@/app/api/v1/flags/history/route');
 const flag = await import('@/app/api/v1/flags/[name]/route');
@@ -71,14 +71,14 @@ const del = (name: string, body: unknown, token = ADMIN) =>
   call(flag.DELETE, `/api/v1/flags/${name}`, { method: 'DELETE', token, params: { name }, body: JSON.stringify(body) });
 
 beforeAll(() => {
-  const app = getApp();
+  const app = getSqliteApp();
   app.auth.createUser('victor', 'viewer', 'viewer-password');
   app.auth.createUser('olivia', 'operator', 'operator-password');
   viewer = app.auth.createToken({ username: 'victor' }, 't');
   operator = app.auth.createToken({ username: 'olivia' }, 't');
 });
 afterAll(() => {
-  getApp().close();
+  getSqliteApp().close();
   server.remove();
 });
 
@@ -162,7 +162,7 @@ describe('flag changes over REST, as the history shows them', () => {
     const body = (await r.json()) as ErrorBody;
     expect(body.error).toMatchObject({ code: 'INVARIANT' });
     expect(body.error.message).toMatch(/invariant: it cannot be turned off/);
-    expect(getApp().securityEvents.ofType('flag.refused', 1)[0]).toMatchObject({ actor: 'admin', actorRole: 'admin', target: 'audit_trail_security_events' });
+    expect(getSqliteApp().securityEvents.ofType('flag.refused', 1)[0]).toMatchObject({ actor: 'admin', actorRole: 'admin', target: 'audit_trail_security_events' });
     const rep = await report('/api/v1/transparency?name=audit_trail_security_events');
     expect(rep.history.changes).toMatchObject([{ action: 'refused', old_value: true, new_value: false, changed_by: 'admin' }]);
     expect(rep.history.changes[0]!.reason).toMatch(/^too many rows \(refused: .*invariant/);
@@ -189,7 +189,7 @@ describe('GET /api/v1/flags/history', () => {
   };
 
   it('filters by flag and by who, newest first', async () => {
-    const app = getApp();
+    const app = getSqliteApp();
     app.flags.setOverride('cron_scheduler', false, 'cli:root', 'maintenance window');
     app.flags.setOverride('email_notifications', false, 'admin', 'mail relay down');
 

@@ -1,5 +1,6 @@
 /** swarm features list|set|unset: the flag catalog with effective values, and runtime overrides. */
 import { changeFlag } from '@/lib/flags/change';
+import { settledNow } from '@/lib/permissions/steps';
 import type { ResolvedFlag } from '@/lib/flags/resolve';
 import { FLAG_TIERS } from '@/lib/flags/catalog';
 import { changeToJson, flagToJson } from '@/lib/flags/view';
@@ -81,7 +82,7 @@ function set(ctx: CliContext, args: string[]): number {
     // The same check as PUT /api/v1/flags/{name}, for the acting user.
     const principal = actAs(app, as, { method: 'PUT', path: `/api/v1/flags/${name}`, role: 'admin' });
     // Like the API: the change, or the refusal of an invariant, is a security event.
-    const flag = changeFlag(app, { name: name!, value, reason }, principal);
+    const flag = settledNow(changeFlag(app, { name: name!, value, reason }, principal), 'A flag change');
     ctx.io.out(`${flag.name} is now ${onOff(flag.value)} (runtime override by ${principal.id}).\n`);
     return 0;
   });
@@ -96,7 +97,7 @@ function unset(ctx: CliContext, args: string[]): number {
   return withApp(ctx, (app) => {
     // The same check as DELETE /api/v1/flags/{name}, for the acting user.
     const principal = actAs(app, as, { method: 'DELETE', path: `/api/v1/flags/${name}`, role: 'admin' });
-    const flag = changeFlag(app, { name: name!, value: null, reason }, principal);
+    const flag = settledNow(changeFlag(app, { name: name!, value: null, reason }, principal), 'A flag change');
     ctx.io.out(`${flag.name}: override removed by ${principal.id}; it is now ${onOff(flag.value)} (from ${layerCell(flag)}).\n`);
     return 0;
   });

@@ -19,8 +19,8 @@ import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import type { ApprovalState } from '@/lib/permissions';
 import { hashArguments } from './canonical';
-import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newRequestRow, nowSeconds, refusalOf, stateOf } from './rules';
-import type { ApprovalEvent, ApprovalRequest, Decider } from './store';
+import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newRequestRow, nowSeconds, refusalOf, stateOf, approvalListQuery, type ApprovalListFilter } from './rules';
+import { approvalToJson, type ApprovalEvent, type ApprovalJson, type ApprovalRequest, type Decider } from './store';
 
 export type PgApprovalListener = (event: ApprovalEvent, tx: PgTx) => void | Promise<void>;
 
@@ -165,5 +165,17 @@ export class PgApprovalStore {
       else out.set(v.approvalId, [v]);
     }
     return out;
+  }
+
+  /** The queue or the history, as the SQLite store lists them. */
+  async list(filter: ApprovalListFilter = {}): Promise<ApprovalRow[]> {
+    const q = approvalListQuery(approvals, filter);
+    return this.db.select().from(approvals).where(q.where).orderBy(q.orderBy).limit(q.limit);
+  }
+
+  /** Rows as the API shows them, with the approvals given so far. */
+  async toJson(rows: readonly ApprovalRow[]): Promise<ApprovalJson[]> {
+    const votes = await this.votesFor(rows.map((r) => r.id));
+    return rows.map((r) => approvalToJson(r, votes.get(r.id) ?? []));
   }
 }

@@ -4,6 +4,7 @@
  * rule, expiry). Pure: rows in, a verdict out; each store applies the verdict with its own conditional updates.
  */
 import { randomBytes } from 'node:crypto';
+import { and, asc, desc, eq, gt, ne, sql, type Column, type SQL } from 'drizzle-orm';
 import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { redact } from '@/lib/audit/redact';
@@ -123,4 +124,29 @@ export function expiredConflict(expiresAt: number): AppError {
 /** The refusal rule of an error thrown by judge(), if it is one. */
 export function refusalOf(error: unknown): ApprovalRefusal | undefined {
   return error instanceof AppError ? (error.details as { refusal?: ApprovalRefusal } | undefined)?.refusal : undefined;
+}
+
+/** The filter of an approval list (the queue, the history), as the API and the pages give it. */
+export interface ApprovalListFilter {
+  status?: ApprovalRow['status'] | 'decided';
+  gate?: string;
+  agent?: string;
+  decided_by?: string;
+  limit?: number;
+}
+
+type ApprovalColumns = Record<'status' | 'expiresAt' | 'decidedBy' | 'gate' | 'agentName' | 'requestedAt' | 'decidedAt', Column>;
+
+/** The condition and the order of an approval list, for either database's approvals table. */
+export function approvalListQuery(t: ApprovalColumns, filter: ApprovalListFilter): { where: SQL | undefined; orderBy: SQL; limit: number } {
+  const c: SQL[] = [];
+  if (filter.status === 'decided') c.push(ne(t.status, 'pending'));
+  else if (filter.status) c.push(eq(t.status, filter.status));
+  if (filter.status === 'pending') c.push(gt(t.expiresAt, nowSeconds()));
+  if (filter.decided_by) c.push(eq(t.decidedBy, filter.decided_by));
+  if (filter.gate) c.push(eq(t.gate, filter.gate));
+  if (filter.agent) c.push(eq(t.agentName, filter.agent));
+  // The queue is oldest first (who waited longest); the history newest decision first.
+  const orderBy = filter.status === 'pending' ? asc(t.requestedAt) : desc(sql`coalesce(${t.decidedAt}, ${t.requestedAt})`);
+  return { where: c.length ? and(...c) : undefined, orderBy, limit: filter.limit ?? 200 };
 }

@@ -11,7 +11,7 @@ import { DEFAULT_APPROVAL_TTL_SECONDS } from './gates';
 import type { GateRisk } from '@/lib/permissions/gates';
 import { AppError } from '@/lib/errors';
 import { hashArguments } from './canonical';
-import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, refusalOf, stateOf, type ApprovalRefusal } from './rules';
+import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, refusalOf, stateOf, approvalListQuery, type ApprovalListFilter, type ApprovalRefusal } from './rules';
 
 export type ApprovalStatusValue = ApprovalRow['status'];
 
@@ -282,25 +282,11 @@ export class ApprovalStore {
   }
 
   /** A read: it never writes. Requests past their expiry are not listed as pending (the sweeper records them). */
-  list(filter: { status?: ApprovalStatusValue | 'decided'; gate?: string; agent?: string; decided_by?: string; limit?: number } = {}): ApprovalRow[] {
-    const c: SQL[] = [];
-    const at = now();
-    if (filter.status === 'decided') c.push(ne(approvals.status, 'pending'));
-    else if (filter.status) c.push(eq(approvals.status, filter.status));
-    if (filter.status === 'pending') c.push(gt(approvals.expiresAt, at));
-    if (filter.decided_by) c.push(eq(approvals.decidedBy, filter.decided_by));
-    if (filter.gate) c.push(eq(approvals.gate, filter.gate));
-    if (filter.agent) c.push(eq(approvals.agentName, filter.agent));
-    // The queue is oldest first (who waited longest); the history newest decision first.
-    const pendingFirst = filter.status === 'pending';
-    return this.db
-      .select()
-      .from(approvals)
-      .where(c.length ? and(...c) : undefined)
-      .orderBy(pendingFirst ? asc(approvals.requestedAt) : desc(sql`coalesce(${approvals.decidedAt}, ${approvals.requestedAt})`))
-      .limit(filter.limit ?? 200)
-      .all();
+  list(filter: ApprovalListFilter = {}): ApprovalRow[] {
+    const q = approvalListQuery(approvals, filter);
+    return this.db.select().from(approvals).where(q.where).orderBy(q.orderBy).limit(q.limit).all();
   }
+
 }
 
 const OUTCOME: Record<ApprovalStatusValue, string> = {

@@ -83,19 +83,21 @@ export function denialNdjsonLine(row: DenialRow): string {
   return `${JSON.stringify(denialToJson(row))}\n`;
 }
 
-export function denialExportStream(rows: Iterator<DenialRow>, format: ExportFormat): ReadableStream<Uint8Array> {
+export function denialExportStream(rows: Iterator<DenialRow> | AsyncIterator<DenialRow>, format: ExportFormat): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const line = format === 'csv' ? denialCsvLine : denialNdjsonLine;
   let started = false;
   return new ReadableStream<Uint8Array>({
-    pull(controller) {
+    // A synchronous iterator (SQLite) is read without a promise per row; an asynchronous one (PostgreSQL) is awaited.
+    async pull(controller) {
       let chunk = '';
       if (!started) {
         started = true;
         if (format === 'csv') chunk = denialCsvHeader();
       }
       for (let i = 0; i < BATCH; i++) {
-        const next = rows.next();
+        let next = rows.next();
+        if (next instanceof Promise) next = await next;
         if (next.done) {
           if (chunk) controller.enqueue(encoder.encode(chunk));
           controller.close();
@@ -107,7 +109,7 @@ export function denialExportStream(rows: Iterator<DenialRow>, format: ExportForm
     },
     cancel() {
       // The browser gave up on the download: stop reading the table.
-      rows.return?.(undefined);
+      void rows.return?.(undefined);
     },
   });
 }
@@ -143,7 +145,7 @@ export function denialExportFileName(filter: DenialMatch, format: ExportFormat, 
 }
 
 /** The response of an export: a download named after the filter and the time (or the format alone), never cached. */
-export function denialExportResponse(rows: Iterator<DenialRow>, format: ExportFormat, fileName = `permission_denials.${EXPORT_TYPES[format].extension}`): Response {
+export function denialExportResponse(rows: Iterator<DenialRow> | AsyncIterator<DenialRow>, format: ExportFormat, fileName = `permission_denials.${EXPORT_TYPES[format].extension}`): Response {
   const type = EXPORT_TYPES[format];
   return new Response(denialExportStream(rows, format), {
     headers: {

@@ -4,7 +4,7 @@
  * everywhere at once, because nothing is cached: every request looks its hash up. The same rules and the same hashes
  * as the SQLite store (lib/auth/store.ts).
  */
-import { and, desc, eq, gt, isNull, lt } from 'drizzle-orm';
+import { and, count, desc, eq, gt, isNull, lt } from 'drizzle-orm';
 import type pg from 'pg';
 import { pgDatabase, type PgDb } from '@/db/pg/client';
 import { apiTokens, sessions, users } from '@/db/pg/schema';
@@ -12,7 +12,7 @@ import type { ApiTokenRow, UserRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import type { Principal } from '@/lib/permissions';
 import { DUMMY_PASSWORD_HASH, hashPassword, randomToken, sha256, verifyPassword } from './secrets';
-import { assertNewUser, principalOfSession, principalOfToken, SESSION_TTL_SECONDS, tokenOwner, type AuthListener, type UserRole } from './store';
+import { assertNewUser, assertPassword, principalOfSession, principalOfToken, SESSION_TTL_SECONDS, tokenOwner, type AuthListener, type UserRole } from './store';
 
 const now = () => Date.now() / 1000;
 
@@ -24,6 +24,10 @@ export class PgAuthStore {
     private readonly onEvent: (event: Parameters<AuthListener>[0]) => void | Promise<void> = () => {},
   ) {
     this.db = pgDatabase(pool);
+  }
+
+  async userCount(): Promise<number> {
+    return (await this.db.select({ n: count() }).from(users))[0]?.n ?? 0;
   }
 
   async hasAdmin(): Promise<boolean> {
@@ -45,6 +49,19 @@ export class PgAuthStore {
     if (!user) throw new AppError('CONFLICT', `User "${username}" already exists.`);
     await this.onEvent({ type: 'user.created', by, target: username, detail: { role, password: password ? 'set' : 'none' } });
     return user;
+  }
+
+  async setPassword(username: string, password: string): Promise<void> {
+    assertPassword(password);
+    const changed = await this.db.update(users).set({ passwordHash: hashPassword(password) }).where(eq(users.username, username)).returning({ id: users.id });
+    if (changed.length !== 1) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
+  }
+
+  async setRole(username: string, role: UserRole, by = 'system'): Promise<void> {
+    const before = await this.findUser(username);
+    if (!before) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
+    await this.db.update(users).set({ role }).where(eq(users.username, username));
+    await this.onEvent({ type: 'user.role_changed', by, target: username, detail: { from: before.role, to: role } });
   }
 
   /** The user for a correct password, else undefined. Takes the same time whether or not the user exists. */
@@ -107,6 +124,23 @@ export class PgAuthStore {
     }
     await this.onEvent({ type: 'token.revoked', by, target: String(id), detail: { name: revoked.name, owner: revoked.agentName ? `agent:${revoked.agentName}` : `user#${revoked.userId}` } });
     return revoked;
+  }
+
+  /** Make sure a token with this exact value exists (SWARM_ADMIN_TOKEN); idempotent, also when servers start at once. */
+  async ensureToken(token: string, owner: { username: string } | { agent: string }, name: string, by = 'system'): Promise<void> {
+    if (token.length < 16) throw new AppError('BAD_REQUEST', `The token for "${name}" must have at least 16 characters.`);
+    let userId: number | null = null;
+    if ('username' in owner) {
+      const user = await this.findUser(owner.username);
+      if (!user) throw new AppError('NOT_FOUND', `There is no user "${owner.username}".`);
+      userId = user.id;
+    }
+    const [row] = await this.db
+      .insert(apiTokens)
+      .values({ tokenHash: sha256(token), name, userId, agentName: 'agent' in owner ? owner.agent : null, createdAt: now() })
+      .onConflictDoNothing()
+      .returning();
+    if (row) await this.onEvent({ type: 'token.created', by, target: String(row.id), detail: { name, owner: tokenOwner(owner) } });
   }
 
   async principalForToken(token: string): Promise<Principal | undefined> {

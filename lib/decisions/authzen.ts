@@ -20,7 +20,7 @@
  * Who may ask: an agent token asks for its own agent only; a person for themselves; an administrator for anyone.
  */
 import { z } from 'zod';
-import type { SwarmApp } from '@/lib/app';
+import type { App } from '@/lib/app';
 import { AppError } from '@/lib/errors';
 import { Reply } from '@/lib/http/route';
 import { isRole, ROLES, type CheckInput, type CheckResult, type Principal } from '@/lib/permissions';
@@ -56,7 +56,7 @@ const TOOL_ACTIONS = new Set(['call', 'invoke', 'execute']);
 const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** The subject as a principal, or AppError: unknown (400) or not the caller's to ask about (403). */
-function principalOf(app: SwarmApp, caller: Principal, subject: Evaluation['subject']): Principal {
+async function principalOf(app: App, caller: Principal, subject: Evaluation['subject']): Promise<Principal> {
   const type = subject.type.toLowerCase();
   if (type !== 'agent' && type !== 'user') {
     throw new AppError('BAD_REQUEST', `subject.type "${subject.type}" is not known here: use "agent" or "user".`);
@@ -71,7 +71,7 @@ function principalOf(app: SwarmApp, caller: Principal, subject: Evaluation['subj
     );
   }
   if (type === 'agent') return { kind: 'agent', id: subject.id, role: 'viewer', agent: subject.id };
-  const user = app.auth.findUser(subject.id);
+  const user = await app.auth.findUser(subject.id);
   if (!user || user.disabled) throw new AppError('BAD_REQUEST', `subject user "${subject.id}" is not a user of this server (or is disabled).`);
   return { kind: 'user', id: user.username, role: user.role };
 }
@@ -81,8 +81,8 @@ function record(value: unknown): Record<string, unknown> | undefined {
 }
 
 /** The engine's input for one evaluation, or AppError (400) naming what does not map. */
-export function inputOf(app: SwarmApp, caller: Principal, e: Evaluation): CheckInput {
-  const principal = principalOf(app, caller, e.subject);
+export async function inputOf(app: App, caller: Principal, e: Evaluation): Promise<CheckInput> {
+  const principal = await principalOf(app, caller, e.subject);
   const type = e.resource.type.toLowerCase();
   const props = e.resource.properties ?? {};
   if (type === 'tool') {
@@ -127,8 +127,8 @@ export function answerOf(r: CheckResult) {
 export type AuthzenAnswer = ReturnType<typeof answerOf>;
 
 /** One evaluation, decided and recorded. */
-export async function evaluate(app: SwarmApp, caller: Principal, e: Evaluation, ip: string | undefined): Promise<AuthzenAnswer> {
-  const input = inputOf(app, caller, e);
+export async function evaluate(app: App, caller: Principal, e: Evaluation, ip: string | undefined): Promise<AuthzenAnswer> {
+  const input = await inputOf(app, caller, e);
   return answerOf(app.decisionsHoldTransaction ? app.engine.decide(input, { ip }) : await app.engine.decideAsync(input, { ip }));
 }
 
@@ -137,9 +137,10 @@ export async function evaluate(app: SwarmApp, caller: Principal, e: Evaluation, 
  * mapped before anything is decided (a bad entry refuses the request, 400, with its index); then they are decided in
  * order in one transaction, stopping early as the semantic asks (the calls' hooks run first, outside it).
  */
-export async function evaluateMany(app: SwarmApp, caller: Principal, req: Evaluations, ip: string | undefined): Promise<{ evaluations: AuthzenAnswer[] }> {
+export async function evaluateMany(app: App, caller: Principal, req: Evaluations, ip: string | undefined): Promise<{ evaluations: AuthzenAnswer[] }> {
   const entries = req.evaluations ?? [];
-  const inputs = entries.map((entry, i) => {
+  const inputs: CheckInput[] = [];
+  for (const [i, entry] of entries.entries()) {
     const merged = {
       subject: entry.subject ?? req.subject,
       action: entry.action ?? req.action,
@@ -152,12 +153,12 @@ export async function evaluateMany(app: SwarmApp, caller: Principal, req: Evalua
       throw new AppError('BAD_REQUEST', `evaluations[${i}]: ${missing.length ? `no ${missing.join(', ')} (neither in the entry nor as a default)` : 'not a valid evaluation'}.`);
     }
     try {
-      return inputOf(app, caller, parsed.data);
+      inputs.push(await inputOf(app, caller, parsed.data));
     } catch (error) {
       if (error instanceof AppError) throw new AppError(error.code, `evaluations[${i}]: ${error.message}`);
       throw error;
     }
-  });
+  }
   const semantic = req.options?.evaluations_semantic ?? 'execute_all';
   const results = await decideBatch(app, inputs, ip, (r) =>
     semantic === 'deny_on_first_deny' ? r.decision !== 'ALLOW' : semantic === 'permit_on_first_permit' ? r.decision === 'ALLOW' : false,

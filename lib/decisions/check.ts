@@ -2,7 +2,8 @@
  * The decision path of the check API, shared by `POST /api/v1/permissions/check`, its batch form and the AuthZEN
  * evaluation endpoints: one input shape, one answer shape, and batches committed as one transaction.
  */
-import type { SwarmApp } from '@/lib/app';
+import type { App } from '@/lib/app';
+import type { PgSwarmApp } from '@/lib/pg-app';
 import { isPromise, PRIORITY, ruleSourceOf, type CheckInput, type CheckResult, type HookOutcome, type Principal, type ToolContext } from '@/lib/permissions';
 import type { PreparedCall } from '@/lib/permissions/engine';
 import { hookSummary } from '@/lib/hooks/summary';
@@ -68,8 +69,9 @@ const NO_HOOKS: readonly never[] = Object.freeze([]);
  * Decide one check (or only ask the question, for a dry run: no hook runs and nothing is recorded). A plain result when
  * no hook of the call had to be waited for, else a promise of it.
  */
-export function decideCheck(app: SwarmApp, principal: Principal, c: CheckRequest, ip: string | undefined): CheckResult | Promise<CheckResult> {
+export function decideCheck(app: App, principal: Principal, c: CheckRequest, ip: string | undefined): CheckResult | Promise<CheckResult> {
   const input = toolInput(principal, c);
+  if (app.kind === 'postgres') return c.dry_run ? app.engine.checkAsync(input) : app.engine.decideAsync(input, { ip });
   if (c.dry_run) return app.engine.check(input);
   const prepared = app.engine.prepare(input, { sync: app.decisionsHoldTransaction });
   return isPromise<PreparedCall>(prepared) ? prepared.then((p) => app.engine.commit(p, { ip })) : app.engine.commit(prepared, { ip });
@@ -81,7 +83,8 @@ export function decideCheck(app: SwarmApp, principal: Principal, c: CheckRequest
  * it is acknowledged or kept). The hooks of every call run first, in order, outside the transaction (a webhook is
  * never waited for with the database locked). `stop(result)` ends the batch early (AuthZEN's evaluation semantics).
  */
-export async function decideBatch(app: SwarmApp, inputs: readonly (CheckInput | { dryRun: CheckInput })[], ip: string | undefined, stop?: (r: CheckResult) => boolean): Promise<CheckResult[]> {
+export async function decideBatch(app: App, inputs: readonly (CheckInput | { dryRun: CheckInput })[], ip: string | undefined, stop?: (r: CheckResult) => boolean): Promise<CheckResult[]> {
+  if (app.kind === 'postgres') return decideBatchPg(app, inputs, ip, stop);
   const prepared: (PreparedCall | { dryRun: CheckInput })[] = [];
   for (const input of inputs) {
     if ('dryRun' in input) prepared.push(input);
@@ -106,4 +109,21 @@ export async function decideBatch(app: SwarmApp, inputs: readonly (CheckInput | 
     app.forgetUncommitted();
     throw error;
   }
+}
+
+/**
+ * A batch on PostgreSQL: decided in order, each decision committed (its denial durable, its approval requested) before
+ * the next, and the answer only after the last. Unlike SQLite's batch, the decisions are not one transaction: a failure
+ * to record one refuses the batch (500, nothing acknowledged), but the decisions before it stay recorded.
+ */
+async function decideBatchPg(app: PgSwarmApp, inputs: readonly (CheckInput | { dryRun: CheckInput })[], ip: string | undefined, stop?: (r: CheckResult) => boolean): Promise<CheckResult[]> {
+  const prepared: (PreparedCall | { dryRun: CheckInput })[] = [];
+  for (const input of inputs) prepared.push('dryRun' in input ? input : await app.engine.prepare(input));
+  const out: CheckResult[] = [];
+  for (const p of prepared) {
+    const r = 'dryRun' in p ? await app.engine.checkAsync(p.dryRun) : await app.engine.commitAsync(p, { ip });
+    out.push(r);
+    if (stop?.(r)) break;
+  }
+  return out;
 }

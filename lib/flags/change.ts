@@ -2,10 +2,11 @@
  * A flag change as the API and the CLI make it: the override is set or removed, and the change, or the refusal (an
  * invariant cannot be turned off, a profile's locked flag cannot be changed), is in the flag history and a security event in the audit trail, attributed to the person who asked.
  */
-import type { SwarmApp } from '@/lib/app';
+import type { App } from '@/lib/app';
 import { AppError } from '@/lib/errors';
 import type { Principal } from '@/lib/permissions';
 import type { ResolvedFlag } from './resolve';
+import { drive, type Step } from '@/lib/permissions/steps';
 
 export interface FlagChange {
   name: string;
@@ -14,20 +15,25 @@ export interface FlagChange {
   reason: string;
 }
 
-export function changeFlag(app: SwarmApp, change: FlagChange, by: Principal, ip?: string): ResolvedFlag {
+export function changeFlag(app: App, change: FlagChange, by: Principal, ip?: string): Step<ResolvedFlag> {
+  return drive(changeSteps(app, change, by, ip));
+}
+
+/** The change as maybe-asynchronous steps (lib/permissions/steps.ts): synchronous on SQLite, awaited on PostgreSQL. */
+function* changeSteps(app: App, change: FlagChange, by: Principal, ip?: string): Generator<unknown, ResolvedFlag, unknown> {
   const before = app.flags.resolution().flags.get(change.name)?.value ?? null;
   const event = { kind: 'config' as const, actor: by.id, actorRole: by.role, target: change.name, ip: ip ?? null };
   let flag: ResolvedFlag;
   try {
-    flag = change.value === null ? app.flags.unsetOverride(change.name, by.id, change.reason) : app.flags.setOverride(change.name, change.value, by.id, change.reason);
+    flag = (yield change.value === null ? app.flags.unsetOverride(change.name, by.id, change.reason) : app.flags.setOverride(change.name, change.value, by.id, change.reason)) as ResolvedFlag;
   } catch (error) {
     if (error instanceof AppError && error.code === 'INVARIANT') {
-      app.recorder.record({ ...event, type: 'flag.refused', outcome: 'refused', detail: { requested: change.value, reason: change.reason, refusal: error.message } });
-      app.flags.recordRefusal(change.name, change.value, by.id, change.reason, error.message);
+      yield app.recorder.record({ ...event, type: 'flag.refused', outcome: 'refused', detail: { requested: change.value, reason: change.reason, refusal: error.message } });
+      yield app.flags.recordRefusal(change.name, change.value, by.id, change.reason, error.message);
     }
     throw error;
   }
-  app.recorder.record({
+  yield app.recorder.record({
     ...event,
     type: 'flag.changed',
     outcome: 'succeeded',

@@ -31,9 +31,9 @@ describe('the transparency report', () => {
     t = undefined;
   });
 
-  it('lists every catalog flag once, grouped by tier in the order invariant, flag, experiment', () => {
+  it('lists every catalog flag once, grouped by tier in the order invariant, flag, experiment', async () => {
     t = tempApp();
-    const r = transparencyReport(t.app, q());
+    const r = (await transparencyReport(t.app, q()));
     expect(r.tiers.map((g) => g.tier)).toEqual(['invariant', 'flag', 'experiment']);
     const names = r.tiers.flatMap((g) => g.flags.map((f) => f.name));
     expect(names.sort()).toEqual(FLAG_CATALOG.map((f) => f.name).sort());
@@ -41,10 +41,10 @@ describe('the transparency report', () => {
     expect(r.summary).toMatchObject({ flags: FLAG_CATALOG.length, overridden: 0, problems: 0 });
   });
 
-  it('gives each flag its value, layer, description, owner, guards and last change', () => {
+  it('gives each flag its value, layer, description, owner, guards and last change', async () => {
     t = tempApp();
     t.app.flags.setOverride('auto_fairness_audit', false, 'ada', 'audit tool broken, ticket 12');
-    const flags = transparencyReport(t.app, q()).tiers.flatMap((g) => g.flags);
+    const flags = (await transparencyReport(t.app, q())).tiers.flatMap((g) => g.flags);
     const fairness = flags.find((f) => f.name === 'auto_fairness_audit')!;
     expect(fairness).toMatchObject({
       tier: 'flag',
@@ -59,18 +59,18 @@ describe('the transparency report', () => {
     expect(flags.find((f) => f.name === 'cron_scheduler')).toMatchObject({ layer: 'default', override: null, last_change: null });
   });
 
-  it('keeps the last change after an override is removed, while the layer falls back', () => {
+  it('keeps the last change after an override is removed, while the layer falls back', async () => {
     t = tempApp({ env: { SWARM_FLAG_BATCH_RUNNER: 'off' } });
     t.app.flags.setOverride('batch_runner', true, 'ada', 'backfill tonight');
     t.app.flags.unsetOverride('batch_runner', 'grace', 'backfill done');
-    const batch = transparencyReport(t.app, q()).tiers[1]!.flags.find((f) => f.name === 'batch_runner')!;
+    const batch = (await transparencyReport(t.app, q())).tiers[1]!.flags.find((f) => f.name === 'batch_runner')!;
     expect(batch).toMatchObject({ value: false, layer: 'env', variable: 'SWARM_FLAG_BATCH_RUNNER', override: null });
     expect(batch.last_change).toMatchObject({ action: 'unset', old_value: true, new_value: false, changed_by: 'grace' });
   });
 
-  it('reports the problems of the environment with their kind', () => {
+  it('reports the problems of the environment with their kind', async () => {
     t = tempApp({ env: { SWARM_FLAG_NOT_A_FLAG: '1', SWARM_FLAG_BATCH_RUNNER: 'maybe', SWARM_FLAG_AUDIT_TRAIL_SECURITY_EVENTS: 'off' } });
-    const r = transparencyReport(t.app, q());
+    const r = (await transparencyReport(t.app, q()));
     expect(r.problems.map((p) => [p.kind, p.variable])).toEqual([
       ['unknown_flag', 'SWARM_FLAG_NOT_A_FLAG'],
       ['invariant_refused', 'SWARM_FLAG_AUDIT_TRAIL_SECURITY_EVENTS'],
@@ -80,9 +80,9 @@ describe('the transparency report', () => {
     expect(r.tiers[0]!.flags[0]).toMatchObject({ name: 'audit_trail_security_events', value: true, layer: 'default' });
   });
 
-  it('lists the registered sources in engine order, and the policy rules with what they match', () => {
+  it('lists the registered sources in engine order, and the policy rules with what they match', async () => {
     t = tempApp({ policy: POLICY });
-    const { sources } = transparencyReport(t.app, q());
+    const { sources } = (await transparencyReport(t.app, q()));
     expect(sources.registered.map((s) => [s.name, s.built_in])).toEqual([
       ['rbac', true],
       ['agent_allowlist', true],
@@ -112,20 +112,20 @@ describe('the transparency report', () => {
     ]);
   });
 
-  it('shows the error that kept the last good policy in force', () => {
+  it('shows the error that kept the last good policy in force', async () => {
     t = tempApp({ policy: POLICY });
     writeFileSync(t.policyPath, 'rules:\n  - id: broken\n    decision: MAYBE\n');
     t.app.policyFile.reload(true);
-    const { policy } = transparencyReport(t.app, q()).sources;
+    const { policy } = (await transparencyReport(t.app, q())).sources;
     expect(policy.file.error).toMatch(/decision must be ALLOW, DENY or ASK[\s\S]*last good version stays in force/);
     expect(policy.rules.map((r) => r.id)).toEqual(['no-pii-export', 'read-only-flags']);
   });
 
-  it('lists the agents with their allowlists, and marks a plugin source as such', () => {
+  it('lists the agents with their allowlists, and marks a plugin source as such', async () => {
     t = tempApp();
     t.app.engine.registerSource({ name: 'ticket_check', rules: () => [] });
     {
-      const { sources } = transparencyReport(t.app, q());
+      const { sources } = (await transparencyReport(t.app, q()));
       expect(sources.agents.agents.find((a) => a.name === 'evaluator')).toEqual({
         name: 'evaluator',
         owner: null,
@@ -136,9 +136,9 @@ describe('the transparency report', () => {
     }
   });
 
-  it('lists the gates in force with their condition, approvers, expiry, risk and where they were declared', () => {
+  it('lists the gates in force with their condition, approvers, expiry, risk and where they were declared', async () => {
     t = tempApp({ gates: "gates:\n  - id: deploy\n    tools: [deploy_serving]\n    when: \"args.env == 'prod'\"\n    approvers: { count: 2 }\n    expires_in: 4h\n    risk: high\n    description: Customers see it.\n  - id: mail\n    tools: [send_*]\n" });
-    const { gates } = transparencyReport(t.app, q()).sources;
+    const { gates } = (await transparencyReport(t.app, q())).sources;
     expect(gates.file.error).toBeNull();
     expect(gates.gates.find((g) => g.id === 'deploy')).toEqual({
       id: 'deploy',
@@ -156,30 +156,30 @@ describe('the transparency report', () => {
     expect(gates.gates.find((g) => g.id === 'mail')).toMatchObject({ declared_in: 'gates.yaml', tools: ['send_*'], risk: 'medium' });
   });
 
-  it('filters the history by flag and by who, and pages it', () => {
+  it('filters the history by flag and by who, and pages it', async () => {
     t = tempApp();
     for (let i = 0; i < 5; i++) t.app.flags.setOverride('batch_runner', i % 2 === 1, i < 3 ? 'ada' : 'grace', `change ${i}`);
     t.app.flags.setOverride('cron_scheduler', false, 'grace', 'maintenance');
-    const h = (raw: Record<string, string>) => transparencyReport(t!.app, q(raw)).history;
-    expect(h({ name: 'batch_runner' }).changes.map((c) => c.reason)).toEqual(['change 4', 'change 3', 'change 2', 'change 1', 'change 0']);
-    expect(h({ by: 'grace' }).changes.map((c) => c.reason)).toEqual(['maintenance', 'change 4', 'change 3']);
-    expect(h({ name: 'batch_runner', by: 'ada' })).toMatchObject({ filter: { name: 'batch_runner', by: 'ada' }, next_cursor: null });
-    const first = h({ limit: '4' });
+    const h = async (raw: Record<string, string>) => (await transparencyReport(t!.app, q(raw))).history;
+    expect((await h({ name: 'batch_runner' })).changes.map((c) => c.reason)).toEqual(['change 4', 'change 3', 'change 2', 'change 1', 'change 0']);
+    expect((await h({ by: 'grace' })).changes.map((c) => c.reason)).toEqual(['maintenance', 'change 4', 'change 3']);
+    expect(await h({ name: 'batch_runner', by: 'ada' })).toMatchObject({ filter: { name: 'batch_runner', by: 'ada' }, next_cursor: null });
+    const first = await h({ limit: '4' });
     expect(first.changes).toHaveLength(4);
     expect(first.next_cursor).not.toBeNull();
-    const second = h({ limit: '4', before: first.next_cursor! });
+    const second = await h({ limit: '4', before: first.next_cursor! });
     expect(second.changes.map((c) => c.reason)).toEqual(['change 1', 'change 0']);
     expect(second.next_cursor).toBeNull();
-    expect(h({}).options).toEqual({ names: ['cron_scheduler', 'batch_runner'], by: ['ada', 'grace'] });
+    expect((await h({})).options).toEqual({ names: ['cron_scheduler', 'batch_runner'], by: ['ada', 'grace'] });
   });
 });
 
 describe('the history filter from a URL', () => {
-  it('treats blank parameters as no filter, as a blank form field sends them', () => {
+  it('treats blank parameters as no filter, as a blank form field sends them', async () => {
     expect(flagHistoryQuerySchema.parse({ name: '', by: ' ', before: '' })).toEqual({ limit: 100 });
   });
 
-  it('accepts a flag that is no longer in the catalog, and refuses what is not a flag name or a cursor', () => {
+  it('accepts a flag that is no longer in the catalog, and refuses what is not a flag name or a cursor', async () => {
     expect(flagHistoryQuerySchema.parse({ name: 'retired_experiment' }).name).toBe('retired_experiment');
     expect(flagHistoryQuerySchema.safeParse({ name: 'DROP TABLE' }).success).toBe(false);
     expect(flagHistoryQuerySchema.safeParse({ before: 'yesterday' }).success).toBe(false);
@@ -189,7 +189,7 @@ describe('the history filter from a URL', () => {
 });
 
 describe('a policy rule in words', () => {
-  it('says what every condition matches, and that a rule without conditions matches everything', () => {
+  it('says what every condition matches, and that a rule without conditions matches everything', async () => {
     expect(describeMatch({ agent: ['a', 'b', 'c'], tool: 'deploy_*', arguments: { env: ['prod', 'staging'], dry_run: false } })).toEqual([
       'agent is a, b or c',
       'tool is deploy_*',

@@ -6,7 +6,7 @@
  */
 import { NO_PROFILES, type ActiveProfiles } from '@/lib/profiles/load';
 import type { FlagChangeRow } from '@/db/schema';
-import type { SwarmApp } from '@/lib/app';
+import type { App } from '@/lib/app';
 import type { AgentsFile } from '@/lib/config/agents';
 import type { WatchedFileStatus } from '@/lib/config/watched-file';
 import type { PolicyRuleInput } from '@/lib/permissions/policy';
@@ -122,7 +122,7 @@ export function historyToJson(filter: FlagHistoryQuery, rows: readonly FlagChang
 }
 
 /** Read one page of the history for `historyToJson` (one row more than the page, to know whether another follows). */
-export function readHistory(app: SwarmApp, filter: FlagHistoryQuery): FlagChangeRow[] {
+export async function readHistory(app: App, filter: FlagHistoryQuery): Promise<FlagChangeRow[]> {
   return app.flags.history({ name: filter.name, by: filter.by, before: filter.before, limit: filter.limit + 1 });
 }
 
@@ -332,10 +332,11 @@ export type TransparencyReport = ReturnType<typeof buildTransparency>;
 export type TransparencyFlag = TransparencyReport['tiers'][number]['flags'][number];
 
 /** The report of a running application, with the history filtered as asked. */
-export function transparencyReport(app: SwarmApp, filter: FlagHistoryQuery): TransparencyReport {
+export async function transparencyReport(app: App, filter: FlagHistoryQuery): Promise<TransparencyReport> {
+  const [lastChanges, rows, names, authors] = await Promise.all([app.flags.lastChanges(), readHistory(app, filter), app.flags.historyNames(), app.flags.historyAuthors()]);
   return buildTransparency({
     resolution: app.flags.resolution(),
-    lastChanges: app.flags.lastChanges(),
+    lastChanges,
     sources: app.engine.listSources(),
     policy: { status: app.policyFile.status(), rules: app.policy.rules.map((r) => r.source) },
     agents: { status: app.agentsFile.status(), file: app.agentsFile.current.file },
@@ -343,9 +344,9 @@ export function transparencyReport(app: SwarmApp, filter: FlagHistoryQuery): Tra
     tests: app.testFiles.map((f) => ({ status: f.status(), cases: f.current.cases.length })),
     history: {
       filter,
-      rows: readHistory(app, filter),
-      names: app.flags.historyNames(),
-      authors: app.flags.historyAuthors(),
+      rows,
+      names,
+      authors,
     },
     now: Date.now() / 1000,
     profiles: app.profiles,

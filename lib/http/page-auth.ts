@@ -4,12 +4,12 @@
  */
 import { cookies, headers } from 'next/headers';
 import { forbidden, redirect } from 'next/navigation';
-import { getApp, type SwarmApp } from '@/lib/app';
+import { getApp, type App } from '@/lib/app';
 import type { Principal, Role } from '@/lib/permissions';
 import { SESSION_COOKIE } from './route';
 
 export interface PageAccess {
-  app: SwarmApp;
+  app: App;
   principal: Principal;
   /** set when the role is too low; the page shows it instead of its content */
   denied?: { ruleSource: string; reason: string };
@@ -21,10 +21,10 @@ export function safeNextPath(value: string | undefined | null): string {
   return value;
 }
 
-export async function currentPrincipal(): Promise<{ app: SwarmApp; principal: Principal | undefined }> {
-  const app = getApp();
+export async function currentPrincipal(): Promise<{ app: App; principal: Principal | undefined }> {
+  const app = await getApp();
   const token = (await cookies()).get(SESSION_COOKIE)?.value;
-  return { app, principal: token ? app.auth.principalForSession(token) : undefined };
+  return { app, principal: token ? await app.auth.principalForSession(token) : undefined };
 }
 
 /** The path (with query) the browser asked for, as passed on by proxy.ts. */
@@ -33,7 +33,7 @@ export async function requestedPath(fallback: string): Promise<string> {
 }
 
 /** The signed-in principal of a console page, or a redirect to the login that comes back to this page. */
-export async function requireSignedIn(fallbackPath: string): Promise<{ app: SwarmApp; principal: Principal }> {
+export async function requireSignedIn(fallbackPath: string): Promise<{ app: App; principal: Principal }> {
   const { app, principal } = await currentPrincipal();
   if (!principal) redirect(`/login?next=${encodeURIComponent(await requestedPath(fallbackPath))}`);
   return { app, principal };
@@ -46,7 +46,7 @@ export async function requireSignedIn(fallbackPath: string): Promise<{ app: Swar
  */
 export async function requirePage(path: string, role: Role): Promise<PageAccess> {
   const { app, principal } = await requireSignedIn(path);
-  const decision = app.engine.decide({ kind: 'http', principal, method: 'GET', path, requiredRole: role });
+  const decision = await app.engine.decideAsync({ kind: 'http', principal, method: 'GET', path, requiredRole: role });
   if (decision.decision !== 'ALLOW') forbidden();
   return { app, principal };
 }

@@ -5,7 +5,7 @@
  * A route without a role requirement does not type-check (so it does not build), and throws when loaded.
  */
 import { z } from 'zod';
-import { getApp, type SwarmApp } from '@/lib/app';
+import { getApp, type App } from '@/lib/app';
 import { AppError } from '@/lib/errors';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { logRequest } from '@/lib/ops/log';
@@ -35,7 +35,7 @@ export interface RouteInput<P, Q, B> {
   request: Request;
   /** a request header, case-insensitive (null when absent) */
   header(name: string): string | null;
-  app: SwarmApp;
+  app: App;
   principal: Principal;
   params: P;
   query: Q;
@@ -72,7 +72,7 @@ export interface ApiRequest {
 export type ApiAnswer = { status: number; headers: Record<string, string>; body: unknown } | Response;
 
 /** The transport-neutral core of a route: the same steps and errors for every transport. */
-export type RouteCore = (app: SwarmApp, request: ApiRequest, rawParams: Record<string, string | string[] | undefined>) => Promise<ApiAnswer>;
+export type RouteCore = (app: App, request: ApiRequest, rawParams: Record<string, string | string[] | undefined>) => Promise<ApiAnswer>;
 
 export const ROUTE_CORE = Symbol.for('swarm-permissions.route-core');
 /** The spec a route was built with (its role and schemas), read by the OpenAPI document (lib/http/openapi.ts). */
@@ -146,19 +146,30 @@ export interface Authentication {
   invalid?: boolean;
 }
 
-export function authenticate(app: SwarmApp, request: Pick<ApiRequest, 'header'>): Authentication {
+/**
+ * Who is asking: the owner of a bearer token, else of a session cookie, else nobody. Synchronous on SQLite (the
+ * decision listener's path), a promise on PostgreSQL.
+ */
+export function authenticate(app: App, request: Pick<ApiRequest, 'header'>): Authentication | Promise<Authentication> {
   const auth = request.header('authorization');
   if (auth) {
     const m = /^Bearer\s+(\S+)$/i.exec(auth);
-    const p = m ? app.auth.principalForToken(m[1]!) : undefined;
-    return p ? { principal: p, via: 'token' } : { principal: ANONYMOUS, via: 'none', invalid: true };
+    if (!m) return INVALID;
+    const p = app.auth.principalForToken(m[1]!);
+    return isPromise(p) ? p.then((found) => authenticated(found, 'token')) : authenticated(p, 'token');
   }
   const session = readCookie(request, SESSION_COOKIE);
   if (session) {
     const p = app.auth.principalForSession(session);
-    return p ? { principal: p, via: 'session' } : { principal: ANONYMOUS, via: 'none', invalid: true };
+    return isPromise(p) ? p.then((found) => authenticated(found, 'session')) : authenticated(p, 'session');
   }
   return { principal: ANONYMOUS, via: 'none' };
+}
+
+const INVALID: Authentication = { principal: ANONYMOUS, via: 'none', invalid: true };
+
+function authenticated(p: Principal | undefined, via: 'token' | 'session'): Authentication {
+  return p ? { principal: p, via } : INVALID;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -235,11 +246,11 @@ export function clientIp(request: Pick<ApiRequest, 'header'>): string | undefine
  * Refuse a request that the wrapper itself refuses after the engine let it in (a cross-origin state change): recorded
  * through the recorder like any denied HTTP decision, with its own rule, then answered 403.
  */
-function refuse(app: SwarmApp, request: ApiRequest, url: URL, principal: Principal, requiredRole: Role, reason: string): ApiAnswer {
+async function refuse(app: App, request: ApiRequest, url: URL, principal: Principal, requiredRole: Role, reason: string): Promise<ApiAnswer> {
   const ruleSource = 'csrf:origin';
   const rule: PermissionRule = { decision: 'DENY', priority: Number.MAX_SAFE_INTEGER, attribution: { source: 'csrf', id: 'origin' }, reason };
   const result: CheckResult = { decision: 'DENY', rule, trace: [rule], ruleSource, reason, decisionId: newDecisionId() };
-  app.recorder.record({
+  await app.recorder.record({
     kind: 'http',
     context: { kind: 'http', principal, method: request.method, path: url.pathname, requiredRole, flags: app.flags.values() },
     result,
@@ -276,12 +287,16 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
     throw new Error('Every route must declare its required role with requireRole(...).');
   }
   const required = spec.role.role;
-  const answerOf = async (app: SwarmApp, request: ApiRequest, rawParams: Record<string, string | string[] | undefined>, seen: { decisionId?: string; principal?: string }): Promise<ApiAnswer> => {
+  const answerOf = async (app: App, request: ApiRequest, rawParams: Record<string, string | string[] | undefined>, seen: { decisionId?: string; principal?: string }): Promise<ApiAnswer> => {
     const url = request.url;
     try {
-      const { principal, via, invalid } = authenticate(app, request);
+      let authentication = authenticate(app, request);
+      if (isPromise(authentication)) authentication = await authentication;
+      const { principal, via, invalid } = authentication;
       const ip = clientIp(request);
-      const decision = app.engine.decide({ kind: 'http', principal, method: request.method, path: url.pathname, requiredRole: required }, { ip });
+      const input = { kind: 'http', principal, method: request.method, path: url.pathname, requiredRole: required } as const;
+      // Synchronous on SQLite (no hooks run for an HTTP decision); PostgreSQL's stores are awaited.
+      const decision = app.kind === 'sqlite' ? app.engine.decide(input, { ip }) : await app.engine.decideAsync(input, { ip });
       seen.decisionId = decision.decisionId;
       seen.principal = principal.kind === 'anonymous' ? undefined : principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
       if (decision.decision !== 'ALLOW') {
@@ -343,9 +358,9 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
     return answer;
   };
   const next = async (request: Request, context: NextContext): Promise<Response> => {
-    let app: SwarmApp;
+    let app: App;
     try {
-      app = getApp();
+      app = await getApp();
     } catch (error) {
       console.error('The application could not start', error);
       return errorResponse(503, 'UNAVAILABLE', `The server is not ready: ${error instanceof Error ? error.message : String(error)}`);

@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Recorded, Recorder, AuditEvent } from '@/lib/permissions/recorder';
 import { isPromise, type CheckResult } from '@/lib/permissions';
-import type { SwarmApp } from '@/lib/app';
+import type { App } from '@/lib/app';
 
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 
@@ -96,33 +96,69 @@ export function timedRecorder(inner: Recorder): Recorder {
   };
 }
 
+/** What the state gauges read, from either database. */
+interface StateFacts {
+  pending: { n: number; oldest: number | null };
+  heads: Record<'permission_denials' | 'security_events', { id: number; timestamp: number } | undefined>;
+  checkpoints: Record<'permission_denials' | 'security_events', { size: number; created_at: number } | undefined>;
+  walBytes: number | null;
+}
+
+const CHAINS = ['permission_denials', 'security_events'] as const;
+const PENDING_SQL = "SELECT count(*) AS n, min(requested_at) AS oldest FROM approvals WHERE status = 'pending'";
+const headSql = (chain: string) => `SELECT id, timestamp FROM ${chain} ORDER BY id DESC LIMIT 1`;
+const CHECKPOINT_SQL = 'SELECT size, created_at FROM audit_checkpoints WHERE chain = $1 ORDER BY size DESC LIMIT 1';
+
+async function stateFacts(app: App): Promise<StateFacts> {
+  if (app.kind === 'sqlite') {
+    const sqlite = app.db.$client;
+    let walBytes = 0;
+    try {
+      walBytes = statSync(`${app.dbFile}-wal`).size;
+    } catch {
+      // no WAL file (checkpointed and truncated, or not in WAL mode)
+    }
+    const one = <T>(text: string, ...params: unknown[]) => sqlite.prepare(text.replace('$1', '?')).get(...params) as T | undefined;
+    return {
+      pending: one<StateFacts['pending']>(PENDING_SQL)!,
+      heads: { permission_denials: one(headSql('permission_denials')), security_events: one(headSql('security_events')) },
+      checkpoints: { permission_denials: one(CHECKPOINT_SQL, 'permission_denials'), security_events: one(CHECKPOINT_SQL, 'security_events') },
+      walBytes,
+    };
+  }
+  const one = async <T>(text: string, ...params: unknown[]) => (await app.pool.query(text, params)).rows[0] as T | undefined;
+  const [pending, dh, eh, dc, ec] = await Promise.all([
+    one<StateFacts['pending']>(PENDING_SQL),
+    one<{ id: number; timestamp: number }>(headSql('permission_denials')),
+    one<{ id: number; timestamp: number }>(headSql('security_events')),
+    one<{ size: number; created_at: number }>(CHECKPOINT_SQL, 'permission_denials'),
+    one<{ size: number; created_at: number }>(CHECKPOINT_SQL, 'security_events'),
+  ]);
+  return { pending: pending!, heads: { permission_denials: dh, security_events: eh }, checkpoints: { permission_denials: dc, security_events: ec }, walBytes: null };
+}
+
 /** The state of the installation, read from the database at scrape time (not counted per process). */
-export function stateRegistry(app: SwarmApp, now = Date.now() / 1000): Registry {
+export async function stateRegistry(app: App, now = Date.now() / 1000): Promise<Registry> {
   const registry = new Registry();
   const gauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames, registers: [registry] });
-  const sqlite = app.db.$client;
-  const pending = sqlite.prepare("SELECT count(*) AS n, min(requested_at) AS oldest FROM approvals WHERE status = 'pending'").get() as { n: number; oldest: number | null };
-  gauge('swarm_approvals_pending', 'Approval requests waiting for a person.').set(pending.n);
-  gauge('swarm_approvals_oldest_pending_age_seconds', 'How long the oldest pending approval request has waited (0 when none).').set(pending.oldest === null ? 0 : Math.max(0, now - pending.oldest));
+  const facts = await stateFacts(app);
+  gauge('swarm_approvals_pending', 'Approval requests waiting for a person.').set(Number(facts.pending.n));
+  gauge('swarm_approvals_oldest_pending_age_seconds', 'How long the oldest pending approval request has waited (0 when none).').set(
+    facts.pending.oldest === null ? 0 : Math.max(0, now - facts.pending.oldest),
+  );
   const headAge = gauge('swarm_audit_chain_head_age_seconds', 'Age of the newest row of each audit chain.', ['chain']);
   const checkpointAge = gauge('swarm_audit_checkpoint_age_seconds', 'Age of the newest signed checkpoint of each audit chain (-1 when there is none).', ['chain']);
   const behind = gauge('swarm_audit_rows_unsigned', 'Rows of each audit chain written after its newest signed checkpoint.', ['chain']);
-  for (const chain of ['permission_denials', 'security_events'] as const) {
-    const head = sqlite.prepare(`SELECT id, timestamp FROM ${chain} ORDER BY id DESC LIMIT 1`).get() as { id: number; timestamp: number } | undefined;
+  for (const chain of CHAINS) {
+    const head = facts.heads[chain];
+    const cp = facts.checkpoints[chain];
     headAge.set({ chain }, head ? Math.max(0, now - head.timestamp) : 0);
-    const cp = sqlite.prepare('SELECT size, created_at FROM audit_checkpoints WHERE chain = ? ORDER BY size DESC LIMIT 1').get(chain) as { size: number; created_at: number } | undefined;
     checkpointAge.set({ chain }, cp ? Math.max(0, now - cp.created_at) : -1);
     behind.set({ chain }, Math.max(0, (head?.id ?? 0) - (cp?.size ?? 0)));
   }
   const refused = gauge('swarm_config_files_refused', 'Configuration files whose newest version is refused (the last good version is in force).');
   refused.set(app.configStatus().filter((s) => s.error !== null).length);
-  let wal = 0;
-  try {
-    wal = statSync(`${app.options.dbPath}-wal`).size;
-  } catch {
-    // no WAL file (checkpointed and truncated, or not in WAL mode)
-  }
-  gauge('swarm_wal_size_bytes', 'Size of the SQLite write-ahead log.').set(wal);
+  if (facts.walBytes !== null) gauge('swarm_wal_size_bytes', 'Size of the SQLite write-ahead log.').set(facts.walBytes);
   return registry;
 }
 

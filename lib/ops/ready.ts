@@ -1,9 +1,11 @@
 /**
  * Readiness: can this server do its job right now? The database takes a write (a write transaction opened and rolled
  * back), every configuration file loaded without error, the WAL checkpointer thread and the approval sweeper are
- * running. `GET /api/v1/ready` answers 200 when all hold, 503 naming what does not.
+ * running (on PostgreSQL: a statement answers within two seconds, and the sweeper runs here or stands by while another
+ * server leads). `GET /api/v1/ready` answers 200 when all hold, 503 naming what does not.
  */
-import type { SwarmApp } from '@/lib/app';
+import type { App, SwarmApp } from '@/lib/app';
+import type { PgSwarmApp } from '@/lib/pg-app';
 
 export interface ReadyCheck {
   name: 'database' | 'configuration' | 'checkpointer' | 'sweeper';
@@ -43,8 +45,14 @@ function databaseWritable(app: SwarmApp): ReadyCheck {
   }
 }
 
-export function readiness(app: SwarmApp): Readiness {
-  const checks: ReadyCheck[] = [databaseWritable(app)];
+async function databaseReachable(app: PgSwarmApp): Promise<ReadyCheck> {
+  if (app.backgroundStatus().closed) return { name: 'database', ok: false, detail: 'the application is closed' };
+  const r = await app.databaseReachable();
+  return r.ok ? { name: 'database', ok: true } : { name: 'database', ok: false, detail: r.detail };
+}
+
+export async function readiness(app: App): Promise<Readiness> {
+  const checks: ReadyCheck[] = [app.kind === 'sqlite' ? databaseWritable(app) : await databaseReachable(app)];
   const broken = app.configStatus().filter((s) => s.error !== null);
   checks.push(
     broken.length === 0
@@ -60,7 +68,7 @@ export function readiness(app: SwarmApp): Readiness {
   checks.push(
     bg.sweeper === 'stalled'
       ? { name: 'sweeper', ok: false, detail: 'the approval sweeper has not run for more than 5 seconds' }
-      : { name: 'sweeper', ok: true, ...(bg.sweeper === 'off' ? { detail: 'off' } : {}) },
+      : { name: 'sweeper', ok: true, ...(bg.sweeper === 'off' || bg.sweeper === 'standby' ? { detail: bg.sweeper === 'off' ? 'off' : 'standby: another server leads' } : {}) },
   );
   const failed = checks.filter((c) => !c.ok);
   return { ready: failed.length === 0, checks, ...(failed.length ? { reason: failed.map((c) => `${c.name}: ${c.detail}`).join('; ') } : {}) };

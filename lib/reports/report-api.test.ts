@@ -12,7 +12,7 @@ import { callRoute, useTempServerEnv, type RouteHandler } from '@/tests/support/
 
 const server = useTempServerEnv('reports-api');
 
-const { getApp } = await import('@/lib/app');
+const { getSqliteApp } = await import('@/lib/app');
 const { seedTrail } = await import('./report.fixture');
 const pdfRoute = await import('@/app/api/v1/reports/audit.pdf/route');
 const oscalRoute = await import('@/app/api/v1/reports/audit.oscal.json/route');
@@ -25,7 +25,7 @@ const out = mkdtempSync(join(tmpdir(), 'swarm-report-api-'));
 const day = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
 
 beforeAll(() => {
-  const app = getApp();
+  const app = getSqliteApp();
   period = seedTrail(app).period;
   auditor = app.auth.createToken({ username: 'alex' }, 't');
   app.auth.createUser('victor', 'viewer', 'viewer-password');
@@ -33,7 +33,7 @@ beforeAll(() => {
 });
 
 afterAll(() => {
-  getApp().close();
+  getSqliteApp().close();
   server.remove();
   rmSync(out, { recursive: true, force: true });
 });
@@ -54,7 +54,7 @@ describe('GET /api/v1/reports/audit.pdf', () => {
     const id = r.headers.get('x-report-id');
     expect(text).toContain(`Report ${id}`);
     expect(text).toContain('by alex (auditor)');
-    const e = getApp().securityEvents.ofType('audit.report_generated', 1)[0]!;
+    const e = getSqliteApp().securityEvents.ofType('audit.report_generated', 1)[0]!;
     expect(e).toMatchObject({ actor: 'alex', actorRole: 'auditor', target: id });
     expect(JSON.parse(e.detailJson!)).toMatchObject({ format: 'pdf', report_id: id });
   });

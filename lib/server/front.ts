@@ -8,7 +8,7 @@
  * Next.js, where the same-origin check lives. Answers are the same either way: the same code builds them.
  */
 import { createServer, request as httpRequest, Agent, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { SwarmApp } from '@/lib/app';
+import type { App, SwarmApp } from '@/lib/app';
 import { timingSafeEqual } from 'node:crypto';
 import { Gauge } from 'prom-client';
 import { requireRole, route, ROUTE_CORE, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
@@ -40,7 +40,7 @@ const SECURITY_HEADERS = { 'x-frame-options': 'DENY', 'x-content-type-options': 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer']);
 
 export interface FrontOptions {
-  app: SwarmApp;
+  app: App;
   /** where Next.js listens (loopback) */
   upstream: { host: string; port: number };
   /** the secret of this start that the Next.js server's internal metrics route asks for (default: SWARM_INTERNAL_SECRET) */
@@ -215,6 +215,24 @@ class GroupCommit {
   }
 }
 
+/**
+ * On PostgreSQL each decision call is answered on its own: its denial is committed (in its own transaction, under the
+ * chain's lock) before its answer leaves, and concurrent calls run side by side on the pool's connections.
+ */
+class EachOnItsOwn {
+  constructor(private readonly app: App) {}
+
+  add(p: Pending): void {
+    p.core(this.app, p.request, {}).then(
+      (answer) => send(p.res, answer),
+      (error: unknown) => {
+        console.error('The decision listener failed to answer', error);
+        return send(p.res, INTERNAL_ERROR);
+      },
+    ).catch(() => p.res.destroy());
+  }
+}
+
 /** The most decision calls one commit takes. */
 const MAX_GROUP = 64;
 
@@ -250,7 +268,7 @@ export function createFrontServer(options: FrontOptions): FrontServer {
   /** GET /metrics: this process's registry, the Next.js server's, and the state read from the database, merged. */
   const metricsText = async (): Promise<string> => {
     const [own, next] = await Promise.all([processMetrics().registry.getMetricsAsJSON(), upstreamMetrics()]);
-    const state = stateRegistry(app);
+    const state = await stateRegistry(app);
     const up = new Gauge({ name: 'swarm_next_metrics_up', help: '1 when the Next.js server reported its metrics to this scrape.', registers: [state] });
     up.set(next ? 1 : 0);
     return mergedText([own as MetricsJson, ...(next ? [next] : []), (await state.getMetricsAsJSON()) as MetricsJson]);
@@ -340,7 +358,7 @@ export function createFrontServer(options: FrontOptions): FrontServer {
       () => res.destroy(),
     );
   });
-  const commits = new GroupCommit(app);
+  const commits = app.kind === 'sqlite' ? new GroupCommit(app) : new EachOnItsOwn(app);
   server.keepAliveTimeout = 65_000;
   server.on('close', () => agent.destroy());
   let shutting: Promise<void> | undefined;

@@ -6,14 +6,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
-import type { SwarmApp } from '@/lib/app';
+import type { App } from '@/lib/app';
 import { INTERNAL_SECRET_ENV } from '@/lib/ops/internal';
 import { log } from '@/lib/ops/log';
 import { createFrontServer, type FrontServer } from './front';
 
 export interface ServeOptions {
   /** the application the decision listener decides with (long-lived: watchConfig and backgroundCheckpoints on) */
-  app: SwarmApp;
+  app: App;
   port: number;
   /** the public interface (default: all) */
   host?: string;

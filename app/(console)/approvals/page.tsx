@@ -22,14 +22,14 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
   const sp = await searchParams;
   const tab = sp.tab === 'history' ? 'history' : 'pending';
   const canDecide = isRoleAtLeast(principal.role, 'operator');
-  const pending = app.approvals.toJson(app.approvals.list({ status: 'pending' }));
+  const pending = await app.approvals.toJson(await app.approvals.list({ status: 'pending' }));
 
   let history: ReturnType<typeof approvalToJson>[] = [];
   let filter: HistoryFilter = {};
   if (tab === 'history') {
     filter = { status: one(sp.status), agent: one(sp.agent), gate: one(sp.gate), decided_by: one(sp.decided_by) };
     const parsed = approvalListQuerySchema.safeParse({ ...filter, status: filter.status ?? 'decided' });
-    history = parsed.success ? app.approvals.toJson(app.approvals.list(parsed.data)) : [];
+    history = parsed.success ? await app.approvals.toJson(await app.approvals.list(parsed.data)) : [];
   }
 
   return (

@@ -23,20 +23,20 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   if (denied) return <Forbidden {...denied} />;
   const { state, ignored } = parseAuditState(toSearchParams(await searchParams));
   const filter = storeFilter(state);
-  const page = app.securityEvents.list({ ...filter, limit: PAGE_SIZE });
+  const page = await app.securityEvents.list({ ...filter, limit: PAGE_SIZE });
   const events = page.rows.map(eventToJson);
 
   // A link to one event opens it even when it is not on the first page of its view.
   let opened: ReturnType<typeof eventToJson> | undefined;
   if (state.event !== undefined && !events.some((e) => e.id === state.event)) {
-    const row = app.securityEvents.list({ cursor: state.event + 1, limit: 1 }).rows[0];
+    const row = (await app.securityEvents.list({ cursor: state.event + 1, limit: 1 })).rows[0];
     if (row?.id === state.event) opened = eventToJson(row);
   }
 
-  const last = app.securityEvents.list({ type: 'audit.verified', limit: 1 }).rows[0];
+  const last = (await app.securityEvents.list({ type: 'audit.verified', limit: 1 })).rows[0];
   const integrity = last ? integrityFromEvent(eventToJson(last)) : undefined;
 
-  recordAuditRead(app, {
+  await recordAuditRead(app, {
     principal,
     what: 'security_events',
     filter: { since: filter.since, from: filter.from, to: filter.to, type: filter.type, actor: filter.actor, outcome: filter.outcome, decision_id: filter.decisionId },

@@ -36,8 +36,8 @@ export default async function NotificationsPage({ searchParams }: { searchParams
   const sp = await searchParams;
   const parsed = deliveriesQuerySchema.safeParse({ status: typeof sp.status === 'string' ? sp.status : undefined, before: typeof sp.before === 'string' ? sp.before : undefined, limit: 50 });
   const query = parsed.success ? parsed.data : { limit: 50 };
-  const rows = app.notifications.list(query).map(deliveryToJson);
-  const counts = app.notifications.counts();
+  const rows = (await app.notifications.list(query)).map(deliveryToJson);
+  const counts = await app.notifications.counts();
   const config = app.notificationsFile.current;
   const file = app.notificationsFile.status();
   const status = 'status' in query ? query.status : undefined;

@@ -37,7 +37,7 @@ export default async function ReportsPage() {
   const { app, denied } = await requirePage('/reports', 'auditor');
   if (denied) return <Forbidden {...denied} />;
   const profiles: ProfileChoice[] = app.profiles.profiles.map((p) => ({ name: p.name, title: p.title, frameworks: [...p.frameworks], controls: p.controls.length }));
-  const recent: RecentReport[] = app.securityEvents.list({ type: 'audit.report_generated', limit: 8 }).rows.map((e) => {
+  const recent: RecentReport[] = (await app.securityEvents.list({ type: 'audit.report_generated', limit: 8 })).rows.map((e) => {
     const d = (e.detailJson ? JSON.parse(e.detailJson) : {}) as { format?: string; from?: string; to?: string; profile?: string | null };
     return { id: e.target ?? '', at: e.timestamp, actor: e.actor, format: d.format ?? 'pdf', from: d.from ?? '', to: d.to ?? '', profile: d.profile ?? null };
   });

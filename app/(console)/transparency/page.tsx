@@ -30,7 +30,7 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
   const sp = await searchParams;
   const parsed = flagHistoryQuerySchema.safeParse({ name: sp.name, by: sp.by, before: sp.before });
   const filter = parsed.success ? parsed.data : { limit: HISTORY_PAGE_SIZE };
-  const report = transparencyReport(app, filter);
+  const report = await transparencyReport(app, filter);
   const admin = principal.role === 'admin';
   const { summary, problems } = report;
   const locked = report.tiers.reduce((n, t) => n + t.flags.filter((f) => f.locked_by !== null).length, 0);

@@ -4,6 +4,6 @@ import { approvalListQuerySchema } from '@/lib/http/schemas';
 export const dynamic = 'force-dynamic';
 
 /** Approval requests, filtered by status, gate and agent; pending ones oldest first, with the approvals given so far. */
-export const GET = route({ role: requireRole('auditor'), query: approvalListQuerySchema }, ({ app, query }) => ({
-  approvals: app.approvals.toJson(app.approvals.list(query)),
+export const GET = route({ role: requireRole('auditor'), query: approvalListQuerySchema }, async ({ app, query }) => ({
+  approvals: await app.approvals.toJson(await app.approvals.list(query)),
 }));

@@ -9,9 +9,9 @@ export const dynamic = 'force-dynamic';
  * Security events, newest first: `since` (seconds back) or `from`/`to`, `type` (exact, or the family before the first
  * dot: `auth` matches `auth.*`), `actor`, `outcome`, `decision_id`, `limit`, `cursor` (the previous page's next_cursor).
  */
-export const GET = route({ role: requireRole('auditor'), query: eventQuerySchema }, ({ app, query, principal, ip }) => {
-  recordAuditRead(app, { principal, what: 'security_events', filter: { ...query, cursor: undefined, limit: undefined }, ip });
-  const page = app.securityEvents.list({
+export const GET = route({ role: requireRole('auditor'), query: eventQuerySchema }, async ({ app, query, principal, ip }) => {
+  await recordAuditRead(app, { principal, what: 'security_events', filter: { ...query, cursor: undefined, limit: undefined }, ip });
+  const page = await app.securityEvents.list({
     since: query.since,
     from: query.from,
     to: query.to,

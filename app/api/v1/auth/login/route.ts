@@ -14,10 +14,10 @@ export const POST = route({ role: requireRole('anonymous'), body: loginBodySchem
   const keys = [`user:${body.username.toLowerCase()}`, ...(address ? [`ip:${address}`] : [])];
   const delay = loginThrottle.delayFor(keys);
   if (delay > 0) await sleep(delay);
-  const user = app.auth.verifyLogin(body.username, body.password);
+  const user = await app.auth.verifyLogin(body.username, body.password);
   if (!user) {
     loginThrottle.failure(keys);
-    app.recorder.record({
+    await app.recorder.record({
       kind: 'auth',
       type: 'auth.login.failed',
       actor: body.username.slice(0, 64),
@@ -30,8 +30,8 @@ export const POST = route({ role: requireRole('anonymous'), body: loginBodySchem
     return errorResponse(401, 'UNAUTHENTICATED', 'The user name or password is not correct.');
   }
   loginThrottle.success([keys[0]!]);
-  const session = app.auth.createSession(user.id);
-  app.recorder.record({ kind: 'auth', type: 'auth.login.succeeded', actor: user.username, actorRole: user.role, outcome: 'succeeded', target: user.username, ip: address ?? null });
+  const session = await app.auth.createSession(user.id);
+  await app.recorder.record({ kind: 'auth', type: 'auth.login.succeeded', actor: user.username, actorRole: user.role, outcome: 'succeeded', target: user.username, ip: address ?? null });
   const secure = new URL(request.url).protocol === 'https:' || request.headers.get('x-forwarded-proto') === 'https';
   const cookie = [
     `${SESSION_COOKIE}=${session.token}`,

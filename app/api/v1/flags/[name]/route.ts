@@ -10,10 +10,10 @@ export const GET = route({ role: requireRole('viewer'), params: flagNameSchema }
 /** Set a runtime override (admins). Turning off an invariant is refused and recorded as a denial. */
 export const PUT = route(
   { role: requireRole('admin'), params: flagNameSchema, body: flagOverrideBodySchema },
-  ({ app, params, body, principal, ip }) => flagToJson(changeFlag(app, { name: params.name, value: body.value, reason: body.reason }, principal, ip)),
+  async ({ app, params, body, principal, ip }) => flagToJson(await changeFlag(app, { name: params.name, value: body.value, reason: body.reason }, principal, ip)),
 );
 
 /** Remove a runtime override (admins); the flag falls back to environment, alias or default. */
-export const DELETE = route({ role: requireRole('admin'), params: flagNameSchema, body: flagUnsetBodySchema }, ({ app, params, body, principal, ip }) =>
-  flagToJson(changeFlag(app, { name: params.name, value: null, reason: body.reason }, principal, ip)),
+export const DELETE = route({ role: requireRole('admin'), params: flagNameSchema, body: flagUnsetBodySchema }, async ({ app, params, body, principal, ip }) =>
+  flagToJson(await changeFlag(app, { name: params.name, value: null, reason: body.reason }, principal, ip)),
 );

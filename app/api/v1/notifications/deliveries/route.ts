@@ -9,11 +9,11 @@ export const dynamic = 'force-dynamic';
  * delivered, failed), attempts and the last error. Admins only. Filter by status, channel and event; page with
  * ?before=<next_cursor>.
  */
-export const GET = route({ role: requireRole('admin'), query: deliveriesQuerySchema }, ({ app, query }) => {
-  const rows = app.notifications.list(query);
+export const GET = route({ role: requireRole('admin'), query: deliveriesQuerySchema }, async ({ app, query }) => {
+  const rows = await app.notifications.list(query);
   return {
     deliveries: rows.map(deliveryToJson),
-    counts: app.notifications.counts(),
+    counts: await app.notifications.counts(),
     channels: app.notificationsFile.current.channels.map((c) => ({ id: c.id, kind: c.kind, events: c.events })),
     config: app.notificationsFile.status(),
     next_cursor: rows.length === query.limit ? String(rows[rows.length - 1]!.id) : null,

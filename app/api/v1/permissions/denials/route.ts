@@ -12,10 +12,10 @@ export const dynamic = 'force-dynamic';
  * path and arguments; agent, tool and rule_source take a prefix or a case difference (lib/audit/denial-facets.ts); `sort`/`order` page by a keyset cursor. `format=csv` and `format=ndjson` stream every matching row,
  * newest first, whatever the sort.
  */
-export const GET = route({ role: requireRole('auditor'), query: denialQuerySchema }, ({ app, query, principal, ip }) => {
+export const GET = route({ role: requireRole('auditor'), query: denialQuerySchema }, async ({ app, query, principal, ip }) => {
   const filter = denialFilterOf(query);
   const exporting = query.format === 'csv' || query.format === 'ndjson';
-  recordAuditRead(app, { principal, what: 'permission_denials', filter: { ...query, cursor: undefined, limit: undefined, format: undefined }, export: exporting ? query.format : undefined, ip });
+  await recordAuditRead(app, { principal, what: 'permission_denials', filter: { ...query, cursor: undefined, limit: undefined, format: undefined }, export: exporting ? query.format : undefined, ip });
   if (query.format === 'csv' || query.format === 'ndjson') {
     return denialExportResponse(
       app.denials.iterate({ ...filter, cursor: query.sort === undefined || query.sort === 'id' ? query.cursor : undefined }),
@@ -23,6 +23,6 @@ export const GET = route({ role: requireRole('auditor'), query: denialQuerySchem
       denialExportFileName(filter, query.format),
     );
   }
-  const page = app.denials.query({ ...filter, sort: query.sort, order: query.order, cursor: query.cursor, limit: query.limit });
+  const page = await app.denials.query({ ...filter, sort: query.sort, order: query.order, cursor: query.cursor, limit: query.limit });
   return { denials: page.rows.map(denialToJson), next_cursor: page.nextCursor };
 });

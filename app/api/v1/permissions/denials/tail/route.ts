@@ -8,12 +8,12 @@ export const dynamic = 'force-dynamic';
  * shows), and the newest id. Counts only, no rows: the page polls it every few seconds and reads the rows when the
  * auditor asks for them (that read is recorded like any other).
  */
-export const GET = route({ role: requireRole('auditor'), query: denialTailQuerySchema }, ({ app, query }) => {
+export const GET = route({ role: requireRole('auditor'), query: denialTailQuerySchema }, async ({ app, query }) => {
   const { after, newest, ...rest } = query;
   if (newest === '1') {
-    const top = app.denials.query({ ...denialFilterOf(rest), limit: 1 }).rows[0];
+    const top = (await app.denials.query({ ...denialFilterOf(rest), limit: 1 })).rows[0];
     return { after, count: 0, newest_id: top?.id ?? null };
   }
-  const r = app.denials.newerThan(denialFilterOf(rest), after);
+  const r = await app.denials.newerThan(denialFilterOf(rest), after);
   return { after, count: r.count, newest_id: r.newestId };
 });

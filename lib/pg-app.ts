@@ -1,0 +1,311 @@
+/**
+ * The application on PostgreSQL (SWARM_DB=postgres://…): the same configuration, engine and rules as the SQLite
+ * application (AppBase), with stores that several servers share on one database. Opening it is asynchronous: it
+ * connects, applies the migrations (once, whichever server starts first) and loads the flag overrides.
+ *
+ * What runs on one server at a time (the approval sweeper with the notification checks, the signing of checkpoints)
+ * is led through PostgreSQL advisory locks (lib/ops/leader.ts); a server that dies gives the lead up with its session.
+ */
+import type pg from 'pg';
+import { DatabaseUnavailable, migratePostgres, openPool, pgDatabase } from '@/db/pg/client';
+import { parseDbLocation, redactedUrl } from '@/db/location';
+import { approvalRequestOf, type ApprovalEvent } from './approvals/store';
+import { DEFAULT_APPROVAL_TTL_SECONDS } from './approvals/gates';
+import { PgApprovalStore } from './approvals/pg-store';
+import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
+import { keyDirFor, loadOrCreateSigningKey } from './audit/checkpoints';
+import { PgCheckpointer } from './audit/pg-checkpoints';
+import { PgDenialStore } from './audit/pg-denials';
+import { PgAuditRecorder } from './audit/pg-recorder';
+import { PgRevisionStore } from './audit/pg-revisions';
+import { PgSecurityEventQueries } from './audit/pg-security-events';
+import { PgAuthStore } from './auth/pg-store';
+import { randomPassword } from './auth/secrets';
+import { PgFlagService } from './flags/pg-service';
+import { HookRunner } from './hooks/runner';
+import { PgRateCounter } from './hooks/pg-rates';
+import { PgNotificationService } from './notifications/pg-service';
+import { Leadership, LEADER_LOCKS } from './ops/leader';
+import { timedRecorder } from './ops/metrics';
+import { PermissionEngine } from './permissions';
+import type { PgTx } from '@/db/pg/client';
+import { AppBase, type AppOptions, type StartupReport } from './app-base';
+import type { BackgroundStatus } from './app';
+
+export class PgSwarmApp extends AppBase {
+  readonly kind = 'postgres' as const;
+  readonly pool: pg.Pool;
+  /** SWARM_DB, for messages: without its password */
+  readonly shownUrl: string;
+  readonly flags: PgFlagService;
+  readonly approvals: PgApprovalStore;
+  readonly auth: PgAuthStore;
+  readonly recorder: PgAuditRecorder;
+  readonly revisions: PgRevisionStore;
+  readonly denials: PgDenialStore;
+  readonly securityEvents: PgSecurityEventQueries;
+  readonly notifications: PgNotificationService;
+  readonly hooks: HookRunner;
+  readonly engine: PermissionEngine;
+  /** never set on PostgreSQL: the decision listener does not hold a transaction across decisions here */
+  readonly decisionsHoldTransaction = false;
+  private readonly sweeperLead: Leadership | undefined;
+  private readonly signerLead: Leadership | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private lastSweepAt = 0;
+  private auditTimer: NodeJS.Timeout | undefined;
+  private checkpointer: PgCheckpointer | undefined;
+  private closed: Promise<void> | undefined;
+
+  /** Connect, migrate, load the flags; then the application is ready. */
+  static async open(options: AppOptions): Promise<PgSwarmApp> {
+    const where = parseDbLocation(options.dbPath);
+    if (where.kind !== 'postgres') throw new Error(`PgSwarmApp needs a postgres:// URL, not ${options.dbPath}.`);
+    const env = options.env ?? process.env;
+    const pool = openPool({ url: where.url, applicationName: `swarm-permissions ${env.SWARM_PROCESS || 'app'}` });
+    try {
+      await migratePostgres(pool, where.url);
+      const app = new PgSwarmApp(options, pool, where.url);
+      await app.start();
+      return app;
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private constructor(options: AppOptions, pool: pg.Pool, url: string) {
+    super(options);
+    this.pool = pool;
+    this.shownUrl = redactedUrl(url);
+    this.flags = new PgFlagService({ db: pgDatabase(pool), pool, env: this.env, locks: this.profiles.locks });
+    this.revisions = new PgRevisionStore(pool);
+    this.recorder = new PgAuditRecorder(pool, {
+      revision: () => this.currentRevision(),
+      revisionContent: (revision) => this.revisions.contentOf(revision),
+      logAllDecisions: () => this.flags.values().get('decision_log_all') === true,
+      maskKeys: this.profiles.maskKeys,
+    });
+    this.wire({
+      flagValues: () => this.flags.values(),
+      rememberRevision: (content) => this.revisions.remember(content),
+      recordEvent: (event) => void this.recorder.record(event).catch((error: unknown) => console.error(`Recording ${event.kind} event failed.`, error)),
+    });
+    this.denials = new PgDenialStore(pool);
+    this.securityEvents = new PgSecurityEventQueries(pool);
+    this.notifications = new PgNotificationService({
+      pool,
+      config: () => this.notificationsFile.current,
+      env: this.env,
+      maskKeys: this.profiles.maskKeys,
+      origin: this.env.SWARM_PROCESS || 'app',
+    });
+    this.approvals = new PgApprovalStore(pool, (event, tx) => this.recordApproval(event, tx));
+    this.hooks = new HookRunner({
+      hooks: () => this.hooksFile.current,
+      flags: () => this.flags.values(),
+      cwd: this.configDir,
+      maskKeys: this.profiles.maskKeys,
+      rates: new PgRateCounter(pool),
+      onFailure: (f) =>
+        void this.recorder
+          .record({ kind: 'hook', type: 'hook.failed', actor: 'system', outcome: 'failed', target: f.target ?? null, detail: { hook: f.hook, event: f.event, action: f.action, reason: f.reason } })
+          .catch((error: unknown) => console.error('Recording a hook failure failed.', error)),
+    });
+    this.auth = new PgAuthStore(pool, async (e) => {
+      await this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail });
+    });
+    this.engine = this.measured(
+      new PermissionEngine({
+        sources: () => this.defaultSources(),
+        gates: () => this.gatesFile.current,
+        ports: {
+          async: true,
+          flagValues: () => this.flags.values(),
+          approvalState: (ctx, gate) =>
+            gate || this.policyMayAsk(ctx.tool)
+              ? this.approvals.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS)
+              : undefined,
+          // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
+          recorder: timedRecorder(this.recorder),
+          requestApproval: async (ctx, result) => (await this.approvals.request(approvalRequestOf(ctx, result))).id,
+          consumeApproval: (id) => this.approvals.consume(id),
+          callHooks: this.hooks,
+        },
+      }),
+    );
+    if (options.sweepApprovals) this.sweeperLead = new Leadership(pool, LEADER_LOCKS.sweeper);
+    if (options.server) this.signerLead = new Leadership(pool, LEADER_LOCKS.checkpoints);
+  }
+
+  private async start(): Promise<void> {
+    await this.flags.start();
+    if (this.options.sweepApprovals) this.startSweeper();
+    if (this.options.deliverNotifications ?? this.options.sweepApprovals) this.notifications.startDelivery();
+    if (this.options.server) await this.startServerAudit();
+  }
+
+  /** Every approval transition and its audit rows (and its notifications) commit in the transaction of the transition. */
+  private async recordApproval(e: ApprovalEvent, tx: PgTx): Promise<void> {
+    await this.recorder.recordIn(tx, approvalSecurityEvent(e));
+    const denial = approvalDenial(e, this.profiles.maskKeys);
+    if (denial) await this.recorder.appendDenialIn(tx, denial);
+    await this.notifications.onApprovalIn(tx, e);
+    this.reportApprovalToHooks(e);
+  }
+
+  /**
+   * The sweeper runs on the server that holds the sweeper lock; the others stand by and take over within a second of
+   * its end. Every expiry is a conditional update anyway, so a moment of overlap records nothing twice.
+   */
+  private startSweeper(intervalMs = 1_000): void {
+    const lead = this.sweeperLead!;
+    this.lastSweepAt = Date.now() / 1000;
+    let running = false;
+    this.sweepTimer = setInterval(() => {
+      if (running) return;
+      running = true;
+      void (async () => {
+        try {
+          this.lastSweepAt = Date.now() / 1000;
+          if (!(await lead.tryLead())) return;
+          await this.approvals.expireDue().catch((error: unknown) => console.error('Expiring due approval requests failed; retrying in a second.', error));
+          await this.notifications.tick().catch((error: unknown) => console.error('Checking for notifications failed; retrying in a second.', error));
+        } finally {
+          running = false;
+        }
+      })();
+    }, intervalMs);
+    this.sweepTimer.unref();
+  }
+
+  private signingKeyDir(): string {
+    if (!this.env.SWARM_AUDIT_KEY_DIR) {
+      throw new Error(
+        'SWARM_AUDIT_KEY_DIR must name the folder of the audit signing key when SWARM_DB is a PostgreSQL URL (the same key pair on every server: see docs/deployment.md).',
+      );
+    }
+    return keyDirFor(this.options.dbPath, this.env);
+  }
+
+  private signer(): PgCheckpointer {
+    this.checkpointer ??= new PgCheckpointer(this.pool, loadOrCreateSigningKey(this.signingKeyDir()));
+    return this.checkpointer;
+  }
+
+  /**
+   * A server records its start, every configuration version it loads or refuses, and its stop. The server that holds
+   * the checkpoint lock signs the heads of the audit chains every 10 seconds when they moved (every 1,000 rows sooner).
+   */
+  private async startServerAudit(): Promise<void> {
+    this.signer();
+    const switched = this.profileSwitch((await this.securityEvents.ofType('server.started', 1))[0]);
+    if (switched) await this.recorder.record(switched);
+    for (const event of this.startEvents()) await this.recorder.record(event);
+    for (const file of this.configFiles()) {
+      file.onLoaded(() => void this.recorder.record(this.configLoaded(file)).catch((error: unknown) => console.error('Recording a configuration load failed.', error)));
+    }
+    const lead = this.signerLead!;
+    let ticks = 0;
+    let running = false;
+    this.auditTimer = setInterval(() => {
+      if (running) return;
+      running = true;
+      void (async () => {
+        try {
+          if (await lead.tryLead()) await this.signer().checkpoint({ minRows: ++ticks % 5 === 0 ? 1 : 1000 });
+        } catch (error) {
+          console.error('Signing a checkpoint of the audit trail failed; retrying.', error);
+        } finally {
+          running = false;
+        }
+      })();
+    }, 2_000);
+    this.auditTimer.unref();
+  }
+
+  /** Sign the heads of the audit chains now (when they moved since the last checkpoint). */
+  async checkpointAudit(): Promise<string[]> {
+    const notes = await this.signer().checkpoint();
+    if (notes.length > 0) await this.recorder.record({ kind: 'audit', type: 'audit.checkpointed', actor: 'system', outcome: 'succeeded', detail: { checkpoints: notes.length } });
+    return notes;
+  }
+
+  /** The newest signed checkpoint of each chain. */
+  auditCheckpoints(): Promise<{ chain: string; note: string }[]> {
+    return this.signer().latest();
+  }
+
+  /** Nothing to forget: a PostgreSQL transaction stores its revision with its rows or not at all. */
+  forgetUncommitted(): void {}
+
+  /** First start: the admin, and SWARM_ADMIN_TOKEN (several servers starting at once create each once). */
+  async bootstrap(): Promise<StartupReport> {
+    const report: StartupReport = {};
+    if (!(await this.auth.hasAdmin())) {
+      const given = this.env.SWARM_ADMIN_PASSWORD;
+      const password = given && given.length > 0 ? given : randomPassword();
+      try {
+        await this.auth.createUser('admin', 'admin', password);
+        report.createdAdmin = { username: 'admin', password, generated: !given };
+      } catch (error) {
+        // Another server created it at the same moment: theirs stands.
+        if (!(await this.auth.hasAdmin())) throw error;
+      }
+    }
+    const token = this.env.SWARM_ADMIN_TOKEN;
+    if (token) {
+      const admin = (await this.auth.findUser('admin')) ?? (await this.auth.createUser('admin', 'admin'));
+      if (admin.role !== 'admin') throw new Error('SWARM_ADMIN_TOKEN is set but user "admin" is not an admin.');
+      await this.auth.ensureToken(token, { username: 'admin' }, 'SWARM_ADMIN_TOKEN');
+    }
+    return report;
+  }
+
+  /** Can a statement run now? (readiness: a server that cannot reach its database must not take traffic) */
+  async databaseReachable(timeoutMs = 2_000): Promise<{ ok: true } | { ok: false; detail: string }> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.pool.query('SELECT 1'),
+        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs))),
+      ]);
+      return { ok: true };
+    } catch (error) {
+      return { ok: false, detail: new DatabaseUnavailable(this.options.dbPath, error).message };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  backgroundStatus(now = Date.now() / 1000): BackgroundStatus {
+    return {
+      checkpointer: 'off',
+      sweeper: this.sweepTimer ? (now - this.lastSweepAt > 5 ? 'stalled' : this.sweeperLead?.isLeader() ? 'alive' : 'standby') : 'off',
+      closed: this.closed !== undefined,
+    };
+  }
+
+  /** Stop the background work, record the stop and sign a last checkpoint (when leading), close the pool. */
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      this.closeConfig();
+      if (this.sweepTimer) clearInterval(this.sweepTimer);
+      this.notifications.stopDelivery();
+      if (this.auditTimer) {
+        clearInterval(this.auditTimer);
+        try {
+          await this.recorder.record({ kind: 'system', type: 'server.stopped', actor: 'system', outcome: 'succeeded', detail: { pid: process.pid } });
+          if (this.signerLead?.isLeader()) await this.checkpointer?.checkpoint();
+        } catch (error) {
+          console.error('Recording the server stop failed.', error);
+        }
+      }
+      await this.sweeperLead?.stop();
+      await this.signerLead?.stop();
+      await this.flags.stop();
+      await this.pool.end();
+    })();
+    return this.closed;
+  }
+}
