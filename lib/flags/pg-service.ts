@@ -6,14 +6,17 @@
  * reloads every few seconds, so a notification lost in a reconnect delays a change, never loses it.
  *
  * The same rules as the SQLite service (invariants, locks of compliance profiles, a reason for every change, the
- * override removed when a flag goes back to its fallback) and the same append-only history (flag_changes).
+ * override removed when a flag goes back to its fallback) and the same append-only history (flag_changes), read with
+ * the same filters (query.ts).
  */
-import { eq, sql } from 'drizzle-orm';
+import { asc, desc, eq, inArray, max, ne, sql } from 'drizzle-orm';
 import type pg from 'pg';
 import type { PgDb } from '@/db/pg/client';
 import { flagChanges, flagOverrides } from '@/db/pg/schema';
+import type { FlagChangeRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { NO_LOCKS, resolveFlags, type FlagLocks, type FlagOverride, type FlagResolution, type ResolvedFlag } from './resolve';
+import { HISTORY_LIMIT, historyWhere, refusalReason, type FlagHistoryFilter } from './query';
 import { assertOverrideAllowed, assertUnsetAllowed, fallbackValue } from './service';
 
 export const FLAGS_CHANNEL = 'swarm_flags';
@@ -33,6 +36,9 @@ export class PgFlagService {
   private listener: pg.PoolClient | undefined;
   private resync: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** reloads started and the newest one applied: an older reload that ends last never overwrites a newer one */
+  private loadsStarted = 0;
+  private loadApplied = 0;
   private readonly env: Readonly<Record<string, string | undefined>>;
   readonly locks: FlagLocks;
 
@@ -77,9 +83,22 @@ export class PgFlagService {
   }
 
   private async reload(): Promise<void> {
+    const load = ++this.loadsStarted;
     const rows = await this.options.db.select().from(flagOverrides);
+    if (load < this.loadApplied) return;
+    this.loadApplied = load;
     this.overrides = new Map(rows.map((r) => [r.name, { value: r.value, setBy: r.setBy, setAt: r.setAt, reason: r.reason }]));
     this.cached = undefined;
+  }
+
+  /**
+   * Read the overrides again now (a change written behind the service's back, a test). Resolves when they are in; a
+   * caller that does not wait is not troubled by a failure (logged; the next reload comes within seconds).
+   */
+  invalidate(): Promise<void> {
+    const reloading = this.reload();
+    reloading.catch((error: unknown) => console.error('Reloading the flag overrides failed; the next reload tries again.', error));
+    return reloading;
   }
 
   resolution(): FlagResolution {
@@ -136,5 +155,49 @@ export class PgFlagService {
     });
     await this.reload();
     return this.get(name);
+  }
+
+  /**
+   * The change history, newest first, from any server. `name` and `by` match exactly; `before` is the id of the last
+   * row of the previous page (ids only grow, so a page never shifts when changes are added meanwhile).
+   */
+  history(filter: FlagHistoryFilter = {}): Promise<FlagChangeRow[]> {
+    return this.options.db
+      .select()
+      .from(flagChanges)
+      .where(historyWhere(flagChanges, filter))
+      .orderBy(desc(flagChanges.id))
+      .limit(filter.limit ?? HISTORY_LIMIT);
+  }
+
+  /**
+   * Record a change that was refused (an invariant, a flag a profile locks) in the flag history, beside the changes
+   * that took effect, so the history shows every attempt. Nothing changes, so no server is told.
+   */
+  async recordRefusal(name: string, requested: boolean | null, by: string, reason: string, refusal: string): Promise<void> {
+    const current = this.resolution().flags.get(name)?.value ?? null;
+    await this.options.db
+      .insert(flagChanges)
+      .values({ name, oldValue: current, newValue: requested, action: 'refused', changedBy: by, changedAt: Date.now() / 1000, reason: refusalReason(reason, refusal) });
+  }
+
+  /** The newest change that took effect of every flag that was ever changed, by flag name (one query, not one per flag). */
+  async lastChanges(): Promise<Map<string, FlagChangeRow>> {
+    const db = this.options.db;
+    const newest = db.select({ id: max(flagChanges.id) }).from(flagChanges).where(ne(flagChanges.action, 'refused')).groupBy(flagChanges.name);
+    const rows = await db.select().from(flagChanges).where(inArray(flagChanges.id, newest));
+    return new Map(rows.map((r) => [r.name, r]));
+  }
+
+  /** Every flag that was ever changed (including flags since removed from the catalog), for the history's filter. */
+  async historyNames(): Promise<string[]> {
+    const rows = await this.options.db.selectDistinct({ name: flagChanges.name }).from(flagChanges).orderBy(asc(flagChanges.name));
+    return rows.map((r) => r.name);
+  }
+
+  /** Everyone who ever changed a flag, for the history's "by" filter. */
+  async historyAuthors(): Promise<string[]> {
+    const rows = await this.options.db.selectDistinct({ by: flagChanges.changedBy }).from(flagChanges).orderBy(asc(flagChanges.changedBy));
+    return rows.map((r) => r.by);
   }
 }

@@ -3,11 +3,12 @@
  * Values are cached and re-read at most every `refreshMs`, so a change made by another process (the CLI, a second
  * server) takes effect within a second without a restart.
  */
-import { and, asc, desc, eq, inArray, lt, max, ne, type SQL } from 'drizzle-orm';
+import { asc, desc, eq, inArray, max, ne } from 'drizzle-orm';
 import type { Db } from '@/db/client';
 import { flagChanges, flagOverrides, type FlagChangeRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from './catalog';
+import { HISTORY_LIMIT, historyWhere, refusalReason, type FlagHistoryFilter } from './query';
 import { NO_LOCKS, resolveFlags, type FlagLocks, type FlagOverride, type FlagResolution, type ResolvedFlag } from './resolve';
 
 /** A runtime override may be set: a known flag, a reason, not an invariant turned off, not a flag a profile locks. */
@@ -128,16 +129,12 @@ export class FlagService {
    * page (ids only grow, so a page never shifts when changes are added meanwhile).
    */
   history(filter: FlagHistoryFilter = {}): FlagChangeRow[] {
-    const c: SQL[] = [];
-    if (filter.name) c.push(eq(flagChanges.name, filter.name));
-    if (filter.by) c.push(eq(flagChanges.changedBy, filter.by));
-    if (filter.before !== undefined) c.push(lt(flagChanges.id, filter.before));
     return this.db
       .select()
       .from(flagChanges)
-      .where(c.length ? and(...c) : undefined)
+      .where(historyWhere(flagChanges, filter))
       .orderBy(desc(flagChanges.id))
-      .limit(filter.limit ?? 200)
+      .limit(filter.limit ?? HISTORY_LIMIT)
       .all();
   }
 
@@ -147,8 +144,7 @@ export class FlagService {
    */
   recordRefusal(name: string, requested: boolean | null, by: string, reason: string, refusal: string): void {
     const current = this.resolution().flags.get(name)?.value ?? null;
-    const text = reason.trim() ? `${reason.trim()} (refused: ${refusal})` : `refused: ${refusal}`;
-    this.db.insert(flagChanges).values({ name, oldValue: current, newValue: requested, action: 'refused', changedBy: by, changedAt: Date.now() / 1000, reason: text }).run();
+    this.db.insert(flagChanges).values({ name, oldValue: current, newValue: requested, action: 'refused', changedBy: by, changedAt: Date.now() / 1000, reason: refusalReason(reason, refusal) }).run();
   }
 
   /** The newest change that took effect of every flag that was ever changed, by flag name (one query, not one per flag). */
@@ -179,10 +175,4 @@ export class FlagService {
   }
 }
 
-export interface FlagHistoryFilter {
-  name?: string;
-  by?: string;
-  /** only changes with a smaller id (the cursor of the next page) */
-  before?: number;
-  limit?: number;
-}
+export type { FlagHistoryFilter } from './query';
