@@ -152,5 +152,19 @@ export function guardClient(client: pg.PoolClient, onError: (error: Error) => vo
 /** The connection itself failed (as opposed to a statement that was refused). */
 function isConnectionError(error: unknown): boolean {
   const e = error as { code?: string; message?: string };
-  return e?.code === 'ECONNRESET' || e?.code === 'ECONNREFUSED' || e?.code === '57P01' || /Connection terminated|connection.*(closed|ended)/i.test(e?.message ?? '');
+  return (
+    e?.code === 'ECONNRESET' ||
+    e?.code === 'ECONNREFUSED' ||
+    e?.code === 'ENOTFOUND' ||
+    e?.code === 'ETIMEDOUT' ||
+    // admin shutdown, crash shutdown, cannot connect now; class 08: connection exceptions
+    /^57P0[123]$/.test(e?.code ?? '') ||
+    /^08/.test(e?.code ?? '') ||
+    /Connection terminated|connection.*(closed|ended)|timeout exceeded when trying to connect/i.test(e?.message ?? '')
+  );
+}
+
+/** PostgreSQL could not be reached (or went away) while serving a request: a 503, not a 500. */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  return error instanceof DatabaseUnavailable || isConnectionError(error);
 }

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { getApp, type App } from '@/lib/app';
+import { isDatabaseUnreachable } from '@/db/pg/client';
 import { AppError } from '@/lib/errors';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { logRequest } from '@/lib/ops/log';
@@ -232,6 +233,11 @@ function mapError(error: unknown): ApiAnswer {
   if (error instanceof HookWouldWait) {
     // Only where waiting is not possible (the listener's group commit, as hooks.yaml was reloaded under it): try again.
     return { ...errorAnswer(503, 'RETRY', 'The hooks of this call changed while it was being decided. Try again.'), headers: { ...NO_STORE, 'retry-after': '1' } };
+  }
+  if (isDatabaseUnreachable(error)) {
+    // PostgreSQL cannot be reached: nothing was decided or recorded, the caller may try again (another server, later).
+    console.error('The database is not available', error);
+    return { ...errorAnswer(503, 'DATABASE_UNAVAILABLE', 'The database is not available, so nothing was decided or recorded. Try again in a moment.'), headers: { ...NO_STORE, 'retry-after': '1' } };
   }
   console.error('Unhandled error in route', error);
   return errorAnswer(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');

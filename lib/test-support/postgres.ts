@@ -20,6 +20,7 @@ export interface PgCluster {
   /** a URL for another database of this cluster (created by createDatabase) */
   urlOf(database: string): string;
   createDatabase(name: string): void;
+  /** stop the cluster and remove its folder (once; later calls do nothing) */
   stop(): void;
 }
 
@@ -67,6 +68,7 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
   ].join(' ');
   run(bin, 'pg_ctl', ['-D', data, '-o', settings, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
   const urlOf = (database: string) => `postgres://swarm@127.0.0.1:${port}/${database}`;
+  let stopped = false;
   const cluster: PgCluster = {
     url: urlOf('swarm'),
     port,
@@ -76,6 +78,8 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
       run(bin, 'createdb', ['-h', dir, '-p', String(port), '-U', 'swarm', name]);
     },
     stop() {
+      if (stopped) return;
+      stopped = true;
       try {
         run(bin, 'pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
       } finally {

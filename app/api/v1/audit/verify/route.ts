@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { keyDirFor, readLocalVerifierKey } from '@/lib/audit/checkpoints';
 import { verifyAudit } from '@/lib/audit/verify';
+import { verifyAuditPg } from '@/lib/audit/pg-chain';
 import { requireRole, route } from '@/lib/http/route';
 
 export const dynamic = 'force-dynamic';
@@ -9,17 +10,23 @@ export const dynamic = 'force-dynamic';
  * Run the verification of the audit trail now (both hash chains, every signed checkpoint) and answer its result. The
  * database is read through a read-only connection; the verification is itself recorded (audit.verified).
  */
-export const GET = route({ role: requireRole('auditor') }, ({ app, principal, ip }) => {
+export const GET = route({ role: requireRole('auditor') }, async ({ app, principal, ip }) => {
   const path = app.options.dbPath;
-  const sqlite = new Database(path, { readonly: true, fileMustExist: true });
+  const key = readLocalVerifierKey(keyDirFor(path, app.env));
   let report: ReturnType<typeof verifyAudit>;
-  try {
-    report = verifyAudit(sqlite, readLocalVerifierKey(keyDirFor(path, app.env)));
-  } finally {
-    sqlite.close();
+  if (app.kind === 'postgres') {
+    // One snapshot of the whole trail, read in pages (lib/audit/pg-chain.ts).
+    report = await verifyAuditPg(app.pool, key);
+  } else {
+    const sqlite = new Database(path, { readonly: true, fileMustExist: true });
+    try {
+      report = verifyAudit(sqlite, key);
+    } finally {
+      sqlite.close();
+    }
   }
   const checkedAt = Date.now() / 1000;
-  app.recorder.record({
+  await app.recorder.record({
     kind: 'audit',
     type: 'audit.verified',
     actor: principal.id,

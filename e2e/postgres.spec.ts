@@ -1,0 +1,166 @@
+/**
+ * Two servers of the real build on one PostgreSQL (a throwaway cluster this file starts: initdb and pg_ctl in a
+ * temporary folder, on a free port), proving the promises of several servers: a session and a token work on both;
+ * an approval approved on one and rejected on the other at the same moment has one outcome; an approved call runs
+ * once; a flag override made on one reaches the other within a second; one hash chain that `swarm audit verify`
+ * accepts; a server killed with SIGKILL under DENY load loses no denial it acknowledged, and the other takes over
+ * the sweeper and the checkpoints; with the database gone, checks fail closed and readiness says why.
+ */
+import { expect, test } from '@playwright/test';
+import pg from 'pg';
+import { postgresBin, startPostgres, type PgCluster } from '@/lib/test-support/postgres';
+import { E2E } from './fixtures/accounts';
+import { PG_ADMIN_PASSWORD, PG_ADMIN_TOKEN, pgServers, type PgServer, type PgServers } from './fixtures/pg-servers';
+
+test.describe.configure({ mode: 'serial', timeout: 180_000 });
+test.skip(!postgresBin() && !process.env.CI, 'PostgreSQL is not installed here (CI installs it).');
+
+let cluster: PgCluster;
+let servers: PgServers;
+let a: PgServer;
+let b: PgServer;
+let pool: pg.Pool;
+let agentToken: string;
+
+const json = { 'content-type': 'application/json' };
+const bearer = (token: string) => ({ authorization: `Bearer ${token}`, ...json });
+
+async function check(server: PgServer, token: string, call: Record<string, unknown>) {
+  const res = await fetch(`${server.url}/api/v1/permissions/check`, { method: 'POST', headers: bearer(token), body: JSON.stringify(call) });
+  return { status: res.status, body: (await res.json()) as { decision?: string; approval_id?: string; decision_id?: string; rule_source?: string } };
+}
+
+test.beforeAll(async () => {
+  cluster = await startPostgres();
+  cluster.createDatabase('two');
+  servers = pgServers(cluster.urlOf('two'));
+  a = servers.server(E2E.port + 71);
+  b = servers.server(E2E.port + 72);
+  // Two servers starting at the same moment: one migrates, the other waits for it; one creates the admin.
+  await Promise.all([a.start(), b.start()]);
+  pool = new pg.Pool({ connectionString: cluster.urlOf('two'), max: 2 });
+  const made = await servers.swarm('tokens', 'add', '--agent', 'deployer', '--name', 'pg e2e');
+  expect(made.code, made.out).toBe(0);
+  agentToken = /\b(swt_\S+)/.exec(made.out)![1]!;
+});
+
+test.afterAll(async () => {
+  await a?.kill('SIGKILL');
+  await b?.kill('SIGKILL');
+  await pool?.end();
+  cluster?.stop();
+});
+
+test('a session opened on one server and a token made by the CLI work on the other', async () => {
+  const login = await fetch(`${a.url}/api/v1/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ username: 'admin', password: PG_ADMIN_PASSWORD }) });
+  expect(login.status).toBe(200);
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const onB = await fetch(`${b.url}/api/v1/approvals`, { headers: { cookie } });
+  expect(onB.status).toBe(200);
+  const asAgentOnB = await check(b, agentToken, { agent: 'deployer', tool: 'monitor_drift', arguments: { model_id: 'm-1' } });
+  expect(asAgentOnB).toMatchObject({ status: 200, body: { decision: 'ALLOW' } });
+});
+
+test('approve on one server and reject on the other at the same moment: exactly one outcome', async () => {
+  for (let round = 0; round < 5; round++) {
+    const asked = await check(a, agentToken, { agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: `race-${round}`, env: 'prod' } });
+    expect(asked.body.decision).toBe('ASK');
+    const id = asked.body.approval_id!;
+    const [approve, reject] = await Promise.all([
+      fetch(`${a.url}/api/v1/approvals/${id}/approve`, { method: 'POST', headers: bearer(PG_ADMIN_TOKEN), body: JSON.stringify({ reason: 'ok' }) }),
+      fetch(`${b.url}/api/v1/approvals/${id}/reject`, { method: 'POST', headers: bearer(PG_ADMIN_TOKEN), body: JSON.stringify({ reason: 'no' }) }),
+    ]);
+    expect([approve.status, reject.status].sort()).toEqual([200, 409]);
+    const row = (await pool.query<{ status: string }>('SELECT status FROM approvals WHERE id = $1', [id])).rows[0]!;
+    expect(row.status).toBe(approve.status === 200 ? 'approved' : 'rejected');
+  }
+});
+
+test('an approved call runs exactly once, whichever servers the agent asks at once', async () => {
+  const call = { agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'once', env: 'prod' } };
+  const asked = await check(a, agentToken, call);
+  const approved = await fetch(`${b.url}/api/v1/approvals/${asked.body.approval_id}/approve`, { method: 'POST', headers: bearer(PG_ADMIN_TOKEN), body: JSON.stringify({}) });
+  expect(approved.status).toBe(200);
+  const answers = await Promise.all([a, b, a, b, a, b].map((s) => check(s, agentToken, call)));
+  expect(answers.filter((r) => r.body.decision === 'ALLOW')).toHaveLength(1);
+  const consumed = await pool.query("SELECT count(*)::int AS n FROM approvals WHERE id = $1 AND status = 'consumed'", [asked.body.approval_id]);
+  expect(consumed.rows[0].n).toBe(1);
+});
+
+test('a flag override made on one server reaches the other within a second', async () => {
+  const call = { agent: 'deployer', tool: 'monitor_drift', arguments: { model_id: 'm-2' } };
+  const before = await check(b, agentToken, call);
+  expect(before.body.decision).toBe('ALLOW');
+  const started = Date.now();
+  const put = await fetch(`${a.url}/api/v1/flags/drift_monitoring`, { method: 'PUT', headers: bearer(PG_ADMIN_TOKEN), body: JSON.stringify({ value: false, reason: 'pg e2e' }) });
+  expect(put.status, await put.clone().text()).toBe(200);
+  let seenAfter = Infinity;
+  while (Date.now() - started < 5_000) {
+    const flag = (await (await fetch(`${b.url}/api/v1/flags/drift_monitoring`, { headers: bearer(PG_ADMIN_TOKEN) })).json()) as { value: boolean };
+    if (flag.value === false) {
+      seenAfter = Date.now() - started;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  expect(seenAfter).toBeLessThan(1_000);
+  const after = await check(b, agentToken, call);
+  expect(after.body).toMatchObject({ decision: 'DENY', rule_source: 'flag:drift_monitoring' });
+  const back = await fetch(`${b.url}/api/v1/flags/drift_monitoring`, { method: 'DELETE', headers: bearer(PG_ADMIN_TOKEN), body: JSON.stringify({ reason: 'pg e2e done' }) });
+  expect(back.status).toBe(200);
+});
+
+test('a server killed with SIGKILL under DENY load loses no denial it acknowledged; the other serves on and takes over', async () => {
+  const acknowledged: string[] = [];
+  let cut = 0;
+  let stop = false;
+  const client = async (server: PgServer, name: string) => {
+    for (let i = 0; !stop; i++) {
+      const id = `${name}-${i}`;
+      try {
+        const r = await check(server, agentToken, { agent: 'deployer', tool: 'export_raw_data', arguments: { dataset_id: id }, tool_call_id: id });
+        if (r.status === 200 && r.body.decision === 'DENY') acknowledged.push(id);
+      } catch {
+        cut++; // the server died under this request: no answer, no promise made
+        if (server === a) return;
+      }
+    }
+  };
+  const load = [client(a, 'a0'), client(a, 'a1'), client(a, 'a2'), client(b, 'b0'), client(b, 'b1')];
+  await new Promise((r) => setTimeout(r, 1_500 + Math.random() * 1_000));
+  await a.kill('SIGKILL');
+  await new Promise((r) => setTimeout(r, 1_500));
+  stop = true;
+  await Promise.all(load);
+  expect(acknowledged.filter((id) => id.startsWith('a')).length).toBeGreaterThan(20);
+  expect(acknowledged.filter((id) => id.startsWith('b')).length).toBeGreaterThan(20);
+  const stored = new Set((await pool.query<{ id: string }>('SELECT tool_call_id AS id FROM permission_denials WHERE tool_call_id IS NOT NULL')).rows.map((r) => r.id));
+  const lost = acknowledged.filter((id) => !stored.has(id));
+  expect(lost, `${lost.length} of ${acknowledged.length} acknowledged denials lost (${cut} requests cut by the kill)`).toEqual([]);
+
+  // B stays ready, and leads the sweeper and the signer within a few seconds of A's end.
+  const ready = (await (await fetch(`${b.url}/api/v1/ready`)).json()) as { status: string; checks: { name: string; ok: boolean; detail?: string }[] };
+  expect(ready.status).toBe('ready');
+  await expect
+    .poll(async () => (await pool.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted")).rows[0].n, { timeout: 10_000 })
+    .toBeGreaterThanOrEqual(2);
+  await expect
+    .poll(async () => (await pool.query<{ size: number }>("SELECT max(size)::int AS size FROM audit_checkpoints WHERE chain = 'permission_denials'")).rows[0]!.size ?? 0, { timeout: 20_000 })
+    .toBeGreaterThanOrEqual((await pool.query("SELECT max(id)::int AS n FROM permission_denials")).rows[0].n);
+});
+
+test('the audit trail of both servers is one chain that swarm audit verify accepts', async () => {
+  const verified = await servers.swarm('audit', 'verify', '--db', servers.env.SWARM_DB!, '--public-key', `${servers.keyDir}/audit-signing-key.pub`);
+  expect(verified.code, verified.out).toBe(0);
+  expect(verified.out).toMatch(/permission_denials/);
+});
+
+test('with the database gone, checks fail closed and readiness says why', async () => {
+  cluster.stop();
+  const ready = await fetch(`${b.url}/api/v1/ready`);
+  expect(ready.status).toBe(503);
+  expect(((await ready.json()) as { reason: string }).reason).toMatch(/database: .*not available/);
+  const refused = await check(b, agentToken, { agent: 'deployer', tool: 'export_raw_data', arguments: { dataset_id: 'gone' } });
+  expect(refused.status).toBe(503);
+  expect(refused.body.decision).toBeUndefined();
+});
