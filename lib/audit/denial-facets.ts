@@ -17,7 +17,7 @@ import type { Db } from '@/db/client';
 import { denialDailyCounts, permissionDenials } from '@/db/schema';
 import { catchUpIfBehind, rollupPosition } from './denial-rollup';
 import type { DenialMatch } from './denial-filter';
-import { summarizeDenials } from './denial-stats';
+import { summarizeDenials, type DenialSummary } from './denial-stats';
 import { ruleSourceFamily } from './denial-vocabulary';
 
 export const FACET_FIELDS = ['agent', 'tool', 'rule_source'] as const;
@@ -36,8 +36,13 @@ export function knownValues(db: Db, field: FacetField): string[] {
   const c = COLUMNS[field];
   const counted = db.all<{ v: string }>(sql`SELECT DISTINCT ${c.rollup} AS v FROM ${denialDailyCounts}`);
   const recent = db.all<{ v: string | null }>(sql`SELECT DISTINCT ${c.table} AS v FROM ${permissionDenials} WHERE ${gt(permissionDenials.id, highWater)}`);
+  return distinctValues([...counted, ...recent].map((r) => r.v));
+}
+
+/** The values a field takes, once each, in code-unit order: no missing or empty one (an agent without a name). */
+export function distinctValues(values: Iterable<string | null>): string[] {
   const out = new Set<string>();
-  for (const { v } of [...counted, ...recent]) if (v) out.add(v);
+  for (const v of values) if (v) out.add(v);
   return [...out].sort();
 }
 
@@ -59,17 +64,34 @@ export function resolveValue(field: FacetField, input: string, values: readonly 
 
 /** A filter with its agent, tool and rule-source values resolved to exact values (agentIn, toolIn, ruleSourceIn). */
 export function resolveFilter<F extends DenialMatch>(db: Db, filter: F): F {
+  return resolveFilterWith(filter, (field) => knownValues(db, field));
+}
+
+/** The fields whose typed value a filter still has to resolve (what resolveFilterWith will ask `valuesOf` for). */
+export function fieldsToResolve(filter: DenialMatch): FacetField[] {
+  const out: FacetField[] = [];
+  if (filter.agent !== undefined && filter.agentIn === undefined) out.push('agent');
+  if (filter.tool !== undefined && filter.toolIn === undefined) out.push('tool');
+  if (filter.ruleSource !== undefined && filter.ruleSourceIn === undefined) out.push('rule_source');
+  return out;
+}
+
+/**
+ * resolveFilter against the values `valuesOf` gives for a field (every value in the trail, as knownValues): the rule
+ * without the database, so that a store that reads the values asynchronously (PostgreSQL) resolves alike.
+ */
+export function resolveFilterWith<F extends DenialMatch>(filter: F, valuesOf: (field: FacetField) => readonly string[]): F {
   const out: F = { ...filter };
   if (filter.agent !== undefined && filter.agentIn === undefined) {
-    out.agentIn = resolveValue('agent', filter.agent, knownValues(db, 'agent'));
+    out.agentIn = resolveValue('agent', filter.agent, valuesOf('agent'));
     delete out.agent;
   }
   if (filter.tool !== undefined && filter.toolIn === undefined) {
-    out.toolIn = resolveValue('tool', filter.tool, knownValues(db, 'tool'));
+    out.toolIn = resolveValue('tool', filter.tool, valuesOf('tool'));
     delete out.tool;
   }
   if (filter.ruleSource !== undefined && filter.ruleSourceIn === undefined) {
-    out.ruleSourceIn = resolveValue('rule_source', filter.ruleSource, knownValues(db, 'rule_source'));
+    out.ruleSourceIn = resolveValue('rule_source', filter.ruleSource, valuesOf('rule_source'));
     delete out.ruleSource;
   }
   return out;
@@ -95,12 +117,28 @@ export interface Facet {
  * The values of `field` in the denials of `filter` (the field's own filter left out, so the alternatives show), those
  * starting with `prefix` ignoring case, each with its count. Exact and fast with the daily counts, like the summary.
  */
-export function denialFacet(db: Db, field: FacetField, filter: DenialMatch, options: { prefix?: string; limit?: number; now?: number } = {}): Facet {
+export function denialFacet(db: Db, field: FacetField, filter: DenialMatch, options: FacetOptions = {}): Facet {
+  const s = summarizeDenials(db, resolveFilter(db, facetFilter(field, filter)), { top: Number.POSITIVE_INFINITY, now: options.now });
+  return facetOf(field, s, options);
+}
+
+export interface FacetOptions {
+  prefix?: string;
+  limit?: number;
+  now?: number;
+}
+
+/** The filter a facet counts: `filter` without the field's own filter, so that the alternatives show. */
+export function facetFilter(field: FacetField, filter: DenialMatch): DenialMatch {
   const rest: DenialMatch = { ...filter };
   if (field === 'agent') delete rest.agent, delete rest.agentIn;
   if (field === 'tool') delete rest.tool, delete rest.toolIn;
   if (field === 'rule_source') delete rest.ruleSource, delete rest.ruleSourceIn;
-  const s = summarizeDenials(db, resolveFilter(db, rest), { top: Number.POSITIVE_INFINITY, now: options.now });
+  return rest;
+}
+
+/** A facet from the full summary (every value, `top` unlimited) of its facetFilter. */
+export function facetOf(field: FacetField, s: DenialSummary, options: Pick<FacetOptions, 'prefix' | 'limit'> = {}): Facet {
   const prefix = options.prefix ?? '';
   const p = lower(prefix);
   let values: FacetValue[];

@@ -3,9 +3,10 @@
  * the sort orders the explorer offers, and their keyset cursors.
  */
 import { unindexedMatch } from './denial-search';
-import { and, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, eq, gt, gte, inArray, isNotNull, isNull, lt, lte, or, sql, type AnyColumn, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 import { permissionDenials } from '@/db/schema';
+import { AppError } from '@/lib/errors';
 import type { DenialSortKey, SortOrder } from './denial-vocabulary';
 
 export { DENIAL_SORT_KEYS, SORT_ORDERS, type DenialSortKey, type SortOrder } from './denial-vocabulary';
@@ -56,18 +57,40 @@ export function resolveWindow<F extends DenialMatch>(filter: F, now = nowSeconds
 }
 
 /** The rule-source filter: exact when it names a rule (has a colon), else the family by an index-friendly range. */
-export function ruleSourceCondition(value: string, column: AnySQLiteColumn | SQL = permissionDenials.ruleSource): SQL {
+export function ruleSourceCondition(value: string, column: SQLWrapper = permissionDenials.ruleSource): SQL {
   if (value.includes(':')) return sql`${column} = ${value}`;
   // ';' is the character after ':' so [value:, value;) is exactly the values starting with "value:".
   return sql`(${column} = ${value} OR (${column} >= ${`${value}:`} AND ${column} < ${`${value};`}))`;
 }
 
-/** The columns the attribute filters apply to: the audit table's, or the daily counts' (same names, same meaning). */
+/**
+ * How a database writes a rule-source family (`policy`: `policy` and every `policy:*`). SQLite's is the byte range
+ * above; PostgreSQL compares text in the database's collation, where that range is not the prefix (lib/audit/pg-denials.ts).
+ */
+export type FamilyCondition = (value: string, column: SQLWrapper) => SQL;
+
+/**
+ * The columns the attribute filters apply to: the audit table's, or the daily counts' (same names, same meaning), on
+ * SQLite (db/schema.ts) or PostgreSQL (db/pg/schema.ts): the conditions below are plain SQL both databases read alike.
+ */
 export interface AttributeColumns {
-  agentName: AnySQLiteColumn;
-  toolName: AnySQLiteColumn;
-  userRole: AnySQLiteColumn;
-  ruleSource: AnySQLiteColumn;
+  agentName: AnyColumn;
+  toolName: AnyColumn;
+  userRole: AnyColumn;
+  ruleSource: AnyColumn;
+}
+
+/** The columns of permission_denials a filter reads. */
+export interface DenialColumns extends AttributeColumns {
+  id: AnyColumn;
+  timestamp: AnyColumn;
+}
+
+/** What differs between the databases in a filter's WHERE: the table, the free text and the rule-source family. */
+export interface FilterDialect {
+  cols: DenialColumns;
+  text(q: string): SQL;
+  family: FamilyCondition;
 }
 
 /** `column IN (values)`, where an empty list matches nothing. */
@@ -79,7 +102,7 @@ export function anyOf(column: SQLWrapper, values: string[]): SQL {
  * One attribute's condition: the resolved values when there are (agentIn...), else the raw value exactly. `wrap` puts
  * a unary + on the column where the caller keeps SQLite off its index.
  */
-export function attributeCondition(column: AnySQLiteColumn, exact: string | undefined, resolved: string[] | undefined, wrap = false): SQL | undefined {
+export function attributeCondition(column: AnyColumn, exact: string | undefined, resolved: string[] | undefined, wrap = false): SQL | undefined {
   const col: SQLWrapper = wrap ? sql`+${column}` : column;
   if (resolved !== undefined) return anyOf(col, resolved);
   if (exact !== undefined) return sql`${col} = ${exact}`;
@@ -87,20 +110,20 @@ export function attributeCondition(column: AnySQLiteColumn, exact: string | unde
 }
 
 /** The rule-source condition: the resolved exact values, else the raw value (exact or family). */
-export function ruleCondition(column: AnySQLiteColumn, f: DenialMatch, wrap = false): SQL | undefined {
+export function ruleCondition(column: AnyColumn, f: DenialMatch, wrap = false, family: FamilyCondition = ruleSourceCondition): SQL | undefined {
   const col: SQLWrapper = wrap ? sql`+${column}` : column;
   if (f.ruleSourceIn !== undefined) return anyOf(col, f.ruleSourceIn);
-  if (f.ruleSource !== undefined) return ruleSourceCondition(f.ruleSource, wrap ? sql`+${column}` : column);
+  if (f.ruleSource !== undefined) return family(f.ruleSource, wrap ? sql`+${column}` : column);
   return undefined;
 }
 
 /** The filters on a denial's attributes (agent, tool, role, rule source): everything but the window and the text. */
-export function attributeConditions(f: DenialMatch, cols: AttributeColumns = permissionDenials, wrap = false): SQL[] {
+export function attributeConditions(f: DenialMatch, cols: AttributeColumns = permissionDenials, wrap = false, family: FamilyCondition = ruleSourceCondition): SQL[] {
   const c: (SQL | undefined)[] = [
     attributeCondition(cols.agentName, f.agent, f.agentIn, wrap),
     attributeCondition(cols.toolName, f.tool, f.toolIn, wrap),
     f.role !== undefined ? (wrap ? sql`+${cols.userRole} = ${f.role}` : eq(cols.userRole, f.role)) : undefined,
-    ruleCondition(cols.ruleSource, f, wrap),
+    ruleCondition(cols.ruleSource, f, wrap, family),
   ];
   return c.filter((x): x is SQL => x !== undefined);
 }
@@ -168,16 +191,23 @@ export function hasText(q: string | undefined): q is string {
   return q !== undefined && normaliseSearchText(q) !== '';
 }
 
-/** The WHERE of a filter. A numeric cursor (the `id` sort, the API's historical cursor) is applied here too. */
-export function denialWhere(f: Omit<DenialFilter, 'limit'>): SQL | undefined {
+/** SQLite's filter: the audit table of db/schema.ts, the FTS5 index for the text, the byte range for a family. */
+export const SQLITE_FILTER: FilterDialect = { cols: permissionDenials, text: textCondition, family: ruleSourceCondition };
+
+/**
+ * The WHERE of a filter. A numeric cursor (the `id` sort, the API's historical cursor) is applied here too. `dialect`:
+ * the database's table and text search (SQLite's by default; PostgreSQL's in lib/audit/pg-denials.ts).
+ */
+export function denialWhere(f: Omit<DenialFilter, 'limit'>, dialect: FilterDialect = SQLITE_FILTER): SQL | undefined {
+  const t = dialect.cols;
   const c: SQL[] = [];
-  if (f.since !== undefined) c.push(gte(permissionDenials.timestamp, nowSeconds() - f.since));
-  if (f.from !== undefined) c.push(gte(permissionDenials.timestamp, f.from));
-  if (f.to !== undefined) c.push(lte(permissionDenials.timestamp, f.to));
-  c.push(...attributeConditions(f));
-  if (hasText(f.q)) c.push(textCondition(f.q));
+  if (f.since !== undefined) c.push(gte(t.timestamp, nowSeconds() - f.since));
+  if (f.from !== undefined) c.push(gte(t.timestamp, f.from));
+  if (f.to !== undefined) c.push(lte(t.timestamp, f.to));
+  c.push(...attributeConditions(f, t, false, dialect.family));
+  if (hasText(f.q)) c.push(dialect.text(f.q));
   if (f.cursor !== undefined && (f.sort ?? 'id') === 'id' && /^\d{1,18}$/.test(f.cursor)) {
-    c.push(f.order === 'asc' ? gt(permissionDenials.id, Number(f.cursor)) : lt(permissionDenials.id, Number(f.cursor)));
+    c.push(f.order === 'asc' ? gt(t.id, Number(f.cursor)) : lt(t.id, Number(f.cursor)));
   }
   return c.length ? and(...c) : undefined;
 }
@@ -233,12 +263,51 @@ export function decodeCursor(cursor: string, sort: DenialSortKey, order: SortOrd
 }
 
 /**
- * Rows strictly after `p` in the order (sort order, id order). SQLite sorts NULL before every value, so ascending puts
- * NULLs first and descending puts them last; only agent_name of the sortable columns can be NULL.
+ * The keyset position of a page's cursor for a non-id sort; undefined for the id sort (denialWhere applies that one)
+ * and when there is no cursor. A cursor that is not the next_cursor of this sort and order is a bad request.
  */
-export function afterPosition(sort: Exclude<DenialSortKey, 'id'>, order: SortOrder, p: KeysetPosition): SQL {
-  const col = SORT_COLUMNS[sort];
-  const id = permissionDenials.id;
+export function pagePosition(cursor: string | undefined, sort: DenialSortKey, order: SortOrder): KeysetPosition | undefined {
+  if (cursor === undefined) return undefined;
+  const position = decodeCursor(cursor, sort, order);
+  if (typeof position === 'string') throw new AppError('BAD_REQUEST', position);
+  return sort === 'id' ? undefined : position;
+}
+
+/** The sortable values of a denial row (both databases' rows have them under these names). */
+export interface SortableRow {
+  id: number;
+  timestamp: number;
+  agentName: string | null;
+  toolName: string;
+  ruleSource: string;
+}
+
+/**
+ * A page from the `limit + 1` rows a query read: the extra row only says that there is a next page, whose cursor names
+ * the page's last row. Mutates and returns `rows`.
+ */
+export function pageOf<R extends SortableRow>(rows: R[], limit: number, sort: DenialSortKey, order: SortOrder): { rows: R[]; nextCursor: string | null } {
+  const more = rows.length > limit;
+  if (more) rows.pop();
+  const last = rows[rows.length - 1];
+  if (!more || !last) return { rows, nextCursor: null };
+  const value = sort === 'id' ? last.id : sort === 'timestamp' ? last.timestamp : sort === 'agent_name' ? last.agentName : sort === 'tool_name' ? last.toolName : last.ruleSource;
+  return { rows, nextCursor: encodeCursor(sort, order, { value, id: last.id }) };
+}
+
+/**
+ * Rows strictly after `p` in the order (sort order, id order). SQLite sorts NULL before every value, so ascending puts
+ * NULLs first and descending puts them last; only agent_name of the sortable columns can be NULL. `cols`: the sort
+ * value and the id as the database compares them (PostgreSQL's in lib/audit/pg-denials.ts, in byte order).
+ */
+export function afterPosition(
+  sort: Exclude<DenialSortKey, 'id'>,
+  order: SortOrder,
+  p: KeysetPosition,
+  cols: { value: SQLWrapper; id: SQLWrapper } = { value: SORT_COLUMNS[sort], id: permissionDenials.id },
+): SQL {
+  const col = cols.value;
+  const id = cols.id;
   if (order === 'desc') {
     if (p.value === null) return and(isNull(col), lt(id, p.id))!;
     const after = or(lt(col, p.value), and(eq(col, p.value), lt(id, p.id)))!;

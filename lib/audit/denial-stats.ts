@@ -132,7 +132,7 @@ export function summarizeDenials(db: Db, filter: DenialMatch, options: Aggregate
   if (useRollup) catchUpIfBehind(db);
   const groups = readConsistently(db, () => {
     const plan = planRead(db, f, useRollup);
-    const out: { agent: string | null; tool: string; rule: string; n: number }[] = [];
+    const out: DenialGroup[] = [];
     if (plan.rollup) {
       const d = denialDailyCounts;
       out.push(
@@ -153,6 +153,19 @@ export function summarizeDenials(db: Db, filter: DenialMatch, options: Aggregate
     }
     return out;
   });
+  return foldSummary(groups, top);
+}
+
+/** The denials of one (agent, tool, rule source): what a summary is folded from, whichever database counted them. */
+export interface DenialGroup {
+  agent: string | null;
+  tool: string;
+  rule: string;
+  n: number;
+}
+
+/** The summary of counted groups (a group may come several times, from several parts of a read: they add up). */
+export function foldSummary(groups: Iterable<DenialGroup>, top: number): DenialSummary {
   const agents = new Map<string | null, number>();
   const tools = new Map<string, number>();
   const rules = new Map<string, number>();
@@ -248,34 +261,78 @@ export function denialHistogram(db: Db, filter: DenialMatch, options: AggregateO
   return readConsistently(db, () => {
     const to = resolved.to ?? now;
     if (resolved.from !== undefined) return histogramOver(db, resolved, Math.min(resolved.from, to), to, useRollup);
-    const day = oldestDay(db, resolved, useRollup);
-    const open = histogramOver(db, resolved, day === undefined ? to - 3600 : Math.min(day * DAY, to), to, useRollup);
+    const open = histogramOver(db, resolved, openHistogramStart(oldestDay(db, resolved, useRollup), to), to, useRollup);
     // The oldest day ignores the text (it would take a scan to know): when the text matches only later rows, start
     // the chart at the first of them, in bars that fit the shorter span.
-    const first = open.buckets.findIndex((b) => b.total > 0);
-    if (first <= 0) return open;
-    return histogramOver(db, resolved, open.buckets[first]!.start, to, useRollup);
+    const start = trimmedHistogramStart(open);
+    return start === undefined ? open : histogramOver(db, resolved, start, to, useRollup);
   });
 }
 
-/** The histogram of a filter over [from, to]. */
-function histogramOver(db: Db, resolved: DenialMatch, from: number, to: number, useRollup: boolean): DenialHistogram {
-  const width = chooseBucketSeconds(Math.max(to - from, 60));
-  const origin = bucketOrigin(width);
-  const indexOf = (t: number) => Math.floor((t - origin) / width);
-  const firstIndex = indexOf(from);
-  const lastIndex = indexOf(to);
-  const buckets: HistogramBucket[] = [];
-  for (let i = firstIndex; i <= lastIndex; i++) buckets.push({ start: origin + i * width, end: origin + (i + 1) * width, total: 0, counts: {} });
-  const familyTotals = new Map<string, number>();
-  const count = (index: number, ruleSource: string, n: number) => {
-    const bucket = buckets[index - firstIndex];
+/**
+ * The bars of a histogram over [from, to], every one present (empty ones too), and the counts added to them: the part
+ * of a histogram that does not depend on the database. A bucket index counts `width` seconds from `origin`, as
+ * `CAST((timestamp - origin) / width AS INTEGER)` does in SQL.
+ */
+export class HistogramTally {
+  readonly width: number;
+  readonly origin: number;
+  readonly buckets: HistogramBucket[] = [];
+  private readonly firstIndex: number;
+  private readonly familyTotals = new Map<string, number>();
+
+  constructor(
+    readonly from: number,
+    readonly to: number,
+  ) {
+    this.width = chooseBucketSeconds(Math.max(to - from, 60));
+    this.origin = bucketOrigin(this.width);
+    this.firstIndex = this.indexOf(from);
+    const lastIndex = this.indexOf(to);
+    for (let i = this.firstIndex; i <= lastIndex; i++) {
+      this.buckets.push({ start: this.origin + i * this.width, end: this.origin + (i + 1) * this.width, total: 0, counts: {} });
+    }
+  }
+
+  /** The index of the bucket holding `t` (seconds since the epoch). */
+  indexOf(t: number): number {
+    return Math.floor((t - this.origin) / this.width);
+  }
+
+  /** Add `n` denials of `ruleSource` to the bucket of this index (outside the window: ignored). */
+  count(index: number, ruleSource: string, n: number): void {
+    const bucket = this.buckets[index - this.firstIndex];
     if (!bucket) return;
     const family = ruleSourceFamily(ruleSource);
     bucket.total += n;
     bucket.counts[family] = (bucket.counts[family] ?? 0) + n;
-    add(familyTotals, family, n);
-  };
+    add(this.familyTotals, family, n);
+  }
+
+  result(): DenialHistogram {
+    const families = topOf(this.familyTotals, Number.POSITIVE_INFINITY).map((x) => x.value);
+    return { from: this.from, to: this.to, bucketSeconds: this.width, families, buckets: this.buckets };
+  }
+}
+
+/** The start of a histogram with an open window: the oldest day with a denial of its attributes, else an hour before `to`. */
+export function openHistogramStart(oldestDay: number | undefined, to: number): number {
+  return oldestDay === undefined ? to - 3600 : Math.min(oldestDay * DAY, to);
+}
+
+/**
+ * Where an open window's chart starts when its first bars are empty (the text matches only later rows): at the first
+ * non-empty bar, drawn again in bars that fit the shorter span. Undefined: keep the chart as it is.
+ */
+export function trimmedHistogramStart(open: DenialHistogram): number | undefined {
+  const first = open.buckets.findIndex((b) => b.total > 0);
+  return first <= 0 ? undefined : open.buckets[first]!.start;
+}
+
+/** The histogram of a filter over [from, to]. */
+function histogramOver(db: Db, resolved: DenialMatch, from: number, to: number, useRollup: boolean): DenialHistogram {
+  const tally = new HistogramTally(from, to);
+  const { width, origin } = tally;
   const f = { ...resolved, from, to };
   // Whole days can only fill whole-day buckets; narrower buckets read the (at most 8 days of) audit rows.
   const plan = planRead(db, f, useRollup && width >= DAY);
@@ -284,7 +341,7 @@ function histogramOver(db: Db, resolved: DenialMatch, from: number, to: number, 
     for (const r of db.all<{ day: number; rule: string; n: number }>(
       sql`SELECT ${d.day} AS day, ${d.ruleSource} AS rule, sum(${d.n}) AS n FROM ${d} WHERE ${plan.rollup} GROUP BY 1, 2`,
     )) {
-      count(indexOf(r.day * DAY), r.rule, r.n);
+      tally.count(tally.indexOf(r.day * DAY), r.rule, r.n);
     }
   }
   const t = permissionDenials;
@@ -293,8 +350,8 @@ function histogramOver(db: Db, resolved: DenialMatch, from: number, to: number, 
       sql`SELECT CAST((${t.timestamp} - ${origin}) / ${width} AS INTEGER) AS b, ${t.ruleSource} AS rule, count(*) AS n FROM ${t}${whereClause(where)}
           GROUP BY 1, +${t.ruleSource}`,
     )) {
-      count(r.b, r.rule, r.n);
+      tally.count(r.b, r.rule, r.n);
     }
   }
-  return { from, to, bucketSeconds: width, families: topOf(familyTotals, Number.POSITIVE_INFINITY).map((x) => x.value), buckets };
+  return tally.result();
 }

@@ -6,16 +6,15 @@ import { unindexedMatch } from './denial-search';
 import { and, asc, desc, eq, gt, gte, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '@/db/client';
 import { permissionDenials, type DenialRow, type NewDenialRow } from '@/db/schema';
-import { AppError } from '@/lib/errors';
 import {
   afterPosition,
-  decodeCursor,
   denialWhere,
-  encodeCursor,
   ftsPhrase,
   likeContains,
   indexedText,
   nowSeconds,
+  pageOf,
+  pagePosition,
   resolveWindow,
   SORT_COLUMNS,
   type DenialFilter,
@@ -66,13 +65,8 @@ export class DenialStore {
       where = and(where, gte(permissionDenials.id, span.lo), lte(permissionDenials.id, span.hi));
       rest = and(rest, gte(permissionDenials.id, span.lo), lte(permissionDenials.id, span.hi));
     }
-    if (filter.cursor !== undefined && sort !== 'id') {
-      const position = decodeCursor(filter.cursor, sort, order);
-      if (typeof position === 'string') throw new AppError('BAD_REQUEST', position);
-      where = and(where, afterPosition(sort, order, position));
-    } else if (filter.cursor !== undefined && typeof decodeCursor(filter.cursor, sort, order) === 'string') {
-      throw new AppError('BAD_REQUEST', 'cursor is the next_cursor of the previous page');
-    }
+    const position = pagePosition(filter.cursor, sort, order);
+    if (position && sort !== 'id') where = and(where, afterPosition(sort, order, position));
     const orderBy = sort === 'id' ? [direction(permissionDenials.id)] : [direction(SORT_COLUMNS[sort]), direction(permissionDenials.id)];
     const rows =
       sort === 'id' && indexedText(filter.q) !== undefined
@@ -84,12 +78,7 @@ export class DenialStore {
             .orderBy(...orderBy)
             .limit(limit + 1)
             .all();
-    const more = rows.length > limit;
-    if (more) rows.pop();
-    const last = rows[rows.length - 1];
-    if (!more || !last) return { rows, nextCursor: null };
-    const value = sort === 'id' ? last.id : sort === 'timestamp' ? last.timestamp : sort === 'agent_name' ? last.agentName : sort === 'tool_name' ? last.toolName : last.ruleSource;
-    return { rows, nextCursor: encodeCursor(sort, order, { value, id: last.id }) };
+    return pageOf(rows, limit, sort, order);
   }
 
   /**
