@@ -20,12 +20,29 @@ export interface RateTake {
   retryInSeconds: number;
 }
 
-/** Where rate-limit windows are counted (the runner's port). */
+/**
+ * Where rate-limit windows are counted (the runner's port). A counter on a database over the network (PostgreSQL)
+ * answers with a promise and says so with `async: true`: the runner then awaits it, and a synchronous decision refuses
+ * a call that a rate_limit hook applies to with HookWouldWait before anything is counted. A counter that does not say
+ * so must answer synchronously (SQLite), so that `engine.decide()` keeps deciding without waiting.
+ */
 export interface RateCounter {
-  take(key: RateKey, calls: number, perSeconds: number, nowSeconds: number): RateTake;
+  readonly async?: boolean;
+  take(key: RateKey, calls: number, perSeconds: number, nowSeconds: number): RateTake | Promise<RateTake>;
 }
 
-const DAY = 86_400;
+/** The longest window is a day: older rows count for nothing (pruned now and then, not on every call). */
+export const DAY = 86_400;
+export const PRUNE_EVERY = 1_000;
+
+/**
+ * The verdict on a window that holds `n` calls, the oldest at `oldest`: refused when it is full (with the seconds until
+ * its oldest call leaves it), else let through as call n + 1. The caller inserts the call when it is let through.
+ */
+export function judgeWindow(n: number, oldest: number | null, calls: number, perSeconds: number, now: number): RateTake {
+  if (n >= calls) return { allowed: false, count: n, retryInSeconds: Math.max(1, Math.ceil((oldest ?? now) + perSeconds - now)) };
+  return { allowed: true, count: n + 1, retryInSeconds: 0 };
+}
 
 export class SqliteRateCounter implements RateCounter {
   private readonly count;
@@ -45,14 +62,11 @@ export class SqliteRateCounter implements RateCounter {
     const body = (): RateTake => {
       const since = now - perSeconds;
       const n = this.count.get(key.hook, key.agent, key.tool, since)!.n;
-      if (n >= calls) {
-        const oldest = this.oldest.get(key.hook, key.agent, key.tool, since)!.at ?? now;
-        return { allowed: false, count: n, retryInSeconds: Math.max(1, Math.ceil(oldest + perSeconds - now)) };
-      }
+      const verdict = judgeWindow(n, n >= calls ? this.oldest.get(key.hook, key.agent, key.tool, since)!.at : null, calls, perSeconds, now);
+      if (!verdict.allowed) return verdict;
       this.insert.run(key.hook, key.agent, key.tool, now);
-      // The longest window is a day: older rows count for nothing (pruned now and then, not on every call).
-      if (++this.takes % 1_000 === 0) this.prune.run(now - DAY);
-      return { allowed: true, count: n + 1, retryInSeconds: 0 };
+      if (++this.takes % PRUNE_EVERY === 0) this.prune.run(now - DAY);
+      return verdict;
     };
     // Inside the decision listener's group transaction the write lock is held already.
     return this.sqlite.inTransaction ? body() : this.sqlite.transaction(body).immediate();

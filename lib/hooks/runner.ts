@@ -12,7 +12,9 @@
  *   on; turning a flag off stops them at the next call (their outcome says `skipped`).
  *
  * Rate limits are counted in the database (lib/hooks/rates.ts): one window per hook, agent and tool for every process.
- * A call that passes a rate limit is counted even if a later hook blocks it or the decision then denies or asks.
+ * A call that passes a rate limit is counted even if a later hook blocks it or the decision then denies or asks. On
+ * SQLite the count is synchronous and the pass stays so; a counter that answers with a promise (PostgreSQL, `async`)
+ * is awaited, and a synchronous decision refuses a rate-limited call with HookWouldWait instead.
  */
 import { hashArguments } from '@/lib/approvals/canonical';
 import { maskArguments } from '@/lib/audit/redact';
@@ -21,9 +23,10 @@ import { compilePolicy, ruleMatches, type CompiledRule } from '@/lib/permissions
 import type { BeforeToolCall, CallHooks, HookEventName, HookOutcome, HookPass, ToolCallFinished } from '@/lib/permissions/call-hooks';
 import { HookWouldWait } from '@/lib/permissions/call-hooks';
 import type { CheckResult, FlagValues, PermissionContext, Principal, ToolContext } from '@/lib/permissions/types';
+import { isPromise } from '@/lib/permissions/steps';
 import { processMetrics } from '@/lib/ops/metrics';
 import { SHELL_HOOKS_FLAG, TS_HOOKS_FLAG, type CompiledHook, type HooksConfig, type Rewrite } from './config';
-import type { RateCounter } from './rates';
+import type { RateCounter, RateTake } from './rates';
 import { applyRewrite, changedKeys } from './rewrite';
 import { CircuitBreaker, hookAnswerSchema, HookFailure, parseAnswer, postHook, runShellHook, type HookAnswer } from './transport';
 
@@ -118,9 +121,11 @@ export class HookRunner implements CallHooks {
     ];
   }
 
-  /** A before_tool_call hook may have to be waited for (webhook, shell): the decision listener leaves such calls to Next.js. */
+  /** A before_tool_call hook may have to be waited for (webhook, shell, a rate limit counted asynchronously): the decision listener leaves such calls to Next.js. */
   beforeMayWait(): boolean {
-    return this.options.hooks().beforeMayWait;
+    const config = this.options.hooks();
+    if (config.beforeMayWait) return true;
+    return this.options.rates.async === true && (config.byEvent.get('before_tool_call') ?? []).some((h) => h.action === 'rate_limit');
   }
 
   appliesBefore(agent: string, tool: string): boolean {
@@ -140,13 +145,18 @@ export class HookRunner implements CallHooks {
     if (options.sync) {
       // Nothing runs when something would have to wait: refuse before the first hook counts or rewrites anything.
       for (const h of hooks) {
-        if ('action' in h && (h.action === 'webhook' || (h.action === 'shell' && this.flagOn(SHELL_HOOKS_FLAG))) && nameMatches(h.rule, context.agent, context.tool)) {
+        if ('action' in h && this.waits(h) && nameMatches(h.rule, context.agent, context.tool)) {
           throw new HookWouldWait(h.id);
         }
       }
     }
     const pass: HookPass = { arguments: context.arguments, outcomes: [] };
     return this.runFrom(hooks, 0, call, pass);
+  }
+
+  /** This hook has to be waited for: a webhook, a shell hook while they may run, a rate limit counted asynchronously. */
+  private waits(h: CompiledHook): boolean {
+    return h.action === 'webhook' || (h.action === 'shell' && this.flagOn(SHELL_HOOKS_FLAG)) || (h.action === 'rate_limit' && this.options.rates.async === true);
   }
 
   private beforeHooks(): (CompiledHook | Registered)[] {
@@ -171,7 +181,14 @@ export class HookRunner implements CallHooks {
       } else if (h.action === 'rewrite') {
         this.rewrite(pass, h.id, 'rewrite', h.rewrite!, call.context.arguments);
       } else if (h.action === 'rate_limit') {
-        this.rateLimit(h, context, pass);
+        const counting = this.rateLimit(h, context, pass);
+        if (counting) {
+          const next = i + 1;
+          return counting.then(() => {
+            this.noteUnsure(pass, before, unsure);
+            return pass.blocked ? pass : this.runFrom(hooks, next, call, pass);
+          });
+        }
       } else if (h.action === 'shell' && !this.flagOn(SHELL_HOOKS_FLAG)) {
         this.outcome(pass, { hook: h.id, event: 'before_tool_call', action: 'shell', outcome: 'skipped', reason: `the flag ${SHELL_HOOKS_FLAG} is off` });
       } else {
@@ -187,14 +204,18 @@ export class HookRunner implements CallHooks {
           },
         );
       }
-      if (unsure && pass.outcomes.length > before) {
-        const o = pass.outcomes[pass.outcomes.length - 1]!;
-        o.reason = `${o.reason ?? ''}${unsure}`;
-        if (pass.blocked?.hook === o.hook) pass.blocked.reason = o.reason;
-      }
+      this.noteUnsure(pass, before, unsure);
       if (pass.blocked) return pass;
     }
     return pass;
+  }
+
+  /** The outcome a hook added (after `before` outcomes) says that its condition could not be evaluated, if so. */
+  private noteUnsure(pass: HookPass, before: number, unsure: string): void {
+    if (!unsure || pass.outcomes.length <= before) return;
+    const o = pass.outcomes[pass.outcomes.length - 1]!;
+    o.reason = `${o.reason ?? ''}${unsure}`;
+    if (pass.blocked?.hook === o.hook) pass.blocked.reason = o.reason;
   }
 
   private matches(h: CompiledHook | Registered, c: Call): boolean {
@@ -240,9 +261,17 @@ export class HookRunner implements CallHooks {
     this.outcome(pass, { hook, event: 'before_tool_call', action, outcome: 'rewrote', changed, reason: `changed ${changed.join(', ')}`, ...(ms === undefined ? {} : { ms }) });
   }
 
-  private rateLimit(h: CompiledHook, c: Call, pass: HookPass): void {
+  /** Count the call in the hook's window; a promise only when the counter answers asynchronously. */
+  private rateLimit(h: CompiledHook, c: Call, pass: HookPass): Promise<void> | undefined {
     const { calls, perSeconds } = h.rateLimit!;
     const took = this.options.rates.take({ hook: h.id, agent: c.agent, tool: c.tool }, calls, perSeconds, this.clock() / 1000);
+    if (isPromise<RateTake>(took)) return took.then((t) => this.rated(h, c, pass, t));
+    this.rated(h, c, pass, took);
+    return undefined;
+  }
+
+  private rated(h: CompiledHook, c: Call, pass: HookPass, took: RateTake): void {
+    const { calls, perSeconds } = h.rateLimit!;
     if (!took.allowed) {
       this.outcome(pass, {
         hook: h.id,
