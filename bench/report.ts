@@ -111,12 +111,12 @@ function seed(rows: number, dir: string): { dbPath: string; configDir: string; s
 }
 
 /** In the child: generate one report and print its measures as JSON. */
-function measureOnce(dbPath: string, configDir: string, format: 'pdf' | 'oscal'): ReportMeasure {
+async function measureOnce(dbPath: string, configDir: string, format: 'pdf' | 'oscal'): Promise<ReportMeasure> {
   const app = createApp({ dbPath, configDir, env: {}, profile: 'bfsi', watchConfig: false });
   const now = Date.now() / 1000;
   const to = (Math.floor(now / DAY) + 1) * DAY;
   const t0 = nowNs();
-  const r = buildReport(app, { period: { from: to - SPAN_DAYS * DAY - DAY, to }, format, generatedBy: { actor: 'bench', role: 'auditor' } });
+  const r = await buildReport(app, { period: { from: to - SPAN_DAYS * DAY - DAY, to }, format, generatedBy: { actor: 'bench', role: 'auditor' } });
   const totalMs = Number(nowNs() - t0) / 1e6;
   const pages = format === 'pdf' ? (r.bytes.toString('latin1').match(/\/Type \/Page\b/g) ?? []).length : undefined;
   const m: ReportMeasure = {
@@ -187,7 +187,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   if (args[0] === '--measure') {
     const [, dbPath, configDir, format] = args;
-    console.log(JSON.stringify(measureOnce(dbPath!, configDir!, format === 'oscal' ? 'oscal' : 'pdf')));
+    console.log(JSON.stringify(await measureOnce(dbPath!, configDir!, format === 'oscal' ? 'oscal' : 'pdf')));
     return;
   }
   const i = args.indexOf('--rows');

@@ -17,6 +17,7 @@ import { keyDirFor, loadOrCreateSigningKey, readLocalVerifierKey, verifierKey } 
 import { explainDecision } from '@/lib/audit/explain';
 import { eventToJson } from '@/lib/audit/security-events';
 import { verifyAudit, type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
+import { createApp } from '@/lib/app';
 import { generateReport } from '@/lib/reports/generate';
 import { describePeriod, reportOptionsSchema } from '@/lib/reports/period';
 import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/args';
@@ -239,7 +240,7 @@ function events(ctx: CliContext, args: string[]): number {
   });
 }
 
-function report(ctx: CliContext, args: string[]): number {
+async function report(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     from: { type: 'string' },
     to: { type: 'string' },
@@ -252,8 +253,10 @@ function report(ctx: CliContext, args: string[]): number {
   for (const key of ['from', 'to', 'profile', 'format'] as const) if (values[key] !== undefined) raw[key] = values[key];
   const options = validate(reportOptionsSchema, raw);
   const out = requireOption(values.output, '-o', `the file to write, e.g. report.${options.format === 'pdf' ? 'pdf' : 'oscal.json'}`);
-  return withApp(ctx, (app) => {
-    const r = generateReport(app, { period: { from: options.from, to: options.to }, profile: options.profile, format: options.format, generatedBy: { actor: cliActor(ctx.env), role: null } });
+  // Not withApp: the report is gathered asynchronously, and the application must stay open until it is written.
+  const app = createApp({ dbPath: dbPath(ctx.env), env: ctx.env, watchConfig: false });
+  try {
+    const r = await generateReport(app, { period: { from: options.from, to: options.to }, profile: options.profile, format: options.format, generatedBy: { actor: cliActor(ctx.env), role: null } });
     // Written beside the target and renamed: a reader never sees half a report.
     const partial = `${out}.partial`;
     try {
@@ -269,5 +272,7 @@ function report(ctx: CliContext, args: string[]): number {
         `integrity ${d.integrity.ok ? 'verified' : 'FAILED'}${d.scope.profiles.length ? `; controls of ${d.scope.profiles.map((p) => p.name).join(', ')}` : ''}.\n`,
     );
     return d.integrity.ok ? 0 : 1;
-  });
+  } finally {
+    app.close();
+  }
 }

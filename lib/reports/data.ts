@@ -1,25 +1,27 @@
 /**
  * The findings of an audit report for one period [from, to): every figure is an SQL aggregate or a capped list over
  * the audit tables, never a load of the period's rows, so a report over millions of denials takes seconds and a
- * bounded amount of memory (bench/report.ts). The denial figures come from the same functions the denial explorer's
- * API answers with (lib/audit/denial-stats.ts), so the report and GET /api/v1/permissions/denials/summary agree.
+ * bounded amount of memory (bench/report.ts). The SQL is written once for SQLite and PostgreSQL and read through a
+ * ReportReader (reader.ts, pg-reader.ts): the same trail gives the same report on either.
  *
- * The API's windows include their end; a report's period excludes it (consecutive reports must not count a row
- * twice). The rows recorded exactly at `to` are therefore counted once by the explorer's functions and taken off here.
+ * The denial figures are read as the denial explorer reads them (lib/audit/denial-stats.ts): whole days from the
+ * daily counts, the rest from the audit table, exact either way, so the report and
+ * GET /api/v1/permissions/denials/summary agree. A report's period excludes its end (consecutive reports must not
+ * count a row twice), where the explorer's windows include theirs.
  */
 import { createHash } from 'node:crypto';
 import { basename, isAbsolute, relative } from 'node:path';
-import type Database from 'better-sqlite3';
-import type { SwarmApp } from '@/lib/app';
-import { keyDirFor, readLocalVerifierKey, parseVerifierKey } from '@/lib/audit/checkpoints';
+import { parseVerifierKey } from '@/lib/audit/checkpoints';
 import { ruleSourceFamily } from '@/lib/audit/denial-vocabulary';
-import type { Ranked } from '@/lib/audit/denial-stats';
-import { verifyAudit, type Failure } from '@/lib/audit/verify';
+import { bucketOrigin, chooseBucketSeconds, type Ranked } from '@/lib/audit/denial-stats';
+import type { Failure } from '@/lib/audit/verify';
 import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from '@/lib/flags/catalog';
+import type { ResolvedFlag } from '@/lib/flags/resolve';
 import type { LoadedProfile } from '@/lib/profiles/profile';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import type { ReportPeriod } from './period';
+import { unindexed, type ReportReader, type SqlParam } from './reader';
 
 export const SYSTEM_NAME = 'Swarm Permissions';
 /** Denials listed in the appendix; the rest are counted and exported with the CSV export. */
@@ -248,15 +250,19 @@ function fingerprintOf(verifierKey: string): { keyId: string; fingerprint: strin
   return { keyId: parsed.id.toString('hex'), fingerprint: `SHA256:${createHash('sha256').update(raw).digest('base64').replace(/=+$/, '')}`, verifierKey: verifierKey.trim() };
 }
 
-/** The gatherer: one read of each figure, all against one database connection. */
-export function gatherReport(app: SwarmApp, options: ReportOptions): ReportData {
+/**
+ * The gatherer: one read of each figure, through the reader of whichever database holds the trail (reader.ts). Each
+ * figure is one statement, so it is consistent in itself; figures read a moment apart may differ by the rows written
+ * in between, as they did when they were read one after the other on one connection.
+ */
+export async function gatherReport(reader: ReportReader, options: ReportOptions): Promise<ReportData> {
   const now = options.now ?? Date.now() / 1000;
   const { from, to } = options.period;
-  const sqlite = app.db.$client;
   const listCap = options.listCap ?? DEFAULT_LIST_CAP;
   const appendixCap = options.appendixCap ?? DEFAULT_APPENDIX_CAP;
+  const { profiles } = reader.facts;
 
-  const active = app.profiles.profiles;
+  const active = profiles.profiles;
   if (options.profile !== undefined && !active.some((p) => p.name === options.profile)) {
     const list = active.length > 0 ? `the active profiles are ${active.map((p) => p.name).join(', ')}` : 'no compliance profile is active';
     throw new AppError('BAD_REQUEST', `The profile "${options.profile}" is not active: ${list}.`);
@@ -264,10 +270,10 @@ export function gatherReport(app: SwarmApp, options: ReportOptions): ReportData 
   const inScope = options.profile === undefined ? active : active.filter((p) => p.name === options.profile);
   const evidenceWanted = new Set(inScope.flatMap((p) => p.controls.flatMap((c) => c.evidence)));
 
-  const resolution = app.flags.resolution();
-  const integrity = gatherIntegrity(app, options.period);
-  const denials = gatherDenials(app, sqlite, options.period, now, evidenceWanted.has('masking'));
-  const events = eventCounts(sqlite, options.period);
+  const resolution = reader.facts.flags();
+  const integrity = await gatherIntegrity(reader, options.period);
+  const denials = await gatherDenials(reader, { from, to }, evidenceWanted.has('masking'));
+  const events = await eventCounts(reader, options.period);
   const count = (type: string, outcome?: string) => events.filter((e) => e.type === type && (outcome === undefined || e.outcome === outcome)).reduce((n, e) => n + e.count, 0);
 
   const allowed = count('decision.allowed');
@@ -283,21 +289,21 @@ export function gatherReport(app: SwarmApp, options: ReportOptions): ReportData 
       profiles: inScope.map((p) => ({ name: p.name, title: p.title, description: p.description, frameworks: p.frameworks })),
       activeProfiles: active.map((p) => p.name),
       restrictedTo: options.profile,
-      revisionInForce: app.currentRevision(),
+      revisionInForce: reader.facts.revision(),
       decisionLogAll: resolution.values.get('decision_log_all') === true,
     },
     integrity,
     decisions: { denied: denials.total, allowed, asked, total: denials.total + allowed + asked },
     denials,
-    oversight: gatherOversight(sqlite, options.period, now, listCap, events),
-    changes: gatherChanges(sqlite, options.period, listCap),
-    security: gatherSecurity(sqlite, options.period, listCap, events),
-    flags: gatherFlags(sqlite, options.period, resolution.flags),
-    retention: app.profiles.retention && { ...app.profiles.retention, ...archiveFigures(sqlite) },
-    masking: app.profiles.maskKeys.size > 0 ? { keys: [...app.profiles.maskKeys].sort() } : undefined,
-    twoPersonRule: app.profiles.twoPerson && { fromRisk: app.profiles.twoPerson.fromRisk, profiles: app.profiles.twoPerson.profiles },
+    oversight: await gatherOversight(reader, options.period, now, listCap, events),
+    changes: await gatherChanges(reader, options.period, listCap),
+    security: await gatherSecurity(reader, options.period, listCap, events),
+    flags: await gatherFlags(reader, options.period, resolution.flags),
+    retention: profiles.retention && { ...profiles.retention, ...(await archiveFigures(reader)) },
+    masking: profiles.maskKeys.size > 0 ? { keys: [...profiles.maskKeys].sort() } : undefined,
+    twoPersonRule: profiles.twoPerson && { fromRisk: profiles.twoPerson.fromRisk, profiles: profiles.twoPerson.profiles },
     controls: inScope.map((profile) => ({ profile })),
-    appendix: gatherAppendix(sqlite, options.period, appendixCap, denials.total),
+    appendix: await gatherAppendix(reader, options.period, appendixCap, denials.total),
   };
 }
 
@@ -305,22 +311,36 @@ export function gatherReport(app: SwarmApp, options: ReportOptions): ReportData 
 // Integrity
 // ---------------------------------------------------------------------------------------------------------------
 
-function gatherIntegrity(app: SwarmApp, p: ReportPeriod): IntegrityResult {
-  const sqlite = app.db.$client;
-  const keyText = readLocalVerifierKey(keyDirFor(app.options.dbPath, app.env));
+async function gatherIntegrity(r: ReportReader, p: ReportPeriod): Promise<IntegrityResult> {
+  const keyText = r.facts.verifierKey();
   // The whole chain is verified (a break before the period would make the period's rows unprovable), streaming.
   const t0 = performance.now();
-  const report = verifyAudit(sqlite, keyText, { from: p.from, to: p.to });
+  const report = await r.verify(keyText, { from: p.from, to: p.to });
   const verifyMs = performance.now() - t0;
-  const newest = sqlite.prepare<[string], { id: number; size: number; createdAt: number }>(
-    'SELECT id, size, created_at AS createdAt FROM audit_checkpoints WHERE chain = ? ORDER BY id DESC LIMIT 1',
-  );
-  const inPeriodRows = sqlite.prepare<[number, number], { n: number }>('SELECT count(*) AS n FROM audit_checkpoints WHERE created_at >= ? AND created_at < ?');
+  const inPeriod = await r.get<{ n: number }>('SELECT count(*) AS n FROM audit_checkpoints WHERE created_at >= ? AND created_at < ?', [p.from, p.to]);
   let key: IntegrityResult['key'];
   try {
     key = keyText ? fingerprintOf(keyText) : undefined;
   } catch {
     key = undefined;
+  }
+  const chains: ChainIntegrity[] = [];
+  for (const c of report.chains) {
+    const cp = await r.get<{ id: number; size: number; createdAt: number }>(
+      'SELECT id, size, created_at AS "createdAt" FROM audit_checkpoints WHERE chain = ? ORDER BY id DESC LIMIT 1',
+      [c.chain],
+    );
+    // verify's range includes its end; the rows at exactly `to` are few, and this figure is only informational.
+    chains.push({
+      chain: c.chain,
+      rowsChecked: c.rowsChecked,
+      rowsInPeriod: c.inRange.rows,
+      headHash: c.headHash,
+      lastId: c.lastId,
+      checkpoints: c.checkpoints,
+      checkpointsValid: c.checkpointsValid,
+      newest: cp ? { id: cp.id, size: cp.size, signedAt: cp.createdAt, rowsAfter: Math.max(0, (c.lastId ?? 0) - cp.size) } : undefined,
+    });
   }
   return {
     ok: report.ok,
@@ -328,21 +348,8 @@ function gatherIntegrity(app: SwarmApp, p: ReportPeriod): IntegrityResult {
     verifyMs,
     key,
     failures: report.failures.map((f) => ({ ...f, message: withoutPaths(f.message) })),
-    checkpointsInPeriod: inPeriodRows.get(p.from, p.to)?.n ?? 0,
-    chains: report.chains.map((c) => {
-      const cp = newest.get(c.chain);
-      // verify's range includes its end; the rows at exactly `to` are few, and this figure is only informational.
-      return {
-        chain: c.chain,
-        rowsChecked: c.rowsChecked,
-        rowsInPeriod: c.inRange.rows,
-        headHash: c.headHash,
-        lastId: c.lastId,
-        checkpoints: c.checkpoints,
-        checkpointsValid: c.checkpointsValid,
-        newest: cp ? { id: cp.id, size: cp.size, signedAt: cp.createdAt, rowsAfter: Math.max(0, (c.lastId ?? 0) - cp.size) } : undefined,
-      };
-    }),
+    checkpointsInPeriod: inPeriod?.n ?? 0,
+    chains,
   };
 }
 
@@ -358,55 +365,114 @@ function rank<T>(counts: Map<T, number>, n: number): Ranked<T>[] {
     .slice(0, n);
 }
 
-function gatherDenials(app: SwarmApp, sqlite: Database.Database, p: ReportPeriod, now: number, countMasked: boolean): ReportData['denials'] {
-  // Every agent, tool and rule source of [from, to] (the explorer's function), less the rows at exactly `to`.
-  const all = app.denials.summary({ from: p.from, to: p.to }, { now, top: Number.POSITIVE_INFINITY });
-  const atEnd = sqlite
-    .prepare<[number], { agent: string | null; tool: string; rule: string; n: number }>(
-      'SELECT agent_name AS agent, tool_name AS tool, rule_source AS rule, count(*) AS n FROM permission_denials WHERE timestamp = ? GROUP BY 1, 2, 3',
-    )
-    .all(p.to);
-  const agents = new Map(all.topAgents.map((r) => [r.value, r.count]));
-  const tools = new Map(all.topTools.map((r) => [r.value, r.count]));
-  const rules = new Map(all.topRuleSources.map((r) => [r.value, r.count]));
-  const families = new Map(all.families.map((r) => [r.value, r.count]));
-  let total = all.total;
-  for (const r of atEnd) {
-    total -= r.n;
-    agents.set(r.agent, (agents.get(r.agent) ?? 0) - r.n);
-    tools.set(r.tool, (tools.get(r.tool) ?? 0) - r.n);
-    rules.set(r.rule, (rules.get(r.rule) ?? 0) - r.n);
-    const f = ruleSourceFamily(r.rule);
-    families.set(f, (families.get(f) ?? 0) - r.n);
+function add<T>(map: Map<T, number>, key: T, n: number): void {
+  map.set(key, (map.get(key) ?? 0) + n);
+}
+
+/** Every denial up to it is in the daily counts, none after (lib/audit/denial-rollup.ts); 0 where none are kept. */
+const HIGH_WATER = '(SELECT coalesce(max(high_water), 0) FROM permission_denial_rollup_state WHERE id = 1)';
+
+/** Where the denials of a period are read: whole UTC days from the daily counts, the rest from the audit table. */
+interface DenialPlan {
+  /** the whole days [first, last] read from the daily counts */
+  days?: { first: number; last: number };
+  /** the parts read from the audit table */
+  rows: { where: string; params: SqlParam[] }[];
+}
+
+/**
+ * As the denial explorer reads (lib/audit/denial-stats.ts): the daily counts for the whole days of [from, to), the
+ * audit table for the partial days at its edges and for the rows after the counts' high-water mark. The mark is read
+ * inside the statement that uses it, so the counts and the rows after it are one snapshot. A period's end is
+ * excluded, so its last whole day is the one that ends at or before `to`.
+ */
+function denialPlan(r: ReportReader, p: ReportPeriod, useDays: boolean): DenialPlan {
+  const firstDay = Math.ceil(p.from / DAY);
+  const lastDay = Math.floor(p.to / DAY) - 1;
+  const between = (a: number, b: number) => ({ where: 'timestamp >= ? AND timestamp < ?', params: [a, b] });
+  if (!useDays || firstDay > lastDay) return { rows: [between(p.from, p.to)] };
+  const rows = [];
+  if (p.from < firstDay * DAY) rows.push(between(p.from, firstDay * DAY));
+  if ((lastDay + 1) * DAY < p.to) rows.push(between((lastDay + 1) * DAY, p.to));
+  // Rows not yet counted: by id (a short range), the whole days' bounds as plain filters.
+  const t = unindexed(r, 'timestamp');
+  rows.push({ where: `id > ${HIGH_WATER} AND ${t} >= ? AND ${t} < ?`, params: [firstDay * DAY, (lastDay + 1) * DAY] });
+  return { days: { first: firstDay, last: lastDay }, rows };
+}
+
+/**
+ * One statement over the plan's parts, summed by `columns`: `fromDays` over the daily counts (bound to the first and
+ * last day), `fromRows` over each part of the audit table (bound to `rowParams`, then the part's own bounds).
+ */
+function planStatement(plan: DenialPlan, columns: string, fromDays: string, fromRows: (where: string) => string, rowParams: SqlParam[] = []) {
+  const parts: string[] = [];
+  const params: SqlParam[] = [];
+  if (plan.days) {
+    parts.push(fromDays);
+    params.push(plan.days.first, plan.days.last);
   }
-  const histogram = app.denials.histogram({ from: p.from, to: p.to }, { now });
-  let bucketSeconds = histogram.bucketSeconds;
-  let buckets = histogram.buckets.filter((b) => b.start < p.to).map((b) => ({ start: b.start, total: b.total, counts: { ...b.counts } }));
-  if (bucketSeconds < DAY && p.to - p.from >= 2 * DAY) {
-    // A report reads by day: the explorer's sub-day buckets all divide a day (counted from the epoch), so they fold
-    // into whole UTC days exactly.
-    const days = new Map<number, { start: number; total: number; counts: Record<string, number> }>();
-    for (const b of buckets) {
-      const start = Math.floor(b.start / DAY) * DAY;
-      const day = days.get(start) ?? { start, total: 0, counts: {} };
-      day.total += b.total;
-      for (const [f, n] of Object.entries(b.counts)) day.counts[f] = (day.counts[f] ?? 0) + n;
-      days.set(start, day);
-    }
-    buckets = [...days.values()].sort((a, b) => a.start - b.start);
-    bucketSeconds = DAY;
+  for (const part of plan.rows) {
+    parts.push(fromRows(part.where));
+    params.push(...rowParams, ...part.params);
   }
-  // The last bucket may hold the rows at exactly `to` too: take them off as above.
-  const last = buckets[buckets.length - 1];
-  if (last && p.to < last.start + bucketSeconds) {
-    for (const r of atEnd) {
-      const f = ruleSourceFamily(r.rule);
-      last.total -= r.n;
-      last.counts[f] = (last.counts[f] ?? 0) - r.n;
-    }
+  return { sql: `SELECT ${columns}, sum(n) AS n FROM (${parts.join(' UNION ALL ')}) AS parts GROUP BY ${columns}`, params };
+}
+
+async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: boolean): Promise<ReportData['denials']> {
+  await r.refreshDailyCounts();
+  const u = (column: string) => unindexed(r, column);
+
+  // Agents, tools and rule sources: one GROUP BY over the three (a few hundred combinations), folded here.
+  const summary = planStatement(
+    denialPlan(r, p, true),
+    'agent, tool, rule',
+    `SELECT nullif(agent_name, '') AS agent, tool_name AS tool, rule_source AS rule, sum(n) AS n FROM permission_denial_daily_counts
+     WHERE day >= ? AND day <= ? GROUP BY agent_name, tool_name, rule_source`,
+    // +column: group with a sorter over the part's rows, not by walking a whole index in column order.
+    (where) => `SELECT agent_name AS agent, tool_name AS tool, rule_source AS rule, count(*) AS n FROM permission_denials WHERE ${where}
+                GROUP BY ${u('agent_name')}, ${u('tool_name')}, ${u('rule_source')}`,
+  );
+  const agents = new Map<string | null, number>();
+  const tools = new Map<string, number>();
+  const rules = new Map<string, number>();
+  const families = new Map<string, number>();
+  let total = 0;
+  for (const g of await r.all<{ agent: string | null; tool: string; rule: string; n: number }>(summary.sql, summary.params)) {
+    total += g.n;
+    add(agents, g.agent, g.n);
+    add(tools, g.tool, g.n);
+    add(rules, g.rule, g.n);
+    add(families, ruleSourceFamily(g.rule), g.n);
   }
+
+  // The chart, in the explorer's bucket widths, except that a report reads by day: sub-day buckets (which all divide
+  // a day, counted from the epoch) become whole UTC days once the period spans two days or more.
+  const width = chooseBucketSeconds(Math.max(p.to - p.from, 60));
+  const byDay = width < DAY && p.to - p.from >= 2 * DAY;
+  const bucketSeconds = byDay ? DAY : width;
+  const origin = byDay ? 0 : bucketOrigin(width);
+  // Counted in days (every bucket of a day or more is whole days), or in the sub-day buckets themselves.
+  const unit = Math.min(bucketSeconds, DAY);
+  const first = Math.floor((p.from - origin) / bucketSeconds);
+  const buckets: { start: number; total: number; counts: Record<string, number> }[] = [];
+  for (let i = first; origin + i * bucketSeconds < p.to; i++) buckets.push({ start: origin + i * bucketSeconds, total: 0, counts: {} });
+  const chart = planStatement(
+    denialPlan(r, p, unit === DAY),
+    'u, rule',
+    'SELECT day AS u, rule_source AS rule, sum(n) AS n FROM permission_denial_daily_counts WHERE day >= ? AND day <= ? GROUP BY day, rule_source',
+    (where) => `SELECT floor(timestamp / ?) AS u, rule_source AS rule, count(*) AS n FROM permission_denials WHERE ${where} GROUP BY 1, ${u('rule_source')}`,
+    [unit],
+  );
+  for (const g of await r.all<{ u: number; rule: string; n: number }>(chart.sql, chart.params)) {
+    const bucket = buckets[Math.floor((g.u * unit - origin) / bucketSeconds) - first];
+    if (!bucket) continue;
+    const f = ruleSourceFamily(g.rule);
+    bucket.total += g.n;
+    bucket.counts[f] = (bucket.counts[f] ?? 0) + g.n;
+  }
+
   const masked = countMasked
-    ? (sqlite.prepare<[number, number], { n: number }>('SELECT count(*) AS n FROM permission_denials WHERE timestamp >= ? AND timestamp < ? AND masked_paths IS NOT NULL').get(p.from, p.to)?.n ?? 0)
+    ? ((await r.get<{ n: number }>('SELECT count(*) AS n FROM permission_denials WHERE timestamp >= ? AND timestamp < ? AND masked_paths IS NOT NULL', [p.from, p.to]))?.n ?? 0)
     : undefined;
   const familyList = rank(families, Number.POSITIVE_INFINITY);
   return {
@@ -421,25 +487,25 @@ function gatherDenials(app: SwarmApp, sqlite: Database.Database, p: ReportPeriod
   };
 }
 
-function gatherAppendix(sqlite: Database.Database, p: ReportPeriod, cap: number, total: number): ReportData['appendix'] {
-  const rows = sqlite
-    .prepare<[number, number, number], { id: number; at: number; agent: string | null; tool: string; method: string | null; path: string | null; rule: string; role: string | null; principal: string | null; reason: string | null }>(
+async function gatherAppendix(r: ReportReader, p: ReportPeriod, cap: number, total: number): Promise<ReportData['appendix']> {
+  const rows = (
+    await r.all<{ id: number; at: number; agent: string | null; tool: string; method: string | null; path: string | null; rule: string; role: string | null; principal: string | null; reason: string | null }>(
       `SELECT id, timestamp AS at, agent_name AS agent, tool_name AS tool, http_method AS method, http_path AS path, rule_source AS rule,
               user_role AS role, principal, reason
        FROM permission_denials WHERE timestamp >= ? AND timestamp < ? ORDER BY timestamp, id LIMIT ?`,
+      [p.from, p.to, cap],
     )
-    .all(p.from, p.to, cap)
-    .map((r) => ({
-      id: r.id,
-      at: r.at,
-      agent: r.agent,
-      tool: r.tool,
-      http: r.method ? `${r.method} ${r.path ?? ''}`.trim() : null,
-      ruleSource: r.rule,
-      role: r.role,
-      principal: r.principal,
-      reason: r.reason,
-    }));
+  ).map((row) => ({
+    id: row.id,
+    at: row.at,
+    agent: row.agent,
+    tool: row.tool,
+    http: row.method ? `${row.method} ${row.path ?? ''}`.trim() : null,
+    ruleSource: row.rule,
+    role: row.role,
+    principal: row.principal,
+    reason: row.reason,
+  }));
   return { rows, total, cap, omitted: Math.max(0, total - rows.length) };
 }
 
@@ -458,24 +524,25 @@ interface TypeCount {
  * may be millions of rows, so each type is counted on the (type, timestamp) index: the distinct types by skipping
  * through the index, then one range count per type (decisions are always `succeeded`, the others group by outcome).
  */
-function eventCounts(sqlite: Database.Database, p: ReportPeriod): TypeCount[] {
-  const next = sqlite.prepare<[string], { type: string | null }>('SELECT min(type) AS type FROM security_events WHERE type > ?');
-  const countOf = sqlite.prepare<[string, number, number], { n: number }>('SELECT count(*) AS n FROM security_events WHERE type = ? AND timestamp >= ? AND timestamp < ?');
-  const byOutcome = sqlite.prepare<[string, number, number], { outcome: string; n: number }>(
-    'SELECT outcome, count(*) AS n FROM security_events WHERE type = ? AND timestamp >= ? AND timestamp < ? GROUP BY outcome',
-  );
+async function eventCounts(r: ReportReader, p: ReportPeriod): Promise<TypeCount[]> {
+  const next = async (after: string) => (await r.get<{ type: string | null }>('SELECT min(type) AS type FROM security_events WHERE type > ?', [after]))?.type ?? null;
   const out: TypeCount[] = [];
-  let type = next.get('')?.type ?? null;
+  let type = await next('');
   while (type !== null) {
     if (type.startsWith('decision.')) {
-      const n = countOf.get(type, p.from, p.to)?.n ?? 0;
+      const n = (await r.get<{ n: number }>('SELECT count(*) AS n FROM security_events WHERE type = ? AND timestamp >= ? AND timestamp < ?', [type, p.from, p.to]))?.n ?? 0;
       if (n > 0) out.push({ type, outcome: 'succeeded', count: n });
     } else {
-      for (const r of byOutcome.all(type, p.from, p.to)) out.push({ type, outcome: r.outcome, count: r.n });
+      for (const row of await r.all<{ outcome: string; n: number }>(
+        'SELECT outcome, count(*) AS n FROM security_events WHERE type = ? AND timestamp >= ? AND timestamp < ? GROUP BY outcome',
+        [type, p.from, p.to],
+      )) {
+        out.push({ type, outcome: row.outcome, count: row.n });
+      }
     }
-    type = next.get(type)?.type ?? null;
+    type = await next(type);
   }
-  return out.sort((a, b) => b.count - a.count || a.type.localeCompare(b.type));
+  return out.sort((a, b) => b.count - a.count || a.type.localeCompare(b.type) || a.outcome.localeCompare(b.outcome));
 }
 
 interface EventRowLite {
@@ -527,33 +594,31 @@ function eventLine(e: EventRowLite): EventLine {
   };
 }
 
-function eventList(sqlite: Database.Database, where: string, params: unknown[], cap: number): EventLine[] {
-  return sqlite
-    .prepare<unknown[], EventRowLite>(
-      `SELECT timestamp AS at, type, actor, actor_role AS role, outcome, target, detail_json AS detail FROM security_events WHERE ${where} ORDER BY timestamp, id LIMIT ?`,
-    )
-    .all(...params, cap)
-    .map(eventLine);
+async function eventList(r: ReportReader, where: string, params: SqlParam[], cap: number): Promise<EventLine[]> {
+  const rows = await r.all<EventRowLite>(
+    `SELECT timestamp AS at, type, actor, actor_role AS role, outcome, target, detail_json AS detail FROM security_events WHERE ${where} ORDER BY timestamp, id LIMIT ?`,
+    [...params, cap],
+  );
+  return rows.map(eventLine);
 }
 
-function gatherSecurity(sqlite: Database.Database, p: ReportPeriod, cap: number, events: TypeCount[]): ReportData['security'] {
+async function gatherSecurity(r: ReportReader, p: ReportPeriod, cap: number, events: TypeCount[]): Promise<ReportData['security']> {
   const sum = (pred: (e: TypeCount) => boolean) => events.filter(pred).reduce((n, e) => n + e.count, 0);
   const refusedTotal = sum((e) => e.outcome === 'refused' && !e.type.startsWith('decision.'));
   const exportsTotal = sum((e) => e.type === 'audit.exported');
   const refusedTypes = [...new Set(events.filter((e) => e.outcome === 'refused' && !e.type.startsWith('decision.')).map((e) => e.type))];
   const refused = refusedTypes.length
-    ? eventList(sqlite, `type IN (${refusedTypes.map(() => '?').join(', ')}) AND timestamp >= ? AND timestamp < ? AND outcome = 'refused'`, [...refusedTypes, p.from, p.to], cap)
+    ? await eventList(r, `type IN (${refusedTypes.map(() => '?').join(', ')}) AND timestamp >= ? AND timestamp < ? AND outcome = 'refused'`, [...refusedTypes, p.from, p.to], cap)
     : [];
-  const exports = exportsTotal ? eventList(sqlite, `type = 'audit.exported' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to], cap) : [];
-  const failedTargets = sqlite
-    .prepare<[number, number], { target: string | null; n: number }>(
-      `SELECT coalesce(target, actor) AS target, count(*) AS n FROM security_events WHERE type = 'auth.login.failed' AND timestamp >= ? AND timestamp < ?
-       GROUP BY 1 ORDER BY n DESC, 1 LIMIT ${TOP}`,
-    )
-    .all(p.from, p.to)
-    .map((r) => ({ value: r.target ?? '(unknown)', count: r.n }));
+  const exports = exportsTotal ? await eventList(r, `type = 'audit.exported' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to], cap) : [];
+  // The most tried targets: every target tried as often as the tenth, ranked here (ties by name, as every list of
+  // the report, whatever the database's collation).
+  const failed = `SELECT coalesce(target, actor) AS target, count(*) AS n FROM security_events WHERE type = 'auth.login.failed' AND timestamp >= ? AND timestamp < ? GROUP BY 1`;
+  const tenth = (await r.get<{ n: number }>(`SELECT n FROM (${failed}) AS f ORDER BY n DESC LIMIT 1 OFFSET ${TOP - 1}`, [p.from, p.to]))?.n ?? 1;
+  const tried = await r.all<{ target: string | null; n: number }>(`${failed} HAVING count(*) >= ?`, [p.from, p.to, tenth]);
+  const failedTargets = rank(new Map(tried.map((t) => [t.target ?? '(unknown)', t.n])), TOP);
   const signInUsers =
-    sqlite.prepare<[number, number], { n: number }>(`SELECT count(DISTINCT actor) AS n FROM security_events WHERE type = 'auth.login.succeeded' AND timestamp >= ? AND timestamp < ?`).get(p.from, p.to)?.n ??
+    (await r.get<{ n: number }>(`SELECT count(DISTINCT actor) AS n FROM security_events WHERE type = 'auth.login.succeeded' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to]))?.n ??
     0;
   return {
     total: sum(() => true),
@@ -573,73 +638,67 @@ function gatherSecurity(sqlite: Database.Database, p: ReportPeriod, cap: number,
 // Human oversight
 // ---------------------------------------------------------------------------------------------------------------
 
-function gatherOversight(sqlite: Database.Database, p: ReportPeriod, now: number, cap: number, events: TypeCount[]): ReportData['oversight'] {
+async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, cap: number, events: TypeCount[]): Promise<ReportData['oversight']> {
   // A request past its expiry that the sweeper has not marked yet reads as expired (as the approval store reads it).
-  const byGate = sqlite
-    .prepare<[number, number, number], { gate: string; state: string; n: number }>(
-      `SELECT gate, CASE WHEN status = 'pending' AND expires_at <= ? THEN 'expired' ELSE status END AS state, count(*) AS n
-       FROM approvals WHERE requested_at >= ? AND requested_at < ? GROUP BY 1, 2`,
-    )
-    .all(now, p.from, p.to);
+  const byGate = await r.all<{ gate: string; state: string; n: number }>(
+    `SELECT gate, CASE WHEN status = 'pending' AND expires_at <= ? THEN 'expired' ELSE status END AS state, count(*) AS n
+     FROM approvals WHERE requested_at >= ? AND requested_at < ? GROUP BY 1, 2`,
+    [now, p.from, p.to],
+  );
   const gates = new Map<string, { gate: string; requested: number; approved: number; rejected: number; expired: number; pending: number }>();
   let ran = 0;
-  for (const r of byGate) {
-    const g = gates.get(r.gate) ?? { gate: r.gate, requested: 0, approved: 0, rejected: 0, expired: 0, pending: 0 };
-    g.requested += r.n;
-    if (r.state === 'approved' || r.state === 'consumed') g.approved += r.n;
-    else if (r.state === 'rejected') g.rejected += r.n;
-    else if (r.state === 'expired') g.expired += r.n;
-    else g.pending += r.n;
-    if (r.state === 'consumed') ran += r.n;
-    gates.set(r.gate, g);
+  for (const row of byGate) {
+    const g = gates.get(row.gate) ?? { gate: row.gate, requested: 0, approved: 0, rejected: 0, expired: 0, pending: 0 };
+    g.requested += row.n;
+    if (row.state === 'approved' || row.state === 'consumed') g.approved += row.n;
+    else if (row.state === 'rejected') g.rejected += row.n;
+    else if (row.state === 'expired') g.expired += row.n;
+    else g.pending += row.n;
+    if (row.state === 'consumed') ran += row.n;
+    gates.set(row.gate, g);
   }
   const list = [...gates.values()].sort((a, b) => b.requested - a.requested || a.gate.localeCompare(b.gate));
   const total = (k: 'requested' | 'approved' | 'rejected' | 'expired' | 'pending') => list.reduce((n, g) => n + g[k], 0);
 
   // Median time from request to a person's decision, by an ORDER BY ... OFFSET on the decided requests.
   const decided = `FROM approvals WHERE requested_at >= ? AND requested_at < ? AND decided_at IS NOT NULL AND status IN ('approved', 'consumed', 'rejected')`;
-  const n = sqlite.prepare<[number, number], { n: number }>(`SELECT count(*) AS n ${decided}`).get(p.from, p.to)?.n ?? 0;
+  const n = (await r.get<{ n: number }>(`SELECT count(*) AS n ${decided}`, [p.from, p.to]))?.n ?? 0;
   let median: number | null = null;
   if (n > 0) {
-    const mid = sqlite
-      .prepare<[number, number, number], { d: number }>(`SELECT decided_at - requested_at AS d ${decided} ORDER BY d LIMIT 2 OFFSET ?`)
-      .all(p.from, p.to, Math.floor((n - 1) / 2))
-      .map((r) => r.d);
+    const mid = (await r.all<{ d: number }>(`SELECT decided_at - requested_at AS d ${decided} ORDER BY d LIMIT 2 OFFSET ?`, [p.from, p.to, Math.floor((n - 1) / 2)])).map((row) => row.d);
     median = n % 2 === 1 ? (mid[0] ?? null) : ((mid[0] ?? 0) + (mid[1] ?? mid[0] ?? 0)) / 2;
   }
 
   const approvers = new Map<string, ApproverFigures>();
-  for (const r of sqlite
-    .prepare<[number, number], { name: string; role: string; n: number }>(
-      `SELECT v.approver AS name, v.approver_role AS role, count(*) AS n FROM approval_votes v JOIN approvals a ON a.id = v.approval_id
-       WHERE a.requested_at >= ? AND a.requested_at < ? GROUP BY 1, 2`,
-    )
-    .all(p.from, p.to)) {
-    const a = approvers.get(r.name) ?? { name: r.name, role: r.role, approvals: 0, rejections: 0 };
-    a.approvals += r.n;
-    approvers.set(r.name, a);
+  for (const row of await r.all<{ name: string; role: string; n: number }>(
+    `SELECT v.approver AS name, v.approver_role AS role, count(*) AS n FROM approval_votes v JOIN approvals a ON a.id = v.approval_id
+     WHERE a.requested_at >= ? AND a.requested_at < ? GROUP BY 1, 2`,
+    [p.from, p.to],
+  )) {
+    const a = approvers.get(row.name) ?? { name: row.name, role: row.role, approvals: 0, rejections: 0 };
+    a.approvals += row.n;
+    approvers.set(row.name, a);
   }
-  for (const r of sqlite
-    .prepare<[number, number], { name: string; role: string | null; n: number }>(
-      `SELECT a.decided_by AS name, u.role AS role, count(*) AS n FROM approvals a LEFT JOIN users u ON u.username = a.decided_by
-       WHERE a.status = 'rejected' AND a.decided_by IS NOT NULL AND a.requested_at >= ? AND a.requested_at < ? GROUP BY 1, 2`,
-    )
-    .all(p.from, p.to)) {
-    const a = approvers.get(r.name) ?? { name: r.name, role: r.role, approvals: 0, rejections: 0 };
-    a.rejections += r.n;
-    approvers.set(r.name, a);
+  for (const row of await r.all<{ name: string; role: string | null; n: number }>(
+    `SELECT a.decided_by AS name, u.role AS role, count(*) AS n FROM approvals a LEFT JOIN users u ON u.username = a.decided_by
+     WHERE a.status = 'rejected' AND a.decided_by IS NOT NULL AND a.requested_at >= ? AND a.requested_at < ? GROUP BY 1, 2`,
+    [p.from, p.to],
+  )) {
+    const a = approvers.get(row.name) ?? { name: row.name, role: row.role, approvals: 0, rejections: 0 };
+    a.rejections += row.n;
+    approvers.set(row.name, a);
   }
 
   const twoWhere = `FROM approvals a WHERE a.approvals_required >= 2 AND a.status IN ('approved', 'consumed', 'rejected') AND a.requested_at >= ? AND a.requested_at < ?`;
-  const twoTotal = sqlite.prepare<[number, number], { n: number }>(`SELECT count(*) AS n ${twoWhere}`).get(p.from, p.to)?.n ?? 0;
-  const twoRows = sqlite
-    .prepare<[number, number, number], TwoPersonDecision>(
-      `SELECT a.id, a.gate, a.agent_name AS agent, a.tool_name AS tool, a.risk, a.status, a.requested_by AS requestedBy, a.requested_at AS requestedAt,
-              a.decided_at AS decidedAt, a.decided_by AS decidedBy, a.approvals_required AS required,
-              coalesce((SELECT group_concat(approver || ' (' || approver_role || ')', ', ') FROM (SELECT approver, approver_role FROM approval_votes v WHERE v.approval_id = a.id ORDER BY v.at)), '') AS approvers
-       ${twoWhere} ORDER BY a.requested_at, a.id LIMIT ?`,
-    )
-    .all(p.from, p.to, cap);
+  const twoTotal = (await r.get<{ n: number }>(`SELECT count(*) AS n ${twoWhere}`, [p.from, p.to]))?.n ?? 0;
+  // The approvers in the order they voted (string_agg with ORDER BY: SQLite 3.44 and PostgreSQL alike).
+  const twoRows = await r.all<TwoPersonDecision>(
+    `SELECT a.id, a.gate, a.agent_name AS agent, a.tool_name AS tool, a.risk, a.status, a.requested_by AS "requestedBy", a.requested_at AS "requestedAt",
+            a.decided_at AS "decidedAt", a.decided_by AS "decidedBy", a.approvals_required AS required,
+            coalesce((SELECT string_agg(v.approver || ' (' || v.approver_role || ')', ', ' ORDER BY v.at, v.approver) FROM approval_votes v WHERE v.approval_id = a.id), '') AS approvers
+     ${twoWhere} ORDER BY a.requested_at, a.id LIMIT ?`,
+    [p.from, p.to, cap],
+  );
 
   return {
     requested: total('requested'),
@@ -661,34 +720,35 @@ function gatherOversight(sqlite: Database.Database, p: ReportPeriod, now: number
 // Policy and flag changes
 // ---------------------------------------------------------------------------------------------------------------
 
-function gatherChanges(sqlite: Database.Database, p: ReportPeriod, cap: number): ReportData['changes'] {
-  const flagCounts = sqlite
-    .prepare<[number, number], { n: number; refused: number | null }>(
-      `SELECT count(*) AS n, sum(action = 'refused') AS refused FROM flag_changes WHERE changed_at >= ? AND changed_at < ?`,
-    )
-    .get(p.from, p.to);
-  const flagRows = sqlite
-    .prepare<[number, number, number], { at: number; name: string; action: string; oldValue: number | null; newValue: number | null; by: string; reason: string }>(
-      `SELECT changed_at AS at, name, action, old_value AS oldValue, new_value AS newValue, changed_by AS by, reason
+/** A flag value as stored: 0/1 on SQLite, a boolean on PostgreSQL. */
+const flagValue = (v: number | boolean | null): boolean | null => (v === null ? null : Boolean(v));
+
+async function gatherChanges(r: ReportReader, p: ReportPeriod, cap: number): Promise<ReportData['changes']> {
+  const flagCounts = await r.get<{ n: number; refused: number | null }>(
+    `SELECT count(*) AS n, sum(CASE WHEN action = 'refused' THEN 1 ELSE 0 END) AS refused FROM flag_changes WHERE changed_at >= ? AND changed_at < ?`,
+    [p.from, p.to],
+  );
+  const flagRows = (
+    await r.all<{ at: number; name: string; action: string; oldValue: number | boolean | null; newValue: number | boolean | null; by: string; reason: string }>(
+      `SELECT changed_at AS at, name, action, old_value AS "oldValue", new_value AS "newValue", changed_by AS "by", reason
        FROM flag_changes WHERE changed_at >= ? AND changed_at < ? ORDER BY changed_at, id LIMIT ?`,
+      [p.from, p.to, cap],
     )
-    .all(p.from, p.to, cap)
-    .map((r) => ({ ...r, oldValue: r.oldValue === null ? null : r.oldValue === 1, newValue: r.newValue === null ? null : r.newValue === 1 }));
+  ).map((row) => ({ ...row, oldValue: flagValue(row.oldValue), newValue: flagValue(row.newValue) }));
   const configWhere = `type IN ('config.loaded', 'config.refused', 'profile.switched') AND timestamp >= ? AND timestamp < ?`;
-  const configTotal = sqlite.prepare<[number, number], { n: number }>(`SELECT count(*) AS n FROM security_events WHERE ${configWhere}`).get(p.from, p.to)?.n ?? 0;
-  const configEvents = eventList(sqlite, configWhere, [p.from, p.to], cap);
-  const revTotal = sqlite.prepare<[number, number], { n: number }>('SELECT count(*) AS n FROM policy_revisions WHERE first_seen_at >= ? AND first_seen_at < ?').get(p.from, p.to)?.n ?? 0;
+  const configTotal = (await r.get<{ n: number }>(`SELECT count(*) AS n FROM security_events WHERE ${configWhere}`, [p.from, p.to]))?.n ?? 0;
+  const configEvents = await eventList(r, configWhere, [p.from, p.to], cap);
+  const revTotal = (await r.get<{ n: number }>('SELECT count(*) AS n FROM policy_revisions WHERE first_seen_at >= ? AND first_seen_at < ?', [p.from, p.to]))?.n ?? 0;
   const revisions: RevisionLine[] = [];
   // One revision's content at a time: the texts of the configuration files can be large.
-  for (const r of sqlite
-    .prepare<[number, number, number], { revision: string; at: number; content: string }>(
-      'SELECT revision, first_seen_at AS at, content_json AS content FROM policy_revisions WHERE first_seen_at >= ? AND first_seen_at < ? ORDER BY first_seen_at, revision LIMIT ?',
-    )
-    .iterate(p.from, p.to, cap)) {
-    revisions.push({ revision: r.revision, firstSeenAt: r.at, sha256: createHash('sha256').update(r.content).digest('hex') });
+  for (const row of await r.all<{ revision: string; at: number }>(
+    'SELECT revision, first_seen_at AS at FROM policy_revisions WHERE first_seen_at >= ? AND first_seen_at < ? ORDER BY first_seen_at, revision LIMIT ?',
+    [p.from, p.to, cap],
+  )) {
+    const content = (await r.get<{ content: string }>('SELECT content_json AS content FROM policy_revisions WHERE revision = ?', [row.revision]))?.content ?? '';
+    revisions.push({ revision: row.revision, firstSeenAt: row.at, sha256: createHash('sha256').update(content).digest('hex') });
   }
-  const atStart =
-    sqlite.prepare<[number], { revision: string }>('SELECT revision FROM policy_revisions WHERE first_seen_at < ? ORDER BY first_seen_at DESC LIMIT 1').get(p.from)?.revision ?? null;
+  const atStart = (await r.get<{ revision: string }>('SELECT revision FROM policy_revisions WHERE first_seen_at < ? ORDER BY first_seen_at DESC LIMIT 1', [p.from]))?.revision ?? null;
   return {
     flagChanges: { rows: flagRows, total: flagCounts?.n ?? 0, refused: flagCounts?.refused ?? 0 },
     configEvents: { rows: configEvents, total: configTotal },
@@ -701,16 +761,15 @@ function gatherChanges(sqlite: Database.Database, p: ReportPeriod, cap: number):
 // Flags, retention
 // ---------------------------------------------------------------------------------------------------------------
 
-function gatherFlags(sqlite: Database.Database, p: ReportPeriod, flags: ReadonlyMap<string, import('@/lib/flags/resolve').ResolvedFlag>): ReportData['flags'] {
+async function gatherFlags(r: ReportReader, p: ReportPeriod, flags: ReadonlyMap<string, ResolvedFlag>): Promise<ReportData['flags']> {
   // The flag history keeps refused attempts beside the changes (action 'refused').
-  const counts = sqlite
-    .prepare<[number, number], { name: string; refused: number; n: number }>(
-      `SELECT name, action = 'refused' AS refused, count(*) AS n FROM flag_changes WHERE changed_at >= ? AND changed_at < ? GROUP BY 1, 2`,
-    )
-    .all(p.from, p.to);
-  const changes = new Map(counts.filter((r) => !r.refused).map((r) => [r.name, r.n]));
-  const refused = new Map(counts.filter((r) => r.refused).map((r) => [r.name, r.n]));
-  const state = (f: import('@/lib/flags/resolve').ResolvedFlag): FlagState => ({
+  const counts = await r.all<{ name: string; refused: number; n: number }>(
+    `SELECT name, CASE WHEN action = 'refused' THEN 1 ELSE 0 END AS refused, count(*) AS n FROM flag_changes WHERE changed_at >= ? AND changed_at < ? GROUP BY 1, 2`,
+    [p.from, p.to],
+  );
+  const changes = new Map(counts.filter((c) => !c.refused).map((c) => [c.name, c.n]));
+  const refused = new Map(counts.filter((c) => c.refused).map((c) => [c.name, c.n]));
+  const state = (f: ResolvedFlag): FlagState => ({
     name: f.name,
     tier: f.tier,
     value: f.value,
@@ -727,8 +786,8 @@ function gatherFlags(sqlite: Database.Database, p: ReportPeriod, flags: Readonly
   };
 }
 
-function archiveFigures(sqlite: Database.Database): { archives: number; archivedRows: number; oldestLiveRow: number | null } {
-  const a = sqlite.prepare<[], { n: number; rows: number | null }>('SELECT count(*) AS n, sum(rows) AS rows FROM audit_archives').get();
-  const oldest = sqlite.prepare<[], { t: number | null }>('SELECT min(timestamp) AS t FROM permission_denials').get();
+async function archiveFigures(r: ReportReader): Promise<{ archives: number; archivedRows: number; oldestLiveRow: number | null }> {
+  const a = await r.get<{ n: number; rows: number | null }>('SELECT count(*) AS n, sum(rows) AS rows FROM audit_archives');
+  const oldest = await r.get<{ t: number | null }>('SELECT min(timestamp) AS t FROM permission_denials');
   return { archives: a?.n ?? 0, archivedRows: a?.rows ?? 0, oldestLiveRow: oldest?.t ?? null };
 }

@@ -3,7 +3,7 @@
  * control names (profile.yaml `evidence:`) becomes one sentence with its figure, computed from the report's data,
  * and each rule, gate, flag, invariant or setting that serves the control is checked to be in force now.
  */
-import type { SwarmApp } from '@/lib/app';
+import type { App } from '@/lib/app';
 import type { ControlMapping, EvidenceKind, LoadedProfile } from '@/lib/profiles/profile';
 import type { ReportData } from './data';
 import { isoSeconds } from './period';
@@ -79,7 +79,7 @@ export interface ServedByState {
 }
 
 /** Whether each rule, gate, flag, invariant or setting that serves a control is in force now. */
-export function servedByState(app: SwarmApp, profile: LoadedProfile, c: ControlMapping): ServedByState[] {
+export function servedByState(app: App, profile: LoadedProfile, c: ControlMapping): ServedByState[] {
   const flags = app.flags.resolution().flags;
   return c.servedBy.map((s) => {
     const ref = `${s.kind}:${s.ref}`;
@@ -131,7 +131,7 @@ export interface ControlRow {
   problems: string[];
 }
 
-export function controlRows(app: SwarmApp, d: ReportData): ControlRow[] {
+export function controlRows(app: App, d: ReportData): ControlRow[] {
   return d.controls.flatMap(({ profile }) =>
     profile.controls.map((control) => {
       const servedBy = servedByState(app, profile, control);

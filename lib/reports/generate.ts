@@ -4,8 +4,9 @@
  * the report id, the period, the format and the profile) attributed to the person who asked.
  */
 import { isRole } from '@/lib/permissions';
-import type { SwarmApp } from '@/lib/app';
+import type { App } from '@/lib/app';
 import { gatherReport, type ReportData, type ReportOptions } from './data';
+import { reportReaderFor, type ReportReader } from './reader';
 import { controlRows } from './evidence';
 import { buildOscal } from './oscal';
 import { renderReportPdf } from './pdf';
@@ -28,10 +29,13 @@ export interface GeneratedReport {
   timings: { gatherMs: number; renderMs: number };
 }
 
-/** Gather and render a report; does not record anything (see generateReport). */
-export function buildReport(app: SwarmApp, request: GenerateRequest): GeneratedReport {
+/**
+ * Gather and render a report; does not record anything (see generateReport). `reader`: where the trail is read
+ * (default: the application's own database, SQLite or PostgreSQL).
+ */
+export async function buildReport(app: App, request: GenerateRequest, reader?: ReportReader): Promise<GeneratedReport> {
   const t0 = performance.now();
-  const data = gatherReport(app, request);
+  const data = await gatherReport(reader ?? (await reportReaderFor(app)), request);
   const rows = controlRows(app, data);
   const t1 = performance.now();
   const bytes = request.format === 'pdf' ? renderReportPdf(data, rows) : Buffer.from(`${JSON.stringify(buildOscal(data, rows), null, 2)}\n`, 'utf8');
@@ -48,9 +52,9 @@ export function buildReport(app: SwarmApp, request: GenerateRequest): GeneratedR
 }
 
 /** Gather, render, and record the generation in the audit trail. */
-export function generateReport(app: SwarmApp, request: GenerateRequest): GeneratedReport {
-  const report = buildReport(app, request);
-  app.recorder.record({
+export async function generateReport(app: App, request: GenerateRequest, reader?: ReportReader): Promise<GeneratedReport> {
+  const report = await buildReport(app, request, reader);
+  await app.recorder.record({
     kind: 'audit',
     type: 'audit.report_generated',
     actor: request.generatedBy.actor,

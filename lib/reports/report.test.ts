@@ -30,11 +30,11 @@ function pdfToText(bytes: Buffer, args: string[] = []): string {
   return execFileSync('pdftotext', [...args, file, '-'], { encoding: 'utf8' });
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   t = tempApp({ profile: 'bfsi' });
   out = mkdtempSync(join(tmpdir(), 'swarm-report-'));
   seeded = seedTrail(t.app);
-  pdf = generateReport(t.app, { period: seeded.period, format: 'pdf', generatedBy: by });
+  pdf = await generateReport(t.app, { period: seeded.period, format: 'pdf', generatedBy: by });
   mainPdf = join(out, 'report.pdf');
   writeFileSync(mainPdf, pdf.bytes);
   text = execFileSync('pdftotext', [mainPdf, '-'], { encoding: 'utf8' });
@@ -166,8 +166,8 @@ describe('the PDF', () => {
     expect(flat).not.toContain('NEEDS ATTENTION');
   });
 
-  it('lists the denials of the period in the appendix, capped, saying how many were left out and how to export all', () => {
-    const capped = buildReport(t.app, { period: seeded.period, format: 'pdf', generatedBy: by, appendixCap: 10 });
+  it('lists the denials of the period in the appendix, capped, saying how many were left out and how to export all', async () => {
+    const capped = await buildReport(t.app, { period: seeded.period, format: 'pdf', generatedBy: by, appendixCap: 10 });
     const flat = pdfToText(capped.bytes).replace(/\s+/g, ' ');
     const total = capped.data.denials.total;
     expect(flat).toContain(`The first 10 of ${total} denials, oldest first; ${total - 10} are left out of this report.`);
@@ -199,8 +199,8 @@ describe('the PDF', () => {
 });
 
 describe('the OSCAL assessment results', () => {
-  it('has the OSCAL 1.1 shape: metadata, import-ap, one result with observations and a finding per control', () => {
-    const r = generateReport(t.app, { period: seeded.period, format: 'oscal', generatedBy: by });
+  it('has the OSCAL 1.1 shape: metadata, import-ap, one result with observations and a finding per control', async () => {
+    const r = await generateReport(t.app, { period: seeded.period, format: 'oscal', generatedBy: by });
     const doc = JSON.parse(r.bytes.toString('utf8')) as { 'assessment-results': Record<string, any> };
     const ar = doc['assessment-results'];
     const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[45][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -256,8 +256,8 @@ describe('inputs', () => {
     expect(reportOptionsSchema.safeParse({ from: '2026-01-01', to: '2026-01-02', format: 'docx' }).success).toBe(false);
   });
 
-  it('refuses a profile that is not active, naming the active ones', () => {
-    expect(() => buildReport(t.app, { period: seeded.period, format: 'pdf', generatedBy: by, profile: 'healthcare' })).toThrow(/"healthcare" is not active: the active profiles are bfsi/);
+  it('refuses a profile that is not active, naming the active ones', async () => {
+    await expect(buildReport(t.app, { period: seeded.period, format: 'pdf', generatedBy: by, profile: 'healthcare' })).rejects.toThrow(/"healthcare" is not active: the active profiles are bfsi/);
   });
 
   it('writes text the standard PDF fonts can show', () => {

@@ -2,14 +2,14 @@
  * The answer of the report routes: the generated file as an attachment, named for its period, never cached. The
  * generation is recorded (audit.report_generated) with the signed-in person as its actor.
  */
-import type { SwarmApp } from '@/lib/app';
+import type { App } from '@/lib/app';
 import type { Principal } from '@/lib/permissions';
 import { generateReport } from '@/lib/reports/generate';
 import type { ReportFormat, ReportQuery } from '@/lib/reports/period';
 
-export function reportResponse(app: SwarmApp, principal: Principal, query: ReportQuery, format: ReportFormat, ip: string | undefined): Response {
+export async function reportResponse(app: App, principal: Principal, query: ReportQuery, format: ReportFormat, ip: string | undefined): Promise<Response> {
   const actor = principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
-  const r = generateReport(app, { period: { from: query.from, to: query.to }, profile: query.profile, format, generatedBy: { actor, role: principal.role }, ip });
+  const r = await generateReport(app, { period: { from: query.from, to: query.to }, profile: query.profile, format, generatedBy: { actor, role: principal.role }, ip });
   return new Response(new Uint8Array(r.bytes), {
     headers: {
       'content-type': format === 'pdf' ? 'application/pdf' : 'application/json; charset=utf-8',
