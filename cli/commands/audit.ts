@@ -2,19 +2,34 @@
  * swarm audit verify|checkpoint|key|explain|archive|events: the evidence trail for auditors.
  *   verify [--db FILE] [--public-key FILE] [--from DATE] [--to DATE] [--bundle FILE] [--json]
  *                              exit 0 intact, 1 naming the first bad row; the range requested and found
- *   checkpoint                 sign the current chain heads (when they moved) and print the latest checkpoints
- *   key                        print the public verifier key, to keep somewhere else
- *   explain DECISION_ID        re-run a recorded decision under its revision and under today's configuration
- *   archive --before DATE -o FILE   move older rows into a signed, verifiable bundle, then remove them
+ *   checkpoint [--db FILE|URL] sign the current chain heads (when they moved) and print the latest checkpoints
+ *   key [--db FILE|URL]        print the public verifier key, to keep somewhere else
+ *   explain DECISION_ID [--db FILE|URL]   re-run a recorded decision under its revision and under today's configuration
+ *   archive --before DATE -o FILE [--db FILE|URL]   move older rows into a signed, verifiable bundle, then remove them
+ * On PostgreSQL (--db postgres://…, or SWARM_DB) the signing key is in SWARM_AUDIT_KEY_DIR: a URL has no folder to
+ * keep it beside, and the command refuses rather than make a key nobody keeps.
  *   events [--since S] [--type T] [--actor A] [--outcome O] [--limit N] [--json]
  *   report --from DATE --to DATE [--profile NAME] [--format pdf|oscal] -o FILE
  *                              the audit report of a period (PDF or OSCAL assessment results), recorded as a security event
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { archiveBefore, verifyBundle } from '@/lib/audit/archive';
-import { keyDirFor, loadOrCreateSigningKey, readLocalVerifierKey, verifierKey } from '@/lib/audit/checkpoints';
-import { explainDecision } from '@/lib/audit/explain';
+import type pg from 'pg';
+import { archivableBefore, archiveBefore, verifyBundle, type ArchiveResult } from '@/lib/audit/archive';
+import { KeyDirRequired, keyDirFor, loadOrCreateSigningKey, readLocalVerifierKey, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
+import { explainDecision, explainDecisionWith, pgExplainReads, type ExplainConfig, type Explanation } from '@/lib/audit/explain';
+import { archiveAuditPg } from '@/lib/audit/pg-archive';
+import { PgCheckpointer } from '@/lib/audit/pg-checkpoints';
+import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
+import { PLATFORM_TOOLS } from '@/lib/agents/platform-tools';
+import { codeGateSpecs } from '@/lib/approvals/gates';
+import { EMPTY_AGENTS, parseAgents } from '@/lib/config/agents';
+import { builtInSources } from '@/lib/config/sources';
+import { WatchedFile } from '@/lib/config/watched-file';
+import { PgFlagService } from '@/lib/flags/pg-service';
+import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
+import { activeProfiles, gatesWithProfiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
 import { eventToJson } from '@/lib/audit/security-events';
 import { verifyAudit, type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
 import { createApp } from '@/lib/app';
@@ -22,7 +37,8 @@ import { generateReport } from '@/lib/reports/generate';
 import { describePeriod, reportOptionsSchema } from '@/lib/reports/period';
 import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/args';
 import { cliActor, dbLocation, dbPath, withApp, type CliContext } from '@/cli/context';
-import { DatabaseUnavailable, openPool } from '@/db/pg/client';
+import { DatabaseUnavailable, openPool, pgDatabase } from '@/db/pg/client';
+import type { DbLocation } from '@/db/location';
 import { verifyAuditPg } from '@/lib/audit/pg-chain';
 import { CliError, UsageError } from '@/cli/errors';
 import { cell, isoTime, plural, table } from '@/cli/format';
@@ -139,69 +155,186 @@ async function verifyPostgres(ctx: CliContext, url: string, keyText: string | un
   return report.ok ? 0 : 1;
 }
 
-function checkpoint(ctx: CliContext, args: string[]): number {
-  const { positionals } = parseCommand(args, {});
-  expectPositionals(positionals, []);
-  return withApp(ctx, (app) => {
-    app.checkpointAudit();
-    const latest = app.auditCheckpoints();
-    if (latest.length === 0) {
-      ctx.io.out('No checkpoint yet: the audit trail is empty.\n');
-      return 0;
-    }
-    ctx.io.out('Keep these somewhere else (deleting the newest rows is detectable only against a head kept off this machine):\n\n');
-    for (const c of latest) ctx.io.out(`${c.note}\n`);
+/** The database of a command: --db, else SWARM_DB; a SQLite file is opened through the application as before. */
+function where(ctx: CliContext, db: string | undefined): DbLocation {
+  return dbLocation(ctx.env, db ?? ctx.env.SWARM_DB);
+}
+
+/** The context of a command on this SQLite file (--db FILE stands for SWARM_DB). */
+function onSqlite(ctx: CliContext, path: string): CliContext {
+  return { ...ctx, env: { ...ctx.env, SWARM_DB: path } };
+}
+
+/** The installation's signing key for this database; on PostgreSQL only from SWARM_AUDIT_KEY_DIR (refused otherwise). */
+function signingKey(ctx: CliContext, location: DbLocation): SigningKey {
+  try {
+    return loadOrCreateSigningKey(keyDirFor(location.kind === 'postgres' ? location.url : location.path, ctx.env));
+  } catch (error) {
+    if (error instanceof KeyDirRequired) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+/** Run `fn` with a pool on a PostgreSQL database, closed after; a database that cannot be reached is a CliError. */
+async function withPool<T>(url: string, fn: (pool: pg.Pool) => Promise<T>, max = 2): Promise<T> {
+  const pool = openPool({ url, max, statementTimeoutMs: 600_000 });
+  try {
+    return await fn(pool);
+  } catch (error) {
+    if (error instanceof DatabaseUnavailable) throw new CliError(error.message);
+    throw error;
+  } finally {
+    await pool.end();
+  }
+}
+
+/** The recorder of the CLI on PostgreSQL: the events of the commands, masked as the active profiles mask. */
+function pgRecorder(pool: pg.Pool, profiles: ActiveProfiles): PgAuditRecorder {
+  return new PgAuditRecorder(pool, { revision: () => null, logAllDecisions: () => false, maskKeys: profiles.maskKeys });
+}
+
+function configDirOf(ctx: CliContext): string {
+  return resolve(ctx.env.SWARM_CONFIG_DIR || 'config');
+}
+
+function printCheckpoints(ctx: CliContext, latest: { chain: string; note: string }[]): number {
+  if (latest.length === 0) {
+    ctx.io.out('No checkpoint yet: the audit trail is empty.\n');
     return 0;
+  }
+  ctx.io.out('Keep these somewhere else (deleting the newest rows is detectable only against a head kept off this machine):\n\n');
+  for (const c of latest) ctx.io.out(`${c.note}\n`);
+  return 0;
+}
+
+function checkpoint(ctx: CliContext, args: string[]): number | Promise<number> {
+  const { values, positionals } = parseCommand(args, { db: { type: 'string' } });
+  expectPositionals(positionals, []);
+  const location = where(ctx, values.db);
+  if (location.kind === 'postgres') {
+    const key = signingKey(ctx, location);
+    return withPool(location.url, async (pool) => {
+      const signer = new PgCheckpointer(pool, key);
+      const notes = await signer.checkpoint();
+      if (notes.length > 0) {
+        await pgRecorder(pool, activeProfiles(ctx.env, configDirOf(ctx))).record({ kind: 'audit', type: 'audit.checkpointed', actor: cliActor(ctx.env), outcome: 'succeeded', detail: { checkpoints: notes.length } });
+      }
+      return printCheckpoints(ctx, await signer.latest());
+    });
+  }
+  return withApp(onSqlite(ctx, location.path), (app) => {
+    app.checkpointAudit();
+    return printCheckpoints(ctx, app.auditCheckpoints());
   });
 }
 
 function key(ctx: CliContext, args: string[]): number {
-  const { positionals } = parseCommand(args, {});
+  const { values, positionals } = parseCommand(args, { db: { type: 'string' } });
   expectPositionals(positionals, []);
-  const k = loadOrCreateSigningKey(keyDirFor(dbPath(ctx.env), ctx.env));
+  const location = where(ctx, values.db);
+  const k = location.kind === 'postgres' ? signingKey(ctx, location) : loadOrCreateSigningKey(keyDirFor(location.path, ctx.env));
   ctx.io.out(`${verifierKey(k.name, k.raw)}\n`);
   return 0;
 }
 
-function explain(ctx: CliContext, args: string[]): number {
-  const { values, positionals } = parseCommand(args, { json: { type: 'boolean' } });
+/**
+ * Today's configuration for explain on PostgreSQL, read as a server reads it: the files of the config folder with the
+ * active profiles, and the flag values with the overrides kept in the database.
+ */
+async function pgExplainConfig(ctx: CliContext, pool: pg.Pool, profiles: ActiveProfiles): Promise<{ config: ExplainConfig; stop(): Promise<void> }> {
+  const dir = configDirOf(ctx);
+  const codeGates = codeGateSpecs(PLATFORM_TOOLS);
+  const agents = new WatchedFile(join(dir, 'agents.yaml'), parseAgents, EMPTY_AGENTS).current;
+  const policy = withProfileRules(new WatchedFile(resolve(ctx.env.SWARM_POLICY_FILE || join(dir, 'permission_policies.yaml')), parsePolicy, EMPTY_POLICY).current, profiles);
+  const gates = new WatchedFile(join(dir, 'gates.yaml'), (text, file) => gatesWithProfiles(codeGates, profiles, { text, file }), gatesWithProfiles(codeGates, profiles)).current;
+  const flags = new PgFlagService({ db: pgDatabase(pool), pool, env: ctx.env, locks: profiles.locks });
+  await flags.start();
+  return {
+    config: { codeGates, defaultSources: () => builtInSources(() => agents, () => policy), gates, flagValues: () => flags.values() },
+    stop: () => flags.stop(),
+  };
+}
+
+function printExplanation(ctx: CliContext, e: Explanation, json: boolean): number {
+  if (json) {
+    ctx.io.out(`${JSON.stringify(e, null, 2)}\n`);
+    return 0;
+  }
+  const what = e.input.kind === 'tool' ? `agent ${e.input.agent} calling ${e.input.tool}` : `${e.input.method} ${e.input.path}`;
+  ctx.io.out(`Decision ${e.decision_id}: ${what}, by ${e.input.principal ?? 'unknown'} (${e.input.role ?? 'no role'}), at ${isoTime(e.recorded.timestamp)}\n`);
+  ctx.io.out(`Recorded:        ${e.recorded.decision} ${e.recorded.rule_source} (${cell(e.recorded.reason, 120)})\n`);
+  ctx.io.out(`Policy revision: ${e.recorded.policy_revision ?? 'not recorded'}\n`);
+  if (e.at_the_time) {
+    ctx.io.out(`Re-run then:     ${e.at_the_time.decision} ${e.at_the_time.rule_source}: ${e.at_the_time.same ? 'the same as recorded' : 'DIFFERENT from the record'}\n`);
+  }
+  ctx.io.out(`Re-run today:    ${e.today.decision} ${e.today.rule_source}: ${e.today.same ? 'today\'s policy decides the same' : 'today\'s policy decides differently'}\n`);
+  for (const n of e.notes) ctx.io.out(`note: ${n}\n`);
+  return 0;
+}
+
+function explain(ctx: CliContext, args: string[]): number | Promise<number> {
+  const { values, positionals } = parseCommand(args, { json: { type: 'boolean' }, db: { type: 'string' } });
   const [id] = expectPositionals(positionals, ['DECISION_ID']);
   if (!/^[0-9a-f-]{36}$/.test(id!)) throw new UsageError(`DECISION_ID is the decision_id of a denial or a decision event, not "${id}".`);
-  return withApp(ctx, (app) => {
+  const location = where(ctx, values.db);
+  const explained = { kind: 'audit', type: 'audit.explained', actor: cliActor(ctx.env), outcome: 'succeeded', target: id!, decisionId: id! } as const;
+  if (location.kind === 'postgres') {
+    return withPool(
+      location.url,
+      async (pool) => {
+        const profiles = activeProfiles(ctx.env, configDirOf(ctx));
+        const today = await pgExplainConfig(ctx, pool, profiles);
+        let e: Explanation;
+        try {
+          e = await explainDecisionWith(today.config, pgExplainReads(pool), id!);
+        } finally {
+          await today.stop();
+        }
+        await pgRecorder(pool, profiles).record(explained);
+        return printExplanation(ctx, e, values.json === true);
+      },
+      3,
+    );
+  }
+  return withApp(onSqlite(ctx, location.path), (app) => {
     const e = explainDecision(app, id!);
-    app.recorder.record({ kind: 'audit', type: 'audit.explained', actor: cliActor(ctx.env), outcome: 'succeeded', target: id!, decisionId: id! });
-    if (values.json) {
-      ctx.io.out(`${JSON.stringify(e, null, 2)}\n`);
-      return 0;
-    }
-    const what = e.input.kind === 'tool' ? `agent ${e.input.agent} calling ${e.input.tool}` : `${e.input.method} ${e.input.path}`;
-    ctx.io.out(`Decision ${e.decision_id}: ${what}, by ${e.input.principal ?? 'unknown'} (${e.input.role ?? 'no role'}), at ${isoTime(e.recorded.timestamp)}\n`);
-    ctx.io.out(`Recorded:        ${e.recorded.decision} ${e.recorded.rule_source} (${cell(e.recorded.reason, 120)})\n`);
-    ctx.io.out(`Policy revision: ${e.recorded.policy_revision ?? 'not recorded'}\n`);
-    if (e.at_the_time) {
-      ctx.io.out(`Re-run then:     ${e.at_the_time.decision} ${e.at_the_time.rule_source}: ${e.at_the_time.same ? 'the same as recorded' : 'DIFFERENT from the record'}\n`);
-    }
-    ctx.io.out(`Re-run today:    ${e.today.decision} ${e.today.rule_source}: ${e.today.same ? 'today\'s policy decides the same' : 'today\'s policy decides differently'}\n`);
-    for (const n of e.notes) ctx.io.out(`note: ${n}\n`);
-    return 0;
+    app.recorder.record(explained);
+    return printExplanation(ctx, e, values.json === true);
   });
 }
 
-function archive(ctx: CliContext, args: string[]): number {
-  const { values, positionals } = parseCommand(args, { before: { type: 'string' }, output: { type: 'string', short: 'o' } });
+function printArchive(ctx: CliContext, r: ArchiveResult, out: string): number {
+  for (const c of r.chains) ctx.io.out(`${c.chain}: ${c.rows ? `${plural(c.rows, 'row')} ${c.fromId}–${c.upToId} archived` : 'nothing older'}\n`);
+  ctx.io.out(`Wrote ${out} (sha256 ${r.sha256}); verify it with: swarm audit verify --bundle ${out} --public-key KEYFILE\n`);
+  return 0;
+}
+
+function archive(ctx: CliContext, args: string[]): number | Promise<number> {
+  const { values, positionals } = parseCommand(args, { before: { type: 'string' }, output: { type: 'string', short: 'o' }, db: { type: 'string' } });
   expectPositionals(positionals, []);
   const before = Date.parse(requireOption(values.before, '--before', 'an ISO date: rows older than it are archived'));
   if (Number.isNaN(before)) throw new UsageError(`--before must be an ISO date (2026-01-31 or 2026-01-31T00:00:00Z), not "${values.before}".`);
   const out = requireOption(values.output, '-o', 'the bundle file to write (it must not exist)');
   if (existsSync(out)) throw new CliError(`${out} exists already: an archive never overwrites a file.`);
-  return withApp(ctx, (app) => {
-    const k = loadOrCreateSigningKey(keyDirFor(dbPath(ctx.env), ctx.env));
-    const r = archiveBefore(app.db.$client, k, app.archivableBefore(before / 1000), out, (res) =>
-      app.recorder.record({ kind: 'audit', type: 'retention.archived', actor: cliActor(ctx.env), outcome: 'succeeded', target: out, detail: { before: res.before, sha256: res.sha256, chains: res.chains } }),
-    );
-    for (const c of r.chains) ctx.io.out(`${c.chain}: ${c.rows ? `${plural(c.rows, 'row')} ${c.fromId}–${c.upToId} archived` : 'nothing older'}\n`);
-    ctx.io.out(`Wrote ${out} (sha256 ${r.sha256}); verify it with: swarm audit verify --bundle ${out} --public-key KEYFILE\n`);
-    return 0;
+  const location = where(ctx, values.db);
+  const archived = (res: ArchiveResult) =>
+    ({ kind: 'audit', type: 'retention.archived', actor: cliActor(ctx.env), outcome: 'succeeded', target: out, detail: { before: res.before, sha256: res.sha256, chains: res.chains } }) as const;
+  if (location.kind === 'postgres') {
+    const profiles = activeProfiles(ctx.env, configDirOf(ctx));
+    const cutoff = archivableBefore(profiles.retention, before / 1000);
+    const k = signingKey(ctx, location);
+    return withPool(location.url, async (pool) => {
+      const recorder = pgRecorder(pool, profiles);
+      const r = await archiveAuditPg(pool, k, cutoff, out, async (res, tx) => {
+        await recorder.recordIn(tx, archived(res));
+      });
+      return printArchive(ctx, r, out);
+    });
+  }
+  return withApp(onSqlite(ctx, location.path), (app) => {
+    const k = loadOrCreateSigningKey(keyDirFor(location.path, ctx.env));
+    const r = archiveBefore(app.db.$client, k, app.archivableBefore(before / 1000), out, (res) => app.recorder.record(archived(res)));
+    return printArchive(ctx, r, out);
   });
 }
 

@@ -2,7 +2,8 @@
  * Retention: `swarm audit archive --before DATE -o FILE` moves the rows older than DATE out of both chains into one
  * signed, verifiable NDJSON bundle, and only after the bundle is written and re-verified removes them, in one
  * transaction that also records where the remaining chain starts (audit_archives) and the event retention.archived.
- * Nothing else deletes audit rows: the triggers that refuse DELETE are lifted for that one transaction only.
+ * Nothing else deletes audit rows: the triggers that refuse DELETE are lifted for that one transaction only. On
+ * PostgreSQL (pg-archive.ts) the same bundle is written, and the rows go through swarm_archive_prefix (migration 0004).
  *
  * Bundle lines: {"kind":"header",...}, then {"kind":"row","chain":...,"row":{...}} per row in id order, then one
  * {"kind":"checkpoint","chain":...,"note":...} per chain: a signed checkpoint of the last archived row, which
@@ -12,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { CHAIN_COLUMNS, CHAIN_NAMES, GENESIS_HASH, rowHash, type ChainName } from './chain';
+import { AppError } from '@/lib/errors';
 import { openCheckpoint, originOf, parseVerifierKey, signCheckpoint, verifierKey, type ParsedVerifierKey, type SigningKey } from './checkpoints';
 
 export interface ArchivedChain {
@@ -29,7 +31,7 @@ export interface ArchiveResult {
   chains: ArchivedChain[];
 }
 
-type Row = Record<string, unknown> & { id: number; row_hash: string | null; prev_hash: string | null; timestamp: number };
+export type Row = Record<string, unknown> & { id: number; row_hash: string | null; prev_hash: string | null; timestamp: number };
 
 /** The rows to archive in a chain: every row up to the first one at or after `before` (a contiguous prefix). */
 function prefixEnd(sqlite: Database.Database, chain: ChainName, before: number): number | null {
@@ -41,40 +43,70 @@ function prefixEnd(sqlite: Database.Database, chain: ChainName, before: number):
   return min !== null && end >= min ? end : null;
 }
 
-export function archiveBefore(sqlite: Database.Database, key: SigningKey, before: number, file: string, onArchived: (r: ArchiveResult) => void): ArchiveResult {
+/**
+ * The cut-off of an archive checked against a compliance profile's retention (ActiveProfiles.retention): rows younger
+ * than its minimum stay in the live trail. For callers without an application (the CLI on PostgreSQL); the same rule
+ * as SwarmApp.archivableBefore. Throws AppError naming the profile and its basis.
+ */
+export function archivableBefore(retention: { minDays: number; profile: string; basis: string } | undefined, before: number, now = Date.now() / 1000): number {
+  if (retention && before > now - retention.minDays * 86_400) {
+    const limit = new Date((now - retention.minDays * 86_400) * 1000).toISOString().slice(0, 10);
+    throw new AppError(
+      'CONFLICT',
+      `The compliance profile ${retention.profile} keeps audit rows ${retention.minDays} days in the live trail (${retention.basis}); archive only rows before ${limit}.`,
+    );
+  }
+  return before;
+}
+
+/** One chain's part of an archive: the rows to move out, in id order (empty: nothing older). */
+export interface ChainPrefix {
+  chain: ChainName;
+  rows: readonly Row[];
+}
+
+/**
+ * Write the bundle of these rows (each chain's followed by a signed checkpoint of its last row) to `file`, which must not
+ * exist, and read it back and verify it: only what was written and verifies may then be removed. The same on SQLite
+ * and PostgreSQL (pg-archive.ts); throws, removing nothing, when the bundle does not verify.
+ */
+export function writeBundle(key: SigningKey, before: number, prefixes: readonly ChainPrefix[], file: string): ArchiveResult {
   const lines: string[] = [JSON.stringify({ kind: 'header', format: 'swarm-permissions audit archive 1', before, created_at: Date.now() / 1000 })];
   const chains: ArchivedChain[] = [];
-  const ends = new Map<ChainName, number>();
-  for (const chain of CHAIN_NAMES) {
-    const end = prefixEnd(sqlite, chain, before);
-    if (end === null) {
+  for (const { chain, rows } of prefixes) {
+    if (rows.length === 0) {
       chains.push({ chain, rows: 0, fromId: null, upToId: null, headHash: null });
       continue;
     }
-    const rows = sqlite.prepare<[number], Row>(`SELECT * FROM ${chain} WHERE id <= ? ORDER BY id`).all(end);
     const last = rows[rows.length - 1]!;
     if (!last.row_hash) throw new Error(`${chain}: the rows before ${new Date(before * 1000).toISOString()} were written before the chain began; they cannot be archived verifiably.`);
     for (const row of rows) lines.push(JSON.stringify({ kind: 'row', chain, row }));
-    lines.push(JSON.stringify({ kind: 'checkpoint', chain, note: signCheckpoint(key, { origin: originOf(chain, key.name), size: end, headHash: last.row_hash, time: Date.now() / 1000 }) }));
-    chains.push({ chain, rows: rows.length, fromId: rows[0]!.id, upToId: end, headHash: last.row_hash });
-    ends.set(chain, end);
+    lines.push(JSON.stringify({ kind: 'checkpoint', chain, note: signCheckpoint(key, { origin: originOf(chain, key.name), size: last.id, headHash: last.row_hash, time: Date.now() / 1000 }) }));
+    chains.push({ chain, rows: rows.length, fromId: rows[0]!.id, upToId: last.id, headHash: last.row_hash });
   }
   const text = `${lines.join('\n')}\n`;
   writeFileSync(file, text, { flag: 'wx' });
-  // Only what was written and verifies is removed.
   const check = verifyBundle(readFileSync(file, 'utf8'), verifierKey(key.name, key.raw));
   if (!check.ok) throw new Error(`The archive was written but does not verify (${check.problem}); nothing was removed.`);
-  const sha256 = createHash('sha256').update(text).digest('hex');
-  const result: ArchiveResult = { file, sha256, before, chains };
+  return { file, sha256: createHash('sha256').update(text).digest('hex'), before, chains };
+}
+
+export function archiveBefore(sqlite: Database.Database, key: SigningKey, before: number, file: string, onArchived: (r: ArchiveResult) => void): ArchiveResult {
+  const prefixes = CHAIN_NAMES.map((chain): ChainPrefix => {
+    const end = prefixEnd(sqlite, chain, before);
+    return { chain, rows: end === null ? [] : sqlite.prepare<[number], Row>(`SELECT * FROM ${chain} WHERE id <= ? ORDER BY id`).all(end) };
+  });
+  const result = writeBundle(key, before, prefixes, file);
   sqlite.transaction(() => {
-    for (const [chain, end] of ends) {
-      const info = chains.find((c) => c.chain === chain)!;
+    for (const info of result.chains) {
+      if (info.upToId === null) continue;
+      const chain = info.chain;
       sqlite.exec(`DROP TRIGGER ${chain}_no_delete`);
-      sqlite.prepare(`DELETE FROM ${chain} WHERE id <= ?`).run(end);
+      sqlite.prepare(`DELETE FROM ${chain} WHERE id <= ?`).run(info.upToId);
       sqlite.exec(`CREATE TRIGGER ${chain}_no_delete BEFORE DELETE ON ${chain} BEGIN SELECT RAISE(ABORT, '${chain} is append-only: DELETE is refused'); END`);
       sqlite
         .prepare('INSERT INTO audit_archives (chain, up_to_id, head_hash, rows, file, file_sha256, archived_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-        .run(chain, end, info.headHash, info.rows, file, sha256, Date.now() / 1000);
+        .run(chain, info.upToId, info.headHash, info.rows, file, result.sha256, Date.now() / 1000);
     }
     onArchived(result);
   }).immediate();

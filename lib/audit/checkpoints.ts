@@ -60,9 +60,26 @@ export function parseVerifierKey(text: string): ParsedVerifierKey {
   return { name: m[1]!, id, publicKey: createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' }) };
 }
 
-/** Where the key pair lives: beside the database (SWARM_AUDIT_KEY_DIR overrides). */
+/** A PostgreSQL database has no folder of its own for the key: SWARM_AUDIT_KEY_DIR must say where it is. */
+export class KeyDirRequired extends Error {
+  readonly code = 'KEY_DIR_REQUIRED';
+  constructor() {
+    super(
+      'On PostgreSQL the audit signing key has no database folder to live beside: set SWARM_AUDIT_KEY_DIR to the folder that holds audit-signing-key.pem (the same folder on every server, so that they all sign with one key).',
+    );
+    this.name = 'KeyDirRequired';
+  }
+}
+
+/**
+ * Where the key pair lives: beside the database (SWARM_AUDIT_KEY_DIR overrides). For a postgres:// URL only
+ * SWARM_AUDIT_KEY_DIR can say it (KeyDirRequired otherwise): the URL is no path, and a key made in a folder derived from
+ * it would be a second key nobody keeps.
+ */
 export function keyDirFor(dbPath: string, env: Readonly<Record<string, string | undefined>> = process.env): string {
-  return resolve(/*turbopackIgnore: true*/ env.SWARM_AUDIT_KEY_DIR || dirname(resolve(/*turbopackIgnore: true*/ dbPath)));
+  if (env.SWARM_AUDIT_KEY_DIR) return resolve(/*turbopackIgnore: true*/ env.SWARM_AUDIT_KEY_DIR);
+  if (/^postgres(ql)?:/i.test(dbPath.trim())) throw new KeyDirRequired();
+  return resolve(/*turbopackIgnore: true*/ dirname(resolve(/*turbopackIgnore: true*/ dbPath)));
 }
 
 function keyFiles(dir: string) {
@@ -145,6 +162,20 @@ export function openCheckpoint(note: string, key: ParsedVerifierKey): NoteCheck 
   return { ok: true, body: { origin: lines[0], size, headHash: head.toString('hex'), time: Number(time[1]) } };
 }
 
+/**
+ * Whether a chain's head is due for a checkpoint: it moved past the last one, by `minRows` rows at least. The same rule
+ * on SQLite and PostgreSQL (PgCheckpointer).
+ */
+export function checkpointDue(headId: number, lastSize: number, minRows = 1): boolean {
+  return headId > lastSize && headId - lastSize >= minRows;
+}
+
+/** A stored checkpoint of a chain head: the row to insert into audit_checkpoints and the note to hand out. */
+export function checkpointOf(key: SigningKey, chain: ChainName, head: { id: number; hash: string }, time = Date.now() / 1000) {
+  const note = signCheckpoint(key, { origin: originOf(chain, key.name), size: head.id, headHash: head.hash, time });
+  return { chain, size: head.id, headHash: head.hash, time, note };
+}
+
 /** Writes checkpoints of the chains of one database: when the head moved, on a timer and at shutdown. */
 export class Checkpointer {
   private readonly head: Record<ChainName, Database.Statement<[], { id: number; rowHash: string | null }>>;
@@ -172,11 +203,10 @@ export class Checkpointer {
         const head = this.head[chain].get();
         if (!head?.rowHash) continue;
         const last = this.last.get(chain)?.size ?? 0;
-        if (head.id <= last || head.id - last < (options.minRows ?? 1)) continue;
-        const time = Date.now() / 1000;
-        const note = signCheckpoint(this.key, { origin: originOf(chain, this.key.name), size: head.id, headHash: head.rowHash, time });
-        this.insert.run(chain, head.id, head.rowHash, time, note);
-        notes.push(note);
+        if (!checkpointDue(head.id, last, options.minRows)) continue;
+        const c = checkpointOf(this.key, chain, { id: head.id, hash: head.rowHash });
+        this.insert.run(chain, c.size, c.headHash, c.time, c.note);
+        notes.push(c.note);
       }
     });
     write.immediate();

@@ -2,19 +2,84 @@
  * `swarm audit explain DECISION_ID`: find the recorded decision, re-run it against the policy revision it was made
  * under (the configuration texts and flag values kept in policy_revisions) and against today's configuration, and say
  * whether each gives the recorded outcome. Pure reads: the engines used here record nothing.
+ *
+ * Reading and re-running are apart: the rows come through a small port (ExplainReads: the row of a decision id, its
+ * approval, a revision's content), implemented on SQLite (sqliteExplainReads) and PostgreSQL (pgExplainReads); the
+ * re-run (explainRecorded) is one code path for both.
  */
 import { and, between, eq } from 'drizzle-orm';
+import type pg from 'pg';
 import type { SwarmApp } from '@/lib/app';
+import type { Db } from '@/db/client';
 import { approvals, permissionDenials, securityEvents } from '@/db/schema';
 import { parseAgents } from '@/lib/config/agents';
 import { builtInSources } from '@/lib/config/sources';
 import { AppError } from '@/lib/errors';
-import { isRole, PermissionEngine, type ApprovalState, type CheckInput, type CheckResult, type Principal, type Role } from '@/lib/permissions';
-import { mergeGates, parseGates } from '@/lib/permissions/gates';
+import { isRole, PermissionEngine, type ApprovalState, type CheckInput, type CheckResult, type Principal, type Role, type RuleSource } from '@/lib/permissions';
+import type { GateSet, GateSpec } from '@/lib/permissions/gates';
 import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
 import { EMPTY_AGENTS } from '@/lib/config/agents';
 import { combineProfiles, gatesWithProfiles, NO_PROFILES, withProfileRules } from '@/lib/profiles/load';
-import type { RevisionContent } from './revisions';
+import type { RevisionContent, RevisionStore } from './revisions';
+
+/** A recorded denial, as explain reads it (the columns of permission_denials it uses). */
+export interface RecordedDenial {
+  id: number;
+  toolName: string;
+  agentName: string | null;
+  argumentsJson: string | null;
+  ruleSource: string;
+  reason: string | null;
+  userRole: string | null;
+  httpMethod: string | null;
+  httpPath: string | null;
+  timestamp: number;
+  principal: string | null;
+  traceJson: string | null;
+  policyRevision: string | null;
+  maskedPaths: string | null;
+}
+
+/** A recorded decision event (decision.allowed, decision.asked) of security_events. */
+export interface RecordedEvent {
+  id: number;
+  type: string;
+  actor: string;
+  actorRole: string | null;
+  target: string | null;
+  detailJson: string | null;
+  policyRevision: string | null;
+  timestamp: number;
+}
+
+/** What a decision id leads to: its denial or its decision event, and the approval the call was bound to. */
+export interface RecordedDecision {
+  denial?: RecordedDenial;
+  event?: RecordedEvent;
+  approval?: { id: string; status: string; decisionReason: string | null };
+}
+
+/** The reading port of explain: one implementation per database. */
+export interface ExplainReads {
+  /** the rows of a decision id (both empty: not recorded) */
+  decision(decisionId: string): Promise<RecordedDecision>;
+  /** the content of a kept policy revision */
+  revision(revision: string): Promise<RevisionContent | undefined>;
+}
+
+/** Today's configuration, to re-run the decision under: what SwarmApp (and PgSwarmApp) have. */
+export interface ExplainConfig {
+  /** the gates declared in code, the base of a kept revision's gates */
+  readonly codeGates: readonly GateSpec[];
+  defaultSources(): RuleSource[];
+  readonly gates: GateSet;
+  flagValues(): ReadonlyMap<string, boolean>;
+}
+
+/** The configuration of an application (SQLite or PostgreSQL) as explain needs it. */
+export function explainConfigOf(app: Pick<SwarmApp, 'codeGates' | 'defaultSources' | 'gates'> & { flags: { values(): ReadonlyMap<string, boolean> } }): ExplainConfig {
+  return { codeGates: app.codeGates, defaultSources: () => app.defaultSources(), gates: app.gates, flagValues: () => app.flags.values() };
+}
 
 export interface Replay {
   decision: string;
@@ -40,13 +105,13 @@ function replay(result: CheckResult, recorded: { decision: string; rule_source: 
 }
 
 /** An engine over a kept revision: its files parsed again, its flag values, the approval state as recorded. */
-function engineFor(app: SwarmApp, content: RevisionContent, approval: ApprovalState | undefined): PermissionEngine {
+function engineFor(config: ExplainConfig, content: RevisionContent, approval: ApprovalState | undefined): PermissionEngine {
   const agents = content.files.agents === null ? EMPTY_AGENTS : parseAgents(content.files.agents, 'agents.yaml (kept revision)');
   // The profiles active then, rebuilt from their kept texts: their rules, gates and requirements were in force too.
   const profiles = content.profiles ? combineProfiles(content.profiles, 'SWARM_PROFILE') : NO_PROFILES;
   const operator = content.files.policy === null ? EMPTY_POLICY : parsePolicy(content.files.policy, `${content.files.policy_file} (kept revision)`);
   const policy = withProfileRules(operator, profiles);
-  const gates = gatesWithProfiles(app.codeGates, profiles, content.files.gates === null ? undefined : { text: content.files.gates, file: 'gates.yaml (kept revision)' });
+  const gates = gatesWithProfiles(config.codeGates, profiles, content.files.gates === null ? undefined : { text: content.files.gates, file: 'gates.yaml (kept revision)' });
   const flags = new Map(Object.entries(content.flags));
   return new PermissionEngine({
     sources: () => builtInSources(() => agents, () => policy),
@@ -55,10 +120,28 @@ function engineFor(app: SwarmApp, content: RevisionContent, approval: ApprovalSt
   });
 }
 
+/** Explain a decision of this database: its rows read through `reads`, re-run under `config` as today's configuration. */
+export async function explainDecisionWith(config: ExplainConfig, reads: ExplainReads, decisionId: string): Promise<Explanation> {
+  const recorded = await reads.decision(decisionId);
+  const revision = recorded.denial?.policyRevision ?? recorded.event?.policyRevision;
+  return explainRecorded(config, decisionId, recorded, revision ? await reads.revision(revision) : undefined);
+}
+
+/** Explain a decision of a SQLite application, synchronously (the same reads and re-run as explainDecisionWith). */
 export function explainDecision(app: SwarmApp, decisionId: string): Explanation {
+  const recorded = readDecisionSqlite(app.db, decisionId);
+  const revision = recorded.denial?.policyRevision ?? recorded.event?.policyRevision;
+  return explainRecorded(explainConfigOf(app), decisionId, recorded, revision ? app.revisions.get(revision) : undefined);
+}
+
+/**
+ * The re-run of a recorded decision: under `content` (the revision it names, when kept) and under today's `config`.
+ * Throws AppError NOT_FOUND when the decision id has no row.
+ */
+export function explainRecorded(config: ExplainConfig, decisionId: string, rows: RecordedDecision, content: RevisionContent | undefined): Explanation {
   const notes: string[] = [];
-  const denial = findDenial(app, decisionId);
-  const event = denial ? undefined : app.db.select().from(securityEvents).where(eq(securityEvents.decisionId, decisionId)).all().find((e) => e.type.startsWith('decision.'));
+  const denial = rows.denial;
+  const event = denial ? undefined : rows.event;
   if (!denial && !event) {
     throw new AppError('NOT_FOUND', `No recorded decision has the id ${decisionId} (allowed decisions are recorded only while decision_log_all is on).`);
   }
@@ -115,22 +198,21 @@ export function explainDecision(app: SwarmApp, decisionId: string): Explanation 
   }
 
   // The approval this call was bound to, as it stands: a rejection or an expiry is what made such a denial.
-  const approvalRow = app.db.select().from(approvals).where(eq(approvals.decisionId, decisionId)).get();
+  const approvalRow = rows.approval;
   const approval: ApprovalState | undefined = approvalRow
-    ? { status: approvalRow.status === 'consumed' ? 'approved' : approvalRow.status, id: approvalRow.id, reason: approvalRow.decisionReason ?? undefined }
+    ? { status: (approvalRow.status === 'consumed' ? 'approved' : approvalRow.status) as ApprovalState['status'], id: approvalRow.id, reason: approvalRow.decisionReason ?? undefined }
     : undefined;
 
   let atTheTime: Replay | null = null;
-  const content = recorded.policy_revision ? app.revisions.get(recorded.policy_revision) : undefined;
-  if (content) {
-    atTheTime = replay(engineFor(app, content, approval).check(input), recorded);
+  if (content && recorded.policy_revision) {
+    atTheTime = replay(engineFor(config, content, approval).check(input), recorded);
   } else {
     notes.push(recorded.policy_revision ? `Revision ${recorded.policy_revision} is not kept in this database.` : 'The row was written before policy revisions were recorded.');
   }
   const todayEngine = new PermissionEngine({
-    sources: () => app.defaultSources(),
-    gates: () => app.gates,
-    ports: { flagValues: () => app.flags.values(), approvalState: () => approval },
+    sources: () => config.defaultSources(),
+    gates: () => config.gates,
+    ports: { flagValues: () => config.flagValues(), approvalState: () => approval },
   });
   const today = replay(todayEngine.check({ ...input, now: undefined }), recorded);
   return { decision_id: decisionId, recorded, input: shown, at_the_time: atTheTime, today, notes };
@@ -146,16 +228,62 @@ export function decisionTime(decisionId: string): number | undefined {
 /**
  * The denial of a decision id. decision_id has no index (it would cost every durable write a page), so the row is
  * looked for through the timestamp index a minute around the id's time first; a rejection or expiry is written later
- * than the call that asked, so the whole table is the fallback.
+ * than the call that asked, so the whole table is the fallback. The same on both databases.
  */
-function findDenial(app: SwarmApp, decisionId: string) {
+function readDecisionSqlite(db: Db, decisionId: string): RecordedDecision {
   const t = permissionDenials;
   const at = decisionTime(decisionId);
-  if (at !== undefined) {
-    const near = app.db.select().from(t).where(and(between(t.timestamp, at - 60, at + 60), eq(t.decisionId, decisionId))).get();
-    if (near) return near;
-  }
-  return app.db.select().from(t).where(eq(t.decisionId, decisionId)).get();
+  const denial =
+    (at !== undefined ? db.select().from(t).where(and(between(t.timestamp, at - 60, at + 60), eq(t.decisionId, decisionId))).get() : undefined) ??
+    db.select().from(t).where(eq(t.decisionId, decisionId)).get();
+  const event = denial ? undefined : db.select().from(securityEvents).where(eq(securityEvents.decisionId, decisionId)).all().find((e) => e.type.startsWith('decision.'));
+  const approval = db.select({ id: approvals.id, status: approvals.status, decisionReason: approvals.decisionReason }).from(approvals).where(eq(approvals.decisionId, decisionId)).get();
+  return { denial, event, approval };
+}
+
+/** The reads of explain on SQLite. */
+export function sqliteExplainReads(db: Db, revisions: Pick<RevisionStore, 'get'>): ExplainReads {
+  return {
+    decision: async (decisionId) => readDecisionSqlite(db, decisionId),
+    revision: async (revision) => revisions.get(revision),
+  };
+}
+
+const DENIAL_COLUMNS = `id, tool_name AS "toolName", agent_name AS "agentName", arguments_json AS "argumentsJson", rule_source AS "ruleSource", reason,
+  user_role AS "userRole", http_method AS "httpMethod", http_path AS "httpPath", timestamp, principal, trace_json AS "traceJson",
+  policy_revision AS "policyRevision", masked_paths AS "maskedPaths"`;
+
+/** The reads of explain on PostgreSQL (plain reads on the pool, no transaction: each row is immutable once written). */
+export function pgExplainReads(pool: pg.Pool): ExplainReads {
+  return {
+    async decision(decisionId) {
+      const at = decisionTime(decisionId);
+      let denial: RecordedDenial | undefined;
+      if (at !== undefined) {
+        denial = (
+          await pool.query<RecordedDenial>(`SELECT ${DENIAL_COLUMNS} FROM permission_denials WHERE timestamp BETWEEN $1 AND $2 AND decision_id = $3 ORDER BY id LIMIT 1`, [at - 60, at + 60, decisionId])
+        ).rows[0];
+      }
+      denial ??= (await pool.query<RecordedDenial>(`SELECT ${DENIAL_COLUMNS} FROM permission_denials WHERE decision_id = $1 ORDER BY id LIMIT 1`, [decisionId])).rows[0];
+      const event = denial
+        ? undefined
+        : (
+            await pool.query<RecordedEvent>(
+              `SELECT id, type, actor, actor_role AS "actorRole", target, detail_json AS "detailJson", policy_revision AS "policyRevision", timestamp
+                 FROM security_events WHERE decision_id = $1 AND type LIKE 'decision.%' ORDER BY id LIMIT 1`,
+              [decisionId],
+            )
+          ).rows[0];
+      const approval = (
+        await pool.query<{ id: string; status: string; decisionReason: string | null }>('SELECT id, status, decision_reason AS "decisionReason" FROM approvals WHERE decision_id = $1 LIMIT 1', [decisionId])
+      ).rows[0];
+      return { denial, event, approval };
+    },
+    async revision(revision) {
+      const row = (await pool.query<{ content_json: string }>('SELECT content_json FROM policy_revisions WHERE revision = $1', [revision])).rows[0];
+      return row ? (JSON.parse(row.content_json) as RevisionContent) : undefined;
+    },
+  };
 }
 
 function parseArgs(json: string | null, notes: string[]): Record<string, unknown> {

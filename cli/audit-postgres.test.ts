@@ -1,0 +1,115 @@
+/**
+ * swarm audit checkpoint|key|explain|archive on PostgreSQL, end to end: the real CLI against a SQLite trail copied to a
+ * real cluster started by this file, signing with the installation's key named by SWARM_AUDIT_KEY_DIR.
+ */
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '@/lib/app';
+import { cliWorkspace, runSwarm } from '@/lib/test-support/cli';
+import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
+
+let cluster: PgCluster;
+let dir: string;
+let env: NodeJS.ProcessEnv;
+let deniedId: string;
+const OLD = Date.parse('2025-01-01T00:00:00Z') / 1000;
+const swarm = (...args: string[]) => runSwarm(args, env, 60_000);
+const withKey = () => ({ ...env, SWARM_AUDIT_KEY_DIR: dir });
+
+beforeAll(async () => {
+  cluster = await startPostgres();
+  const ws = cliWorkspace('swarm-auditpg-', 'live.db');
+  ({ dir, env } = ws);
+  const app = createApp({ dbPath: ws.dbPath, configDir: dir, env: {}, watchConfig: false });
+  for (let i = 0; i < 4; i++) app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: `old ${i}`, timestamp: OLD + i });
+  const agent = { kind: 'agent', id: 'trainer', role: 'viewer', agent: 'trainer' } as const;
+  for (let i = 0; i < 6; i++) deniedId = app.engine.decide({ kind: 'tool', principal: agent, agent: 'trainer', tool: 'deploy_serving', arguments: { i } }).decisionId!;
+  app.checkpointAudit();
+  app.close();
+  const copied = await runSwarm(['db', 'copy', '--from', ws.dbPath, '--to', cluster.url], env, 60_000);
+  if (copied.code !== 0) throw new Error(copied.stderr);
+}, 60_000);
+afterAll(() => {
+  cluster?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function pgQuery<T extends pg.QueryResultRow>(sql: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: cluster.url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('swarm audit on PostgreSQL', () => {
+  it('refuses to sign without SWARM_AUDIT_KEY_DIR, rather than make a key somewhere', async () => {
+    const runs = await Promise.all([['checkpoint'], ['key'], ['archive', '--before', '2025-06-01', '-o', join(dir, 'never.ndjson')]].map((args) => swarm('audit', ...args, '--db', cluster.url)));
+    for (const r of runs) {
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/set SWARM_AUDIT_KEY_DIR to the folder that holds audit-signing-key\.pem/);
+    }
+  }, 120_000);
+
+  it('prints the key, signs the heads, and verify checks the checkpoints with it', async () => {
+    const key = await runSwarm(['audit', 'key', '--db', cluster.url], withKey());
+    expect(key).toMatchObject({ code: 0, stdout: readFileSync(join(dir, 'audit-signing-key.pub'), 'utf8') });
+
+    // SWARM_DB naming the database does what --db does.
+    const signed = await runSwarm(['audit', 'checkpoint'], { ...withKey(), SWARM_DB: cluster.url });
+    expect(signed.stderr).toBe('');
+    expect(signed.code).toBe(0);
+    expect(signed.stdout).toMatch(/^Keep these somewhere else/);
+    // The denials' head was signed on SQLite already (and copied); the security events' head is signed here.
+    expect(signed.stdout).toMatch(/swarm-permissions\/permission_denials\n10\n/);
+    expect(signed.stdout).toMatch(/swarm-permissions\/security_events\n1\n/);
+    // The first was the SQLite server's, copied across; this one was recorded on PostgreSQL.
+    expect(await pgQuery('SELECT type FROM security_events WHERE type = \'audit.checkpointed\'')).toHaveLength(2);
+
+    const verified = await swarm('audit', 'verify', '--db', cluster.url, '--public-key', join(dir, 'audit-signing-key.pub'));
+    expect(verified.code).toBe(0);
+    expect(verified.stdout).toMatch(/permission_denials: 10 rows checked .*1\/1 checkpoint valid/);
+    expect(verified.stdout).toMatch(/security_events: 2 rows checked .*1\/1 checkpoint valid/);
+  }, 120_000);
+
+  it('explains a recorded denial from the PostgreSQL trail, and records that it did', async () => {
+    const r = await runSwarm(['audit', 'explain', deniedId, '--db', cluster.url, '--json'], withKey());
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const e = JSON.parse(r.stdout) as { recorded: { table: string; decision: string; rule_source: string }; at_the_time: { same: boolean }; today: { same: boolean } };
+    expect(e.recorded).toMatchObject({ table: 'permission_denials', decision: 'DENY', rule_source: 'agent_allowlist' });
+    expect(e.at_the_time).toMatchObject({ same: true });
+    expect(e.today).toMatchObject({ same: true });
+    expect(await pgQuery(`SELECT target FROM security_events WHERE type = 'audit.explained'`)).toEqual([{ target: deniedId }]);
+
+    const [text, unknown] = await Promise.all([
+      runSwarm(['audit', 'explain', deniedId, '--db', cluster.url], withKey()),
+      runSwarm(['audit', 'explain', '01900000-0000-7000-8000-000000000000', '--db', cluster.url], withKey()),
+    ]);
+    expect(text.stdout).toMatch(/Re-run today: +DENY agent_allowlist: today's policy decides the same/);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/No recorded decision has the id/);
+  }, 120_000);
+
+  it('archives the older rows into a bundle that verifies; the rest verifies from the archive', async () => {
+    const out = join(dir, 'archive.ndjson');
+    const r = await runSwarm(['audit', 'archive', '--before', '2025-06-01', '-o', out, '--db', cluster.url], withKey());
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('permission_denials: 4 rows 1–4 archived');
+    expect(r.stdout).toContain('security_events: nothing older');
+
+    const bundle = await swarm('audit', 'verify', '--bundle', out, '--public-key', join(dir, 'audit-signing-key.pub'));
+    expect(bundle).toMatchObject({ code: 0, stdout: 'Bundle intact: permission_denials 4 rows.\n' });
+    expect(await pgQuery('SELECT min(id)::int AS first FROM permission_denials')).toEqual([{ first: 5 }]);
+    expect(await pgQuery(`SELECT target FROM security_events WHERE type = 'retention.archived'`)).toEqual([{ target: out }]);
+
+    const verified = await swarm('audit', 'verify', '--db', cluster.url, '--public-key', join(dir, 'audit-signing-key.pub'));
+    expect(verified.code).toBe(0);
+    expect(verified.stdout).toMatch(/permission_denials: 6 rows checked .*1\/1 checkpoint valid, rows up to 4 archived/);
+  }, 120_000);
+});
