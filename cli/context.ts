@@ -1,7 +1,8 @@
 /** What every command gets: where to write, the environment, and the application when it needs the database. */
 import { userInfo } from 'node:os';
-import { createApp, type SwarmApp } from '@/lib/app';
-import type { Principal, Role } from '@/lib/permissions';
+import { createApp, openApp, type App, type SwarmApp } from '@/lib/app';
+import type { CheckInput, Principal, Role } from '@/lib/permissions';
+import { DatabaseUnavailable } from '@/db/pg/client';
 import { CliError } from './errors';
 import { DbLocationError, DEFAULT_SQLITE_PATH, parseDbLocation, type DbLocation } from '@/db/location';
 
@@ -19,15 +20,18 @@ export interface CliContext {
 
 export const DEFAULT_DB = DEFAULT_SQLITE_PATH;
 
+/** What runs on PostgreSQL today, for the refusal of the commands that do not (cli/usage.ts says the same). */
+export const POSTGRES_COMMANDS = 'swarm users, tokens, features, approvals, denials, db migrate, db copy and audit verify';
+
 /**
- * The SQLite file of SWARM_DB. A PostgreSQL URL is refused here, saying what works on PostgreSQL today; any other URL
- * is refused with the reason (never taken for a file name).
+ * The SQLite file of SWARM_DB, for the commands that run on SQLite only. A PostgreSQL URL is refused here, saying what
+ * works on PostgreSQL today; any other URL is refused with the reason (never taken for a file name).
  */
 export function dbPath(env: Env): string {
   const where = dbLocation(env);
   if (where.kind === 'postgres') {
     throw new CliError(
-      `SWARM_DB names a PostgreSQL database (${where.shown}). On PostgreSQL this version runs swarm db migrate, swarm db copy and swarm audit verify; the server and the other commands still run on SQLite (a file path).`,
+      `SWARM_DB names a PostgreSQL database (${where.shown}). On PostgreSQL this version runs ${POSTGRES_COMMANDS}; the other commands still run on SQLite (a file path).`,
     );
   }
   return where.path;
@@ -43,13 +47,33 @@ export function dbLocation(env: Env, value = env.SWARM_DB): DbLocation {
   }
 }
 
-/** Open the application (no config polling: one-shot commands), run `fn`, and always close it. */
+/** Open the SQLite application (no config polling: one-shot commands), run `fn`, and always close it. */
 export function withApp<T>(ctx: CliContext, fn: (app: SwarmApp) => T): T {
   const app = createApp({ dbPath: dbPath(ctx.env), env: ctx.env, watchConfig: false });
   try {
     return fn(app);
   } finally {
     app.close();
+  }
+}
+
+/**
+ * Open the application SWARM_DB names, on SQLite or PostgreSQL (one-shot: no config polling, no server work), run `fn`,
+ * and always close it. A PostgreSQL database that cannot be reached is a CliError naming it (without its password).
+ */
+export async function withAnyApp<T>(ctx: CliContext, fn: (app: App) => Promise<T>): Promise<T> {
+  const where = dbLocation(ctx.env);
+  let app: App;
+  try {
+    app = await openApp({ dbPath: where.kind === 'postgres' ? where.url : where.path, env: ctx.env, watchConfig: false });
+  } catch (error) {
+    if (error instanceof DatabaseUnavailable) throw new CliError(error.message);
+    throw error;
+  }
+  try {
+    return await fn(app);
+  } finally {
+    await app.close();
   }
 }
 
@@ -79,11 +103,13 @@ export interface RouteEquivalent {
  * flags on the path, YAML rules on method and path. A refusal is recorded as a denial, like the API's, and stops the
  * command. The CLI writes to the database directly, so this is what keeps it from being a way around the policy.
  */
-export function actAs(app: SwarmApp, username: string, route: RouteEquivalent): Principal {
-  const user = app.auth.findUser(username);
+export async function actAs(app: App, username: string, route: RouteEquivalent): Promise<Principal> {
+  const user = await app.auth.findUser(username);
   if (!user) throw new CliError(`there is no user "${username}" (--as must name an existing user).`);
   const principal: Principal = { kind: 'user', id: user.username, role: user.disabled ? 'anonymous' : user.role };
-  const decision = app.engine.decide({ kind: 'http', principal, method: route.method, path: route.path, requiredRole: route.role });
+  const input: CheckInput = { kind: 'http', principal, method: route.method, path: route.path, requiredRole: route.role };
+  // The engine of PostgreSQL is asynchronous (its decide() refuses); SQLite decides at once, as before.
+  const decision = app.kind === 'postgres' ? await app.engine.decideAsync(input) : app.engine.decide(input);
   if (decision.decision !== 'ALLOW') {
     const who = user.disabled ? `user "${username}" is disabled` : `user "${username}" (${user.role})`;
     throw new CliError(`refused for ${who} by ${decision.ruleSource}: ${decision.reason} The refusal is recorded as a denial.`);

@@ -1,13 +1,13 @@
-/** swarm approvals list|approve|reject: the human-in-the-loop queue. Deciding needs an operator or admin (--as). */
+/** swarm approvals list|approve|reject: the human-in-the-loop queue (SQLite or PostgreSQL). Deciding needs an operator or admin (--as). */
 import type { ApprovalRow } from '@/db/schema';
 import { approvalIdSchema, approvalListQuerySchema, approveBodySchema, rejectBodySchema } from '@/lib/http/schemas';
 import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/args';
-import { actAs, withApp, type CliContext } from '@/cli/context';
+import { actAs, withAnyApp, type CliContext } from '@/cli/context';
 import { UsageError } from '@/cli/errors';
 import { cell, isoTime, table } from '@/cli/format';
 
 
-export function approvalsCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
+export function approvalsCommand(ctx: CliContext, sub: string | undefined, args: string[]): Promise<number> {
   switch (sub) {
     case 'list':
       return list(ctx, args);
@@ -19,7 +19,7 @@ export function approvalsCommand(ctx: CliContext, sub: string | undefined, args:
   }
 }
 
-function list(ctx: CliContext, args: string[]): number {
+function list(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     status: { type: 'string' },
     gate: { type: 'string' },
@@ -34,10 +34,10 @@ function list(ctx: CliContext, args: string[]): number {
     if (v !== undefined) raw[key] = v;
   }
   const query = validate(approvalListQuerySchema, raw);
-  return withApp(ctx, (app) => {
-    const rows = app.approvals.list({ status: query.status, gate: query.gate, agent: query.agent, limit: query.limit });
+  return withAnyApp(ctx, async (app) => {
+    const rows = await app.approvals.list({ status: query.status, gate: query.gate, agent: query.agent, limit: query.limit });
     if (values.json) {
-      ctx.io.out(`${JSON.stringify({ approvals: app.approvals.toJson(rows) }, null, 2)}\n`);
+      ctx.io.out(`${JSON.stringify({ approvals: await app.approvals.toJson(rows) }, null, 2)}\n`);
       return 0;
     }
     if (rows.length === 0) {
@@ -64,7 +64,7 @@ function list(ctx: CliContext, args: string[]): number {
   });
 }
 
-function decide(ctx: CliContext, action: 'approve' | 'reject', args: string[]): number {
+function decide(ctx: CliContext, action: 'approve' | 'reject', args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, { as: { type: 'string' }, reason: { type: 'string' } });
   const [id] = expectPositionals(positionals, ['ID']);
   validate(approvalIdSchema, { id }, () => 'ID');
@@ -73,12 +73,12 @@ function decide(ctx: CliContext, action: 'approve' | 'reject', args: string[]): 
     action === 'approve'
       ? validate(approveBodySchema, values.reason === undefined ? {} : { reason: values.reason }).reason
       : validate(rejectBodySchema, { reason: requireOption(values.reason, '--reason', 'it is sent back to the agent') }).reason;
-  return withApp(ctx, (app) => {
+  return withAnyApp(ctx, async (app) => {
     // The same check as POST /api/v1/approvals/{id}/approve|reject, for the acting user.
-    const principal = actAs(app, as, { method: 'POST', path: `/api/v1/approvals/${id}/${action}`, role: 'operator' });
-    const row: ApprovalRow = action === 'approve' ? app.approvals.approve(id!, principal, reason) : app.approvals.reject(id!, principal, reason!);
+    const principal = await actAs(app, as, { method: 'POST', path: `/api/v1/approvals/${id}/${action}`, role: 'operator' });
+    const row: ApprovalRow = action === 'approve' ? await app.approvals.approve(id!, principal, reason) : await app.approvals.reject(id!, principal, reason!);
     if (row.status === 'pending') {
-      const given = app.approvals.votesFor([row.id]).get(row.id)?.length ?? 0;
+      const given = (await app.approvals.votesFor([row.id])).get(row.id)?.length ?? 0;
       ctx.io.out(`Approval ${given} of ${row.approvalsRequired} given for ${row.id}: ${cell(row.toolName)} for agent ${cell(row.agentName)} (gate ${cell(row.gate)}), by ${principal.id}. Another person must approve it too.\n`);
       return 0;
     }

@@ -1,18 +1,18 @@
-/** swarm denials: the audit table, filtered like GET /api/v1/permissions/denials, as a table, JSON or CSV. */
+/** swarm denials: the audit table, filtered like GET /api/v1/permissions/denials, as a table, JSON or CSV (SQLite or PostgreSQL). */
 import type { DenialRow } from '@/db/schema';
 import { denialCsvHeader, denialCsvLine, denialToJson } from '@/lib/audit/denial-export';
 import type { DenialFilter } from '@/lib/audit/denials';
 import { recordAuditRead } from '@/lib/audit/reads';
 import { denialQuerySchema } from '@/lib/http/schemas';
 import { expectPositionals, parseCommand, validate } from '@/cli/args';
-import { cliActor, withApp, type CliContext } from '@/cli/context';
+import { cliActor, withAnyApp, type CliContext } from '@/cli/context';
 import { UsageError } from '@/cli/errors';
 import { cell, isoTime, table } from '@/cli/format';
 
 const REASON_WIDTH = 60;
 const CSV_BATCH = 500;
 
-export function denialsCommand(ctx: CliContext, args: string[]): number {
+export function denialsCommand(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     since: { type: 'string' },
     agent: { type: 'string' },
@@ -49,13 +49,13 @@ export function denialsCommand(ctx: CliContext, args: string[]): number {
     cursor: query.cursor,
   };
 
-  return withApp(ctx, (app) => {
+  return withAnyApp(ctx, async (app) => {
     // Reading the trail is recorded: who read which filter (an export always).
-    recordAuditRead(app, { principal: { kind: 'cli', id: cliActor(ctx.env), role: null }, what: 'permission_denials', filter, export: values.csv ? 'csv' : undefined });
+    await recordAuditRead(app, { principal: { kind: 'cli', id: cliActor(ctx.env), role: null }, what: 'permission_denials', filter, export: values.csv ? 'csv' : undefined });
     if (values.csv) {
       let chunk = denialCsvHeader();
       let n = 0;
-      for (const row of app.denials.iterate(filter)) {
+      for await (const row of app.denials.iterate(filter)) {
         chunk += denialCsvLine(row);
         if (++n % CSV_BATCH === 0) {
           ctx.io.out(chunk);
@@ -65,7 +65,7 @@ export function denialsCommand(ctx: CliContext, args: string[]): number {
       if (chunk) ctx.io.out(chunk);
       return 0;
     }
-    const page = app.denials.query({ ...filter, limit: query.limit });
+    const page = await app.denials.query({ ...filter, limit: query.limit });
     if (values.json) {
       ctx.io.out(`${JSON.stringify({ denials: page.rows.map(denialToJson), next_cursor: page.nextCursor }, null, 2)}\n`);
       return 0;

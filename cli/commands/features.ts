@@ -1,19 +1,18 @@
-/** swarm features list|set|unset: the flag catalog with effective values, and runtime overrides. */
+/** swarm features list|set|unset: the flag catalog with effective values, and runtime overrides (SQLite or PostgreSQL). */
 import { changeFlag } from '@/lib/flags/change';
-import { settledNow } from '@/lib/permissions/steps';
 import type { ResolvedFlag } from '@/lib/flags/resolve';
 import { FLAG_TIERS } from '@/lib/flags/catalog';
 import { changeToJson, flagToJson } from '@/lib/flags/view';
 import { flagNameSchema, flagUnsetBodySchema } from '@/lib/http/schemas';
 import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/args';
-import { actAs, withApp, type CliContext } from '@/cli/context';
+import { actAs, withAnyApp, type CliContext } from '@/cli/context';
 import { UsageError } from '@/cli/errors';
 import { cell, clean, table } from '@/cli/format';
 
 const onOff = (v: boolean) => (v ? 'on' : 'off');
 const VALUES: Readonly<Record<string, boolean>> = { on: true, off: false, true: true, false: false };
 
-export function featuresCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
+export function featuresCommand(ctx: CliContext, sub: string | undefined, args: string[]): Promise<number> {
   switch (sub) {
     case 'list':
       return list(ctx, args);
@@ -26,16 +25,16 @@ export function featuresCommand(ctx: CliContext, sub: string | undefined, args: 
   }
 }
 
-function list(ctx: CliContext, args: string[]): number {
+function list(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, { json: { type: 'boolean' } });
   expectPositionals(positionals, []);
-  return withApp(ctx, (app) => {
+  return withAnyApp(ctx, async (app) => {
     const resolution = app.flags.resolution();
     // Grouped by tier like /transparency (invariants, flags, experiments); catalog order within a tier.
     const flags = [...resolution.flags.values()].sort((a, b) => FLAG_TIERS.indexOf(a.tier) - FLAG_TIERS.indexOf(b.tier));
     if (values.json) {
       // The same flag entries as GET /api/v1/transparency, last change included.
-      const last = app.flags.lastChanges();
+      const last = await app.flags.lastChanges();
       const entries = flags.map((f) => {
         const change = last.get(f.name);
         return { ...flagToJson(f), last_change: change ? changeToJson(change) : null };
@@ -70,7 +69,7 @@ function changeOptions(args: string[]) {
   return parseCommand(args, { reason: { type: 'string' }, as: { type: 'string' } });
 }
 
-function set(ctx: CliContext, args: string[]): number {
+function set(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = changeOptions(args);
   const [name, rawValue] = expectPositionals(positionals, ['NAME', 'on|off']);
   validate(flagNameSchema, { name }, () => 'NAME');
@@ -78,26 +77,26 @@ function set(ctx: CliContext, args: string[]): number {
   if (value === undefined) throw new UsageError(`the value is on or off, not "${rawValue}".`);
   const reason = validate(flagUnsetBodySchema, { reason: requireOption(values.reason, '--reason', 'every flag change is recorded with a reason') }).reason;
   const as = requireOption(values.as, '--as', 'the admin who makes the change');
-  return withApp(ctx, (app) => {
+  return withAnyApp(ctx, async (app) => {
     // The same check as PUT /api/v1/flags/{name}, for the acting user.
-    const principal = actAs(app, as, { method: 'PUT', path: `/api/v1/flags/${name}`, role: 'admin' });
+    const principal = await actAs(app, as, { method: 'PUT', path: `/api/v1/flags/${name}`, role: 'admin' });
     // Like the API: the change, or the refusal of an invariant, is a security event.
-    const flag = settledNow(changeFlag(app, { name: name!, value, reason }, principal), 'A flag change');
+    const flag = await changeFlag(app, { name: name!, value, reason }, principal);
     ctx.io.out(`${flag.name} is now ${onOff(flag.value)} (runtime override by ${principal.id}).\n`);
     return 0;
   });
 }
 
-function unset(ctx: CliContext, args: string[]): number {
+function unset(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = changeOptions(args);
   const [name] = expectPositionals(positionals, ['NAME']);
   validate(flagNameSchema, { name }, () => 'NAME');
   const reason = validate(flagUnsetBodySchema, { reason: requireOption(values.reason, '--reason', 'every flag change is recorded with a reason') }).reason;
   const as = requireOption(values.as, '--as', 'the admin who makes the change');
-  return withApp(ctx, (app) => {
+  return withAnyApp(ctx, async (app) => {
     // The same check as DELETE /api/v1/flags/{name}, for the acting user.
-    const principal = actAs(app, as, { method: 'DELETE', path: `/api/v1/flags/${name}`, role: 'admin' });
-    const flag = settledNow(changeFlag(app, { name: name!, value: null, reason }, principal), 'A flag change');
+    const principal = await actAs(app, as, { method: 'DELETE', path: `/api/v1/flags/${name}`, role: 'admin' });
+    const flag = await changeFlag(app, { name: name!, value: null, reason }, principal);
     ctx.io.out(`${flag.name}: override removed by ${principal.id}; it is now ${onOff(flag.value)} (from ${layerCell(flag)}).\n`);
     return 0;
   });

@@ -1,12 +1,18 @@
 /**
  * swarm users add|set-role, swarm tokens add|list|revoke: accounts and API tokens. A token is printed once and stored
  * only as a hash. Every change is a security event attributed to the operating-system user who ran the command.
+ * On SQLite and on PostgreSQL alike (SWARM_DB).
  */
-import { and, eq } from 'drizzle-orm';
 import { users } from '@/db/schema';
-import type { UserRole } from '@/lib/auth/store';
+import { apiTokens as pgApiTokens, users as pgUsers } from '@/db/pg/schema';
+import { inTransaction, pgDatabase } from '@/db/pg/client';
+import type { PgSwarmApp } from '@/lib/pg-app';
+import { hashPassword, randomToken, sha256 } from '@/lib/auth/secrets';
+import { assertNewUser, tokenOwner, type UserRole } from '@/lib/auth/store';
+import { AppError } from '@/lib/errors';
+import type { App } from '@/lib/app';
 import { parseCommand, expectPositionals, requireOption } from '@/cli/args';
-import { withApp, cliActor, type CliContext, type Io } from '@/cli/context';
+import { withAnyApp, cliActor, type CliContext, type Io } from '@/cli/context';
 import { CliError, UsageError } from '@/cli/errors';
 import { cell, isoTime, table } from '@/cli/format';
 
@@ -23,7 +29,7 @@ function printToken(io: Io, token: string, owner: string): void {
   io.out('Use it as: Authorization: Bearer <token>\n');
 }
 
-export function usersCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
+export function usersCommand(ctx: CliContext, sub: string | undefined, args: string[]): Promise<number> {
   if (sub === 'set-role') return setRole(ctx, args);
   if (sub !== 'add') throw new UsageError(sub ? `unknown command "users ${sub}".` : 'missing subcommand: swarm users add|set-role.', [], true);
   const { values, positionals } = parseCommand(args, {
@@ -34,41 +40,74 @@ export function usersCommand(ctx: CliContext, sub: string | undefined, args: str
   const [name] = expectPositionals(positionals, ['NAME']);
   const role = requireOption(values.role, '--role', USER_ROLES.join(', '));
   if (!isUserRole(role)) throw new UsageError(`--role must be one of ${USER_ROLES.join(', ')}, not "${role}".`);
-  return withApp(ctx, (app) => {
-    const created = app.db.transaction(
-      () => {
-        const by = cliActor(ctx.env);
-        const user = app.auth.createUser(name!, role, values.password, by);
-        const token = app.auth.createToken({ username: user.username }, values['token-name'] ?? `created by ${by}`, by);
-        return { user, token };
-      },
-      { behavior: 'immediate' },
-    );
+  return withAnyApp(ctx, async (app) => {
+    const by = cliActor(ctx.env);
+    const tokenName = values['token-name'] ?? `created by ${by}`;
+    const created =
+      app.kind === 'postgres'
+        ? await createUserWithTokenPg(app, { name: name!, role, password: values.password, tokenName, by })
+        : app.db.transaction(
+            () => {
+              const user = app.auth.createUser(name!, role, values.password, by);
+              const token = app.auth.createToken({ username: user.username }, tokenName, by);
+              return { user, token };
+            },
+            { behavior: 'immediate' },
+          );
     ctx.io.out(`Created user "${created.user.username}" with role ${created.user.role}${values.password ? ' and a password' : ' (no password: API token only)'}.\n`);
     ctx.io.out(`API token for ${created.user.username}:\n`);
     printToken(ctx.io, created.token, `${created.user.username} (${created.user.role})`);
-    const admin = app.db.select({ id: users.id }).from(users).where(and(eq(users.role, 'admin'), eq(users.disabled, false))).get();
-    if (!admin) {
+    if (!(await app.auth.hasAdmin())) {
       ctx.io.err('note: this database has no enabled admin yet; add one with: swarm users add NAME --role admin\n');
     }
     return 0;
   });
 }
 
-function setRole(ctx: CliContext, args: string[]): number {
+/**
+ * users add on PostgreSQL: the user, its token and both security events in one transaction, as on SQLite (the store
+ * writes each in its own; the rows and events are the store's: lib/auth/pg-store.ts).
+ */
+async function createUserWithTokenPg(
+  app: PgSwarmApp,
+  u: { name: string; role: UserRole; password: string | undefined; tokenName: string; by: string },
+): Promise<{ user: typeof pgUsers.$inferSelect; token: string }> {
+  assertNewUser(u.name, u.password);
+  return inTransaction(
+    app.pool,
+    async (tx) => {
+      const now = Date.now() / 1000;
+      const [user] = await tx.db
+        .insert(pgUsers)
+        .values({ username: u.name, role: u.role, passwordHash: u.password ? hashPassword(u.password) : null, createdAt: now })
+        .onConflictDoNothing()
+        .returning();
+      if (!user) throw new AppError('CONFLICT', `User "${u.name}" already exists.`);
+      const event = { kind: 'auth', actor: u.by, outcome: 'succeeded' } as const;
+      await app.recorder.recordIn(tx, { ...event, type: 'user.created', target: u.name, detail: { role: u.role, password: u.password ? 'set' : 'none' } });
+      const token = randomToken('swt');
+      const [row] = await tx.db.insert(pgApiTokens).values({ tokenHash: sha256(token), name: u.tokenName, userId: user.id, agentName: null, createdAt: now }).returning();
+      await app.recorder.recordIn(tx, { ...event, type: 'token.created', target: String(row!.id), detail: { name: u.tokenName, owner: tokenOwner({ username: u.name }) } });
+      return { user, token };
+    },
+    app.options.dbPath,
+  );
+}
+
+function setRole(ctx: CliContext, args: string[]): Promise<number> {
   const { positionals } = parseCommand(args, {});
   const [name, role] = expectPositionals(positionals, ['NAME', 'ROLE']);
   if (!isUserRole(role!)) throw new UsageError(`ROLE must be one of ${USER_ROLES.join(', ')}, not "${role}".`);
-  return withApp(ctx, (app) => {
-    const before = app.auth.findUser(name!);
+  return withAnyApp(ctx, async (app) => {
+    const before = await app.auth.findUser(name!);
     if (!before) throw new CliError(`there is no user "${name}".`);
-    app.auth.setRole(name!, role, cliActor(ctx.env));
+    await app.auth.setRole(name!, role, cliActor(ctx.env));
     ctx.io.out(`User "${name}" is now ${role} (was ${before.role}).\n`);
     return 0;
   });
 }
 
-export function tokensCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
+export function tokensCommand(ctx: CliContext, sub: string | undefined, args: string[]): Promise<number> {
   if (sub === 'list') return listTokens(ctx, args);
   if (sub === 'revoke') return revokeToken(ctx, args);
   if (sub !== 'add') throw new UsageError(sub ? `unknown command "tokens ${sub}".` : 'missing subcommand: swarm tokens add|list|revoke.', [], true);
@@ -86,10 +125,10 @@ export function tokensCommand(ctx: CliContext, sub: string | undefined, args: st
   if (values.agent !== undefined && (!AGENT_NAME.test(values.agent) || values.agent.length > 200)) {
     throw new UsageError(`--agent "${values.agent}" is not an agent name (lower-case letters, digits, "_" or "-").`);
   }
-  return withApp(ctx, (app) => {
+  return withAnyApp(ctx, async (app) => {
     if (values.agent !== undefined) {
       const agent = values.agent;
-      const token = app.auth.createToken({ agent }, label, cliActor(ctx.env));
+      const token = await app.auth.createToken({ agent }, label, cliActor(ctx.env));
       ctx.io.out(`API token for agent "${agent}":\n`);
       printToken(ctx.io, token, `agent ${agent} (and only that agent)`);
       if (!app.agentsFile.current.agents.has(agent)) {
@@ -98,22 +137,31 @@ export function tokensCommand(ctx: CliContext, sub: string | undefined, args: st
       return 0;
     }
     const username = values.user!;
-    const user = app.auth.findUser(username);
+    const user = await app.auth.findUser(username);
     if (!user) throw new CliError(`there is no user "${username}".`);
     if (user.disabled) throw new CliError(`user "${username}" is disabled; a token for it would not authenticate.`);
-    const token = app.auth.createToken({ username }, label, cliActor(ctx.env));
+    const token = await app.auth.createToken({ username }, label, cliActor(ctx.env));
     ctx.io.out(`API token for user "${username}" (${user.role}):\n`);
     printToken(ctx.io, token, `${username} (${user.role})`);
     return 0;
   });
 }
 
-function listTokens(ctx: CliContext, args: string[]): number {
+/** Every user's name by id, for the OWNER column. */
+async function userNames(app: App): Promise<Map<number, string>> {
+  const rows =
+    app.kind === 'postgres'
+      ? await pgDatabase(app.pool).select({ id: pgUsers.id, username: pgUsers.username }).from(pgUsers)
+      : app.db.select({ id: users.id, username: users.username }).from(users).all();
+  return new Map(rows.map((u) => [u.id, u.username]));
+}
+
+function listTokens(ctx: CliContext, args: string[]): Promise<number> {
   const { positionals } = parseCommand(args, {});
   expectPositionals(positionals, []);
-  return withApp(ctx, (app) => {
-    const names = new Map(app.db.select({ id: users.id, username: users.username }).from(users).all().map((u) => [u.id, u.username]));
-    const rows = app.auth.listTokens();
+  return withAnyApp(ctx, async (app) => {
+    const names = await userNames(app);
+    const rows = await app.auth.listTokens();
     if (rows.length === 0) {
       ctx.io.out('No tokens.\n');
       return 0;
@@ -134,12 +182,12 @@ function listTokens(ctx: CliContext, args: string[]): number {
   });
 }
 
-function revokeToken(ctx: CliContext, args: string[]): number {
+function revokeToken(ctx: CliContext, args: string[]): Promise<number> {
   const { positionals } = parseCommand(args, {});
   const [id] = expectPositionals(positionals, ['ID']);
   if (!/^\d{1,12}$/.test(id!)) throw new UsageError(`ID is a token id from "swarm tokens list", not "${id}".`);
-  return withApp(ctx, (app) => {
-    const t = app.auth.revokeToken(Number(id), cliActor(ctx.env));
+  return withAnyApp(ctx, async (app) => {
+    const t = await app.auth.revokeToken(Number(id), cliActor(ctx.env));
     ctx.io.out(`Revoked token ${t.id} (${cell(t.name)}): it no longer authenticates.\n`);
     return 0;
   });
