@@ -31,6 +31,8 @@ async function check(server: PgServer, token: string, call: Record<string, unkno
 }
 
 test.beforeAll(async () => {
+  // A cluster, two servers starting at once and a CLI call: more than one test's time on a busy machine.
+  test.setTimeout(180_000);
   cluster = await startPostgres();
   cluster.createDatabase('two');
   servers = pgServers(cluster.urlOf('two'));
@@ -39,6 +41,8 @@ test.beforeAll(async () => {
   // Two servers starting at the same moment: one migrates, the other waits for it; one creates the admin.
   await Promise.all([a.start(), b.start()]);
   pool = new pg.Pool({ connectionString: cluster.urlOf('two'), max: 2 });
+  // The last test stops the cluster under this pool's idle connections.
+  pool.on('error', () => undefined);
   const made = await servers.swarm('tokens', 'add', '--agent', 'deployer', '--name', 'pg e2e');
   expect(made.code, made.out).toBe(0);
   agentToken = /\b(swt_\S+)/.exec(made.out)![1]!;
@@ -158,9 +162,10 @@ test('the audit trail of both servers is one chain that swarm audit verify accep
 test('with the database gone, checks fail closed and readiness says why', async () => {
   cluster.stop();
   const ready = await fetch(`${b.url}/api/v1/ready`);
-  expect(ready.status).toBe(503);
-  expect(((await ready.json()) as { reason: string }).reason).toMatch(/database: .*not available/);
+  const body = (await ready.json()) as { reason?: string };
+  expect(ready.status, JSON.stringify(body)).toBe(503);
+  expect(body.reason, JSON.stringify(body)).toMatch(/database: .*not available/);
   const refused = await check(b, agentToken, { agent: 'deployer', tool: 'export_raw_data', arguments: { dataset_id: 'gone' } });
-  expect(refused.status).toBe(503);
+  expect(refused.status, b.log().slice(-3000)).toBe(503);
   expect(refused.body.decision).toBeUndefined();
 });

@@ -2,7 +2,7 @@
  * PostgreSQL: a connection pool with limits and timeouts, the committed migrations applied at start (once, whichever
  * of several servers starts first), and errors that say what is wrong instead of a driver's stack.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -80,7 +80,10 @@ const MIGRATION_LOCK = 7_318_221_905_001;
 
 /**
  * Apply the migrations not yet applied. Several servers starting at once take a session advisory lock first: one
- * migrates, the others wait and then find nothing to do. Throws DatabaseUnavailable when the database cannot be reached.
+ * migrates, the others wait and then find nothing to do. A database whose migrations are all applied is left alone
+ * without asking for any right beyond reading the migrations table, so the servers can run as a role that does not
+ * own the tables (docs/deployment.md); a role that cannot apply a pending migration is told to run them as the owner.
+ * Throws DatabaseUnavailable when the database cannot be reached.
  */
 export async function migratePostgres(pool: pg.Pool, url: string): Promise<void> {
   let client: pg.PoolClient;
@@ -93,7 +96,20 @@ export async function migratePostgres(pool: pg.Pool, url: string): Promise<void>
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
-      await migrate(drizzle(client), { migrationsFolder: pgMigrationsFolder() });
+      const pending = await pendingMigrations(client);
+      if (pending.length === 0) return;
+      try {
+        await migrate(drizzle(client), { migrationsFolder: pgMigrationsFolder() });
+      } catch (error) {
+        const cause = (error as { cause?: { code?: string } }).cause ?? (error as { code?: string });
+        if (cause?.code === '42501') {
+          throw new Error(
+            `${pending.length} database migration${pending.length > 1 ? 's are' : ' is'} not applied (${pending.join(', ')}) and this role may not apply ${pending.length > 1 ? 'them' : 'it'}: run npx swarm db migrate --db <the owner's URL>, then start the servers again.`,
+            { cause: error },
+          );
+        }
+        throw error;
+      }
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
@@ -101,6 +117,16 @@ export async function migratePostgres(pool: pg.Pool, url: string): Promise<void>
     unguard();
     client.release();
   }
+}
+
+/** The committed migrations the database has not applied yet (their tags), as drizzle's migrator decides it. */
+async function pendingMigrations(client: pg.ClientBase): Promise<string[]> {
+  const journal = JSON.parse(readFileSync(join(pgMigrationsFolder(), 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string; when: number }[] };
+  const exists = await client.query<{ t: string | null }>("SELECT to_regclass('drizzle.__drizzle_migrations')::text AS t");
+  if (!exists.rows[0]?.t) return journal.entries.map((e) => e.tag);
+  const last = await client.query<{ at: string | null }>('SELECT max(created_at)::text AS at FROM drizzle.__drizzle_migrations');
+  const appliedUpTo = Number(last.rows[0]?.at ?? 0);
+  return journal.entries.filter((e) => e.when > appliedUpTo).map((e) => e.tag);
 }
 
 /**
@@ -166,5 +192,9 @@ function isConnectionError(error: unknown): boolean {
 
 /** PostgreSQL could not be reached (or went away) while serving a request: a 503, not a 500. */
 export function isDatabaseUnreachable(error: unknown): boolean {
-  return error instanceof DatabaseUnavailable || isConnectionError(error);
+  // Drizzle wraps the driver's error (DrizzleQueryError, its cause): look through the causes.
+  for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof DatabaseUnavailable || isConnectionError(e)) return true;
+  }
+  return false;
 }

@@ -30,9 +30,14 @@ export class PgAuditRecorder implements Recorder {
     private readonly options: PgRecorderOptions,
   ) {}
 
-  /** Record in a transaction of its own. */
-  record(event: AuditEvent): Promise<Recorded | undefined> {
-    return inTransaction(this.pool, (tx) => this.recordIn(tx, event));
+  /**
+   * Record in a transaction of its own. A decision that writes nothing (an ALLOW while decision_log_all is off) takes
+   * no connection: it must not wait for the database, nor fail when the database is gone.
+   */
+  async record(event: AuditEvent): Promise<Recorded | undefined> {
+    const row = auditRowOf(event, this.options);
+    if (!row) return undefined;
+    return inTransaction(this.pool, async (tx) => ({ table: row.chain, id: await this.appendIn(tx, row.chain, row.values) }));
   }
 
   /** Record inside the caller's transaction (committed with it). */
