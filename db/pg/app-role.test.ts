@@ -53,7 +53,7 @@ describe('the application role of docs/deployment.md', () => {
     const asked = await app.engine.decideAsync({ kind: 'tool', principal: agent, agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm', env: 'prod' } });
     expect(asked.decision).toBe('ASK');
     const request = (await app.approvals.list({ status: 'pending' }))[0]!;
-    await app.approvals.reject(request.id, { kind: 'user', id: 'admin', role: 'admin' }, 'not now');
+    await app.approvals.reject(request.id, { id: 'admin', role: 'admin' }, 'not now');
     await app.flags.setOverride('batch_runner', false, 'admin', 'role test');
     await app.flags.unsetOverride('batch_runner', 'admin', 'role test');
     const user = await app.auth.verifyLogin('admin', 'role-admin-password');
