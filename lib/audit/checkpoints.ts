@@ -15,7 +15,7 @@
  * (`swarm audit checkpoint` prints the latest for an auditor to keep).
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { ChainName } from './chain';
@@ -58,6 +58,32 @@ export function parseVerifierKey(text: string): ParsedVerifierKey {
   const id = keyId(m[1]!, raw);
   if (id.toString('hex') !== m[2]) throw new Error('the verifier key is inconsistent: its key id does not match its name and key');
   return { name: m[1]!, id, publicKey: createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' }) };
+}
+
+/**
+ * A key ring: every verifier key of the text, one per line (blank lines and `#` comments ignored), so that checkpoints
+ * signed before a key rotation verify beside those signed after it.
+ */
+export function parseVerifierKeys(text: string): ParsedVerifierKey[] {
+  const keys = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'))
+    .map(parseVerifierKey);
+  if (keys.length === 0) throw new Error('no verifier key in the text: expected <name>+<8 hex digits>+<base64>, as `swarm audit key` prints it');
+  return keys;
+}
+
+/** Open a checkpoint with whichever key of the ring signed it (the note names its key by name and id). */
+export function openCheckpointWithAny(note: string, keys: readonly ParsedVerifierKey[]): (NoteCheck & { ok: true; key: ParsedVerifierKey }) | (NoteCheck & { ok: false }) {
+  let problem: string | undefined;
+  for (const key of keys) {
+    const opened = openCheckpoint(note, key);
+    if (opened.ok) return { ...opened, key };
+    // A key that signed the note but whose signature fails says more than the keys that did not sign it.
+    if (!problem || !opened.problem.startsWith('checkpoint key unknown')) problem = opened.problem;
+  }
+  return { ok: false, problem: problem ?? 'checkpoint key unknown' };
 }
 
 /** A PostgreSQL database has no folder of its own for the key: SWARM_AUDIT_KEY_DIR must say where it is. */
@@ -106,10 +132,15 @@ export function loadOrCreateSigningKey(dir: string, name = KEY_NAME): SigningKey
   return key;
 }
 
-/** The public verifier key stored beside the database, if there is one. */
+/**
+ * The public verifier keys kept in the key folder, if any: the key in force (audit-signing-key.pub) and the keys it
+ * replaced (audit-signing-key.*.pub, kept there at a rotation, docs/deployment.md), one per line.
+ */
 export function readLocalVerifierKey(dir: string): string | undefined {
   const { publicFile } = keyFiles(dir);
-  return existsSync(publicFile) ? readFileSync(publicFile, 'utf8').trim() : undefined;
+  const retired = existsSync(dir) ? readdirSync(dir).filter((f) => /^audit-signing-key\..+\.pub$/.test(f)).sort() : [];
+  const texts = [...(existsSync(publicFile) ? [publicFile] : []), ...retired.map((f) => join(/*turbopackIgnore: true*/ dir, f))].map((f) => readFileSync(f, 'utf8').trim());
+  return texts.length > 0 ? texts.join('\n') : undefined;
 }
 
 export interface CheckpointBody {

@@ -3,11 +3,12 @@
  * directly (drops the triggers, updates a reason, deletes a row, cuts the tail, forges a checkpoint) and asserts that
  * verification catches it and says where.
  */
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '@/lib/app';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import type { CheckInput } from '@/lib/permissions';
 import { keyDirFor, loadOrCreateSigningKey, readLocalVerifierKey, verifierKey } from './checkpoints';
@@ -156,5 +157,44 @@ describe('swarm audit verify', () => {
     expect(() => t.app.db.$client.prepare('UPDATE permission_denials SET reason = ? WHERE id = 1').run('x')).toThrow(/append-only/);
     expect(() => t.app.db.$client.prepare('DELETE FROM security_events WHERE id = 1').run()).toThrow(/append-only/);
     expect(() => t.app.db.$client.prepare('DELETE FROM audit_checkpoints').run()).toThrow(/append-only/);
+  });
+});
+
+describe('a key rotation (docs/deployment.md)', () => {
+  it('verifies the checkpoints of the old key and of the new one with the key ring, and names a key nobody kept', () => {
+    const r = tempApp();
+    try {
+      const dir = keyDirFor(r.dbPath, {});
+      r.app.engine.decide(deny(1));
+      r.app.checkpointAudit();
+      const oldKey = readLocalVerifierKey(dir)!;
+      // The rotation: the old private key goes, its public key stays in the folder under a dated name.
+      renameSync(join(dir, 'audit-signing-key.pub'), join(dir, 'audit-signing-key.2026-11-01.pub'));
+      rmSync(join(dir, 'audit-signing-key.pem'));
+      const next = createApp({ dbPath: r.dbPath, configDir: r.dir, env: {} });
+      try {
+        next.engine.decide(deny(2));
+        next.checkpointAudit();
+      } finally {
+        next.close();
+      }
+      const newKey = readFileSync(join(dir, 'audit-signing-key.pub'), 'utf8').trim();
+      expect(newKey).not.toBe(oldKey);
+      const ring = readLocalVerifierKey(dir)!;
+      expect(ring.split('\n').sort()).toEqual([oldKey, newKey].sort());
+      const db = new Database(r.dbPath, { readonly: true });
+      try {
+        const withRing = verifyAudit(db, ring);
+        expect(withRing.failures).toEqual([]);
+        expect(withRing.chains.find((c) => c.chain === 'permission_denials')!.checkpointsValid).toBe(2);
+        const onlyNew = verifyAudit(db, newKey);
+        expect(onlyNew.ok).toBe(false);
+        expect(onlyNew.failures.map((f) => f.problem)).toContain('checkpoint key unknown');
+      } finally {
+        db.close();
+      }
+    } finally {
+      r.cleanup();
+    }
   });
 });

@@ -6,7 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { CHAIN_COLUMNS, CHAIN_NAMES, chainHash, encodeRow, GENESIS_HASH, type ChainName } from './chain';
-import { openCheckpoint, originOf, parseVerifierKey, type ParsedVerifierKey } from './checkpoints';
+import { openCheckpointWithAny, originOf, parseVerifierKeys, type ParsedVerifierKey } from './checkpoints';
 
 export type Problem =
   | 'changed'
@@ -64,19 +64,19 @@ export function verifyAudit(sqlite: Database.Database, verifierKeyText: string |
   return { ok: failures.length === 0, chains, failures, keyUsed: verifierKeyText?.trim() ?? null };
 }
 
-/** The verifier key to check checkpoints with; a key that cannot be read is the first failure. */
-export function verifierKeyOf(text: string | undefined): { key: ParsedVerifierKey | undefined; failures: Failure[] } {
+/** The verifier keys to check checkpoints with (a ring: one per line); a key that cannot be read is the first failure. */
+export function verifierKeyOf(text: string | undefined): { key: readonly ParsedVerifierKey[] | undefined; failures: Failure[] } {
   const failures: Failure[] = [];
   if (!text) return { key: undefined, failures };
   try {
-    return { key: parseVerifierKey(text), failures };
+    return { key: parseVerifierKeys(text), failures };
   } catch (e) {
     failures.push({ table: 'audit_checkpoints', id: 0, problem: 'checkpoint key unknown', message: (e as Error).message });
     return { key: undefined, failures };
   }
 }
 
-function verifyChain(sqlite: Database.Database, chain: ChainName, key: ParsedVerifierKey | undefined, failures: Failure[], range: VerifyRange): ChainReport {
+function verifyChain(sqlite: Database.Database, chain: ChainName, key: readonly ParsedVerifierKey[] | undefined, failures: Failure[], range: VerifyRange): ChainReport {
   const archive = sqlite
     .prepare<[string], { upToId: number; headHash: string }>('SELECT up_to_id AS upToId, head_hash AS headHash FROM audit_archives WHERE chain = ? ORDER BY up_to_id DESC LIMIT 1')
     .get(chain);
@@ -122,7 +122,7 @@ export class ChainVerifier {
     private readonly chain: ChainName,
     private readonly archive: { upToId: number; headHash: string } | undefined,
     private readonly checkpoints: readonly StoredCheckpoint[],
-    private readonly key: ParsedVerifierKey | undefined,
+    private readonly key: readonly ParsedVerifierKey[] | undefined,
     private readonly failures: Failure[],
     private readonly range: VerifyRange,
   ) {
@@ -204,13 +204,13 @@ export class ChainVerifier {
         this.fail('audit_checkpoints', c.id, 'checkpoint key unknown', 'no verifier key: give --public-key, or keep audit-signing-key.pub beside the database');
         continue;
       }
-      const opened = openCheckpoint(c.note, key);
+      const opened = openCheckpointWithAny(c.note, key);
       if (!opened.ok) {
         this.fail('audit_checkpoints', c.id, opened.problem.startsWith('checkpoint key unknown') ? 'checkpoint key unknown' : 'bad signature', `checkpoint ${c.id}: ${opened.problem}`);
         continue;
       }
       const b = opened.body;
-      if (b.origin !== originOf(chain, key.name) || b.size !== c.size || b.headHash !== c.headHash) {
+      if (b.origin !== originOf(chain, opened.key.name) || b.size !== c.size || b.headHash !== c.headHash) {
         this.fail('audit_checkpoints', c.id, 'checkpoint does not match', `checkpoint ${c.id}: its signed text does not match its row`);
         continue;
       }
