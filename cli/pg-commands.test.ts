@@ -12,7 +12,7 @@ import { inTransaction } from '@/db/pg/client';
 import { openApp } from '@/lib/app';
 import type { PgSwarmApp } from '@/lib/pg-app';
 import { sha256 } from '@/lib/auth/secrets';
-import { cliActor } from '@/cli/context';
+import { cliActor, POSTGRES_COMMANDS } from '@/cli/context';
 import { run } from '@/cli/run';
 import { cliWorkspace, runSwarm } from '@/lib/test-support/cli';
 import { usePostgres } from '@/lib/test-support/use-postgres';
@@ -368,6 +368,7 @@ describe('the CLI process on PostgreSQL', () => {
     stderr = '';
     const refused = await run({ io: { out: () => {}, err: (t) => void (stderr += t) }, env: unreachable }, ['db', 'backup', join(dir, 'never.db')]);
     expect(refused).toBe(1);
-    expect(stderr).toContain('On PostgreSQL this version runs swarm users, tokens, features, approvals, denials, db migrate, db copy and audit verify;');
+    expect(stderr).toContain(`On PostgreSQL this version runs ${POSTGRES_COMMANDS};`);
+    expect(stderr).not.toContain('app:pw');
   });
 });

@@ -92,8 +92,8 @@ Database
 
 Environment
   SWARM_DB           database file (default data/swarm.db), or postgres://USER:PASSWORD@HOST:5432/DB: on PostgreSQL
-                     this version runs users, tokens, features, approvals, denials, db migrate|copy and
-                     audit verify; the other commands need a SQLite file
+                     every command runs but policy (no database), hook (in process), db backup and db check
+                     (SQLite's own tools: on PostgreSQL use pg_dump and swarm audit verify)
   SWARM_CONFIG_DIR   folder with agents.yaml and permission_policies.yaml (default config)
   SWARM_POLICY_FILE  policy file (default $SWARM_CONFIG_DIR/permission_policies.yaml)
   SWARM_PROFILE      active compliance profiles, comma-separated (default: config/swarm.yaml)

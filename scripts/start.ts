@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openApp, type App } from '@/lib/app';
+import { keyDirFor } from '@/lib/audit/checkpoints';
 import { DemoTeam } from '@/lib/agents/demo-team';
 import { serve } from '@/lib/server/serve';
 import { randomPassword } from '@/lib/auth/secrets';
@@ -46,6 +47,9 @@ try {
   // The same checks as the server's own start: a malformed configuration or failing policy tests stop it here, with
   // the file, line and column, instead of a server that answers 503.
   // This process also answers the decision endpoints (lib/server/front.ts): a long-lived application.
+  // The Next.js server signs the checkpoints with the key of SWARM_AUDIT_KEY_DIR (required on PostgreSQL): said here,
+  // before anything starts, rather than by every request of a server that cannot sign.
+  keyDirFor(env.SWARM_DB, env);
   app = await openApp({ dbPath: env.SWARM_DB, env, watchConfig: true, backgroundCheckpoints: true, enforcePolicyTests: true });
 } catch (error) {
   console.error(`Cannot start: ${error instanceof Error ? error.message : String(error)}`);

@@ -170,7 +170,7 @@ describe('the application on PostgreSQL', () => {
     expect(await ready.json()).toMatchObject({ status: 'ready' });
   });
 
-  it('answers the decision endpoints from the listener, each denial committed before its answer', async () => {
+  it('answers the decision endpoints from the listener in groups: each denial committed before its answer, a failed one undone alone', async () => {
     const { createFrontServer } = await import('@/lib/server/front');
     const upstream: Server = createServer((_, res) => res.end('upstream'));
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', () => r()));
@@ -185,6 +185,26 @@ describe('the application on PostgreSQL', () => {
       );
       expect(answers.every((a) => a.decision === 'DENY')).toBe(true);
       expect(Number((await pool.query("SELECT count(*) AS n FROM permission_denials WHERE tool_call_id LIKE 'front-%'")).rows[0].n)).toBe(20);
+
+      // One denial of a group that cannot be written is undone alone and answered 503; the others commit together.
+      await pool.query(`CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.tool_call_id = 'poison' THEN RAISE EXCEPTION 'disk full (test)'; END IF; RETURN NEW; END $$`);
+      await pool.query('CREATE TRIGGER refuse_poison BEFORE INSERT ON permission_denials FOR EACH ROW EXECUTE FUNCTION refuse_poison()');
+      try {
+        const ids = ['g-0', 'g-1', 'g-2', 'poison', 'g-3', 'g-4', 'g-5'];
+        const statuses = await Promise.all(
+          ids.map((id) =>
+            fetch(url, { method: 'POST', headers: { authorization: `Bearer ${agent}`, 'content-type': 'application/json' }, body: JSON.stringify({ agent: 'deployer', tool: 'export_raw_data', arguments: { id }, tool_call_id: id }) }).then((r) => r.status),
+          ),
+        );
+        expect(statuses).toEqual([200, 200, 200, 503, 200, 200, 200]);
+        const stored = (await pool.query<{ id: string }>("SELECT tool_call_id AS id FROM permission_denials WHERE tool_call_id IN ('g-0','g-1','g-2','g-3','g-4','g-5','poison') ORDER BY id")).rows.map((r) => r.id);
+        expect(stored).toEqual(['g-0', 'g-1', 'g-2', 'g-3', 'g-4', 'g-5']);
+      } finally {
+        await pool.query('DROP TRIGGER refuse_poison ON permission_denials');
+      }
+      const verified = (await (await callRoute(routes.verify.GET, '/api/v1/audit/verify', { token: ADMIN })).json()) as { ok: boolean; failures: unknown[] };
+      expect(verified.failures).toEqual([]);
     } finally {
       await front.shutdown(1_000);
       upstream.close();

@@ -36,7 +36,7 @@ import { createApp } from '@/lib/app';
 import { generateReport } from '@/lib/reports/generate';
 import { describePeriod, reportOptionsSchema } from '@/lib/reports/period';
 import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/args';
-import { cliActor, dbLocation, dbPath, withApp, type CliContext } from '@/cli/context';
+import { cliActor, dbLocation, dbPath, withAnyApp, withApp, type CliContext } from '@/cli/context';
 import { DatabaseUnavailable, openPool, pgDatabase } from '@/db/pg/client';
 import type { DbLocation } from '@/db/location';
 import { verifyAuditPg } from '@/lib/audit/pg-chain';
@@ -338,7 +338,7 @@ function archive(ctx: CliContext, args: string[]): number | Promise<number> {
   });
 }
 
-function events(ctx: CliContext, args: string[]): number {
+function events(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     since: { type: 'string' },
     type: { type: 'string' },
@@ -352,9 +352,9 @@ function events(ctx: CliContext, args: string[]): number {
   if (since !== undefined && !(since > 0)) throw new UsageError('--since is a number of seconds.');
   const limit = values.limit === undefined ? 50 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit is 1 to 1000.');
-  return withApp(ctx, (app) => {
-    const page = app.securityEvents.list({ since, type: values.type, actor: values.actor, outcome: values.outcome, limit });
-    app.recorder.record({ kind: 'audit', type: 'audit.queried', actor: cliActor(ctx.env), outcome: 'succeeded', target: 'security_events', detail: { filter: { since, type: values.type, actor: values.actor, outcome: values.outcome } } });
+  return withAnyApp(ctx, async (app) => {
+    const page = await app.securityEvents.list({ since, type: values.type, actor: values.actor, outcome: values.outcome, limit });
+    await app.recorder.record({ kind: 'audit', type: 'audit.queried', actor: cliActor(ctx.env), outcome: 'succeeded', target: 'security_events', detail: { filter: { since, type: values.type, actor: values.actor, outcome: values.outcome } } });
     if (values.json) {
       ctx.io.out(`${JSON.stringify({ events: page.rows.map(eventToJson), next_cursor: page.nextCursor }, null, 2)}\n`);
       return 0;
@@ -386,9 +386,7 @@ async function report(ctx: CliContext, args: string[]): Promise<number> {
   for (const key of ['from', 'to', 'profile', 'format'] as const) if (values[key] !== undefined) raw[key] = values[key];
   const options = validate(reportOptionsSchema, raw);
   const out = requireOption(values.output, '-o', `the file to write, e.g. report.${options.format === 'pdf' ? 'pdf' : 'oscal.json'}`);
-  // Not withApp: the report is gathered asynchronously, and the application must stay open until it is written.
-  const app = createApp({ dbPath: dbPath(ctx.env), env: ctx.env, watchConfig: false });
-  try {
+  return withAnyApp(ctx, async (app) => {
     const r = await generateReport(app, { period: { from: options.from, to: options.to }, profile: options.profile, format: options.format, generatedBy: { actor: cliActor(ctx.env), role: null } });
     // Written beside the target and renamed: a reader never sees half a report.
     const partial = `${out}.partial`;
@@ -405,7 +403,5 @@ async function report(ctx: CliContext, args: string[]): Promise<number> {
         `integrity ${d.integrity.ok ? 'verified' : 'FAILED'}${d.scope.profiles.length ? `; controls of ${d.scope.profiles.map((p) => p.name).join(', ')}` : ''}.\n`,
     );
     return d.integrity.ok ? 0 : 1;
-  } finally {
-    app.close();
-  }
+  });
 }
