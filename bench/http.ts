@@ -5,7 +5,9 @@
  *   - the product's server as `npm start` runs it (scripts/start.ts): the decision listener on its port answering
  *     `POST /api/v1/permissions/check` (one allowed call, and a mix with durable denials and approvals) and the batch
  *     route (100 calls a request);
- *   - the same check route served by Next.js itself (the loopback port behind the listener): what the listener bought.
+ *   - the same check route served by Next.js itself (the loopback port behind the listener): what the listener bought;
+ *   - the same server on PostgreSQL (a throwaway cluster with its durable defaults, started in a temporary folder:
+ *     SWARM_DB=postgres://…), one allowed call and the mix, when PostgreSQL is installed (CI installs it).
  *
  *   node --import tsx bench/http.ts
  *
@@ -20,7 +22,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { createApp } from '@/lib/app';
+import { createApp, openApp } from '@/lib/app';
+import { postgresBin, startPostgres, type PgCluster } from '@/lib/test-support/postgres';
 import { freePort } from '@/lib/server/serve';
 import type { Decision } from '@/lib/permissions/types';
 import { fmt, fmtInt, isMain, markdownTable } from './util';
@@ -83,6 +86,8 @@ export interface HttpRow {
   target?: number;
   /** decisions per request (a batch) */
   perRequest?: number;
+  /** the server on PostgreSQL */
+  postgres?: boolean;
 }
 
 export interface HttpBenchResult {
@@ -99,6 +104,8 @@ export interface HttpBenchOptions {
   connections?: number;
   durationSec?: number;
   warmUpSec?: number;
+  /** also measure the server on PostgreSQL (default: when PostgreSQL is installed) */
+  postgres?: boolean;
   log?: (line: string) => void;
 }
 
@@ -186,6 +193,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
     SWARM_ADMIN_PASSWORD: 'bench-http-admin-password',
   };
   const children: ChildProcess[] = [];
+  let cluster: PgCluster | undefined;
   try {
     const built = ensureBuild(env, log);
 
@@ -201,6 +209,22 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
     }
     const tokenOf = (agent: string): string => tokens.get(agent) ?? ADMIN_TOKEN;
 
+    // The same server on PostgreSQL, with its own agent tokens (as `swarm tokens add --agent NAME` on that database).
+    const onPg = options.postgres ?? postgresBin() !== undefined;
+    const pgTokens = new Map<string, string>();
+    let pgEnv: NodeJS.ProcessEnv | undefined;
+    if (onPg) {
+      cluster = await startPostgres({ durable: true });
+      pgEnv = { ...env, PORT: String(await freePort()), SWARM_NEXT_PORT: String(await freePort()), SWARM_DB: cluster.url, SWARM_AUDIT_KEY_DIR: join(dir, 'pg-keys') };
+      const pgApp = await openApp({ dbPath: pgEnv.SWARM_DB!, configDir: join(ROOT, 'config'), env: pgEnv });
+      try {
+        await pgApp.bootstrap();
+        for (const a of agents) pgTokens.set(a, await pgApp.auth.createToken({ agent: a }, 'bench/http.ts'));
+      } finally {
+        await pgApp.close();
+      }
+    }
+
     const url = `http://${HOST}:${port}`;
     const nextUrl = `http://${HOST}:${nextPort}`;
     const bareUrl = `http://${HOST}:${barePort}`;
@@ -210,19 +234,27 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
     await waitUp(url, product.child, product.output);
     const serverStartMs = performance.now() - s0;
     log(`http: server up on ${url} (Next.js behind it on ${nextPort}) in ${serverStartMs.toFixed(0)} ms (database ${env.SWARM_DB})`);
+    const pgUrl = pgEnv ? `http://${HOST}:${pgEnv.PORT}` : undefined;
+    if (pgEnv && pgUrl) {
+      const pgServer = spawnLogged(['--import', 'tsx', 'scripts/start.ts'], pgEnv);
+      children.push(pgServer.child);
+      await waitUp(pgUrl, pgServer.child, pgServer.output);
+      log(`http: the same server on PostgreSQL up on ${pgUrl} (${cluster!.url})`);
+    }
     const bare = spawnLogged(['--import', 'tsx', 'bench/bare-server.ts', String(barePort)], env);
     children.push(bare.child);
     await waitListening(bareUrl, bare.child, bare.output);
 
     // Every call of the mix once, as it will be sent: the decision must be the expected one, on both paths.
     const checkPath = '/api/v1/permissions/check';
-    const headersFor = (agent: string): Record<string, string> => ({
-      authorization: `Bearer ${tokenOf(agent)}`,
+    const headersFor = (agent: string, on: ReadonlyMap<string, string> = tokens): Record<string, string> => ({
+      authorization: `Bearer ${on === tokens ? tokenOf(agent) : (on.get(agent) ?? ADMIN_TOKEN)}`,
       'content-type': 'application/json',
     });
-    for (const target of [url, nextUrl]) {
+    const targets: [string, ReadonlyMap<string, string>][] = [[url, tokens], [nextUrl, tokens], ...(pgUrl ? [[pgUrl, pgTokens] as [string, ReadonlyMap<string, string>]] : [])];
+    for (const [target, on] of targets) {
       for (const [c] of MIX) {
-        const res = await fetch(`${target}${checkPath}`, { method: 'POST', headers: headersFor(c.agent), body: bodyOf(c, 0) });
+        const res = await fetch(`${target}${checkPath}`, { method: 'POST', headers: headersFor(c.agent, on), body: bodyOf(c, 0) });
         const json = (await res.json()) as { decision?: string; rule_source?: string; error?: { message?: string } };
         if (res.status !== 200 || json.decision !== c.expect) {
           throw new Error(
@@ -238,11 +270,14 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
     const reference: autocannon.Options = { ...base, url: `${bareUrl}${checkPath}`, method: 'POST', headers: headersFor(ALLOWED_CALL.agent), body: allowedBody };
     const allowed: autocannon.Options = { ...base, url: `${url}${checkPath}`, method: 'POST', headers: headersFor(ALLOWED_CALL.agent), body: allowedBody };
     const viaNext: autocannon.Options = { ...allowed, url: `${nextUrl}${checkPath}` };
-    const mixRequests: autocannon.Request[] = [];
-    let n = 0;
-    for (const [c, weight] of MIX) for (let k = 0; k < weight; k++) mixRequests.push({ method: 'POST', path: checkPath, headers: headersFor(c.agent), body: bodyOf(c, n++) });
-    // interleave: one request of each kind in turn rather than runs of the same call
-    mixRequests.sort((a, b) => hashOf(String(a.body)) - hashOf(String(b.body)));
+    const mixOf = (on: ReadonlyMap<string, string>): autocannon.Request[] => {
+      const requests: autocannon.Request[] = [];
+      let n = 0;
+      for (const [c, weight] of MIX) for (let k = 0; k < weight; k++) requests.push({ method: 'POST', path: checkPath, headers: headersFor(c.agent, on), body: bodyOf(c, n++) });
+      // interleave: one request of each kind in turn rather than runs of the same call
+      return requests.sort((a, b) => hashOf(String(a.body)) - hashOf(String(b.body)));
+    };
+    const mixRequests = mixOf(tokens);
     const mixed: autocannon.Options = { ...base, url: `${url}${checkPath}`, method: 'POST', requests: mixRequests };
     const mix: Record<Decision, number> = { ALLOW: 0, DENY: 0, ASK: 0 };
     for (const [c, weight] of MIX) mix[c.expect] += weight;
@@ -256,12 +291,18 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
     });
     const batch: autocannon.Options = { ...base, url: `${url}${checkPath}/batch`, method: 'POST', headers: headersFor(ALLOWED_CALL.agent), body: batchBody };
 
-    const scenarios: [string, autocannon.Options, { target?: number; perRequest?: number }][] = [
+    const scenarios: [string, autocannon.Options, { target?: number; perRequest?: number; postgres?: boolean }][] = [
       ['bare node:http server, the JSON round trip only (reference)', reference, {}],
       [`POST check via the decision listener: one allowed call (${ALLOWED_CALL.agent} -> ${ALLOWED_CALL.tool})`, allowed, { target: HTTP_TARGET }],
       [`POST check via the decision listener: mix of ${mixRequests.length} calls, ${agents.length} agents`, mixed, { target: HTTP_TARGET }],
       [`POST check/batch via the decision listener: ${BATCH_SIZE} calls a request (decisions/s)`, batch, { perRequest: BATCH_SIZE }],
       ['POST check served by Next.js itself (before the listener): one allowed call', viaNext, {}],
+      ...(pgUrl
+        ? ([
+            ['POST check via the decision listener on PostgreSQL: one allowed call', { ...allowed, url: `${pgUrl}${checkPath}`, headers: headersFor(ALLOWED_CALL.agent, pgTokens) }, { postgres: true }],
+            [`POST check via the decision listener on PostgreSQL: the same mix`, { ...mixed, url: `${pgUrl}${checkPath}`, requests: mixOf(pgTokens) }, { postgres: true }],
+          ] as [string, autocannon.Options, { postgres: boolean }][])
+        : []),
     ];
     for (const [label, o] of scenarios) {
       const w = await load({ ...o, duration: warmUpSec });
@@ -304,6 +345,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
     return { connections, durationSec, warmUpSec, built, mix, rows, serverStartMs };
   } finally {
     for (const c of children.reverse()) await stop(c);
+    cluster?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -335,7 +377,9 @@ export function formatHttpResult(r: HttpBenchResult): string {
     ]),
   );
   const batch = r.rows.find((row) => row.perRequest !== undefined);
-  const next = r.rows.at(-1);
+  const next = r.rows.find((row) => row.label.startsWith('POST check served by Next.js'));
+  const pgMix = r.rows.find((row) => row.postgres && row.label.includes('mix'));
+  const sqliteMix = r.rows.find((row) => !row.postgres && row.label.includes('mix'));
   return [
     `autocannon on loopback, ${r.connections} connections, the same body and headers for the bare server and the check route, ` +
       `${r.durationSec} s per route (two rounds of ${r.durationSec / 2} s, the second in reverse order; requests/s = requests ÷ time, ` +
@@ -347,6 +391,9 @@ export function formatHttpResult(r: HttpBenchResult): string {
     '',
     single && next ? `The decision listener answers ${fmt(single.requestsPerSec / next.requestsPerSec)}× the check requests/s Next.js did for the same route.` : '',
     single && batch ? `Batches of ${batch.perRequest}: ${fmtInt(batch.requestsPerSec * (batch.perRequest ?? 1))} decisions/s, ${fmt((batch.requestsPerSec * (batch.perRequest ?? 1)) / single.requestsPerSec)}× single checks.` : '',
+    pgMix && sqliteMix
+      ? `On PostgreSQL (durable defaults, one server, group commit in the listener) the mix runs at ${fmt(pgMix.requestsPerSec / sqliteMix.requestsPerSec)}× the SQLite server's rate.`
+      : 'PostgreSQL is not installed here: the PostgreSQL rows were not measured.',
   ].join('\n');
 }
 

@@ -170,7 +170,7 @@ describe('the application on PostgreSQL', () => {
     expect(await ready.json()).toMatchObject({ status: 'ready' });
   });
 
-  it('answers the decision endpoints from the listener in groups: each denial committed before its answer, a failed one undone alone', async () => {
+  it('answers the decision endpoints from the listener: concurrent denials committed together before their answers, a failed one refused alone', async () => {
     const { createFrontServer } = await import('@/lib/server/front');
     const upstream: Server = createServer((_, res) => res.end('upstream'));
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', () => r()));
@@ -186,7 +186,7 @@ describe('the application on PostgreSQL', () => {
       expect(answers.every((a) => a.decision === 'DENY')).toBe(true);
       expect(Number((await pool.query("SELECT count(*) AS n FROM permission_denials WHERE tool_call_id LIKE 'front-%'")).rows[0].n)).toBe(20);
 
-      // One denial of a group that cannot be written is undone alone and answered 503; the others commit together.
+      // A denial that cannot be written is refused alone (503); the others recorded at the same moment commit.
       await pool.query(`CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN IF NEW.tool_call_id = 'poison' THEN RAISE EXCEPTION 'disk full (test)'; END IF; RETURN NEW; END $$`);
       await pool.query('CREATE TRIGGER refuse_poison BEFORE INSERT ON permission_denials FOR EACH ROW EXECUTE FUNCTION refuse_poison()');

@@ -2,7 +2,6 @@
  * PostgreSQL: a connection pool with limits and timeouts, the committed migrations applied at start (once, whichever
  * of several servers starts first), and errors that say what is wrong instead of a driver's stack.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -144,8 +143,6 @@ export interface PgTx {
  * `begin`: the statement that opens it (a read-only snapshot for verification, say).
  */
 export async function inTransaction<T>(pool: pg.Pool, fn: (tx: PgTx) => Promise<T>, url = '', begin = 'BEGIN'): Promise<T> {
-  const joined = ambient.getStore();
-  if (joined && joined.group.active === joined.member && begin === 'BEGIN') return inSavepoint(joined.group.tx, fn);
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
@@ -166,49 +163,6 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (tx: PgTx) => Promise<
   } finally {
     unguard();
     client.release(broken);
-  }
-}
-
-/** The transaction of a group of decisions (the decision listener's group commit), that transactions of its work join. */
-export interface TransactionGroup {
-  tx: PgTx;
-  /** the member running now: only its own work joins the transaction */
-  active?: object;
-}
-
-const ambient = new AsyncLocalStorage<{ group: TransactionGroup; member: object }>();
-let savepoints = 0;
-
-/**
- * Run one member of a group with the group's transaction as the ambient one: every inTransaction() it starts (the
- * recorder's, the approval store's) joins the transaction behind a savepoint of its own instead of opening one, so that
- * what the group decides commits once, together. Members run one after the other on the transaction's connection.
- * Work a member leaves running after it ends (a webhook's report, say) no longer joins: it opens its own transaction.
- */
-export async function withAmbientTransaction<T>(group: TransactionGroup, fn: () => Promise<T>): Promise<T> {
-  const member = {};
-  group.active = member;
-  try {
-    return await ambient.run({ group, member }, fn);
-  } finally {
-    group.active = undefined;
-  }
-}
-
-/**
- * A transaction joined to the ambient one: a savepoint, undone alone when `fn` throws. `fn` gets a transaction object of
- * its own (the same connection), so that what is remembered per transaction (the chain writer's head) ends with it.
- */
-async function inSavepoint<T>(group: PgTx, fn: (tx: PgTx) => Promise<T>): Promise<T> {
-  const name = `joined_${++savepoints}`;
-  await group.client.query(`SAVEPOINT ${name}`);
-  try {
-    const out = await fn({ db: group.db, client: group.client });
-    await group.client.query(`RELEASE SAVEPOINT ${name}`);
-    return out;
-  } catch (error) {
-    await group.client.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => undefined);
-    throw error;
   }
 }
 

@@ -8,12 +8,8 @@
  * Next.js, where the same-origin check lives. Answers are the same either way: the same code builds them.
  */
 import { createServer, request as httpRequest, Agent, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type pg from 'pg';
-import { drizzle } from 'drizzle-orm/node-postgres';
 import type { App, SwarmApp } from '@/lib/app';
 import type { PgSwarmApp } from '@/lib/pg-app';
-import { withAmbientTransaction } from '@/db/pg/client';
-import * as schema from '@/db/pg/schema';
 import { timingSafeEqual } from 'node:crypto';
 import { Gauge } from 'prom-client';
 import { requireRole, route, ROUTE_CORE, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
@@ -221,65 +217,23 @@ class GroupCommit {
 }
 
 /**
- * Group commit on PostgreSQL: the decision calls that arrived while the previous group was being decided are decided
- * together in one transaction on one connection (each behind a savepoint of its own, so that one that cannot be
- * recorded is undone alone and answered 503), and their answers leave only after the commit. The stores' transactions
- * join the group's (withAmbientTransaction), so concurrent denials share one commit, one flush of the WAL and one turn
- * of the audit chain's lock, instead of paying one each. Reads (tokens, approval states) use the pool's other
- * connections meanwhile.
+ * On PostgreSQL each decision call is decided as it comes, side by side with the others on the pool's connections; the
+ * recorder commits the denials of concurrent calls together (lib/audit/pg-recorder.ts: one transaction, one turn of
+ * the chain's lock, one flush of the WAL), and each answer leaves only after the commit that holds its denial.
  */
-class PgGroupCommit {
-  private queue: Pending[] = [];
-  private running = false;
-
+class Concurrent {
   constructor(private readonly app: PgSwarmApp) {}
 
   add(p: Pending): void {
-    this.queue.push(p);
-    if (!this.running) {
-      this.running = true;
-      setImmediate(() => void this.flush());
-    }
-  }
-
-  private async flush(): Promise<void> {
-    const group = this.queue.splice(0, MAX_GROUP);
-    const answers: ApiAnswer[] = [];
-    let committed = false;
-    let client: pg.PoolClient | undefined;
-    let broken = false;
-    try {
-      client = await this.app.pool.connect();
-      client.on('error', () => (broken = true));
-      await client.query('BEGIN');
-      const transaction = { tx: { db: drizzle(client, { schema }), client } };
-      for (const p of group) {
-        await client.query('SAVEPOINT decision');
-        let answer: ApiAnswer;
-        try {
-          answer = await withAmbientTransaction(transaction, () => p.core(this.app, p.request, {}));
-        } catch (error) {
+    p.core(this.app, p.request, {})
+      .then(
+        (answer) => send(p.res, answer),
+        (error: unknown) => {
           console.error('The decision listener failed to answer', error);
-          answer = INTERNAL_ERROR;
-        }
-        if (!(answer instanceof Response) && answer.status >= 500) await client.query('ROLLBACK TO SAVEPOINT decision');
-        await client.query('RELEASE SAVEPOINT decision');
-        answers.push(answer);
-      }
-      await client.query('COMMIT');
-      committed = true;
-    } catch (error) {
-      console.error('A group of decisions could not be committed; none of them is acknowledged', error);
-      await client?.query('ROLLBACK').catch(() => (broken = true));
-    } finally {
-      client?.release(broken);
-    }
-    group.forEach((p, i) => {
-      const answer = committed ? answers[i]! : UNRECORDED;
-      send(p.res, answer).catch(() => p.res.destroy());
-    });
-    if (this.queue.length > 0) setImmediate(() => void this.flush());
-    else this.running = false;
+          return send(p.res, INTERNAL_ERROR);
+        },
+      )
+      .catch(() => p.res.destroy());
   }
 }
 
@@ -408,7 +362,7 @@ export function createFrontServer(options: FrontOptions): FrontServer {
       () => res.destroy(),
     );
   });
-  const commits = app.kind === 'sqlite' ? new GroupCommit(app) : new PgGroupCommit(app);
+  const commits = app.kind === 'sqlite' ? new GroupCommit(app) : new Concurrent(app);
   server.keepAliveTimeout = 65_000;
   server.on('close', () => agent.destroy());
   let shutting: Promise<void> | undefined;
