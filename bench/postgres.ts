@@ -13,8 +13,8 @@
  * one chain: the audit lock serialises the appends, PostgreSQL's WAL flush groups the commits); batches of 64 denials
  * per transaction (a group commit of concurrent checks, as the decision listener makes them on SQLite).
  *
- * Then decisions through the engine with the stores of the decision path (lib/stores/pg-decisions.ts: flags, approvals,
- * the recorder) from 8 concurrent callers, a mix of allowed calls (no write), denials (one chained row each) and
+ * Then decisions through the engine of the application on PostgreSQL (lib/pg-app.ts: flags, approvals, the recorder)
+ * from 8 concurrent callers, a mix of allowed calls (no write), denials (one chained row each) and
  * gated calls (a request and its audit row), beside the same mix decided by the SQLite application's engine.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,13 +28,8 @@ import { PgChainWriter } from '@/lib/audit/pg-chain';
 import { AuditRecorder, type DenialInput } from '@/lib/audit/recorder';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { startPostgres } from '@/lib/test-support/postgres';
-import { createApp } from '@/lib/app';
-import { parseAgents } from '@/lib/config/agents';
-import { builtInSources } from '@/lib/config/sources';
-import { PermissionEngine, type CheckInput } from '@/lib/permissions';
-import { parseGates } from '@/lib/permissions/gates';
-import { EMPTY_POLICY } from '@/lib/permissions/policy';
-import { openPgDecisionStores } from '@/lib/stores/pg-decisions';
+import { createApp, openApp } from '@/lib/app';
+import type { CheckInput } from '@/lib/permissions';
 import { fmtInt, isMain, markdownTable } from './util';
 
 export interface PgWriteRow {
@@ -71,30 +66,33 @@ function mixCall(i: number): CheckInput {
   return { kind: 'tool', principal: { kind: 'agent', id: agent, role: 'viewer', agent }, agent, tool, arguments: { dataset_id: `ds_${i}`, env: 'prod' } };
 }
 
-async function decisionsOnPostgres(pool: pg.Pool, callers: number, seconds: number): Promise<number> {
-  const stores = await openPgDecisionStores({ pool, env: {} });
+/** The config folder both applications read (the same agents and gate on both databases). */
+function writeConfig(dir: string): void {
+  writeFileSync(join(dir, 'agents.yaml'), AGENTS);
+  writeFileSync(join(dir, 'gates.yaml'), GATES);
+  writeFileSync(join(dir, 'permission_policies.yaml'), 'rules: []\n');
+}
+
+async function decisionsOnPostgres(url: string, dir: string, callers: number, seconds: number): Promise<number> {
+  writeConfig(dir);
+  const app = await openApp({ dbPath: url, configDir: dir, env: {} });
   try {
-    const agents = parseAgents(AGENTS);
-    const gates = parseGates(GATES);
-    const engine = new PermissionEngine({ sources: () => builtInSources(() => agents, () => EMPTY_POLICY), gates: () => gates, ports: stores.ports });
     let n = 0;
     const started = Date.now();
     const until = started + seconds * 1000;
     await Promise.all(
       Array.from({ length: callers }, async () => {
-        while (Date.now() < until) await engine.decideAsync(mixCall(n++));
+        while (Date.now() < until) await app.engine.decideAsync(mixCall(n++));
       }),
     );
     return n / ((Date.now() - started) / 1000);
   } finally {
-    await stores.stop();
+    await app.close();
   }
 }
 
 function decisionsOnSqlite(dir: string, seconds: number): number {
-  writeFileSync(join(dir, 'agents.yaml'), AGENTS);
-  writeFileSync(join(dir, 'gates.yaml'), GATES);
-  writeFileSync(join(dir, 'permission_policies.yaml'), 'rules: []\n');
+  writeConfig(dir);
   const app = createApp({ dbPath: join(dir, 'decisions.db'), configDir: dir, env: {} });
   try {
     let n = 0;
@@ -206,8 +204,8 @@ export async function runPostgresBench(options: { seconds?: number; log?: (line:
       log(`postgres: ${scenario}: ${fmtInt(rate)} denials/s`);
     }
     const decisions: PgDecisionRow[] = [];
-    const onPg = await decisionsOnPostgres(pool, 8, seconds);
-    decisions.push({ database: 'PostgreSQL', how: 'decideAsync(), 8 concurrent callers, each decision its own transaction', decisionsPerSec: onPg });
+    const onPg = await decisionsOnPostgres(cluster.url, dir, 8, seconds);
+    decisions.push({ database: 'PostgreSQL', how: 'decideAsync() of the application on PostgreSQL, 8 concurrent callers (the recorder commits concurrent denials together)', decisionsPerSec: onPg });
     log(`postgres: decisions ${fmtInt(onPg)}/s`);
     const onSqlite = decisionsOnSqlite(dir, seconds);
     decisions.push({ database: 'SQLite', how: 'decide(), the application engine (WAL, NORMAL)', decisionsPerSec: onSqlite });

@@ -62,7 +62,7 @@ export class PgSwarmApp extends AppBase {
     const where = parseDbLocation(options.dbPath);
     if (where.kind !== 'postgres') throw new Error(`PgSwarmApp needs a postgres:// URL, not ${options.dbPath}.`);
     const env = options.env ?? process.env;
-    const pool = openPool({ url: where.url, applicationName: `swarm-permissions ${env.SWARM_PROCESS || 'app'}` });
+    const pool = openPool({ url: where.url, max: Number(env.SWARM_PG_POOL_MAX) || undefined, applicationName: `swarm-permissions ${env.SWARM_PROCESS || 'app'}` });
     try {
       await migratePostgres(pool, where.url);
       const app = new PgSwarmApp(options, pool, where.url);

@@ -1,48 +1,44 @@
 /**
- * The engine deciding on PostgreSQL, two servers on one database (two engines, two connection pools) against a
+ * The engine deciding on PostgreSQL, two servers on one database (two applications, two connection pools) against a
  * throwaway cluster this file starts: the stores of the decision path (flags, approvals, the audit recorder) on
  * PostgreSQL, the engine's one decision path driven asynchronously.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migratePostgres, openPool } from '@/db/pg/client';
+import { openApp } from '@/lib/app';
+import type { PgSwarmApp } from '@/lib/pg-app';
 import { startPostgres } from '@/lib/test-support/postgres';
-import { openPgDecisionStores, type PgDecisionStores } from '@/lib/stores/pg-decisions';
 import { verifyAuditPg } from '@/lib/audit/pg-chain';
-import { parseAgents } from '@/lib/config/agents';
-import { builtInSources } from '@/lib/config/sources';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { TEST_AGENTS } from '@/lib/test-support/temp-app';
-import { AuditUnavailable, PermissionEngine, type Principal } from '.';
-import { parseGates } from './gates';
-import { EMPTY_POLICY } from './policy';
+import { AuditUnavailable, type Principal } from '.';
 
 const pg15 = usePostgres();
 let database = '';
-const opened: PgDecisionStores[] = [];
-const agents = parseAgents(TEST_AGENTS);
-const gates = parseGates('gates:\n  - id: deploy\n    tools: [deploy_serving]\n');
+const opened: PgSwarmApp[] = [];
+const config = mkdtempSync(join(tmpdir(), 'swarm-pg-engine-'));
+writeFileSync(join(config, 'agents.yaml'), TEST_AGENTS);
+writeFileSync(join(config, 'permission_policies.yaml'), 'rules: []\n');
+writeFileSync(join(config, 'gates.yaml'), 'gates:\n  - id: deploy\n    tools: [deploy_serving]\n');
 
-/** One server: its pool, the decision stores on it, its engine. */
-async function server(url?: string) {
-  const pool = url ? openPool({ url, max: 2, connectionTimeoutMs: 1_000 }) : pg15.pool(database, 6);
-  // A pool of another cluster is closed by this file, not by usePostgres.
-  if (url) unreachable.push(pool);
-  const stores = await openPgDecisionStores({ pool, env: {} });
-  opened.push(stores);
-  const engine = new PermissionEngine({ sources: () => builtInSources(() => agents, () => EMPTY_POLICY), gates: () => gates, ports: stores.ports });
-  return { pool, engine, approvals: stores.approvals, flags: stores.flags };
+/** One server: the application on PostgreSQL (its own pool, its stores, its engine). */
+async function server(url?: string): Promise<PgSwarmApp> {
+  const app = (await openApp({ dbPath: url ?? pg15.cluster.urlOf(database), configDir: config, env: { SWARM_PG_POOL_MAX: '4' } })) as PgSwarmApp;
+  opened.push(app);
+  return app;
 }
 
 const agent = (name: string): Principal => ({ kind: 'agent', id: name, role: 'viewer', agent: name });
 const call = (name: string, tool: string, args: Record<string, unknown> = {}) => ({ kind: 'tool' as const, principal: agent(name), agent: name, tool, arguments: args });
 
-const unreachable: { end(): Promise<void> }[] = [];
 beforeAll(async () => {
   database = await pg15.freshDatabase('engine');
 });
 afterAll(async () => {
-  for (const o of opened) await o.stop();
-  for (const p of unreachable) await p.end();
+  for (const app of opened) await app.close().catch(() => undefined);
+  rmSync(config, { recursive: true, force: true });
 });
 
 describe('the engine on PostgreSQL, two servers', () => {
@@ -88,9 +84,6 @@ describe('the engine on PostgreSQL, two servers', () => {
 
   it('refuses a decision it cannot record once the database is gone (fail closed, nothing acknowledged)', async () => {
     const other = await startPostgres();
-    const p = openPool({ url: other.url, max: 1 });
-    await migratePostgres(p, other.url);
-    await p.end();
     const doomed = await server(other.url);
     expect((await doomed.engine.decideAsync(call('data_cleaner', 'train_model'))).decision).toBe('DENY');
     other.stop();
