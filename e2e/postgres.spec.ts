@@ -114,6 +114,35 @@ test('a flag override made on one server reaches the other within a second', asy
   expect(back.status).toBe(200);
 });
 
+test('the console works on PostgreSQL: signed in on one server, every page read from the other', async ({ page }) => {
+  await page.goto(`${a.url}/login`);
+  await page.getByLabel('User name').fill('admin');
+  await page.getByLabel('Password').fill(PG_ADMIN_PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByTestId('signed-in-user')).toContainText('admin');
+  // The session cookie is for 127.0.0.1, whatever the port: the same session on server B.
+  const checks: [string, RegExp][] = [
+    ['/denials', /export_raw_data|deploy_serving/],
+    ['/approvals', /deploy_serving/],
+    ['/audit', /auth\.login\.succeeded/],
+    ['/transparency', /drift_monitoring/],
+    ['/reports', /report/i],
+    ['/notifications', /notification/i],
+  ];
+  for (const [path, text] of checks) {
+    const res = await page.goto(`${b.url}${path}`);
+    expect(res?.status(), path).toBe(200);
+    await expect(page.locator('main')).toContainText(text);
+  }
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.goto(`${b.url}/denials`);
+  await expect(page.locator('main')).toContainText(/export_raw_data|deploy_serving/);
+  await page.screenshot({ path: test.info().outputPath('denials-on-postgres-1440.png'), fullPage: false });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`${b.url}/approvals`);
+  await page.screenshot({ path: test.info().outputPath('approvals-on-postgres-390.png'), fullPage: false });
+});
+
 test('a server killed with SIGKILL under DENY load loses no denial it acknowledged; the other serves on and takes over', async () => {
   const acknowledged: string[] = [];
   let cut = 0;
