@@ -4,18 +4,18 @@
  * engine. SwarmApp (lib/app.ts, SQLite) and PgSwarmApp (lib/pg-app.ts, PostgreSQL) build their stores on it.
  */
 import { join, resolve as resolvePath } from 'node:path';
-import { codeGateSpecs } from './approvals/gates';
+import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from './approvals/gates';
 import type { ApprovalEvent } from './approvals/store';
 import type { RevisionContent } from './audit/revisions';
 import { EMPTY_AGENTS, parseAgents, type AgentsConfig } from './config/agents';
 import { WatchedFile, type WatchedFileStatus } from './config/watched-file';
 import { PLATFORM_TOOLS } from './agents/platform-tools';
-import type { AuditEvent, PermissionEngine, RuleSource } from './permissions';
+import type { AuditEvent, PermissionEngine, RuleSource, ToolContext } from './permissions';
 import { builtInSources, DEFAULT_FLAG_VALUES } from './config/sources';
 import { assertPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, type PolicyConfig, type PolicyTests } from './config/policy-tests';
-import type { GateSet, GateSpec } from './permissions/gates';
+import type { CompiledGate, GateSet, GateSpec } from './permissions/gates';
 import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from './permissions/policy';
-import { AppError } from './errors';
+import { archivableBefore } from './audit/archive';
 import { observeDecision, processMetrics } from './ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from './notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from './hooks/config';
@@ -211,15 +211,7 @@ export abstract class AppBase {
    * retention minimum stay in the live trail. Throws AppError naming the profile and its basis.
    */
   archivableBefore(before: number, now = Date.now() / 1000): number {
-    const r = this.profiles.retention;
-    if (r && before > now - r.minDays * 86_400) {
-      const limit = new Date((now - r.minDays * 86_400) * 1000).toISOString().slice(0, 10);
-      throw new AppError(
-        'CONFLICT',
-        `The compliance profile ${r.profile} keeps audit rows ${r.minDays} days in the live trail (${r.basis}); archive only rows before ${limit}.`,
-      );
-    }
-    return before;
+    return archivableBefore(this.profiles.retention, before, now);
   }
 
   /** The configuration in force, as the policy tests see it. */
@@ -283,6 +275,15 @@ export abstract class AppBase {
   protected policyMayAsk(tool: string): boolean {
     const p = this.policy;
     return p.askAnyTool || p.askTools.has(tool);
+  }
+
+  /**
+   * The engine's approvalState port over a store: read only for a gated call, or one a policy ASK rule may match (the
+   * other calls need no read at all).
+   */
+  protected approvalStatePort<S>(store: { stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number): S }) {
+    return (ctx: ToolContext, gate: CompiledGate | undefined): S | undefined =>
+      gate || this.policyMayAsk(ctx.tool) ? store.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS) : undefined;
   }
 
   /**

@@ -7,7 +7,6 @@ import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db } from '@/db/cli
 import { parseDbLocation } from '@/db/location';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
 import { ApprovalStore, approvalRequestOf, type ApprovalEvent } from './approvals/store';
-import { DEFAULT_APPROVAL_TTL_SECONDS } from './approvals/gates';
 import { DenialStore } from './audit/denials';
 import { AuditRecorder } from './audit/recorder';
 import { RevisionStore } from './audit/revisions';
@@ -221,10 +220,7 @@ export class SwarmApp extends AppBase {
       gates: () => this.gatesFile.current,
       ports: {
         flagValues: () => this.flags.values(),
-        approvalState: (ctx, gate) =>
-          gate || this.policyMayAsk(ctx.tool)
-            ? this.approvals.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS)
-            : undefined,
+        approvalState: this.approvalStatePort(this.approvals),
         // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
         recorder: timedRecorder(this.recorder),
         requestApproval: (ctx, result) => this.approvals.request(approvalRequestOf(ctx, result)).id,

@@ -10,7 +10,6 @@ import type pg from 'pg';
 import { DatabaseUnavailable, migratePostgres, openPool, pgDatabase } from '@/db/pg/client';
 import { parseDbLocation, redactedUrl } from '@/db/location';
 import { approvalRequestOf, type ApprovalEvent } from './approvals/store';
-import { DEFAULT_APPROVAL_TTL_SECONDS } from './approvals/gates';
 import { PgApprovalStore } from './approvals/pg-store';
 import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { keyDirFor, loadOrCreateSigningKey } from './audit/checkpoints';
@@ -122,10 +121,7 @@ export class PgSwarmApp extends AppBase {
         ports: {
           async: true,
           flagValues: () => this.flags.values(),
-          approvalState: (ctx, gate) =>
-            gate || this.policyMayAsk(ctx.tool)
-              ? this.approvals.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS)
-              : undefined,
+          approvalState: this.approvalStatePort(this.approvals),
           // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
           recorder: timedRecorder(this.recorder),
           requestApproval: async (ctx, result) => (await this.approvals.request(approvalRequestOf(ctx, result))).id,

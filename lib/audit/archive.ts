@@ -45,8 +45,8 @@ function prefixEnd(sqlite: Database.Database, chain: ChainName, before: number):
 
 /**
  * The cut-off of an archive checked against a compliance profile's retention (ActiveProfiles.retention): rows younger
- * than its minimum stay in the live trail. For callers without an application (the CLI on PostgreSQL); the same rule
- * as SwarmApp.archivableBefore. Throws AppError naming the profile and its basis.
+ * than its minimum stay in the live trail (AppBase.archivableBefore applies it to an application's profiles). Throws
+ * AppError naming the profile and its basis.
  */
 export function archivableBefore(retention: { minDays: number; profile: string; basis: string } | undefined, before: number, now = Date.now() / 1000): number {
   if (retention && before > now - retention.minDays * 86_400) {

@@ -96,6 +96,15 @@ export class PgAuthStore {
   /** A token for a user (acts with the user's role) or for an agent (acts only as that agent). Shown once. */
   async createToken(owner: { username: string } | { agent: string }, name: string, by = 'system'): Promise<string> {
     const token = randomToken('swt');
+    await this.insertToken(token, owner, name, by);
+    return token;
+  }
+
+  /**
+   * Store a token's hash for its owner and record it; a token that exists already is left alone (two servers starting
+   * with the same SWARM_ADMIN_TOKEN create it once).
+   */
+  private async insertToken(token: string, owner: { username: string } | { agent: string }, name: string, by: string): Promise<void> {
     let userId: number | null = null;
     if ('username' in owner) {
       const user = await this.findUser(owner.username);
@@ -105,9 +114,9 @@ export class PgAuthStore {
     const [row] = await this.db
       .insert(apiTokens)
       .values({ tokenHash: sha256(token), name, userId, agentName: 'agent' in owner ? owner.agent : null, createdAt: now() })
+      .onConflictDoNothing()
       .returning();
-    await this.onEvent({ type: 'token.created', by, target: String(row!.id), detail: { name, owner: tokenOwner(owner) } });
-    return token;
+    if (row) await this.onEvent({ type: 'token.created', by, target: String(row.id), detail: { name, owner: tokenOwner(owner) } });
   }
 
   async listTokens(): Promise<ApiTokenRow[]> {
@@ -129,18 +138,7 @@ export class PgAuthStore {
   /** Make sure a token with this exact value exists (SWARM_ADMIN_TOKEN); idempotent, also when servers start at once. */
   async ensureToken(token: string, owner: { username: string } | { agent: string }, name: string, by = 'system'): Promise<void> {
     if (token.length < 16) throw new AppError('BAD_REQUEST', `The token for "${name}" must have at least 16 characters.`);
-    let userId: number | null = null;
-    if ('username' in owner) {
-      const user = await this.findUser(owner.username);
-      if (!user) throw new AppError('NOT_FOUND', `There is no user "${owner.username}".`);
-      userId = user.id;
-    }
-    const [row] = await this.db
-      .insert(apiTokens)
-      .values({ tokenHash: sha256(token), name, userId, agentName: 'agent' in owner ? owner.agent : null, createdAt: now() })
-      .onConflictDoNothing()
-      .returning();
-    if (row) await this.onEvent({ type: 'token.created', by, target: String(row.id), detail: { name, owner: tokenOwner(owner) } });
+    await this.insertToken(token, owner, name, by);
   }
 
   async principalForToken(token: string): Promise<Principal | undefined> {
