@@ -188,6 +188,21 @@ test('the audit trail of both servers is one chain that swarm audit verify accep
   expect(verified.out).toMatch(/permission_denials/);
 });
 
+test('a server stopped with SIGTERM records its stop and signs what it wrote last, then starts again', async () => {
+  const before = (await pool.query("SELECT count(*)::int AS n FROM security_events WHERE type = 'server.stopped'")).rows[0].n as number;
+  await b.kill('SIGTERM');
+  const stops = (await pool.query("SELECT count(*)::int AS n FROM security_events WHERE type = 'server.stopped'")).rows[0].n as number;
+  expect(stops).toBe(before + 1);
+  // It led the signer (A is gone): its last checkpoint covers its own stop.
+  const [head, signed] = await Promise.all([
+    pool.query("SELECT max(id)::int AS n FROM security_events"),
+    pool.query("SELECT max(size)::int AS n FROM audit_checkpoints WHERE chain = 'security_events'"),
+  ]);
+  expect(signed.rows[0].n).toBe(head.rows[0].n);
+  await b.start();
+  expect((await check(b, agentToken, { agent: 'deployer', tool: 'monitor_drift', arguments: {} })).body.decision).toBe('ALLOW');
+});
+
 test('with the database gone, checks fail closed and readiness says why', async () => {
   cluster.stop();
   const ready = await fetch(`${b.url}/api/v1/ready`);

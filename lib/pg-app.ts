@@ -218,6 +218,14 @@ export class PgSwarmApp extends AppBase {
       })();
     }, 2_000);
     this.auditTimer.unref();
+    if (process.env.NEXT_MANUAL_SIG_HANDLE) {
+      // The Next.js server of `npm start` leaves the signals to this application (lib/server/serve.ts): its stop is
+      // recorded and the last checkpoint signed before the process exits.
+      // A second signal (the process group's and the listener's both reach it) must not cut the first one's work short.
+      const stop = (signal: NodeJS.Signals) => void this.close().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
+    }
   }
 
   /** Sign the heads of the audit chains now (when they moved since the last checkpoint). */

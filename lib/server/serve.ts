@@ -59,7 +59,15 @@ export async function serve(options: ServeOptions): Promise<Serving> {
   const next = spawn(process.execPath, [nextBin, 'start', '-p', String(upstreamPort), '-H', '127.0.0.1'], {
     stdio: ['ignore', options.stdio ?? 'inherit', options.stdio ?? 'inherit'],
     // Next.js telemetry is off unless the operator turns it on explicitly.
-    env: { NEXT_TELEMETRY_DISABLED: '1', ...options.env, [INTERNAL_SECRET_ENV]: internalSecret, SWARM_PROCESS: 'next' },
+    env: {
+      NEXT_TELEMETRY_DISABLED: '1',
+      ...options.env,
+      [INTERNAL_SECRET_ENV]: internalSecret,
+      SWARM_PROCESS: 'next',
+      // On PostgreSQL the application's last words (its stop, a final checkpoint) are asynchronous: it handles SIGTERM
+      // itself and exits when they are written (lib/pg-app.ts), instead of Next.js exiting under them.
+      ...(options.app.kind === 'postgres' ? { NEXT_MANUAL_SIG_HANDLE: '1' } : {}),
+    },
   });
   const front = createFrontServer({ app: options.app, upstream: { host: '127.0.0.1', port: upstreamPort }, internalSecret });
   await new Promise<void>((resolve, reject) => {
