@@ -170,6 +170,15 @@ describe('the application on PostgreSQL', () => {
     expect(await ready.json()).toMatchObject({ status: 'ready' });
   });
 
+  it('reports the state gauges of /metrics from PostgreSQL', async () => {
+    const { stateRegistry } = await import('@/lib/ops/metrics');
+    const text = await (await stateRegistry(await app())).metrics();
+    const pending = Number((await pool.query("SELECT count(*) AS n FROM approvals WHERE status = 'pending'")).rows[0].n);
+    expect(text).toContain(`swarm_approvals_pending ${pending}`);
+    expect(text).toMatch(/swarm_audit_rows_unsigned\{chain="permission_denials"\} \d+/);
+    expect(text).not.toContain('swarm_wal_size_bytes');
+  });
+
   it('answers the decision endpoints from the listener: concurrent denials committed together before their answers, a failed one refused alone', async () => {
     const { createFrontServer } = await import('@/lib/server/front');
     const upstream: Server = createServer((_, res) => res.end('upstream'));
