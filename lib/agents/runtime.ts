@@ -9,6 +9,7 @@
 import { requesterOf } from '@/lib/approvals/store';
 import type { PermissionEngine, Principal } from '@/lib/permissions';
 import type { ApprovalStore } from '@/lib/approvals/store';
+import type { PgApprovalStore } from '@/lib/approvals/pg-store';
 import { AppError } from '@/lib/errors';
 import type { ToolDefinition } from './tool';
 
@@ -23,7 +24,8 @@ export class AgentRuntime {
 
   constructor(
     private readonly engine: PermissionEngine,
-    private readonly approvals: ApprovalStore,
+    /** the application's approval store, on either database */
+    private readonly approvals: Pick<ApprovalStore | PgApprovalStore, 'outcomesFor' | 'markReported'>,
     readonly agent: string,
     tools: readonly ToolDefinition[],
     principal?: Principal,
@@ -64,7 +66,7 @@ export class AgentRuntime {
    */
   async resume(): Promise<ResumeOutcome[]> {
     const outcomes: ResumeOutcome[] = [];
-    for (const row of this.approvals.outcomesFor(this.agent, requesterOf(this.principal))) {
+    for (const row of await this.approvals.outcomesFor(this.agent, requesterOf(this.principal))) {
       if (row.status === 'approved') {
         const args = JSON.parse(row.argumentsCanonical) as Record<string, unknown>;
         try {
@@ -74,7 +76,7 @@ export class AgentRuntime {
         }
         continue;
       }
-      if (!this.approvals.markReported(row.id)) continue;
+      if (!(await this.approvals.markReported(row.id))) continue;
       const status = row.status === 'rejected' ? 'rejected' : 'expired';
       outcomes.push({ approvalId: row.id, tool: row.toolName, status, reason: status === 'expired' ? 'The request expired before anyone decided it.' : (row.decisionReason ?? status) });
     }

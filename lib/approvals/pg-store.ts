@@ -11,7 +11,7 @@
  * Listeners are told of every transition inside its transaction, with the transaction, so that the audit row commits
  * with it or neither does.
  */
-import { and, asc, desc, eq, inArray, lte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { inTransaction, pgDatabase, type PgDb, type PgTx } from '@/db/pg/client';
 import { approvals, approvalVotes } from '@/db/pg/schema';
@@ -19,7 +19,7 @@ import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import type { ApprovalState } from '@/lib/permissions';
 import { hashArguments } from './canonical';
-import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newRequestRow, nowSeconds, refusalOf, stateOf, approvalListQuery, type ApprovalListFilter } from './rules';
+import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newRequestRow, nowSeconds, refusalOf, stateOf, approvalListQuery, outcomesQuery, type ApprovalListFilter } from './rules';
 import { approvalToJson, type ApprovalEvent, type ApprovalJson, type ApprovalRequest, type Decider } from './store';
 
 export type PgApprovalListener = (event: ApprovalEvent, tx: PgTx) => void | Promise<void>;
@@ -177,5 +177,17 @@ export class PgApprovalStore {
   async toJson(rows: readonly ApprovalRow[]): Promise<ApprovalJson[]> {
     const votes = await this.votesFor(rows.map((r) => r.id));
     return rows.map((r) => approvalToJson(r, votes.get(r.id) ?? []));
+  }
+
+  /** What an agent runtime that asked must settle (outcomesQuery), as the SQLite store answers it. */
+  async outcomesFor(agent: string, requestedBy: string): Promise<ApprovalRow[]> {
+    const q = outcomesQuery(approvals, agent, requestedBy);
+    return this.db.select().from(approvals).where(q.where).orderBy(q.orderBy);
+  }
+
+  /** Mark a rejection or expiry as reported to its runtime; true for the one caller (of any server) that marked it. */
+  async markReported(id: string): Promise<boolean> {
+    const marked = await this.db.update(approvals).set({ reportedAt: nowSeconds() }).where(and(eq(approvals.id, id), isNull(approvals.reportedAt))).returning({ id: approvals.id });
+    return marked.length === 1;
   }
 }

@@ -4,7 +4,7 @@
  * rule, expiry). Pure: rows in, a verdict out; each store applies the verdict with its own conditional updates.
  */
 import { randomBytes } from 'node:crypto';
-import { and, asc, desc, eq, gt, ne, sql, type Column, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNull, lte, ne, or, sql, type Column, type SQL } from 'drizzle-orm';
 import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { redact } from '@/lib/audit/redact';
@@ -149,4 +149,26 @@ export function approvalListQuery(t: ApprovalColumns, filter: ApprovalListFilter
   // The queue is oldest first (who waited longest); the history newest decision first.
   const orderBy = filter.status === 'pending' ? asc(t.requestedAt) : desc(sql`coalesce(${t.decidedAt}, ${t.requestedAt})`);
   return { where: c.length ? and(...c) : undefined, orderBy, limit: filter.limit ?? 200 };
+}
+
+type OutcomeColumns = Record<'agentName' | 'requestedBy' | 'status' | 'reportedAt' | 'expiresAt' | 'requestedAt', Column>;
+
+/**
+ * What an agent runtime that asked must settle, for either database's approvals table: its approved calls not yet run,
+ * and its rejected or expired calls not yet reported (a request past its expiry that the sweeper has not closed yet
+ * counts as expired), oldest first.
+ */
+export function outcomesQuery(t: OutcomeColumns, agent: string, requestedBy: string): { where: SQL | undefined; orderBy: SQL } {
+  return {
+    where: and(
+      eq(t.agentName, agent),
+      eq(t.requestedBy, requestedBy),
+      or(
+        eq(t.status, 'approved'),
+        and(inArray(t.status, ['rejected', 'expired']), isNull(t.reportedAt)),
+        and(eq(t.status, 'pending'), lte(t.expiresAt, nowSeconds()), isNull(t.reportedAt)),
+      ),
+    ),
+    orderBy: asc(t.requestedAt),
+  };
 }

@@ -11,7 +11,7 @@ import { DEFAULT_APPROVAL_TTL_SECONDS } from './gates';
 import type { GateRisk } from '@/lib/permissions/gates';
 import { AppError } from '@/lib/errors';
 import { hashArguments } from './canonical';
-import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, refusalOf, stateOf, approvalListQuery, type ApprovalListFilter, type ApprovalRefusal } from './rules';
+import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, refusalOf, stateOf, approvalListQuery, outcomesQuery, type ApprovalListFilter, type ApprovalRefusal } from './rules';
 
 export type ApprovalStatusValue = ApprovalRow['status'];
 
@@ -234,23 +234,8 @@ export class ApprovalStore {
    * not yet reported. Survives restarts: the calls and their canonical arguments are in the store.
    */
   outcomesFor(agent: string, requestedBy: string): ApprovalRow[] {
-    const at = now();
-    return this.db
-      .select()
-      .from(approvals)
-      .where(
-        and(
-          eq(approvals.agentName, agent),
-          eq(approvals.requestedBy, requestedBy),
-          or(
-            eq(approvals.status, 'approved'),
-            and(inArray(approvals.status, ['rejected', 'expired']), isNull(approvals.reportedAt)),
-            and(eq(approvals.status, 'pending'), lte(approvals.expiresAt, at), isNull(approvals.reportedAt)),
-          ),
-        ),
-      )
-      .orderBy(asc(approvals.requestedAt))
-      .all();
+    const q = outcomesQuery(approvals, agent, requestedBy);
+    return this.db.select().from(approvals).where(q.where).orderBy(q.orderBy).all();
   }
 
   /** Mark a rejection or expiry as reported to its runtime; true for the one caller that marked it. */

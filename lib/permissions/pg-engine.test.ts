@@ -13,7 +13,11 @@ import { startPostgres } from '@/lib/test-support/postgres';
 import { verifyAuditPg } from '@/lib/audit/pg-chain';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { TEST_AGENTS } from '@/lib/test-support/temp-app';
-import { AuditUnavailable, type Principal } from '.';
+import { z } from 'zod';
+import { AgentRuntime } from '@/lib/agents/runtime';
+import { tool } from '@/lib/agents/tool';
+import { requireApproval } from '@/lib/approvals/gates';
+import { ApprovalRequired, AuditUnavailable, type Principal } from '.';
 
 const pg15 = usePostgres();
 let database = '';
@@ -80,6 +84,26 @@ describe('the engine on PostgreSQL, two servers', () => {
     }
     expect(r).toMatchObject({ decision: 'DENY', ruleSource: 'flag:drift_monitoring' });
     await a.flags.unsetOverride('drift_monitoring', 'olivia', 'over');
+  });
+
+  it('runs the agent runtime: an asked call re-run once after approval on another server, a rejection reported once', async () => {
+    const [a, b] = [await server(), await server()];
+    let runs = 0;
+    const deploy = tool({ name: 'deploy_serving', schema: z.object({ model_id: z.string(), env: z.string() }), approval: requireApproval('deploy') }, () => ++runs);
+    const onA = new AgentRuntime(a.engine, a.approvals, 'deployer', [deploy]);
+    const asked = (await onA.call('deploy_serving', { model_id: 'rt-1', env: 'prod' }).catch((e: unknown) => e)) as ApprovalRequired;
+    expect(asked).toBeInstanceOf(ApprovalRequired);
+    const refused = (await onA.call('deploy_serving', { model_id: 'rt-2', env: 'prod' }).catch((e: unknown) => e)) as ApprovalRequired;
+    await b.approvals.approve(asked.approvalId, { id: 'olivia', role: 'operator' }, 'ok');
+    await b.approvals.reject(refused.approvalId, { id: 'olivia', role: 'operator' }, 'not this one');
+    // Two runtimes of the same agent resume at once (a restart on another server): each outcome is settled once.
+    const onB = new AgentRuntime(b.engine, b.approvals, 'deployer', [deploy]);
+    const [first, second] = await Promise.all([onA.resume(), onB.resume()]);
+    const settled = [...first, ...second];
+    expect(settled.filter((o) => o.status === 'ran')).toEqual([{ approvalId: asked.approvalId, tool: 'deploy_serving', status: 'ran', result: 1 }]);
+    expect(settled.filter((o) => o.status === 'rejected')).toEqual([{ approvalId: refused.approvalId, tool: 'deploy_serving', status: 'rejected', reason: 'not this one' }]);
+    expect(runs).toBe(1);
+    expect(await onA.resume()).toEqual([]);
   });
 
   it('refuses a decision it cannot record once the database is gone (fail closed, nothing acknowledged)', async () => {
