@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createApp, openApp } from '@/lib/app';
+import { loadOrCreateSigningKey } from '@/lib/audit/checkpoints';
 import { postgresBin, startPostgres, type PgCluster } from '@/lib/test-support/postgres';
 import { freePort } from '@/lib/server/serve';
 import type { Decision } from '@/lib/permissions/types';
@@ -216,6 +217,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
     if (onPg) {
       cluster = await startPostgres({ durable: true });
       pgEnv = { ...env, PORT: String(await freePort()), SWARM_NEXT_PORT: String(await freePort()), SWARM_DB: cluster.url, SWARM_AUDIT_KEY_DIR: join(dir, 'pg-keys') };
+      loadOrCreateSigningKey(pgEnv.SWARM_AUDIT_KEY_DIR!);
       const pgApp = await openApp({ dbPath: pgEnv.SWARM_DB!, configDir: join(ROOT, 'config'), env: pgEnv });
       try {
         await pgApp.bootstrap();

@@ -2,7 +2,7 @@
  * swarm audit checkpoint|key|explain|archive on PostgreSQL, end to end: the real CLI against a SQLite trail copied to a
  * real cluster started by this file, signing with the installation's key named by SWARM_AUDIT_KEY_DIR.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -111,5 +111,26 @@ describe('swarm audit on PostgreSQL', () => {
     const verified = await swarm('audit', 'verify', '--db', cluster.url, '--public-key', join(dir, 'audit-signing-key.pub'));
     expect(verified.code).toBe(0);
     expect(verified.stdout).toMatch(/permission_denials: 6 rows checked .*1\/1 checkpoint valid, rows up to 4 archived/);
+
+    // A bundle is checked on its own, also when SWARM_DB names the PostgreSQL database (as it does for an operator).
+    const tampered = join(dir, 'tampered.ndjson');
+    writeFileSync(tampered, readFileSync(out, 'utf8').replace('old 2', 'old X'));
+    const caught = await runSwarm(['audit', 'verify', '--bundle', tampered], { ...withKey(), SWARM_DB: cluster.url });
+    expect(caught.code).toBe(1);
+    expect(caught.stdout).toMatch(/^FAILED: permission_denials: row 3 was changed/);
+  }, 120_000);
+
+  it('never makes a key of its own: a key folder without one is refused, and nothing is signed', async () => {
+    const empty = join(dir, 'typo-keys');
+    const before = await pgQuery('SELECT count(*)::int AS n FROM audit_checkpoints');
+    const r = await runSwarm(['audit', 'checkpoint', '--db', cluster.url], { ...env, SWARM_AUDIT_KEY_DIR: empty });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/There is no audit signing key in .*typo-keys/);
+    expect(existsSync(join(empty, 'audit-signing-key.pem'))).toBe(false);
+    expect(await pgQuery('SELECT count(*)::int AS n FROM audit_checkpoints')).toEqual(before);
+    // The key of the installation is made by the step that says so, and then verify finds it in the folder.
+    const made = await runSwarm(['audit', 'key', '--db', cluster.url], { ...env, SWARM_AUDIT_KEY_DIR: empty });
+    expect(made.code).toBe(0);
+    expect(made.stderr).toMatch(/Created a new audit signing key pair in .*typo-keys/);
   }, 120_000);
 });

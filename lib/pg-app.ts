@@ -12,7 +12,7 @@ import { parseDbLocation, redactedUrl } from '@/db/location';
 import { approvalRequestOf, type ApprovalEvent } from './approvals/store';
 import { PgApprovalStore } from './approvals/pg-store';
 import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
-import { keyDirFor, loadOrCreateSigningKey } from './audit/checkpoints';
+import { keyDirFor, loadSigningKey } from './audit/checkpoints';
 import { PgCheckpointer } from './audit/pg-checkpoints';
 import { PgDenialStore } from './audit/pg-denials';
 import { PgAuditRecorder } from './audit/pg-recorder';
@@ -185,7 +185,7 @@ export class PgSwarmApp extends AppBase {
   }
 
   private signer(): PgCheckpointer {
-    this.checkpointer ??= new PgCheckpointer(this.pool, loadOrCreateSigningKey(this.signingKeyDir()));
+    this.checkpointer ??= new PgCheckpointer(this.pool, loadSigningKey(this.signingKeyDir()));
     return this.checkpointer;
   }
 

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openApp, type App } from '@/lib/app';
-import { keyDirFor } from '@/lib/audit/checkpoints';
+import { keyDirFor, loadSigningKey } from '@/lib/audit/checkpoints';
 import { DemoTeam } from '@/lib/agents/demo-team';
 import { serve } from '@/lib/server/serve';
 import { randomPassword } from '@/lib/auth/secrets';
@@ -49,7 +49,8 @@ try {
   // This process also answers the decision endpoints (lib/server/front.ts): a long-lived application.
   // The Next.js server signs the checkpoints with the key of SWARM_AUDIT_KEY_DIR (required on PostgreSQL): said here,
   // before anything starts, rather than by every request of a server that cannot sign.
-  keyDirFor(env.SWARM_DB, env);
+  const keyDir = keyDirFor(env.SWARM_DB, env);
+  if (/^postgres(ql)?:/i.test(env.SWARM_DB.trim())) loadSigningKey(keyDir);
   app = await openApp({ dbPath: env.SWARM_DB, env, watchConfig: true, backgroundCheckpoints: true, enforcePolicyTests: true });
 } catch (error) {
   console.error(`Cannot start: ${error instanceof Error ? error.message : String(error)}`);

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usePostgres } from '@/lib/test-support/use-postgres';
+import { loadOrCreateSigningKey } from '@/lib/audit/checkpoints';
 import { callRoute } from './support/in-process-api';
 
 const cluster = usePostgres();
@@ -64,6 +65,7 @@ beforeAll(async () => {
     SWARM_ADMIN_PASSWORD: 'pg-app-admin-password',
     SWARM_PROFILE: '',
   });
+  loadOrCreateSigningKey(join(dir, 'keys'));
   pool = cluster.pool(database, 2);
   agent = await (await app()).auth.createToken({ agent: 'deployer' }, 'pg app test');
 }, 60_000);

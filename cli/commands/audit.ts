@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { archivableBefore, archiveBefore, verifyBundle, type ArchiveResult } from '@/lib/audit/archive';
-import { KeyDirRequired, keyDirFor, loadOrCreateSigningKey, readLocalVerifierKey, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
+import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, readLocalVerifierKey, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
 import { explainDecision, explainDecisionWith, pgExplainReads, type ExplainConfig, type Explanation } from '@/lib/audit/explain';
 import { archiveAuditPg } from '@/lib/audit/pg-archive';
 import { PgCheckpointer } from '@/lib/audit/pg-checkpoints';
@@ -111,9 +111,10 @@ function verify(ctx: CliContext, args: string[]): number | Promise<number> {
   };
   const range: VerifyRange = { from: date(values.from, '--from'), to: date(values.to, '--to') };
   const where = dbLocation(ctx.env, values.db ?? ctx.env.SWARM_DB);
-  if (where.kind === 'postgres') return verifyPostgres(ctx, where.url, values['public-key'] ? readKeyFile(values['public-key']) : undefined, range, values.json === true);
-  const file = where.path;
-  const keyText = values['public-key'] ? readKeyFile(values['public-key']) : readLocalVerifierKey(keyDirFor(file, ctx.env));
+  // The key ring: --public-key, else the public keys kept in the key folder (SWARM_AUDIT_KEY_DIR, or beside the file).
+  const localKeys = () => (where.kind === 'sqlite' || ctx.env.SWARM_AUDIT_KEY_DIR ? readLocalVerifierKey(keyDirFor(where.kind === 'sqlite' ? where.path : where.url, ctx.env)) : undefined);
+  const keyText = values['public-key'] ? readKeyFile(values['public-key']) : localKeys();
+  // A bundle is checked on its own, whatever database SWARM_DB names.
   if (values.bundle) {
     if (!keyText) throw new CliError('give --public-key FILE: a bundle is checked against the key that signed it.');
     const r = verifyBundle(readFileSync(values.bundle, 'utf8'), keyText);
@@ -121,6 +122,8 @@ function verify(ctx: CliContext, args: string[]): number | Promise<number> {
     else ctx.io.out(r.ok ? `Bundle intact: ${Object.entries(r.rows).map(([c, n]) => `${c} ${n} rows`).join(', ')}.\n` : `FAILED: ${r.problem}\n`);
     return r.ok ? 0 : 1;
   }
+  if (where.kind === 'postgres') return verifyPostgres(ctx, where.url, keyText, range, values.json === true);
+  const file = where.path;
   if (!existsSync(file)) throw new CliError(`there is no database at ${file}.`);
   // Read the file as it is: no migrations, no writes, triggers or not.
   const sqlite = new Database(file, { readonly: true, fileMustExist: true });
@@ -165,12 +168,21 @@ function onSqlite(ctx: CliContext, path: string): CliContext {
   return { ...ctx, env: { ...ctx.env, SWARM_DB: path } };
 }
 
-/** The installation's signing key for this database; on PostgreSQL only from SWARM_AUDIT_KEY_DIR (refused otherwise). */
-function signingKey(ctx: CliContext, location: DbLocation): SigningKey {
+/**
+ * The installation's signing key for this database; on PostgreSQL only from SWARM_AUDIT_KEY_DIR (refused otherwise),
+ * and only a key that is there: a folder without one (a typo, a key not installed yet) is refused rather than given a
+ * second key nobody keeps, unless `create` (swarm audit key, the step that makes it).
+ */
+function signingKey(ctx: CliContext, location: DbLocation, create = false): SigningKey {
   try {
-    return loadOrCreateSigningKey(keyDirFor(location.kind === 'postgres' ? location.url : location.path, ctx.env));
+    const dir = keyDirFor(location.kind === 'postgres' ? location.url : location.path, ctx.env);
+    if (location.kind === 'postgres' && !create) return loadSigningKey(dir);
+    const existed = hasSigningKey(dir);
+    const key = loadOrCreateSigningKey(dir);
+    if (!existed && location.kind === 'postgres') ctx.io.err(`Created a new audit signing key pair in ${dir}: install this folder on every server (docs/deployment.md).\n`);
+    return key;
   } catch (error) {
-    if (error instanceof KeyDirRequired) throw new CliError(error.message);
+    if (error instanceof KeyDirRequired || error instanceof SigningKeyMissing) throw new CliError(error.message);
     throw error;
   }
 }
@@ -232,7 +244,7 @@ function key(ctx: CliContext, args: string[]): number {
   const { values, positionals } = parseCommand(args, { db: { type: 'string' } });
   expectPositionals(positionals, []);
   const location = where(ctx, values.db);
-  const k = location.kind === 'postgres' ? signingKey(ctx, location) : loadOrCreateSigningKey(keyDirFor(location.path, ctx.env));
+  const k = signingKey(ctx, location, true);
   ctx.io.out(`${verifierKey(k.name, k.raw)}\n`);
   return 0;
 }

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { openApp } from '@/lib/app';
+import { loadOrCreateSigningKey } from '@/lib/audit/checkpoints';
 import type { PgSwarmApp } from '@/lib/pg-app';
 
 const cluster = usePostgres();
@@ -27,6 +28,7 @@ beforeAll(async () => {
   execFileSync('psql', [owner, '-q', '-v', 'app_role=swarm_app', '-f', 'db/pg/app-role.sql'], { stdio: 'pipe' });
   const appUrl = owner.replace('postgres://swarm@', 'postgres://swarm_app:app-password@');
   cpSync('config', join(dir, 'config'), { recursive: true });
+  loadOrCreateSigningKey(join(dir, 'keys'));
   app = (await openApp({
     dbPath: appUrl,
     configDir: join(dir, 'config'),

@@ -113,6 +113,27 @@ function keyFiles(dir: string) {
   return { privateFile: join(/*turbopackIgnore: true*/ dir, 'audit-signing-key.pem'), publicFile: join(/*turbopackIgnore: true*/ dir, 'audit-signing-key.pub') };
 }
 
+/** The folder has no signing key (PostgreSQL: the key is made once, by `swarm audit key`, and installed on every server). */
+export class SigningKeyMissing extends Error {
+  readonly code = 'SIGNING_KEY_MISSING';
+  constructor(dir: string) {
+    super(
+      `There is no audit signing key in ${dir} (audit-signing-key.pem): install the installation's key folder there, or create the key once with SWARM_AUDIT_KEY_DIR=${dir} npx swarm audit key (docs/deployment.md). A new key is never made here on its own: checkpoints signed by a key nobody keeps would fail every verification.`,
+    );
+    this.name = 'SigningKeyMissing';
+  }
+}
+
+export function hasSigningKey(dir: string): boolean {
+  return existsSync(keyFiles(dir).privateFile);
+}
+
+/** The signing key of this folder, which must be there (SigningKeyMissing otherwise). */
+export function loadSigningKey(dir: string, name = KEY_NAME): SigningKey {
+  if (!hasSigningKey(dir)) throw new SigningKeyMissing(dir);
+  return loadOrCreateSigningKey(dir, name);
+}
+
 /** The installation's signing key, created (private key readable by the owner only) on first use. */
 export function loadOrCreateSigningKey(dir: string, name = KEY_NAME): SigningKey {
   const { privateFile, publicFile } = keyFiles(dir);
