@@ -19,11 +19,15 @@ export function redactedUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
-    return u.toString();
+    // libpq and the driver also take the password as a parameter (?password=…, and the key file's passphrase).
+    for (const key of [...u.searchParams.keys()]) if (SECRET_PARAMS.test(key)) u.searchParams.set(key, '***');
+    return u.toString().replace(/%2A%2A%2A/g, '***');
   } catch {
-    return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+    return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@').replace(/([?&](?:ssl)?password=)[^&]*/gi, '$1***');
   }
 }
+
+const SECRET_PARAMS = /^(ssl)?password$|^sslkey$|passphrase/i;
 
 export function parseDbLocation(value: string | undefined, fallback = DEFAULT_SQLITE_PATH): DbLocation {
   const v = value?.trim();
@@ -34,10 +38,13 @@ export function parseDbLocation(value: string | undefined, fallback = DEFAULT_SQ
   if (scheme === 'postgres' || scheme === 'postgresql') {
     let u: URL;
     try {
-      u = new URL(v);
+      // A Unix socket names its folder in ?host= and leaves the host part empty (postgres://user:pw@/db?host=/run/…),
+      // which WHATWG URLs refuse after credentials: checked here with a stand-in host, passed on to the driver as given.
+      u = new URL(/^postgres(ql)?:\/\/[^/]*@\//i.test(v) ? v.replace('@/', '@socket/') : v);
     } catch {
       throw new DbLocationError(`SWARM_DB is not a valid PostgreSQL URL (${redactedUrl(v)}): write postgres://USER:PASSWORD@HOST:5432/DATABASE.`);
     }
+    if (u.hostname === 'socket' && !u.searchParams.get('host')) throw new DbLocationError(`SWARM_DB names no host (${redactedUrl(v)}): write postgres://USER:PASSWORD@HOST:5432/DATABASE, or ?host=/path/of/the/socket/folder.`);
     if (!u.hostname && !u.searchParams.get('host')) throw new DbLocationError(`SWARM_DB names no host (${redactedUrl(v)}): write postgres://USER:PASSWORD@HOST:5432/DATABASE.`);
     if (u.pathname.replace(/^\//, '') === '') throw new DbLocationError(`SWARM_DB names no database (${redactedUrl(v)}): write postgres://USER:PASSWORD@HOST:5432/DATABASE.`);
     return { kind: 'postgres', url: v, shown: redactedUrl(v) };

@@ -63,6 +63,16 @@ export function openPool(options: PgPoolOptions): pg.Pool {
   return pool;
 }
 
+/**
+ * A connection of its own, with the pool's settings but outside it: for what holds a connection for the life of the
+ * server (listening for flag changes, an advisory lock of leadership), so that SWARM_PG_POOL_MAX stays the number of
+ * connections that serve requests. The caller connects it and ends it.
+ */
+export function dedicatedClient(pool: pg.Pool): pg.Client {
+  const { max: _max, idleTimeoutMillis: _idle, ...settings } = pool.options as pg.PoolConfig;
+  return new pg.Client(settings);
+}
+
 export function pgDatabase(pool: pg.Pool): PgDb {
   return drizzle(pool, { schema }) as PgDb;
 }

@@ -62,4 +62,25 @@ describe('flags on PostgreSQL, several servers', () => {
     await a.setOverride('batch_runner', false, 'olivia', 'after the cut');
     await within(2_000, () => b.values().get('batch_runner') === false);
   });
+
+  it('listens again after an outage longer than one retry, on connections outside the pool', async () => {
+    const owner = pg15.pool('swarm', 1); // another database of the cluster: the one under test can be closed to connections
+    const pool = pg15.pool(database, 1);
+    // A pool of one connection: the listener holds a connection of its own, so the pool still serves.
+    const b = new PgFlagService({ db: pgDatabase(pool), pool, env: {}, resyncMs: 600_000 });
+    await b.start();
+    services.push(b);
+    expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    const a = await server();
+    // An outage of 2.5 s for new connections, the listening ones cut at its start.
+    await owner.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
+    await owner.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()");
+    await new Promise((r) => setTimeout(r, 2_500));
+    await owner.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
+    await new Promise((r) => setTimeout(r, 1_500));
+    // No resync for ten minutes: only a notification can carry this within a second.
+    await a.setOverride('auto_retraining', true, 'olivia', 'after the outage');
+    const ms = await within(1_000, () => b.values().get('auto_retraining') === true);
+    expect(ms).toBeLessThan(1_000);
+  }, 30_000);
 });

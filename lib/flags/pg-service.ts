@@ -11,7 +11,7 @@
  */
 import { asc, desc, eq, inArray, max, ne, sql } from 'drizzle-orm';
 import type pg from 'pg';
-import type { PgDb } from '@/db/pg/client';
+import { dedicatedClient, type PgDb } from '@/db/pg/client';
 import { flagChanges, flagOverrides } from '@/db/pg/schema';
 import type { FlagChangeRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
@@ -33,7 +33,8 @@ export interface PgFlagServiceOptions {
 export class PgFlagService {
   private overrides = new Map<string, FlagOverride>();
   private cached: FlagResolution | undefined;
-  private listener: pg.PoolClient | undefined;
+  private listener: pg.Client | undefined;
+  private retry: NodeJS.Timeout | undefined;
   private resync: NodeJS.Timeout | undefined;
   private stopped = false;
   /** reloads started and the newest one applied: an older reload that ends last never overwrites a newer one */
@@ -58,28 +59,51 @@ export class PgFlagService {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.resync) clearInterval(this.resync);
+    if (this.retry) clearTimeout(this.retry);
     const l = this.listener;
     this.listener = undefined;
-    if (l) {
-      await l.query(`UNLISTEN ${FLAGS_CHANNEL}`).catch(() => undefined);
-      l.release();
-    }
+    if (l) await l.end().catch(() => undefined);
   }
 
+  /**
+   * Listen on a connection of its own, outside the pool (it is held for the life of the server; the pool's connections
+   * all serve requests). A connection that drops, or cannot be had, is tried again every second until it is back; the
+   * overrides are reloaded then, for what changed meanwhile.
+   */
   private async listen(): Promise<void> {
-    const client = await this.options.pool.connect();
+    const client = dedicatedClient(this.options.pool);
     client.on('notification', (n) => {
       if (n.channel === FLAGS_CHANNEL) void this.reload().catch(() => undefined);
     });
     client.on('error', () => {
-      // The connection dropped (a restart, a failover, a terminated backend): listen again on a new one, and reload
-      // what may have changed meanwhile.
-      client.release(true);
       if (this.listener === client) this.listener = undefined;
-      if (!this.stopped) setTimeout(() => void this.listen().then(() => this.reload()).catch(() => undefined), 200).unref();
+      void client.end().catch(() => undefined);
+      this.listenAgain();
     });
-    await client.query(`LISTEN ${FLAGS_CHANNEL}`);
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${FLAGS_CHANNEL}`);
+    } catch (error) {
+      void client.end().catch(() => undefined);
+      throw error;
+    }
+    if (this.stopped) {
+      await client.end().catch(() => undefined);
+      return;
+    }
     this.listener = client;
+  }
+
+  private listenAgain(delayMs = 1_000): void {
+    if (this.stopped || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.listen().then(
+        () => this.reload().catch(() => undefined),
+        () => this.listenAgain(delayMs),
+      );
+    }, delayMs);
+    this.retry.unref();
   }
 
   private async reload(): Promise<void> {

@@ -8,12 +8,13 @@
  * signs the same thing).
  */
 import type pg from 'pg';
+import { dedicatedClient } from '@/db/pg/client';
 
 /** The advisory locks of the jobs that run on one server at a time (fixed 64-bit keys). */
 export const LEADER_LOCKS = { sweeper: 7_318_221_905_010, checkpoints: 7_318_221_905_011 } as const;
 
 export class Leadership {
-  private client: pg.PoolClient | undefined;
+  private client: pg.Client | undefined;
   private leading = false;
   private timer: NodeJS.Timeout | undefined;
   private trying: Promise<boolean> | undefined;
@@ -38,7 +39,12 @@ export class Leadership {
     if (this.leading && this.client) return true;
     try {
       if (!this.client) {
-        const client = await this.pool.connect();
+        // A connection of its own (outside the pool): it holds the lock for as long as this server leads.
+        const client = dedicatedClient(this.pool);
+        await client.connect().catch((error: unknown) => {
+          void client.end().catch(() => undefined);
+          throw error;
+        });
         client.on('error', () => this.lost(client));
         this.client = client;
       }
@@ -51,10 +57,10 @@ export class Leadership {
   }
 
   /** The connection is gone, and the lock with it. */
-  private lost(client: pg.PoolClient): void {
+  private lost(client: pg.Client): void {
     if (this.client !== client) return;
     this.client = undefined;
-    client.release(true);
+    void client.end().catch(() => undefined);
     this.set(false);
   }
 
@@ -79,7 +85,7 @@ export class Leadership {
     this.client = undefined;
     if (!client) return;
     if (this.leading) await client.query('SELECT pg_advisory_unlock($1)', [this.key]).catch(() => undefined);
-    client.release();
+    await client.end().catch(() => undefined);
     this.set(false);
   }
 }
