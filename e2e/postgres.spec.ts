@@ -10,7 +10,7 @@ import { expect, test } from '@playwright/test';
 import pg from 'pg';
 import { postgresBin, startPostgres, type PgCluster } from '@/lib/test-support/postgres';
 import { E2E } from './fixtures/accounts';
-import { PG_ADMIN_PASSWORD, PG_ADMIN_TOKEN, pgServers, type PgServer, type PgServers } from './fixtures/pg-servers';
+import { PG_ADMIN_PASSWORD, PG_ADMIN_TOKEN, PG_METRICS_TOKEN, pgServers, type PgServer, type PgServers } from './fixtures/pg-servers';
 
 test.describe.configure({ mode: 'serial', timeout: 180_000 });
 test.skip(!postgresBin() && !process.env.CI, 'PostgreSQL is not installed here (CI installs it).');
@@ -203,7 +203,12 @@ test('a server stopped with SIGTERM records its stop and signs what it wrote las
   expect((await check(b, agentToken, { agent: 'deployer', tool: 'monitor_drift', arguments: {} })).body.decision).toBe('ALLOW');
 });
 
-test('with the database gone, checks fail closed and readiness says why', async () => {
+test('with the database gone, checks fail closed, readiness says why, pages say so calmly', async ({ page }) => {
+  await page.goto(`${b.url}/login`);
+  await page.getByLabel('User name').fill('admin');
+  await page.getByLabel('Password').fill(PG_ADMIN_PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByTestId('signed-in-user')).toContainText('admin');
   cluster.stop();
   const ready = await fetch(`${b.url}/api/v1/ready`);
   const body = (await ready.json()) as { reason?: string };
@@ -212,4 +217,16 @@ test('with the database gone, checks fail closed and readiness says why', async 
   const refused = await check(b, agentToken, { agent: 'deployer', tool: 'export_raw_data', arguments: { dataset_id: 'gone' } });
   expect(refused.status, b.log().slice(-3000)).toBe(503);
   expect(refused.body.decision).toBeUndefined();
+  // The monitoring sees the outage instead of going blind: /metrics answers, the database gauge at 0.
+  const metrics = await fetch(`${b.url}/metrics`, { headers: { authorization: `Bearer ${PG_METRICS_TOKEN}` } });
+  expect(metrics.status).toBe(200);
+  const text = await metrics.text();
+  expect(text).toMatch(/^swarm_database_up 0$/m);
+  expect(text).toMatch(/swarm_decisions_total/);
+  const res = await page.goto(`${b.url}/approvals`);
+  expect(res?.status()).toBeGreaterThanOrEqual(500);
+  await expect(page.getByRole('heading', { name: 'This page could not be loaded' })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Try again' })).toBeVisible();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: test.info().outputPath('outage-390.png') });
 });

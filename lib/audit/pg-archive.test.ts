@@ -3,7 +3,7 @@
  * verifies from where the archive left the chain; and the application's role (not the tables' owner) can archive but
  * cannot delete audit rows any other way.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
@@ -141,6 +141,16 @@ describe('archiveAuditPg', () => {
     await expect(owner.query('DELETE FROM permission_denials WHERE id = 1')).rejects.toThrow('permission_denials is append-only: DELETE is refused');
     expect((await app.query('SELECT count(*)::int8 AS n FROM permission_denials')).rows[0].n).toBe(6);
     expect((await verifyAuditPg(app, verifier)).ok).toBe(true);
+  });
+
+  it('leaves no bundle behind when the role may not archive (db/pg/app-role.sql revokes the function from it)', async () => {
+    const { app, owner } = await withAppRole();
+    await owner.query('REVOKE EXECUTE ON FUNCTION swarm_archive_prefix(text, bigint, text, bigint, text, text) FROM PUBLIC');
+    await append(app, OLD, 3, 1);
+    const file = join(dir, 'refused.ndjson');
+    await expect(archiveAuditPg(app, key, OLD + 1_000, file)).rejects.toMatchObject({ code: 'FORBIDDEN', message: expect.stringMatching(/run swarm audit archive as the owner of the tables.*Nothing was archived/) });
+    expect(existsSync(file)).toBe(false);
+    expect((await app.query('SELECT count(*)::int8 AS n FROM permission_denials')).rows[0].n).toBe(3);
   });
 
   it('keeps the retention of a compliance profile', () => {

@@ -13,6 +13,8 @@
 import type pg from 'pg';
 import { inTransaction, type PgTx } from '@/db/pg/client';
 import { CHAIN_NAMES, type ChainName } from './chain';
+import { rmSync } from 'node:fs';
+import { AppError } from '@/lib/errors';
 import { writeBundle, type ArchiveResult, type ChainPrefix, type Row } from './archive';
 import type { SigningKey } from './checkpoints';
 import { AUDIT_APPEND_LOCK } from './pg-chain';
@@ -55,14 +57,23 @@ export async function archiveAuditPg(
     'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
   );
   const result = writeBundle(key, before, prefixes, file);
-  await inTransaction(pool, async (tx) => {
-    // Appends wait for the removal: a writer that reads the head of a chain archived whole finds it in audit_archives.
-    await tx.client.query('SELECT pg_advisory_xact_lock($1)', [AUDIT_APPEND_LOCK]);
-    for (const c of result.chains) {
-      if (c.upToId === null) continue;
-      await tx.client.query('SELECT swarm_archive_prefix($1, $2, $3, $4, $5, $6)', [c.chain, c.upToId, c.headHash, c.rows, file, result.sha256]);
+  try {
+    await inTransaction(pool, async (tx) => {
+      // Appends wait for the removal: a writer that reads the head of a chain archived whole finds it in audit_archives.
+      await tx.client.query('SELECT pg_advisory_xact_lock($1)', [AUDIT_APPEND_LOCK]);
+      for (const c of result.chains) {
+        if (c.upToId === null) continue;
+        await tx.client.query('SELECT swarm_archive_prefix($1, $2, $3, $4, $5, $6)', [c.chain, c.upToId, c.headHash, c.rows, file, result.sha256]);
+      }
+      await onArchived(result, tx);
+    });
+  } catch (error) {
+    // Nothing was archived (the removal is one transaction): no bundle is left to be taken for an archive.
+    rmSync(file, { force: true });
+    if ((error as { code?: string }).code === '42501') {
+      throw new AppError('FORBIDDEN', `This database role may not archive (${(error as Error).message}): run swarm audit archive as the owner of the tables (docs/deployment.md). Nothing was archived.`);
     }
-    await onArchived(result, tx);
-  });
+    throw error;
+  }
   return result;
 }

@@ -201,12 +201,14 @@ export class ChainVerifier {
     report.headHash = this.started ? this.expectedPrev : null;
     for (const c of this.checkpoints) {
       if (!key) {
-        this.fail('audit_checkpoints', c.id, 'checkpoint key unknown', 'no verifier key: give --public-key, or keep audit-signing-key.pub beside the database');
+        this.fail('audit_checkpoints', c.id, 'checkpoint key unknown', 'no verifier key: give --public-key FILE, or keep the public keys in the key folder (beside the SQLite file, or SWARM_AUDIT_KEY_DIR)');
         continue;
       }
       const opened = openCheckpointWithAny(c.note, key);
       if (!opened.ok) {
-        this.fail('audit_checkpoints', c.id, opened.problem.startsWith('checkpoint key unknown') ? 'checkpoint key unknown' : 'bad signature', `checkpoint ${c.id}: ${opened.problem}`);
+        const unknown = opened.problem.startsWith('checkpoint key unknown');
+        // The problem is named once: the message says only what follows it.
+        this.fail('audit_checkpoints', c.id, unknown ? 'checkpoint key unknown' : 'bad signature', unknown ? opened.problem.replace(/^checkpoint key unknown:\s*/, '') : opened.problem);
         continue;
       }
       const b = opened.body;

@@ -141,7 +141,20 @@ async function stateFacts(app: App): Promise<StateFacts> {
 export async function stateRegistry(app: App, now = Date.now() / 1000): Promise<Registry> {
   const registry = new Registry();
   const gauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames, registers: [registry] });
-  const facts = await stateFacts(app);
+  const refused = gauge('swarm_config_files_refused', 'Configuration files whose newest version is refused (the last good version is in force).');
+  refused.set(app.configStatus().filter((s) => s.error !== null).length);
+  const up = gauge('swarm_database_up', '1 when the database answered the state queries of this scrape, 0 when it did not (an outage).');
+  let facts: StateFacts;
+  try {
+    facts = await stateFacts(app);
+  } catch (error) {
+    // The database is gone: the scrape still answers (every counter of the processes, this gauge at 0), so that an
+    // outage shows in the monitoring instead of making it blind.
+    console.error('Reading the state gauges failed; /metrics answers without them.', error instanceof Error ? error.message : error);
+    up.set(0);
+    return registry;
+  }
+  up.set(1);
   gauge('swarm_approvals_pending', 'Approval requests waiting for a person.').set(Number(facts.pending.n));
   gauge('swarm_approvals_oldest_pending_age_seconds', 'How long the oldest pending approval request has waited (0 when none).').set(
     facts.pending.oldest === null ? 0 : Math.max(0, now - facts.pending.oldest),
@@ -156,8 +169,6 @@ export async function stateRegistry(app: App, now = Date.now() / 1000): Promise<
     checkpointAge.set({ chain }, cp ? Math.max(0, now - cp.created_at) : -1);
     behind.set({ chain }, Math.max(0, (head?.id ?? 0) - (cp?.size ?? 0)));
   }
-  const refused = gauge('swarm_config_files_refused', 'Configuration files whose newest version is refused (the last good version is in force).');
-  refused.set(app.configStatus().filter((s) => s.error !== null).length);
   if (facts.walBytes !== null) gauge('swarm_wal_size_bytes', 'Size of the SQLite write-ahead log.').set(facts.walBytes);
   return registry;
 }
