@@ -26,6 +26,7 @@ const post = (handler: typeof batch.POST, url: string, body: unknown, token: str
 beforeAll(() => {
   const app = getSqliteApp();
   app.auth.createUser('olivia', 'operator', 'operator-password');
+  app.auth.createUser('victor', 'viewer', 'viewer-password');
   olivia = app.auth.createToken({ username: 'olivia' }, 't');
   deployer = app.auth.createToken({ agent: 'deployer' }, 't');
   trainer = app.auth.createToken({ agent: 'trainer' }, 't');
@@ -127,6 +128,16 @@ describe('AuthZEN: POST /access/v1/evaluation', () => {
     expect(read).toMatchObject({ decision: true });
     const admin = await json(await post(evaluation.POST, '/access/v1/evaluation', { ...ask('PUT', '/api/v1/flags/batch_runner'), resource: { type: 'http', id: '/api/v1/flags/batch_runner', properties: { required_role: 'admin' } } }, olivia));
     expect(admin).toMatchObject({ decision: false, context: { swarm_decision: 'DENY' } });
+    // This product's own routes are evaluated with the role they declare, whatever role the request names or omits.
+    const undeclared = await json(await post(evaluation.POST, '/access/v1/evaluation', ask('PUT', '/api/v1/flags/batch_runner'), olivia));
+    expect(undeclared).toMatchObject({ decision: false, context: { swarm_decision: 'DENY', rule_source: 'rbac:admin' } });
+    const lowered = await json(await post(evaluation.POST, '/access/v1/evaluation', { ...ask('POST', '/api/v1/approvals/apr_x/approve'), resource: { type: 'http', id: '/api/v1/approvals/apr_x/approve', properties: { required_role: 'viewer' } } }, olivia));
+    expect(lowered).toMatchObject({ decision: true });
+    const auditorOnly = await json(await post(evaluation.POST, '/access/v1/evaluation', { ...ask('GET', '/api/v1/permissions/denials'), subject: { type: 'user', id: 'victor' }, resource: { type: 'http', id: '/api/v1/permissions/denials', properties: { required_role: 'viewer' } } }, ADMIN));
+    expect(auditorOnly).toMatchObject({ decision: false, context: { rule_source: 'rbac:auditor' } });
+    // A path of another service keeps the role the request names (a gateway's own endpoints).
+    const foreign = await json(await post(evaluation.POST, '/access/v1/evaluation', ask('DELETE', '/billing/invoices/7'), olivia));
+    expect(foreign).toMatchObject({ decision: true });
   });
 
   it('lets an agent ask only about itself, a person about themselves, and an administrator about anyone', async () => {

@@ -22,8 +22,9 @@
 import { z } from 'zod';
 import type { App } from '@/lib/app';
 import { AppError } from '@/lib/errors';
-import { Reply } from '@/lib/http/route';
-import { isRole, ROLES, type CheckInput, type CheckResult, type Principal } from '@/lib/permissions';
+import { Reply, ROUTE_SPEC } from '@/lib/http/route';
+import { ROUTES } from '@/lib/http/route-index';
+import { isRole, ROLES, roleRank, type CheckInput, type CheckResult, type Principal, type Role } from '@/lib/permissions';
 import { decideBatch } from './check';
 
 const properties = z.record(z.string(), z.unknown());
@@ -99,8 +100,11 @@ export async function inputOf(app: App, caller: Principal, e: Evaluation): Promi
     const method = e.action.name.toUpperCase();
     if (!HTTP_METHODS.has(method)) throw new AppError('BAD_REQUEST', `action.name "${e.action.name}" is not an HTTP method.`);
     if (!e.resource.id.startsWith('/')) throw new AppError('BAD_REQUEST', 'resource.id of an http resource is a path starting with "/".');
-    const role = props.required_role ?? 'viewer';
-    if (typeof role !== 'string' || !isRole(role)) throw new AppError('BAD_REQUEST', `resource.properties.required_role is one of ${ROLES.join(', ')}.`);
+    const given = props.required_role;
+    if (given !== undefined && (typeof given !== 'string' || !isRole(given))) throw new AppError('BAD_REQUEST', `resource.properties.required_role is one of ${ROLES.join(', ')}.`);
+    // This product's own routes declare their role: an evaluation of one can never ask for less than the route does.
+    const declared = await declaredRole(method, e.resource.id);
+    const role = declared && (!given || roleRank(given) < roleRank(declared)) ? declared : (given ?? 'viewer');
     return { kind: 'http', principal, method, path: e.resource.id, requiredRole: role };
   }
   throw new AppError('BAD_REQUEST', `resource.type "${e.resource.type}" is not known here: use "tool" or "http".`);
@@ -189,4 +193,16 @@ export function publicBase(request: Request, env: Readonly<Record<string, string
 export function withRequestId(header: (name: string) => string | null, body: AuthzenAnswer | { evaluations: AuthzenAnswer[] }): Reply {
   const id = header('x-request-id');
   return new Reply(body, id && id.length <= 200 ? { headers: { 'x-request-id': id } } : {});
+}
+
+/** The role this product's route at `path` declares for `method` (requireRole), when the path is one of its routes. */
+async function declaredRole(method: string, path: string): Promise<Role | undefined> {
+  const segments = (path.split('?')[0] ?? '').split('/').filter(Boolean);
+  const entry = ROUTES.find((r) => {
+    const pattern = r.path.split('/').filter(Boolean);
+    return pattern.length === segments.length && pattern.every((p, i) => (p.startsWith('{') && p.endsWith('}')) || p === segments[i]);
+  });
+  if (!entry) return undefined;
+  const handler = (await entry.load())[method] as { [ROUTE_SPEC]?: { role?: { role: Role } } } | undefined;
+  return handler?.[ROUTE_SPEC]?.role?.role;
 }
