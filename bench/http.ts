@@ -394,7 +394,7 @@ export function formatHttpResult(r: HttpBenchResult): string {
     single && next ? `The decision listener answers ${fmt(single.requestsPerSec / next.requestsPerSec)}× the check requests/s Next.js did for the same route.` : '',
     single && batch ? `Batches of ${batch.perRequest}: ${fmtInt(batch.requestsPerSec * (batch.perRequest ?? 1))} decisions/s, ${fmt((batch.requestsPerSec * (batch.perRequest ?? 1)) / single.requestsPerSec)}× single checks.` : '',
     pgMix && sqliteMix
-      ? `On PostgreSQL (durable defaults, one server, group commit in the listener) the mix runs at ${fmt(pgMix.requestsPerSec / sqliteMix.requestsPerSec)}× the SQLite server's rate.`
+      ? `On PostgreSQL (durable defaults, one server; the recorder commits concurrent denials together) the mix runs at ${fmt(pgMix.requestsPerSec / sqliteMix.requestsPerSec)}× the SQLite server's rate.`
       : 'PostgreSQL is not installed here: the PostgreSQL rows were not measured.',
   ].join('\n');
 }
