@@ -62,15 +62,23 @@ export class PgSwarmApp extends AppBase {
     if (where.kind !== 'postgres') throw new Error(`PgSwarmApp needs a postgres:// URL, not ${options.dbPath}.`);
     const env = options.env ?? process.env;
     const pool = openPool({ url: where.url, max: Number(env.SWARM_PG_POOL_MAX) || undefined, applicationName: `swarm-permissions ${env.SWARM_PROCESS || 'app'}` });
+    let app: PgSwarmApp;
     try {
       await migratePostgres(pool, where.url);
-      const app = new PgSwarmApp(options, pool, where.url);
-      await app.start();
-      return app;
+      app = new PgSwarmApp(options, pool, where.url);
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
     }
+    try {
+      await app.start();
+    } catch (error) {
+      // What started (the flag listener, the config watchers, the leaders) stops with the pool: nothing keeps the
+      // process alive after a start that failed.
+      await app.close().catch(() => undefined);
+      throw error;
+    }
+    return app;
   }
 
   private constructor(options: AppOptions, pool: pg.Pool, url: string) {

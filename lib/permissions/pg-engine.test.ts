@@ -3,7 +3,7 @@
  * throwaway cluster this file starts: the stores of the decision path (flags, approvals, the audit recorder) on
  * PostgreSQL, the engine's one decision path driven asynchronously.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -104,6 +104,12 @@ describe('the engine on PostgreSQL, two servers', () => {
     expect(settled.filter((o) => o.status === 'rejected')).toEqual([{ approvalId: refused.approvalId, tool: 'deploy_serving', status: 'rejected', reason: 'not this one' }]);
     expect(runs).toBe(1);
     expect(await onA.resume()).toEqual([]);
+  });
+
+  it('refuses to start a server whose key folder holds no signing key (it never makes one)', async () => {
+    const keys = join(config, 'no-keys-here');
+    await expect(openApp({ dbPath: pg15.cluster.urlOf(database), configDir: config, env: { SWARM_AUDIT_KEY_DIR: keys }, server: true })).rejects.toThrow(/There is no audit signing key in .*no-keys-here/);
+    expect(existsSync(join(keys, 'audit-signing-key.pem'))).toBe(false);
   });
 
   it('refuses a decision it cannot record once the database is gone (fail closed, nothing acknowledged)', async () => {
