@@ -6,7 +6,7 @@
  * accepts; a server killed with SIGKILL under DENY load loses no denial it acknowledged, and the other takes over
  * the sweeper and the checkpoints; with the database gone, checks fail closed and readiness says why.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import pg from 'pg';
 import { postgresBin, startPostgres, type PgCluster } from '@/lib/test-support/postgres';
 import { E2E } from './fixtures/accounts';
@@ -28,6 +28,15 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}`, ...json }
 async function check(server: PgServer, token: string, call: Record<string, unknown>) {
   const res = await fetch(`${server.url}/api/v1/permissions/check`, { method: 'POST', headers: bearer(token), body: JSON.stringify(call) });
   return { status: res.status, body: (await res.json()) as { decision?: string; approval_id?: string; decision_id?: string; rule_source?: string } };
+}
+
+/** Sign in to a server's console as its admin. */
+async function signIn(page: Page, server: PgServer): Promise<void> {
+  await page.goto(`${server.url}/login`);
+  await page.getByLabel('User name').fill('admin');
+  await page.getByLabel('Password').fill(PG_ADMIN_PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByTestId('signed-in-user')).toContainText('admin');
 }
 
 test.beforeAll(async () => {
@@ -115,11 +124,7 @@ test('a flag override made on one server reaches the other within a second', asy
 });
 
 test('the console works on PostgreSQL: signed in on one server, every page read from the other', async ({ page }) => {
-  await page.goto(`${a.url}/login`);
-  await page.getByLabel('User name').fill('admin');
-  await page.getByLabel('Password').fill(PG_ADMIN_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByTestId('signed-in-user')).toContainText('admin');
+  await signIn(page, a);
   // The session cookie is for 127.0.0.1, whatever the port: the same session on server B.
   const checks: [string, RegExp][] = [
     ['/denials', /export_raw_data|deploy_serving/],
@@ -204,11 +209,7 @@ test('a server stopped with SIGTERM records its stop and signs what it wrote las
 });
 
 test('with the database gone, checks fail closed, readiness says why, pages say so calmly', async ({ page }) => {
-  await page.goto(`${b.url}/login`);
-  await page.getByLabel('User name').fill('admin');
-  await page.getByLabel('Password').fill(PG_ADMIN_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByTestId('signed-in-user')).toContainText('admin');
+  await signIn(page, b);
   cluster.stop();
   const ready = await fetch(`${b.url}/api/v1/ready`);
   const body = (await ready.json()) as { reason?: string };
