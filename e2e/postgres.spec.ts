@@ -8,12 +8,11 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import pg from 'pg';
-import { postgresBin, startPostgres, type PgCluster } from '@/lib/test-support/postgres';
+import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
 import { E2E } from './fixtures/accounts';
 import { PG_ADMIN_PASSWORD, PG_ADMIN_TOKEN, PG_METRICS_TOKEN, pgServers, type PgServer, type PgServers } from './fixtures/pg-servers';
 
 test.describe.configure({ mode: 'serial', timeout: 180_000 });
-test.skip(!postgresBin() && !process.env.CI, 'PostgreSQL is not installed here (CI installs it).');
 
 let cluster: PgCluster;
 let servers: PgServers;

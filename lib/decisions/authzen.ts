@@ -195,14 +195,22 @@ export function withRequestId(header: (name: string) => string | null, body: Aut
   return new Reply(body, id && id.length <= 200 ? { headers: { 'x-request-id': id } } : {});
 }
 
+/** This product's routes as segment patterns, split once (`{id}` matches any one segment). */
+const ROUTE_PATTERNS = ROUTES.map((entry) => ({ entry, segments: entry.path.split('/').filter(Boolean) }));
+/** The role each route declares per method, once its module is loaded (evaluations of one path repeat). */
+const declaredRoles = new Map<string, Role | null>();
+
 /** The role this product's route at `path` declares for `method` (requireRole), when the path is one of its routes. */
 async function declaredRole(method: string, path: string): Promise<Role | undefined> {
   const segments = (path.split('?')[0] ?? '').split('/').filter(Boolean);
-  const entry = ROUTES.find((r) => {
-    const pattern = r.path.split('/').filter(Boolean);
-    return pattern.length === segments.length && pattern.every((p, i) => (p.startsWith('{') && p.endsWith('}')) || p === segments[i]);
-  });
-  if (!entry) return undefined;
-  const handler = (await entry.load())[method] as { [ROUTE_SPEC]?: { role?: { role: Role } } } | undefined;
-  return handler?.[ROUTE_SPEC]?.role?.role;
+  const match = ROUTE_PATTERNS.find((r) => r.segments.length === segments.length && r.segments.every((p, i) => (p.startsWith('{') && p.endsWith('}')) || p === segments[i]));
+  if (!match) return undefined;
+  const key = `${method} ${match.entry.path}`;
+  let role = declaredRoles.get(key);
+  if (role === undefined) {
+    const handler = (await match.entry.load())[method] as { [ROUTE_SPEC]?: { role?: { role: Role } } } | undefined;
+    role = handler?.[ROUTE_SPEC]?.role?.role ?? null;
+    declaredRoles.set(key, role);
+  }
+  return role ?? undefined;
 }

@@ -15,7 +15,7 @@ import { dedicatedClient, type PgDb } from '@/db/pg/client';
 import { flagChanges, flagOverrides } from '@/db/pg/schema';
 import type { FlagChangeRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
-import { NO_LOCKS, resolveFlags, type FlagLocks, type FlagOverride, type FlagResolution, type ResolvedFlag } from './resolve';
+import { NO_LOCKS, flagNamed, resolveFlags, type FlagLocks, type FlagOverride, type FlagResolution, type ResolvedFlag } from './resolve';
 import { HISTORY_LIMIT, historyWhere, refusalReason, type FlagHistoryFilter } from './query';
 import { assertOverrideAllowed, assertUnsetAllowed, fallbackValue } from './service';
 
@@ -135,9 +135,7 @@ export class PgFlagService {
   }
 
   get(name: string): ResolvedFlag {
-    const f = this.resolution().flags.get(name);
-    if (!f) throw new AppError('NOT_FOUND', `There is no flag named "${name}".`);
-    return f;
+    return flagNamed(this.resolution(), name);
   }
 
   /** Set a runtime override; every server has it within a second. */

@@ -3,6 +3,7 @@
  * Each answer names the layer that decided. Invariants refuse anything that would turn them off, and every value
  * that could not be used (unknown flag, not a boolean, refused) is reported as a problem, never ignored silently.
  */
+import { AppError } from '@/lib/errors';
 import { FLAG_CATALOG, FLAG_ENV_PREFIX, type FlagDefinition, type FlagTier } from './catalog';
 
 export type FlagLayer = 'override' | 'env' | 'alias' | 'profile' | 'default';
@@ -141,4 +142,11 @@ export function resolveFlags(
     values.set(def.name, resolved.value);
   }
   return { flags, values, problems };
+}
+
+/** One flag of a resolution, or AppError NOT_FOUND (both flag services answer `get` with it). */
+export function flagNamed(resolution: FlagResolution, name: string): ResolvedFlag {
+  const f = resolution.flags.get(name);
+  if (!f) throw new AppError('NOT_FOUND', `There is no flag named "${name}".`);
+  return f;
 }

@@ -9,7 +9,7 @@ import { flagChanges, flagOverrides, type FlagChangeRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from './catalog';
 import { HISTORY_LIMIT, historyWhere, refusalReason, type FlagHistoryFilter } from './query';
-import { NO_LOCKS, resolveFlags, type FlagLocks, type FlagOverride, type FlagResolution, type ResolvedFlag } from './resolve';
+import { NO_LOCKS, flagNamed, resolveFlags, type FlagLocks, type FlagOverride, type FlagResolution, type ResolvedFlag } from './resolve';
 
 /** A runtime override may be set: a known flag, a reason, not an invariant turned off, not a flag a profile locks. */
 export function assertOverrideAllowed(name: string, value: boolean, reason: string, locks: FlagLocks): void {
@@ -71,9 +71,7 @@ export class FlagService {
   }
 
   get(name: string): ResolvedFlag {
-    const f = this.resolution().flags.get(name);
-    if (!f) throw new AppError('NOT_FOUND', `There is no flag named "${name}".`);
-    return f;
+    return flagNamed(this.resolution(), name);
   }
 
   invalidate(): void {
