@@ -31,7 +31,8 @@ import { PgFlagService } from '@/lib/flags/pg-service';
 import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
 import { activeProfiles, gatesWithProfiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
 import { eventToJson } from '@/lib/audit/security-events';
-import { verifyAudit, type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
+import { type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
+import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
 import { createApp } from '@/lib/app';
 import { generateReport } from '@/lib/reports/generate';
 import { describePeriod, reportOptionsSchema } from '@/lib/reports/period';
@@ -93,7 +94,7 @@ export function formatVerifyReport(r: VerifyReport, range: VerifyRange = {}): st
   return `${lines.join('\n')}\n`;
 }
 
-function verify(ctx: CliContext, args: string[]): number | Promise<number> {
+async function verify(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     db: { type: 'string' },
     'public-key': { type: 'string' },
@@ -129,7 +130,9 @@ function verify(ctx: CliContext, args: string[]): number | Promise<number> {
   const sqlite = new Database(file, { readonly: true, fileMustExist: true });
   let report: VerifyReport;
   try {
-    report = verifyAudit(sqlite, keyText, range);
+    // Long chains on every core (lib/audit/verify-parallel.ts), with the same report.
+    const { threads: _threads, ...verified } = await verifyAuditInParallel(sqlite, keyText, range);
+    report = verified;
   } finally {
     sqlite.close();
   }

@@ -5,8 +5,11 @@
  * taken first, so writers in several processes still form one chain. Changing, removing, reordering or cutting rows
  * breaks the chain at the first affected row (and signed checkpoints catch a cut tail: see checkpoints.ts).
  */
-import { hash } from 'node:crypto';
 import type Database from 'better-sqlite3';
+// The canonical encoding and the hash live in plain JavaScript, shared with the verifier's worker threads.
+import { chainHash, encodeRow } from './chain-encoding.mjs';
+
+export { chainHash, encodeRow };
 
 /** The hash before the first chained row. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -35,31 +38,6 @@ export const CHAIN_COLUMNS = {
 
 export type ChainName = keyof typeof CHAIN_COLUMNS;
 export const CHAIN_NAMES = Object.keys(CHAIN_COLUMNS) as ChainName[];
-
-/**
- * The canonical encoding of a row's values (the chained columns, in order): `~` for NULL, `n<number>` for a number,
- * `s<length>:<text>` for a text, each followed by `|`. Unambiguous (a text carries its length, so no content can forge
- * a separator) and cheap: no escaping of the JSON the arguments and traces already are (measured: 0.8 µs against
- * 5 µs for JSON.stringify of the same row).
- */
-export function encodeRow(values: readonly unknown[], start = 0, end = values.length): string {
-  let out = '';
-  for (let i = start; i < end; i++) {
-    const v = values[i];
-    if (v === null || v === undefined) out += '~|';
-    else if (typeof v === 'number') out += `n${v}|`;
-    else {
-      const text = String(v);
-      out += `s${text.length}:${text}|`;
-    }
-  }
-  return out;
-}
-
-/** SHA-256 (hex) of `<previous hash>\n<id>\n<encoded values>`. */
-export function chainHash(prevHash: string, id: number, encoded: string): string {
-  return hash('sha256', `${prevHash}\n${id}\n${encoded}`, 'hex');
-}
 
 export function rowHash(prevHash: string, id: number, values: readonly unknown[]): string {
   return chainHash(prevHash, id, encodeRow(values));

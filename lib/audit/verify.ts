@@ -77,17 +77,41 @@ export function verifierKeyOf(text: string | undefined): { key: readonly ParsedV
 }
 
 function verifyChain(sqlite: Database.Database, chain: ChainName, key: readonly ParsedVerifierKey[] | undefined, failures: Failure[], range: VerifyRange): ChainReport {
+  const verifier = chainVerifierFor(sqlite, chain, key, failures, range);
+  // Rows as arrays, not objects (measured: half the time per row at a million rows): [id, ...columns, prev, row hash].
+  const rows = sqlite.prepare(chainRowsSql(chain)).raw(true).iterate() as IterableIterator<unknown[]>;
+  for (const row of rows) verifier.add(row);
+  return verifier.finish();
+}
+
+/** A verifier of one chain of this database: where an archive left it and the checkpoints signed over it, read first. */
+export function chainVerifierFor(sqlite: Database.Database, chain: ChainName, key: readonly ParsedVerifierKey[] | undefined, failures: Failure[], range: VerifyRange): ChainVerifier {
   const archive = sqlite
     .prepare<[string], { upToId: number; headHash: string }>('SELECT up_to_id AS upToId, head_hash AS headHash FROM audit_archives WHERE chain = ? ORDER BY up_to_id DESC LIMIT 1')
     .get(chain);
   const checkpoints = sqlite
     .prepare<[string], StoredCheckpoint>('SELECT id, size, head_hash AS headHash, note FROM audit_checkpoints WHERE chain = ? ORDER BY id')
     .all(chain);
-  const verifier = new ChainVerifier(chain, archive, checkpoints, key, failures, range);
-  // Rows as arrays, not objects (measured: half the time per row at a million rows): [id, ...columns, prev, row hash].
-  const rows = sqlite.prepare(chainRowsSql(chain)).raw(true).iterate() as IterableIterator<unknown[]>;
-  for (const row of rows) verifier.add(row);
-  return verifier.finish();
+  return new ChainVerifier(chain, archive, checkpoints, key, failures, range);
+}
+
+/** What a worker thread answers for a run of rows it verified (verify-worker.mjs). */
+export interface VerifiedRun {
+  /** every row chained, ids dense, each following the one before, every hash recomputed and equal */
+  ok: boolean;
+  rows: number;
+  firstId: number | null;
+  /** the prev_hash of the run's first row: it must be the hash the run before it ended with */
+  firstPrev: string | null;
+  lastId: number | null;
+  lastHash: string | null;
+  firstTimestamp: number | null;
+  lastTimestamp: number | null;
+  inRange: { rows: number; firstId: number | null; lastId: number | null };
+  /** [id, row_hash] of the rows at the checkpoint sizes asked for */
+  hashAt: [number, string][];
+  /** why the worker could not read the run (the caller verifies row by row) */
+  error?: string;
 }
 
 /** A checkpoint as stored beside the chains. */
@@ -193,6 +217,36 @@ export class ChainVerifier {
       report.inRange.lastId = id;
     }
     this.expectedId = id + 1;
+  }
+
+  /** The checkpoint sizes whose row hashes the verification needs (a run verified elsewhere reports them). */
+  wantedSizes(): number[] {
+    return [...this.wanted];
+  }
+
+  /**
+   * Adopt a run of rows verified elsewhere (verify-worker.mjs) as if they had been added one by one. Only a clean run
+   * that follows on from what was seen is adopted: false otherwise, and the caller then verifies row by row.
+   */
+  absorb(run: VerifiedRun): boolean {
+    const { report } = this;
+    if (!run.ok || run.rows === 0 || run.firstId === null || run.lastId === null || run.lastHash === null) return false;
+    if (this.expectedId !== null && run.firstId !== this.expectedId) return false;
+    if (run.firstPrev !== this.expectedPrev || run.lastId - run.firstId + 1 !== run.rows) return false;
+    if (!this.started && report.legacyRows > 0) return false;
+    this.started = true;
+    report.firstId ??= run.firstId;
+    report.lastId = run.lastId;
+    report.firstTimestamp ??= run.firstTimestamp;
+    report.lastTimestamp = run.lastTimestamp;
+    report.rowsChecked += run.rows;
+    report.inRange.rows += run.inRange.rows;
+    report.inRange.firstId ??= run.inRange.firstId;
+    if (run.inRange.lastId !== null) report.inRange.lastId = run.inRange.lastId;
+    for (const [id, hash] of run.hashAt) if (this.wanted.has(id)) this.hashAt.set(id, hash);
+    this.expectedPrev = run.lastHash;
+    this.expectedId = run.lastId + 1;
+    return true;
   }
 
   /** After the last row: the head, and every checkpoint checked against the rows seen. */

@@ -271,13 +271,23 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
   const evidenceWanted = new Set(inScope.flatMap((p) => p.controls.flatMap((c) => c.evidence)));
 
   const resolution = reader.facts.flags();
-  const integrity = await gatherIntegrity(reader, options.period);
+  // The verification of the chains (the longest step: worker threads on SQLite, its own reads on PostgreSQL) runs while
+  // the figures are read, and is awaited last. A failure of either is the report's failure, never an unhandled one.
+  const integrityRead = gatherIntegrity(reader, options.period);
+  integrityRead.catch(() => undefined);
   const denials = await gatherDenials(reader, { from, to }, evidenceWanted.has('masking'));
   const events = await eventCounts(reader, options.period);
   const count = (type: string, outcome?: string) => events.filter((e) => e.type === type && (outcome === undefined || e.outcome === outcome)).reduce((n, e) => n + e.count, 0);
 
   const allowed = count('decision.allowed');
   const asked = count('decision.asked');
+  const oversight = await gatherOversight(reader, options.period, now, listCap, events);
+  const changes = await gatherChanges(reader, options.period, listCap);
+  const security = await gatherSecurity(reader, options.period, listCap, events);
+  const flags = await gatherFlags(reader, options.period, resolution.flags);
+  const retention = profiles.retention && { ...profiles.retention, ...(await archiveFigures(reader)) };
+  const appendix = await gatherAppendix(reader, options.period, appendixCap, denials.total);
+  const integrity = await integrityRead;
 
   return {
     id: options.id ?? newReportId(now * 1000),
@@ -295,15 +305,15 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
     integrity,
     decisions: { denied: denials.total, allowed, asked, total: denials.total + allowed + asked },
     denials,
-    oversight: await gatherOversight(reader, options.period, now, listCap, events),
-    changes: await gatherChanges(reader, options.period, listCap),
-    security: await gatherSecurity(reader, options.period, listCap, events),
-    flags: await gatherFlags(reader, options.period, resolution.flags),
-    retention: profiles.retention && { ...profiles.retention, ...(await archiveFigures(reader)) },
+    oversight,
+    changes,
+    security,
+    flags,
+    retention,
     masking: profiles.maskKeys.size > 0 ? { keys: [...profiles.maskKeys].sort() } : undefined,
     twoPersonRule: profiles.twoPerson && { fromRisk: profiles.twoPerson.fromRisk, profiles: profiles.twoPerson.profiles },
     controls: inScope.map((profile) => ({ profile })),
-    appendix: await gatherAppendix(reader, options.period, appendixCap, denials.total),
+    appendix,
   };
 }
 

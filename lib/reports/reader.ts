@@ -12,7 +12,8 @@ import type { Db } from '@/db/client';
 import type { App, SwarmApp } from '@/lib/app';
 import { keyDirFor, readLocalVerifierKey } from '@/lib/audit/checkpoints';
 import { catchUpIfBehind } from '@/lib/audit/denial-rollup';
-import { verifyAudit, type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
+import { type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
+import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
 import type { FlagResolution } from '@/lib/flags/resolve';
 import type { ActiveProfiles } from '@/lib/profiles/load';
 
@@ -79,7 +80,8 @@ export function sqliteDbReportReader(options: SqliteReportReaderOptions): Report
     facts: { profiles: options.profiles, revision: options.revision, flags: options.flags, verifierKey: options.verifierKey },
     all: async <T>(sql: string, params: readonly SqlParam[] = []) => prepared(sql).all(...params) as T[],
     get: async <T>(sql: string, params: readonly SqlParam[] = []) => prepared(sql).get(...params) as T | undefined,
-    verify: async (verifierKey, range) => verifyAudit(sqlite, verifierKey, range),
+    // Long chains on every core (verify-parallel.ts): the report's longest step at a million rows.
+    verify: (verifierKey, range) => verifyAuditInParallel(sqlite, verifierKey, range),
     refreshDailyCounts: async () => catchUpIfBehind(db),
   };
 }

@@ -1,0 +1,187 @@
+/**
+ * Verification on several worker threads gives the row-by-row verifier's report, intact or tampered. A real database
+ * (denials and security events, checkpoints signed along the way, an archive of the oldest rows) is cut into runs of
+ * 60 rows so that every chain is verified by real worker threads; each tampered copy is then verified both ways and
+ * the reports compared whole.
+ */
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
+import { archiveBefore } from './archive';
+import { CHAIN_COLUMNS, rowHash } from './chain';
+import { keyDirFor, loadOrCreateSigningKey, readLocalVerifierKey, verifierKey } from './checkpoints';
+import { verifyAudit, type VerifyRange } from './verify';
+import { splitIds, verifyAuditInParallel, verifyWorkerFile, type ParallelOptions } from './verify-parallel';
+
+let t: TempApp;
+let key: string;
+let dir: string;
+const DENIALS = 400;
+const RUN = 60;
+const options: ParallelOptions = { threads: 4, minRowsPerThread: RUN };
+
+beforeAll(() => {
+  t = tempApp();
+  dir = mkdtempSync(join(tmpdir(), 'swarm-verify-parallel-'));
+  const old = Date.now() / 1000 - 10 * 86400;
+  for (let i = 1; i <= DENIALS; i++) {
+    // the first 40 rows are old enough to archive; the rest spread over the last hours
+    const timestamp = i <= 40 ? old + i : Date.now() / 1000 - (DENIALS - i) * 60;
+    t.app.recorder.appendDenial({ toolName: 'deploy_serving', agentName: `agent_${i % 7}`, ruleSource: 'agent_allowlist', reason: `denied ${i} ✓ 𝄞`, argumentsJson: JSON.stringify({ i }), timestamp });
+    t.app.recorder.appendEvent({ type: 'auth.login.failed', actor: `user${i}`, outcome: 'failed', detail: { i } });
+    if (i % 97 === 0) t.app.checkpointAudit();
+  }
+  const signing = loadOrCreateSigningKey(keyDirFor(t.dbPath, {}));
+  archiveBefore(t.app.db.$client, signing, old + 100, join(dir, 'archive.ndjson'), () => {});
+  for (let i = 0; i < 5; i++) t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: `after the archive ${i}` });
+  t.app.checkpointAudit();
+  key = readLocalVerifierKey(keyDirFor(t.dbPath, {}))!;
+  t.app.db.$client.pragma('wal_checkpoint(TRUNCATE)');
+});
+afterAll(() => {
+  t.cleanup();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const dropTriggers = (db: Database.Database) => {
+  for (const { name } of db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'trigger'").all()) db.exec(`DROP TRIGGER ${name}`);
+};
+
+/** Both verifications of a copy of the database changed by `tamper`. */
+async function bothWays(tamper: (db: Database.Database) => void, verifier: string | undefined = key, range: VerifyRange = {}, opts: ParallelOptions = options) {
+  const copy = join(mkdtempSync(join(dir, 'copy-')), 'copy.db');
+  copyFileSync(t.dbPath, copy);
+  const raw = new Database(copy);
+  dropTriggers(raw);
+  tamper(raw);
+  raw.close();
+  const ro = new Database(copy, { readonly: true });
+  try {
+    const { threads, ...parallel } = await verifyAuditInParallel(ro, verifier, range, opts);
+    return { parallel, threads, rowByRow: verifyAudit(ro, verifier, range) };
+  } finally {
+    ro.close();
+  }
+}
+
+/** The first id of each run after the first, as the denials chain is cut. */
+function runStarts(): number[] {
+  const ro = new Database(t.dbPath, { readonly: true });
+  const { first, last } = ro.prepare<[], { first: number; last: number }>('SELECT min(id) AS first, max(id) AS last FROM permission_denials').get()!;
+  ro.close();
+  return splitIds(first, last, Math.min(4, Math.floor((last - first + 1) / RUN))).slice(1).map(([from]) => from);
+}
+
+/** Recompute the hashes of the denials from `id` on, as someone hiding a change would. */
+function rechain(db: Database.Database, fromId: number, prev: string): void {
+  const rows = db.prepare<[number], Record<string, unknown> & { id: number }>('SELECT * FROM permission_denials WHERE id >= ? ORDER BY id').all(fromId);
+  for (const row of rows) {
+    const h = rowHash(prev, row.id, CHAIN_COLUMNS.permission_denials.map((c) => row[c] ?? null));
+    db.prepare('UPDATE permission_denials SET prev_hash = ?, row_hash = ? WHERE id = ?').run(prev, h, row.id);
+    prev = h;
+  }
+}
+
+describe('verification on several threads', () => {
+  it('cuts ids into consecutive runs that cover them exactly', () => {
+    expect(splitIds(41, 405, 4)).toEqual([[41, 132], [133, 223], [224, 314], [315, 405]]);
+    expect(splitIds(1, 3, 3)).toEqual([[1, 1], [2, 2], [3, 3]]);
+  });
+
+  it('verifies an intact trail on worker threads and reports what the row-by-row verifier reports', async () => {
+    const r = await bothWays(() => {});
+    expect(r.threads).toBe(4);
+    expect(r.parallel.ok).toBe(true);
+    expect(r.parallel).toEqual(r.rowByRow);
+    const denials = r.parallel.chains.find((c) => c.chain === 'permission_denials')!;
+    expect(denials).toMatchObject({ archivedUpTo: 40, firstId: 41, lastId: DENIALS + 5, rowsChecked: DENIALS - 35 });
+    expect(denials.checkpointsValid).toBe(denials.checkpoints);
+    expect(denials.checkpoints).toBeGreaterThanOrEqual(5);
+  });
+
+  it('counts the rows of a requested time range as the row-by-row verifier does', async () => {
+    const from = Date.now() / 1000 - 100 * 60;
+    for (const range of [{ from }, { to: from }, { from, to: from + 30 * 60 }, { to: 1 }]) {
+      const r = await bothWays(() => {}, key, range);
+      expect(r.threads).toBe(4);
+      expect(r.parallel).toEqual(r.rowByRow);
+    }
+  });
+
+  const tampering: [string, (db: Database.Database) => void][] = [
+    ['a reason changed in the middle', (db) => db.prepare("UPDATE permission_denials SET reason = 'nothing here' WHERE id = 250").run()],
+    ['a row deleted in the middle', (db) => db.prepare('DELETE FROM permission_denials WHERE id = 200').run()],
+    ['the first row of a run deleted', (db) => db.prepare('DELETE FROM permission_denials WHERE id = ?').run(runStarts()[1]!)],
+    ['the tail cut behind the last checkpoint', (db) => db.prepare('DELETE FROM permission_denials WHERE id > 380').run()],
+    [
+      'a run that is whole in itself but does not follow the run before it',
+      (db) => {
+        const start = runStarts()[0]!;
+        rechain(db, start, 'f'.repeat(64));
+      },
+    ],
+    [
+      'the chain rewritten from a row on (every later hash recomputed)',
+      (db) => {
+        db.prepare("UPDATE permission_denials SET reason = 'rewritten' WHERE id = 100").run();
+        rechain(db, 100, db.prepare<[], { h: string }>('SELECT row_hash AS h FROM permission_denials WHERE id = 99').get()!.h);
+      },
+    ],
+    [
+      'two rows swapped',
+      (db) => {
+        const a = db.prepare('SELECT * FROM permission_denials WHERE id = 300').get() as Record<string, unknown>;
+        const b = db.prepare('SELECT * FROM permission_denials WHERE id = 301').get() as Record<string, unknown>;
+        db.prepare('DELETE FROM permission_denials WHERE id IN (300, 301)').run();
+        const cols = Object.keys(a);
+        const insert = db.prepare(`INSERT INTO permission_denials (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')})`);
+        insert.run({ ...b, id: 300 });
+        insert.run({ ...a, id: 301 });
+      },
+    ],
+    ['a security event changed', (db) => db.prepare("UPDATE security_events SET actor = 'nobody' WHERE id = 222").run()],
+    [
+      'a checkpoint forged',
+      (db) => {
+        const { id, note } = db.prepare<[], { id: number; note: string }>('SELECT id, note FROM audit_checkpoints ORDER BY id LIMIT 1').get()!;
+        db.prepare('UPDATE audit_checkpoints SET note = ? WHERE id = ?').run(note.replace(/\n(\d+)\n/, (_, n: string) => `\n${Number(n) + 1}\n`), id);
+      },
+    ],
+  ];
+  for (const [what, tamper] of tampering) {
+    it(`catches ${what}, with the row-by-row verifier's failure`, async () => {
+      const r = await bothWays(tamper);
+      expect(r.rowByRow.ok).toBe(false);
+      expect(r.parallel).toEqual(r.rowByRow);
+    });
+  }
+
+  it('reports a missing or unknown key as the row-by-row verifier does, after verifying the rows on threads', async () => {
+    const other = loadOrCreateSigningKey(mkdtempSync(join(dir, 'other-key-')));
+    // '' is no key at all (undefined would take the default of bothWays)
+    for (const verifier of ['', verifierKey(other.name, other.raw), 'not a key']) {
+      const r = await bothWays(() => {}, verifier);
+      expect(r.threads).toBe(4);
+      expect(r.parallel.ok).toBe(false);
+      expect(r.parallel).toEqual(r.rowByRow);
+    }
+  });
+
+  it('verifies row by row when the worker script is missing or fails', async () => {
+    const broken = join(dir, 'broken-worker.mjs');
+    writeFileSync(broken, "throw new Error('this worker does not start');\n");
+    for (const workerFile of [join(dir, 'no-such-worker.mjs'), broken]) {
+      const r = await bothWays(() => {}, key, {}, { ...options, workerFile });
+      expect(r.threads).toBe(0);
+      expect(r.parallel.ok).toBe(true);
+      expect(r.parallel).toEqual(r.rowByRow);
+    }
+  });
+
+  it('finds its worker script in the source tree', () => {
+    expect(verifyWorkerFile()).toMatch(/lib[\\/]audit[\\/]verify-worker\.mjs$/);
+  });
+});
