@@ -4,9 +4,10 @@
  * 60 rows so that every chain is verified by real worker threads; each tampered copy is then verified both ways and
  * the reports compared whole.
  */
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
@@ -142,6 +143,16 @@ describe('verification on several threads', () => {
         insert.run({ ...a, id: 301 });
       },
     ],
+    [
+      'the timestamp of the first rows removed (the table rebuilt to allow it, the chain recomputed)',
+      (db) => {
+        const ddl = db.prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'permission_denials'").get()!.sql;
+        db.exec(ddl.replace('CREATE TABLE `permission_denials`', 'CREATE TABLE `rebuilt`').replace('`timestamp` real NOT NULL', '`timestamp` real'));
+        db.exec('INSERT INTO rebuilt SELECT * FROM permission_denials; DROP TABLE permission_denials; ALTER TABLE rebuilt RENAME TO permission_denials');
+        db.prepare('UPDATE permission_denials SET timestamp = NULL WHERE id IN (41, 42)').run();
+        rechain(db, 41, db.prepare<[], { h: string }>("SELECT head_hash AS h FROM audit_archives WHERE chain = 'permission_denials'").get()!.h);
+      },
+    ],
     ['a security event changed', (db) => db.prepare("UPDATE security_events SET actor = 'nobody' WHERE id = 222").run()],
     [
       'a checkpoint forged',
@@ -178,6 +189,40 @@ describe('verification on several threads', () => {
       expect(r.threads).toBe(0);
       expect(r.parallel.ok).toBe(true);
       expect(r.parallel).toEqual(r.rowByRow);
+    }
+  });
+
+  it('never runs a worker script found through the working directory: the verdict does not depend on where it is run', async () => {
+    // A directory with its own lib/audit/verify-worker.mjs, as an older checkout or someone's folder may have.
+    const elsewhere = mkdtempSync(join(dir, 'elsewhere-'));
+    const marker = join(elsewhere, 'loaded');
+    mkdirSync(join(elsewhere, 'lib', 'audit'), { recursive: true });
+    writeFileSync(join(elsewhere, 'lib', 'audit', 'verify-worker.mjs'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'x');\n`);
+    const before = process.cwd();
+    process.chdir(elsewhere);
+    try {
+      expect(verifyWorkerFile()).toBe(fileURLToPath(new URL('./verify-worker.mjs', import.meta.url)));
+      const r = await bothWays((db) => db.prepare("UPDATE permission_denials SET reason = 'x' WHERE id = 250").run());
+      expect(r.parallel.ok).toBe(false);
+      expect(r.parallel).toEqual(r.rowByRow);
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      process.chdir(before);
+    }
+    // The Next.js server is told where the worker is; a name that is not the worker, or relative, is not taken.
+    expect(verifyWorkerFile({ SWARM_VERIFY_WORKER_FILE: 'lib/audit/verify-worker.mjs' })).toBe(verifyWorkerFile({}));
+  });
+
+  it('runs one verification on worker threads at a time, however many are asked for at once', async () => {
+    const ro = new Database(t.dbPath, { readonly: true });
+    try {
+      const reports = await Promise.all([1, 2, 3].map(() => verifyAuditInParallel(ro, key, {}, options)));
+      for (const r of reports) {
+        expect(r.threads).toBe(4);
+        expect(r.ok).toBe(true);
+      }
+    } finally {
+      ro.close();
     }
   });
 

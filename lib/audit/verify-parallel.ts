@@ -9,13 +9,13 @@
  * The answer is the row-by-row verifier's report (a test compares them, intact and tampered): when every run is clean
  * and they join, the rows are what that verifier would have seen, and the checkpoints (a key, a signature, a head) are
  * checked by the same code. Anything else in the rows (a run that is not clean, runs that do not join, a worker that
- * cannot start) is verified again row by row in one snapshot, whose report names the table, the first bad row and
- * what is wrong. Rows appended while the runs are read are not in them, as they would not be in one snapshot; the bounds are read
+ * cannot start) is verified again row by row (verifyAudit, its rows read by one statement), whose report names the
+ * table, the first bad row and what is wrong. Rows appended while the runs are read are not in them, as they would not be in one snapshot; the bounds are read
  * after the checkpoints, so every checkpoint signed covers rows that the runs include.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
@@ -36,18 +36,33 @@ export type ParallelVerifyReport = VerifyReport & { threads: number };
 
 const DEFAULT_MIN_ROWS_PER_THREAD = 100_000;
 
+/** Set by lib/server/serve.ts for the Next.js server it starts, whose bundled modules are not beside the worker. */
+export const VERIFY_WORKER_ENV = 'SWARM_VERIFY_WORKER_FILE';
+
 /**
- * Where the worker script is: in the source tree the server runs from (its working directory), else beside this module
- * (the CLI, run from any directory through tsx). Undefined when neither has it: then verification runs row by row.
+ * The worker script: the one beside this module (the CLI, the tests and the decision listener run the source tree), else
+ * the one that lib/server/serve.ts names for the Next.js server it starts. Never one found through the working
+ * directory: the verdict must not depend on where a command is run. Undefined when there is none: then verification
+ * runs row by row.
  */
-export function verifyWorkerFile(): string | undefined {
-  const candidates = [join(/*turbopackIgnore: true*/ process.cwd(), 'lib', 'audit', 'verify-worker.mjs')];
+export function verifyWorkerFile(env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
+  const candidates: string[] = [];
   try {
     candidates.push(join(dirname(fileURLToPath(import.meta.url)), 'verify-worker.mjs'));
   } catch {
-    // a bundle without a file URL: the working directory only
+    // a bundle without a file URL
   }
+  const named = env[VERIFY_WORKER_ENV];
+  if (named && isAbsolute(named) && basename(named) === 'verify-worker.mjs') candidates.push(named);
   return candidates.find((file) => existsSync(file));
+}
+
+/** Verifications on worker threads run one at a time in a process: several requests at once do not multiply threads. */
+let workersFree: Promise<unknown> = Promise.resolve();
+function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+  const run = workersFree.then(work, work);
+  workersFree = run.catch(() => undefined);
+  return run;
 }
 
 /**
@@ -83,7 +98,7 @@ export async function verifyAuditInParallel(
       chains.push(verifier.finish());
       continue;
     }
-    const verified = await verifyRuns(workerFile, sqlite.name, chain, splitIds(first!, last!, runs), verifier.wantedSizes(), range);
+    const verified = await oneAtATime(() => verifyRuns(workerFile, sqlite.name, chain, splitIds(first!, last!, runs), verifier.wantedSizes(), range));
     if (!verified || !verified.every((run) => verifier.absorb(run))) return rowByRow();
     threads = Math.max(threads, runs);
     chains.push(verifier.finish());

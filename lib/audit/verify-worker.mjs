@@ -37,8 +37,9 @@ try {
     if (summary.firstId === null) {
       summary.firstId = id;
       summary.firstPrev = prev;
-      summary.firstTimestamp = timestamp;
     }
+    // As the row-by-row verifier counts them: the first timestamp that is there, and the last row's.
+    summary.firstTimestamp ??= timestamp;
     summary.lastId = id;
     summary.lastHash = stored;
     summary.lastTimestamp = timestamp;
