@@ -11,7 +11,7 @@
 import type pg from 'pg';
 import { inTransaction } from '@/db/pg/client';
 import { CHAIN_COLUMNS, CHAIN_NAMES, GENESIS_HASH, chainHash, encodeRow, type ChainName } from './chain';
-import { ChainVerifier, chainRowsSql, verifierKeyOf, type StoredCheckpoint, type VerifyRange, type VerifyReport } from './verify';
+import { ChainVerifier, chainRowsSql, verifierKeyOf, verifyReportOf, type StoredCheckpoint, type VerifyRange, type VerifyReport } from './verify';
 
 /** The advisory lock of the audit trail (any fixed 64-bit key). */
 export const AUDIT_APPEND_LOCK = 7_318_221_905_002;
@@ -113,5 +113,5 @@ export async function verifyAuditPg(pool: pg.Pool, verifierKeyText: string | und
     '',
     'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
   );
-  return { ok: failures.length === 0, chains, failures, keyUsed: verifierKeyText?.trim() ?? null };
+  return verifyReportOf(chains, failures, verifierKeyText);
 }

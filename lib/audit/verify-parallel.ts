@@ -19,8 +19,8 @@ import { basename, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { CHAIN_COLUMNS, CHAIN_NAMES, type ChainName } from './chain';
-import { chainRowsSql, chainVerifierFor, verifierKeyOf, verifyAudit, type ChainReport, type VerifiedRun, type VerifyRange, type VerifyReport } from './verify';
+import { CHAIN_NAMES, type ChainName } from './chain';
+import { chainRowLayout, chainRowsBetweenSql, chainVerifierFor, verifierKeyOf, verifyAudit, verifyReportOf, verifyRowByRow, type ChainReport, type VerifiedRun, type VerifyRange, type VerifyReport } from './verify';
 
 export interface ParallelOptions {
   /** worker threads at most (default: the cores, up to 4) */
@@ -86,16 +86,11 @@ export async function verifyAuditInParallel(
   let threads = 0;
   for (const chain of CHAIN_NAMES) {
     const verifier = chainVerifierFor(sqlite, chain, key, failures, range);
-    const bounds = sqlite.prepare<[], { first: number | null; last: number | null }>(`SELECT min(id) AS first, max(id) AS last FROM ${chain}`).get();
-    const first = bounds?.first ?? null;
-    const last = bounds?.last ?? null;
-    const rows = first === null || last === null ? 0 : last - first + 1;
-    const runs = Math.min(maxThreads, Math.floor(rows / minRows));
+    const { first, last } = sqlite.prepare<[], { first: number | null; last: number | null }>(`SELECT min(id) AS first, max(id) AS last FROM ${chain}`).get()!;
+    const runs = first === null || last === null ? 0 : Math.min(maxThreads, Math.floor((last - first + 1) / minRows));
     if (runs < 2) {
       // A short chain: row by row here, on this connection.
-      const rowsOf = sqlite.prepare(chainRowsSql(chain)).raw(true).iterate() as IterableIterator<unknown[]>;
-      for (const row of rowsOf) verifier.add(row);
-      chains.push(verifier.finish());
+      chains.push(verifyRowByRow(sqlite, verifier));
       continue;
     }
     const verified = await oneAtATime(() => verifyRuns(workerFile, sqlite.name, chain, splitIds(first!, last!, runs), verifier.wantedSizes(), range));
@@ -103,7 +98,7 @@ export async function verifyAuditInParallel(
     threads = Math.max(threads, runs);
     chains.push(verifier.finish());
   }
-  return { ok: failures.length === 0, chains, failures, keyUsed: verifierKeyText?.trim() ?? null, threads };
+  return { ...verifyReportOf(chains, failures, verifierKeyText), threads };
 }
 
 /** [first, last] cut into `runs` consecutive ranges of ids of (nearly) equal length. */
@@ -128,10 +123,8 @@ async function verifyRuns(
   wanted: readonly number[],
   range: VerifyRange,
 ): Promise<VerifiedRun[] | undefined> {
-  const columns = CHAIN_COLUMNS[chain];
-  const last = columns.length + 1;
-  const at = { timestamp: 1 + columns.indexOf('timestamp' as never), prev: last, hash: last + 1 };
-  const sql = `${chainRowsSql(chain).replace(/ ORDER BY id$/, '')} WHERE id BETWEEN ? AND ? ORDER BY id`;
+  const at = chainRowLayout(chain);
+  const sql = chainRowsBetweenSql(chain);
   const started = ranges.map(
     ([fromId, toId]) =>
       new Promise<VerifiedRun | undefined>((resolve) => {
