@@ -401,6 +401,48 @@ export function measureFreeText(db: Db) {
   return { indexes, rows };
 }
 
+export type FreeTextResult = ReturnType<typeof measureFreeText>;
+
+/** The free-text table: LIKE (before), the trigram index (what the explorer uses) and unicode61, page and count. */
+export function formatFreeText(ft: FreeTextResult, total: number): string {
+  return [
+    `Free-text indexes over ${fmtInt(total)} rows: trigram ${fmt(ft.indexes.trigram.bytes / 1e6)} MB built in ${fmt(ft.indexes.trigram.buildMs / 1000)} s; ` +
+      `unicode61 ${fmt(ft.indexes.unicode61.bytes / 1e6)} MB built in ${fmt(ft.indexes.unicode61.buildMs / 1000)} s. Times in ms: median of ${REPEAT} (worst), after one warm-up run.`,
+    '',
+    markdownTable(
+      ['free text', 'rows: LIKE (reason, args) / trigram / unicode61', 'page: LIKE (before)', 'page: trigram (store: index-driven)', 'page: trigram, id IN (all matches)', 'page: unicode61', 'count: LIKE', 'count: trigram', 'count: unicode61'],
+      ft.rows.map((r) => [r.label, `${fmtInt(r.likeRows)} / ${fmtInt(r.trigramRows)} / ${fmtInt(r.unicodeRows)}`, ms(r.likePage), ms(r.trigramPage), ms(r.trigramRaw), ms(r.unicodePage), ms(r.likeCount), ms(r.trigramCount), ms(r.unicodeCount)]),
+    ),
+  ].join('\n');
+}
+
+/** Free text before and after, for `npm run bench`: a fresh database of `rows` denials, the index caught up, measured. */
+export async function runFreeTextBench(options: { rows?: number; log?: (line: string) => void } = {}): Promise<{ rows: number; result: FreeTextResult }> {
+  const rows = options.rows ?? 1_000_000;
+  const log = options.log ?? ((l: string) => console.error(l));
+  const dir = mkdtempSync(join(tmpdir(), 'swarm-bench-freetext-'));
+  try {
+    const db = openDatabase({ path: join(dir, 'denials.db') });
+    log(`free text: filling ${fmtInt(rows)} denials`);
+    fill(db, rows);
+    catchUpSearchIndex(db.$client, Number.POSITIVE_INFINITY);
+    db.$client.pragma('wal_checkpoint(TRUNCATE)');
+    log('free text: measuring LIKE, trigram and unicode61');
+    const result = measureFreeText(db);
+    db.$client.close();
+    return { rows, result };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The first page of a free-text search: the worst median of the trigram index over the cases, and the LIKE scan's. */
+export function freeTextFirstPage(ft: FreeTextResult): { trigramMs: number; likeMs: number; ratio: number } {
+  const trigramMs = Math.max(...ft.rows.map((r) => r.trigramPage.medianMs));
+  const likeMs = Math.max(...ft.rows.map((r) => r.likePage.medianMs));
+  return { trigramMs, likeMs, ratio: likeMs / trigramMs };
+}
+
 function main(): void {
   const args = process.argv.slice(2);
   const arg = (name: string) => {
@@ -440,17 +482,7 @@ function main(): void {
       )}\n\n`,
     );
     process.stdout.write(`${markdownTable(['sorted page (50 rows)', 'time'], r.sorts.map((s) => [s.label, ms(s.page)]))}\n\n`);
-    const ft = measureFreeText(db);
-    process.stdout.write(
-      `Free-text indexes over ${fmtInt(total)} rows: trigram ${fmt(ft.indexes.trigram.bytes / 1e6)} MB built in ${fmt(ft.indexes.trigram.buildMs / 1000)} s; ` +
-        `unicode61 ${fmt(ft.indexes.unicode61.bytes / 1e6)} MB built in ${fmt(ft.indexes.unicode61.buildMs / 1000)} s.\n\n`,
-    );
-    process.stdout.write(
-      `${markdownTable(
-        ['free text', 'rows: LIKE (reason, args) / trigram / unicode61', 'page: LIKE (before)', 'page: trigram (store: index-driven)', 'page: trigram, id IN (all matches)', 'page: unicode61', 'count: LIKE', 'count: trigram', 'count: unicode61'],
-        ft.rows.map((r) => [r.label, `${fmtInt(r.likeRows)} / ${fmtInt(r.trigramRows)} / ${fmtInt(r.unicodeRows)}`, ms(r.likePage), ms(r.trigramPage), ms(r.trigramRaw), ms(r.unicodePage), ms(r.likeCount), ms(r.trigramCount), ms(r.unicodeCount)]),
-      )}\n\n`,
-    );
+    process.stdout.write(`${formatFreeText(measureFreeText(db), total)}\n\n`);
     process.stdout.write(`Export: the first ${fmtInt(r.exportRows)} rows of the unfiltered export in ${fmt(r.exportMs)} ms (${fmtInt(r.exportRows / (r.exportMs / 1000))} rows/s).\n`);
     db.$client.close();
   } finally {

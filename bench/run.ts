@@ -12,6 +12,7 @@ import { formatEngineResult, runEngineBench, type EngineBenchResult } from './en
 import { formatHttpResult, runHttpBench, type HttpBenchResult } from './http';
 import { formatPostgresResult, runPostgresBench, type PgBenchResult } from './postgres';
 import { formatReportResult, REPORT_TARGET_SECONDS, runReportBench, type ReportBenchResult } from './report';
+import { formatFreeText, freeTextFirstPage, runFreeTextBench, type FreeTextResult } from './denial-queries';
 import { fmt, fmtInt, markdownTable } from './util';
 
 const TARGETS = {
@@ -32,7 +33,18 @@ function machine(): string[] {
   ];
 }
 
-function summary(engine: EngineBenchResult, denials: DenialsBenchResult, compare: CompareResult, http: HttpBenchResult, report: ReportBenchResult, postgres: PgBenchResult): string {
+/** The explorer's first page of a free-text search over 1,000,000 denials (issue 13). */
+const FREE_TEXT_TARGET_MS = 50;
+
+function summary(
+  engine: EngineBenchResult,
+  denials: DenialsBenchResult,
+  compare: CompareResult,
+  http: HttpBenchResult,
+  report: ReportBenchResult,
+  postgres: PgBenchResult,
+  freeText: { rows: number; result: FreeTextResult },
+): string {
   const noLookup = engine.rows.find((r) => r.label.startsWith('no approval lookup'));
   const all = engine.rows.find((r) => r.label.startsWith('all calls'));
   // The server's mode: background checkpoints (the inline row is there for comparison).
@@ -144,6 +156,13 @@ function summary(engine: EngineBenchResult, denials: DenialsBenchResult, compare
     `< ${REPORT_TARGET_SECONDS} s`,
     verdict(pdf && pdf.totalMs / 1000 < REPORT_TARGET_SECONDS),
   ]);
+  const ft = freeTextFirstPage(freeText.result);
+  rows.push([
+    `free text over ${fmtInt(freeText.rows)} denials, first page, slowest of ${freeText.result.rows.length} searches: FTS5 trigram index vs the LIKE scan before it`,
+    `${fmt(ft.trigramMs)} ms vs ${fmt(ft.likeMs)} ms (${fmt(ft.ratio)}x faster)`,
+    `< ${FREE_TEXT_TARGET_MS} ms`,
+    verdict(ft.trigramMs < FREE_TEXT_TARGET_MS),
+  ]);
   return markdownTable(['measure', 'measured', 'target', ''], rows);
 }
 
@@ -157,17 +176,19 @@ async function main(): Promise<void> {
   const postgres = await runPostgresBench({ log });
   const http = await runHttpBench({ log });
   const report = await runReportBench({ log });
+  const freeText = await runFreeTextBench({ log });
   const seconds = (Date.now() - started.getTime()) / 1000;
   const loadAtEnd = os.loadavg().map((l) => l.toFixed(2)).join(' / ');
 
-  const sum = summary(engine, denials, compare, http, report, postgres);
+  const sum = summary(engine, denials, compare, http, report, postgres, freeText);
   const engineText = formatEngineResult(engine);
   const compareText = formatCompareResult(compare);
   const denialsText = formatDenialsResult(denials);
   const httpText = formatHttpResult(http);
   const reportText = formatReportResult(report);
   const postgresText = formatPostgresResult(postgres);
-  console.log(['', sum, '', engineText, '', compareText, '', denialsText, '', postgresText, '', httpText, '', reportText, ''].join('\n'));
+  const freeTextText = formatFreeText(freeText.result, freeText.rows);
+  console.log(['', sum, '', engineText, '', compareText, '', denialsText, '', postgresText, '', httpText, '', reportText, '', freeTextText, ''].join('\n'));
 
   const md = [
     '# Benchmark results',
@@ -207,6 +228,10 @@ async function main(): Promise<void> {
     '## Audit report (`bench/report.ts`)',
     '',
     reportText,
+    '',
+    '## Free text in the denial explorer, before and after (`bench/denial-queries.ts`)',
+    '',
+    freeTextText,
     '',
   ].join('\n');
   const out = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
