@@ -123,6 +123,9 @@ test('a flag override made on one server reaches the other within a second', asy
 });
 
 test('the console works on PostgreSQL: signed in on one server, every page read from the other', async ({ page }) => {
+  // A denial of its own to find on the pages: which denials the tests before leave depends on who won their races.
+  const denied = await check(a, agentToken, { agent: 'deployer', tool: 'export_raw_data', arguments: { dataset_id: 'ds-console' } });
+  expect(denied.body.decision).toBe('DENY');
   await signIn(page, a);
   // The session cookie is for 127.0.0.1, whatever the port: the same session on server B.
   const checks: [string, RegExp][] = [
