@@ -5,6 +5,7 @@
  *   - the product's server as `npm start` runs it (scripts/start.ts): the decision listener on its port answering
  *     `POST /api/v1/permissions/check` (one allowed call, and a mix with durable denials and approvals) and the batch
  *     route (100 calls a request);
+ *   - the same server with one listener process (SWARM_LISTENER_WORKERS=1): what the worker processes bought;
  *   - the same check route served by Next.js itself (the loopback port behind the listener): what the listener bought;
  *   - the same server on PostgreSQL (a throwaway cluster with its durable defaults, started in a temporary folder:
  *     SWARM_DB=postgres://…), one allowed call and the mix, when PostgreSQL is installed (CI installs it).
@@ -26,6 +27,7 @@ import { createApp, openApp } from '@/lib/app';
 import { loadOrCreateSigningKey } from '@/lib/audit/checkpoints';
 import { postgresBin, startPostgres, type PgCluster } from '@/lib/test-support/postgres';
 import { freePort } from '@/lib/server/serve';
+import { listenerWorkers, WORKERS_ENV } from '@/lib/server/workers';
 import type { Decision } from '@/lib/permissions/types';
 import { fmt, fmtInt, isMain, markdownTable } from './util';
 
@@ -99,6 +101,8 @@ export interface HttpBenchResult {
   mix: Record<Decision, number>;
   rows: HttpRow[];
   serverStartMs: number;
+  /** the decision listener processes of the server measured (SWARM_LISTENER_WORKERS, else its default here) */
+  workers: number;
 }
 
 export interface HttpBenchOptions {
@@ -243,6 +247,12 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       await waitUp(pgUrl, pgServer.child, pgServer.output);
       log(`http: the same server on PostgreSQL up on ${pgUrl} (${cluster!.url})`);
     }
+    // The same server with one listener process (SWARM_LISTENER_WORKERS=1): what the worker processes buy.
+    const oneEnv: NodeJS.ProcessEnv = { ...env, PORT: String(await freePort()), SWARM_NEXT_PORT: String(await freePort()), [WORKERS_ENV]: '1' };
+    const oneUrl = `http://${HOST}:${oneEnv.PORT}`;
+    const one = spawnLogged(['--import', 'tsx', 'scripts/start.ts'], oneEnv);
+    children.push(one.child);
+    await waitUp(oneUrl, one.child, one.output);
     const bare = spawnLogged(['--import', 'tsx', 'bench/bare-server.ts', String(barePort)], env);
     children.push(bare.child);
     await waitListening(bareUrl, bare.child, bare.output);
@@ -253,7 +263,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       authorization: `Bearer ${on === tokens ? tokenOf(agent) : (on.get(agent) ?? ADMIN_TOKEN)}`,
       'content-type': 'application/json',
     });
-    const targets: [string, ReadonlyMap<string, string>][] = [[url, tokens], [nextUrl, tokens], ...(pgUrl ? [[pgUrl, pgTokens] as [string, ReadonlyMap<string, string>]] : [])];
+    const targets: [string, ReadonlyMap<string, string>][] = [[url, tokens], [oneUrl, tokens], [nextUrl, tokens], ...(pgUrl ? [[pgUrl, pgTokens] as [string, ReadonlyMap<string, string>]] : [])];
     for (const [target, on] of targets) {
       for (const [c] of MIX) {
         const res = await fetch(`${target}${checkPath}`, { method: 'POST', headers: headersFor(c.agent, on), body: bodyOf(c, 0) });
@@ -298,6 +308,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       [`POST check via the decision listener: one allowed call (${ALLOWED_CALL.agent} -> ${ALLOWED_CALL.tool})`, allowed, { target: HTTP_TARGET }],
       [`POST check via the decision listener: mix of ${mixRequests.length} calls, ${agents.length} agents`, mixed, { target: HTTP_TARGET }],
       [`POST check/batch via the decision listener: ${BATCH_SIZE} calls a request (decisions/s)`, batch, { perRequest: BATCH_SIZE }],
+      ['POST check via one listener process (SWARM_LISTENER_WORKERS=1): one allowed call', { ...allowed, url: `${oneUrl}${checkPath}` }, {}],
+      ['POST check via one listener process (SWARM_LISTENER_WORKERS=1): the same mix', { ...mixed, url: `${oneUrl}${checkPath}` }, {}],
       ['POST check served by Next.js itself (before the listener): one allowed call', viaNext, {}],
       ...(pgUrl
         ? ([
@@ -344,7 +356,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
     rows.forEach((row, i) => (row.requestsPerSec = row.total / (seconds[i] ?? Number.NaN)));
     const reference0 = rows[0]!.requestsPerSec;
     for (const row of rows.slice(1)) row.ratio = row.requestsPerSec / reference0;
-    return { connections, durationSec, warmUpSec, built, mix, rows, serverStartMs };
+    return { connections, durationSec, warmUpSec, built, mix, rows, serverStartMs, workers: listenerWorkers(env) };
   } finally {
     for (const c of children.reverse()) await stop(c);
     cluster?.stop();
@@ -386,7 +398,7 @@ export function formatHttpResult(r: HttpBenchResult): string {
     `autocannon on loopback, ${r.connections} connections, the same body and headers for the bare server and the check route, ` +
       `${r.durationSec} s per route (two rounds of ${r.durationSec / 2} s, the second in reverse order; requests/s = requests ÷ time, ` +
       `latencies = the worse round) after ${r.warmUpSec} s of warm-up each; the load generator runs on the same machine. The product ` +
-      `runs as \`npm start\` runs it (production build${r.built ? ', built for this run' : ''}): every request carries an agent token, a DENY ` +
+      `runs as \`npm start\` runs it (production build${r.built ? ', built for this run' : ''}; ${r.workers} decision listener process${r.workers === 1 ? '' : 'es'}): every request carries an agent token, a DENY ` +
       `is written to the database before the answer. Mix: ALLOW ${pct(r.mix.ALLOW)}, DENY ${pct(r.mix.DENY)}, ASK ${pct(r.mix.ASK)}.`,
     '',
     table,

@@ -38,6 +38,12 @@ export interface AppOptions {
   watchConfig?: boolean;
   /** SQLite only: checkpoint the WAL on a worker thread (long-lived processes: the server, the demo) */
   backgroundCheckpoints?: boolean;
+  /**
+   * SQLite only: another process of the same server checkpoints the WAL and keeps the search index and daily counts
+   * (the decision listener's worker processes, lib/server/workers.ts): the writes leave checkpoints to it, as with
+   * backgroundCheckpoints, without a thread or timers of this process's own
+   */
+  checkpointsElsewhere?: boolean;
   /** expire due approval requests every second and record them (the server; on PostgreSQL one server at a time) */
   sweepApprovals?: boolean;
   /**

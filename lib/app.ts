@@ -72,7 +72,7 @@ export class SwarmApp extends AppBase {
     this.db = openDatabase({
       path: this.dbFile,
       sync: options.sync ?? (this.env.SWARM_DB_SYNC === 'full' ? 'full' : 'normal'),
-      walAutocheckpointPages: options.backgroundCheckpoints ? SERVER_WAL_AUTOCHECKPOINT_PAGES : undefined,
+      walAutocheckpointPages: options.backgroundCheckpoints || options.checkpointsElsewhere ? SERVER_WAL_AUTOCHECKPOINT_PAGES : undefined,
     });
     this.checkpointer = options.backgroundCheckpoints ? startCheckpointer(this.dbFile) : undefined;
     if (options.backgroundCheckpoints) {

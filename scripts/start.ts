@@ -13,6 +13,7 @@ import { openApp, type App } from '@/lib/app';
 import { keyDirFor, loadSigningKey } from '@/lib/audit/checkpoints';
 import { DemoTeam } from '@/lib/agents/demo-team';
 import { serve } from '@/lib/server/serve';
+import { listenerWorkers } from '@/lib/server/workers';
 import { randomPassword } from '@/lib/auth/secrets';
 import { log } from '@/lib/ops/log';
 
@@ -49,6 +50,7 @@ try {
   // This process also answers the decision endpoints (lib/server/front.ts): a long-lived application.
   // The Next.js server signs the checkpoints with the key of SWARM_AUDIT_KEY_DIR (required on PostgreSQL): said here,
   // before anything starts, rather than by every request of a server that cannot sign.
+  listenerWorkers(env);
   const keyDir = keyDirFor(env.SWARM_DB, env);
   if (/^postgres(ql)?:/i.test(env.SWARM_DB.trim())) loadSigningKey(keyDir);
   app = await openApp({ dbPath: env.SWARM_DB, env, watchConfig: true, backgroundCheckpoints: true, enforcePolicyTests: true });

@@ -4,6 +4,7 @@
  * unchanged. The upstream here is a small node:http server that reports what it received (Next.js itself is covered
  * by the end-to-end tests, which run behind this listener).
  */
+import { spawn } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { callRoute, useTempServerEnv } from './support/in-process-api';
@@ -11,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const server = useTempServerEnv('front');
 
-const { getSqliteApp } = await import('@/lib/app');
+const { createApp, getSqliteApp } = await import('@/lib/app');
 const { createFrontServer } = await import('@/lib/server/front');
 const check = await import('@/app/api/v1/permissions/check/route');
 
@@ -150,4 +151,50 @@ describe('the decision listener', () => {
       lonely.closeAllConnections();
     }
   });
+  it('takes the write lock only for a group that writes: allowed calls are answered while another process holds it', async () => {
+    // Another process holds SQLite's write lock for 2.5 s (as another listener worker, or the CLI, may).
+    const holder = spawn(
+      process.execPath,
+      ['-e', `const d = new (require('better-sqlite3'))(process.argv[1]); d.exec('BEGIN IMMEDIATE'); console.log('locked'); setTimeout(() => { d.exec('COMMIT'); console.log('released'); d.close(); }, 2500);`, process.env.SWARM_DB!],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const said: string[] = [];
+    const locked = new Promise<void>((resolve) => holder.stdout.on('data', (c: Buffer) => (said.push(...c.toString().trim().split('\n')), said.includes('locked') && resolve())));
+    const exited = new Promise((resolve) => holder.once('exit', resolve));
+    // The server's own application in this process has timers that write (checkpoints, the approval sweeper): they
+    // would wait for the lock on this one event loop. It is closed; this test is the last of the file.
+    getSqliteApp().close();
+    // A listener worker's application: no timers of its own that write (the primary checkpoints, indexes and signs).
+    // Without the BFSI profile of the other tests, which records every decision (decision_log_all): allowed calls
+    // write nothing.
+    const workerApp = createApp({ dbPath: process.env.SWARM_DB!, checkpointsElsewhere: true, profile: '' });
+    const worker = createFrontServer({ app: workerApp, upstream: { host: '127.0.0.1', port: 1 } });
+    const workerBase = `http://127.0.0.1:${await listen(worker)}`;
+    const call = (tool: string) =>
+      fetch(`${workerBase}/api/v1/permissions/check`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ agent: 'trainer', tool, arguments: {} }),
+      });
+    await call('train_model'); // its first decision stores the policy revision in force: a write, before the lock
+    await locked;
+    const before = workerApp.denials.count();
+    // An allowed call writes nothing: it does not wait for the lock.
+    let t0 = performance.now();
+    const allowed = (await (await call('train_model')).json()) as { decision: string };
+    expect(allowed.decision).toBe('ALLOW');
+    expect(performance.now() - t0).toBeLessThan(1500);
+    expect(said).not.toContain('released');
+    // A denial must be written before its answer: it waits for the lock, then is recorded.
+    t0 = performance.now();
+    const denied = (await (await call('deploy_serving')).json()) as { decision: string; decision_id: string };
+    expect(denied.decision).toBe('DENY');
+    expect(said).toContain('released');
+    expect(workerApp.denials.count()).toBe(before + 1);
+    expect(workerApp.denials.query({ limit: 1 }).rows[0]!.decisionId).toBe(denied.decision_id);
+    await exited;
+    await worker.shutdown();
+    workerApp.close();
+  });
+
 });

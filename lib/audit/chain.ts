@@ -7,6 +7,7 @@
  */
 import type Database from 'better-sqlite3';
 // The canonical encoding and the hash live in plain JavaScript, shared with the verifier's worker threads.
+import { announceWrite } from '@/db/write-intent';
 import { chainHash, encodeRow } from './chain-encoding.mjs';
 
 export { chainHash, encodeRow };
@@ -86,6 +87,7 @@ export class ChainAppender {
 
   /** Append one row (values in CHAIN_COLUMNS order) and return its id; committed when this returns (or with the caller's transaction). */
   append(values: readonly unknown[]): number {
+    announceWrite(this.sqlite);
     const encoded = encodeRow(values);
     // Inside a caller's transaction (an approval that turns into a denial) the row may still be rolled back: the head is
     // read, and not kept.

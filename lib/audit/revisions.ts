@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '@/db/client';
+import { announceWrite } from '@/db/write-intent';
 import { policyRevisions } from '@/db/schema';
 import { canonicalJson } from '@/lib/approvals/canonical';
 
@@ -32,6 +33,7 @@ export class RevisionStore {
   remember(content: RevisionContent): string {
     const revision = revisionOf(content);
     if (this.known.has(revision)) return revision;
+    announceWrite(this.db.$client);
     this.db
       .insert(policyRevisions)
       .values({ revision, contentJson: canonicalJson(content), firstSeenAt: Date.now() / 1000 })

@@ -22,6 +22,7 @@ interface Contract {
   principalForSession(token: string): Principal | undefined | Promise<Principal | undefined>;
   createToken(owner: { username: string } | { agent: string }, name: string): string | Promise<string>;
   revokeToken(id: number): unknown;
+  setRole(username: string, role: UserRole): void | Promise<void>;
   listTokens(): { id: number; name: string }[] | Promise<{ id: number; name: string }[]>;
   principalForToken(token: string): Principal | undefined | Promise<Principal | undefined>;
 }
@@ -76,6 +77,22 @@ describe.each(Object.keys(stores) as (keyof typeof stores)[])('sign-in on %s, tw
     expect(await a.principalForToken(agentToken)).toBeUndefined();
     await expect(Promise.resolve().then(() => a.revokeToken(id))).rejects.toMatchObject({ code: 'CONFLICT' });
     expect(await a.principalForToken('swt_not-a-token')).toBeUndefined();
+  });
+
+  it('refuses a token the moment another server revokes it, and follows a role change made there, however often it was used before', async () => {
+    // Both servers have used the token many times (the SQLite store keeps the principals of tokens it has seen).
+    await a.createUser('uma', 'operator', 'operator-password-2');
+    const userToken = await a.createToken({ username: 'uma' }, 'uma on server a');
+    for (let i = 0; i < 3; i++) {
+      expect(await a.principalForToken(userToken)).toEqual({ kind: 'user', id: 'uma', role: 'operator' });
+      expect(await b.principalForToken(userToken)).toEqual({ kind: 'user', id: 'uma', role: 'operator' });
+    }
+    await b.setRole('uma', 'auditor');
+    expect(await a.principalForToken(userToken)).toEqual({ kind: 'user', id: 'uma', role: 'auditor' });
+    const id = (await a.listTokens()).find((t) => t.name === 'uma on server a')!.id;
+    await b.revokeToken(id);
+    expect(await a.principalForToken(userToken)).toBeUndefined();
+    expect(await b.principalForToken(userToken)).toBeUndefined();
   });
 
   it('creates a user once when two servers try at the same moment', async () => {

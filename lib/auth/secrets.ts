@@ -1,5 +1,5 @@
 /** Password hashing (scrypt) and random tokens, stored only as hashes. */
-import { createHash, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
 
 const N = 16384;
 const R = 8;
@@ -33,5 +33,5 @@ export function randomPassword(): string {
 }
 
 export function sha256(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value, 'hex');
 }

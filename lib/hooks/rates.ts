@@ -5,6 +5,7 @@
  * servers); the count and the insert are one IMMEDIATE transaction, so two processes cannot both take the last slot.
  */
 import type Database from 'better-sqlite3';
+import { announceWrite } from '@/db/write-intent';
 
 export interface RateKey {
   hook: string;
@@ -68,7 +69,8 @@ export class SqliteRateCounter implements RateCounter {
       if (++this.takes % PRUNE_EVERY === 0) this.prune.run(now - DAY);
       return verdict;
     };
-    // Inside the decision listener's group transaction the write lock is held already.
+    // Inside the decision listener's group transaction the write lock is held already (it opens at this announcement).
+    announceWrite(this.sqlite);
     return this.sqlite.inTransaction ? body() : this.sqlite.transaction(body).immediate();
   }
 }

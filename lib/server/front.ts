@@ -12,6 +12,7 @@ import type { App, SwarmApp } from '@/lib/app';
 import type { PgSwarmApp } from '@/lib/pg-app';
 import { timingSafeEqual } from 'node:crypto';
 import { Gauge } from 'prom-client';
+import { onWriteIntent } from '@/db/write-intent';
 import { requireRole, route, ROUTE_CORE, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
 import { log, logRequest } from '@/lib/ops/log';
 import { INTERNAL_METRICS_PATH, INTERNAL_SECRET_ENV, INTERNAL_SECRET_HEADER } from '@/lib/ops/internal';
@@ -46,6 +47,11 @@ export interface FrontOptions {
   upstream: { host: string; port: number };
   /** the secret of this start that the Next.js server's internal metrics route asks for (default: SWARM_INTERNAL_SECRET) */
   internalSecret?: string;
+  /**
+   * the registries of every listener process, this one's included (a worker asks its primary: lib/server/workers.ts);
+   * undefined, or an answer of undefined: this process's registry alone
+   */
+  processMetrics?: () => Promise<MetricsJson[] | undefined>;
 }
 
 /** The decision listener: a node:http server that can also shut down gracefully. */
@@ -136,10 +142,15 @@ const UNRECORDED: ApiAnswer = {
 };
 
 /**
- * Group commit: the decision calls that arrived while the previous group was being decided are decided together, in
- * one IMMEDIATE transaction (each in a savepoint of its own, so that one that cannot be recorded is undone alone and
- * answered 503), and their answers leave only after the commit: no denial is acknowledged before it is durable, and
- * concurrent denials share one commit instead of paying one each.
+ * Group commit: the decision calls that arrived while the previous group was being decided are decided together, and
+ * their answers leave only after the group's commit: no denial is acknowledged before it is durable, and concurrent
+ * denials share one commit instead of paying one each.
+ *
+ * The transaction opens at the group's first write (db/write-intent.ts: the recorder, the approval store and the hook
+ * rate counter announce theirs), as BEGIN IMMEDIATE, so a read that turns into a write cannot fail on another writer's
+ * commit. Each decision from then on runs in a savepoint of its own, so that one that cannot be recorded is undone
+ * alone and answered 503. A group of calls that write nothing (allowed calls) never takes SQLite's write lock: several
+ * listener processes (lib/server/cluster.ts) decide those side by side.
  *
  * The route cores are async only to read their body, which is read before (a resolved promise here), and to wait for
  * webhook and shell hooks, which never run here (such calls are passed to Next.js): a group runs from start to commit
@@ -148,6 +159,12 @@ const UNRECORDED: ApiAnswer = {
 class GroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;
+  /** a group is being decided: announced writes open its transaction */
+  private deciding = false;
+  /** the current decision runs in a savepoint */
+  private inSavepoint = false;
+  /** stop hearing of this connection's writes (the server closed) */
+  readonly stopListening: () => void;
 
   /** The statements of every group, prepared once (parsing them per request was a measurable part of its cost). */
   private readonly sql: Record<'begin' | 'savepoint' | 'rollbackTo' | 'release' | 'commit', { run(): unknown }>;
@@ -161,6 +178,12 @@ class GroupCommit {
       release: s.prepare('RELEASE decision'),
       commit: s.prepare('COMMIT'),
     };
+    this.stopListening = onWriteIntent(s, () => {
+      if (!this.deciding || this.inSavepoint) return;
+      if (!s.inTransaction) this.sql.begin.run();
+      this.sql.savepoint.run();
+      this.inSavepoint = true;
+    });
   }
 
   add(p: Pending): void {
@@ -177,10 +200,14 @@ class GroupCommit {
     const answers: ApiAnswer[] = [];
     let committed = false;
     try {
-      this.sql.begin.run();
+      this.deciding = true;
       this.app.decisionsHoldTransaction = true;
       for (const p of group) {
-        this.sql.savepoint.run();
+        // Once the group's transaction is open, every decision gets its savepoint before it starts.
+        if (sqlite.inTransaction) {
+          this.sql.savepoint.run();
+          this.inSavepoint = true;
+        }
         let answer: ApiAnswer;
         try {
           answer = await p.core(this.app, p.request, {});
@@ -188,20 +215,25 @@ class GroupCommit {
           console.error('The decision listener failed to answer', error);
           answer = INTERNAL_ERROR;
         }
-        if (!(answer instanceof Response) && answer.status >= 500) {
-          this.sql.rollbackTo.run();
-          this.app.forgetUncommitted();
+        const failed = !(answer instanceof Response) && answer.status >= 500;
+        if (this.inSavepoint) {
+          if (failed) this.sql.rollbackTo.run();
+          this.sql.release.run();
+          this.inSavepoint = false;
         }
-        this.sql.release.run();
+        if (failed) this.app.forgetUncommitted();
         answers.push(answer);
       }
-      this.sql.commit.run();
+      this.deciding = false;
+      if (sqlite.inTransaction) this.sql.commit.run();
       committed = true;
     } catch (error) {
       console.error('A group of decisions could not be committed; none of them is acknowledged', error);
       if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
       this.app.forgetUncommitted();
     } finally {
+      this.deciding = false;
+      this.inSavepoint = false;
       this.app.decisionsHoldTransaction = false;
     }
     group.forEach((p, i) => {
@@ -271,11 +303,12 @@ export function createFrontServer(options: FrontOptions): FrontServer {
 
   /** GET /metrics: this process's registry, the Next.js server's, and the state read from the database, merged. */
   const metricsText = async (): Promise<string> => {
-    const [own, next] = await Promise.all([processMetrics().registry.getMetricsAsJSON(), upstreamMetrics()]);
+    const ownMetrics = async () => (await options.processMetrics?.()) ?? [(await processMetrics().registry.getMetricsAsJSON()) as MetricsJson];
+    const [own, next] = await Promise.all([ownMetrics(), upstreamMetrics()]);
     const state = await stateRegistry(app);
     const up = new Gauge({ name: 'swarm_next_metrics_up', help: '1 when the Next.js server reported its metrics to this scrape.', registers: [state] });
     up.set(next ? 1 : 0);
-    return mergedText([own as MetricsJson, ...(next ? [next] : []), (await state.getMetricsAsJSON()) as MetricsJson]);
+    return mergedText([...own, ...(next ? [next] : []), (await state.getMetricsAsJSON()) as MetricsJson]);
   };
   const metricsCore = route({ role: requireRole('admin') }, async () =>
     new Response(await metricsText(), { headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' } }),
@@ -364,7 +397,10 @@ export function createFrontServer(options: FrontOptions): FrontServer {
   });
   const commits = app.kind === 'sqlite' ? new GroupCommit(app) : new Concurrent(app);
   server.keepAliveTimeout = 65_000;
-  server.on('close', () => agent.destroy());
+  server.on('close', () => {
+    agent.destroy();
+    if (commits instanceof GroupCommit) commits.stopListening();
+  });
   let shutting: Promise<void> | undefined;
   const shutdown = (timeoutMs = 10_000): Promise<void> => {
     shutting ??= new Promise<void>((resolve) => {

@@ -12,6 +12,7 @@ import { VERIFY_WORKER_ENV } from '@/lib/audit/verify-parallel';
 import { INTERNAL_SECRET_ENV } from '@/lib/ops/internal';
 import { log } from '@/lib/ops/log';
 import { createFrontServer, type FrontServer } from './front';
+import { listenerWorkers, startListenerWorkers, type WorkerPool } from './workers';
 
 export interface ServeOptions {
   /** the application the decision listener decides with (long-lived: watchConfig and backgroundCheckpoints on) */
@@ -25,10 +26,17 @@ export interface ServeOptions {
   stdio?: 'inherit' | 'pipe';
   /** the loopback port of the Next.js server (default: a free one) */
   upstreamPort?: number;
+  /**
+   * decision listener processes (default SWARM_LISTENER_WORKERS, else one per core, at most 4): 1 answers in this
+   * process with `app`; more run as workers on the same port (lib/server/workers.ts), each with its own application
+   * opened from `env`, and `app` stays this process's (migrations done, checkpoints, background work)
+   */
+  workers?: number;
 }
 
 export interface Serving {
-  front: FrontServer;
+  /** the decision listener in this process (one worker), or the workers' pool */
+  front: FrontServer | WorkerPool;
   next: ChildProcess;
   /** the loopback port of the Next.js server */
   upstreamPort: number;
@@ -37,6 +45,15 @@ export interface Serving {
    * and answered; at most 10 s), then Next.js (SIGTERM, SIGKILL after 5 s).
    */
   close(): Promise<void>;
+}
+
+async function listenHere(options: ServeOptions, upstreamPort: number, internalSecret: string): Promise<FrontServer> {
+  const front = createFrontServer({ app: options.app, upstream: { host: '127.0.0.1', port: upstreamPort }, internalSecret });
+  await new Promise<void>((resolve, reject) => {
+    front.once('error', reject);
+    front.listen(options.port, options.host, () => resolve());
+  });
+  return front;
 }
 
 /** A free port on the loopback interface. */
@@ -53,6 +70,7 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 }
 
 export async function serve(options: ServeOptions): Promise<Serving> {
+  const workers = options.workers ?? listenerWorkers(options.env);
   const upstreamPort = options.upstreamPort ?? (await freePort());
   const nextBin = join('node_modules', 'next', 'dist', 'bin', 'next');
   // The secret of this start for the Next.js server's internal metrics route (lib/ops/internal.ts).
@@ -73,11 +91,14 @@ export async function serve(options: ServeOptions): Promise<Serving> {
       ...(options.app.kind === 'postgres' ? { NEXT_MANUAL_SIG_HANDLE: '1' } : {}),
     },
   });
-  const front = createFrontServer({ app: options.app, upstream: { host: '127.0.0.1', port: upstreamPort }, internalSecret });
-  await new Promise<void>((resolve, reject) => {
-    front.once('error', reject);
-    front.listen(options.port, options.host, () => resolve());
-  });
+  let front: FrontServer | WorkerPool;
+  try {
+    front = workers > 1 ? await startListenerWorkers({ count: workers, port: options.port, host: options.host, upstreamPort, env: { ...options.env, [INTERNAL_SECRET_ENV]: internalSecret } }) : await listenHere(options, upstreamPort, internalSecret);
+  } catch (error) {
+    next.kill('SIGTERM');
+    throw error;
+  }
+  log('info', 'decision listener started', { port: options.port, processes: workers });
   let closed: Promise<void> | undefined;
   return {
     front,
