@@ -121,6 +121,40 @@ describe('the decision listener', () => {
     }
   });
 
+  it('answers a batch in the same group as single calls: every decision in order, its denials recorded before the answer', async () => {
+    // Without the BFSI profile (which records every decision, so an earlier write would open the group first): the
+    // batch's own transaction is the group's first write.
+    const plainApp = createApp({ dbPath: process.env.SWARM_DB!, checkpointsElsewhere: true, profile: '' });
+    const plain = createFrontServer({ app: plainApp, upstream: { host: '127.0.0.1', port: 1 } });
+    const plainBase = `http://127.0.0.1:${await listen(plain)}`;
+    try {
+      const before = plainApp.denials.count();
+      const batch = (tools: string[]) =>
+        fetch(`${plainBase}/api/v1/permissions/check/batch`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ checks: tools.map((tool) => ({ agent: 'trainer', tool, arguments: {} })) }),
+        });
+      const single = fetch(`${plainBase}/api/v1/permissions/check`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ agent: 'trainer', tool: 'deploy_serving', arguments: {} }),
+      });
+      const answers = await Promise.all([batch(['train_model', 'deploy_serving', 'export_raw_data']), single, batch(['deploy_serving'])]);
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+      const results = ((await answers[0]!.json()) as { results: { decision: string; decision_id: string }[] }).results;
+      expect(results.map((r) => r.decision)).toEqual(['ALLOW', 'DENY', 'DENY']);
+      expect(((await answers[1]!.json()) as { decision: string }).decision).toBe('DENY');
+      expect(((await answers[2]!.json()) as { results: { decision: string }[] }).results.map((r) => r.decision)).toEqual(['DENY']);
+      expect(plainApp.denials.count()).toBe(before + 4);
+      const ids = new Set(plainApp.denials.query({ limit: 10 }).rows.map((r) => r.decisionId));
+      for (const r of results.slice(1)) expect(ids.has(r.decision_id)).toBe(true);
+    } finally {
+      await plain.shutdown();
+      plainApp.close();
+    }
+  });
+
   it('stores the policy revision again when the group that first named it was rolled back', async () => {
     const sqlite = getSqliteApp().db.$client;
     // A new revision (a flag's value is part of it), first named by a decision that cannot be recorded.

@@ -7,6 +7,7 @@ import type { PgSwarmApp } from '@/lib/pg-app';
 import { isPromise, PRIORITY, ruleSourceOf, type CheckInput, type CheckResult, type HookOutcome, type Principal, type ToolContext } from '@/lib/permissions';
 import type { PreparedCall } from '@/lib/permissions/engine';
 import { hookSummary } from '@/lib/hooks/summary';
+import { announceWrite } from '@/db/write-intent';
 
 export interface CheckRequest {
   agent: string;
@@ -103,6 +104,8 @@ export async function decideBatch(app: App, inputs: readonly (CheckInput | { dry
     return out;
   };
   // IMMEDIATE: the write lock first, so that a read that turns into a write cannot fail on another writer's commit.
+  // In the decision listener's group commit, the batch joins the group's transaction (announced: it opens it).
+  announceWrite(app.db.$client);
   try {
     return app.db.$client.transaction(run).immediate();
   } catch (error) {

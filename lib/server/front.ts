@@ -163,6 +163,8 @@ class GroupCommit {
   private deciding = false;
   /** the current decision runs in a savepoint */
   private inSavepoint = false;
+  /** the group's transaction is open */
+  private open = false;
   /** stop hearing of this connection's writes (the server closed) */
   readonly stopListening: () => void;
 
@@ -180,7 +182,12 @@ class GroupCommit {
     };
     this.stopListening = onWriteIntent(s, () => {
       if (!this.deciding || this.inSavepoint) return;
-      if (!s.inTransaction) this.sql.begin.run();
+      // A transaction this group did not open (one a route opened for itself) commits on its own: left alone.
+      if (!this.open && s.inTransaction) return;
+      if (!this.open) {
+        this.sql.begin.run();
+        this.open = true;
+      }
       this.sql.savepoint.run();
       this.inSavepoint = true;
     });
@@ -204,7 +211,7 @@ class GroupCommit {
       this.app.decisionsHoldTransaction = true;
       for (const p of group) {
         // Once the group's transaction is open, every decision gets its savepoint before it starts.
-        if (sqlite.inTransaction) {
+        if (this.open) {
           this.sql.savepoint.run();
           this.inSavepoint = true;
         }
@@ -225,7 +232,7 @@ class GroupCommit {
         answers.push(answer);
       }
       this.deciding = false;
-      if (sqlite.inTransaction) this.sql.commit.run();
+      if (this.open) this.sql.commit.run();
       committed = true;
     } catch (error) {
       console.error('A group of decisions could not be committed; none of them is acknowledged', error);
@@ -233,6 +240,7 @@ class GroupCommit {
       this.app.forgetUncommitted();
     } finally {
       this.deciding = false;
+      this.open = false;
       this.inSavepoint = false;
       this.app.decisionsHoldTransaction = false;
     }
