@@ -150,7 +150,7 @@ const UNRECORDED: ApiAnswer = {
  * rate counter announce theirs), as BEGIN IMMEDIATE, so a read that turns into a write cannot fail on another writer's
  * commit. Each decision from then on runs in a savepoint of its own, so that one that cannot be recorded is undone
  * alone and answered 503. A group of calls that write nothing (allowed calls) never takes SQLite's write lock: several
- * listener processes (lib/server/cluster.ts) decide those side by side.
+ * listener processes (lib/server/workers.ts) decide those side by side.
  *
  * The route cores are async only to read their body, which is read before (a resolved promise here), and to wait for
  * webhook and shell hooks, which never run here (such calls are passed to Next.js): a group runs from start to commit
