@@ -50,9 +50,9 @@ afterAll(async () => {
 
 const body = JSON.stringify({ agent: 'trainer', tool: 'tune_hyperparameters', arguments: { model_id: 'm-1', trials: 900 } });
 
-/** The trainer's check of `tool` (no arguments) through the listener. */
-const call = (tool: string) =>
-  fetch(`${base}/api/v1/permissions/check`, {
+/** The trainer's check of `tool` (no arguments) through the listener (`at`: another listener of the test). */
+const call = (tool: string, at = base) =>
+  fetch(`${at}/api/v1/permissions/check`, {
     method: 'POST',
     headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' },
     body: JSON.stringify({ agent: 'trainer', tool, arguments: {} }),
@@ -108,7 +108,7 @@ describe('the decision listener', () => {
     sqlite.exec(`CREATE TEMP TRIGGER fail_me BEFORE INSERT ON permission_denials WHEN NEW.tool_name = 'fail_me' BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
     const before = getSqliteApp().denials.count();
     try {
-      const answers = await Promise.all(['deploy_serving', 'fail_me', 'export_raw_data', 'train_model'].map(call));
+      const answers = await Promise.all(['deploy_serving', 'fail_me', 'export_raw_data', 'train_model'].map((tool) => call(tool)));
       expect(answers.map((r) => r.status)).toEqual([200, 503, 200, 200]);
       const bodies = (await Promise.all(answers.map((r) => r.json()))) as { decision?: string; decision_id?: string; error?: { code: string } }[];
       expect(bodies[1]!.error?.code).toBe('AUDIT_UNAVAILABLE');
@@ -135,12 +135,7 @@ describe('the decision listener', () => {
           headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' },
           body: JSON.stringify({ checks: tools.map((tool) => ({ agent: 'trainer', tool, arguments: {} })) }),
         });
-      const single = fetch(`${plainBase}/api/v1/permissions/check`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ agent: 'trainer', tool: 'deploy_serving', arguments: {} }),
-      });
-      const answers = await Promise.all([batch(['train_model', 'deploy_serving', 'export_raw_data']), single, batch(['deploy_serving'])]);
+      const answers = await Promise.all([batch(['train_model', 'deploy_serving', 'export_raw_data']), call('deploy_serving', plainBase), batch(['deploy_serving'])]);
       expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
       const results = ((await answers[0]!.json()) as { results: { decision: string; decision_id: string }[] }).results;
       expect(results.map((r) => r.decision)).toEqual(['ALLOW', 'DENY', 'DENY']);
@@ -204,24 +199,18 @@ describe('the decision listener', () => {
     const workerApp = createApp({ dbPath: process.env.SWARM_DB!, checkpointsElsewhere: true, profile: '' });
     const worker = createFrontServer({ app: workerApp, upstream: { host: '127.0.0.1', port: 1 } });
     const workerBase = `http://127.0.0.1:${await listen(worker)}`;
-    const call = (tool: string) =>
-      fetch(`${workerBase}/api/v1/permissions/check`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ agent: 'trainer', tool, arguments: {} }),
-      });
-    await call('train_model'); // its first decision stores the policy revision in force: a write, before the lock
+    await call('train_model', workerBase); // its first decision stores the policy revision in force: a write, before the lock
     await locked;
     const before = workerApp.denials.count();
     // An allowed call writes nothing: it does not wait for the lock.
     let t0 = performance.now();
-    const allowed = (await (await call('train_model')).json()) as { decision: string };
+    const allowed = (await (await call('train_model', workerBase)).json()) as { decision: string };
     expect(allowed.decision).toBe('ALLOW');
     expect(performance.now() - t0).toBeLessThan(1500);
     expect(said).not.toContain('released');
     // A denial must be written before its answer: it waits for the lock, then is recorded.
     t0 = performance.now();
-    const denied = (await (await call('deploy_serving')).json()) as { decision: string; decision_id: string };
+    const denied = (await (await call('deploy_serving', workerBase)).json()) as { decision: string; decision_id: string };
     expect(denied.decision).toBe('DENY');
     expect(said).toContain('released');
     expect(workerApp.denials.count()).toBe(before + 1);

@@ -67,8 +67,6 @@ export interface WorkerPoolOptions {
 }
 
 export interface WorkerPool {
-  /** how many workers run */
-  readonly count: number;
   /** Stop every worker gracefully (each stops accepting, commits and answers what it holds); at most `timeoutMs`. */
   shutdown(timeoutMs?: number): Promise<void>;
 }
@@ -147,7 +145,6 @@ export async function startListenerWorkers(options: WorkerPoolOptions): Promise<
 
   const started = Array.from({ length: options.count }, fork);
   const pool: WorkerPool = {
-    count: options.count,
     async shutdown(timeoutMs = 10_000) {
       stopping = true;
       const all = [...workers];
