@@ -113,6 +113,8 @@ export const approvals = sqliteTable(
     uniqueIndex('approvals_one_pending_per_call')
       .on(t.agentName, t.toolName, t.argumentsHash)
       .where(sql`status = 'pending'`),
+    // The newest approval of a call, read for every gated decision: found in the index, without sorting.
+    index('approvals_call_newest').on(t.agentName, t.toolName, t.argumentsHash, t.requestedAt, t.id),
     index('approvals_call').on(t.agentName, t.toolName, t.argumentsHash, t.status),
     index('approvals_status_requested').on(t.status, t.requestedAt),
   ],
@@ -338,3 +340,14 @@ export const hookRateCalls = sqliteTable(
   },
   (t) => [index('hook_rate_calls_window').on(t.hook, t.agent, t.tool, t.at)],
 );
+
+/**
+ * One row whose `n` moves with every change to the tables a token's principal is read from (api_tokens, users),
+ * by the triggers of migration 0009, whatever connection or process makes it. The token cache of the SQLite server
+ * (lib/auth/store.ts) is valid while `n` stays the same: reading it is one indexed row, where asking SQLite whether
+ * anything at all changed (data_version, total_changes) cost twice as much and was moved by every denial written.
+ */
+export const authGeneration = sqliteTable('auth_generation', {
+  id: integer('id').primaryKey(),
+  n: integer('n').notNull(),
+});

@@ -26,7 +26,7 @@ export function newApprovalId(): string {
  * again); a rejection or expiry denies the same call until it is older than its gate's expiry window. A read never
  * writes: a request past its expiry reads as expired (the sweeper records it).
  */
-export function stateOf(row: ApprovalRow | undefined, ttlSeconds: number, at = nowSeconds()): ApprovalState {
+export function stateOf(row: Pick<ApprovalRow, 'id' | 'status' | 'expiresAt' | 'decidedAt' | 'decisionReason'> | undefined, ttlSeconds: number, at = nowSeconds()): ApprovalState {
   if (!row || row.status === 'consumed') return { status: 'none' };
   const status = row.status === 'pending' && row.expiresAt <= at ? 'expired' : row.status;
   const settledAt = status === 'expired' ? (row.decidedAt ?? row.expiresAt) : row.decidedAt;

@@ -57,15 +57,15 @@ export class AuthStore {
   private readonly tokenLookup;
   private readonly sessionLookup;
   /**
-   * The principals of the tokens seen, valid while the database has not changed: SQLite's data_version moves with
-   * every commit of any other connection (another process revoking a token, the console disabling a user), and
-   * total_changes() with every row this connection writes. Either moving empties the cache, so a revoked token is
-   * refused at once, as without it. The token lookup and its SHA-256 were about a tenth of the decision listener's
-   * time; checking the two counters is one small statement. Unknown tokens are not kept.
+   * The principals of the tokens seen, valid while auth_generation.n stays the same: the triggers of migration 0009
+   * move it with every change to api_tokens and users, by any connection of any process (another listener worker,
+   * the console revoking a token or disabling a user), so a revoked token is refused at once, as without the cache.
+   * The token lookup and its SHA-256 were about a tenth of the decision listener's time; reading the one row is a
+   * fraction of that. Unknown tokens are not kept.
    */
-  private readonly changes: Database.Statement<[], [number, number]>;
+  private readonly generation: Database.Statement<[], number>;
   private readonly known = new Map<string, Principal>();
-  private knownAt: [number, number] = [-1, -1];
+  private knownAt = -1;
 
   constructor(
     private readonly db: Db,
@@ -83,7 +83,7 @@ export class AuthStore {
       .innerJoin(users, eq(users.id, sessions.userId))
       .where(and(eq(sessions.idHash, sql.placeholder('hash')), gt(sessions.expiresAt, sql.placeholder('now'))))
       .prepare();
-    this.changes = db.$client.prepare<[], [number, number]>('SELECT total_changes(), data_version FROM pragma_data_version').raw();
+    this.generation = db.$client.prepare<[], number>('SELECT n FROM auth_generation WHERE id = 1').pluck();
   }
 
   userCount(): number {
@@ -191,10 +191,10 @@ export class AuthStore {
   }
 
   principalForToken(token: string): Principal | undefined {
-    const [changes, version] = this.changes.get()!;
-    if (changes !== this.knownAt[0] || version !== this.knownAt[1]) {
+    const generation = this.generation.get()!;
+    if (generation !== this.knownAt) {
       this.known.clear();
-      this.knownAt = [changes, version];
+      this.knownAt = generation;
     }
     const seen = this.known.get(token);
     if (seen) return seen;

@@ -1,0 +1,99 @@
+/**
+ * The migrations as an installed server meets them: drizzle's migrator applies only the migrations journaled later
+ * than the newest one a database has, so the journal's times must rise with its order, and a database migrated by an
+ * older release must end with every table of a fresh one.
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrationsFolder, openDatabase } from './client';
+import { AuthStore } from '@/lib/auth/store';
+
+interface Journal {
+  entries: { idx: number; when: number; tag: string }[];
+}
+const journalOf = (folder: string) => JSON.parse(readFileSync(join(folder, 'meta', '_journal.json'), 'utf8')) as Journal;
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'swarm-migrations-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The schema of a database: its tables, indexes and triggers by name. */
+function objects(file: string): string[] {
+  const db = new Database(file, { readonly: true });
+  const names = (db.prepare("SELECT type || ' ' || name AS o FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY 1").pluck().all() as string[]).filter(
+    (o) => !o.includes('__drizzle_migrations'),
+  );
+  db.close();
+  return names;
+}
+
+describe('migrations', () => {
+  it.each([['SQLite', migrationsFolder()], ['PostgreSQL', join('db', 'pg', 'migrations')]])('journals the %s migrations at rising times, in order', (_, folder) => {
+    const entries = journalOf(folder).entries;
+    for (let i = 1; i < entries.length; i++) {
+      expect({ tag: entries[i]!.tag, after: entries[i - 1]!.tag, later: entries[i]!.when > entries[i - 1]!.when }).toEqual({
+        tag: entries[i]!.tag,
+        after: entries[i - 1]!.tag,
+        later: true,
+      });
+    }
+  });
+
+  // 0008 was first journaled at a time before 0007's: the release that shipped it recorded it so.
+  it.each([
+    ['0007', 7, undefined],
+    ['0008 (journaled before 0007)', 8, 1795415746917],
+  ])('brings a database migrated by the release with %s to the schema of a fresh one', (_, last, when0008) => {
+    // The migrations folder as that release shipped it: 0000 to its last migration and their journal.
+    const old = join(dir, `release-${last}`);
+    mkdirSync(join(old, 'meta'), { recursive: true });
+    const journal = journalOf(migrationsFolder());
+    const shipped = journal.entries.filter((e) => e.idx <= last).map((e) => (e.idx === 8 && when0008 ? { ...e, when: when0008 } : e));
+    for (const e of shipped) copyFileSync(join(migrationsFolder(), `${e.tag}.sql`), join(old, `${e.tag}.sql`));
+    writeFileSync(join(old, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: shipped }));
+
+    const upgraded = join(dir, 'upgraded.db');
+    const sqlite = new Database(upgraded);
+    migrate(drizzle(sqlite), { migrationsFolder: old });
+    expect(objects(upgraded)).not.toContain('table auth_generation');
+    sqlite.close();
+
+    openDatabase({ path: upgraded }).$client.close();
+    openDatabase({ path: join(dir, 'fresh.db') }).$client.close();
+    expect(objects(upgraded)).toEqual(objects(join(dir, 'fresh.db')));
+    expect(objects(upgraded)).toEqual(expect.arrayContaining(['table hook_rate_calls', 'index hook_rate_calls_window', 'table auth_generation', 'index approvals_call_newest']));
+  });
+
+  it('moves auth_generation with every change to tokens and users, from any connection, and not with other writes', () => {
+    const file = join(dir, 'auth.db');
+    const db = openDatabase({ path: file });
+    const other = new Database(file);
+    const generation = () => other.prepare('SELECT n FROM auth_generation WHERE id = 1').pluck().get() as number;
+    const auth = new AuthStore(db);
+    const steps: [string, () => unknown][] = [
+      ['a user created', () => auth.createUser('uma', 'operator', 'operator-password-2')],
+      ['a token created', () => auth.createToken({ username: 'uma' }, 'uma')],
+      ['a role changed', () => auth.setRole('uma', 'auditor')],
+      ['a token revoked by another connection', () => other.prepare('UPDATE api_tokens SET revoked_at = 1').run()],
+      ['a user disabled by hand', () => db.$client.prepare('UPDATE users SET disabled = 1').run()],
+      ['a token deleted by hand', () => other.prepare('DELETE FROM api_tokens').run()],
+    ];
+    for (const [what, step] of steps) {
+      const before = generation();
+      step();
+      expect({ what, moved: generation() > before }).toEqual({ what, moved: true });
+    }
+    const before = generation();
+    db.$client.prepare("INSERT INTO hook_rate_calls (hook, agent, tool, at) VALUES ('h', 'a', 't', 1)").run();
+    expect(generation()).toBe(before);
+    other.close();
+    db.$client.close();
+  });
+});
