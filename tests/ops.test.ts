@@ -17,7 +17,7 @@ const server = useTempServerEnv('ops', { policy: 'empty', env: { SWARM_METRICS_T
 
 const { getSqliteApp } = await import('@/lib/app');
 const { createFrontServer } = await import('@/lib/server/front');
-const { setLogSink } = await import('@/lib/ops/log');
+const { refreshLogLevel, setLogSink } = await import('@/lib/ops/log');
 const { readiness } = await import('@/lib/ops/ready');
 const ready = await import('@/app/api/v1/ready/route');
 const internal = await import('@/app/internal/metrics/route');
@@ -218,6 +218,7 @@ describe('structured logs', () => {
     const restore = setLogSink((line, level) => lines.push({ level, line: JSON.parse(line) as Record<string, unknown> }));
     const level = process.env.SWARM_LOG_LEVEL;
     process.env.SWARM_LOG_LEVEL = 'info';
+    refreshLogLevel();
     try {
       const r = await check('deploy_serving');
       const body = (await r.json()) as { decision_id: string };
@@ -230,12 +231,14 @@ describe('structured logs', () => {
       expect(requests[1]!.line).toMatchObject({ level: 'warn', status: 401 });
       // SWARM_LOG_LEVEL=error keeps only errors.
       process.env.SWARM_LOG_LEVEL = 'error';
+      refreshLogLevel();
       lines.length = 0;
       await check('deploy_serving');
       expect(lines).toHaveLength(0);
     } finally {
       if (level === undefined) delete process.env.SWARM_LOG_LEVEL;
       else process.env.SWARM_LOG_LEVEL = level;
+      refreshLogLevel();
       restore();
     }
   });

@@ -17,13 +17,19 @@ function parseLevel(raw: string | undefined): LogLevel {
   return v && v in ORDER ? (v as LogLevel) : 'info';
 }
 
-/** The last value of SWARM_LOG_LEVEL seen and what it means: parsed again only when it changes. */
-let seen: { raw: string | undefined; order: number } = { raw: undefined, order: ORDER.info };
+/**
+ * The level in force, read from SWARM_LOG_LEVEL once (a read of process.env is a call into the runtime: two per
+ * request line were a visible part of the decision listener's time). A test that changes the variable calls
+ * refreshLogLevel().
+ */
+let inForce = ORDER[logLevel()];
+
+export function refreshLogLevel(): void {
+  inForce = ORDER[logLevel()];
+}
 
 export function logEnabled(level: LogLevel): boolean {
-  const raw = process.env.SWARM_LOG_LEVEL;
-  if (raw !== seen.raw) seen = { raw, order: ORDER[parseLevel(raw)] };
-  return ORDER[level] <= seen.order;
+  return ORDER[level] <= inForce;
 }
 
 /** Where lines go (tests capture them). */
@@ -59,9 +65,14 @@ export function setLogSink(next: LogSink): () => void {
   };
 }
 
-/** The process that wrote a line: the decision listener or the Next.js server. */
+let role: 'listener' | 'next' | undefined;
+
+/** The process that wrote a line: the decision listener or the Next.js server (kept once SWARM_PROCESS says it). */
 export function processRole(): 'listener' | 'next' {
-  return process.env.SWARM_PROCESS === 'listener' ? 'listener' : 'next';
+  if (role) return role;
+  const said = process.env.SWARM_PROCESS;
+  if (said === undefined) return 'next';
+  return (role = said === 'listener' ? 'listener' : 'next');
 }
 
 export function log(level: LogLevel, msg: string, fields: Record<string, unknown> = {}): void {
