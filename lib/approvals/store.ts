@@ -77,14 +77,10 @@ const WHOLE_ROW = Object.entries(getTableColumns(approvals))
 
 export class ApprovalStore {
   /**
-   * The two reads of every gated decision, prepared once: building a query with drizzle's builder on each call was
-   * the largest single cost of a gated check over HTTP (measured in bench/http.ts: about a fifth of the listener's time
-   * in the mix).
-   */
-  /**
-   * The two lookups of every gated decision, on better-sqlite3 directly (drizzle's mapping of a whole row cost about
-   * three times the query itself): the newest approval of the call, from the approvals_call_newest index without a
-   * sort, with the columns its state is made of; and the pending one, a whole row.
+   * The two lookups of every gated decision, prepared once (building them with drizzle's builder on each call was a
+   * fifth of the listener's time in the mix) and on better-sqlite3 directly (drizzle's mapping of a whole row then cost
+   * about three times the query itself): the newest approval of the call, from the approvals_call_newest index
+   * without a sort, with the columns its state is made of; and the pending one, a whole row.
    */
   private readonly newestLookup: Database.Statement<[string, string, string], NewestApproval>;
   private readonly pendingLookup: Database.Statement<[string, string, string], ApprovalRow>;
