@@ -21,12 +21,15 @@ export function newApprovalId(): string {
   return `apr_${randomBytes(12).toString('base64url')}`;
 }
 
+/** What the state of a call is made of: the columns of its newest approval that stateOf reads. */
+export type ApprovalStateFacts = Pick<ApprovalRow, 'id' | 'status' | 'expiresAt' | 'decidedAt' | 'decisionReason'>;
+
 /**
  * The state of this exact call for the engine, from its newest request. A consumed approval is spent (the call asks
  * again); a rejection or expiry denies the same call until it is older than its gate's expiry window. A read never
  * writes: a request past its expiry reads as expired (the sweeper records it).
  */
-export function stateOf(row: Pick<ApprovalRow, 'id' | 'status' | 'expiresAt' | 'decidedAt' | 'decisionReason'> | undefined, ttlSeconds: number, at = nowSeconds()): ApprovalState {
+export function stateOf(row: ApprovalStateFacts | undefined, ttlSeconds: number, at = nowSeconds()): ApprovalState {
   if (!row || row.status === 'consumed') return { status: 'none' };
   const status = row.status === 'pending' && row.expiresAt <= at ? 'expired' : row.status;
   const settledAt = status === 'expired' ? (row.decidedAt ?? row.expiresAt) : row.decidedAt;

@@ -13,7 +13,7 @@ import { DEFAULT_APPROVAL_TTL_SECONDS } from './gates';
 import type { GateRisk } from '@/lib/permissions/gates';
 import { AppError } from '@/lib/errors';
 import { hashArguments } from './canonical';
-import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, refusalOf, stateOf, approvalListQuery, outcomesQuery, type ApprovalListFilter, type ApprovalRefusal } from './rules';
+import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, refusalOf, stateOf, approvalListQuery, type ApprovalStateFacts, outcomesQuery, type ApprovalListFilter, type ApprovalRefusal } from './rules';
 
 export type ApprovalStatusValue = ApprovalRow['status'];
 
@@ -67,9 +67,6 @@ const now = nowSeconds;
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
-/** What the state of a call is made of (lib/approvals/rules.ts stateOf). */
-type NewestApproval = Pick<ApprovalRow, 'id' | 'status' | 'expiresAt' | 'decidedAt' | 'decisionReason'>;
-
 /** Every column of an approval under its property name (no column of approvals needs drizzle's value mapping). */
 const WHOLE_ROW = Object.entries(getTableColumns(approvals))
   .map(([key, column]) => `${column.name} AS ${key}`)
@@ -82,7 +79,7 @@ export class ApprovalStore {
    * about three times the query itself): the newest approval of the call, from the approvals_call_newest index
    * without a sort, with the columns its state is made of; and the pending one, a whole row.
    */
-  private readonly newestLookup: Database.Statement<[string, string, string], NewestApproval>;
+  private readonly newestLookup: Database.Statement<[string, string, string], ApprovalStateFacts>;
   private readonly pendingLookup: Database.Statement<[string, string, string], ApprovalRow>;
 
   constructor(
@@ -109,7 +106,7 @@ export class ApprovalStore {
     return stateOf(this.newestFor(agent, tool, hashArguments(args)), ttlSeconds);
   }
 
-  private newestFor(agent: string, tool: string, hash: string): NewestApproval | undefined {
+  private newestFor(agent: string, tool: string, hash: string): ApprovalStateFacts | undefined {
     return this.newestLookup.get(agent, tool, hash);
   }
 

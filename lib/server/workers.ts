@@ -153,10 +153,12 @@ export async function startListenerWorkers(options: WorkerPoolOptions): Promise<
           (w) =>
             new Promise<void>((resolve) => {
               if (w.isDead()) return resolve();
-              w.once('exit', () => resolve());
               // The worker answers what it holds within timeoutMs; a little more before it is killed.
               const kill = setTimeout(() => w.process.kill('SIGKILL'), timeoutMs + 2_000);
-              w.once('exit', () => clearTimeout(kill));
+              w.once('exit', () => {
+                clearTimeout(kill);
+                resolve();
+              });
               if (w.isConnected()) w.send({ swarm: 'shutdown', timeoutMs } satisfies Message);
               else w.process.kill('SIGTERM');
             }),
