@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { E2E } from './fixtures/accounts';
+import { E2E, user } from './fixtures/accounts';
 import { signIn } from './fixtures/session';
 
 test.describe('the console shell', () => {
@@ -39,6 +39,30 @@ test.describe('the console shell', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect(page.getByRole('alert').filter({ hasText: /\S/ })).toHaveText('The user name or password is not correct.');
     await page.screenshot({ path: 'test-results/screens/login-error.png' });
+  });
+
+  test('the sign-in form works before the page\'s JavaScript runs, and never puts the password in an address', async ({ browser }) => {
+    // A person (or a test) can press "Sign in" before the page is hydrated; with JavaScript off that moment lasts.
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    const password = user('olivia').password;
+    const requests: { method: string; url: string }[] = [];
+    page.on('request', (r) => requests.push({ method: r.method(), url: r.url() }));
+    await page.goto('/login?next=%2Fapprovals');
+    await page.getByLabel('User name').fill('olivia');
+    await page.getByLabel('Password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page.getByRole('alert').filter({ hasText: /\S/ })).toHaveText('The user name or password is not correct.');
+    await expect(page.getByLabel('User name')).toHaveValue('olivia');
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page).toHaveURL(/\/approvals$/);
+    await expect(page.getByTestId('signed-in-user')).toContainText('olivia');
+    const submits = requests.filter((r) => new URL(r.url).pathname === '/login' && r.method === 'POST');
+    expect(submits).toHaveLength(2);
+    for (const r of requests) expect(decodeURIComponent(r.url)).not.toContain(password);
+    for (const r of requests) expect(decodeURIComponent(r.url)).not.toContain('not-the-password');
+    await context.close();
   });
 
   test('the login works with the keyboard alone', async ({ page }) => {

@@ -20,6 +20,7 @@ import { observeDecision, processMetrics } from './ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from './notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from './hooks/config';
 import type { HookRunner, TypeScriptHook } from './hooks/runner';
+import { LoginThrottle } from './auth/throttle';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from './profiles/load';
 
 export interface AppOptions {
@@ -93,6 +94,8 @@ export abstract class AppBase {
   readonly testFiles: WatchedFile<PolicyTests>[];
   /** the active compliance profiles: their rules, gates, tests, locked flags, retention, masking and control mapping */
   readonly profiles: ActiveProfiles;
+  /** failed sign-ins, for the sign-in form and the login API alike (in memory, this process) */
+  readonly loginThrottle = new LoginThrottle();
   abstract readonly engine: PermissionEngine;
   abstract readonly hooks: HookRunner;
   private readonly withProfiles = new WeakMap<CompiledPolicy, CompiledPolicy>();

@@ -1,44 +1,20 @@
 'use client';
 
-import { useState, type FormEvent } from 'react';
+import { useActionState } from 'react';
+import { signIn, type SignInState } from './actions';
 
 export function LoginForm({ next }: { next: string }) {
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  async function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    setBusy(true);
-    setError(null);
-    try {
-      const res = await fetch('/api/v1/auth/login', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: form.get('username'), password: form.get('password') }),
-      });
-      if (res.ok) {
-        window.location.assign(next);
-        return;
-      }
-      const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
-      setError(body?.error?.message ?? `Sign-in failed (${res.status}).`);
-    } catch {
-      setError('The server could not be reached. Check your connection and try again.');
-    } finally {
-      setBusy(false);
-    }
-  }
-
+  const [state, action, busy] = useActionState<SignInState, FormData>(signIn, { error: null, username: '' });
   return (
-    <form onSubmit={onSubmit} className="form" noValidate={false}>
+    <form action={action} className="form">
+      <input type="hidden" name="next" value={next} />
       <label htmlFor="username">User name</label>
-      <input id="username" name="username" autoComplete="username" required autoFocus />
+      <input id="username" name="username" autoComplete="username" required autoFocus defaultValue={state.username} />
       <label htmlFor="password">Password</label>
       <input id="password" name="password" type="password" autoComplete="current-password" required />
-      {error ? (
+      {state.error ? (
         <p role="alert" className="form-error">
-          {error}
+          {state.error}
         </p>
       ) : null}
       <button type="submit" className="button button-primary" disabled={busy}>

@@ -1,6 +1,7 @@
 /**
  * Login throttling: after a few failures for the same user name (or from the same address), every further attempt
- * waits longer, up to a cap. In memory, per server process; a success clears it.
+ * waits longer, up to a cap. In memory, one per application (so the form and the API count together); a success
+ * clears it.
  */
 const FREE_ATTEMPTS = 3;
 const BASE_DELAY_MS = 250;
@@ -42,5 +43,3 @@ export class LoginThrottle {
     for (const k of keys) this.entries.delete(k);
   }
 }
-
-export const loginThrottle = new LoginThrottle();

@@ -1,0 +1,45 @@
+'use server';
+
+import { cookies, headers } from 'next/headers';
+import { redirect } from 'next/navigation';
+import { getApp } from '@/lib/app';
+import { passwordLogin, sessionCookie } from '@/lib/auth/login';
+import { clientIp, SESSION_COOKIE } from '@/lib/http/route';
+import { safeNextPath } from '@/lib/http/page-auth';
+import { loginBodySchema } from '@/lib/http/schemas';
+import { ANONYMOUS } from '@/lib/permissions';
+
+export interface SignInState {
+  error: string | null;
+  /** the user name typed, so a failed attempt does not clear it */
+  username: string;
+}
+
+/**
+ * The sign-in form's action. A server action, so the form posts (never a GET with the password in the address) and
+ * works even when it is sent before the page's JavaScript has loaded. The same checks, throttle and audit events as
+ * `POST /api/v1/auth/login`; on success the browser goes on to the page it came for.
+ */
+export async function signIn(_previous: SignInState, form: FormData): Promise<SignInState> {
+  const raw = { username: form.get('username'), password: form.get('password') };
+  const username = typeof raw.username === 'string' ? raw.username : '';
+  const parsed = loginBodySchema.safeParse(raw);
+  if (!parsed.success) return { error: 'Enter your user name and password.', username };
+  const next = typeof form.get('next') === 'string' && form.get('next') !== '' ? safeNextPath(form.get('next') as string) : '/';
+  const h = await headers();
+  const ip = clientIp({ header: (name) => h.get(name) });
+  try {
+    const app = await getApp();
+    // The engine decides this endpoint like every other: an operator policy may close sign-in (by address, say).
+    const decision = await app.engine.decideAsync({ kind: 'http', principal: ANONYMOUS, method: 'POST', path: '/login', requiredRole: 'anonymous' }, { ip });
+    if (decision.decision !== 'ALLOW') return { error: `Sign-in is refused: ${decision.reason}`, username };
+    const login = await passwordLogin(app, parsed.data, ip);
+    if (!login.ok) return { error: login.message, username };
+    const secure = h.get('x-forwarded-proto') === 'https' || (h.get('origin') ?? '').startsWith('https:');
+    (await cookies()).set(SESSION_COOKIE, login.token, sessionCookie(secure));
+  } catch (error) {
+    console.error('Sign-in failed on the server', error);
+    return { error: 'The server could not sign you in just now (it has been logged). Try again in a moment.', username };
+  }
+  redirect(next);
+}
