@@ -5,6 +5,7 @@
  * by the end-to-end tests, which run behind this listener).
  */
 import { spawn } from 'node:child_process';
+import Database from 'better-sqlite3';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { callRoute, useTempServerEnv } from './support/in-process-api';
@@ -87,6 +88,24 @@ describe('the decision listener', () => {
       body: JSON.stringify({ agent: 'trainer', tool: 't', arguments: { x: 'y'.repeat(70_000) } }),
     });
     expect(huge.status).toBe(413);
+  });
+
+  it('refuses a token revoked by another connection from the next group on, though each group reads the token generation once', async () => {
+    const token = getSqliteApp().auth.createToken({ agent: 'trainer' }, 'revoked-elsewhere');
+    const calls = (n: number) =>
+      Promise.all(
+        Array.from({ length: n }, () =>
+          fetch(`${base}/api/v1/permissions/check`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body }).then((r) => r.status),
+        ),
+      );
+    expect(await calls(8)).toEqual(Array(8).fill(200));
+    // As the console or the CLI of another process would: its own connection, the triggers move auth_generation.
+    const other = new Database(process.env.SWARM_DB!);
+    other.prepare("UPDATE api_tokens SET revoked_at = ? WHERE name = 'revoked-elsewhere'").run(Date.now() / 1000);
+    other.close();
+    expect(await calls(8)).toEqual(Array(8).fill(401));
+    // The other tokens, known from before, still work: only the generation moved, not the answer for them.
+    expect((await call('tune_hyperparameters')).status).toBe(200);
   });
 
   it('passes everything else to the upstream unchanged: pages, other routes, and decision calls without a bearer token', async () => {

@@ -66,6 +66,8 @@ export class AuthStore {
   private readonly generation: Database.Statement<[], number>;
   private readonly known = new Map<string, Principal>();
   private knownAt = -1;
+  /** the generation read once for a group of decisions (pinGeneration), else undefined: read on every lookup */
+  private pinned: number | undefined;
 
   constructor(
     private readonly db: Db,
@@ -190,8 +192,21 @@ export class AuthStore {
     this.onEvent({ type: 'token.created', by, target: String(row.id), detail: { name, owner: tokenOwner(owner) } });
   }
 
+  /**
+   * Read the generation once for a group of decisions that runs without yielding to other I/O (the decision
+   * listener's group commit), instead of once per token lookup; the returned function ends it. Every request of the
+   * group arrived before this read, so a change committed before it is in force for all of them, and one committed
+   * while the group runs is concurrent with its requests. Nothing in such a group changes tokens or users.
+   */
+  pinGeneration(): () => void {
+    this.pinned = this.generation.get()!;
+    return () => {
+      this.pinned = undefined;
+    };
+  }
+
   principalForToken(token: string): Principal | undefined {
-    const generation = this.generation.get()!;
+    const generation = this.pinned ?? this.generation.get()!;
     if (generation !== this.knownAt) {
       this.known.clear();
       this.knownAt = generation;

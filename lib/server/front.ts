@@ -206,9 +206,11 @@ class GroupCommit {
     const sqlite = this.app.db.$client;
     const answers: ApiAnswer[] = [];
     let committed = false;
+    let unpin: (() => void) | undefined;
     try {
       this.deciding = true;
       this.app.decisionsHoldTransaction = true;
+      unpin = this.app.auth.pinGeneration();
       for (const p of group) {
         // Once the group's transaction is open, every decision gets its savepoint before it starts.
         if (this.open) {
@@ -239,6 +241,7 @@ class GroupCommit {
       if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
       this.app.forgetUncommitted();
     } finally {
+      unpin?.();
       this.deciding = false;
       this.open = false;
       this.inSavepoint = false;
