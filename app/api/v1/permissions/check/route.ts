@@ -1,7 +1,7 @@
 import { checkAnswer, decideCheck } from '@/lib/decisions/check';
 import { isPromise, type CheckResult } from '@/lib/permissions';
 import { requireRole, route } from '@/lib/http/route';
-import { checkBodySchema } from '@/lib/http/schemas';
+import { checkBodyFast, checkBodySchema } from '@/lib/http/schemas';
 
 export const dynamic = 'force-dynamic';
 
@@ -12,7 +12,7 @@ export const dynamic = 'force-dynamic';
  * before_tool_call hooks (config/hooks.yaml) may block the call or rewrite its arguments: `arguments_changed_by` names
  * them and `arguments` is what the call must run with; `hooks` says what each did. A dry run runs no hook.
  */
-export const POST = route({ role: requireRole('viewer'), body: checkBodySchema }, ({ app, principal, body, ip }) => {
+export const POST = route({ role: requireRole('viewer'), body: checkBodySchema, fastBody: checkBodyFast }, ({ app, principal, body, ip }) => {
   const r = decideCheck(app, principal, body, ip);
   return isPromise<CheckResult>(r) ? r.then((x) => checkAnswer(x, body.dry_run)) : checkAnswer(r, body.dry_run);
 });

@@ -1,6 +1,6 @@
 import { checkAnswer, decideBatch, toolInput } from '@/lib/decisions/check';
 import { requireRole, route } from '@/lib/http/route';
-import { batchCheckBodySchema } from '@/lib/http/schemas';
+import { batchCheckBodyFast, batchCheckBodySchema } from '@/lib/http/schemas';
 
 export const dynamic = 'force-dynamic';
 
@@ -10,7 +10,7 @@ export const dynamic = 'force-dynamic';
  * be recorded is refused as a whole (503), nothing of it acknowledged. The calls' before_tool_call hooks run first, in
  * order, outside the transaction.
  */
-export const POST = route({ role: requireRole('viewer'), body: batchCheckBodySchema, maxBodyBytes: 4 * 1024 * 1024 }, async ({ app, principal, body, ip }) => {
+export const POST = route({ role: requireRole('viewer'), body: batchCheckBodySchema, fastBody: batchCheckBodyFast, maxBodyBytes: 4 * 1024 * 1024 }, async ({ app, principal, body, ip }) => {
   const inputs = body.checks.map((c) => (c.dry_run ? { dryRun: toolInput(principal, c) } : toolInput(principal, c)));
   const results = await decideBatch(app, inputs, ip);
   return { results: results.map((r, i) => checkAnswer(r, body.checks[i]!.dry_run)) };
