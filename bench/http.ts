@@ -38,6 +38,8 @@ const ADMIN_TOKEN = 'bench-http-admin-token-0123456789abcdef';
 /** The check endpoint answers at no less than half the bare server's rate (issue 13). */
 export const HTTP_TARGET = 0.5;
 export const BATCH_SIZE = 100;
+/** One measurement slice: a route's rate is compared with the reference's in the slices beside it. */
+const SLICE_SEC = 2;
 
 /** One tool call of the mix, made by `agent` with its own token; `expect` is checked before the load starts. */
 interface Call {
@@ -322,8 +324,10 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       const w = await load({ ...o, duration: warmUpSec });
       if (w.non2xx > 0 || w.errors > 0) throw new Error(`http: warm-up of "${label}": ${w.non2xx} non-2xx, ${w.errors} errors`);
     }
-    // Two rounds of half the duration, the second in reverse order, so that a drift of the machine's load (or of the
-    // server: WAL size, GC) does not favour the route measured first.
+    // Paired slices: each route is measured in slices of SLICE_SEC, each one next to a slice of the reference, in ABBA
+    // order (reference, route, route, reference, ...), and its ratio is its requests over the reference's requests in
+    // those slices. This machine's speed drifts by tens of per cent within a minute; compared seconds apart, the two
+    // see the same machine. The reference's own row sums all its slices.
     const rows: HttpRow[] = scenarios.map(([label, o, extra]) => ({
       label,
       method: String(o.method),
@@ -337,25 +341,33 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       ...extra,
     }));
     const seconds = new Array<number>(scenarios.length).fill(0);
-    const order = scenarios.map((_, i) => i);
-    for (const round of [order, [...order].reverse()]) {
-      for (const i of round) {
-        const [label, o] = scenarios[i]!;
-        const r = await load({ ...o, duration: durationSec / 2 });
-        const row = rows[i]!;
-        row.total += r.requests.total;
-        row.non2xx += r.non2xx;
-        row.errors += r.errors;
-        row.p50Ms = Math.max(row.p50Ms, r.latency.p50);
-        row.p99Ms = Math.max(row.p99Ms, r.latency.p99);
-        seconds[i] = (seconds[i] ?? 0) + r.duration;
-        log(`http: ${label}: ${fmtInt(r.requests.total / r.duration)} req/s, p99 ${r.latency.p99} ms, ${r.non2xx} non-2xx, ${r.errors} errors`);
-        if (r.non2xx > 0 || r.errors > 0) throw new Error(`http: "${label}" had ${r.non2xx} non-2xx answers and ${r.errors} errors`);
+    const slice = async (i: number): Promise<number> => {
+      const [label, o] = scenarios[i]!;
+      const r = await load({ ...o, duration: SLICE_SEC });
+      const row = rows[i]!;
+      row.total += r.requests.total;
+      row.non2xx += r.non2xx;
+      row.errors += r.errors;
+      row.p50Ms = Math.max(row.p50Ms, r.latency.p50);
+      row.p99Ms = Math.max(row.p99Ms, r.latency.p99);
+      seconds[i] = (seconds[i] ?? 0) + r.duration;
+      if (r.non2xx > 0 || r.errors > 0) throw new Error(`http: "${label}" had ${r.non2xx} non-2xx answers and ${r.errors} errors`);
+      return r.requests.total / r.duration;
+    };
+    const slices = Math.max(2, 2 * Math.round(durationSec / SLICE_SEC / 2));
+    for (let i = 1; i < scenarios.length; i++) {
+      let own = 0;
+      let reference = 0;
+      for (let k = 0; k < slices; k++) {
+        // ABBA: the reference first in even slices, second in odd ones
+        if (k % 2 === 0) reference += await slice(0);
+        own += await slice(i);
+        if (k % 2 === 1) reference += await slice(0);
       }
+      rows[i]!.ratio = own / reference;
+      log(`http: ${scenarios[i]![0]}: ${fmtInt(own / slices)} req/s, ${(100 * rows[i]!.ratio!).toFixed(0)}% of the reference beside it (${fmtInt(reference / slices)} req/s)`);
     }
     rows.forEach((row, i) => (row.requestsPerSec = row.total / (seconds[i] ?? Number.NaN)));
-    const reference0 = rows[0]!.requestsPerSec;
-    for (const row of rows.slice(1)) row.ratio = row.requestsPerSec / reference0;
     return { connections, durationSec, warmUpSec, built, mix, rows, serverStartMs, workers: listenerWorkers(env) };
   } finally {
     for (const c of children.reverse()) await stop(c);
@@ -396,8 +408,9 @@ export function formatHttpResult(r: HttpBenchResult): string {
   const sqliteMix = r.rows.find((row) => !row.postgres && row.label.includes('mix'));
   return [
     `autocannon on loopback, ${r.connections} connections, the same body and headers for the bare server and the check route, ` +
-      `${r.durationSec} s per route (two rounds of ${r.durationSec / 2} s, the second in reverse order; requests/s = requests ÷ time, ` +
-      `latencies = the worse round) after ${r.warmUpSec} s of warm-up each; the load generator runs on the same machine. The product ` +
+      `${r.durationSec} s per route in slices of ${SLICE_SEC} s, each beside a slice of the bare server in ABBA order; "vs bare server" ` +
+      `compares a route with the reference in the slices beside it (the machine's speed drifts within a minute), requests/s = ` +
+      `requests ÷ time, latencies = the worst slice; after ${r.warmUpSec} s of warm-up each; the load generator runs on the same machine. The product ` +
       `runs as \`npm start\` runs it (production build${r.built ? ', built for this run' : ''}; ${r.workers} decision listener process${r.workers === 1 ? '' : 'es'}): every request carries an agent token, a DENY ` +
       `is written to the database before the answer. Mix: ALLOW ${pct(r.mix.ALLOW)}, DENY ${pct(r.mix.DENY)}, ASK ${pct(r.mix.ASK)}.`,
     '',

@@ -198,8 +198,10 @@ async function readBody(request: ApiRequest, max = MAX_BODY_BYTES): Promise<unkn
   const length = Number(request.header('content-length') ?? '0');
   if (length > max) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${max} bytes.`);
   const text = await request.text();
-  if (Buffer.byteLength(text) > max) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${max} bytes.`);
-  if (text.trim() === '') return {};
+  // A UTF-16 unit is at most 3 bytes of UTF-8: only a long text is measured (the measure walks the whole body).
+  if (text.length * 3 > max && Buffer.byteLength(text) > max) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${max} bytes.`);
+  // (a body that starts with '{' is not blank: no trimmed copy of it is made)
+  if (text.charCodeAt(0) !== 0x7b && text.trim() === '') return {};
   const type = request.header('content-type') ?? '';
   if (type && !/^application\/json\b/i.test(type)) {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
@@ -250,7 +252,10 @@ function mapError(error: unknown): ApiAnswer {
 
 /** The client address a proxy reports (the first of x-forwarded-for), if any. */
 export function clientIp(request: Pick<ApiRequest, 'header'>): string | undefined {
-  return request.header('x-forwarded-for')?.split(',')[0]?.trim() || undefined;
+  const forwarded = request.header('x-forwarded-for');
+  if (!forwarded) return undefined;
+  const comma = forwarded.indexOf(',');
+  return (comma < 0 ? forwarded : forwarded.slice(0, comma)).trim() || undefined;
 }
 
 /**
