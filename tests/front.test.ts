@@ -66,8 +66,13 @@ describe('the decision listener', () => {
     expect(seen.length).toBe(before);
     expect(r.status).toBe(200);
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(r.headers.get('x-frame-options')).toBe('DENY');
+    expect(r.headers.get('referrer-policy')).toBe('same-origin');
     expect(r.headers.get('cache-control')).toBe('no-store');
-    const direct = (await r.json()) as { decision_id: string; decision: string; rule_source: string; trace: unknown[] };
+    expect(r.headers.get('content-type')).toBe('application/json');
+    const text = await r.text();
+    expect(Number(r.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+    const direct = JSON.parse(text) as { decision_id: string; decision: string; rule_source: string; trace: unknown[] };
     expect(direct).toMatchObject({ decision: 'DENY', rule_source: 'policy:bfsi/tuning-capacity-review', recorded: true });
     expect(getSqliteApp().denials.query({ limit: 1 }).rows[0]).toMatchObject({ decisionId: direct.decision_id, agentName: 'trainer' });
     // The same request through the Next.js adapter: the same answer but for its own decision id.
