@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { callRoute, useTempServerEnv } from './support/in-process-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -125,6 +125,30 @@ describe('the decision listener', () => {
     expect(last).toMatchObject({ method: 'POST', url: '/api/v1/permissions/check', body });
     expect(last.headers['x-forwarded-for']).toBe('127.0.0.1');
     expect(last.headers['x-forwarded-host']).toBe(new URL(base).host);
+  });
+
+  it('answers here only the exact path of a decision route (a query allowed); a path that needs parsing goes to the upstream', async () => {
+    /** A POST with the path exactly as written (fetch would resolve dot segments itself). */
+    const raw = (path: string) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const { hostname, port } = new URL(base);
+        const r = httpRequest({ hostname, port, path, method: 'POST', headers: { authorization: `Bearer ${trainer}`, 'content-type': 'application/json' } }, (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        });
+        r.on('error', reject);
+        r.end(body);
+      });
+    const before = seen.length;
+    const withQuery = await raw('/api/v1/permissions/check?from=test');
+    expect(withQuery.status).toBe(200);
+    expect(JSON.parse(withQuery.text)).toMatchObject({ decision: 'DENY', recorded: true });
+    expect(seen.length).toBe(before);
+    for (const path of ['/api/v1/permissions/%63heck', '/api/v1/x/../permissions/check', '/api//v1/permissions/check']) {
+      expect(await raw(path)).toEqual({ status: 209, text: `upstream saw POST ${path}` });
+    }
+    expect(seen.length).toBe(before + 3);
   });
 
   it('commits concurrent decisions together; one that cannot be recorded is undone alone and answered 503', async () => {

@@ -61,6 +61,8 @@ export class Reply {
 /** The request as the route core sees it, whatever carried it (Next.js, or node:http in the decision listener). */
 export interface ApiRequest {
   method: string;
+  /** the path, as `url.pathname` (the decision listener has it without parsing the whole address) */
+  path: string;
   url: URL;
   header(name: string): string | null;
   /** the body as text (called at most once) */
@@ -262,13 +264,13 @@ export function clientIp(request: Pick<ApiRequest, 'header'>): string | undefine
  * Refuse a request that the wrapper itself refuses after the engine let it in (a cross-origin state change): recorded
  * through the recorder like any denied HTTP decision, with its own rule, then answered 403.
  */
-async function refuse(app: App, request: ApiRequest, url: URL, principal: Principal, requiredRole: Role, reason: string): Promise<ApiAnswer> {
+async function refuse(app: App, request: ApiRequest, principal: Principal, requiredRole: Role, reason: string): Promise<ApiAnswer> {
   const ruleSource = 'csrf:origin';
   const rule: PermissionRule = { decision: 'DENY', priority: Number.MAX_SAFE_INTEGER, attribution: { source: 'csrf', id: 'origin' }, reason };
   const result: CheckResult = { decision: 'DENY', rule, trace: [rule], ruleSource, reason, decisionId: newDecisionId() };
   await app.recorder.record({
     kind: 'http',
-    context: { kind: 'http', principal, method: request.method, path: url.pathname, requiredRole, flags: app.flags.values() },
+    context: { kind: 'http', principal, method: request.method, path: request.path, requiredRole, flags: app.flags.values() },
     result,
     ip: clientIp(request),
   });
@@ -283,11 +285,13 @@ function answerDecisionId(answer: ApiAnswer): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
+const urlAndPath = (url: URL) => ({ url, path: url.pathname });
+
 /** A Next.js Request as the core sees it. */
 function fromWebRequest(request: Request): ApiRequest {
   return {
     method: request.method,
-    url: new URL(request.url),
+    ...urlAndPath(new URL(request.url)),
     header: (name) => request.headers.get(name),
     text: () => request.text(),
     toRequest: () => request,
@@ -304,13 +308,12 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
   }
   const required = spec.role.role;
   const answerOf = async (app: App, request: ApiRequest, rawParams: Record<string, string | string[] | undefined>, seen: { decisionId?: string; principal?: string }): Promise<ApiAnswer> => {
-    const url = request.url;
     try {
       let authentication = authenticate(app, request);
       if (isPromise(authentication)) authentication = await authentication;
       const { principal, via, invalid } = authentication;
       const ip = clientIp(request);
-      const input = { kind: 'http', principal, method: request.method, path: url.pathname, requiredRole: required } as const;
+      const input = { kind: 'http', principal, method: request.method, path: request.path, requiredRole: required } as const;
       // Synchronous on SQLite (no hooks run for an HTTP decision); PostgreSQL's stores are awaited.
       const decision = app.kind === 'sqlite' ? app.engine.decide(input, { ip }) : await app.engine.decideAsync(input, { ip });
       seen.decisionId = decision.decisionId;
@@ -324,11 +327,11 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
         });
       }
       if (via === 'session' && !SAFE_METHODS.has(request.method) && isCrossOrigin(request)) {
-        return refuse(app, request, url, principal, required, 'A state-changing request from another origin is refused.');
+        return refuse(app, request, principal, required, 'A state-changing request from another origin is refused.');
       }
       const params = spec.params ? spec.params.safeParse(rawParams) : undefined;
       if (params && !params.success) return errorAnswer(400, 'BAD_REQUEST', 'The path is not valid.', { issues: zodIssues(params.error, 'path') });
-      const query = spec.query ? spec.query.safeParse(queryObject(url)) : undefined;
+      const query = spec.query ? spec.query.safeParse(queryObject(request.url)) : undefined;
       if (query && !query.success) return errorAnswer(400, 'BAD_REQUEST', 'The query string is not valid.', { issues: zodIssues(query.error, 'query') });
       let body: unknown;
       if (spec.body) {
@@ -369,7 +372,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
     const answer = await answerOf(app, request, rawParams, seen);
     logRequest({
       method: request.method,
-      route: request.url.pathname,
+      route: request.path,
       status: answer.status,
       durationMs: performance.now() - started,
       decisionId: answerDecisionId(answer) ?? seen.decisionId,

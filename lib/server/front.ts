@@ -92,12 +92,17 @@ function readText(req: IncomingMessage): Promise<string> {
   });
 }
 
-function apiRequest(req: IncomingMessage, url: URL, bodyText: string): ApiRequest {
+/** A decision call as the route core sees it: its path is the exact path of a decision route, its URL parsed if asked for. */
+function apiRequest(req: IncomingMessage, path: string, bodyText: string, parsed?: URL): ApiRequest {
   const text = Promise.resolve(bodyText);
   const body = () => text;
+  let url = parsed;
   return {
     method: req.method ?? 'GET',
-    url,
+    path,
+    get url() {
+      return (url ??= new URL(req.url ?? path, `http://${req.headers.host ?? 'localhost'}`));
+    },
     // As for proxied requests: what the client said, else the socket's address.
     header: (name) => headerOf(req.headers, name) ?? (name.toLowerCase() === 'x-forwarded-for' ? (req.socket.remoteAddress ?? null) : null),
     text: body,
@@ -134,9 +139,19 @@ function headList(headers: Record<string, string>): string[] {
   return list;
 }
 
-/** Is this request answered here? */
-export function isDirect(req: IncomingMessage, pathname: string): boolean {
-  return req.method === 'POST' && DIRECT_ROUTES.has(pathname) && /^Bearer\s/i.test(headerOf(req.headers, 'authorization') ?? '');
+/**
+ * The route core that answers this request here, if any: a POST with a bearer token to the exact path of a decision
+ * route. The path is compared as sent (up to the query), without parsing the address: a path that only parsing would
+ * make one of these (dot segments, escapes) is not one of them, and goes to Next.js like any other request.
+ */
+export function directCore(req: IncomingMessage): { core: RouteCore; path: string } | undefined {
+  if (req.method !== 'POST') return undefined;
+  const raw = req.url ?? '';
+  const q = raw.indexOf('?');
+  const path = q < 0 ? raw : raw.slice(0, q);
+  const core = DIRECT_ROUTES.get(path);
+  if (!core || !/^Bearer\s/i.test(headerOf(req.headers, 'authorization') ?? '')) return undefined;
+  return { core, path };
 }
 
 interface Pending {
@@ -358,7 +373,7 @@ export function createFrontServer(options: FrontOptions): FrontServer {
     }
     // Anyone else: an admin token or session, decided (and a refusal recorded) like any admin route.
     readText(req).then(
-      (text) => metricsCore(app, apiRequest(req, url, text), {}).then(done, () => done(INTERNAL_ERROR)),
+      (text) => metricsCore(app, apiRequest(req, url.pathname, text, url), {}).then(done, () => done(INTERNAL_ERROR)),
       () => res.destroy(),
     );
   };
@@ -392,6 +407,16 @@ export function createFrontServer(options: FrontOptions): FrontServer {
   const server = createServer((req, res) => {
     inFlight++;
     res.once('close', () => inFlight--);
+    // A before_tool_call webhook or shell hook is waited for outside any transaction: such calls go through Next.js,
+    // where each decision commits on its own, instead of holding this listener's group commit open.
+    const direct = directCore(req);
+    if (direct && !app.hooks.beforeMayWait()) {
+      readText(req).then(
+        (text) => commits.add({ core: direct.core, request: apiRequest(req, direct.path, text), res }),
+        () => res.destroy(),
+      );
+      return;
+    }
     const host = req.headers.host ?? 'localhost';
     let url: URL;
     try {
@@ -409,17 +434,7 @@ export function createFrontServer(options: FrontOptions): FrontServer {
       res.writeHead(404, { ...SECURITY_HEADERS, 'content-type': 'text/plain' }).end('Not found');
       return;
     }
-    // A before_tool_call webhook or shell hook is waited for outside any transaction: such calls go through Next.js,
-    // where each decision commits on its own, instead of holding this listener's group commit open.
-    if (!isDirect(req, url.pathname) || app.hooks.beforeMayWait()) {
-      proxy(req, res);
-      return;
-    }
-    const core = DIRECT_ROUTES.get(url.pathname)!;
-    readText(req).then(
-      (text) => commits.add({ core, request: apiRequest(req, url, text), res }),
-      () => res.destroy(),
-    );
+    proxy(req, res);
   });
   const commits = app.kind === 'sqlite' ? new GroupCommit(app) : new Concurrent(app);
   server.keepAliveTimeout = 65_000;
