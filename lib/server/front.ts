@@ -92,24 +92,40 @@ function readText(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** A decision call as the route core sees it: its path is the exact path of a decision route, its URL parsed if asked for. */
-function apiRequest(req: IncomingMessage, path: string, bodyText: string, parsed?: URL): ApiRequest {
-  const text = Promise.resolve(bodyText);
-  const body = () => text;
-  let url = parsed;
-  return {
-    method: req.method ?? 'GET',
-    path,
-    get url() {
-      return (url ??= new URL(req.url ?? path, `http://${req.headers.host ?? 'localhost'}`));
-    },
-    // As for proxied requests: what the client said, else the socket's address.
-    header: (name) => headerOf(req.headers, name) ?? (name.toLowerCase() === 'x-forwarded-for' ? (req.socket.remoteAddress ?? null) : null),
-    text: body,
-    toRequest: () => {
-      throw new Error('The decision listener serves only routes that need no web Request.');
-    },
-  };
+/**
+ * A request as the route core sees it (a decision call: its path is the exact path of a decision route), its URL parsed
+ * only if asked for. A class: its methods are shared, not closures made for every request.
+ */
+class ListenerRequest implements ApiRequest {
+  readonly method: string;
+  private readonly body: Promise<string>;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    readonly path: string,
+    bodyText: string,
+    private parsed?: URL,
+  ) {
+    this.method = req.method ?? 'GET';
+    this.body = Promise.resolve(bodyText);
+  }
+
+  get url(): URL {
+    return (this.parsed ??= new URL(this.req.url ?? this.path, `http://${this.req.headers.host ?? 'localhost'}`));
+  }
+
+  /** As for proxied requests: what the client said, else (x-forwarded-for) the socket's address. */
+  header(name: string): string | null {
+    return headerOf(this.req.headers, name) ?? (name.toLowerCase() === 'x-forwarded-for' ? (this.req.socket.remoteAddress ?? null) : null);
+  }
+
+  text(): Promise<string> {
+    return this.body;
+  }
+
+  toRequest(): Request {
+    throw new Error('The decision listener serves only routes that need no web Request.');
+  }
 }
 
 async function send(res: ServerResponse, answer: ApiAnswer): Promise<void> {
@@ -373,7 +389,7 @@ export function createFrontServer(options: FrontOptions): FrontServer {
     }
     // Anyone else: an admin token or session, decided (and a refusal recorded) like any admin route.
     readText(req).then(
-      (text) => metricsCore(app, apiRequest(req, url.pathname, text, url), {}).then(done, () => done(INTERNAL_ERROR)),
+      (text) => metricsCore(app, new ListenerRequest(req, url.pathname, text, url), {}).then(done, () => done(INTERNAL_ERROR)),
       () => res.destroy(),
     );
   };
@@ -412,7 +428,7 @@ export function createFrontServer(options: FrontOptions): FrontServer {
     const direct = directCore(req);
     if (direct && !app.hooks.beforeMayWait()) {
       readText(req).then(
-        (text) => commits.add({ core: direct.core, request: apiRequest(req, direct.path, text), res }),
+        (text) => commits.add({ core: direct.core, request: new ListenerRequest(req, direct.path, text), res }),
         () => res.destroy(),
       );
       return;
