@@ -87,6 +87,8 @@ export interface HttpRow {
   errors: number;
   /** requests/s ÷ the bare server's */
   ratio?: number;
+  /** the reference's requests/s in the slices beside this row's (the ratio's denominator) */
+  referenceBeside?: number;
   /** the ratio this row must reach (rows without one are there to compare) */
   target?: number;
   /** decisions per request (a batch) */
@@ -365,6 +367,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
         if (k % 2 === 1) reference += await slice(0);
       }
       rows[i]!.ratio = own / reference;
+      rows[i]!.referenceBeside = reference / slices;
       log(`http: ${scenarios[i]![0]}: ${fmtInt(own / slices)} req/s, ${(100 * rows[i]!.ratio!).toFixed(0)}% of the reference beside it (${fmtInt(reference / slices)} req/s)`);
     }
     rows.forEach((row, i) => (row.requestsPerSec = row.total / (seconds[i] ?? Number.NaN)));
@@ -397,7 +400,7 @@ export function formatHttpResult(r: HttpBenchResult): string {
       fmt(row.p99Ms),
       fmtInt(row.total),
       String(row.non2xx),
-      row.ratio === undefined ? '100%' : `${(100 * row.ratio).toFixed(0)}%`,
+      row.ratio === undefined ? '100%' : row.perRequest ? `${(100 * row.ratio * row.perRequest).toFixed(0)}% in decisions` : `${(100 * row.ratio).toFixed(0)}%`,
       row.target === undefined ? '–' : `≥ ${Math.round(row.target * 100)}%`,
       row.target === undefined || row.ratio === undefined ? '' : row.ratio >= row.target ? 'met' : 'MISSED',
     ]),

@@ -144,7 +144,7 @@ function summary(
       `${row.label}: vs the bare node:http server`,
       row.perRequest
         ? `${fmtInt(decisions)} decisions/s (${fmtInt(row.requestsPerSec)} requests/s)`
-        : `${((row.ratio ?? Number.NaN) * 100).toFixed(0)}% (${fmtInt(row.requestsPerSec)} vs ${fmtInt(bare?.requestsPerSec ?? Number.NaN)}; p99 ${fmt(row.p99Ms)} vs ${fmt(bare?.p99Ms ?? Number.NaN)} ms)`,
+        : `${((row.ratio ?? Number.NaN) * 100).toFixed(0)}% (${fmtInt(row.requestsPerSec)} vs ${fmtInt(row.referenceBeside ?? Number.NaN)} beside it; p99 ${fmt(row.p99Ms)} vs ${fmt(bare?.p99Ms ?? Number.NaN)} ms)`,
       row.target === undefined ? '–' : `≥ ${Math.round(row.target * 100)}%`,
       verdict(row.target === undefined || row.ratio === undefined ? undefined : row.ratio >= row.target),
     ]);
