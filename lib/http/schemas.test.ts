@@ -4,21 +4,11 @@
  * really send.
  */
 import { describe, expect, it } from 'vitest';
+import { prng } from '@/bench/util';
 import { batchCheckBodyFast, batchCheckBodySchema, checkBodyFast, checkBodySchema } from './schemas';
 
-/** A small seeded generator (mulberry32), so that a failure can be replayed. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const next = random(20261123);
+/** seeded, so that a failure can be replayed */
+const next = prng(20261123);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
 
 const strings = ['', 'a', 'trainer', 'x'.repeat(199), 'x'.repeat(200), 'x'.repeat(201), 'ü'.repeat(200), ' ', '😀'.repeat(100), '😀'.repeat(101)];
