@@ -285,13 +285,13 @@ function answerDecisionId(answer: ApiAnswer): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
-const urlAndPath = (url: URL) => ({ url, path: url.pathname });
-
 /** A Next.js Request as the core sees it. */
 function fromWebRequest(request: Request): ApiRequest {
+  const url = new URL(request.url);
   return {
     method: request.method,
-    ...urlAndPath(new URL(request.url)),
+    path: url.pathname,
+    url,
     header: (name) => request.headers.get(name),
     text: () => request.text(),
     toRequest: () => request,
