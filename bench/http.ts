@@ -85,7 +85,7 @@ export interface HttpRow {
   total: number;
   non2xx: number;
   errors: number;
-  /** requests/s ÷ the bare server's */
+  /** requests/s ÷ the bare server's in the slices beside this row's */
   ratio?: number;
   /** the reference's requests/s in the slices beside this row's (the ratio's denominator) */
   referenceBeside?: number;
