@@ -38,6 +38,10 @@ test.describe('the console shell', () => {
     await page.getByLabel('Password').fill('not-the-password');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect(page.getByRole('alert').filter({ hasText: /\S/ })).toHaveText('The user name or password is not correct.');
+    // the name stays; the password field is empty again and has the focus, for the next try
+    await expect(page.getByLabel('User name')).toHaveValue('olivia');
+    await expect(page.getByLabel('Password')).toHaveValue('');
+    await expect(page.getByLabel('Password')).toBeFocused();
     await page.screenshot({ path: 'test-results/screens/login-error.png' });
   });
 

@@ -13,6 +13,8 @@ export interface SignInState {
   error: string | null;
   /** the user name typed, so a failed attempt does not clear it */
   username: string;
+  /** failed attempts so far: the password field starts empty (and focused) after each */
+  attempt: number;
 }
 
 /**
@@ -20,26 +22,28 @@ export interface SignInState {
  * works even when it is sent before the page's JavaScript has loaded. The same checks, throttle and audit events as
  * `POST /api/v1/auth/login`; on success the browser goes on to the page it came for.
  */
-export async function signIn(_previous: SignInState, form: FormData): Promise<SignInState> {
+export async function signIn(previous: SignInState, form: FormData): Promise<SignInState> {
   const raw = { username: form.get('username'), password: form.get('password') };
   const username = typeof raw.username === 'string' ? raw.username : '';
+  const failed = (error: string): SignInState => ({ error, username, attempt: previous.attempt + 1 });
   const parsed = loginBodySchema.safeParse(raw);
-  if (!parsed.success) return { error: 'Enter your user name and password.', username };
-  const next = typeof form.get('next') === 'string' && form.get('next') !== '' ? safeNextPath(form.get('next') as string) : '/';
+  if (!parsed.success) return failed('Enter your user name and password.');
+  const rawNext = form.get('next');
+  const next = typeof rawNext === 'string' && rawNext !== '' ? safeNextPath(rawNext) : '/';
   const h = await headers();
   const ip = clientIp({ header: (name) => h.get(name) });
   try {
     const app = await getApp();
     // The engine decides this endpoint like every other: an operator policy may close sign-in (by address, say).
     const decision = await app.engine.decideAsync({ kind: 'http', principal: ANONYMOUS, method: 'POST', path: '/login', requiredRole: 'anonymous' }, { ip });
-    if (decision.decision !== 'ALLOW') return { error: `Sign-in is refused: ${decision.reason}`, username };
+    if (decision.decision !== 'ALLOW') return failed(`Sign-in is refused: ${decision.reason}`);
     const login = await passwordLogin(app, parsed.data, ip);
-    if (!login.ok) return { error: login.message, username };
+    if (!login.ok) return failed(login.message);
     const secure = h.get('x-forwarded-proto') === 'https' || (h.get('origin') ?? '').startsWith('https:');
     (await cookies()).set(SESSION_COOKIE, login.token, sessionCookie(secure));
   } catch (error) {
     console.error('Sign-in failed on the server', error);
-    return { error: 'The server could not sign you in just now (it has been logged). Try again in a moment.', username };
+    return failed('The server could not sign you in just now (it has been logged). Try again in a moment.');
   }
   redirect(next);
 }
