@@ -67,10 +67,11 @@ const now = nowSeconds;
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
-/** Every column of an approval under its property name (no column of approvals needs drizzle's value mapping). */
-const WHOLE_ROW = Object.entries(getTableColumns(approvals))
-  .map(([key, column]) => `${column.name} AS ${key}`)
-  .join(', ');
+/** Columns of approvals selected under their property names (no column of approvals needs drizzle's value mapping). */
+const APPROVAL_COLUMNS = getTableColumns(approvals);
+const selectAs = (keys: readonly (keyof typeof APPROVAL_COLUMNS)[]) => keys.map((k) => `${APPROVAL_COLUMNS[k].name} AS ${k}`).join(', ');
+const WHOLE_ROW = selectAs(Object.keys(APPROVAL_COLUMNS) as (keyof typeof APPROVAL_COLUMNS)[]);
+const STATE_FACTS = selectAs(['id', 'status', 'expiresAt', 'decidedAt', 'decisionReason'] satisfies (keyof ApprovalStateFacts)[]);
 
 export class ApprovalStore {
   /**
@@ -88,7 +89,7 @@ export class ApprovalStore {
   ) {
     const sameCall = 'agent_name = ? AND tool_name = ? AND arguments_hash = ?';
     this.newestLookup = db.$client.prepare(
-      `SELECT id, status, expires_at AS expiresAt, decided_at AS decidedAt, decision_reason AS decisionReason FROM approvals WHERE ${sameCall} ORDER BY requested_at DESC, id DESC LIMIT 1`,
+      `SELECT ${STATE_FACTS} FROM approvals WHERE ${sameCall} ORDER BY requested_at DESC, id DESC LIMIT 1`,
     );
     this.pendingLookup = db.$client.prepare(`SELECT ${WHOLE_ROW} FROM approvals WHERE ${sameCall} AND status = 'pending'`);
   }

@@ -113,12 +113,7 @@ export type CheckBody = z.output<typeof checkBodySchema>;
 
 const CHECK_KEYS = new Set(['agent', 'tool', 'arguments', 'tool_call_id', 'dry_run']);
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
-}
-
+/** An object as JSON.parse makes it (anything else is left to zod). */
 function isJsonObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype;
 }
@@ -133,11 +128,11 @@ const nameOk = (v: unknown): v is string => typeof v === 'string' && v.length >=
  * explains what is wrong. Tested side by side with the schema on generated bodies (schemas.test.ts).
  */
 export function checkBodyFast(raw: unknown): CheckBody | undefined {
-  if (!isPlainObject(raw)) return undefined;
+  if (!isJsonObject(raw)) return undefined;
   // (a key present with an undefined value never comes from JSON; zod keeps such a key, so it answers for it)
   for (const key of Object.keys(raw)) if (!CHECK_KEYS.has(key) || raw[key] === undefined) return undefined;
   const { agent, tool, arguments: args = {}, tool_call_id: id, dry_run: dryRun = false } = raw;
-  // The arguments as JSON.parse makes them (zod's record copies into an ordinary object; this keeps the one it got).
+  // (zod's record copies the arguments into a new object; this keeps the one JSON.parse made)
   if (!nameOk(agent) || !nameOk(tool) || typeof dryRun !== 'boolean' || !isJsonObject(args) || Object.hasOwn(args, '__proto__')) return undefined;
   if (id !== undefined && !nameOk(id)) return undefined;
   // The keys in the schema's order, as zod answers them.
@@ -153,7 +148,7 @@ export const batchCheckBodySchema = z.strictObject({
 
 /** The batch body read without zod when every check of it takes the fast path (checkBodyFast), else undefined. */
 export function batchCheckBodyFast(raw: unknown): z.output<typeof batchCheckBodySchema> | undefined {
-  if (!isPlainObject(raw) || Object.keys(raw).length !== 1 || !Array.isArray(raw.checks)) return undefined;
+  if (!isJsonObject(raw) || Object.keys(raw).length !== 1 || !Array.isArray(raw.checks)) return undefined;
   const list: unknown[] = raw.checks;
   if (list.length < 1 || list.length > MAX_BATCH_CHECKS) return undefined;
   const checks: CheckBody[] = new Array(list.length);
