@@ -49,7 +49,7 @@ export function dbLocation(env: Env, value = env.SWARM_DB): DbLocation {
 
 /** Open the SQLite application (no config polling: one-shot commands), run `fn`, and always close it. */
 export function withApp<T>(ctx: CliContext, fn: (app: SwarmApp) => T): T {
-  const app = createApp({ dbPath: dbPath(ctx.env), env: ctx.env, watchConfig: false });
+  const app = createApp({ dbPath: dbPath(ctx.env), env: ctx.env, watchConfig: false, signOnClose: true });
   try {
     return fn(app);
   } finally {
@@ -65,7 +65,7 @@ export async function withAnyApp<T>(ctx: CliContext, fn: (app: App) => Promise<T
   const where = dbLocation(ctx.env);
   let app: App;
   try {
-    app = await openApp({ dbPath: where.kind === 'postgres' ? where.url : where.path, env: ctx.env, watchConfig: false });
+    app = await openApp({ dbPath: where.kind === 'postgres' ? where.url : where.path, env: ctx.env, watchConfig: false, signOnClose: true });
   } catch (error) {
     if (error instanceof DatabaseUnavailable) throw new CliError(error.message);
     throw error;

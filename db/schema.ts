@@ -207,6 +207,8 @@ export const auditArchives = sqliteTable('audit_archives', {
   file: text('file').notNull(),
   fileSha256: text('file_sha256').notNull(),
   archivedAt: real('archived_at').notNull(),
+  /** the signed checkpoint of the archived prefix's last row, with its `archive` extension line (migration 0010) */
+  note: text('note'),
 });
 
 export const flagOverrides = sqliteTable('flag_overrides', {

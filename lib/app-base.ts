@@ -62,6 +62,11 @@ export interface AppOptions {
    * on a timer and at shutdown (getApp: yes; the CLI and tests: no)
    */
   server?: boolean;
+  /**
+   * sign the heads of the audit chains when closing, if this process can read the signing key (the CLI: what a
+   * command recorded is under a checkpoint when it exits, not only once a server signs it)
+   */
+  signOnClose?: boolean;
 }
 
 export interface StartupReport {

@@ -10,7 +10,8 @@ import { ApprovalStore, approvalRequestOf, type ApprovalEvent } from './approval
 import { DenialStore } from './audit/denials';
 import { AuditRecorder } from './audit/recorder';
 import { RevisionStore } from './audit/revisions';
-import { Checkpointer as AuditCheckpointer, keyDirFor, loadOrCreateSigningKey } from './audit/checkpoints';
+import { Checkpointer as AuditCheckpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from './audit/checkpoints';
+import { witnessTargets } from './audit/witness';
 import { SecurityEventQueries } from './audit/security-events';
 import { catchUpIfBehind } from './audit/denial-rollup';
 import { catchUpSearchIndex } from './audit/denial-search';
@@ -155,8 +156,7 @@ export class SwarmApp extends AppBase {
    * of the audit chains every 10 seconds when they moved (every 1,000 rows sooner), and at shutdown.
    */
   private startServerAudit(): void {
-    const key = loadOrCreateSigningKey(keyDirFor(this.dbFile, this.env));
-    this.auditCheckpointer = new AuditCheckpointer(this.db.$client, key);
+    this.signer();
     const switched = this.profileSwitch(this.securityEvents.ofType('server.started', 1)[0]);
     if (switched) this.recorder.record(switched);
     for (const event of this.startEvents()) this.recorder.record(event);
@@ -174,14 +174,26 @@ export class SwarmApp extends AppBase {
   }
 
   private signer(): AuditCheckpointer {
-    this.auditCheckpointer ??= new AuditCheckpointer(this.db.$client, loadOrCreateSigningKey(keyDirFor(this.dbFile, this.env)));
+    if (!this.auditCheckpointer) {
+      const keyDir = keyDirFor(this.dbFile, this.env);
+      this.auditCheckpointer = new AuditCheckpointer(this.db.$client, loadOrCreateSigningKey(keyDir), {
+        keyDir,
+        witnessDirs: witnessTargets(this.env).dirs,
+        trustedKeys: trustedVerifierKeys(keyDir, this.env),
+        onRefused: (r) => this.recorder.record(checkpointRefusedEvent(r)),
+      });
+    }
     return this.auditCheckpointer;
   }
 
   /** Sign the heads of the audit chains now (when they moved since the last checkpoint). */
   checkpointAudit(): string[] {
     const notes = this.signer().checkpoint();
-    if (notes.length > 0) this.recorder.record({ kind: 'audit', type: 'audit.checkpointed', actor: 'system', outcome: 'succeeded', detail: { checkpoints: notes.length } });
+    if (notes.length > 0) {
+      this.recorder.record({ kind: 'audit', type: 'audit.checkpointed', actor: 'system', outcome: 'succeeded', detail: { checkpoints: notes.length } });
+      // The event itself goes under a checkpoint too: nothing this call wrote is left waiting for the next signer.
+      this.signer().checkpoint();
+    }
     return notes;
   }
 
@@ -292,6 +304,14 @@ export class SwarmApp extends AppBase {
         this.auditCheckpointer?.checkpoint();
       } catch (error) {
         console.error('Recording the server stop failed.', error);
+      }
+    }
+    else if (this.options.signOnClose && hasSigningKey(keyDirFor(this.dbFile, this.env))) {
+      // A command's own rows (its audit events) go under a checkpoint before it exits.
+      try {
+        this.signer().checkpoint();
+      } catch (error) {
+        console.error('Signing a checkpoint of the audit trail failed.', error);
       }
     }
     void this.checkpointer?.stop();

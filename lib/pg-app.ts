@@ -12,7 +12,8 @@ import { parseDbLocation, redactedUrl } from '@/db/location';
 import { approvalRequestOf, type ApprovalEvent } from './approvals/store';
 import { PgApprovalStore } from './approvals/pg-store';
 import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
-import { keyDirFor, loadSigningKey } from './audit/checkpoints';
+import { checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from './audit/checkpoints';
+import { witnessTargets } from './audit/witness';
 import { PgCheckpointer } from './audit/pg-checkpoints';
 import { PgDenialStore } from './audit/pg-denials';
 import { PgAuditRecorder } from './audit/pg-recorder';
@@ -193,7 +194,15 @@ export class PgSwarmApp extends AppBase {
   }
 
   private signer(): PgCheckpointer {
-    this.checkpointer ??= new PgCheckpointer(this.pool, loadSigningKey(this.signingKeyDir()));
+    if (!this.checkpointer) {
+      const keyDir = this.signingKeyDir();
+      this.checkpointer = new PgCheckpointer(this.pool, loadSigningKey(keyDir), {
+        keyDir,
+        witnessDirs: witnessTargets(this.env).dirs,
+        trustedKeys: trustedVerifierKeys(keyDir, this.env),
+        onRefused: (r) => void this.recorder.record(checkpointRefusedEvent(r)).catch((error: unknown) => console.error('Recording a refused checkpoint failed.', error)),
+      });
+    }
     return this.checkpointer;
   }
 
@@ -239,7 +248,11 @@ export class PgSwarmApp extends AppBase {
   /** Sign the heads of the audit chains now (when they moved since the last checkpoint). */
   async checkpointAudit(): Promise<string[]> {
     const notes = await this.signer().checkpoint();
-    if (notes.length > 0) await this.recorder.record({ kind: 'audit', type: 'audit.checkpointed', actor: 'system', outcome: 'succeeded', detail: { checkpoints: notes.length } });
+    if (notes.length > 0) {
+      await this.recorder.record({ kind: 'audit', type: 'audit.checkpointed', actor: 'system', outcome: 'succeeded', detail: { checkpoints: notes.length } });
+      // The event itself goes under a checkpoint too: nothing this call wrote is left waiting for the next signer.
+      await this.signer().checkpoint();
+    }
     return notes;
   }
 
@@ -312,6 +325,11 @@ export class PgSwarmApp extends AppBase {
         } catch (error) {
           console.error('Recording the server stop failed.', error);
         }
+      } else if (this.options.signOnClose && this.env.SWARM_AUDIT_KEY_DIR && hasSigningKey(keyDirFor(this.options.dbPath, this.env))) {
+        // A command's own rows (its audit events) go under a checkpoint before it exits.
+        await this.signer()
+          .checkpoint()
+          .catch((error: unknown) => console.error('Signing a checkpoint of the audit trail failed.', error));
       }
       await this.sweeperLead?.stop();
       await this.signerLead?.stop();

@@ -16,8 +16,8 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
-import { archivableBefore, archiveBefore, verifyBundle, type ArchiveResult } from '@/lib/audit/archive';
-import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, readLocalVerifierKey, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
+import { archivableBefore, archiveBefore, archivedEvent, verifyBundle, type ArchiveResult } from '@/lib/audit/archive';
+import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
 import { explainDecision, explainDecisionWith, pgExplainReads, type ExplainConfig, type Explanation } from '@/lib/audit/explain';
 import { archiveAuditPg } from '@/lib/audit/pg-archive';
 import { PgCheckpointer } from '@/lib/audit/pg-checkpoints';
@@ -112,8 +112,8 @@ async function verify(ctx: CliContext, args: string[]): Promise<number> {
   };
   const range: VerifyRange = { from: date(values.from, '--from'), to: date(values.to, '--to') };
   const where = dbLocation(ctx.env, values.db ?? ctx.env.SWARM_DB);
-  // The key ring: --public-key, else the public keys kept in the key folder (SWARM_AUDIT_KEY_DIR, or beside the file).
-  const localKeys = () => (where.kind === 'sqlite' || ctx.env.SWARM_AUDIT_KEY_DIR ? readLocalVerifierKey(keyDirFor(where.kind === 'sqlite' ? where.path : where.url, ctx.env)) : undefined);
+  // The key ring: --public-key, else the trusted keys: pinned in SWARM_AUDIT_PUBLIC_KEYS, and the key folder's own key.
+  const localKeys = () => trustedVerifierKeys(where.kind === 'sqlite' || ctx.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(where.kind === 'sqlite' ? where.path : where.url, ctx.env) : undefined, ctx.env);
   const keyText = values['public-key'] ? readKeyFile(values['public-key']) : localKeys();
   // A bundle is checked on its own, whatever database SWARM_DB names.
   if (values.bundle) {
@@ -332,8 +332,7 @@ function archive(ctx: CliContext, args: string[]): number | Promise<number> {
   const out = requireOption(values.output, '-o', 'the bundle file to write (it must not exist)');
   if (existsSync(out)) throw new CliError(`${out} exists already: an archive never overwrites a file.`);
   const location = where(ctx, values.db);
-  const archived = (res: ArchiveResult) =>
-    ({ kind: 'audit', type: 'retention.archived', actor: cliActor(ctx.env), outcome: 'succeeded', target: out, detail: { before: res.before, sha256: res.sha256, chains: res.chains } }) as const;
+  const archived = (res: ArchiveResult) => archivedEvent(res, cliActor(ctx.env));
   if (location.kind === 'postgres') {
     const profiles = activeProfiles(ctx.env, configDirOf(ctx));
     const cutoff = archivableBefore(profiles.retention, before / 1000);

@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { migrationsFolder, openDatabase } from '@/db/client';
 import { DatabaseUnavailable, migratePostgres, openPool, pgMigrationsFolder } from '@/db/pg/client';
 import { copySqliteToPostgres, CopyRefused } from '@/db/pg/copy';
-import { keyDirFor, readLocalVerifierKey } from '@/lib/audit/checkpoints';
+import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/checkpoints';
 import { verifyAudit, type VerifyReport } from '@/lib/audit/verify';
 import { expectPositionals, parseCommand } from '@/cli/args';
 import { dbLocation, dbPath, type CliContext } from '@/cli/context';
@@ -80,7 +80,7 @@ async function backup(ctx: CliContext, args: string[]): Promise<number> {
   for (const suffix of ['-wal', '-shm', '-journal']) rmSync(`${out}${suffix}`, { force: true });
   renameSync(partial, out);
   // The public verifier key beside the copy (never the private key), unless one is there already.
-  const key = readLocalVerifierKey(keyDirFor(source, ctx.env));
+  const key = trustedVerifierKeys(keyDirFor(source, ctx.env), ctx.env);
   const keyHere = join(keyDirFor(out, {}), 'audit-signing-key.pub');
   let keyNote = '';
   if (key && !existsSync(keyHere)) {
@@ -124,7 +124,7 @@ function check(ctx: CliContext, args: string[]): number {
     const missing = shipped.filter((m) => !appliedSet.has(m.when)).map((m) => m.tag);
     let audit: CheckReport['audit'];
     try {
-      audit = verifyAudit(db, readLocalVerifierKey(keyDirFor(file, ctx.env)));
+      audit = verifyAudit(db, trustedVerifierKeys(keyDirFor(file, ctx.env), ctx.env));
     } catch (error) {
       audit = { ok: false, error: `the chains could not be verified: ${error instanceof Error ? error.message : String(error)}` };
     }
@@ -192,7 +192,7 @@ async function copy(ctx: CliContext, args: string[]): Promise<number> {
   if (from.kind !== 'sqlite') throw new UsageError('--from is a SQLite database file.');
   if (to.kind !== 'postgres') throw new UsageError('--to is a PostgreSQL URL: postgres://USER:PASSWORD@HOST:5432/DB.');
   if (!existsSync(from.path)) throw new CliError(`there is no database at ${from.path}.`);
-  const key = values['public-key'] ? readFileSync(values['public-key'], 'utf8') : readLocalVerifierKey(keyDirFor(from.path, ctx.env));
+  const key = values['public-key'] ? readFileSync(values['public-key'], 'utf8') : trustedVerifierKeys(keyDirFor(from.path, ctx.env), ctx.env);
   const pool = openPool({ url: to.url, max: 2, statementTimeoutMs: 600_000 });
   let report;
   try {

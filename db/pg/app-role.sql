@@ -21,4 +21,4 @@ GRANT UPDATE ON approvals, approval_votes, flag_overrides, users, api_tokens, se
 GRANT DELETE ON flag_overrides, sessions, hook_rate_calls TO :"app_role";
 
 -- Archiving the oldest rows is an operator's act, from the owner's role: `npx swarm audit archive --db "$OWNER_URL"`.
-REVOKE EXECUTE ON FUNCTION swarm_archive_prefix(text, bigint, text, bigint, text, text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION swarm_archive_prefix(text, bigint, text, bigint, text, text, text) FROM PUBLIC;

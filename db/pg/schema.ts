@@ -166,6 +166,8 @@ export const auditArchives = pgTable('audit_archives', {
   file: text('file').notNull(),
   fileSha256: text('file_sha256').notNull(),
   archivedAt: time('archived_at').notNull(),
+  /** the signed checkpoint of the archived prefix's last row, with its `archive` extension line (migration 0005) */
+  note: text('note'),
 });
 
 export const flagOverrides = pgTable('flag_overrides', {

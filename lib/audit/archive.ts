@@ -14,7 +14,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { CHAIN_COLUMNS, CHAIN_NAMES, GENESIS_HASH, rowHash, type ChainName } from './chain';
 import { AppError } from '@/lib/errors';
-import { openCheckpoint, originOf, parseVerifierKey, signCheckpoint, verifierKey, type ParsedVerifierKey, type SigningKey } from './checkpoints';
+import { archiveExtension, openCheckpoint, originOf, parseVerifierKey, signCheckpoint, verifierKey, type ParsedVerifierKey, type SigningKey } from './checkpoints';
 
 export interface ArchivedChain {
   chain: ChainName;
@@ -22,6 +22,8 @@ export interface ArchivedChain {
   fromId: number | null;
   upToId: number | null;
   headHash: string | null;
+  /** the signed checkpoint of the last archived row (an `archive` checkpoint), kept in the bundle and the archive record */
+  note: string | null;
 }
 
 export interface ArchiveResult {
@@ -75,20 +77,31 @@ export function writeBundle(key: SigningKey, before: number, prefixes: readonly 
   const chains: ArchivedChain[] = [];
   for (const { chain, rows } of prefixes) {
     if (rows.length === 0) {
-      chains.push({ chain, rows: 0, fromId: null, upToId: null, headHash: null });
+      chains.push({ chain, rows: 0, fromId: null, upToId: null, headHash: null, note: null });
       continue;
     }
     const last = rows[rows.length - 1]!;
     if (!last.row_hash) throw new Error(`${chain}: the rows before ${new Date(before * 1000).toISOString()} were written before the chain began; they cannot be archived verifiably.`);
     for (const row of rows) lines.push(JSON.stringify({ kind: 'row', chain, row }));
-    lines.push(JSON.stringify({ kind: 'checkpoint', chain, note: signCheckpoint(key, { origin: originOf(chain, key.name), size: last.id, headHash: last.row_hash, time: Date.now() / 1000 }) }));
-    chains.push({ chain, rows: rows.length, fromId: rows[0]!.id, upToId: last.id, headHash: last.row_hash });
+    // An archive checkpoint (its `archive` line): the only kind verification accepts as the record of an archive, so
+    // an ordinary checkpoint copied from the database can never stand in for one.
+    const note = signCheckpoint(key, { origin: originOf(chain, key.name), size: last.id, headHash: last.row_hash, time: Date.now() / 1000, extensions: [archiveExtension(before)] });
+    lines.push(JSON.stringify({ kind: 'checkpoint', chain, note }));
+    chains.push({ chain, rows: rows.length, fromId: rows[0]!.id, upToId: last.id, headHash: last.row_hash, note });
   }
   const text = `${lines.join('\n')}\n`;
   writeFileSync(file, text, { flag: 'wx' });
   const check = verifyBundle(readFileSync(file, 'utf8'), verifierKey(key.name, key.raw));
   if (!check.ok) throw new Error(`The archive was written but does not verify (${check.problem}); nothing was removed.`);
   return { file, sha256: createHash('sha256').update(text).digest('hex'), before, chains };
+}
+
+/**
+ * The chained event that records an archive (retention.archived): verification requires one naming each archive
+ * record's chain, last row and head (checkArchivesRecorded). Record it in the transaction that removes the rows.
+ */
+export function archivedEvent(res: ArchiveResult, actor: string) {
+  return { kind: 'audit', type: 'retention.archived', actor, outcome: 'succeeded', target: res.file, detail: { before: res.before, sha256: res.sha256, chains: res.chains } } as const;
 }
 
 export function archiveBefore(sqlite: Database.Database, key: SigningKey, before: number, file: string, onArchived: (r: ArchiveResult) => void): ArchiveResult {
@@ -105,8 +118,8 @@ export function archiveBefore(sqlite: Database.Database, key: SigningKey, before
       sqlite.prepare(`DELETE FROM ${chain} WHERE id <= ?`).run(info.upToId);
       sqlite.exec(`CREATE TRIGGER ${chain}_no_delete BEFORE DELETE ON ${chain} BEGIN SELECT RAISE(ABORT, '${chain} is append-only: DELETE is refused'); END`);
       sqlite
-        .prepare('INSERT INTO audit_archives (chain, up_to_id, head_hash, rows, file, file_sha256, archived_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-        .run(chain, info.upToId, info.headHash, info.rows, file, result.sha256, Date.now() / 1000);
+        .prepare('INSERT INTO audit_archives (chain, up_to_id, head_hash, rows, file, file_sha256, archived_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+        .run(chain, info.upToId, info.headHash, info.rows, file, result.sha256, Date.now() / 1000, info.note);
     }
     onArchived(result);
   }).immediate();

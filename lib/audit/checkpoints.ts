@@ -15,10 +15,12 @@
  * (`swarm audit checkpoint` prints the latest for an auditor to keep).
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import type { ChainName } from './chain';
+import { CHAIN_COLUMNS, CHAIN_NAMES, type ChainName } from './chain';
+import { ExtensionCheck, newestHead } from './extension';
+import { latestInWitnessDir, readSignedHeads, recordInWitnessDir, writeSignedHeads, type WitnessedCheckpoint } from './witness';
 
 export const KEY_NAME = 'swarm-permissions';
 const ED25519 = 0x01;
@@ -153,15 +155,80 @@ export function loadOrCreateSigningKey(dir: string, name = KEY_NAME): SigningKey
   return key;
 }
 
+/** SWARM_AUDIT_PUBLIC_KEYS names a key ring that cannot be read. */
+export class PinnedKeysUnreadable extends Error {
+  readonly code = 'PINNED_KEYS_UNREADABLE';
+  constructor(file: string, cause: string) {
+    super(`SWARM_AUDIT_PUBLIC_KEYS names ${file}, which cannot be used as the trusted audit keys: ${cause}`);
+    this.name = 'PinnedKeysUnreadable';
+  }
+}
+
 /**
- * The public verifier keys kept in the key folder, if any: the key in force (audit-signing-key.pub) and the keys it
- * replaced (audit-signing-key.*.pub, kept there at a rotation, docs/deployment.md), one per line.
+ * The verifier keys trusted to have signed this installation's checkpoints, one per line, or undefined when there are
+ * none:
+ * - the key ring pinned in configuration: SWARM_AUDIT_PUBLIC_KEYS names a file of verifier keys (the key in force and
+ *   every key it replaced, as `swarm audit key` prints them), kept where the database's users cannot write;
+ * - the public half of the signing key in the key folder, derived from the private key itself (whoever can replace
+ *   that file can sign anyway).
+ * Never a `.pub` file that merely appears in a folder: a key dropped beside the database would otherwise vouch for
+ * checkpoints its author signed.
  */
-export function readLocalVerifierKey(dir: string): string | undefined {
-  const { publicFile } = keyFiles(dir);
-  const retired = existsSync(dir) ? readdirSync(dir).filter((f) => /^audit-signing-key\..+\.pub$/.test(f)).sort() : [];
-  const texts = [...(existsSync(publicFile) ? [publicFile] : []), ...retired.map((f) => join(/*turbopackIgnore: true*/ dir, f))].map((f) => readFileSync(f, 'utf8').trim());
-  return texts.length > 0 ? texts.join('\n') : undefined;
+export function trustedVerifierKeys(dir: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
+  const keys: string[] = [];
+  const pinned = env.SWARM_AUDIT_PUBLIC_KEYS?.trim();
+  if (pinned) {
+    let text: string;
+    try {
+      text = readFileSync(resolve(/*turbopackIgnore: true*/ pinned), 'utf8');
+      parseVerifierKeys(text);
+    } catch (e) {
+      throw new PinnedKeysUnreadable(pinned, (e as Error).message);
+    }
+    keys.push(...text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#')));
+  }
+  const own = dir === undefined ? undefined : ownVerifierKey(dir);
+  if (own && !keys.includes(own)) keys.push(own);
+  return keys.length > 0 ? keys.join('\n') : undefined;
+}
+
+/** The verifier key of the private key in this folder, if there is one this process may read. */
+export function ownVerifierKey(dir: string, name = KEY_NAME): string | undefined {
+  const { privateFile } = keyFiles(dir);
+  if (!existsSync(privateFile)) return undefined;
+  try {
+    const publicKey = createPublicKey(createPrivateKey(readFileSync(privateFile)));
+    return verifierKey(name, (publicKey.export({ type: 'spki', format: 'der' }) as Buffer).subarray(SPKI_PREFIX.length));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `inner` is `outer` or inside it (both resolved; no symbolic links followed). */
+export function isInside(inner: string, outer: string): boolean {
+  const rel = relative(resolve(/*turbopackIgnore: true*/ outer), resolve(/*turbopackIgnore: true*/ inner));
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/** The private key sits in the database's folder, where whoever can edit the database can re-sign it. */
+export class KeyBesideDatabase extends Error {
+  readonly code = 'KEY_BESIDE_DATABASE';
+  constructor(keyDir: string, dbPath: string) {
+    super(
+      `The audit signing key folder (${keyDir}) is inside the database's folder (${dirname(resolve(/*turbopackIgnore: true*/ dbPath))}): whoever can edit the database could re-sign its trail. Set SWARM_AUDIT_KEY_DIR to a folder the database's users cannot write (another volume or a secret mount; move an existing audit-signing-key.pem and .pub there), or set SWARM_AUDIT_KEY_BESIDE_DB=1 to keep it there knowingly (a demo, a test).`,
+    );
+    this.name = 'KeyBesideDatabase';
+  }
+}
+
+/**
+ * A server refuses a signing key inside the folder of its SQLite database unless SWARM_AUDIT_KEY_BESIDE_DB=1 says it
+ * is meant (the demo). PostgreSQL has no folder: its key folder is always named.
+ */
+export function assertKeyApart(dbPath: string, env: Readonly<Record<string, string | undefined>> = process.env): void {
+  if (/^postgres(ql)?:/i.test(dbPath.trim()) || env.SWARM_AUDIT_KEY_BESIDE_DB === '1') return;
+  const keyDir = keyDirFor(dbPath, env);
+  if (isInside(keyDir, dirname(resolve(/*turbopackIgnore: true*/ dbPath)))) throw new KeyBesideDatabase(keyDir, dbPath);
 }
 
 export interface CheckpointBody {
@@ -170,6 +237,21 @@ export interface CheckpointBody {
   /** hex row_hash of row `size` */
   headHash: string;
   time: number;
+  /**
+   * Extension lines after `time` (C2SP: opaque to other tooling). `archive <before>` marks the checkpoint that ends an
+   * archived prefix: only `swarm audit archive`, holding the key, signs one, so an ordinary checkpoint can never be
+   * passed off as the record of an archive.
+   */
+  extensions?: string[];
+}
+
+/** The extension line of an archive's checkpoint (the cut-off, seconds). */
+export function archiveExtension(before: number): string {
+  return `archive ${Math.floor(before)}`;
+}
+
+export function isArchiveCheckpoint(body: CheckpointBody): boolean {
+  return (body.extensions ?? []).some((l) => /^archive \d+$/.test(l));
 }
 
 export function originOf(chain: ChainName, name = KEY_NAME): string {
@@ -177,7 +259,8 @@ export function originOf(chain: ChainName, name = KEY_NAME): string {
 }
 
 export function checkpointText(b: CheckpointBody): string {
-  return `${b.origin}\n${b.size}\n${Buffer.from(b.headHash, 'hex').toString('base64')}\ntime ${Math.floor(b.time)}\n`;
+  const extensions = (b.extensions ?? []).map((l) => `${l}\n`).join('');
+  return `${b.origin}\n${b.size}\n${Buffer.from(b.headHash, 'hex').toString('base64')}\ntime ${Math.floor(b.time)}\n${extensions}`;
 }
 
 /** Sign a checkpoint body: the note text, a blank line, and one signature line. */
@@ -211,7 +294,8 @@ export function openCheckpoint(note: string, key: ParsedVerifierKey): NoteCheck 
   const head = Buffer.from(lines[2] ?? '', 'base64');
   const time = /^time (\d+)$/.exec(lines[3] ?? '');
   if (!lines[0] || !/^\d+$/.test(lines[1] ?? '') || head.length !== 32 || !time) return { ok: false, problem: 'a malformed checkpoint body' };
-  return { ok: true, body: { origin: lines[0], size, headHash: head.toString('hex'), time: Number(time[1]) } };
+  const extensions = lines.slice(4, -1);
+  return { ok: true, body: { origin: lines[0], size, headHash: head.toString('hex'), time: Number(time[1]), ...(extensions.length > 0 ? { extensions } : {}) } };
 }
 
 /**
@@ -228,41 +312,166 @@ export function checkpointOf(key: SigningKey, chain: ChainName, head: { id: numb
   return { chain, size: head.id, headHash: head.hash, time, note };
 }
 
+/** What a signer refused to sign, and why (recorded as audit.checkpoint_refused). */
+export interface SigningRefusal {
+  chain: ChainName;
+  /** the head it was asked to sign */
+  head: { id: number; hash: string };
+  /** the head it signed last (from the key folder, a witness or the database), which the new one does not extend */
+  lastSigned: { size: number; headHash: string; time: number };
+  problem: string;
+}
+
+/** The security event of a refused head (the same on both databases). */
+export function checkpointRefusedEvent(r: SigningRefusal) {
+  return {
+    kind: 'audit',
+    type: 'audit.checkpoint_refused',
+    actor: 'system',
+    outcome: 'refused',
+    target: r.chain,
+    detail: { chain: r.chain, head: r.head, last_signed: { size: r.lastSigned.size, head_hash: r.lastSigned.headHash, time: r.lastSigned.time }, problem: r.problem },
+  } as const;
+}
+
+/** Where a signer looks for the heads it signed before, and where it delivers what it signs. */
+export interface SignerOptions {
+  /** the key folder: audit-signed-heads.json there keeps the newest head signed with its key */
+  keyDir?: string;
+  /** witness folders, each given every checkpoint signed (witness.ts) */
+  witnessDirs?: readonly string[];
+  /** told once per chain and problem when a head is refused */
+  onRefused?: (refusal: SigningRefusal) => void;
+  /** the pinned key ring (trustedVerifierKeys): heads signed by a key it names (before a rotation) count as signed */
+  trustedKeys?: string;
+}
+
+/**
+ * What a signer of either database does around a signature: the newest head signed before (the key folder's record,
+ * the witness folders, the database's own newest checkpoint that this key ring verifies), and after signing, the
+ * record and the witnesses. The same on SQLite and PostgreSQL.
+ */
+export class SigningGuard {
+  private readonly refused = new Set<string>();
+  private readonly ring: ParsedVerifierKey[];
+
+  constructor(
+    readonly key: SigningKey,
+    private readonly options: SignerOptions,
+  ) {
+    this.ring = [{ name: key.name, id: keyId(key.name, key.raw), publicKey: key.publicKey }, ...(options.trustedKeys ? parseVerifierKeys(options.trustedKeys) : [])];
+  }
+
+  /** The newest head of `chain` known to have been signed with this key (or by the database's checkpoints). */
+  lastSigned(chain: ChainName, inDatabase: { size: number; headHash: string; note: string } | undefined): WitnessedCheckpoint | undefined {
+    const known: (WitnessedCheckpoint | undefined)[] = [];
+    if (this.options.keyDir) known.push(readSignedHeads(this.options.keyDir).get(chain));
+    for (const dir of this.options.witnessDirs ?? []) known.push(latestInWitnessDir(dir).get(chain));
+    if (inDatabase) known.push({ chain, size: inDatabase.size, headHash: inDatabase.headHash, time: 0, note: inDatabase.note });
+    // Only what this key really signed counts: a line anyone wrote into a file proves nothing.
+    return newestHead(known.filter((c): c is WitnessedCheckpoint => c !== undefined && this.signedByUs(c, chain)));
+  }
+
+  private signedByUs(c: WitnessedCheckpoint, chain: ChainName): boolean {
+    const opened = openCheckpointWithAny(c.note, this.ring);
+    return opened.ok && opened.body.origin === originOf(chain, this.key.name) && opened.body.size === c.size && opened.body.headHash === c.headHash;
+  }
+
+  /** A refused head: told once per chain and problem, so a timer that keeps trying does not flood the trail. */
+  refuse(refusal: SigningRefusal): void {
+    const id = `${refusal.chain}:${refusal.lastSigned.size}:${refusal.problem}`;
+    if (this.refused.has(id)) return;
+    this.refused.add(id);
+    console.error(`Refusing to sign the head of ${refusal.chain} (row ${refusal.head.id}): ${refusal.problem}.`);
+    this.options.onRefused?.(refusal);
+  }
+
+  /** After the checkpoints are committed: remembered in the key folder, delivered to every witness folder. */
+  signed(checkpoints: readonly WitnessedCheckpoint[]): void {
+    if (checkpoints.length === 0) return;
+    if (this.options.keyDir) writeSignedHeads(this.options.keyDir, checkpoints);
+    for (const dir of this.options.witnessDirs ?? []) {
+      try {
+        recordInWitnessDir(dir, checkpoints);
+      } catch (error) {
+        // The checkpoint stands in the database; the witness catches up with the next one.
+        console.error(`Delivering a checkpoint to the witness folder ${dir} failed.`, error);
+      }
+    }
+  }
+}
+
 /** Writes checkpoints of the chains of one database: when the head moved, on a timer and at shutdown. */
 export class Checkpointer {
   private readonly head: Record<ChainName, Database.Statement<[], { id: number; rowHash: string | null }>>;
-  private readonly last: Database.Statement<[string], { size: number }>;
+  private readonly last: Database.Statement<[string], { size: number; headHash: string; note: string }>;
+  private readonly hashAt: Record<ChainName, Database.Statement<[number], { rowHash: string | null }>>;
+  private readonly after: Record<ChainName, Database.Statement<[number, number]>>;
+  private readonly archivedUpTo: Database.Statement<[string], { upTo: number | null }>;
   private readonly insert: Database.Statement;
+  readonly guard: SigningGuard;
 
   constructor(
     private readonly sqlite: Database.Database,
     private readonly key: SigningKey,
+    options: SignerOptions = {},
   ) {
     const headOf = (t: ChainName) => sqlite.prepare<[], { id: number; rowHash: string | null }>(`SELECT id, row_hash AS rowHash FROM ${t} ORDER BY id DESC LIMIT 1`);
     this.head = { permission_denials: headOf('permission_denials'), security_events: headOf('security_events') };
-    this.last = sqlite.prepare<[string], { size: number }>('SELECT size FROM audit_checkpoints WHERE chain = ? ORDER BY id DESC LIMIT 1');
+    this.last = sqlite.prepare<[string], { size: number; headHash: string; note: string }>('SELECT size, head_hash AS headHash, note FROM audit_checkpoints WHERE chain = ? ORDER BY id DESC LIMIT 1');
+    const hashAt = (t: ChainName) => sqlite.prepare<[number], { rowHash: string | null }>(`SELECT row_hash AS rowHash FROM ${t} WHERE id = ?`);
+    this.hashAt = { permission_denials: hashAt('permission_denials'), security_events: hashAt('security_events') };
+    const rowsAfter = (t: ChainName) =>
+      sqlite.prepare<[number, number]>(`SELECT id, ${CHAIN_COLUMNS[t].join(', ')}, prev_hash, row_hash FROM ${t} WHERE id > ? AND id <= ? ORDER BY id`).raw(true);
+    this.after = { permission_denials: rowsAfter('permission_denials'), security_events: rowsAfter('security_events') };
+    this.archivedUpTo = sqlite.prepare<[string], { upTo: number | null }>('SELECT max(up_to_id) AS upTo FROM audit_archives WHERE chain = ?');
     this.insert = sqlite.prepare('INSERT INTO audit_checkpoints (chain, size, head_hash, created_at, note) VALUES (?, ?, ?, ?, ?)');
+    this.guard = new SigningGuard(key, options);
   }
 
   /**
-   * Sign the head of each chain that moved since its last checkpoint (or `minRows` rows ago, when given). Returns the
-   * notes written.
+   * The head of `chain` to sign, when it moved and extends the head signed last; undefined otherwise (a refusal is
+   * reported through the guard). Read outside the write lock: the rows are append-only, so the head read stays.
+   */
+  private signable(chain: ChainName, minRows: number | undefined): { id: number; hash: string } | undefined {
+    const head = this.head[chain].get();
+    if (!head?.rowHash) return undefined;
+    const inDb = this.last.get(chain);
+    if (!checkpointDue(head.id, inDb?.size ?? 0, minRows)) return undefined;
+    const last = this.guard.lastSigned(chain, inDb);
+    if (!last) return { id: head.id, hash: head.rowHash };
+    const archived = this.archivedUpTo.get(chain)?.upTo ?? 0;
+    const at = last.size <= archived ? 'archived' : (this.hashAt[chain].get(last.size)?.rowHash ?? null);
+    const check = new ExtensionCheck(chain, last, at, { id: head.id });
+    for (const row of this.after[chain].iterate(last.size, head.id) as IterableIterator<unknown[]>) if (!check.add(row)) break;
+    const problem = check.result();
+    if (problem) {
+      this.guard.refuse({ chain, head: { id: head.id, hash: head.rowHash }, lastSigned: last, problem });
+      return undefined;
+    }
+    return { id: head.id, hash: head.rowHash };
+  }
+
+  /**
+   * Sign the head of each chain that moved since its last checkpoint (or `minRows` rows ago, when given) and extends
+   * the head signed last. Returns the notes written.
    */
   checkpoint(options: { minRows?: number } = {}): string[] {
-    const notes: string[] = [];
+    const heads = CHAIN_NAMES.map((chain) => [chain, this.signable(chain, options.minRows)] as const);
+    const written: WitnessedCheckpoint[] = [];
     const write = this.sqlite.transaction(() => {
-      for (const chain of ['permission_denials', 'security_events'] as const) {
-        const head = this.head[chain].get();
-        if (!head?.rowHash) continue;
-        const last = this.last.get(chain)?.size ?? 0;
-        if (!checkpointDue(head.id, last, options.minRows)) continue;
-        const c = checkpointOf(this.key, chain, { id: head.id, hash: head.rowHash });
+      for (const [chain, head] of heads) {
+        if (!head) continue;
+        // Another signer may have signed meanwhile: a head is signed once.
+        if (!checkpointDue(head.id, this.last.get(chain)?.size ?? 0, 1)) continue;
+        const c = checkpointOf(this.key, chain, head);
         this.insert.run(chain, c.size, c.headHash, c.time, c.note);
-        notes.push(c.note);
+        written.push({ chain, size: c.size, headHash: c.headHash, time: c.time, note: c.note });
       }
     });
     write.immediate();
-    return notes;
+    this.guard.signed(written);
+    return written.map((c) => c.note);
   }
 
   /** The newest checkpoint of each chain. */

@@ -11,7 +11,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrationsFolder, openDatabase } from '@/db/client';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
-import { archiveBefore } from './archive';
+import { archiveBefore, archivedEvent } from './archive';
 import { keyDirFor, loadOrCreateSigningKey } from './checkpoints';
 import { normaliseSearchText } from './denial-filter';
 import { DenialStore } from './denials';
@@ -103,7 +103,7 @@ describe('free text (FTS5 trigram index)', () => {
     expect(t.app.denials.count({ q: 'needle' })).toBe(8);
     t.app.checkpointAudit();
     const key = loadOrCreateSigningKey(keyDirFor(t.dbPath, {}));
-    archiveBefore(t.app.db.$client, key, old + 100, `${t.dir}/archive.ndjson`, () => {});
+    archiveBefore(t.app.db.$client, key, old + 100, `${t.dir}/archive.ndjson`, (res) => t!.app.recorder.record(archivedEvent(res, 'test')));
     expect(indexed(t.app)).toBe(3);
     expect(t.app.denials.query({ q: 'needle' }).rows.map((r) => r.reason).sort()).toEqual(['new needle 0', 'new needle 1', 'new needle 2']);
     // A later denial is indexed under its own id (no stale entry shares it).

@@ -27,6 +27,7 @@ export const EVENT_TYPE_LABELS: Record<string, string> = {
   'audit.verified': 'Integrity verified',
   'audit.explained': 'Decision explained',
   'audit.checkpointed': 'Checkpoint signed',
+  'audit.checkpoint_refused': 'Checkpoint refused',
   'audit.report_generated': 'Audit report generated',
   'retention.archived': 'Rows archived',
   'server.started': 'Server started',

@@ -10,7 +10,7 @@ import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPool } from '@/db/pg/client';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { archivableBefore, verifyBundle } from './archive';
+import { archivableBefore, archivedEvent, verifyBundle } from './archive';
 import { loadOrCreateSigningKey, verifierKey } from './checkpoints';
 import { archiveAuditPg } from './pg-archive';
 import { PgChainWriter, verifyAuditPg } from './pg-chain';
@@ -68,11 +68,11 @@ describe('archiveAuditPg', () => {
     const recorder = new PgAuditRecorder(app, { revision: () => null, logAllDecisions: () => false });
     const file = join(dir, 'a1.ndjson');
     const r = await archiveAuditPg(app, key, OLD + 1_000, file, async (res, tx) => {
-      await recorder.recordIn(tx, { kind: 'audit', type: 'retention.archived', actor: 'cli:test', outcome: 'succeeded', target: file, detail: { sha256: res.sha256 } });
+      await recorder.recordIn(tx, archivedEvent(res, 'cli:test'));
     });
     expect(r.chains).toEqual([
-      { chain: 'permission_denials', rows: 5, fromId: 1, upToId: 5, headHash: expect.stringMatching(/^[0-9a-f]{64}$/) },
-      { chain: 'security_events', rows: 3, fromId: 1, upToId: 3, headHash: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      { chain: 'permission_denials', rows: 5, fromId: 1, upToId: 5, headHash: expect.stringMatching(/^[0-9a-f]{64}$/), note: expect.stringContaining('\narchive ') },
+      { chain: 'security_events', rows: 3, fromId: 1, upToId: 3, headHash: expect.stringMatching(/^[0-9a-f]{64}$/), note: expect.stringContaining('\narchive ') },
     ]);
     const text = readFileSync(file, 'utf8');
     expect(verifyBundle(text, verifier)).toEqual({ ok: true, rows: { permission_denials: 5, security_events: 3 } });
@@ -99,15 +99,17 @@ describe('archiveAuditPg', () => {
   it('archives a whole chain: the next row follows the archived head', async () => {
     const { app } = await withAppRole();
     await append(app, OLD, 3, 1);
-    const r = await archiveAuditPg(app, key, NEW, join(dir, 'a2.ndjson'));
+    const recorder = new PgAuditRecorder(app, { revision: () => null, logAllDecisions: () => false });
+    const r = await archiveAuditPg(app, key, NEW, join(dir, 'a2.ndjson'), async (res, tx) => void (await recorder.recordIn(tx, archivedEvent(res, 'cli:test'))));
     expect(r.chains.map((c) => c.rows)).toEqual([3, 1]);
     expect((await app.query('SELECT count(*)::int8 AS n FROM permission_denials')).rows[0].n).toBe(0);
     await append(app, NEW, 2, 1);
+    await new PgCheckpointer(app, key).checkpoint();
     const report = await verifyAuditPg(app, verifier);
     expect(report.failures).toEqual([]);
     expect(report.chains.map((c) => [c.firstId, c.lastId, c.archivedUpTo])).toEqual([
       [4, 5, 3],
-      [2, 2, 1],
+      [2, 3, 1],
     ]);
     // Nothing older left: the next archive removes nothing and still writes a (rowless) bundle.
     const again = await archiveAuditPg(app, key, OLD + 1_000, join(dir, 'a3.ndjson'));
@@ -134,18 +136,19 @@ describe('archiveAuditPg', () => {
       c.release();
     }
     // The function removes only a prefix ending at the row the caller names by its hash, exactly the rows counted.
-    await expect(app.query('SELECT swarm_archive_prefix($1, $2, $3, $4, $5, $6)', ['permission_denials', 3, 'f'.repeat(64), 3, 'x', 'y'])).rejects.toThrow(/row 3 of permission_denials is not the head the archive signed/);
-    await expect(app.query('SELECT swarm_archive_prefix($1, $2, $3, $4, $5, $6)', ['permission_denials', 3, head, 2, 'x', 'y'])).rejects.toThrow(/holds 3 rows up to 3, the archive 2/);
-    await expect(app.query('SELECT swarm_archive_prefix($1, $2, $3, $4, $5, $6)', ['users', 3, head, 3, 'x', 'y'])).rejects.toThrow(/users is not an audit chain/);
+    await expect(app.query('SELECT swarm_archive_prefix($1, $2, $3, $4, $5, $6, $7)', ['permission_denials', 3, 'f'.repeat(64), 3, 'x', 'y', 'n\narchive 1\n'])).rejects.toThrow(/row 3 of permission_denials is not the head the archive signed/);
+    await expect(app.query('SELECT swarm_archive_prefix($1, $2, $3, $4, $5, $6, $7)', ['permission_denials', 3, head, 2, 'x', 'y', 'n\narchive 1\n'])).rejects.toThrow(/holds 3 rows up to 3, the archive 2/);
+    await expect(app.query('SELECT swarm_archive_prefix($1, $2, $3, $4, $5, $6, $7)', ['users', 3, head, 3, 'x', 'y', 'n\narchive 1\n'])).rejects.toThrow(/users is not an audit chain/);
     // The owner, cut short of its own triggers the same way (it could drop them; the application role cannot).
     await expect(owner.query('DELETE FROM permission_denials WHERE id = 1')).rejects.toThrow('permission_denials is append-only: DELETE is refused');
     expect((await app.query('SELECT count(*)::int8 AS n FROM permission_denials')).rows[0].n).toBe(6);
-    expect((await verifyAuditPg(app, verifier)).ok).toBe(true);
+    // Verified as of the time the rows were written (none yet overdue for a checkpoint).
+    expect((await verifyAuditPg(app, verifier, { now: OLD + 10 })).ok).toBe(true);
   });
 
   it('leaves no bundle behind when the role may not archive (db/pg/app-role.sql revokes the function from it)', async () => {
     const { app, owner } = await withAppRole();
-    await owner.query('REVOKE EXECUTE ON FUNCTION swarm_archive_prefix(text, bigint, text, bigint, text, text) FROM PUBLIC');
+    await owner.query('REVOKE EXECUTE ON FUNCTION swarm_archive_prefix(text, bigint, text, bigint, text, text, text) FROM PUBLIC');
     await append(app, OLD, 3, 1);
     const file = join(dir, 'refused.ndjson');
     await expect(archiveAuditPg(app, key, OLD + 1_000, file)).rejects.toMatchObject({ code: 'FORBIDDEN', message: expect.stringMatching(/run swarm audit archive as the owner of the tables.*Nothing was archived/) });

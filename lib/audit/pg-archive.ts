@@ -63,7 +63,7 @@ export async function archiveAuditPg(
       await tx.client.query('SELECT pg_advisory_xact_lock($1)', [AUDIT_APPEND_LOCK]);
       for (const c of result.chains) {
         if (c.upToId === null) continue;
-        await tx.client.query('SELECT swarm_archive_prefix($1, $2, $3, $4, $5, $6)', [c.chain, c.upToId, c.headHash, c.rows, file, result.sha256]);
+        await tx.client.query('SELECT swarm_archive_prefix($1, $2, $3, $4, $5, $6, $7)', [c.chain, c.upToId, c.headHash, c.rows, file, result.sha256, c.note]);
       }
       await onArchived(result, tx);
     });

@@ -19,6 +19,8 @@ import { PgChainWriter, verifyAuditPg } from './pg-chain';
 const pg15 = usePostgres();
 const pool = (database = 'swarm') => pg15.pool(database);
 
+/** The rows below are written at this time: verified as of it, none is yet overdue for a checkpoint. */
+const WRITTEN = { now: 1_790_000_010 };
 const denialRow = (i: number, writer: string) => [null, 'deploy_serving', writer, `{"i":${i}}`, 'agent_allowlist', `reason ${i}`, 'viewer', null, null, 1_790_000_000 + i / 7, writer, '[]', `dec-${writer}-${i}`, 'rev_x', null];
 const eventRow = (i: number, writer: string) => [null, 'auth.login.succeeded', writer, 'admin', 'succeeded', null, `{"i":${i}}`, 'rev_x', '127.0.0.1', 1_790_000_000 + i];
 
@@ -94,7 +96,7 @@ describe('PostgreSQL: one audit chain, several writers', () => {
     );
     const ids = (await p.query<{ id: number }>('SELECT id FROM permission_denials ORDER BY id')).rows.map((r) => r.id);
     expect(ids).toEqual(Array.from({ length: before + 120 }, (_, i) => i + 1));
-    const report = await verifyAuditPg(p, undefined);
+    const report = await verifyAuditPg(p, undefined, WRITTEN);
     expect(report.failures).toEqual([]);
     expect(report.chains.map((c) => [c.chain, c.rowsChecked])).toEqual([
       ['permission_denials', before + 120],
@@ -113,10 +115,10 @@ describe('PostgreSQL: one audit chain, several writers', () => {
     // The owner of the tables can lift a trigger: exactly what the application's role must not be able to do.
     await p.query('ALTER TABLE permission_denials DISABLE TRIGGER permission_denials_no_change');
     await p.query("UPDATE permission_denials SET reason = 'nothing to see' WHERE id = 3");
-    let report = await verifyAuditPg(p, undefined);
+    let report = await verifyAuditPg(p, undefined, WRITTEN);
     expect(report.failures).toEqual([expect.objectContaining({ table: 'permission_denials', id: 3, problem: 'changed' })]);
     await p.query('DELETE FROM permission_denials WHERE id IN (3, 4)');
-    report = await verifyAuditPg(p, undefined);
+    report = await verifyAuditPg(p, undefined, WRITTEN);
     expect(report.failures).toEqual([expect.objectContaining({ table: 'permission_denials', id: 3, problem: 'missing' })]);
   });
 });
@@ -142,7 +144,7 @@ describe('swarm db copy: a SQLite trail moved to PostgreSQL', () => {
       expect(report.tables.find((x) => x.table === 'users')!.rows).toBe(1);
       // The copy continues the chain: a new row follows the copied head.
       await appendIn(target, { denials: [denialRow(99, 'after-copy')] });
-      expect((await verifyAuditPg(target, key)).failures).toEqual([]);
+      expect((await verifyAuditPg(target, key, WRITTEN)).failures).toEqual([]);
       // A second copy into the same database is refused, nothing half-written.
       await expect(copySqliteToPostgres(t.dbPath, target, key)).rejects.toThrow(CopyRefused);
     } finally {

@@ -11,7 +11,7 @@
 import type pg from 'pg';
 import { inTransaction } from '@/db/pg/client';
 import { CHAIN_COLUMNS, CHAIN_NAMES, GENESIS_HASH, chainHash, encodeRow, type ChainName } from './chain';
-import { ChainVerifier, chainRowsSql, verifierKeyOf, verifyReportOf, type StoredCheckpoint, type VerifyRange, type VerifyReport } from './verify';
+import { ARCHIVE_EVENTS_SQL, ChainVerifier, archiveRecordSql, chainRowsSql, checkArchivesRecorded, checkGapless, verifierKeyOf, verifyReportOf, type ArchiveRecord, type StoredCheckpoint, type VerifyOptions, type VerifyReport } from './verify';
 
 /** The advisory lock of the audit trail (any fixed 64-bit key). */
 export const AUDIT_APPEND_LOCK = 7_318_221_905_002;
@@ -82,23 +82,20 @@ const VERIFY_PAGE = 5_000;
  * rows read in pages of 5,000 by id, in one REPEATABLE READ transaction so that rows appended meanwhile are not half
  * seen.
  */
-export async function verifyAuditPg(pool: pg.Pool, verifierKeyText: string | undefined, range: VerifyRange = {}): Promise<VerifyReport> {
+export async function verifyAuditPg(pool: pg.Pool, verifierKeyText: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
   const { key, failures } = verifierKeyOf(verifierKeyText);
   const chains = await inTransaction(
     pool,
     async ({ client }) => {
       const out = [];
+      const archives = new Map<ChainName, ArchiveRecord>();
       for (const chain of CHAIN_NAMES) {
-        const archive = (
-          await client.query<{ upToId: number; headHash: string }>(
-            'SELECT up_to_id AS "upToId", head_hash AS "headHash" FROM audit_archives WHERE chain = $1 ORDER BY up_to_id DESC LIMIT 1',
-            [chain],
-          )
-        ).rows[0];
+        const archive = (await client.query<ArchiveRecord>(archiveRecordSql('$1'), [chain])).rows[0];
+        if (archive) archives.set(chain, archive);
         const checkpoints = (
           await client.query<StoredCheckpoint>('SELECT id, size, head_hash AS "headHash", note FROM audit_checkpoints WHERE chain = $1 ORDER BY id', [chain])
         ).rows;
-        const verifier = new ChainVerifier(chain, archive, checkpoints, key, failures, range);
+        const verifier = new ChainVerifier(chain, archive, checkpoints, key, failures, options);
         let after = -1;
         for (;;) {
           const page = await client.query<unknown[]>({ text: `${chainRowsSql(chain, '$1')} LIMIT ${VERIFY_PAGE}`, values: [after], rowMode: 'array' });
@@ -108,6 +105,9 @@ export async function verifyAuditPg(pool: pg.Pool, verifierKeyText: string | und
         }
         out.push(verifier.finish());
       }
+      // The same checks as finishAudit on SQLite: checkpoint ids without gaps, every archive recorded in the trail.
+      checkGapless((await client.query<{ id: number }>('SELECT id FROM audit_checkpoints ORDER BY id')).rows.map((r) => Number(r.id)), failures);
+      if (archives.size > 0) checkArchivesRecorded(out, archives, (await client.query<{ detailJson: string | null }>(ARCHIVE_EVENTS_SQL)).rows, failures);
       return out;
     },
     '',

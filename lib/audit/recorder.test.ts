@@ -8,8 +8,8 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { ApprovalRequired, AuditUnavailable, PermissionDenied, type CheckInput } from '@/lib/permissions';
-import { archiveBefore, verifyBundle } from './archive';
-import { keyDirFor, loadOrCreateSigningKey, readLocalVerifierKey } from './checkpoints';
+import { archiveBefore, archivedEvent, verifyBundle } from './archive';
+import { keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from './checkpoints';
 import { explainDecision } from './explain';
 import { verifyAudit } from './verify';
 
@@ -29,7 +29,7 @@ const call = (agent: string, tool: string, args: Record<string, unknown> = {}): 
 const verifyNow = (app: TempApp) => {
   const ro = new Database(app.dbPath, { readonly: true });
   try {
-    return verifyAudit(ro, readLocalVerifierKey(keyDirFor(app.dbPath, {})));
+    return verifyAudit(ro, trustedVerifierKeys(keyDirFor(app.dbPath, {}), {}));
   } finally {
     ro.close();
   }
@@ -213,10 +213,10 @@ describe('swarm audit archive', () => {
     t.app.checkpointAudit();
     const key = loadOrCreateSigningKey(keyDirFor(t.dbPath, {}));
     const file = `${t.dir}/archive.ndjson`;
-    const r = archiveBefore(t.app.db.$client, key, old + 100, file, () => {});
+    const r = archiveBefore(t.app.db.$client, key, old + 100, file, (res) => t!.app.recorder.record(archivedEvent(res, 'test')));
     expect(r.chains.find((c) => c.chain === 'permission_denials')).toMatchObject({ rows: 5, fromId: 1, upToId: 5 });
     expect(t.app.denials.query({ limit: 100 }).rows.map((d) => d.id).sort()).toEqual([6, 7, 8]);
-    const verifier = readLocalVerifierKey(keyDirFor(t.dbPath, {}))!;
+    const verifier = trustedVerifierKeys(keyDirFor(t.dbPath, {}), {})!;
     const text = readFileSync(file, 'utf8');
     expect(verifyBundle(text, verifier)).toEqual({ ok: true, rows: { permission_denials: 5 } });
     expect(verifyBundle(text.replace('old 2', 'old 9'), verifier)).toMatchObject({ ok: false, problem: 'permission_denials: row 3 was changed' });

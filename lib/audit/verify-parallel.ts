@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { CHAIN_NAMES, type ChainName } from './chain';
-import { chainRowLayout, chainRowsBetweenSql, chainVerifierFor, verifierKeyOf, verifyAudit, verifyReportOf, verifyRowByRow, type ChainReport, type VerifiedRun, type VerifyRange, type VerifyReport } from './verify';
+import { chainRowLayout, chainRowsBetweenSql, chainVerifierFor, finishAudit, timestampLookup, verifierKeyOf, verifyAudit, verifyReportOf, verifyRowByRow, type ChainReport, type VerifiedRun, type VerifyOptions, type VerifyReport } from './verify';
 
 export interface ParallelOptions {
   /** worker threads at most (default: the cores, up to 4) */
@@ -72,7 +72,7 @@ function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
 export async function verifyAuditInParallel(
   sqlite: Database.Database,
   verifierKeyText: string | undefined,
-  range: VerifyRange = {},
+  range: VerifyOptions = {},
   options: ParallelOptions = {},
 ): Promise<ParallelVerifyReport> {
   const rowByRow = (): ParallelVerifyReport => ({ ...verifyAudit(sqlite, verifierKeyText, range), threads: 0 });
@@ -96,9 +96,9 @@ export async function verifyAuditInParallel(
     const verified = await oneAtATime(() => verifyRuns(workerFile, sqlite.name, chain, splitIds(first!, last!, runs), verifier.wantedSizes(), range));
     if (!verified || !verified.every((run) => verifier.absorb(run))) return rowByRow();
     threads = Math.max(threads, runs);
-    chains.push(verifier.finish());
+    chains.push(verifier.finish(timestampLookup(sqlite, chain)));
   }
-  return { ...verifyReportOf(chains, failures, verifierKeyText), threads };
+  return { ...verifyReportOf(finishAudit(sqlite, chains, failures), failures, verifierKeyText), threads };
 }
 
 /** [first, last] cut into `runs` consecutive ranges of ids of (nearly) equal length. */
@@ -121,7 +121,7 @@ async function verifyRuns(
   chain: ChainName,
   ranges: readonly [number, number][],
   wanted: readonly number[],
-  range: VerifyRange,
+  range: VerifyOptions,
 ): Promise<VerifiedRun[] | undefined> {
   const at = chainRowLayout(chain);
   const sql = chainRowsBetweenSql(chain);

@@ -3,7 +3,7 @@
  * directly (drops the triggers, updates a reason, deletes a row, cuts the tail, forges a checkpoint) and asserts that
  * verification catches it and says where.
  */
-import { copyFileSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '@/lib/app';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import type { CheckInput } from '@/lib/permissions';
-import { keyDirFor, loadOrCreateSigningKey, readLocalVerifierKey, verifierKey } from './checkpoints';
+import { keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys, verifierKey } from './checkpoints';
 import { verifyAudit } from './verify';
 
 let t: TempApp;
@@ -34,7 +34,7 @@ beforeAll(() => {
   // Rows after the last checkpoint: still chained, not yet signed.
   for (let i = 12; i < 15; i++) t.app.engine.decide(deny(i));
   denialIds = t.app.denials.query({ limit: 100 }).rows.map((r) => r.id).sort((a, b) => a - b);
-  key = readLocalVerifierKey(keyDirFor(t.dbPath, {}))!;
+  key = trustedVerifierKeys(keyDirFor(t.dbPath, {}), {})!;
   t.app.db.$client.pragma('wal_checkpoint(TRUNCATE)');
 });
 afterAll(() => t.cleanup());
@@ -161,17 +161,20 @@ describe('swarm audit verify', () => {
 });
 
 describe('a key rotation (docs/deployment.md)', () => {
-  it('verifies the checkpoints of the old key and of the new one with the key ring, and names a key nobody kept', () => {
+  it('verifies the checkpoints of the old key and of the new one with the pinned key ring, and names a key nobody kept', () => {
     const r = tempApp();
     try {
       const dir = keyDirFor(r.dbPath, {});
       r.app.engine.decide(deny(1));
       r.app.checkpointAudit();
-      const oldKey = readLocalVerifierKey(dir)!;
-      // The rotation: the old private key goes, its public key stays in the folder under a dated name.
-      renameSync(join(dir, 'audit-signing-key.pub'), join(dir, 'audit-signing-key.2026-11-01.pub'));
+      const oldKey = trustedVerifierKeys(dir, {})!;
+      // The rotation: the old private key goes; its public key is pinned in the key ring the configuration names.
       rmSync(join(dir, 'audit-signing-key.pem'));
-      const next = createApp({ dbPath: r.dbPath, configDir: r.dir, env: {} });
+      rmSync(join(dir, 'audit-signing-key.pub'));
+      const ringFile = join(r.dir, 'auditors-keys.pub');
+      writeFileSync(ringFile, `${oldKey}\n`);
+      const env = { SWARM_AUDIT_PUBLIC_KEYS: ringFile };
+      const next = createApp({ dbPath: r.dbPath, configDir: r.dir, env });
       try {
         next.engine.decide(deny(2));
         next.checkpointAudit();
@@ -180,7 +183,7 @@ describe('a key rotation (docs/deployment.md)', () => {
       }
       const newKey = readFileSync(join(dir, 'audit-signing-key.pub'), 'utf8').trim();
       expect(newKey).not.toBe(oldKey);
-      const ring = readLocalVerifierKey(dir)!;
+      const ring = trustedVerifierKeys(dir, env)!;
       expect(ring.split('\n').sort()).toEqual([oldKey, newKey].sort());
       const db = new Database(r.dbPath, { readonly: true });
       try {
@@ -193,6 +196,20 @@ describe('a key rotation (docs/deployment.md)', () => {
       } finally {
         db.close();
       }
+    } finally {
+      r.cleanup();
+    }
+  });
+
+  it('never trusts a public key that merely appears in the key folder', () => {
+    const r = tempApp();
+    try {
+      const dir = keyDirFor(r.dbPath, {});
+      const own = trustedVerifierKeys(dir, {})!;
+      const stranger = loadOrCreateSigningKey(join(r.dir, 'stranger'));
+      writeFileSync(join(dir, 'audit-signing-key.2026-01-01.pub'), `${verifierKey(stranger.name, stranger.raw)}\n`);
+      writeFileSync(join(dir, 'audit-signing-key.pub'), `${verifierKey(stranger.name, stranger.raw)}\n`);
+      expect(trustedVerifierKeys(dir, {})).toBe(own);
     } finally {
       r.cleanup();
     }

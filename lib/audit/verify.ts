@@ -6,7 +6,8 @@
  */
 import type Database from 'better-sqlite3';
 import { CHAIN_COLUMNS, CHAIN_NAMES, chainHash, encodeRow, GENESIS_HASH, type ChainName } from './chain';
-import { openCheckpointWithAny, originOf, parseVerifierKeys, type ParsedVerifierKey } from './checkpoints';
+import { isArchiveCheckpoint, openCheckpointWithAny, originOf, parseVerifierKeys, type ParsedVerifierKey } from './checkpoints';
+import type { WitnessedCheckpoint } from './witness';
 
 export type Problem =
   | 'changed'
@@ -16,7 +17,14 @@ export type Problem =
   | 'tail truncated after a checkpoint'
   | 'bad signature'
   | 'checkpoint key unknown'
-  | 'checkpoint does not match';
+  | 'checkpoint does not match'
+  | 'checkpoint missing'
+  | 'not covered by a checkpoint'
+  | 'archive not signed'
+  | 'archive does not match'
+  | 'archive not recorded in the trail'
+  | 'rolled back behind a witnessed checkpoint'
+  | 'rewritten behind a witnessed checkpoint';
 
 export interface Failure {
   table: string;
@@ -39,6 +47,12 @@ export interface ChainReport {
   checkpoints: number;
   checkpointsValid: number;
   headHash: string | null;
+  /** the newest row under a valid signed checkpoint (or a verified archive); null: none */
+  coveredUpTo: number | null;
+  /** the rows after it, not yet under any signed checkpoint (null: none) */
+  uncovered: { firstId: number; rows: number; oldestTimestamp: number | null; ageSeconds: number | null } | null;
+  /** witnessed checkpoints checked against this chain, and the newest of them (row id) */
+  witnessed: { checked: number; newest: number | null };
   /** the rows of the requested time range (the whole chain is verified either way) */
   inRange: { rows: number; firstId: number | null; lastId: number | null };
 }
@@ -47,6 +61,89 @@ export interface ChainReport {
 export interface VerifyRange {
   from?: number;
   to?: number;
+}
+
+/**
+ * How long a row may wait for its first checkpoint: twice the interval at which a server signs (10 s). Older rows
+ * outside every checkpoint mean checkpoints were removed, or nothing signed since they were written.
+ */
+export const COVERAGE_SECONDS = 20;
+
+/** What else a verification takes: the time it judges coverage at, and the checkpoints witnesses hold. */
+export interface VerifyOptions extends VerifyRange {
+  /** seconds since the epoch (default: now) */
+  now?: number;
+  /** checkpoints kept by witnesses (swarm audit verify --witness): the trail must extend every one */
+  witnessed?: readonly WitnessedCheckpoint[];
+}
+
+/** An archive record, as the verifier reads it. */
+export interface ArchiveRecord {
+  id: number;
+  upToId: number;
+  headHash: string;
+  /** the signed checkpoint of the archived prefix's last row (with its `archive` extension line) */
+  note: string | null;
+  archivedAt: number;
+}
+
+/** The newest archive record of a chain (verification of what remains starts after it); `?` or `$1` is the chain. */
+export function archiveRecordSql(param: string): string {
+  return `SELECT id, up_to_id AS "upToId", head_hash AS "headHash", note, archived_at AS "archivedAt" FROM audit_archives WHERE chain = ${param} ORDER BY up_to_id DESC, id DESC LIMIT 1`;
+}
+
+/** The retention.archived events, whose details name the archive records (checkArchivesRecorded). */
+export const ARCHIVE_EVENTS_SQL = `SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'retention.archived' ORDER BY id`;
+
+/** Every checkpoint id, to find one that is missing: ids are given gapless, 1, 2, 3… (both chains share them). */
+export function checkGapless(ids: readonly number[], failures: Failure[]): void {
+  let expected = 1;
+  for (const id of ids) {
+    if (id !== expected) {
+      failures.push({
+        table: 'audit_checkpoints',
+        id: expected,
+        problem: 'checkpoint missing',
+        message: `checkpoint ${expected} is missing (the next one found is ${id}): checkpoints are numbered without gaps, so one was removed`,
+      });
+      return;
+    }
+    expected++;
+  }
+}
+
+/**
+ * Every archive record must be recorded in the chained trail too: a retention.archived event naming its chain, last
+ * row and head. (Unless a later archive of security_events may have carried that event away with it.)
+ */
+export function checkArchivesRecorded(
+  chains: readonly ChainReport[],
+  archives: ReadonlyMap<ChainName, ArchiveRecord>,
+  events: readonly { detailJson: string | null }[],
+  failures: Failure[],
+): void {
+  const named = new Set<string>();
+  for (const e of events) {
+    try {
+      const detail = JSON.parse(e.detailJson ?? '{}') as { chains?: { chain?: string; upToId?: number | null; headHash?: string | null }[] };
+      for (const c of detail.chains ?? []) if (c.upToId != null && c.headHash) named.add(`${c.chain}:${c.upToId}:${c.headHash}`);
+    } catch {
+      // a detail that is not JSON names nothing
+    }
+  }
+  const eventsArchivedAt = archives.get('security_events')?.archivedAt ?? 0;
+  for (const report of chains) {
+    const a = archives.get(report.chain);
+    if (!a || named.has(`${report.chain}:${a.upToId}:${a.headHash}`)) continue;
+    if (report.chain !== 'security_events' && eventsArchivedAt > a.archivedAt) continue;
+    if (failures.some((f) => f.table === 'audit_archives')) continue;
+    failures.push({
+      table: 'audit_archives',
+      id: a.id,
+      problem: 'archive not recorded in the trail',
+      message: `archive record ${a.id} (${report.chain} up to row ${a.upToId}) has no retention.archived event in the chained trail: it was not written by swarm audit archive`,
+    });
+  }
 }
 
 export interface VerifyReport {
@@ -58,10 +155,26 @@ export interface VerifyReport {
 
 
 /** Verify every chain of this database. `verifierKey`: the public key to check checkpoints with (text). */
-export function verifyAudit(sqlite: Database.Database, verifierKeyText: string | undefined, range: VerifyRange = {}): VerifyReport {
+export function verifyAudit(sqlite: Database.Database, verifierKeyText: string | undefined, options: VerifyOptions = {}): VerifyReport {
   const { key, failures } = verifierKeyOf(verifierKeyText);
-  const chains = CHAIN_NAMES.map((chain) => verifyChain(sqlite, chain, key, failures, range));
-  return verifyReportOf(chains, failures, verifierKeyText);
+  const chains = CHAIN_NAMES.map((chain) => verifyChain(sqlite, chain, key, failures, options));
+  return verifyReportOf(finishAudit(sqlite, chains, failures), failures, verifierKeyText);
+}
+
+/**
+ * What is checked once both chains are: checkpoint ids without gaps, every archive recorded in the trail. (On
+ * PostgreSQL, verifyAuditPg runs the same checks on its rows.)
+ */
+export function finishAudit(sqlite: Database.Database, chains: ChainReport[], failures: Failure[]): ChainReport[] {
+  const ids = sqlite.prepare<[], number>('SELECT id FROM audit_checkpoints ORDER BY id').pluck().all();
+  checkGapless(ids, failures);
+  const archives = new Map<ChainName, ArchiveRecord>();
+  for (const chain of CHAIN_NAMES) {
+    const a = sqlite.prepare<[string], ArchiveRecord>(archiveRecordSql('?')).get(chain);
+    if (a) archives.set(chain, a);
+  }
+  if (archives.size > 0) checkArchivesRecorded(chains, archives, sqlite.prepare<[], { detailJson: string | null }>(ARCHIVE_EVENTS_SQL).all(), failures);
+  return chains;
 }
 
 /** The report of chains verified with this key text: intact when nothing failed. */
@@ -81,8 +194,8 @@ export function verifierKeyOf(text: string | undefined): { key: readonly ParsedV
   }
 }
 
-function verifyChain(sqlite: Database.Database, chain: ChainName, key: readonly ParsedVerifierKey[] | undefined, failures: Failure[], range: VerifyRange): ChainReport {
-  return verifyRowByRow(sqlite, chainVerifierFor(sqlite, chain, key, failures, range));
+function verifyChain(sqlite: Database.Database, chain: ChainName, key: readonly ParsedVerifierKey[] | undefined, failures: Failure[], options: VerifyOptions): ChainReport {
+  return verifyRowByRow(sqlite, chainVerifierFor(sqlite, chain, key, failures, options));
 }
 
 /** Feed a verifier every row of its chain, on this connection, in one statement; its report. */
@@ -90,18 +203,22 @@ export function verifyRowByRow(sqlite: Database.Database, verifier: ChainVerifie
   // Rows as arrays, not objects (measured: half the time per row at a million rows): [id, ...columns, prev, row hash].
   const rows = sqlite.prepare(chainRowsSql(verifier.chain)).raw(true).iterate() as IterableIterator<unknown[]>;
   for (const row of rows) verifier.add(row);
-  return verifier.finish();
+  return verifier.finish(timestampLookup(sqlite, verifier.chain));
+}
+
+/** The timestamp of one row of a chain, for the coverage of a run verified elsewhere. */
+export function timestampLookup(sqlite: Database.Database, chain: ChainName): (id: number) => number | undefined {
+  const stmt = sqlite.prepare<[number], number>(`SELECT timestamp FROM ${chain} WHERE id = ?`).pluck();
+  return (id) => stmt.get(id) ?? undefined;
 }
 
 /** A verifier of one chain of this database: where an archive left it and the checkpoints signed over it, read first. */
-export function chainVerifierFor(sqlite: Database.Database, chain: ChainName, key: readonly ParsedVerifierKey[] | undefined, failures: Failure[], range: VerifyRange): ChainVerifier {
-  const archive = sqlite
-    .prepare<[string], { upToId: number; headHash: string }>('SELECT up_to_id AS upToId, head_hash AS headHash FROM audit_archives WHERE chain = ? ORDER BY up_to_id DESC LIMIT 1')
-    .get(chain);
+export function chainVerifierFor(sqlite: Database.Database, chain: ChainName, key: readonly ParsedVerifierKey[] | undefined, failures: Failure[], options: VerifyOptions): ChainVerifier {
+  const archive = sqlite.prepare<[string], ArchiveRecord>(archiveRecordSql('?')).get(chain);
   const checkpoints = sqlite
     .prepare<[string], StoredCheckpoint>('SELECT id, size, head_hash AS headHash, note FROM audit_checkpoints WHERE chain = ? ORDER BY id')
     .all(chain);
-  return new ChainVerifier(chain, archive, checkpoints, key, failures, range);
+  return new ChainVerifier(chain, archive, checkpoints, key, failures, options);
 }
 
 /** What a worker thread answers for a run of rows it verified (verify-worker.mjs). */
@@ -165,18 +282,23 @@ export class ChainVerifier {
   private expectedId: number | null;
   private expectedPrev: string;
   private started: boolean;
+  private firstChainedId: number | null = null;
+  /** timestamps of the rows right after each checkpoint size (where coverage may end) */
+  private readonly timestampAt = new Map<number, number>();
+  private readonly witnessed: readonly WitnessedCheckpoint[];
 
   constructor(
     readonly chain: ChainName,
-    private readonly archive: { upToId: number; headHash: string } | undefined,
+    private readonly archive: ArchiveRecord | undefined,
     private readonly checkpoints: readonly StoredCheckpoint[],
     private readonly key: readonly ParsedVerifierKey[] | undefined,
     private readonly failures: Failure[],
-    private readonly range: VerifyRange,
+    private readonly range: VerifyOptions,
   ) {
     this.at = chainRowLayout(chain);
     this.last = this.at.prev;
-    this.wanted = new Set(checkpoints.map((c) => c.size));
+    this.witnessed = (range.witnessed ?? []).filter((w) => w.chain === chain);
+    this.wanted = new Set([...checkpoints.map((c) => c.size), ...this.witnessed.map((w) => w.size)]);
     this.report = {
       chain,
       rowsChecked: 0,
@@ -189,6 +311,9 @@ export class ChainVerifier {
       checkpoints: checkpoints.length,
       checkpointsValid: 0,
       headHash: null,
+      coveredUpTo: null,
+      uncovered: null,
+      witnessed: { checked: 0, newest: null },
       inRange: { rows: 0, firstId: null, lastId: null },
     };
     this.expectedId = archive ? archive.upToId + 1 : null;
@@ -216,8 +341,10 @@ export class ChainVerifier {
       return;
     }
     this.started = true;
+    this.firstChainedId ??= id;
     report.firstTimestamp ??= timestamp;
     report.lastTimestamp = timestamp;
+    if (this.wanted.has(id - 1) || this.firstChainedId === id) this.timestampAt.set(id, timestamp);
     const expectedId = this.expectedId;
     if (expectedId !== null && id !== expectedId) {
       this.fail(chain, expectedId, id > expectedId ? 'missing' : 'out of order', `row ${expectedId} is missing (the next row found is ${id})`);
@@ -257,6 +384,7 @@ export class ChainVerifier {
     if (this.expectedId !== null && run.firstId !== this.expectedId) return false;
     if (run.firstPrev !== this.expectedPrev || run.lastId - run.firstId + 1 !== run.rows) return false;
     this.started = true;
+    this.firstChainedId ??= run.firstId;
     report.firstId ??= run.firstId;
     report.lastId = run.lastId;
     report.firstTimestamp ??= run.firstTimestamp;
@@ -271,13 +399,19 @@ export class ChainVerifier {
     return true;
   }
 
-  /** After the last row: the head, and every checkpoint checked against the rows seen. */
-  finish(): ChainReport {
-    const { report, chain, key, archive } = this;
+  /**
+   * After the last row: the head, the archive record and every checkpoint checked against the rows seen, what the
+   * checkpoints cover, and every witnessed checkpoint. `timestampOf` reads a row's timestamp the rows passed here did not
+   * carry (a run verified on another thread).
+   */
+  finish(timestampOf?: (id: number) => number | undefined): ChainReport {
+    const { report, chain, key } = this;
     report.headHash = this.started ? this.expectedPrev : null;
+    const archive = this.checkArchive();
+    let covered = archive ? archive.upToId : 0;
     for (const c of this.checkpoints) {
       if (!key) {
-        this.fail('audit_checkpoints', c.id, 'checkpoint key unknown', 'no verifier key: give --public-key FILE, or keep the public keys in the key folder (beside the SQLite file, or SWARM_AUDIT_KEY_DIR)');
+        this.fail('audit_checkpoints', c.id, 'checkpoint key unknown', 'no verifier key: give --public-key FILE, or pin the keys in SWARM_AUDIT_PUBLIC_KEYS (the key folder\'s own private key is trusted too)');
         continue;
       }
       const opened = openCheckpointWithAny(c.note, key);
@@ -292,8 +426,10 @@ export class ChainVerifier {
         this.fail('audit_checkpoints', c.id, 'checkpoint does not match', `checkpoint ${c.id}: its signed text does not match its row`);
         continue;
       }
-      if (archive && b.size <= archive.upToId) {
-        report.checkpointsValid++;
+      if (this.archive && b.size <= this.archive.upToId) {
+        // Its rows left through the archive: valid when the archive's own signed record is, and agrees at its end.
+        if (archive && (b.size < archive.upToId || b.headHash === archive.headHash)) report.checkpointsValid++;
+        else if (archive) this.fail('audit_archives', this.archive.id, 'archive does not match', `checkpoint ${c.id} signed row ${b.size} with another hash than the archive record`);
         continue;
       }
       if (report.lastId === null || b.size > report.lastId) {
@@ -306,7 +442,88 @@ export class ChainVerifier {
         continue;
       }
       report.checkpointsValid++;
+      covered = Math.max(covered, b.size);
     }
+    this.checkCoverage(covered, timestampOf);
+    this.checkWitnessed(archive);
     return report;
+  }
+
+  /** The archive record, when its signed checkpoint verifies and names exactly its last row and head; else a failure. */
+  private checkArchive(): ArchiveRecord | undefined {
+    const { archive, key, chain } = this;
+    if (!archive) return undefined;
+    const bad = (message: string) => {
+      this.fail('audit_archives', archive.id, 'archive not signed', `archive record ${archive.id} (${chain} up to row ${archive.upToId}): ${message}`);
+      return undefined;
+    };
+    if (!archive.note) return bad('it carries no signed checkpoint, so nothing vouches for the rows it says were archived');
+    if (!key) return bad('no verifier key to check its signed checkpoint with');
+    const opened = openCheckpointWithAny(archive.note, key);
+    if (!opened.ok) return bad(`its checkpoint does not verify (${opened.problem})`);
+    const b = opened.body;
+    if (!isArchiveCheckpoint(b)) return bad('its checkpoint is an ordinary one, not the checkpoint an archive signs');
+    if (b.origin !== originOf(chain, opened.key.name) || b.size !== archive.upToId || b.headHash !== archive.headHash) return bad('its signed checkpoint names another row or head than the record');
+    return archive;
+  }
+
+  /** What the valid checkpoints cover; rows older than COVERAGE_SECONDS outside them fail. */
+  private checkCoverage(covered: number, timestampOf: ((id: number) => number | undefined) | undefined): void {
+    const { report, chain } = this;
+    report.coveredUpTo = covered > 0 ? covered : null;
+    if (report.lastId === null || this.firstChainedId === null || report.lastId <= covered) return;
+    const firstId = Math.max(covered + 1, this.firstChainedId);
+    const oldest = this.timestampAt.get(firstId) ?? timestampOf?.(firstId) ?? null;
+    const now = this.range.now ?? Date.now() / 1000;
+    const age = oldest === null ? null : Math.max(0, now - oldest);
+    report.uncovered = { firstId, rows: report.lastId - firstId + 1, oldestTimestamp: oldest, ageSeconds: age };
+    if (age !== null && age > COVERAGE_SECONDS) {
+      this.fail(
+        chain,
+        firstId,
+        'not covered by a checkpoint',
+        `rows ${firstId}–${report.lastId} are under no signed checkpoint, the oldest written ${Math.round(age)} s ago (a server signs every 10 s): checkpoints were removed, or nothing has signed since (run swarm audit checkpoint)`,
+      );
+    }
+  }
+
+  /** Every witnessed checkpoint: signed by a trusted key, and the trail still holds its head. */
+  private checkWitnessed(archive: ArchiveRecord | undefined): void {
+    const { report, chain, key } = this;
+    const sorted = [...this.witnessed].sort((a, b) => a.size - b.size);
+    let lastGood: WitnessedCheckpoint | undefined;
+    for (const w of sorted) {
+      const opened = key ? openCheckpointWithAny(w.note, key) : undefined;
+      if (!opened?.ok || opened.body.origin !== originOf(chain, opened.key.name) || opened.body.size !== w.size || opened.body.headHash !== w.headHash) {
+        // A witness line without a valid signature proves nothing either way.
+        continue;
+      }
+      report.witnessed.checked++;
+      report.witnessed.newest = Math.max(report.witnessed.newest ?? 0, w.size);
+      const at = new Date(w.time * 1000).toISOString();
+      if (archive && w.size <= archive.upToId) {
+        if (w.size === archive.upToId && w.headHash !== archive.headHash) {
+          this.fail(chain, w.size, 'rewritten behind a witnessed checkpoint', `the archive record names another head for row ${w.size} than the checkpoint witnessed at ${at}`);
+          return;
+        }
+        lastGood = w;
+        continue;
+      }
+      if (report.lastId === null || w.size > report.lastId) {
+        this.fail(
+          chain,
+          (report.lastId ?? 0) + 1,
+          'rolled back behind a witnessed checkpoint',
+          `a witness holds a checkpoint of row ${w.size} signed at ${at}, but the table ends at row ${report.lastId ?? 0}: rows were cut, or an older copy was restored`,
+        );
+        return;
+      }
+      if (this.hashAt.get(w.size) !== w.headHash) {
+        const after = lastGood ? `after row ${lastGood.size} (witnessed intact at ${new Date(lastGood.time * 1000).toISOString()}) and ` : '';
+        this.fail(chain, w.size, 'rewritten behind a witnessed checkpoint', `row ${w.size} does not have the head witnessed at ${at}: the trail was rewritten ${after}at or before row ${w.size}`);
+        return;
+      }
+      lastGood = w;
+    }
   }
 }

@@ -33,6 +33,7 @@ export type AuditReadEventType =
   | 'audit.verified'
   | 'audit.explained'
   | 'audit.checkpointed'
+  | 'audit.checkpoint_refused'
   | 'audit.report_generated'
   | 'retention.archived';
 export type SystemEventType = 'server.started' | 'server.stopped';

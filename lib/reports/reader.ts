@@ -10,7 +10,7 @@
 import type Database from 'better-sqlite3';
 import type { Db } from '@/db/client';
 import type { App, SwarmApp } from '@/lib/app';
-import { keyDirFor, readLocalVerifierKey } from '@/lib/audit/checkpoints';
+import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/checkpoints';
 import { catchUpIfBehind } from '@/lib/audit/denial-rollup';
 import { type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
 import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
@@ -93,7 +93,7 @@ export function sqliteReportReader(app: SwarmApp): ReportReader {
     profiles: app.profiles,
     revision: () => app.currentRevision(),
     flags: () => app.flags.resolution(),
-    verifierKey: () => readLocalVerifierKey(keyDirFor(app.options.dbPath, app.env)),
+    verifierKey: () => trustedVerifierKeys(keyDirFor(app.options.dbPath, app.env), app.env),
   });
 }
 
@@ -110,6 +110,6 @@ export async function reportReaderFor(app: App): Promise<ReportReader> {
     profiles: app.profiles,
     revision: () => app.currentRevision(),
     flags: () => app.flags.resolution(),
-    verifierKey: () => (app.env.SWARM_AUDIT_KEY_DIR ? readLocalVerifierKey(keyDirFor(app.options.dbPath, app.env)) : undefined),
+    verifierKey: () => trustedVerifierKeys(app.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(app.options.dbPath, app.env) : undefined, app.env),
   });
 }

@@ -19,7 +19,7 @@ import { inTransaction, pgDatabase } from '@/db/pg/client';
 import { PgApprovalStore } from '@/lib/approvals/pg-store';
 import { ApprovalStore, type ApprovalRequest, type Decider } from '@/lib/approvals/store';
 import { approvalDenial, approvalSecurityEvent } from '@/lib/audit/approval-events';
-import { Checkpointer, loadOrCreateSigningKey, originOf, readLocalVerifierKey, signCheckpoint, type SigningKey } from '@/lib/audit/checkpoints';
+import { Checkpointer, loadOrCreateSigningKey, originOf, trustedVerifierKeys, signCheckpoint, type SigningKey } from '@/lib/audit/checkpoints';
 import { catchUpRollup } from '@/lib/audit/denial-rollup';
 import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
 import { AuditRecorder, type DenialInput } from '@/lib/audit/recorder';
@@ -280,7 +280,7 @@ async function writeTrail(s: Side, key: SigningKey): Promise<void> {
 const pg = usePostgres();
 const dir = mkdtempSync(join(tmpdir(), 'swarm-report-contract-'));
 const key = loadOrCreateSigningKey(dir);
-const facts = { profiles, revision: () => revisionOf(REVISION_B), verifierKey: () => readLocalVerifierKey(dir) };
+const facts = { profiles, revision: () => revisionOf(REVISION_B), verifierKey: () => trustedVerifierKeys(dir, {}) };
 const sides: { SQLite?: Side; PostgreSQL?: Side } = {};
 let sqliteDb: Db;
 let pgFlags: PgFlagService;

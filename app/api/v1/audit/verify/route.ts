@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { keyDirFor, readLocalVerifierKey } from '@/lib/audit/checkpoints';
+import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/checkpoints';
 import type { VerifyReport } from '@/lib/audit/verify';
 import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
 import { verifyAuditPg } from '@/lib/audit/pg-chain';
@@ -13,7 +13,7 @@ export const dynamic = 'force-dynamic';
  */
 export const GET = route({ role: requireRole('auditor') }, async ({ app, principal, ip }) => {
   const path = app.options.dbPath;
-  const key = readLocalVerifierKey(keyDirFor(path, app.env));
+  const key = trustedVerifierKeys(keyDirFor(path, app.env), app.env);
   let report: VerifyReport;
   if (app.kind === 'postgres') {
     // One snapshot of the whole trail, read in pages (lib/audit/pg-chain.ts).

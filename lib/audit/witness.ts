@@ -1,0 +1,166 @@
+/**
+ * Witnesses: copies of the signed checkpoints kept outside the database the product writes, so that whoever holds the
+ * database file cannot rewrite, cut or roll back the trail behind a witnessed checkpoint unseen (the C2SP witness model,
+ * https://c2sp.org/tlog-witness, with a hash chain in place of a Merkle tree).
+ *
+ * - A witness folder (on another volume, a WORM mount): every checkpoint a server signs is appended to
+ *   `checkpoints.ndjson` there, and the newest of each chain kept in `latest.json`.
+ * - A witness server (`swarm audit witness`, run by another team with its own key): each new checkpoint is sent with
+ *   the rows since the last one it saw; it recomputes them from its last head and cosigns only an extension
+ *   (witness-server.ts).
+ * - The key folder itself keeps `audit-signed-heads.json`: the newest head this installation's key signed for each
+ *   chain. A server refuses to sign a head that does not extend it (see SigningGuard in checkpoints.ts).
+ *
+ * `swarm audit verify --witness DIR|URL` checks the database against every witnessed checkpoint (verify.ts).
+ */
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { CHAIN_NAMES, type ChainName } from './chain';
+
+/** A checkpoint as a witness keeps it. */
+export interface WitnessedCheckpoint {
+  chain: ChainName;
+  size: number;
+  headHash: string;
+  time: number;
+  /** the signed note (with the witness's cosignature, when a witness server cosigned it) */
+  note: string;
+}
+
+/** Where checkpoints are delivered: SWARM_AUDIT_WITNESSES, a comma-separated list of folders and http(s) URLs. */
+export interface WitnessTargets {
+  dirs: string[];
+  urls: string[];
+}
+
+export class WitnessConfigInvalid extends Error {
+  readonly code = 'WITNESS_CONFIG_INVALID';
+  constructor(message: string) {
+    super(message);
+    this.name = 'WitnessConfigInvalid';
+  }
+}
+
+export function witnessTargets(env: Readonly<Record<string, string | undefined>> = process.env): WitnessTargets {
+  const out: WitnessTargets = { dirs: [], urls: [] };
+  for (const raw of (env.SWARM_AUDIT_WITNESSES ?? '').split(',')) {
+    const item = raw.trim();
+    if (item === '') continue;
+    if (/^https?:\/\//i.test(item)) {
+      try {
+        out.urls.push(new URL(item).toString().replace(/\/+$/, ''));
+      } catch {
+        throw new WitnessConfigInvalid(`SWARM_AUDIT_WITNESSES: "${item}" is not a URL.`);
+      }
+    } else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(item)) {
+      throw new WitnessConfigInvalid(`SWARM_AUDIT_WITNESSES: "${item}": a witness is a folder or an http(s) URL.`);
+    } else {
+      out.dirs.push(resolve(/*turbopackIgnore: true*/ item));
+    }
+  }
+  return out;
+}
+
+const LOG = 'checkpoints.ndjson';
+const LATEST = 'latest.json';
+
+/** Keep these checkpoints in a witness folder: appended to its log, the newest of each chain in latest.json. */
+export function recordInWitnessDir(dir: string, checkpoints: readonly WitnessedCheckpoint[]): void {
+  if (checkpoints.length === 0) return;
+  mkdirSync(dir, { recursive: true });
+  appendFileSync(join(/*turbopackIgnore: true*/ dir, LOG), checkpoints.map((c) => `${JSON.stringify(c)}\n`).join(''));
+  const latest = latestInWitnessDir(dir);
+  for (const c of checkpoints) if ((latest.get(c.chain)?.size ?? -1) <= c.size) latest.set(c.chain, c);
+  writeLatest(join(/*turbopackIgnore: true*/ dir, LATEST), latest);
+}
+
+function writeLatest(file: string, latest: ReadonlyMap<ChainName, WitnessedCheckpoint>): void {
+  // Written whole and renamed over the old one: a reader never sees half a file.
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(Object.fromEntries(latest), null, 2)}\n`);
+  renameSync(tmp, file);
+}
+
+function parseCheckpoint(value: unknown, where: string): WitnessedCheckpoint {
+  const v = value as Partial<WitnessedCheckpoint> | null;
+  if (
+    !v ||
+    typeof v !== 'object' ||
+    !CHAIN_NAMES.includes(v.chain as ChainName) ||
+    !Number.isSafeInteger(v.size) ||
+    typeof v.headHash !== 'string' ||
+    !/^[0-9a-f]{64}$/.test(v.headHash) ||
+    typeof v.time !== 'number' ||
+    typeof v.note !== 'string'
+  ) {
+    throw new Error(`${where}: not a witnessed checkpoint`);
+  }
+  return { chain: v.chain as ChainName, size: v.size!, headHash: v.headHash, time: v.time, note: v.note };
+}
+
+/** The newest checkpoint of each chain a witness folder holds (empty: none yet). */
+export function latestInWitnessDir(dir: string): Map<ChainName, WitnessedCheckpoint> {
+  const file = join(/*turbopackIgnore: true*/ dir, LATEST);
+  const out = new Map<ChainName, WitnessedCheckpoint>();
+  if (!existsSync(file)) return out;
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  for (const [chain, value] of Object.entries(parsed)) out.set(chain as ChainName, parseCheckpoint(value, `${file} (${chain})`));
+  return out;
+}
+
+/** Every checkpoint a witness folder holds, in the order it received them. */
+export function readWitnessDir(dir: string): WitnessedCheckpoint[] {
+  const file = join(/*turbopackIgnore: true*/ dir, LOG);
+  if (!existsSync(file)) throw new Error(`${dir} is not a witness folder: it has no ${LOG}`);
+  const out: WitnessedCheckpoint[] = [];
+  for (const [i, line] of readFileSync(file, 'utf8').split('\n').entries()) {
+    if (line.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      throw new Error(`${file}:${i + 1}: not JSON`);
+    }
+    out.push(parseCheckpoint(value, `${file}:${i + 1}`));
+  }
+  return out;
+}
+
+/** Every checkpoint a witness server holds (GET <url>/checkpoints, NDJSON), in the order it cosigned them. */
+export async function readWitnessUrl(url: string, fetchImpl: typeof fetch = fetch): Promise<WitnessedCheckpoint[]> {
+  const res = await fetchImpl(`${url.replace(/\/+$/, '')}/checkpoints`, { signal: AbortSignal.timeout(30_000) });
+  if (!res.ok) throw new Error(`${url}: the witness answered HTTP ${res.status}`);
+  const text = await res.text();
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l, i) => parseCheckpoint(JSON.parse(l), `${url} line ${i + 1}`));
+}
+
+/** The checkpoints of a witness given on the command line: a folder or an http(s) URL. */
+export async function readWitness(where: string): Promise<WitnessedCheckpoint[]> {
+  return /^https?:\/\//i.test(where) ? readWitnessUrl(where) : readWitnessDir(resolve(/*turbopackIgnore: true*/ where));
+}
+
+/** The file in the key folder that keeps the newest head this key signed for each chain. */
+export function signedHeadsFile(keyDir: string): string {
+  return join(/*turbopackIgnore: true*/ keyDir, 'audit-signed-heads.json');
+}
+
+/** The newest head of each chain signed with the key of this folder (by any process that used it). */
+export function readSignedHeads(keyDir: string): Map<ChainName, WitnessedCheckpoint> {
+  const file = signedHeadsFile(keyDir);
+  const out = new Map<ChainName, WitnessedCheckpoint>();
+  if (!existsSync(file)) return out;
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  for (const [chain, value] of Object.entries(parsed)) out.set(chain as ChainName, parseCheckpoint(value, `${file} (${chain})`));
+  return out;
+}
+
+/** Remember the heads just signed (a head never goes back: the larger size stays). */
+export function writeSignedHeads(keyDir: string, signed: readonly WitnessedCheckpoint[]): void {
+  if (signed.length === 0) return;
+  const heads = readSignedHeads(keyDir);
+  for (const c of signed) if ((heads.get(c.chain)?.size ?? -1) <= c.size) heads.set(c.chain, c);
+  writeLatest(signedHeadsFile(keyDir), heads);
+}
