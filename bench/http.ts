@@ -200,6 +200,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
     SWARM_PROFILE: '',
     SWARM_ADMIN_TOKEN: ADMIN_TOKEN,
     SWARM_ADMIN_PASSWORD: 'bench-http-admin-password',
+    // A throwaway benchmark database: its signing key may sit beside it (a real server refuses that).
+    SWARM_AUDIT_KEY_BESIDE_DB: '1',
   };
   const children: ChildProcess[] = [];
   let cluster: PgCluster | undefined;

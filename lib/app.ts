@@ -179,6 +179,7 @@ export class SwarmApp extends AppBase {
       this.auditCheckpointer = new AuditCheckpointer(this.db.$client, loadOrCreateSigningKey(keyDir), {
         keyDir,
         witnessDirs: witnessTargets(this.env).dirs,
+        witnessUrls: witnessTargets(this.env).urls,
         trustedKeys: trustedVerifierKeys(keyDir, this.env),
         onRefused: (r) => this.recorder.record(checkpointRefusedEvent(r)),
       });

@@ -199,6 +199,7 @@ export class PgSwarmApp extends AppBase {
       this.checkpointer = new PgCheckpointer(this.pool, loadSigningKey(keyDir), {
         keyDir,
         witnessDirs: witnessTargets(this.env).dirs,
+        witnessUrls: witnessTargets(this.env).urls,
         trustedKeys: trustedVerifierKeys(keyDir, this.env),
         onRefused: (r) => void this.recorder.record(checkpointRefusedEvent(r)).catch((error: unknown) => console.error('Recording a refused checkpoint failed.', error)),
       });

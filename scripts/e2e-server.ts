@@ -57,6 +57,8 @@ app.auth.ensureToken(E2E.deployerToken, { agent: 'deployer' }, 'e2e deployer age
   for (const r of rows.sort((a, b) => (a.timestamp ?? 0) - (b.timestamp ?? 0))) app.recorder.appendDenial(r);
 }
 
+// The seed goes under a signed checkpoint, as everything a server writes does (verification fails on old rows outside one).
+app.checkpointAudit();
 app.close();
 
 // The product's server, as `npm start` runs it: the decision listener on the port, Next.js behind it on loopback.

@@ -10,7 +10,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openApp, type App } from '@/lib/app';
-import { keyDirFor, loadSigningKey } from '@/lib/audit/checkpoints';
+import { assertKeyApart, keyDirFor, loadSigningKey, trustedVerifierKeys } from '@/lib/audit/checkpoints';
+import { witnessTargets } from '@/lib/audit/witness';
 import { DemoTeam } from '@/lib/agents/demo-team';
 import { serve } from '@/lib/server/serve';
 import { listenerWorkers } from '@/lib/server/workers';
@@ -29,6 +30,8 @@ process.env.SWARM_PROCESS = 'listener';
 if (demo) {
   env.SWARM_DB ??= 'data/demo.db';
   env.SWARM_PROFILE ??= 'bfsi';
+  // The demo keeps its signing key beside data/demo.db, knowingly: a real installation keeps it apart (below).
+  env.SWARM_AUDIT_KEY_BESIDE_DB ??= '1';
 }
 env.SWARM_DB ??= 'data/swarm.db';
 const nextBin = join('node_modules', 'next', 'dist', 'bin', 'next');
@@ -53,6 +56,11 @@ try {
   listenerWorkers(env);
   const keyDir = keyDirFor(env.SWARM_DB, env);
   if (/^postgres(ql)?:/i.test(env.SWARM_DB.trim())) loadSigningKey(keyDir);
+  // The evidence's trust anchors, checked before anything starts: the private key apart from the database (whoever can
+  // edit the file must not be able to re-sign it), the pinned public keys readable, the witnesses well-formed.
+  assertKeyApart(env.SWARM_DB, env);
+  trustedVerifierKeys(keyDir, env);
+  witnessTargets(env);
   app = await openApp({ dbPath: env.SWARM_DB, env, watchConfig: true, backgroundCheckpoints: true, enforcePolicyTests: true });
 } catch (error) {
   console.error(`Cannot start: ${error instanceof Error ? error.message : String(error)}`);

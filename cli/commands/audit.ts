@@ -1,6 +1,6 @@
 /**
  * swarm audit verify|checkpoint|key|explain|archive|events: the evidence trail for auditors.
- *   verify [--db FILE] [--public-key FILE] [--from DATE] [--to DATE] [--bundle FILE] [--json]
+ *   verify [--db FILE] [--public-key FILE] [--witness DIR|URL]... [--from DATE] [--to DATE] [--bundle FILE] [--json]
  *                              exit 0 intact, 1 naming the first bad row; the range requested and found
  *   checkpoint [--db FILE|URL] sign the current chain heads (when they moved) and print the latest checkpoints
  *   key [--db FILE|URL]        print the public verifier key, to keep somewhere else
@@ -31,7 +31,8 @@ import { PgFlagService } from '@/lib/flags/pg-service';
 import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
 import { activeProfiles, gatesWithProfiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
 import { eventToJson } from '@/lib/audit/security-events';
-import { type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
+import { type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
+import { readWitness, witnessTargets, type WitnessedCheckpoint } from '@/lib/audit/witness';
 import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
 import { createApp } from '@/lib/app';
 import { generateReport } from '@/lib/reports/generate';
@@ -73,6 +74,14 @@ function readKeyFile(file: string): string {
   }
 }
 
+/** What the signed checkpoints of a chain cover, in words. */
+function coverageLine(c: VerifyReport['chains'][number]): string {
+  const covered = c.coveredUpTo === null ? 'no row is under a signed checkpoint' : `rows up to ${c.coveredUpTo} are under a signed checkpoint`;
+  if (!c.uncovered) return `coverage: ${covered}${c.coveredUpTo === null ? '' : ' (every row)'}`;
+  const age = c.uncovered.ageSeconds === null ? 'of unknown age' : `the oldest written ${Math.round(c.uncovered.ageSeconds)} s ago`;
+  return `coverage: ${covered}; ${plural(c.uncovered.rows, 'row')} from row ${c.uncovered.firstId} not yet (${age})`;
+}
+
 /** The lines of a verification report, as CloudTrail's validate-logs prints them. */
 export function formatVerifyReport(r: VerifyReport, range: VerifyRange = {}): string {
   const lines: string[] = [];
@@ -88,6 +97,8 @@ export function formatVerifyReport(r: VerifyReport, range: VerifyRange = {}): st
         `${c.legacyRows ? `, ${c.legacyRows} earlier rows written before the chain began` : ''}${c.archivedUpTo !== null ? `, rows up to ${c.archivedUpTo} archived` : ''}` +
         `${c.headHash ? `; head ${c.headHash.slice(0, 16)}…` : ''}`,
     );
+    lines.push(`  ${coverageLine(c)}`);
+    if (c.witnessed.checked > 0) lines.push(`  witnessed: ${plural(c.witnessed.checked, 'checkpoint')} checked, the newest at row ${c.witnessed.newest}: the trail extends every one`);
   }
   if (r.ok) lines.push('Intact: every row matches its hash chain and every checkpoint.');
   for (const f of r.failures) lines.push(`FAILED ${f.table} at ${f.table === 'audit_checkpoints' ? 'checkpoint' : 'row'} ${f.id}: ${f.problem}: ${f.message}`);
@@ -102,6 +113,7 @@ async function verify(ctx: CliContext, args: string[]): Promise<number> {
     from: { type: 'string' },
     to: { type: 'string' },
     json: { type: 'boolean' },
+    witness: { type: 'string', multiple: true },
   });
   expectPositionals(positionals, []);
   const date = (v: string | undefined, name: string) => {
@@ -110,7 +122,7 @@ async function verify(ctx: CliContext, args: string[]): Promise<number> {
     if (Number.isNaN(t)) throw new UsageError(`${name} must be an ISO date (2026-01-31 or 2026-01-31T12:00:00Z), not "${v}".`);
     return t / 1000;
   };
-  const range: VerifyRange = { from: date(values.from, '--from'), to: date(values.to, '--to') };
+  const range: VerifyOptions = { from: date(values.from, '--from'), to: date(values.to, '--to'), witnessed: await witnessedCheckpoints(values.witness ?? []) };
   const where = dbLocation(ctx.env, values.db ?? ctx.env.SWARM_DB);
   // The key ring: --public-key, else the trusted keys: pinned in SWARM_AUDIT_PUBLIC_KEYS, and the key folder's own key.
   const localKeys = () => trustedVerifierKeys(where.kind === 'sqlite' || ctx.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(where.kind === 'sqlite' ? where.path : where.url, ctx.env) : undefined, ctx.env);
@@ -146,8 +158,21 @@ async function verify(ctx: CliContext, args: string[]): Promise<number> {
   return report.ok ? 0 : 1;
 }
 
+/** The checkpoints every --witness holds (a folder or a witness server's URL); one that cannot be read is an error. */
+async function witnessedCheckpoints(witnesses: readonly string[]): Promise<WitnessedCheckpoint[]> {
+  const out: WitnessedCheckpoint[] = [];
+  for (const w of witnesses) {
+    try {
+      out.push(...(await readWitness(w)));
+    } catch (error) {
+      throw new CliError(`the witness ${w} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return out;
+}
+
 /** `swarm audit verify --db postgres://...`: the same checks on PostgreSQL (checkpoints need --public-key). */
-async function verifyPostgres(ctx: CliContext, url: string, keyText: string | undefined, range: VerifyRange, json: boolean): Promise<number> {
+async function verifyPostgres(ctx: CliContext, url: string, keyText: string | undefined, range: VerifyOptions, json: boolean): Promise<number> {
   const pool = openPool({ url, max: 1, statementTimeoutMs: 600_000 });
   let report: VerifyReport;
   try {
@@ -190,11 +215,18 @@ function signingKey(ctx: CliContext, location: DbLocation, create = false): Sign
   }
 }
 
-/** Run `fn` with a pool on a PostgreSQL database, closed after; a database that cannot be reached is a CliError. */
-async function withPool<T>(url: string, fn: (pool: pg.Pool) => Promise<T>, max = 2): Promise<T> {
+/**
+ * Run `fn` with a pool on a PostgreSQL database, closed after; a database that cannot be reached is a CliError. What
+ * the command recorded goes under a signed checkpoint before it exits, when this process has the signing key
+ * (SWARM_AUDIT_KEY_DIR): nothing it wrote waits for a server to sign it.
+ */
+async function withPool<T>(ctx: CliContext, url: string, fn: (pool: pg.Pool) => Promise<T>, max = 2): Promise<T> {
   const pool = openPool({ url, max, statementTimeoutMs: 600_000 });
   try {
-    return await fn(pool);
+    const out = await fn(pool);
+    const dir = ctx.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(url, ctx.env) : undefined;
+    if (dir && hasSigningKey(dir)) await new PgCheckpointer(pool, loadSigningKey(dir), { keyDir: dir, trustedKeys: trustedVerifierKeys(dir, ctx.env) }).checkpoint();
+    return out;
   } catch (error) {
     if (error instanceof DatabaseUnavailable) throw new CliError(error.message);
     throw error;
@@ -228,8 +260,9 @@ function checkpoint(ctx: CliContext, args: string[]): number | Promise<number> {
   const location = where(ctx, values.db);
   if (location.kind === 'postgres') {
     const key = signingKey(ctx, location);
-    return withPool(location.url, async (pool) => {
-      const signer = new PgCheckpointer(pool, key);
+    return withPool(ctx, location.url, async (pool) => {
+      const dir = keyDirFor(location.url, ctx.env);
+      const signer = new PgCheckpointer(pool, key, { keyDir: dir, trustedKeys: trustedVerifierKeys(dir, ctx.env), witnessDirs: witnessTargets(ctx.env).dirs, witnessUrls: witnessTargets(ctx.env).urls });
       const notes = await signer.checkpoint();
       if (notes.length > 0) {
         await pgRecorder(pool, activeProfiles(ctx.env, configDirOf(ctx))).record({ kind: 'audit', type: 'audit.checkpointed', actor: cliActor(ctx.env), outcome: 'succeeded', detail: { checkpoints: notes.length } });
@@ -270,21 +303,23 @@ async function pgExplainConfig(ctx: CliContext, pool: pg.Pool, profiles: ActiveP
   };
 }
 
+/** Exit 1 when the kept revision was changed in the database: the evidence of that decision cannot be replayed. */
 function printExplanation(ctx: CliContext, e: Explanation, json: boolean): number {
+  const code = e.revision_intact === false ? 1 : 0;
   if (json) {
     ctx.io.out(`${JSON.stringify(e, null, 2)}\n`);
-    return 0;
+    return code;
   }
   const what = e.input.kind === 'tool' ? `agent ${e.input.agent} calling ${e.input.tool}` : `${e.input.method} ${e.input.path}`;
   ctx.io.out(`Decision ${e.decision_id}: ${what}, by ${e.input.principal ?? 'unknown'} (${e.input.role ?? 'no role'}), at ${isoTime(e.recorded.timestamp)}\n`);
   ctx.io.out(`Recorded:        ${e.recorded.decision} ${e.recorded.rule_source} (${cell(e.recorded.reason, 120)})\n`);
-  ctx.io.out(`Policy revision: ${e.recorded.policy_revision ?? 'not recorded'}\n`);
+  ctx.io.out(`Policy revision: ${e.recorded.policy_revision ?? 'not recorded'}${e.revision_intact === false ? ' (CHANGED in the database: its content no longer hashes to its id)' : ''}\n`);
   if (e.at_the_time) {
     ctx.io.out(`Re-run then:     ${e.at_the_time.decision} ${e.at_the_time.rule_source}: ${e.at_the_time.same ? 'the same as recorded' : 'DIFFERENT from the record'}\n`);
   }
   ctx.io.out(`Re-run today:    ${e.today.decision} ${e.today.rule_source}: ${e.today.same ? 'today\'s policy decides the same' : 'today\'s policy decides differently'}\n`);
   for (const n of e.notes) ctx.io.out(`note: ${n}\n`);
-  return 0;
+  return code;
 }
 
 function explain(ctx: CliContext, args: string[]): number | Promise<number> {
@@ -295,6 +330,7 @@ function explain(ctx: CliContext, args: string[]): number | Promise<number> {
   const explained = { kind: 'audit', type: 'audit.explained', actor: cliActor(ctx.env), outcome: 'succeeded', target: id!, decisionId: id! } as const;
   if (location.kind === 'postgres') {
     return withPool(
+      ctx,
       location.url,
       async (pool) => {
         const profiles = activeProfiles(ctx.env, configDirOf(ctx));
@@ -337,7 +373,7 @@ function archive(ctx: CliContext, args: string[]): number | Promise<number> {
     const profiles = activeProfiles(ctx.env, configDirOf(ctx));
     const cutoff = archivableBefore(profiles.retention, before / 1000);
     const k = signingKey(ctx, location);
-    return withPool(location.url, async (pool) => {
+    return withPool(ctx, location.url, async (pool) => {
       const recorder = pgRecorder(pool, profiles);
       const r = await archiveAuditPg(pool, k, cutoff, out, async (res, tx) => {
         await recorder.recordIn(tx, archived(res));

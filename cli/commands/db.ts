@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { migrationsFolder, openDatabase } from '@/db/client';
 import { DatabaseUnavailable, migratePostgres, openPool, pgMigrationsFolder } from '@/db/pg/client';
 import { copySqliteToPostgres, CopyRefused } from '@/db/pg/copy';
-import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/checkpoints';
+import { Checkpointer, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from '@/lib/audit/checkpoints';
 import { verifyAudit, type VerifyReport } from '@/lib/audit/verify';
 import { expectPositionals, parseCommand } from '@/cli/args';
 import { dbLocation, dbPath, type CliContext } from '@/cli/context';
@@ -72,6 +72,10 @@ async function backup(ctx: CliContext, args: string[]): Promise<number> {
   const copy = new Database(partial);
   const integrity = copy.pragma('quick_check', { simple: true });
   copy.pragma('journal_mode = DELETE');
+  // The rows the copy ends with go under a checkpoint of its own head (a true prefix of the live chain, signed with
+  // the installation's key when this process has it): verified later, the copy has no tail left unsigned.
+  const keyDir = keyDirFor(source, ctx.env);
+  if (integrity === 'ok' && hasSigningKey(keyDir)) new Checkpointer(copy, loadSigningKey(keyDir)).checkpoint();
   copy.close();
   if (integrity !== 'ok') {
     rmSync(partial, { force: true });
@@ -89,7 +93,7 @@ async function backup(ctx: CliContext, args: string[]): Promise<number> {
   } else if (key && existsSync(keyHere) && readFileSync(keyHere, 'utf8').trim() !== key) {
     keyNote = ` Note: ${keyHere} is another installation's key; verify with --public-key.`;
   }
-  ctx.io.out(`Backed up ${source} to ${target} (${pages} pages).${keyNote} Check it with: swarm audit verify --db ${target}\n`);
+  ctx.io.out(`Backed up ${source} to ${target} (${pages} pages).${keyNote} Check it with: swarm audit verify --db ${target} --public-key <the installation's key, kept elsewhere>\n`);
   return 0;
 }
 

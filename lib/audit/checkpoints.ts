@@ -18,9 +18,9 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import { CHAIN_COLUMNS, CHAIN_NAMES, type ChainName } from './chain';
+import { CHAIN_COLUMNS, CHAIN_NAMES, encodeRow, type ChainName } from './chain';
 import { ExtensionCheck, newestHead } from './extension';
-import { latestInWitnessDir, readSignedHeads, recordInWitnessDir, writeSignedHeads, type WitnessedCheckpoint } from './witness';
+import { latestInWitnessDir, readSignedHeads, recordInWitnessDir, WitnessClient, writeSignedHeads, type RowsBetween, type WitnessedCheckpoint } from './witness';
 
 export const KEY_NAME = 'swarm-permissions';
 const ED25519 = 0x01;
@@ -340,6 +340,8 @@ export interface SignerOptions {
   keyDir?: string;
   /** witness folders, each given every checkpoint signed (witness.ts) */
   witnessDirs?: readonly string[];
+  /** witness servers (swarm audit witness), each sent every checkpoint signed with the rows it needs */
+  witnessUrls?: readonly string[];
   /** told once per chain and problem when a head is refused */
   onRefused?: (refusal: SigningRefusal) => void;
   /** the pinned key ring (trustedVerifierKeys): heads signed by a key it names (before a rotation) count as signed */
@@ -386,8 +388,26 @@ export class SigningGuard {
     this.options.onRefused?.(refusal);
   }
 
-  /** After the checkpoints are committed: remembered in the key folder, delivered to every witness folder. */
+  private client: WitnessClient | undefined;
+
+  /** Where witness servers get the rows between two checkpoints (the signer's database). */
+  witnessRows(rowsBetween: RowsBetween): void {
+    const urls = this.options.witnessUrls ?? [];
+    if (urls.length === 0) return;
+    this.client = new WitnessClient(urls, rowsBetween, (url, c, error) => {
+      console.error(`The witness ${url} refused the checkpoint of ${c.chain} at row ${c.size}: ${error}`);
+      this.options.onRefused?.({ chain: c.chain, head: { id: c.size, hash: c.headHash }, lastSigned: { size: c.size, headHash: c.headHash, time: c.time }, problem: `the witness ${url} refused it: ${error}` });
+    });
+  }
+
+  /** The deliveries to witness servers still under way (a test, a shutdown waits for them). */
+  delivered(): Promise<void> {
+    return this.client?.deliver([]) ?? Promise.resolve();
+  }
+
+  /** After the checkpoints are committed: remembered in the key folder, delivered to every witness. */
   signed(checkpoints: readonly WitnessedCheckpoint[]): void {
+    void this.client?.deliver(checkpoints);
     if (checkpoints.length === 0) return;
     if (this.options.keyDir) writeSignedHeads(this.options.keyDir, checkpoints);
     for (const dir of this.options.witnessDirs ?? []) {
@@ -427,6 +447,10 @@ export class Checkpointer {
     this.archivedUpTo = sqlite.prepare<[string], { upTo: number | null }>('SELECT max(up_to_id) AS upTo FROM audit_archives WHERE chain = ?');
     this.insert = sqlite.prepare('INSERT INTO audit_checkpoints (chain, size, head_hash, created_at, note) VALUES (?, ?, ?, ?, ?)');
     this.guard = new SigningGuard(key, options);
+    this.guard.witnessRows(async (chain, afterId, upToId) => {
+      const last = CHAIN_COLUMNS[chain].length + 1;
+      return (this.after[chain].all(afterId, upToId) as unknown[][]).map((row) => [row[0] as number, encodeRow(row, 1, last), row[last + 1] as string]);
+    });
   }
 
   /**

@@ -20,7 +20,7 @@ import type { GateSet, GateSpec } from '@/lib/permissions/gates';
 import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
 import { EMPTY_AGENTS } from '@/lib/config/agents';
 import { combineProfiles, gatesWithProfiles, NO_PROFILES, withProfileRules } from '@/lib/profiles/load';
-import type { RevisionContent, RevisionStore } from './revisions';
+import { revisionOf, type RevisionContent, type RevisionStore } from './revisions';
 
 /** A recorded denial, as explain reads it (the columns of permission_denials it uses). */
 export interface RecordedDenial {
@@ -93,8 +93,13 @@ export interface Explanation {
   decision_id: string;
   recorded: { table: string; id: number; decision: string; rule_source: string; reason: string | null; timestamp: number; policy_revision: string | null };
   input: { kind: 'tool' | 'http'; agent: string | null; tool: string | null; method: string | null; path: string | null; principal: string | null; role: string | null };
-  /** the decision re-run under the revision it was made under (null when that revision is not kept) */
+  /** the decision re-run under the revision it was made under (null when that revision is not kept, or not intact) */
   at_the_time: Replay | null;
+  /**
+   * whether the kept content of that revision still hashes to its id (revisions are content-addressed: an edit of
+   * policy_revisions is found here and never replayed); null when the revision is not kept
+   */
+  revision_intact: boolean | null;
   /** the same input under the configuration in force now */
   today: Replay;
   notes: string[];
@@ -204,7 +209,12 @@ export function explainRecorded(config: ExplainConfig, decisionId: string, rows:
     : undefined;
 
   let atTheTime: Replay | null = null;
-  if (content && recorded.policy_revision) {
+  const intact = content && recorded.policy_revision ? revisionOf(content) === recorded.policy_revision : null;
+  if (content && recorded.policy_revision && !intact) {
+    notes.push(
+      `The kept content of revision ${recorded.policy_revision} does not hash to its id: it was changed in the database after it was recorded, so the decision is not replayed under it.`,
+    );
+  } else if (content && recorded.policy_revision) {
     atTheTime = replay(engineFor(config, content, approval).check(input), recorded);
   } else {
     notes.push(recorded.policy_revision ? `Revision ${recorded.policy_revision} is not kept in this database.` : 'The row was written before policy revisions were recorded.');
@@ -215,7 +225,7 @@ export function explainRecorded(config: ExplainConfig, decisionId: string, rows:
     ports: { flagValues: () => config.flagValues(), approvalState: () => approval },
   });
   const today = replay(todayEngine.check({ ...input, now: undefined }), recorded);
-  return { decision_id: decisionId, recorded, input: shown, at_the_time: atTheTime, today, notes };
+  return { decision_id: decisionId, recorded, input: shown, at_the_time: atTheTime, revision_intact: intact, today, notes };
 }
 
 /** The time (seconds) a UUIDv7 decision id was made at: its first 48 bits are milliseconds. */

@@ -11,7 +11,7 @@
  */
 import type pg from 'pg';
 import { inTransaction } from '@/db/pg/client';
-import { CHAIN_COLUMNS, CHAIN_NAMES, type ChainName } from './chain';
+import { CHAIN_COLUMNS, CHAIN_NAMES, encodeRow, type ChainName } from './chain';
 import { checkpointDue, checkpointOf, SigningGuard, type SignerOptions, type SigningKey } from './checkpoints';
 import { ExtensionCheck } from './extension';
 import type { WitnessedCheckpoint } from './witness';
@@ -26,6 +26,15 @@ export class PgCheckpointer {
     options: SignerOptions = {},
   ) {
     this.guard = new SigningGuard(key, options);
+    this.guard.witnessRows(async (chain, afterId, upToId) => {
+      const last = CHAIN_COLUMNS[chain].length + 1;
+      const r = await pool.query<unknown[]>({
+        text: `SELECT id, ${CHAIN_COLUMNS[chain].join(', ')}, prev_hash, row_hash FROM ${chain} WHERE id > $1 AND id <= $2 ORDER BY id`,
+        values: [afterId, upToId],
+        rowMode: 'array',
+      });
+      return r.rows.map((row) => [row[0] as number, encodeRow(row, 1, last), row[last + 1] as string]);
+    });
   }
 
   /**

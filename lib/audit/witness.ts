@@ -142,6 +142,15 @@ export async function readWitness(where: string): Promise<WitnessedCheckpoint[]>
   return /^https?:\/\//i.test(where) ? readWitnessUrl(where) : readWitnessDir(resolve(/*turbopackIgnore: true*/ where));
 }
 
+/**
+ * The checkpoints held by the witness folders this installation delivers to (SWARM_AUDIT_WITNESSES): the server's own
+ * verification (/audit, the verify API, the report) checks the trail against them. A folder that has no log yet holds
+ * nothing; a witness server is checked with `swarm audit verify --witness URL`.
+ */
+export function configuredWitnessed(env: Readonly<Record<string, string | undefined>> = process.env): WitnessedCheckpoint[] {
+  return witnessTargets(env).dirs.flatMap((dir) => (existsSync(join(/*turbopackIgnore: true*/ dir, LOG)) ? readWitnessDir(dir) : []));
+}
+
 /** The file in the key folder that keeps the newest head this key signed for each chain. */
 export function signedHeadsFile(keyDir: string): string {
   return join(/*turbopackIgnore: true*/ keyDir, 'audit-signed-heads.json');
@@ -163,4 +172,56 @@ export function writeSignedHeads(keyDir: string, signed: readonly WitnessedCheck
   const heads = readSignedHeads(keyDir);
   for (const c of signed) if ((heads.get(c.chain)?.size ?? -1) <= c.size) heads.set(c.chain, c);
   writeLatest(signedHeadsFile(keyDir), heads);
+}
+
+/** The rows of a chain after `afterId` up to `upToId`, as a witness server checks them: [id, encoded row, row_hash]. */
+export type RowsBetween = (chain: ChainName, afterId: number, upToId: number) => Promise<[number, string, string][]>;
+
+/**
+ * Delivers checkpoints to witness servers (swarm audit witness), one at a time per server, in the order signed. A
+ * witness that asks for the rows since the newest checkpoint it holds gets them once; a witness that still refuses has
+ * found a trail that does not extend what it saw, which is reported (onRefused) and logged, never retried into silence.
+ * A witness that cannot be reached gets the next checkpoint instead: each one extends all before it.
+ */
+export class WitnessClient {
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly urls: readonly string[],
+    private readonly rowsBetween: RowsBetween,
+    private readonly onRefused: (url: string, checkpoint: WitnessedCheckpoint, error: string) => void = () => {},
+    private readonly fetchImpl: typeof fetch = fetch,
+  ) {}
+
+  /** Queue these checkpoints for every witness server; resolves when they were sent (for tests and shutdown). */
+  deliver(checkpoints: readonly WitnessedCheckpoint[]): Promise<void> {
+    if (this.urls.length === 0 || checkpoints.length === 0) return this.queue;
+    this.queue = this.queue.then(async () => {
+      for (const url of this.urls) for (const c of checkpoints) await this.sendOne(url, c);
+    });
+    return this.queue;
+  }
+
+  private async post(url: string, body: unknown): Promise<{ status: number; json: { error?: string; latest?: { size?: number } } }> {
+    const res = await this.fetchImpl(`${url}/add-checkpoint`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    return { status: res.status, json: (await res.json().catch(() => ({}))) as { error?: string; latest?: { size?: number } } };
+  }
+
+  private async sendOne(url: string, c: WitnessedCheckpoint): Promise<void> {
+    try {
+      let answer = await this.post(url, { chain: c.chain, note: c.note, rows: [] });
+      const after = answer.json.latest?.size;
+      if (answer.status === 409 && typeof after === 'number' && after < c.size) {
+        answer = await this.post(url, { chain: c.chain, note: c.note, rows: await this.rowsBetween(c.chain, after, c.size) });
+      }
+      if (answer.status !== 200) this.onRefused(url, c, answer.json.error ?? `HTTP ${answer.status}`);
+    } catch (error) {
+      console.error(`Delivering a checkpoint to the witness ${url} failed; it gets the next one.`, error);
+    }
+  }
 }

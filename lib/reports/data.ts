@@ -275,7 +275,8 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
   // the figures are read, and is awaited last. A failure of either is the report's failure, never an unhandled one.
   const integrityRead = gatherIntegrity(reader, options.period);
   integrityRead.catch(() => undefined);
-  const denials = await gatherDenials(reader, { from, to }, evidenceWanted.has('masking'));
+  const countsFailure = await checkDailyCounts(reader, { from, to });
+  const denials = await gatherDenials(reader, { from, to }, evidenceWanted.has('masking'), countsFailure === undefined);
   const events = await eventCounts(reader, options.period);
   const count = (type: string, outcome?: string) => events.filter((e) => e.type === type && (outcome === undefined || e.outcome === outcome)).reduce((n, e) => n + e.count, 0);
 
@@ -287,7 +288,8 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
   const flags = await gatherFlags(reader, options.period, resolution.flags);
   const retention = profiles.retention && { ...profiles.retention, ...(await archiveFigures(reader)) };
   const appendix = await gatherAppendix(reader, options.period, appendixCap, denials.total);
-  const integrity = await integrityRead;
+  const verified = await integrityRead;
+  const integrity = countsFailure ? { ...verified, ok: false, failures: [...verified.failures, countsFailure] } : verified;
 
   return {
     id: options.id ?? newReportId(now * 1000),
@@ -428,13 +430,55 @@ function planStatement(plan: DenialPlan, columns: string, fromDays: string, from
   return { sql: `SELECT ${columns}, sum(n) AS n FROM (${parts.join(' UNION ALL ')}) AS parts GROUP BY ${columns}`, params };
 }
 
-async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: boolean): Promise<ReportData['denials']> {
+/**
+ * The daily counts are a cache of the chained rows, without a chain of their own: before the report counts from them,
+ * each whole day of the period that the live trail still holds is counted again from its rows (those up to the
+ * counts' high-water mark) and compared. A day that differs is a failure of the report's integrity, and the figures
+ * are then counted from the rows alone. Days before the oldest live row (archived) cannot be counted again.
+ */
+export async function checkDailyCounts(r: ReportReader, p: ReportPeriod): Promise<Failure | undefined> {
+  await r.refreshDailyCounts();
+  const oldest = await r.get<{ t: number | null }>('SELECT min(timestamp) AS t FROM permission_denials');
+  const archived = (await r.get<{ n: number }>('SELECT count(*) AS n FROM audit_archives'))?.n ?? 0;
+  if (oldest?.t == null) return undefined;
+  // With an archive, the day of the oldest live row may be partly archived: only the days after it are whole.
+  const liveFirstDay = Math.floor(oldest.t / DAY) + (archived > 0 ? 1 : 0);
+  const firstDay = Math.max(Math.ceil(p.from / DAY), liveFirstDay);
+  const lastDay = Math.floor(p.to / DAY) - 1;
+  if (firstDay > lastDay) return undefined;
+  const counted = new Map<number, number>();
+  for (const g of await r.all<{ day: number; n: number }>('SELECT day, sum(n) AS n FROM permission_denial_daily_counts WHERE day >= ? AND day <= ? GROUP BY day', [firstDay, lastDay])) {
+    counted.set(Number(g.day), Number(g.n));
+  }
+  const rows = new Map<number, number>();
+  for (const g of await r.all<{ day: number; n: number }>(
+    `SELECT floor(timestamp / ${DAY}) AS day, count(*) AS n FROM permission_denials WHERE timestamp >= ? AND timestamp < ? AND id <= ${HIGH_WATER} GROUP BY 1`,
+    [firstDay * DAY, (lastDay + 1) * DAY],
+  )) {
+    rows.set(Number(g.day), Number(g.n));
+  }
+  for (let day = firstDay; day <= lastDay; day++) {
+    const c = counted.get(day) ?? 0;
+    const n = rows.get(day) ?? 0;
+    if (c !== n) {
+      return {
+        table: 'permission_denial_daily_counts',
+        id: day,
+        problem: 'changed',
+        message: `the daily counts of ${new Date(day * DAY * 1000).toISOString().slice(0, 10)} say ${c} denials, the chained rows ${n}: the counts were changed outside the product, so this report counts every figure from the rows`,
+      };
+    }
+  }
+  return undefined;
+}
+
+async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: boolean, countsTrusted = true): Promise<ReportData['denials']> {
   await r.refreshDailyCounts();
   const u = (column: string) => unindexed(r, column);
 
   // Agents, tools and rule sources: one GROUP BY over the three (a few hundred combinations), folded here.
   const summary = planStatement(
-    denialPlan(r, p, true),
+    denialPlan(r, p, countsTrusted),
     'agent, tool, rule',
     `SELECT nullif(agent_name, '') AS agent, tool_name AS tool, rule_source AS rule, sum(n) AS n FROM permission_denial_daily_counts
      WHERE day >= ? AND day <= ? GROUP BY agent_name, tool_name, rule_source`,
@@ -467,7 +511,7 @@ async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: bool
   const buckets: { start: number; total: number; counts: Record<string, number> }[] = [];
   for (let i = first; origin + i * bucketSeconds < p.to; i++) buckets.push({ start: origin + i * bucketSeconds, total: 0, counts: {} });
   const chart = planStatement(
-    denialPlan(r, p, unit === DAY),
+    denialPlan(r, p, countsTrusted && unit === DAY),
     'u, rule',
     'SELECT day AS u, rule_source AS rule, sum(n) AS n FROM permission_denial_daily_counts WHERE day >= ? AND day <= ? GROUP BY day, rule_source',
     (where) => `SELECT floor(timestamp / ?) AS u, rule_source AS rule, count(*) AS n FROM permission_denials WHERE ${where} GROUP BY 1, ${u('rule_source')}`,

@@ -38,7 +38,7 @@ export function pgReportReader(options: PgReportReaderOptions): ReportReader {
     facts: { profiles: options.profiles, revision: options.revision, flags: options.flags, verifierKey: options.verifierKey },
     all,
     get: async <T>(sql: string, params?: readonly SqlParam[]) => (await all<T>(sql, params))[0],
-    verify: (verifierKey, range) => verifyAuditPg(pool, verifierKey, range),
+    verify: (verifierKey, range) => verifyAuditPg(pool, verifierKey, { ...range, witnessed: options.witnessed?.() ?? [] }),
     // No daily counts are kept on PostgreSQL yet: the report reads the rows after their (zero) high-water mark.
     refreshDailyCounts: async () => {},
   };

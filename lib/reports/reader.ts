@@ -14,6 +14,7 @@ import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/checkpoints';
 import { catchUpIfBehind } from '@/lib/audit/denial-rollup';
 import { type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
 import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
+import { configuredWitnessed, type WitnessedCheckpoint } from '@/lib/audit/witness';
 import type { FlagResolution } from '@/lib/flags/resolve';
 import type { ActiveProfiles } from '@/lib/profiles/load';
 
@@ -29,6 +30,8 @@ export interface ReportFacts {
   flags(): FlagResolution;
   /** the installation's public key, the checkpoints are verified with (undefined: none yet) */
   verifierKey(): string | undefined;
+  /** the checkpoints the installation's witness folders hold (configuredWitnessed): the trail must extend them */
+  witnessed?(): WitnessedCheckpoint[];
 }
 
 export interface ReportReader {
@@ -81,7 +84,7 @@ export function sqliteDbReportReader(options: SqliteReportReaderOptions): Report
     all: async <T>(sql: string, params: readonly SqlParam[] = []) => prepared(sql).all(...params) as T[],
     get: async <T>(sql: string, params: readonly SqlParam[] = []) => prepared(sql).get(...params) as T | undefined,
     // Long chains on every core (verify-parallel.ts): the report's longest step at a million rows.
-    verify: (verifierKey, range) => verifyAuditInParallel(sqlite, verifierKey, range),
+    verify: (verifierKey, range) => verifyAuditInParallel(sqlite, verifierKey, { ...range, witnessed: options.witnessed?.() ?? [] }),
     refreshDailyCounts: async () => catchUpIfBehind(db),
   };
 }
@@ -94,6 +97,7 @@ export function sqliteReportReader(app: SwarmApp): ReportReader {
     revision: () => app.currentRevision(),
     flags: () => app.flags.resolution(),
     verifierKey: () => trustedVerifierKeys(keyDirFor(app.options.dbPath, app.env), app.env),
+    witnessed: () => configuredWitnessed(app.env),
   });
 }
 
@@ -111,5 +115,6 @@ export async function reportReaderFor(app: App): Promise<ReportReader> {
     revision: () => app.currentRevision(),
     flags: () => app.flags.resolution(),
     verifierKey: () => trustedVerifierKeys(app.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(app.options.dbPath, app.env) : undefined, app.env),
+    witnessed: () => configuredWitnessed(app.env),
   });
 }

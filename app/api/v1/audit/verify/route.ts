@@ -3,6 +3,7 @@ import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/checkpoints';
 import type { VerifyReport } from '@/lib/audit/verify';
 import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
 import { verifyAuditPg } from '@/lib/audit/pg-chain';
+import { configuredWitnessed } from '@/lib/audit/witness';
 import { requireRole, route } from '@/lib/http/route';
 
 export const dynamic = 'force-dynamic';
@@ -17,12 +18,12 @@ export const GET = route({ role: requireRole('auditor') }, async ({ app, princip
   let report: VerifyReport;
   if (app.kind === 'postgres') {
     // One snapshot of the whole trail, read in pages (lib/audit/pg-chain.ts).
-    report = await verifyAuditPg(app.pool, key);
+    report = await verifyAuditPg(app.pool, key, { witnessed: configuredWitnessed(app.env) });
   } else {
     const sqlite = new Database(path, { readonly: true, fileMustExist: true });
     try {
       // Long chains on every core (lib/audit/verify-parallel.ts), with the same report.
-      report = await verifyAuditInParallel(sqlite, key);
+      report = await verifyAuditInParallel(sqlite, key, { witnessed: configuredWitnessed(app.env) });
     } finally {
       sqlite.close();
     }
@@ -52,6 +53,9 @@ export const GET = route({ role: requireRole('auditor') }, async ({ app, princip
       last_timestamp: c.lastTimestamp,
       checkpoints: c.checkpoints,
       checkpoints_valid: c.checkpointsValid,
+      covered_up_to: c.coveredUpTo,
+      uncovered: c.uncovered && { first_id: c.uncovered.firstId, rows: c.uncovered.rows, oldest_timestamp: c.uncovered.oldestTimestamp, age_seconds: c.uncovered.ageSeconds },
+      witnessed: c.witnessed,
       head_hash: c.headHash,
     })),
     failures: report.failures,
