@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { archivableBefore, archiveBefore, archivedEvent, verifyBundle, type ArchiveResult } from '@/lib/audit/archive';
-import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
+import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
 import { explainDecision, explainDecisionWith, pgExplainReads, type ExplainConfig, type Explanation } from '@/lib/audit/explain';
 import { archiveAuditPg } from '@/lib/audit/pg-archive';
 import { PgCheckpointer } from '@/lib/audit/pg-checkpoints';
@@ -33,6 +33,7 @@ import { activeProfiles, gatesWithProfiles, withProfileRules, type ActiveProfile
 import { eventToJson } from '@/lib/audit/security-events';
 import { type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
 import { readWitness, witnessTargets, type WitnessedCheckpoint } from '@/lib/audit/witness';
+import { witnessServer } from '@/lib/audit/witness-server';
 import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
 import { createApp } from '@/lib/app';
 import { generateReport } from '@/lib/reports/generate';
@@ -61,9 +62,53 @@ export function auditCommand(ctx: CliContext, sub: string | undefined, args: str
       return events(ctx, args);
     case 'report':
       return report(ctx, args);
+    case 'witness':
+      return witness(ctx, args);
     default:
-      throw new UsageError(sub ? `unknown command "audit ${sub}".` : 'missing subcommand: swarm audit verify|checkpoint|key|explain|archive|events|report.', [], true);
+      throw new UsageError(sub ? `unknown command "audit ${sub}".` : 'missing subcommand: swarm audit verify|checkpoint|key|explain|archive|events|report|witness.', [], true);
   }
+}
+
+/**
+ * `swarm audit witness --key-dir DIR --log DIR --trust FILE [--port N] [--host H] [--name NAME]`: a witness server for
+ * another team to run (lib/audit/witness-server.ts), until SIGINT or SIGTERM. Its key is made in --key-dir on first use.
+ */
+async function witness(ctx: CliContext, args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, {
+    'key-dir': { type: 'string' },
+    log: { type: 'string' },
+    trust: { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    name: { type: 'string' },
+  });
+  expectPositionals(positionals, []);
+  const keyDir = resolve(requireOption(values['key-dir'], '--key-dir', "the folder of the witness's own key (made there on first use)"));
+  const logDir = resolve(requireOption(values.log, '--log', 'the folder the witness keeps what it cosigned in'));
+  const trustFile = requireOption(values.trust, '--trust', "the installation's verifier keys, as swarm audit key prints them");
+  const port = Number(values.port ?? 8700);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not "${values.port}".`);
+  const name = values.name ?? 'swarm-witness';
+  if (!/^[^+\s]+$/.test(name)) throw new UsageError(`--name must be one word without "+", not "${name}".`);
+  let trusted;
+  try {
+    trusted = parseVerifierKeys(readKeyFile(trustFile));
+  } catch (error) {
+    throw new CliError(`--trust ${trustFile}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const key = loadOrCreateSigningKey(keyDir, name);
+  const server = witnessServer({ key, trusted, logDir });
+  const host = values.host ?? '127.0.0.1';
+  await new Promise<void>((ok, fail) => server.once('error', fail).listen(port, host, ok));
+  const address = server.address();
+  const bound = typeof address === 'object' && address ? address.port : port;
+  ctx.io.out(`Witness listening on http://${host}:${bound} (its key: ${verifierKey(key.name, key.raw)}); cosigned checkpoints in ${logDir}\n`);
+  await new Promise<void>((done) => {
+    const stop = () => server.close(() => done());
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return 0;
 }
 
 function readKeyFile(file: string): string {
