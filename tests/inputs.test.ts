@@ -6,7 +6,8 @@
 import { afterAll } from 'vitest';
 import { useTempServerEnv } from './support/in-process-api';
 
-const server = useTempServerEnv('inputs');
+// The secret of a start, as serve.ts gives it to the listener and to Next.js: it proves the client address between them.
+const server = useTempServerEnv('inputs', { env: { SWARM_INTERNAL_SECRET: 'inputs-test-internal-secret-0123456789' } });
 const { getApp, getSqliteApp } = await import('@/lib/app');
 const { inputsSuite } = await import('./support/inputs-suite');
 

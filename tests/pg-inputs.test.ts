@@ -26,6 +26,7 @@ beforeAll(async () => {
     SWARM_ADMIN_TOKEN: ADMIN,
     SWARM_ADMIN_PASSWORD: 'pg-inputs-admin-password',
     SWARM_PROFILE: 'bfsi',
+    SWARM_INTERNAL_SECRET: 'pg-inputs-internal-secret-0123456789',
   });
   loadOrCreateSigningKey(join(dir, 'keys'));
   await getApp();

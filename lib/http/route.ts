@@ -10,6 +10,7 @@ import { isDatabaseUnreachable } from '@/db/pg/client';
 import { AppError } from '@/lib/errors';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { logRequest } from '@/lib/ops/log';
+import { forwardedClientAddress } from './client-address';
 import { canonicalPath } from './route-path';
 import { ANONYMOUS, AuditUnavailable, HookWouldWait, isPromise, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
 
@@ -46,7 +47,7 @@ export interface RouteInput<P, Q, B> {
   body: B;
   /** the decision that let this request in */
   decision: CheckResult;
-  /** the client address, when a proxy says it (x-forwarded-for) */
+  /** the client's address (lib/http/client-address.ts: the socket's, or what trusted proxies say), when known */
   ip: string | undefined;
 }
 
@@ -68,6 +69,11 @@ export interface ApiRequest {
   path: string;
   url: URL;
   header(name: string): string | null;
+  /**
+   * the client's address, resolved once by the transport with the one rule of lib/http/client-address.ts: the
+   * decision listener from its socket and X-Forwarded-For, Next.js from what the listener proves it resolved
+   */
+  readonly clientAddress: string | undefined;
   /** the body as text (called at most once) */
   text(): Promise<string>;
   /** a web Request of the same request (for handlers that need one: cookies, streams) */
@@ -296,14 +302,6 @@ function mapError(error: unknown): ApiAnswer {
   return errorAnswer(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');
 }
 
-/** The client address a proxy reports (the first of x-forwarded-for), if any. */
-export function clientIp(request: Pick<ApiRequest, 'header'>): string | undefined {
-  const forwarded = request.header('x-forwarded-for');
-  if (!forwarded) return undefined;
-  const comma = forwarded.indexOf(',');
-  return (comma < 0 ? forwarded : forwarded.slice(0, comma)).trim() || undefined;
-}
-
 /**
  * Refuse a request that the wrapper itself refuses after the engine let it in (a cross-origin state change): recorded
  * through the recorder like any denied HTTP decision, with its own rule, then answered 403.
@@ -316,7 +314,7 @@ async function refuse(app: App, request: ApiRequest, path: string, principal: Pr
     kind: 'http',
     context: { kind: 'http', principal, method: request.method, path, requiredRole, flags: app.flags.values() },
     result,
-    ip: clientIp(request),
+    ip: request.clientAddress,
   });
   return errorAnswer(403, 'FORBIDDEN', reason, { rule_source: ruleSource, decision_id: result.decisionId });
 }
@@ -332,11 +330,13 @@ function answerDecisionId(answer: ApiAnswer): string | undefined {
 /** A Next.js Request as the core sees it. */
 function fromWebRequest(request: Request): ApiRequest {
   const url = new URL(request.url);
+  const header = (name: string) => request.headers.get(name);
   return {
     method: request.method,
     path: url.pathname,
     url,
-    header: (name) => request.headers.get(name),
+    header,
+    clientAddress: forwardedClientAddress(header),
     text: async () => bodyText(new Uint8Array(await request.arrayBuffer())),
     toRequest: () => request,
   };
@@ -359,7 +359,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
       let authentication = authenticate(app, request);
       if (isPromise(authentication)) authentication = await authentication;
       const { principal, via, invalid } = authentication;
-      const ip = clientIp(request);
+      const ip = request.clientAddress;
       const input = { kind: 'http', principal, method: request.method, path, requiredRole: required } as const;
       // Synchronous on SQLite (no hooks run for an HTTP decision); PostgreSQL's stores are awaited.
       const decision = app.kind === 'sqlite' ? app.engine.decide(input, { ip }) : await app.engine.decideAsync(input, { ip });
@@ -420,6 +420,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
     logRequest({
       method: request.method,
       route: request.path,
+      ip: request.clientAddress,
       status: answer.status,
       durationMs: performance.now() - started,
       decisionId: answerDecisionId(answer) ?? seen.decisionId,

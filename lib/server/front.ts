@@ -15,6 +15,7 @@ import { Gauge } from 'prom-client';
 import { onWriteIntent } from '@/db/write-intent';
 import { BodyTooLarge, bodyText, MALFORMED_PATH, MAX_BODY_BYTES, requireRole, route, ROUTE_CORE, ROUTE_SPEC, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
 import { allowedMethods, isWellEscaped } from '@/lib/http/route-path';
+import { CLIENT_ADDRESS_HEADER, CLIENT_ADDRESS_PROOF_HEADER, clientAddressProof, resolveClientAddress, type TrustedProxies } from '@/lib/http/client-address';
 import { log, logRequest } from '@/lib/ops/log';
 import { INTERNAL_METRICS_PATH, INTERNAL_SECRET_ENV, INTERNAL_SECRET_HEADER } from '@/lib/ops/internal';
 import { mergedText, processMetrics, PROMETHEUS_CONTENT_TYPE, stateRegistry, type MetricsJson } from '@/lib/ops/metrics';
@@ -52,6 +53,8 @@ const SERVED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE',
 const SECURITY_HEADERS = { 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'same-origin' };
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer']);
+/** Headers only the listener writes toward Next.js: a client's own copy is never passed on. */
+const FROM_LISTENER_ONLY = new Set([CLIENT_ADDRESS_HEADER, CLIENT_ADDRESS_PROOF_HEADER]);
 
 export interface FrontOptions {
   app: App;
@@ -64,6 +67,8 @@ export interface FrontOptions {
    * undefined, or an answer of undefined: this process's registry alone
    */
   processMetrics?: () => Promise<MetricsJson[] | undefined>;
+  /** the proxies whose forwarding headers are believed (default: the application's, SWARM_TRUSTED_PROXIES) */
+  trustedProxies?: TrustedProxies;
 }
 
 /** The decision listener: a node:http server that can also shut down gracefully. */
@@ -130,6 +135,7 @@ class ListenerRequest implements ApiRequest {
     private readonly req: IncomingMessage,
     readonly path: string,
     private readonly body: Body,
+    readonly clientAddress: string | undefined,
     private parsed?: URL,
   ) {
     this.method = req.method ?? 'GET';
@@ -139,9 +145,8 @@ class ListenerRequest implements ApiRequest {
     return (this.parsed ??= new URL(this.req.url ?? this.path, `http://${this.req.headers.host ?? 'localhost'}`));
   }
 
-  /** As for proxied requests: what the client said, else (x-forwarded-for) the socket's address. */
   header(name: string): string | null {
-    return headerOf(this.req.headers, name) ?? (name.toLowerCase() === 'x-forwarded-for' ? (this.req.socket.remoteAddress ?? null) : null);
+    return headerOf(this.req.headers, name);
   }
 
   text(): Promise<string> {
@@ -371,6 +376,10 @@ export function createFrontServer(options: FrontOptions): FrontServer {
   const { app, upstream } = options;
   const agent = new Agent({ keepAlive: true, maxSockets: 128 });
   const internalSecret = options.internalSecret ?? process.env[INTERNAL_SECRET_ENV];
+  const addressProof = internalSecret ? clientAddressProof(internalSecret) : undefined;
+  /** The client's address: the one rule of lib/http/client-address.ts, on this socket. */
+  const trusted = options.trustedProxies ?? app.trustedProxies;
+  const clientOf = (req: IncomingMessage): string | undefined => resolveClientAddress(req.socket.remoteAddress, headerOf(req.headers, 'x-forwarded-for'), trusted);
 
   /** The Next.js server's registry, or undefined when it does not answer (then only this process is reported). */
   const upstreamMetrics = (): Promise<MetricsJson | undefined> =>
@@ -416,7 +425,7 @@ export function createFrontServer(options: FrontOptions): FrontServer {
       metricsText().then(
         (text) => {
           void done(new Response(text, { headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' } }));
-          logRequest({ method: 'GET', route: '/metrics', status: 200, durationMs: performance.now() - started, principal: 'metrics-token' });
+          logRequest({ method: 'GET', route: '/metrics', status: 200, durationMs: performance.now() - started, principal: 'metrics-token', ip: clientOf(req) });
         },
         (error: unknown) => {
           log('error', 'metrics failed', { error: error instanceof Error ? error.message : String(error) });
@@ -427,18 +436,28 @@ export function createFrontServer(options: FrontOptions): FrontServer {
     }
     // Anyone else: an admin token or session, decided (and a refusal recorded) like any admin route.
     readText(req, MAX_BODY_BYTES).then(
-      (body) => metricsCore(app, new ListenerRequest(req, url.pathname, body, url), {}).then(done, () => done(INTERNAL_ERROR)),
+      (body) => metricsCore(app, new ListenerRequest(req, url.pathname, body, clientOf(req), url), {}).then(done, () => done(INTERNAL_ERROR)),
       () => res.destroy(),
     );
   };
 
   const proxy = (req: IncomingMessage, res: ServerResponse) => {
     const headers: IncomingHttpHeaders = {};
-    for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k)) headers[k] = v;
-    // What the client said, else the socket's address: the routes read the first x-forwarded-for entry.
-    headers['x-forwarded-for'] ??= req.socket.remoteAddress ?? undefined;
-    headers['x-forwarded-host'] ??= req.headers.host;
-    headers['x-forwarded-proto'] ??= 'http';
+    for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && !FROM_LISTENER_ONLY.has(k)) headers[k] = v;
+    const peer = req.socket.remoteAddress;
+    // As every proxy does: the peer appended to the chain (Next.js goes by the address below, never by the chain).
+    const chain = headerOf(req.headers, 'x-forwarded-for');
+    if (peer) headers['x-forwarded-for'] = chain ? `${chain}, ${peer}` : peer;
+    // The host and scheme a client names are believed only from a trusted proxy, as its address is.
+    const trustedPeer = peer !== undefined && trusted.has(peer);
+    if (!trustedPeer || headers['x-forwarded-host'] === undefined) headers['x-forwarded-host'] = req.headers.host;
+    if (!trustedPeer || headers['x-forwarded-proto'] === undefined) headers['x-forwarded-proto'] = 'http';
+    // The client's address, resolved here where the socket is, and the proof Next.js checks before it believes it.
+    const client = clientOf(req);
+    if (client !== undefined && addressProof !== undefined) {
+      headers[CLIENT_ADDRESS_HEADER] = client;
+      headers[CLIENT_ADDRESS_PROOF_HEADER] = addressProof;
+    }
     const up = httpRequest({ host: upstream.host, port: upstream.port, method: req.method, path: req.url, headers, agent }, (answer) => {
       const out: Record<string, string | string[]> = {};
       for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
@@ -483,7 +502,7 @@ export function createFrontServer(options: FrontOptions): FrontServer {
     const direct = directCore(req);
     if (direct && !app.hooks.beforeMayWait()) {
       readText(req, direct.maxBodyBytes).then(
-        (body) => commits.add({ core: direct.core, request: new ListenerRequest(req, direct.path, body), res }),
+        (body) => commits.add({ core: direct.core, request: new ListenerRequest(req, direct.path, body, clientOf(req)), res }),
         () => res.destroy(),
       );
       return;

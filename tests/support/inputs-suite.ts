@@ -14,6 +14,8 @@ import { callRoute, type RouteHandler } from './in-process-api';
 import { createRouteServer } from './route-server';
 
 const { createFrontServer } = await import('@/lib/server/front');
+const { CLIENT_ADDRESS_HEADER, CLIENT_ADDRESS_PROOF_HEADER, parseTrustedProxies } = await import('@/lib/http/client-address');
+const { refreshLogLevel, setLogSink } = await import('@/lib/ops/log');
 const { ROUTES } = await import('@/lib/http/route-index');
 const check = await import('@/app/api/v1/permissions/check/route');
 const batch = await import('@/app/api/v1/permissions/check/batch/route');
@@ -83,7 +85,15 @@ export function inputsSuite(name: string, app: () => Promise<App>, admin: () => 
     front = createFrontServer({ app: a, upstream: { host: '127.0.0.1', port: upstreamPort } });
     port = await listen(front);
   }, 60_000);
+  let trustingPort = 0;
+  let trusting: FrontServer;
+  beforeAll(async () => {
+    // The same server behind a proxy at 10.x that the configuration trusts (127.0.0.1 stands for the proxy's socket).
+    trusting = createFrontServer({ app: await app(), upstream: { host: '127.0.0.1', port: (upstream.address() as AddressInfo).port }, trustedProxies: parseTrustedProxies('127.0.0.1/32, 10.0.0.0/8') });
+    trustingPort = await listen(trusting);
+  });
   afterAll(async () => {
+    await trusting.shutdown(2_000);
     await front.shutdown(2_000);
     await new Promise((r) => upstream.close(r));
     upstream.closeAllConnections();
@@ -208,6 +218,78 @@ export function inputsSuite(name: string, app: () => Promise<App>, admin: () => 
       expect(head).toMatchObject({ decision: false, context: { rule_source: 'rbac:auditor' } });
       const malformed = await viaListener(evaluate('/api/v1/flags/%ZZ'));
       expect(malformed.status).toBe(400);
+    });
+  });
+
+  describe(`client addresses (${name})`, () => {
+    const login = (at: number, username: string, headers: Record<string, string>) =>
+      send(at, { method: 'POST', path: '/api/v1/auth/login', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ username, password: 'not-the-password' }) });
+    const allowedCheck = (at: number, headers: Record<string, string>) =>
+      send(at, {
+        method: 'POST',
+        path: '/api/v1/permissions/check',
+        headers: { authorization: `Bearer ${agent}`, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ agent: 'trainer', tool: 'train_model', arguments: { dataset_id: 'ds-1', algorithm: 'xgb' } }),
+      });
+    /** The address of the newest failed sign-in, and of the allowed decision `id` (the BFSI profile logs those). */
+    const failedSignInIp = async () => (await (await app()).securityEvents.ofType('auth.login.failed', 1))[0]?.ip;
+    const decisionIp = async (id: string | undefined) => (await (await app()).securityEvents.list({ decisionId: id })).rows[0]?.ip;
+
+    it('is the socket’s by default, whatever X-Forwarded-For or a forged proof say: in the trail and the log, on both transports', async () => {
+      const lines: string[] = [];
+      const restore = setLogSink((line) => lines.push(line));
+      const level = process.env.SWARM_LOG_LEVEL;
+      process.env.SWARM_LOG_LEVEL = 'info';
+      refreshLogLevel();
+      try {
+        const invented = { 'x-forwarded-for': '203.0.113.9', [CLIENT_ADDRESS_HEADER]: '198.51.100.66', [CLIENT_ADDRESS_PROOF_HEADER]: 'forged' };
+        expect((await login(port, 'vera', invented)).status).toBe(401);
+        expect(await failedSignInIp()).toBe('127.0.0.1');
+        const decided = json(await allowedCheck(port, invented));
+        expect(decided.decision).toBe('ALLOW');
+        expect(await decisionIp(decided.decision_id)).toBe('127.0.0.1');
+        const line = lines.map((l) => JSON.parse(l) as { route?: string; ip?: string; decision_id?: string }).find((l) => l.decision_id === decided.decision_id);
+        expect(line).toMatchObject({ route: '/api/v1/permissions/check', ip: '127.0.0.1' });
+      } finally {
+        if (level === undefined) delete process.env.SWARM_LOG_LEVEL;
+        else process.env.SWARM_LOG_LEVEL = level;
+        refreshLogLevel();
+        restore();
+      }
+      // Next.js on its own believes no header: an address it cannot prove is no address.
+      const direct = await callRoute(check.POST as RouteHandler, '/api/v1/permissions/check', {
+        method: 'POST',
+        token: agent,
+        headers: { 'x-forwarded-for': '203.0.113.9', [CLIENT_ADDRESS_HEADER]: '198.51.100.66', [CLIENT_ADDRESS_PROOF_HEADER]: 'forged' },
+        body: JSON.stringify({ agent: 'trainer', tool: 'train_model', arguments: { dataset_id: 'ds-1', algorithm: 'xgb' } }),
+      });
+      expect(await decisionIp(((await direct.json()) as { decision_id: string }).decision_id)).toBeNull();
+    });
+
+    it('walks X-Forwarded-For from the right past trusted proxies, alike for the listener’s answers and Next.js’s', async () => {
+      const chain = { 'x-forwarded-for': '198.51.100.1, 203.0.113.5, 10.1.1.1' };
+      expect((await login(trustingPort, 'vera', chain)).status).toBe(401);
+      expect(await failedSignInIp()).toBe('203.0.113.5');
+      expect(await decisionIp(json(await allowedCheck(trustingPort, chain)).decision_id)).toBe('203.0.113.5');
+      // What a trusted proxy says of the host and scheme is believed; from anyone else it is not.
+      const forwarded = { 'x-forwarded-host': 'pdp.example', 'x-forwarded-proto': 'https' };
+      const trusted = JSON.parse((await send(trustingPort, { path: '/.well-known/authzen-configuration', headers: forwarded })).text) as { policy_decision_point: string };
+      const untrusted = JSON.parse((await send(port, { path: '/.well-known/authzen-configuration', headers: forwarded })).text) as { policy_decision_point: string };
+      expect(trusted.policy_decision_point).toBe('https://pdp.example');
+      expect(untrusted.policy_decision_point).toBe(`http://127.0.0.1:${port}`);
+    });
+
+    it('keeps password spraying with a new X-Forwarded-For each attempt throttled by the one real address', async () => {
+      const took: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const started = performance.now();
+        const r = await login(port, `sprayed${i}`, { 'x-forwarded-for': `203.0.113.${100 + i}` });
+        took.push(performance.now() - started);
+        expect(r.status).toBe(401);
+        expect(await failedSignInIp()).toBe('127.0.0.1');
+      }
+      // Each user name is new, so only the address slows the spray down: from the fourth failure from it on.
+      expect(took.at(-1)).toBeGreaterThanOrEqual(250);
     });
   });
 }
