@@ -20,7 +20,6 @@ import { observeDecision, processMetrics } from './ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from './notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from './hooks/config';
 import type { HookRunner, TypeScriptHook } from './hooks/runner';
-import { LoginThrottle } from './auth/throttle';
 import { parseTrustedProxies, TRUSTED_PROXIES_ENV, type TrustedProxies } from './http/client-address';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from './profiles/load';
 
@@ -95,8 +94,6 @@ export abstract class AppBase {
   readonly testFiles: WatchedFile<PolicyTests>[];
   /** the active compliance profiles: their rules, gates, tests, locked flags, retention, masking and control mapping */
   readonly profiles: ActiveProfiles;
-  /** failed sign-ins, for the sign-in form and the login API alike (in memory, this process) */
-  readonly loginThrottle = new LoginThrottle();
   /**
    * SWARM_TRUSTED_PROXIES: the proxies whose X-Forwarded-For hops the decision listener believes (none by default).
    * Parsed here, so that every process of the server refuses to start on an entry that is not a CIDR.
