@@ -84,6 +84,22 @@ describe('swarm users and tokens', () => {
     expect(app.auth.verifyLogin('alice', 'correct-horse-battery')?.username).toBe('alice');
   });
 
+  it('unlocks a user name a profile locked after failed sign-ins, recorded as auth.unlocked', async () => {
+    const policy = { afterFailures: 2, lockSeconds: 1800 };
+    const now = Date.now() / 1000;
+    for (let i = 0; i < 2; i++) {
+      app.loginAttempts.start('user:victor', [], now, policy);
+      app.loginAttempts.failed('user:victor', [], now, policy);
+    }
+    expect(app.loginAttempts.start('user:victor', [], now + 1, policy)).toMatchObject({ kind: 'locked' });
+    const r = await swarm('users', 'unlock', 'victor');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('User name "victor" is unlocked; its failed sign-ins are forgotten.\n');
+    expect(app.loginAttempts.start('user:victor', [], now + 2, policy)).toEqual({ kind: 'go', failures: 0, delayMs: 0 });
+    app.loginAttempts.release('user:victor');
+    expect(app.securityEvents.ofType('auth.unlocked', 1)[0]).toMatchObject({ target: 'victor', outcome: 'succeeded', actor: expect.stringMatching(/^cli:/) });
+  });
+
   it('creates an agent token that acts only as that agent', async () => {
     const r = await swarm('tokens', 'add', '--agent', 'data_cleaner');
     expect(r.code).toBe(0);

@@ -12,6 +12,8 @@ Users and tokens
   swarm tokens revoke ID
       List tokens (no secrets), or revoke one: it stops authenticating at once.
   swarm users set-role NAME viewer|auditor|operator|admin
+  swarm users unlock NAME
+      Lift the lock a compliance profile put on a user name after failed sign-ins.
 
 Audit
   swarm denials [--since SECONDS] [--agent A] [--tool T] [--role R] [--rule-source S]

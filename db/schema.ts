@@ -353,3 +353,23 @@ export const authGeneration = sqliteTable('auth_generation', {
   id: integer('id').primaryKey(),
   n: integer('n').notNull(),
 });
+
+/**
+ * Sign-in attempts, per user name (`user:<name in lower case>`) and per client address (`ip:<address>`), shared by every
+ * process on the database (the Next.js server that signs people in, several servers on one database): the failures
+ * that slow the next attempt down, the lock a compliance profile puts on a user name after too many of them, and the
+ * attempt in progress (`busy_until`), so that attempts for one user name are taken one at a time (lib/auth/attempts.ts).
+ * Rows are forgotten when quiet (pruned).
+ */
+export const loginAttempts = sqliteTable(
+  'login_attempts',
+  {
+    key: text('key').primaryKey(),
+    failures: integer('failures').notNull().default(0),
+    /** seconds since the epoch */
+    lastFailureAt: real('last_failure_at'),
+    lockedUntil: real('locked_until'),
+    busyUntil: real('busy_until'),
+  },
+  (t) => [index('login_attempts_last_failure').on(t.lastFailureAt)],
+);

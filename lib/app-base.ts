@@ -20,7 +20,7 @@ import { observeDecision, processMetrics } from './ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from './notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from './hooks/config';
 import type { HookRunner, TypeScriptHook } from './hooks/runner';
-import { LoginThrottle } from './auth/throttle';
+import { parseTrustedProxies, TRUSTED_PROXIES_ENV, type TrustedProxies } from './http/client-address';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from './profiles/load';
 
 export interface AppOptions {
@@ -99,8 +99,11 @@ export abstract class AppBase {
   readonly testFiles: WatchedFile<PolicyTests>[];
   /** the active compliance profiles: their rules, gates, tests, locked flags, retention, masking and control mapping */
   readonly profiles: ActiveProfiles;
-  /** failed sign-ins, for the sign-in form and the login API alike (in memory, this process) */
-  readonly loginThrottle = new LoginThrottle();
+  /**
+   * SWARM_TRUSTED_PROXIES: the proxies whose X-Forwarded-For hops the decision listener believes (none by default).
+   * Parsed here, so that every process of the server refuses to start on an entry that is not a CIDR.
+   */
+  readonly trustedProxies: TrustedProxies;
   abstract readonly engine: PermissionEngine;
   abstract readonly hooks: HookRunner;
   private readonly withProfiles = new WeakMap<CompiledPolicy, CompiledPolicy>();
@@ -109,6 +112,7 @@ export abstract class AppBase {
 
   constructor(readonly options: AppOptions) {
     this.env = options.env ?? process.env;
+    this.trustedProxies = parseTrustedProxies(this.env[TRUSTED_PROXIES_ENV]);
     const configDir = resolvePath(/*turbopackIgnore: true*/ options.configDir ?? (this.env.SWARM_CONFIG_DIR || 'config'));
     this.configDir = configDir;
     this.profiles = activeProfiles(this.env, configDir, options.profile);

@@ -10,6 +10,16 @@ afterEach(() => {
   t = undefined;
 });
 
+describe('the start', () => {
+  it('refuses SWARM_TRUSTED_PROXIES with an entry that is not an address or a CIDR, naming the entry', () => {
+    // Checked before the database is opened (AppBase), so every process of the server stops on it: the start script,
+    // the listener workers and Next.js.
+    expect(() => createApp({ dbPath: '/nonexistent/never-opened.db', env: { SWARM_TRUSTED_PROXIES: '10.0.0.0/8, 10.0.0.0/33' } })).toThrow(
+      'SWARM_TRUSTED_PROXIES: "10.0.0.0/33" is not an address or a CIDR',
+    );
+  });
+});
+
 describe('first start', () => {
   it('creates the admin once with a random password, shown only in the report', () => {
     t = tempApp();

@@ -16,6 +16,7 @@ import { SecurityEventQueries } from './audit/security-events';
 import { catchUpIfBehind } from './audit/denial-rollup';
 import { catchUpSearchIndex } from './audit/denial-search';
 import { AuthStore } from './auth/store';
+import { SqliteLoginAttempts } from './auth/attempts';
 import { randomPassword } from './auth/secrets';
 import { FlagService } from './flags/service';
 import { PermissionEngine } from './permissions';
@@ -36,6 +37,8 @@ export class SwarmApp extends AppBase {
   readonly approvals: ApprovalStore;
   readonly flags: FlagService;
   readonly auth: AuthStore;
+  /** failed sign-ins, locks and the attempt under way per user name, shared with every process on the file */
+  readonly loginAttempts: SqliteLoginAttempts;
   /** queues notifications where events are seen and delivers them in the background (lib/notifications) */
   readonly notifications: NotificationService;
   /** runs the hooks of config/hooks.yaml and those registered in code (registerHook) around every tool call */
@@ -136,6 +139,7 @@ export class SwarmApp extends AppBase {
     this.auth = new AuthStore(this.db, (e) =>
       this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail }),
     );
+    this.loginAttempts = new SqliteLoginAttempts(this.db.$client);
     this.engine = this.measured(this.newEngine());
     if (options.sweepApprovals) this.startSweeper();
     if (options.deliverNotifications ?? options.sweepApprovals) this.notifications.startDelivery();

@@ -20,6 +20,7 @@ import { PgAuditRecorder } from './audit/pg-recorder';
 import { PgRevisionStore } from './audit/pg-revisions';
 import { PgSecurityEventQueries } from './audit/pg-security-events';
 import { PgAuthStore } from './auth/pg-store';
+import { PgLoginAttempts } from './auth/pg-attempts';
 import { randomPassword } from './auth/secrets';
 import { PgFlagService } from './flags/pg-service';
 import { HookRunner } from './hooks/runner';
@@ -40,6 +41,8 @@ export class PgSwarmApp extends AppBase {
   readonly flags: PgFlagService;
   readonly approvals: PgApprovalStore;
   readonly auth: PgAuthStore;
+  /** failed sign-ins, locks and the attempt under way per user name, shared by the servers */
+  readonly loginAttempts: PgLoginAttempts;
   readonly recorder: PgAuditRecorder;
   readonly revisions: PgRevisionStore;
   readonly denials: PgDenialStore;
@@ -123,6 +126,7 @@ export class PgSwarmApp extends AppBase {
     this.auth = new PgAuthStore(pool, async (e) => {
       await this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail });
     });
+    this.loginAttempts = new PgLoginAttempts(pool);
     this.engine = this.measured(
       new PermissionEngine({
         sources: () => this.defaultSources(),

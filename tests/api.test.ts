@@ -6,9 +6,12 @@ import { join } from 'node:path';
 import { callRoute, useTempServerEnv, type RouteHandler } from './support/in-process-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const server = useTempServerEnv('api');
+// The secret of a start: the listener proves the client address to Next.js with it (lib/http/client-address.ts).
+const INTERNAL_SECRET = 'api-test-internal-secret-0123456789';
+const server = useTempServerEnv('api', { env: { SWARM_INTERNAL_SECRET: INTERNAL_SECRET } });
 
 const { getSqliteApp } = await import('@/lib/app');
+const { CLIENT_ADDRESS_HEADER, CLIENT_ADDRESS_PROOF_HEADER, clientAddressProof } = await import('@/lib/http/client-address');
 const health = await import('@/app/api/v1/health/route');
 const login = await import('@/app/api/v1/auth/login/route');
 const check = await import('@/app/api/v1/permissions/check/route');
@@ -213,7 +216,12 @@ describe('sessions', () => {
       ['nobody', 'failed'],
       ['olivia', 'failed'],
     ]);
-    await call(login.POST, '/api/v1/auth/login', { method: 'POST', headers: { 'x-forwarded-for': '203.0.113.7' }, body: JSON.stringify({ username: 'oscar', password: 'operator-password' }) });
+    // The address is the one the decision listener resolved and proves (lib/http/client-address.ts); a bare
+    // X-Forwarded-For is what any client can write, and is not believed.
+    await call(login.POST, '/api/v1/auth/login', { method: 'POST', headers: { 'x-forwarded-for': '203.0.113.8' }, body: JSON.stringify({ username: 'oscar', password: 'operator-password' }) });
+    expect(getSqliteApp().securityEvents.ofType('auth.login.succeeded', 1)[0]).toMatchObject({ actor: 'oscar', actorRole: 'operator', ip: null });
+    const proven = { [CLIENT_ADDRESS_HEADER]: '203.0.113.7', [CLIENT_ADDRESS_PROOF_HEADER]: clientAddressProof(INTERNAL_SECRET) };
+    await call(login.POST, '/api/v1/auth/login', { method: 'POST', headers: proven, body: JSON.stringify({ username: 'oscar', password: 'operator-password' }) });
     expect(getSqliteApp().securityEvents.ofType('auth.login.succeeded', 1)[0]).toMatchObject({ actor: 'oscar', actorRole: 'operator', ip: '203.0.113.7' });
   });
 

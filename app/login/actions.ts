@@ -4,7 +4,8 @@ import { cookies, headers } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { getApp } from '@/lib/app';
 import { passwordLogin, sessionCookie } from '@/lib/auth/login';
-import { clientIp, SESSION_COOKIE } from '@/lib/http/route';
+import { forwardedClientAddress } from '@/lib/http/client-address';
+import { SESSION_COOKIE } from '@/lib/http/route';
 import { safeNextPath } from '@/lib/http/page-auth';
 import { loginBodySchema } from '@/lib/http/schemas';
 import { ANONYMOUS } from '@/lib/permissions';
@@ -31,7 +32,8 @@ export async function signIn(previous: SignInState, form: FormData): Promise<Sig
   const rawNext = form.get('next');
   const next = typeof rawNext === 'string' && rawNext !== '' ? safeNextPath(rawNext) : '/';
   const h = await headers();
-  const ip = clientIp({ header: (name) => h.get(name) });
+  // The address the decision listener resolved (lib/http/client-address.ts), as for the login API.
+  const ip = forwardedClientAddress((name) => h.get(name));
   try {
     const app = await getApp();
     // The engine decides this endpoint like every other: an operator policy may close sign-in (by address, say).

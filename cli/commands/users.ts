@@ -9,6 +9,7 @@ import { inTransaction, pgDatabase } from '@/db/pg/client';
 import type { PgSwarmApp } from '@/lib/pg-app';
 import { hashPassword, randomToken, sha256 } from '@/lib/auth/secrets';
 import { assertNewUser, tokenOwner, type UserRole } from '@/lib/auth/store';
+import { unlockUserName } from '@/lib/auth/login';
 import { AppError } from '@/lib/errors';
 import type { App } from '@/lib/app';
 import { parseCommand, expectPositionals, requireOption } from '@/cli/args';
@@ -31,7 +32,8 @@ function printToken(io: Io, token: string, owner: string): void {
 
 export function usersCommand(ctx: CliContext, sub: string | undefined, args: string[]): Promise<number> {
   if (sub === 'set-role') return setRole(ctx, args);
-  if (sub !== 'add') throw new UsageError(sub ? `unknown command "users ${sub}".` : 'missing subcommand: swarm users add|set-role.', [], true);
+  if (sub === 'unlock') return unlock(ctx, args);
+  if (sub !== 'add') throw new UsageError(sub ? `unknown command "users ${sub}".` : 'missing subcommand: swarm users add|set-role|unlock.', [], true);
   const { values, positionals } = parseCommand(args, {
     role: { type: 'string' },
     password: { type: 'string' },
@@ -103,6 +105,17 @@ function setRole(ctx: CliContext, args: string[]): Promise<number> {
     if (!before) throw new CliError(`there is no user "${name}".`);
     await app.auth.setRole(name!, role, cliActor(ctx.env));
     ctx.io.out(`User "${name}" is now ${role} (was ${before.role}).\n`);
+    return 0;
+  });
+}
+
+/** Lift the lock a compliance profile put on a user name after failed sign-ins (recorded as auth.unlocked). */
+function unlock(ctx: CliContext, args: string[]): Promise<number> {
+  const { positionals } = parseCommand(args, {});
+  const [name] = expectPositionals(positionals, ['NAME']);
+  return withAnyApp(ctx, async (app) => {
+    const wasLocked = await unlockUserName(app, name!, cliActor(ctx.env));
+    ctx.io.out(wasLocked ? `User name "${name}" is unlocked; its failed sign-ins are forgotten.\n` : `User name "${name}" was not locked; its failed sign-ins are forgotten.\n`);
     return 0;
   });
 }

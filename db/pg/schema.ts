@@ -266,3 +266,16 @@ export const hookRateCalls = pgTable(
   },
   (t) => [index('hook_rate_calls_window').on(t.hook, t.agent, t.tool, t.at)],
 );
+
+/** Sign-in attempts per user name and per client address, shared by the servers (db/schema.ts, lib/auth/pg-attempts.ts). */
+export const loginAttempts = pgTable(
+  'login_attempts',
+  {
+    key: text('key').primaryKey(),
+    failures: integer('failures').notNull().default(0),
+    lastFailureAt: time('last_failure_at'),
+    lockedUntil: time('locked_until'),
+    busyUntil: time('busy_until'),
+  },
+  (t) => [index('login_attempts_last_failure').on(t.lastFailureAt)],
+);

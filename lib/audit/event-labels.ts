@@ -6,6 +6,8 @@
 export const EVENT_TYPE_LABELS: Record<string, string> = {
   'auth.login.succeeded': 'Signed in',
   'auth.login.failed': 'Sign-in failed',
+  'auth.locked': 'User name locked',
+  'auth.unlocked': 'User name unlocked',
   'auth.logout': 'Signed out',
   'user.created': 'User created',
   'user.role_changed': 'Role changed',

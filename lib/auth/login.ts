@@ -9,41 +9,146 @@ import { SESSION_TTL_SECONDS } from './store';
 
 /** Never says which part was wrong. */
 export const WRONG_CREDENTIALS = 'The user name or password is not correct.';
+/** Attempts for one user name are taken one at a time, on every server (lib/auth/attempts.ts). */
+export const ATTEMPT_UNDER_WAY = 'Other sign-ins for this user name are under way; wait for their answers, then try again.';
+/**
+ * Attempts for one user name that wait, in this process, for the one under way: a person signing in from two tabs
+ * waits a moment instead of being refused. More are refused at once (as an attempt under way in another process
+ * is), so guessing in parallel gains nothing and holds no more than this many requests open per name.
+ */
+export const MAX_WAITING_ATTEMPTS = 2;
+
+/** While a user name is locked: the same words whatever password was sent (none is checked). */
+export function lockedMessage(until: number): string {
+  return `This user name is locked after too many failed sign-ins, until ${new Date(until * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC. Try again then, or ask an administrator to unlock it (swarm users unlock NAME).`;
+}
 
 export type PasswordLogin =
   | { ok: true; user: { username: string; role: string }; token: string; expiresAt: number }
-  | { ok: false; message: string };
+  | {
+      ok: false;
+      /** 401 wrong credentials; 429 while the name is locked or another attempt for it is under way */
+      status: 401 | 429;
+      code: 'UNAUTHENTICATED' | 'ACCOUNT_LOCKED' | 'TOO_MANY_REQUESTS';
+      message: string;
+      /** when to try again (Retry-After), for a 429 */
+      retryAfterSeconds?: number;
+    };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The attempts of this process per user name: the last one's end, and how many wait behind the one under way. */
+const turns = new Map<string, { last: Promise<unknown>; waiting: number }>();
+
+/** Run `attempt` after the attempts of this process for the same name; undefined when too many wait already. */
+function inTurn<T>(userKey: string, attempt: () => Promise<T>): Promise<T> | undefined {
+  let turn = turns.get(userKey);
+  if (!turn) turns.set(userKey, (turn = { last: Promise.resolve(), waiting: -1 }));
+  if (turn.waiting >= MAX_WAITING_ATTEMPTS) return undefined;
+  turn.waiting++;
+  const t = turn;
+  const mine = t.last.then(attempt);
+  // The next attempt waits for this one's end, whatever it was (never a rejection left unhandled).
+  const done = () => {
+    t.waiting--;
+    if (t.waiting < 0 && turns.get(userKey) === t) turns.delete(userKey);
+  };
+  t.last = mine.then(done, done);
+  return mine;
+}
+
 /**
- * Check the credentials and open a session. Failures are throttled per user name always, and per client address only
- * when a proxy tells us the address (otherwise every client would share one key, and one attacker could slow
- * everybody's sign-in). Both outcomes are recorded in the audit trail; a trail that cannot be written throws.
+ * Check the credentials and open a session. Attempts for one user name are taken one at a time, across every process
+ * on the database: in this process a few wait for their turn, more are refused (429), and so is one while an attempt
+ * in another process is under way; each waits first for the delay its failures so far set (per user name, and per
+ * client address: lib/http/client-address.ts); so concurrent guesses cannot share one delay. A compliance profile with a `sign_in` lock (bfsi: 10 failures, 30 minutes; PCI DSS 8.3.4) locks the user name
+ * after that many failures in a row, recorded as `auth.locked`; while it is locked no password is checked and every
+ * attempt is refused with the same answer. Every outcome is recorded in the audit trail; a trail that cannot be
+ * written throws.
  */
 export async function passwordLogin(app: App, credentials: { username: string; password: string }, ip: string | undefined): Promise<PasswordLogin> {
+  const userKey = `user:${credentials.username.toLowerCase()}`;
+  const turn = inTurn(userKey, () => attempt(app, credentials, userKey, ip));
+  if (turn) return turn;
+  await refusedAttempt(app, credentials.username, ip, 'other attempts for this user name were under way');
+  return UNDER_WAY;
+}
+
+const UNDER_WAY: PasswordLogin = { ok: false, status: 429, code: 'TOO_MANY_REQUESTS', message: ATTEMPT_UNDER_WAY, retryAfterSeconds: 1 };
+
+/** An attempt refused without checking its password, in the trail as a refused sign-in. */
+async function refusedAttempt(app: App, username: string, ip: string | undefined, reason: string, detail: Record<string, unknown> = {}): Promise<void> {
+  const name = username.slice(0, 64);
+  await app.recorder.record({ kind: 'auth', type: 'auth.login.failed', actor: name, outcome: 'refused', target: name, ip: ip ?? null, detail: { reason, ...detail } });
+}
+
+/** One attempt, in its turn in this process: the database's turn (other processes), the lock, the delay, the check. */
+async function attempt(app: App, credentials: { username: string; password: string }, userKey: string, ip: string | undefined): Promise<PasswordLogin> {
   const { username, password } = credentials;
-  const keys = [`user:${username.toLowerCase()}`, ...(ip ? [`ip:${ip}`] : [])];
-  const delay = app.loginThrottle.delayFor(keys);
-  if (delay > 0) await sleep(delay);
-  const user = await app.auth.verifyLogin(username, password);
-  if (!user) {
-    app.loginThrottle.failure(keys);
-    await app.recorder.record({
-      kind: 'auth',
-      type: 'auth.login.failed',
-      actor: username.slice(0, 64),
-      outcome: 'failed',
-      target: username.slice(0, 64),
-      ip: ip ?? null,
-      detail: { reason: 'wrong user name or password', throttled_ms: delay },
-    });
-    return { ok: false, message: WRONG_CREDENTIALS };
+  const otherKeys = ip ? [`ip:${ip}`] : [];
+  const policy = app.profiles.lockout;
+  const name = username.slice(0, 64);
+  const refused = (reason: string, detail: Record<string, unknown> = {}) => refusedAttempt(app, username, ip, reason, detail);
+
+  const now = Date.now() / 1000;
+  const start = await app.loginAttempts.start(userKey, otherKeys, now, policy);
+  if (start.kind === 'locked') {
+    await refused('user name locked after failed sign-ins', { locked_until: new Date(start.until * 1000).toISOString() });
+    return { ok: false, status: 429, code: 'ACCOUNT_LOCKED', message: lockedMessage(start.until), retryAfterSeconds: Math.max(1, Math.ceil(start.until - now)) };
   }
-  app.loginThrottle.success([keys[0]!]);
-  const session = await app.auth.createSession(user.id);
-  await app.recorder.record({ kind: 'auth', type: 'auth.login.succeeded', actor: user.username, actorRole: user.role, outcome: 'succeeded', target: user.username, ip: ip ?? null });
-  return { ok: true, user: { username: user.username, role: user.role }, token: session.token, expiresAt: session.expiresAt };
+  if (start.kind === 'busy') {
+    await refused('an attempt for this user name was under way on another process');
+    return UNDER_WAY;
+  }
+  let settled = false;
+  try {
+    if (start.delayMs > 0) await sleep(start.delayMs);
+    const user = await app.auth.verifyLogin(username, password);
+    if (!user) {
+      const failure = await app.loginAttempts.failed(userKey, otherKeys, Date.now() / 1000, policy);
+      settled = true;
+      await app.recorder.record({
+        kind: 'auth',
+        type: 'auth.login.failed',
+        actor: name,
+        outcome: 'failed',
+        target: name,
+        ip: ip ?? null,
+        detail: { reason: 'wrong user name or password', throttled_ms: start.delayMs },
+      });
+      if (failure.lockedUntil === null || !policy) return { ok: false, status: 401, code: 'UNAUTHENTICATED', message: WRONG_CREDENTIALS };
+      await app.recorder.record({
+        kind: 'auth',
+        type: 'auth.locked',
+        actor: 'system',
+        outcome: 'succeeded',
+        target: name,
+        ip: ip ?? null,
+        detail: {
+          reason: `${policy.afterFailures} failed sign-ins in a row`,
+          locked_until: new Date(failure.lockedUntil * 1000).toISOString(),
+          lock_minutes: policy.lockSeconds / 60,
+          profiles: policy.profiles,
+        },
+      });
+      return { ok: false, status: 401, code: 'UNAUTHENTICATED', message: `${WRONG_CREDENTIALS} ${lockedMessage(failure.lockedUntil)}` };
+    }
+    await app.loginAttempts.succeeded(userKey);
+    settled = true;
+    const session = await app.auth.createSession(user.id);
+    await app.recorder.record({ kind: 'auth', type: 'auth.login.succeeded', actor: user.username, actorRole: user.role, outcome: 'succeeded', target: user.username, ip: ip ?? null });
+    return { ok: true, user: { username: user.username, role: user.role }, token: session.token, expiresAt: session.expiresAt };
+  } finally {
+    // An attempt that ended without an outcome (the database failed under it) frees the name for the next one.
+    if (!settled) await app.loginAttempts.release(userKey);
+  }
+}
+
+/** An administrator lifts the lock of a user name (and forgets its failures); recorded as auth.unlocked. */
+export async function unlockUserName(app: App, username: string, by: string): Promise<boolean> {
+  const wasLocked = await app.loginAttempts.unlock(`user:${username.toLowerCase()}`, Date.now() / 1000);
+  await app.recorder.record({ kind: 'auth', type: 'auth.unlocked', actor: by, outcome: 'succeeded', target: username.slice(0, 64), detail: { was_locked: wasLocked } });
+  return wasLocked;
 }
 
 /** The session cookie's attributes: HttpOnly, SameSite=Strict, for the session's lifetime, Secure over HTTPS. */

@@ -22,8 +22,9 @@
 import { z } from 'zod';
 import type { App } from '@/lib/app';
 import { AppError } from '@/lib/errors';
-import { Reply, ROUTE_SPEC } from '@/lib/http/route';
-import { ROUTES } from '@/lib/http/route-index';
+import { MALFORMED_PATH, Reply, ROUTE_SPEC } from '@/lib/http/route';
+import type { RouteEntry } from '@/lib/http/route-index';
+import { canonicalPath, matchRoute } from '@/lib/http/route-path';
 import { isRole, ROLES, roleRank, type CheckInput, type CheckResult, type Principal, type Role } from '@/lib/permissions';
 import { decideBatch } from './check';
 
@@ -100,12 +101,18 @@ export async function inputOf(app: App, caller: Principal, e: Evaluation): Promi
     const method = e.action.name.toUpperCase();
     if (!HTTP_METHODS.has(method)) throw new AppError('BAD_REQUEST', `action.name "${e.action.name}" is not an HTTP method.`);
     if (!e.resource.id.startsWith('/')) throw new AppError('BAD_REQUEST', 'resource.id of an http resource is a path starting with "/".');
+    // The path as the router goes by it (dot segments, repeated slashes, escapes), so that a spelling of a path cannot
+    // step around a rule on it: /api/v1/./flags/x is /api/v1/flags/x.
+    const canonical = canonicalPath(e.resource.id);
+    if (canonical === undefined) throw new AppError('BAD_REQUEST', `resource.id: ${MALFORMED_PATH}`);
     const given = props.required_role;
     if (given !== undefined && (typeof given !== 'string' || !isRole(given))) throw new AppError('BAD_REQUEST', `resource.properties.required_role is one of ${ROLES.join(', ')}.`);
-    // This product's own routes declare their role: an evaluation of one can never ask for less than the route does.
-    const declared = await declaredRole(method, e.resource.id);
+    // This product's own routes declare their role: an evaluation of one can never ask for less than the route does. A
+    // path that differs from one of them only by letter case is taken as that route (and decided on its spelling).
+    const match = matchRoute(canonical, { ignoreCase: true });
+    const declared = match ? await declaredRole(method, match.entry) : undefined;
     const role = declared && (!given || roleRank(given) < roleRank(declared)) ? declared : (given ?? 'viewer');
-    return { kind: 'http', principal, method, path: e.resource.id, requiredRole: role };
+    return { kind: 'http', principal, method, path: match?.path ?? canonical, requiredRole: role };
   }
   throw new AppError('BAD_REQUEST', `resource.type "${e.resource.type}" is not known here: use "tool" or "http".`);
 }
@@ -195,20 +202,16 @@ export function withRequestId(header: (name: string) => string | null, body: Aut
   return new Reply(body, id && id.length <= 200 ? { headers: { 'x-request-id': id } } : {});
 }
 
-/** This product's routes as segment patterns, split once (`{id}` matches any one segment). */
-const ROUTE_PATTERNS = ROUTES.map((entry) => ({ entry, segments: entry.path.split('/').filter(Boolean) }));
 /** The role each route declares per method, once its module is loaded (evaluations of one path repeat). */
 const declaredRoles = new Map<string, Role | null>();
 
-/** The role this product's route at `path` declares for `method` (requireRole), when the path is one of its routes. */
-async function declaredRole(method: string, path: string): Promise<Role | undefined> {
-  const segments = (path.split('?')[0] ?? '').split('/').filter(Boolean);
-  const match = ROUTE_PATTERNS.find((r) => r.segments.length === segments.length && r.segments.every((p, i) => (p.startsWith('{') && p.endsWith('}')) || p === segments[i]));
-  if (!match) return undefined;
-  const key = `${method} ${match.entry.path}`;
+/** The role this product's route declares for `method` (requireRole); HEAD is answered by the GET handler. */
+async function declaredRole(method: string, entry: RouteEntry): Promise<Role | undefined> {
+  const handlerMethod = method === 'HEAD' ? 'GET' : method;
+  const key = `${handlerMethod} ${entry.path}`;
   let role = declaredRoles.get(key);
   if (role === undefined) {
-    const handler = (await match.entry.load())[method] as { [ROUTE_SPEC]?: { role?: { role: Role } } } | undefined;
+    const handler = (await entry.load())[handlerMethod] as { [ROUTE_SPEC]?: { role?: { role: Role } } } | undefined;
     role = handler?.[ROUTE_SPEC]?.role?.role ?? null;
     declaredRoles.set(key, role);
   }

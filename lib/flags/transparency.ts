@@ -309,6 +309,7 @@ export function profilesToJson(active: ActiveProfiles, gates: readonly GateSpec[
       retention: p.retention ? { min_days: p.retention.minDays, basis: p.retention.basis } : null,
       masking: p.masking ? { keys: p.masking.keys, basis: p.masking.basis } : null,
       approvals: p.approvals ? { two_person_from_risk: p.approvals.twoPersonFromRisk, basis: p.approvals.basis } : null,
+      sign_in: p.signIn ? { lock_after_failures: p.signIn.lockAfterFailures, lock_minutes: p.signIn.lockMinutes, basis: p.signIn.basis } : null,
       rules: p.rules.map((r) => r.id),
       gates: active.gates.filter((g) => g.origin.startsWith(`profile ${p.name}:`)).map((g) => g.id),
       controls: p.controls.map((c) => ({

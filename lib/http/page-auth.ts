@@ -6,6 +6,7 @@ import { cookies, headers } from 'next/headers';
 import { forbidden, redirect } from 'next/navigation';
 import { getApp, type App } from '@/lib/app';
 import type { Principal, Role } from '@/lib/permissions';
+import { forwardedClientAddress } from './client-address';
 import { SESSION_COOKIE } from './route';
 
 export interface PageAccess {
@@ -46,7 +47,9 @@ export async function requireSignedIn(fallbackPath: string): Promise<{ app: App;
  */
 export async function requirePage(path: string, role: Role): Promise<PageAccess> {
   const { app, principal } = await requireSignedIn(path);
-  const decision = await app.engine.decideAsync({ kind: 'http', principal, method: 'GET', path, requiredRole: role });
+  const h = await headers();
+  const ip = forwardedClientAddress((name) => h.get(name));
+  const decision = await app.engine.decideAsync({ kind: 'http', principal, method: 'GET', path, requiredRole: role }, { ip });
   if (decision.decision !== 'ALLOW') forbidden();
   return { app, principal };
 }

@@ -156,7 +156,13 @@ export const ROUTES: readonly RouteEntry[] = [
     path: '/api/v1/auth/login',
     file: 'app/api/v1/auth/login/route.ts',
     load: () => import('@/app/api/v1/auth/login/route'),
-    methods: { POST: { tag: 'Sessions', summary: 'Sign in to the console: sets the session cookie.', responses: { '429': 'Too many attempts; try again later.' } } },
+    methods: {
+      POST: {
+        tag: 'Sessions',
+        summary: 'Sign in to the console: sets the session cookie.',
+        responses: { '429': 'ACCOUNT_LOCKED: the user name is locked after failed sign-ins (a compliance profile), or another attempt for it is under way; Retry-After says when to try again.' },
+      },
+    },
   },
   {
     path: '/api/v1/auth/logout',

@@ -10,6 +10,8 @@ import { isDatabaseUnreachable } from '@/db/pg/client';
 import { AppError } from '@/lib/errors';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { logRequest } from '@/lib/ops/log';
+import { forwardedClientAddress } from './client-address';
+import { canonicalPath } from './route-path';
 import { ANONYMOUS, AuditUnavailable, HookWouldWait, isPromise, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
@@ -29,6 +31,8 @@ export function requireRole(role: Role): RoleRequirement {
 }
 
 export const SESSION_COOKIE = 'swarm_session';
+/** The answer to a path whose escapes do not decode (`/api/v1/flags/%ZZ`), from the listener and the routes alike. */
+export const MALFORMED_PATH = 'The path is not valid: every "%" must start an escape of two hex digits, and the escapes must spell UTF-8.';
 export const MAX_BODY_BYTES = 64 * 1024;
 
 export interface RouteInput<P, Q, B> {
@@ -43,7 +47,7 @@ export interface RouteInput<P, Q, B> {
   body: B;
   /** the decision that let this request in */
   decision: CheckResult;
-  /** the client address, when a proxy says it (x-forwarded-for) */
+  /** the client's address (lib/http/client-address.ts: the socket's, or what trusted proxies say), when known */
   ip: string | undefined;
 }
 
@@ -65,6 +69,11 @@ export interface ApiRequest {
   path: string;
   url: URL;
   header(name: string): string | null;
+  /**
+   * the client's address, resolved once by the transport with the one rule of lib/http/client-address.ts: the
+   * decision listener from its socket and X-Forwarded-For, Next.js from what the listener proves it resolved
+   */
+  readonly clientAddress: string | undefined;
   /** the body as text (called at most once) */
   text(): Promise<string>;
   /** a web Request of the same request (for handlers that need one: cookies, streams) */
@@ -142,9 +151,22 @@ function readCookie(request: Pick<ApiRequest, 'header'>, name: string): string |
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodedCookie(part.slice(eq + 1).trim());
   }
   return undefined;
+}
+
+/**
+ * A cookie's value, its escapes decoded. A value whose escapes do not decode is taken as sent: it names no session,
+ * so the request is answered as one with an invalid session (401), never as a server error.
+ */
+function decodedCookie(value: string): string {
+  if (value.indexOf('%') < 0) return value;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }
 
 export interface Authentication {
@@ -196,12 +218,40 @@ function isCrossOrigin(request: ApiRequest): boolean {
   }
 }
 
+/**
+ * A body's bytes as text, the one decoding of every transport: UTF-8, malformed sequences as U+FFFD, a byte order
+ * mark kept (readBody decides what it means). The Fetch standard's text() would drop a mark, and Node.js's drops two.
+ */
+export function bodyText(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
+/**
+ * Thrown by a transport's text() when the body is larger than anything a route reads (the decision listener stops
+ * reading at 4 MiB): the route answers 413 with its own limit, as it does for a body it measured itself.
+ */
+export class BodyTooLarge extends Error {
+  constructor() {
+    super('The body is larger than the largest body read.');
+    this.name = 'BodyTooLarge';
+  }
+}
+
 async function readBody(request: ApiRequest, max = MAX_BODY_BYTES): Promise<unknown> {
   const length = Number(request.header('content-length') ?? '0');
   if (length > max) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${max} bytes.`);
-  const text = await request.text();
+  let text: string;
+  try {
+    text = await request.text();
+  } catch (error) {
+    if (error instanceof BodyTooLarge) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${max} bytes.`);
+    throw error;
+  }
   // A UTF-16 unit is at most 3 bytes of UTF-8: only a long text is measured (the measure walks the whole body).
   if (text.length * 3 > max && Buffer.byteLength(text) > max) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${max} bytes.`);
+  // One leading byte order mark is not part of the JSON (RFC 8259 8.1 lets a parser ignore it, as JSON.parse-compatible
+  // parsers do); the transports keep it in the text (bodyText), so that this one rule decides on every transport.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   // (a body that starts with '{' is not blank: no trimmed copy of it is made)
   if (text.charCodeAt(0) !== 0x7b && text.trim() === '') return {};
   const type = request.header('content-type') ?? '';
@@ -252,27 +302,19 @@ function mapError(error: unknown): ApiAnswer {
   return errorAnswer(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');
 }
 
-/** The client address a proxy reports (the first of x-forwarded-for), if any. */
-export function clientIp(request: Pick<ApiRequest, 'header'>): string | undefined {
-  const forwarded = request.header('x-forwarded-for');
-  if (!forwarded) return undefined;
-  const comma = forwarded.indexOf(',');
-  return (comma < 0 ? forwarded : forwarded.slice(0, comma)).trim() || undefined;
-}
-
 /**
  * Refuse a request that the wrapper itself refuses after the engine let it in (a cross-origin state change): recorded
  * through the recorder like any denied HTTP decision, with its own rule, then answered 403.
  */
-async function refuse(app: App, request: ApiRequest, principal: Principal, requiredRole: Role, reason: string): Promise<ApiAnswer> {
+async function refuse(app: App, request: ApiRequest, path: string, principal: Principal, requiredRole: Role, reason: string): Promise<ApiAnswer> {
   const ruleSource = 'csrf:origin';
   const rule: PermissionRule = { decision: 'DENY', priority: Number.MAX_SAFE_INTEGER, attribution: { source: 'csrf', id: 'origin' }, reason };
   const result: CheckResult = { decision: 'DENY', rule, trace: [rule], ruleSource, reason, decisionId: newDecisionId() };
   await app.recorder.record({
     kind: 'http',
-    context: { kind: 'http', principal, method: request.method, path: request.path, requiredRole, flags: app.flags.values() },
+    context: { kind: 'http', principal, method: request.method, path, requiredRole, flags: app.flags.values() },
     result,
-    ip: clientIp(request),
+    ip: request.clientAddress,
   });
   return errorAnswer(403, 'FORBIDDEN', reason, { rule_source: ruleSource, decision_id: result.decisionId });
 }
@@ -288,12 +330,14 @@ function answerDecisionId(answer: ApiAnswer): string | undefined {
 /** A Next.js Request as the core sees it. */
 function fromWebRequest(request: Request): ApiRequest {
   const url = new URL(request.url);
+  const header = (name: string) => request.headers.get(name);
   return {
     method: request.method,
     path: url.pathname,
     url,
-    header: (name) => request.headers.get(name),
-    text: () => request.text(),
+    header,
+    clientAddress: forwardedClientAddress(header),
+    text: async () => bodyText(new Uint8Array(await request.arrayBuffer())),
     toRequest: () => request,
   };
 }
@@ -309,11 +353,14 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
   const required = spec.role.role;
   const answerOf = async (app: App, request: ApiRequest, rawParams: Record<string, string | string[] | undefined>, seen: { decisionId?: string; principal?: string }): Promise<ApiAnswer> => {
     try {
+      // The path the engine decides on is the one the router went by: two spellings of one route are one path.
+      const path = canonicalPath(request.path);
+      if (path === undefined) return errorAnswer(400, 'BAD_REQUEST', MALFORMED_PATH);
       let authentication = authenticate(app, request);
       if (isPromise(authentication)) authentication = await authentication;
       const { principal, via, invalid } = authentication;
-      const ip = clientIp(request);
-      const input = { kind: 'http', principal, method: request.method, path: request.path, requiredRole: required } as const;
+      const ip = request.clientAddress;
+      const input = { kind: 'http', principal, method: request.method, path, requiredRole: required } as const;
       // Synchronous on SQLite (no hooks run for an HTTP decision); PostgreSQL's stores are awaited.
       const decision = app.kind === 'sqlite' ? app.engine.decide(input, { ip }) : await app.engine.decideAsync(input, { ip });
       seen.decisionId = decision.decisionId;
@@ -327,7 +374,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
         });
       }
       if (via === 'session' && !SAFE_METHODS.has(request.method) && isCrossOrigin(request)) {
-        return refuse(app, request, principal, required, 'A state-changing request from another origin is refused.');
+        return refuse(app, request, path, principal, required, 'A state-changing request from another origin is refused.');
       }
       const params = spec.params ? spec.params.safeParse(rawParams) : undefined;
       if (params && !params.success) return errorAnswer(400, 'BAD_REQUEST', 'The path is not valid.', { issues: zodIssues(params.error, 'path') });
@@ -373,6 +420,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
     logRequest({
       method: request.method,
       route: request.path,
+      ip: request.clientAddress,
       status: answer.status,
       durationMs: performance.now() - started,
       decisionId: answerDecisionId(answer) ?? seen.decisionId,

@@ -123,6 +123,8 @@ export interface RequestLog {
   durationMs: number;
   decisionId?: string | null;
   principal?: string;
+  /** the client's address (lib/http/client-address.ts), when known */
+  ip?: string;
 }
 
 /** One line per API request: error for 5xx, warn for 4xx, info otherwise. */
@@ -133,7 +135,7 @@ export function logRequest(r: RequestLog): void {
   sink(
     `{"time":"${isoNow()}","level":"${level}","msg":"request","process":"${processRole()}","method":${str(r.method)},` +
       `"route":${str(r.route)},"status":${r.status},"duration_ms":${Math.round(r.durationMs * 1000) / 1000}` +
-      `${r.decisionId ? `,"decision_id":${str(r.decisionId)}` : ''}${r.principal ? `,"principal":${str(r.principal)}` : ''}}`,
+      `${r.decisionId ? `,"decision_id":${str(r.decisionId)}` : ''}${r.principal ? `,"principal":${str(r.principal)}` : ''}${r.ip ? `,"ip":${str(r.ip)}` : ''}}`,
     level,
   );
 }

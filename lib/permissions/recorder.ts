@@ -21,6 +21,8 @@ export type ApprovalEventType = 'approval.requested' | 'approval.approved' | 'ap
 export type AuthEventType =
   | 'auth.login.succeeded'
   | 'auth.login.failed'
+  | 'auth.locked'
+  | 'auth.unlocked'
   | 'auth.logout'
   | 'user.created'
   | 'user.role_changed'

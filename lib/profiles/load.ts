@@ -33,6 +33,11 @@ export interface ActiveProfiles {
   readonly maskKeys: ReadonlySet<string>;
   /** the lowest risk from which gates need two people, and whose requirement it is */
   readonly twoPerson?: { fromRisk: GateRisk; profiles: readonly string[] };
+  /**
+   * the lock of a user name after failed sign-ins: the fewest failures and the longest lock of the profiles that ask
+   * for one (each may come from another profile), and which profiles ask
+   */
+  readonly lockout?: SignInLockout;
   /** the gates the profiles declare (origin `profile <name>: <file>:<line>:<col>`) */
   readonly gates: readonly GateSpec[];
   /** their policy rules, ids prefixed with the profile's name */
@@ -40,6 +45,12 @@ export interface ActiveProfiles {
   readonly rulePositions: readonly string[];
   /** the texts, for the policy revision and explain */
   readonly sources: readonly ProfileSource[];
+}
+
+export interface SignInLockout {
+  afterFailures: number;
+  lockSeconds: number;
+  profiles: readonly string[];
 }
 
 export const NO_PROFILES: ActiveProfiles = combineProfiles([], 'none');
@@ -127,6 +138,14 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
     if (!twoPerson || GATE_RISKS.indexOf(r) < GATE_RISKS.indexOf(twoPerson.fromRisk)) twoPerson = { fromRisk: r, profiles: [p.name] };
     else if (r === twoPerson.fromRisk) twoPerson.profiles.push(p.name);
   }
+  let lockout: { afterFailures: number; lockSeconds: number; profiles: string[] } | undefined;
+  for (const p of profiles) {
+    if (!p.signIn) continue;
+    lockout ??= { afterFailures: p.signIn.lockAfterFailures, lockSeconds: p.signIn.lockMinutes * 60, profiles: [] };
+    lockout.afterFailures = Math.min(lockout.afterFailures, p.signIn.lockAfterFailures);
+    lockout.lockSeconds = Math.max(lockout.lockSeconds, p.signIn.lockMinutes * 60);
+    lockout.profiles.push(p.name);
+  }
   const gates: GateSpec[] = [];
   for (const s of sources) {
     if (s.texts.gates === undefined) continue;
@@ -141,6 +160,7 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
     retention,
     maskKeys: new Set(profiles.flatMap((p) => p.masking?.keys ?? []).map((k) => k.toLowerCase())),
     twoPerson,
+    lockout,
     gates,
     rules: profiles.flatMap((p) => p.rules),
     rulePositions: profiles.flatMap((p) => p.rulePositions),

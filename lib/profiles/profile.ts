@@ -1,7 +1,8 @@
 /**
  * Compliance profiles. A profile is a folder `config/profiles/<name>/`:
  *
- *   profile.yaml   what it is, the flags it locks, retention, masking, approval requirements, its control mapping
+ *   profile.yaml   what it is, the flags it locks, retention, masking, approval requirements, the lock of a user name
+ *                  after failed sign-ins, its control mapping
  *   policy.yaml    its policy rules (optional), attributed `policy:<name>/<rule id>`
  *   gates.yaml     its human-approval gates (optional), merged with the code's and config/gates.yaml
  *   tests.yaml     its policy tests (optional), run like config/policy_tests.yaml
@@ -41,7 +42,7 @@ export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 export const SERVED_BY_KINDS = ['rule', 'gate', 'flag', 'invariant', 'setting'] as const;
 export type ServedByKind = (typeof SERVED_BY_KINDS)[number];
 /** The settings of a profile that a control may name. */
-export const PROFILE_SETTINGS = ['retention', 'masking', 'approvals', 'locks'] as const;
+export const PROFILE_SETTINGS = ['retention', 'masking', 'approvals', 'sign_in', 'locks'] as const;
 
 const servedBy = z
   .string()
@@ -91,6 +92,15 @@ export const profileFileSchema = z.strictObject({
       basis: z.string().trim().min(1),
     })
     .optional(),
+  sign_in: z
+    .strictObject({
+      /** a user name is locked after this many failed sign-ins in a row (PCI DSS 8.3.4: at most 10) */
+      lock_after_failures: z.number().int().min(1).max(1_000),
+      /** and stays locked this long (PCI DSS 8.3.4: at least 30 minutes) */
+      lock_minutes: z.number().int().min(1).max(10_080),
+      basis: z.string().trim().min(1),
+    })
+    .optional(),
   controls: z.array(controlSchema).default([]),
 });
 
@@ -118,6 +128,8 @@ export interface LoadedProfile {
   retention?: { minDays: number; basis: string };
   masking?: { keys: readonly string[]; basis: string };
   approvals?: { twoPersonFromRisk: GateRisk; basis: string };
+  /** the lock of a user name after failed sign-ins (lib/auth/login.ts) */
+  signIn?: { lockAfterFailures: number; lockMinutes: number; basis: string };
   /** its policy rules, ids already prefixed `<name>/` (attributed `policy:<name>/<id>`) */
   rules: readonly PolicyRuleInput[];
   /** file:line:column of each rule */
@@ -172,7 +184,7 @@ export function parseProfile(name: string, folder: string, texts: ProfileTexts):
       if ((s.kind === 'flag' || s.kind === 'invariant') && !FLAGS_BY_NAME.has(s.ref)) issue(where, `"${s.ref}" names no flag in the catalog`);
       if (s.kind === 'invariant' && FLAGS_BY_NAME.get(s.ref)?.tier !== 'invariant' && FLAGS_BY_NAME.has(s.ref)) issue(where, `"${s.ref}" is not an invariant`);
       if (s.kind === 'setting' && !(PROFILE_SETTINGS as readonly string[]).includes(s.ref)) issue(where, `setting is one of ${PROFILE_SETTINGS.join(', ')}`);
-      if (s.kind === 'setting' && s.ref !== 'locks' && data[s.ref as 'retention' | 'masking' | 'approvals'] === undefined) {
+      if (s.kind === 'setting' && s.ref !== 'locks' && data[s.ref as 'retention' | 'masking' | 'approvals' | 'sign_in'] === undefined) {
         issue(where, `the profile has no "${s.ref}" setting`);
       }
     }),
@@ -189,6 +201,7 @@ export function parseProfile(name: string, folder: string, texts: ProfileTexts):
     retention: data.retention && { minDays: data.retention.min_days, basis: data.retention.basis },
     masking: data.masking && { keys: data.masking.keys, basis: data.masking.basis },
     approvals: data.approvals && { twoPersonFromRisk: data.approvals.two_person_from_risk, basis: data.approvals.basis },
+    signIn: data.sign_in && { lockAfterFailures: data.sign_in.lock_after_failures, lockMinutes: data.sign_in.lock_minutes, basis: data.sign_in.basis },
     rules,
     rulePositions,
     controls: data.controls.map((c, i) => {

@@ -160,6 +160,23 @@ describe('an active profile', () => {
     expect(a.gates.gates.find((g) => g.id === 'external-mail')!.approvers.count).toBe(1);
   });
 
+  it('locks a user name after failed sign-ins as bfsi says (PCI DSS 8.3.4: 10 attempts, 30 minutes); combined, the strictest of each', () => {
+    const bfsi = app('bfsi', { dbName: 'bfsi-lock.db' });
+    expect(bfsi.profiles.lockout).toEqual({ afterFailures: 10, lockSeconds: 1800, profiles: ['bfsi'] });
+    expect(bfsi.profiles.profiles[0]!.controls.find((c) => c.id === '8.3.4')?.servedBy).toEqual([{ kind: 'setting', ref: 'sign_in' }]);
+    expect(app('healthcare', { dbName: 'hc.db' }).profiles.lockout).toBeUndefined();
+    const folder = join(dir!, 'config', 'profiles', 'strict_lock');
+    cpSync(join(dir!, 'config', 'profiles', 'bfsi'), folder, { recursive: true });
+    writeFileSync(
+      join(folder, 'profile.yaml'),
+      'title: Strict lock\ndescription: Five attempts, ten minutes.\nframeworks: [internal policy]\nsign_in:\n  lock_after_failures: 5\n  lock_minutes: 10\n  basis: internal\n',
+    );
+    writeFileSync(join(folder, 'tests.yaml'), 'tests: []\n');
+    writeFileSync(join(folder, 'policy.yaml'), 'rules: []\n');
+    // five attempts from one, thirty minutes from the other
+    expect(app('bfsi,strict_lock', { dbName: 'both.db' }).profiles.lockout).toEqual({ afterFailures: 5, lockSeconds: 1800, profiles: ['bfsi', 'strict_lock'] });
+  });
+
   it('keeps rows in the live trail for its retention: an archive cut-off inside it is refused', () => {
     const a = app('eu_ai_act_high_risk');
     const now = Date.parse('2026-11-23T00:00:00Z') / 1000;

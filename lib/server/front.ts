@@ -13,7 +13,9 @@ import type { PgSwarmApp } from '@/lib/pg-app';
 import { timingSafeEqual } from 'node:crypto';
 import { Gauge } from 'prom-client';
 import { onWriteIntent } from '@/db/write-intent';
-import { requireRole, route, ROUTE_CORE, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
+import { BodyTooLarge, bodyText, MALFORMED_PATH, MAX_BODY_BYTES, requireRole, route, ROUTE_CORE, ROUTE_SPEC, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
+import { allowedMethods, isWellEscaped } from '@/lib/http/route-path';
+import { CLIENT_ADDRESS_HEADER, CLIENT_ADDRESS_PROOF_HEADER, clientAddressProof, resolveClientAddress, type TrustedProxies } from '@/lib/http/client-address';
 import { log, logRequest } from '@/lib/ops/log';
 import { INTERNAL_METRICS_PATH, INTERNAL_SECRET_ENV, INTERNAL_SECRET_HEADER } from '@/lib/ops/internal';
 import { mergedText, processMetrics, PROMETHEUS_CONTENT_TYPE, stateRegistry, type MetricsJson } from '@/lib/ops/metrics';
@@ -23,23 +25,36 @@ import * as evaluation from '@/app/access/v1/evaluation/route';
 import * as evaluations from '@/app/access/v1/evaluations/route';
 import * as finished from '@/app/api/v1/permissions/finished/route';
 
+/** A route answered here: its core, and the largest body it reads (its route() spec's). */
+interface DirectRoute {
+  core: RouteCore;
+  maxBodyBytes: number;
+}
+
+const direct = (handler: typeof check.POST): DirectRoute => ({ core: handler[ROUTE_CORE], maxBodyBytes: handler[ROUTE_SPEC].maxBodyBytes ?? MAX_BODY_BYTES });
+
 /** The routes answered directly: POST only, bearer token only. */
-export const DIRECT_ROUTES: ReadonlyMap<string, RouteCore> = new Map([
-  ['/api/v1/permissions/check', check.POST[ROUTE_CORE]],
-  ['/api/v1/permissions/check/batch', batch.POST[ROUTE_CORE]],
-  ['/access/v1/evaluation', evaluation.POST[ROUTE_CORE]],
-  ['/access/v1/evaluations', evaluations.POST[ROUTE_CORE]],
+export const DIRECT_ROUTES: ReadonlyMap<string, DirectRoute> = new Map([
+  ['/api/v1/permissions/check', direct(check.POST)],
+  ['/api/v1/permissions/check/batch', direct(batch.POST)],
+  ['/access/v1/evaluation', direct(evaluation.POST)],
+  ['/access/v1/evaluations', direct(evaluations.POST)],
   // agents report each finished call right after it (after_tool_call hooks): as frequent as their checks
-  ['/api/v1/permissions/finished', finished.POST[ROUTE_CORE]],
+  ['/api/v1/permissions/finished', direct(finished.POST)],
 ]);
 
-/** The largest body read here before the route's own limit answers 413 (the batch routes take 4 MiB). */
-const READ_LIMIT = 4 * 1024 * 1024;
+/**
+ * The methods served at all. Any other (TRACE, CONNECT, PROPFIND…) is answered 405 here: Next.js cannot even build a
+ * web Request for TRACE or CONNECT, and answered them 500.
+ */
+const SERVED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** The headers next.config.mjs sets on every answer, so a direct answer is indistinguishable. */
 const SECURITY_HEADERS = { 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'same-origin' };
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer']);
+/** Headers only the listener writes toward Next.js: a client's own copy is never passed on. */
+const FROM_LISTENER_ONLY = new Set([CLIENT_ADDRESS_HEADER, CLIENT_ADDRESS_PROOF_HEADER]);
 
 export interface FrontOptions {
   app: App;
@@ -52,6 +67,8 @@ export interface FrontOptions {
    * undefined, or an answer of undefined: this process's registry alone
    */
   processMetrics?: () => Promise<MetricsJson[] | undefined>;
+  /** the proxies whose forwarding headers are believed (default: the application's, SWARM_TRUSTED_PROXIES) */
+  trustedProxies?: TrustedProxies;
 }
 
 /** The decision listener: a node:http server that can also shut down gracefully. */
@@ -78,17 +95,32 @@ function headerOf(headers: IncomingHttpHeaders, name: string): string | null {
   return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
 }
 
-/** The body, up to the limit; beyond it the rest is drained and the text is cut (the route answers 413). */
-function readText(req: IncomingMessage): Promise<string> {
+/** A body as read here: its text, or that it is larger than the route reads (the route then answers 413). */
+type Body = { text: string; tooLarge: false } | { text: ''; tooLarge: true };
+const TOO_LARGE: Body = { text: '', tooLarge: true };
+
+/**
+ * The body's text, read up to `limit` bytes. A body declared or found larger is not read on (the route answers 413 and
+ * the connection is closed after it: see send): nothing is cut and decided, and nothing unbounded is read. (Decoding
+ * never makes a text shorter than its bytes, so a body too large here is too large for the route on Next.js.)
+ */
+function readText(req: IncomingMessage, limit: number): Promise<Body> {
   return new Promise((resolve, reject) => {
+    if (Number(req.headers['content-length']) > limit) return resolve(TOO_LARGE);
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (c: Buffer) => {
+    const onData = (c: Buffer) => {
       size += c.length;
-      if (size <= READ_LIMIT + 1) chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
+      if (size > limit) {
+        req.off('data', onData).off('end', onEnd).pause();
+        resolve(TOO_LARGE);
+        return;
+      }
+      chunks.push(c);
+    };
+    // Decoded as on Next.js (bodyText), so that a byte order mark is decided alike (README, "Who answers").
+    const onEnd = () => resolve({ text: bodyText(Buffer.concat(chunks, size)), tooLarge: false });
+    req.on('data', onData).on('end', onEnd).on('error', reject);
   });
 }
 
@@ -98,29 +130,27 @@ function readText(req: IncomingMessage): Promise<string> {
  */
 class ListenerRequest implements ApiRequest {
   readonly method: string;
-  private readonly body: Promise<string>;
 
   constructor(
     private readonly req: IncomingMessage,
     readonly path: string,
-    bodyText: string,
+    private readonly body: Body,
+    readonly clientAddress: string | undefined,
     private parsed?: URL,
   ) {
     this.method = req.method ?? 'GET';
-    this.body = Promise.resolve(bodyText);
   }
 
   get url(): URL {
     return (this.parsed ??= new URL(this.req.url ?? this.path, `http://${this.req.headers.host ?? 'localhost'}`));
   }
 
-  /** As for proxied requests: what the client said, else (x-forwarded-for) the socket's address. */
   header(name: string): string | null {
-    return headerOf(this.req.headers, name) ?? (name.toLowerCase() === 'x-forwarded-for' ? (this.req.socket.remoteAddress ?? null) : null);
+    return headerOf(this.req.headers, name);
   }
 
   text(): Promise<string> {
-    return this.body;
+    return this.body.tooLarge ? Promise.reject(new BodyTooLarge()) : Promise.resolve(this.body.text);
   }
 
   toRequest(): Request {
@@ -128,15 +158,28 @@ class ListenerRequest implements ApiRequest {
   }
 }
 
+/**
+ * Send an answer. When the request's body was not read to its end (it was too large), the connection is closed after
+ * the answer: the rest of the body is never read, and a next request on the connection cannot be mistaken for it (a
+ * client that stopped sending would otherwise wait for the keep-alive timeout).
+ */
 async function send(res: ServerResponse, answer: ApiAnswer): Promise<void> {
+  const close = !res.req.complete;
   if (answer instanceof Response) {
     const bytes = Buffer.from(await answer.arrayBuffer());
-    res.writeHead(answer.status, { ...SECURITY_HEADERS, ...Object.fromEntries(answer.headers), 'content-length': bytes.length });
+    res.writeHead(answer.status, { ...SECURITY_HEADERS, ...Object.fromEntries(answer.headers), 'content-length': bytes.length, ...(close ? { connection: 'close' } : {}) });
     res.end(bytes);
     return;
   }
   const json = JSON.stringify(answer.body);
-  res.writeHead(answer.status, [...headList(answer.headers), 'content-length', String(Buffer.byteLength(json))]);
+  res.writeHead(answer.status, [...headList(answer.headers), 'content-length', String(Buffer.byteLength(json)), ...(close ? ['connection', 'close'] : [])]);
+  res.end(json);
+}
+
+/** A JSON error answered by the listener itself (a method it does not serve, a path that does not decode). */
+function sendError(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+  const json = JSON.stringify({ error: { code, message } });
+  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json', 'cache-control': 'no-store', ...headers, 'content-length': Buffer.byteLength(json) });
   res.end(json);
 }
 
@@ -160,14 +203,14 @@ function headList(headers: Record<string, string>): string[] {
  * route. The path is compared as sent (up to the query), without parsing the address: a path that only parsing would
  * make one of these (dot segments, escapes) is not one of them, and goes to Next.js like any other request.
  */
-export function directCore(req: IncomingMessage): { core: RouteCore; path: string } | undefined {
+export function directCore(req: IncomingMessage): (DirectRoute & { path: string }) | undefined {
   if (req.method !== 'POST') return undefined;
   const raw = req.url ?? '';
   const q = raw.indexOf('?');
   const path = q < 0 ? raw : raw.slice(0, q);
-  const core = DIRECT_ROUTES.get(path);
-  if (!core || !/^Bearer\s/i.test(headerOf(req.headers, 'authorization') ?? '')) return undefined;
-  return { core, path };
+  const route = DIRECT_ROUTES.get(path);
+  if (!route || !/^Bearer\s/i.test(headerOf(req.headers, 'authorization') ?? '')) return undefined;
+  return { ...route, path };
 }
 
 interface Pending {
@@ -333,6 +376,10 @@ export function createFrontServer(options: FrontOptions): FrontServer {
   const { app, upstream } = options;
   const agent = new Agent({ keepAlive: true, maxSockets: 128 });
   const internalSecret = options.internalSecret ?? process.env[INTERNAL_SECRET_ENV];
+  const addressProof = internalSecret ? clientAddressProof(internalSecret) : undefined;
+  /** The client's address: the one rule of lib/http/client-address.ts, on this socket. */
+  const trusted = options.trustedProxies ?? app.trustedProxies;
+  const clientOf = (req: IncomingMessage): string | undefined => resolveClientAddress(req.socket.remoteAddress, headerOf(req.headers, 'x-forwarded-for'), trusted);
 
   /** The Next.js server's registry, or undefined when it does not answer (then only this process is reported). */
   const upstreamMetrics = (): Promise<MetricsJson | undefined> =>
@@ -378,7 +425,7 @@ export function createFrontServer(options: FrontOptions): FrontServer {
       metricsText().then(
         (text) => {
           void done(new Response(text, { headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' } }));
-          logRequest({ method: 'GET', route: '/metrics', status: 200, durationMs: performance.now() - started, principal: 'metrics-token' });
+          logRequest({ method: 'GET', route: '/metrics', status: 200, durationMs: performance.now() - started, principal: 'metrics-token', ip: clientOf(req) });
         },
         (error: unknown) => {
           log('error', 'metrics failed', { error: error instanceof Error ? error.message : String(error) });
@@ -388,24 +435,46 @@ export function createFrontServer(options: FrontOptions): FrontServer {
       return;
     }
     // Anyone else: an admin token or session, decided (and a refusal recorded) like any admin route.
-    readText(req).then(
-      (text) => metricsCore(app, new ListenerRequest(req, url.pathname, text, url), {}).then(done, () => done(INTERNAL_ERROR)),
+    readText(req, MAX_BODY_BYTES).then(
+      (body) => metricsCore(app, new ListenerRequest(req, url.pathname, body, clientOf(req), url), {}).then(done, () => done(INTERNAL_ERROR)),
       () => res.destroy(),
     );
   };
 
   const proxy = (req: IncomingMessage, res: ServerResponse) => {
     const headers: IncomingHttpHeaders = {};
-    for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k)) headers[k] = v;
-    // What the client said, else the socket's address: the routes read the first x-forwarded-for entry.
-    headers['x-forwarded-for'] ??= req.socket.remoteAddress ?? undefined;
-    headers['x-forwarded-host'] ??= req.headers.host;
-    headers['x-forwarded-proto'] ??= 'http';
+    for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && !FROM_LISTENER_ONLY.has(k)) headers[k] = v;
+    const peer = req.socket.remoteAddress;
+    // As every proxy does: the peer appended to the chain (Next.js goes by the address below, never by the chain).
+    const chain = headerOf(req.headers, 'x-forwarded-for');
+    if (peer) headers['x-forwarded-for'] = chain ? `${chain}, ${peer}` : peer;
+    // The host and scheme a client names are believed only from a trusted proxy, as its address is.
+    const trustedPeer = peer !== undefined && trusted.has(peer);
+    if (!trustedPeer || headers['x-forwarded-host'] === undefined) headers['x-forwarded-host'] = req.headers.host;
+    if (!trustedPeer || headers['x-forwarded-proto'] === undefined) headers['x-forwarded-proto'] = 'http';
+    // The client's address, resolved here where the socket is, and the proof Next.js checks before it believes it.
+    const client = clientOf(req);
+    if (client !== undefined && addressProof !== undefined) {
+      headers[CLIENT_ADDRESS_HEADER] = client;
+      headers[CLIENT_ADDRESS_PROOF_HEADER] = addressProof;
+    }
     const up = httpRequest({ host: upstream.host, port: upstream.port, method: req.method, path: req.url, headers, agent }, (answer) => {
       const out: Record<string, string | string[]> = {};
       for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+      // Answered before the whole body arrived (a 413 for a body over the route's limit, told by its length): the rest
+      // is not passed on, and the connection is closed after the answer, as the listener does for its own routes. Left
+      // open, a client that stopped sending the body would have its next request taken for the rest of it, and wait
+      // for the keep-alive timeout.
+      const unread = !req.complete;
+      if (unread) out.connection = 'close';
       res.writeHead(answer.statusCode ?? 502, out);
       answer.pipe(res);
+      if (unread) {
+        res.once('finish', () => {
+          req.unpipe(up);
+          up.destroy();
+        });
+      }
     });
     up.on('error', (error) => {
       if (res.headersSent) {
@@ -423,12 +492,17 @@ export function createFrontServer(options: FrontOptions): FrontServer {
   const server = createServer((req, res) => {
     inFlight++;
     res.once('close', () => inFlight--);
+    if (!SERVED_METHODS.has(req.method ?? '')) {
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      sendError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method ?? 'This method'} is not served; Allow lists the methods this path takes.`, { allow: allowedMethods(path).join(', ') });
+      return;
+    }
     // A before_tool_call webhook or shell hook is waited for outside any transaction: such calls go through Next.js,
     // where each decision commits on its own, instead of holding this listener's group commit open.
     const direct = directCore(req);
     if (direct && !app.hooks.beforeMayWait()) {
-      readText(req).then(
-        (text) => commits.add({ core: direct.core, request: new ListenerRequest(req, direct.path, text), res }),
+      readText(req, direct.maxBodyBytes).then(
+        (body) => commits.add({ core: direct.core, request: new ListenerRequest(req, direct.path, body, clientOf(req)), res }),
         () => res.destroy(),
       );
       return;
@@ -439,6 +513,11 @@ export function createFrontServer(options: FrontOptions): FrontServer {
       url = new URL(req.url ?? '/', `http://${host}`);
     } catch {
       res.writeHead(400).end();
+      return;
+    }
+    if (!isWellEscaped(url.pathname)) {
+      // The routes answer this 400 too (lib/http/route.ts); said here, Next.js never meets a path it cannot decode.
+      sendError(res, 400, 'BAD_REQUEST', MALFORMED_PATH);
       return;
     }
     if (url.pathname === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {

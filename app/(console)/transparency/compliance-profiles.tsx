@@ -39,7 +39,7 @@ export function ComplianceProfiles({ profiles }: { profiles: Profiles }) {
     <>
       <p className={styles.sectionLead}>
         {active.length === 1 ? 'One profile is' : `${active.length} profiles are`} active, selected by {SELECTED_BY[selected_by]}. A
-        profile locks flags, sets minimums for retention, masking and approvals, adds policy rules and gates, and maps each control of its
+        profile locks flags, sets minimums for retention, masking, approvals and sign-in, adds policy rules and gates, and maps each control of its
         frameworks to what serves it. Read once at start: a change needs a restart.
       </p>
       {active.map((p) => (
@@ -126,6 +126,19 @@ function ProfileCard({ profile: p }: { profile: Profile }) {
             </>
           ) : (
             <span className="muted">as each gate declares</span>
+          )}
+        </dd>
+
+        <dt>Sign-in</dt>
+        <dd>
+          {p.sign_in ? (
+            <>
+              A user name is locked for <strong>{p.sign_in.lock_minutes} minutes</strong> after {p.sign_in.lock_after_failures} failed sign-ins in a
+              row.
+              <div className={styles.basis}>{p.sign_in.basis}</div>
+            </>
+          ) : (
+            <span className="muted">failed sign-ins slow further attempts down; no lock</span>
           )}
         </dd>
 
