@@ -35,6 +35,9 @@ export const verifySchema = z.object({
       rows_checked: z.number(),
       checkpoints: z.number(),
       checkpoints_valid: z.number(),
+      covered_up_to: z.number().nullable().optional(),
+      uncovered: z.object({ rows: z.number(), age_seconds: z.number().nullable() }).nullable().optional(),
+      witnessed: z.object({ checked: z.number() }).optional(),
       head_hash: z.string().nullable(),
     }),
   ),
@@ -47,7 +50,17 @@ export interface Integrity {
   checkedAt: number;
   /** who ran it (from the recorded event; a fresh run is the reader's own) */
   by?: string;
-  chains: { chain: string; rows: number; head: string | null; checkpoints?: number; checkpointsValid?: number }[];
+  chains: {
+    chain: string;
+    rows: number;
+    head: string | null;
+    checkpoints?: number;
+    checkpointsValid?: number;
+    /** rows after the newest signed checkpoint, still waiting for one */
+    awaiting?: number;
+    /** witnessed checkpoints the trail was checked against */
+    witnessed?: number;
+  }[];
   failures: z.infer<typeof failureSchema>[];
 }
 
@@ -67,7 +80,15 @@ export function integrityFromReport(r: z.infer<typeof verifySchema>): Integrity 
   return {
     ok: r.ok,
     checkedAt: r.checked_at,
-    chains: r.chains.map((c) => ({ chain: c.chain, rows: c.rows_checked, head: c.head_hash, checkpoints: c.checkpoints, checkpointsValid: c.checkpoints_valid })),
+    chains: r.chains.map((c) => ({
+      chain: c.chain,
+      rows: c.rows_checked,
+      head: c.head_hash,
+      checkpoints: c.checkpoints,
+      checkpointsValid: c.checkpoints_valid,
+      awaiting: c.uncovered?.rows ?? 0,
+      witnessed: c.witnessed?.checked ?? 0,
+    })),
     failures: r.failures,
   };
 }

@@ -65,6 +65,8 @@ export function IntegrityBadge({ initial }: { initial: Integrity | undefined }) 
               <li key={c.chain}>
                 <code>{c.chain}</code> {count(c.rows)} {c.rows === 1 ? 'row' : 'rows'}, head <code title={c.head ?? undefined}>{short(c.head)}</code>
                 {c.checkpoints ? <span className="muted"> · {c.checkpointsValid ?? 0} of {plural(c.checkpoints, 'checkpoint')} valid</span> : null}
+                {c.awaiting ? <span className="muted"> · {plural(c.awaiting, 'newest row')} not yet under a checkpoint (signed within 10 s)</span> : null}
+                {c.witnessed ? <span className="muted"> · checked against {plural(c.witnessed, 'witnessed checkpoint')}</span> : null}
               </li>
             ))}
           </ul>
