@@ -10,7 +10,7 @@ import type { RevisionContent } from './audit/revisions';
 import { EMPTY_AGENTS, parseAgents, type AgentsConfig } from './config/agents';
 import { WatchedFile, type WatchedFileStatus } from './config/watched-file';
 import { PLATFORM_TOOLS } from './agents/platform-tools';
-import type { AuditEvent, PermissionEngine, RuleSource, ToolContext } from './permissions';
+import type { AuditEvent, PermissionEngine, Principal, RuleSource, ToolContext } from './permissions';
 import { builtInSources, DEFAULT_FLAG_VALUES } from './config/sources';
 import { assertPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, type PolicyConfig, type PolicyTests } from './config/policy-tests';
 import type { CompiledGate, GateSet, GateSpec } from './permissions/gates';
@@ -290,9 +290,9 @@ export abstract class AppBase {
    * The engine's approvalState port over a store: read only for a gated call, or one a policy ASK rule may match (the
    * other calls need no read at all).
    */
-  protected approvalStatePort<S>(store: { stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number): S }) {
+  protected approvalStatePort<S>(store: { stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): S }) {
     return (ctx: ToolContext, gate: CompiledGate | undefined): S | undefined =>
-      gate || this.policyMayAsk(ctx.tool) ? store.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS) : undefined;
+      gate || this.policyMayAsk(ctx.tool) ? store.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS, ctx.principal) : undefined;
   }
 
   /**

@@ -7,6 +7,7 @@ import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db } from '@/db/cli
 import { parseDbLocation } from '@/db/location';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
 import { ApprovalStore, approvalRequestOf, type ApprovalEvent } from './approvals/store';
+import { consumerOf } from './approvals/rules';
 import { DenialStore } from './audit/denials';
 import { AuditRecorder } from './audit/recorder';
 import { RevisionStore } from './audit/revisions';
@@ -224,7 +225,7 @@ export class SwarmApp extends AppBase {
         // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
         recorder: timedRecorder(this.recorder),
         requestApproval: (ctx, result) => this.approvals.request(approvalRequestOf(ctx, result)).id,
-        consumeApproval: (id) => this.approvals.consume(id),
+        consumeApproval: (id, ctx) => this.approvals.consume(id, consumerOf(ctx.principal)),
         callHooks: this.hooks,
       },
     });

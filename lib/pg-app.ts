@@ -10,6 +10,7 @@ import type pg from 'pg';
 import { DatabaseUnavailable, migratePostgres, openPool, pgDatabase } from '@/db/pg/client';
 import { parseDbLocation, redactedUrl } from '@/db/location';
 import { approvalRequestOf, type ApprovalEvent } from './approvals/store';
+import { consumerOf } from './approvals/rules';
 import { PgApprovalStore } from './approvals/pg-store';
 import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { keyDirFor, loadSigningKey } from './audit/checkpoints';
@@ -133,7 +134,7 @@ export class PgSwarmApp extends AppBase {
           // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
           recorder: timedRecorder(this.recorder),
           requestApproval: async (ctx, result) => (await this.approvals.request(approvalRequestOf(ctx, result))).id,
-          consumeApproval: (id) => this.approvals.consume(id),
+          consumeApproval: (id, ctx) => this.approvals.consume(id, consumerOf(ctx.principal)),
           callHooks: this.hooks,
         },
       }),

@@ -103,6 +103,22 @@ describe('the application on PostgreSQL', () => {
     expect(runs.filter((d) => d === 'ALLOW')).toHaveLength(1);
   });
 
+  it("answers a viewer's check of an agent's approved call ASK, leaves the approval to the agent, and names who used it", async () => {
+    const a = await app();
+    await a.auth.createUser('victor', 'viewer', 'viewer-password');
+    const viewer = await a.auth.createToken({ username: 'victor' }, 'pg app test');
+    const call = { agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-bound', env: 'prod' } };
+    const asked = (await (await post(routes.check.POST, '/api/v1/permissions/check', call)).json()) as { approval_id: string };
+    expect((await post(routes.approve.POST, `/api/v1/approvals/${asked.approval_id}/approve`, {}, ADMIN, { id: asked.approval_id })).status).toBe(200);
+    const viewers = (await (await post(routes.check.POST, '/api/v1/permissions/check', call, viewer)).json()) as { decision: string; approval_id: string };
+    expect(viewers.decision).toBe('ASK');
+    expect(viewers.approval_id).not.toBe(asked.approval_id);
+    expect((await a.approvals.get(asked.approval_id))?.status).toBe('approved');
+    expect(await (await post(routes.check.POST, '/api/v1/permissions/check', call)).json()).toMatchObject({ decision: 'ALLOW', approval_id: asked.approval_id });
+    const consumed = await pool.query<{ actor: string }>("SELECT actor FROM security_events WHERE target = $1 AND type = 'approval.consumed'", [asked.approval_id]);
+    expect(consumed.rows.map((r) => r.actor)).toEqual(['agent:deployer']);
+  });
+
   it('answers a batch in order, every denial recorded before the answer', async () => {
     const res = await post(routes.batch.POST, '/api/v1/permissions/check/batch', {
       checks: [

@@ -17,9 +17,9 @@ import { inTransaction, pgDatabase, type PgDb, type PgTx } from '@/db/pg/client'
 import { approvals, approvalVotes } from '@/db/pg/schema';
 import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
-import type { ApprovalState } from '@/lib/permissions';
+import type { ApprovalState, Principal } from '@/lib/permissions';
 import { hashArguments } from './canonical';
-import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newRequestRow, nowSeconds, refusalOf, stateOf, approvalListQuery, outcomesQuery, type ApprovalListFilter } from './rules';
+import { actsForAgents, alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newRequestRow, nowSeconds, refusalOf, requesterOf, stateOf, approvalListQuery, outcomesQuery, type ApprovalListFilter } from './rules';
 import { approvalToJson, type ApprovalEvent, type ApprovalJson, type ApprovalRequest, type Decider } from './store';
 
 export type PgApprovalListener = (event: ApprovalEvent, tx: PgTx) => void | Promise<void>;
@@ -42,20 +42,36 @@ export class PgApprovalStore {
     return (await this.db.select().from(approvals).where(eq(approvals.id, id)).limit(1))[0];
   }
 
-  async stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number): Promise<ApprovalState> {
+  /** The state of this exact call as `principal` asks it (the SQLite store's stateFor, the same rules). */
+  async stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): Promise<ApprovalState> {
+    const hash = hashArguments(args);
+    const own = stateOf(await this.newestOf(agent, tool, hash, requesterOf(principal)), ttlSeconds);
+    if (own.status === 'approved' || !actsForAgents(principal)) return own;
+    const agents = stateOf(await this.newestOf(agent, tool, hash, `agent:${agent}`), ttlSeconds);
+    return agents.status === 'approved' ? agents : own;
+  }
+
+  /** The newest approval of a call asked by one requester (an approval belongs to who asked for it). */
+  private async newestOf(agent: string, tool: string, hash: string, requestedBy: string): Promise<ApprovalRow | undefined> {
     const rows = await this.db
       .select()
       .from(approvals)
-      .where(and(eq(approvals.agentName, agent), eq(approvals.toolName, tool), eq(approvals.argumentsHash, hashArguments(args))))
+      .where(and(eq(approvals.agentName, agent), eq(approvals.toolName, tool), eq(approvals.argumentsHash, hash), eq(approvals.requestedBy, requestedBy)))
       .orderBy(desc(approvals.requestedAt), desc(approvals.id))
       .limit(1);
-    return stateOf(rows[0], ttlSeconds);
+    return rows[0];
   }
 
   /** Create the pending approval of this call, or return the one already pending for it (on any server). */
   request(r: ApprovalRequest): Promise<ApprovalRow> {
     const hash = hashArguments(r.arguments);
-    const samePending = and(eq(approvals.agentName, r.agent), eq(approvals.toolName, r.tool), eq(approvals.argumentsHash, hash), eq(approvals.status, 'pending'));
+    const samePending = and(
+      eq(approvals.agentName, r.agent),
+      eq(approvals.toolName, r.tool),
+      eq(approvals.argumentsHash, hash),
+      eq(approvals.requestedBy, r.requestedBy),
+      eq(approvals.status, 'pending'),
+    );
     return this.transaction(async (tx, t) => {
       const at = nowSeconds();
       const [existing] = await tx.select().from(approvals).where(samePending).for('update');
@@ -76,15 +92,18 @@ export class PgApprovalStore {
     });
   }
 
-  /** approved -> consumed, exactly once across every server. False when it was not (or no longer) approved. */
-  consume(id: string): Promise<boolean> {
+  /**
+   * approved -> consumed, exactly once across every server, by `by` (recorded on the row and in the trail). False when
+   * it was not (or no longer) approved.
+   */
+  consume(id: string, by: Decider): Promise<boolean> {
     return this.transaction(async (tx, t) => {
       const [row] = await tx
         .update(approvals)
-        .set({ status: 'consumed', consumedAt: nowSeconds() })
+        .set({ status: 'consumed', consumedAt: nowSeconds(), consumedBy: by.id })
         .where(and(eq(approvals.id, id), eq(approvals.status, 'approved')))
         .returning();
-      if (row) await this.onEvent({ type: 'consumed', row }, t);
+      if (row) await this.onEvent({ type: 'consumed', row, by }, t);
       return row !== undefined;
     });
   }

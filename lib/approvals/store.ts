@@ -8,12 +8,12 @@ import type Database from 'better-sqlite3';
 import type { Db } from '@/db/client';
 import { announceWrite } from '@/db/write-intent';
 import { approvals, approvalVotes, type ApprovalRow, type ApprovalVoteRow } from '@/db/schema';
-import type { ApprovalState, CheckResult, PermissionContext, Role, ToolContext } from '@/lib/permissions';
+import type { ApprovalState, CheckResult, PermissionContext, Principal, Role, ToolContext } from '@/lib/permissions';
 import { DEFAULT_APPROVAL_TTL_SECONDS } from './gates';
 import type { GateRisk } from '@/lib/permissions/gates';
 import { AppError } from '@/lib/errors';
 import { hashArguments } from './canonical';
-import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, refusalOf, stateOf, approvalListQuery, type ApprovalStateFacts, outcomesQuery, type ApprovalListFilter, type ApprovalRefusal } from './rules';
+import { actsForAgents, alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, refusalOf, requesterOf, stateOf, approvalListQuery, type ApprovalStateFacts, outcomesQuery, type ApprovalListFilter, type ApprovalRefusal } from './rules';
 
 export type ApprovalStatusValue = ApprovalRow['status'];
 
@@ -51,7 +51,7 @@ export interface Decider {
 export interface ApprovalEvent {
   type: 'requested' | 'approved' | 'rejected' | 'expired' | 'consumed' | 'refused';
   row: ApprovalRow;
-  /** who decided (approved, rejected), or tried to (refused) */
+  /** who decided (approved, rejected), or tried to (refused); for consumed: who ran the call */
   by?: Decider;
   /** for approved: how many approvals are given now, and whether that completes the request */
   given?: number;
@@ -60,7 +60,7 @@ export interface ApprovalEvent {
 }
 
 export type { ApprovalRefusal };
-export { newApprovalId };
+export { newApprovalId, requesterOf };
 export type ApprovalListener = (event: ApprovalEvent) => void;
 
 const now = nowSeconds;
@@ -77,17 +77,19 @@ export class ApprovalStore {
   /**
    * The two lookups of every gated decision, prepared once (building them with drizzle's builder on each call was a
    * fifth of the listener's time in the mix) and on better-sqlite3 directly (drizzle's mapping of a whole row then cost
-   * about three times the query itself): the newest approval of the call, from the approvals_call_newest index
-   * without a sort, with the columns its state is made of; and the pending one, a whole row.
+   * about three times the query itself): the newest approval of the call asked by one requester, from the
+   * approvals_call_newest index without a sort, with the columns its state is made of; and the pending one, a whole
+   * row.
    */
-  private readonly newestLookup: Database.Statement<[string, string, string], ApprovalStateFacts>;
-  private readonly pendingLookup: Database.Statement<[string, string, string], ApprovalRow>;
+  private readonly newestLookup: Database.Statement<[string, string, string, string], ApprovalStateFacts>;
+  private readonly pendingLookup: Database.Statement<[string, string, string, string], ApprovalRow>;
 
   constructor(
     private readonly db: Db,
     private readonly onEvent: ApprovalListener = () => {},
   ) {
-    const sameCall = 'agent_name = ? AND tool_name = ? AND arguments_hash = ?';
+    // An approval belongs to the call and to who asked for it: another principal's check of the same call never sees it.
+    const sameCall = 'agent_name = ? AND tool_name = ? AND arguments_hash = ? AND requested_by = ?';
     this.newestLookup = db.$client.prepare(
       `SELECT ${STATE_FACTS} FROM approvals WHERE ${sameCall} ORDER BY requested_at DESC, id DESC LIMIT 1`,
     );
@@ -99,16 +101,17 @@ export class ApprovalStore {
   }
 
   /**
-   * The state of this exact call for the engine: the newest approval for (agent, tool, arguments) decides.
-   * A consumed approval is spent (the call asks again); a rejection or expiry denies the same call until it is
-   * older than its gate's expiry window, then the call may ask again.
+   * The state of this exact call for the engine, as `principal` asks it: the newest approval for (agent, tool,
+   * arguments) that the principal requested decides. A consumed approval is spent (the call asks again); a rejection
+   * or expiry denies the same call until it is older than its gate's expiry window, then the call may ask again. An
+   * administrator may also use the approved call of the agent it names (actsForAgents): a second lookup, for them only.
    */
-  stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number): ApprovalState {
-    return stateOf(this.newestFor(agent, tool, hashArguments(args)), ttlSeconds);
-  }
-
-  private newestFor(agent: string, tool: string, hash: string): ApprovalStateFacts | undefined {
-    return this.newestLookup.get(agent, tool, hash);
+  stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): ApprovalState {
+    const hash = hashArguments(args);
+    const own = stateOf(this.newestLookup.get(agent, tool, hash, requesterOf(principal)), ttlSeconds);
+    if (own.status === 'approved' || !actsForAgents(principal)) return own;
+    const agents = stateOf(this.newestLookup.get(agent, tool, hash, `agent:${agent}`), ttlSeconds);
+    return agents.status === 'approved' ? agents : own;
   }
 
   /**
@@ -121,7 +124,7 @@ export class ApprovalStore {
     return this.db.transaction(
       (tx) => {
         const at = now();
-        const existing = this.pendingLookup.get(r.agent, r.tool, hash);
+        const existing = this.pendingLookup.get(r.agent, r.tool, hash, r.requestedBy);
         if (existing && existing.expiresAt > at) return existing;
         if (existing) {
           const expired = this.expireRow(tx, existing);
@@ -135,18 +138,21 @@ export class ApprovalStore {
     );
   }
 
-  /** approved -> consumed, exactly once. False when the approval was not (or no longer) approved. */
-  consume(id: string): boolean {
+  /**
+   * approved -> consumed, exactly once, by `by` (who ran the call: recorded on the row and in the trail). False when
+   * the approval was not (or no longer) approved.
+   */
+  consume(id: string, by: Decider): boolean {
     announceWrite(this.db.$client);
     return this.db.transaction(
       (tx) => {
         const row = tx
           .update(approvals)
-          .set({ status: 'consumed', consumedAt: now() })
+          .set({ status: 'consumed', consumedAt: now(), consumedBy: by.id })
           .where(and(eq(approvals.id, id), eq(approvals.status, 'approved')))
           .returning()
           .get();
-        if (row) this.onEvent({ type: 'consumed', row });
+        if (row) this.onEvent({ type: 'consumed', row, by });
         return row !== undefined;
       },
       { behavior: 'immediate' },
@@ -324,17 +330,13 @@ export function approvalToJson(row: ApprovalRow, votes: readonly ApprovalVoteRow
     decided_at: row.decidedAt,
     decision_reason: row.decisionReason,
     consumed_at: row.consumedAt,
+    consumed_by: row.consumedBy,
     gate_description: row.gateDescription,
     risk: row.risk,
     approvals_required: row.approvalsRequired,
     approver_roles: row.approverRoles.split(','),
     approvals: votes.map((v) => ({ by: v.approver, role: v.approverRole, at: v.at, reason: v.reason })),
   };
-}
-
-/** How an approval request names who asked: `agent:<name>` for an agent token, the user name otherwise. */
-export function requesterOf(principal: { kind: string; id: string }): string {
-  return principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
 }
 
 /** The request an ASK of the engine makes: this exact call, bound to its gate's approvers, risk and expiry. */

@@ -22,6 +22,8 @@ export function approvalSecurityEvent(e: ApprovalEvent): SecurityEvent {
       gate: row.gate,
       agent: row.agentName,
       tool: row.toolName,
+      // Who asked for the call: a consumption by anyone else (an administrator acting for the agent) says so here.
+      requested_by: row.requestedBy,
       ...(e.given === undefined ? {} : { approvals_given: e.given, approvals_required: row.approvalsRequired, complete: e.given >= row.approvalsRequired }),
       ...(e.type === 'rejected' || e.type === 'approved' ? { reason: row.decisionReason } : {}),
       ...(e.type === 'expired' ? { expired_at: row.expiresAt } : {}),

@@ -71,10 +71,13 @@ async function principalOf(app: App, caller: Principal, subject: Evaluation['sub
         : `Only an administrator asks about another subject than themselves (${type} "${subject.id}").`,
     );
   }
-  if (type === 'agent') return { kind: 'agent', id: subject.id, role: 'viewer', agent: subject.id };
+  // An administrator asking for another subject acts for it, explicitly: what the call does (an approval it uses) is
+  // recorded as the administrator's.
+  const actor = self || caller.kind === 'anonymous' ? undefined : { kind: caller.kind, id: caller.id, role: caller.role };
+  if (type === 'agent') return { kind: 'agent', id: subject.id, role: 'viewer', agent: subject.id, ...(actor ? { actor } : {}) };
   const user = await app.auth.findUser(subject.id);
   if (!user || user.disabled) throw new AppError('BAD_REQUEST', `subject user "${subject.id}" is not a user of this server (or is disabled).`);
-  return { kind: 'user', id: user.username, role: user.role };
+  return { kind: 'user', id: user.username, role: user.role, ...(actor ? { actor } : {}) };
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {

@@ -44,8 +44,11 @@ export interface EnginePorts {
   recorder?: Recorder;
   /** create or reuse the pending approval of this exact call; returns its id */
   requestApproval?(context: PermissionContext & ToolContext, result: CheckResult): Step<string>;
-  /** mark an approved approval consumed; false when it was not approved any more (another call used it) */
-  consumeApproval?(approvalId: string): Step<boolean>;
+  /**
+   * mark an approved approval consumed by this call's principal (who really asks: the trail names them); false when it
+   * was not approved any more (another call used it)
+   */
+  consumeApproval?(approvalId: string, context: PermissionContext & ToolContext): Step<boolean>;
   /** the lifecycle hooks (config/hooks.yaml, registered TypeScript hooks) around tool calls; see call-hooks.ts */
   callHooks?: CallHooks;
 }
@@ -345,7 +348,9 @@ export class PermissionEngine {
       }
       if (context.approval?.status === 'approved' && context.approval.id) {
         // The approval authorises one run. If another caller consumed it first, decide again (it will ask).
-        if (!this.ports.consumeApproval || ((yield this.ports.consumeApproval(context.approval.id)) as boolean)) return yield* this.recorded(context, result, meta);
+        if (!this.ports.consumeApproval || ((yield this.ports.consumeApproval(context.approval.id, context as PermissionContext & ToolContext)) as boolean)) {
+          return yield* this.recorded(context, result, meta);
+        }
         continue;
       }
       return yield* this.recorded(context, result, meta);

@@ -32,6 +32,11 @@ export interface Principal {
   role: Role;
   /** for agent tokens: the only agent this principal may act as */
   agent?: string;
+  /**
+   * Who really asks, when it is not this principal itself: an administrator naming another subject through AuthZEN
+   * (an explicit delegation). An approval such a call uses is recorded as used by this caller.
+   */
+  actor?: { kind: 'user' | 'agent'; id: string; role: Role };
 }
 
 export const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', id: 'anonymous', role: 'anonymous' });

@@ -67,7 +67,7 @@ interface Side {
     request(r: ApprovalRequest): { id: string } | Promise<{ id: string }>;
     approve(id: string, by: Decider, reason?: string): unknown;
     reject(id: string, by: Decider, reason: string): unknown;
-    consume(id: string): unknown;
+    consume(id: string, by: Decider): unknown;
     expireDue(): unknown;
   };
   flags: {
@@ -227,7 +227,7 @@ async function writeTrail(s: Side, key: SigningKey): Promise<void> {
   tick(120);
   await s.approvals.approve(one, olivia, 'staging first');
   tick(30);
-  await s.approvals.consume(one);
+  await s.approvals.consume(one, { id: 'agent:deployer', role: 'viewer' });
   tick();
   const rejected = await request({ arguments: { model_id: 'm-3', env: 'prod' }, approvalsRequired: 2, risk: 'high' });
   tick(900);

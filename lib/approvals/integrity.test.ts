@@ -1,0 +1,140 @@
+/**
+ * Approvals that hold against other principals and against whoever edits the database (issue 23), on SQLite and on
+ * PostgreSQL alike: the real applications (stores, recorder, engine) on a real file and on a throwaway cluster this
+ * file starts.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openApp, type App } from '@/lib/app';
+import type { CheckResult, Principal, ToolContext } from '@/lib/permissions';
+import { TEST_AGENTS } from '@/lib/test-support/temp-app';
+import { usePostgres } from '@/lib/test-support/use-postgres';
+
+const pg15 = usePostgres();
+const config = mkdtempSync(join(tmpdir(), 'swarm-approval-integrity-'));
+writeFileSync(join(config, 'agents.yaml'), TEST_AGENTS);
+writeFileSync(join(config, 'permission_policies.yaml'), 'rules: []\n');
+writeFileSync(join(config, 'gates.yaml'), 'gates:\n  - id: deploy\n    tools: [deploy_serving]\n  - id: two-person\n    tools: [monitor_drift]\n    approvers: { count: 2 }\n');
+
+/** One database under test: its application, and SQL straight to its file or cluster (what an insider can do). */
+interface Side {
+  app: App;
+  /** rows of a query, with `?` placeholders on either database */
+  query<T>(text: string, params?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+const sides: Record<'SQLite' | 'PostgreSQL', () => Promise<Side>> = {
+  async SQLite() {
+    const dir = mkdtempSync(join(tmpdir(), 'swarm-integrity-'));
+    const file = join(dir, 'swarm.db');
+    const app = await openApp({ dbPath: file, configDir: config, env: {} });
+    // Another connection to the same file: the insider's, not the application's.
+    const raw = new Database(file);
+    return {
+      app,
+      query: async <T,>(text: string, params: unknown[] = []) => (/^\s*select/i.test(text) ? (raw.prepare(text).all(...params) as T[]) : (raw.prepare(text).run(...params), [])),
+      async close() {
+        raw.close();
+        await app.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+  async PostgreSQL() {
+    const name = await pg15.freshDatabase('integrity');
+    const app = await openApp({ dbPath: pg15.cluster.urlOf(name), configDir: config, env: { SWARM_PG_POOL_MAX: '4' } });
+    const raw = pg15.pool(name, 1);
+    return {
+      app,
+      async query<T>(text: string, params: unknown[] = []) {
+        let n = 0;
+        return (await raw.query(text.replace(/\?/g, () => `$${++n}`), params)).rows as T[];
+      },
+      close: async () => void (await app.close()),
+    };
+  },
+};
+
+afterAll(() => rmSync(config, { recursive: true, force: true }));
+
+const agent = (name: string): Principal => ({ kind: 'agent', id: name, role: 'viewer', agent: name });
+const user = (id: string, role: Principal['role']): Principal => ({ kind: 'user', id, role });
+const deployer = agent('deployer');
+const victor = user('victor', 'viewer');
+const olivia = { id: 'olivia', role: 'operator' } as const;
+const otto = { id: 'otto', role: 'operator' } as const;
+
+describe.each(Object.keys(sides) as (keyof typeof sides)[])('approvals on %s', (kind) => {
+  let s: Side;
+  beforeAll(async () => {
+    s = await sides[kind]();
+  }, 60_000);
+  afterAll(async () => s.close());
+
+  const call = (principal: Principal, args: Record<string, unknown>, tool = 'deploy_serving'): ToolContext => ({ kind: 'tool', principal, agent: 'deployer', tool, arguments: args });
+  const decide = (input: ToolContext): Promise<CheckResult> => (s.app.kind === 'sqlite' ? Promise.resolve(s.app.engine.decide(input)) : s.app.engine.decideAsync(input));
+  const approve = async (id: string, by: { id: string; role: 'operator' | 'admin' } = olivia) => s.app.approvals.approve(id, by, 'ok');
+  const statusOf = async (id: string) => (await s.app.approvals.get(id))?.status;
+  const eventsOf = (id: string) => s.query<{ type: string; actor: string; detail_json: string }>('SELECT type, actor, detail_json FROM security_events WHERE target = ? ORDER BY id', [id]);
+
+  describe('bound to who asked', () => {
+    it("keeps an agent's approval from a viewer checking the same call: the viewer asks, the approval stays, the agent runs once", async () => {
+      const args = { model_id: 'm-bound', env: 'prod' };
+      const asked = await decide(call(deployer, args));
+      expect(asked).toMatchObject({ decision: 'ASK', ruleSource: 'hitl:deploy' });
+      const id = asked.approvalId!;
+      await approve(id);
+
+      const viewers = await decide(call(victor, args));
+      expect(viewers.decision).toBe('ASK');
+      // The viewer's call waits for its own request; the agent's approval is neither named nor used.
+      expect(viewers.approvalId).not.toBe(id);
+      expect((await s.app.approvals.get(viewers.approvalId!))?.requestedBy).toBe('victor');
+      expect(await statusOf(id)).toBe('approved');
+
+      expect(await decide(call(deployer, args))).toMatchObject({ decision: 'ALLOW', ruleSource: 'hitl:deploy', approvalId: id });
+      expect((await decide(call(deployer, args))).decision).toBe('ASK');
+      const consumed = (await eventsOf(id)).filter((e) => e.type === 'approval.consumed');
+      expect(consumed.map((e) => e.actor)).toEqual(['agent:deployer']);
+      expect(await s.app.approvals.get(id)).toMatchObject({ status: 'consumed', consumedBy: 'agent:deployer' });
+    });
+
+    it('lets an operator who is not the requester neither use nor spend it', async () => {
+      const args = { model_id: 'm-operator', env: 'prod' };
+      const id = (await decide(call(deployer, args))).approvalId!;
+      await approve(id);
+      expect((await decide(call(user('otto', 'operator'), args))).decision).toBe('ASK');
+      expect(await statusOf(id)).toBe('approved');
+    });
+
+    it("lets an administrator act for the agent, and names the administrator as the one who used the approval", async () => {
+      const args = { model_id: 'm-admin', env: 'prod' };
+      const id = (await decide(call(deployer, args))).approvalId!;
+      await approve(id);
+      expect(await decide(call(user('ada', 'admin'), args))).toMatchObject({ decision: 'ALLOW', approvalId: id });
+      expect(await s.app.approvals.get(id)).toMatchObject({ status: 'consumed', consumedBy: 'ada' });
+      const consumed = (await eventsOf(id)).find((e) => e.type === 'approval.consumed')!;
+      expect(consumed.actor).toBe('ada');
+      expect(JSON.parse(consumed.detail_json)).toMatchObject({ requested_by: 'agent:deployer' });
+      expect((await decide(call(deployer, args))).decision).toBe('ASK');
+    });
+
+    it('lets a person use only the approval they asked for', async () => {
+      const args = { model_id: 'm-person', env: 'prod' };
+      const oscar = user('oscar', 'operator');
+      const id = (await decide(call(oscar, args))).approvalId!;
+      await approve(id);
+      expect((await decide(call(user('ada', 'admin'), args))).decision).toBe('ASK');
+      expect((await decide(call(deployer, args))).decision).toBe('ASK');
+      expect(await statusOf(id)).toBe('approved');
+      expect(await decide(call(oscar, args))).toMatchObject({ decision: 'ALLOW', approvalId: id });
+      expect((await eventsOf(id)).filter((e) => e.type === 'approval.consumed').map((e) => e.actor)).toEqual(['oscar']);
+    });
+  });
+
+  void otto;
+});

@@ -1,0 +1,93 @@
+/**
+ * Approvals and arguments that hold (issue 23), through the HTTP API on SQLite: the real route handlers as Next.js
+ * runs them, and the decision listener in front of them over a real socket, on a real file. The same promises on
+ * PostgreSQL are in tests/pg-app.test.ts; the stores' side on both databases in lib/approvals/integrity.test.ts.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { callRoute, useTempServerEnv, type RouteHandler } from './support/in-process-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const server = useTempServerEnv('approvals-integrity', { policy: 'empty' });
+
+const { getSqliteApp } = await import('@/lib/app');
+const { createFrontServer } = await import('@/lib/server/front');
+const check = await import('@/app/api/v1/permissions/check/route');
+const approve = await import('@/app/api/v1/approvals/[id]/approve/route');
+const evaluation = await import('@/app/access/v1/evaluation/route');
+
+const ADMIN = server.adminToken;
+let operator = '';
+let viewer = '';
+let deployer = '';
+let front: Server;
+let upstream: Server;
+let base = '';
+
+type Json = Record<string, unknown> & { error?: { code: string; message: string; issues?: { path: string; message: string }[] } };
+const post = async (handler: RouteHandler, url: string, body: unknown, token: string, params?: Record<string, string>) => {
+  const r = await callRoute(handler, url, { method: 'POST', token, body: typeof body === 'string' ? body : JSON.stringify(body), params });
+  return { status: r.status, body: (await r.json()) as Json };
+};
+/** The same request through the decision listener, over a socket. */
+const viaListener = async (path: string, body: unknown, token: string) => {
+  const r = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return { status: r.status, body: (await r.json()) as Json };
+};
+const checkCall = (body: unknown, token: string) => post(check.POST, '/api/v1/permissions/check', body, token);
+const approveAs = (id: string, token = operator) => post(approve.POST, `/api/v1/approvals/${id}/approve`, {}, token, { id });
+const listen = (s: Server) => new Promise<number>((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port)));
+const eventsOf = (id: string) =>
+  getSqliteApp().db.$client.prepare('SELECT type, actor, detail_json AS detail FROM security_events WHERE target = ? ORDER BY id').all(id) as { type: string; actor: string; detail: string }[];
+
+beforeAll(async () => {
+  const app = getSqliteApp();
+  app.auth.createUser('olivia', 'operator', 'operator-password');
+  app.auth.createUser('victor', 'viewer', 'viewer-password');
+  operator = app.auth.createToken({ username: 'olivia' }, 't');
+  viewer = app.auth.createToken({ username: 'victor' }, 't');
+  deployer = app.auth.createToken({ agent: 'deployer' }, 't');
+  upstream = createServer((_, res) => res.writeHead(502).end());
+  front = createFrontServer({ app, upstream: { host: '127.0.0.1', port: await listen(upstream) } });
+  base = `http://127.0.0.1:${await listen(front)}`;
+});
+afterAll(async () => {
+  await new Promise((r) => front.close(r));
+  front.closeAllConnections();
+  await new Promise((r) => upstream.close(r));
+  getSqliteApp().close();
+  server.remove();
+});
+
+describe('approvals bound to who asked, over HTTP', () => {
+  it("answers a viewer's check of an agent's approved call ASK and leaves the approval to the agent, who runs it once", async () => {
+    const call = { agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-42', env: 'prod' } };
+    const asked = await checkCall(call, deployer);
+    expect(asked.body).toMatchObject({ decision: 'ASK', rule_source: 'hitl:deploy' });
+    const id = String(asked.body.approval_id);
+    expect((await approveAs(id)).status).toBe(200);
+
+    // Through Next.js and through the listener alike: the viewer is asked, and the approval is not spent.
+    for (const answer of [await checkCall(call, viewer), await viaListener('/api/v1/permissions/check', call, viewer)]) {
+      expect(answer.body).toMatchObject({ decision: 'ASK', rule_source: 'hitl:deploy' });
+      expect(answer.body.approval_id).not.toBe(id);
+    }
+    expect(getSqliteApp().approvals.get(id)?.status).toBe('approved');
+
+    expect((await viaListener('/api/v1/permissions/check', call, deployer)).body).toMatchObject({ decision: 'ALLOW', rule_source: 'hitl:deploy', approval_id: id });
+    expect((await checkCall(call, deployer)).body.decision).toBe('ASK');
+    expect(eventsOf(id).filter((e) => e.type === 'approval.consumed').map((e) => e.actor)).toEqual(['agent:deployer']);
+  });
+
+  it('lets an administrator asking for the agent through AuthZEN use the approval, recorded as the administrator', async () => {
+    const args = { model_id: 'm-43', env: 'prod' };
+    const asked = await checkCall({ agent: 'deployer', tool: 'deploy_serving', arguments: args }, deployer);
+    const id = String(asked.body.approval_id);
+    await approveAs(id);
+    const evaluated = await post(evaluation.POST, '/access/v1/evaluation', { subject: { type: 'agent', id: 'deployer' }, action: { name: 'call' }, resource: { type: 'tool', id: 'deploy_serving', properties: { arguments: args } } }, ADMIN);
+    expect(evaluated.body).toMatchObject({ decision: true, context: { approval_id: id } });
+    const consumed = eventsOf(id).find((e) => e.type === 'approval.consumed')!;
+    expect(consumed.actor).toBe('admin');
+    expect(JSON.parse(consumed.detail)).toMatchObject({ requested_by: 'agent:deployer' });
+  });
+});
