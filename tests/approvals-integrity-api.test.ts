@@ -3,6 +3,7 @@
  * runs them, and the decision listener in front of them over a real socket, on a real file. The same promises on
  * PostgreSQL are in tests/pg-app.test.ts; the stores' side on both databases in lib/approvals/integrity.test.ts.
  */
+import Database from 'better-sqlite3';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { callRoute, useTempServerEnv, type RouteHandler } from './support/in-process-api';
@@ -14,6 +15,7 @@ const { getSqliteApp } = await import('@/lib/app');
 const { createFrontServer } = await import('@/lib/server/front');
 const check = await import('@/app/api/v1/permissions/check/route');
 const approve = await import('@/app/api/v1/approvals/[id]/approve/route');
+const reject = await import('@/app/api/v1/approvals/[id]/reject/route');
 const evaluation = await import('@/app/access/v1/evaluation/route');
 
 const ADMIN = server.adminToken;
@@ -89,5 +91,22 @@ describe('approvals bound to who asked, over HTTP', () => {
     const consumed = eventsOf(id).find((e) => e.type === 'approval.consumed')!;
     expect(consumed.actor).toBe('admin');
     expect(JSON.parse(consumed.detail)).toMatchObject({ requested_by: 'agent:deployer' });
+  });
+});
+
+describe('approval state verified against the audit trail, over HTTP', () => {
+  it('does not allow a call whose rejection was turned into an approval by editing the database file', async () => {
+    const call = { agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-44', env: 'prod' } };
+    const id = String((await checkCall(call, deployer)).body.approval_id);
+    expect((await post(reject.POST, `/api/v1/approvals/${id}/reject`, { reason: 'no model card' }, operator, { id })).status).toBe(200);
+    // Whoever holds the file, with a connection of their own.
+    const file = new Database(process.env.SWARM_DB!);
+    file.prepare("UPDATE approvals SET status = 'approved' WHERE id = ?").run(id);
+    file.close();
+    const viaRoute = await checkCall(call, deployer);
+    expect(viaRoute.body).toMatchObject({ decision: 'ASK', rule_source: 'hitl:deploy' });
+    expect(String(viaRoute.body.reason)).toMatch(/audit trail does not hold it/);
+    expect((await viaListener('/api/v1/permissions/check', call, deployer)).body.decision).toBe('ASK');
+    expect(eventsOf(id).filter((e) => e.type === 'approval.unverified')).toHaveLength(1);
   });
 });

@@ -119,6 +119,17 @@ describe('the application on PostgreSQL', () => {
     expect(consumed.rows.map((r) => r.actor)).toEqual(['agent:deployer']);
   });
 
+  it('does not allow a call whose rejection was turned into an approval by editing the database', async () => {
+    const call = { agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-edited', env: 'prod' } };
+    const asked = (await (await post(routes.check.POST, '/api/v1/permissions/check', call)).json()) as { approval_id: string };
+    expect((await post(routes.reject.POST, `/api/v1/approvals/${asked.approval_id}/reject`, { reason: 'no' }, ADMIN, { id: asked.approval_id })).status).toBe(200);
+    await pool.query("UPDATE approvals SET status = 'approved' WHERE id = $1", [asked.approval_id]);
+    const next = (await (await post(routes.check.POST, '/api/v1/permissions/check', call)).json()) as { decision: string; reason: string };
+    expect(next).toMatchObject({ decision: 'ASK', reason: expect.stringMatching(/audit trail does not hold it/) });
+    const recorded = await pool.query("SELECT 1 FROM security_events WHERE target = $1 AND type = 'approval.unverified'", [asked.approval_id]);
+    expect(recorded.rowCount).toBe(1);
+  });
+
   it('answers a batch in order, every denial recorded before the answer', async () => {
     const res = await post(routes.batch.POST, '/api/v1/permissions/check/batch', {
       checks: [

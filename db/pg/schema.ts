@@ -140,6 +140,8 @@ export const securityEvents = pgTable(
     index('security_events_time').on(t.timestamp),
     index('security_events_actor').on(t.actor),
     index('security_events_decision').on(t.decisionId),
+    // The events of one approval (its id is their target), read before an approved, unused approval may be used.
+    index('security_events_target').on(t.target),
   ],
 );
 

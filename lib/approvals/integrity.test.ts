@@ -136,5 +136,81 @@ describe.each(Object.keys(sides) as (keyof typeof sides)[])('approvals on %s', (
     });
   });
 
-  void otto;
+  describe('verified against the audit trail', () => {
+    const unverifiedEvents = async (id: string) => (await eventsOf(id)).filter((e) => e.type === 'approval.unverified');
+
+    it('does not run a call whose rejection was changed into an approval in the database: it asks, and the mismatch is recorded', async () => {
+      const args = { model_id: 'm-rejected', env: 'prod' };
+      const id = (await decide(call(deployer, args))).approvalId!;
+      await s.app.approvals.reject(id, olivia, 'not this model');
+      expect((await decide(call(deployer, args))).decision).toBe('DENY');
+      await s.query("UPDATE approvals SET status = 'approved', decided_by = 'olivia', decision_reason = 'ok' WHERE id = ?", [id]);
+
+      const dry = s.app.kind === 'sqlite' ? s.app.engine.check(call(deployer, args)) : await s.app.engine.checkAsync(call(deployer, args));
+      expect(dry).toMatchObject({ decision: 'ASK', ruleSource: 'hitl:deploy', approvalId: id });
+      expect(dry.reason).toMatch(/audit trail does not hold it \(the audit trail records it as rejected/);
+      const next = await decide(call(deployer, args));
+      expect(next.decision).toBe('ASK');
+      expect(next.approvalId).not.toBe(id);
+      expect(await statusOf(id)).toBe('approved');
+      const recorded = await unverifiedEvents(id);
+      expect(recorded).toHaveLength(1);
+      expect(JSON.parse(recorded[0]!.detail_json)).toMatchObject({ problem: expect.stringMatching(/records it as rejected/) });
+    });
+
+    it('does not run a spent approval again when its row is set back to approved', async () => {
+      const args = { model_id: 'm-spent', env: 'prod' };
+      const id = (await decide(call(deployer, args))).approvalId!;
+      await approve(id);
+      expect((await decide(call(deployer, args))).decision).toBe('ALLOW');
+      await s.query("UPDATE approvals SET status = 'approved', consumed_at = NULL, consumed_by = NULL WHERE id = ?", [id]);
+      expect((await decide(call(deployer, args))).decision).toBe('ASK');
+      expect(await unverifiedEvents(id)).toHaveLength(1);
+    });
+
+    it('does not run a two-person call that one person approved, whatever the row says it needs', async () => {
+      const args = { model_id: 'm-two' };
+      const id = (await decide(call(deployer, args, 'monitor_drift'))).approvalId!;
+      await approve(id, olivia);
+      expect(await statusOf(id)).toBe('pending');
+      await s.query("UPDATE approvals SET status = 'approved', approvals_required = 1 WHERE id = ?", [id]);
+      const next = await decide(call(deployer, args, 'monitor_drift'));
+      expect(next.decision).toBe('ASK');
+      expect(next.reason).toMatch(/holds 1 of the 2 approvals it needs/);
+      // A legitimate two-person approval still runs once.
+      const fresh = next.approvalId!;
+      await approve(fresh, olivia);
+      await approve(fresh, otto);
+      expect(await decide(call(deployer, args, 'monitor_drift'))).toMatchObject({ decision: 'ALLOW', approvalId: fresh });
+    });
+
+    it("does not let an approval of one call run another when the row's arguments are changed", async () => {
+      const staging = { model_id: 'm-swap', env: 'staging' };
+      const prod = { model_id: 'm-swap', env: 'prod' };
+      const id = (await decide(call(deployer, staging))).approvalId!;
+      await approve(id);
+      // The prod call's arguments hash, as the store makes it (another principal's request of that call shows it).
+      const other = (await decide(call(victor, prod))).approvalId!;
+      const prodHash = (await s.app.approvals.get(other))!.argumentsHash;
+      await s.query('UPDATE approvals SET arguments_hash = ? WHERE id = ?', [prodHash, id]);
+      expect((await decide(call(deployer, prod))).decision).toBe('ASK');
+      expect((await unverifiedEvents(id))[0]?.detail_json).toMatch(/another call or requester/);
+    });
+
+    it('does not trust an approval event added to the trail without its hash', async () => {
+      const args = { model_id: 'm-forged', env: 'prod' };
+      const id = (await decide(call(deployer, args))).approvalId!;
+      const row = (await s.app.approvals.get(id))!;
+      const next = (await s.query<{ next: number }>('SELECT max(id) + 1 AS next FROM security_events'))[0]!.next;
+      const detail = { gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments_hash: row.argumentsHash, requested_by: row.requestedBy, approvals_required: 1, approvals_given: 1, complete: true };
+      await s.query(
+        "INSERT INTO security_events (id, type, actor, actor_role, outcome, target, detail_json, timestamp, prev_hash, row_hash) VALUES (?, 'approval.approved', 'olivia', 'operator', 'succeeded', ?, ?, ?, ?, ?)",
+        [Number(next), id, JSON.stringify(detail), Date.now() / 1000, '0'.repeat(64), 'f'.repeat(64)],
+      );
+      await s.query("UPDATE approvals SET status = 'approved' WHERE id = ?", [id]);
+      const answer = await decide(call(deployer, args));
+      expect(answer.decision).toBe('ASK');
+      expect((await unverifiedEvents(id))[0]?.detail_json).toMatch(/does not match its hash/);
+    });
+  });
 });

@@ -19,8 +19,11 @@ import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import type { ApprovalState, Principal } from '@/lib/permissions';
 import { hashArguments } from './canonical';
+import { trailProblem, trailSql, type TrailRow } from './trail';
 import { actsForAgents, alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newRequestRow, nowSeconds, refusalOf, requesterOf, stateOf, approvalListQuery, outcomesQuery, type ApprovalListFilter } from './rules';
 import { approvalToJson, type ApprovalEvent, type ApprovalJson, type ApprovalRequest, type Decider } from './store';
+
+const TRAIL_SQL = trailSql('$1');
 
 export type PgApprovalListener = (event: ApprovalEvent, tx: PgTx) => void | Promise<void>;
 
@@ -45,10 +48,20 @@ export class PgApprovalStore {
   /** The state of this exact call as `principal` asks it (the SQLite store's stateFor, the same rules). */
   async stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): Promise<ApprovalState> {
     const hash = hashArguments(args);
-    const own = stateOf(await this.newestOf(agent, tool, hash, requesterOf(principal)), ttlSeconds);
+    const own = await this.stateOfRequester(agent, tool, hash, requesterOf(principal), ttlSeconds);
     if (own.status === 'approved' || !actsForAgents(principal)) return own;
-    const agents = stateOf(await this.newestOf(agent, tool, hash, `agent:${agent}`), ttlSeconds);
+    const agents = await this.stateOfRequester(agent, tool, hash, `agent:${agent}`, ttlSeconds);
     return agents.status === 'approved' ? agents : own;
+  }
+
+  /** The state of the call as one requester asked it; an approved, unused approval counts only when the trail holds it. */
+  private async stateOfRequester(agent: string, tool: string, hash: string, requestedBy: string, ttlSeconds: number): Promise<ApprovalState> {
+    const row = await this.newestOf(agent, tool, hash, requestedBy);
+    const state = stateOf(row, ttlSeconds);
+    if (state.status !== 'approved' || !row) return state;
+    const events = await this.pool.query<TrailRow>(TRAIL_SQL, [row.id]);
+    const problem = trailProblem(row, events.rows);
+    return problem ? { status: 'unverified', id: row.id, reason: problem } : state;
   }
 
   /** The newest approval of a call asked by one requester (an approval belongs to who asked for it). */
@@ -74,6 +87,11 @@ export class PgApprovalStore {
     );
     return this.transaction(async (tx, t) => {
       const at = nowSeconds();
+      if (r.unverified) {
+        // The approval the trail does not hold is recorded, with the request that replaces it.
+        const [doubted] = await tx.select().from(approvals).where(eq(approvals.id, r.unverified.id));
+        if (doubted) await this.onEvent({ type: 'unverified', row: doubted, problem: r.unverified.problem }, t);
+      }
       const [existing] = await tx.select().from(approvals).where(samePending).for('update');
       if (existing && existing.expiresAt > at) return existing;
       if (existing) {

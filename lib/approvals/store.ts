@@ -13,6 +13,7 @@ import { DEFAULT_APPROVAL_TTL_SECONDS } from './gates';
 import type { GateRisk } from '@/lib/permissions/gates';
 import { AppError } from '@/lib/errors';
 import { hashArguments } from './canonical';
+import { trailProblem, trailSql, type TrailRow } from './trail';
 import { actsForAgents, alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, refusalOf, requesterOf, stateOf, approvalListQuery, type ApprovalStateFacts, outcomesQuery, type ApprovalListFilter, type ApprovalRefusal } from './rules';
 
 export type ApprovalStatusValue = ApprovalRow['status'];
@@ -35,6 +36,11 @@ export interface ApprovalRequest {
   gateDescription?: string;
   /** the decision that asked */
   decisionId?: string;
+  /**
+   * the call's approved approval that the audit trail does not hold, which this request replaces: recorded as
+   * `approval.unverified` with the request
+   */
+  unverified?: { id: string; problem: string };
 }
 
 /** Who decides: the principal's id and role. */
@@ -49,7 +55,8 @@ export interface Decider {
  * a new request, each person's approval, a rejection, an expiry, and the run that consumed an approval.
  */
 export interface ApprovalEvent {
-  type: 'requested' | 'approved' | 'rejected' | 'expired' | 'consumed' | 'refused';
+  /** unverified: an approved, unused approval that the audit trail does not hold was met, and not used */
+  type: 'requested' | 'approved' | 'rejected' | 'expired' | 'consumed' | 'refused' | 'unverified';
   row: ApprovalRow;
   /** who decided (approved, rejected), or tried to (refused); for consumed: who ran the call */
   by?: Decider;
@@ -57,6 +64,8 @@ export interface ApprovalEvent {
   given?: number;
   /** for refused: which rule refused the decision, and the message the person saw */
   refusal?: { rule: ApprovalRefusal; message: string };
+  /** for unverified: why the trail does not hold the approval */
+  problem?: string;
 }
 
 export type { ApprovalRefusal };
@@ -71,7 +80,9 @@ type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 const APPROVAL_COLUMNS = getTableColumns(approvals);
 const selectAs = (keys: readonly (keyof typeof APPROVAL_COLUMNS)[]) => keys.map((k) => `${APPROVAL_COLUMNS[k].name} AS ${k}`).join(', ');
 const WHOLE_ROW = selectAs(Object.keys(APPROVAL_COLUMNS) as (keyof typeof APPROVAL_COLUMNS)[]);
-const STATE_FACTS = selectAs(['id', 'status', 'expiresAt', 'decidedAt', 'decisionReason'] satisfies (keyof ApprovalStateFacts)[]);
+/** What the newest approval of a call is read for: its state, and what the trail must bind it to when it is approved. */
+type NewestFacts = ApprovalStateFacts & Pick<ApprovalRow, 'gate' | 'approvalsRequired'>;
+const NEWEST_FACTS = selectAs(['id', 'status', 'expiresAt', 'decidedAt', 'decisionReason', 'gate', 'approvalsRequired'] satisfies (keyof NewestFacts)[]);
 
 export class ApprovalStore {
   /**
@@ -81,8 +92,10 @@ export class ApprovalStore {
    * approvals_call_newest index without a sort, with the columns its state is made of; and the pending one, a whole
    * row.
    */
-  private readonly newestLookup: Database.Statement<[string, string, string, string], ApprovalStateFacts>;
+  private readonly newestLookup: Database.Statement<[string, string, string, string], NewestFacts>;
   private readonly pendingLookup: Database.Statement<[string, string, string, string], ApprovalRow>;
+  /** the audit events of one approval (security_events_target): read only when an approved, unused one would be used */
+  private readonly trailLookup: Database.Statement<[string], TrailRow>;
 
   constructor(
     private readonly db: Db,
@@ -91,8 +104,9 @@ export class ApprovalStore {
     // An approval belongs to the call and to who asked for it: another principal's check of the same call never sees it.
     const sameCall = 'agent_name = ? AND tool_name = ? AND arguments_hash = ? AND requested_by = ?';
     this.newestLookup = db.$client.prepare(
-      `SELECT ${STATE_FACTS} FROM approvals WHERE ${sameCall} ORDER BY requested_at DESC, id DESC LIMIT 1`,
+      `SELECT ${NEWEST_FACTS} FROM approvals WHERE ${sameCall} ORDER BY requested_at DESC, id DESC LIMIT 1`,
     );
+    this.trailLookup = db.$client.prepare(trailSql('?'));
     this.pendingLookup = db.$client.prepare(`SELECT ${WHOLE_ROW} FROM approvals WHERE ${sameCall} AND status = 'pending'`);
   }
 
@@ -108,10 +122,22 @@ export class ApprovalStore {
    */
   stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): ApprovalState {
     const hash = hashArguments(args);
-    const own = stateOf(this.newestLookup.get(agent, tool, hash, requesterOf(principal)), ttlSeconds);
+    const own = this.stateOfRequester(agent, tool, hash, requesterOf(principal), ttlSeconds);
     if (own.status === 'approved' || !actsForAgents(principal)) return own;
-    const agents = stateOf(this.newestLookup.get(agent, tool, hash, `agent:${agent}`), ttlSeconds);
+    const agents = this.stateOfRequester(agent, tool, hash, `agent:${agent}`, ttlSeconds);
     return agents.status === 'approved' ? agents : own;
+  }
+
+  /**
+   * The state of the call as one requester asked it. An approved, unused approval counts only when the audit trail
+   * holds it (lib/approvals/trail.ts): the one case that reads the trail, so every other call costs nothing more.
+   */
+  private stateOfRequester(agent: string, tool: string, hash: string, requestedBy: string, ttlSeconds: number): ApprovalState {
+    const row = this.newestLookup.get(agent, tool, hash, requestedBy);
+    const state = stateOf(row, ttlSeconds);
+    if (state.status !== 'approved' || !row) return state;
+    const problem = trailProblem({ ...row, agentName: agent, toolName: tool, argumentsHash: hash, requestedBy }, this.trailLookup.all(row.id));
+    return problem ? { status: 'unverified', id: row.id, reason: problem } : state;
   }
 
   /**
@@ -124,6 +150,11 @@ export class ApprovalStore {
     return this.db.transaction(
       (tx) => {
         const at = now();
+        if (r.unverified) {
+          // The approval the trail does not hold is recorded (once: this request replaces it as the call's newest).
+          const doubted = this.get(r.unverified.id);
+          if (doubted) this.onEvent({ type: 'unverified', row: doubted, problem: r.unverified.problem });
+        }
         const existing = this.pendingLookup.get(r.agent, r.tool, hash, r.requestedBy);
         if (existing && existing.expiresAt > at) return existing;
         if (existing) {
@@ -357,5 +388,6 @@ export function approvalRequestOf(ctx: PermissionContext & ToolContext, result: 
     risk: gate?.risk,
     gateDescription: gate?.description,
     decisionId: result.decisionId,
+    ...(ctx.approval?.status === 'unverified' && ctx.approval.id ? { unverified: { id: ctx.approval.id, problem: ctx.approval.reason ?? 'the audit trail does not hold it' } } : {}),
   };
 }
