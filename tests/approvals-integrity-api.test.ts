@@ -17,6 +17,9 @@ const check = await import('@/app/api/v1/permissions/check/route');
 const approve = await import('@/app/api/v1/approvals/[id]/approve/route');
 const reject = await import('@/app/api/v1/approvals/[id]/reject/route');
 const evaluation = await import('@/app/access/v1/evaluation/route');
+const evaluations = await import('@/app/access/v1/evaluations/route');
+const batch = await import('@/app/api/v1/permissions/check/batch/route');
+const finished = await import('@/app/api/v1/permissions/finished/route');
 
 const ADMIN = server.adminToken;
 let operator = '';
@@ -108,5 +111,59 @@ describe('approval state verified against the audit trail, over HTTP', () => {
     expect(String(viaRoute.body.reason)).toMatch(/audit trail does not hold it/);
     expect((await viaListener('/api/v1/permissions/check', call, deployer)).body.decision).toBe('ASK');
     expect(eventsOf(id).filter((e) => e.type === 'approval.unverified')).toHaveLength(1);
+  });
+});
+
+describe('arguments kept exactly or refused, over HTTP', () => {
+  /** The same request to the route (as Next.js runs it) and to the listener: both answers, which must be the same. */
+  const both = async (handler: RouteHandler, path: string, body: string, token = deployer) => {
+    const [route, listener] = [await post(handler, path, body, token), await viaListener(path, body, token)];
+    // (a decided call has its own decision id each time)
+    expect({ ...listener, body: { ...listener.body, decision_id: 'x' } }).toEqual({ ...route, body: { ...route.body, decision_id: 'x' } });
+    return route;
+  };
+
+  it('refuses the call that smuggles "__proto__" past an approval (400 naming the path), and keeps the approval for its call', async () => {
+    const staging = { agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-45', env: 'staging' } };
+    const id = String((await checkCall(staging, deployer)).body.approval_id);
+    await approveAs(id);
+    const denials = getSqliteApp().denials.count();
+    const smuggled = '{"agent":"deployer","tool":"deploy_serving","arguments":{"model_id":"m-45","env":"staging","__proto__":{"env":"prod"}}}';
+    const answer = await both(check.POST, '/api/v1/permissions/check', smuggled);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error?.issues).toEqual([expect.objectContaining({ path: 'arguments.__proto__', message: expect.stringMatching(/"__proto__" is refused/) })]);
+    expect(getSqliteApp().denials.count()).toBe(denials);
+    expect(getSqliteApp().approvals.get(id)?.status).toBe('approved');
+    expect((await checkCall(staging, deployer)).body).toMatchObject({ decision: 'ALLOW', approval_id: id });
+  });
+
+  it('refuses constructor and prototype keys at any depth in a batch, in AuthZEN and in a finished report', async () => {
+    const inBatch = await both(batch.POST, '/api/v1/permissions/check/batch', '{"checks":[{"agent":"deployer","tool":"monitor_drift"},{"agent":"deployer","tool":"monitor_drift","arguments":{"a":[{"constructor":{}}]}}]}');
+    expect(inBatch.status).toBe(400);
+    expect(inBatch.body.error?.issues?.map((i) => i.path)).toEqual(['checks.1.arguments.a.0.constructor']);
+    const authzen = '{"subject":{"type":"agent","id":"deployer"},"action":{"name":"call"},"resource":{"type":"tool","id":"monitor_drift","properties":{"arguments":{"prototype":1}}}}';
+    const one = await both(evaluation.POST, '/access/v1/evaluation', authzen);
+    expect(one.status).toBe(400);
+    expect(one.body.error?.issues?.map((i) => i.path)).toEqual(['resource.properties.arguments.prototype']);
+    const many = await both(evaluations.POST, '/access/v1/evaluations', '{"subject":{"type":"agent","id":"deployer"},"action":{"name":"call"},"evaluations":[{"resource":{"type":"tool","id":"monitor_drift","properties":{"__proto__":{"arguments":{}}}}}]}');
+    expect(many.status).toBe(400);
+    expect(many.body.error?.issues?.map((i) => i.path)).toEqual(['evaluations.0.resource.properties.__proto__']);
+    const report = await both(finished.POST, '/api/v1/permissions/finished', '{"agent":"deployer","tool":"monitor_drift","outcome":"succeeded","arguments":{"x":{"__proto__":1}}}');
+    expect(report.status).toBe(400);
+  });
+
+  it('answers arguments nested 5,000 arrays deep 400, not 500, and 64 levels are decided', async () => {
+    const deep = `{"agent":"deployer","tool":"monitor_drift","arguments":{"v":${'['.repeat(5_000)}${']'.repeat(5_000)}}}`;
+    for (const [handler, path, body] of [
+      [check.POST, '/api/v1/permissions/check', deep],
+      [batch.POST, '/api/v1/permissions/check/batch', `{"checks":[${deep}]}`],
+      [evaluation.POST, '/access/v1/evaluation', `{"subject":{"type":"agent","id":"deployer"},"action":{"name":"call"},"resource":{"type":"tool","id":"monitor_drift","properties":{"arguments":{"v":${'['.repeat(5_000)}${']'.repeat(5_000)}}}}}`],
+    ] as const) {
+      const answer = await both(handler, path, body);
+      expect(answer.status, path).toBe(400);
+      expect(answer.body.error?.issues?.[0]?.message).toMatch(/at most 64 levels/);
+    }
+    const deepest = await both(check.POST, '/api/v1/permissions/check', `{"agent":"deployer","tool":"monitor_drift","arguments":{"v":${'['.repeat(63)}${']'.repeat(63)}}}`);
+    expect(deepest.body.decision).toBe('ALLOW');
   });
 });

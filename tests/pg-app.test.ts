@@ -130,6 +130,17 @@ describe('the application on PostgreSQL', () => {
     expect(recorded.rowCount).toBe(1);
   });
 
+  it('refuses arguments it cannot keep exactly (a "__proto__" key, 5,000 levels of nesting) with 400, recording nothing', async () => {
+    const before = Number((await pool.query('SELECT count(*) AS n FROM permission_denials')).rows[0].n);
+    const smuggled = await callRoute(routes.check.POST, '/api/v1/permissions/check', { method: 'POST', token: agent, body: '{"agent":"deployer","tool":"export_raw_data","arguments":{"__proto__":{"x":1}}}' });
+    expect(smuggled.status).toBe(400);
+    expect(((await smuggled.json()) as { error: { issues: { path: string }[] } }).error.issues.map((i) => i.path)).toEqual(['arguments.__proto__']);
+    const deep = await callRoute(routes.check.POST, '/api/v1/permissions/check', { method: 'POST', token: agent, body: `{"agent":"deployer","tool":"export_raw_data","arguments":{"v":${'['.repeat(5_000)}${']'.repeat(5_000)}}}` });
+    expect(deep.status).toBe(400);
+    await expect((await app()).engine.decideAsync({ kind: 'tool', principal: { kind: 'agent', id: 'deployer', role: 'viewer', agent: 'deployer' }, agent: 'deployer', tool: 'export_raw_data', arguments: JSON.parse('{"a":{"prototype":1}}') as Record<string, unknown> })).rejects.toMatchObject({ code: 'INVALID_ARGUMENTS' });
+    expect(Number((await pool.query('SELECT count(*) AS n FROM permission_denials')).rows[0].n)).toBe(before);
+  });
+
   it('answers a batch in order, every denial recorded before the answer', async () => {
     const res = await post(routes.batch.POST, '/api/v1/permissions/check/batch', {
       checks: [

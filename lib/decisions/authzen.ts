@@ -23,11 +23,14 @@ import { z } from 'zod';
 import type { App } from '@/lib/app';
 import { AppError } from '@/lib/errors';
 import { Reply, ROUTE_SPEC } from '@/lib/http/route';
+import { exactObjectSchema } from '@/lib/http/schemas';
 import { ROUTES } from '@/lib/http/route-index';
 import { isRole, ROLES, roleRank, type CheckInput, type CheckResult, type Principal, type Role } from '@/lib/permissions';
 import { decideBatch } from './check';
 
-const properties = z.record(z.string(), z.unknown());
+// Properties and context are kept exactly as sent (they hold a call's arguments): a key that a copy would turn into a
+// prototype (`__proto__`) is refused at any depth, and the arguments inside them have the limit of arguments anywhere.
+const properties = exactObjectSchema('properties', 0);
 const entity = z.object({ type: z.string().min(1).max(100), id: z.string().min(1).max(500), properties: properties.optional() });
 const action = z.object({ name: z.string().min(1).max(100), properties: properties.optional() });
 

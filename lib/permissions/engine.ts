@@ -4,6 +4,7 @@ import { AuditUnavailable, type Recorder } from './recorder';
 import type { CallHooks, HookPass, ToolCallFinished } from './call-hooks';
 import { drive, isPromise, type Step } from './steps';
 import { conditionHolds } from './condition';
+import { assertArguments } from './arguments';
 import { EMPTY_GATES, gateOfTool, type CompiledGate, type GateSet } from './gates';
 import { isStronger, winningRule } from './resolve';
 import {
@@ -145,6 +146,8 @@ export class PermissionEngine {
   private contextFor(input: CheckInput): PermissionContext {
     const flags = this.ports.flagValues();
     if (input.kind !== 'tool') return this.contextWith(input, flags, undefined, undefined);
+    // Arguments that cannot be kept exactly are refused before anything reads them (InvalidArguments).
+    assertArguments(input.arguments);
     const gate = this.gateFor(input, flags);
     const approval = this.ports.approvalState?.(input, gate);
     if (isPromise(approval)) throw new EngineIsAsync('check');
@@ -155,6 +158,7 @@ export class PermissionEngine {
   private *contextSteps(input: CheckInput): Generator<unknown, PermissionContext, unknown> {
     const flags = this.ports.flagValues();
     if (input.kind !== 'tool') return this.contextWith(input, flags, undefined, undefined);
+    assertArguments(input.arguments);
     const gate = this.gateFor(input, flags);
     const approval = (yield this.ports.approvalState?.(input, gate)) as ApprovalState | undefined;
     return this.contextWith(input, flags, gate, approval);
