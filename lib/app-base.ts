@@ -5,6 +5,7 @@
  */
 import { join, resolve as resolvePath } from 'node:path';
 import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from './approvals/gates';
+import { CallBinding, loadBindingKey } from './approvals/binding';
 import type { ApprovalEvent } from './approvals/store';
 import type { RevisionContent } from './audit/revisions';
 import { EMPTY_AGENTS, parseAgents, type AgentsConfig } from './config/agents';
@@ -100,6 +101,7 @@ export abstract class AppBase {
   abstract readonly hooks: HookRunner;
   private readonly withProfiles = new WeakMap<CompiledPolicy, CompiledPolicy>();
   private revisionMemo: { key: readonly unknown[]; revision: string } | undefined;
+  private bindingMemo: CallBinding | undefined;
   private wiring: Wiring | undefined;
 
   constructor(readonly options: AppOptions) {
@@ -139,6 +141,13 @@ export abstract class AppBase {
       for (const f of this.configFiles()) f.watch();
     }
   }
+
+  /**
+   * The key approvals are bound with (lib/approvals/binding.ts: SWARM_APPROVAL_KEY, or the key folder's), loaded when
+   * a call is first bound: a process that never decides a gated call never needs it. A failure is thrown again at the
+   * next call (nothing is bound with a key that could not be had).
+   */
+  readonly callBinding = (): CallBinding => (this.bindingMemo ??= CallBinding.ofKey(loadBindingKey(this.options.dbPath, this.env)));
 
   /** Called by the subclass once its stores exist. */
   protected wire(wiring: Wiring): void {

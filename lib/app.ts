@@ -119,11 +119,22 @@ export class SwarmApp extends AppBase {
       maskKeys: this.profiles.maskKeys,
       origin: this.env.SWARM_PROCESS || 'app',
     });
-    this.approvals = new ApprovalStore(this.db, (event) => {
-      this.recordApproval(event);
-      // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background).
-      this.notifications.onApproval(event);
-    });
+    this.approvals = new ApprovalStore(
+      this.db,
+      (event) => {
+        this.recordApproval(event);
+        // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background).
+        this.notifications.onApproval(event);
+      },
+      this.callBinding,
+    );
+    try {
+      // Rows of a release that kept arguments in clear, bound by an unkeyed hash: re-bound once (nothing to do, and no
+      // key needed, when there are none).
+      this.approvals.rebindLegacy();
+    } catch (error) {
+      console.error('Re-binding the approvals of an earlier release failed; they ask again until it succeeds at a start.', error);
+    }
     this.hooks = new HookRunner({
       hooks: () => this.hooksFile.current,
       flags: () => this.flags.values(),

@@ -108,7 +108,7 @@ export class PgSwarmApp extends AppBase {
       maskKeys: this.profiles.maskKeys,
       origin: this.env.SWARM_PROCESS || 'app',
     });
-    this.approvals = new PgApprovalStore(pool, (event, tx) => this.recordApproval(event, tx));
+    this.approvals = new PgApprovalStore(pool, (event, tx) => this.recordApproval(event, tx), this.callBinding);
     this.hooks = new HookRunner({
       hooks: () => this.hooksFile.current,
       flags: () => this.flags.values(),
@@ -145,6 +145,9 @@ export class PgSwarmApp extends AppBase {
 
   private async start(): Promise<void> {
     await this.flags.start();
+    // Rows of a release that kept arguments in clear, bound by an unkeyed hash: re-bound once, by the first server that
+    // has the key (nothing to do, and no key needed, when there are none).
+    await this.approvals.rebindLegacy().catch((error: unknown) => console.error('Re-binding the approvals of an earlier release failed; they ask again until it succeeds at a start.', error));
     if (this.options.sweepApprovals) this.startSweeper();
     if (this.options.deliverNotifications ?? this.options.sweepApprovals) this.notifications.startDelivery();
     if (this.options.server) await this.startServerAudit();

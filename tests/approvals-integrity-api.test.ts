@@ -167,3 +167,18 @@ describe('arguments kept exactly or refused, over HTTP', () => {
     expect(deepest.body.decision).toBe('ALLOW');
   });
 });
+
+describe('secret arguments never at rest, over HTTP', () => {
+  it('keeps a secret argument out of the approvals table, and runs the approval only for the call with that very secret', async () => {
+    const SECRET = 'ghp_0123456789abcdefSECRET';
+    const call = (token: string) => ({ agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-46', env: 'prod', registry_token: token } });
+    const id = String((await checkCall(call(SECRET), deployer)).body.approval_id);
+    const file = new Database(process.env.SWARM_DB!, { readonly: true });
+    const rows = file.prepare('SELECT * FROM approvals').all();
+    file.close();
+    expect(JSON.stringify(rows)).not.toContain(SECRET);
+    await approveAs(id);
+    expect((await viaListener('/api/v1/permissions/check', call('ghp_another'), deployer)).body.decision).toBe('ASK');
+    expect((await checkCall(call(SECRET), deployer)).body).toMatchObject({ decision: 'ALLOW', approval_id: id });
+  });
+});

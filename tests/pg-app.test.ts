@@ -141,6 +141,16 @@ describe('the application on PostgreSQL', () => {
     expect(Number((await pool.query('SELECT count(*) AS n FROM permission_denials')).rows[0].n)).toBe(before);
   });
 
+  it('keeps a secret argument out of the approvals table, and runs the approval only for the call with that very secret', async () => {
+    const SECRET = 'pg-secret-0123456789abcdef';
+    const call = (password: string) => ({ agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-secret', env: 'prod', db_password: password } });
+    const asked = (await (await post(routes.check.POST, '/api/v1/permissions/check', call(SECRET))).json()) as { approval_id: string };
+    expect(JSON.stringify((await pool.query('SELECT * FROM approvals')).rows)).not.toContain(SECRET);
+    await post(routes.approve.POST, `/api/v1/approvals/${asked.approval_id}/approve`, {}, ADMIN, { id: asked.approval_id });
+    expect(((await (await post(routes.check.POST, '/api/v1/permissions/check', call('other'))).json()) as { decision: string }).decision).toBe('ASK');
+    expect(await (await post(routes.check.POST, '/api/v1/permissions/check', call(SECRET))).json()).toMatchObject({ decision: 'ALLOW', approval_id: asked.approval_id });
+  });
+
   it('answers a batch in order, every denial recorded before the answer', async () => {
     const res = await post(routes.batch.POST, '/api/v1/permissions/check/batch', {
       checks: [

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '@/db/client';
 import type { ApprovalRow } from '@/db/schema';
 import type { ApprovalState, Principal } from '@/lib/permissions';
-import { deployRequest } from '@/lib/test-support/temp-app';
+import { deployRequest, testBinding } from '@/lib/test-support/temp-app';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { PgApprovalStore } from './pg-store';
 import { ApprovalStore, type ApprovalEvent, type ApprovalRequest, type Decider } from './store';
@@ -48,13 +48,13 @@ const stores: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
       d2.$client.close();
       rmSync(dir, { recursive: true, force: true });
     });
-    return { a: new ApprovalStore(d1, (e) => events.push(e)), b: new ApprovalStore(d2, (e) => events.push(e)), events };
+    return { a: new ApprovalStore(d1, (e) => events.push(e), testBinding), b: new ApprovalStore(d2, (e) => events.push(e), testBinding), events };
   },
   async PostgreSQL() {
     const name = await pg15.freshDatabase('approvals');
     const [p1, p2] = [pg15.pool(name, 5), pg15.pool(name, 5)];
     const events: ApprovalEvent[] = [];
-    return { a: new PgApprovalStore(p1, (e) => void events.push(e)), b: new PgApprovalStore(p2, (e) => void events.push(e)), events };
+    return { a: new PgApprovalStore(p1, (e) => void events.push(e), testBinding), b: new PgApprovalStore(p2, (e) => void events.push(e), testBinding), events };
   },
 };
 

@@ -3,14 +3,16 @@
  * PostgreSQL alike: the real applications (stores, recorder, engine) on a real file and on a throwaway cluster this
  * file starts.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApp, type App } from '@/lib/app';
 import type { CheckResult, Principal, ToolContext } from '@/lib/permissions';
-import { TEST_AGENTS } from '@/lib/test-support/temp-app';
+import { TEST_AGENTS, TEST_APPROVAL_KEY } from '@/lib/test-support/temp-app';
+import { canonicalJson } from './canonical';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 
 const pg15 = usePostgres();
@@ -22,6 +24,10 @@ writeFileSync(join(config, 'gates.yaml'), 'gates:\n  - id: deploy\n    tools: [d
 /** One database under test: its application, and SQL straight to its file or cluster (what an insider can do). */
 interface Side {
   app: App;
+  /** another application on the same database (a server started after an upgrade, say): closed with the side */
+  open(): Promise<App>;
+  /** every byte the database keeps at rest, as text (SQLite: the file and its log; PostgreSQL: the tables' rows) */
+  atRest(): Promise<string>;
   /** rows of a query, with `?` placeholders on either database */
   query<T>(text: string, params?: unknown[]): Promise<T[]>;
   close(): Promise<void>;
@@ -34,11 +40,21 @@ const sides: Record<'SQLite' | 'PostgreSQL', () => Promise<Side>> = {
     const app = await openApp({ dbPath: file, configDir: config, env: {} });
     // Another connection to the same file: the insider's, not the application's.
     const raw = new Database(file);
+    const others: App[] = [];
     return {
       app,
+      async open() {
+        const other = await openApp({ dbPath: file, configDir: config, env: {} });
+        others.push(other);
+        return other;
+      },
+      async atRest() {
+        return ['', '-wal'].map((suffix) => (existsSync(file + suffix) ? readFileSync(file + suffix).toString('latin1') : '')).join('\n');
+      },
       query: async <T,>(text: string, params: unknown[] = []) => (/^\s*select/i.test(text) ? (raw.prepare(text).all(...params) as T[]) : (raw.prepare(text).run(...params), [])),
       async close() {
         raw.close();
+        for (const other of others) await other.close();
         await app.close();
         rmSync(dir, { recursive: true, force: true });
       },
@@ -46,15 +62,30 @@ const sides: Record<'SQLite' | 'PostgreSQL', () => Promise<Side>> = {
   },
   async PostgreSQL() {
     const name = await pg15.freshDatabase('integrity');
-    const app = await openApp({ dbPath: pg15.cluster.urlOf(name), configDir: config, env: { SWARM_PG_POOL_MAX: '4' } });
+    const env = { SWARM_PG_POOL_MAX: '4', SWARM_APPROVAL_KEY: TEST_APPROVAL_KEY };
+    const app = await openApp({ dbPath: pg15.cluster.urlOf(name), configDir: config, env });
     const raw = pg15.pool(name, 1);
+    const others: App[] = [];
     return {
       app,
+      async open() {
+        const other = await openApp({ dbPath: pg15.cluster.urlOf(name), configDir: config, env });
+        others.push(other);
+        return other;
+      },
+      async atRest() {
+        const tables = (await raw.query<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public'")).rows.map((r) => r.t);
+        const dumps = await Promise.all(tables.map(async (t) => JSON.stringify((await raw.query(`SELECT * FROM "${t}"`)).rows)));
+        return dumps.join('\n');
+      },
       async query<T>(text: string, params: unknown[] = []) {
         let n = 0;
         return (await raw.query(text.replace(/\?/g, () => `$${++n}`), params)).rows as T[];
       },
-      close: async () => void (await app.close()),
+      async close() {
+        for (const other of others) await other.close();
+        await app.close();
+      },
     };
   },
 };
@@ -211,6 +242,54 @@ describe.each(Object.keys(sides) as (keyof typeof sides)[])('approvals on %s', (
       const answer = await decide(call(deployer, args));
       expect(answer.decision).toBe('ASK');
       expect((await unverifiedEvents(id))[0]?.detail_json).toMatch(/does not match its hash/);
+    });
+  });
+
+  describe('secret arguments never at rest', () => {
+    const SECRET = 'sk-live-4f9a8b7c6d5e4f3a2b1c';
+    const PASSWORD = 'correct-horse-battery-staple';
+
+    it('keeps no secret value in the approvals table (nor anywhere at rest), and binds the approval to the exact call by a keyed hash', async () => {
+      const args = { model_id: 'm-secret', env: 'prod', api_key: SECRET, registry: { url: 'https://r.example', password: PASSWORD } };
+      const id = (await decide(call(deployer, args))).approvalId!;
+      const [row] = await s.query<Record<string, unknown>>('SELECT * FROM approvals WHERE id = ?', [id]);
+      expect(JSON.stringify(row)).not.toContain(SECRET);
+      expect(JSON.stringify(row)).not.toContain(PASSWORD);
+      expect(JSON.parse(String(row!.arguments_canonical))).toEqual({ api_key: '[REDACTED]', env: 'prod', model_id: 'm-secret', registry: { password: '[REDACTED]', url: 'https://r.example' } });
+      // Keyed: neither the plain hash of the arguments nor of what is stored, which a reader of the table could test guesses with.
+      const hash = String(row!.arguments_hash);
+      expect(hash).toMatch(/^hmac1:[0-9a-f]{64}$/);
+      for (const text of [canonicalJson(args), String(row!.arguments_canonical)]) expect(hash).not.toContain(createHash('sha256').update(text).digest('hex'));
+
+      await approve(id);
+      // Another secret is another call: it asks, and the approval stays for the call it was given to.
+      const other = await decide(call(deployer, { ...args, api_key: `${SECRET}-other` }));
+      expect(other.decision).toBe('ASK');
+      expect(other.approvalId).not.toBe(id);
+      expect(await statusOf(id)).toBe('approved');
+      expect(await decide(call(deployer, args))).toMatchObject({ decision: 'ALLOW', approvalId: id });
+
+      const rest = await s.atRest();
+      expect(rest).not.toContain(SECRET);
+      expect(rest).not.toContain(PASSWORD);
+    });
+
+    it('re-binds the rows of an earlier release at the next start: the secret leaves the table, and a waiting request still matches its call', async () => {
+      const args = { model_id: 'm-legacy', env: 'prod', token: SECRET };
+      // As the release before kept it: the canonical arguments in clear, bound by their unkeyed sha-256.
+      const canonical = canonicalJson(args);
+      const legacyId = 'apr_legacyRow0000000001';
+      await s.query(
+        `INSERT INTO approvals (id, gate, agent_name, tool_name, arguments_canonical, arguments_redacted, arguments_hash, requested_by, requested_at, expires_at, rule_source, reason, status)
+         VALUES (?, 'deploy', 'deployer', 'deploy_serving', ?, ?, ?, 'agent:deployer', ?, ?, 'hitl:deploy', 'r', 'pending')`,
+        [legacyId, canonical, JSON.stringify({ ...args, token: '[REDACTED]' }), createHash('sha256').update(canonical).digest('hex'), Date.now() / 1000, Date.now() / 1000 + 3600],
+      );
+      const upgraded = await s.open();
+      const [row] = await s.query<{ arguments_canonical: string; arguments_hash: string }>('SELECT arguments_canonical, arguments_hash FROM approvals WHERE id = ?', [legacyId]);
+      expect(row!.arguments_canonical).not.toContain(SECRET);
+      expect(row!.arguments_hash).toMatch(/^hmac1:/);
+      const again = upgraded.kind === 'sqlite' ? upgraded.engine.decide(call(deployer, args)) : await upgraded.engine.decideAsync(call(deployer, args));
+      expect(again).toMatchObject({ decision: 'ASK', approvalId: legacyId });
     });
   });
 });

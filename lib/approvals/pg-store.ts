@@ -18,7 +18,7 @@ import { approvals, approvalVotes } from '@/db/pg/schema';
 import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import type { ApprovalState, Principal } from '@/lib/permissions';
-import { hashArguments } from './canonical';
+import { isKeyedBinding, storedCanonical, type CallBinding } from './binding';
 import { trailProblem, trailSql, type TrailRow } from './trail';
 import { actsForAgents, alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newRequestRow, nowSeconds, refusalOf, requesterOf, stateOf, approvalListQuery, outcomesQuery, type ApprovalListFilter } from './rules';
 import { approvalToJson, type ApprovalEvent, type ApprovalJson, type ApprovalRequest, type Decider } from './store';
@@ -32,7 +32,9 @@ export class PgApprovalStore {
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly onEvent: PgApprovalListener = () => {},
+    private readonly onEvent: PgApprovalListener,
+    /** the key calls are bound with (lib/approvals/binding.ts), asked for when first needed */
+    private readonly binding: () => CallBinding,
   ) {
     this.db = pgDatabase(pool);
   }
@@ -47,7 +49,7 @@ export class PgApprovalStore {
 
   /** The state of this exact call as `principal` asks it (the SQLite store's stateFor, the same rules). */
   async stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): Promise<ApprovalState> {
-    const hash = hashArguments(args);
+    const hash = this.binding().bind(args);
     const own = await this.stateOfRequester(agent, tool, hash, requesterOf(principal), ttlSeconds);
     if (own.status === 'approved' || !actsForAgents(principal)) return own;
     const agents = await this.stateOfRequester(agent, tool, hash, `agent:${agent}`, ttlSeconds);
@@ -77,7 +79,7 @@ export class PgApprovalStore {
 
   /** Create the pending approval of this call, or return the one already pending for it (on any server). */
   request(r: ApprovalRequest): Promise<ApprovalRow> {
-    const hash = hashArguments(r.arguments);
+    const hash = this.binding().bind(r.arguments);
     const samePending = and(
       eq(approvals.agentName, r.agent),
       eq(approvals.toolName, r.tool),
@@ -107,6 +109,23 @@ export class PgApprovalStore {
       }
       await this.onEvent({ type: 'requested', row: created }, t);
       return created;
+    });
+  }
+
+  /** The SQLite store's rebindLegacy: rows bound by an unkeyed hash, their arguments in clear, re-bound once. */
+  async rebindLegacy(): Promise<number> {
+    const legacy = "SELECT id, arguments_canonical AS canonical, arguments_hash AS hash FROM approvals WHERE arguments_hash NOT LIKE 'hmac1:%'";
+    if ((await this.pool.query(`${legacy} LIMIT 1`)).rowCount === 0) return 0;
+    const binding = this.binding();
+    return this.transaction(async (_, t) => {
+      let n = 0;
+      for (const row of (await t.client.query<{ id: string; canonical: string; hash: string }>(legacy)).rows) {
+        if (isKeyedBinding(row.hash)) continue;
+        const args = JSON.parse(row.canonical) as unknown;
+        const r = await t.client.query('UPDATE approvals SET arguments_hash = $1, arguments_canonical = $2 WHERE id = $3 AND arguments_hash = $4', [binding.bind(args), storedCanonical(args), row.id, row.hash]);
+        n += r.rowCount ?? 0;
+      }
+      return n;
     });
   }
 

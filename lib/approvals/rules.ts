@@ -9,7 +9,7 @@ import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { redact } from '@/lib/audit/redact';
 import type { ApprovalState, Principal } from '@/lib/permissions';
-import { canonicalJson } from './canonical';
+import { storedCanonical } from './binding';
 import type { ApprovalRequest, Decider } from './store';
 
 export const DEFAULT_DECIDER_ROLES = 'operator,admin';
@@ -60,14 +60,14 @@ export function stateOf(row: ApprovalStateFacts | undefined, ttlSeconds: number,
   return { status, id: row.id, reason: row.decisionReason ?? undefined };
 }
 
-/** The row of a new pending request. */
+/** The row of a new pending request: bound to `hash` (the keyed hash of its arguments), its secrets never stored. */
 export function newRequestRow(r: ApprovalRequest, hash: string, at = nowSeconds()): ApprovalRow {
   return {
     id: newApprovalId(),
     gate: r.gate,
     agentName: r.agent,
     toolName: r.tool,
-    argumentsCanonical: canonicalJson(r.arguments),
+    argumentsCanonical: storedCanonical(r.arguments),
     argumentsRedacted: JSON.stringify(redact(r.arguments)),
     argumentsHash: hash,
     toolCallId: r.toolCallId ?? null,

@@ -12,7 +12,7 @@ import type { ApprovalState, CheckResult, PermissionContext, Principal, Role, To
 import { DEFAULT_APPROVAL_TTL_SECONDS } from './gates';
 import type { GateRisk } from '@/lib/permissions/gates';
 import { AppError } from '@/lib/errors';
-import { hashArguments } from './canonical';
+import { isKeyedBinding, storedCanonical, type CallBinding } from './binding';
 import { trailProblem, trailSql, type TrailRow } from './trail';
 import { actsForAgents, alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, refusalOf, requesterOf, stateOf, approvalListQuery, type ApprovalStateFacts, outcomesQuery, type ApprovalListFilter, type ApprovalRefusal } from './rules';
 
@@ -99,7 +99,9 @@ export class ApprovalStore {
 
   constructor(
     private readonly db: Db,
-    private readonly onEvent: ApprovalListener = () => {},
+    private readonly onEvent: ApprovalListener,
+    /** the key calls are bound with (lib/approvals/binding.ts), asked for when first needed */
+    private readonly binding: () => CallBinding,
   ) {
     // An approval belongs to the call and to who asked for it: another principal's check of the same call never sees it.
     const sameCall = 'agent_name = ? AND tool_name = ? AND arguments_hash = ? AND requested_by = ?';
@@ -121,7 +123,7 @@ export class ApprovalStore {
    * administrator may also use the approved call of the agent it names (actsForAgents): a second lookup, for them only.
    */
   stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): ApprovalState {
-    const hash = hashArguments(args);
+    const hash = this.binding().bind(args);
     const own = this.stateOfRequester(agent, tool, hash, requesterOf(principal), ttlSeconds);
     if (own.status === 'approved' || !actsForAgents(principal)) return own;
     const agents = this.stateOfRequester(agent, tool, hash, `agent:${agent}`, ttlSeconds);
@@ -145,7 +147,7 @@ export class ApprovalStore {
    * transaction: a read, and a write only when a new request is needed (an expired one is closed first).
    */
   request(r: ApprovalRequest): ApprovalRow {
-    const hash = hashArguments(r.arguments);
+    const hash = this.binding().bind(r.arguments);
     announceWrite(this.db.$client);
     return this.db.transaction(
       (tx) => {
@@ -167,6 +169,33 @@ export class ApprovalStore {
       },
       { behavior: 'immediate' },
     );
+  }
+
+  /**
+   * Re-bind the rows of a release that bound approvals by an unkeyed hash and kept their arguments in clear: the keyed
+   * hash of the same arguments replaces the old one (so a pending or rejected call stays what it was) and the secrets
+   * leave arguments_canonical. Once per database (at open); a row another process re-bound meanwhile is left alone.
+   * Returns how many rows it re-bound.
+   */
+  rebindLegacy(): number {
+    const legacy = this.db.$client.prepare<[], { id: string; canonical: string; hash: string }>(
+      "SELECT id, arguments_canonical AS canonical, arguments_hash AS hash FROM approvals WHERE arguments_hash NOT LIKE 'hmac1:%'",
+    );
+    if (legacy.get() === undefined) return 0;
+    const binding = this.binding();
+    const update = this.db.$client.prepare('UPDATE approvals SET arguments_hash = ?, arguments_canonical = ? WHERE id = ? AND arguments_hash = ?');
+    announceWrite(this.db.$client);
+    return this.db.$client
+      .transaction(() => {
+        let n = 0;
+        for (const row of legacy.all()) {
+          if (isKeyedBinding(row.hash)) continue;
+          const args = JSON.parse(row.canonical) as unknown;
+          n += update.run(binding.bind(args), storedCanonical(args), row.id, row.hash).changes;
+        }
+        return n;
+      })
+      .immediate();
   }
 
   /**
