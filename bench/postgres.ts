@@ -75,7 +75,8 @@ function writeConfig(dir: string): void {
 
 async function decisionsOnPostgres(url: string, dir: string, callers: number, seconds: number): Promise<number> {
   writeConfig(dir);
-  const app = await openApp({ dbPath: url, configDir: dir, env: {} });
+  // (a key of the bench's own: the approval requests of the mix are bound with it)
+  const app = await openApp({ dbPath: url, configDir: dir, env: { SWARM_APPROVAL_KEY: 'bench-approval-binding-key-0123456789abcdef' } });
   try {
     let n = 0;
     const started = Date.now();

@@ -16,6 +16,7 @@ import { cliActor, POSTGRES_COMMANDS } from '@/cli/context';
 import { run } from '@/cli/run';
 import { cliWorkspace, runSwarm } from '@/lib/test-support/cli';
 import { usePostgres } from '@/lib/test-support/use-postgres';
+import { TEST_APPROVAL_KEY } from '@/lib/test-support/temp-app';
 
 const postgres = usePostgres();
 let dir: string;
@@ -47,7 +48,7 @@ beforeAll(async () => {
   const ws = cliWorkspace('swarm-clipg-', 'unused.db');
   dir = ws.dir;
   env = { ...ws.env, SWARM_DB: postgres.cluster.urlOf(database) };
-  app = (await openApp({ dbPath: env.SWARM_DB!, configDir: dir, env: {}, watchConfig: false })) as PgSwarmApp;
+  app = (await openApp({ dbPath: env.SWARM_DB!, configDir: dir, env: { SWARM_APPROVAL_KEY: TEST_APPROVAL_KEY }, watchConfig: false })) as PgSwarmApp;
   pool = app.pool;
   await app.auth.createUser('root', 'admin');
   await app.auth.createUser('olivia', 'operator');

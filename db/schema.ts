@@ -96,6 +96,8 @@ export const approvals = sqliteTable(
     decidedAt: real('decided_at'),
     decisionReason: text('decision_reason'),
     consumedAt: real('consumed_at'),
+    /** who ran the approved call (the requester, or an administrator acting for the agent) */
+    consumedBy: text('consumed_by'),
     /** how many distinct people must approve (the two-person rule is 2) */
     approvalsRequired: integer('approvals_required').notNull().default(1),
     /** the roles that may approve, comma-separated, as the gate said when the call was asked */
@@ -109,12 +111,12 @@ export const approvals = sqliteTable(
     decisionId: text('decision_id'),
   },
   (t) => [
-    // Identical pending calls share one approval.
+    // Identical pending calls of one requester share one approval (an approval belongs to who asked for it).
     uniqueIndex('approvals_one_pending_per_call')
-      .on(t.agentName, t.toolName, t.argumentsHash)
+      .on(t.agentName, t.toolName, t.argumentsHash, t.requestedBy)
       .where(sql`status = 'pending'`),
     // The newest approval of a call, read for every gated decision: found in the index, without sorting.
-    index('approvals_call_newest').on(t.agentName, t.toolName, t.argumentsHash, t.requestedAt, t.id),
+    index('approvals_call_newest').on(t.agentName, t.toolName, t.argumentsHash, t.requestedBy, t.requestedAt, t.id),
     index('approvals_call').on(t.agentName, t.toolName, t.argumentsHash, t.status),
     index('approvals_status_requested').on(t.status, t.requestedAt),
   ],
@@ -166,6 +168,8 @@ export const securityEvents = sqliteTable(
     index('security_events_time').on(t.timestamp),
     index('security_events_actor').on(t.actor),
     index('security_events_decision').on(t.decisionId),
+    // The events of one approval (its id is their target), read before an approved, unused approval may be used.
+    index('security_events_target').on(t.target),
   ],
 );
 

@@ -5,12 +5,13 @@
  */
 import { join, resolve as resolvePath } from 'node:path';
 import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from './approvals/gates';
+import { CallBinding, loadBindingKey } from './approvals/binding';
 import type { ApprovalEvent } from './approvals/store';
 import type { RevisionContent } from './audit/revisions';
 import { EMPTY_AGENTS, parseAgents, type AgentsConfig } from './config/agents';
 import { WatchedFile, type WatchedFileStatus } from './config/watched-file';
 import { PLATFORM_TOOLS } from './agents/platform-tools';
-import type { AuditEvent, PermissionEngine, RuleSource, ToolContext } from './permissions';
+import type { AuditEvent, PermissionEngine, Principal, RuleSource, ToolContext } from './permissions';
 import { builtInSources, DEFAULT_FLAG_VALUES } from './config/sources';
 import { assertPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, type PolicyConfig, type PolicyTests } from './config/policy-tests';
 import type { CompiledGate, GateSet, GateSpec } from './permissions/gates';
@@ -108,6 +109,7 @@ export abstract class AppBase {
   abstract readonly hooks: HookRunner;
   private readonly withProfiles = new WeakMap<CompiledPolicy, CompiledPolicy>();
   private revisionMemo: { key: readonly unknown[]; revision: string } | undefined;
+  private bindingMemo: CallBinding | undefined;
   private wiring: Wiring | undefined;
 
   constructor(readonly options: AppOptions) {
@@ -148,6 +150,13 @@ export abstract class AppBase {
       for (const f of this.configFiles()) f.watch();
     }
   }
+
+  /**
+   * The key approvals are bound with (lib/approvals/binding.ts: SWARM_APPROVAL_KEY, or the key folder's), loaded when
+   * a call is first bound: a process that never decides a gated call never needs it. A failure is thrown again at the
+   * next call (nothing is bound with a key that could not be had).
+   */
+  readonly callBinding = (): CallBinding => (this.bindingMemo ??= CallBinding.ofKey(loadBindingKey(this.options.dbPath, this.env)));
 
   /** Called by the subclass once its stores exist. */
   protected wire(wiring: Wiring): void {
@@ -299,9 +308,9 @@ export abstract class AppBase {
    * The engine's approvalState port over a store: read only for a gated call, or one a policy ASK rule may match (the
    * other calls need no read at all).
    */
-  protected approvalStatePort<S>(store: { stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number): S }) {
+  protected approvalStatePort<S>(store: { stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): S }) {
     return (ctx: ToolContext, gate: CompiledGate | undefined): S | undefined =>
-      gate || this.policyMayAsk(ctx.tool) ? store.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS) : undefined;
+      gate || this.policyMayAsk(ctx.tool) ? store.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS, ctx.principal) : undefined;
   }
 
   /**

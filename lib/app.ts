@@ -7,6 +7,7 @@ import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db } from '@/db/cli
 import { parseDbLocation } from '@/db/location';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
 import { ApprovalStore, approvalRequestOf, type ApprovalEvent } from './approvals/store';
+import { consumerOf } from './approvals/rules';
 import { DenialStore } from './audit/denials';
 import { AuditRecorder } from './audit/recorder';
 import { RevisionStore } from './audit/revisions';
@@ -122,11 +123,22 @@ export class SwarmApp extends AppBase {
       maskKeys: this.profiles.maskKeys,
       origin: this.env.SWARM_PROCESS || 'app',
     });
-    this.approvals = new ApprovalStore(this.db, (event) => {
-      this.recordApproval(event);
-      // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background).
-      this.notifications.onApproval(event);
-    });
+    this.approvals = new ApprovalStore(
+      this.db,
+      (event) => {
+        this.recordApproval(event);
+        // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background).
+        this.notifications.onApproval(event);
+      },
+      this.callBinding,
+    );
+    try {
+      // Rows of a release that kept arguments in clear, bound by an unkeyed hash: re-bound once (nothing to do, and no
+      // key needed, when there are none).
+      this.approvals.rebindLegacy();
+    } catch (error) {
+      console.error('Re-binding the approvals of an earlier release failed; they ask again until it succeeds at a start.', error);
+    }
     this.hooks = new HookRunner({
       hooks: () => this.hooksFile.current,
       flags: () => this.flags.values(),
@@ -241,7 +253,7 @@ export class SwarmApp extends AppBase {
         // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
         recorder: timedRecorder(this.recorder),
         requestApproval: (ctx, result) => this.approvals.request(approvalRequestOf(ctx, result)).id,
-        consumeApproval: (id) => this.approvals.consume(id),
+        consumeApproval: (id, ctx) => this.approvals.consume(id, consumerOf(ctx.principal)),
         callHooks: this.hooks,
       },
     });

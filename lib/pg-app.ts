@@ -10,6 +10,7 @@ import type pg from 'pg';
 import { DatabaseUnavailable, migratePostgres, openPool, pgDatabase } from '@/db/pg/client';
 import { parseDbLocation, redactedUrl } from '@/db/location';
 import { approvalRequestOf, type ApprovalEvent } from './approvals/store';
+import { consumerOf } from './approvals/rules';
 import { PgApprovalStore } from './approvals/pg-store';
 import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from './audit/checkpoints';
@@ -111,7 +112,7 @@ export class PgSwarmApp extends AppBase {
       maskKeys: this.profiles.maskKeys,
       origin: this.env.SWARM_PROCESS || 'app',
     });
-    this.approvals = new PgApprovalStore(pool, (event, tx) => this.recordApproval(event, tx));
+    this.approvals = new PgApprovalStore(pool, (event, tx) => this.recordApproval(event, tx), this.callBinding);
     this.hooks = new HookRunner({
       hooks: () => this.hooksFile.current,
       flags: () => this.flags.values(),
@@ -138,7 +139,7 @@ export class PgSwarmApp extends AppBase {
           // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
           recorder: timedRecorder(this.recorder),
           requestApproval: async (ctx, result) => (await this.approvals.request(approvalRequestOf(ctx, result))).id,
-          consumeApproval: (id) => this.approvals.consume(id),
+          consumeApproval: (id, ctx) => this.approvals.consume(id, consumerOf(ctx.principal)),
           callHooks: this.hooks,
         },
       }),
@@ -149,6 +150,9 @@ export class PgSwarmApp extends AppBase {
 
   private async start(): Promise<void> {
     await this.flags.start();
+    // Rows of a release that kept arguments in clear, bound by an unkeyed hash: re-bound once, by the first server that
+    // has the key (nothing to do, and no key needed, when there are none).
+    await this.approvals.rebindLegacy().catch((error: unknown) => console.error('Re-binding the approvals of an earlier release failed; they ask again until it succeeds at a start.', error));
     if (this.options.sweepApprovals) this.startSweeper();
     if (this.options.deliverNotifications ?? this.options.sweepApprovals) this.notifications.startDelivery();
     if (this.options.server) await this.startServerAudit();

@@ -141,6 +141,13 @@ describe('swarm hook claude-code, in process', () => {
     expect(parse(broken.out).hookSpecificOutput.permissionDecisionReason).toMatch(/could not read the hook event/);
   });
 
+  it('denies a tool input with a "__proto__" key, naming it, instead of deciding a copy without it', async () => {
+    const smuggled = '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls","__proto__":{"command":"rm -rf /"}},"tool_use_id":"toolu_proto"}';
+    const out = parse((await hook(smuggled)).out).hookSpecificOutput;
+    expect(out.permissionDecision).toBe('deny');
+    expect(out.permissionDecisionReason).toMatch(/tool_input\.__proto__: The key "__proto__" is refused/);
+  });
+
   it('answers updatedInput, the whole new input, when a hook rewrote it', async () => {
     const out = parse((await hook(sleepEvent)).out).hookSpecificOutput;
     expect(out).toMatchObject({ permissionDecision: 'allow', updatedInput: { command: 'sleep 600', timeout: 60000 } });

@@ -103,6 +103,54 @@ describe('the application on PostgreSQL', () => {
     expect(runs.filter((d) => d === 'ALLOW')).toHaveLength(1);
   });
 
+  it("answers a viewer's check of an agent's approved call ASK, leaves the approval to the agent, and names who used it", async () => {
+    const a = await app();
+    await a.auth.createUser('victor', 'viewer', 'viewer-password');
+    const viewer = await a.auth.createToken({ username: 'victor' }, 'pg app test');
+    const call = { agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-bound', env: 'prod' } };
+    const asked = (await (await post(routes.check.POST, '/api/v1/permissions/check', call)).json()) as { approval_id: string };
+    expect((await post(routes.approve.POST, `/api/v1/approvals/${asked.approval_id}/approve`, {}, ADMIN, { id: asked.approval_id })).status).toBe(200);
+    const viewers = (await (await post(routes.check.POST, '/api/v1/permissions/check', call, viewer)).json()) as { decision: string; approval_id: string };
+    expect(viewers.decision).toBe('ASK');
+    expect(viewers.approval_id).not.toBe(asked.approval_id);
+    expect((await a.approvals.get(asked.approval_id))?.status).toBe('approved');
+    expect(await (await post(routes.check.POST, '/api/v1/permissions/check', call)).json()).toMatchObject({ decision: 'ALLOW', approval_id: asked.approval_id });
+    const consumed = await pool.query<{ actor: string }>("SELECT actor FROM security_events WHERE target = $1 AND type = 'approval.consumed'", [asked.approval_id]);
+    expect(consumed.rows.map((r) => r.actor)).toEqual(['agent:deployer']);
+  });
+
+  it('does not allow a call whose rejection was turned into an approval by editing the database', async () => {
+    const call = { agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-edited', env: 'prod' } };
+    const asked = (await (await post(routes.check.POST, '/api/v1/permissions/check', call)).json()) as { approval_id: string };
+    expect((await post(routes.reject.POST, `/api/v1/approvals/${asked.approval_id}/reject`, { reason: 'no' }, ADMIN, { id: asked.approval_id })).status).toBe(200);
+    await pool.query("UPDATE approvals SET status = 'approved' WHERE id = $1", [asked.approval_id]);
+    const next = (await (await post(routes.check.POST, '/api/v1/permissions/check', call)).json()) as { decision: string; reason: string };
+    expect(next).toMatchObject({ decision: 'ASK', reason: expect.stringMatching(/audit trail does not hold it/) });
+    const recorded = await pool.query("SELECT 1 FROM security_events WHERE target = $1 AND type = 'approval.unverified'", [asked.approval_id]);
+    expect(recorded.rowCount).toBe(1);
+  });
+
+  it('refuses arguments it cannot keep exactly (a "__proto__" key, 5,000 levels of nesting) with 400, recording nothing', async () => {
+    const before = Number((await pool.query('SELECT count(*) AS n FROM permission_denials')).rows[0].n);
+    const smuggled = await callRoute(routes.check.POST, '/api/v1/permissions/check', { method: 'POST', token: agent, body: '{"agent":"deployer","tool":"export_raw_data","arguments":{"__proto__":{"x":1}}}' });
+    expect(smuggled.status).toBe(400);
+    expect(((await smuggled.json()) as { error: { issues: { path: string }[] } }).error.issues.map((i) => i.path)).toEqual(['arguments.__proto__']);
+    const deep = await callRoute(routes.check.POST, '/api/v1/permissions/check', { method: 'POST', token: agent, body: `{"agent":"deployer","tool":"export_raw_data","arguments":{"v":${'['.repeat(5_000)}${']'.repeat(5_000)}}}` });
+    expect(deep.status).toBe(400);
+    await expect((await app()).engine.decideAsync({ kind: 'tool', principal: { kind: 'agent', id: 'deployer', role: 'viewer', agent: 'deployer' }, agent: 'deployer', tool: 'export_raw_data', arguments: JSON.parse('{"a":{"prototype":1}}') as Record<string, unknown> })).rejects.toMatchObject({ code: 'INVALID_ARGUMENTS' });
+    expect(Number((await pool.query('SELECT count(*) AS n FROM permission_denials')).rows[0].n)).toBe(before);
+  });
+
+  it('keeps a secret argument out of the approvals table, and runs the approval only for the call with that very secret', async () => {
+    const SECRET = 'pg-secret-0123456789abcdef';
+    const call = (password: string) => ({ agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-secret', env: 'prod', db_password: password } });
+    const asked = (await (await post(routes.check.POST, '/api/v1/permissions/check', call(SECRET))).json()) as { approval_id: string };
+    expect(JSON.stringify((await pool.query('SELECT * FROM approvals')).rows)).not.toContain(SECRET);
+    await post(routes.approve.POST, `/api/v1/approvals/${asked.approval_id}/approve`, {}, ADMIN, { id: asked.approval_id });
+    expect(((await (await post(routes.check.POST, '/api/v1/permissions/check', call('other'))).json()) as { decision: string }).decision).toBe('ASK');
+    expect(await (await post(routes.check.POST, '/api/v1/permissions/check', call(SECRET))).json()).toMatchObject({ decision: 'ALLOW', approval_id: asked.approval_id });
+  });
+
   it('answers a batch in order, every denial recorded before the answer', async () => {
     const res = await post(routes.batch.POST, '/api/v1/permissions/check/batch', {
       checks: [

@@ -20,6 +20,7 @@ import { createApp } from '@/lib/app';
 import { expectPositionals, parseCommand } from '@/cli/args';
 import { dbPath, type Env, type Io } from '@/cli/context';
 import { UsageError } from '@/cli/errors';
+import { argumentsSchema } from '@/lib/http/schemas';
 
 export const HOOK_CLIENTS = ['claude-code', 'codex'] as const;
 export const DEFAULT_HOOK_AGENT = 'claude_code';
@@ -27,7 +28,8 @@ export const DEFAULT_HOOK_AGENT = 'claude_code';
 const toolEvent = z.object({
   hook_event_name: z.string(),
   tool_name: z.string().min(1),
-  tool_input: z.record(z.string(), z.unknown()).default({}),
+  // kept exactly as sent, or refused (and so denied): a copy would drop a "__proto__" key from what is decided
+  tool_input: argumentsSchema.default({}),
   tool_use_id: z.string().optional(),
   /** PostToolUse: what the tool answered */
   tool_response: z.unknown().optional(),

@@ -83,6 +83,8 @@ export const approvals = pgTable(
     decidedAt: time('decided_at'),
     decisionReason: text('decision_reason'),
     consumedAt: time('consumed_at'),
+    /** who ran the approved call (the requester, or an administrator acting for the agent) */
+    consumedBy: text('consumed_by'),
     approvalsRequired: integer('approvals_required').notNull().default(1),
     approverRoles: text('approver_roles').notNull().default('operator,admin'),
     risk: text('risk', { enum: ['low', 'medium', 'high'] }).notNull().default('medium'),
@@ -91,9 +93,12 @@ export const approvals = pgTable(
     decisionId: text('decision_id'),
   },
   (t) => [
+    // Identical pending calls of one requester share one approval (an approval belongs to who asked for it).
     uniqueIndex('approvals_one_pending_per_call')
-      .on(t.agentName, t.toolName, t.argumentsHash)
+      .on(t.agentName, t.toolName, t.argumentsHash, t.requestedBy)
       .where(sql`status = 'pending'`),
+    // The newest approval of a call by one requester, read for every gated decision: found in the index, without sorting.
+    index('approvals_call_newest').on(t.agentName, t.toolName, t.argumentsHash, t.requestedBy, t.requestedAt, t.id),
     index('approvals_call').on(t.agentName, t.toolName, t.argumentsHash, t.status),
     index('approvals_status_requested').on(t.status, t.requestedAt),
   ],
@@ -135,6 +140,8 @@ export const securityEvents = pgTable(
     index('security_events_time').on(t.timestamp),
     index('security_events_actor').on(t.actor),
     index('security_events_decision').on(t.decisionId),
+    // The events of one approval (its id is their target), read before an approved, unused approval may be used.
+    index('security_events_target').on(t.target),
   ],
 );
 

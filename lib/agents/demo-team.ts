@@ -63,6 +63,8 @@ export class DemoTeam {
       for (const o of await r.resume()) {
         if (o.status === 'ran') this.onEvent({ agent: r.agent, tool: o.tool, outcome: 'ran-after-approval', detail: o.approvalId });
         else if (o.status === 'failed') this.onEvent({ agent: r.agent, tool: o.tool, outcome: 'error', detail: o.error });
+        // approved, its secrets not stored: the call waits for the agent to make it again
+        else if (o.status === 'call_again') this.onEvent({ agent: r.agent, tool: o.tool, outcome: 'asked', detail: o.reason });
         else this.onEvent({ agent: r.agent, tool: o.tool, outcome: o.status, detail: o.reason });
       }
     }

@@ -55,6 +55,24 @@ describe('the agent runtime', () => {
   });
 });
 
+describe('a call with a secret argument', () => {
+  it('runs once approved with the whole arguments this runtime asked with; a runtime that did not ask is told to call again', async () => {
+    t = tempApp();
+    const received: unknown[] = [];
+    const deploy = tool({ name: 'deploy_serving', schema: z.object({ model_id: z.string(), env: z.string(), api_token: z.string() }), approval: requireApproval('deploy') }, (a) => received.push(a));
+    const first = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]);
+    const args = { model_id: 'm-s', env: 'prod', api_token: 'tok-0123456789-secret' };
+    const asked = (await first.call('deploy_serving', args).catch((e: unknown) => e)) as ApprovalRequired;
+    t.app.approvals.approve(asked.approvalId, { id: 'olivia', role: 'operator' });
+    // Another runtime of the agent (a restart): the store holds the call without its secret.
+    expect(await new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]).resume()).toEqual([
+      { approvalId: asked.approvalId, tool: 'deploy_serving', status: 'call_again', reason: expect.stringMatching(/secret arguments are not stored/) },
+    ]);
+    expect(await first.resume()).toEqual([{ approvalId: asked.approvalId, tool: 'deploy_serving', status: 'ran', result: 1 }]);
+    expect(received).toEqual([args]);
+  });
+});
+
 describe('a runtime restarted after its calls were asked', () => {
   it('re-runs the approved call exactly once from the store, and reports the rejected and expired ones once', async () => {
     t = tempApp();

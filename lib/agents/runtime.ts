@@ -3,11 +3,15 @@
  * the before_tool_call hooks left, and the after_tool_call hooks hear how it went); DENY throws
  * PermissionDenied; ASK throws ApprovalRequired, and the call waits in the approval store with its canonical
  * arguments. On the next turn, resume() re-runs the calls approved since, reports the rejected and expired ones with
- * their reasons, and never runs a call twice. Everything it needs is in the store, not in this process's memory: a
- * runtime started after a restart settles what its predecessor asked for.
+ * their reasons, and never runs a call twice. What it needs is in the store, not in this process's memory, so a
+ * runtime started after a restart settles what its predecessor asked for, with one exception: the store never keeps a
+ * secret argument (a password, a token: lib/approvals/binding.ts), so the whole arguments of a call that had one are
+ * remembered here, and after a restart such a call is reported `call_again` (the agent makes the call again with its
+ * secrets; the approval waits for exactly that call).
  */
 import { requesterOf } from '@/lib/approvals/store';
-import type { PermissionEngine, Principal } from '@/lib/permissions';
+import { isComplete } from '@/lib/approvals/binding';
+import { ApprovalRequired, type PermissionEngine, type Principal } from '@/lib/permissions';
 import type { ApprovalStore } from '@/lib/approvals/store';
 import type { PgApprovalStore } from '@/lib/approvals/pg-store';
 import { AppError } from '@/lib/errors';
@@ -16,11 +20,18 @@ import type { ToolDefinition } from './tool';
 export type ResumeOutcome =
   | { approvalId: string; tool: string; status: 'ran'; result: unknown }
   | { approvalId: string; tool: string; status: 'rejected' | 'expired'; reason: string }
-  | { approvalId: string; tool: string; status: 'failed'; error: string };
+  | { approvalId: string; tool: string; status: 'failed'; error: string }
+  /** approved, but its secret arguments are not stored (and this runtime did not ask it): make the call again */
+  | { approvalId: string; tool: string; status: 'call_again'; reason: string };
+
+/** How many asked calls with secret arguments a runtime remembers (the oldest are forgotten first). */
+const REMEMBERED_CALLS = 1_000;
 
 export class AgentRuntime {
   private readonly tools: ReadonlyMap<string, ToolDefinition>;
   readonly principal: Principal;
+  /** the whole arguments of the calls this runtime asked whose secrets the store does not keep, by approval id */
+  private readonly asked = new Map<string, Record<string, unknown>>();
 
   constructor(
     private readonly engine: PermissionEngine,
@@ -44,7 +55,13 @@ export class AgentRuntime {
     }
     const canonical = parsed.data as Record<string, unknown>;
     const input = { kind: 'tool' as const, principal: this.principal, agent: this.agent, tool: toolName, arguments: canonical, toolCallId };
-    const allowed = await this.engine.enforceAsync(input);
+    let allowed;
+    try {
+      allowed = await this.engine.enforceAsync(input);
+    } catch (error) {
+      if (error instanceof ApprovalRequired && error.approvalId && !isComplete(canonical)) this.remember(error.approvalId, canonical);
+      throw error;
+    }
     // A before_tool_call hook may have rewritten the arguments: the call runs with what was decided, and checked again.
     const runWith = allowed.arguments ? (def.schema.parse(allowed.arguments) as Record<string, unknown>) : canonical;
     const finished = { context: { ...input, arguments: runWith }, decisionId: allowed.decisionId };
@@ -68,7 +85,14 @@ export class AgentRuntime {
     const outcomes: ResumeOutcome[] = [];
     for (const row of await this.approvals.outcomesFor(this.agent, requesterOf(this.principal))) {
       if (row.status === 'approved') {
-        const args = JSON.parse(row.argumentsCanonical) as Record<string, unknown>;
+        const remembered = this.asked.get(row.id);
+        const args = remembered ?? (JSON.parse(row.argumentsCanonical) as Record<string, unknown>);
+        // (the stored arguments lack a secret when a secret key is in them: its value was redacted)
+        if (!remembered && !isComplete(args)) {
+          outcomes.push({ approvalId: row.id, tool: row.toolName, status: 'call_again', reason: 'Approved, but its secret arguments are not stored: make the call again with them (the approval waits for exactly that call).' });
+          continue;
+        }
+        this.asked.delete(row.id);
         try {
           outcomes.push({ approvalId: row.id, tool: row.toolName, status: 'ran', result: await this.call(row.toolName, args, row.toolCallId ?? undefined) });
         } catch (error) {
@@ -81,5 +105,10 @@ export class AgentRuntime {
       outcomes.push({ approvalId: row.id, tool: row.toolName, status, reason: status === 'expired' ? 'The request expired before anyone decided it.' : (row.decisionReason ?? status) });
     }
     return outcomes;
+  }
+
+  private remember(approvalId: string, args: Record<string, unknown>): void {
+    if (this.asked.size >= REMEMBERED_CALLS) this.asked.delete(this.asked.keys().next().value!);
+    this.asked.set(approvalId, args);
   }
 }

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '@/db/client';
 import type { ApprovalRow } from '@/db/schema';
-import type { ApprovalState } from '@/lib/permissions';
-import { deployRequest } from '@/lib/test-support/temp-app';
+import type { ApprovalState, Principal } from '@/lib/permissions';
+import { deployRequest, testBinding } from '@/lib/test-support/temp-app';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { PgApprovalStore } from './pg-store';
 import { ApprovalStore, type ApprovalEvent, type ApprovalRequest, type Decider } from './store';
@@ -20,9 +20,9 @@ interface Contract {
   request(r: ApprovalRequest): ApprovalRow | Promise<ApprovalRow>;
   approve(id: string, by: Decider, reason?: string): ApprovalRow | Promise<ApprovalRow>;
   reject(id: string, by: Decider, reason: string): ApprovalRow | Promise<ApprovalRow>;
-  consume(id: string): boolean | Promise<boolean>;
+  consume(id: string, by: Decider): boolean | Promise<boolean>;
   get(id: string): ApprovalRow | undefined | Promise<ApprovalRow | undefined>;
-  stateFor(agent: string, tool: string, args: unknown, ttl: number): ApprovalState | Promise<ApprovalState>;
+  stateFor(agent: string, tool: string, args: unknown, ttl: number, principal: Principal): ApprovalState | Promise<ApprovalState>;
   expireDue(): number | Promise<number>;
 }
 
@@ -48,19 +48,20 @@ const stores: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
       d2.$client.close();
       rmSync(dir, { recursive: true, force: true });
     });
-    return { a: new ApprovalStore(d1, (e) => events.push(e)), b: new ApprovalStore(d2, (e) => events.push(e)), events };
+    return { a: new ApprovalStore(d1, (e) => events.push(e), testBinding), b: new ApprovalStore(d2, (e) => events.push(e), testBinding), events };
   },
   async PostgreSQL() {
     const name = await pg15.freshDatabase('approvals');
     const [p1, p2] = [pg15.pool(name, 5), pg15.pool(name, 5)];
     const events: ApprovalEvent[] = [];
-    return { a: new PgApprovalStore(p1, (e) => void events.push(e)), b: new PgApprovalStore(p2, (e) => void events.push(e)), events };
+    return { a: new PgApprovalStore(p1, (e) => void events.push(e), testBinding), b: new PgApprovalStore(p2, (e) => void events.push(e), testBinding), events };
   },
 };
 
 const deploy = deployRequest;
 const olivia: Decider = { id: 'olivia', role: 'operator' };
 const otto: Decider = { id: 'otto', role: 'operator' };
+const deployerAgent: Principal = { kind: 'agent', id: 'deployer', role: 'viewer', agent: 'deployer' };
 
 /** Run both at once; what each did. */
 async function race<T>(...work: (() => T | Promise<T>)[]) {
@@ -78,7 +79,7 @@ describe.each(Object.keys(stores) as (keyof typeof stores)[])('the approval stor
     const rows = await Promise.all(Array.from({ length: 8 }, (_, i) => Promise.resolve().then(() => (i % 2 ? s.a : s.b).request(r))));
     expect(new Set(rows.map((x) => x.id)).size).toBe(1);
     expect(s.events.filter((e) => e.type === 'requested' && e.row.id === rows[0]!.id)).toHaveLength(1);
-    expect(await s.b.stateFor('deployer', 'deploy_serving', { env: 'prod', model_id: 'm-1' }, 3600)).toEqual({ status: 'pending', id: rows[0]!.id });
+    expect(await s.b.stateFor('deployer', 'deploy_serving', { env: 'prod', model_id: 'm-1' }, 3600, deployerAgent)).toEqual({ status: 'pending', id: rows[0]!.id });
   });
 
   it('gives an approval on one server and a rejection on the other at the same moment exactly one outcome', async () => {
@@ -101,10 +102,10 @@ describe.each(Object.keys(stores) as (keyof typeof stores)[])('the approval stor
   it('runs an approved call once, whichever server consumes it and however many try', async () => {
     const req = await s.a.request(deploy({ arguments: { model_id: 'm-once', env: 'prod' } }));
     await s.b.approve(req.id, olivia);
-    const tries = await Promise.all(Array.from({ length: 10 }, (_, i) => Promise.resolve().then(() => (i % 2 ? s.a : s.b).consume(req.id))));
+    const tries = await Promise.all(Array.from({ length: 10 }, (_, i) => Promise.resolve().then(() => (i % 2 ? s.a : s.b).consume(req.id, { id: 'agent:deployer', role: 'viewer' }))));
     expect(tries.filter(Boolean)).toHaveLength(1);
     expect((await s.a.get(req.id))!.status).toBe('consumed');
-    expect(await s.a.stateFor('deployer', 'deploy_serving', { model_id: 'm-once', env: 'prod' }, 3600)).toEqual({ status: 'none' });
+    expect(await s.a.stateFor('deployer', 'deploy_serving', { model_id: 'm-once', env: 'prod' }, 3600, deployerAgent)).toEqual({ status: 'none' });
   });
 
   it('needs two different people for a two-person gate, and never the requester', async () => {

@@ -17,10 +17,13 @@ import { inTransaction, pgDatabase, type PgDb, type PgTx } from '@/db/pg/client'
 import { approvals, approvalVotes } from '@/db/pg/schema';
 import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
-import type { ApprovalState } from '@/lib/permissions';
-import { hashArguments } from './canonical';
-import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newRequestRow, nowSeconds, refusalOf, stateOf, approvalListQuery, outcomesQuery, type ApprovalListFilter } from './rules';
+import type { ApprovalState, Principal } from '@/lib/permissions';
+import { isKeyedBinding, storedCanonical, type CallBinding } from './binding';
+import { trailProblem, trailSql, type TrailRow } from './trail';
+import { actsForAgents, alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newRequestRow, nowSeconds, refusalOf, requesterOf, stateOf, approvalListQuery, outcomesQuery, type ApprovalListFilter } from './rules';
 import { approvalToJson, type ApprovalEvent, type ApprovalJson, type ApprovalRequest, type Decider } from './store';
+
+const TRAIL_SQL = trailSql('$1');
 
 export type PgApprovalListener = (event: ApprovalEvent, tx: PgTx) => void | Promise<void>;
 
@@ -29,7 +32,9 @@ export class PgApprovalStore {
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly onEvent: PgApprovalListener = () => {},
+    private readonly onEvent: PgApprovalListener,
+    /** the key calls are bound with (lib/approvals/binding.ts), asked for when first needed */
+    private readonly binding: () => CallBinding,
   ) {
     this.db = pgDatabase(pool);
   }
@@ -42,22 +47,53 @@ export class PgApprovalStore {
     return (await this.db.select().from(approvals).where(eq(approvals.id, id)).limit(1))[0];
   }
 
-  async stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number): Promise<ApprovalState> {
+  /** The state of this exact call as `principal` asks it (the SQLite store's stateFor, the same rules). */
+  async stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): Promise<ApprovalState> {
+    const hash = this.binding().bind(args);
+    const own = await this.stateOfRequester(agent, tool, hash, requesterOf(principal), ttlSeconds);
+    if (own.status === 'approved' || !actsForAgents(principal)) return own;
+    const agents = await this.stateOfRequester(agent, tool, hash, `agent:${agent}`, ttlSeconds);
+    return agents.status === 'approved' ? agents : own;
+  }
+
+  /** The state of the call as one requester asked it; an approved, unused approval counts only when the trail holds it. */
+  private async stateOfRequester(agent: string, tool: string, hash: string, requestedBy: string, ttlSeconds: number): Promise<ApprovalState> {
+    const row = await this.newestOf(agent, tool, hash, requestedBy);
+    const state = stateOf(row, ttlSeconds);
+    if (state.status !== 'approved' || !row) return state;
+    const events = await this.pool.query<TrailRow>(TRAIL_SQL, [row.id]);
+    const problem = trailProblem(row, events.rows);
+    return problem ? { status: 'unverified', id: row.id, reason: problem } : state;
+  }
+
+  /** The newest approval of a call asked by one requester (an approval belongs to who asked for it). */
+  private async newestOf(agent: string, tool: string, hash: string, requestedBy: string): Promise<ApprovalRow | undefined> {
     const rows = await this.db
       .select()
       .from(approvals)
-      .where(and(eq(approvals.agentName, agent), eq(approvals.toolName, tool), eq(approvals.argumentsHash, hashArguments(args))))
+      .where(and(eq(approvals.agentName, agent), eq(approvals.toolName, tool), eq(approvals.argumentsHash, hash), eq(approvals.requestedBy, requestedBy)))
       .orderBy(desc(approvals.requestedAt), desc(approvals.id))
       .limit(1);
-    return stateOf(rows[0], ttlSeconds);
+    return rows[0];
   }
 
   /** Create the pending approval of this call, or return the one already pending for it (on any server). */
   request(r: ApprovalRequest): Promise<ApprovalRow> {
-    const hash = hashArguments(r.arguments);
-    const samePending = and(eq(approvals.agentName, r.agent), eq(approvals.toolName, r.tool), eq(approvals.argumentsHash, hash), eq(approvals.status, 'pending'));
+    const hash = this.binding().bind(r.arguments);
+    const samePending = and(
+      eq(approvals.agentName, r.agent),
+      eq(approvals.toolName, r.tool),
+      eq(approvals.argumentsHash, hash),
+      eq(approvals.requestedBy, r.requestedBy),
+      eq(approvals.status, 'pending'),
+    );
     return this.transaction(async (tx, t) => {
       const at = nowSeconds();
+      if (r.unverified) {
+        // The approval the trail does not hold is recorded, with the request that replaces it.
+        const [doubted] = await tx.select().from(approvals).where(eq(approvals.id, r.unverified.id));
+        if (doubted) await this.onEvent({ type: 'unverified', row: doubted, problem: r.unverified.problem }, t);
+      }
       const [existing] = await tx.select().from(approvals).where(samePending).for('update');
       if (existing && existing.expiresAt > at) return existing;
       if (existing) {
@@ -76,15 +112,35 @@ export class PgApprovalStore {
     });
   }
 
-  /** approved -> consumed, exactly once across every server. False when it was not (or no longer) approved. */
-  consume(id: string): Promise<boolean> {
+  /** The SQLite store's rebindLegacy: rows bound by an unkeyed hash, their arguments in clear, re-bound once. */
+  async rebindLegacy(): Promise<number> {
+    const legacy = "SELECT id, arguments_canonical AS canonical, arguments_hash AS hash FROM approvals WHERE arguments_hash NOT LIKE 'hmac1:%'";
+    if ((await this.pool.query(`${legacy} LIMIT 1`)).rowCount === 0) return 0;
+    const binding = this.binding();
+    return this.transaction(async (_, t) => {
+      let n = 0;
+      for (const row of (await t.client.query<{ id: string; canonical: string; hash: string }>(legacy)).rows) {
+        if (isKeyedBinding(row.hash)) continue;
+        const args = JSON.parse(row.canonical) as unknown;
+        const r = await t.client.query('UPDATE approvals SET arguments_hash = $1, arguments_canonical = $2 WHERE id = $3 AND arguments_hash = $4', [binding.bind(args), storedCanonical(args), row.id, row.hash]);
+        n += r.rowCount ?? 0;
+      }
+      return n;
+    });
+  }
+
+  /**
+   * approved -> consumed, exactly once across every server, by `by` (recorded on the row and in the trail). False when
+   * it was not (or no longer) approved.
+   */
+  consume(id: string, by: Decider): Promise<boolean> {
     return this.transaction(async (tx, t) => {
       const [row] = await tx
         .update(approvals)
-        .set({ status: 'consumed', consumedAt: nowSeconds() })
+        .set({ status: 'consumed', consumedAt: nowSeconds(), consumedBy: by.id })
         .where(and(eq(approvals.id, id), eq(approvals.status, 'approved')))
         .returning();
-      if (row) await this.onEvent({ type: 'consumed', row }, t);
+      if (row) await this.onEvent({ type: 'consumed', row, by }, t);
       return row !== undefined;
     });
   }

@@ -8,8 +8,8 @@ import { and, asc, desc, eq, gt, inArray, isNull, lte, ne, or, sql, type Column,
 import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { redact } from '@/lib/audit/redact';
-import type { ApprovalState } from '@/lib/permissions';
-import { canonicalJson } from './canonical';
+import type { ApprovalState, Principal } from '@/lib/permissions';
+import { storedCanonical } from './binding';
 import type { ApprovalRequest, Decider } from './store';
 
 export const DEFAULT_DECIDER_ROLES = 'operator,admin';
@@ -19,6 +19,29 @@ export const nowSeconds = () => Date.now() / 1000;
 
 export function newApprovalId(): string {
   return `apr_${randomBytes(12).toString('base64url')}`;
+}
+
+/** How an approval request names who asked: `agent:<name>` for an agent token, the user name otherwise. */
+export function requesterOf(principal: Pick<Principal, 'kind' | 'id'>): string {
+  return principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
+}
+
+/**
+ * May this principal use the approvals an agent asked for, besides its own? Only an administrator acts for an agent
+ * (the explicit rule of who may; never a viewer, an auditor or an operator, who would otherwise run an agent's approved
+ * call in its place).
+ */
+export function actsForAgents(principal: Pick<Principal, 'kind' | 'role'>): boolean {
+  return principal.kind === 'user' && principal.role === 'admin';
+}
+
+/**
+ * Who uses (consumes) an approval when this principal's call runs: the caller that really asks (an administrator
+ * naming another subject through AuthZEN is `actor`), so that the trail names them, not the one they acted for.
+ */
+export function consumerOf(principal: Principal): Decider {
+  const who = principal.actor ?? principal;
+  return { id: requesterOf(who), role: who.role };
 }
 
 /** What the state of a call is made of: the columns of its newest approval that stateOf reads. */
@@ -37,14 +60,14 @@ export function stateOf(row: ApprovalStateFacts | undefined, ttlSeconds: number,
   return { status, id: row.id, reason: row.decisionReason ?? undefined };
 }
 
-/** The row of a new pending request. */
+/** The row of a new pending request: bound to `hash` (the keyed hash of its arguments), its secrets never stored. */
 export function newRequestRow(r: ApprovalRequest, hash: string, at = nowSeconds()): ApprovalRow {
   return {
     id: newApprovalId(),
     gate: r.gate,
     agentName: r.agent,
     toolName: r.tool,
-    argumentsCanonical: canonicalJson(r.arguments),
+    argumentsCanonical: storedCanonical(r.arguments),
     argumentsRedacted: JSON.stringify(redact(r.arguments)),
     argumentsHash: hash,
     toolCallId: r.toolCallId ?? null,
@@ -58,6 +81,7 @@ export function newRequestRow(r: ApprovalRequest, hash: string, at = nowSeconds(
     decidedAt: null,
     decisionReason: null,
     consumedAt: null,
+    consumedBy: null,
     approvalsRequired: r.approvalsRequired ?? 1,
     approverRoles: r.approverRoles?.join(',') ?? DEFAULT_DECIDER_ROLES,
     risk: r.risk ?? 'medium',

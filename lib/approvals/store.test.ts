@@ -9,6 +9,8 @@ afterEach(() => {
 });
 
 const req = deployRequest;
+/** the requester of deployRequest(), as it runs its call */
+const deployer = { id: 'agent:deployer', role: 'viewer' } as const;
 
 describe('canonical arguments', () => {
   it('give the same hash whatever the key order', () => {
@@ -47,10 +49,10 @@ describe('the approval store', () => {
   it('consumes an approval exactly once', () => {
     t = tempApp();
     const { id } = t.app.approvals.request(req());
-    expect(t.app.approvals.consume(id)).toBe(false);
+    expect(t.app.approvals.consume(id, deployer)).toBe(false);
     t.app.approvals.approve(id, { id: 'olivia', role: 'operator' });
-    expect(t.app.approvals.consume(id)).toBe(true);
-    expect(t.app.approvals.consume(id)).toBe(false);
+    expect(t.app.approvals.consume(id, deployer)).toBe(true);
+    expect(t.app.approvals.consume(id, deployer)).toBe(false);
   });
 
   it('expires a request past its time, records it as a denial, and refuses to approve it', async () => {

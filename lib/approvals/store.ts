@@ -8,12 +8,13 @@ import type Database from 'better-sqlite3';
 import type { Db } from '@/db/client';
 import { announceWrite } from '@/db/write-intent';
 import { approvals, approvalVotes, type ApprovalRow, type ApprovalVoteRow } from '@/db/schema';
-import type { ApprovalState, CheckResult, PermissionContext, Role, ToolContext } from '@/lib/permissions';
+import type { ApprovalState, CheckResult, PermissionContext, Principal, Role, ToolContext } from '@/lib/permissions';
 import { DEFAULT_APPROVAL_TTL_SECONDS } from './gates';
 import type { GateRisk } from '@/lib/permissions/gates';
 import { AppError } from '@/lib/errors';
-import { hashArguments } from './canonical';
-import { alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, refusalOf, stateOf, approvalListQuery, type ApprovalStateFacts, outcomesQuery, type ApprovalListFilter, type ApprovalRefusal } from './rules';
+import { isKeyedBinding, storedCanonical, type CallBinding } from './binding';
+import { trailProblem, trailSql, type TrailRow } from './trail';
+import { actsForAgents, alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, refusalOf, requesterOf, stateOf, approvalListQuery, type ApprovalStateFacts, outcomesQuery, type ApprovalListFilter, type ApprovalRefusal } from './rules';
 
 export type ApprovalStatusValue = ApprovalRow['status'];
 
@@ -35,6 +36,11 @@ export interface ApprovalRequest {
   gateDescription?: string;
   /** the decision that asked */
   decisionId?: string;
+  /**
+   * the call's approved approval that the audit trail does not hold, which this request replaces: recorded as
+   * `approval.unverified` with the request
+   */
+  unverified?: { id: string; problem: string };
 }
 
 /** Who decides: the principal's id and role. */
@@ -49,18 +55,21 @@ export interface Decider {
  * a new request, each person's approval, a rejection, an expiry, and the run that consumed an approval.
  */
 export interface ApprovalEvent {
-  type: 'requested' | 'approved' | 'rejected' | 'expired' | 'consumed' | 'refused';
+  /** unverified: an approved, unused approval that the audit trail does not hold was met, and not used */
+  type: 'requested' | 'approved' | 'rejected' | 'expired' | 'consumed' | 'refused' | 'unverified';
   row: ApprovalRow;
-  /** who decided (approved, rejected), or tried to (refused) */
+  /** who decided (approved, rejected), or tried to (refused); for consumed: who ran the call */
   by?: Decider;
   /** for approved: how many approvals are given now, and whether that completes the request */
   given?: number;
   /** for refused: which rule refused the decision, and the message the person saw */
   refusal?: { rule: ApprovalRefusal; message: string };
+  /** for unverified: why the trail does not hold the approval */
+  problem?: string;
 }
 
 export type { ApprovalRefusal };
-export { newApprovalId };
+export { newApprovalId, requesterOf };
 export type ApprovalListener = (event: ApprovalEvent) => void;
 
 const now = nowSeconds;
@@ -71,26 +80,35 @@ type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 const APPROVAL_COLUMNS = getTableColumns(approvals);
 const selectAs = (keys: readonly (keyof typeof APPROVAL_COLUMNS)[]) => keys.map((k) => `${APPROVAL_COLUMNS[k].name} AS ${k}`).join(', ');
 const WHOLE_ROW = selectAs(Object.keys(APPROVAL_COLUMNS) as (keyof typeof APPROVAL_COLUMNS)[]);
-const STATE_FACTS = selectAs(['id', 'status', 'expiresAt', 'decidedAt', 'decisionReason'] satisfies (keyof ApprovalStateFacts)[]);
+/** What the newest approval of a call is read for: its state, and what the trail must bind it to when it is approved. */
+type NewestFacts = ApprovalStateFacts & Pick<ApprovalRow, 'gate' | 'approvalsRequired'>;
+const NEWEST_FACTS = selectAs(['id', 'status', 'expiresAt', 'decidedAt', 'decisionReason', 'gate', 'approvalsRequired'] satisfies (keyof NewestFacts)[]);
 
 export class ApprovalStore {
   /**
    * The two lookups of every gated decision, prepared once (building them with drizzle's builder on each call was a
    * fifth of the listener's time in the mix) and on better-sqlite3 directly (drizzle's mapping of a whole row then cost
-   * about three times the query itself): the newest approval of the call, from the approvals_call_newest index
-   * without a sort, with the columns its state is made of; and the pending one, a whole row.
+   * about three times the query itself): the newest approval of the call asked by one requester, from the
+   * approvals_call_newest index without a sort, with the columns its state is made of; and the pending one, a whole
+   * row.
    */
-  private readonly newestLookup: Database.Statement<[string, string, string], ApprovalStateFacts>;
-  private readonly pendingLookup: Database.Statement<[string, string, string], ApprovalRow>;
+  private readonly newestLookup: Database.Statement<[string, string, string, string], NewestFacts>;
+  private readonly pendingLookup: Database.Statement<[string, string, string, string], ApprovalRow>;
+  /** the audit events of one approval (security_events_target): read only when an approved, unused one would be used */
+  private readonly trailLookup: Database.Statement<[string], TrailRow>;
 
   constructor(
     private readonly db: Db,
-    private readonly onEvent: ApprovalListener = () => {},
+    private readonly onEvent: ApprovalListener,
+    /** the key calls are bound with (lib/approvals/binding.ts), asked for when first needed */
+    private readonly binding: () => CallBinding,
   ) {
-    const sameCall = 'agent_name = ? AND tool_name = ? AND arguments_hash = ?';
+    // An approval belongs to the call and to who asked for it: another principal's check of the same call never sees it.
+    const sameCall = 'agent_name = ? AND tool_name = ? AND arguments_hash = ? AND requested_by = ?';
     this.newestLookup = db.$client.prepare(
-      `SELECT ${STATE_FACTS} FROM approvals WHERE ${sameCall} ORDER BY requested_at DESC, id DESC LIMIT 1`,
+      `SELECT ${NEWEST_FACTS} FROM approvals WHERE ${sameCall} ORDER BY requested_at DESC, id DESC LIMIT 1`,
     );
+    this.trailLookup = db.$client.prepare(trailSql('?'));
     this.pendingLookup = db.$client.prepare(`SELECT ${WHOLE_ROW} FROM approvals WHERE ${sameCall} AND status = 'pending'`);
   }
 
@@ -99,16 +117,29 @@ export class ApprovalStore {
   }
 
   /**
-   * The state of this exact call for the engine: the newest approval for (agent, tool, arguments) decides.
-   * A consumed approval is spent (the call asks again); a rejection or expiry denies the same call until it is
-   * older than its gate's expiry window, then the call may ask again.
+   * The state of this exact call for the engine, as `principal` asks it: the newest approval for (agent, tool,
+   * arguments) that the principal requested decides. A consumed approval is spent (the call asks again); a rejection
+   * or expiry denies the same call until it is older than its gate's expiry window, then the call may ask again. An
+   * administrator may also use the approved call of the agent it names (actsForAgents): a second lookup, for them only.
    */
-  stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number): ApprovalState {
-    return stateOf(this.newestFor(agent, tool, hashArguments(args)), ttlSeconds);
+  stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): ApprovalState {
+    const hash = this.binding().bind(args);
+    const own = this.stateOfRequester(agent, tool, hash, requesterOf(principal), ttlSeconds);
+    if (own.status === 'approved' || !actsForAgents(principal)) return own;
+    const agents = this.stateOfRequester(agent, tool, hash, `agent:${agent}`, ttlSeconds);
+    return agents.status === 'approved' ? agents : own;
   }
 
-  private newestFor(agent: string, tool: string, hash: string): ApprovalStateFacts | undefined {
-    return this.newestLookup.get(agent, tool, hash);
+  /**
+   * The state of the call as one requester asked it. An approved, unused approval counts only when the audit trail
+   * holds it (lib/approvals/trail.ts): the one case that reads the trail, so every other call costs nothing more.
+   */
+  private stateOfRequester(agent: string, tool: string, hash: string, requestedBy: string, ttlSeconds: number): ApprovalState {
+    const row = this.newestLookup.get(agent, tool, hash, requestedBy);
+    const state = stateOf(row, ttlSeconds);
+    if (state.status !== 'approved' || !row) return state;
+    const problem = trailProblem({ ...row, agentName: agent, toolName: tool, argumentsHash: hash, requestedBy }, this.trailLookup.all(row.id));
+    return problem ? { status: 'unverified', id: row.id, reason: problem } : state;
   }
 
   /**
@@ -116,12 +147,17 @@ export class ApprovalStore {
    * transaction: a read, and a write only when a new request is needed (an expired one is closed first).
    */
   request(r: ApprovalRequest): ApprovalRow {
-    const hash = hashArguments(r.arguments);
+    const hash = this.binding().bind(r.arguments);
     announceWrite(this.db.$client);
     return this.db.transaction(
       (tx) => {
         const at = now();
-        const existing = this.pendingLookup.get(r.agent, r.tool, hash);
+        if (r.unverified) {
+          // The approval the trail does not hold is recorded (once: this request replaces it as the call's newest).
+          const doubted = this.get(r.unverified.id);
+          if (doubted) this.onEvent({ type: 'unverified', row: doubted, problem: r.unverified.problem });
+        }
+        const existing = this.pendingLookup.get(r.agent, r.tool, hash, r.requestedBy);
         if (existing && existing.expiresAt > at) return existing;
         if (existing) {
           const expired = this.expireRow(tx, existing);
@@ -135,18 +171,48 @@ export class ApprovalStore {
     );
   }
 
-  /** approved -> consumed, exactly once. False when the approval was not (or no longer) approved. */
-  consume(id: string): boolean {
+  /**
+   * Re-bind the rows of a release that bound approvals by an unkeyed hash and kept their arguments in clear: the keyed
+   * hash of the same arguments replaces the old one (so a pending or rejected call stays what it was) and the secrets
+   * leave arguments_canonical. Once per database (at open); a row another process re-bound meanwhile is left alone.
+   * Returns how many rows it re-bound.
+   */
+  rebindLegacy(): number {
+    const legacy = this.db.$client.prepare<[], { id: string; canonical: string; hash: string }>(
+      "SELECT id, arguments_canonical AS canonical, arguments_hash AS hash FROM approvals WHERE arguments_hash NOT LIKE 'hmac1:%'",
+    );
+    if (legacy.get() === undefined) return 0;
+    const binding = this.binding();
+    const update = this.db.$client.prepare('UPDATE approvals SET arguments_hash = ?, arguments_canonical = ? WHERE id = ? AND arguments_hash = ?');
+    announceWrite(this.db.$client);
+    return this.db.$client
+      .transaction(() => {
+        let n = 0;
+        for (const row of legacy.all()) {
+          if (isKeyedBinding(row.hash)) continue;
+          const args = JSON.parse(row.canonical) as unknown;
+          n += update.run(binding.bind(args), storedCanonical(args), row.id, row.hash).changes;
+        }
+        return n;
+      })
+      .immediate();
+  }
+
+  /**
+   * approved -> consumed, exactly once, by `by` (who ran the call: recorded on the row and in the trail). False when
+   * the approval was not (or no longer) approved.
+   */
+  consume(id: string, by: Decider): boolean {
     announceWrite(this.db.$client);
     return this.db.transaction(
       (tx) => {
         const row = tx
           .update(approvals)
-          .set({ status: 'consumed', consumedAt: now() })
+          .set({ status: 'consumed', consumedAt: now(), consumedBy: by.id })
           .where(and(eq(approvals.id, id), eq(approvals.status, 'approved')))
           .returning()
           .get();
-        if (row) this.onEvent({ type: 'consumed', row });
+        if (row) this.onEvent({ type: 'consumed', row, by });
         return row !== undefined;
       },
       { behavior: 'immediate' },
@@ -324,17 +390,13 @@ export function approvalToJson(row: ApprovalRow, votes: readonly ApprovalVoteRow
     decided_at: row.decidedAt,
     decision_reason: row.decisionReason,
     consumed_at: row.consumedAt,
+    consumed_by: row.consumedBy,
     gate_description: row.gateDescription,
     risk: row.risk,
     approvals_required: row.approvalsRequired,
     approver_roles: row.approverRoles.split(','),
     approvals: votes.map((v) => ({ by: v.approver, role: v.approverRole, at: v.at, reason: v.reason })),
   };
-}
-
-/** How an approval request names who asked: `agent:<name>` for an agent token, the user name otherwise. */
-export function requesterOf(principal: { kind: string; id: string }): string {
-  return principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
 }
 
 /** The request an ASK of the engine makes: this exact call, bound to its gate's approvers, risk and expiry. */
@@ -355,5 +417,6 @@ export function approvalRequestOf(ctx: PermissionContext & ToolContext, result: 
     risk: gate?.risk,
     gateDescription: gate?.description,
     decisionId: result.decisionId,
+    ...(ctx.approval?.status === 'unverified' && ctx.approval.id ? { unverified: { id: ctx.approval.id, problem: ctx.approval.reason ?? 'the audit trail does not hold it' } } : {}),
   };
 }

@@ -15,14 +15,22 @@ export function approvalSecurityEvent(e: ApprovalEvent): SecurityEvent {
     type: `approval.${e.type}`,
     actor: e.by?.id ?? (e.type === 'requested' || e.type === 'consumed' ? row.requestedBy : 'system'),
     actorRole: e.by?.role ?? null,
-    outcome: e.type === 'refused' ? 'refused' : 'succeeded',
+    outcome: e.type === 'refused' || e.type === 'unverified' ? 'refused' : 'succeeded',
     target: row.id,
     decisionId: row.decisionId,
     detail: {
       gate: row.gate,
       agent: row.agentName,
       tool: row.toolName,
-      ...(e.given === undefined ? {} : { approvals_given: e.given, approvals_required: row.approvalsRequired, complete: e.given >= row.approvalsRequired }),
+      // What binds the approval to one call and one requester, and what its gate asks for, in the chained trail: an
+      // approval lets a call run only when these events hold it (lib/approvals/trail.ts), whatever its row says. A
+      // consumption by someone else than the requester (an administrator acting for the agent) shows here too.
+      arguments_hash: row.argumentsHash,
+      requested_by: row.requestedBy,
+      approvals_required: row.approvalsRequired,
+      ...(e.type === 'requested' ? { approver_roles: row.approverRoles.split(',') } : {}),
+      ...(e.given === undefined ? {} : { approvals_given: e.given, complete: e.given >= row.approvalsRequired }),
+      ...(e.problem ? { problem: e.problem } : {}),
       ...(e.type === 'rejected' || e.type === 'approved' ? { reason: row.decisionReason } : {}),
       ...(e.type === 'expired' ? { expired_at: row.expiresAt } : {}),
       ...(e.refusal ? { refusal: e.refusal.rule, message: e.refusal.message } : {}),

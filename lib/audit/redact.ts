@@ -29,6 +29,20 @@ export function redact(value: unknown, depth = 0): unknown {
   return walk(value, depth, null);
 }
 
+/**
+ * A copy of `value` with the values under secret-named keys replaced, at any depth, and nothing else changed (no
+ * string cut, no depth limit: the arguments are validated already). What approvals keep of a call's arguments: exact
+ * wherever no secret was.
+ */
+export function redactSecrets(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(redactSecrets);
+  // No prototype: every key of the arguments stays a key of the copy.
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(value)) out[k] = isSecretKey(k) ? REDACTED : redactSecrets(v);
+  return out;
+}
+
 /** The JSON stored in arguments_json: redacted, and capped with a marker when still too large. */
 export function redactedArgumentsJson(args: unknown): string | null {
   if (args === undefined) return null;

@@ -25,10 +25,13 @@ import { AppError } from '@/lib/errors';
 import { MALFORMED_PATH, Reply, ROUTE_SPEC } from '@/lib/http/route';
 import type { RouteEntry } from '@/lib/http/route-index';
 import { canonicalPath, matchRoute } from '@/lib/http/route-path';
+import { exactObjectSchema } from '@/lib/http/schemas';
 import { isRole, ROLES, roleRank, type CheckInput, type CheckResult, type Principal, type Role } from '@/lib/permissions';
 import { decideBatch } from './check';
 
-const properties = z.record(z.string(), z.unknown());
+// Properties and context are kept exactly as sent (they hold a call's arguments): a key that a copy would turn into a
+// prototype (`__proto__`) is refused at any depth, and the arguments inside them have the limit of arguments anywhere.
+const properties = exactObjectSchema('properties', 0);
 const entity = z.object({ type: z.string().min(1).max(100), id: z.string().min(1).max(500), properties: properties.optional() });
 const action = z.object({ name: z.string().min(1).max(100), properties: properties.optional() });
 
@@ -72,10 +75,13 @@ async function principalOf(app: App, caller: Principal, subject: Evaluation['sub
         : `Only an administrator asks about another subject than themselves (${type} "${subject.id}").`,
     );
   }
-  if (type === 'agent') return { kind: 'agent', id: subject.id, role: 'viewer', agent: subject.id };
+  // An administrator asking for another subject acts for it, explicitly: what the call does (an approval it uses) is
+  // recorded as the administrator's.
+  const actor = self || caller.kind === 'anonymous' ? undefined : { kind: caller.kind, id: caller.id, role: caller.role };
+  if (type === 'agent') return { kind: 'agent', id: subject.id, role: 'viewer', agent: subject.id, ...(actor ? { actor } : {}) };
   const user = await app.auth.findUser(subject.id);
   if (!user || user.disabled) throw new AppError('BAD_REQUEST', `subject user "${subject.id}" is not a user of this server (or is disabled).`);
-  return { kind: 'user', id: user.username, role: user.role };
+  return { kind: 'user', id: user.username, role: user.role, ...(actor ? { actor } : {}) };
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {

@@ -12,7 +12,7 @@ import { newDecisionId } from '@/lib/permissions/decision-id';
 import { logRequest } from '@/lib/ops/log';
 import { forwardedClientAddress } from './client-address';
 import { canonicalPath } from './route-path';
-import { ANONYMOUS, AuditUnavailable, HookWouldWait, isPromise, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
+import { ANONYMOUS, argumentsPath, AuditUnavailable, HookWouldWait, InvalidArguments, isPromise, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
 export interface RoleRequirement {
@@ -280,6 +280,12 @@ function mapError(error: unknown): ApiAnswer {
   }
   if (error instanceof z.ZodError) {
     return errorAnswer(400, 'BAD_REQUEST', 'The request is not valid.', { issues: zodIssues(error, 'body') });
+  }
+  if (error instanceof InvalidArguments) {
+    // Arguments the engine refused (a body validated them already; these came another way, a hook's rewrite say).
+    return errorAnswer(400, 'BAD_REQUEST', error.message, {
+      issues: [{ in: 'body', path: argumentsPath(error.problem), message: error.problem.message, code: error.problem.code }],
+    });
   }
   if (error instanceof PermissionDenied) {
     return errorAnswer(403, 'FORBIDDEN', error.message, { rule_source: error.result.ruleSource, decision_id: error.decisionId ?? null });

@@ -1,7 +1,7 @@
 /** zod schemas of the API's inputs, shared with the CLI where they mean the same thing. */
 import { z } from 'zod';
 import { decodeCursor, DENIAL_SORT_KEYS, SORT_ORDERS, type DenialMatch } from '@/lib/audit/denial-filter';
-import { ROLES } from '@/lib/permissions';
+import { argumentsProblem, MAX_ARGUMENT_DEPTH, ROLES } from '@/lib/permissions';
 
 const name = z.string().min(1).max(200);
 const positiveSeconds = z.coerce.number().positive().max(100 * 365 * 24 * 3600);
@@ -85,10 +85,39 @@ export const idParamSchema = z.strictObject({ id: z.string().regex(/^\d{1,18}$/,
 export const approvalIdSchema = z.strictObject({ id: z.string().regex(/^apr_[A-Za-z0-9_-]{8,64}$/, 'not an approval id') });
 export const flagNameSchema = z.strictObject({ name: z.string().regex(/^[a-z][a-z0-9_]{0,99}$/, 'not a flag name') });
 
+/** A JSON object as JSON.parse makes it (or one without a prototype, from a caller in this process). */
+const isPlainObject = (v: unknown): v is Record<string, unknown> => {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+};
+
+/**
+ * A JSON object kept exactly as it came (never copied: a copy would turn a `__proto__` key into the copy's prototype),
+ * or refused with the path of what cannot be kept: a key named `__proto__`, `constructor` or `prototype`, or nesting
+ * deeper than MAX_ARGUMENT_DEPTH (lib/permissions/arguments.ts). `depth: 0` for an object that holds arguments.
+ */
+export function exactObjectSchema(what: string, depth = 1) {
+  return z
+    .custom<Record<string, unknown>>(isPlainObject, `${what} is a JSON object`)
+    .superRefine((value, ctx) => {
+      const problem = argumentsProblem(value, { depth });
+      if (problem) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message, params: { reason: problem.code } });
+    })
+    .meta({
+      // (what the API reference shows: a custom schema has no JSON Schema of its own)
+      type: 'object',
+      description: `A JSON object, kept exactly as sent. Refused (400): a key named __proto__, constructor or prototype at any depth; arguments nested more than ${MAX_ARGUMENT_DEPTH} levels of objects and arrays deep.`,
+    });
+}
+
+/** A tool call's arguments, wherever they enter (check, batch, finished): kept exactly, or refused. */
+export const argumentsSchema = exactObjectSchema('arguments');
+
 export const checkBodySchema = z.strictObject({
   agent: name,
   tool: name,
-  arguments: z.record(z.string(), z.unknown()).default({}),
+  arguments: argumentsSchema.default({}),
   tool_call_id: z.string().min(1).max(200).optional(),
   /** decide without consequences: nothing recorded, no approval requested or consumed */
   dry_run: z.boolean().default(false),
@@ -98,7 +127,7 @@ export const checkBodySchema = z.strictObject({
 export const finishedBodySchema = z.strictObject({
   agent: name,
   tool: name,
-  arguments: z.record(z.string(), z.unknown()).default({}),
+  arguments: argumentsSchema.default({}),
   tool_call_id: z.string().min(1).max(200).optional(),
   /** the decision id the check answered, to join the report to the decision */
   decision_id: z.string().min(1).max(100).optional(),
@@ -123,17 +152,17 @@ const nameOk = (v: unknown): v is string => typeof v === 'string' && v.length >=
 /**
  * The check body's common shape read without zod, for the decision listener's hottest input (zod's parse was about a
  * twentieth of an allowed call). For a body it takes it answers exactly what `checkBodySchema.parse` answers; anything
- * else (a wrong type, an unknown key, arguments with a key named `__proto__` or not made by JSON.parse, a name over 200
- * UTF-16 units, which zod measures in code points) gets undefined, and the route parses it with zod, which
- * explains what is wrong. Tested side by side with the schema on generated bodies (schemas.test.ts).
+ * else (a wrong type, an unknown key, arguments that cannot be kept exactly (a refused key, too deep) or not made by
+ * JSON.parse, a name over 200 UTF-16 units, which zod measures in code points) gets undefined, and the route parses it
+ * with zod, which explains what is wrong. Tested side by side with the schema on generated bodies (schemas.test.ts).
  */
 export function checkBodyFast(raw: unknown): CheckBody | undefined {
   if (!isJsonObject(raw)) return undefined;
   // (a key present with an undefined value never comes from JSON; zod keeps such a key, so it answers for it)
   for (const key of Object.keys(raw)) if (!CHECK_KEYS.has(key) || raw[key] === undefined) return undefined;
   const { agent, tool, arguments: args = {}, tool_call_id: id, dry_run: dryRun = false } = raw;
-  // (zod's record copies the arguments into a new object; this keeps the one JSON.parse made)
-  if (!nameOk(agent) || !nameOk(tool) || typeof dryRun !== 'boolean' || !isJsonObject(args) || Object.hasOwn(args, '__proto__')) return undefined;
+  // (the arguments are the object JSON.parse made, as the schema keeps them; the same walk as its refinement)
+  if (!nameOk(agent) || !nameOk(tool) || typeof dryRun !== 'boolean' || !isJsonObject(args) || argumentsProblem(args) !== undefined) return undefined;
   if (id !== undefined && !nameOk(id)) return undefined;
   // The keys in the schema's order, as zod answers them.
   return id === undefined ? { agent, tool, arguments: args, dry_run: dryRun } : { agent, tool, arguments: args, tool_call_id: id, dry_run: dryRun };

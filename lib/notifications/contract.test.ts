@@ -17,7 +17,7 @@ import { PgApprovalStore } from '@/lib/approvals/pg-store';
 import { ApprovalStore, type ApprovalRequest } from '@/lib/approvals/store';
 import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
 import { AuditRecorder, type DenialInput } from '@/lib/audit/recorder';
-import { deployRequest } from '@/lib/test-support/temp-app';
+import { deployRequest, testBinding } from '@/lib/test-support/temp-app';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { within } from '@/lib/test-support/wait';
 import { parseNotifications, type NotificationConfig } from './config';
@@ -91,7 +91,7 @@ const databases: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
       const db = openDatabase({ path: join(dir, 'n.db') });
       cleanups.push(() => db.$client.close());
       const notifications = new NotificationService({ db, config: config.get, env, origin: name });
-      const approvals = new ApprovalStore(db, (e) => notifications.onApproval(e));
+      const approvals = new ApprovalStore(db, (e) => notifications.onApproval(e), testBinding);
       const recorder = new AuditRecorder(db.$client, { revision: () => null, logAllDecisions: () => false });
       return {
         notifications,
@@ -110,7 +110,7 @@ const databases: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
     const server = (origin: string): Server => {
       const pool = pg15.pool(name, 4);
       const notifications = new PgNotificationService({ pool, config: config.get, env, origin });
-      const approvals = new PgApprovalStore(pool, (e, tx) => notifications.onApprovalIn(tx, e));
+      const approvals = new PgApprovalStore(pool, (e, tx) => notifications.onApprovalIn(tx, e), testBinding);
       const recorder = new PgAuditRecorder(pool, { revision: () => null, logAllDecisions: () => false });
       return {
         notifications,

@@ -320,6 +320,7 @@ export function approvalOf(raw: Record<string, unknown>): ApprovalRow {
     decidedAt: (raw.decided_at as number | null) ?? null,
     decisionReason: (raw.decision_reason as string | null) ?? null,
     consumedAt: (raw.consumed_at as number | null) ?? null,
+    consumedBy: (raw.consumed_by as string | null) ?? null,
     approvalsRequired: raw.approvals_required as number,
     approverRoles: raw.approver_roles as string,
     risk: raw.risk as ApprovalRow['risk'],

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_APPROVAL_TTL_SECONDS } from '@/lib/approvals/gates';
 import { approvalRequestOf } from '@/lib/approvals/store';
+import { consumerOf } from '@/lib/approvals/rules';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { AuditUnavailable, EngineIsAsync, PermissionEngine, type Principal, type RuleSource } from '.';
 
@@ -36,7 +37,7 @@ function asyncEngine(a: TempApp['app'], options: { failRecording?: boolean } = {
     ports: {
       async: true,
       flagValues: () => a.flags.values(),
-      approvalState: (ctx, gate) => later(() => (gate ? a.approvals.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS) : undefined)),
+      approvalState: (ctx, gate) => later(() => (gate ? a.approvals.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS, ctx.principal) : undefined)),
       recorder: {
         record: (event) =>
           later(() => {
@@ -46,7 +47,7 @@ function asyncEngine(a: TempApp['app'], options: { failRecording?: boolean } = {
           }),
       },
       requestApproval: (ctx, result) => later(() => a.approvals.request(approvalRequestOf(ctx, result)).id),
-      consumeApproval: (id) => later(() => a.approvals.consume(id)),
+      consumeApproval: (id, ctx) => later(() => a.approvals.consume(id, consumerOf(ctx.principal))),
     },
   });
   return { engine, writes: () => writes };

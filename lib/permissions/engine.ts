@@ -4,6 +4,7 @@ import { AuditUnavailable, type Recorder } from './recorder';
 import type { CallHooks, HookPass, ToolCallFinished } from './call-hooks';
 import { drive, isPromise, type Step } from './steps';
 import { conditionHolds } from './condition';
+import { assertArguments } from './arguments';
 import { EMPTY_GATES, gateOfTool, type CompiledGate, type GateSet } from './gates';
 import { isStronger, winningRule } from './resolve';
 import {
@@ -44,8 +45,11 @@ export interface EnginePorts {
   recorder?: Recorder;
   /** create or reuse the pending approval of this exact call; returns its id */
   requestApproval?(context: PermissionContext & ToolContext, result: CheckResult): Step<string>;
-  /** mark an approved approval consumed; false when it was not approved any more (another call used it) */
-  consumeApproval?(approvalId: string): Step<boolean>;
+  /**
+   * mark an approved approval consumed by this call's principal (who really asks: the trail names them); false when it
+   * was not approved any more (another call used it)
+   */
+  consumeApproval?(approvalId: string, context: PermissionContext & ToolContext): Step<boolean>;
   /** the lifecycle hooks (config/hooks.yaml, registered TypeScript hooks) around tool calls; see call-hooks.ts */
   callHooks?: CallHooks;
 }
@@ -142,6 +146,8 @@ export class PermissionEngine {
   private contextFor(input: CheckInput): PermissionContext {
     const flags = this.ports.flagValues();
     if (input.kind !== 'tool') return this.contextWith(input, flags, undefined, undefined);
+    // Arguments that cannot be kept exactly are refused before anything reads them (InvalidArguments).
+    assertArguments(input.arguments);
     const gate = this.gateFor(input, flags);
     const approval = this.ports.approvalState?.(input, gate);
     if (isPromise(approval)) throw new EngineIsAsync('check');
@@ -152,6 +158,7 @@ export class PermissionEngine {
   private *contextSteps(input: CheckInput): Generator<unknown, PermissionContext, unknown> {
     const flags = this.ports.flagValues();
     if (input.kind !== 'tool') return this.contextWith(input, flags, undefined, undefined);
+    assertArguments(input.arguments);
     const gate = this.gateFor(input, flags);
     const approval = (yield this.ports.approvalState?.(input, gate)) as ApprovalState | undefined;
     return this.contextWith(input, flags, gate, approval);
@@ -345,7 +352,9 @@ export class PermissionEngine {
       }
       if (context.approval?.status === 'approved' && context.approval.id) {
         // The approval authorises one run. If another caller consumed it first, decide again (it will ask).
-        if (!this.ports.consumeApproval || ((yield this.ports.consumeApproval(context.approval.id)) as boolean)) return yield* this.recorded(context, result, meta);
+        if (!this.ports.consumeApproval || ((yield this.ports.consumeApproval(context.approval.id, context as PermissionContext & ToolContext)) as boolean)) {
+          return yield* this.recorded(context, result, meta);
+        }
         continue;
       }
       return yield* this.recorded(context, result, meta);

@@ -12,7 +12,7 @@ import type { PgSwarmApp } from '@/lib/pg-app';
 import { startPostgres } from '@/lib/test-support/postgres';
 import { verifyAuditPg } from '@/lib/audit/pg-chain';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { TEST_AGENTS } from '@/lib/test-support/temp-app';
+import { TEST_AGENTS, TEST_APPROVAL_KEY } from '@/lib/test-support/temp-app';
 import { z } from 'zod';
 import { AgentRuntime } from '@/lib/agents/runtime';
 import { tool } from '@/lib/agents/tool';
@@ -29,7 +29,7 @@ writeFileSync(join(config, 'gates.yaml'), 'gates:\n  - id: deploy\n    tools: [d
 
 /** One server: the application on PostgreSQL (its own pool, its stores, its engine). */
 async function server(url?: string): Promise<PgSwarmApp> {
-  const app = (await openApp({ dbPath: url ?? pg15.cluster.urlOf(database), configDir: config, env: { SWARM_PG_POOL_MAX: '4' } })) as PgSwarmApp;
+  const app = (await openApp({ dbPath: url ?? pg15.cluster.urlOf(database), configDir: config, env: { SWARM_PG_POOL_MAX: '4', SWARM_APPROVAL_KEY: TEST_APPROVAL_KEY } })) as PgSwarmApp;
   opened.push(app);
   return app;
 }

@@ -17,7 +17,15 @@ export interface DecisionEvent {
   ip?: string;
 }
 
-export type ApprovalEventType = 'approval.requested' | 'approval.approved' | 'approval.rejected' | 'approval.expired' | 'approval.consumed' | 'approval.refused';
+export type ApprovalEventType =
+  | 'approval.requested'
+  | 'approval.approved'
+  | 'approval.rejected'
+  | 'approval.expired'
+  | 'approval.consumed'
+  | 'approval.refused'
+  // an approval the approvals table says is approved but the chained trail does not hold: not used
+  | 'approval.unverified';
 export type AuthEventType =
   | 'auth.login.succeeded'
   | 'auth.login.failed'

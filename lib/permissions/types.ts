@@ -32,12 +32,21 @@ export interface Principal {
   role: Role;
   /** for agent tokens: the only agent this principal may act as */
   agent?: string;
+  /**
+   * Who really asks, when it is not this principal itself: an administrator naming another subject through AuthZEN
+   * (an explicit delegation). An approval such a call uses is recorded as used by this caller.
+   */
+  actor?: { kind: 'user' | 'agent'; id: string; role: Role };
 }
 
 export const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', id: 'anonymous', role: 'anonymous' });
 
-/** The approval state of one exact call, filled in by the engine before the sources run. */
-export type ApprovalStatus = 'none' | 'pending' | 'approved' | 'rejected' | 'expired';
+/**
+ * The approval state of one exact call, filled in by the engine before the sources run. `unverified`: the approvals
+ * table says approved and unused, but the chained audit trail does not hold that approval (the table was changed
+ * outside the product): it is not used, the call asks again, and `reason` says what does not match.
+ */
+export type ApprovalStatus = 'none' | 'pending' | 'approved' | 'rejected' | 'expired' | 'unverified';
 export interface ApprovalState {
   status: ApprovalStatus;
   id?: string;

@@ -29,7 +29,7 @@ import { PgFlagService } from '@/lib/flags/pg-service';
 import { FlagService } from '@/lib/flags/service';
 import type { AuditEvent, CheckResult, Decision } from '@/lib/permissions';
 import { activeProfiles } from '@/lib/profiles/load';
-import { deployRequest } from '@/lib/test-support/temp-app';
+import { deployRequest, testBinding } from '@/lib/test-support/temp-app';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { gatherReport, type ReportData, type ReportOptions } from './data';
 import { pgReportReader } from './pg-reader';
@@ -67,7 +67,7 @@ interface Side {
     request(r: ApprovalRequest): { id: string } | Promise<{ id: string }>;
     approve(id: string, by: Decider, reason?: string): unknown;
     reject(id: string, by: Decider, reason: string): unknown;
-    consume(id: string): unknown;
+    consume(id: string, by: Decider): unknown;
     expireDue(): unknown;
   };
   flags: {
@@ -94,7 +94,7 @@ function sqliteSide(db: Db, facts: Omit<ReportFacts, 'flags'>): Side {
     recorder.record(approvalSecurityEvent(e));
     const denial = approvalDenial(e, profiles.maskKeys);
     if (denial) recorder.appendDenial(denial);
-  });
+  }, testBinding);
   return {
     record: (e) => recorder.record(e),
     denial: (d) => recorder.appendDenial(d),
@@ -114,7 +114,7 @@ function pgSide(pool: import('pg').Pool, flags: PgFlagService, facts: Omit<Repor
     await recorder.recordIn(tx, approvalSecurityEvent(e));
     const denial = approvalDenial(e, profiles.maskKeys);
     if (denial) await recorder.appendDenialIn(tx, denial);
-  });
+  }, testBinding);
   return {
     record: (e) => recorder.record(e),
     denial: (d) => inTransaction(pool, (tx) => recorder.appendDenialIn(tx, d)),
@@ -227,7 +227,7 @@ async function writeTrail(s: Side, key: SigningKey): Promise<void> {
   tick(120);
   await s.approvals.approve(one, olivia, 'staging first');
   tick(30);
-  await s.approvals.consume(one);
+  await s.approvals.consume(one, { id: 'agent:deployer', role: 'viewer' });
   tick();
   const rejected = await request({ arguments: { model_id: 'm-3', env: 'prod' }, approvalsRequired: 2, risk: 'high' });
   tick(900);

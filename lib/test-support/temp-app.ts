@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type SwarmApp } from '@/lib/app';
 import type { ApprovalRequest } from '@/lib/approvals/store';
+import { CallBinding } from '@/lib/approvals/binding';
 
 export interface TempApp {
   app: SwarmApp;
@@ -74,3 +75,13 @@ export function deployRequest(over: Partial<ApprovalRequest> = {}): ApprovalRequ
     ...over,
   };
 }
+
+/**
+ * A fixed approval binding key for stores built without an application (the tests of one store, or of two stores that
+ * stand for two servers of one installation: the same key, as an installation's servers share theirs).
+ */
+export const testBinding = (): CallBinding => TEST_BINDING;
+const TEST_BINDING = CallBinding.ofKey(Buffer.alloc(32, 7));
+
+/** SWARM_APPROVAL_KEY for applications of a test on PostgreSQL (which never makes a key of its own). */
+export const TEST_APPROVAL_KEY = 'test-approval-binding-key-0123456789abcdef';

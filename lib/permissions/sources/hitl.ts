@@ -42,6 +42,16 @@ export function createHitlSource(): RuleSource {
           return [{ decision: 'DENY', priority: PRIORITY.hitl, attribution, reason: `Rejected by an operator: ${approval.reason ?? 'no reason given'}` }];
         case 'expired':
           return [{ decision: 'DENY', priority: PRIORITY.hitl, attribution, reason: `The approval request expired before an operator decided it (approval ${approval.id}).` }];
+        case 'unverified':
+          // Fails closed, and says why: the row says approved, the audit trail does not (lib/approvals/trail.ts).
+          return [
+            {
+              decision: 'ASK',
+              priority: PRIORITY.hitl,
+              attribution,
+              reason: `Approval ${approval.id} is marked approved, but the audit trail does not hold it (${approval.reason ?? 'no reason given'}): it is not used, and this call needs a new approval.`,
+            },
+          ];
         case 'pending':
           return [{ decision: 'ASK', priority: PRIORITY.hitl, attribution, reason: `Waiting for an operator to approve this "${gate}" call (approval ${approval.id}).` }];
         default:

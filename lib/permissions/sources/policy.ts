@@ -20,6 +20,7 @@ function emit(rule: CompiledRule, context: PermissionContext): PermissionRule {
   if (a.status === 'approved') return { decision: 'ALLOW', priority, attribution, reason: `${rule.reason} Approved by an operator (approval ${a.id}).` };
   if (a.status === 'rejected') return { decision: 'DENY', priority, attribution, reason: `${rule.reason} Rejected by an operator: ${a.reason ?? 'no reason given'}` };
   if (a.status === 'expired') return { decision: 'DENY', priority, attribution, reason: `${rule.reason} The approval request expired.` };
+  if (a.status === 'unverified') return { decision: 'ASK', priority, attribution, reason: `${rule.reason} Approval ${a.id} is not used: ${a.reason ?? 'the audit trail does not hold it'}.` };
   // no approval yet, or one pending: the rule as compiled (ASK, its own reason), shared rather than copied per call
   return rule.emitted;
 }
