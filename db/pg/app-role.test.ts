@@ -81,6 +81,6 @@ describe('the application role of docs/deployment.md', () => {
     expect(await refused('ALTER TABLE permission_denials DISABLE TRIGGER permission_denials_no_change')).toMatch(/must be owner/);
     expect(await refused('DROP TRIGGER permission_denials_no_change ON permission_denials')).toMatch(/must be owner/);
     expect(await refused('DELETE FROM audit_checkpoints')).toMatch(/append-only|permission denied/);
-    expect(await refused("SELECT swarm_archive_prefix('permission_denials', 1, 'x', 1, 'f', 'h')")).toMatch(/permission denied/);
+    expect(await refused("SELECT swarm_archive_prefix('permission_denials', 1, 'x', 1, 'f', 'h', 'n')")).toMatch(/permission denied/);
   });
 });
