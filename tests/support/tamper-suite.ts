@@ -22,7 +22,7 @@ import { CHAIN_COLUMNS, type ChainName } from '@/lib/audit/chain';
 import { rowHash } from '@/lib/audit/chain';
 import { archiveExtension, loadOrCreateSigningKey, openCheckpoint, originOf, parseVerifierKey, parseVerifierKeys, signCheckpoint, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
 import type { DenialInput } from '@/lib/audit/recorder';
-import { readWitnessUrl } from '@/lib/audit/witness';
+import { latestInWitnessDir, readWitnessUrl } from '@/lib/audit/witness';
 import { witnessServer } from '@/lib/audit/witness-server';
 import { ROUTE_CORE, toResponse, type ApiRequest } from '@/lib/http/route';
 import type { CheckInput } from '@/lib/permissions';
@@ -285,6 +285,10 @@ export function tamperSuite(target: TamperTarget): void {
       expect(cli.stdout).toContain('Intact: every row matches its hash chain and every checkpoint.');
       expect(api.body.ok).toBe(true);
       expect(head.permission_denials).toBeGreaterThan(340);
+      // Every checkpoint signed, by the application and by the archive command alike, reached the witness folder.
+      const signed = await target.raw(ws.db, (raw) => raw.all<{ chain: ChainName; size: number }>('SELECT chain, max(size) AS size FROM audit_checkpoints GROUP BY chain ORDER BY chain'));
+      const witnessed = latestInWitnessDir(ws.witness);
+      expect(signed.map((c) => ({ chain: c.chain, size: Number(c.size) }))).toEqual(signed.map((c) => ({ chain: c.chain, size: witnessed.get(c.chain)?.size })));
     });
 
     it('1. a forged archive record: unsigned, an ordinary checkpoint passed off as one, or signed but not in the trail', async () => {
