@@ -157,13 +157,15 @@ export function tamperSuite(target: TamperTarget): void {
   const rowHashAt = async (raw: RawDb, chain: ChainName, id: number) => (await raw.all<{ h: string }>(`SELECT row_hash AS h FROM ${chain} WHERE id = ?`, [id]))[0]?.h;
 
   /**
-   * Change the reason of one denial and recompute every hash from it to the head with the product's own rowHash, as an attacker who read
+   * Change the reason of one denial (or what `set` and `where` say, from row `id` on) and recompute every hash from it to the head with the product's own rowHash, as an attacker who read
    * lib/audit/chain.ts would: the chain is whole again, only a checkpoint or a witness can tell.
    */
-  async function rewrite(raw: RawDb, id: number, reason: string): Promise<void> {
+  async function rewrite(raw: RawDb, id: number, reason: string, set = 'reason = ?', where = 'id = ?'): Promise<void> {
     const chain = 'permission_denials';
-    await raw.run(`UPDATE ${chain} SET reason = ? WHERE id = ?`, [reason, id]);
-    let prev = (await rowHashAt(raw, chain, id - 1))!;
+    await raw.run(`UPDATE ${chain} SET ${set} WHERE ${where}`, [reason, id]);
+    // The row before, or where the archive left the chain (its recorded head).
+    const archived = async () => (await raw.all<{ h: string }>('SELECT head_hash AS h FROM audit_archives WHERE chain = ? AND up_to_id = ?', [chain, id - 1]))[0]?.h;
+    let prev = (await rowHashAt(raw, chain, id - 1)) ?? (await archived())!;
     const columns = CHAIN_COLUMNS[chain];
     const rows = await raw.all<Record<string, unknown> & { id: number }>(`SELECT id, ${columns.join(', ')} FROM ${chain} WHERE id >= ? ORDER BY id`, [id]);
     for (const row of rows) {
@@ -350,7 +352,22 @@ export function tamperSuite(target: TamperTarget): void {
         middle = ids[Math.floor(ids.length / 2)]!;
         await raw.run('DELETE FROM audit_checkpoints WHERE id = ?', [middle]);
       });
-      const [c1, a1, c2, a2] = await Promise.all([verifyCli(rewritten), verifyApi(rewritten), verifyCli(gap), verifyApi(gap)]);
+      // The same, and the row where the checkpoints' coverage ends dated in the future, so that it looks just written.
+      const future = Date.now() / 1000 + 10 * 365 * DAY;
+      const firstFuture = await tampered(async (raw) => {
+        await rewrite(raw, REWRITTEN, 'nothing to see here');
+        await rewrite(raw, ARCHIVED + 1, String(future), 'timestamp = ?');
+        await raw.run('DELETE FROM audit_checkpoints');
+      });
+      // Every row after the newest checkpoint kept (row 125) dated in the future, the newer checkpoints deleted (no gap).
+      const allFuture = await tampered(async (raw) => {
+        await rewrite(raw, REWRITTEN, 'nothing to see here');
+        await rewrite(raw, 126, String(future), 'timestamp = ?', 'id >= ?');
+        await raw.run("DELETE FROM audit_checkpoints WHERE id > (SELECT id FROM audit_checkpoints WHERE chain = 'permission_denials' AND size = 125)");
+      });
+      const [c1, a1, c2, a2, c3, a4] = await Promise.all([verifyCli(rewritten), verifyApi(rewritten), verifyCli(gap), verifyApi(gap), verifyCli(firstFuture), verifyApi(allFuture)]);
+      expectCaught(c3, undefined, 'permission_denials', ARCHIVED + 1, 'not covered by a checkpoint');
+      expect(a4.body.failures).toContainEqual(expect.objectContaining({ table: 'permission_denials', id: 126, problem: 'not covered by a checkpoint' }));
       // The first live row is under no signed checkpoint (the archive still vouches for rows 1–20), and it is a year old.
       expectCaught(c1, a1, 'permission_denials', ARCHIVED + 1, 'not covered by a checkpoint', new RegExp(`rows ${ARCHIVED + 1}–${head.permission_denials} are under no signed checkpoint`));
       expect(c1.stdout).toMatch(/^FAILED security_events at row 1: not covered by a checkpoint/m);
