@@ -25,6 +25,7 @@ import type { DenialInput } from '@/lib/audit/recorder';
 import { latestInWitnessDir, readWitnessUrl } from '@/lib/audit/witness';
 import { witnessServer } from '@/lib/audit/witness-server';
 import { ROUTE_CORE, toResponse, type ApiRequest } from '@/lib/http/route';
+import { buildReport } from '@/lib/reports/generate';
 import type { CheckInput } from '@/lib/permissions';
 import { runSwarm, type CliResult } from '@/lib/test-support/cli';
 import { TEST_AGENTS } from '@/lib/test-support/temp-app';
@@ -434,6 +435,12 @@ export function tamperSuite(target: TamperTarget): void {
         await raw.run("INSERT INTO permission_denial_daily_counts (day, rule_source, agent_name, tool_name, user_role, n) VALUES (?, 'agent_allowlist', 'evaluator', 'export_raw_data', 'viewer', 3)", [day]);
         await raw.run('INSERT INTO permission_denial_rollup_state (id, high_water) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET high_water = excluded.high_water', [head.permission_denials]);
       });
+      // The day's total kept, but all 200 given to data_cleaner: evaluator's 100 denials would vanish from the figures.
+      const reattributed = await tampered(async (raw) => {
+        await raw.run('DELETE FROM permission_denial_daily_counts WHERE day = ?', [day]);
+        await raw.run("INSERT INTO permission_denial_daily_counts (day, rule_source, agent_name, tool_name, user_role, n) VALUES (?, 'agent_allowlist', 'data_cleaner', 'export_raw_data', 'viewer', 200)", [day]);
+        await raw.run('INSERT INTO permission_denial_rollup_state (id, high_water) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET high_water = excluded.high_water', [head.permission_denials]);
+      });
       // The kept revision of a recorded denial edited so that deployer was allowed export_raw_data after all.
       const revision = await tampered(async (raw) => {
         const [row] = await raw.all<{ rev: string }>('SELECT policy_revision AS rev FROM permission_denials WHERE decision_id = ?', [deniedDecisionId]);
@@ -462,6 +469,16 @@ export function tamperSuite(target: TamperTarget): void {
       expect(report.stdout).toMatch(/; 200 denials, .*integrity FAILED/);
       const oscal = readFileSync(out, 'utf8');
       expect(oscal).toContain(`permission_denial_daily_counts at ${day}: changed`);
+      const reader = await open(reattributed);
+      try {
+        const { data } = await buildReport(reader, { period: { from: DAY_D, to: DAY_D + DAY }, format: 'oscal', generatedBy: { actor: 'tamper suite', role: null } });
+        expect(data.integrity.ok).toBe(false);
+        expect(data.integrity.failures).toContainEqual(expect.objectContaining({ table: 'permission_denial_daily_counts', id: day, problem: 'changed', message: expect.stringMatching(/^the daily counts of 2025-03-10 give 200 of its 200 denials to data_cleaner calling export_raw_data/) }));
+        expect(data.denials.total).toBe(200);
+        expect(data.denials.topAgents).toEqual(expect.arrayContaining([{ value: 'evaluator', count: 100 }, { value: 'data_cleaner', count: 100 }]));
+      } finally {
+        await reader.close();
+      }
       expect(explained.code).toBe(1);
       expect(explained.stdout).toMatch(/^Policy revision: rev_[0-9a-f]{32} \(CHANGED in the database: its content no longer hashes to its id\)$/m);
       expect(explained.stdout).not.toContain('Re-run then:');
