@@ -18,8 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '@/db/pg/client';
 import { openApp, type App } from '@/lib/app';
-import { CHAIN_COLUMNS, type ChainName } from '@/lib/audit/chain';
-import { rowHash } from '@/lib/audit/chain';
+import { CHAIN_COLUMNS, rowHash, type ChainName } from '@/lib/audit/chain';
 import { archiveExtension, loadOrCreateSigningKey, openCheckpoint, originOf, parseVerifierKey, parseVerifierKeys, signCheckpoint, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
 import type { DenialInput } from '@/lib/audit/recorder';
 import { latestInWitnessDir, readWitnessUrl } from '@/lib/audit/witness';
@@ -366,12 +365,11 @@ export function tamperSuite(target: TamperTarget): void {
         await rewrite(raw, 126, String(future), 'timestamp = ?', 'id >= ?');
         await raw.run("DELETE FROM audit_checkpoints WHERE id > (SELECT id FROM audit_checkpoints WHERE chain = 'permission_denials' AND size = 125)");
       });
-      const [c1, a1, c2, a2, c3, a4] = await Promise.all([verifyCli(rewritten), verifyApi(rewritten), verifyCli(gap), verifyApi(gap), verifyCli(firstFuture), verifyApi(allFuture)]);
-      expectCaught(c3, undefined, 'permission_denials', ARCHIVED + 1, 'not covered by a checkpoint');
+      const [c1, a1, c2, a2, a3, a4] = await Promise.all([verifyCli(rewritten), verifyApi(rewritten), verifyCli(gap), verifyApi(gap), verifyApi(firstFuture), verifyApi(allFuture)]);
+      expect(a3.body.failures).toContainEqual(expect.objectContaining({ table: 'permission_denials', id: ARCHIVED + 1, problem: 'not covered by a checkpoint' }));
       expect(a4.body.failures).toContainEqual(expect.objectContaining({ table: 'permission_denials', id: 126, problem: 'not covered by a checkpoint' }));
       // The first live row is under no signed checkpoint (the archive still vouches for rows 1–20), and it is a year old.
       expectCaught(c1, a1, 'permission_denials', ARCHIVED + 1, 'not covered by a checkpoint', new RegExp(`rows ${ARCHIVED + 1}–${head.permission_denials} are under no signed checkpoint`));
-      expect(c1.stdout).toMatch(/^FAILED security_events at row 1: not covered by a checkpoint/m);
       expectCaught(c2, a2, 'audit_checkpoints', middle, 'checkpoint missing', new RegExp(`checkpoint ${middle} is missing \\(the next one found is ${middle + 1}\\)`));
 
       // A server started on the rewritten file, with the installation's key folder: it refuses the rewritten head (the
@@ -379,6 +377,8 @@ export function tamperSuite(target: TamperTarget): void {
       const server = await open(rewritten, { server: true });
       try {
         await server.checkpointAudit();
+        // Recorded as the refusal happens (on PostgreSQL without holding up the signer): waited for.
+        await within(10_000, async () => (await eventsOfType(server, 'audit.checkpoint_refused')).length > 0);
         const refused = await eventsOfType(server, 'audit.checkpoint_refused');
         expect(refused).toContainEqual(
           expect.objectContaining({
