@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertKeyApart, KeyBesideDatabase } from '@/lib/audit/checkpoints';
 import { REPO_ROOT, type CliResult } from '@/lib/test-support/cli';
 import { tamperSuite, type RawDb, type TamperTarget } from './support/tamper-suite';
@@ -54,7 +54,11 @@ const sqlite: TamperTarget = {
 tamperSuite(sqlite);
 
 describe('npm start keeps the signing key apart from the database (SQLite)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'swarm-tamper-start-'));
+  // Made when the tests run (not when they are collected): a run that skips them leaves nothing behind.
+  let dir = '';
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'swarm-tamper-start-'));
+  });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /**

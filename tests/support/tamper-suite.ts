@@ -207,77 +207,77 @@ export function tamperSuite(target: TamperTarget): void {
     (await raw.all<{ size: number }>('SELECT size FROM audit_checkpoints WHERE chain = ? ORDER BY id', [chain])).map((r) => Number(r.size));
   const eventsOfType = async (app: App, type: string) => (await app.securityEvents.ofType(type, 50)).map((e) => ({ target: e.target, detail: JSON.parse(e.detailJson ?? '{}') as Record<string, unknown> }));
 
-  beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), `swarm-tamper-${target.name.toLowerCase()}-`));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const ws: Workspace = { dir, db: '', keys: join(dir, 'keys'), witness: join(dir, 'witness'), config: join(dir, 'config'), pinned: join(dir, 'trusted-keys.txt') };
-    mkdirSync(ws.config);
-    writeFileSync(join(ws.config, 'agents.yaml'), TEST_AGENTS);
-    writeFileSync(join(ws.config, 'permission_policies.yaml'), 'rules: []\n');
-    key = loadOrCreateSigningKey(ws.keys);
-    // The installation's key pinned in configuration, as an operator keeps it (where the database's users cannot write).
-    writeFileSync(ws.pinned, `${verifierKey(key.name, key.raw)}\n`);
-    ws.db = await target.create(dir);
-    fixture = ws;
-
-    const app = await open(ws);
-    try {
-      await app.auth.createUser('alex', 'auditor', 'auditor-password-1');
-      auditorToken = await app.auth.createToken({ username: 'alex' }, 'tamper suite');
-      // Older denials, through the application's recorder and chain: day A (archived below), day B, then day D's 200
-      // in two halves, each signed by the application's signer (checkpoints of rows 25, 125 and 225).
-      for (let i = 0; i < ARCHIVED; i++) await appendDenialAt(app, { toolName: 'export_raw_data', agentName: 'data_cleaner', ruleSource: 'agent_allowlist', reason: `day A ${i}`, timestamp: DAY_A + i * 60 });
-      for (let i = 0; i < 5; i++) await appendDenialAt(app, { toolName: 'export_raw_data', agentName: 'data_cleaner', ruleSource: 'agent_allowlist', reason: `day B ${i}`, timestamp: DAY_B + i * 60 });
-      await app.checkpointAudit();
-      for (let half = 0; half < 2; half++) {
-        for (let i = 0; i < 100; i++) {
-          const n = half * 100 + i;
-          await appendDenialAt(app, {
-            toolName: n % 3 === 0 ? 'deploy_serving' : 'export_raw_data',
-            agentName: n % 2 === 0 ? 'data_cleaner' : 'evaluator',
-            ruleSource: n % 5 === 0 ? 'flag:auto_deploy' : 'agent_allowlist',
-            reason: `day D ${n}`,
-            userRole: 'viewer',
-            timestamp: DAY_D + 300 + n * 60,
-          });
-        }
-        await app.checkpointAudit();
-      }
-      // Today, through the engine: denials, approvals asked, granted and used, or rejected (a denial of the gate).
-      for (let round = 0; round < 4; round++) {
-        for (let i = 0; i < 30; i++) {
-          const r = await app.engine.decideAsync(call('export_raw_data', { dataset_id: `ds-${round}-${i}`, owner: `person${i}@bank.example` }));
-          expect(r.decision).toBe('DENY');
-          deniedDecisionId ||= r.decisionId!;
-        }
-        expect((await app.engine.decideAsync(call('monitor_drift', { model_id: `m-${round}` }))).decision).toBe('ALLOW');
-        const deploy = call('deploy_serving', { model_id: `m-${round}`, env: 'prod' });
-        const asked = await app.engine.decideAsync(deploy);
-        expect(asked.decision).toBe('ASK');
-        const operator = { id: 'olivia', role: 'operator' } as const;
-        if (round % 2 === 0) {
-          await app.approvals.approve(asked.approvalId!, operator, 'change ticket CHG-1');
-          expect((await app.engine.decideAsync(deploy)).decision).toBe('ALLOW');
-        } else {
-          await app.approvals.reject(asked.approvalId!, operator, 'not in the window');
-        }
-        await app.checkpointAudit();
-      }
-    } finally {
-      await app.close();
-    }
-    // The real archive command: day A's rows leave the live trail into a signed bundle, with a chained retention.archived.
-    const archived = await runSwarm(['audit', 'archive', '--before', ARCHIVE_BEFORE, '-o', join(dir, 'archive.ndjson'), '--db', ws.db], cliEnv(ws), 120_000);
-    expect(archived.stderr).toBe('');
-    expect(archived.stdout).toContain(`permission_denials: ${ARCHIVED} rows 1–${ARCHIVED} archived`);
-    head = await target.raw(ws.db, async (raw) => ({ permission_denials: await headOf(raw, 'permission_denials'), security_events: await headOf(raw, 'security_events') }));
-  }, 240_000);
-
-  afterAll(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-
   describe(`tamper evidence against whoever holds the database (${target.name})`, () => {
+    beforeAll(async () => {
+      const dir = mkdtempSync(join(tmpdir(), `swarm-tamper-${target.name.toLowerCase()}-`));
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      const ws: Workspace = { dir, db: '', keys: join(dir, 'keys'), witness: join(dir, 'witness'), config: join(dir, 'config'), pinned: join(dir, 'trusted-keys.txt') };
+      mkdirSync(ws.config);
+      writeFileSync(join(ws.config, 'agents.yaml'), TEST_AGENTS);
+      writeFileSync(join(ws.config, 'permission_policies.yaml'), 'rules: []\n');
+      key = loadOrCreateSigningKey(ws.keys);
+      // The installation's key pinned in configuration, as an operator keeps it (where the database's users cannot write).
+      writeFileSync(ws.pinned, `${verifierKey(key.name, key.raw)}\n`);
+      ws.db = await target.create(dir);
+      fixture = ws;
+
+      const app = await open(ws);
+      try {
+        await app.auth.createUser('alex', 'auditor', 'auditor-password-1');
+        auditorToken = await app.auth.createToken({ username: 'alex' }, 'tamper suite');
+        // Older denials, through the application's recorder and chain: day A (archived below), day B, then day D's 200
+        // in two halves, each signed by the application's signer (checkpoints of rows 25, 125 and 225).
+        for (let i = 0; i < ARCHIVED; i++) await appendDenialAt(app, { toolName: 'export_raw_data', agentName: 'data_cleaner', ruleSource: 'agent_allowlist', reason: `day A ${i}`, timestamp: DAY_A + i * 60 });
+        for (let i = 0; i < 5; i++) await appendDenialAt(app, { toolName: 'export_raw_data', agentName: 'data_cleaner', ruleSource: 'agent_allowlist', reason: `day B ${i}`, timestamp: DAY_B + i * 60 });
+        await app.checkpointAudit();
+        for (let half = 0; half < 2; half++) {
+          for (let i = 0; i < 100; i++) {
+            const n = half * 100 + i;
+            await appendDenialAt(app, {
+              toolName: n % 3 === 0 ? 'deploy_serving' : 'export_raw_data',
+              agentName: n % 2 === 0 ? 'data_cleaner' : 'evaluator',
+              ruleSource: n % 5 === 0 ? 'flag:auto_deploy' : 'agent_allowlist',
+              reason: `day D ${n}`,
+              userRole: 'viewer',
+              timestamp: DAY_D + 300 + n * 60,
+            });
+          }
+          await app.checkpointAudit();
+        }
+        // Today, through the engine: denials, approvals asked, granted and used, or rejected (a denial of the gate).
+        for (let round = 0; round < 4; round++) {
+          for (let i = 0; i < 30; i++) {
+            const r = await app.engine.decideAsync(call('export_raw_data', { dataset_id: `ds-${round}-${i}`, owner: `person${i}@bank.example` }));
+            expect(r.decision).toBe('DENY');
+            deniedDecisionId ||= r.decisionId!;
+          }
+          expect((await app.engine.decideAsync(call('monitor_drift', { model_id: `m-${round}` }))).decision).toBe('ALLOW');
+          const deploy = call('deploy_serving', { model_id: `m-${round}`, env: 'prod' });
+          const asked = await app.engine.decideAsync(deploy);
+          expect(asked.decision).toBe('ASK');
+          const operator = { id: 'olivia', role: 'operator' } as const;
+          if (round % 2 === 0) {
+            await app.approvals.approve(asked.approvalId!, operator, 'change ticket CHG-1');
+            expect((await app.engine.decideAsync(deploy)).decision).toBe('ALLOW');
+          } else {
+            await app.approvals.reject(asked.approvalId!, operator, 'not in the window');
+          }
+          await app.checkpointAudit();
+        }
+      } finally {
+        await app.close();
+      }
+      // The real archive command: day A's rows leave the live trail into a signed bundle, with a chained retention.archived.
+      const archived = await runSwarm(['audit', 'archive', '--before', ARCHIVE_BEFORE, '-o', join(dir, 'archive.ndjson'), '--db', ws.db], cliEnv(ws), 120_000);
+      expect(archived.stderr).toBe('');
+      expect(archived.stdout).toContain(`permission_denials: ${ARCHIVED} rows 1–${ARCHIVED} archived`);
+      head = await target.raw(ws.db, async (raw) => ({ permission_denials: await headOf(raw, 'permission_denials'), security_events: await headOf(raw, 'security_events') }));
+    }, 240_000);
+
+    afterAll(async () => {
+      for (const c of cleanups.splice(0).reverse()) await c();
+    });
+
     it('verifies an untouched copy: the trail every attack below starts from', async () => {
       const ws = await copyOf();
       const [cli, api] = await Promise.all([verifyCli(ws), verifyApi(ws)]);
