@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { archivableBefore, archiveBefore, archivedEvent, verifyBundle, type ArchiveResult } from '@/lib/audit/archive';
-import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
+import { checkpointRefusedEvent, hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
 import { explainDecision, explainDecisionWith, pgExplainReads, type ExplainConfig, type Explanation } from '@/lib/audit/explain';
 import { archiveAuditPg } from '@/lib/audit/pg-archive';
 import { PgCheckpointer } from '@/lib/audit/pg-checkpoints';
@@ -270,7 +270,11 @@ async function withPool<T>(ctx: CliContext, url: string, fn: (pool: pg.Pool) => 
   try {
     const out = await fn(pool);
     const dir = ctx.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(url, ctx.env) : undefined;
-    if (dir && hasSigningKey(dir)) await new PgCheckpointer(pool, loadSigningKey(dir), { keyDir: dir, trustedKeys: trustedVerifierKeys(dir, ctx.env) }).checkpoint();
+    if (dir && hasSigningKey(dir)) {
+      const { signer, settle } = pgSigner(ctx, pool, dir);
+      await signer.checkpoint();
+      await settle();
+    }
     return out;
   } catch (error) {
     if (error instanceof DatabaseUnavailable) throw new CliError(error.message);
@@ -278,6 +282,35 @@ async function withPool<T>(ctx: CliContext, url: string, fn: (pool: pg.Pool) => 
   } finally {
     await pool.end();
   }
+}
+
+/**
+ * The signer of a command on PostgreSQL, as the application's (lib/pg-app.ts; on SQLite the command signs through the
+ * application itself): what it signs goes to the witnesses of SWARM_AUDIT_WITNESSES, and a head it refuses is recorded
+ * (audit.checkpoint_refused). `settle` waits for both, before the pool closes.
+ */
+function pgSigner(ctx: CliContext, pool: pg.Pool, dir: string): { signer: PgCheckpointer; settle(): Promise<void> } {
+  const witnesses = witnessTargets(ctx.env);
+  const refusals: Promise<unknown>[] = [];
+  const signer = new PgCheckpointer(pool, loadSigningKey(dir), {
+    keyDir: dir,
+    trustedKeys: trustedVerifierKeys(dir, ctx.env),
+    witnessDirs: witnesses.dirs,
+    witnessUrls: witnesses.urls,
+    onRefused: (r) =>
+      refusals.push(
+        pgRecorder(pool, activeProfiles(ctx.env, configDirOf(ctx)))
+          .record(checkpointRefusedEvent(r))
+          .catch((error: unknown) => console.error('Recording a refused checkpoint failed.', error)),
+      ),
+  });
+  return {
+    signer,
+    settle: async () => {
+      await signer.guard.delivered();
+      await Promise.all(refusals);
+    },
+  };
 }
 
 /** The recorder of the CLI on PostgreSQL: the events of the commands, masked as the active profiles mask. */
@@ -304,11 +337,12 @@ function checkpoint(ctx: CliContext, args: string[]): number | Promise<number> {
   expectPositionals(positionals, []);
   const location = where(ctx, values.db);
   if (location.kind === 'postgres') {
-    const key = signingKey(ctx, location);
+    // No key folder, or no key in it: refused here with the reason, before the database is opened.
+    signingKey(ctx, location);
     return withPool(ctx, location.url, async (pool) => {
-      const dir = keyDirFor(location.url, ctx.env);
-      const signer = new PgCheckpointer(pool, key, { keyDir: dir, trustedKeys: trustedVerifierKeys(dir, ctx.env), witnessDirs: witnessTargets(ctx.env).dirs, witnessUrls: witnessTargets(ctx.env).urls });
+      const { signer, settle } = pgSigner(ctx, pool, keyDirFor(location.url, ctx.env));
       const notes = await signer.checkpoint();
+      await settle();
       if (notes.length > 0) {
         await pgRecorder(pool, activeProfiles(ctx.env, configDirOf(ctx))).record({ kind: 'audit', type: 'audit.checkpointed', actor: cliActor(ctx.env), outcome: 'succeeded', detail: { checkpoints: notes.length } });
       }

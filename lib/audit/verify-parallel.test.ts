@@ -155,6 +155,22 @@ describe('verification on several threads', () => {
         rechain(db, 41, db.prepare<[], { h: string }>("SELECT head_hash AS h FROM audit_archives WHERE chain = 'permission_denials'").get()!.h);
       },
     ],
+    [
+      'every checkpoint removed and the first row after the archive dated in the future, to look just written',
+      (db) => {
+        db.prepare('DELETE FROM audit_checkpoints').run();
+        db.prepare('UPDATE permission_denials SET timestamp = ? WHERE id = 41').run(Date.now() / 1000 + 365 * 86400);
+        rechain(db, 41, db.prepare<[], { h: string }>("SELECT head_hash AS h FROM audit_archives WHERE chain = 'permission_denials'").get()!.h);
+      },
+    ],
+    [
+      'every checkpoint removed and every row after the archive dated in the future',
+      (db) => {
+        db.prepare('DELETE FROM audit_checkpoints').run();
+        db.prepare('UPDATE permission_denials SET timestamp = ? WHERE id >= 41').run(Date.now() / 1000 + 365 * 86400);
+        rechain(db, 41, db.prepare<[], { h: string }>("SELECT head_hash AS h FROM audit_archives WHERE chain = 'permission_denials'").get()!.h);
+      },
+    ],
     ['a security event changed', (db) => db.prepare("UPDATE security_events SET actor = 'nobody' WHERE id = 222").run()],
     [
       'a checkpoint forged',
@@ -168,6 +184,7 @@ describe('verification on several threads', () => {
     it(`catches ${what}, with the row-by-row verifier's failure`, async () => {
       const r = await bothWays(tamper);
       expect(r.rowByRow.ok).toBe(false);
+      if (what.includes('dated in the future')) expect(r.rowByRow.failures[0]).toMatchObject({ table: 'permission_denials', id: 41, problem: 'not covered by a checkpoint' });
       expect(r.parallel).toEqual(r.rowByRow);
     });
   }

@@ -69,6 +69,13 @@ export interface VerifyRange {
  */
 export const COVERAGE_SECONDS = 20;
 
+/**
+ * How far ahead of this clock a row not yet under a checkpoint may be dated (the clocks of several servers differ a
+ * little). Later than that, its date cannot be believed: whoever can edit the file could otherwise make rows it took
+ * out of every checkpoint look just written.
+ */
+export const FUTURE_SECONDS = 60;
+
 /** What else a verification takes: the time it judges coverage at, and the checkpoints witnesses hold. */
 export interface VerifyOptions extends VerifyRange {
   /** seconds since the epoch (default: now) */
@@ -206,10 +213,15 @@ export function verifyRowByRow(sqlite: Database.Database, verifier: ChainVerifie
   return verifier.finish(timestampLookup(sqlite, verifier.chain));
 }
 
-/** The timestamp of one row of a chain, for the coverage of a run verified elsewhere. */
-export function timestampLookup(sqlite: Database.Database, chain: ChainName): (id: number) => number | undefined {
-  const stmt = sqlite.prepare<[number], number>(`SELECT timestamp FROM ${chain} WHERE id = ?`).pluck();
-  return (id) => stmt.get(id) ?? undefined;
+/** The oldest and newest timestamp of the rows of a chain from one id to another (null: none is a number). */
+export type TimestampRange = (fromId: number, toId: number) => { oldest: number | null; newest: number | null };
+
+/** The timestamps of a run of rows of a chain, for the coverage of rows verified elsewhere. */
+export function timestampLookup(sqlite: Database.Database, chain: ChainName): TimestampRange {
+  const stmt = sqlite.prepare<[number, number], { oldest: number | null; newest: number | null }>(
+    `SELECT min(timestamp) AS oldest, max(timestamp) AS newest FROM ${chain} WHERE id BETWEEN ? AND ? AND typeof(timestamp) IN ('integer', 'real')`,
+  );
+  return (fromId, toId) => stmt.get(fromId, toId) ?? { oldest: null, newest: null };
 }
 
 /** A verifier of one chain of this database: where an archive left it and the checkpoints signed over it, read first. */
@@ -283,8 +295,16 @@ export class ChainVerifier {
   private expectedPrev: string;
   private started: boolean;
   private firstChainedId: number | null = null;
-  /** timestamps of the rows right after each checkpoint size (where coverage may end) */
-  private readonly timestampAt = new Map<number, number>();
+  /**
+   * Where coverage may end (0, the archive's last row, each checkpoint's size), ascending, and the oldest and newest
+   * timestamp of the rows after each of them up to the next: the rows not under a checkpoint are dated by all of theirs,
+   * not by the first one's alone, which whoever edits the file can set to anything.
+   */
+  private readonly bounds: number[];
+  private readonly dated: { oldest: number | null; newest: number | null }[];
+  private segment = 0;
+  /** some rows were verified elsewhere (absorb): their timestamps are read through finish's lookup */
+  private absorbed = false;
   private readonly witnessed: readonly WitnessedCheckpoint[];
 
   constructor(
@@ -299,6 +319,8 @@ export class ChainVerifier {
     this.last = this.at.prev;
     this.witnessed = (range.witnessed ?? []).filter((w) => w.chain === chain);
     this.wanted = new Set([...checkpoints.map((c) => c.size), ...this.witnessed.map((w) => w.size)]);
+    this.bounds = [...new Set([0, archive?.upToId ?? 0, ...checkpoints.map((c) => c.size)])].sort((a, b) => a - b);
+    this.dated = this.bounds.map(() => ({ oldest: null, newest: null }));
     this.report = {
       chain,
       rowsChecked: 0,
@@ -344,7 +366,12 @@ export class ChainVerifier {
     this.firstChainedId ??= id;
     report.firstTimestamp ??= timestamp;
     report.lastTimestamp = timestamp;
-    if (this.wanted.has(id - 1) || this.firstChainedId === id) this.timestampAt.set(id, timestamp);
+    while (this.segment + 1 < this.bounds.length && id > this.bounds[this.segment + 1]!) this.segment++;
+    if (typeof timestamp === 'number') {
+      const d = this.dated[this.segment]!;
+      if (d.oldest === null || timestamp < d.oldest) d.oldest = timestamp;
+      if (d.newest === null || timestamp > d.newest) d.newest = timestamp;
+    }
     const expectedId = this.expectedId;
     if (expectedId !== null && id !== expectedId) {
       this.fail(chain, expectedId, id > expectedId ? 'missing' : 'out of order', `row ${expectedId} is missing (the next row found is ${id})`);
@@ -384,6 +411,7 @@ export class ChainVerifier {
     if (this.expectedId !== null && run.firstId !== this.expectedId) return false;
     if (run.firstPrev !== this.expectedPrev || run.lastId - run.firstId + 1 !== run.rows) return false;
     this.started = true;
+    this.absorbed = true;
     this.firstChainedId ??= run.firstId;
     report.firstId ??= run.firstId;
     report.lastId = run.lastId;
@@ -401,10 +429,10 @@ export class ChainVerifier {
 
   /**
    * After the last row: the head, the archive record and every checkpoint checked against the rows seen, what the
-   * checkpoints cover, and every witnessed checkpoint. `timestampOf` reads a row's timestamp the rows passed here did not
-   * carry (a run verified on another thread).
+   * checkpoints cover, and every witnessed checkpoint. `timestamps` reads the timestamps of rows that were not passed
+   * here (runs verified on other threads).
    */
-  finish(timestampOf?: (id: number) => number | undefined): ChainReport {
+  finish(timestamps?: TimestampRange): ChainReport {
     const { report, chain, key } = this;
     report.headHash = this.started ? this.expectedPrev : null;
     const archive = this.checkArchive();
@@ -444,7 +472,7 @@ export class ChainVerifier {
       report.checkpointsValid++;
       covered = Math.max(covered, b.size);
     }
-    this.checkCoverage(covered, timestampOf);
+    this.checkCoverage(covered, timestamps);
     this.checkWitnessed(archive);
     return report;
   }
@@ -467,22 +495,42 @@ export class ChainVerifier {
     return archive;
   }
 
-  /** What the valid checkpoints cover; rows older than COVERAGE_SECONDS outside them fail. */
-  private checkCoverage(covered: number, timestampOf: ((id: number) => number | undefined) | undefined): void {
+  /**
+   * What the valid checkpoints cover; rows outside them fail when the oldest is older than COVERAGE_SECONDS, when one is
+   * dated more than FUTURE_SECONDS ahead, or when none is dated: a date that cannot be believed proves no row is new.
+   */
+  private checkCoverage(covered: number, timestamps: TimestampRange | undefined): void {
     const { report, chain } = this;
     report.coveredUpTo = covered > 0 ? covered : null;
     if (report.lastId === null || this.firstChainedId === null || report.lastId <= covered) return;
     const firstId = Math.max(covered + 1, this.firstChainedId);
-    const oldest = this.timestampAt.get(firstId) ?? timestampOf?.(firstId) ?? null;
+    let oldest: number | null = null;
+    let newest: number | null = null;
+    if (this.absorbed && timestamps) {
+      ({ oldest, newest } = timestamps(firstId, report.lastId));
+    } else {
+      // covered is one of the bounds: the rows after it are those of its segment and of every later one.
+      for (let i = 0; i < this.bounds.length; i++) {
+        const d = this.dated[i]!;
+        if (this.bounds[i]! < covered) continue;
+        if (d.oldest !== null && (oldest === null || d.oldest < oldest)) oldest = d.oldest;
+        if (d.newest !== null && (newest === null || d.newest > newest)) newest = d.newest;
+      }
+    }
     const now = this.range.now ?? Date.now() / 1000;
     const age = oldest === null ? null : Math.max(0, now - oldest);
     report.uncovered = { firstId, rows: report.lastId - firstId + 1, oldestTimestamp: oldest, ageSeconds: age };
-    if (age !== null && age > COVERAGE_SECONDS) {
+    const rows = `rows ${firstId}–${report.lastId} are under no signed checkpoint`;
+    if (oldest === null) {
+      this.fail(chain, firstId, 'not covered by a checkpoint', `${rows}, and none of them carries a date (the product dates every row): their timestamps were removed`);
+    } else if (newest !== null && newest > now + FUTURE_SECONDS) {
+      this.fail(chain, firstId, 'not covered by a checkpoint', `${rows}, and one is dated ${Math.round(newest - now)} s in the future: rows were taken out of the checkpoints and their dates changed`);
+    } else if (age !== null && age > COVERAGE_SECONDS) {
       this.fail(
         chain,
         firstId,
         'not covered by a checkpoint',
-        `rows ${firstId}–${report.lastId} are under no signed checkpoint, the oldest written ${Math.round(age)} s ago (a server signs every 10 s): checkpoints were removed, or nothing has signed since (run swarm audit checkpoint)`,
+        `${rows}, the oldest written ${Math.round(age)} s ago (a server signs every 10 s): checkpoints were removed, or nothing has signed since (run swarm audit checkpoint)`,
       );
     }
   }

@@ -433,8 +433,10 @@ function planStatement(plan: DenialPlan, columns: string, fromDays: string, from
 /**
  * The daily counts are a cache of the chained rows, without a chain of their own: before the report counts from them,
  * each whole day of the period that the live trail still holds is counted again from its rows (those up to the
- * counts' high-water mark) and compared. A day that differs is a failure of the report's integrity, and the figures
- * are then counted from the rows alone. Days before the oldest live row (archived) cannot be counted again.
+ * counts' high-water mark), by everything the counts are kept by (rule, agent, tool, role), and compared: the day's
+ * total alone would let the same number of denials be given to another agent or tool. A day that differs is a
+ * failure of the report's integrity, and the figures are then counted from the rows alone. Days before the oldest
+ * live row (archived) cannot be counted again.
  */
 export async function checkDailyCounts(r: ReportReader, p: ReportPeriod): Promise<Failure | undefined> {
   await r.refreshDailyCounts();
@@ -446,27 +448,42 @@ export async function checkDailyCounts(r: ReportReader, p: ReportPeriod): Promis
   const firstDay = Math.max(Math.ceil(p.from / DAY), liveFirstDay);
   const lastDay = Math.floor(p.to / DAY) - 1;
   if (firstDay > lastDay) return undefined;
-  const counted = new Map<number, number>();
-  for (const g of await r.all<{ day: number; n: number }>('SELECT day, sum(n) AS n FROM permission_denial_daily_counts WHERE day >= ? AND day <= ? GROUP BY day', [firstDay, lastDay])) {
-    counted.set(Number(g.day), Number(g.n));
-  }
-  const rows = new Map<number, number>();
-  for (const g of await r.all<{ day: number; n: number }>(
-    `SELECT floor(timestamp / ${DAY}) AS day, count(*) AS n FROM permission_denials WHERE timestamp >= ? AND timestamp < ? AND id <= ${HIGH_WATER} GROUP BY 1`,
-    [firstDay * DAY, (lastDay + 1) * DAY],
-  )) {
-    rows.set(Number(g.day), Number(g.n));
-  }
+  type Group = { day: number; rule: string; agent: string; tool: string; role: string; n: number };
+  const tally = (groups: Group[]) => {
+    const byGroup = new Map<string, Group>();
+    for (const g of groups) {
+      const group = { ...g, day: Number(g.day), n: Number(g.n) };
+      const key = JSON.stringify([group.day, group.rule, group.agent, group.tool, group.role]);
+      byGroup.set(key, { ...group, n: (byGroup.get(key)?.n ?? 0) + group.n });
+    }
+    return byGroup;
+  };
+  const counted = tally(
+    await r.all<Group>(
+      'SELECT day, rule_source AS rule, agent_name AS agent, tool_name AS tool, user_role AS role, sum(n) AS n FROM permission_denial_daily_counts WHERE day >= ? AND day <= ? GROUP BY day, rule_source, agent_name, tool_name, user_role',
+      [firstDay, lastDay],
+    ),
+  );
+  // Grouped as the rollup groups them (lib/audit/denial-rollup.ts: no agent or role is '').
+  const rows = tally(
+    await r.all<Group>(
+      `SELECT floor(timestamp / ${DAY}) AS day, rule_source AS rule, coalesce(agent_name, '') AS agent, tool_name AS tool, coalesce(user_role, '') AS role, count(*) AS n
+       FROM permission_denials WHERE timestamp >= ? AND timestamp < ? AND id <= ${HIGH_WATER} GROUP BY 1, 2, 3, 4, 5`,
+      [firstDay * DAY, (lastDay + 1) * DAY],
+    ),
+  );
+  const dayTotal = (groups: Map<string, Group>, day: number) => [...groups.values()].filter((g) => g.day === day).reduce((n, g) => n + g.n, 0);
   for (let day = firstDay; day <= lastDay; day++) {
-    const c = counted.get(day) ?? 0;
-    const n = rows.get(day) ?? 0;
-    if (c !== n) {
-      return {
-        table: 'permission_denial_daily_counts',
-        id: day,
-        problem: 'changed',
-        message: `the daily counts of ${new Date(day * DAY * 1000).toISOString().slice(0, 10)} say ${c} denials, the chained rows ${n}: the counts were changed outside the product, so this report counts every figure from the rows`,
-      };
+    const date = new Date(day * DAY * 1000).toISOString().slice(0, 10);
+    const failure = (message: string): Failure => ({ table: 'permission_denial_daily_counts', id: day, problem: 'changed', message: `${message}: the counts were changed outside the product, so this report counts every figure from the rows` });
+    const c = dayTotal(counted, day);
+    const n = dayTotal(rows, day);
+    if (c !== n) return failure(`the daily counts of ${date} say ${c} denials, the chained rows ${n}`);
+    for (const key of new Set([...counted.keys(), ...rows.keys()])) {
+      const g = counted.get(key) ?? rows.get(key)!;
+      if (g.day !== day || (counted.get(key)?.n ?? 0) === (rows.get(key)?.n ?? 0)) continue;
+      const who = `${g.agent || 'no agent'} calling ${g.tool} (${g.rule}${g.role ? `, ${g.role}` : ''})`;
+      return failure(`the daily counts of ${date} give ${counted.get(key)?.n ?? 0} of its ${c} denials to ${who}, the chained rows ${rows.get(key)?.n ?? 0}`);
     }
   }
   return undefined;
