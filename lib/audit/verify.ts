@@ -24,7 +24,8 @@ export type Problem =
   | 'archive does not match'
   | 'archive not recorded in the trail'
   | 'rolled back behind a witnessed checkpoint'
-  | 'rewritten behind a witnessed checkpoint';
+  | 'rewritten behind a witnessed checkpoint'
+  | 'witness unreadable';
 
 export interface Failure {
   table: string;

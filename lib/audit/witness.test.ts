@@ -2,7 +2,7 @@
  * Witnesses: where checkpoints are delivered (SWARM_AUDIT_WITNESSES), what a witness folder keeps, and what a witness
  * server cosigns: only a checkpoint of a trusted key whose rows extend the last head it saw.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -51,6 +51,11 @@ describe('a witness folder', () => {
     expect(readWitnessDir(folder).map((w) => w.size)).toEqual([1, 2, 3]);
     expect(latestInWitnessDir(folder).get('permission_denials')?.size).toBe(3);
     expect(() => readWitnessDir(join(dir, 'nothing-here'))).toThrow(/not a witness folder/);
+    // An append cut short by a crash leaves half a last line: what came before stands. A bad line before it is refused.
+    appendFileSync(join(folder, 'checkpoints.ndjson'), '{"chain":"permission_denials","si');
+    expect(readWitnessDir(folder).map((w) => w.size)).toEqual([1, 2, 3]);
+    writeFileSync(join(folder, 'checkpoints.ndjson'), `not json\n${readFileSync(join(folder, 'checkpoints.ndjson'), 'utf8')}`);
+    expect(() => readWitnessDir(folder)).toThrow(/checkpoints\.ndjson:1: not JSON/);
   });
 });
 

@@ -113,12 +113,15 @@ export function readWitnessDir(dir: string): WitnessedCheckpoint[] {
   const file = join(/*turbopackIgnore: true*/ dir, LOG);
   if (!existsSync(file)) throw new Error(`${dir} is not a witness folder: it has no ${LOG}`);
   const out: WitnessedCheckpoint[] = [];
-  for (const [i, line] of readFileSync(file, 'utf8').split('\n').entries()) {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  for (const [i, line] of lines.entries()) {
     if (line.trim() === '') continue;
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch {
+      // A last line without its newline is an append cut short (a crash while writing): what came before stands.
+      if (i === lines.length - 1) break;
       throw new Error(`${file}:${i + 1}: not JSON`);
     }
     out.push(parseCheckpoint(value, `${file}:${i + 1}`));

@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/checkpoints';
-import type { VerifyReport } from '@/lib/audit/verify';
+import type { Failure, VerifyReport } from '@/lib/audit/verify';
 import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
 import { verifyAuditPg } from '@/lib/audit/pg-chain';
-import { configuredWitnessed } from '@/lib/audit/witness';
+import { configuredWitnessed, type WitnessedCheckpoint } from '@/lib/audit/witness';
 import { requireRole, route } from '@/lib/http/route';
 
 export const dynamic = 'force-dynamic';
@@ -15,19 +15,28 @@ export const dynamic = 'force-dynamic';
 export const GET = route({ role: requireRole('auditor') }, async ({ app, principal, ip }) => {
   const path = app.options.dbPath;
   const key = trustedVerifierKeys(keyDirFor(path, app.env), app.env);
+  // A witness folder that cannot be read is a failed verification, said as such: never a 500, never skipped.
+  let witnessed: WitnessedCheckpoint[] = [];
+  let witnessFailure: Failure | undefined;
+  try {
+    witnessed = configuredWitnessed(app.env);
+  } catch (error) {
+    witnessFailure = { table: 'witness', id: 0, problem: 'witness unreadable', message: `a witness folder of SWARM_AUDIT_WITNESSES cannot be read: ${error instanceof Error ? error.message : String(error)}` };
+  }
   let report: VerifyReport;
   if (app.kind === 'postgres') {
     // One snapshot of the whole trail, read in pages (lib/audit/pg-chain.ts).
-    report = await verifyAuditPg(app.pool, key, { witnessed: configuredWitnessed(app.env) });
+    report = await verifyAuditPg(app.pool, key, { witnessed });
   } else {
     const sqlite = new Database(path, { readonly: true, fileMustExist: true });
     try {
       // Long chains on every core (lib/audit/verify-parallel.ts), with the same report.
-      report = await verifyAuditInParallel(sqlite, key, { witnessed: configuredWitnessed(app.env) });
+      report = await verifyAuditInParallel(sqlite, key, { witnessed });
     } finally {
       sqlite.close();
     }
   }
+  if (witnessFailure) report = { ...report, ok: false, failures: [...report.failures, witnessFailure] };
   const checkedAt = Date.now() / 1000;
   await app.recorder.record({
     kind: 'audit',
