@@ -3,10 +3,19 @@
  * waits longer, up to a cap. In memory, one per application (so the form and the API count together); a success
  * clears it.
  */
+import { BoundedCache } from '@/lib/bounded-cache';
+
 const FREE_ATTEMPTS = 3;
 const BASE_DELAY_MS = 250;
 const MAX_DELAY_MS = 8_000;
 const FORGET_AFTER_MS = 15 * 60 * 1000;
+/**
+ * The most user names and addresses whose failures are kept (about 3 MB at most). Anyone can send new names, so the
+ * least recently tried are forgotten first: a name tried within the last MAX_THROTTLED_KEYS / 2 new names is kept, so
+ * wiping one user's count takes 10,000 new names or addresses (5,000 failed sign-ins, each a scrypt verification on
+ * the server) between two attempts against that user.
+ */
+export const MAX_THROTTLED_KEYS = 20_000;
 
 interface Entry {
   failures: number;
@@ -14,7 +23,7 @@ interface Entry {
 }
 
 export class LoginThrottle {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new BoundedCache<string, Entry>(MAX_THROTTLED_KEYS);
 
   /** How long to wait before answering this attempt. */
   delayFor(keys: readonly string[]): number {
@@ -34,12 +43,14 @@ export class LoginThrottle {
       const e = this.entries.get(k);
       this.entries.set(k, { failures: e && now - e.last < FORGET_AFTER_MS ? e.failures + 1 : 1, last: now });
     }
-    if (this.entries.size > 10_000) {
-      for (const [k, e] of this.entries) if (now - e.last >= FORGET_AFTER_MS) this.entries.delete(k);
-    }
   }
 
   success(keys: readonly string[]): void {
     for (const k of keys) this.entries.delete(k);
+  }
+
+  /** user names and addresses whose failures are kept now (at most MAX_THROTTLED_KEYS) */
+  get trackedKeys(): number {
+    return this.entries.size;
   }
 }
