@@ -167,9 +167,9 @@ function summary(
   ]);
   const v = soak.verdict;
   rows.push([
-    `RSS of every server process under ${fmt(soak.minutes)} min of denials for new agent names: idle / peak / end (after warm-up: slope over the second half, last minute against the first after warm-up)`,
-    `${fmtInt(soak.startRssMb)} / ${fmtInt(soak.peak.rssMb)} / ${fmtInt(soak.end.rssMb)} MB, ${fmtInt(soak.denials)} denials at ${fmtInt(soak.meanRate)}/s, ${soak.errors} errors (${v.slopeMbPerMin >= 0 ? '+' : ''}${fmt(v.slopeMbPerMin)} MB/min, ${v.growth >= 0 ? '+' : ''}${(100 * v.growth).toFixed(1)}%)`,
-    `flat: ≤ ${fmt(v.maxSlopeMbPerMin)} MB/min, ≤ +${(100 * v.maxGrowth).toFixed(0)}%`,
+    `RSS of every server process under ${fmt(soak.minutes)} min of denials for new agent names: idle / peak / end (after warm-up: slope over the second half, last minute and highest sample against the first minute after warm-up)`,
+    `${fmtInt(soak.startRssMb)} / ${fmtInt(soak.peak.rssMb)} / ${fmtInt(soak.end.rssMb)} MB, ${fmtInt(soak.denials)} denials at ${fmtInt(soak.meanRate)}/s, ${soak.errors} errors (${v.slopeMbPerMin >= 0 ? '+' : ''}${fmt(v.slopeMbPerMin)} MB/min, ${v.growth >= 0 ? '+' : ''}${(100 * v.growth).toFixed(1)}%, highest ${v.peakGrowth >= 0 ? '+' : ''}${(100 * v.peakGrowth).toFixed(1)}%)`,
+    `flat: ≤ ${fmt(v.maxSlopeMbPerMin)} MB/min, ≤ +${(100 * v.maxGrowth).toFixed(0)}%, highest ≤ +${(100 * v.maxPeakGrowth).toFixed(0)}%`,
     verdict(v.flat && soak.errors === 0),
   ]);
   return markdownTable(['measure', 'measured', 'target', ''], rows);

@@ -13,7 +13,8 @@
  *   - the slope of a least-squares line through the total RSS of the second half of the run is at most
  *     SOAK_MAX_SLOPE_MB_PER_MIN (default 2 MB a minute: about 20 bytes a denial at 1,600 denials/s), and
  *   - the median of the last minute is within SOAK_MAX_GROWTH_PERCENT (default 10%) of the median of the first minute
- *     after warm-up.
+ *     after warm-up, and no sample after warm-up is more than SOAK_MAX_PEAK_PERCENT (default 20%) above it (memos that
+ *     are cleared whole at a large cap make a saw that the slope and the last minute can miss).
  * Run alone it exits 1 when the curve is not flat, or when any call was not answered with a denial.
  *
  *   node --import tsx bench/soak.ts                  30 minutes (the issue's soak)
@@ -22,7 +23,7 @@
  * `npm run bench` runs it for 10 minutes unless SOAK_MINUTES says otherwise (bench/README.md says why). Alone, the soak
  * also writes its section of bench/RESULTS.md (the rest of that file is left as it is).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,12 +69,16 @@ export interface SoakVerdict {
   /** median total RSS of the last minute */
   endLevelMb: number;
   growth: number;
+  /** the highest total RSS after warm-up, against the level of the first minute after it */
+  peakAfterWarmUpMb: number;
+  peakGrowth: number;
   /** least-squares slope of the total RSS over the second half of the run */
   slopeMbPerMin: number;
   /** the same slope per denial of that half (bytes) */
   bytesPerDenial: number;
   maxSlopeMbPerMin: number;
   maxGrowth: number;
+  maxPeakGrowth: number;
   flat: boolean;
 }
 
@@ -93,8 +98,10 @@ export interface SoakResult {
   serverStartMs: number;
   loadAtStart: string;
   loadAtEnd: string;
-  /** the other busiest processes of the machine in the first and the second half of the run (it is shared) */
+  /** what else the machine ran in the first and the second half of the run (it is shared): the others' CPU, the busiest */
   neighbours: string[];
+  /** the database's files at the end (the trail keeps every denial: disk, unlike memory, grows with the calls) */
+  diskMb: number;
 }
 
 export interface SoakOptions {
@@ -103,6 +110,7 @@ export interface SoakOptions {
   connections?: number;
   maxSlopeMbPerMin?: number;
   maxGrowthPercent?: number;
+  maxPeakPercent?: number;
   log?: (line: string) => void;
 }
 
@@ -123,6 +131,7 @@ export function soakOptionsFromEnv(defaults: SoakOptions = {}): SoakOptions {
     connections: envNumber('SOAK_CONNECTIONS', defaults.connections ?? 10),
     maxSlopeMbPerMin: envNumber('SOAK_MAX_SLOPE_MB_PER_MIN', defaults.maxSlopeMbPerMin ?? 2),
     maxGrowthPercent: envNumber('SOAK_MAX_GROWTH_PERCENT', defaults.maxGrowthPercent ?? 10),
+    maxPeakPercent: envNumber('SOAK_MAX_PEAK_PERCENT', defaults.maxPeakPercent ?? 20),
   };
 }
 
@@ -213,41 +222,74 @@ function cpuTicks(pid: number): number | undefined {
   }
 }
 
+/** Busy CPU ticks of the whole machine so far (every core), from /proc/stat. */
+function machineBusyTicks(): number {
+  const [, user, nice, system, , , irq, softirq, steal] = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).map(Number);
+  return (user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0);
+}
+
+/** A process's command, short: the program's name and its first argument. */
+function shortCommand(pid: number): string {
+  try {
+    const [program = '', first = ''] = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const name = program.split('/').pop() ?? program;
+    return `${name} ${first.split('/').slice(-2).join('/')}`.trim().slice(0, 60);
+  } catch {
+    return '';
+  }
+}
+
 /**
- * What else the machine was doing (it is shared): the processes outside the server and this one that used the most CPU
- * since the last call, with their share of one core. The first call only takes the reading.
+ * What else the machine was doing (it is shared): read at every sample, the CPU the other processes used (the
+ * machine's busy time less the server's and this process's, so that processes that came and went count too), and the
+ * commands of those that used the most.
  */
 export class Neighbours {
-  private before = new Map<number, number>();
+  private ticks = new Map<number, number>();
+  private busy = machineBusyTicks();
+  private own = process.cpuUsage();
   private at = Date.now();
+  private otherTicks = 0;
+  private byCommand = new Map<string, number>();
 
-  busiest(server: readonly number[]): string {
-    const mine = new Set([...server, process.pid]);
+  /** Take a reading; `server`: the server's processes now. */
+  sample(server: readonly number[]): void {
+    const mine = new Set(server);
     const now = new Map<number, number>();
-    const busy: { cpu: number; cmd: string }[] = [];
-    const seconds = (Date.now() - this.at) / 1000;
+    let serverTicks = 0;
     for (const pid of parents().keys()) {
-      const ticks = cpuTicks(pid);
-      if (ticks === undefined) continue;
-      now.set(pid, ticks);
-      if (mine.has(pid)) continue;
-      const used = (ticks - (this.before.get(pid) ?? 0)) / 100;
-      if (used < 0.5) continue;
-      let cmd = '';
-      try {
-        cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim().slice(0, 70);
-      } catch {
-        continue;
+      const t = cpuTicks(pid);
+      if (t === undefined) continue;
+      now.set(pid, t);
+      const used = t - (this.ticks.get(pid) ?? t);
+      if (mine.has(pid)) serverTicks += used;
+      else if (pid !== process.pid && used >= 10) {
+        const cmd = shortCommand(pid);
+        if (cmd) this.byCommand.set(cmd, (this.byCommand.get(cmd) ?? 0) + used);
       }
-      if (cmd) busy.push({ cpu: used, cmd });
     }
-    this.before = now;
-    this.at = Date.now();
-    busy.sort((a, b) => b.cpu - a.cpu);
-    return busy
+    const busy = machineBusyTicks();
+    const own = process.cpuUsage();
+    const ownTicks = (own.user - this.own.user + own.system - this.own.system) / 10_000;
+    this.otherTicks += Math.max(0, busy - this.busy - serverTicks - ownTicks);
+    this.ticks = now;
+    this.busy = busy;
+    this.own = own;
+  }
+
+  /** Since the last report: the others' share of the machine and their busiest commands; starts the next period. */
+  report(): string {
+    const seconds = (Date.now() - this.at) / 1000;
+    const cores = os.cpus().length;
+    const share = this.otherTicks / 100 / (seconds * cores);
+    const top = [...this.byCommand]
+      .sort((a, b) => b[1] - a[1])
       .slice(0, 5)
-      .map((b) => `${b.cmd} (${Math.round((100 * b.cpu) / seconds)}% of a core)`)
-      .join('; ');
+      .map(([cmd, t]) => `${cmd} ${fmt(t / 100, 2)} s`);
+    this.at = Date.now();
+    this.otherTicks = 0;
+    this.byCommand = new Map();
+    return `${Math.round(100 * share)}% of the ${cores} cores${top.length ? ` (${top.join(', ')})` : ''}`;
   }
 }
 
@@ -278,7 +320,7 @@ function slope(points: readonly [number, number][]): number {
 }
 
 /** "Flat after warm-up", as the header says, for samples of a run of `durationSec`. */
-export function judge(samples: readonly SoakSample[], durationSec: number, maxSlopeMbPerMin: number, maxGrowth: number): SoakVerdict {
+export function judge(samples: readonly SoakSample[], durationSec: number, maxSlopeMbPerMin: number, maxGrowth: number, maxPeakGrowth: number): SoakVerdict {
   const loaded = samples.filter((s) => s.t > 0);
   const warmUpSec = Math.max(60, durationSec / 5);
   const warm = loaded.filter((s) => s.t >= warmUpSec && s.t < warmUpSec + 60).map((s) => s.rssMb);
@@ -292,17 +334,23 @@ export function judge(samples: readonly SoakSample[], durationSec: number, maxSl
   const warmLevelMb = median(warm);
   const endLevelMb = median(last);
   const growth = endLevelMb / warmLevelMb - 1;
+  const peakAfterWarmUpMb = Math.max(...loaded.filter((s) => s.t >= warmUpSec).map((s) => s.rssMb));
+  const peakGrowth = peakAfterWarmUpMb / warmLevelMb - 1;
   const slopeMbPerMin = slopeMbPerSec * 60;
-  const flat = Number.isFinite(slopeMbPerMin) && Number.isFinite(growth) && slopeMbPerMin <= maxSlopeMbPerMin && growth <= maxGrowth;
+  const flat =
+    Number.isFinite(slopeMbPerMin) && Number.isFinite(growth) && Number.isFinite(peakGrowth) && slopeMbPerMin <= maxSlopeMbPerMin && growth <= maxGrowth && peakGrowth <= maxPeakGrowth;
   return {
     warmUpSec,
     warmLevelMb,
     endLevelMb,
     growth,
+    peakAfterWarmUpMb,
+    peakGrowth,
     slopeMbPerMin,
     bytesPerDenial: denialsInHalf > 0 ? (slopeMbPerSec * spanSec * 1e6) / denialsInHalf : Number.NaN,
     maxSlopeMbPerMin,
     maxGrowth,
+    maxPeakGrowth,
     flat,
   };
 }
@@ -362,7 +410,8 @@ export async function runSoakBench(options: SoakOptions = {}): Promise<SoakResul
     const samples: SoakSample[] = [{ t: 0, ...idle, denials: 0, rate: 0, errors: 0, load1: os.loadavg()[0]! }];
     log(`soak: server up on ${url} in ${serverStartMs.toFixed(0)} ms, ${idle.processes} processes, ${fmt(idle.rssMb)} MB idle; spraying for ${minutes} min`);
     const others = new Neighbours();
-    others.busiest([]);
+    others.sample(processTree(root));
+    others.report();
     const seen: string[] = [];
 
     // A new agent name on every call, a new tool name on every fourth; the rest of the body as an agent sends it.
@@ -407,10 +456,11 @@ export async function runSoakBench(options: SoakOptions = {}): Promise<SoakResul
     const sampler = setInterval(() => {
       const t = (Date.now() - started) / 1000;
       const m = measure(root);
+      others.sample(processTree(root));
       const sample: SoakSample = { t, ...m, denials, rate: (denials - previous.denials) / (t - previous.t), errors: wrong + socketErrors, load1: os.loadavg()[0]! };
       samples.push(sample);
       previous = sample;
-      if (seen.length === 0 && t >= durationSec / 2) seen.push(others.busiest(processTree(root)));
+      if (seen.length === 0 && t >= durationSec / 2) seen.push(others.report());
       if (samples.length % Math.max(1, Math.round(60 / sampleSec)) === 1) {
         log(`soak: ${fmt(t / 60)} min: ${fmt(m.rssMb)} MB (${ROLES.filter((r) => m.byRole[r] > 0).map((r) => `${r} ${fmt(m.byRole[r])}`).join(', ')}), ${fmtInt(denials)} denials, ${fmtInt(sample.rate)}/s, ${sample.errors} errors`);
       }
@@ -419,10 +469,12 @@ export async function runSoakBench(options: SoakOptions = {}): Promise<SoakResul
     const endAt = (Date.now() - started) / 1000;
     const last = measure(root);
     samples.push({ t: endAt, ...last, denials, rate: (denials - previous.denials) / Math.max(0.001, endAt - previous.t), errors: wrong + socketErrors, load1: os.loadavg()[0]! });
-    seen.push(others.busiest(processTree(root)));
+    others.sample(processTree(root));
+    seen.push(others.report());
     // autocannon's errors count socket errors and timeouts (each also a reqError above)
     const errors = wrong + result.errors;
-    const verdict = judge(samples, durationSec, options.maxSlopeMbPerMin ?? 2, (options.maxGrowthPercent ?? 10) / 100);
+    const diskMb = readdirSync(dir).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0) / 1e6;
+    const verdict = judge(samples, durationSec, options.maxSlopeMbPerMin ?? 2, (options.maxGrowthPercent ?? 10) / 100, (options.maxPeakPercent ?? 20) / 100);
     const loadedSamples = samples.filter((s) => s.t > 0);
     const peak = loadedSamples.reduce((a, b) => (b.rssMb > a.rssMb ? b : a));
     return {
@@ -442,6 +494,7 @@ export async function runSoakBench(options: SoakOptions = {}): Promise<SoakResul
       loadAtStart,
       loadAtEnd: os.loadavg().map((l) => l.toFixed(2)).join(' / '),
       neighbours: seen,
+      diskMb,
     };
   } finally {
     if (server) await stop(server.child);
@@ -492,12 +545,14 @@ export function formatSoakResult(r: SoakResult): string {
     table,
     '',
     `Start (idle, after the start): ${fmt(r.startRssMb)} MB; peak: ${fmt(r.peak.rssMb)} MB at ${fmt(r.peak.t / 60)} min; end: ${fmt(r.end.rssMb)} MB after ` +
-      `${fmt(r.end.t / 60)} min and ${fmtInt(r.denials)} denials at ${fmtInt(r.meanRate)} a second, ${r.errors} errors.`,
+      `${fmt(r.end.t / 60)} min and ${fmtInt(r.denials)} denials at ${fmtInt(r.meanRate)} a second, ${r.errors} errors. The database's files: ` +
+      `${fmtInt(r.diskMb)} MB at the end (${fmtInt((r.diskMb * 1e6) / Math.max(1, r.denials))} bytes a denial, search index and daily counts included).`,
     `Flat after warm-up: warm-up the first ${fmt(v.warmUpSec / 60)} min; the first minute after it ${fmt(v.warmLevelMb)} MB (median), the last minute ` +
-      `${fmt(v.endLevelMb)} MB (${v.growth >= 0 ? '+' : ''}${(100 * v.growth).toFixed(1)}%, at most +${(100 * v.maxGrowth).toFixed(0)}%); slope over the second half ` +
+      `${fmt(v.endLevelMb)} MB (${v.growth >= 0 ? '+' : ''}${(100 * v.growth).toFixed(1)}%, at most +${(100 * v.maxGrowth).toFixed(0)}%); the highest sample after warm-up ` +
+      `${fmt(v.peakAfterWarmUpMb)} MB (${v.peakGrowth >= 0 ? '+' : ''}${(100 * v.peakGrowth).toFixed(1)}%, at most +${(100 * v.maxPeakGrowth).toFixed(0)}%); slope over the second half ` +
       `${v.slopeMbPerMin >= 0 ? '+' : ''}${fmt(v.slopeMbPerMin)} MB/min (${fmt(v.bytesPerDenial)} bytes a denial; at most ${fmt(v.maxSlopeMbPerMin)} MB/min): ` +
       `**${v.flat ? 'flat' : 'NOT FLAT'}**.`,
-    `What else the machine ran (the busiest other processes, first half | second half): ${r.neighbours.map((n) => n || 'nothing busy').join(' | ')}.`,
+    `What else the machine ran (the CPU of every other process, and the busiest of them; first half | second half): ${r.neighbours.join(' | ')}.`,
   ].join('\n');
 }
 
