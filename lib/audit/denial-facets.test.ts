@@ -13,7 +13,8 @@ import { openDatabase } from '@/db/client';
 import { inTransaction } from '@/db/pg/client';
 import { AppError } from '@/lib/errors';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { FilterResolution, MAX_RESOLVED_VALUES, resolveValue, type FacetField } from './denial-facets';
+import { FilterResolution, MAX_RESOLVED_VALUES, resolveValue, type Facet, type FacetField } from './denial-facets';
+import type { DenialSummary } from './denial-stats';
 import type { DenialMatch } from './denial-filter';
 import { DenialStore } from './denials';
 import { PgDenialStore } from './pg-denials';
@@ -96,8 +97,10 @@ const denial = (agent: string, i: number): DenialInput => ({
 /** The names: a spray, and the agents an auditor looks for. */
 const names = (spray: number) => [...Array.from({ length: spray }, (_, i) => `spray-${i}`), 'trainer', 'Trainer_v2', 'data_cleaner'];
 
-interface Counting {
+interface Reading {
   count(f: DenialMatch): number | Promise<number>;
+  summary(f: DenialMatch): DenialSummary | Promise<DenialSummary>;
+  facet(field: FacetField, f: DenialMatch, options?: { prefix?: string; limit?: number }): Facet | Promise<Facet>;
 }
 
 const pg15 = usePostgres();
@@ -107,12 +110,14 @@ afterAll(() => {
 });
 
 /**
- * SQLite gets more names than it takes parameters in one statement (the old IN list failed there); PostgreSQL gets more
- * than the bound (its limit, 65,535 parameters, would take a minute of chained writes to pass).
+ * SQLite gets more names than it takes parameters in one statement (the old IN list failed there) and than a function
+ * call takes arguments (the old summary spread its groups into one: a RangeError); PostgreSQL gets more than the bound
+ * (its limit, 65,535 parameters, would take a minute of chained writes to pass).
  */
-const stores: Record<'SQLite' | 'PostgreSQL', { spray: number; open(): Promise<Counting> }> = {
+const SQLITE_SPRAY = 200_000;
+const stores: Record<'SQLite' | 'PostgreSQL', { spray: number; open(): Promise<Reading> }> = {
   SQLite: {
-    spray: 33_000,
+    spray: SQLITE_SPRAY,
     async open() {
       const dir = mkdtempSync(join(tmpdir(), 'swarm-facets-'));
       const db = openDatabase({ path: join(dir, 'trail.db') });
@@ -121,7 +126,7 @@ const stores: Record<'SQLite' | 'PostgreSQL', { spray: number; open(): Promise<C
         rmSync(dir, { recursive: true, force: true });
       });
       const recorder = new AuditRecorder(db.$client, options);
-      db.$client.transaction(() => names(33_000).forEach((a, i) => recorder.appendDenial(denial(a, i))))();
+      db.$client.transaction(() => names(SQLITE_SPRAY).forEach((a, i) => recorder.appendDenial(denial(a, i))))();
       return new DenialStore(db);
     },
   },
@@ -140,7 +145,7 @@ const stores: Record<'SQLite' | 'PostgreSQL', { spray: number; open(): Promise<C
 };
 
 describe.each(Object.keys(stores) as (keyof typeof stores)[])('agent filters over a sprayed trail on %s', (kind) => {
-  let store: Counting;
+  let store: Reading;
   beforeAll(async () => {
     store = await stores[kind].open();
   }, 120_000);
@@ -168,7 +173,17 @@ describe.each(Object.keys(stores) as (keyof typeof stores)[])('agent filters ove
     expect(await store.count({ agent: 'TRAINER' })).toBe(1);
     expect(await store.count({ agent: 'trainer*' })).toBe(2);
     expect(await store.count({ agent: 'data_cleaner', tool: 'profile', ruleSource: 'agent_allowlist' })).toBe(1);
-    // spray-123, spray-1230 … spray-1239, and (SQLite's larger spray) spray-12300 … spray-12399
-    expect(await store.count({ agent: 'spray-123*' })).toBe(stores[kind].spray > 12_399 ? 111 : 11);
+    // spray-1234, and in SQLite's larger spray spray-12340 … spray-12349 and spray-123400 … spray-123499
+    expect(await store.count({ agent: 'spray-1234*' })).toBe(stores[kind].spray > 123_499 ? 111 : 1);
+  });
+
+  it('still sums the trail up and suggests values, whatever the number of names in it', async () => {
+    const n = stores[kind].spray + 3;
+    const summary = await store.summary({});
+    expect(summary.total).toBe(n);
+    expect(summary.topRuleSources).toEqual([{ value: 'agent_allowlist', count: n }]);
+    const facet = await store.facet('agent', {}, { prefix: 'TRAIN', limit: 5 });
+    expect(facet).toMatchObject({ total: 2, values: [{ value: 'trainer', count: 1 }, { value: 'Trainer_v2', count: 1 }] });
+    expect((await store.facet('agent', {}, { prefix: 'spray-', limit: 3 })).total).toBe(stores[kind].spray);
   });
 });
