@@ -31,7 +31,7 @@ import { listenerWorkers, WORKERS_ENV } from '@/lib/server/workers';
 import type { Decision } from '@/lib/permissions/types';
 import { fmt, fmtInt, isMain, markdownTable } from './util';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const HOST = '127.0.0.1';
 const ADMIN_TOKEN = 'bench-http-admin-token-0123456789abcdef';
 
@@ -118,7 +118,8 @@ export interface HttpBenchOptions {
   log?: (line: string) => void;
 }
 
-function ensureBuild(env: NodeJS.ProcessEnv, log: (l: string) => void): boolean {
+/** Reuse the production build, or run `npx next build` when there is none (the soak starts the same server). */
+export function ensureBuild(env: NodeJS.ProcessEnv, log: (l: string) => void): boolean {
   const dist = env.NEXT_DIST_DIR || '.next';
   if (existsSync(join(ROOT, dist, 'BUILD_ID'))) return false;
   log(`http: no build in ${dist}/, running npx next build (this takes a while)`);
@@ -127,7 +128,7 @@ function ensureBuild(env: NodeJS.ProcessEnv, log: (l: string) => void): boolean 
   return true;
 }
 
-async function waitUp(url: string, child: ChildProcess, output: () => string): Promise<void> {
+export async function waitUp(url: string, child: ChildProcess, output: () => string): Promise<void> {
   const end = Date.now() + 60_000;
   while (Date.now() < end) {
     if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}) before answering:\n${output()}`);
@@ -141,7 +142,7 @@ async function waitUp(url: string, child: ChildProcess, output: () => string): P
   throw new Error(`the server did not answer on ${url} within 60 s:\n${output()}`);
 }
 
-async function stop(child: ChildProcess): Promise<void> {
+export async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
@@ -157,7 +158,7 @@ async function load(opts: autocannon.Options): Promise<autocannon.Result> {
   return await autocannon(opts);
 }
 
-function spawnLogged(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string } {
+export function spawnLogged(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string } {
   let output = '';
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const keep = (b: Buffer) => {

@@ -13,6 +13,7 @@ import { formatHttpResult, runHttpBench, type HttpBenchResult } from './http';
 import { formatPostgresResult, runPostgresBench, type PgBenchResult } from './postgres';
 import { formatReportResult, REPORT_TARGET_SECONDS, runReportBench, type ReportBenchResult } from './report';
 import { formatFreeText, freeTextFirstPage, runFreeTextBench, type FreeTextResult } from './denial-queries';
+import { formatSoakResult, runSoakBench, SOAK_BENCH_MINUTES, SOAK_SECTION, soakOptionsFromEnv, type SoakResult } from './soak';
 import { fmt, fmtInt, markdownTable } from './util';
 
 const TARGETS = {
@@ -44,6 +45,7 @@ function summary(
   report: ReportBenchResult,
   postgres: PgBenchResult,
   freeText: { rows: number; result: FreeTextResult },
+  soak: SoakResult,
 ): string {
   const noLookup = engine.rows.find((r) => r.label.startsWith('no approval lookup'));
   const all = engine.rows.find((r) => r.label.startsWith('all calls'));
@@ -163,6 +165,13 @@ function summary(
     `< ${FREE_TEXT_TARGET_MS} ms`,
     verdict(ft.trigramMs < FREE_TEXT_TARGET_MS),
   ]);
+  const v = soak.verdict;
+  rows.push([
+    `RSS of every server process under ${fmt(soak.minutes)} min of denials for new agent names: idle / peak / end (after warm-up: slope over the second half, last minute and highest sample against the first minute after warm-up)`,
+    `${fmtInt(soak.startRssMb)} / ${fmtInt(soak.peak.rssMb)} / ${fmtInt(soak.end.rssMb)} MB, ${fmtInt(soak.denials)} denials at ${fmtInt(soak.meanRate)}/s, ${soak.errors} errors (${v.slopeMbPerMin >= 0 ? '+' : ''}${fmt(v.slopeMbPerMin)} MB/min, ${v.growth >= 0 ? '+' : ''}${(100 * v.growth).toFixed(1)}%, highest ${v.peakGrowth >= 0 ? '+' : ''}${(100 * v.peakGrowth).toFixed(1)}%)`,
+    `flat: ≤ ${fmt(v.maxSlopeMbPerMin)} MB/min, ≤ +${(100 * v.maxGrowth).toFixed(0)}%, highest ≤ +${(100 * v.maxPeakGrowth).toFixed(0)}%`,
+    verdict(v.flat && soak.errors === 0),
+  ]);
   return markdownTable(['measure', 'measured', 'target', ''], rows);
 }
 
@@ -177,10 +186,12 @@ async function main(): Promise<void> {
   const http = await runHttpBench({ log });
   const report = await runReportBench({ log });
   const freeText = await runFreeTextBench({ log });
+  // Last, so that its load slows none of the measures before it; ten minutes unless SOAK_MINUTES says (bench/README.md).
+  const soak = await runSoakBench(soakOptionsFromEnv({ minutes: SOAK_BENCH_MINUTES, log }));
   const seconds = (Date.now() - started.getTime()) / 1000;
   const loadAtEnd = os.loadavg().map((l) => l.toFixed(2)).join(' / ');
 
-  const sum = summary(engine, denials, compare, http, report, postgres, freeText);
+  const sum = summary(engine, denials, compare, http, report, postgres, freeText, soak);
   const engineText = formatEngineResult(engine);
   const compareText = formatCompareResult(compare);
   const denialsText = formatDenialsResult(denials);
@@ -188,7 +199,8 @@ async function main(): Promise<void> {
   const reportText = formatReportResult(report);
   const postgresText = formatPostgresResult(postgres);
   const freeTextText = formatFreeText(freeText.result, freeText.rows);
-  console.log(['', sum, '', engineText, '', compareText, '', denialsText, '', postgresText, '', httpText, '', reportText, '', freeTextText, ''].join('\n'));
+  const soakText = formatSoakResult(soak);
+  console.log(['', sum, '', engineText, '', compareText, '', denialsText, '', postgresText, '', httpText, '', reportText, '', freeTextText, '', soakText, ''].join('\n'));
 
   const md = [
     '# Benchmark results',
@@ -233,10 +245,16 @@ async function main(): Promise<void> {
     '',
     freeTextText,
     '',
+    SOAK_SECTION,
+    '',
+    soakText,
+    '',
   ].join('\n');
   const out = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
   writeFileSync(out, md);
   log(`wrote ${out}`);
+  // The soak judges itself (bench/soak.ts): a curve that is not flat, or a call not answered with a denial, fails the run.
+  if (!soak.verdict.flat || soak.errors > 0) process.exitCode = 1;
 }
 
 main().catch((e: unknown) => {

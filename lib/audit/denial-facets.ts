@@ -11,10 +11,13 @@
  * - `rule_source` with a colon: the same, on exact rule sources (`policy:no-` finds every `policy:no-*`).
  * - `rule_source` without a colon: the family ignoring case (`POLICY` is `policy` and every `policy:*`); when there is no
  *   such family, the rule sources starting with it (`pol`, `hitl:d`).
+ *
+ * Anyone with a token can add names to the trail (every denial of an unknown agent is one), so the values are read as a
+ * stream, never held: the memory of a resolution is the values it keeps, at most MAX_RESOLVED_VALUES; a typed value
+ * that stands for more is refused (400), not turned into an IN list of any length.
  */
-import { gt, sql } from 'drizzle-orm';
 import type { Db } from '@/db/client';
-import { denialDailyCounts, permissionDenials } from '@/db/schema';
+import { AppError } from '@/lib/errors';
 import { catchUpIfBehind, rollupPosition } from './denial-rollup';
 import type { DenialMatch } from './denial-filter';
 import { summarizeDenials, type DenialSummary } from './denial-stats';
@@ -23,51 +26,103 @@ import { ruleSourceFamily } from './denial-vocabulary';
 export const FACET_FIELDS = ['agent', 'tool', 'rule_source'] as const;
 export type FacetField = (typeof FACET_FIELDS)[number];
 
-const COLUMNS = {
-  agent: { rollup: denialDailyCounts.agentName, table: permissionDenials.agentName },
-  tool: { rollup: denialDailyCounts.toolName, table: permissionDenials.toolName },
-  rule_source: { rollup: denialDailyCounts.ruleSource, table: permissionDenials.ruleSource },
-} as const;
+/** The column of each field (the same name in the audit table and the daily counts). */
+const COLUMNS: Record<FacetField, string> = { agent: 'agent_name', tool: 'tool_name', rule_source: 'rule_source' };
 
-/** Every value of a field that occurs in the trail (agents without a name left out). */
-export function knownValues(db: Db, field: FacetField): string[] {
-  catchUpIfBehind(db);
-  const { highWater } = rollupPosition(db);
-  const c = COLUMNS[field];
-  const counted = db.all<{ v: string }>(sql`SELECT DISTINCT ${c.rollup} AS v FROM ${denialDailyCounts}`);
-  const recent = db.all<{ v: string | null }>(sql`SELECT DISTINCT ${c.table} AS v FROM ${permissionDenials} WHERE ${gt(permissionDenials.id, highWater)}`);
-  return distinctValues([...counted, ...recent].map((r) => r.v));
-}
+/**
+ * The most exact values one typed filter value may stand for (a prefix of a thousand agents is a search, not a filter):
+ * what a resolution keeps in memory, and the longest IN list a query gets (SQLite takes 32,766 parameters at most).
+ */
+export const MAX_RESOLVED_VALUES = 1_000;
 
-/** The values a field takes, once each, in code-unit order: no missing or empty one (an agent without a name). */
-export function distinctValues(values: Iterable<string | null>): string[] {
-  const out = new Set<string>();
-  for (const v of values) if (v) out.add(v);
-  return [...out].sort();
-}
+const NOUNS: Record<FacetField, string> = { agent: 'agents', tool: 'tools', rule_source: 'rule sources' };
 
 const lower = (s: string) => s.toLowerCase();
 
-/** The exact values a typed filter value stands for, among `values` (see the rules above). */
-export function resolveValue(field: FacetField, input: string, values: readonly string[]): string[] {
-  const forcedPrefix = input.length > 1 && input.endsWith('*');
-  const text = lower(forcedPrefix ? input.slice(0, -1) : input);
-  const prefixed = () => values.filter((v) => lower(v).startsWith(text));
-  if (forcedPrefix) return prefixed();
-  if (field === 'rule_source' && !text.includes(':')) {
-    const family = values.filter((v) => lower(v) === text || lower(v).startsWith(`${text}:`));
-    return family.length ? family : prefixed();
+/**
+ * What a typed filter value stands for (see the rules above), from the values of its field read one at a time, each as
+ * often as it comes: only the matching ones are kept, at most `max` of each kind.
+ */
+export class FilterResolution {
+  private readonly text: string;
+  private readonly forcedPrefix: boolean;
+  private readonly byFamily: boolean;
+  /** the values the rule prefers: equal ignoring case, or of the family */
+  private readonly preferred = new Set<string>();
+  /** the values starting with the text, used when none is preferred */
+  private readonly prefixed = new Set<string>();
+  private preferredOverflow = false;
+  private prefixedOverflow = false;
+
+  constructor(
+    readonly field: FacetField,
+    readonly input: string,
+    private readonly max = MAX_RESOLVED_VALUES,
+  ) {
+    this.forcedPrefix = input.length > 1 && input.endsWith('*');
+    this.text = lower(this.forcedPrefix ? input.slice(0, -1) : input);
+    this.byFamily = field === 'rule_source' && !this.text.includes(':');
   }
-  const exact = values.filter((v) => lower(v) === text);
-  return exact.length ? exact : prefixed();
+
+  add(value: string | null): void {
+    // an agent without a name never matches
+    if (!value) return;
+    const v = lower(value);
+    if (!v.startsWith(this.text)) return;
+    if (!this.forcedPrefix && (v === this.text || (this.byFamily && v.startsWith(`${this.text}:`)))) {
+      if (!this.preferred.has(value)) {
+        if (this.preferred.size < this.max) this.preferred.add(value);
+        else this.preferredOverflow = true;
+      }
+      return;
+    }
+    if (this.preferred.size > 0 || this.prefixed.has(value)) return;
+    if (this.prefixed.size < this.max) this.prefixed.add(value);
+    else this.prefixedOverflow = true;
+  }
+
+  /** The exact values, in code-unit order; 400 when the typed value stands for more than `max`. */
+  result(): string[] {
+    const [values, overflow] = this.preferred.size > 0 || this.preferredOverflow ? [this.preferred, this.preferredOverflow] : [this.prefixed, this.prefixedOverflow];
+    if (overflow) {
+      throw new AppError(
+        'BAD_REQUEST',
+        `The ${this.field} filter "${this.input}" stands for more than ${this.max.toLocaleString('en-US')} ${NOUNS[this.field]} in the audit trail; type more of the name, or the whole name.`,
+      );
+    }
+    return [...values].sort();
+  }
+}
+
+/**
+ * Every value of a field in the trail, one at a time and as often as it occurs (agents without a name included): the
+ * daily counts (a row per day, rule, agent, tool and role), then the denials recorded after them. Read as a stream, so
+ * that the number of names in the trail costs time, not memory.
+ */
+function* knownValues(db: Db, field: FacetField): Generator<string | null> {
+  catchUpIfBehind(db);
+  const { highWater } = rollupPosition(db);
+  const column = COLUMNS[field];
+  const sqlite = db.$client;
+  yield* sqlite.prepare<[], string>(`SELECT ${column} FROM permission_denial_daily_counts`).pluck().iterate();
+  yield* sqlite.prepare<[number], string | null>(`SELECT ${column} FROM permission_denials WHERE id > ?`).pluck().iterate(highWater);
+}
+
+/** The exact values a typed filter value stands for, among `values` (see the rules above); 400 beyond `max`. */
+export function resolveValue(field: FacetField, input: string, values: Iterable<string | null>, max = MAX_RESOLVED_VALUES): string[] {
+  const resolution = new FilterResolution(field, input, max);
+  for (const v of values) resolution.add(v);
+  return resolution.result();
 }
 
 /** A filter with its agent, tool and rule-source values resolved to exact values (agentIn, toolIn, ruleSourceIn). */
 export function resolveFilter<F extends DenialMatch>(db: Db, filter: F): F {
-  return resolveFilterWith(filter, (field) => knownValues(db, field));
+  const resolved: Partial<Record<FacetField, string[]>> = {};
+  for (const field of fieldsToResolve(filter)) resolved[field] = resolveValue(field, typedValue(filter, field)!, knownValues(db, field));
+  return withResolved(filter, resolved);
 }
 
-/** The fields whose typed value a filter still has to resolve (what resolveFilterWith will ask `valuesOf` for). */
+/** The fields whose typed value a filter still has to resolve. */
 export function fieldsToResolve(filter: DenialMatch): FacetField[] {
   const out: FacetField[] = [];
   if (filter.agent !== undefined && filter.agentIn === undefined) out.push('agent');
@@ -76,22 +131,27 @@ export function fieldsToResolve(filter: DenialMatch): FacetField[] {
   return out;
 }
 
+/** The value a filter has for a field, as typed. */
+export function typedValue(filter: DenialMatch, field: FacetField): string | undefined {
+  return field === 'agent' ? filter.agent : field === 'tool' ? filter.tool : filter.ruleSource;
+}
+
 /**
- * resolveFilter against the values `valuesOf` gives for a field (every value in the trail, as knownValues): the rule
- * without the database, so that a store that reads the values asynchronously (PostgreSQL) resolves alike.
+ * The filter with the typed values of these fields replaced by the exact values they were resolved to (by
+ * resolveFilter here, or by a store that reads the values asynchronously, as PostgreSQL's, with FilterResolution).
  */
-export function resolveFilterWith<F extends DenialMatch>(filter: F, valuesOf: (field: FacetField) => readonly string[]): F {
+export function withResolved<F extends DenialMatch>(filter: F, resolved: Partial<Record<FacetField, string[]>>): F {
   const out: F = { ...filter };
-  if (filter.agent !== undefined && filter.agentIn === undefined) {
-    out.agentIn = resolveValue('agent', filter.agent, valuesOf('agent'));
+  if (resolved.agent) {
+    out.agentIn = resolved.agent;
     delete out.agent;
   }
-  if (filter.tool !== undefined && filter.toolIn === undefined) {
-    out.toolIn = resolveValue('tool', filter.tool, valuesOf('tool'));
+  if (resolved.tool) {
+    out.toolIn = resolved.tool;
     delete out.tool;
   }
-  if (filter.ruleSource !== undefined && filter.ruleSourceIn === undefined) {
-    out.ruleSourceIn = resolveValue('rule_source', filter.ruleSource, valuesOf('rule_source'));
+  if (resolved.rule_source) {
+    out.ruleSourceIn = resolved.rule_source;
     delete out.ruleSource;
   }
   return out;

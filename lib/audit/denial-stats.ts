@@ -130,30 +130,31 @@ export function summarizeDenials(db: Db, filter: DenialMatch, options: Aggregate
   const f = resolveWindow(filter, options.now ?? nowSeconds());
   const useRollup = options.useRollup ?? true;
   if (useRollup) catchUpIfBehind(db);
-  const groups = readConsistently(db, () => {
+  // Folded part by part inside the read's transaction. After a spray of names a part has millions of groups: spread
+  // into one list (as it was) they overflowed the call stack past about 125,000, and the summary answered 500.
+  return readConsistently(db, () => {
     const plan = planRead(db, f, useRollup);
-    const out: DenialGroup[] = [];
+    const fold = new SummaryFold();
     if (plan.rollup) {
       const d = denialDailyCounts;
-      out.push(
-        ...db.all<{ agent: string; tool: string; rule: string; n: number }>(
-          sql`SELECT ${d.agentName} AS agent, ${d.toolName} AS tool, ${d.ruleSource} AS rule, sum(${d.n}) AS n FROM ${d} WHERE ${plan.rollup} GROUP BY 1, 2, 3`,
-        ).map((r) => ({ ...r, agent: r.agent === '' ? null : r.agent })),
-      );
+      for (const r of db.all<{ agent: string; tool: string; rule: string; n: number }>(
+        sql`SELECT ${d.agentName} AS agent, ${d.toolName} AS tool, ${d.ruleSource} AS rule, sum(${d.n}) AS n FROM ${d} WHERE ${plan.rollup} GROUP BY 1, 2, 3`,
+      )) {
+        fold.add({ ...r, agent: r.agent === '' ? null : r.agent });
+      }
     }
     const t = permissionDenials;
     for (const where of plan.base) {
       // +column: group with a sorter over the part's rows, not by walking a whole index in column order.
-      out.push(
-        ...db.all<{ agent: string | null; tool: string; rule: string; n: number }>(
-          sql`SELECT ${t.agentName} AS agent, ${t.toolName} AS tool, ${t.ruleSource} AS rule, count(*) AS n FROM ${t}${whereClause(where)}
-              GROUP BY +${t.agentName}, +${t.toolName}, +${t.ruleSource}`,
-        ),
-      );
+      for (const r of db.all<{ agent: string | null; tool: string; rule: string; n: number }>(
+        sql`SELECT ${t.agentName} AS agent, ${t.toolName} AS tool, ${t.ruleSource} AS rule, count(*) AS n FROM ${t}${whereClause(where)}
+            GROUP BY +${t.agentName}, +${t.toolName}, +${t.ruleSource}`,
+      )) {
+        fold.add(r);
+      }
     }
-    return out;
+    return fold.summary(top);
   });
-  return foldSummary(groups, top);
 }
 
 /** The denials of one (agent, tool, rule source): what a summary is folded from, whichever database counted them. */
@@ -164,27 +165,38 @@ export interface DenialGroup {
   n: number;
 }
 
+/** Counts of groups added one at a time (a group may come several times, from several parts of a read: they add up). */
+class SummaryFold {
+  private readonly agents = new Map<string | null, number>();
+  private readonly tools = new Map<string, number>();
+  private readonly rules = new Map<string, number>();
+  private readonly families = new Map<string, number>();
+  private total = 0;
+
+  add(r: DenialGroup): void {
+    this.total += r.n;
+    add(this.agents, r.agent, r.n);
+    add(this.tools, r.tool, r.n);
+    add(this.rules, r.rule, r.n);
+    add(this.families, ruleSourceFamily(r.rule), r.n);
+  }
+
+  summary(top: number): DenialSummary {
+    return {
+      total: this.total,
+      topAgents: topOf(this.agents, top),
+      topRuleSources: topOf(this.rules, top),
+      topTools: topOf(this.tools, top),
+      families: topOf(this.families, Number.POSITIVE_INFINITY),
+    };
+  }
+}
+
 /** The summary of counted groups (a group may come several times, from several parts of a read: they add up). */
 export function foldSummary(groups: Iterable<DenialGroup>, top: number): DenialSummary {
-  const agents = new Map<string | null, number>();
-  const tools = new Map<string, number>();
-  const rules = new Map<string, number>();
-  const families = new Map<string, number>();
-  let total = 0;
-  for (const r of groups) {
-    total += r.n;
-    add(agents, r.agent, r.n);
-    add(tools, r.tool, r.n);
-    add(rules, r.rule, r.n);
-    add(families, ruleSourceFamily(r.rule), r.n);
-  }
-  return {
-    total,
-    topAgents: topOf(agents, top),
-    topRuleSources: topOf(rules, top),
-    topTools: topOf(tools, top),
-    families: topOf(families, Number.POSITIVE_INFINITY),
-  };
+  const fold = new SummaryFold();
+  for (const r of groups) fold.add(r);
+  return fold.summary(top);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ import {
   type FilterDialect,
   type SortOrder,
 } from './denial-filter';
-import { distinctValues, facetFilter, facetOf, fieldsToResolve, resolveFilterWith, type Facet, type FacetField, type FacetOptions } from './denial-facets';
+import { facetFilter, facetOf, fieldsToResolve, FilterResolution, typedValue, withResolved, type Facet, type FacetField, type FacetOptions } from './denial-facets';
 import {
   foldSummary,
   HistogramTally,
@@ -114,6 +114,8 @@ function orderOf(sort: DenialSortKey, order: SortOrder): SQL[] {
 }
 
 const count = () => sql<number>`count(*)`.mapWith(Number);
+/** Distinct values read per round trip when a filter value is resolved (a page is all it holds at once). */
+const VALUES_PAGE = 5_000;
 
 /** The read-only snapshot in which a histogram's several statements agree (SQLite's read transaction). */
 const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
@@ -260,24 +262,36 @@ export class PgDenialStore {
 
   /** A filter with its typed agent, tool and rule-source values resolved to the exact values that exist (denial-facets.ts). */
   private async resolve<F extends DenialMatch>(db: Reader, filter: F): Promise<F> {
-    const values = new Map<FacetField, string[]>();
-    for (const field of fieldsToResolve(filter)) values.set(field, await this.knownValues(db, field));
-    return resolveFilterWith(filter, (field) => values.get(field) ?? []);
+    const resolved: Partial<Record<FacetField, string[]>> = {};
+    for (const field of fieldsToResolve(filter)) {
+      const resolution = new FilterResolution(field, typedValue(filter, field)!);
+      for await (const page of this.knownValues(db, field)) for (const v of page) resolution.add(v);
+      resolved[field] = resolution.result();
+    }
+    return withResolved(filter, resolved);
   }
 
   /**
-   * Every value of a field in the trail, from its index: one index probe per distinct value (a loose index scan), not
-   * a read of every row, as SQLite reads them from its daily counts.
+   * Every value of a field in the trail, from its index, in pages of VALUES_PAGE: one index probe per distinct value (a
+   * loose index scan), not a read of every row, as SQLite reads them from its daily counts; never all of them at once
+   * (anyone with a token can add names).
    */
-  private async knownValues(db: Reader, field: FacetField): Promise<string[]> {
+  private async *knownValues(db: Reader, field: FacetField): AsyncGenerator<string[]> {
     const column = field === 'agent' ? t.agentName : field === 'tool' ? t.toolName : t.ruleSource;
-    const rows = await db.execute<{ v: string | null }>(
-      sql`WITH RECURSIVE v(x) AS (
-            SELECT min(${column}) FROM ${t}
-            UNION ALL
-            SELECT (SELECT min(${column}) FROM ${t} WHERE ${column} > v.x) FROM v WHERE v.x IS NOT NULL
-          ) SELECT x AS v FROM v WHERE x IS NOT NULL`,
-    );
-    return distinctValues(rows.rows.map((r) => r.v));
+    let after: string | undefined;
+    for (;;) {
+      const first = after === undefined ? sql`SELECT min(${column}) FROM ${t}` : sql`SELECT min(${column}) FROM ${t} WHERE ${column} > ${after}`;
+      const rows = await db.execute<{ v: string }>(
+        sql`WITH RECURSIVE v(x) AS (
+              (${first})
+              UNION ALL
+              SELECT (SELECT min(${column}) FROM ${t} WHERE ${column} > v.x) FROM v WHERE v.x IS NOT NULL
+            ) SELECT x AS v FROM v WHERE x IS NOT NULL LIMIT ${VALUES_PAGE}`,
+      );
+      const page = rows.rows.map((r) => r.v);
+      if (page.length > 0) yield page;
+      if (page.length < VALUES_PAGE) return;
+      after = page[page.length - 1];
+    }
   }
 }

@@ -3,12 +3,42 @@
  * refreshes its query every few seconds would drown the trail in identical rows, so the same reader asking the same
  * filter again within five minutes is recorded once per process; every export is recorded.
  */
+import { createHash } from 'node:crypto';
 import type { App } from '@/lib/app';
+import { BoundedCache } from '@/lib/bounded-cache';
 import type { Principal, Role } from '@/lib/permissions';
 
 const REPEAT_SECONDS = 300;
-const MAX_REMEMBERED = 10_000;
-const lastSeen = new Map<string, number>();
+/**
+ * The most (reader, filter) pairs remembered, each by the SHA-256 of the pair (about 1.5 MB at most, however long the
+ * filters readers type); one forgotten early is only recorded again.
+ */
+export const MAX_REMEMBERED_READS = 10_000;
+
+/** Which reads were recorded within the last five minutes (by this process). */
+export class RecentReads {
+  private readonly lastSeen: BoundedCache<string, number>;
+
+  constructor(max = MAX_REMEMBERED_READS) {
+    this.lastSeen = new BoundedCache(max);
+  }
+
+  /** True when this reader read this filter within REPEAT_SECONDS (not recorded again); else remembers it now. */
+  isRepeat(reader: { kind: string; id: string }, what: string, filter: Record<string, unknown>, now = Date.now() / 1000): boolean {
+    const key = createHash('sha256').update(JSON.stringify([reader.kind, reader.id, what, filter])).digest('base64');
+    const seen = this.lastSeen.get(key);
+    if (seen !== undefined && now - seen < REPEAT_SECONDS) return true;
+    this.lastSeen.set(key, now);
+    return false;
+  }
+
+  /** pairs remembered now (at most MAX_REMEMBERED_READS) */
+  get size(): number {
+    return this.lastSeen.size;
+  }
+}
+
+const recent = new RecentReads();
 
 export function recordAuditRead(
   app: App,
@@ -22,14 +52,7 @@ export function recordAuditRead(
   },
 ): Promise<void> | void {
   const filter = Object.fromEntries(Object.entries(read.filter).filter(([, v]) => v !== undefined));
-  if (!read.export) {
-    const key = `${read.principal.kind}:${read.principal.id}\u0000${read.what}\u0000${JSON.stringify(filter)}`;
-    const now = Date.now() / 1000;
-    const seen = lastSeen.get(key);
-    if (seen !== undefined && now - seen < REPEAT_SECONDS) return;
-    if (lastSeen.size >= MAX_REMEMBERED) lastSeen.clear();
-    lastSeen.set(key, now);
-  }
+  if (!read.export && recent.isRepeat(read.principal, read.what, filter)) return;
   const recorded = app.recorder.record({
     kind: 'audit',
     type: read.export ? 'audit.exported' : 'audit.queried',

@@ -5,6 +5,7 @@
 import { and, count, desc, eq, gt, isNull, lt, sql } from 'drizzle-orm';
 import type Database from 'better-sqlite3';
 import type { Db } from '@/db/client';
+import { BoundedCache } from '@/lib/bounded-cache';
 import { apiTokens, sessions, users, type ApiTokenRow, type UserRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import type { AuthEventType, Principal, Role } from '@/lib/permissions';
@@ -46,8 +47,11 @@ export function principalOfSession(row: { username: string; role: UserRole; disa
 /** What a token's owner is, in the security event that records the token. */
 export const tokenOwner = (owner: { username: string } | { agent: string }) => ('username' in owner ? owner.username : `agent:${owner.agent}`);
 
-/** The most token principals kept between changes of the database (then the cache starts again). */
-const MAX_KNOWN_TOKENS = 10_000;
+/**
+ * The most token principals kept between changes of the database (about 2 MB at most). Only tokens that exist are
+ * kept, but there may be many (one per agent); the least recently used are forgotten and looked up again.
+ */
+export const MAX_KNOWN_TOKENS = 10_000;
 
 export class AuthStore {
   /**
@@ -64,7 +68,7 @@ export class AuthStore {
    * fraction of that. Unknown tokens are not kept.
    */
   private readonly generation: Database.Statement<[], number>;
-  private readonly known = new Map<string, Principal>();
+  private readonly known: BoundedCache<string, Principal>;
   private knownAt = -1;
   /** the generation read once for a group of decisions (pinGeneration), else undefined: read on every lookup */
   private pinned: number | undefined;
@@ -72,7 +76,9 @@ export class AuthStore {
   constructor(
     private readonly db: Db,
     private readonly onEvent: AuthListener = () => {},
+    options: { maxKnownTokens?: number } = {},
   ) {
+    this.known = new BoundedCache(options.maxKnownTokens ?? MAX_KNOWN_TOKENS);
     this.tokenLookup = db
       .select({ agentName: apiTokens.agentName, username: users.username, role: users.role, disabled: users.disabled })
       .from(apiTokens)
@@ -205,6 +211,11 @@ export class AuthStore {
     };
   }
 
+  /** tokens whose principal is kept now (at most MAX_KNOWN_TOKENS) */
+  get knownTokens(): number {
+    return this.known.size;
+  }
+
   principalForToken(token: string): Principal | undefined {
     const generation = this.pinned ?? this.generation.get()!;
     if (generation !== this.knownAt) {
@@ -215,7 +226,6 @@ export class AuthStore {
     if (seen) return seen;
     const principal = principalOfToken(this.tokenLookup.get({ hash: sha256(token) }));
     if (principal) {
-      if (this.known.size >= MAX_KNOWN_TOKENS) this.known.clear();
       this.known.set(token, Object.freeze(principal));
     }
     return principal;

@@ -4,7 +4,8 @@
  */
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { mergedText, TalliedCounter, TalliedHistogram, type MetricsJson } from './metrics';
+import { MAX_LABEL_SETS, mergedText, observeDecision, OVERFLOW_LABEL, processMetrics, TalliedCounter, TalliedHistogram, type MetricsJson } from './metrics';
+import type { CheckResult } from '@/lib/permissions';
 
 const BOUNDS = [0.00005, 0.001, 0.01, 1];
 const observations: [number, string][] = [
@@ -52,5 +53,35 @@ describe('tallied metrics', () => {
     expect(await r.metrics()).toBe('# HELP y_seconds help\n# TYPE y_seconds histogram\n');
     h.observe(0.002);
     expect(await r.metrics()).toContain('y_seconds_bucket{le="0.01"} 1\ny_seconds_bucket{le="1"} 1\ny_seconds_bucket{le="+Inf"} 1\ny_seconds_sum 0.002\ny_seconds_count 1');
+  });
+
+  it('keep at most MAX_LABEL_SETS series, counting what comes past them under one overflow series', async () => {
+    const r = new Registry();
+    const c = new TalliedCounter(r, 'y_total', 'help', ['kind', 'family']);
+    const h = new TalliedHistogram(r, 'y_seconds', 'help', 'kind', BOUNDS);
+    const n = MAX_LABEL_SETS * 4;
+    for (let i = 0; i < n; i++) {
+      c.inc('tool', `family-${i}`);
+      h.observe(0.001, `kind-${i}`);
+      expect(c.labelSets).toBeLessThanOrEqual(MAX_LABEL_SETS);
+      expect(h.labelSets).toBeLessThanOrEqual(MAX_LABEL_SETS);
+    }
+    // the sets seen before the bound still count on their own
+    c.inc('tool', 'family-0');
+    const json = (await r.getMetricsAsJSON()) as MetricsJson;
+    const counter = json.find((m) => m.name === 'y_total')!.values;
+    expect(counter.find((v) => v.labels.family === 'family-0')?.value).toBe(2);
+    const overflow = counter.find((v) => v.labels.family === OVERFLOW_LABEL);
+    expect(overflow?.labels.kind).toBe(OVERFLOW_LABEL);
+    expect(counter.reduce((sum, v) => sum + v.value, 0)).toBe(n + 1);
+    const counts = json.find((m) => m.name === 'y_seconds')!.values.filter((v) => (v as { metricName?: string }).metricName === 'y_seconds_count');
+    expect(counts.reduce((sum, v) => sum + v.value, 0)).toBe(n);
+  });
+
+  it('never carry an agent or tool name of a decision as a label', async () => {
+    const name = `sprayed-agent-${Math.random()}`;
+    const result = { decision: 'DENY', ruleSource: 'agent_allowlist', reason: `Unknown agent "${name}"`, trace: [], rule: { decision: 'DENY', priority: 900, attribution: { source: 'agent_allowlist' }, reason: '' } } as CheckResult;
+    observeDecision('tool', result, 0.001);
+    expect(await processMetrics().registry.metrics()).not.toContain(name);
   });
 });

@@ -22,14 +22,26 @@ interface ProcessMetrics {
 }
 
 /**
+ * The most label sets one tallied metric keeps. Every label of these metrics is a word of the code (kind, decision,
+ * the family of a rule source, never an agent or tool name from a request), so a few dozen are in use; should a source
+ * ever name itself from input, the sets past this bound are counted together under OVERFLOW_LABEL instead of one
+ * series each. A cap, not eviction: a counter that forgot a series would go backwards in Prometheus.
+ */
+export const MAX_LABEL_SETS = 256;
+/** The value of every label of the series that counts what came past MAX_LABEL_SETS. */
+export const OVERFLOW_LABEL = '_other';
+
+/**
  * A counter of the decision path, counted in plain numbers and handed to prom-client when a scrape reads it.
  * prom-client's own inc() builds and validates a label object and its key on every call: with the histogram below,
  * about 4% of the decision listener's time per request.
  */
 export class TalliedCounter {
   private readonly tallies = new Map<string, { labels: Record<string, string>; n: number }>();
+  private readonly overflowKey: string;
 
   constructor(registry: Registry, name: string, help: string, private readonly labelNames: readonly string[]) {
+    this.overflowKey = labelNames.map(() => OVERFLOW_LABEL).join('\u0000');
     const tallies = this.tallies;
     new Counter({
       name,
@@ -45,10 +57,28 @@ export class TalliedCounter {
 
   /** one more, for these label values in the order of the label names */
   inc(...values: string[]): void {
-    const key = values.join('\u0000');
-    const tally = this.tallies.get(key);
-    if (tally) tally.n++;
-    else this.tallies.set(key, { labels: Object.fromEntries(this.labelNames.map((l, i) => [l, values[i]!])), n: 1 });
+    let key = values.join('\u0000');
+    let tally = this.tallies.get(key);
+    if (tally) {
+      tally.n++;
+      return;
+    }
+    if (this.tallies.size >= MAX_LABEL_SETS - 1) {
+      // one set stays free for the overflow series
+      key = this.overflowKey;
+      values = this.labelNames.map(() => OVERFLOW_LABEL);
+      tally = this.tallies.get(key);
+      if (tally) {
+        tally.n++;
+        return;
+      }
+    }
+    this.tallies.set(key, { labels: Object.fromEntries(this.labelNames.map((l, i) => [l, values[i]!])), n: 1 });
+  }
+
+  /** label sets counted (at most MAX_LABEL_SETS) */
+  get labelSets(): number {
+    return this.tallies.size;
   }
 }
 
@@ -82,7 +112,12 @@ export class TalliedHistogram {
 
   observe(seconds: number, labelValue = ''): void {
     let tally = this.tallies.get(labelValue);
-    if (!tally) this.tallies.set(labelValue, (tally = { buckets: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 }));
+    if (!tally) {
+      // past the bound, with one set free for it: the overflow series (see MAX_LABEL_SETS)
+      if (this.tallies.size >= MAX_LABEL_SETS - 1) labelValue = OVERFLOW_LABEL;
+      tally = this.tallies.get(labelValue);
+      if (!tally) this.tallies.set(labelValue, (tally = { buckets: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 }));
+    }
     let b = 0;
     while (b < this.bounds.length && seconds > this.bounds[b]!) b++;
     tally.buckets[b]!++;
@@ -108,6 +143,11 @@ export class TalliedHistogram {
 
   reset(): void {
     this.tallies.clear();
+  }
+
+  /** label values observed (at most MAX_LABEL_SETS) */
+  get labelSets(): number {
+    return this.tallies.size;
   }
 }
 
@@ -144,6 +184,7 @@ export function processMetrics(): ProcessMetrics {
       aggregator: 'max',
       registers: [registry],
     }),
+    // Labels from configuration and code only: the hook's id (hooks.yaml, registerHook), the event and the outcome.
     hookRuns: new Counter({
       name: 'swarm_hook_runs_total',
       help: 'Lifecycle hooks run (config/hooks.yaml, registered TypeScript hooks) by hook, event and outcome (passed, rewrote, blocked, skipped, failed, delivered).',

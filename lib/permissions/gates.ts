@@ -7,6 +7,7 @@
  * immutable GateSet. Pure: text in, a compiled set (or ConfigFileError with file:line:column) out.
  */
 import { z } from 'zod';
+import { BoundedCache } from '@/lib/bounded-cache';
 import { compileCondition, conditionSchema, type Condition } from './condition';
 import { compileNames, isGlob, matchesName, type NameMatcher } from './glob';
 import { ConfigFileError, parseYamlConfigLocated } from './yaml-config';
@@ -44,11 +45,17 @@ export interface CompiledGate extends GateSpec {
 
 export interface GateSet {
   readonly gates: readonly CompiledGate[];
-  /** tool -> the gate that covers it (by name or glob), before its condition; memoised lookups */
-  readonly byTool: Map<string, CompiledGate | null>;
+  /** tool -> the gate that covers it (by name or glob), before its condition; memoised lookups (bounded) */
+  readonly byTool: BoundedCache<string, CompiledGate | null>;
 }
 
 export const GATE_ID = /^[a-z][a-z0-9_-]*$/;
+
+/**
+ * The most tools whose gate (or none) is remembered per gate set: about 1 MB at most (measured: some 110 bytes a tool).
+ * Tool names come from callers: the least recently used are forgotten and looked up again among the gates.
+ */
+export const MAX_GATE_MEMO = 8_192;
 
 // ---------------------------------------------------------------------------------------------------------------
 // The file
@@ -205,13 +212,10 @@ export function mergeGates(codeGates: readonly GateSpec[], fileGates: readonly G
       }
     }
   }
-  return { gates: specs.map(compileGate), byTool: new Map() };
+  return { gates: specs.map(compileGate), byTool: new BoundedCache(MAX_GATE_MEMO) };
 }
 
 export const EMPTY_GATES: GateSet = mergeGates([], []);
-
-/** Bound on the memo: tool names come from callers, so an odd caller must not grow it without end. */
-const MAX_MEMO = 50_000;
 
 /** The gate that covers this tool, before its condition is evaluated. */
 export function gateOfTool(set: GateSet, tool: string): CompiledGate | undefined {
@@ -224,7 +228,6 @@ export function gateOfTool(set: GateSet, tool: string): CompiledGate | undefined
       break;
     }
   }
-  if (set.byTool.size >= MAX_MEMO) set.byTool.clear();
   set.byTool.set(tool, found);
   return found ?? undefined;
 }

@@ -1,8 +1,14 @@
+import { BoundedCache } from '@/lib/bounded-cache';
 import type { CompiledGate } from '../gates';
 import { PRIORITY, type PermissionRule, type RuleSource } from '../types';
 
 const NONE: readonly PermissionRule[] = Object.freeze([]);
 const NO_APPROVAL = Object.freeze({ status: 'none' as const, id: undefined, reason: undefined });
+/**
+ * The most tools whose first ASK is kept (under 1 MB; a glob gate covers tool names callers choose): the least
+ * recently used are forgotten and built again.
+ */
+export const MAX_FIRST_ASKS = 8_192;
 
 /**
  * Human-in-the-loop gates: a call that a gate covers (`context.gate`, chosen by the engine from code declarations and
@@ -10,24 +16,20 @@ const NO_APPROVAL = Object.freeze({ status: 'none' as const, id: undefined, reas
  * arguments) exists. An approved call is allowed (once: the engine consumes it), a rejected or expired one is denied.
  * The engine also keeps the gate when a higher rule allows the call: see PermissionEngine.evaluate.
  */
-export function createHitlSource(): RuleSource {
-  // The "no approval yet" answer is the same for every call of a gate and tool: build it once, keyed by the compiled
-  // gate itself (a reloaded gates.yaml compiles new gate objects, so its answers are built afresh).
-  const asks = new WeakMap<CompiledGate, Map<string, readonly PermissionRule[]>>();
+export function createHitlSource(options: { maxMemo?: number } = {}): RuleSource & { memoSize(): number } {
+  // The "no approval yet" answer is the same for every call of a gate and tool: build it once per tool (a tool has one
+  // gate), with the compiled gate it was built for: a reloaded gates.yaml compiles new gate objects, so its answers are
+  // built afresh.
+  const asks = new BoundedCache<string, { gate: CompiledGate; rules: readonly PermissionRule[] }>(options.maxMemo ?? MAX_FIRST_ASKS);
   const firstAsk = (tool: string, gate: CompiledGate): readonly PermissionRule[] => {
-    let byTool = asks.get(gate);
-    if (byTool === undefined) asks.set(gate, (byTool = new Map()));
-    let r = byTool.get(tool);
-    if (r === undefined) {
-      const { id, description } = gate;
-      r = Object.freeze([
-        Object.freeze({ decision: 'ASK' as const, priority: PRIORITY.hitl, attribution: gate.attribution, reason: `Tool "${tool}" needs a human approval (gate "${id}").${description ? ` ${description}` : ''}` }),
-      ]);
-      // tool names come from callers: a glob gate must not grow its memo without end
-      if (byTool.size > 10_000) byTool.clear();
-      byTool.set(tool, r);
-    }
-    return r;
+    const kept = asks.get(tool);
+    if (kept !== undefined && kept.gate === gate) return kept.rules;
+    const { id, description } = gate;
+    const rules = Object.freeze([
+      Object.freeze({ decision: 'ASK' as const, priority: PRIORITY.hitl, attribution: gate.attribution, reason: `Tool "${tool}" needs a human approval (gate "${id}").${description ? ` ${description}` : ''}` }),
+    ]);
+    asks.set(tool, { gate, rules });
+    return rules;
   };
   return {
     name: 'hitl',
@@ -58,5 +60,6 @@ export function createHitlSource(): RuleSource {
           return firstAsk(context.tool, context.gate);
       }
     },
+    memoSize: () => asks.size,
   };
 }

@@ -1,3 +1,4 @@
+import { BoundedPairCache } from '@/lib/bounded-cache';
 import { conditionHolds } from '@/lib/permissions/condition';
 import { callMatches, candidateRules, ruleMatches, type CompiledPolicy, type CompiledRule } from '@/lib/permissions/policy';
 import type { PermissionContext, PermissionRule, RuleSource } from '@/lib/permissions/types';
@@ -28,7 +29,8 @@ function emit(rule: CompiledRule, context: PermissionContext): PermissionRule {
 /**
  * What the policy source does for one (tool, agent): the candidates of candidateRules, and, when none of them depends
  * on the call itself (no role, arguments or `when:` to test, no ASK to turn by the approval state), the rules it emits,
- * built once. Pure data of the compiled policy: memoised per policy object, dropped when the policy is replaced.
+ * built once. Pure data of the compiled policy: memoised per policy object (at most MAX_PLANS), dropped when the policy
+ * is replaced.
  */
 interface Plan {
   readonly candidates: readonly CompiledRule[];
@@ -37,8 +39,12 @@ interface Plan {
 }
 
 const EMPTY_PLAN: Plan = Object.freeze({ candidates: Object.freeze([]) as readonly CompiledRule[], fixed: NONE });
-/** tools and agents are finite; this only guards odd callers */
-const MAX_PLANS = 250_000;
+/**
+ * The most (tool, agent) plans kept: about 7 MB at most (measured: some 210 bytes a plan when every call names a new
+ * agent). Tool and agent names come from callers, so the least recently used plans are forgotten and planned again;
+ * half of the bound holds the engine benchmark's 15,183 pairs.
+ */
+export const MAX_PLANS = 32_768;
 
 function planOf(candidates: readonly CompiledRule[]): Plan {
   if (candidates.length === 0) return EMPTY_PLAN;
@@ -54,23 +60,16 @@ function planOf(candidates: readonly CompiledRule[]): Plan {
  * indexed by tool and agent once; a check looks only at the candidates for its tool and agent, and a (tool, agent)
  * whose candidates all match unconditionally returns the same frozen list every time.
  */
-export function createPolicySource(policy: () => CompiledPolicy): RuleSource {
+export function createPolicySource(policy: () => CompiledPolicy, options: { maxMemo?: number } = {}): RuleSource & { memoSize(): number } {
   let plansFor: CompiledPolicy | undefined;
-  let plans = new Map<string, Map<string, Plan>>();
-  let planCount = 0;
+  const plans = new BoundedPairCache<Plan>(options.maxMemo ?? MAX_PLANS);
   const planFor = (p: CompiledPolicy, tool: string, agent: string): Plan => {
-    if (p !== plansFor || planCount >= MAX_PLANS) {
+    if (p !== plansFor) {
       plansFor = p;
-      plans = new Map();
-      planCount = 0;
+      plans.clear();
     }
-    let byAgent = plans.get(tool);
-    if (byAgent === undefined) plans.set(tool, (byAgent = new Map()));
-    let plan = byAgent.get(agent);
-    if (plan === undefined) {
-      byAgent.set(agent, (plan = planOf(candidateRules(p, tool, agent))));
-      planCount++;
-    }
+    let plan = plans.get(tool, agent);
+    if (plan === undefined) plans.set(tool, agent, (plan = planOf(candidateRules(p, tool, agent))));
     return plan;
   };
   return {
@@ -98,5 +97,6 @@ export function createPolicySource(policy: () => CompiledPolicy): RuleSource {
       for (const r of p.http) if (ruleMatches(r, c) && conditionMet(r, context)) (out ??= []).push(emit(r, context));
       return out ?? NONE;
     },
+    memoSize: () => plans.size,
   };
 }
