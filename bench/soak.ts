@@ -379,6 +379,8 @@ export async function runSoakBench(options: SoakOptions = {}): Promise<SoakResul
     SWARM_PROFILE: '',
     SWARM_ADMIN_TOKEN: ADMIN_TOKEN,
     SWARM_ADMIN_PASSWORD: 'bench-soak-admin-password',
+    // A throwaway benchmark database: its signing key may sit beside it (a real server refuses that).
+    SWARM_AUDIT_KEY_BESIDE_DB: '1',
   };
   const loadAtStart = os.loadavg().map((l) => l.toFixed(2)).join(' / ');
   let server: ReturnType<typeof spawnLogged> | undefined;
