@@ -194,6 +194,7 @@ export class SwarmApp extends AppBase {
       const keyDir = keyDirFor(this.dbFile, this.env);
       this.auditCheckpointer = new AuditCheckpointer(this.db.$client, loadOrCreateSigningKey(keyDir), {
         keyDir,
+        database: this.dbFile,
         witnessDirs: witnessTargets(this.env).dirs,
         witnessUrls: witnessTargets(this.env).urls,
         trustedKeys: trustedVerifierKeys(keyDir, this.env),

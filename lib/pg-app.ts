@@ -206,6 +206,7 @@ export class PgSwarmApp extends AppBase {
       const keyDir = this.signingKeyDir();
       this.checkpointer = new PgCheckpointer(this.pool, loadSigningKey(keyDir), {
         keyDir,
+        database: this.options.dbPath,
         witnessDirs: witnessTargets(this.env).dirs,
         witnessUrls: witnessTargets(this.env).urls,
         trustedKeys: trustedVerifierKeys(keyDir, this.env),

@@ -5,11 +5,16 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from '@/lib/app';
+import { keyDirFor } from '@/lib/audit/checkpoints';
+import { signedHeadsFile } from '@/lib/audit/witness';
 import { serve } from '@/lib/server/serve';
 import { E2E } from '@/e2e/fixtures/accounts';
 
 const db = process.env.SWARM_DB ?? join('data', 'e2e.db');
 for (const suffix of ['', '-wal', '-shm']) rmSync(`${db}${suffix}`, { force: true });
+// A new installation on purpose: the key folder forgets the heads it signed for the database just removed (the signer
+// would otherwise refuse the new, shorter trail as a rollback).
+rmSync(signedHeadsFile(keyDirFor(db, process.env), db), { force: true });
 
 const env = { ...process.env, SWARM_DB: db };
 const app = createApp({ dbPath: db, env });

@@ -7,11 +7,11 @@
  *   npm run demo       data/demo.db, the BFSI example policy, demo users and the simulated team
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openApp, type App } from '@/lib/app';
 import { assertKeyApart, keyDirFor, loadSigningKey, trustedVerifierKeys } from '@/lib/audit/checkpoints';
-import { witnessTargets } from '@/lib/audit/witness';
+import { signedHeadsFile, witnessTargets } from '@/lib/audit/witness';
 import { DemoTeam } from '@/lib/agents/demo-team';
 import { serve } from '@/lib/server/serve';
 import { listenerWorkers } from '@/lib/server/workers';
@@ -59,6 +59,8 @@ try {
   // The evidence's trust anchors, checked before anything starts: the private key apart from the database (whoever can
   // edit the file must not be able to re-sign it), the pinned public keys readable, the witnesses well-formed.
   assertKeyApart(env.SWARM_DB, env);
+  // The demo starts over when data/demo.db was removed: its key folder forgets the heads it signed for the old one.
+  if (demo && !existsSync(env.SWARM_DB)) rmSync(signedHeadsFile(keyDir, env.SWARM_DB), { force: true });
   trustedVerifierKeys(keyDir, env);
   witnessTargets(env);
   app = await openApp({ dbPath: env.SWARM_DB, env, watchConfig: true, backgroundCheckpoints: true, enforcePolicyTests: true });

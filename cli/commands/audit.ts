@@ -271,7 +271,7 @@ async function withPool<T>(ctx: CliContext, url: string, fn: (pool: pg.Pool) => 
     const out = await fn(pool);
     const dir = ctx.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(url, ctx.env) : undefined;
     if (dir && hasSigningKey(dir)) {
-      const { signer, settle } = pgSigner(ctx, pool, dir);
+      const { signer, settle } = pgSigner(ctx, pool, dir, url);
       await signer.checkpoint();
       await settle();
     }
@@ -289,11 +289,12 @@ async function withPool<T>(ctx: CliContext, url: string, fn: (pool: pg.Pool) => 
  * application itself): what it signs goes to the witnesses of SWARM_AUDIT_WITNESSES, and a head it refuses is recorded
  * (audit.checkpoint_refused). `settle` waits for both, before the pool closes.
  */
-function pgSigner(ctx: CliContext, pool: pg.Pool, dir: string): { signer: PgCheckpointer; settle(): Promise<void> } {
+function pgSigner(ctx: CliContext, pool: pg.Pool, dir: string, url: string): { signer: PgCheckpointer; settle(): Promise<void> } {
   const witnesses = witnessTargets(ctx.env);
   const refusals: Promise<unknown>[] = [];
   const signer = new PgCheckpointer(pool, loadSigningKey(dir), {
     keyDir: dir,
+    database: url,
     trustedKeys: trustedVerifierKeys(dir, ctx.env),
     witnessDirs: witnesses.dirs,
     witnessUrls: witnesses.urls,
@@ -340,7 +341,7 @@ function checkpoint(ctx: CliContext, args: string[]): number | Promise<number> {
     // No key folder, or no key in it: refused here with the reason, before the database is opened.
     signingKey(ctx, location);
     return withPool(ctx, location.url, async (pool) => {
-      const { signer, settle } = pgSigner(ctx, pool, keyDirFor(location.url, ctx.env));
+      const { signer, settle } = pgSigner(ctx, pool, keyDirFor(location.url, ctx.env), location.url);
       const notes = await signer.checkpoint();
       await settle();
       if (notes.length > 0) {

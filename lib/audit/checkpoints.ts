@@ -20,7 +20,7 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { CHAIN_COLUMNS, CHAIN_NAMES, encodeRow, type ChainName } from './chain';
 import { ExtensionCheck, newestHead } from './extension';
-import { latestInWitnessDir, readSignedHeads, recordInWitnessDir, WitnessClient, writeSignedHeads, type RowsBetween, type WitnessedCheckpoint } from './witness';
+import { latestInWitnessDir, readSignedHeads, recordInWitnessDir, signedHeadsFile, WitnessClient, writeSignedHeads, type RowsBetween, type WitnessedCheckpoint } from './witness';
 
 export const KEY_NAME = 'swarm-permissions';
 const ED25519 = 0x01;
@@ -336,8 +336,10 @@ export function checkpointRefusedEvent(r: SigningRefusal) {
 
 /** Where a signer looks for the heads it signed before, and where it delivers what it signs. */
 export interface SignerOptions {
-  /** the key folder: audit-signed-heads.json there keeps the newest head signed with its key */
+  /** the key folder: audit-signed-heads.<database>.json there keeps the newest head signed with its key */
   keyDir?: string;
+  /** the database signed for (SWARM_DB): the key folder keeps one record per database */
+  database?: string;
   /** witness folders, each given every checkpoint signed (witness.ts) */
   witnessDirs?: readonly string[];
   /** witness servers (swarm audit witness), each sent every checkpoint signed with the rows it needs */
@@ -367,7 +369,7 @@ export class SigningGuard {
   /** The newest head of `chain` known to have been signed with this key (or by the database's checkpoints). */
   lastSigned(chain: ChainName, inDatabase: { size: number; headHash: string; note: string } | undefined): WitnessedCheckpoint | undefined {
     const known: (WitnessedCheckpoint | undefined)[] = [];
-    if (this.options.keyDir) known.push(readSignedHeads(this.options.keyDir).get(chain));
+    if (this.options.keyDir) known.push(readSignedHeads(this.options.keyDir, this.options.database).get(chain));
     for (const dir of this.options.witnessDirs ?? []) known.push(latestInWitnessDir(dir).get(chain));
     if (inDatabase) known.push({ chain, size: inDatabase.size, headHash: inDatabase.headHash, time: 0, note: inDatabase.note });
     // Only what this key really signed counts: a line anyone wrote into a file proves nothing.
@@ -379,12 +381,17 @@ export class SigningGuard {
     return opened.ok && opened.body.origin === originOf(chain, this.key.name) && opened.body.size === c.size && opened.body.headHash === c.headHash;
   }
 
-  /** A refused head: told once per chain and problem, so a timer that keeps trying does not flood the trail. */
+  /**
+   * A refused head: told once per chain and head signed last (the problem's words name the row reached, which moves
+   * as rows are appended), so a timer that keeps trying neither floods the log nor the trail.
+   */
   refuse(refusal: SigningRefusal): void {
-    const id = `${refusal.chain}:${refusal.lastSigned.size}:${refusal.problem}`;
+    const id = `${refusal.chain}:${refusal.lastSigned.size}:${refusal.lastSigned.headHash}`;
     if (this.refused.has(id)) return;
     this.refused.add(id);
-    console.error(`Refusing to sign the head of ${refusal.chain} (row ${refusal.head.id}): ${refusal.problem}.`);
+    console.error(
+      `Refusing to sign the head of ${refusal.chain} (row ${refusal.head.id}): ${refusal.problem}. Nothing is signed until the trail extends the head signed last again: check it with swarm audit verify --witness. If this database was replaced on purpose (a new installation with the same key), move ${this.options.keyDir ? signedHeadsFile(this.options.keyDir, this.options.database) : 'audit-signed-heads.json'} out of the key folder.`,
+    );
     this.options.onRefused?.(refusal);
   }
 
@@ -409,7 +416,7 @@ export class SigningGuard {
   signed(checkpoints: readonly WitnessedCheckpoint[]): void {
     void this.client?.deliver(checkpoints);
     if (checkpoints.length === 0) return;
-    if (this.options.keyDir) writeSignedHeads(this.options.keyDir, checkpoints);
+    if (this.options.keyDir) writeSignedHeads(this.options.keyDir, checkpoints, this.options.database);
     for (const dir of this.options.witnessDirs ?? []) {
       try {
         recordInWitnessDir(dir, checkpoints);

@@ -8,12 +8,13 @@
  * - A witness server (`swarm audit witness`, run by another team with its own key): each new checkpoint is sent with
  *   the rows since the last one it saw; it recomputes them from its last head and cosigns only an extension
  *   (witness-server.ts).
- * - The key folder itself keeps `audit-signed-heads.json`: the newest head this installation's key signed for each
- *   chain. A server refuses to sign a head that does not extend it (see SigningGuard in checkpoints.ts).
+ * - The key folder itself keeps `audit-signed-heads.<database>.json`: the newest head this installation's key signed
+ *   for each chain of that database. A server refuses to sign a head that does not extend it (see SigningGuard in checkpoints.ts).
  *
  * `swarm audit verify --witness DIR|URL` checks the database against every witnessed checkpoint (verify.ts).
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { CHAIN_NAMES, type ChainName } from './chain';
 
@@ -154,14 +155,33 @@ export function configuredWitnessed(env: Readonly<Record<string, string | undefi
   return witnessTargets(env).dirs.flatMap((dir) => (existsSync(join(/*turbopackIgnore: true*/ dir, LOG)) ? readWitnessDir(dir) : []));
 }
 
-/** The file in the key folder that keeps the newest head this key signed for each chain. */
-export function signedHeadsFile(keyDir: string): string {
-  return join(/*turbopackIgnore: true*/ keyDir, 'audit-signed-heads.json');
+/**
+ * The identity of a database, as the key folder remembers what was signed for it: a SQLite file's absolute path, or
+ * a PostgreSQL URL's host, port and database (never its user or password). Several databases may share a key folder
+ * (a demo and the end-to-end tests beside it): each has its own record.
+ */
+export function databaseIdentity(dbPath: string): string {
+  const text = dbPath.trim();
+  if (/^postgres(ql)?:/i.test(text)) {
+    try {
+      const u = new URL(text);
+      return `postgres://${u.hostname}:${u.port || '5432'}${u.pathname}`;
+    } catch {
+      return text.replace(/\/\/[^@/]*@/, '//');
+    }
+  }
+  return resolve(/*turbopackIgnore: true*/ text);
 }
 
-/** The newest head of each chain signed with the key of this folder (by any process that used it). */
-export function readSignedHeads(keyDir: string): Map<ChainName, WitnessedCheckpoint> {
-  const file = signedHeadsFile(keyDir);
+/** The file in the key folder that keeps the newest head this key signed for each chain of one database. */
+export function signedHeadsFile(keyDir: string, dbPath?: string): string {
+  const suffix = dbPath === undefined ? '' : `.${createHash('sha256').update(databaseIdentity(dbPath)).digest('hex').slice(0, 16)}`;
+  return join(/*turbopackIgnore: true*/ keyDir, `audit-signed-heads${suffix}.json`);
+}
+
+/** The newest head of each chain signed with the key of this folder for this database (by any process that used it). */
+export function readSignedHeads(keyDir: string, dbPath?: string): Map<ChainName, WitnessedCheckpoint> {
+  const file = signedHeadsFile(keyDir, dbPath);
   const out = new Map<ChainName, WitnessedCheckpoint>();
   if (!existsSync(file)) return out;
   const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -170,11 +190,11 @@ export function readSignedHeads(keyDir: string): Map<ChainName, WitnessedCheckpo
 }
 
 /** Remember the heads just signed (a head never goes back: the larger size stays). */
-export function writeSignedHeads(keyDir: string, signed: readonly WitnessedCheckpoint[]): void {
+export function writeSignedHeads(keyDir: string, signed: readonly WitnessedCheckpoint[], dbPath?: string): void {
   if (signed.length === 0) return;
-  const heads = readSignedHeads(keyDir);
+  const heads = readSignedHeads(keyDir, dbPath);
   for (const c of signed) if ((heads.get(c.chain)?.size ?? -1) <= c.size) heads.set(c.chain, c);
-  writeLatest(signedHeadsFile(keyDir), heads);
+  writeLatest(signedHeadsFile(keyDir, dbPath), heads);
 }
 
 /** The rows of a chain after `afterId` up to `upToId`, as a witness server checks them: [id, encoded row, row_hash]. */

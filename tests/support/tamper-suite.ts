@@ -10,18 +10,18 @@
  * `swarm audit verify` (the real CLI, in a child process) exits 1 naming the table, the first bad row (or record) and
  * the problem, and that GET /api/v1/audit/verify answers ok: false. One test per attack class of the issue.
  */
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '@/db/pg/client';
 import { openApp, type App } from '@/lib/app';
 import { CHAIN_COLUMNS, rowHash, type ChainName } from '@/lib/audit/chain';
 import { archiveExtension, loadOrCreateSigningKey, openCheckpoint, originOf, parseVerifierKey, parseVerifierKeys, signCheckpoint, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
 import type { DenialInput } from '@/lib/audit/recorder';
-import { latestInWitnessDir, readWitnessUrl } from '@/lib/audit/witness';
+import { latestInWitnessDir, readWitnessUrl, signedHeadsFile } from '@/lib/audit/witness';
 import { witnessServer } from '@/lib/audit/witness-server';
 import { ROUTE_CORE, toResponse, type ApiRequest } from '@/lib/http/route';
 import { buildReport } from '@/lib/reports/generate';
@@ -113,6 +113,10 @@ export function tamperSuite(target: TamperTarget): void {
     for (const part of ['keys', 'witness', 'config'] as const) cpSync(from[part], join(dir, part), { recursive: true });
     copyFileSync(from.pinned, join(dir, 'trusted-keys.txt'));
     const db = await target.copy(from.db, dir);
+    // The copy stands for the same installation's database: the key folder's record of what was signed for the
+    // original is the record for the copy (a server's SWARM_DB does not change when an insider edits its file).
+    const signed = signedHeadsFile(from.keys, from.db);
+    if (existsSync(signed)) renameSync(join(dir, 'keys', basename(signed)), signedHeadsFile(join(dir, 'keys'), db));
     return { dir, db, keys: join(dir, 'keys'), witness: join(dir, 'witness'), config: join(dir, 'config'), pinned: join(dir, 'trusted-keys.txt') };
   }
 
@@ -572,7 +576,7 @@ export function tamperSuite(target: TamperTarget): void {
       const bareKeys = join(ws.dir, 'bare-keys');
       mkdirSync(bareKeys);
       copyFileSync(join(ws.keys, 'audit-signing-key.pem'), join(bareKeys, 'audit-signing-key.pem'));
-      expect(existsSync(join(ws.keys, 'audit-signed-heads.json'))).toBe(true);
+      expect(readdirSync(ws.keys).some((f) => /^audit-signed-heads\.[0-9a-f]{16}\.json$/.test(f))).toBe(true);
       const attacker = await open(ws, { env: { SWARM_AUDIT_KEY_DIR: bareKeys, SWARM_AUDIT_WITNESSES: url } });
       try {
         await attacker.engine.decideAsync(call('export_raw_data', { dataset_id: 'after the rewrite' }));
