@@ -18,8 +18,8 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import { CHAIN_COLUMNS, CHAIN_NAMES, encodeRow, type ChainName } from './chain';
-import { ExtensionCheck, newestHead } from './extension';
+import { CHAIN_NAMES, type ChainName } from './chain';
+import { chainRowsAfterSql, ExtensionCheck, newestHead, witnessRow } from './extension';
 import { latestInWitnessDir, readSignedHeads, recordInWitnessDir, signedHeadsFile, WitnessClient, writeSignedHeads, type RowsBetween, type WitnessedCheckpoint } from './witness';
 
 export const KEY_NAME = 'swarm-permissions';
@@ -448,16 +448,12 @@ export class Checkpointer {
     this.last = sqlite.prepare<[string], { size: number; headHash: string; note: string }>('SELECT size, head_hash AS headHash, note FROM audit_checkpoints WHERE chain = ? ORDER BY id DESC LIMIT 1');
     const hashAt = (t: ChainName) => sqlite.prepare<[number], { rowHash: string | null }>(`SELECT row_hash AS rowHash FROM ${t} WHERE id = ?`);
     this.hashAt = { permission_denials: hashAt('permission_denials'), security_events: hashAt('security_events') };
-    const rowsAfter = (t: ChainName) =>
-      sqlite.prepare<[number, number]>(`SELECT id, ${CHAIN_COLUMNS[t].join(', ')}, prev_hash, row_hash FROM ${t} WHERE id > ? AND id <= ? ORDER BY id`).raw(true);
+    const rowsAfter = (t: ChainName) => sqlite.prepare<[number, number]>(chainRowsAfterSql(t, '?', '?')).raw(true);
     this.after = { permission_denials: rowsAfter('permission_denials'), security_events: rowsAfter('security_events') };
     this.archivedUpTo = sqlite.prepare<[string], { upTo: number | null }>('SELECT max(up_to_id) AS upTo FROM audit_archives WHERE chain = ?');
     this.insert = sqlite.prepare('INSERT INTO audit_checkpoints (chain, size, head_hash, created_at, note) VALUES (?, ?, ?, ?, ?)');
     this.guard = new SigningGuard(key, options);
-    this.guard.witnessRows(async (chain, afterId, upToId) => {
-      const last = CHAIN_COLUMNS[chain].length + 1;
-      return (this.after[chain].all(afterId, upToId) as unknown[][]).map((row) => [row[0] as number, encodeRow(row, 1, last), row[last + 1] as string]);
-    });
+    this.guard.witnessRows(async (chain, afterId, upToId) => (this.after[chain].all(afterId, upToId) as unknown[][]).map((row) => witnessRow(chain, row)));
   }
 
   /**

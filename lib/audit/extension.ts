@@ -11,6 +11,20 @@ export interface SignedHead {
   headHash: string;
 }
 
+/**
+ * The rows of a chain after one id up to another, in chain order, as ExtensionCheck and a witness server read them:
+ * [id, ...chained columns, prev_hash, row_hash]. `after` and `upTo` are the two parameters (`?` or `$1`, `$2`).
+ */
+export function chainRowsAfterSql(chain: ChainName, after: string, upTo: string): string {
+  return `SELECT id, ${CHAIN_COLUMNS[chain].join(', ')}, prev_hash, row_hash FROM ${chain} WHERE id > ${after} AND id <= ${upTo} ORDER BY id`;
+}
+
+/** A row read by chainRowsAfterSql as a witness server checks it: [id, encoded row, row_hash]. */
+export function witnessRow(chain: ChainName, row: readonly unknown[]): [number, string, string] {
+  const last = CHAIN_COLUMNS[chain].length + 1;
+  return [row[0] as number, encodeRow(row, 1, last), row[last + 1] as string];
+}
+
 /** The newest (largest) of several heads known to have been signed; undefined when none is known. */
 export function newestHead<T extends SignedHead>(heads: readonly (T | undefined)[]): T | undefined {
   let out: T | undefined;

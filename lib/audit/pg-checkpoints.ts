@@ -11,9 +11,9 @@
  */
 import type pg from 'pg';
 import { inTransaction } from '@/db/pg/client';
-import { CHAIN_COLUMNS, CHAIN_NAMES, encodeRow, type ChainName } from './chain';
+import { CHAIN_NAMES, type ChainName } from './chain';
 import { checkpointDue, checkpointOf, SigningGuard, type SignerOptions, type SigningKey } from './checkpoints';
-import { ExtensionCheck } from './extension';
+import { chainRowsAfterSql, ExtensionCheck, witnessRow } from './extension';
 import type { WitnessedCheckpoint } from './witness';
 import { AUDIT_APPEND_LOCK, readHead } from './pg-chain';
 
@@ -27,13 +27,8 @@ export class PgCheckpointer {
   ) {
     this.guard = new SigningGuard(key, options);
     this.guard.witnessRows(async (chain, afterId, upToId) => {
-      const last = CHAIN_COLUMNS[chain].length + 1;
-      const r = await pool.query<unknown[]>({
-        text: `SELECT id, ${CHAIN_COLUMNS[chain].join(', ')}, prev_hash, row_hash FROM ${chain} WHERE id > $1 AND id <= $2 ORDER BY id`,
-        values: [afterId, upToId],
-        rowMode: 'array',
-      });
-      return r.rows.map((row) => [row[0] as number, encodeRow(row, 1, last), row[last + 1] as string]);
+      const r = await pool.query<unknown[]>({ text: chainRowsAfterSql(chain, '$1', '$2'), values: [afterId, upToId], rowMode: 'array' });
+      return r.rows.map((row) => witnessRow(chain, row));
     });
   }
 
@@ -58,7 +53,7 @@ export class PgCheckpointer {
     let after = last.size;
     while (after < head.id) {
       const page = await client.query<unknown[]>({
-        text: `SELECT id, ${CHAIN_COLUMNS[chain].join(', ')}, prev_hash, row_hash FROM ${chain} WHERE id > $1 AND id <= $2 ORDER BY id LIMIT 5000`,
+        text: `${chainRowsAfterSql(chain, '$1', '$2')} LIMIT 5000`,
         values: [after, head.id],
         rowMode: 'array',
       });
