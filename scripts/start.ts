@@ -13,6 +13,7 @@ import { openApp, type App } from '@/lib/app';
 import { assertKeyApart, keyDirFor, loadSigningKey, trustedVerifierKeys } from '@/lib/audit/checkpoints';
 import { signedHeadsFile, witnessTargets } from '@/lib/audit/witness';
 import { DemoTeam } from '@/lib/agents/demo-team';
+import { startDemoReceiver } from '@/lib/notifications/demo-receiver';
 import { serve } from '@/lib/server/serve';
 import { listenerWorkers } from '@/lib/server/workers';
 import { randomPassword } from '@/lib/auth/secrets';
@@ -32,6 +33,15 @@ if (demo) {
   env.SWARM_PROFILE ??= 'bfsi';
   // The demo keeps its signing key beside data/demo.db, knowingly: a real installation keeps it apart (below).
   env.SWARM_AUDIT_KEY_BESIDE_DB ??= '1';
+  // A local receiver for the demo-receiver channel of config/notifications.yaml (off anywhere else): whoever tries the
+  // demo sees each gated call's signed notification arrive and verified.
+  if (!env.SWARM_DEMO_WEBHOOK_URL) {
+    const receiver = await startDemoReceiver((n) =>
+      console.log(`  [webhook] ${n.event}: ${n.summary}${n.verified ? ' (signature verified)' : ' (REFUSED: the signature did not verify)'}`),
+    );
+    env.SWARM_DEMO_WEBHOOK_URL = receiver.url;
+    env.SWARM_DEMO_WEBHOOK_SECRET = receiver.secret;
+  }
 }
 env.SWARM_DB ??= 'data/swarm.db';
 const nextBin = join('node_modules', 'next', 'dist', 'bin', 'next');
@@ -149,7 +159,9 @@ void waitForServer().then((up) => {
   );
   for (const l of lines) console.log(l);
   if (!demo) return;
-  console.log('  The demo team is calling tools every few seconds. Open /denials and /approvals. Ctrl-C stops.\n');
+  console.log('  The demo team is calling tools every few seconds. Open /denials and /approvals. Ctrl-C stops.');
+  console.log('  A production rollback waits for two people (sign in as olivia, then as admin); each gated call is sent,');
+  console.log('  signed, to a local webhook receiver whose lines start with [webhook] below.\n');
   if (app.kind !== 'sqlite') return;
   const team = new DemoTeam(app, (e) => {
     if (e.outcome !== 'allowed') console.log(`  [team] ${e.agent} → ${e.tool}: ${e.outcome} (${e.detail})`);

@@ -1,7 +1,8 @@
 /**
  * The demo's simulated agent team: a few agents calling their tools through the engine every few seconds, so that a
  * newcomer sees allowed calls, denials from every source and pending approvals within a minute. The deployer's and
- * the compliance agent's gated calls wait for an operator; approved ones run on the agent's next turn.
+ * the compliance agent's gated calls wait for an operator (a production rollback for two of them); approved ones run
+ * on the agent's next turn. A hook (config/hooks.yaml) rewrites the deployer's mail before it is decided.
  */
 import type { SwarmApp } from '@/lib/app';
 import { ApprovalRequired, PermissionDenied } from '@/lib/permissions';
@@ -29,6 +30,14 @@ const STEPS: readonly Step[] = [
   { agent: 'compliance_agent', tool: 'export_raw_data', args: () => ({ dataset_id: dataset(), destination: 'auditor-sftp', contains_pii: true }) }, // policy 950
   { agent: 'compliance_agent', tool: 'export_raw_data', args: () => ({ dataset_id: 'loans-eu-masked', destination: 'auditor-sftp', contains_pii: false }) }, // hitl
   { agent: 'shadow_agent', tool: 'web_fetch', args: () => ({ url: 'https://example.com/exfiltrate' }) }, // unknown agent
+  { agent: 'deployer', tool: 'rollback_serving', args: () => ({ env: 'prod' }) }, // hitl, two people (gates.yaml prod-rollback)
+  // The drop-bcc hook (hooks.yaml) removes the blind copy before anything decides; mail outside the company then waits
+  // for a person (gates.yaml external-mail), who sees the arguments without it.
+  {
+    agent: 'deployer',
+    tool: 'send_email',
+    args: () => ({ to: 'model-risk@partner-insurer.example', subject: `Model ${model()} promoted`, bcc: 'archive@elsewhere.example' }),
+  }, // hook drop-bcc, then hitl external-mail
 ];
 
 export interface TeamEvent {

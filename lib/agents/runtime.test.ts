@@ -109,14 +109,22 @@ describe('a runtime restarted after its calls were asked', () => {
 });
 
 describe('the demo team', () => {
-  it('produces allowed calls, denials from the allowlist, flag and policy sources, and pending approvals in one pass', async () => {
-    t = tempApp({ agents: readFileSync('config/agents.yaml', 'utf8'), profile: 'bfsi' });
+  it('produces allowed calls, denials from the allowlist, flag and policy sources, and pending approvals (one for two people) in one pass', async () => {
+    t = tempApp({ agents: readFileSync('config/agents.yaml', 'utf8'), gates: readFileSync('config/gates.yaml', 'utf8'), hooks: readFileSync('config/hooks.yaml', 'utf8'), profile: 'bfsi' });
     const events: TeamEvent[] = [];
     const team = new DemoTeam(t.app, (e) => events.push(e));
-    await team.turn(13);
+    await team.turn(15);
     expect(events.some((e) => e.outcome === 'allowed')).toBe(true);
     const families = new Set(t.app.denials.query({ limit: 100 }).rows.map((r) => r.ruleSource.split(':')[0]));
     expect([...families].sort()).toEqual(['agent_allowlist', 'flag', 'policy']);
-    expect(t.app.approvals.list({ status: 'pending' }).length).toBeGreaterThanOrEqual(2);
+    const pending = t.app.approvals.list({ status: 'pending' });
+    expect(pending.length).toBeGreaterThanOrEqual(3);
+    // Whoever tries the demo meets a two-person gate.
+    expect(pending.find((a) => a.toolName === 'rollback_serving')).toMatchObject({ gate: 'prod-rollback', approvalsRequired: 2 });
+    // ... and a hook: the blind copy is gone before the person who decides sees the mail.
+    const mail = pending.find((a) => a.toolName === 'send_email');
+    expect(mail).toMatchObject({ gate: 'external-mail' });
+    expect(JSON.parse(mail!.argumentsCanonical)).not.toHaveProperty('bcc');
+    expect(JSON.parse(mail!.argumentsCanonical)).toMatchObject({ to: 'model-risk@partner-insurer.example' });
   });
 });

@@ -35,6 +35,8 @@ const webhookSchema = z.strictObject({
   events: eventsSchema,
   timeout: timeoutSchema,
   max_attempts: attemptsSchema,
+  /** a channel whose variables are not set is off (listed as off, nothing queued for it) instead of refused */
+  optional: z.boolean().default(false),
 });
 
 const slackSchema = z.strictObject({
@@ -45,6 +47,8 @@ const slackSchema = z.strictObject({
   events: eventsSchema,
   timeout: timeoutSchema,
   max_attempts: attemptsSchema,
+  /** a channel whose variables are not set is off (listed as off, nothing queued for it) instead of refused */
+  optional: z.boolean().default(false),
 });
 
 const burstSchema = z.strictObject({
@@ -90,13 +94,22 @@ export interface BurstRule {
   channels?: readonly string[];
 }
 
+/** A channel marked `optional: true` whose variables are not set in this process: shown as off, never sent to. */
+export interface ChannelOff {
+  id: string;
+  kind: ChannelKind;
+  /** which variables are missing, in words */
+  reason: string;
+}
+
 export interface NotificationConfig {
   channels: readonly Channel[];
+  off: readonly ChannelOff[];
   expiringBeforeSeconds: number;
   bursts: readonly BurstRule[];
 }
 
-export const NO_NOTIFICATIONS: NotificationConfig = Object.freeze({ channels: [], expiringBeforeSeconds: 15 * 60, bursts: [] });
+export const NO_NOTIFICATIONS: NotificationConfig = Object.freeze({ channels: [], off: [], expiringBeforeSeconds: 15 * 60, bursts: [] });
 
 function isHttpUrl(v: string): boolean {
   try {
@@ -126,12 +139,22 @@ export function parseNotifications(
   const issues: ConfigIssue[] = [];
   const problem = (path: (string | number)[], message: string) => issues.push({ ...at(path), path: path.join('.'), message });
   const channels: Channel[] = [];
+  const off: ChannelOff[] = [];
   const seen = new Set<string>();
   (data.channels ?? []).forEach((c, i) => {
     if (seen.has(c.id)) problem(['channels', i, 'id'], `channel "${c.id}" is declared twice`);
     seen.add(c.id);
     let url: string | undefined;
     let urlShown = '';
+    // An optional channel is off while its variables are missing (the demo's local receiver is one): said, not refused.
+    // Set but malformed variables are refused as for any channel.
+    if (c.optional) {
+      const missing = [c.url_env, c.kind === 'webhook' ? c.secret_env : undefined].filter((v): v is string => v !== undefined && !env[v]?.trim());
+      if (missing.length > 0) {
+        off.push({ id: c.id, kind: c.kind, reason: `${missing.map((v) => `$${v}`).join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not set` });
+        return;
+      }
+    }
     if (c.kind === 'webhook' && c.url !== undefined && c.url_env !== undefined) {
       problem(['channels', i, 'url_env'], 'write url or url_env, not both');
       return;
@@ -180,5 +203,5 @@ export function parseNotifications(
     return { id: b.id, denials: b.denials, withinSeconds: b.within, agent: b.agent, channels: b.channels };
   });
   if (issues.length > 0) throw new ConfigFileError(file, issues);
-  return { channels, expiringBeforeSeconds: data.expiring.before, bursts };
+  return { channels, off, expiringBeforeSeconds: data.expiring.before, bursts };
 }

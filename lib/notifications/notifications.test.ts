@@ -13,6 +13,7 @@ import { createApp, type SwarmApp } from '@/lib/app';
 import { TEST_AGENTS, deployRequest } from '@/lib/test-support/temp-app';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { parseNotifications } from './config';
+import { startDemoReceiver, type ReceivedNotice } from './demo-receiver';
 import { slackBody, type ApprovalNotice } from './messages';
 
 const SECRET = 'test-hook-secret-0123456789';
@@ -467,6 +468,49 @@ describe('config/notifications.yaml', () => {
     writeFileSync(file, webhook(r.url).replace('ops-hook', 'ops-hook-2'));
     expect(s.app.notificationsFile.reload(true)).toBe(true);
     expect(s.app.notificationsFile.current.channels.map((c) => c.id)).toEqual(['ops-hook-2']);
+  });
+
+  it('an optional channel whose variables are not set is off and said so; set, it is in force; set but malformed, refused', () => {
+    const text = `channels:
+  - id: demo-receiver
+    kind: webhook
+    url_env: DEMO_URL
+    secret_env: DEMO_SECRET
+    optional: true
+  - id: chat
+    kind: slack
+    url_env: CHAT_URL
+    optional: true
+`;
+    const off = parseNotifications(text, 'n.yaml', {});
+    expect(off.channels).toEqual([]);
+    expect(off.off).toEqual([
+      { id: 'demo-receiver', kind: 'webhook', reason: '$DEMO_URL and $DEMO_SECRET are not set' },
+      { id: 'chat', kind: 'slack', reason: '$CHAT_URL is not set' },
+    ]);
+    // Half-set is off too (nothing can be signed), naming only what is missing.
+    expect(parseNotifications(text, 'n.yaml', { DEMO_URL: 'http://127.0.0.1:9/x' }).off[0]!.reason).toBe('$DEMO_SECRET is not set');
+    const on = parseNotifications(text, 'n.yaml', { DEMO_URL: 'http://127.0.0.1:9/x', DEMO_SECRET: 's', CHAT_URL: 'https://chat.example/hook' });
+    expect(on.channels.map((c) => c.id)).toEqual(['demo-receiver', 'chat']);
+    expect(on.off).toEqual([]);
+    // optional forgives a missing variable, never a wrong one.
+    expect(() => parseNotifications(text, 'n.yaml', { DEMO_URL: 'ftp://x', DEMO_SECRET: 's' })).toThrow(/n\.yaml:4:14: .*DEMO_URL does not hold an http\(s\) URL/);
+  });
+
+  it("the demo's receiver verifies what the server signs and refuses what it cannot verify", async () => {
+    const got: ReceivedNotice[] = [];
+    const demo = await startDemoReceiver((n) => got.push(n));
+    cleanups.push(demo.close);
+    const text = `channels:\n  - id: demo-receiver\n    kind: webhook\n    url_env: DEMO_URL\n    secret_env: DEMO_SECRET\n    optional: true\n`;
+    const { app } = setup(text, { DEMO_URL: demo.url, DEMO_SECRET: demo.secret });
+    const row = app.approvals.request(deployRequest({ arguments: { model_id: 'm-7', env: 'prod' } }));
+    expect(await app.notifications.deliverDue()).toBe(1);
+    expect(got).toEqual([{ event: 'approval_requested', verified: true, summary: `deployer → deploy_serving (gate deploy) https://swarm.example.com/approvals?request=${row.id}` }]);
+    expect(app.notifications.list()[0]).toMatchObject({ status: 'delivered', channel: 'demo-receiver' });
+    // Signed with another key: refused (401), and the sender records the refusal.
+    const forged = await fetch(demo.url, { method: 'POST', headers: { 'x-swarm-timestamp': String(Math.floor(Date.now() / 1000)), 'x-swarm-signature': 'sha256=00' }, body: '{"event":"approval_requested"}' });
+    expect(forged.status).toBe(401);
+    expect(got[1]).toMatchObject({ verified: false });
   });
 
   it('refuses a channel whose environment variable is missing, at load, with file:line:column', () => {

@@ -62,7 +62,7 @@ export default async function NotificationsPage({ searchParams }: { searchParams
         ) : null}
         {config.channels.length === 0 ? (
           <p className="muted">
-            No channel is configured{file.missing ? ` (${file.path} does not exist)` : ''}. Add a signed webhook or a Slack incoming webhook to{' '}
+            No channel is in force{file.missing ? ` (${file.path} does not exist)` : ''}. Add a signed webhook or a Slack incoming webhook to{' '}
             <code>config/notifications.yaml</code>; secrets and Slack URLs come from environment variables the file names.
           </p>
         ) : (
@@ -87,6 +87,18 @@ export default async function NotificationsPage({ searchParams }: { searchParams
             ))}
           </ul>
         )}
+        {config.off.length > 0 ? (
+          <p className="muted">
+            Off (marked <code>optional</code>, their variables not set on this server):{' '}
+            {config.off.map((c, i) => (
+              <span key={c.id}>
+                {i > 0 ? '; ' : ''}
+                {c.id} ({c.kind === 'slack' ? 'Slack' : 'webhook'}, {c.reason})
+              </span>
+            ))}
+            .
+          </p>
+        ) : null}
         {config.channels.length > 0 ? (
           <p className="muted">
             Nearing expiry means {duration(config.expiringBeforeSeconds)} before a request expires.{' '}
