@@ -58,7 +58,7 @@ export function ApprovalHistory({ rows, filter }: { rows: ApprovalView[]; filter
         <div className="panel empty">No decided request matches this filter.</div>
       ) : (
         <div className="table-wrap">
-          <table className="table" aria-label="Decided approval requests">
+          <table className={`table ${styles.historyTable}`} aria-label="Decided approval requests">
             <ColumnHeads labels={['Decided', 'Outcome', 'Request', 'Arguments', 'Requested by', 'Decided by', 'Reason']} />
             <tbody>
               {rows.map((a) => (
@@ -75,7 +75,7 @@ export function ApprovalHistory({ rows, filter }: { rows: ApprovalView[]; filter
                   </td>
                   <td>{a.requested_by}</td>
                   <td>{a.decided_by ?? '—'}</td>
-                  <td className="reason">{a.decision_reason ?? '—'}</td>
+                  <td className={`reason ${styles.reasonCell}`}>{a.decision_reason ?? '—'}</td>
                 </tr>
               ))}
             </tbody>
