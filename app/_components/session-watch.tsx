@@ -110,7 +110,8 @@ export function SessionBanner() {
     if (ended) setHref(signInAgainHref());
   }, [ended]);
   if (!ended) return null;
-  const at = endedAt ? new Date(endedAt).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' }) : null;
+  // UTC, as every time in the console (app/_components/time.tsx)
+  const at = endedAt ? `${new Date(endedAt).toISOString().slice(11, 19)} UTC` : null;
   return (
     <div className="session-banner" role="alert" data-testid="session-ended">
       <strong>You are signed out.</strong> Your session has ended{at ? ` (noticed at ${at})` : ''}: this page no longer updates, and

@@ -108,8 +108,11 @@ export function ApprovalQueue({
   // the request a link pointed at stays in view whatever the filter says
   const list = useMemo(() => all.filter((a) => a.id === highlightId || matchesFilter(a, filter)), [all, filter, highlightId]);
   const twins = useMemo(() => distinguishers(items), [items]);
+  /** the list as last rendered, for the poll (which runs outside React's updates) */
   const itemsRef = useRef(items);
-  itemsRef.current = items;
+  useEffect(() => {
+    itemsRef.current = items;
+  }, [items]);
   /** the ids in the open Approve or Reject dialog, for a poll that finds them decided elsewhere */
   const openDialogIds = useRef<readonly string[]>([]);
   const currentIndex = currentId ? list.findIndex((a) => a.id === currentId) : -1;
@@ -138,7 +141,7 @@ export function ApprovalQueue({
     setCurrentId(highlightId);
     card.scrollIntoView({ block: 'center' });
     card.focus({ preventScroll: true });
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- on load only: later moves are the person's
+    // on load only: later moves are the person's
   }, []);
 
   // The tab title carries the count, so a queue in a background tab is seen filling up.

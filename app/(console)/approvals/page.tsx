@@ -2,7 +2,7 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { approvalToJson } from '@/lib/approvals/store';
 import { approvalIdSchema, approvalListQuerySchema } from '@/lib/http/schemas';
-import { requirePage } from '@/lib/http/page-auth';
+import { currentPrincipal, requirePage } from '@/lib/http/page-auth';
 import { isRoleAtLeast } from '@/lib/permissions';
 import { Forbidden } from '@/app/_components/forbidden';
 import { ApprovalHistory, type HistoryFilter } from './approval-history';
@@ -11,7 +11,13 @@ import { queueFilterFrom } from './queue-filter';
 import { PendingCount, PendingCountProvider } from './pending-count';
 import styles from './approvals.module.css';
 
-export const metadata: Metadata = { title: 'Approvals' };
+/** "(3) Approvals": the tab shows how many wait; the queue keeps it current (approval-queue.tsx). */
+export async function generateMetadata(): Promise<Metadata> {
+  const { app, principal } = await currentPrincipal();
+  if (!principal || !isRoleAtLeast(principal.role, 'auditor')) return { title: 'Approvals' };
+  const n = (await app.approvals.list({ status: 'pending' })).length;
+  return { title: n ? `(${n}) Approvals` : 'Approvals' };
+}
 export const dynamic = 'force-dynamic';
 
 type Search = Record<string, string | string[] | undefined>;
