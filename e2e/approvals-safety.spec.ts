@@ -185,8 +185,9 @@ test.describe('a safe approval queue', () => {
     await openQueue(page);
     const headA = page.locator(`[data-approval-id="${a.approval_id}"]`).getByRole('heading');
     const headB = page.locator(`[data-approval-id="${b.approval_id}"]`).getByRole('heading');
-    await expect(headA).toHaveText(`deployer wants to run deploy_serving · model_id m-twin-a-${stamp}`);
-    await expect(headB).toHaveText(`deployer wants to run deploy_serving · model_id m-twin-b-${stamp}`);
+    // other specs may leave staging deploys waiting: the environment is then named too
+    await expect(headA).toHaveText(new RegExp(`^deployer wants to run deploy_serving · model_id m-twin-a-${stamp}(, env prod)?$`));
+    await expect(headB).toHaveText(new RegExp(`^deployer wants to run deploy_serving · model_id m-twin-b-${stamp}(, env prod)?$`));
   });
 
   test('two-person gate: progress, who gave the first approval, and no second approve by the same person (API mocked)', async ({ page, request }) => {

@@ -124,7 +124,7 @@ export function ApproveDialog({ candidates, onCancel, onConfirm }: { candidates:
               Type <code>{deliberate.word}</code> to approve
             </label>
             <p id="approve-word-why" className={styles.fieldHelp}>
-              A second step, because {deliberate.why}. Staging and lower-risk calls do not ask for it.
+              A second step, because {deliberate.why}. Calls neither in production nor high-risk do not ask for it.
             </p>
             <input
               id="approve-word"
