@@ -59,11 +59,17 @@ export function ApprovalHistory({ rows, filter }: { rows: ApprovalView[]; filter
       ) : (
         <div className="table-wrap">
           <table className={`table ${styles.historyTable}`} aria-label="Decided approval requests">
+            {/* fixed shares of the width: Reason always on screen at 1440 px, whatever the arguments hold */}
+            <colgroup>
+              {[13, 9, 15, 21, 11, 9, 22].map((w, i) => (
+                <col key={i} style={{ width: `${w}%` }} />
+              ))}
+            </colgroup>
             <ColumnHeads labels={['Decided', 'Outcome', 'Request', 'Arguments', 'Requested by', 'Decided by', 'Reason']} />
             <tbody>
               {rows.map((a) => (
                 <tr key={a.id}>
-                  <td className="nowrap">{a.decided_at ? <Time seconds={a.decided_at} /> : '—'}</td>
+                  <td>{a.decided_at ? <Time seconds={a.decided_at} /> : '—'}</td>
                   <td>
                     <span className={`${styles.outcome} ${styles[`outcome_${a.status}`] ?? ''}`}>{a.outcome}</span>
                   </td>
