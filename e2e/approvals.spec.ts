@@ -33,6 +33,8 @@ test.describe('human-in-the-loop approvals', () => {
     const dialog = page.getByRole('dialog', { name: 'Approve this request?' });
     await expect(dialog).toContainText(model);
     await expect(card).toHaveCount(1);
+    // production: a second, deliberate step (the environment typed) before Approve counts
+    await dialog.getByLabel('Type prod to approve').fill('prod');
     await dialog.getByRole('button', { name: /^Approve/ }).click();
     await expect(page.getByRole('status')).toContainText(`Approved: deployer → deploy_serving (model_id ${model}, env prod)`);
     await expect(card).toHaveCount(0);
@@ -50,11 +52,11 @@ test.describe('human-in-the-loop approvals', () => {
     const card = page.locator(`[data-approval-id="${asked.approval_id}"]`);
     await card.getByRole('button', { name: 'Reject…' }).click();
     const dialog = page.getByRole('dialog', { name: 'Reject this request' });
-    await expect(dialog.getByRole('button', { name: 'Reject' })).toBeDisabled();
-    await dialog.getByLabel('Wrong environment').check();
-    await dialog.getByLabel('Details (optional)').fill('use staging first');
+    await dialog.getByRole('textbox', { name: /Reason/ }).fill('use staging first');
+    await dialog.getByRole('button', { name: 'Wrong environment' }).click();
+    await expect(dialog.getByRole('textbox', { name: /Reason/ })).toHaveValue('Wrong environment: use staging first');
     await page.screenshot({ path: 'test-results/screens/approvals-reject-dialog.png' });
-    await dialog.getByRole('button', { name: 'Reject' }).click();
+    await dialog.getByRole('button', { name: 'Reject', exact: true }).click();
     await expect(card).toHaveCount(0);
 
     const denials = (await (await request.get('/api/v1/permissions/denials?rule_source=hitl&agent=deployer', { headers: admin })).json()) as {
@@ -70,7 +72,7 @@ test.describe('human-in-the-loop approvals', () => {
     await page.screenshot({ path: 'test-results/screens/approvals-history.png', fullPage: true });
   });
 
-  test('the keyboard alone approves: j/k move, a asks, Enter confirms', async ({ page, request }) => {
+  test('the keyboard alone approves: j/k move, a asks, the environment typed and Enter confirm', async ({ page, request }) => {
     const first = await deployerChecks(request, `m-kb1-${Date.now()}`);
     await signIn(page, 'olivia');
     await page.goto('/approvals');
@@ -84,7 +86,9 @@ test.describe('human-in-the-loop approvals', () => {
     await page.keyboard.press('a');
     const dialog = page.getByRole('dialog', { name: 'Approve this request?' });
     await expect(dialog).toBeVisible();
-    await expect(dialog.getByRole('button', { name: /^Approve/ })).toBeFocused();
+    // production: the focus is in the box for the environment, never on Approve
+    await expect(dialog.getByLabel('Type prod to approve')).toBeFocused();
+    await page.keyboard.type('prod');
     await page.keyboard.press('Enter');
     await expect(dialog).toHaveCount(0);
     await expect(page.locator(`[data-approval-id="${lastId}"]`)).toHaveCount(0);
@@ -121,6 +125,7 @@ test.describe('human-in-the-loop approvals', () => {
     const listed = dialog.getByRole('list', { name: 'Requests to approve' }).getByRole('listitem');
     await expect(listed).toHaveCount(2);
     for (const id of [a.approval_id, b.approval_id]) await expect(page.locator(`[data-approval-id="${id}"]`)).toHaveCount(1);
+    await dialog.getByLabel('Type prod to approve').fill('prod');
     await dialog.getByRole('button', { name: 'Approve 2 requests' }).click();
     for (const id of [a.approval_id, b.approval_id]) await expect(page.locator(`[data-approval-id="${id}"]`)).toHaveCount(0);
   });

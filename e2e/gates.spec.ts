@@ -82,6 +82,8 @@ test('a two-person deploy needs two different operators', async ({ browser }) =>
   const dialog = first.getByRole('dialog');
   await expect(dialog).toContainText('deploy_serving');
   await expect(dialog).toContainText(model);
+  // production: the environment is typed before Enter approves (the approvals page's deliberate second step)
+  await first.keyboard.type('prod');
   await first.keyboard.press('Enter');
   await expect(card).toContainText('1 of 2 approvals');
   await expect(card).toContainText('olga');
@@ -98,6 +100,7 @@ test('a two-person deploy needs two different operators', async ({ browser }) =>
   const card2 = second.locator(`[data-approval-id="${asked.approval_id}"]`);
   await expect(card2).toContainText('1 of 2 approvals');
   await card2.getByRole('button', { name: /^Approve/ }).click();
+  await second.keyboard.type('prod');
   await second.keyboard.press('Enter');
   await expect(card2).toHaveCount(0);
 

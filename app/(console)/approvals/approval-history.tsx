@@ -58,12 +58,18 @@ export function ApprovalHistory({ rows, filter }: { rows: ApprovalView[]; filter
         <div className="panel empty">No decided request matches this filter.</div>
       ) : (
         <div className="table-wrap">
-          <table className="table" aria-label="Decided approval requests">
+          <table className={`table ${styles.historyTable}`} aria-label="Decided approval requests">
+            {/* fixed shares of the width: Reason always on screen at 1440 px, whatever the arguments hold */}
+            <colgroup>
+              {[13, 9, 15, 21, 11, 9, 22].map((w, i) => (
+                <col key={i} style={{ width: `${w}%` }} />
+              ))}
+            </colgroup>
             <ColumnHeads labels={['Decided', 'Outcome', 'Request', 'Arguments', 'Requested by', 'Decided by', 'Reason']} />
             <tbody>
               {rows.map((a) => (
                 <tr key={a.id}>
-                  <td className="nowrap">{a.decided_at ? <Time seconds={a.decided_at} /> : '—'}</td>
+                  <td>{a.decided_at ? <Time seconds={a.decided_at} /> : '—'}</td>
                   <td>
                     <span className={`${styles.outcome} ${styles[`outcome_${a.status}`] ?? ''}`}>{a.outcome}</span>
                   </td>
@@ -75,7 +81,7 @@ export function ApprovalHistory({ rows, filter }: { rows: ApprovalView[]; filter
                   </td>
                   <td>{a.requested_by}</td>
                   <td>{a.decided_by ?? '—'}</td>
-                  <td className="reason">{a.decision_reason ?? '—'}</td>
+                  <td className={`reason ${styles.reasonCell}`}>{a.decision_reason ?? '—'}</td>
                 </tr>
               ))}
             </tbody>

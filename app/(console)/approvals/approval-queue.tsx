@@ -1,6 +1,8 @@
 'use client';
 
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { BACKGROUND_HEADER, useSession } from '@/app/_components/session-watch';
+import { Time } from '@/app/_components/time';
 import { normalize, type Approval, type ApprovalView } from './approval-types';
 import { distinguishers, plainReason, summarize } from './approval-text';
 import { ArgumentsView } from './arguments-view';
@@ -8,7 +10,8 @@ import { ApproveDialog, type ApproveCandidate } from './approve-dialog';
 import { ago, formatDuration, urgency } from './durations';
 import { usePublishPendingCount } from './pending-count';
 import { RejectDialog } from './reject-dialog';
-import { RiskBadge } from './request-parts';
+import { filterChoices, FILTER_KEYS, isFiltered, matchesFilter, queueFilterQuery, type FilterKey, type QueueFilter } from './queue-filter';
+import { RequestLine, RiskBadge } from './request-parts';
 import styles from './approvals.module.css';
 
 const POLL_MS = 3000;
@@ -37,6 +40,15 @@ async function api<T>(path: string, init?: RequestInit): Promise<T> {
   return body as T;
 }
 
+/** The request a link names (/approvals?request=<id>): as the server found it at load, or null for no such request. */
+export interface DeepLink {
+  id: string;
+  found: ApprovalView | null;
+}
+
+const FILTER_LABEL: Record<FilterKey, string> = { agent: 'Agent', tool: 'Tool', gate: 'Gate', risk: 'Risk' };
+const ENDED_NOTE = 'Approving and rejecting are off until you sign in again.';
+
 /** "deployer → deploy_serving: rejected by admin (reason)", for a request decided elsewhere. */
 function describe(a: ApprovalView): string {
   const by = a.decided_by ? ` by ${a.decided_by}` : '';
@@ -53,6 +65,8 @@ export function ApprovalQueue({
   me,
   myRole,
   serverNow,
+  initialFilter,
+  deepLink = null,
 }: {
   initial: ApprovalView[];
   canDecide: boolean;
@@ -60,7 +74,12 @@ export function ApprovalQueue({
   me: string;
   myRole?: string;
   serverNow?: number;
+  /** the filter and view the URL asked for */
+  initialFilter?: QueueFilter;
+  /** /approvals?request=<id> */
+  deepLink?: DeepLink | null;
 }) {
+  const { ended, markEnded } = useSession();
   const [items, setItems] = useState(initial);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [currentId, setCurrentId] = useState<string | null>(null);
@@ -74,14 +93,28 @@ export function ApprovalQueue({
   const [ready, setReady] = useState(false);
   /** requests this operator gave a (non-final) approval to in this session, in case a poll answers before the server shows it */
   const [mine, setMine] = useState<ReadonlySet<string>>(new Set());
+  const [filter, setFilter] = useState<QueueFilter>(initialFilter ?? { agent: '', tool: '', gate: '', risk: '', compact: false });
+  /** the request a link pointed at, while it is still the one the person looks at */
+  const [highlightId, setHighlightId] = useState<string | null>(deepLink?.found?.status === 'pending' ? deepLink.id : null);
+  /** when the times on the cards were last true (the poll's last answer); frozen once signed out */
+  const [asOf, setAsOf] = useState<number | null>(null);
   const cards = useRef(new Map<string, HTMLElement>());
   const heading = useRef<HTMLHeadingElement>(null);
   const decidedHere = useRef(new Set<string>());
   /** set by a decision made here: the position of the current card then (-1: none), to move on from */
   const advanceFrom = useRef<number | null>(null);
 
-  const list = useMemo(() => items.map(normalize), [items]);
+  const all = useMemo(() => items.map(normalize), [items]);
+  // the request a link pointed at stays in view whatever the filter says
+  const list = useMemo(() => all.filter((a) => a.id === highlightId || matchesFilter(a, filter)), [all, filter, highlightId]);
   const twins = useMemo(() => distinguishers(items), [items]);
+  /** the list as last rendered, for the poll (which runs outside React's updates) */
+  const itemsRef = useRef(items);
+  useEffect(() => {
+    itemsRef.current = items;
+  }, [items]);
+  /** the ids in the open Approve or Reject dialog, for a poll that finds them decided elsewhere */
+  const openDialogIds = useRef<readonly string[]>([]);
   const currentIndex = currentId ? list.findIndex((a) => a.id === currentId) : -1;
   const current = currentIndex >= 0 ? list[currentIndex] : undefined;
 
@@ -96,37 +129,90 @@ export function ApprovalQueue({
   useEffect(() => {
     setShortcuts(window.localStorage.getItem(SHORTCUTS_KEY) !== 'off');
     setNow(Date.now() / 1000);
+    setAsOf(Date.now() / 1000);
     setReady(true);
   }, []);
 
-  // New requests appear without a reload; a request decided elsewhere leaves with a note of who decided it.
+  // A link to one pending request: bring it into view, make it current and give it the focus, once.
   useEffect(() => {
+    if (!highlightId) return;
+    const card = cards.current.get(highlightId);
+    if (!card) return;
+    setCurrentId(highlightId);
+    card.scrollIntoView({ block: 'center' });
+    card.focus({ preventScroll: true });
+    // on load only: later moves are the person's
+  }, []);
+
+  // The tab title carries the count, so a queue in a background tab is seen filling up.
+  useEffect(() => {
+    document.title = ended ? 'Signed out · Approvals · Swarm Permissions' : `${items.length ? `(${items.length}) ` : ''}Approvals · Swarm Permissions`;
+  }, [items.length, ended]);
+
+  const updateFilter = useCallback((next: QueueFilter) => {
+    setFilter(next);
+    // the URL is the filter (reload, share, come back after signing in); no navigation, the queue is already here
+    window.history.replaceState(window.history.state, '', `${window.location.pathname}${queueFilterQuery(new URLSearchParams(window.location.search), next)}`);
+  }, []);
+
+  // New requests appear without a reload; a request decided elsewhere leaves with a note of who decided it, and a
+  // dialog open on it closes with that note (confirming would only be refused). Signed out, the poll stops: the
+  // session banner (app/_components/session-watch.tsx) says why, and the cards say their times are not updating.
+  // Each poll is sent as a background request (x-swarm-background: 1), so the server can tell it from a person's read.
+  useEffect(() => {
+    if (ended) return;
     let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const poll = async () => {
       try {
-        const { approvals } = await api<{ approvals: ApprovalView[] }>('/api/v1/approvals?status=pending');
+        const { approvals } = await api<{ approvals: ApprovalView[] }>('/api/v1/approvals?status=pending', { headers: BACKGROUND_HEADER });
         if (stopped) return;
-        setItems((previous) => {
-          const still = new Set(approvals.map((a) => a.id));
-          for (const gone of previous.filter((p) => !still.has(p.id) && !decidedHere.current.has(p.id))) {
-            void api<ApprovalView>(`/api/v1/approvals/${gone.id}`)
-              .then((a) => note(`Decided elsewhere: ${describe(a)}`))
-              .catch(() => undefined);
-          }
-          // a poll sent before one of our decisions landed must not bring the decided card back
-          return approvals.filter((a) => !decidedHere.current.has(a.id));
-        });
+        const still = new Set(approvals.map((a) => a.id));
+        const gone = itemsRef.current.filter((p) => !still.has(p.id) && !decidedHere.current.has(p.id));
+        const inDialog = gone.filter((g) => openDialogIds.current.includes(g.id));
+        if (inDialog.length > 0) {
+          setApproving(null);
+          setRejecting(null);
+          openDialogIds.current = [];
+        }
+        for (const g of gone) {
+          const wasOpen = inDialog.includes(g);
+          void api<ApprovalView>(`/api/v1/approvals/${g.id}`, { headers: BACKGROUND_HEADER })
+            .then((a) => note(wasOpen ? `The dialog was closed, nothing was sent: this request was decided elsewhere. ${describe(a)}` : `Decided elsewhere: ${describe(a)}`))
+            .catch(() => {
+              if (wasOpen) note(`The dialog was closed, nothing was sent: ${summarize(g)} was decided elsewhere.`);
+            });
+        }
+        // a poll sent before one of our decisions landed must not bring the decided card back
+        setItems(approvals.filter((a) => !decidedHere.current.has(a.id)));
         setNow(Date.now() / 1000);
-      } catch {
-        // A missed poll is retried on the next tick; the list stays as it was.
+        setAsOf(Date.now() / 1000);
+      } catch (e) {
+        // 401: the session watch has seen it too (the banner); stop here. Anything else is retried on the next tick.
+        if (e instanceof ApiError && e.status === 401) {
+          markEnded();
+          return;
+        }
       }
+      if (!stopped) timer = setTimeout(poll, POLL_MS);
     };
-    const timer = setInterval(poll, POLL_MS);
+    timer = setTimeout(poll, POLL_MS);
     return () => {
       stopped = true;
-      clearInterval(timer);
+      clearTimeout(timer);
     };
-  }, [note]);
+  }, [note, ended, markEnded]);
+
+  useEffect(() => {
+    openDialogIds.current = approving ? approving.map((c) => c.a.id) : rejecting ? rejecting.map((a) => a.id) : [];
+  }, [approving, rejecting]);
+
+  // Signed out while a dialog is open: close it, it could only fail.
+  useEffect(() => {
+    if (!ended) return;
+    setApproving(null);
+    setRejecting(null);
+  }, [ended]);
 
   const focusCard = useCallback((id: string | null) => {
     if (id) cards.current.get(id)?.focus();
@@ -138,8 +224,8 @@ export function ApprovalQueue({
   useEffect(() => {
     const from = advanceFrom.current;
     advanceFrom.current = null;
-    if (currentId && !items.some((a) => a.id === currentId)) {
-      const next = from !== null && from >= 0 && items.length > 0 ? items[Math.min(from, items.length - 1)] : undefined;
+    if (currentId && !list.some((a) => a.id === currentId)) {
+      const next = from !== null && from >= 0 && list.length > 0 ? list[Math.min(from, list.length - 1)] : undefined;
       setCurrentId(next?.id ?? null);
       if (from !== null) focusCard(next?.id ?? null);
     } else if (from !== null) {
@@ -151,7 +237,7 @@ export function ApprovalQueue({
       const ids = new Set(items.map((a) => a.id));
       return [...s].every((id) => ids.has(id)) ? s : new Set([...s].filter((id) => ids.has(id)));
     });
-  }, [items, currentId, focusCard]);
+  }, [items, list, currentId, focusCard]);
 
   /** Why this operator cannot approve a request, in words, or null. */
   const blockedReason = useCallback(
@@ -194,7 +280,8 @@ export function ApprovalQueue({
           }
         } catch (e) {
           const message = e instanceof Error ? e.message : String(e);
-          note(`Could not ${action} ${label}: ${message}`, 'error');
+          if (e instanceof ApiError && e.status === 401) markEnded();
+          note(`Could not ${action} ${label}: ${e instanceof ApiError && e.status === 401 ? 'you are signed out; sign in again and decide it then.' : message}`, 'error');
           // decided meanwhile (409) or gone (404): it leaves the list; anything else stays for another try
           if (e instanceof ApiError && (e.status === 409 || e.status === 404)) outcome.set(t.id, 'gone');
           else decidedHere.current.delete(t.id);
@@ -208,7 +295,7 @@ export function ApprovalQueue({
       setSelected(new Set());
       setBusy(false);
     },
-    [note, currentIndex],
+    [note, currentIndex, markEnded],
   );
 
   const openApprove = useCallback(
@@ -248,7 +335,7 @@ export function ApprovalQueue({
   useEffect(() => {
     if (!shortcuts) return;
     const onKey = (e: KeyboardEvent) => {
-      if (e.metaKey || e.ctrlKey || e.altKey || approving || rejecting || busy) return;
+      if (e.metaKey || e.ctrlKey || e.altKey || approving || rejecting || busy || ended) return;
       const t = e.target as HTMLElement | null;
       if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName) || t.closest('dialog'))) return;
       const move = (i: number) => {
@@ -278,26 +365,36 @@ export function ApprovalQueue({
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [shortcuts, list, currentIndex, current, canDecide, selected, approving, rejecting, busy, openApprove, openReject, toggle, note, focusCard]);
+  }, [shortcuts, list, currentIndex, current, canDecide, selected, approving, rejecting, busy, ended, openApprove, openReject, toggle, note, focusCard]);
 
   const setShortcutsPersisted = (on: boolean) => {
     setShortcuts(on);
     window.localStorage.setItem(SHORTCUTS_KEY, on ? 'on' : 'off');
   };
 
+  const decideOff = busy || ended;
+  const filtered = isFiltered(filter);
+  const stale = ended && asOf !== null;
+  const linked = deepLink && deepLink.found?.status !== 'pending' ? deepLink : null;
+
   return (
-    <section aria-labelledby="queue-title" data-ready={ready ? 'true' : undefined}>
+    <section aria-labelledby="queue-title" data-ready={ready ? 'true' : undefined} data-live={ready ? String(!ended) : undefined}>
+      {linked ? <DeepLinkResult link={linked} /> : null}
       <div className={styles.toolbar}>
         <h2 id="queue-title" className={styles.count} ref={heading} tabIndex={-1}>
-          {items.length === 0 ? 'Nothing is waiting' : `${items.length} waiting, oldest first`}
+          {items.length === 0
+            ? 'Nothing is waiting'
+            : filtered
+              ? `${list.length} of ${items.length} waiting shown, oldest first`
+              : `${items.length} waiting, oldest first`}
         </h2>
         {canDecide && selected.size > 0 ? (
           <div className={styles.bulk} role="group" aria-label="Selected requests">
             <span>{selected.size} selected</span>
-            <button type="button" className="button button-primary" disabled={busy} onClick={() => openApprove([...selected])}>
+            <button type="button" className="button button-primary" disabled={decideOff} onClick={() => openApprove([...selected])}>
               Approve selected…
             </button>
-            <button type="button" className="button button-danger" disabled={busy} onClick={() => openReject([...selected])}>
+            <button type="button" className="button button-danger" disabled={decideOff} onClick={() => openReject([...selected])}>
               Reject selected…
             </button>
             <button type="button" className="button button-quiet" disabled={busy} onClick={() => setSelected(new Set())}>
@@ -311,6 +408,36 @@ export function ApprovalQueue({
         </label>
       </div>
 
+      <form className={styles.queueFilters} role="search" aria-label="Filter pending requests" onSubmit={(e) => e.preventDefault()}>
+        {FILTER_KEYS.map((k) => (
+          <label key={k}>
+            {FILTER_LABEL[k]}
+            <select value={filter[k]} onChange={(e) => updateFilter({ ...filter, [k]: e.target.value })}>
+              <option value="">{k === 'risk' ? 'any risk' : `any ${k}`}</option>
+              {filterChoices(all, k, filter[k]).map((v) => (
+                <option key={v} value={v}>
+                  {k === 'risk' ? `${v} risk` : v}
+                </option>
+              ))}
+            </select>
+          </label>
+        ))}
+        {filtered ? (
+          <button type="button" className="button button-quiet" onClick={() => updateFilter({ ...filter, agent: '', tool: '', gate: '', risk: '' })}>
+            Clear filters
+          </button>
+        ) : null}
+        <button type="button" className={`button button-quiet ${styles.viewToggle}`} aria-pressed={filter.compact} onClick={() => updateFilter({ ...filter, compact: !filter.compact })}>
+          Compact view
+        </button>
+      </form>
+
+      {ended && canDecide ? (
+        <p className={styles.endedNote} id="queue-ended">
+          {ENDED_NOTE}
+        </p>
+      ) : null}
+
       <div className={styles.notes} role="status" aria-live="polite">
         {notes.map((n) => (
           <p key={n.id} className={n.kind === 'error' ? styles.noteError : styles.note}>
@@ -319,10 +446,12 @@ export function ApprovalQueue({
         ))}
       </div>
 
-      {list.length === 0 ? (
-        <div className="panel empty">No gated call is waiting for a decision. New requests appear here by themselves.</div>
+      {items.length === 0 ? (
+        <div className="panel empty">No gated call is waiting for a decision. {ended ? 'Sign in again to see new requests.' : 'New requests appear here by themselves.'}</div>
+      ) : list.length === 0 ? (
+        <div className="panel empty">No waiting request matches this filter; {items.length} {items.length === 1 ? 'waits' : 'wait'} in all.</div>
       ) : (
-        <ol className={styles.queue}>
+        <ol className={`${styles.queue} ${filter.compact ? styles.compactQueue : ''}`}>
           {list.map((a) => {
             const left = urgency(a.expires_at - now);
             const twin = twins.get(a.id);
@@ -330,6 +459,30 @@ export function ApprovalQueue({
             const blocked = canDecide ? blockedReason(a) : null;
             const reason = plainReason(a);
             const first = a.approvals[0];
+            const highlighted = a.id === highlightId && isCurrent;
+            const times = stale ? (
+              <span className={styles.stale} data-stale="true">
+                times as of <Time seconds={asOf} />, not updating (signed out)
+              </span>
+            ) : (
+              <>
+                waiting {formatDuration(now - a.requested_at)} · <span className={styles[`urgency_${left.level}`]}>{left.label}</span>
+              </>
+            );
+            const actions = canDecide ? (
+              <div className={styles.actions}>
+                {blocked ? (
+                  <p className={styles.plainNote}>{blocked}</p>
+                ) : (
+                  <button type="button" className="button button-primary" disabled={decideOff} aria-describedby={ended ? 'queue-ended' : undefined} onClick={() => openApprove([a.id])}>
+                    Approve…
+                  </button>
+                )}
+                <button type="button" className="button button-danger" disabled={decideOff} aria-describedby={ended ? 'queue-ended' : undefined} onClick={() => openReject([a.id])}>
+                  Reject…
+                </button>
+              </div>
+            ) : null;
             return (
               <li
                 key={a.id}
@@ -338,62 +491,76 @@ export function ApprovalQueue({
                   else cards.current.delete(a.id);
                 }}
                 tabIndex={0}
-                className={`${styles.card} ${isCurrent ? styles.current : ''} ${selected.has(a.id) ? styles.selected : ''}`}
-                aria-label={`${a.agent} wants to run ${a.tool}${twin ? `, ${twin}` : ''}`}
+                className={`${styles.card} ${filter.compact ? styles.compactCard : ''} ${isCurrent ? styles.current : ''} ${highlighted ? styles.highlighted : ''} ${selected.has(a.id) ? styles.selected : ''}`}
+                aria-label={`${a.agent} wants to run ${a.tool}${twin ? `, ${twin}` : ''}${highlighted ? ' (the request the link points to)' : ''}`}
                 aria-current={isCurrent ? 'true' : undefined}
                 data-approval-id={a.id}
-                onFocus={() => setCurrentId(a.id)}
+                data-highlighted={highlighted ? 'true' : undefined}
+                onFocus={() => {
+                  setCurrentId(a.id);
+                  // the link's highlight gives way once the person moves on
+                  if (highlightId && a.id !== highlightId) setHighlightId(null);
+                }}
               >
-                <div className={styles.cardHead}>
-                  <h3 className={styles.ask}>
-                    <span className={styles.agent}>{a.agent}</span> wants to run <code className={styles.tool}>{a.tool}</code>
-                    {twin ? <span className={styles.twin}> · {twin}</span> : null}
-                  </h3>
-                  {canDecide ? (
-                    <label className={styles.select}>
-                      <input type="checkbox" checked={selected.has(a.id)} onChange={() => toggle(a.id)} /> Select
-                    </label>
-                  ) : null}
-                </div>
-                <p className={styles.tags}>
-                  <RiskBadge risk={a.risk} />
-                  <span className={styles.gateTag}>
-                    gate <strong>{a.gate}</strong>
-                  </span>
-                  {a.approvals_required > 1 ? <span className={styles.gateTag}>{a.approvals_required === 2 ? 'two-person gate' : `${a.approvals_required} approvals needed`}</span> : null}
-                </p>
-                <p className={styles.why}>
-                  <strong>Why it waits:</strong> {a.gate_description ? `${a.gate_description} ` : ''}
-                  {reason ?? (a.gate_description ? '' : `Calls behind the “${a.gate}” gate need a person to approve them.`)}
-                </p>
-                <ArgumentsView args={a.arguments} markProduction />
-                {a.approvals_required > 1 ? (
-                  <p className={styles.progress} data-testid="approval-progress">
-                    <strong>
-                      {a.approvals.length} of {a.approvals_required} approvals
-                    </strong>
-                    {first ? ` · approved by ${first.by}${first.by === me ? ' (you)' : ''} ${ago(now - first.at)}` : ' · none given yet'}
-                    {a.approvals.slice(1).map((g) => ` · then by ${g.by}${g.by === me ? ' (you)' : ''} ${ago(now - g.at)}`)}
-                  </p>
-                ) : null}
-                <p className={styles.meta}>
-                  Requested by <strong>{a.requested_by}</strong> · waiting {formatDuration(now - a.requested_at)} ·{' '}
-                  <span className={styles[`urgency_${left.level}`]}>{left.label}</span> · rule <code>{a.rule_source}</code>
-                </p>
-                {canDecide ? (
-                  <div className={styles.actions}>
-                    {blocked ? (
-                      <p className={styles.plainNote}>{blocked}</p>
-                    ) : (
-                      <button type="button" className="button button-primary" disabled={busy} onClick={() => openApprove([a.id])}>
-                        Approve…
-                      </button>
-                    )}
-                    <button type="button" className="button button-danger" disabled={busy} onClick={() => openReject([a.id])}>
-                      Reject…
-                    </button>
+                {filter.compact ? (
+                  <div className={styles.compactRow}>
+                    {canDecide ? (
+                      <label className={styles.select}>
+                        <input type="checkbox" checked={selected.has(a.id)} onChange={() => toggle(a.id)} />
+                        <span className="visually-hidden"> Select</span>
+                      </label>
+                    ) : null}
+                    <RiskBadge risk={a.risk} />
+                    <span className={styles.compactWhat}>
+                      <RequestLine a={a} max={3} />
+                    </span>
+                    <span className={styles.compactMeta}>
+                      gate <strong>{a.gate}</strong>
+                      {a.approvals_required > 1 ? ` · ${a.approvals.length} of ${a.approvals_required} approvals` : ''} · {times}
+                    </span>
+                    {actions}
                   </div>
-                ) : null}
+                ) : (
+                  <>
+                    <div className={styles.cardHead}>
+                      <h3 className={styles.ask}>
+                        <span className={styles.agent}>{a.agent}</span> wants to run <code className={styles.tool}>{a.tool}</code>
+                        {twin ? <span className={styles.twin}> · {twin}</span> : null}
+                      </h3>
+                      {canDecide ? (
+                        <label className={styles.select}>
+                          <input type="checkbox" checked={selected.has(a.id)} onChange={() => toggle(a.id)} /> Select
+                        </label>
+                      ) : null}
+                    </div>
+                    {highlighted ? <p className={styles.linkedNote}>The request the link points to.</p> : null}
+                    <p className={styles.tags}>
+                      <RiskBadge risk={a.risk} />
+                      <span className={styles.gateTag}>
+                        gate <strong>{a.gate}</strong>
+                      </span>
+                      {a.approvals_required > 1 ? <span className={styles.gateTag}>{a.approvals_required === 2 ? 'two-person gate' : `${a.approvals_required} approvals needed`}</span> : null}
+                    </p>
+                    <p className={styles.why}>
+                      <strong>Why it waits:</strong> {a.gate_description ? `${a.gate_description} ` : ''}
+                      {reason ?? (a.gate_description ? '' : `Calls behind the “${a.gate}” gate need a person to approve them.`)}
+                    </p>
+                    <ArgumentsView args={a.arguments} markProduction />
+                    {a.approvals_required > 1 ? (
+                      <p className={styles.progress} data-testid="approval-progress">
+                        <strong>
+                          {a.approvals.length} of {a.approvals_required} approvals
+                        </strong>
+                        {first ? ` · approved by ${first.by}${first.by === me ? ' (you)' : ''} ${ago(now - first.at)}` : ' · none given yet'}
+                        {a.approvals.slice(1).map((g) => ` · then by ${g.by}${g.by === me ? ' (you)' : ''} ${ago(now - g.at)}`)}
+                      </p>
+                    ) : null}
+                    <p className={styles.meta}>
+                      Requested by <strong>{a.requested_by}</strong> · {times} · rule <code>{a.rule_source}</code>
+                    </p>
+                    {actions}
+                  </>
+                )}
               </li>
             );
           })}
@@ -422,5 +589,42 @@ export function ApprovalQueue({
         />
       ) : null}
     </section>
+  );
+}
+
+/** What a link to a request no longer pending finds: who decided it, when and why; or that there is no such request. */
+function DeepLinkResult({ link }: { link: DeepLink }) {
+  const a = link.found;
+  if (!a) {
+    return (
+      <div className={`panel ${styles.linkResult}`} role="status" data-testid="deep-link-result">
+        <strong>Request not found.</strong> No approval request <code>{link.id}</code> exists here: the link may be mistyped, or
+        from another server.
+      </div>
+    );
+  }
+  const by = a.decided_by ? ` by ${a.decided_by}` : '';
+  const verb = a.status === 'expired' ? 'Expired without a decision' : a.status === 'rejected' ? `Rejected${by}` : `Approved${by}`;
+  const after = a.status === 'consumed' ? ' The call has run.' : a.status === 'approved' ? ' The call has not run yet.' : '';
+  return (
+    <div className={`panel ${styles.linkResult}`} role="status" data-testid="deep-link-result">
+      <p className={styles.linkHead}>
+        <strong>This request was already decided.</strong> {a.agent} → <code>{a.tool}</code>
+      </p>
+      <p>
+        {verb}
+        {a.decided_at ? (
+          <>
+            {' '}
+            on <Time seconds={a.decided_at} />
+          </>
+        ) : null}
+        {a.decision_reason ? <>, reason: “{a.decision_reason}”.</> : a.status === 'expired' ? '.' : ', no reason given.'}
+        {after}
+      </p>
+      <p>
+        <a href={`/approvals?tab=history&agent=${encodeURIComponent(a.agent)}&gate=${encodeURIComponent(a.gate)}`}>See it in History</a>
+      </p>
+    </div>
   );
 }

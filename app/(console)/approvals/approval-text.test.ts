@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { approvalStep, distinguishers, isProductionValue, plainReason, summarize } from './approval-text';
+import { approvalStep, confirmsStep, deliberateStep, distinguishers, isProductionValue, plainReason, summarize, withPreset } from './approval-text';
 import type { Approval } from './approval-types';
 
 const base = {
@@ -39,5 +39,33 @@ describe('the plain words of the approval queue', () => {
     expect(approvalStep(two)).toMatchObject({ completes: false, text: expect.stringContaining('approval 1 of 2') });
     const second = { ...two, approvals: [{ by: 'olivia', role: 'operator', at: 1, reason: null }] } as Approval;
     expect(approvalStep(second)).toMatchObject({ completes: true, text: expect.stringContaining('first approval by olivia') });
+  });
+});
+
+describe('reject presets', () => {
+  it('a preset goes in front of the written text, and a second one replaces the first', () => {
+    expect(withPreset('', 'Wrong environment')).toBe('Wrong environment');
+    expect(withPreset('use staging first', 'Wrong environment')).toBe('Wrong environment: use staging first');
+    expect(withPreset('Wrong environment: use staging first', 'Not during a change freeze')).toBe('Not during a change freeze: use staging first');
+    expect(withPreset('Wrong environment', 'The arguments look wrong')).toBe('The arguments look wrong');
+    // a text that only starts like a preset, without its colon, is the person's own words
+    expect(withPreset('Wrong environmental data', 'Wrong environment')).toBe('Wrong environment: Wrong environmental data');
+  });
+});
+
+describe('the deliberate step of production and high-risk approvals', () => {
+  const make = (over: Partial<Approval>): Approval => ({ ...(base as unknown as Approval), ...over });
+  it('asks for the environment of a production call, the tool of a high-risk one, nothing for the rest', () => {
+    expect(deliberateStep([make({ arguments: { model_id: 'm-1', env: 'prod' }, risk: 'medium' })])).toMatchObject({ word: 'prod' });
+    expect(deliberateStep([make({ arguments: { env: 'staging' }, risk: 'high' })])).toMatchObject({ word: 'deploy_serving' });
+    expect(deliberateStep([make({ arguments: { env: 'staging' }, risk: 'medium' })])).toBeNull();
+    expect(deliberateStep([make({ arguments: { env: 'prod' } }), make({ arguments: { env: 'staging' }, risk: 'high' })])).toMatchObject({ word: 'approve all' });
+    expect(deliberateStep([make({ arguments: { env: 'prod' } }), make({ arguments: { env: 'prod' }, id: 'apr_2' })])).toMatchObject({ word: 'prod' });
+  });
+  it('is confirmed only by the word itself', () => {
+    expect(confirmsStep(' PROD ', 'prod')).toBe(true);
+    expect(confirmsStep('', 'prod')).toBe(false);
+    expect(confirmsStep('pro', 'prod')).toBe(false);
+    expect(confirmsStep('prod!', 'prod')).toBe(false);
   });
 });

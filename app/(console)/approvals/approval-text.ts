@@ -102,3 +102,53 @@ export function approvalStep(a: Approval): { text: string; completes: boolean } 
   }
   return { text: `This is approval ${n} of ${a.approvals_required}: another operator must also approve before the agent can run it.`, completes: false };
 }
+
+/** Common reasons for a rejection, offered as choices (never pre-selected). */
+export const PRESET_REASONS = [
+  'The arguments look wrong',
+  'Not during a change freeze',
+  'Needs a review or a model card first',
+  'Wrong environment',
+] as const;
+
+/**
+ * The reason text after choosing `preset`: the preset's words go in front of what is written, replacing a preset
+ * chosen before. The text box shows the result, so what is stored is what the person saw.
+ */
+export function withPreset(text: string, preset: string): string {
+  const rest = text.trimStart();
+  const earlier = PRESET_REASONS.find((p) => rest === p || rest.startsWith(`${p}:`));
+  const own = (earlier ? rest.slice(earlier.length).replace(/^:\s*/, '') : rest).trim();
+  return own ? `${preset}: ${own}` : preset;
+}
+
+/** The first argument that points the call at production, as "env prod", or null. */
+export function productionArgument(args: unknown): { key: string; value: string } | null {
+  const o = argsObject(args);
+  if (!o) return null;
+  for (const [key, v] of Object.entries(o)) if (typeof v === 'string' && isProductionValue(key, v)) return { key, value: v.trim() };
+  return null;
+}
+
+/**
+ * The deliberate second step of approving production or high-risk calls: what the person must type, and why. One
+ * request asks for the environment it points at (production) or else the tool's name (high risk); several whose words
+ * differ ask for "approve all". Null when none of them needs the step (staging, low and medium risk keep one step).
+ */
+export function deliberateStep(list: readonly Approval[]): { word: string; why: string } | null {
+  const needs = list.flatMap((a) => {
+    const prod = productionArgument(a.arguments);
+    if (prod) return [{ word: prod.value, why: `${a.tool} with ${prod.key} ${prod.value} runs in production` }];
+    if (a.risk === 'high') return [{ word: a.tool, why: `${a.tool} is a high-risk call` }];
+    return [];
+  });
+  if (needs.length === 0) return null;
+  const words = [...new Set(needs.map((n) => n.word))];
+  const why = [...new Set(needs.map((n) => n.why))].join('; ');
+  return { word: words.length === 1 ? words[0]! : 'approve all', why };
+}
+
+/** Does the typed text confirm the step? Spaces around it and letter case do not matter; anything else does. */
+export function confirmsStep(typed: string, word: string): boolean {
+  return typed.trim().toLowerCase() === word.toLowerCase();
+}

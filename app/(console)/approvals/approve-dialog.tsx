@@ -1,8 +1,8 @@
 'use client';
 
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { Approval } from './approval-types';
-import { approvalStep, plainReason } from './approval-text';
+import { approvalStep, confirmsStep, deliberateStep, plainReason } from './approval-text';
 import { ArgumentsView } from './arguments-view';
 import { RequestLine, RiskBadge } from './request-parts';
 import styles from './approvals.module.css';
@@ -15,20 +15,31 @@ export interface ApproveCandidate {
 
 /**
  * Confirms an approval before it is sent: restates who wants to run what, every argument (production values
- * marked), the gate's risk and why it is gated, and for two-person gates which approval this is. The confirm button
- * has the focus, so Enter confirms; Escape or Cancel closes without deciding. A native modal dialog.
+ * marked), the gate's risk and why it is gated, and for two-person gates which approval this is. Escape or Cancel
+ * closes without deciding. A native modal dialog.
+ *
+ * Staging and low- or medium-risk calls: the confirm button has the focus, so Enter confirms. Production and high-risk
+ * calls need a deliberate second step: the person types the environment (or, for a high-risk call elsewhere, the
+ * tool's name) in a box that has the focus; the focus never starts on Approve, and a wrong or empty word is refused
+ * in words.
  */
 export function ApproveDialog({ candidates, onCancel, onConfirm }: { candidates: ApproveCandidate[]; onCancel: () => void; onConfirm: (ids: string[]) => void }) {
   const ref = useRef<HTMLDialogElement>(null);
   const confirmRef = useRef<HTMLButtonElement>(null);
   const ids = candidates.filter((c) => !c.blocked).map((c) => c.a.id);
   const single = candidates.length === 1 ? candidates[0] : undefined;
+  const wordRef = useRef<HTMLInputElement>(null);
+  // decided once, when the dialog opens: the step does not change under the person's hands
+  const [deliberate] = useState(() => deliberateStep(candidates.filter((c) => !c.blocked).map((c) => c.a)));
+  const [typed, setTyped] = useState('');
+  const [wrong, setWrong] = useState(false);
 
   useEffect(() => {
     const d = ref.current;
     if (d && !d.open) d.showModal();
-    confirmRef.current?.focus();
-  }, []);
+    if (deliberate) wordRef.current?.focus();
+    else confirmRef.current?.focus();
+  }, [deliberate]);
 
   const step = single ? approvalStep(single.a) : null;
   const confirmLabel = single
@@ -55,7 +66,13 @@ export function ApproveDialog({ candidates, onCancel, onConfirm }: { candidates:
         method="dialog"
         onSubmit={(e) => {
           e.preventDefault();
-          if (ids.length) onConfirm(ids);
+          if (ids.length === 0) return;
+          if (deliberate && !confirmsStep(typed, deliberate.word)) {
+            setWrong(true);
+            wordRef.current?.focus();
+            return;
+          }
+          onConfirm(ids);
         }}
       >
         <h2 id="approve-title">{single ? 'Approve this request?' : `Approve ${candidates.length} requests?`}</h2>
@@ -101,11 +118,40 @@ export function ApproveDialog({ candidates, onCancel, onConfirm }: { candidates:
           </ol>
         )}
 
+        {deliberate ? (
+          <div className={styles.deliberate}>
+            <label htmlFor="approve-word" className={styles.fieldLabel}>
+              Type <code>{deliberate.word}</code> to approve
+            </label>
+            <p id="approve-word-why" className={styles.fieldHelp}>
+              A second step, because {deliberate.why}. Calls neither in production nor high-risk do not ask for it.
+            </p>
+            <input
+              id="approve-word"
+              ref={wordRef}
+              autoComplete="off"
+              spellCheck={false}
+              value={typed}
+              aria-describedby={wrong ? 'approve-word-wrong approve-word-why' : 'approve-word-why'}
+              aria-invalid={wrong ? 'true' : undefined}
+              onChange={(e) => {
+                setTyped(e.target.value);
+                setWrong(false);
+              }}
+            />
+            {wrong ? (
+              <p id="approve-word-wrong" role="alert" className={styles.fieldError}>
+                {typed.trim() ? `“${typed.trim()}” is not “${deliberate.word}”.` : 'Nothing typed yet.'} Type {deliberate.word} exactly to approve, or Cancel.
+              </p>
+            ) : null}
+          </div>
+        ) : null}
+
         <div className={styles.dialogActions}>
           <button type="button" className="button" onClick={() => ref.current?.close()}>
             Cancel
           </button>
-          <button ref={confirmRef} type="submit" className="button button-primary" disabled={ids.length === 0} autoFocus>
+          <button ref={confirmRef} type="submit" className="button button-primary" disabled={ids.length === 0}>
             {confirmLabel}
           </button>
         </div>

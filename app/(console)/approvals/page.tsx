@@ -1,16 +1,23 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { approvalToJson } from '@/lib/approvals/store';
-import { approvalListQuerySchema } from '@/lib/http/schemas';
-import { requirePage } from '@/lib/http/page-auth';
+import { approvalIdSchema, approvalListQuerySchema } from '@/lib/http/schemas';
+import { currentPrincipal, requirePage } from '@/lib/http/page-auth';
 import { isRoleAtLeast } from '@/lib/permissions';
 import { Forbidden } from '@/app/_components/forbidden';
 import { ApprovalHistory, type HistoryFilter } from './approval-history';
-import { ApprovalQueue } from './approval-queue';
+import { ApprovalQueue, type DeepLink } from './approval-queue';
+import { queueFilterFrom } from './queue-filter';
 import { PendingCount, PendingCountProvider } from './pending-count';
 import styles from './approvals.module.css';
 
-export const metadata: Metadata = { title: 'Approvals' };
+/** "(3) Approvals": the tab shows how many wait; the queue keeps it current (approval-queue.tsx). */
+export async function generateMetadata(): Promise<Metadata> {
+  const { app, principal } = await currentPrincipal();
+  if (!principal || !isRoleAtLeast(principal.role, 'auditor')) return { title: 'Approvals' };
+  const n = (await app.approvals.list({ status: 'pending' })).length;
+  return { title: n ? `(${n}) Approvals` : 'Approvals' };
+}
 export const dynamic = 'force-dynamic';
 
 type Search = Record<string, string | string[] | undefined>;
@@ -23,6 +30,15 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
   const tab = sp.tab === 'history' ? 'history' : 'pending';
   const canDecide = isRoleAtLeast(principal.role, 'operator');
   const pending = await app.approvals.toJson(await app.approvals.list({ status: 'pending' }));
+
+  // /approvals?request=<id>, the link notifications send: that request, pending (shown and focused) or decided (said)
+  let deepLink: DeepLink | null = null;
+  const requested = one(sp.request);
+  if (tab === 'pending' && requested) {
+    const valid = approvalIdSchema.safeParse({ id: requested });
+    const row = valid.success ? await app.approvals.get(valid.data.id) : undefined;
+    deepLink = { id: requested, found: row ? ((await app.approvals.toJson([row]))[0] ?? null) : null };
+  }
 
   let history: ReturnType<typeof approvalToJson>[] = [];
   let filter: HistoryFilter = {};
@@ -50,7 +66,15 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
           </Link>
         </nav>
         {tab === 'pending' ? (
-          <ApprovalQueue initial={pending} canDecide={canDecide} me={principal.id} myRole={principal.role} serverNow={Date.now() / 1000} />
+          <ApprovalQueue
+            initial={pending}
+            canDecide={canDecide}
+            me={principal.id}
+            myRole={principal.role}
+            serverNow={Date.now() / 1000}
+            initialFilter={queueFilterFrom(sp)}
+            deepLink={deepLink}
+          />
         ) : (
           <ApprovalHistory rows={history} filter={filter} />
         )}
