@@ -23,14 +23,15 @@ const DAY = 86_400;
 const T0 = 1_750_032_000; // a UTC midnight
 const options: RecorderOptions = { revision: () => 'rev-until', logAllDecisions: () => false };
 /** Twelve denials over four days, recorded in time order: ids 1..12. */
-const denial = (i: number): DenialInput => ({
+const timeOf = (i: number): number => T0 + Math.floor(i / 3) * DAY + i * 60;
+const denial = (i: number): DenialInput & { timestamp: number } => ({
   toolCallId: `call-${i}`,
   toolName: i % 2 ? 'profile_dataset' : 'clean_dataset',
   agentName: i % 3 ? 'trainer' : 'evaluator',
   argumentsJson: '{}',
   ruleSource: 'agent_allowlist',
   reason: `reason ${i}`,
-  timestamp: T0 + Math.floor(i / 3) * DAY + i * 60,
+  timestamp: timeOf(i),
 });
 
 interface Reading {
