@@ -2,7 +2,8 @@
  * The console's own polling is not logged as decisions (issue 24): with decision_log_all on, a GET carrying
  * `x-swarm-background: 1` from a signed-in person's session writes no `decision.allowed` row, the same call without
  * the header does, and an agent's token cannot use the header to hide its calls. A refused background call is still
- * a denial. On SQLite and on PostgreSQL.
+ * a denial. And the audit page's default view (exclude_type=decision) leaves the logged decisions out. On SQLite and
+ * on PostgreSQL.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -52,6 +53,14 @@ async function pollingScenario(app: App): Promise<void> {
   const userToken = await app.auth.createToken({ username: 'olivia' }, 'test');
   expect(await call(app, poll, '/api/v1/approvals', { authorization: `Bearer ${userToken}`, [BACKGROUND_HEADER]: '1' })).toBe(200);
   expect(await logged(app)).toBe(before + 2);
+
+  // The audit page's default view leaves the logged decisions out (their own view: type=decision).
+  const all = (await app.securityEvents.list({ limit: 1000 })).rows;
+  const apart = (await app.securityEvents.list({ excludeType: 'decision', limit: 1000 })).rows;
+  expect(all.some((e) => e.type.startsWith('decision.'))).toBe(true);
+  expect(apart.some((e) => e.type.startsWith('decision.'))).toBe(false);
+  expect(apart.length).toBe(all.filter((e) => !e.type.startsWith('decision.')).length);
+  expect((await app.securityEvents.list({ excludeType: 'decision.allowed', limit: 1000 })).rows.some((e) => e.type === 'decision.allowed')).toBe(false);
 
   // A refused background call is still a denial.
   const denied = await denials(app);

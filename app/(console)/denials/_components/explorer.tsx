@@ -332,13 +332,23 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
                 Export JSON lines
               </a>
             </>
-          ) : null}
+          ) : (
+            // Until the view's window is fixed there is nothing exact to export yet: the same buttons, unavailable.
+            <>
+              <button type="button" className="button" disabled>
+                Export CSV
+              </button>
+              <button type="button" className="button" disabled>
+                Export JSON lines
+              </button>
+            </>
+          )}
         </div>
       </header>
 
       {copied ? (
         <p className={styles.notice} role="status" data-testid="copied-link">
-          Link copied, pinned to {describeWindow(view ?? pinWindow(state))}
+          Link copied for the window {describeWindow(view ?? pinWindow(state))}
           {view?.untilId !== undefined ? `, up to denial #${view.untilId}` : ''}: <code className={styles.copiedUrl}>{copied}</code>{' '}
           <button type="button" className="button button-quiet" onClick={() => setCopied(undefined)}>
             Dismiss
