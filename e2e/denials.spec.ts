@@ -253,7 +253,9 @@ test.describe('the denial explorer', () => {
     expect(lines.length - 1).toBe(Number((await page.getByTestId('summary-total').innerText()).replace(/,/g, '')));
 
     const [jsonDownload] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export JSON' }).click()]);
-    const json = readFileSync((await jsonDownload.path())!, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: number; agent_name: string });
+    // The first record names the export's window and row count (README, Exports); the denials follow.
+    const [meta, ...json] = readFileSync((await jsonDownload.path())!, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: number; agent_name: string; export?: { rows: number } });
+    expect(meta?.export?.rows).toBe(lines.length - 1);
     expect(json.map((r) => r.id)).toEqual(lines.slice(1).map((l) => Number(l.split(',')[0])));
     expect(json.every((r) => r.agent_name === 'trainer')).toBe(true);
   });
@@ -404,7 +406,7 @@ test.describe('the denial explorer as a log explorer', () => {
     const shown = page.getByTestId('copied-link');
     await expect(shown).toBeVisible();
     const url = (await shown.locator('code').innerText()).trim();
-    expect(url).toMatch(/\/denials\?from=\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z&to=\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z&agent=trainer$/);
+    expect(url).toMatch(/\/denials\?from=\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z&to=\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z&agent=trainer&until_id=\d+$/);
     expect(url).not.toContain('window=');
     const from = Date.parse(new URL(url).searchParams.get('from')!);
     const to = Date.parse(new URL(url).searchParams.get('to')!);

@@ -83,7 +83,44 @@ export function denialNdjsonLine(row: DenialRow): string {
   return `${JSON.stringify(denialToJson(row))}\n`;
 }
 
-export function denialExportStream(rows: Iterator<DenialRow> | AsyncIterator<DenialRow>, format: ExportFormat): ReadableStream<Uint8Array> {
+/**
+ * What an export holds: its window as it was fixed when the export started (or as the view that asked for it was
+ * loaded), the newest denial id it may hold, and how many rows follow. CSV carries it in response headers only (a
+ * comment line would break the spreadsheets the CSV is for); JSON lines also as their first record, `{"export": …}`.
+ */
+export interface ExportMeta {
+  kind: 'permission_denials';
+  /** seconds since the epoch; null: open at that end */
+  from: number | null;
+  to: number | null;
+  /** rows recorded after this id are not in the export */
+  until_id: number;
+  /** the number of denial rows that follow (null when a cursor started the export part-way) */
+  rows: number | null;
+  /** the attribute filters, as the API took them */
+  filter: Record<string, string>;
+  exported_at: number;
+}
+
+/** The window of an export in words for a header: `2026-11-25T18:00:00.000Z/2026-11-25T19:00:00.000Z until_id=461 rows=446`. */
+export function exportWindowText(meta: ExportMeta): string {
+  const end = (t: number | null, open: string) => (t === null ? open : isoTime(t));
+  return `${end(meta.from, 'start')}/${end(meta.to, 'now')} until_id=${meta.until_id} rows=${meta.rows ?? 'unknown'}`;
+}
+
+/** The export's facts as response headers, for every format (x-swarm-export-*). */
+export function exportMetaHeaders(meta: ExportMeta): Record<string, string> {
+  const h: Record<string, string> = {
+    'x-swarm-export-window': exportWindowText(meta),
+    'x-swarm-export-until-id': String(meta.until_id),
+  };
+  if (meta.from !== null) h['x-swarm-export-from'] = isoTime(meta.from);
+  if (meta.to !== null) h['x-swarm-export-to'] = isoTime(meta.to);
+  if (meta.rows !== null) h['x-swarm-export-rows'] = String(meta.rows);
+  return h;
+}
+
+export function denialExportStream(rows: Iterator<DenialRow> | AsyncIterator<DenialRow>, format: ExportFormat, meta?: ExportMeta): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const line = format === 'csv' ? denialCsvLine : denialNdjsonLine;
   let started = false;
@@ -94,6 +131,7 @@ export function denialExportStream(rows: Iterator<DenialRow> | AsyncIterator<Den
       if (!started) {
         started = true;
         if (format === 'csv') chunk = denialCsvHeader();
+        else if (meta) chunk = `${JSON.stringify({ export: { ...meta, from_iso: meta.from === null ? null : isoTime(meta.from), to_iso: meta.to === null ? null : isoTime(meta.to) } })}\n`;
       }
       for (let i = 0; i < BATCH; i++) {
         let next = rows.next();
@@ -145,10 +183,16 @@ export function denialExportFileName(filter: DenialMatch, format: ExportFormat, 
 }
 
 /** The response of an export: a download named after the filter and the time (or the format alone), never cached. */
-export function denialExportResponse(rows: Iterator<DenialRow> | AsyncIterator<DenialRow>, format: ExportFormat, fileName = `permission_denials.${EXPORT_TYPES[format].extension}`): Response {
+export function denialExportResponse(
+  rows: Iterator<DenialRow> | AsyncIterator<DenialRow>,
+  format: ExportFormat,
+  fileName = `permission_denials.${EXPORT_TYPES[format].extension}`,
+  meta?: ExportMeta,
+): Response {
   const type = EXPORT_TYPES[format];
-  return new Response(denialExportStream(rows, format), {
+  return new Response(denialExportStream(rows, format, meta), {
     headers: {
+      ...(meta ? exportMetaHeaders(meta) : {}),
       'content-type': type.contentType,
       'content-disposition': `attachment; filename="${fileName.replace(/[^A-Za-z0-9._-]/g, '_')}"`,
       'cache-control': 'no-store',

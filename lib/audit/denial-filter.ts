@@ -19,6 +19,11 @@ export interface DenialFilter {
   /** absolute window, seconds since the epoch */
   from?: number;
   to?: number;
+  /**
+   * The newest denial id a view showed when it was loaded: rows recorded after it are left out, so a link, an export or
+   * a count taken later reproduces exactly the rows that view showed (the explorer sends it with a pinned `to`).
+   */
+  untilId?: number;
   agent?: string;
   tool?: string;
   role?: string;
@@ -204,6 +209,7 @@ export function denialWhere(f: Omit<DenialFilter, 'limit'>, dialect: FilterDiale
   if (f.since !== undefined) c.push(gte(t.timestamp, nowSeconds() - f.since));
   if (f.from !== undefined) c.push(gte(t.timestamp, f.from));
   if (f.to !== undefined) c.push(lte(t.timestamp, f.to));
+  if (f.untilId !== undefined) c.push(lte(t.id, f.untilId));
   c.push(...attributeConditions(f, t, false, dialect.family));
   if (hasText(f.q)) c.push(dialect.text(f.q));
   if (f.cursor !== undefined && (f.sort ?? 'id') === 'id' && /^\d{1,18}$/.test(f.cursor)) {

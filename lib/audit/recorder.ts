@@ -120,7 +120,9 @@ export function auditRowOf(event: AuditEvent, options: RecorderOptions): { chain
   if (!isDecision(event)) return { chain: 'security_events', values: eventValues(eventRow(event), options.revision()) };
   const { context, result } = event;
   if (result.decision === 'DENY') return { chain: 'permission_denials', values: denialValues(denialOfDecision(context, result, options.maskKeys), options.revision()) };
-  if (!options.logAllDecisions()) return undefined;
+  // A console page refreshing itself in the background is not an agent's or a person's decision: logging it would
+  // bury the trail under the poll (the route sets `background` only for a signed-in session, never for a token).
+  if (!options.logAllDecisions() || event.background === true) return undefined;
   const masked = maskedArgumentsJson(context.arguments, options.maskKeys);
   const row: EventRow = {
     decisionId: result.decisionId ?? null,

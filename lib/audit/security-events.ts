@@ -13,6 +13,11 @@ export interface EventFilter {
   to?: number;
   /** an exact type (auth.login.failed) or a family before the first dot (auth) */
   type?: string;
+  /**
+   * A type or family left out (`decision`: the allowed and asked decisions logged under decision_log_all, which the
+   * audit page keeps in their own view so the security events people act on are not buried under them)
+   */
+  excludeType?: string;
   actor?: string;
   outcome?: string;
   decisionId?: string;
@@ -45,6 +50,10 @@ export function eventWhere(f: EventFilter, t: EventColumns = securityEvents, lik
     // A family (no dot) matches itself and every type under it: `auth` matches auth.login.failed.
     const family = `${f.type.replace(/[%_\\]/g, '\\$&')}.%`;
     c.push(f.type.includes('.') ? eq(t.type, f.type) : or(eq(t.type, f.type), sql`${t.type} ${like} ${family} ESCAPE '\\'`)!);
+  }
+  if (f.excludeType) {
+    const family = `${f.excludeType.replace(/[%_\\]/g, '\\$&')}.%`;
+    c.push(f.excludeType.includes('.') ? sql`${t.type} <> ${f.excludeType}` : sql`NOT (${t.type} = ${f.excludeType} OR ${t.type} ${like} ${family} ESCAPE '\\')`);
   }
   if (f.actor) c.push(eq(t.actor, f.actor));
   if (f.outcome) c.push(eq(t.outcome, f.outcome));

@@ -31,6 +31,8 @@ export function requireRole(role: Role): RoleRequirement {
 }
 
 export const SESSION_COOKIE = 'swarm_session';
+/** Set by the console on its own background refreshes (polls), so that they are not logged as decisions. */
+export const BACKGROUND_HEADER = 'x-swarm-background';
 /** The answer to a path whose escapes do not decode (`/api/v1/flags/%ZZ`), from the listener and the routes alike. */
 export const MALFORMED_PATH = 'The path is not valid: every "%" must start an escape of two hex digits, and the escapes must spell UTF-8.';
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -368,7 +370,12 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
       const ip = request.clientAddress;
       const input = { kind: 'http', principal, method: request.method, path, requiredRole: required } as const;
       // Synchronous on SQLite (no hooks run for an HTTP decision); PostgreSQL's stores are awaited.
-      const decision = app.kind === 'sqlite' ? app.engine.decide(input, { ip }) : await app.engine.decideAsync(input, { ip });
+      // A console page's background refresh (header x-swarm-background: 1) from a person's session is not logged as a
+      // decision under decision_log_all (a DENY still is). Only a session may say so: a token is an agent or a script,
+      // whose every call is what the log is for.
+      const background = via === 'session' && SAFE_METHODS.has(request.method) && request.header(BACKGROUND_HEADER) === '1';
+      const meta = { ip, background };
+      const decision = app.kind === 'sqlite' ? app.engine.decide(input, meta) : await app.engine.decideAsync(input, meta);
       seen.decisionId = decision.decisionId;
       seen.principal = principal.kind === 'anonymous' ? undefined : principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
       if (decision.decision !== 'ALLOW') {

@@ -17,6 +17,8 @@ const denialFilterFields = {
   since: positiveSeconds.optional(),
   from: z.coerce.number().nonnegative().optional(),
   to: z.coerce.number().nonnegative().optional(),
+  /** the newest denial id of the view that was loaded: rows recorded after it are left out (exact evidence) */
+  until_id: z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
   agent: name.optional(),
   tool: name.optional(),
   role: z.enum(ROLES).optional(),
@@ -78,7 +80,7 @@ export type DenialMatchQuery = z.infer<typeof denialMatchSchema>;
 
 /** The store's filter for a validated query (the API's snake_case names to the store's). */
 export function denialFilterOf(q: DenialMatchQuery): DenialMatch {
-  return { since: q.since, from: q.from, to: q.to, agent: q.agent, tool: q.tool, role: q.role, ruleSource: q.rule_source, q: q.q };
+  return { since: q.since, from: q.from, to: q.to, untilId: q.until_id, agent: q.agent, tool: q.tool, role: q.role, ruleSource: q.rule_source, q: q.q };
 }
 
 export const idParamSchema = z.strictObject({ id: z.string().regex(/^\d{1,18}$/, 'id is a number') });
@@ -221,6 +223,8 @@ export const eventQuerySchema = z
     from: z.coerce.number().nonnegative().optional(),
     to: z.coerce.number().nonnegative().optional(),
     type: z.preprocess(blankToUndefined, z.string().regex(/^[a-z_]+(\.[a-z_]+)*$/, 'type is an event type such as auth.login.failed, or a family such as auth').optional()),
+    /** a type or family left out: the audit page's default view sends `decision` (logged decisions have their own view) */
+    exclude_type: z.preprocess(blankToUndefined, z.string().regex(/^[a-z_]+(\.[a-z_]+)*$/, 'exclude_type is an event type or a family such as decision').optional()),
     actor: z.preprocess(blankToUndefined, name.optional()),
     outcome: z.preprocess(blankToUndefined, z.enum(['succeeded', 'failed', 'refused']).optional()),
     decision_id: z.preprocess(blankToUndefined, z.string().regex(/^[0-9a-f-]{36}$/, 'decision_id is a UUID').optional()),

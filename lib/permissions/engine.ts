@@ -1,6 +1,6 @@
 import { newDecisionId } from './decision-id';
 import { ApprovalRequired, PermissionDenied } from './errors';
-import { AuditUnavailable, type Recorder } from './recorder';
+import { AuditUnavailable, type DecisionMeta, type Recorder } from './recorder';
 import type { CallHooks, HookPass, ToolCallFinished } from './call-hooks';
 import { drive, isPromise, type Step } from './steps';
 import { conditionHolds } from './condition';
@@ -293,7 +293,7 @@ export class PermissionEngine {
    * approval bound to this exact call, and an ALLOW that used an approval consumes it, exactly once. Synchronous: a
    * call whose hooks would have to wait (webhook, shell) is refused with HookWouldWait; use decideAsync() for it.
    */
-  decide(input: CheckInput, meta: { ip?: string } = {}): CheckResult {
+  decide(input: CheckInput, meta: DecisionMeta = {}): CheckResult {
     if (this.ports.async) throw new EngineIsAsync('decide');
     return this.commit(this.prepareWith(input, true) as PreparedCall, meta);
   }
@@ -302,7 +302,7 @@ export class PermissionEngine {
    * decide(), waiting for webhook and shell hooks first (outside any transaction), then deciding: synchronously with a
    * synchronous store, awaiting it with an asynchronous one.
    */
-  async decideAsync(input: CheckInput, meta: { ip?: string } = {}): Promise<CheckResult> {
+  async decideAsync(input: CheckInput, meta: DecisionMeta = {}): Promise<CheckResult> {
     const p = this.prepare(input);
     const prepared = isPromise<PreparedCall>(p) ? await p : p;
     return this.ports.async ? this.commitAsync(prepared, meta) : this.commit(prepared, meta);
@@ -312,7 +312,7 @@ export class PermissionEngine {
    * Decide a prepared call and record it: evaluated again on the arguments the hooks let through (the sources and the
    * approval state may have moved while a webhook answered), a block of a hook turned into a DENY attributed to it.
    */
-  commit(prepared: PreparedCall, meta: { ip?: string } = {}): CheckResult {
+  commit(prepared: PreparedCall, meta: DecisionMeta = {}): CheckResult {
     if (this.ports.async) throw new EngineIsAsync('decide');
     const result = drive(this.commitSteps(prepared, meta));
     if (isPromise(result)) throw new Error('A port of this synchronous engine answered with a promise: declare the store async.');
@@ -320,13 +320,13 @@ export class PermissionEngine {
   }
 
   /** commit(), with a store that answers asynchronously. */
-  async commitAsync(prepared: PreparedCall, meta: { ip?: string } = {}): Promise<CheckResult> {
+  async commitAsync(prepared: PreparedCall, meta: DecisionMeta = {}): Promise<CheckResult> {
     const result = drive(this.commitSteps(prepared, meta));
     return isPromise<CheckResult>(result) ? await result : result;
   }
 
   /** The decision and its consequences, written once for both kinds of store (see steps.ts). */
-  private *commitSteps(prepared: PreparedCall, meta: { ip?: string }): Generator<unknown, CheckResult, unknown> {
+  private *commitSteps(prepared: PreparedCall, meta: DecisionMeta): Generator<unknown, CheckResult, unknown> {
     const input = prepared.input;
     for (let attempt = 0; attempt < 3; attempt++) {
       const context = yield* this.contextSteps(input);
@@ -368,12 +368,12 @@ export class PermissionEngine {
   }
 
   /** Offer the decision to the audit trail; a decision that cannot be recorded is refused (AuditUnavailable). */
-  private *recorded(context: PermissionContext, result: CheckResult, meta: { ip?: string }): Generator<unknown, CheckResult, unknown> {
+  private *recorded(context: PermissionContext, result: CheckResult, meta: DecisionMeta): Generator<unknown, CheckResult, unknown> {
     const recorder = this.ports.recorder;
     if (!recorder) return result;
     try {
       // A synchronous recorder throws here; an asynchronous one rejects, and the rejection is thrown in at the yield.
-      yield recorder.record({ kind: context.kind, context: context as PermissionContext & (ToolContext | HttpContext), result, ip: meta.ip });
+      yield recorder.record({ kind: context.kind, context: context as PermissionContext & (ToolContext | HttpContext), result, ip: meta.ip, background: meta.background });
     } catch (error) {
       throw new AuditUnavailable(error);
     }

@@ -15,6 +15,18 @@ export interface DecisionEvent {
   result: CheckResult;
   /** client address, when known (HTTP) */
   ip?: string;
+  /**
+   * The console's own background refresh of a signed-in person (a poll, not a choice anyone made): an allowed or asked
+   * decision is then not logged even with decision_log_all on. A DENY is recorded whatever this says.
+   */
+  background?: boolean;
+}
+
+/** What the caller of a decision knows beyond its input: where it came from, and whether nobody asked for it. */
+export interface DecisionMeta {
+  ip?: string;
+  /** see DecisionEvent.background */
+  background?: boolean;
 }
 
 export type ApprovalEventType =

@@ -39,7 +39,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   await recordAuditRead(app, {
     principal,
     what: 'security_events',
-    filter: { since: filter.since, from: filter.from, to: filter.to, type: filter.type, actor: filter.actor, outcome: filter.outcome, decision_id: filter.decisionId },
+    filter: { since: filter.since, from: filter.from, to: filter.to, type: filter.type, exclude_type: filter.excludeType, actor: filter.actor, outcome: filter.outcome, decision_id: filter.decisionId },
   });
 
   return (

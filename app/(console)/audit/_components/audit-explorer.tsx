@@ -13,7 +13,10 @@ import { EventPanel } from './event-panel';
 import { EventsTable } from './events-table';
 import { AuditFilterBar } from './filter-bar';
 import { IntegrityBadge } from './integrity-badge';
-import { hasFilters, olderUrl, parseAuditState, serializeAuditState, viewKey, withFilters, type AuditState } from './url-state';
+import { FiltersDisclosure } from '@/app/(console)/denials/_components/filters-disclosure';
+import { SkipToResults } from '@/app/(console)/denials/_components/skip-to-results';
+import { useNarrow } from '@/app/(console)/denials/_components/use-narrow';
+import { DECISIONS, excludedType, hasFilters, olderUrl, parseAuditState, serializeAuditState, viewKey, withFilters, type AuditState } from './url-state';
 import { OUTCOME_TEXT, typeFilterWords } from './vocabulary';
 
 interface Props {
@@ -52,11 +55,27 @@ export function AuditExplorer({ state, ignored, initial, opened, integrity }: Pr
 
   const stateRef = useRef(state);
   stateRef.current = state;
+  // The filters the person chose last, while the server answers: the fields show them (a controlled select would
+  // snap back to the old value), and the next change builds on them, not on the view still on screen. Before, a
+  // second change made while the first was loading started from the old view and dropped the first.
+  const [chosen, setChosen] = useState<AuditState>();
+  const chosenRef = useRef<AuditState | undefined>(undefined);
+  useEffect(() => {
+    // The last navigation finished (or back/forward moved the view): the URL is the truth again.
+    if (!pending) {
+      chosenRef.current = undefined;
+      setChosen(undefined);
+    }
+  }, [pending, state]);
   const go = useCallback(
-    (next: AuditState) => startTransition(() => router.push(`${pathname}${serializeAuditState(next)}`, { scroll: false })),
+    (next: AuditState) => {
+      chosenRef.current = next;
+      setChosen(next);
+      startTransition(() => router.push(`${pathname}${serializeAuditState(next)}`, { scroll: false }));
+    },
     [router, pathname],
   );
-  const setFilters = useCallback((change: Partial<AuditState>) => go(withFilters(stateRef.current, change)), [go]);
+  const setFilters = useCallback((change: Partial<AuditState>) => go(withFilters(chosenRef.current ?? stateRef.current, change)), [go]);
   const clearAll = useCallback(() => go({ window: 'all' }), [go]);
 
   // Older pages of this view, fetched with the cursor and appended; a new view starts again from the server's page.
@@ -136,8 +155,14 @@ export function AuditExplorer({ state, ignored, initial, opened, integrity }: Pr
     results = <EventsTable rows={rows} busy={pending} onOpen={setOpen} openId={openId} focusRequest={focusRequest} />;
   }
 
+  const narrow = useNarrow();
+  const shown = chosen ?? state;
+  const activeFilters = [shown.window !== 'all' || shown.from !== undefined || shown.to !== undefined, shown.type, shown.actor, shown.outcome, shown.decision].filter(Boolean).length;
+  const badge = <IntegrityBadge initial={integrity} />;
+
   return (
     <div className={denials.page}>
+      <SkipToResults results="event-results" />
       <header className={denials.head}>
         <div>
           <h1>Audit</h1>
@@ -145,7 +170,7 @@ export function AuditExplorer({ state, ignored, initial, opened, integrity }: Pr
         </div>
       </header>
 
-      <IntegrityBadge initial={integrity} />
+      {narrow ? null : badge}
 
       {ignored.length ? (
         <p className={denials.notice} role="status">
@@ -153,9 +178,20 @@ export function AuditExplorer({ state, ignored, initial, opened, integrity }: Pr
         </p>
       ) : null}
 
-      <AuditFilterBar state={state} onChange={setFilters} onClear={clearAll} />
+      <FiltersDisclosure narrow={narrow} active={activeFilters}>
+        <AuditFilterBar state={shown} onChange={setFilters} onClear={clearAll} />
+      </FiltersDisclosure>
 
-      <section className={denials.results} aria-labelledby="events-title">
+      {excludedType(state) ? (
+        <p className={`muted ${styles.decisionsNote}`} data-testid="decisions-apart">
+          Allowed and asked decisions logged by <code>decision_log_all</code> are kept apart from these security events.{' '}
+          <button type="button" className="button button-quiet" onClick={() => setFilters({ type: DECISIONS })}>
+            Show logged decisions
+          </button>
+        </p>
+      ) : null}
+
+      <section className={denials.results} aria-labelledby="events-title" id="event-results">
         <div className={denials.resultsHead}>
           <h2 id="events-title" className={denials.resultsTitle} aria-live="polite">
             {rows.length > 0 ? (
@@ -186,6 +222,8 @@ export function AuditExplorer({ state, ignored, initial, opened, integrity }: Pr
         ) : null}
         {rows.length > 0 ? <p className={denials.footNote}>Times are in your local zone; hover a time for UTC. Open an event for its detail, decision and row hash.</p> : null}
       </section>
+
+      {narrow ? badge : null}
 
       {openId !== undefined ? (
         <EventPanel

@@ -1,5 +1,6 @@
 'use client';
 
+import { stepKey } from '@/app/(console)/denials/_components/detail-panel';
 import { useEffect, useRef } from 'react';
 import denials from '@/app/(console)/denials/denials.module.css';
 import { JsonView } from '@/app/(console)/denials/_components/detail-panel';
@@ -29,7 +30,15 @@ export function EventPanel({ id, event: e, onClose, onStep, canStep, onDecision 
   }, [id]);
 
   return (
-    <aside className={denials.panel} role="dialog" aria-modal="false" aria-labelledby="event-title" data-testid="event-detail">
+    <aside
+      className={denials.panel}
+      role="dialog"
+      aria-modal="false"
+      aria-labelledby="event-title"
+      data-testid="event-detail"
+      aria-keyshortcuts={onStep ? 'ArrowDown ArrowUp J K' : undefined}
+      onKeyDown={(k) => onStep && stepKey(k, onStep, canStep)}
+    >
       <header className={denials.panelHead}>
         <h2 id="event-title" ref={headingRef} tabIndex={-1}>
           Event <span className={denials.mono}>#{id}</span>

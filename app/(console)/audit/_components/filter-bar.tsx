@@ -1,12 +1,15 @@
 'use client';
 
-import { useEffect, useId, useState, type FormEvent } from 'react';
+import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import denials from '@/app/(console)/denials/denials.module.css';
 import { localDateTime } from '@/app/(console)/denials/_components/format';
 import { isCustomRange, WINDOW_LABELS, WINDOWS, type RelativeWindow } from '@/app/(console)/denials/_components/url-state';
 import styles from '@/app/(console)/audit/audit.module.css';
 import { hasFilters, OUTCOMES, type AuditState } from './url-state';
 import { familyLabel, OUTCOME_TEXT, TYPE_FAMILIES, typeLabel } from './vocabulary';
+
+/** How long the actor field waits after the last key before it applies (so a name is not searched letter by letter). */
+const ACTOR_DELAY_MS = 500;
 
 const SHORT_LABELS: Record<RelativeWindow, string> = { '1h': 'Hour', '24h': 'Day', '7d': 'Week', '30d': '30 days', all: 'All time' };
 
@@ -25,11 +28,20 @@ export function AuditFilterBar({ state, onChange, onClear }: Props) {
   const custom = isCustomRange(state);
   const exactType = state.type !== undefined && familyLabel(state.type) === undefined;
 
+  // Every filter applies as it is chosen, the actor too: a moment after typing stops (Enter at once). Before, the
+  // window, type and outcome applied at once and the actor only with Apply, so a changed actor was easily not applied.
+  const typed = actor.trim();
+  const onChangeRef = useRef(onChange);
+  onChangeRef.current = onChange;
+  useEffect(() => {
+    if (typed === (state.actor ?? '')) return;
+    const timer = window.setTimeout(() => onChangeRef.current({ actor: typed || undefined }), ACTOR_DELAY_MS);
+    return () => window.clearTimeout(timer);
+  }, [typed, state.actor]);
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    onChange({ actor: actor.trim() || undefined });
+    if (typed !== (state.actor ?? '')) onChange({ actor: typed || undefined });
   };
-  const dirty = actor.trim() !== (state.actor ?? '');
 
   return (
     <section className={denials.filters} aria-label="Filters">
@@ -57,7 +69,7 @@ export function AuditFilterBar({ state, onChange, onClear }: Props) {
             Event type
           </label>
           <select id={`${id}-type`} value={state.type ?? ''} onChange={(e) => onChange({ type: e.target.value || undefined })}>
-            <option value="">Any type</option>
+            <option value="">Security events (logged decisions apart)</option>
             {TYPE_FAMILIES.map((f) => (
               <option key={f.value} value={f.value}>
                 {f.label} ({f.value})
@@ -90,9 +102,6 @@ export function AuditFilterBar({ state, onChange, onClear }: Props) {
           </select>
         </div>
         <div className={denials.fieldActions}>
-          <button type="submit" className={`button ${dirty ? 'button-primary' : ''}`}>
-            Apply
-          </button>
           <button
             type="button"
             className={`button button-quiet ${hasFilters(state) ? '' : denials.invisible}`}

@@ -100,6 +100,8 @@ export function serializeAuditState(s: AuditState): string {
 export function apiParams(s: AuditState): URLSearchParams {
   const p = filterParams(timeState(s));
   if (s.type) p.set('type', s.type);
+  const excluded = excludedType(s);
+  if (excluded) p.set('exclude_type', excluded);
   if (s.actor) p.set('actor', s.actor);
   if (s.outcome) p.set('outcome', s.outcome);
   if (s.decision) p.set('decision_id', s.decision);
@@ -113,6 +115,15 @@ export function olderUrl(s: AuditState, cursor: number): string {
   return `/api/v1/audit/events?${p.toString()}`;
 }
 
+/**
+ * The type the view leaves out: the decisions logged under decision_log_all (`decision.allowed`, `decision.asked`) are
+ * their own view (Event type: Logged decisions). Left out unless a type is chosen or one decision is followed.
+ */
+export const DECISIONS = 'decision';
+export function excludedType(s: AuditState): string | undefined {
+  return s.type === undefined && s.decision === undefined ? DECISIONS : undefined;
+}
+
 /** The filters as the store's (server side: the page's first page). */
 export function storeFilter(s: AuditState) {
   const custom = isCustomRange(s);
@@ -121,6 +132,7 @@ export function storeFilter(s: AuditState) {
     from: s.from !== undefined ? Math.floor(s.from) : undefined,
     to: s.to !== undefined ? Math.ceil(s.to) : undefined,
     type: s.type,
+    excludeType: excludedType(s),
     actor: s.actor,
     outcome: s.outcome,
     decisionId: s.decision,

@@ -21,7 +21,7 @@ export const TYPE_FAMILIES: readonly { value: string; label: string }[] = [
   { value: 'audit', label: 'Audit trail reads and checks' },
   { value: 'retention', label: 'Retention' },
   { value: 'server', label: 'Server start and stop' },
-  { value: 'decision', label: 'Allowed and asked decisions' },
+  { value: 'decision', label: 'Logged decisions (allowed and asked, decision_log_all)' },
 ];
 
 export function familyLabel(type: string): string | undefined {

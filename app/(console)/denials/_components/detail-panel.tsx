@@ -1,6 +1,6 @@
 'use client';
 
-import { useEffect, useRef, useState, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 import styles from '@/app/(console)/denials/denials.module.css';
 import type { ApiError, DenialDetail } from './api';
 import { familyInfo, ruleSourceFamily } from './families';
@@ -99,6 +99,20 @@ function ArgumentsView({ json }: { json: string | null }) {
 
 const DECISION_TEXT: Record<string, string> = { DENY: 'Deny', ALLOW: 'Allow', ASK: 'Ask' };
 
+/**
+ * Up/Down (or k/j) inside the open panel move to the previous/next denial of the list, as in a mail reader. Not while
+ * typing in a field or with a modifier held (those keys belong to the browser or the field).
+ */
+export function stepKey(e: KeyboardEvent<HTMLElement>, onStep: (delta: 1 | -1) => void, canStep: { prev: boolean; next: boolean }): void {
+  if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+  const t = e.target as HTMLElement;
+  if (t.closest('input, textarea, select, [contenteditable="true"]')) return;
+  const delta = e.key === 'ArrowDown' || e.key === 'j' ? 1 : e.key === 'ArrowUp' || e.key === 'k' ? -1 : 0;
+  if (delta === 0) return;
+  e.preventDefault();
+  if (delta === 1 ? canStep.next : canStep.prev) onStep(delta);
+}
+
 export function DetailPanel({ id, detail, error, loading, onClose, onFilter, onStep, canStep, onRetry }: Props) {
   const headingRef = useRef<HTMLHeadingElement>(null);
   const [copied, setCopied] = useState(false);
@@ -121,7 +135,15 @@ export function DetailPanel({ id, detail, error, loading, onClose, onFilter, onS
   const decidingIndex = d?.trace ? d.trace.findIndex((r) => r.rule_source === d.rule_source && r.decision !== 'ALLOW') : -1;
 
   return (
-    <aside className={styles.panel} role="dialog" aria-modal="false" aria-labelledby="denial-title" data-testid="denial-detail">
+    <aside
+      className={styles.panel}
+      role="dialog"
+      aria-modal="false"
+      aria-labelledby="denial-title"
+      data-testid="denial-detail"
+      aria-keyshortcuts={onStep ? 'ArrowDown ArrowUp J K' : undefined}
+      onKeyDown={(e) => onStep && stepKey(e, onStep, canStep)}
+    >
       <header className={styles.panelHead}>
         <h2 id="denial-title" ref={headingRef} tabIndex={-1}>
           Denial <span className={styles.mono}>#{id}</span>

@@ -12,11 +12,16 @@ import { DetailPanel } from './detail-panel';
 import { FilterBar, type Suggestions } from './filter-bar';
 import { count, describeWindow } from './format';
 import { HistogramChart } from './histogram-chart';
+import { FiltersDisclosure } from './filters-disclosure';
+import { SkipToResults } from './skip-to-results';
 import { SummaryCards } from './summary-cards';
+import { useNarrow } from './use-narrow';
 import {
   clearedFilters,
+  exactLinkState,
   exportUrl,
   filterParams,
+  loadedState,
   hasFilters,
   histogramUrl,
   isCustomRange,
@@ -29,11 +34,14 @@ import {
   withFilters,
   WINDOW_LABELS,
   type ExplorerState,
+  type LoadedWindow,
   type TableSort,
 } from './url-state';
 
 const TAIL_MS = 5_000;
-const tailSchema = z.object({ count: z.number(), newest_id: z.number().nullable() });
+const tailSchema = z.object({ count: z.number(), newest_id: z.number().nullable(), now: z.number().optional() });
+/** The page's own polls are marked, so the server does not log them as someone's decisions (README, decision logging). */
+const BACKGROUND = { 'x-swarm-background': '1' };
 
 /** The view without its position: what a remembered cursor belongs to. */
 const viewKey = (s: ExplorerState) => serializeState({ ...s, cursor: undefined, page: 1, denial: undefined });
@@ -91,13 +99,25 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
   const setFilters = useCallback((change: Partial<ExplorerState>) => go(withFilters(stateRef.current, change)), [go]);
   const clearAll = useCallback(() => go(clearedFilters(stateRef.current)), [go]);
 
-  const list = useApi(listUrl(state), pageSchema);
-  const summary = useApi(summaryUrl(state), summarySchema);
-  const histogram = useApi(histogramUrl(state), histogramSchema);
+  // The window the view was loaded with: the newest matching id and the server's time when the filter was applied
+  // (or the until_id of an exact link). Everything the view reads, exports or links takes this fixed window.
+  const filterKey = filterParams({ ...state, untilId: undefined }).toString();
+  const [tailEpoch, setTailEpoch] = useState(0);
+  const [fetchedWindow, setFetchedWindow] = useState<{ key: string; epoch: number; loaded: LoadedWindow }>();
+  const loaded: LoadedWindow | undefined =
+    state.untilId !== undefined
+      ? { untilId: state.untilId }
+      : fetchedWindow && fetchedWindow.key === filterKey && fetchedWindow.epoch === tailEpoch
+        ? fetchedWindow.loaded
+        : undefined;
+  const view = loaded ? loadedState(state, loaded) : undefined;
+
+  const list = useApi(view ? listUrl(view) : null, pageSchema);
+  const summary = useApi(view ? summaryUrl(view) : null, summarySchema);
+  const histogram = useApi(view ? histogramUrl(view) : null, histogramSchema);
   const detail = useApi(state.denial !== undefined ? `/api/v1/permissions/denials/${state.denial}` : null, detailSchema);
   const [visibility, setVisibility] = useColumnVisibility();
   const [focusRequest, setFocusRequest] = useState<{ id: number; n: number }>();
-  const [tailEpoch, setTailEpoch] = useState(0);
 
   // Cursors of the pages seen in this view, so "Previous" can go back without the server counting.
   const cursors = useRef(new Map<string, string | undefined>());
@@ -125,23 +145,29 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
   // The live tail: new denials of this filter are announced while the auditor reads ("14 new denials"), never moved
   // under their eyes. The baseline is the newest matching id when the view loaded; the page asks every few seconds
   // how many matching denials came after it (counts only), and shows them when the auditor says so.
-  const filterKey = filterParams(state).toString();
+  const urlUntil = state.untilId;
   const [tail, setTail] = useState<{ key: string; baseline?: number; count: number; latest?: number }>({ key: filterKey, count: 0 });
   useEffect(() => {
     let cancelled = false;
-    let baseline: number | undefined;
+    let baseline: number | undefined = urlUntil;
+    if (baseline !== undefined) setTail({ key: filterKey, baseline, count: 0, latest: baseline });
     const poll = async () => {
       try {
         if (baseline === undefined) {
-          const r = await fetch(`/api/v1/permissions/denials/tail?${filterKey}${filterKey ? '&' : ''}after=0&newest=1`, { cache: 'no-store' });
-          if (!r.ok) return;
+          const r = await fetch(`/api/v1/permissions/denials/tail?${filterKey}${filterKey ? '&' : ''}after=0&newest=1`, { cache: 'no-store', headers: BACKGROUND });
+          if (!r.ok) {
+            // The view cannot fix its window: the list's own read will say why (a 401 says to sign in again).
+            if (!cancelled) setFetchedWindow({ key: filterKey, epoch: tailEpoch, loaded: { untilId: Number.MAX_SAFE_INTEGER } });
+            return;
+          }
           const body = tailSchema.safeParse(await r.json());
           if (cancelled || !body.success) return;
           baseline = body.data.newest_id ?? 0;
+          setFetchedWindow({ key: filterKey, epoch: tailEpoch, loaded: { untilId: baseline, at: body.data.now ?? Date.now() / 1000 } });
           setTail({ key: filterKey, baseline, count: 0, latest: baseline });
           return;
         }
-        const r = await fetch(`/api/v1/permissions/denials/tail?${filterKey}${filterKey ? '&' : ''}after=${baseline}`, { cache: 'no-store' });
+        const r = await fetch(`/api/v1/permissions/denials/tail?${filterKey}${filterKey ? '&' : ''}after=${baseline}`, { cache: 'no-store', headers: BACKGROUND });
         if (!r.ok) return;
         const body = tailSchema.safeParse(await r.json());
         if (cancelled || !body.success) return;
@@ -156,23 +182,22 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
       cancelled = true;
       window.clearInterval(timer);
     };
-  }, [filterKey, tailEpoch]);
+  }, [filterKey, tailEpoch, urlUntil]);
   const newCount = tail.key === filterKey ? tail.count : 0;
   const showNew = () => {
     setTailEpoch((n) => n + 1);
     setTail({ key: filterKey, count: 0 });
-    if (stateRef.current.cursor) go({ ...stateRef.current, cursor: undefined, page: 1 });
-    else {
-      list.reload();
-      summary.reload();
-      histogram.reload();
-    }
+    // A new window is loaded (a new baseline and load time); an exact link's until_id is let go.
+    if (stateRef.current.cursor || stateRef.current.untilId !== undefined) go({ ...stateRef.current, cursor: undefined, page: 1, untilId: undefined });
   };
 
   // A link that shows exactly this window to whoever opens it, whenever: a relative window becomes from/to.
   const [copied, setCopied] = useState<string | undefined>();
+  const viewRef = useRef(view);
+  viewRef.current = view;
   const copyExactLink = async () => {
-    const url = `${window.location.origin}${window.location.pathname}${serializeState(pinWindow(stateRef.current))}`;
+    if (!viewRef.current) return;
+    const url = `${window.location.origin}${window.location.pathname}${serializeState(exactLinkState(viewRef.current))}`;
     try {
       await navigator.clipboard.writeText(url);
       setCopied(url);
@@ -254,57 +279,10 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
   }
 
   const nextCursor = list.data && !list.stale ? list.data.next_cursor : null;
-
-  return (
-    <div className={styles.page}>
-      <header className={styles.head}>
-        <div>
-          <h1>Denials</h1>
-          <p className="muted">Every blocked tool call and request, attributed to the rule that caused it. Filter, open one to see why, export what you see.</p>
-        </div>
-        <div className={styles.exports} role="group" aria-label="Share and export the current filter">
-          <button type="button" className="button" onClick={copyExactLink} data-testid="copy-exact-link" title="A link to this exact time window: a relative window such as the last hour becomes its start and end">
-            Copy link for this exact window
-          </button>
-          <a className="button" href={exportUrl(state, 'csv')} download data-testid="export-csv">
-            Export CSV
-          </a>
-          <a className="button" href={exportUrl(state, 'ndjson')} download data-testid="export-json">
-            Export JSON
-          </a>
-        </div>
-      </header>
-
-      {copied ? (
-        <p className={styles.notice} role="status" data-testid="copied-link">
-          Link copied, pinned to {describeWindow(pinWindow(state))}: <code className={styles.copiedUrl}>{copied}</code>{' '}
-          <button type="button" className="button button-quiet" onClick={() => setCopied(undefined)}>
-            Dismiss
-          </button>
-        </p>
-      ) : null}
-
-      {ignored.length ? (
-        <p className={styles.notice} role="status">
-          Part of this link was not understood and was left out: {ignored.join(', ')}.
-        </p>
-      ) : null}
-
-      <FilterBar key="filters" state={state} suggestions={suggestions} onChange={setFilters} onClear={clearAll} />
-
-      <div className={styles.tail} role="status" aria-live="polite" data-testid="live-tail">
-        {newCount > 0 ? (
-          <>
-            <span>
-              {count(newCount)} new {newCount === 1 ? 'denial' : 'denials'} since this view loaded.
-            </span>{' '}
-            <button type="button" className="button button-primary" onClick={showNew}>
-              Show {newCount === 1 ? 'it' : 'them'}
-            </button>
-          </>
-        ) : null}
-      </div>
-
+  const narrow = useNarrow();
+  // The counts and the chart: above the table on a wide screen, below it on a phone (the rows come first there).
+  const overview = (
+    <>
       {summary.error ? (
         <ErrorState title="The summary could not be loaded" error={summary.error} onRetry={summary.reload} />
       ) : (
@@ -322,7 +300,87 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
         />
       )}
 
-      <section className={styles.results} aria-labelledby="results-title">
+    </>
+  );
+  const activeFilters = [state.window !== 'all' || isCustomRange(state), state.agent, state.tool, state.ruleSource, state.role, state.q].filter(Boolean).length;
+
+  return (
+    <div className={styles.page}>
+      <SkipToResults results="denial-results" />
+      <header className={styles.head}>
+        <div>
+          <h1>Denials</h1>
+          <p className="muted">Every blocked tool call and request, attributed to the rule that caused it. Filter, open one to see why, export what you see.</p>
+        </div>
+        <div className={styles.exports} role="group" aria-label="Share and export the current filter">
+          <button
+            type="button"
+            className="button"
+            onClick={copyExactLink}
+            disabled={!view}
+            data-testid="copy-exact-link"
+            title="A link to exactly the rows of this view: its window as it was loaded and its newest denial; denials recorded later are not in it"
+          >
+            Copy link for this exact window
+          </button>
+          {view ? (
+            <>
+              <a className="button" href={exportUrl(view, 'csv')} download data-testid="export-csv">
+                Export CSV
+              </a>
+              <a className="button" href={exportUrl(view, 'ndjson')} download data-testid="export-json">
+                Export JSON lines
+              </a>
+            </>
+          ) : (
+            // Until the view's window is fixed there is nothing exact to export yet: the same buttons, unavailable.
+            <>
+              <button type="button" className="button" disabled>
+                Export CSV
+              </button>
+              <button type="button" className="button" disabled>
+                Export JSON lines
+              </button>
+            </>
+          )}
+        </div>
+      </header>
+
+      {copied ? (
+        <p className={styles.notice} role="status" data-testid="copied-link">
+          Link copied for the window {describeWindow(view ?? pinWindow(state))}
+          {view?.untilId !== undefined ? `, up to denial #${view.untilId}` : ''}: <code className={styles.copiedUrl}>{copied}</code>{' '}
+          <button type="button" className="button button-quiet" onClick={() => setCopied(undefined)}>
+            Dismiss
+          </button>
+        </p>
+      ) : null}
+
+      {ignored.length ? (
+        <p className={styles.notice} role="status">
+          Part of this link was not understood and was left out: {ignored.join(', ')}.
+        </p>
+      ) : null}
+
+      <FiltersDisclosure narrow={narrow} active={activeFilters}>
+        <FilterBar key="filters" state={state} suggestions={suggestions} onChange={setFilters} onClear={clearAll} />
+      </FiltersDisclosure>
+
+      <div className={styles.tail} role="status" aria-live="polite" data-testid="live-tail">
+        {newCount > 0 ? (
+          <>
+            <span>
+              {count(newCount)} new {newCount === 1 ? 'denial' : 'denials'} since this view loaded.
+            </span>{' '}
+            <button type="button" className="button button-primary" onClick={showNew}>
+              Show {newCount === 1 ? 'it' : 'them'}
+            </button>
+          </>
+        ) : null}
+      </div>
+
+      {narrow ? null : overview}
+      <section className={styles.results} aria-labelledby="results-title" id="denial-results">
         <div className={styles.resultsHead}>
           <h2 id="results-title" className={styles.resultsTitle} aria-live="polite">
             {rows.length > 0 ? (
@@ -373,10 +431,13 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
         {results}
         {list.data && rows.length > 0 ? (
           <p className={styles.footNote}>
-            Times are in your local zone; hover a time for UTC. Exports contain every denial that matches the filters, newest first.
+            Times are in your local zone; hover a time for UTC. This view, its exports and its exact link hold the denials that matched when it was loaded
+            {view?.untilId !== undefined ? ` (up to #${view.untilId})` : ''}, newest first; newer ones are announced above, never mixed in.
           </p>
         ) : null}
       </section>
+
+      {narrow ? overview : null}
 
       {state.denial !== undefined ? (
         <DetailPanel

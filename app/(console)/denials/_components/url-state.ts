@@ -38,6 +38,8 @@ export interface ExplorerState {
   size: number;
   /** the denial open in the detail panel */
   denial?: number;
+  /** the newest denial id of the view as it was loaded (a copied exact link has it): newer rows are left out */
+  untilId?: number;
 }
 
 export const DEFAULT_STATE: ExplorerState = { window: 'all', page: 1, size: DEFAULT_PAGE_SIZE };
@@ -71,6 +73,7 @@ const FIELDS = {
   page: z.coerce.number().int().min(1).max(1_000_000),
   size: z.coerce.number().refine((n) => (PAGE_SIZES as readonly number[]).includes(n)),
   denial: z.coerce.number().int().min(1),
+  until_id: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
 } as const;
 
 
@@ -123,6 +126,7 @@ export function parseState(params: URLSearchParams): ParsedState {
   if (state.cursor !== undefined) state.page = value('page') ?? 2;
   state.size = value('size') ?? DEFAULT_PAGE_SIZE;
   set('denial', value('denial'));
+  set('untilId', value('until_id'));
   return { state, ignored };
 }
 
@@ -157,6 +161,7 @@ export function serializeState(s: ExplorerState): string {
   }
   if (s.size !== DEFAULT_PAGE_SIZE) p.set('size', String(s.size));
   if (s.denial !== undefined) p.set('denial', String(s.denial));
+  if (s.untilId !== undefined) p.set('until_id', String(s.untilId));
   // ':' and '/' are legal in a query string: keep times and rule sources (policy:bfsi/x) readable in a shared link.
   const q = p.toString().replace(/%3A/gi, ':').replace(/%2F/gi, '/');
   return q ? `?${q}` : '';
@@ -176,6 +181,7 @@ export function filterParams(s: ExplorerState): URLSearchParams {
   if (s.ruleSource) p.set('rule_source', s.ruleSource);
   if (s.role) p.set('role', s.role);
   if (s.q) p.set('q', s.q);
+  if (s.untilId !== undefined) p.set('until_id', String(s.untilId));
   return p;
 }
 
@@ -218,9 +224,30 @@ export function pinWindow(s: ExplorerState, now = Date.now() / 1000): ExplorerSt
   return next;
 }
 
-/** A copy of the state with new filters: back to the first page, the detail panel closed. */
+/** What a view was loaded with: the newest denial id then, and the server's time then (absent for a pinned link). */
+export interface LoadedWindow {
+  untilId: number;
+  at?: number;
+}
+
+/**
+ * The state the view reads with: its window fixed as it was loaded (a relative window made absolute at the load
+ * time, the newest id then as until_id). The list, the counts, the chart, the exports and the copied link all take
+ * this one, so they hold the same rows whenever they are asked, however many denials arrived since.
+ */
+export function loadedState(s: ExplorerState, loaded: LoadedWindow): ExplorerState {
+  const pinned = loaded.at === undefined ? s : { ...pinWindow(s, loaded.at), cursor: s.cursor, page: s.page, denial: s.denial };
+  return { ...pinned, untilId: loaded.untilId };
+}
+
+/** The link for exactly the rows of a loaded view: its window and newest id, first page, nothing open. */
+export function exactLinkState(view: ExplorerState): ExplorerState {
+  return { ...view, cursor: undefined, page: 1, denial: undefined };
+}
+
+/** A copy of the state with new filters: back to the first page, the detail panel closed, a new window loaded. */
 export function withFilters(s: ExplorerState, change: Partial<ExplorerState>): ExplorerState {
-  const next: ExplorerState = { ...s, ...change, cursor: undefined, page: 1, denial: undefined };
+  const next: ExplorerState = { ...s, ...change, cursor: undefined, page: 1, denial: undefined, untilId: undefined };
   for (const k of Object.keys(next) as (keyof ExplorerState)[]) if (next[k] === undefined || next[k] === '') delete next[k];
   return next;
 }
