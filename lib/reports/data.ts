@@ -10,7 +10,6 @@
  * count a row twice), where the explorer's windows include theirs.
  */
 import { createHash } from 'node:crypto';
-import { basename, isAbsolute, relative } from 'node:path';
 import { parseVerifierKey } from '@/lib/audit/checkpoints';
 import { ruleSourceFamily } from '@/lib/audit/denial-vocabulary';
 import { bucketOrigin, chooseBucketSeconds, type Ranked } from '@/lib/audit/denial-stats';
@@ -21,7 +20,10 @@ import { FLAGS_BY_NAME } from '@/lib/flags/catalog';
 import type { ResolvedFlag } from '@/lib/flags/resolve';
 import type { LoadedProfile } from '@/lib/profiles/profile';
 import { newDecisionId } from '@/lib/permissions/decision-id';
+import { displayFile, withoutPaths } from './paths';
 import type { ReportPeriod } from './period';
+
+export { displayFile, withoutPaths };
 import { unindexed, type ReportReader, type SqlParam } from './reader';
 
 export const SYSTEM_NAME = 'Swarm Permissions';
@@ -275,19 +277,6 @@ export interface ReportData {
 /** rpt_ and a UUIDv7: time-ordered, like the decision ids. */
 export function newReportId(now = Date.now()): string {
   return `rpt_${newDecisionId(now)}`;
-}
-
-/** A file path as a reader may see it: relative to the working directory, or its name alone. Never absolute. */
-export function displayFile(path: string | null | undefined): string {
-  if (!path) return '';
-  if (!isAbsolute(path)) return path;
-  const rel = relative(process.cwd(), path);
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : basename(path);
-}
-
-/** Absolute file paths inside a message (a refused configuration's error) reduced to their file names. */
-export function withoutPaths(text: string): string {
-  return text.replace(/(?:[A-Za-z]:)?(?:[\\/][^\s\\/:'"`,;()]+){2,}/g, (m) => (isAbsolute(m) ? displayFile(m) : m));
 }
 
 function fingerprintOf(verifierKey: string): { keyId: string; fingerprint: string; verifierKey: string } {

@@ -320,6 +320,27 @@ export class PdfLayout {
     this.y += h + 10;
   }
 
+  /** The height a table will take on one page (its header, rows and the space after it), to keep it whole. */
+  tableHeight(columns: Column[], rows: CellInput[][], o: TableOptions = {}): number {
+    const size = o.fontSize ?? 8;
+    const lh = this.lineHeight(size);
+    const width = o.width ?? CONTENT_WIDTH;
+    const total = columns.reduce((n, c) => n + c.width, 0);
+    const widths = columns.map((c) => (c.width / total) * width - 8);
+    this.font(size - 0.5, 'bold');
+    let h = Math.max(...columns.map((c, i) => this.wrap(c.title, widths[i]!).length)) * lh + 8;
+    for (const row of rows) {
+      const lines = row.map((input, i) => {
+        const c = cellOf(input);
+        this.font(size, c.mono ? 'mono' : c.bold ? 'bold' : 'normal');
+        const n = this.wrap(c.text, widths[i]!).length + (c.lead ? this.wrap(c.lead, widths[i]!).length : 0);
+        return o.maxLines ? Math.min(n, o.maxLines) : n;
+      });
+      h += Math.max(1, ...lines) * lh + 7;
+    }
+    return h + (rows.length === 0 ? lh + 8 : 0) + 10;
+  }
+
   /**
    * A table: cells wrap within their column, a row never splits, and a row that does not fit starts a new page where
    * the header (and the caption, marked "continued") is drawn again.

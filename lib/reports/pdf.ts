@@ -180,29 +180,22 @@ function summary(L: PdfLayout, d: ReportData): void {
 
   chart(L, d);
 
-  L.heading('Top agents, tools and rule sources', 120);
   const half = (CONTENT_WIDTH - 16) / 2;
+  const rankColumns = (title: string) => [
+    { title, width: 150 },
+    { title: 'Denials', width: 60, align: 'right' as const },
+    { title: 'Share', width: 45, align: 'right' as const },
+  ];
+  const agentRows = d.denials.topAgents.map((a) => [a.value ?? '(no agent: HTTP)', a.count, share(a.count, d.denials.total)]);
+  const toolRows = d.denials.topTools.map((a) => [a.value === 'http' ? 'http (HTTP requests)' : a.value, a.count, share(a.count, d.denials.total)]);
+  // Side by side, so both must fit on one page: a table that broke across a page left the other one behind.
+  const sideBySide = Math.max(L.tableHeight(rankColumns('Agent'), agentRows, { width: half }), L.tableHeight(rankColumns('Tool'), toolRows, { width: half }));
+  L.heading('Top agents, tools and rule sources', sideBySide);
   const startY = L.y;
-  L.table(
-    [
-      { title: 'Agent', width: 150 },
-      { title: 'Denials', width: 60, align: 'right' },
-      { title: 'Share', width: 45, align: 'right' },
-    ],
-    d.denials.topAgents.map((a) => [a.value ?? '(no agent: HTTP)', a.count, share(a.count, d.denials.total)]),
-    { width: half },
-  );
+  L.table(rankColumns('Agent'), agentRows, { width: half });
   const leftEnd = L.y;
   L.y = startY;
-  L.table(
-    [
-      { title: 'Tool', width: 150 },
-      { title: 'Denials', width: 60, align: 'right' },
-      { title: 'Share', width: 45, align: 'right' },
-    ],
-    d.denials.topTools.map((a) => [a.value === 'http' ? 'http (HTTP requests)' : a.value, a.count, share(a.count, d.denials.total)]),
-    { width: half, x: MARGIN.left + half + 16 },
-  );
+  L.table(rankColumns('Tool'), toolRows, { width: half, x: MARGIN.left + half + 16 });
   L.y = Math.max(leftEnd, L.y);
   L.table(
     [
