@@ -261,6 +261,12 @@ export function controlStatus(evidence: readonly EvidenceAssessment[], problems:
   return { status: 'demonstrated', reasons: [] };
 }
 
+/** "3 demonstrated, 9 not demonstrated, 1 not applicable" */
+export function controlCounts(rows: readonly Pick<ControlRow, 'status'>[]): string {
+  const n = (status: ControlStatus) => rows.filter((r) => r.status === status).length;
+  return `${int(n('demonstrated'))} demonstrated, ${int(n('not_demonstrated'))} not demonstrated, ${int(n('not_applicable'))} not applicable`;
+}
+
 export function controlRows(app: App, d: ReportData): ControlRow[] {
   return d.controls.flatMap(({ profile }) =>
     profile.controls.map((control) => {
