@@ -221,7 +221,9 @@ export function hitlSentence(d: ReportData): string | null {
   if (h.total === 0) return null;
   const parts = [
     `${plural(h.decisions, 'denial')} ${h.decisions === 1 ? 'records' : 'record'} a person's rejection or an expired request`,
-    `${plural(h.repeats, 'denial')} ${h.repeats === 1 ? 'is a repeat' : 'are repeats'} of a call already rejected or waiting (same agent, tool and arguments as a rejected, expired or pending request), counted apart from the ${plural(d.oversight.rejected, 'rejection')} of section 2`,
+    h.repeats === 0
+      ? 'none repeats a call already rejected or waiting'
+      : `${plural(h.repeats, 'denial')} ${h.repeats === 1 ? 'is a repeat' : 'are repeats'} of a call already rejected or waiting (same agent, tool and arguments as a rejected, expired or pending request), counted apart from the ${plural(d.oversight.rejected, 'rejection')} of section 2`,
   ];
   if (h.other > 0) parts.push(`${int(h.other)} other (a gated call denied without a request of its own, such as an HTTP request)`);
   return `Of the ${plural(h.total, 'hitl denial')}: ${parts.join('; ')}.`;
