@@ -36,6 +36,7 @@ import { readWitness, witnessTargets, type WitnessedCheckpoint } from '@/lib/aud
 import { witnessServer } from '@/lib/audit/witness-server';
 import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
 import { createApp } from '@/lib/app';
+import { controlCounts, coverageNotes } from '@/lib/reports/evidence';
 import { generateReport } from '@/lib/reports/generate';
 import { describePeriod, reportOptionsSchema } from '@/lib/reports/period';
 import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/args';
@@ -530,7 +531,11 @@ async function report(ctx: CliContext, args: string[]): Promise<number> {
     ctx.io.out(
       `Wrote ${out} (${r.format === 'pdf' ? 'PDF' : 'OSCAL assessment results'}, ${plural(r.bytes.length, 'byte')}): report ${r.id}\n` +
         `Period ${describePeriod(d.period)}; ${plural(d.denials.total, 'denial')}, ${plural(d.oversight.requested, 'approval request')}; ` +
-        `integrity ${d.integrity.ok ? 'verified' : 'FAILED'}${d.scope.profiles.length ? `; controls of ${d.scope.profiles.map((p) => p.name).join(', ')}` : ''}.\n`,
+        `integrity ${d.integrity.ok ? 'verified' : 'FAILED'}${d.scope.profiles.length ? `; controls of ${d.scope.profiles.map((p) => p.name).join(', ')}: ${controlCounts(r.rows)}` : ''}.\n` +
+        // What the trail cannot show for the period (before its first row, unsigned days), as the cover states it.
+        coverageNotes(d)
+          .map((n) => `${n}\n`)
+          .join(''),
     );
     return d.integrity.ok ? 0 : 1;
   });

@@ -10,17 +10,20 @@
  * count a row twice), where the explorer's windows include theirs.
  */
 import { createHash } from 'node:crypto';
-import { basename, isAbsolute, relative } from 'node:path';
 import { parseVerifierKey } from '@/lib/audit/checkpoints';
 import { ruleSourceFamily } from '@/lib/audit/denial-vocabulary';
 import { bucketOrigin, chooseBucketSeconds, type Ranked } from '@/lib/audit/denial-stats';
 import type { Failure } from '@/lib/audit/verify';
+import { canonicalJson } from '@/lib/approvals/canonical';
 import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from '@/lib/flags/catalog';
 import type { ResolvedFlag } from '@/lib/flags/resolve';
 import type { LoadedProfile } from '@/lib/profiles/profile';
 import { newDecisionId } from '@/lib/permissions/decision-id';
+import { displayFile, withoutPaths } from './paths';
 import type { ReportPeriod } from './period';
+
+export { displayFile, withoutPaths };
 import { unindexed, type ReportReader, type SqlParam } from './reader';
 
 export const SYSTEM_NAME = 'Swarm Permissions';
@@ -153,6 +156,48 @@ export interface AppendixRow {
   reason: string | null;
 }
 
+/**
+ * How much of the period the audit trail can speak for: a period before the trail's first row holds nothing that could
+ * demonstrate a control, and a day of rows that no signed checkpoint covers is not yet provable. Stated on the cover.
+ */
+export interface Coverage {
+  /** the oldest live row of either chain (seconds), null when the trail holds none */
+  firstRowAt: number | null;
+  /** rows were archived: the trail began before firstRowAt, at a time the live tables no longer show */
+  archived: boolean;
+  /** rows of both chains inside the period */
+  rowsInPeriod: number;
+  /** the UTC days of the period that had begun when the report was generated (YYYY-MM-DD), oldest first */
+  days: string[];
+  /** of those, the days wholly before the trail's first row (nothing could be recorded on them) */
+  daysBeforeTrail: string[];
+  /** the days on which a person (not an agent) read or exported the trail (audit.queried, audit.exported) */
+  reviewedDays: string[];
+  /** the days that hold rows */
+  daysWithRows: string[];
+  /** days holding rows that no signed checkpoint covers yet (a gap in the checkpoints) */
+  unsignedDays: string[];
+  /** signed checkpoints of each chain, the newest's size (rows covered) */
+  signedUpTo: { chain: string; size: number | null }[];
+}
+
+/**
+ * The hitl denials of the period, told apart: the row that records a person's rejection (or an expiry) of a request,
+ * and the denials of the same call made again while it stayed rejected or waiting (same agent, tool and arguments as a
+ * rejected, expired or pending request asked earlier). "hitl 49" beside "2 rejected" is then "2 decisions, 47 repeats".
+ */
+export interface HitlBreakdown {
+  total: number;
+  /** denials that record the decision on a request itself (the rejection or expiry) */
+  decisions: number;
+  /** denials of a call already rejected, expired or waiting */
+  repeats: number;
+  /** the other hitl denials (an HTTP request that a gate would ask for, a call whose request was never made) */
+  other: number;
+  /** the most repeated calls */
+  repeatedCalls: { agent: string; tool: string; approval: string; status: string; repeats: number; first: number; last: number }[];
+}
+
 export interface ReportData {
   id: string;
   system: string;
@@ -181,7 +226,9 @@ export interface ReportData {
     chart: { bucketSeconds: number; families: string[]; buckets: { start: number; total: number; counts: Record<string, number> }[] };
     /** rows whose arguments had values masked (only counted when a control asks for masking evidence) */
     masked?: number;
+    hitl: HitlBreakdown;
   };
+  coverage: Coverage;
   oversight: {
     requested: number;
     approved: number;
@@ -223,25 +270,13 @@ export interface ReportData {
   masking?: { keys: string[] };
   twoPersonRule?: { fromRisk: string; profiles: readonly string[] };
   controls: { profile: LoadedProfile }[];
+  /** the newest `cap` denials of the period, newest first */
   appendix: { rows: AppendixRow[]; total: number; cap: number; omitted: number };
 }
 
 /** rpt_ and a UUIDv7: time-ordered, like the decision ids. */
 export function newReportId(now = Date.now()): string {
   return `rpt_${newDecisionId(now)}`;
-}
-
-/** A file path as a reader may see it: relative to the working directory, or its name alone. Never absolute. */
-export function displayFile(path: string | null | undefined): string {
-  if (!path) return '';
-  if (!isAbsolute(path)) return path;
-  const rel = relative(process.cwd(), path);
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : basename(path);
-}
-
-/** Absolute file paths inside a message (a refused configuration's error) reduced to their file names. */
-export function withoutPaths(text: string): string {
-  return text.replace(/(?:[A-Za-z]:)?(?:[\\/][^\s\\/:'"`,;()]+){2,}/g, (m) => (isAbsolute(m) ? displayFile(m) : m));
 }
 
 function fingerprintOf(verifierKey: string): { keyId: string; fingerprint: string; verifierKey: string } {
@@ -288,6 +323,8 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
   const flags = await gatherFlags(reader, options.period, resolution.flags);
   const retention = profiles.retention && { ...profiles.retention, ...(await archiveFigures(reader)) };
   const appendix = await gatherAppendix(reader, options.period, appendixCap, denials.total);
+  const hitl = await gatherHitl(reader, options.period, denials.families.find((f) => f.value === 'hitl')?.count ?? 0);
+  const coverage = await gatherCoverage(reader, options.period, now);
   const verified = await integrityRead;
   const integrity = countsFailure ? { ...verified, ok: false, failures: [...verified.failures, countsFailure] } : verified;
 
@@ -306,7 +343,8 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
     },
     integrity,
     decisions: { denied: denials.total, allowed, asked, total: denials.total + allowed + asked },
-    denials,
+    denials: { ...denials, hitl },
+    coverage,
     oversight,
     changes,
     security,
@@ -489,7 +527,7 @@ export async function checkDailyCounts(r: ReportReader, p: ReportPeriod): Promis
   return undefined;
 }
 
-async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: boolean, countsTrusted = true): Promise<ReportData['denials']> {
+async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: boolean, countsTrusted = true): Promise<Omit<ReportData['denials'], 'hitl'>> {
   await r.refreshDailyCounts();
   const u = (column: string) => unindexed(r, column);
 
@@ -558,12 +596,16 @@ async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: bool
   };
 }
 
+/**
+ * The newest `cap` denials of the period, newest first: a reader of the report looks for what happened last, and the
+ * rest are one export away (the appendix says how many it left out and how to get them).
+ */
 async function gatherAppendix(r: ReportReader, p: ReportPeriod, cap: number, total: number): Promise<ReportData['appendix']> {
   const rows = (
     await r.all<{ id: number; at: number; agent: string | null; tool: string; method: string | null; path: string | null; rule: string; role: string | null; principal: string | null; reason: string | null }>(
       `SELECT id, timestamp AS at, agent_name AS agent, tool_name AS tool, http_method AS method, http_path AS path, rule_source AS rule,
               user_role AS role, principal, reason
-       FROM permission_denials WHERE timestamp >= ? AND timestamp < ? ORDER BY timestamp, id LIMIT ?`,
+       FROM permission_denials WHERE timestamp >= ? AND timestamp < ? ORDER BY timestamp DESC, id DESC LIMIT ?`,
       [p.from, p.to, cap],
     )
   ).map((row) => ({
@@ -578,6 +620,124 @@ async function gatherAppendix(r: ReportReader, p: ReportPeriod, cap: number, tot
     reason: row.reason,
   }));
   return { rows, total, cap, omitted: Math.max(0, total - rows.length) };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Repeats of a call already rejected or waiting
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The most distinct repeated calls looked at (each is one small lookup of its requests). */
+const HITL_GROUPS = 500;
+const HITL = `(rule_source = 'hitl' OR rule_source LIKE 'hitl:%') AND timestamp >= ? AND timestamp < ?`;
+/**
+ * The denial that records a request's rejection or expiry (lib/audit/approval-events.ts approvalDenial) has no trace
+ * (no rule was evaluated: a person decided) and carries the decision id of the call that asked, when it had one; the
+ * engine's denials always keep their trace.
+ */
+const DECISION_RECORD = `(trace_json IS NULL OR coalesce(decision_id IN (SELECT decision_id FROM approvals WHERE decision_id IS NOT NULL), false))`;
+
+/** Arguments as the approval store compares them (keys sorted), or null when the text is not JSON. */
+function canonicalText(text: string | null): string | null {
+  if (text === null) return null;
+  try {
+    return canonicalJson(JSON.parse(text));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The hitl denials of the period, told apart (see HitlBreakdown). The denial rows keep the call's arguments as they
+ * were written (masked), not the approval's keyed hash, so a repeat is found by the same agent and tool and the same
+ * arguments (compared canonically, with the request's redacted copy) as a rejected, expired or pending request asked
+ * no later than the repeat. Grouped in SQL by call, so a runaway agent's million retries are one group.
+ */
+async function gatherHitl(r: ReportReader, p: ReportPeriod, total: number): Promise<HitlBreakdown> {
+  if (total === 0) return { total: 0, decisions: 0, repeats: 0, other: 0, repeatedCalls: [] };
+  const decisions = (await r.get<{ n: number }>(`SELECT count(*) AS n FROM permission_denials WHERE ${HITL} AND ${DECISION_RECORD}`, [p.from, p.to]))?.n ?? 0;
+  const groups = await r.all<{ agent: string | null; tool: string; args: string | null; n: number; first: number; last: number }>(
+    `SELECT agent_name AS agent, tool_name AS tool, arguments_json AS args, count(*) AS n, min(timestamp) AS "first", max(timestamp) AS "last"
+     FROM permission_denials WHERE ${HITL} AND NOT ${DECISION_RECORD}
+     GROUP BY agent_name, tool_name, arguments_json ORDER BY count(*) DESC, min(timestamp) LIMIT ?`,
+    [p.from, p.to, HITL_GROUPS],
+  );
+  const repeatedCalls: HitlBreakdown['repeatedCalls'] = [];
+  for (const g of groups) {
+    const args = canonicalText(g.args);
+    if (g.agent === null || args === null) continue;
+    const requests = await r.all<{ id: string; status: string; redacted: string; canonical: string }>(
+      `SELECT id, CASE WHEN status = 'pending' AND expires_at <= ? THEN 'expired' ELSE status END AS status, arguments_redacted AS redacted, arguments_canonical AS canonical
+       FROM approvals WHERE agent_name = ? AND tool_name = ? AND status IN ('rejected', 'expired', 'pending') AND requested_at <= ? ORDER BY requested_at DESC, id DESC LIMIT 50`,
+      [g.last, g.agent, g.tool, g.last],
+    );
+    const request = requests.find((q) => canonicalText(q.redacted) === args || canonicalText(q.canonical) === args);
+    if (request) repeatedCalls.push({ agent: g.agent, tool: g.tool, approval: request.id, status: request.status, repeats: g.n, first: g.first, last: g.last });
+  }
+  const repeats = repeatedCalls.reduce((n, c) => n + c.repeats, 0);
+  return { total, decisions, repeats, other: Math.max(0, total - decisions - repeats), repeatedCalls: repeatedCalls.slice(0, TOP) };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Coverage: the days of the period the trail can speak for
+// ---------------------------------------------------------------------------------------------------------------
+
+const ymd = (day: number) => new Date(day * DAY * 1000).toISOString().slice(0, 10);
+
+/**
+ * What the trail holds for each UTC day of the period (up to the generation time): whether it had begun, whether a
+ * person read or exported it (the daily review of PCI DSS 10.4.1), and whether a signed checkpoint covers its rows.
+ * Each figure is one grouped statement over the period's rows (at most one row per day back).
+ */
+export async function gatherCoverage(r: ReportReader, p: ReportPeriod, now: number): Promise<Coverage> {
+  const firsts = await r.get<{ d: number | null; s: number | null }>('SELECT (SELECT min(timestamp) FROM permission_denials) AS d, (SELECT min(timestamp) FROM security_events) AS s');
+  const known = [firsts?.d, firsts?.s].filter((t): t is number => t !== null && t !== undefined).map(Number);
+  const firstRowAt = known.length ? Math.min(...known) : null;
+  const archived = ((await r.get<{ n: number }>('SELECT count(*) AS n FROM audit_archives'))?.n ?? 0) > 0;
+
+  const end = Math.min(p.to, now);
+  const days: number[] = [];
+  for (let d = Math.floor(p.from / DAY); d * DAY < end; d++) days.push(d);
+  // Without an archive, nothing was recorded before the first live row; with one, the trail began earlier.
+  const before = (d: number) => !archived && (firstRowAt === null || (d + 1) * DAY <= firstRowAt);
+
+  const reviewed = new Set(
+    (
+      await r.all<{ d: number }>(
+        `SELECT floor(timestamp / ${DAY}) AS d FROM security_events WHERE type IN ('audit.queried', 'audit.exported') AND timestamp >= ? AND timestamp < ? AND actor NOT LIKE 'agent:%' GROUP BY 1`,
+        [p.from, p.to],
+      )
+    ).map((row) => Number(row.d)),
+  );
+  const checkpoints = new Map(
+    (await r.all<{ chain: string; size: number | null }>('SELECT chain, max(size) AS size FROM audit_checkpoints GROUP BY chain')).map((c) => [c.chain, c.size === null ? null : Number(c.size)]),
+  );
+  const withRows = new Set<number>();
+  const unsigned = new Set<number>();
+  let rowsInPeriod = 0;
+  for (const chain of ['permission_denials', 'security_events'] as const) {
+    const size = checkpoints.get(chain) ?? null;
+    for (const row of await r.all<{ d: number; m: number; n: number }>(
+      `SELECT floor(timestamp / ${DAY}) AS d, max(id) AS m, count(*) AS n FROM ${chain} WHERE timestamp >= ? AND timestamp < ? GROUP BY 1`,
+      [p.from, p.to],
+    )) {
+      const day = Number(row.d);
+      rowsInPeriod += Number(row.n);
+      withRows.add(day);
+      if (size === null || Number(row.m) > size) unsigned.add(day);
+    }
+  }
+  const sorted = (set: Set<number>) => [...set].sort((a, b) => a - b).map(ymd);
+  return {
+    firstRowAt,
+    archived,
+    rowsInPeriod,
+    days: days.map(ymd),
+    daysBeforeTrail: days.filter(before).map(ymd),
+    reviewedDays: sorted(reviewed),
+    daysWithRows: sorted(withRows),
+    unsignedDays: sorted(unsigned),
+    signedUpTo: ['permission_denials', 'security_events'].map((chain) => ({ chain, size: checkpoints.get(chain) ?? null })),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -626,6 +786,18 @@ interface EventRowLite {
   detail: string | null;
 }
 
+/** Seconds of a filter as a reader reads them: instants in ISO 8601, `since` as the span back (never epoch seconds). */
+export function filterValue(key: string, value: unknown): string {
+  if (typeof value === 'number' && Number.isFinite(value)) {
+    if (key === 'since') return value % 86400 === 0 ? `P${value / 86400}D` : value % 3600 === 0 ? `PT${value / 3600}H` : `PT${value}S`;
+    if (value >= 1e8) return isoSecondsOf(value);
+  }
+  if (typeof value === 'string' && /^\d{9,}(\.\d+)?$/.test(value) && /^(from|to|until|before|after)$/.test(key)) return isoSecondsOf(Number(value));
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+const isoSecondsOf = (t: number) => new Date(Math.round(t) * 1000).toISOString().replace('.000Z', 'Z');
+
 function noteOf(e: EventRowLite): string {
   let d: Record<string, unknown> = {};
   try {
@@ -644,7 +816,7 @@ function noteOf(e: EventRowLite): string {
     case 'profile.switched':
       return `from ${(Array.isArray(d.from) && d.from.length ? d.from.join(', ') : '(none)')} to ${(Array.isArray(d.to) && d.to.length ? d.to.join(', ') : '(none)')}`;
     case 'audit.exported': {
-      const filter = d.filter && typeof d.filter === 'object' ? Object.entries(d.filter as Record<string, unknown>).map(([k, v]) => `${k}=${s(v)}`).join(' ') : '';
+      const filter = d.filter && typeof d.filter === 'object' ? Object.entries(d.filter as Record<string, unknown>).map(([k, v]) => `${k}=${filterValue(k, v)}`).join(' ') : '';
       return `${s(d.format) || 'export'}${filter ? `, filter ${filter}` : ', everything'}`;
     }
     default:

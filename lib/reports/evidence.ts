@@ -104,7 +104,15 @@ export function servedByState(app: App, profile: LoadedProfile, c: ControlMappin
       }
       case 'setting': {
         const ok =
-          s.ref === 'retention' ? profile.retention !== undefined : s.ref === 'masking' ? profile.masking !== undefined : s.ref === 'approvals' ? profile.approvals !== undefined : true;
+          s.ref === 'retention'
+            ? profile.retention !== undefined
+            : s.ref === 'masking'
+              ? profile.masking !== undefined
+              : s.ref === 'approvals'
+                ? profile.approvals !== undefined
+                : s.ref === 'sign_in'
+                  ? profile.signIn !== undefined
+                  : s.ref === 'locks';
         const text =
           s.ref === 'retention' && profile.retention
             ? `retention ${profile.retention.minDays} days`
@@ -112,23 +120,151 @@ export function servedByState(app: App, profile: LoadedProfile, c: ControlMappin
               ? `masking ${profile.masking.keys.length} keys`
               : s.ref === 'approvals' && profile.approvals
                 ? `two people from ${profile.approvals.twoPersonFromRisk} risk`
-                : s.ref === 'locks'
-                  ? `${plural(profile.locks.size, 'locked flag')}`
-                  : `setting ${s.ref} missing`;
+                : s.ref === 'sign_in' && profile.signIn
+                  ? `sign-in lock after ${profile.signIn.lockAfterFailures} failures for ${profile.signIn.lockMinutes} min`
+                  : s.ref === 'locks'
+                    ? `${plural(profile.locks.size, 'locked flag')}`
+                    : `setting ${s.ref} missing`;
         return { ref, ok, text };
       }
     }
   });
 }
 
+/** What a control's evidence shows for the period: the evidence exists, it does not, or the control had nothing to act on. */
+export type ControlStatus = 'demonstrated' | 'not_demonstrated' | 'not_applicable';
+
+export const STATUS_LABEL: Record<ControlStatus, string> = {
+  demonstrated: 'demonstrated',
+  not_demonstrated: 'not demonstrated',
+  not_applicable: 'not applicable',
+};
+
+export interface EvidenceAssessment {
+  kind: EvidenceKind;
+  /** the figure for the period (evidenceFor) */
+  text: string;
+  state: ControlStatus;
+  /** what is missing (not demonstrated) or why it does not apply (not applicable) */
+  why?: string;
+}
+
+/**
+ * What the cover states before any figure: a period before the trail's first row (wholly or partly), and days of rows
+ * no signed checkpoint covers or a verification that failed. Empty when the trail speaks for the whole period.
+ */
+export function coverageNotes(d: ReportData): string[] {
+  const c = d.coverage;
+  const notes: string[] = [];
+  const first = c.firstRowAt === null ? null : isoSeconds(c.firstRowAt);
+  if (c.days.length > 0 && c.daysBeforeTrail.length === c.days.length) {
+    notes.push(
+      first === null
+        ? 'This period predates the audit trail: the trail holds no rows yet, so nothing in it can demonstrate a control.'
+        : `This period predates the audit trail, whose first row was recorded at ${first}: nothing in it can demonstrate a control.`,
+    );
+  } else if (c.daysBeforeTrail.length > 0) {
+    notes.push(
+      `The period begins before the audit trail: its first row was recorded at ${first ?? 'an unknown time'}, so ${plural(c.daysBeforeTrail.length, 'day')} of the period (${c.daysBeforeTrail[0]} to ${c.daysBeforeTrail[c.daysBeforeTrail.length - 1]}) hold no record and count as not reviewed.`,
+    );
+  } else if (c.rowsInPeriod === 0 && c.days.length > 0) {
+    notes.push('The audit trail holds no rows in this period.');
+  }
+  if (c.unsignedDays.length > 0) {
+    notes.push(
+      `Gaps in the signed checkpoints: the rows of ${plural(c.unsignedDays.length, 'day')} (${listDays(c.unsignedDays)}) are chained but no signed checkpoint covers them yet (run \`npx swarm audit checkpoint\`).`,
+    );
+  }
+  if (!d.integrity.ok) notes.push(`The verification of the trail found ${plural(d.integrity.failures.length, 'problem')}: see "Integrity of the audit trail".`);
+  return notes;
+}
+
+const listDays = (days: readonly string[], max = 3) => `${days.slice(0, max).join(', ')}${days.length > max ? ', …' : ''}`;
+
+/**
+ * Whether one kind of evidence exists for the period. Configuration alone never demonstrates anything: the trail must
+ * hold rows in the period, and the kinds that are an activity (logging, reviewing, signing) must show that activity.
+ */
+export function assessEvidence(kind: EvidenceKind, d: ReportData): EvidenceAssessment {
+  const text = evidenceFor(kind, d);
+  const c = d.coverage;
+  const missing = (why: string): EvidenceAssessment => ({ kind, text, state: 'not_demonstrated', why });
+  const shown: EvidenceAssessment = { kind, text, state: 'demonstrated' };
+  if (c.rowsInPeriod === 0) {
+    return missing(c.days.length > 0 && c.daysBeforeTrail.length === c.days.length ? 'the period predates the audit trail: no rows in the period' : 'no rows in the period');
+  }
+  switch (kind) {
+    case 'decisions_logged':
+      if (!d.scope.decisionLogAll) return missing('allowed decisions are not logged (decision_log_all is off)');
+      return d.decisions.total > 0 ? shown : missing('no decisions logged in the period');
+    case 'denials':
+    case 'flag_changes':
+      // None in a period the trail was recording is itself the evidence: nothing was refused, nothing was changed.
+      return shown;
+    case 'approvals':
+      return d.oversight.requested > 0 ? shown : { kind, text, state: 'not_applicable', why: 'no approval request in the period: no gated call was made' };
+    case 'two_person_approvals':
+      return d.oversight.twoPerson.total > 0 ? shown : { kind, text, state: 'not_applicable', why: 'no call in the period needed two approvers' };
+    case 'sign_ins':
+      return d.security.signIns + d.security.failedSignIns > 0 ? shown : missing('no sign-ins recorded in the period');
+    case 'security_events':
+      return d.security.total - d.decisions.allowed - d.decisions.asked > 0 ? shown : missing('no security events in the period');
+    case 'policy_revisions':
+      return d.changes.revisionAtStart !== null || d.changes.revisions.total > 0 ? shown : missing('no policy revision is recorded for the period');
+    case 'audit_reads': {
+      // Reviewed at least daily: a read or export by a person on every day of the period; a day before the trail's
+      // first row was not reviewed (there was nothing to review, and nobody did).
+      const reviewed = new Set(c.reviewedDays);
+      const notReviewed = c.days.filter((day) => !reviewed.has(day));
+      if (c.days.length === 0) return missing('the period had not begun when the report was generated');
+      if (notReviewed.length === 0) return shown;
+      return missing(`no reviews recorded on ${int(notReviewed.length)} of ${plural(c.days.length, 'day')} (${listDays(notReviewed)})`);
+    }
+    case 'chain_verification':
+      return d.integrity.ok ? shown : missing('the audit chain did not verify');
+    case 'signed_checkpoints': {
+      const signedInPeriod = c.daysWithRows.filter((day) => !c.unsignedDays.includes(day));
+      if (signedInPeriod.length === 0) return missing('no checkpoints in the period: no signed checkpoint covers its rows');
+      if (c.unsignedDays.length > 0) return missing(`no signed checkpoint covers the rows of ${int(c.unsignedDays.length)} of ${plural(c.daysWithRows.length, 'day')} with rows (${listDays(c.unsignedDays)})`);
+      return d.integrity.ok ? shown : missing('the signed checkpoints did not verify');
+    }
+    case 'retention':
+      return d.retention ? shown : missing('no retention minimum is set by the active profiles');
+    case 'masking':
+      return shown;
+  }
+}
+
 export interface ControlRow {
   profile: string;
   control: ControlMapping;
-  evidence: { kind: EvidenceKind; text: string }[];
+  evidence: EvidenceAssessment[];
   servedBy: ServedByState[];
   /** every serving element in force and, where the control asks for it, the chain verified */
   inForce: boolean;
+  /** what is not in force */
   problems: string[];
+  /** demonstrated only with its evidence for the period and everything that serves it in force */
+  status: ControlStatus;
+  /** why it is not demonstrated, or not applicable: what is missing, and what is not in force */
+  reasons: string[];
+}
+
+/**
+ * A control's status: not demonstrated when anything that serves it is not in force or any of its evidence is missing;
+ * not applicable when none of its evidence applied in the period (and nothing is missing); else demonstrated.
+ */
+export function controlStatus(evidence: readonly EvidenceAssessment[], problems: readonly string[]): { status: ControlStatus; reasons: string[] } {
+  const missing = evidence.filter((e) => e.state === 'not_demonstrated').map((e) => e.why ?? e.kind);
+  if (problems.length > 0 || missing.length > 0) return { status: 'not_demonstrated', reasons: [...new Set([...problems, ...missing])] };
+  if (evidence.length > 0 && evidence.every((e) => e.state === 'not_applicable')) return { status: 'not_applicable', reasons: evidence.map((e) => e.why ?? e.kind) };
+  return { status: 'demonstrated', reasons: [] };
+}
+
+/** "3 demonstrated, 9 not demonstrated, 1 not applicable" */
+export function controlCounts(rows: readonly Pick<ControlRow, 'status'>[]): string {
+  const n = (status: ControlStatus) => rows.filter((r) => r.status === status).length;
+  return `${int(n('demonstrated'))} demonstrated, ${int(n('not_demonstrated'))} not demonstrated, ${int(n('not_applicable'))} not applicable`;
 }
 
 export function controlRows(app: App, d: ReportData): ControlRow[] {
@@ -139,13 +275,16 @@ export function controlRows(app: App, d: ReportData): ControlRow[] {
       if ((control.evidence.includes('chain_verification') || control.evidence.includes('signed_checkpoints')) && !d.integrity.ok) {
         problems.push('the audit chain did not verify');
       }
+      const evidence = control.evidence.map((kind) => assessEvidence(kind, d));
       return {
         profile: profile.name,
         control,
-        evidence: control.evidence.map((kind) => ({ kind, text: evidenceFor(kind, d) })),
+        evidence,
         servedBy,
         inForce: problems.length === 0,
         problems,
+        // What serves it must be in force as well: evidence of a period says nothing of a rule no longer loaded.
+        ...controlStatus(evidence, problems.map((p) => (servedBy.some((x) => !x.ok && x.text === p) ? `not in force: ${p}` : p))),
       };
     }),
   );

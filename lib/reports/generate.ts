@@ -7,7 +7,7 @@ import { isRole } from '@/lib/permissions';
 import type { App } from '@/lib/app';
 import { gatherReport, type ReportData, type ReportOptions } from './data';
 import { reportReaderFor, type ReportReader } from './reader';
-import { controlRows } from './evidence';
+import { controlRows, type ControlRow } from './evidence';
 import { buildOscal } from './oscal';
 import { renderReportPdf } from './pdf';
 import { isoSeconds, reportFileName, type ReportFormat } from './period';
@@ -25,6 +25,8 @@ export interface GeneratedReport {
   fileName: string;
   bytes: Buffer;
   data: ReportData;
+  /** each control of the profiles in scope with its status for the period */
+  rows: ControlRow[];
   /** milliseconds spent gathering and rendering */
   timings: { gatherMs: number; renderMs: number };
 }
@@ -47,6 +49,7 @@ export async function buildReport(app: App, request: GenerateRequest, reader?: R
     fileName: reportFileName(request.period, request.format),
     bytes,
     data,
+    rows,
     timings: { gatherMs: t1 - t0, renderMs: t2 - t1 },
   };
 }

@@ -3,8 +3,11 @@
  * (who generated it, when, the report id), import-ap pointing at the assessment plan (here: the control mapping of the
  * active compliance profiles, described in back-matter), and one result for the period with
  *   - an observation per kind of evidence (its figure for the period) and one for the chain verification, and
- *   - a finding per control of the profiles in scope: satisfied when everything that serves it is in force (and the
- *     chain verified, where the control asks for it), with the observations that are its evidence.
+ *   - a finding per control of the profiles in scope, with the observations that are its evidence, and the control's
+ *     status as the PDF states it: demonstrated is `satisfied`; not demonstrated is `not-satisfied` (reason `fail`)
+ *     with what is missing in remarks; not applicable is `not-satisfied` with reason `other` and remarks that begin
+ *     "Not applicable:" (OSCAL's objective status has no third state, and a control with nothing to show is never
+ *     reported as satisfied). The status in words is also the property `control-status`.
  *
  * OSCAL identifiers: UUIDs are version 5 (derived from the report id, so one report always gives the same document)
  * and control ids are tokens (a letter first), so "10.2.1" of PCI DSS in profile bfsi becomes "bfsi_pci-dss-v4.0_10.2.1"
@@ -13,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import type { EvidenceKind } from '@/lib/profiles/profile';
 import type { ReportData } from './data';
-import { evidenceFor, int, type ControlRow } from './evidence';
+import { assessEvidence, coverageNotes, int, type ControlRow } from './evidence';
 import { describePeriod, isoSeconds } from './period';
 
 export const OSCAL_VERSION = '1.1.2';
@@ -60,6 +63,19 @@ const EVIDENCE_TITLES: Record<EvidenceKind, string> = {
   masking: 'Masking of argument values',
 };
 
+/** An observation's description: the figure, and what it lacks for the period when it lacks something. */
+function observationText(kind: EvidenceKind, d: ReportData): string {
+  const a = assessEvidence(kind, d);
+  return `${a.text}.${a.state === 'not_demonstrated' ? ` Missing: ${a.why}.` : a.state === 'not_applicable' ? ` Not applicable: ${a.why}.` : ''}`;
+}
+
+/** The OSCAL objective status of a control (see the module's comment). */
+export function findingStatus(r: Pick<ControlRow, 'status' | 'reasons'>): { state: 'satisfied' | 'not-satisfied'; reason?: string; remarks?: string } {
+  if (r.status === 'demonstrated') return { state: 'satisfied', reason: 'pass' };
+  if (r.status === 'not_applicable') return { state: 'not-satisfied', reason: 'other', remarks: `Not applicable: ${r.reasons.join('; ')}.` };
+  return { state: 'not-satisfied', reason: 'fail', remarks: `Not demonstrated: ${r.reasons.join('; ')}.` };
+}
+
 export function buildOscal(d: ReportData, controls: readonly ControlRow[]) {
   const u = (name: string) => uuidV5(`${d.id}:${name}`);
   const generated = iso(d.generatedAt);
@@ -96,7 +112,7 @@ export function buildOscal(d: ReportData, controls: readonly ControlRow[]) {
     ...kinds.map((kind) => ({
       uuid: observationOf(kind),
       title: EVIDENCE_TITLES[kind],
-      description: `${evidenceFor(kind, d)}.`,
+      description: observationText(kind, d),
       props: [prop('evidence-kind', kind)],
       methods: ['TEST'],
       types: ['control-objective'],
@@ -113,11 +129,11 @@ export function buildOscal(d: ReportData, controls: readonly ControlRow[]) {
       uuid: u(`finding:${token}`),
       title: `${r.control.framework} ${r.control.id}: ${r.control.title}`,
       description: `${r.control.how} Served by: ${r.servedBy.map((s) => s.text).join('; ')}.`,
-      props: [prop('profile', r.profile), prop('framework', r.control.framework), prop('control-id', r.control.id)],
+      props: [prop('profile', r.profile), prop('framework', r.control.framework), prop('control-id', r.control.id), prop('control-status', r.status.replace('_', '-'))],
       target: {
         type: 'objective-id',
         'target-id': token,
-        status: r.inForce ? { state: 'satisfied' } : { state: 'not-satisfied', remarks: r.problems.join('; ') },
+        status: findingStatus(r),
       },
       'related-observations': [...new Set(related)].map((id) => ({ 'observation-uuid': id })),
     };
@@ -157,6 +173,7 @@ export function buildOscal(d: ReportData, controls: readonly ControlRow[]) {
               : 'No compliance profile is active: the result holds the integrity observation only.',
           start: iso(d.period.from),
           end: iso(d.period.to),
+          ...(coverageNotes(d).length > 0 ? { remarks: coverageNotes(d).join(' ') } : {}),
           props: [
             prop('denials', d.denials.total),
             prop('decisions-logged', d.decisions.total),

@@ -13,6 +13,8 @@ export const PAGE = { width: 595.28, height: 841.89 } as const;
 export const MARGIN = { left: 56, right: 56, top: 78, bottom: 62 } as const;
 export const CONTENT_WIDTH = PAGE.width - MARGIN.left - MARGIN.right;
 const BOTTOM = PAGE.height - MARGIN.bottom;
+/** A section starts on the current page only with this much room left (about a third of a page). */
+const SECTION_ROOM = 260;
 
 export const COLORS = {
   text: '#1c2430',
@@ -76,6 +78,65 @@ export function pdfText(value: string): string {
   return out;
 }
 
+/** Where an identifier may be broken: after one of these (policy:bfsi/no-pii-export, decision_log_all, rpt_0199-…). */
+const SEPARATOR = /(?<=[._\-:/])/;
+
+/**
+ * Greedy line filling by words, as a reader expects: a line breaks between words; a word too long for a whole line (an
+ * identifier, a path) breaks after a separator (`.`, `_`, `-`, `:`, `/`), never inside a part; only a part with no
+ * separator that is itself wider than the line (a hash) is cut where the line ends.
+ */
+export function wrapText(text: string, width: number, measure: (t: string) => number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  const fits = (t: string) => measure(t) <= width;
+  const push = () => {
+    lines.push(line);
+    line = '';
+  };
+  for (const word of text.split(/ +/)) {
+    const candidate = line === '' ? word : `${line} ${word}`;
+    if (fits(candidate)) {
+      line = candidate;
+      continue;
+    }
+    if (line !== '' && fits(word)) {
+      push();
+      line = word;
+      continue;
+    }
+    // Too long for a line of its own: its parts, packed after what the line holds when the first part fits there.
+    const parts = word.split(SEPARATOR).flatMap((part) => (fits(part) ? [part] : cutToWidth(part, width, measure)));
+    let first = true;
+    for (const part of parts) {
+      const joined = first ? (line === '' ? part : `${line} ${part}`) : `${line}${part}`;
+      if (fits(joined)) line = joined;
+      else {
+        if (line !== '') push();
+        line = part;
+      }
+      first = false;
+    }
+  }
+  if (line !== '' || lines.length === 0) push();
+  return lines;
+}
+
+/** A part with no separator wider than the line (a hash, a long number): cut into pieces that fit. */
+function cutToWidth(part: string, width: number, measure: (t: string) => number): string[] {
+  const out: string[] = [];
+  let piece = '';
+  for (const ch of part) {
+    if (piece !== '' && measure(piece + ch) > width) {
+      out.push(piece);
+      piece = '';
+    }
+    piece += ch;
+  }
+  if (piece !== '') out.push(piece);
+  return out;
+}
+
 function cellOf(c: CellInput): Cell {
   if (typeof c === 'string') return { text: c };
   if (typeof c === 'number') return { text: c.toLocaleString('en-US') };
@@ -119,14 +180,12 @@ export class PdfLayout {
     return size * 1.3;
   }
 
-  /** Lines of `text` at the current font within `width`. */
+  /** Lines of `text` at the current font within `width` (see wrapText). */
   wrap(text: string, width: number): string[] {
-    const lines: string[] = [];
-    for (const para of pdfText(text).split('\n')) {
-      const parts = this.doc.splitTextToSize(para, width) as string[];
-      lines.push(...(parts.length ? parts : ['']));
-    }
-    return lines;
+    const measure = (t: string) => this.doc.getTextWidth(t);
+    return pdfText(text)
+      .split('\n')
+      .flatMap((para) => wrapText(para, width, measure));
   }
 
   newPage(): void {
@@ -147,9 +206,16 @@ export class PdfLayout {
     return BOTTOM - this.y;
   }
 
-  /** A section title: on a new page, in the PDF outline, remembered for the contents. */
-  section(anchor: string, title: string, intro?: string): void {
-    if (this.page > 1 || this.y > MARGIN.top) this.newPage();
+  /**
+   * A section title, in the PDF outline, remembered for the contents. It follows the section before on the same page
+   * when a good part of the page is left (a section per page left pages with a few lines), else starts a new page;
+   * `newPage` always starts one (the first section after the cover).
+   */
+  section(anchor: string, title: string, intro?: string, o: { newPage?: boolean } = {}): void {
+    if (this.y > MARGIN.top) {
+      if (o.newPage || this.remaining() < SECTION_ROOM) this.newPage();
+      else this.y += 22;
+    }
     this.anchors.set(anchor, this.page);
     this.doc.outline.add(null, pdfText(title), { pageNumber: this.page });
     this.font(16, 'bold');
@@ -252,6 +318,27 @@ export class PdfLayout {
       y += w.length * lh + 2;
     }
     this.y += h + 10;
+  }
+
+  /** The height a table will take on one page (its header, rows and the space after it), to keep it whole. */
+  tableHeight(columns: Column[], rows: CellInput[][], o: TableOptions = {}): number {
+    const size = o.fontSize ?? 8;
+    const lh = this.lineHeight(size);
+    const width = o.width ?? CONTENT_WIDTH;
+    const total = columns.reduce((n, c) => n + c.width, 0);
+    const widths = columns.map((c) => (c.width / total) * width - 8);
+    this.font(size - 0.5, 'bold');
+    let h = Math.max(...columns.map((c, i) => this.wrap(c.title, widths[i]!).length)) * lh + 8;
+    for (const row of rows) {
+      const lines = row.map((input, i) => {
+        const c = cellOf(input);
+        this.font(size, c.mono ? 'mono' : c.bold ? 'bold' : 'normal');
+        const n = this.wrap(c.text, widths[i]!).length + (c.lead ? this.wrap(c.lead, widths[i]!).length : 0);
+        return o.maxLines ? Math.min(n, o.maxLines) : n;
+      });
+      h += Math.max(1, ...lines) * lh + 7;
+    }
+    return h + (rows.length === 0 ? lh + 8 : 0) + 10;
   }
 
   /**

@@ -8,7 +8,7 @@ import { typeLabel } from '@/lib/audit/event-labels';
 import { ruleSourceFamily } from '@/lib/audit/denial-vocabulary';
 import type { ReportData } from './data';
 import type { ControlRow } from './evidence';
-import { int, plural } from './evidence';
+import { coverageNotes, int, plural, STATUS_LABEL } from './evidence';
 import { COLORS, CONTENT_WIDTH, MARGIN, PdfLayout, type CellInput } from './pdf-layout';
 import { describePeriod, isoSeconds, periodEnd } from './period';
 
@@ -91,6 +91,9 @@ function cover(L: PdfLayout, d: ReportData): { page: number; y: number } {
   L.doc.text('Audit report', MARGIN.left, L.y + 4, { baseline: 'top' });
   L.y += 38;
   L.paragraph(`${d.system}: permission decisions, human oversight and the integrity of the audit trail.`, { size: 11, color: COLORS.muted, after: 14 });
+  // What the trail cannot speak for comes first: a period before the trail, or rows no signed checkpoint covers.
+  const notes = coverageNotes(d);
+  if (notes.length > 0) L.callout(false, 'What this report cannot show for the period', notes);
 
   const scope =
     d.scope.profiles.length === 0
@@ -150,7 +153,7 @@ function contents(L: PdfLayout, at: { page: number; y: number }): void {
 // ---------------------------------------------------------------------------------------------------------------
 
 function summary(L: PdfLayout, d: ReportData): void {
-  L.section('summary', '1  Summary', `Figures for ${describePeriod(d.period)}. Denials are counted exactly as the denial explorer and its API count them.`);
+  L.section('summary', '1  Summary', `Figures for ${describePeriod(d.period)}. Denials are counted exactly as the denial explorer and its API count them.`, { newPage: true });
   L.figures([
     {
       value: int(d.decisions.total),
@@ -173,31 +176,26 @@ function summary(L: PdfLayout, d: ReportData): void {
     d.denials.families.map((f) => [{ text: f.value, bold: true }, FAMILY_MEANING[f.value] ?? 'a rule source added by a plugin', f.count, share(f.count, d.denials.total)]),
   );
 
+  hitlNote(L, d);
+
   chart(L, d);
 
-  L.heading('Top agents, tools and rule sources', 120);
   const half = (CONTENT_WIDTH - 16) / 2;
+  const rankColumns = (title: string) => [
+    { title, width: 150 },
+    { title: 'Denials', width: 60, align: 'right' as const },
+    { title: 'Share', width: 45, align: 'right' as const },
+  ];
+  const agentRows = d.denials.topAgents.map((a) => [a.value ?? '(no agent: HTTP)', a.count, share(a.count, d.denials.total)]);
+  const toolRows = d.denials.topTools.map((a) => [a.value === 'http' ? 'http (HTTP requests)' : a.value, a.count, share(a.count, d.denials.total)]);
+  // Side by side, so both must fit on one page: a table that broke across a page left the other one behind.
+  const sideBySide = Math.max(L.tableHeight(rankColumns('Agent'), agentRows, { width: half }), L.tableHeight(rankColumns('Tool'), toolRows, { width: half }));
+  L.heading('Top agents, tools and rule sources', sideBySide);
   const startY = L.y;
-  L.table(
-    [
-      { title: 'Agent', width: 150 },
-      { title: 'Denials', width: 60, align: 'right' },
-      { title: 'Share', width: 45, align: 'right' },
-    ],
-    d.denials.topAgents.map((a) => [a.value ?? '(no agent: HTTP)', a.count, share(a.count, d.denials.total)]),
-    { width: half },
-  );
+  L.table(rankColumns('Agent'), agentRows, { width: half });
   const leftEnd = L.y;
   L.y = startY;
-  L.table(
-    [
-      { title: 'Tool', width: 150 },
-      { title: 'Denials', width: 60, align: 'right' },
-      { title: 'Share', width: 45, align: 'right' },
-    ],
-    d.denials.topTools.map((a) => [a.value === 'http' ? 'http (HTTP requests)' : a.value, a.count, share(a.count, d.denials.total)]),
-    { width: half, x: MARGIN.left + half + 16 },
-  );
+  L.table(rankColumns('Tool'), toolRows, { width: half, x: MARGIN.left + half + 16 });
   L.y = Math.max(leftEnd, L.y);
   L.table(
     [
@@ -212,6 +210,41 @@ function summary(L: PdfLayout, d: ReportData): void {
   if (d.denials.distinct.ruleSources > d.denials.topRuleSources.length) {
     L.paragraph(`The ten largest of ${int(d.denials.distinct.ruleSources)} rule sources; the denial explorer (/denials) lists all of them.`, { size: 8, color: COLORS.muted });
   }
+}
+
+/**
+ * The hitl denials told apart: "hitl 49" beside "2 rejected" reads as 49 rejections unless the report says that most
+ * of them are the same call made again while it stayed rejected or waiting.
+ */
+export function hitlSentence(d: ReportData): string | null {
+  const h = d.denials.hitl;
+  if (h.total === 0) return null;
+  const parts = [
+    `${plural(h.decisions, 'denial')} ${h.decisions === 1 ? 'records' : 'record'} a person's rejection or an expired request`,
+    h.repeats === 0
+      ? 'none repeats a call already rejected or waiting'
+      : `${plural(h.repeats, 'denial')} ${h.repeats === 1 ? 'is a repeat' : 'are repeats'} of a call already rejected or waiting (same agent, tool and arguments as a rejected, expired or pending request), counted apart from the ${plural(d.oversight.rejected, 'rejection')} of section 2`,
+  ];
+  if (h.other > 0) parts.push(`${int(h.other)} other (a gated call denied without a request of its own, such as an HTTP request)`);
+  return `Of the ${plural(h.total, 'hitl denial')}: ${parts.join('; ')}.`;
+}
+
+function hitlNote(L: PdfLayout, d: ReportData): void {
+  const sentence = hitlSentence(d);
+  if (!sentence) return;
+  L.paragraph(sentence, { size: 8.5, color: COLORS.muted });
+  const calls = d.denials.hitl.repeatedCalls;
+  if (calls.length === 0) return;
+  L.table(
+    [
+      { title: 'Call repeated', width: 150 },
+      { title: 'Request', width: 130 },
+      { title: 'Repeats', width: 55, align: 'right' },
+      { title: 'First and last (UTC)', width: 150 },
+    ],
+    calls.map((c) => [`${c.agent} · ${c.tool}`, { text: `${c.approval} (${c.status})`, mono: true }, c.repeats, `${minute(c.first)}\n${minute(c.last)}`]),
+    { caption: 'Repeats of a call already rejected or waiting', fontSize: 7.5 },
+  );
 }
 
 /** A scale of four steps of 1, 2 or 5 times a power of ten that reaches `v`. */
@@ -311,6 +344,14 @@ function oversight(L: PdfLayout, d: ReportData): void {
     ],
     4,
   );
+
+  const repeats = d.denials.hitl.repeats;
+  if (repeats > 0) {
+    L.paragraph(
+      `The agents made ${plural(repeats, 'further call')} that repeated a call already rejected or waiting; each was denied (hitl) and recorded, and none is a new request or a new rejection: section 1 lists them.`,
+      { size: 8.5, color: COLORS.muted },
+    );
+  }
 
   L.heading('Requests by gate');
   L.table(
@@ -532,23 +573,33 @@ function controlMapping(L: PdfLayout, d: ReportData, rows: readonly ControlRow[]
     '6  Control mapping',
     d.controls.length === 0
       ? 'No compliance profile is active, so there is no control mapping. Select one with SWARM_PROFILE (for example bfsi).'
-      : 'Each control of the active profiles, what serves it (checked to be in force now) and the evidence for the period, computed from the audit trail.',
+      : 'Each control of the active profiles with its status for the period: demonstrated (the evidence it names exists in the trail for the period and what serves it is in force now), not demonstrated (what is missing is said), or not applicable (nothing in the period for it to act on). Configuration alone never demonstrates a control.',
   );
   for (const { profile } of d.controls) {
-    L.heading(`${profile.title} (${profile.name})`, 80);
-    L.paragraph(profile.description, { size: 8.5, color: COLORS.muted });
     const mine = rows.filter((r) => r.profile === profile.name);
+    L.heading(`${profile.title} (${profile.name})`, 80);
+    const count = (s: ControlRow['status']) => mine.filter((r) => r.status === s).length;
+    L.paragraph(`${int(count('demonstrated'))} demonstrated, ${int(count('not_demonstrated'))} not demonstrated, ${int(count('not_applicable'))} not applicable, of ${plural(mine.length, 'control')}. ${profile.description}`, {
+      size: 8.5,
+      color: COLORS.muted,
+    });
     L.table(
       [
-        { title: 'Control', width: 62 },
-        { title: 'Requirement and how it is served', width: 160 },
-        { title: 'Served by', width: 118 },
-        { title: 'Evidence for the period', width: 145 },
+        { title: 'Control', width: 58 },
+        { title: 'Requirement and how it is served', width: 150 },
+        { title: 'Status for the period', width: 100 },
+        { title: 'Served by (in force now)', width: 82 },
+        { title: 'Evidence for the period', width: 120 },
       ],
       mine.map((r) => [
         { text: r.control.framework, lead: r.control.id },
         { text: r.control.how, lead: r.control.title },
-        { text: `${r.inForce ? 'In force' : 'NEEDS ATTENTION'}\n${r.servedBy.map((s) => s.text).join('\n')}${r.problems.length ? `\n${r.problems.filter((p) => !r.servedBy.some((s) => s.text === p)).join('\n')}` : ''}`.trim(), color: r.inForce ? COLORS.text : COLORS.danger },
+        {
+          text: r.reasons.length ? r.reasons.map((x) => `${x}.`).join('\n') : 'The evidence it names is in the trail for the period.',
+          lead: r.status === 'not_demonstrated' ? 'NOT DEMONSTRATED' : STATUS_LABEL[r.status],
+          color: r.status === 'not_demonstrated' ? COLORS.danger : r.status === 'demonstrated' ? COLORS.ok : COLORS.text,
+        },
+        { text: r.servedBy.map((x) => x.text).join('\n'), color: r.inForce ? COLORS.text : COLORS.danger },
         r.evidence.map((e) => `${e.text}.`).join('\n'),
       ]),
       { caption: `Control mapping, ${profile.name}`, fontSize: 7.5 },
@@ -560,16 +611,16 @@ function controlMapping(L: PdfLayout, d: ReportData, rows: readonly ControlRow[]
 
 function appendix(L: PdfLayout, d: ReportData): void {
   const a = d.appendix;
-  const q = `from=${Math.round(d.period.from)}&to=${Math.round(d.period.to)}`;
+  const ends = `${isoSeconds(d.period.from)} to ${isoSeconds(d.period.to)}`;
   L.section(
     'appendix',
     'Appendix A  Denials of the period',
     a.omitted > 0
-      ? `The first ${int(a.rows.length)} of ${int(a.total)} denials, oldest first; ${int(a.omitted)} are left out of this report.`
-      : `All ${plural(a.total, 'denial')} of the period, oldest first.`,
+      ? `The newest ${int(a.rows.length)} of ${int(a.total)} denials, newest first; ${int(a.omitted)} older ${a.omitted === 1 ? 'denial is' : 'denials are'} left out of this report (export them as below).`
+      : `All ${plural(a.total, 'denial')} of the period, newest first.`,
   );
   L.paragraph(
-    `Export every denial of the period as CSV: GET /api/v1/permissions/denials?${q}&format=csv (auditor role; the API's "to" includes its end), the CSV export of the denial explorer (/denials, custom range), or \`npx swarm denials --csv --since SECONDS\`. Each export is recorded in the trail.`,
+    `Every denial of the period (${ends}, the end excluded) is in the exports: the denial explorer (/denials, a custom range with these ends, then "Export CSV" or "Export JSON lines"), or GET /api/v1/permissions/denials?format=csv (or format=ndjson) with from and to set to these ends (auditor role; the API's to includes its end). Each export is recorded in the trail.`,
     { size: 8.5, color: COLORS.muted },
   );
   L.table(

@@ -51,6 +51,8 @@ describe('swarm audit report', () => {
     const denials = app.db.$client.prepare<[number, number], { n: number }>('SELECT count(*) AS n FROM permission_denials WHERE timestamp >= ? AND timestamp < ?').get(period.from, period.to)!.n;
     expect(r.stdout).toContain(`${denials} denials`);
     expect(r.stdout).toContain('integrity verified; controls of bfsi');
+    // The control status is said, as in the PDF: never "satisfied" from the configuration alone.
+    expect(r.stdout).toMatch(/controls of bfsi: \d+ demonstrated, \d+ not demonstrated, \d+ not applicable\./);
     const e = app.securityEvents.ofType('audit.report_generated', 1)[0]!;
     expect(e.target).toBe(id);
     expect(e.actor).toMatch(/^cli:/);

@@ -157,6 +157,14 @@ function decision(i: number, shape = SHAPES[i % SHAPES.length]!): AuditEvent {
   return { kind: 'tool', context: { kind: 'tool', principal: { kind: 'agent', id: agent, role: 'viewer', agent }, agent, tool, arguments: args, flags: new Map() }, result };
 }
 
+/** The engine's denial of a call already rejected (the gate's DENY, with its trace), as it reaches the recorder. */
+function retryOfRejected(k: number): AuditEvent {
+  const rule = { decision: 'DENY' as Decision, priority: 400, attribution: { source: 'hitl', id: 'deploy' }, reason: 'Rejected by an operator: Outside the deploy window.' };
+  const result: CheckResult = { decision: 'DENY', rule, trace: [rule], ruleSource: 'hitl:deploy', reason: rule.reason, decisionId: `dec_retry_${k}` };
+  const principal = { kind: 'agent' as const, id: 'deployer', role: 'viewer' as const, agent: 'deployer' };
+  return { kind: 'tool', context: { kind: 'tool', principal, agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-3', env: 'prod' }, flags: new Map() }, result };
+}
+
 const security = (type: string, actor: string, outcome: string, target: string | null, detail?: Record<string, unknown>, role: 'auditor' | 'operator' | 'admin' | null = null): AuditEvent =>
   ({ kind: type.startsWith('auth.') ? 'auth' : type.startsWith('audit.') ? 'audit' : 'config', type, actor, actorRole: role, outcome, target, detail }) as AuditEvent;
 
@@ -232,6 +240,11 @@ async function writeTrail(s: Side, key: SigningKey): Promise<void> {
   const rejected = await request({ arguments: { model_id: 'm-3', env: 'prod' }, approvalsRequired: 2, risk: 'high' });
   tick(900);
   await s.approvals.reject(rejected, oscar, 'Outside the deploy window.');
+  // The agent makes the rejected call twice more: denied by the gate each time, repeats counted apart.
+  for (let k = 0; k < 2; k++) {
+    tick(60);
+    await s.record(retryOfRejected(k));
+  }
   tick();
   await request({ arguments: { model_id: 'm-4', env: 'prod' }, expiresInSeconds: 60 });
   tick(120);
@@ -365,6 +378,12 @@ describe('the audit report on SQLite and on PostgreSQL', () => {
       refused: 1,
     });
     expect(o.twoPerson.rows[0]!.approvers).toBe('olivia (operator), oscar (operator)');
+    // The rejection and the expiry are recorded denials; the two calls made again after the rejection are repeats.
+    expect(sqlite.denials.hitl).toMatchObject({ decisions: 2, repeats: 2 });
+    expect(sqlite.denials.hitl.repeatedCalls).toEqual([expect.objectContaining({ agent: 'deployer', tool: 'deploy_serving', status: 'rejected', repeats: 2 })]);
+    // The trail was read by a person on one day of the week: the daily review is counted by day.
+    expect(sqlite.coverage.reviewedDays).toHaveLength(1);
+    expect(sqlite.coverage.daysWithRows.length).toBeGreaterThan(1);
     expect(sqlite.changes.flagChanges).toMatchObject({ total: 3, refused: 2 });
     expect(sqlite.changes.flagChanges.rows.map((r) => [r.name, r.action, r.oldValue, r.newValue])).toEqual([
       ['email_notifications', 'unset', false, true],

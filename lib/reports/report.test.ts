@@ -170,11 +170,14 @@ describe('the PDF', () => {
     const capped = await buildReport(t.app, { period: seeded.period, format: 'pdf', generatedBy: by, appendixCap: 10 });
     const flat = pdfToText(capped.bytes).replace(/\s+/g, ' ');
     const total = capped.data.denials.total;
-    expect(flat).toContain(`The first 10 of ${total} denials, oldest first; ${total - 10} are left out of this report.`);
+    expect(flat).toContain(`The newest 10 of ${total} denials, newest first; ${total - 10} older denials are left out of this report (export them as below).`);
     expect(flat).toContain('format=csv');
-    expect(flat).toContain('npx swarm denials --csv');
+    expect(flat).toContain('format=ndjson');
     expect(capped.data.appendix.rows).toHaveLength(10);
     expect(capped.data.appendix.rows.every((r) => r.at >= seeded.period.from && r.at < seeded.period.to)).toBe(true);
+    // The newest rows of the period are kept, newest first (the oldest 500 used to be kept and the newest dropped).
+    const newest = t.app.db.$client.prepare<[number, number], { id: number }>('SELECT id FROM permission_denials WHERE timestamp >= ? AND timestamp < ? ORDER BY timestamp DESC, id DESC LIMIT 10').all(seeded.period.from, seeded.period.to);
+    expect(capped.data.appendix.rows.map((r) => r.id)).toEqual(newest.map((r) => r.id));
   });
 
   it('never prints an absolute server path', () => {

@@ -9,14 +9,14 @@ export const metadata: Metadata = { title: 'Reports' };
 export const dynamic = 'force-dynamic';
 
 const CONTENTS: [string, string][] = [
-  ['Cover', 'scope, period, who generated it, and the integrity of the trail: both hash chains verified up to the newest signed checkpoint, with the public key fingerprint'],
-  ['Summary', 'decisions logged, denials by source family with a chart per day, the top agents, tools and rule sources'],
+  ['Cover', 'scope, period, who generated it, and the integrity of the trail: both hash chains verified up to the newest signed checkpoint, with the public key fingerprint; first, what the trail cannot show: a period before its first row, days no signed checkpoint covers'],
+  ['Summary', 'decisions logged, denials by source family with a chart per day, the top agents, tools and rule sources; hitl denials told apart: a rejection or expiry, or a repeat of a call already rejected or waiting'],
   ['Human oversight', 'approval requests, approved, rejected, expired, the median time to a decision, the approvers and every two-person decision'],
   ['Changes', 'flag changes with who and why, configuration loads and profile switches, each policy revision with its SHA-256'],
   ['Security events', 'sign-ins and failed sign-ins, refused changes, reads and exports of the audit trail'],
   ['Invariants and locked flags', 'their state and any attempt to change them in the period'],
-  ['Control mapping', 'each control of the active compliance profiles, what serves it, and its evidence for the period'],
-  ['Appendix', 'the denials of the period (the first 500; the report says how to export all of them)'],
+  ['Control mapping', 'each control of the active compliance profiles: demonstrated (its evidence is in the trail for the period), not demonstrated (saying what is missing) or not applicable; never demonstrated by configuration alone'],
+  ['Appendix', 'the newest 500 denials of the period, newest first (the report says how many it left out and how to export all of them)'],
 ];
 
 interface RecentReport {

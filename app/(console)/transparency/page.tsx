@@ -9,6 +9,7 @@ import { FlagAdminProvider } from './flag-admin';
 import { FlagHistory } from './flag-history';
 import { FlagsTable } from './flags-table';
 import { HooksList } from './hooks-list';
+import { withoutHostPaths } from './host-paths';
 import { PrintButton } from './print-button';
 import { RuleSources } from './rule-sources';
 import styles from './transparency.module.css';
@@ -30,7 +31,8 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
   const sp = await searchParams;
   const parsed = flagHistoryQuerySchema.safeParse({ name: sp.name, by: sp.by, before: sp.before });
   const filter = parsed.success ? parsed.data : { limit: HISTORY_PAGE_SIZE };
-  const report = await transparencyReport(app, filter);
+  // Printed and shared: no absolute path of the server (host-paths.ts).
+  const report = withoutHostPaths(await transparencyReport(app, filter));
   const admin = principal.role === 'admin';
   const { summary, problems } = report;
   const locked = report.tiers.reduce((n, t) => n + t.flags.filter((f) => f.locked_by !== null).length, 0);
