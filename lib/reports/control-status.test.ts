@@ -63,7 +63,7 @@ describe('a period before the trail', () => {
     writeDay(today(), false);
     const period = { from: today() - 60 * DAY, to: today() - 30 * DAY };
     const r = await report(period);
-    expect(r.data.coverage.rowsInPeriod).toBe(0);
+    expect(r.data.coverage.daysWithRows).toEqual([]);
     expect(r.data.coverage.daysBeforeTrail).toHaveLength(30);
     expect(r.rows.length).toBe(t.app.profiles.profiles[0]!.controls.length);
     for (const c of r.rows) {

@@ -165,8 +165,6 @@ export interface Coverage {
   firstRowAt: number | null;
   /** rows were archived: the trail began before firstRowAt, at a time the live tables no longer show */
   archived: boolean;
-  /** rows of both chains inside the period */
-  rowsInPeriod: number;
   /** the UTC days of the period that had begun when the report was generated (YYYY-MM-DD), oldest first */
   days: string[];
   /** of those, the days wholly before the trail's first row (nothing could be recorded on them) */
@@ -711,26 +709,34 @@ export async function gatherCoverage(r: ReportReader, p: ReportPeriod, now: numb
   const checkpoints = new Map(
     (await r.all<{ chain: string; size: number | null }>('SELECT chain, max(size) AS size FROM audit_checkpoints GROUP BY chain')).map((c) => [c.chain, c.size === null ? null : Number(c.size)]),
   );
+  // Which days hold rows: one probe of the timestamp index per day and chain (a GROUP BY over the period would read
+  // every row: 0.6 s over a million). Which of them are unsigned: only the rows after the newest checkpoint, a short
+  // range of ids, are grouped by day.
   const withRows = new Set<number>();
   const unsigned = new Set<number>();
-  let rowsInPeriod = 0;
   for (const chain of ['permission_denials', 'security_events'] as const) {
+    for (const day of days) {
+      const from = Math.max(p.from, day * DAY);
+      const to = Math.min(p.to, (day + 1) * DAY);
+      if (await r.get(`SELECT 1 AS one FROM ${chain} WHERE timestamp >= ? AND timestamp < ? LIMIT 1`, [from, to])) withRows.add(day);
+    }
     const size = checkpoints.get(chain) ?? null;
-    for (const row of await r.all<{ d: number; m: number; n: number }>(
-      `SELECT floor(timestamp / ${DAY}) AS d, max(id) AS m, count(*) AS n FROM ${chain} WHERE timestamp >= ? AND timestamp < ? GROUP BY 1`,
-      [p.from, p.to],
-    )) {
-      const day = Number(row.d);
-      rowsInPeriod += Number(row.n);
-      withRows.add(day);
-      if (size === null || Number(row.m) > size) unsigned.add(day);
+    if (size === null) {
+      for (const day of days) if (withRows.has(day)) unsigned.add(day);
+      continue;
+    }
+    for (const row of await r.all<{ d: number }>(`SELECT floor(timestamp / ${DAY}) AS d FROM ${chain} WHERE id > ? AND ${unindexed(r, 'timestamp')} >= ? AND ${unindexed(r, 'timestamp')} < ? GROUP BY 1`, [
+      size,
+      p.from,
+      p.to,
+    ])) {
+      unsigned.add(Number(row.d));
     }
   }
   const sorted = (set: Set<number>) => [...set].sort((a, b) => a - b).map(ymd);
   return {
     firstRowAt,
     archived,
-    rowsInPeriod,
     days: days.map(ymd),
     daysBeforeTrail: days.filter(before).map(ymd),
     reviewedDays: sorted(reviewed),

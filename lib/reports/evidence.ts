@@ -167,7 +167,7 @@ export function coverageNotes(d: ReportData): string[] {
     notes.push(
       `The period begins before the audit trail: its first row was recorded at ${first ?? 'an unknown time'}, so ${plural(c.daysBeforeTrail.length, 'day')} of the period (${c.daysBeforeTrail[0]} to ${c.daysBeforeTrail[c.daysBeforeTrail.length - 1]}) hold no record and count as not reviewed.`,
     );
-  } else if (c.rowsInPeriod === 0 && c.days.length > 0) {
+  } else if (c.daysWithRows.length === 0 && c.days.length > 0) {
     notes.push('The audit trail holds no rows in this period.');
   }
   if (c.unsignedDays.length > 0) {
@@ -190,7 +190,7 @@ export function assessEvidence(kind: EvidenceKind, d: ReportData): EvidenceAsses
   const c = d.coverage;
   const missing = (why: string): EvidenceAssessment => ({ kind, text, state: 'not_demonstrated', why });
   const shown: EvidenceAssessment = { kind, text, state: 'demonstrated' };
-  if (c.rowsInPeriod === 0) {
+  if (c.daysWithRows.length === 0) {
     return missing(c.days.length > 0 && c.daysBeforeTrail.length === c.days.length ? 'the period predates the audit trail: no rows in the period' : 'no rows in the period');
   }
   switch (kind) {
