@@ -20,7 +20,7 @@ test('a pending request is scrolled to, focused and highlighted', async ({ page,
   await expect(card).toHaveAttribute('aria-current', 'true');
   await expect(card).toBeInViewport();
   await expect(page.locator('[data-highlighted="true"]')).toHaveCount(1);
-  await page.screenshot({ path: '/tmp/h-approvals/deeplink-390.png' });
+  await page.screenshot({ path: 'test-results/screens/deeplink-390.png' });
 });
 
 test('a request already decided says who decided it, when and why; an unknown one says it was not found', async ({ page, request }) => {

@@ -9,7 +9,7 @@ import { adminHeaders, approvalState, askDeploy, askMail, openQueue, rejectAsAdm
  * page's own poll says it is a background request.
  */
 
-const SHOTS = '/tmp/h-approvals';
+const SHOTS = 'test-results/screens';
 
 test('an open dialog closes with a note when its request is decided elsewhere, instead of a 409 on confirm', async ({ page, request }) => {
   const approveId = await askMail(request, `closed-a ${Date.now()}`);

@@ -64,12 +64,17 @@ test.describe('exact evidence on /denials', () => {
     await page.getByTestId('copy-exact-link').click();
     const url = await page.evaluate(() => navigator.clipboard.readText());
     await expect(page.getByTestId('copied-link').locator('code')).toHaveText(url);
-    await page.screenshot({ path: '/tmp/h-explorer/denials-1440-evidence.png', fullPage: true });
+    await page.screenshot({ path: 'test-results/screens/denials-1440-evidence.png', fullPage: true });
     const link = new URL(url);
     expect(link.searchParams.get('from')).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
     expect(link.searchParams.get('to')).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
     const untilId = Number(link.searchParams.get('until_id'));
     expect(untilId).toBeGreaterThanOrEqual(shown[0]!);
+    // The audit report of this view's period: the same start and end as the link, not the moment of the click.
+    const report = new URL((await page.getByTestId('report-for-window').getAttribute('href'))!, url);
+    expect(report.pathname).toBe('/api/v1/reports/audit.pdf');
+    expect(Date.parse(report.searchParams.get('from')!)).toBe(Date.parse(link.searchParams.get('from')!));
+    expect(Date.parse(report.searchParams.get('to')!)).toBe(Date.parse(link.searchParams.get('to')!));
 
     // The CSV: the same rows, the same newest row; its headers name the window and the count.
     const csv = await download(page, 'export-csv');

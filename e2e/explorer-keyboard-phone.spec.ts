@@ -11,7 +11,7 @@ import { signIn } from './fixtures/session';
  */
 const admin = { authorization: `Bearer ${E2E.adminToken}` };
 const RUN = `kb${Date.now().toString(36)}`;
-const SHOTS = '/tmp/h-explorer';
+const SHOTS = 'test-results/screens';
 
 async function deny(request: APIRequestContext, marker: string): Promise<void> {
   const r = await request.post('/api/v1/permissions/check', { headers: admin, data: { agent: 'shadow_agent', tool: 'web_fetch', arguments: { url: `https://example.test/${marker}` } } });

@@ -9,7 +9,7 @@ import { signIn } from './fixtures/session';
  * demonstrated, PCI DSS 10.4.1 ("logs reviewed at least daily") above all, and must say on its cover that the period
  * predates the trail. Before the fix it said "In force" for all 12 controls and OSCAL said "satisfied".
  */
-const SHOTS = '/tmp/h-report';
+const SHOTS = 'test-results/screens';
 const ymd = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 test.describe('the report of a period before the trail', () => {

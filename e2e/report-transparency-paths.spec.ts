@@ -8,7 +8,7 @@ import { signIn } from './fixtures/session';
  * profiles' folders without the server's absolute paths (issue 24). The worktree's own absolute path must not appear
  * in the page's text, whoever reads it, an administrator included.
  */
-const SHOTS = '/tmp/h-report';
+const SHOTS = 'test-results/screens';
 
 for (const [name, width] of [
   ['1440', 1440],

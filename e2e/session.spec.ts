@@ -40,9 +40,9 @@ test('a signed-out /approvals says so within one poll, stops, and its link retur
   await expect(page.getByRole('dialog')).toHaveCount(0);
 
   await page.setViewportSize({ width: 1440, height: 900 });
-  await page.screenshot({ path: '/tmp/h-approvals/signed-out-1440.png' });
+  await page.screenshot({ path: 'test-results/screens/signed-out-1440.png' });
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: '/tmp/h-approvals/signed-out-390.png' });
+  await page.screenshot({ path: 'test-results/screens/signed-out-390.png' });
 
   // the link comes back to this exact view (the filter included)
   await banner.getByRole('link', { name: 'Sign in again' }).click();

@@ -20,6 +20,7 @@ import {
   clearedFilters,
   exactLinkState,
   exportUrl,
+  reportUrl,
   filterParams,
   loadedState,
   hasFilters,
@@ -331,6 +332,17 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
               <a className="button" href={exportUrl(view, 'ndjson')} download data-testid="export-json">
                 Export JSON lines
               </a>
+              {reportUrl(view) ? (
+                <a
+                  className="button"
+                  href={reportUrl(view)}
+                  download
+                  data-testid="report-for-window"
+                  title="The audit report (PDF) of this view's period, from its start to its end as loaded: every denial of the period, not only the filtered ones"
+                >
+                  Audit report for this period
+                </a>
+              ) : null}
             </>
           ) : (
             // Until the view's window is fixed there is nothing exact to export yet: the same buttons, unavailable.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clearedFilters, exportUrl, filterParams, histogramUrl, listUrl, parseState, serializeState, summaryUrl, withFilters } from './url-state';
+import { clearedFilters, exportUrl, filterParams, histogramUrl, listUrl, parseState, reportUrl, serializeState, summaryUrl, withFilters } from './url-state';
 
 const parse = (qs: string) => parseState(new URLSearchParams(qs));
 
@@ -54,5 +54,14 @@ describe('the explorer URL', () => {
     const { state } = parse('window=24h&from=1700000000');
     expect(filterParams(state).toString()).toBe('from=1700000000');
     expect(serializeState(state)).toBe('?from=2023-11-14T22:13:20Z');
+  });
+});
+
+describe("the report of a view's period", () => {
+  it('is the PDF of exactly the fixed window, none for a window without a start', () => {
+    const from = Date.parse('2026-11-25T18:00:00Z') / 1000;
+    const to = Date.parse('2026-11-25T19:00:01Z') / 1000;
+    expect(reportUrl({ ...parse('').state, from, to, untilId: 9 })).toBe('/api/v1/reports/audit.pdf?from=2026-11-25T18%3A00%3A00.000Z&to=2026-11-25T19%3A00%3A01.000Z');
+    expect(reportUrl({ ...parse('').state, to })).toBeUndefined();
   });
 });

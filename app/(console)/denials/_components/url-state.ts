@@ -208,6 +208,17 @@ export function exportUrl(s: ExplorerState, format: 'csv' | 'ndjson'): string {
 }
 
 /**
+ * The audit report (PDF) of a loaded view's period: its fixed window, `from` included and `to` excluded as the report
+ * counts it. The report covers every denial of the period (not the view's other filters); absent while the view has
+ * no start (all time has no report period).
+ */
+export function reportUrl(view: ExplorerState): string | undefined {
+  if (view.from === undefined || view.to === undefined || view.to <= view.from) return undefined;
+  const iso = (t: number) => new Date(t * 1000).toISOString();
+  return `/api/v1/reports/audit.pdf?${new URLSearchParams({ from: iso(view.from), to: iso(view.to) }).toString()}`;
+}
+
+/**
  * The state with its window pinned to absolute times, for a link that shows the same rows tomorrow: the last hour
  * becomes from/to (to the second, the end rounded up so that nothing of this moment is left out). Open windows stay
  * open at the start ("all time" up to now gets an end).
