@@ -61,7 +61,7 @@ export function ApprovalHistory({ rows, filter }: { rows: ApprovalView[]; filter
           <table className={`table ${styles.historyTable}`} aria-label="Decided approval requests">
             {/* fixed shares of the width: Reason always on screen at 1440 px, whatever the arguments hold */}
             <colgroup>
-              {[13, 9, 15, 21, 11, 9, 22].map((w, i) => (
+              {[12, 9, 14, 20, 13, 9, 23].map((w, i) => (
                 <col key={i} style={{ width: `${w}%` }} />
               ))}
             </colgroup>
