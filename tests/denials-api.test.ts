@@ -149,8 +149,14 @@ describe('GET /api/v1/permissions/denials: text, sorting, exports', () => {
     const nd = await call(denials.GET, `/api/v1/permissions/denials?${filter}&format=ndjson`, { token: auditor });
     expect(nd.headers.get('content-type')).toMatch(/application\/x-ndjson/);
     expect(nd.headers.get('content-disposition')).toMatch(/^attachment; filename="permission_denials_agent-deployer_rule-policy_exported-\d{8}T\d{6}Z\.ndjson"$/);
-    const rows = (await nd.text()).trim().split('\n').map((l) => JSON.parse(l) as DenialJson);
+    // The first record names the export (its window, newest id and row count); one denial per line after it.
+    const [meta, ...lines] = (await nd.text()).trim().split('\n');
+    const rows = lines.map((l) => JSON.parse(l) as DenialJson);
     expect(rows.length).toBeGreaterThan(0);
+    const head = JSON.parse(meta!) as { export: { kind: string; rows: number; until_id: number } };
+    expect(head.export).toMatchObject({ kind: 'permission_denials', rows: rows.length });
+    // the newest row of the trail when the export was cut: no exported row is newer
+    expect(head.export.until_id).toBeGreaterThanOrEqual(Math.max(...rows.map((r) => r.id)));
     expect(rows.every((r) => r.agent_name === 'deployer' && r.rule_source.startsWith('policy:'))).toBe(true);
     const csv = await call(denials.GET, `/api/v1/permissions/denials?${filter}&format=csv`, { token: auditor });
     const ids = (await csv.text()).trim().split('\r\n').slice(1).map((l) => Number(l.split(',')[0]));
