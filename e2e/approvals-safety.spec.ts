@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import { E2E, user } from './fixtures/accounts';
@@ -301,18 +301,12 @@ test.describe('a two-person gate against the real server', () => {
 
   test.beforeAll(async () => {
     server = isolatedServer(E2E.port + 61);
-    writeFileSync(
-      join(server.configDir, 'gates.yaml'),
-      [
-        'gates:',
-        '  - id: deploy',
-        '    tools: [deploy_serving, promote_challenger]',
-        '    approvers: { roles: [operator, admin], count: 2 }',
-        '    risk: high',
-        '    description: Production deployments change what customers see.',
-        '',
-      ].join('\n'),
-    );
+    // The copy's deploy gate takes two approvers; its other gates (and the policy tests that name them) stay as shipped.
+    const gates = join(server.configDir, 'gates.yaml');
+    const shipped = readFileSync(gates, 'utf8');
+    const twoPerson = shipped.replace(/^  - id: deploy\n/m, '  - id: deploy\n    approvers: { roles: [operator, admin], count: 2 }\n');
+    expect(twoPerson).not.toBe(shipped);
+    writeFileSync(gates, twoPerson);
     await server.start();
     const olivia = user('olivia');
     expect((await server.swarm('users', 'add', 'olivia', '--role', olivia.role, '--password', olivia.password)).code).toBe(0);
@@ -353,7 +347,7 @@ test.describe('a two-person gate against the real server', () => {
 
     const card = page.locator(`[data-approval-id="${first}"]`);
     await expect(card.getByTestId('approval-progress')).toHaveText(/1 of 2 approvals · approved by admin (just now|\d+ min ago)/);
-    await expect(card).toContainText('Production deployments change what customers see.');
+    await expect(card).toContainText('Deployments change what customers see.');
     await expect(card.locator('[data-risk]')).toHaveText(/high risk/i);
     await card.getByRole('button', { name: 'Approve…' }).click();
     const dialog = page.getByRole('dialog', { name: 'Approve this request?' });
