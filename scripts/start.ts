@@ -33,6 +33,8 @@ if (demo) {
   env.SWARM_PROFILE ??= 'bfsi';
   // The demo keeps its signing key beside data/demo.db, knowingly: a real installation keeps it apart (below).
   env.SWARM_AUDIT_KEY_BESIDE_DB ??= '1';
+  // Notifications link to the request on this server (a relative link means nothing in a chat or a terminal).
+  env.SWARM_PUBLIC_URL ??= `http://localhost:${port}`;
   // A local receiver for the demo-receiver channel of config/notifications.yaml (off anywhere else): whoever tries the
   // demo sees each gated call's signed notification arrive and verified.
   if (!env.SWARM_DEMO_WEBHOOK_URL) {
