@@ -176,6 +176,7 @@ test.describe('on a 390-pixel phone', () => {
     await signIn(page, 'alex');
     await page.goto('/denials');
     await expect(denialRows(page).first()).toBeVisible();
+    await expect(page.getByTestId('filters-toggle')).toBeVisible();
     await expect(page.getByTestId('summary')).toHaveAttribute('aria-busy', 'false');
     const rowTop = await pageTop(page, 'table[aria-label="Denials"] tbody tr');
     const summaryTop = await pageTop(page, '[data-testid="summary"]');
@@ -200,6 +201,8 @@ test.describe('on a 390-pixel phone', () => {
     await signIn(page, 'alex');
     await page.goto('/audit');
     await expect(eventRows(page).first()).toBeVisible();
+    // The phone layout is taken once the page has hydrated and measured the screen: the Filters button says it has.
+    await expect(page.getByTestId('filters-toggle')).toBeVisible();
     const rowTop = await pageTop(page, 'table[aria-label="Security events"] tbody tr');
     console.log(`390 px: first audit event row top ${rowTop} px`);
     expect(rowTop).toBeLessThan(844);
