@@ -369,12 +369,19 @@ class Concurrent {
   }
 }
 
+/** Below the upstream's keep-alive timeout (5 s), so the listener never reuses a connection Next.js is closing. */
+export const UPSTREAM_IDLE_MS = 4_000;
+
 /** The most decision calls one commit takes. */
 const MAX_GROUP = 64;
 
 export function createFrontServer(options: FrontOptions): FrontServer {
   const { app, upstream } = options;
-  const agent = new Agent({ keepAlive: true, maxSockets: 128 });
+  // Idle connections to Next.js are dropped after 4 s, before its server closes them (Node's default keep-alive timeout
+  // of 5 s, which `next start` keeps): a request sent on a connection the upstream is closing at that instant fails
+  // with ECONNRESET, and a person saw "the console server is not answering" between two clicks. Requests in flight are
+  // not cut by this timeout; only sockets left idle are.
+  const agent = new Agent({ keepAlive: true, maxSockets: 128, timeout: UPSTREAM_IDLE_MS });
   const internalSecret = options.internalSecret ?? process.env[INTERNAL_SECRET_ENV];
   const addressProof = internalSecret ? clientAddressProof(internalSecret) : undefined;
   /** The client's address: the one rule of lib/http/client-address.ts, on this socket. */
