@@ -1,6 +1,6 @@
 'use client';
 
-import { stepKey } from '@/app/(console)/denials/_components/detail-panel';
+import { stepping } from '@/app/(console)/denials/_components/detail-panel';
 import { useEffect, useRef } from 'react';
 import denials from '@/app/(console)/denials/denials.module.css';
 import { JsonView } from '@/app/(console)/denials/_components/detail-panel';
@@ -36,8 +36,7 @@ export function EventPanel({ id, event: e, onClose, onStep, canStep, onDecision 
       aria-modal="false"
       aria-labelledby="event-title"
       data-testid="event-detail"
-      aria-keyshortcuts={onStep ? 'ArrowDown ArrowUp J K' : undefined}
-      onKeyDown={(k) => onStep && stepKey(k, onStep, canStep)}
+      {...stepping(onStep, canStep)}
     >
       <header className={denials.panelHead}>
         <h2 id="event-title" ref={headingRef} tabIndex={-1}>

@@ -113,6 +113,13 @@ export function stepKey(e: KeyboardEvent<HTMLElement>, onStep: (delta: 1 | -1) =
   if (delta === 1 ? canStep.next : canStep.prev) onStep(delta);
 }
 
+/** The attributes of a detail panel that steps through its list (the denials' and the audit events' alike). */
+export function stepping(onStep: ((delta: 1 | -1) => void) | undefined, canStep: { prev: boolean; next: boolean }) {
+  return onStep
+    ? { 'aria-keyshortcuts': 'ArrowDown ArrowUp J K', onKeyDown: (e: KeyboardEvent<HTMLElement>) => stepKey(e, onStep, canStep) }
+    : {};
+}
+
 export function DetailPanel({ id, detail, error, loading, onClose, onFilter, onStep, canStep, onRetry }: Props) {
   const headingRef = useRef<HTMLHeadingElement>(null);
   const [copied, setCopied] = useState(false);
@@ -141,8 +148,7 @@ export function DetailPanel({ id, detail, error, loading, onClose, onFilter, onS
       aria-modal="false"
       aria-labelledby="denial-title"
       data-testid="denial-detail"
-      aria-keyshortcuts={onStep ? 'ArrowDown ArrowUp J K' : undefined}
-      onKeyDown={(e) => onStep && stepKey(e, onStep, canStep)}
+      {...stepping(onStep, canStep)}
     >
       <header className={styles.panelHead}>
         <h2 id="denial-title" ref={headingRef} tabIndex={-1}>
