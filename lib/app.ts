@@ -22,7 +22,7 @@ import { randomPassword } from './auth/secrets';
 import { FlagService } from './flags/service';
 import { PermissionEngine } from './permissions';
 import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
-import { timedRecorder } from './ops/metrics';
+import { observeDecision, timedRecorder } from './ops/metrics';
 import { NotificationService } from './notifications/service';
 import { HookRunner } from './hooks/runner';
 import { SqliteRateCounter } from './hooks/rates';
@@ -108,12 +108,12 @@ export class SwarmApp extends AppBase {
     this.flags = new FlagService(this.db, this.env, undefined, this.profiles.locks);
     this.recorder = new AuditRecorder(this.db.$client, {
       revision: () => this.currentRevision(),
+      storeRevision: (revision) => this.revisions.store(revision, this.contentOfRevision),
       logAllDecisions: () => this.flags.values().get('decision_log_all') === true,
       maskKeys: this.profiles.maskKeys,
     });
     this.wire({
       flagValues: () => this.flags.values(),
-      rememberRevision: (content) => this.revisions.remember(content),
       recordEvent: (event) => this.recorder.record(event),
     });
     this.notifications = new NotificationService({
@@ -152,7 +152,7 @@ export class SwarmApp extends AppBase {
       this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail }),
     );
     this.loginAttempts = new SqliteLoginAttempts(this.db.$client);
-    this.engine = this.measured(this.newEngine());
+    this.engine = this.newEngine();
     if (options.sweepApprovals) this.startSweeper();
     if (options.deliverNotifications ?? options.sweepApprovals) this.notifications.startDelivery();
     if (options.server) this.startServerAudit();
@@ -163,7 +163,6 @@ export class SwarmApp extends AppBase {
    * may not be stored, so the policy revision in force is stored again with the next row that names it.
    */
   forgetUncommitted(): void {
-    this.forgetRevision();
     this.revisions.forget();
   }
 
@@ -246,10 +245,10 @@ export class SwarmApp extends AppBase {
 
   private newEngine(): PermissionEngine {
     return new PermissionEngine({
-      sources: () => this.defaultSources(),
-      gates: () => this.gatesFile.current,
+      config: () => this.configSnapshot(),
       ports: {
         flagValues: () => this.flags.values(),
+        observe: observeDecision,
         approvalState: this.approvalStatePort(this.approvals),
         // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
         recorder: timedRecorder(this.recorder),

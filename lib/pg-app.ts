@@ -28,7 +28,7 @@ import { HookRunner } from './hooks/runner';
 import { PgRateCounter } from './hooks/pg-rates';
 import { PgNotificationService } from './notifications/pg-service';
 import { Leadership, LEADER_LOCKS } from './ops/leader';
-import { timedRecorder } from './ops/metrics';
+import { observeDecision, timedRecorder } from './ops/metrics';
 import { PermissionEngine } from './permissions';
 import type { PgTx } from '@/db/pg/client';
 import { AppBase, type AppOptions, type StartupReport } from './app-base';
@@ -94,13 +94,12 @@ export class PgSwarmApp extends AppBase {
     this.revisions = new PgRevisionStore(pool);
     this.recorder = new PgAuditRecorder(pool, {
       revision: () => this.currentRevision(),
-      revisionContent: (revision) => this.revisions.contentOf(revision),
+      revisionContent: this.contentOfRevision,
       logAllDecisions: () => this.flags.values().get('decision_log_all') === true,
       maskKeys: this.profiles.maskKeys,
     });
     this.wire({
       flagValues: () => this.flags.values(),
-      rememberRevision: (content) => this.revisions.remember(content),
       recordEvent: (event) => void this.recorder.record(event).catch((error: unknown) => console.error(`Recording ${event.kind} event failed.`, error)),
     });
     this.denials = new PgDenialStore(pool);
@@ -128,13 +127,12 @@ export class PgSwarmApp extends AppBase {
       await this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail });
     });
     this.loginAttempts = new PgLoginAttempts(pool);
-    this.engine = this.measured(
-      new PermissionEngine({
-        sources: () => this.defaultSources(),
-        gates: () => this.gatesFile.current,
+    this.engine = new PermissionEngine({
+        config: () => this.configSnapshot(),
         ports: {
           async: true,
           flagValues: () => this.flags.values(),
+          observe: observeDecision,
           approvalState: this.approvalStatePort(this.approvals),
           // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
           recorder: timedRecorder(this.recorder),
@@ -142,8 +140,7 @@ export class PgSwarmApp extends AppBase {
           consumeApproval: (id, ctx) => this.approvals.consume(id, consumerOf(ctx.principal)),
           callHooks: this.hooks,
         },
-      }),
-    );
+      });
     if (options.sweepApprovals) this.sweeperLead = new Leadership(pool, LEADER_LOCKS.sweeper);
     if (options.server) this.signerLead = new Leadership(pool, LEADER_LOCKS.checkpoints);
   }
