@@ -20,6 +20,8 @@ import { AuthStore } from './auth/store';
 import { SqliteLoginAttempts } from './auth/attempts';
 import { randomPassword } from './auth/secrets';
 import { FlagService } from './flags/service';
+import { OVERRIDES_QUERY, overridesOf, SqlFlagStore } from './flags/store';
+import { SqliteDatabase } from '@/db/dialect';
 import { PermissionEngine } from './permissions';
 import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { observeDecision, timedRecorder } from './ops/metrics';
@@ -34,6 +36,8 @@ export type { AppOptions, StartupReport } from './app-base';
 export class SwarmApp extends AppBase {
   readonly kind = 'sqlite' as const;
   readonly db: Db;
+  /** the database through the dialect port, for the stores written once for both databases */
+  readonly database: SqliteDatabase;
   readonly denials: DenialStore;
   readonly approvals: ApprovalStore;
   readonly flags: FlagService;
@@ -102,10 +106,17 @@ export class SwarmApp extends AppBase {
       }, 1_000);
       this.searchTimer.unref();
     }
+    this.database = new SqliteDatabase(this.db.$client);
     this.denials = new DenialStore(this.db);
     this.securityEvents = new SecurityEventQueries(this.db);
     this.revisions = new RevisionStore(this.db);
-    this.flags = new FlagService(this.db, this.env, undefined, this.profiles.locks);
+    // Opened synchronously: the overrides are read now, and the service hears of later changes from its store.
+    this.flags = new FlagService(new SqlFlagStore(this.database), {
+      env: this.env,
+      locks: this.profiles.locks,
+      initial: overridesOf(this.database.allSync(OVERRIDES_QUERY)),
+    });
+    void this.flags.start().catch((error: unknown) => console.error('Listening for flag changes failed; the overrides are read again every few seconds.', error));
     this.recorder = new AuditRecorder(this.db.$client, {
       revision: () => this.currentRevision(),
       storeRevision: (revision) => this.revisions.store(revision, this.contentOfRevision),
@@ -309,6 +320,7 @@ export class SwarmApp extends AppBase {
     if (this.closed) return;
     this.closed = true;
     this.closeConfig();
+    void this.flags.stop();
     if (this.rollupTimer) clearInterval(this.rollupTimer);
     if (this.searchTimer) clearInterval(this.searchTimer);
     if (this.sweepTimer) clearInterval(this.sweepTimer);

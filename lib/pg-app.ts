@@ -7,7 +7,8 @@
  * is led through PostgreSQL advisory locks (lib/ops/leader.ts); a server that dies gives the lead up with its session.
  */
 import type pg from 'pg';
-import { DatabaseUnavailable, migratePostgres, openPool, pgDatabase } from '@/db/pg/client';
+import { DatabaseUnavailable, migratePostgres, openPool } from '@/db/pg/client';
+import { PostgresDatabase } from '@/db/dialect';
 import { parseDbLocation, redactedUrl } from '@/db/location';
 import { approvalRequestOf, type ApprovalEvent } from './approvals/store';
 import { consumerOf } from './approvals/rules';
@@ -23,7 +24,8 @@ import { PgSecurityEventQueries } from './audit/pg-security-events';
 import { PgAuthStore } from './auth/pg-store';
 import { PgLoginAttempts } from './auth/pg-attempts';
 import { randomPassword } from './auth/secrets';
-import { PgFlagService } from './flags/pg-service';
+import { FlagService } from './flags/service';
+import { SqlFlagStore } from './flags/store';
 import { HookRunner } from './hooks/runner';
 import { PgRateCounter } from './hooks/pg-rates';
 import { PgNotificationService } from './notifications/pg-service';
@@ -39,7 +41,9 @@ export class PgSwarmApp extends AppBase {
   readonly pool: pg.Pool;
   /** SWARM_DB, for messages: without its password */
   readonly shownUrl: string;
-  readonly flags: PgFlagService;
+  readonly flags: FlagService;
+  /** the database through the dialect port, for the stores written once for both databases */
+  readonly database: PostgresDatabase;
   readonly approvals: PgApprovalStore;
   readonly auth: PgAuthStore;
   /** failed sign-ins, locks and the attempt under way per user name, shared by the servers */
@@ -90,7 +94,8 @@ export class PgSwarmApp extends AppBase {
     super(options);
     this.pool = pool;
     this.shownUrl = redactedUrl(url);
-    this.flags = new PgFlagService({ db: pgDatabase(pool), pool, env: this.env, locks: this.profiles.locks });
+    this.database = new PostgresDatabase(pool, url);
+    this.flags = new FlagService(new SqlFlagStore(this.database), { env: this.env, locks: this.profiles.locks });
     this.revisions = new PgRevisionStore(pool);
     this.recorder = new PgAuditRecorder(pool, {
       revision: () => this.currentRevision(),

@@ -24,9 +24,9 @@ let period = { from: 0, to: 0 };
 const out = mkdtempSync(join(tmpdir(), 'swarm-report-api-'));
 const day = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
 
-beforeAll(() => {
+beforeAll(async () => {
   const app = getSqliteApp();
-  period = seedTrail(app).period;
+  period = (await seedTrail(app)).period;
   auditor = app.auth.createToken({ username: 'alex' }, 't');
   app.auth.createUser('victor', 'viewer', 'viewer-password');
   viewer = app.auth.createToken({ username: 'victor' }, 't');
