@@ -9,6 +9,7 @@ import { ROLES } from '@/lib/permissions';
 import { requireRole, route } from '@/lib/http/route';
 import type { RoleRequirement } from '@/lib/http/route';
 import { HTTP_METHODS, ROUTES } from '@/lib/http/route-table';
+import { DIRECT_ROUTES } from '@/lib/server/front';
 
 function routeFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -49,6 +50,22 @@ describe('API routes', () => {
     expect(() => route({} as { role: RoleRequirement }, () => null)).toThrow(/requireRole/);
     expect(() => route({ role: { role: 'admin' } as unknown as RoleRequirement }, () => null)).toThrow(/requireRole/);
     expect(() => route({ role: requireRole('admin') }, () => null)).not.toThrow();
+  });
+
+  it('the decision listener answers the entries the table marks for it, with their cores and body limits', () => {
+    expect([...DIRECT_ROUTES.keys()].sort()).toEqual([
+      '/access/v1/evaluation',
+      '/access/v1/evaluations',
+      '/api/v1/permissions/check',
+      '/api/v1/permissions/check/batch',
+      '/api/v1/permissions/finished',
+    ]);
+    for (const [path, direct] of DIRECT_ROUTES) {
+      const post = ROUTES.find((r) => r.path === path)!.methods.POST!;
+      expect(direct.core).toBe(post.route.core);
+      expect(direct.maxBodyBytes).toBe(post.route.spec.maxBodyBytes ?? 64 * 1024);
+    }
+    expect(DIRECT_ROUTES.get('/api/v1/permissions/check/batch')!.maxBodyBytes).toBe(4 * 1024 * 1024);
   });
 
   it('are public only where that is meant: health, readiness, login, the API description and the AuthZEN metadata', () => {

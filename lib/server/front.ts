@@ -21,6 +21,7 @@ import { CLIENT_ADDRESS_HEADER, CLIENT_ADDRESS_PROOF_HEADER, clientAddressProof,
 import { log, logRequest } from '@/lib/ops/log';
 import { INTERNAL_METRICS_PATH, INTERNAL_SECRET_ENV, INTERNAL_SECRET_HEADER } from '@/lib/ops/internal';
 import { mergedText, processMetrics, PROMETHEUS_CONTENT_TYPE, stateRegistry, type MetricsJson } from '@/lib/ops/metrics';
+
 /** A route answered here: its core, and the largest body it reads (its route() spec's). */
 interface DirectRoute {
   core: RouteCore;
