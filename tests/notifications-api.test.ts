@@ -31,12 +31,12 @@ const { deployRequest } = await import('@/lib/test-support/temp-app');
 let viewer = '';
 let operator = '';
 
-beforeAll(() => {
+beforeAll(async () => {
   const app = getSqliteApp();
-  app.auth.createUser('victor', 'viewer', 'viewer-password');
-  app.auth.createUser('olivia', 'operator', 'operator-password');
-  viewer = app.auth.createToken({ username: 'victor' }, 'viewer token');
-  operator = app.auth.createToken({ username: 'olivia' }, 'operator token');
+  await app.auth.createUser('victor', 'viewer', 'viewer-password');
+  await app.auth.createUser('olivia', 'operator', 'operator-password');
+  viewer = await app.auth.createToken({ username: 'victor' }, 'viewer token');
+  operator = await app.auth.createToken({ username: 'olivia' }, 'operator token');
 });
 
 afterAll(() => {

@@ -296,7 +296,7 @@ class GroupCommit {
     try {
       this.deciding = true;
       this.app.decisionsHoldTransaction = true;
-      unpin = this.app.auth.pinGeneration();
+      unpin = this.app.tokens.pinGeneration();
       for (const p of group) {
         // Once the group's transaction is open, every decision gets its savepoint before it starts.
         if (this.open) {
