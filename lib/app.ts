@@ -27,6 +27,7 @@ import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { observeDecision, timedRecorder } from './ops/metrics';
 import { NotificationService } from './notifications/service';
 import { HookRunner } from './hooks/runner';
+import { DecisionService } from './decisions/service';
 import { SqliteRateCounter } from './hooks/rates';
 import { AppBase, type AppOptions, type StartupReport } from './app-base';
 import type { PgSwarmApp } from './pg-app';
@@ -55,11 +56,8 @@ export class SwarmApp extends AppBase {
   readonly engine: PermissionEngine;
   /** the SQLite file (SWARM_DB as a path) */
   readonly dbFile: string;
-  /**
-   * Set while the decision listener runs a group of decisions inside one transaction: nothing may wait for I/O then,
-   * so a call whose hooks would (webhook, shell) is refused with HookWouldWait instead of holding the database.
-   */
-  decisionsHoldTransaction = false;
+  /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
+  readonly decisions: DecisionService;
   private readonly checkpointer: Checkpointer | undefined;
   private rollupTimer: NodeJS.Timeout | undefined;
   private searchTimer: NodeJS.Timeout | undefined;
@@ -164,6 +162,7 @@ export class SwarmApp extends AppBase {
     );
     this.loginAttempts = new SqliteLoginAttempts(this.db.$client);
     this.engine = this.newEngine();
+    this.decisions = new DecisionService({ engine: this.engine, sqlite: this.db.$client, afterRollback: () => this.forgetUncommitted() });
     if (options.sweepApprovals) this.startSweeper();
     if (options.deliverNotifications ?? options.sweepApprovals) this.notifications.startDelivery();
     if (options.server) this.startServerAudit();

@@ -27,6 +27,7 @@ import { randomPassword } from './auth/secrets';
 import { FlagService } from './flags/service';
 import { SqlFlagStore } from './flags/store';
 import { HookRunner } from './hooks/runner';
+import { DecisionService } from './decisions/service';
 import { PgRateCounter } from './hooks/pg-rates';
 import { PgNotificationService } from './notifications/pg-service';
 import { Leadership, LEADER_LOCKS } from './ops/leader';
@@ -55,8 +56,8 @@ export class PgSwarmApp extends AppBase {
   readonly notifications: PgNotificationService;
   readonly hooks: HookRunner;
   readonly engine: PermissionEngine;
-  /** never set on PostgreSQL: the decision listener does not hold a transaction across decisions here */
-  readonly decisionsHoldTransaction = false;
+  /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
+  readonly decisions: DecisionService;
   private readonly sweeperLead: Leadership | undefined;
   private readonly signerLead: Leadership | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -146,6 +147,7 @@ export class PgSwarmApp extends AppBase {
           callHooks: this.hooks,
         },
       });
+    this.decisions = new DecisionService({ engine: this.engine });
     if (options.sweepApprovals) this.sweeperLead = new Leadership(pool, LEADER_LOCKS.sweeper);
     if (options.server) this.signerLead = new Leadership(pool, LEADER_LOCKS.checkpoints);
   }

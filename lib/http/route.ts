@@ -381,7 +381,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
       // whose every call is what the log is for.
       const background = via === 'session' && SAFE_METHODS.has(request.method) && request.header(BACKGROUND_HEADER) === '1';
       const meta = { ip, background };
-      const decision = app.kind === 'sqlite' ? app.engine.decide(input, meta) : await app.engine.decideAsync(input, meta);
+      const decision = await app.decisions.decide(input, meta);
       seen.decisionId = decision.decisionId;
       seen.principal = principal.kind === 'anonymous' ? undefined : principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
       if (decision.decision !== 'ALLOW') {
