@@ -97,7 +97,7 @@ describe('swarm users and tokens', () => {
     expect(r.stdout).toBe('User name "victor" is unlocked; its failed sign-ins are forgotten.\n');
     expect(app.loginAttempts.start('user:victor', [], now + 2, policy)).toEqual({ kind: 'go', failures: 0, delayMs: 0 });
     app.loginAttempts.release('user:victor');
-    expect(app.securityEvents.ofType('auth.unlocked', 1)[0]).toMatchObject({ target: 'victor', outcome: 'succeeded', actor: expect.stringMatching(/^cli:/) });
+    expect((await app.securityEvents.ofType('auth.unlocked', 1))[0]).toMatchObject({ target: 'victor', outcome: 'succeeded', actor: expect.stringMatching(/^cli:/) });
   });
 
   it('creates an agent token that acts only as that agent', async () => {
@@ -203,7 +203,7 @@ describe('swarm features', () => {
     expect(r.stderr).toMatch(/^error: .*invariant/);
     app.flags.invalidate();
     expect(app.flags.get('audit_trail_security_events')).toMatchObject({ value: true, layer: 'default' });
-    const [refused] = app.securityEvents.ofType('flag.refused');
+    const [refused] = await app.securityEvents.ofType('flag.refused');
     expect(refused).toMatchObject({ actor: 'root', actorRole: 'admin', outcome: 'refused', target: 'audit_trail_security_events' });
     expect(refused!.detailJson).toContain('is an invariant');
   });
@@ -356,7 +356,7 @@ describe('swarm audit', () => {
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^permission_denials: \d+ rows checked .*1\/1 checkpoint valid/m);
     expect(ok.stdout).toContain('Intact: every row matches its hash chain and every checkpoint.');
-    expect(app.securityEvents.ofType('audit.verified', 1)[0]).toMatchObject({ outcome: 'succeeded' });
+    expect((await app.securityEvents.ofType('audit.verified', 1))[0]).toMatchObject({ outcome: 'succeeded' });
     const ranged = await swarm('audit', 'verify', '--from', '2020-01-01', '--to', '2020-12-31');
     expect(ranged.code).toBe(0);
     expect(ranged.stdout).toContain('Requested: 2020-01-01T00:00:00Z to 2020-12-31T00:00:00Z; found permission_denials 0 rows, security_events 0 rows.');

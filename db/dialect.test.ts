@@ -78,6 +78,21 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('the dialect port on %s', (kind
     expect(rows.map((r) => r.name)).toEqual([`${kind}_MiXeD`]);
   });
 
+  it('answers integers as numbers: a count, and a sum of bigints (numeric on PostgreSQL), exact up to 2^53', async () => {
+    // The report sums counts (count(*) is bigint on PostgreSQL, its sum numeric); SQLite answers integers for both.
+    const row = await db().one<{ n: unknown; total: unknown; big: unknown; half: unknown }>(
+      sql`SELECT count(*) AS n, sum(c) AS total, sum(c) * 1099511627776 AS big, avg(c) AS half
+            FROM (SELECT count(*) AS c FROM flag_overrides UNION ALL SELECT count(*) AS c FROM flag_changes UNION ALL SELECT 1 AS c) AS parts`,
+    );
+    const [overrides, changes] = await Promise.all([
+      db().one<{ n: unknown }>(sql`SELECT count(*) AS n FROM flag_overrides`),
+      db().one<{ n: unknown }>(sql`SELECT count(*) AS n FROM flag_changes`),
+    ]);
+    expect(typeof overrides!.n).toBe('number');
+    const total = (overrides!.n as number) + (changes!.n as number) + 1;
+    expect(row).toEqual({ n: 3, total, big: total * 1099511627776, half: total / 3 });
+  });
+
   it('runs the transactions of one serialised key one at a time', async () => {
     await db().run(sql`INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES (${`${kind}_counter`}, ${true}, 'test', 0, 'r')`);
     const bump = (d: SqlDatabase) =>

@@ -10,10 +10,10 @@ import { ApprovalStore, approvalRequestOf, type ApprovalEvent } from './approval
 import { consumerOf } from './approvals/rules';
 import { DenialStore } from './audit/denials';
 import { AuditRecorder } from './audit/recorder';
-import { RevisionStore } from './audit/revisions';
+import { SqlRevisionStore, type RevisionStore } from './audit/revisions';
 import { Checkpointer as AuditCheckpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from './audit/checkpoints';
 import { witnessTargets } from './audit/witness';
-import { SecurityEventQueries } from './audit/security-events';
+import { eventListQuery, SqlSecurityEventQueries, type SecurityEventQueries } from './audit/security-events';
 import { catchUpIfBehind } from './audit/denial-rollup';
 import { catchUpSearchIndex } from './audit/denial-search';
 import { AuthStore } from './auth/store';
@@ -22,6 +22,7 @@ import { randomPassword } from './auth/secrets';
 import { FlagService } from './flags/service';
 import { OVERRIDES_QUERY, overridesOf, SqlFlagStore } from './flags/store';
 import { SqliteDatabase } from '@/db/dialect';
+import type { SecurityEventRow } from '@/db/schema';
 import { PermissionEngine } from './permissions';
 import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { observeDecision, timedRecorder } from './ops/metrics';
@@ -106,8 +107,8 @@ export class SwarmApp extends AppBase {
     }
     this.database = new SqliteDatabase(this.db.$client);
     this.denials = new DenialStore(this.db);
-    this.securityEvents = new SecurityEventQueries(this.db);
-    this.revisions = new RevisionStore(this.db);
+    this.securityEvents = new SqlSecurityEventQueries(this.database);
+    this.revisions = new SqlRevisionStore(this.database);
     // Opened synchronously: the overrides are read now, and the service hears of later changes from its store.
     this.flags = new FlagService(new SqlFlagStore(this.database), {
       env: this.env,
@@ -117,7 +118,7 @@ export class SwarmApp extends AppBase {
     void this.flags.start().catch((error: unknown) => console.error('Listening for flag changes failed; the overrides are read again every few seconds.', error));
     this.recorder = new AuditRecorder(this.db.$client, {
       revision: () => this.currentRevision(),
-      storeRevision: (revision) => this.revisions.store(revision, this.contentOfRevision),
+      revisionContent: this.contentOfRevision,
       logAllDecisions: () => this.flags.values().get('decision_log_all') === true,
       maskKeys: this.profiles.maskKeys,
     });
@@ -173,7 +174,7 @@ export class SwarmApp extends AppBase {
    * may not be stored, so the policy revision in force is stored again with the next row that names it.
    */
   forgetUncommitted(): void {
-    this.revisions.forget();
+    this.recorder.forgetStoredRevisions();
   }
 
   /**
@@ -182,7 +183,9 @@ export class SwarmApp extends AppBase {
    */
   private startServerAudit(): void {
     this.signer();
-    const switched = this.profileSwitch(this.securityEvents.ofType('server.started', 1)[0]);
+    // Opened synchronously: the last start is read at once, through the same statement as the event queries.
+    const [lastStart] = this.database.allSync<SecurityEventRow>(eventListQuery(this.database, { type: 'server.started' }, 1));
+    const switched = this.profileSwitch(lastStart);
     if (switched) this.recorder.record(switched);
     for (const event of this.startEvents()) this.recorder.record(event);
     for (const file of this.configFiles()) file.onLoaded(() => this.recorder.record(this.configLoaded(file)));

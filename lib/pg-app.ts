@@ -19,8 +19,8 @@ import { witnessTargets } from './audit/witness';
 import { PgCheckpointer } from './audit/pg-checkpoints';
 import { PgDenialStore } from './audit/pg-denials';
 import { PgAuditRecorder } from './audit/pg-recorder';
-import { PgRevisionStore } from './audit/pg-revisions';
-import { PgSecurityEventQueries } from './audit/pg-security-events';
+import { SqlRevisionStore, type RevisionStore } from './audit/revisions';
+import { SqlSecurityEventQueries, type SecurityEventQueries } from './audit/security-events';
 import { PgAuthStore } from './auth/pg-store';
 import { PgLoginAttempts } from './auth/pg-attempts';
 import { randomPassword } from './auth/secrets';
@@ -50,9 +50,9 @@ export class PgSwarmApp extends AppBase {
   /** failed sign-ins, locks and the attempt under way per user name, shared by the servers */
   readonly loginAttempts: PgLoginAttempts;
   readonly recorder: PgAuditRecorder;
-  readonly revisions: PgRevisionStore;
+  readonly revisions: RevisionStore;
   readonly denials: PgDenialStore;
-  readonly securityEvents: PgSecurityEventQueries;
+  readonly securityEvents: SecurityEventQueries;
   readonly notifications: PgNotificationService;
   readonly hooks: HookRunner;
   readonly engine: PermissionEngine;
@@ -97,7 +97,7 @@ export class PgSwarmApp extends AppBase {
     this.shownUrl = redactedUrl(url);
     this.database = new PostgresDatabase(pool, url);
     this.flags = new FlagService(new SqlFlagStore(this.database), { env: this.env, locks: this.profiles.locks });
-    this.revisions = new PgRevisionStore(pool);
+    this.revisions = new SqlRevisionStore(this.database);
     this.recorder = new PgAuditRecorder(pool, {
       revision: () => this.currentRevision(),
       revisionContent: this.contentOfRevision,
@@ -109,7 +109,7 @@ export class PgSwarmApp extends AppBase {
       recordEvent: (event) => void this.recorder.record(event).catch((error: unknown) => console.error(`Recording ${event.kind} event failed.`, error)),
     });
     this.denials = new PgDenialStore(pool);
-    this.securityEvents = new PgSecurityEventQueries(pool);
+    this.securityEvents = new SqlSecurityEventQueries(this.database);
     this.notifications = new PgNotificationService({
       pool,
       config: () => this.notificationsFile.current,

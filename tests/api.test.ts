@@ -211,7 +211,7 @@ describe('sessions', () => {
     const unknown = await call(login.POST, '/api/v1/auth/login', { method: 'POST', body: JSON.stringify({ username: 'nobody', password: 'wrong-password' }) });
     expect((await json(unknown)).error?.message).toBe('The user name or password is not correct.');
     // A failed sign-in is a security event (not an engine decision), with who tried; the success is one too.
-    const failed = getSqliteApp().securityEvents.ofType('auth.login.failed', 2);
+    const failed = await getSqliteApp().securityEvents.ofType('auth.login.failed', 2);
     expect(failed.map((e) => [e.actor, e.outcome])).toEqual([
       ['nobody', 'failed'],
       ['olivia', 'failed'],
@@ -219,10 +219,10 @@ describe('sessions', () => {
     // The address is the one the decision listener resolved and proves (lib/http/client-address.ts); a bare
     // X-Forwarded-For is what any client can write, and is not believed.
     await call(login.POST, '/api/v1/auth/login', { method: 'POST', headers: { 'x-forwarded-for': '203.0.113.8' }, body: JSON.stringify({ username: 'oscar', password: 'operator-password' }) });
-    expect(getSqliteApp().securityEvents.ofType('auth.login.succeeded', 1)[0]).toMatchObject({ actor: 'oscar', actorRole: 'operator', ip: null });
+    expect((await getSqliteApp().securityEvents.ofType('auth.login.succeeded', 1))[0]).toMatchObject({ actor: 'oscar', actorRole: 'operator', ip: null });
     const proven = { [CLIENT_ADDRESS_HEADER]: '203.0.113.7', [CLIENT_ADDRESS_PROOF_HEADER]: clientAddressProof(INTERNAL_SECRET) };
     await call(login.POST, '/api/v1/auth/login', { method: 'POST', headers: proven, body: JSON.stringify({ username: 'oscar', password: 'operator-password' }) });
-    expect(getSqliteApp().securityEvents.ofType('auth.login.succeeded', 1)[0]).toMatchObject({ actor: 'oscar', actorRole: 'operator', ip: '203.0.113.7' });
+    expect((await getSqliteApp().securityEvents.ofType('auth.login.succeeded', 1))[0]).toMatchObject({ actor: 'oscar', actorRole: 'operator', ip: '203.0.113.7' });
   });
 
   it('sets an HttpOnly, SameSite cookie and refuses a cross-origin state change made with it', async () => {
@@ -246,7 +246,7 @@ describe('flags over REST', () => {
     const r = await call(flag.PUT, '/api/v1/flags/audit_trail_security_events', { method: 'PUT', token: ADMIN, params: { name: 'audit_trail_security_events' }, body: JSON.stringify({ value: false, reason: 'quieter logs' }) });
     expect(r.status).toBe(403);
     expect((await json(r)).error?.code).toBe('INVARIANT');
-    expect(getSqliteApp().securityEvents.ofType('flag.refused', 1)[0]).toMatchObject({ actor: 'admin', outcome: 'refused', target: 'audit_trail_security_events' });
+    expect((await getSqliteApp().securityEvents.ofType('flag.refused', 1))[0]).toMatchObject({ actor: 'admin', outcome: 'refused', target: 'audit_trail_security_events' });
   });
 
   it('lets an admin turn a flag off, after which its tool is denied as flag:<name>', async () => {

@@ -211,7 +211,7 @@ describe('the decision listener', () => {
     const ok = (await (await call('deploy_serving')).json()) as { decision_id: string };
     const row = getSqliteApp().denials.query({ limit: 5 }).rows.find((r) => r.decisionId === ok.decision_id)!;
     expect(row.policyRevision).toMatch(/^rev_/);
-    expect(getSqliteApp().revisions.get(row.policyRevision!)).toMatchObject({ flags: { cron_scheduler: false } });
+    expect(await getSqliteApp().revisions.get(row.policyRevision!)).toMatchObject({ flags: { cron_scheduler: false } });
   });
 
   it('says so when the upstream is not answering (502), and still decides', async () => {

@@ -6,7 +6,8 @@
  */
 import pg from 'pg';
 import { dedicatedClient, openPool } from '@/db/pg/client';
-import { numberedPlaceholders } from '@/lib/reports/pg-reader';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { boundStatement } from '@/lib/reports/reader';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { tamperSuite, type RawDb, type TamperTarget } from './support/tamper-suite';
 
@@ -64,9 +65,14 @@ const postgres: TamperTarget = {
     try {
       // The superuser's way past every trigger of the session: the append-only ones do not fire.
       await client.query('SET session_replication_role = replica');
+      // The suite's `?` statements, numbered for PostgreSQL as the report's reader has them numbered.
+      const query = (sql: string, params: readonly unknown[]) => {
+        const q = new PgDialect().sqlToQuery(boundStatement(sql, params));
+        return client.query(q.sql, q.params);
+      };
       const raw: RawDb = {
-        all: async <T>(sql: string, params: readonly unknown[] = []) => (await client.query(numberedPlaceholders(sql), [...params])).rows as T[],
-        run: async (sql, params = []) => void (await client.query(numberedPlaceholders(sql), [...params])),
+        all: async <T>(sql: string, params: readonly unknown[] = []) => (await query(sql, params)).rows as T[],
+        run: async (sql, params = []) => void (await query(sql, params)),
       };
       return await fn(raw);
     } finally {

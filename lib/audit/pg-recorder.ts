@@ -11,13 +11,7 @@ import type { AuditEvent, Recorded, Recorder } from '@/lib/permissions';
 import { PgChainWriter } from './pg-chain';
 import { auditRowOf, denialValues, type DenialInput, type RecorderOptions } from './recorder';
 import type { ChainName } from './chain';
-import type { RevisionContent } from './revisions';
 import { canonicalJson } from '@/lib/approvals/canonical';
-
-export interface PgRecorderOptions extends RecorderOptions {
-  /** the content of a revision, stored once beside the rows that name it (policy_revisions) */
-  revisionContent?(revision: string): RevisionContent | undefined;
-}
 
 /**
  * The chain writer of one transaction (keyed by the transaction object, never by the pooled connection, which serves
@@ -43,7 +37,7 @@ export class PgAuditRecorder implements Recorder {
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly options: PgRecorderOptions,
+    private readonly options: RecorderOptions,
   ) {}
 
   /**

@@ -145,14 +145,14 @@ describe('hooks.yaml', () => {
 });
 
 describe('before_tool_call: block, rewrite, rate_limit', () => {
-  it('blocks what the condition names, as a recorded DENY attributed to the hook; lets the rest through', () => {
+  it('blocks what the condition names, as a recorded DENY attributed to the hook; lets the rest through', async () => {
     const a = app(FILE_HOOKS);
     const denied = a.engine.decide(call('send_message', { to: 'ceo@rival.com', body: 'hi' }));
     expect(denied).toMatchObject({ decision: 'DENY', ruleSource: 'hook:no-rival-mail', reason: 'Mail to competitors is not sent by agents.' });
     const row = a.denials.get(a.denials.newestId())!;
     expect(row).toMatchObject({ ruleSource: 'hook:no-rival-mail', toolName: 'send_message', decisionId: denied.decisionId });
     // An auditor explaining it is told that hooks are not replayed, rather than left to read the re-run as drift.
-    expect(explainDecision(a, denied.decisionId!).notes).toContainEqual(expect.stringMatching(/^This denial came from the hook no-rival-mail\. Hooks are not replayed/));
+    expect((await explainDecision(a, denied.decisionId!)).notes).toContainEqual(expect.stringMatching(/^This denial came from the hook no-rival-mail\. Hooks are not replayed/));
     expect(a.engine.decide(call('send_message', { to: 'friend@example.com' })).decision).toBe('ALLOW');
     // A condition that cannot be evaluated (no `to`) makes the guard apply, and the reason says so.
     const unsure = a.engine.decide(call('send_message', { body: 'no recipient' }));
@@ -170,7 +170,7 @@ describe('before_tool_call: block, rewrite, rate_limit', () => {
     expect(r.argumentsChangedBy).toEqual(['drop-bcc']);
     expect(r.hooks!.map((h) => [h.hook, h.outcome])).toEqual([['drop-bcc', 'rewrote']]);
     expect(r.hooks![0]!.changed).toEqual(['bcc', 'card']);
-    const event = a.securityEvents.ofType('decision.allowed', 1)[0]!;
+    const event = (await a.securityEvents.ofType('decision.allowed', 1))[0]!;
     const detail = JSON.parse(event.detailJson!) as { arguments: Record<string, unknown>; trace: unknown[][] };
     expect(detail.arguments).not.toHaveProperty('bcc');
     const hookEntry = detail.trace.find((e) => e[2] === 'hook:drop-bcc')!;
@@ -413,7 +413,7 @@ describe('reports: approval_requested, approval_decided, denied, after_tool_call
     expect(byEvent.approval_decided!.json).toMatchObject({ hook: 'decided', approval: { status: 'rejected', decided_by: 'olivia', reason: 'Not this week.' } });
     expect(byEvent.denied!.json).toMatchObject({ hook: 'denied', call: { tool: 'train_model' }, decision: { decision: 'DENY', rule_source: 'agent_allowlist' } });
     expect(byEvent.after_tool_call!.json).toMatchObject({ hook: 'ran', outcome: 'succeeded', result: { found: 'ops' }, call: { tool: 'lookup' } });
-    const failed = a.securityEvents.ofType('hook.failed', 5);
+    const failed = await a.securityEvents.ofType('hook.failed', 5);
     expect(failed).toHaveLength(1);
     expect(JSON.parse(failed[0]!.detailJson!)).toMatchObject({ hook: 'dead', event: 'denied', action: 'webhook', reason: expect.stringMatching(/could not be reached/) });
   });

@@ -252,13 +252,13 @@ rules:
 describe('policy tests guard every reload', () => {
   const TESTS = 'tests:\n  - name: staging deploys ask\n    input: { agent: deployer, tool: deploy_serving, args: { model_id: m, env: staging } }\n    expect: { decision: ASK, rule_source: hitl:deploy }\n';
 
-  it('refuses a gates.yaml whose tests fail: the last good gates stay, the failure is shown and recorded', () => {
+  it('refuses a gates.yaml whose tests fail: the last good gates stay, the failure is shown and recorded', async () => {
     t = tempApp({ tests: TESTS });
     writeFileSync(t.gatesPath, "gates:\n  - id: deploy\n    tools: [deploy_serving]\n    when: \"args.env == 'prod'\"\n");
     expect(t.app.gatesFile.reload(true)).toBe(false);
     expect(t.app.gatesFile.status().error).toMatch(/policy_tests\.yaml:2:5: policy test "staging deploys ask" failed: expected ASK hitl:deploy, got ALLOW agent_allowlist/);
     expect(engine().check(deploy('staging')).decision).toBe('ASK');
-    const [event] = t.app.securityEvents.ofType('config.refused');
+    const [event] = await t.app.securityEvents.ofType('config.refused');
     expect(event).toMatchObject({ outcome: 'refused', target: t.gatesPath });
     expect(event!.detailJson).toContain('staging deploys ask');
   });

@@ -123,7 +123,7 @@ describe('an active profile', () => {
     expect(flag).toMatchObject({ value: true, layer: 'profile', lockedBy: ['healthcare'] });
     expect(a.flags.resolution().problems).toContainEqual(expect.objectContaining({ kind: 'locked_refused', flag: 'decision_log_all', variable: 'SWARM_FLAG_DECISION_LOG_ALL' }));
     await expect(changeFlag(a, { name: 'decision_log_all', value: false, reason: 'too many rows' }, admin)).rejects.toThrow(/locked on by the compliance profile healthcare/);
-    expect(a.securityEvents.ofType('flag.refused', 1)[0]).toMatchObject({ actor: 'ada', target: 'decision_log_all', outcome: 'refused' });
+    expect((await a.securityEvents.ofType('flag.refused', 1))[0]).toMatchObject({ actor: 'ada', target: 'decision_log_all', outcome: 'refused' });
     expect(await a.flags.history({ name: 'decision_log_all' })).toMatchObject([{ action: 'refused', oldValue: true, newValue: false, changedBy: 'ada' }]);
     expect(a.flags.get('decision_log_all').value).toBe(true);
   });
@@ -133,7 +133,7 @@ describe('an active profile', () => {
     const principal = { kind: 'agent' as const, id: 'compliance_agent', role: 'viewer' as const, agent: 'compliance_agent' };
     const allowed = a.engine.decide({ kind: 'tool', principal, agent: 'compliance_agent', tool: 'generate_report', arguments: { period: 'Q3', patient_name: 'Jane Roe' } });
     expect(allowed.decision).toBe('ALLOW');
-    const logged = a.securityEvents.ofType('decision.allowed', 1)[0]!;
+    const logged = (await a.securityEvents.ofType('decision.allowed', 1))[0]!;
     expect(logged.decisionId).toBe(allowed.decisionId);
     expect(logged.detailJson).not.toContain('Jane Roe');
     expect(JSON.parse(logged.detailJson!)).toMatchObject({ arguments: { period: 'Q3', patient_name: '[MASKED]' }, masked_paths: ['patient_name'] });
@@ -185,23 +185,23 @@ describe('an active profile', () => {
     expect(() => a.archivableBefore(now - 30 * 86_400, now)).toThrow(/eu_ai_act_high_risk keeps audit rows 183 days .*before 2026-05-24/);
   });
 
-  it('records a switch of profiles at server start, and nothing when they stay the same', () => {
+  it('records a switch of profiles at server start, and nothing when they stay the same', async () => {
     const first = app('bfsi', { server: true });
     first.close();
     const second = app('bfsi,eu_ai_act_high_risk', { server: true });
     second.close();
     const third = app('bfsi,eu_ai_act_high_risk', { server: true });
-    const switches = third.securityEvents.ofType('profile.switched');
+    const switches = await third.securityEvents.ofType('profile.switched');
     expect(switches.map((e) => JSON.parse(e.detailJson!) as { from: string[]; to: string[] })).toEqual([
       expect.objectContaining({ from: ['bfsi'], to: ['bfsi', 'eu_ai_act_high_risk'] }),
       expect.objectContaining({ from: [], to: ['bfsi'] }),
     ]);
   });
 
-  it('is part of the policy revision, so explain replays a decision with the profile rules of its time', () => {
+  it('is part of the policy revision, so explain replays a decision with the profile rules of its time', async () => {
     const a = app('bfsi');
     const r = a.engine.decide({ kind: 'tool', principal: { kind: 'agent', id: 'trainer', role: 'viewer', agent: 'trainer' }, agent: 'trainer', tool: 'tune_hyperparameters', arguments: { model_id: 'm-1', trials: 900 } });
-    const content = a.revisions.get(a.currentRevision())!;
+    const content = (await a.revisions.get(a.currentRevision()))!;
     expect(content.profiles?.map((p) => p.name)).toEqual(['bfsi']);
     expect(r.ruleSource).toBe('policy:bfsi/tuning-capacity-review');
   });

@@ -2,7 +2,7 @@
  * The findings of an audit report for one period [from, to): every figure is an SQL aggregate or a capped list over
  * the audit tables, never a load of the period's rows, so a report over millions of denials takes seconds and a
  * bounded amount of memory (bench/report.ts). The SQL is written once for SQLite and PostgreSQL and read through a
- * ReportReader (reader.ts, pg-reader.ts): the same trail gives the same report on either.
+ * ReportReader (reader.ts, one for both over the dialect port): the same trail gives the same report on either.
  *
  * The denial figures are read as the denial explorer reads them (lib/audit/denial-stats.ts): whole days from the
  * daily counts, the rest from the audit table, exact either way, so the report and

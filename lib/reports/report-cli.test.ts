@@ -53,7 +53,7 @@ describe('swarm audit report', () => {
     expect(r.stdout).toContain('integrity verified; controls of bfsi');
     // The control status is said, as in the PDF: never "satisfied" from the configuration alone.
     expect(r.stdout).toMatch(/controls of bfsi: \d+ demonstrated, \d+ not demonstrated, \d+ not applicable\./);
-    const e = app.securityEvents.ofType('audit.report_generated', 1)[0]!;
+    const e = (await app.securityEvents.ofType('audit.report_generated', 1))[0]!;
     expect(e.target).toBe(id);
     expect(e.actor).toMatch(/^cli:/);
   });

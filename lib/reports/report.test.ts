@@ -192,8 +192,8 @@ describe('the PDF', () => {
     expect(pngs.length).toBe(text.split('\f').filter((p) => p.trim() !== '').length);
   });
 
-  it('records every generation as a security event with the report id, the period and the format', () => {
-    const e = t.app.securityEvents.ofType('audit.report_generated', 1)[0]!;
+  it('records every generation as a security event with the report id, the period and the format', async () => {
+    const e = (await t.app.securityEvents.ofType('audit.report_generated', 1))[0]!;
     expect(e).toMatchObject({ actor: 'alex', actorRole: 'auditor', outcome: 'succeeded', target: expect.stringMatching(/^rpt_/) });
     const d = JSON.parse(e.detailJson ?? '{}') as Record<string, unknown>;
     expect(d).toMatchObject({ format: 'pdf', profile: null, integrity: 'verified' });
