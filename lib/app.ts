@@ -3,6 +3,10 @@
  * Route handlers, the CLI, the demo team and the tests all start here; only the options differ. The same product on
  * PostgreSQL is PgSwarmApp (lib/pg-app.ts); what both share is AppBase (lib/app-base.ts).
  */
+import { statSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import type { VerifyOptions, VerifyReport } from './audit/verify';
+import { verifyAuditInParallel } from './audit/verify-parallel';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db } from '@/db/client';
 import { parseDbLocation } from '@/db/location';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
@@ -313,6 +317,53 @@ export class SwarmApp extends AppBase {
       sweeper: this.sweepTimer ? (now - this.lastSweepAt <= 5 ? 'alive' : 'stalled') : 'off',
       closed: this.closed,
     };
+  }
+
+  /**
+   * Readiness of the database: it takes a write (the write lock taken and given back: fails on a read-only file, a full
+   * disk's lock, or query_only).
+   */
+  async databaseReady(): Promise<{ ok: true } | { ok: false; detail: string }> {
+    const sqlite = this.db.$client;
+    if (this.closed) return { ok: false, detail: 'the application is closed' };
+    // Someone is writing on this connection right now (the listener's group commit): it is writable.
+    if (sqlite.inTransaction) return { ok: true };
+    try {
+      sqlite.exec('BEGIN IMMEDIATE');
+      sqlite.exec('ROLLBACK');
+      return { ok: true };
+    } catch (error) {
+      if (sqlite.inTransaction) {
+        try {
+          sqlite.exec('ROLLBACK');
+        } catch {
+          // nothing to roll back
+        }
+      }
+      return { ok: false, detail: `the database is not writable: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+
+  /**
+   * Verify the audit chains (and the checkpoints and witnesses given) on a read-only connection of its own, long chains
+   * on every core (lib/audit/verify-parallel.ts).
+   */
+  async verifyAudit(verifierKey: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
+    const sqlite = new Database(this.dbFile, { readonly: true, fileMustExist: true });
+    try {
+      return await verifyAuditInParallel(sqlite, verifierKey, options);
+    } finally {
+      sqlite.close();
+    }
+  }
+
+  /** The size of the write-ahead log, bytes (0 when checkpointed and truncated). */
+  walBytes(): number | null {
+    try {
+      return statSync(`${this.dbFile}-wal`).size;
+    } catch {
+      return 0;
+    }
   }
 
   close(): void {

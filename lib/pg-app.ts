@@ -28,6 +28,8 @@ import { FlagService } from './flags/service';
 import { SqlFlagStore } from './flags/store';
 import { HookRunner } from './hooks/runner';
 import { DecisionService } from './decisions/service';
+import type { VerifyOptions, VerifyReport } from './audit/verify';
+import { verifyAuditPg } from './audit/pg-chain';
 import { PgRateCounter } from './hooks/pg-rates';
 import { PgNotificationService } from './notifications/pg-service';
 import { Leadership, LEADER_LOCKS } from './ops/leader';
@@ -302,7 +304,8 @@ export class PgSwarmApp extends AppBase {
   }
 
   /** Can a statement run now? (readiness: a server that cannot reach its database must not take traffic) */
-  async databaseReachable(timeoutMs = 2_000): Promise<{ ok: true } | { ok: false; detail: string }> {
+  async databaseReady(timeoutMs = 2_000): Promise<{ ok: true } | { ok: false; detail: string }> {
+    if (this.closed) return { ok: false, detail: 'the application is closed' };
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
@@ -315,6 +318,16 @@ export class PgSwarmApp extends AppBase {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Verify the audit chains (and the checkpoints and witnesses given) in one snapshot, read in pages. */
+  verifyAudit(verifierKey: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
+    return verifyAuditPg(this.pool, verifierKey, options);
+  }
+
+  /** No write-ahead log of this process's to measure on PostgreSQL. */
+  walBytes(): number | null {
+    return null;
   }
 
   backgroundStatus(now = Date.now() / 1000): BackgroundStatus {
