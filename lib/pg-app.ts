@@ -28,7 +28,8 @@ import { FlagService } from './flags/service';
 import { SqlFlagStore } from './flags/store';
 import { HookRunner } from './hooks/runner';
 import { PgRateCounter } from './hooks/pg-rates';
-import { PgNotificationService } from './notifications/pg-service';
+import { NotificationService } from './notifications/service';
+import { queueIn, SqlNotificationStore } from './notifications/store';
 import { Leadership, LEADER_LOCKS } from './ops/leader';
 import { observeDecision, timedRecorder } from './ops/metrics';
 import { PermissionEngine } from './permissions';
@@ -52,7 +53,7 @@ export class PgSwarmApp extends AppBase {
   readonly revisions: PgRevisionStore;
   readonly denials: PgDenialStore;
   readonly securityEvents: PgSecurityEventQueries;
-  readonly notifications: PgNotificationService;
+  readonly notifications: NotificationService;
   readonly hooks: HookRunner;
   readonly engine: PermissionEngine;
   /** never set on PostgreSQL: the decision listener does not hold a transaction across decisions here */
@@ -109,8 +110,8 @@ export class PgSwarmApp extends AppBase {
     });
     this.denials = new PgDenialStore(pool);
     this.securityEvents = new PgSecurityEventQueries(pool);
-    this.notifications = new PgNotificationService({
-      pool,
+    this.notifications = new NotificationService({
+      store: new SqlNotificationStore(this.database),
       config: () => this.notificationsFile.current,
       env: this.env,
       maskKeys: this.profiles.maskKeys,
@@ -165,7 +166,8 @@ export class PgSwarmApp extends AppBase {
     await this.recorder.recordIn(tx, approvalSecurityEvent(e));
     const denial = approvalDenial(e, this.profiles.maskKeys);
     if (denial) await this.recorder.appendDenialIn(tx, denial);
-    await this.notifications.onApprovalIn(tx, e);
+    const rows = this.notifications.deliveriesFor(e);
+    if (rows.length > 0) await this.database.within(tx.client, (t) => queueIn(t, rows));
     this.reportApprovalToHooks(e);
   }
 
@@ -328,7 +330,8 @@ export class PgSwarmApp extends AppBase {
     this.closed ??= (async () => {
       this.closeConfig();
       if (this.sweepTimer) clearInterval(this.sweepTimer);
-      this.notifications.stopDelivery();
+      // The sends in flight record their outcomes before the pool closes.
+      await this.notifications.stopDelivery();
       if (this.auditTimer) {
         clearInterval(this.auditTimer);
         try {
