@@ -109,7 +109,7 @@ export async function actAs(app: App, username: string, route: RouteEquivalent):
   const principal: Principal = { kind: 'user', id: user.username, role: user.disabled ? 'anonymous' : user.role };
   const input: CheckInput = { kind: 'http', principal, method: route.method, path: route.path, requiredRole: route.role };
   // The engine of PostgreSQL is asynchronous (its decide() refuses); SQLite decides at once, as before.
-  const decision = app.kind === 'postgres' ? await app.engine.decideAsync(input) : app.engine.decide(input);
+  const decision = await app.decisions.decide(input);
   if (decision.decision !== 'ALLOW') {
     const who = user.disabled ? `user "${username}" is disabled` : `user "${username}" (${user.role})`;
     throw new CliError(`refused for ${who} by ${decision.ruleSource}: ${decision.reason} The refusal is recorded as a denial.`);

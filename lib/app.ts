@@ -3,6 +3,10 @@
  * Route handlers, the CLI, the demo team and the tests all start here; only the options differ. The same product on
  * PostgreSQL is PgSwarmApp (lib/pg-app.ts); what both share is AppBase (lib/app-base.ts).
  */
+import { statSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import type { VerifyOptions, VerifyReport } from './audit/verify';
+import { verifyAuditInParallel } from './audit/verify-parallel';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db } from '@/db/client';
 import { parseDbLocation } from '@/db/location';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
@@ -28,6 +32,7 @@ import { observeDecision, timedRecorder } from './ops/metrics';
 import { NotificationService } from './notifications/service';
 import { queueIn, SqlNotificationStore } from './notifications/store';
 import { HookRunner } from './hooks/runner';
+import { DecisionService } from './decisions/service';
 import { SqliteRateCounter } from './hooks/rates';
 import { AppBase, type AppOptions, type StartupReport } from './app-base';
 import type { PgSwarmApp } from './pg-app';
@@ -56,11 +61,8 @@ export class SwarmApp extends AppBase {
   readonly engine: PermissionEngine;
   /** the SQLite file (SWARM_DB as a path) */
   readonly dbFile: string;
-  /**
-   * Set while the decision listener runs a group of decisions inside one transaction: nothing may wait for I/O then,
-   * so a call whose hooks would (webhook, shell) is refused with HookWouldWait instead of holding the database.
-   */
-  decisionsHoldTransaction = false;
+  /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
+  readonly decisions: DecisionService;
   private readonly checkpointer: Checkpointer | undefined;
   private rollupTimer: NodeJS.Timeout | undefined;
   private searchTimer: NodeJS.Timeout | undefined;
@@ -167,6 +169,7 @@ export class SwarmApp extends AppBase {
     );
     this.loginAttempts = new SqliteLoginAttempts(this.db.$client);
     this.engine = this.newEngine();
+    this.decisions = new DecisionService({ engine: this.engine, sqlite: this.db.$client, afterRollback: () => this.forgetUncommitted() });
     if (options.sweepApprovals) this.startSweeper();
     if (options.deliverNotifications ?? options.sweepApprovals) this.notifications.startDelivery();
     if (options.server) this.startServerAudit();
@@ -313,6 +316,53 @@ export class SwarmApp extends AppBase {
       sweeper: this.sweepTimer ? (now - this.lastSweepAt <= 5 ? 'alive' : 'stalled') : 'off',
       closed: this.closed,
     };
+  }
+
+  /**
+   * Readiness of the database: it takes a write (the write lock taken and given back: fails on a read-only file, a full
+   * disk's lock, or query_only).
+   */
+  async databaseReady(): Promise<{ ok: true } | { ok: false; detail: string }> {
+    const sqlite = this.db.$client;
+    if (this.closed) return { ok: false, detail: 'the application is closed' };
+    // Someone is writing on this connection right now (the listener's group commit): it is writable.
+    if (sqlite.inTransaction) return { ok: true };
+    try {
+      sqlite.exec('BEGIN IMMEDIATE');
+      sqlite.exec('ROLLBACK');
+      return { ok: true };
+    } catch (error) {
+      if (sqlite.inTransaction) {
+        try {
+          sqlite.exec('ROLLBACK');
+        } catch {
+          // nothing to roll back
+        }
+      }
+      return { ok: false, detail: `the database is not writable: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+
+  /**
+   * Verify the audit chains (and the checkpoints and witnesses given) on a read-only connection of its own, long chains
+   * on every core (lib/audit/verify-parallel.ts).
+   */
+  async verifyAudit(verifierKey: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
+    const sqlite = new Database(this.dbFile, { readonly: true, fileMustExist: true });
+    try {
+      return await verifyAuditInParallel(sqlite, verifierKey, options);
+    } finally {
+      sqlite.close();
+    }
+  }
+
+  /** The size of the write-ahead log, bytes (0 when checkpointed and truncated). */
+  walBytes(): number | null {
+    try {
+      return statSync(`${this.dbFile}-wal`).size;
+    } catch {
+      return 0;
+    }
   }
 
   close(): void {

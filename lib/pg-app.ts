@@ -27,6 +27,9 @@ import { randomPassword } from './auth/secrets';
 import { FlagService } from './flags/service';
 import { SqlFlagStore } from './flags/store';
 import { HookRunner } from './hooks/runner';
+import { DecisionService } from './decisions/service';
+import type { VerifyOptions, VerifyReport } from './audit/verify';
+import { verifyAuditPg } from './audit/pg-chain';
 import { PgRateCounter } from './hooks/pg-rates';
 import { NotificationService } from './notifications/service';
 import { queueIn, SqlNotificationStore } from './notifications/store';
@@ -56,8 +59,8 @@ export class PgSwarmApp extends AppBase {
   readonly notifications: NotificationService;
   readonly hooks: HookRunner;
   readonly engine: PermissionEngine;
-  /** never set on PostgreSQL: the decision listener does not hold a transaction across decisions here */
-  readonly decisionsHoldTransaction = false;
+  /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
+  readonly decisions: DecisionService;
   private readonly sweeperLead: Leadership | undefined;
   private readonly signerLead: Leadership | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -147,6 +150,7 @@ export class PgSwarmApp extends AppBase {
           callHooks: this.hooks,
         },
       });
+    this.decisions = new DecisionService({ engine: this.engine });
     if (options.sweepApprovals) this.sweeperLead = new Leadership(pool, LEADER_LOCKS.sweeper);
     if (options.server) this.signerLead = new Leadership(pool, LEADER_LOCKS.checkpoints);
   }
@@ -302,7 +306,8 @@ export class PgSwarmApp extends AppBase {
   }
 
   /** Can a statement run now? (readiness: a server that cannot reach its database must not take traffic) */
-  async databaseReachable(timeoutMs = 2_000): Promise<{ ok: true } | { ok: false; detail: string }> {
+  async databaseReady(timeoutMs = 2_000): Promise<{ ok: true } | { ok: false; detail: string }> {
+    if (this.closed) return { ok: false, detail: 'the application is closed' };
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
@@ -315,6 +320,16 @@ export class PgSwarmApp extends AppBase {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Verify the audit chains (and the checkpoints and witnesses given) in one snapshot, read in pages. */
+  verifyAudit(verifierKey: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
+    return verifyAuditPg(this.pool, verifierKey, options);
+  }
+
+  /** No write-ahead log of this process's to measure on PostgreSQL. */
+  walBytes(): number | null {
+    return null;
   }
 
   backgroundStatus(now = Date.now() / 1000): BackgroundStatus {

@@ -106,7 +106,7 @@ const agentPrincipal = (agent: string) => ({ kind: 'agent' as const, id: agent, 
 async function decideInProcess(env: Env, agent: string, tool: string, args: Record<string, unknown>, toolCallId: string | undefined): Promise<Answer> {
   const app = createApp({ dbPath: dbPath(env), env, watchConfig: false });
   try {
-    const r = await app.engine.decideAsync({ kind: 'tool', principal: agentPrincipal(agent), agent, tool, arguments: args, toolCallId });
+    const r = await app.decisions.decide({ kind: 'tool', principal: agentPrincipal(agent), agent, tool, arguments: args, toolCallId });
     // The denied hooks hear of a denial before this process ends.
     await app.hooks.drain();
     return {
@@ -147,7 +147,7 @@ async function reportFinished(env: Env, agent: string, tool: string, event: z.ou
   const app = createApp({ dbPath: dbPath(env), env, watchConfig: false });
   try {
     const context = { kind: 'tool' as const, principal: agentPrincipal(agent), agent, tool, arguments: event.tool_input, toolCallId: event.tool_use_id };
-    app.engine.finished(failed ? { context, outcome: 'failed', error: String((event.tool_response as { error?: unknown }).error) } : { context, outcome: 'succeeded', result: event.tool_response ?? null });
+    app.decisions.finished(failed ? { context, outcome: 'failed', error: String((event.tool_response as { error?: unknown }).error) } : { context, outcome: 'succeeded', result: event.tool_response ?? null });
     await app.hooks.drain();
   } finally {
     app.close();
