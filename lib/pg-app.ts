@@ -345,8 +345,8 @@ export class PgSwarmApp extends AppBase {
     this.closed ??= (async () => {
       this.closeConfig();
       if (this.sweepTimer) clearInterval(this.sweepTimer);
-      // The sends in flight record their outcomes before the pool closes.
-      await this.notifications.stopDelivery();
+      // Not awaited (a hung receiver must not hold the shutdown): a send still in flight leaves its row to its lease.
+      void this.notifications.stopDelivery();
       if (this.auditTimer) {
         clearInterval(this.auditTimer);
         try {
