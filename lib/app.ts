@@ -30,6 +30,7 @@ import { PermissionEngine } from './permissions';
 import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { observeDecision, timedRecorder } from './ops/metrics';
 import { NotificationService } from './notifications/service';
+import { queueIn, SqlNotificationStore } from './notifications/store';
 import { HookRunner } from './hooks/runner';
 import { DecisionService } from './decisions/service';
 import { SqliteRateCounter } from './hooks/rates';
@@ -130,7 +131,7 @@ export class SwarmApp extends AppBase {
       recordEvent: (event) => this.recorder.record(event),
     });
     this.notifications = new NotificationService({
-      db: this.db,
+      store: new SqlNotificationStore(this.database),
       config: () => this.notificationsFile.current,
       env: this.env,
       maskKeys: this.profiles.maskKeys,
@@ -140,8 +141,10 @@ export class SwarmApp extends AppBase {
       this.db,
       (event) => {
         this.recordApproval(event);
-        // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background).
-        this.notifications.onApproval(event);
+        // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background),
+        // synchronously: the approval store's transaction is open on this connection.
+        const rows = this.notifications.deliveriesFor(event);
+        if (rows.length > 0) this.database.transactionSync((tx) => queueIn(tx, rows));
       },
       this.callBinding,
     );
@@ -247,12 +250,8 @@ export class SwarmApp extends AppBase {
       } catch (error) {
         console.error('Expiring due approval requests failed; retrying in a second.', error);
       }
-      try {
-        // Requests nearing their expiry and denial bursts (config/notifications.yaml): a query or two, queued only.
-        this.notifications.tick();
-      } catch (error) {
-        console.error('Checking for notifications failed; retrying in a second.', error);
-      }
+      // Requests nearing their expiry and denial bursts (config/notifications.yaml): a query or two, queued only.
+      this.notifications.tick().catch((error: unknown) => console.error('Checking for notifications failed; retrying in a second.', error));
     }, intervalMs);
     this.sweepTimer.unref();
   }
@@ -374,7 +373,7 @@ export class SwarmApp extends AppBase {
     if (this.rollupTimer) clearInterval(this.rollupTimer);
     if (this.searchTimer) clearInterval(this.searchTimer);
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    this.notifications.stopDelivery();
+    void this.notifications.stopDelivery();
     if (this.auditTimer) {
       clearInterval(this.auditTimer);
       // A server's last words: its stop, and a checkpoint that covers everything it wrote.

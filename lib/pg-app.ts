@@ -31,7 +31,8 @@ import { DecisionService } from './decisions/service';
 import type { VerifyOptions, VerifyReport } from './audit/verify';
 import { verifyAuditPg } from './audit/pg-chain';
 import { PgRateCounter } from './hooks/pg-rates';
-import { PgNotificationService } from './notifications/pg-service';
+import { NotificationService } from './notifications/service';
+import { queueIn, SqlNotificationStore } from './notifications/store';
 import { Leadership, LEADER_LOCKS } from './ops/leader';
 import { observeDecision, timedRecorder } from './ops/metrics';
 import { PermissionEngine } from './permissions';
@@ -55,7 +56,7 @@ export class PgSwarmApp extends AppBase {
   readonly revisions: PgRevisionStore;
   readonly denials: PgDenialStore;
   readonly securityEvents: PgSecurityEventQueries;
-  readonly notifications: PgNotificationService;
+  readonly notifications: NotificationService;
   readonly hooks: HookRunner;
   readonly engine: PermissionEngine;
   /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
@@ -112,8 +113,8 @@ export class PgSwarmApp extends AppBase {
     });
     this.denials = new PgDenialStore(pool);
     this.securityEvents = new PgSecurityEventQueries(pool);
-    this.notifications = new PgNotificationService({
-      pool,
+    this.notifications = new NotificationService({
+      store: new SqlNotificationStore(this.database),
       config: () => this.notificationsFile.current,
       env: this.env,
       maskKeys: this.profiles.maskKeys,
@@ -169,7 +170,8 @@ export class PgSwarmApp extends AppBase {
     await this.recorder.recordIn(tx, approvalSecurityEvent(e));
     const denial = approvalDenial(e, this.profiles.maskKeys);
     if (denial) await this.recorder.appendDenialIn(tx, denial);
-    await this.notifications.onApprovalIn(tx, e);
+    const rows = this.notifications.deliveriesFor(e);
+    if (rows.length > 0) await this.database.within(tx.client, (t) => queueIn(t, rows));
     this.reportApprovalToHooks(e);
   }
 
@@ -343,7 +345,8 @@ export class PgSwarmApp extends AppBase {
     this.closed ??= (async () => {
       this.closeConfig();
       if (this.sweepTimer) clearInterval(this.sweepTimer);
-      this.notifications.stopDelivery();
+      // Not awaited (a hung receiver must not hold the shutdown): a send still in flight leaves its row to its lease.
+      void this.notifications.stopDelivery();
       if (this.auditTimer) {
         clearInterval(this.auditTimer);
         try {
