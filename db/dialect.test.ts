@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from './client';
+import { inTransaction } from './pg/client';
 import { PostgresDatabase, SqliteDatabase, TransactionWouldWait, type SqlDatabase, type TxRunner, type TxSteps } from './dialect';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { within } from '@/lib/test-support/wait';
@@ -70,6 +71,37 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('the dialect port on %s', (kind
       }),
     ).rejects.toThrow();
     expect(await n()).toBe(2);
+  });
+
+  it('runs a body inside a transaction a store already holds: committed with it, or rolled back with it', async () => {
+    const names = (prefix: string) =>
+      db().all<{ name: string }>(sql`SELECT name FROM flag_overrides WHERE name LIKE ${`${kind}_${prefix}%`} ORDER BY name`).then((r) => r.map((x) => x.name));
+    const body = (name: string) =>
+      function* (tx: TxRunner): TxSteps<number> {
+        return yield* tx.run(flag(name, true));
+      };
+    // The store's own transaction (the approval store's, say) writes a row, and its listener runs a body inside it.
+    const outer = async (prefix: string, fail: boolean): Promise<void> => {
+      if (kind === 'SQLite') {
+        const d = db() as SqliteDatabase;
+        d.client.transaction(() => {
+          d.client.prepare(`INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES (?, 1, 'test', 1, 'r')`).run(`${kind}_${prefix}_outer`);
+          expect(d.transactionSync(body(`${kind}_${prefix}_inner`))).toBe(1);
+          if (fail) throw new Error('the store failed after its listener');
+        })();
+      } else {
+        const d = db() as PostgresDatabase;
+        await inTransaction(d.pool, async ({ client }) => {
+          await client.query(`INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES ($1, true, 'test', 1, 'r')`, [`${kind}_${prefix}_outer`]);
+          expect(await d.within(client, body(`${kind}_${prefix}_inner`))).toBe(1);
+          if (fail) throw new Error('the store failed after its listener');
+        });
+      }
+    };
+    await outer('kept', false);
+    expect(await names('kept')).toEqual([`${kind}_kept_inner`, `${kind}_kept_outer`]);
+    await expect(outer('lost', true)).rejects.toThrow('the store failed after its listener');
+    expect(await names('lost')).toEqual([]);
   });
 
   it('matches ignoring ASCII case with ilike on both', async () => {

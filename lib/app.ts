@@ -3,6 +3,10 @@
  * Route handlers, the CLI, the demo team and the tests all start here; only the options differ. The same product on
  * PostgreSQL is PgSwarmApp (lib/pg-app.ts); what both share is AppBase (lib/app-base.ts).
  */
+import { statSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import type { VerifyOptions, VerifyReport } from './audit/verify';
+import { verifyAuditInParallel } from './audit/verify-parallel';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db } from '@/db/client';
 import { parseDbLocation } from '@/db/location';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
@@ -27,6 +31,7 @@ import { PermissionEngine } from './permissions';
 import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { observeDecision, timedRecorder } from './ops/metrics';
 import { NotificationService } from './notifications/service';
+import { queueIn, SqlNotificationStore } from './notifications/store';
 import { HookRunner } from './hooks/runner';
 import { DecisionService } from './decisions/service';
 import { SqliteRateCounter } from './hooks/rates';
@@ -127,7 +132,7 @@ export class SwarmApp extends AppBase {
       recordEvent: (event) => this.recorder.record(event),
     });
     this.notifications = new NotificationService({
-      db: this.db,
+      store: new SqlNotificationStore(this.database),
       config: () => this.notificationsFile.current,
       env: this.env,
       maskKeys: this.profiles.maskKeys,
@@ -137,8 +142,10 @@ export class SwarmApp extends AppBase {
       this.db,
       (event) => {
         this.recordApproval(event);
-        // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background).
-        this.notifications.onApproval(event);
+        // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background),
+        // synchronously: the approval store's transaction is open on this connection.
+        const rows = this.notifications.deliveriesFor(event);
+        if (rows.length > 0) this.database.transactionSync((tx) => queueIn(tx, rows));
       },
       this.callBinding,
     );
@@ -246,12 +253,8 @@ export class SwarmApp extends AppBase {
       } catch (error) {
         console.error('Expiring due approval requests failed; retrying in a second.', error);
       }
-      try {
-        // Requests nearing their expiry and denial bursts (config/notifications.yaml): a query or two, queued only.
-        this.notifications.tick();
-      } catch (error) {
-        console.error('Checking for notifications failed; retrying in a second.', error);
-      }
+      // Requests nearing their expiry and denial bursts (config/notifications.yaml): a query or two, queued only.
+      this.notifications.tick().catch((error: unknown) => console.error('Checking for notifications failed; retrying in a second.', error));
     }, intervalMs);
     this.sweepTimer.unref();
   }
@@ -318,6 +321,53 @@ export class SwarmApp extends AppBase {
     };
   }
 
+  /**
+   * Readiness of the database: it takes a write (the write lock taken and given back: fails on a read-only file, a full
+   * disk's lock, or query_only).
+   */
+  async databaseReady(): Promise<{ ok: true } | { ok: false; detail: string }> {
+    const sqlite = this.db.$client;
+    if (this.closed) return { ok: false, detail: 'the application is closed' };
+    // Someone is writing on this connection right now (the listener's group commit): it is writable.
+    if (sqlite.inTransaction) return { ok: true };
+    try {
+      sqlite.exec('BEGIN IMMEDIATE');
+      sqlite.exec('ROLLBACK');
+      return { ok: true };
+    } catch (error) {
+      if (sqlite.inTransaction) {
+        try {
+          sqlite.exec('ROLLBACK');
+        } catch {
+          // nothing to roll back
+        }
+      }
+      return { ok: false, detail: `the database is not writable: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+
+  /**
+   * Verify the audit chains (and the checkpoints and witnesses given) on a read-only connection of its own, long chains
+   * on every core (lib/audit/verify-parallel.ts).
+   */
+  async verifyAudit(verifierKey: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
+    const sqlite = new Database(this.dbFile, { readonly: true, fileMustExist: true });
+    try {
+      return await verifyAuditInParallel(sqlite, verifierKey, options);
+    } finally {
+      sqlite.close();
+    }
+  }
+
+  /** The size of the write-ahead log, bytes (0 when checkpointed and truncated). */
+  walBytes(): number | null {
+    try {
+      return statSync(`${this.dbFile}-wal`).size;
+    } catch {
+      return 0;
+    }
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
@@ -326,7 +376,7 @@ export class SwarmApp extends AppBase {
     if (this.rollupTimer) clearInterval(this.rollupTimer);
     if (this.searchTimer) clearInterval(this.searchTimer);
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    this.notifications.stopDelivery();
+    void this.notifications.stopDelivery();
     if (this.auditTimer) {
       clearInterval(this.auditTimer);
       // A server's last words: its stop, and a checkpoint that covers everything it wrote.

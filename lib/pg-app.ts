@@ -28,8 +28,11 @@ import { FlagService } from './flags/service';
 import { SqlFlagStore } from './flags/store';
 import { HookRunner } from './hooks/runner';
 import { DecisionService } from './decisions/service';
+import type { VerifyOptions, VerifyReport } from './audit/verify';
+import { verifyAuditPg } from './audit/pg-chain';
 import { PgRateCounter } from './hooks/pg-rates';
-import { PgNotificationService } from './notifications/pg-service';
+import { NotificationService } from './notifications/service';
+import { queueIn, SqlNotificationStore } from './notifications/store';
 import { Leadership, LEADER_LOCKS } from './ops/leader';
 import { observeDecision, timedRecorder } from './ops/metrics';
 import { PermissionEngine } from './permissions';
@@ -53,7 +56,7 @@ export class PgSwarmApp extends AppBase {
   readonly revisions: RevisionStore;
   readonly denials: PgDenialStore;
   readonly securityEvents: SecurityEventQueries;
-  readonly notifications: PgNotificationService;
+  readonly notifications: NotificationService;
   readonly hooks: HookRunner;
   readonly engine: PermissionEngine;
   /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
@@ -110,8 +113,8 @@ export class PgSwarmApp extends AppBase {
     });
     this.denials = new PgDenialStore(pool);
     this.securityEvents = new SqlSecurityEventQueries(this.database);
-    this.notifications = new PgNotificationService({
-      pool,
+    this.notifications = new NotificationService({
+      store: new SqlNotificationStore(this.database),
       config: () => this.notificationsFile.current,
       env: this.env,
       maskKeys: this.profiles.maskKeys,
@@ -167,7 +170,8 @@ export class PgSwarmApp extends AppBase {
     await this.recorder.recordIn(tx, approvalSecurityEvent(e));
     const denial = approvalDenial(e, this.profiles.maskKeys);
     if (denial) await this.recorder.appendDenialIn(tx, denial);
-    await this.notifications.onApprovalIn(tx, e);
+    const rows = this.notifications.deliveriesFor(e);
+    if (rows.length > 0) await this.database.within(tx.client, (t) => queueIn(t, rows));
     this.reportApprovalToHooks(e);
   }
 
@@ -302,7 +306,8 @@ export class PgSwarmApp extends AppBase {
   }
 
   /** Can a statement run now? (readiness: a server that cannot reach its database must not take traffic) */
-  async databaseReachable(timeoutMs = 2_000): Promise<{ ok: true } | { ok: false; detail: string }> {
+  async databaseReady(timeoutMs = 2_000): Promise<{ ok: true } | { ok: false; detail: string }> {
+    if (this.closed) return { ok: false, detail: 'the application is closed' };
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
@@ -315,6 +320,16 @@ export class PgSwarmApp extends AppBase {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Verify the audit chains (and the checkpoints and witnesses given) in one snapshot, read in pages. */
+  verifyAudit(verifierKey: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
+    return verifyAuditPg(this.pool, verifierKey, options);
+  }
+
+  /** No write-ahead log of this process's to measure on PostgreSQL. */
+  walBytes(): number | null {
+    return null;
   }
 
   backgroundStatus(now = Date.now() / 1000): BackgroundStatus {
@@ -330,7 +345,8 @@ export class PgSwarmApp extends AppBase {
     this.closed ??= (async () => {
       this.closeConfig();
       if (this.sweepTimer) clearInterval(this.sweepTimer);
-      this.notifications.stopDelivery();
+      // Not awaited (a hung receiver must not hold the shutdown): a send still in flight leaves its row to its lease.
+      void this.notifications.stopDelivery();
       if (this.auditTimer) {
         clearInterval(this.auditTimer);
         try {
