@@ -17,7 +17,7 @@ import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from './audit/checkpoints';
 import { witnessTargets } from './audit/witness';
 import { PgCheckpointer } from './audit/pg-checkpoints';
-import { PgDenialStore } from './audit/pg-denials';
+import { SqlDenialStore, type DenialStore } from './audit/denials/store';
 import { PgAuditRecorder } from './audit/pg-recorder';
 import { PgRevisionStore } from './audit/pg-revisions';
 import { PgSecurityEventQueries } from './audit/pg-security-events';
@@ -53,7 +53,7 @@ export class PgSwarmApp extends AppBase {
   readonly loginAttempts: PgLoginAttempts;
   readonly recorder: PgAuditRecorder;
   readonly revisions: PgRevisionStore;
-  readonly denials: PgDenialStore;
+  readonly denials: DenialStore;
   readonly securityEvents: PgSecurityEventQueries;
   readonly notifications: PgNotificationService;
   readonly hooks: HookRunner;
@@ -110,7 +110,7 @@ export class PgSwarmApp extends AppBase {
       flagValues: () => this.flags.values(),
       recordEvent: (event) => void this.recorder.record(event).catch((error: unknown) => console.error(`Recording ${event.kind} event failed.`, error)),
     });
-    this.denials = new PgDenialStore(pool);
+    this.denials = new SqlDenialStore(this.database);
     this.securityEvents = new PgSecurityEventQueries(pool);
     this.notifications = new PgNotificationService({
       pool,

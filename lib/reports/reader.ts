@@ -11,7 +11,8 @@ import type Database from 'better-sqlite3';
 import type { Db } from '@/db/client';
 import type { App, SwarmApp } from '@/lib/app';
 import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/checkpoints';
-import { catchUpIfBehind } from '@/lib/audit/denial-rollup';
+import { catchUpIfBehind } from '@/lib/audit/denials/rollup';
+import { SqliteDatabase } from '@/db/dialect';
 import { type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
 import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
 import { configuredWitnessed, type WitnessedCheckpoint } from '@/lib/audit/witness';
@@ -68,6 +69,7 @@ export interface SqliteReportReaderOptions extends ReportFacts {
 export function sqliteDbReportReader(options: SqliteReportReaderOptions): ReportReader {
   const { db } = options;
   const sqlite = db.$client;
+  const database = new SqliteDatabase(sqlite);
   // The gatherer runs some statements once per event type: prepared once per report.
   const statements = new Map<string, Database.Statement<unknown[], unknown>>();
   const prepared = (sql: string) => {
@@ -85,7 +87,7 @@ export function sqliteDbReportReader(options: SqliteReportReaderOptions): Report
     get: async <T>(sql: string, params: readonly SqlParam[] = []) => prepared(sql).get(...params) as T | undefined,
     // Long chains on every core (verify-parallel.ts): the report's longest step at a million rows.
     verify: (verifierKey, range) => verifyAuditInParallel(sqlite, verifierKey, { ...range, witnessed: options.witnessed?.() ?? [] }),
-    refreshDailyCounts: async () => catchUpIfBehind(db),
+    refreshDailyCounts: () => catchUpIfBehind(database),
   };
 }
 
