@@ -20,7 +20,7 @@ import { FilterResolution, MAX_RESOLVED_VALUES, resolveValue, type FacetField } 
 import type { DenialMatch } from './filter';
 import { SqlDenialStore, type DenialStore } from './store';
 
-/** The rules of denial-facets.ts as they were written over a list of distinct values: the reference. */
+/** The rules of facets.ts as they were written over a list of distinct values: the reference. */
 function reference(field: FacetField, input: string, values: readonly string[]): string[] {
   const lower = (s: string) => s.toLowerCase();
   const forcedPrefix = input.length > 1 && input.endsWith('*');
