@@ -236,7 +236,7 @@ describe('swarm approvals', () => {
     expect(reject.code).toBe(0);
     expect(app.approvals.get(approvalIds.b)).toMatchObject({ status: 'rejected', decidedBy: 'root' });
     // a rejection is a denial, attributed to the gate
-    expect(app.denials.query({ ruleSource: 'hitl:deploy', agent: 'deployer', limit: 10 }).rows.some((d) => d.reason === 'Rejected by root: not during the freeze')).toBe(true);
+    expect((await app.denials.query({ ruleSource: 'hitl:deploy', agent: 'deployer', limit: 10 })).rows.some((d) => d.reason === 'Rejected by root: not during the freeze')).toBe(true);
 
     const again = await swarm('approvals', 'approve', approvalIds.a, '--as', 'root');
     expect(again.code).toBe(1);
@@ -250,7 +250,7 @@ describe('swarm approvals', () => {
     // checked by the engine like POST /api/v1/approvals/{id}/approve, and the refusal is a recorded denial
     expect(r.stderr).toContain('refused for user "victor" (viewer) by rbac:operator');
     expect(app.approvals.get(approvalIds.c)?.status).toBe('pending');
-    const denied = app.denials.query({ ruleSource: 'rbac:operator', limit: 5 }).rows;
+    const denied = (await app.denials.query({ ruleSource: 'rbac:operator', limit: 5 })).rows;
     expect(denied.some((d) => d.principal === 'victor' && d.httpPath === `/api/v1/approvals/${approvalIds.c}/approve`)).toBe(true);
 
     const list = await swarm('approvals', 'list', '--status', 'pending', '--json');
@@ -273,7 +273,7 @@ describe('the CLI decides through the engine', () => {
       expect(r.stderr).toContain('by policy:freeze: Change freeze.');
       app.flags.invalidate();
       expect(app.flags.get('batch_runner')?.layer).toBe('default');
-      expect(app.denials.query({ ruleSource: 'policy:freeze', limit: 5 }).rows[0]).toMatchObject({ principal: 'root', httpMethod: 'PUT', httpPath: '/api/v1/flags/batch_runner' });
+      expect((await app.denials.query({ ruleSource: 'policy:freeze', limit: 5 })).rows[0]).toMatchObject({ principal: 'root', httpMethod: 'PUT', httpPath: '/api/v1/flags/batch_runner' });
     } finally {
       writeFileSync(join(dir, 'permission_policies.yaml'), 'rules: []\n');
     }

@@ -99,7 +99,7 @@ describe('two processes on one database', () => {
           t.app.approvals.request({ gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments: { i }, requestedBy: 'x', ruleSource: 'hitl:deploy', reason: 'r', expiresInSeconds: 60 });
         }
       }
-      expect(t.app.denials.count()).toBe(400);
+      expect(await t.app.denials.count()).toBe(400);
       // off, on (the override removed), off, ...: ten changes
       expect(await t.app.flags.history({ name: 'batch_runner' })).toHaveLength(10);
       expect(other.approvals.list({ status: 'pending' })).toHaveLength(10);

@@ -12,14 +12,12 @@ import { parseDbLocation } from '@/db/location';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
 import { ApprovalStore, approvalRequestOf, type ApprovalEvent } from './approvals/store';
 import { consumerOf } from './approvals/rules';
-import { DenialStore } from './audit/denials';
+import { SqlDenialStore, type DenialStore } from './audit/denials/store';
 import { AuditRecorder } from './audit/recorder';
 import { SqlRevisionStore, type RevisionStore } from './audit/revisions';
 import { Checkpointer as AuditCheckpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from './audit/checkpoints';
 import { witnessTargets } from './audit/witness';
 import { eventListQuery, SqlSecurityEventQueries, type SecurityEventQueries } from './audit/security-events';
-import { catchUpIfBehind } from './audit/denial-rollup';
-import { catchUpSearchIndex } from './audit/denial-search';
 import { AuthStore } from './auth/store';
 import { SqliteLoginAttempts } from './auth/attempts';
 import { randomPassword } from './auth/secrets';
@@ -92,26 +90,20 @@ export class SwarmApp extends AppBase {
       // Long-lived processes keep the explorer's daily counts close to the audit table, so the first summary after a
       // quiet spell does not pay for a large catch-up. Best effort: summaries stay exact either way.
       this.rollupTimer = setInterval(() => {
-        try {
-          catchUpIfBehind(this.db);
-        } catch (error) {
-          console.error('Counting denials into the daily table failed; summaries read the audit table meanwhile.', error);
-        }
+        this.denials
+          .catchUpDailyCounts()
+          .catch((error: unknown) => console.error('Counting denials into the daily table failed; summaries read the audit table meanwhile.', error));
       }, 60_000);
       this.rollupTimer.unref();
-      // The free-text index of the denials follows the writes within a second (lib/audit/denial-search.ts); searches
+      // The free-text index of the denials follows the writes within a second (lib/audit/denials/search.ts); searches
       // scan the rows it does not hold yet, so they stay exact meanwhile.
       this.searchTimer = setInterval(() => {
-        try {
-          catchUpSearchIndex(this.db.$client);
-        } catch (error) {
-          console.error('Indexing new denials for search failed; searches scan them meanwhile.', error);
-        }
+        this.denials.catchUpSearch().catch((error: unknown) => console.error('Indexing new denials for search failed; searches scan them meanwhile.', error));
       }, 1_000);
       this.searchTimer.unref();
     }
     this.database = new SqliteDatabase(this.db.$client);
-    this.denials = new DenialStore(this.db);
+    this.denials = new SqlDenialStore(this.database);
     this.securityEvents = new SqlSecurityEventQueries(this.database);
     this.revisions = new SqlRevisionStore(this.database);
     // Opened synchronously: the overrides are read now, and the service hears of later changes from its store.

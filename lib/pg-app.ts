@@ -17,7 +17,7 @@ import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from './audit/checkpoints';
 import { witnessTargets } from './audit/witness';
 import { PgCheckpointer } from './audit/pg-checkpoints';
-import { PgDenialStore } from './audit/pg-denials';
+import { SqlDenialStore, type DenialStore } from './audit/denials/store';
 import { PgAuditRecorder } from './audit/pg-recorder';
 import { SqlRevisionStore, type RevisionStore } from './audit/revisions';
 import { SqlSecurityEventQueries, type SecurityEventQueries } from './audit/security-events';
@@ -54,7 +54,7 @@ export class PgSwarmApp extends AppBase {
   readonly loginAttempts: PgLoginAttempts;
   readonly recorder: PgAuditRecorder;
   readonly revisions: RevisionStore;
-  readonly denials: PgDenialStore;
+  readonly denials: DenialStore;
   readonly securityEvents: SecurityEventQueries;
   readonly notifications: NotificationService;
   readonly hooks: HookRunner;
@@ -111,7 +111,7 @@ export class PgSwarmApp extends AppBase {
       flagValues: () => this.flags.values(),
       recordEvent: (event) => void this.recorder.record(event).catch((error: unknown) => console.error(`Recording ${event.kind} event failed.`, error)),
     });
-    this.denials = new PgDenialStore(pool);
+    this.denials = new SqlDenialStore(this.database);
     this.securityEvents = new SqlSecurityEventQueries(this.database);
     this.notifications = new NotificationService({
       store: new SqlNotificationStore(this.database),

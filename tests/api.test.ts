@@ -51,7 +51,7 @@ afterAll(() => {
   server.remove();
 });
 
-const lastDenial = () => getSqliteApp().denials.query({ limit: 1 }).rows[0]!;
+const lastDenial = async () => (await getSqliteApp().denials.query({ limit: 1 })).rows[0]!;
 
 describe('authentication and roles on every route', () => {
   it('serves the public health route without credentials', async () => {
@@ -62,7 +62,7 @@ describe('authentication and roles on every route', () => {
     const r = await call(denials.GET, '/api/v1/permissions/denials');
     expect(r.status).toBe(401);
     expect((await json(r)).error?.rule_source).toBe('rbac:auditor');
-    expect(lastDenial()).toMatchObject({ ruleSource: 'rbac:auditor', httpMethod: 'GET', httpPath: '/api/v1/permissions/denials', userRole: 'anonymous' });
+    expect(await lastDenial()).toMatchObject({ ruleSource: 'rbac:auditor', httpMethod: 'GET', httpPath: '/api/v1/permissions/denials', userRole: 'anonymous' });
   });
 
   it('answers 401 for an unknown token', async () => {
@@ -74,7 +74,7 @@ describe('authentication and roles on every route', () => {
   it('answers 403 to a role below the requirement and records it', async () => {
     const r = await call(denials.GET, '/api/v1/permissions/denials', { token: viewer });
     expect(r.status).toBe(403);
-    expect(lastDenial()).toMatchObject({ ruleSource: 'rbac:auditor', userRole: 'viewer', principal: 'victor' });
+    expect(await lastDenial()).toMatchObject({ ruleSource: 'rbac:auditor', userRole: 'viewer', principal: 'victor' });
   });
 });
 
@@ -88,7 +88,7 @@ describe('POST /api/v1/permissions/check', () => {
   it('denies and records an agent token naming another agent', async () => {
     const r = await json(await call(check.POST, '/api/v1/permissions/check', { method: 'POST', token: cleanerAgent, body: JSON.stringify({ agent: 'deployer', tool: 'monitor_drift', arguments: { model_id: 'm' } }) }));
     expect(r).toMatchObject({ decision: 'DENY', rule_source: 'rbac:agent_identity', recorded: true });
-    expect(lastDenial()).toMatchObject({ ruleSource: 'rbac:agent_identity', agentName: 'deployer', toolName: 'monitor_drift' });
+    expect(await lastDenial()).toMatchObject({ ruleSource: 'rbac:agent_identity', agentName: 'deployer', toolName: 'monitor_drift' });
   });
 
   it('asks for a gated call, allows it exactly once after an operator approved it, then asks again', async () => {
@@ -135,8 +135,8 @@ describe('POST /api/v1/permissions/check', () => {
     expect(noReason.status).toBe(400);
     const r = await call(reject.POST, `/api/v1/approvals/${id}/reject`, { method: 'POST', token: operator, params: { id }, body: '{"reason":"No model card"}' });
     expect(r.status).toBe(200);
-    expect(lastDenial()).toMatchObject({ ruleSource: 'hitl:deploy', toolName: 'deploy_serving', agentName: 'deployer' });
-    expect(lastDenial().reason).toContain('No model card');
+    expect(await lastDenial()).toMatchObject({ ruleSource: 'hitl:deploy', toolName: 'deploy_serving', agentName: 'deployer' });
+    expect((await lastDenial()).reason).toContain('No model card');
   });
 
   it('answers 400 with the issues for bad input, never 500', async () => {
@@ -196,7 +196,7 @@ describe('GET /api/v1/permissions/denials', () => {
   });
 
   it('returns one denial with its trace, and 404 for an unknown id', async () => {
-    const id = String(lastDenial().id);
+    const id = String((await lastDenial()).id);
     expect((await call(denial.GET, `/api/v1/permissions/denials/${id}`, { token: auditor, params: { id } })).status).toBe(200);
     expect((await call(denial.GET, '/api/v1/permissions/denials/999999', { token: auditor, params: { id: '999999' } })).status).toBe(404);
     expect((await call(denial.GET, '/api/v1/permissions/denials/..%2F..', { token: auditor, params: { id: '../..' } })).status).toBe(400);
@@ -237,7 +237,7 @@ describe('sessions', () => {
     expect(same.status).toBe(200);
     const cross = await call(check.POST, '/api/v1/permissions/check', { method: 'POST', body, headers: { cookie: session, origin: 'https://evil.example' } });
     expect(cross.status).toBe(403);
-    expect(lastDenial().ruleSource).toBe('csrf:origin');
+    expect((await lastDenial()).ruleSource).toBe('csrf:origin');
   });
 });
 

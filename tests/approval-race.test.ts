@@ -33,7 +33,7 @@ describe('the approval race', () => {
     const row = t.app.approvals.get(id)!;
     expect(['approved', 'rejected']).toContain(row.status);
     // A rejection is recorded once, and only if the rejection won.
-    expect(t.app.denials.count({ ruleSource: 'hitl' })).toBe(row.status === 'rejected' ? 1 : 0);
+    expect(await t.app.denials.count({ ruleSource: 'hitl' })).toBe(row.status === 'rejected' ? 1 : 0);
   }, 60_000);
 
   it('takes exactly two approvals of a two-person request when four operators approve at once', async () => {

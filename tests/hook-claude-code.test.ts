@@ -113,7 +113,7 @@ describe('swarm hook claude-code, in process', () => {
     const out = parse(r.out).hookSpecificOutput;
     expect(out.permissionDecision).toBe('deny');
     expect(out.permissionDecisionReason).toMatch(/^Recursive deletes are not run by agents\. \(policy:no-recursive-delete, decision /);
-    expect(app.denials.query({ limit: 1 }).rows[0]).toMatchObject({ toolName: 'bash', agentName: 'claude_code', toolCallId: 'toolu_01ABCDEF0123456790', ruleSource: 'policy:no-recursive-delete' });
+    expect((await app.denials.query({ limit: 1 })).rows[0]).toMatchObject({ toolName: 'bash', agentName: 'claude_code', toolCallId: 'toolu_01ABCDEF0123456790', ruleSource: 'policy:no-recursive-delete' });
   });
 
   it('denies a gated call until a person approved it, naming the request; then allows it once', async () => {

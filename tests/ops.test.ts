@@ -140,7 +140,7 @@ describe('GET /metrics on the decision listener', () => {
     expect(denied.status).toBe(403);
     const body = (await denied.json()) as { error: { rule_source: string; decision_id: string } };
     expect(body.error.rule_source).toBe('rbac:admin');
-    expect(getSqliteApp().denials.query({ limit: 5 }).rows.some((r) => r.decisionId === body.error.decision_id && r.httpPath === '/metrics')).toBe(true);
+    expect((await getSqliteApp().denials.query({ limit: 5 })).rows.some((r) => r.decisionId === body.error.decision_id && r.httpPath === '/metrics')).toBe(true);
     expect((await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer wrong-token' } })).status).toBe(401);
     // An admin token is enough.
     await scrape(server.adminToken);
@@ -249,7 +249,7 @@ describe('graceful shutdown of the listener', () => {
     const app = getSqliteApp();
     const own = createFrontServer({ app, upstream: { host: '127.0.0.1', port: 1 } });
     const url = `http://127.0.0.1:${await listen(own)}`;
-    const before = app.denials.count();
+    const before = await app.denials.count();
     let arrived = 0;
     let shutdown: Promise<void> | undefined;
     own.on('request', () => {
@@ -265,7 +265,7 @@ describe('graceful shutdown of the listener', () => {
     const answers = await Promise.all(calls);
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     await shutdown;
-    expect(app.denials.count()).toBe(before + 20);
+    expect(await app.denials.count()).toBe(before + 20);
     await expect(fetch(`${url}/api/v1/health`)).rejects.toThrow();
   });
 });

@@ -21,7 +21,7 @@ describe('the agent runtime', () => {
     const r = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', PLATFORM_TOOLS);
     await expect(r.call('deploy_serving', { model_id: 'm', env: 'moon' })).rejects.toThrow(/not valid/);
     expect(t.app.approvals.list()).toHaveLength(0);
-    expect(t.app.denials.count()).toBe(0);
+    expect(await t.app.denials.count()).toBe(0);
   });
 
   it('runs an allowed call, throws PermissionDenied for a denied one', async () => {
@@ -115,7 +115,7 @@ describe('the demo team', () => {
     const team = new DemoTeam(t.app, (e) => events.push(e));
     await team.turn(15);
     expect(events.some((e) => e.outcome === 'allowed')).toBe(true);
-    const families = new Set(t.app.denials.query({ limit: 100 }).rows.map((r) => r.ruleSource.split(':')[0]));
+    const families = new Set((await t.app.denials.query({ limit: 100 })).rows.map((r) => r.ruleSource.split(':')[0]));
     expect([...families].sort()).toEqual(['agent_allowlist', 'flag', 'policy']);
     const pending = t.app.approvals.list({ status: 'pending' });
     expect(pending.length).toBeGreaterThanOrEqual(3);

@@ -61,7 +61,7 @@ describe('the approval store', () => {
     await new Promise((r) => setTimeout(r, 80));
     expect(() => t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).toThrow(/expired at .* before anyone decided it/);
     expect(t.app.approvals.get(id)!.status).toBe('expired');
-    const d = t.app.denials.query({ ruleSource: 'hitl:deploy' }).rows;
+    const d = (await t.app.denials.query({ ruleSource: 'hitl:deploy' })).rows;
     expect(d).toHaveLength(1);
     expect(d[0]!.reason).toMatch(/expired/);
   });
@@ -73,7 +73,7 @@ describe('the approval store', () => {
     const second = t.app.approvals.request(req());
     expect(second.id).not.toBe(first.id);
     expect(t.app.approvals.get(first.id)!.status).toBe('expired');
-    expect(t.app.denials.count({ ruleSource: 'hitl:deploy' })).toBe(1);
+    expect(await t.app.denials.count({ ruleSource: 'hitl:deploy' })).toBe(1);
   });
 
   it('refuses the requester as approver (separation of duties)', () => {

@@ -36,7 +36,7 @@ const verifyNow = (app: TempApp) => {
 };
 
 describe('decision ids and policy revisions', () => {
-  it('gives a denial one decision id, carried by PermissionDenied and written on the row', () => {
+  it('gives a denial one decision id, carried by PermissionDenied and written on the row', async () => {
     t = tempApp();
     let denied: PermissionDenied | undefined;
     try {
@@ -46,7 +46,7 @@ describe('decision ids and policy revisions', () => {
     }
     expect(denied).toBeInstanceOf(PermissionDenied);
     expect(denied!.decisionId).toMatch(/^[0-9a-f-]{36}$/);
-    const [row] = t.app.denials.query({ limit: 1 }).rows;
+    const [row] = (await t.app.denials.query({ limit: 1 })).rows;
     expect(row!.decisionId).toBe(denied!.decisionId);
   });
 
@@ -62,17 +62,17 @@ describe('decision ids and policy revisions', () => {
     t.app.approvals.reject(asked!.approvalId, { id: 'olivia', role: 'operator' }, 'Not now');
     expect(t.app.approvals.get(asked!.approvalId)!.decisionId).toBe(id);
     expect((await t.app.securityEvents.list({ decisionId: id })).rows.map((e) => e.type).sort()).toEqual(['approval.rejected', 'approval.requested']);
-    expect(t.app.denials.query({ ruleSource: 'hitl:deploy' }).rows[0]!.decisionId).toBe(id);
+    expect((await t.app.denials.query({ ruleSource: 'hitl:deploy' })).rows[0]!.decisionId).toBe(id);
   });
 
   it('records the policy revision in force, keeps its content once, and changes it with the policy', async () => {
     t = tempApp();
     t.app.engine.decide(call('data_cleaner', 'deploy_serving'));
-    const first = t.app.denials.query({ limit: 1 }).rows[0]!.policyRevision!;
+    const first = (await t.app.denials.query({ limit: 1 })).rows[0]!.policyRevision!;
     writeFileSync(t.policyPath, 'rules:\n  - { id: no-profiling, decision: DENY, match: { tool: profile_dataset } }\n');
     expect(t.app.policyFile.reload(true)).toBe(true);
     t.app.engine.decide(call('data_cleaner', 'profile_dataset'));
-    const second = t.app.denials.query({ limit: 1 }).rows[0]!.policyRevision!;
+    const second = (await t.app.denials.query({ limit: 1 })).rows[0]!.policyRevision!;
     expect(second).not.toBe(first);
     expect((await t.app.revisions.get(second))!.files.policy).toContain('no-profiling');
     expect((await t.app.revisions.get(first))!.files.policy).toBe('rules: []\n');
@@ -205,7 +205,7 @@ describe('swarm audit explain', () => {
 });
 
 describe('swarm audit archive', () => {
-  it('moves older rows into a signed bundle that verifies, and the rest still verifies from where it starts', () => {
+  it('moves older rows into a signed bundle that verifies, and the rest still verifies from where it starts', async () => {
     t = tempApp();
     const old = Date.now() / 1000 - 400 * 86400;
     for (let i = 0; i < 5; i++) t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: `old ${i}`, timestamp: old + i });
@@ -215,7 +215,7 @@ describe('swarm audit archive', () => {
     const file = `${t.dir}/archive.ndjson`;
     const r = archiveBefore(t.app.db.$client, key, old + 100, file, (res) => t!.app.recorder.record(archivedEvent(res, 'test')));
     expect(r.chains.find((c) => c.chain === 'permission_denials')).toMatchObject({ rows: 5, fromId: 1, upToId: 5 });
-    expect(t.app.denials.query({ limit: 100 }).rows.map((d) => d.id).sort()).toEqual([6, 7, 8]);
+    expect((await t.app.denials.query({ limit: 100 })).rows.map((d) => d.id).sort()).toEqual([6, 7, 8]);
     const verifier = trustedVerifierKeys(keyDirFor(t.dbPath, {}), {})!;
     const text = readFileSync(file, 'utf8');
     expect(verifyBundle(text, verifier)).toEqual({ ok: true, rows: { permission_denials: 5 } });

@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import type { NewDenialRow } from '@/db/schema';
 import { PRIORITY, ruleSourceOf, type AuditEvent, type CheckResult, type DecisionEvent, type PermissionContext, type Recorded, type Recorder, type SecurityEvent } from '@/lib/permissions';
 import { ChainAppender, type ChainName } from './chain';
-import { nowSeconds } from './denial-filter';
+import { nowSeconds } from './denials/filter';
 import { maskedArgumentsJson } from './redact';
 import type { RevisionContent } from './revisions';
 import { announceWrite } from '@/db/write-intent';

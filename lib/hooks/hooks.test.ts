@@ -149,7 +149,7 @@ describe('before_tool_call: block, rewrite, rate_limit', () => {
     const a = app(FILE_HOOKS);
     const denied = a.engine.decide(call('send_message', { to: 'ceo@rival.com', body: 'hi' }));
     expect(denied).toMatchObject({ decision: 'DENY', ruleSource: 'hook:no-rival-mail', reason: 'Mail to competitors is not sent by agents.' });
-    const row = a.denials.get(a.denials.newestId())!;
+    const row = (await a.denials.get(await a.denials.newestId()))!;
     expect(row).toMatchObject({ ruleSource: 'hook:no-rival-mail', toolName: 'send_message', decisionId: denied.decisionId });
     // An auditor explaining it is told that hooks are not replayed, rather than left to read the re-run as drift.
     expect((await explainDecision(a, denied.decisionId!)).notes).toContainEqual(expect.stringMatching(/^This denial came from the hook no-rival-mail\. Hooks are not replayed/));
@@ -178,13 +178,13 @@ describe('before_tool_call: block, rewrite, rate_limit', () => {
     expect(hookEntry[4]).toMatchObject({ action: 'rewrite', outcome: 'rewrote', changed: ['bcc', 'card'], original_arguments_sha256: hashArguments(original) });
   });
 
-  it('decides the rewritten call again: a rewrite cannot carry a call past a rule', () => {
+  it('decides the rewritten call again: a rewrite cannot carry a call past a rule', async () => {
     const hooks = `hooks:\n  - id: reroute\n    event: before_tool_call\n    match: { tool: send_message }\n    rewrite: { set: { to: ops@rival.com } }\n`;
     const policy = `rules:\n  - id: no-rival\n    decision: DENY\n    match: { tool: send_message, arguments: { to: "*@rival.com" } }\n    reason: Not to rivals.\n`;
     const a = app(hooks, { policy });
     const r = a.engine.decide(call('send_message', { to: 'a@example.com' }));
     expect(r).toMatchObject({ decision: 'DENY', ruleSource: 'policy:no-rival', argumentsChangedBy: ['reroute'] });
-    const row = a.denials.get(a.denials.newestId())!;
+    const row = (await a.denials.get(await a.denials.newestId()))!;
     expect(JSON.parse(row.argumentsJson!)).toEqual({ to: '[EMAIL ***@rival.com]' });
   });
 
@@ -290,7 +290,7 @@ describe('before_tool_call: webhooks', () => {
     expect(r.got[0]!.json).toMatchObject({ event: 'before_tool_call', hook: 'review', call: { agent: 'mailer', tool: 'send_message' }, decision: { decision: 'ALLOW' } });
     // What the webhook was told joins the audit row of the decision it led to.
     expect(r.got[0]!.json.decision_id).toBe(blocked.decisionId);
-    expect(a.denials.get(a.denials.newestId())!.decisionId).toBe(blocked.decisionId);
+    expect((await a.denials.get(await a.denials.newestId()))!.decisionId).toBe(blocked.decisionId);
   });
 
   it('retries a failing webhook, then blocks; with on_error: allow it lets the call through and says so', async () => {

@@ -1,6 +1,6 @@
 /** zod schemas of the API's inputs, shared with the CLI where they mean the same thing. */
 import { z } from 'zod';
-import { decodeCursor, DENIAL_SORT_KEYS, SORT_ORDERS, type DenialMatch } from '@/lib/audit/denial-filter';
+import { decodeCursor, DENIAL_SORT_KEYS, SORT_ORDERS, type DenialMatch } from '@/lib/audit/denials/filter';
 import { argumentsProblem, MAX_ARGUMENT_DEPTH, ROLES } from '@/lib/permissions';
 
 const name = z.string().min(1).max(200);

@@ -63,7 +63,7 @@ describe('the engine with an asynchronous store', () => {
 
     const denied = await engine.decideAsync(call('train_model'));
     expect(denied).toMatchObject({ decision: 'DENY', ruleSource: 'agent_allowlist' });
-    expect(t.app.denials.get(t.app.denials.newestId())).toMatchObject({ decisionId: denied.decisionId, toolName: 'train_model' });
+    expect(await t.app.denials.get(await t.app.denials.newestId())).toMatchObject({ decisionId: denied.decisionId, toolName: 'train_model' });
   });
 
   it('asks, and runs an approved call exactly once however many ask for it at the same moment', async () => {

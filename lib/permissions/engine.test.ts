@@ -44,10 +44,10 @@ describe('the agent allowlist', () => {
     expect(r.ruleSource).toBe('agent_allowlist');
   });
 
-  it('denies an unlisted tool, attributed to agent_allowlist, and records it', () => {
+  it('denies an unlisted tool, attributed to agent_allowlist, and records it', async () => {
     t = tempApp();
     expect(() => enforce(call('data_cleaner', 'deploy_serving', { model_id: 'm-1', env: 'prod' }))).toThrow(PermissionDenied);
-    const rows = t.app.denials.query({ agent: 'data_cleaner' }).rows;
+    const rows = (await t.app.denials.query({ agent: 'data_cleaner' })).rows;
     expect(rows).toHaveLength(1);
     expect(rows[0]!.ruleSource).toBe('agent_allowlist');
     expect(rows[0]!.toolName).toBe('deploy_serving');
@@ -124,11 +124,11 @@ describe('HITL gates', () => {
     expect(t.app.approvals.get(id)!.status).toBe('approved');
   });
 
-  it('denies a rejected call as hitl:deploy and records the rejection as a denial', () => {
+  it('denies a rejected call as hitl:deploy and records the rejection as a denial', async () => {
     t = tempApp();
     const id = decide(deploy()).approvalId!;
     t.app.approvals.reject(id, { id: 'olivia', role: 'operator' }, 'Model card incomplete');
-    const rows = t.app.denials.query({ ruleSource: 'hitl' }).rows;
+    const rows = (await t.app.denials.query({ ruleSource: 'hitl' })).rows;
     expect(rows).toHaveLength(1);
     expect(rows[0]!.reason).toContain('Model card incomplete');
     const r = decide(deploy());

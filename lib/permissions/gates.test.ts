@@ -79,11 +79,11 @@ describe('a gate is a requirement, not a rule in the contest', () => {
 });
 
 describe('check() is pure', () => {
-  it('records nothing and requests nothing, for a DENY and for an ASK', () => {
+  it('records nothing and requests nothing, for a DENY and for an ASK', async () => {
     t = tempApp();
     expect(engine().check(call('data_cleaner', 'deploy_serving')).decision).toBe('DENY');
     expect(engine().check(deploy('prod')).decision).toBe('ASK');
-    expect(t.app.denials.query({}).rows).toHaveLength(0);
+    expect((await t.app.denials.query({})).rows).toHaveLength(0);
     expect(t.app.approvals.list({})).toHaveLength(0);
   });
 
@@ -100,13 +100,13 @@ describe('check() is pure', () => {
     expect(engine().check(deploy('prod', 'm-9'))).toMatchObject({ decision: 'DENY', ruleSource: 'hitl:deploy' });
     expect(t.app.approvals.get(id)!.status).toBe('pending');
     expect(t.app.approvals.list({ status: 'pending' }).map((a) => a.id)).toEqual([row.id]);
-    expect(t.app.denials.query({}).rows).toHaveLength(0);
+    expect((await t.app.denials.query({})).rows).toHaveLength(0);
 
     expect(t.app.approvals.expireDue()).toBe(1);
     const expired = t.app.approvals.get(id)!;
     expect(expired.status).toBe('expired');
     expect(expired.decidedAt).toBe(expired.expiresAt);
-    const [denial] = t.app.denials.query({ ruleSource: 'hitl:deploy' }).rows;
+    const [denial] = (await t.app.denials.query({ ruleSource: 'hitl:deploy' })).rows;
     expect(denial!.timestamp).toBeCloseTo(expired.expiresAt, 3);
   });
 });

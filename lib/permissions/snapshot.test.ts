@@ -49,7 +49,7 @@ describe('a decision and its snapshot', () => {
     expect(t.app.engine.check(exportCall()).ruleSource).toBe('policy:no-export-b');
 
     // ...but the row of the decision under way names the revision whose rules decided it, and that revision is kept.
-    const row = t.app.denials.query({ limit: 10 }).rows.find((r) => r.decisionId === result.decisionId)!;
+    const row = (await t.app.denials.query({ limit: 10 })).rows.find((r) => r.decisionId === result.decisionId)!;
     expect(row.policyRevision).toBe(before);
     expect((await t.app.revisions.get(before))!.files.policy).toBe(POLICY_A);
 

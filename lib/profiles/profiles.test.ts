@@ -139,7 +139,7 @@ describe('an active profile', () => {
     expect(JSON.parse(logged.detailJson!)).toMatchObject({ arguments: { period: 'Q3', patient_name: '[MASKED]' }, masked_paths: ['patient_name'] });
     const denied = a.engine.decide({ kind: 'tool', principal, agent: 'compliance_agent', tool: 'export_raw_data', arguments: { dataset_id: 'd', destination: 's3://x', contains_phi: true, deidentified: false, mrn: 'MRN-12345' } });
     expect(denied).toMatchObject({ decision: 'DENY', ruleSource: 'policy:healthcare/phi-export-needs-deidentification' });
-    const row = a.denials.query({ limit: 1 }).rows[0]!;
+    const row = (await a.denials.query({ limit: 1 })).rows[0]!;
     expect(row.argumentsJson).not.toContain('MRN-12345');
     expect(row.maskedPaths).toBe('["mrn"]');
   });

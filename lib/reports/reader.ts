@@ -14,7 +14,7 @@ import type { Db } from '@/db/client';
 import type { DialectName, SqlDatabase } from '@/db/dialect';
 import type { App } from '@/lib/app';
 import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/checkpoints';
-import { catchUpIfBehind } from '@/lib/audit/denial-rollup';
+import { catchUpIfBehind } from '@/lib/audit/denials/rollup';
 import { verifyAuditPg } from '@/lib/audit/pg-chain';
 import type { VerifyOptions, VerifyRange, VerifyReport } from '@/lib/audit/verify';
 import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
@@ -110,7 +110,7 @@ export function sqliteTrail(db: Db, database: SqlDatabase): ReportTrail {
   return {
     database,
     verifyChains: (verifierKey, options) => verifyAuditInParallel(db.$client, verifierKey, options),
-    refreshDailyCounts: async () => catchUpIfBehind(db),
+    refreshDailyCounts: async () => catchUpIfBehind(database),
   };
 }
 

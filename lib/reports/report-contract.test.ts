@@ -20,7 +20,7 @@ import { PgApprovalStore } from '@/lib/approvals/pg-store';
 import { ApprovalStore, type ApprovalRequest, type Decider } from '@/lib/approvals/store';
 import { approvalDenial, approvalSecurityEvent } from '@/lib/audit/approval-events';
 import { Checkpointer, loadOrCreateSigningKey, originOf, trustedVerifierKeys, signCheckpoint, type SigningKey } from '@/lib/audit/checkpoints';
-import { catchUpRollup } from '@/lib/audit/denial-rollup';
+import { catchUpRollup } from '@/lib/audit/denials/rollup';
 import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
 import { AuditRecorder, type DenialInput } from '@/lib/audit/recorder';
 import { revisionOf, type RevisionContent } from '@/lib/audit/revisions';
@@ -74,7 +74,7 @@ interface Side {
     recordRefusal(name: string, requested: boolean | null, by: string, reason: string, refusal: string): unknown;
   };
   /** count the denials so far into the daily table, where this database keeps one */
-  countDays(): void;
+  countDays(): Promise<unknown>;
   checkpoint(key: SigningKey): Promise<void>;
   reader(): ReportReader;
   /** the approval ids, in the order they were requested */
@@ -99,7 +99,7 @@ function sqliteSide(db: Db, facts: Omit<ReportFacts, 'flags'>): Side {
     denial: (d) => recorder.appendDenial(d),
     approvals,
     flags,
-    countDays: () => catchUpRollup(db),
+    countDays: () => catchUpRollup(new SqliteDatabase(db.$client)),
     checkpoint: async (key) => void new Checkpointer(db.$client, key).checkpoint(),
     reader: () => reportReader(sqliteTrail(db, database), { ...facts, flags: () => flags.resolution() }),
     approvalIds: [],
@@ -118,7 +118,7 @@ function pgSide(pool: import('pg').Pool, flags: FlagService, facts: Omit<ReportF
     denial: (d) => inTransaction(pool, (tx) => recorder.appendDenialIn(tx, d)),
     approvals,
     flags,
-    countDays: () => {},
+    countDays: async () => {},
     // Signed as the SQLite Checkpointer signs: the head of each chain that moved since its last checkpoint.
     checkpoint: async (key) => {
       for (const chain of ['permission_denials', 'security_events'] as const) {
@@ -212,7 +212,7 @@ async function writeTrail(s: Side, key: SigningKey): Promise<void> {
   for (let i = 0; i < 36; i++) {
     at(T0 + 2 * 3600 + i * 4.5 * 3600 + 11);
     await s.record(decision(i));
-    if (i === 20) s.countDays();
+    if (i === 20) await s.countDays();
   }
   await s.checkpoint(key);
 

@@ -91,11 +91,11 @@ describe('the PDF', () => {
     expect(pdf.data.integrity.ok).toBe(true);
   });
 
-  it('prints the denial figures the stores count for [from, to): the rows at exactly `to` are left out', () => {
+  it('prints the denial figures the stores count for [from, to): the rows at exactly `to` are left out', async () => {
     const { from, to } = seeded.period;
     const inPeriod = t.app.db.$client.prepare<[number, number], { n: number }>('SELECT count(*) AS n FROM permission_denials WHERE timestamp >= ? AND timestamp < ?').get(from, to)!.n;
     expect(pdf.data.denials.total).toBe(inPeriod);
-    expect(pdf.data.denials.total).toBe(t.app.denials.summary({ from, to }).total - seeded.outside.atEnd);
+    expect(pdf.data.denials.total).toBe((await t.app.denials.summary({ from, to })).total - seeded.outside.atEnd);
     const flat = text.replace(/\s+/g, ' ');
     expect(flat).toContain(`All ${inPeriod} denials of the period`);
     expect(flat).toContain(`${inPeriod} denials recorded`);

@@ -4,7 +4,7 @@
  * writes it back in a stable order, and turns it into the API's query strings.
  */
 import { z } from 'zod';
-import { DENIAL_SORT_KEYS, SORT_ORDERS, type DenialSortKey, type SortOrder } from '@/lib/audit/denial-vocabulary';
+import { DENIAL_SORT_KEYS, SORT_ORDERS, type DenialSortKey, type SortOrder } from '@/lib/audit/denials/vocabulary';
 
 export const WINDOWS = ['1h', '24h', '7d', '30d', 'all'] as const;
 export type RelativeWindow = (typeof WINDOWS)[number];

@@ -2,10 +2,10 @@
  * Denials as the API, the CLI and the exports show them: the JSON shape with the specification's column names, CSV
  * lines, and streamed exports of a filter (CSV and NDJSON). One batch of rows per pull: a 100,000-row export neither
  * holds the result in memory nor keeps the server's event loop busy for longer than one batch. (The queries are
- * denials.ts; the one writer is the recorder.)
+ * store.ts; the one writer is the recorder.)
  */
 import type { DenialRow } from '@/db/schema';
-import type { DenialMatch } from './denial-filter';
+import type { DenialMatch } from './filter';
 
 /** The API's and the CLI's shape of a row: the spec's column names. */
 export function denialToJson(row: DenialRow) {
@@ -125,7 +125,7 @@ export function denialExportStream(rows: Iterator<DenialRow> | AsyncIterator<Den
   const line = format === 'csv' ? denialCsvLine : denialNdjsonLine;
   let started = false;
   return new ReadableStream<Uint8Array>({
-    // A synchronous iterator (SQLite) is read without a promise per row; an asynchronous one (PostgreSQL) is awaited.
+    // A synchronous iterator is read without a promise per row; an asynchronous one (the store's) is awaited.
     async pull(controller) {
       let chunk = '';
       if (!started) {

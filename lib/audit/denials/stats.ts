@@ -1,43 +1,51 @@
 /**
  * Aggregates over the denials of one filter: the explorer's summary cards and its chart of denials over time.
  *
- * Over a million rows a GROUP BY on the audit table takes seconds (bench/denial-queries.ts), so whole UTC days come from
- * the daily counts (lib/audit/denial-rollup.ts) and only the rest is read from the audit table: the partial days at
- * the edges of the window and the rows recorded since the counts were last brought up to date. Each of those parts
- * is bounded by a time or id range, and the attribute filters are written so SQLite keeps to that range. Free text
- * cannot be counted ahead, so a filter with `q` reads the audit table alone, bounded by its window.
+ * Over a million rows a GROUP BY on the audit table takes seconds on SQLite (bench/denial-queries.ts), so where the
+ * database counts ahead (SqlDatabase.countsAhead) whole UTC days come from the daily counts (rollup.ts) and only the
+ * rest is read from the audit table: the partial days at the edges of the window and the rows recorded since the
+ * counts were last brought up to date. Each of those parts is bounded by a time or id range, and the attribute filters
+ * are written so SQLite keeps to that range. Free text cannot be counted ahead, so a filter with `q` reads the audit
+ * table alone, bounded by its window; so does every aggregate on PostgreSQL, which counts when it reads.
  * The result is exact either way; the tests compare both paths on the same rows.
  */
-import { and, eq, gt, gte, lt, lte, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '@/db/client';
-import { denialDailyCounts, permissionDenials } from '@/db/schema';
-import { attributeConditions, hasText, nowSeconds, resolveWindow, textCondition, type DenialMatch } from './denial-filter';
-import { catchUpIfBehind, DAY_OF_TIMESTAMP, DAY_SECONDS, rollupPosition } from './denial-rollup';
-import { ruleSourceFamily } from './denial-vocabulary';
+import { and, sql, type SQL } from 'drizzle-orm';
+import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
+import { attributeConditions, nowSeconds, resolveWindow, type AttributeColumns, type DenialMatch } from './filter';
+import { resolveFilter } from './facets';
+import { dayOfTimestamp, DAY_SECONDS, rollupPositionIn } from './rollup';
+import { D, hasText, textCondition } from './search';
+import { ruleSourceFamily } from './vocabulary';
 
-export { ruleSourceFamily } from './denial-vocabulary';
+export { ruleSourceFamily } from './vocabulary';
 
 const DAY = DAY_SECONDS;
 const whereClause = (where: SQL | undefined): SQL => (where ? sql` WHERE ${where}` : sql``);
 
+const countsColumn = (name: string): SQL => sql`${sql.identifier('permission_denial_daily_counts')}.${sql.identifier(name)}`;
+/** The daily counts' columns (permission_denial_daily_counts): a missing agent or role is '' there. */
+const C = {
+  day: countsColumn('day'),
+  n: countsColumn('n'),
+  agentName: countsColumn('agent_name'),
+  toolName: countsColumn('tool_name'),
+  userRole: countsColumn('user_role'),
+  ruleSource: countsColumn('rule_source'),
+} as const satisfies AttributeColumns & Record<string, SQL>;
+
 /**
- * Attribute filters on the audit table that SQLite will not use an index for (unary +): the part's time or id range
- * must drive the scan. Without it the planner prefers, say, the agent index for `agent = x` and then visits every row
- * of that agent, hundreds of thousands, to keep the few in a partial day.
+ * Attribute filters on the audit table that SQLite will not use an index for (db.unindexed): the part's time or id
+ * range must drive the scan. Without it the planner prefers, say, the agent index for `agent = x` and then visits every
+ * row of that agent, hundreds of thousands, to keep the few in a partial day.
  */
-function unindexedAttributes(f: DenialMatch): SQL[] {
-  const c = attributeConditions(f, permissionDenials, true);
+function unindexedAttributes(db: SqlDatabase, f: DenialMatch): SQL[] {
+  const c = attributeConditions(db, f, D, true);
   // The newest row of the view (untilId) bounds every part read from the audit table. The daily counts cannot say
   // which ids they hold; they are read only for whole days before the window's end, and the explorer sends untilId
   // with a `to` pinned when the view loaded, so the rows recorded after it are never in those days.
-  if (f.untilId !== undefined) c.push(lte(permissionDenials.id, f.untilId));
-  if (hasText(f.q)) c.push(textCondition(f.q));
+  if (f.untilId !== undefined) c.push(sql`${D.id} <= ${f.untilId}`);
+  if (hasText(f.q)) c.push(textCondition(db, f.q));
   return c;
-}
-
-/** The same filters on the daily counts, where a missing agent or role is '' (and a filter value never is). */
-function rollupAttributes(f: DenialMatch): SQL[] {
-  return attributeConditions(f, denialDailyCounts);
 }
 
 /** How one aggregate reads a filter: daily counts for whole days, the audit table for the rest. */
@@ -52,48 +60,43 @@ interface ReadPlan {
  * Split a resolved filter (absolute window) into whole UTC days (daily counts, as of high_water) and the parts the
  * counts do not cover: the partial days at either edge, and the rows after high_water inside the whole days.
  */
-function planRead(db: Db, f: DenialMatch, useRollup: boolean): ReadPlan {
-  const t = permissionDenials;
-  const attrs = unindexedAttributes(f);
+function* planRead(tx: TxRunner, db: SqlDatabase, f: DenialMatch, useRollup: boolean): TxSteps<ReadPlan> {
+  const t = D;
+  const attrs = unindexedAttributes(db, f);
   const window: SQL[] = [];
-  if (f.from !== undefined) window.push(gte(t.timestamp, f.from));
-  if (f.to !== undefined) window.push(lte(t.timestamp, f.to));
+  if (f.from !== undefined) window.push(sql`${t.timestamp} >= ${f.from}`);
+  if (f.to !== undefined) window.push(sql`${t.timestamp} <= ${f.to}`);
   // Only with a window can the attribute filters give up their indexes: without one they are the only bound.
-  const wholeTable = (): ReadPlan => ({ base: [and(...window, ...(window.length ? attrs : attributeIndexed(f)))] });
+  const wholeTable = (): ReadPlan => ({ base: [and(...window, ...(window.length ? attrs : attributeIndexed(db, f)))] });
   // An id bound without an end of the window: today's counts may hold newer rows, so the audit table alone answers.
   if (!useRollup || hasText(f.q) || (f.untilId !== undefined && f.to === undefined)) return wholeTable();
   const firstDay = f.from === undefined ? undefined : Math.ceil(f.from / DAY);
   // The last day d with (d + 1) * DAY <= to: every row of it is at most `to`.
   const lastDay = f.to === undefined ? undefined : Math.floor(f.to / DAY) - 1;
   if (firstDay !== undefined && lastDay !== undefined && firstDay > lastDay) return wholeTable();
-  const { highWater } = rollupPosition(db);
+  const { highWater } = yield* rollupPositionIn(tx);
   const days: SQL[] = [];
-  if (firstDay !== undefined) days.push(gte(denialDailyCounts.day, firstDay));
-  if (lastDay !== undefined) days.push(lte(denialDailyCounts.day, lastDay));
+  if (firstDay !== undefined) days.push(sql`${C.day} >= ${firstDay}`);
+  if (lastDay !== undefined) days.push(sql`${C.day} <= ${lastDay}`);
   const base: SQL[] = [];
   if (f.from !== undefined && firstDay !== undefined && f.from < firstDay * DAY) {
-    base.push(and(gte(t.timestamp, f.from), lt(t.timestamp, firstDay * DAY), ...attrs)!);
+    base.push(and(sql`${t.timestamp} >= ${f.from}`, sql`${t.timestamp} < ${firstDay * DAY}`, ...attrs)!);
   }
-  if (f.to !== undefined && lastDay !== undefined) base.push(and(gte(t.timestamp, (lastDay + 1) * DAY), lte(t.timestamp, f.to), ...attrs)!);
+  if (f.to !== undefined && lastDay !== undefined) base.push(and(sql`${t.timestamp} >= ${(lastDay + 1) * DAY}`, sql`${t.timestamp} <= ${f.to}`, ...attrs)!);
   // Rows not yet counted: by id (a short rowid range), with the whole-day bounds as plain filters.
-  const uncounted: SQL[] = [gt(t.id, highWater)];
-  if (firstDay !== undefined) uncounted.push(sql`+${t.timestamp} >= ${firstDay * DAY}`);
-  if (lastDay !== undefined) uncounted.push(sql`+${t.timestamp} < ${(lastDay + 1) * DAY}`);
+  const uncounted: SQL[] = [sql`${t.id} > ${highWater}`];
+  if (firstDay !== undefined) uncounted.push(sql`${db.unindexed(t.timestamp)} >= ${firstDay * DAY}`);
+  if (lastDay !== undefined) uncounted.push(sql`${db.unindexed(t.timestamp)} < ${(lastDay + 1) * DAY}`);
   base.push(and(...uncounted, ...attrs)!);
-  return { rollup: and(...days, ...rollupAttributes(f)) ?? sql`1 = 1`, base };
+  return { rollup: and(...days, ...attributeConditions(db, f, C)) ?? sql`1 = 1`, base };
 }
 
 /** The attribute filters with their indexes: the only bound of a query without a window. */
-function attributeIndexed(f: DenialMatch): SQL[] {
-  const c = attributeConditions(f);
-  if (f.untilId !== undefined) c.push(lte(permissionDenials.id, f.untilId));
-  if (hasText(f.q)) c.push(textCondition(f.q));
+function attributeIndexed(db: SqlDatabase, f: DenialMatch): SQL[] {
+  const c = attributeConditions(db, f);
+  if (f.untilId !== undefined) c.push(sql`${D.id} <= ${f.untilId}`);
+  if (hasText(f.q)) c.push(textCondition(db, f.q));
   return c;
-}
-
-/** Run the plan's reads in one read transaction, so the daily counts, high_water and the audit rows agree. */
-function readConsistently<T>(db: Db, read: () => T): T {
-  return db.$client.transaction(read)();
 }
 
 export interface Ranked<T> {
@@ -129,38 +132,35 @@ export interface AggregateOptions {
 
 /**
  * Total and top agents, rule sources and tools of a filter: one GROUP BY over the three columns (a few hundred
- * combinations in practice) per part, folded here, instead of four scans of the same rows.
+ * combinations in practice) per part, folded here, instead of four scans of the same rows. Read in one transaction,
+ * so that the daily counts, high_water and the audit rows agree; `filter`'s agent, tool and rule source are resolved
+ * in it (facets.ts). Daily counts are read where the database keeps them and `useRollup` is not false.
  */
-export function summarizeDenials(db: Db, filter: DenialMatch, options: AggregateOptions & { top?: number } = {}): DenialSummary {
+export function* summarizeDenials(tx: TxRunner, db: SqlDatabase, filter: DenialMatch, options: AggregateOptions & { top?: number } = {}): TxSteps<DenialSummary> {
   const top = options.top ?? 5;
-  const f = resolveWindow(filter, options.now ?? nowSeconds());
-  const useRollup = options.useRollup ?? true;
-  if (useRollup) catchUpIfBehind(db);
-  // Folded part by part inside the read's transaction. After a spray of names a part has millions of groups: spread
-  // into one list (as it was) they overflowed the call stack past about 125,000, and the summary answered 500.
-  return readConsistently(db, () => {
-    const plan = planRead(db, f, useRollup);
-    const fold = new SummaryFold();
-    if (plan.rollup) {
-      const d = denialDailyCounts;
-      for (const r of db.all<{ agent: string; tool: string; rule: string; n: number }>(
-        sql`SELECT ${d.agentName} AS agent, ${d.toolName} AS tool, ${d.ruleSource} AS rule, sum(${d.n}) AS n FROM ${d} WHERE ${plan.rollup} GROUP BY 1, 2, 3`,
-      )) {
-        fold.add({ ...r, agent: r.agent === '' ? null : r.agent });
-      }
+  const f = resolveWindow(yield* resolveFilter(tx, filter), options.now ?? nowSeconds());
+  const plan = yield* planRead(tx, db, f, db.countsAhead && (options.useRollup ?? true));
+  // Folded part by part. After a spray of names a part has millions of groups: spread into one list (as it was once)
+  // they overflowed the call stack past about 125,000, and the summary answered 500.
+  const fold = new SummaryFold();
+  if (plan.rollup) {
+    for (const r of yield* tx.all<DenialGroup>(
+      sql`SELECT ${C.agentName} AS agent, ${C.toolName} AS tool, ${C.ruleSource} AS rule, sum(${C.n}) AS n FROM permission_denial_daily_counts WHERE ${plan.rollup} GROUP BY 1, 2, 3`,
+    )) {
+      fold.add({ ...r, agent: r.agent === '' ? null : r.agent });
     }
-    const t = permissionDenials;
-    for (const where of plan.base) {
-      // +column: group with a sorter over the part's rows, not by walking a whole index in column order.
-      for (const r of db.all<{ agent: string | null; tool: string; rule: string; n: number }>(
-        sql`SELECT ${t.agentName} AS agent, ${t.toolName} AS tool, ${t.ruleSource} AS rule, count(*) AS n FROM ${t}${whereClause(where)}
-            GROUP BY +${t.agentName}, +${t.toolName}, +${t.ruleSource}`,
-      )) {
-        fold.add(r);
-      }
+  }
+  const t = D;
+  for (const where of plan.base) {
+    // Grouped with a sorter over the part's rows, not by walking a whole index in column order (SQLite).
+    for (const r of yield* tx.all<DenialGroup>(
+      sql`SELECT ${t.agentName} AS agent, ${t.toolName} AS tool, ${t.ruleSource} AS rule, count(*) AS n FROM permission_denials${whereClause(where)}
+          GROUP BY ${db.unindexed(t.agentName)}, ${db.unindexed(t.toolName)}, ${db.unindexed(t.ruleSource)}`,
+    )) {
+      fold.add(r);
     }
-    return fold.summary(top);
-  });
+  }
+  return fold.summary(top);
 }
 
 /** The denials of one (agent, tool, rule source): what a summary is folded from, whichever database counted them. */
@@ -180,11 +180,13 @@ class SummaryFold {
   private total = 0;
 
   add(r: DenialGroup): void {
-    this.total += r.n;
-    add(this.agents, r.agent, r.n);
-    add(this.tools, r.tool, r.n);
-    add(this.rules, r.rule, r.n);
-    add(this.families, ruleSourceFamily(r.rule), r.n);
+    // A count is a bigint on PostgreSQL: read as a number (db/pg/client.ts), made sure of here.
+    const n = Number(r.n);
+    this.total += n;
+    add(this.agents, r.agent, n);
+    add(this.tools, r.tool, n);
+    add(this.rules, r.rule, n);
+    add(this.families, ruleSourceFamily(r.rule), n);
   }
 
   summary(top: number): DenialSummary {
@@ -196,13 +198,6 @@ class SummaryFold {
       families: topOf(this.families, Number.POSITIVE_INFINITY),
     };
   }
-}
-
-/** The summary of counted groups (a group may come several times, from several parts of a read: they add up). */
-export function foldSummary(groups: Iterable<DenialGroup>, top: number): DenialSummary {
-  const fold = new SummaryFold();
-  for (const r of groups) fold.add(r);
-  return fold.summary(top);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -251,40 +246,41 @@ export interface DenialHistogram {
 }
 
 /** The start of the oldest day with a denial of these attributes (the text filter aside), or undefined. */
-function oldestDay(db: Db, f: DenialMatch, useRollup: boolean): number | undefined {
-  const t = permissionDenials;
+function* oldestDay(tx: TxRunner, db: SqlDatabase, f: DenialMatch, useRollup: boolean): TxSteps<number | undefined> {
+  const t = D;
+  const day = dayOfTimestamp(db);
+  const attributes = { ...f, q: undefined };
   if (useRollup) {
-    const { highWater } = rollupPosition(db);
-    const d = denialDailyCounts;
-    const counted = db.all<{ day: number | null }>(sql`SELECT min(${d.day}) AS day FROM ${d}${whereClause(and(...rollupAttributes(f)))}`)[0]?.day;
-    const uncounted = db.all<{ day: number | null }>(
-      sql`SELECT min(${DAY_OF_TIMESTAMP}) AS day FROM ${t} WHERE ${and(gt(t.id, highWater), ...unindexedAttributes({ ...f, q: undefined }))}`,
-    )[0]?.day;
+    const { highWater } = yield* rollupPositionIn(tx);
+    const counted = (yield* tx.one<{ day: number | null }>(
+      sql`SELECT min(${C.day}) AS day FROM permission_denial_daily_counts${whereClause(and(...attributeConditions(db, f, C)))}`,
+    ))?.day;
+    const uncounted = (yield* tx.one<{ day: number | null }>(
+      sql`SELECT min(${day}) AS day FROM permission_denials WHERE ${and(sql`${t.id} > ${highWater}`, ...unindexedAttributes(db, attributes))}`,
+    ))?.day;
     const days = [counted, uncounted].filter((x): x is number => typeof x === 'number');
     return days.length ? Math.min(...days) : undefined;
   }
-  const day = db.all<{ day: number | null }>(sql`SELECT min(${DAY_OF_TIMESTAMP}) AS day FROM ${t}${whereClause(and(...attributeIndexed({ ...f, q: undefined })))}`)[0]?.day;
-  return typeof day === 'number' ? day : undefined;
+  const r = yield* tx.one<{ day: number | null }>(sql`SELECT min(${day}) AS day FROM permission_denials${whereClause(and(...attributeIndexed(db, attributes)))}`);
+  return typeof r?.day === 'number' ? r.day : undefined;
 }
 
 /**
  * Denials over time for a filter, stacked by rule-source family. The window is the filter's; an open window starts
- * at the oldest day with a matching denial. Every bucket of the window is returned, empty ones included.
+ * at the oldest day with a matching denial. Every bucket of the window is returned, empty ones included. Read in one
+ * transaction (see summarizeDenials).
  */
-export function denialHistogram(db: Db, filter: DenialMatch, options: AggregateOptions = {}): DenialHistogram {
+export function* denialHistogram(tx: TxRunner, db: SqlDatabase, filter: DenialMatch, options: AggregateOptions = {}): TxSteps<DenialHistogram> {
   const now = options.now ?? nowSeconds();
-  const resolved = resolveWindow(filter, now);
-  const useRollup = options.useRollup ?? true;
-  if (useRollup) catchUpIfBehind(db);
-  return readConsistently(db, () => {
-    const to = resolved.to ?? now;
-    if (resolved.from !== undefined) return histogramOver(db, resolved, Math.min(resolved.from, to), to, useRollup);
-    const open = histogramOver(db, resolved, openHistogramStart(oldestDay(db, resolved, useRollup), to), to, useRollup);
-    // The oldest day ignores the text (it would take a scan to know): when the text matches only later rows, start
-    // the chart at the first of them, in bars that fit the shorter span.
-    const start = trimmedHistogramStart(open);
-    return start === undefined ? open : histogramOver(db, resolved, start, to, useRollup);
-  });
+  const resolved = resolveWindow(yield* resolveFilter(tx, filter), now);
+  const useRollup = db.countsAhead && (options.useRollup ?? true);
+  const to = resolved.to ?? now;
+  if (resolved.from !== undefined) return yield* histogramOver(tx, db, resolved, Math.min(resolved.from, to), to, useRollup);
+  const open = yield* histogramOver(tx, db, resolved, openHistogramStart(yield* oldestDay(tx, db, resolved, useRollup), to), to, useRollup);
+  // The oldest day ignores the text (it would take a scan to know): when the text matches only later rows, start
+  // the chart at the first of them, in bars that fit the shorter span.
+  const start = trimmedHistogramStart(open);
+  return start === undefined ? open : yield* histogramOver(tx, db, resolved, start, to, useRollup);
 }
 
 /**
@@ -348,27 +344,27 @@ export function trimmedHistogramStart(open: DenialHistogram): number | undefined
 }
 
 /** The histogram of a filter over [from, to]. */
-function histogramOver(db: Db, resolved: DenialMatch, from: number, to: number, useRollup: boolean): DenialHistogram {
+function* histogramOver(tx: TxRunner, db: SqlDatabase, resolved: DenialMatch, from: number, to: number, useRollup: boolean): TxSteps<DenialHistogram> {
   const tally = new HistogramTally(from, to);
   const { width, origin } = tally;
   const f = { ...resolved, from, to };
   // Whole days can only fill whole-day buckets; narrower buckets read the (at most 8 days of) audit rows.
-  const plan = planRead(db, f, useRollup && width >= DAY);
+  const plan = yield* planRead(tx, db, f, useRollup && width >= DAY);
   if (plan.rollup) {
-    const d = denialDailyCounts;
-    for (const r of db.all<{ day: number; rule: string; n: number }>(
-      sql`SELECT ${d.day} AS day, ${d.ruleSource} AS rule, sum(${d.n}) AS n FROM ${d} WHERE ${plan.rollup} GROUP BY 1, 2`,
+    for (const r of yield* tx.all<{ day: number; rule: string; n: number }>(
+      sql`SELECT ${C.day} AS day, ${C.ruleSource} AS rule, sum(${C.n}) AS n FROM permission_denial_daily_counts WHERE ${plan.rollup} GROUP BY 1, 2`,
     )) {
-      tally.count(tally.indexOf(r.day * DAY), r.rule, r.n);
+      tally.count(tally.indexOf(Number(r.day) * DAY), r.rule, Number(r.n));
     }
   }
-  const t = permissionDenials;
+  const t = D;
+  const bucket = db.truncate(sql`(${t.timestamp} - ${origin}) / ${width}`);
   for (const where of plan.base) {
-    for (const r of db.all<{ b: number; rule: string; n: number }>(
-      sql`SELECT CAST((${t.timestamp} - ${origin}) / ${width} AS INTEGER) AS b, ${t.ruleSource} AS rule, count(*) AS n FROM ${t}${whereClause(where)}
-          GROUP BY 1, +${t.ruleSource}`,
+    for (const r of yield* tx.all<{ b: number; rule: string; n: number }>(
+      sql`SELECT ${bucket} AS b, ${t.ruleSource} AS rule, count(*) AS n FROM permission_denials${whereClause(where)}
+          GROUP BY 1, ${db.unindexed(t.ruleSource)}`,
     )) {
-      tally.count(r.b, r.rule, r.n);
+      tally.count(Number(r.b), r.rule, Number(r.n));
     }
   }
   return tally.result();

@@ -13,15 +13,14 @@ import { openDatabase } from '@/db/client';
 import { inTransaction } from '@/db/pg/client';
 import { AppError } from '@/lib/errors';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { FilterResolution, MAX_RESOLVED_VALUES, resolveValue, type Facet, type FacetField } from './denial-facets';
-import type { DenialSummary } from './denial-stats';
-import type { DenialMatch } from './denial-filter';
-import { DenialStore } from './denials';
-import { PgDenialStore } from './pg-denials';
-import { PgAuditRecorder } from './pg-recorder';
-import { AuditRecorder, type DenialInput, type RecorderOptions } from './recorder';
+import { PostgresDatabase, SqliteDatabase } from '@/db/dialect';
+import { PgAuditRecorder } from '../pg-recorder';
+import { AuditRecorder, type DenialInput, type RecorderOptions } from '../recorder';
+import { FilterResolution, MAX_RESOLVED_VALUES, resolveValue, type FacetField } from './facets';
+import type { DenialMatch } from './filter';
+import { SqlDenialStore, type DenialStore } from './store';
 
-/** The rules of denial-facets.ts as they were written over a list of distinct values: the reference. */
+/** The rules of facets.ts as they were written over a list of distinct values: the reference. */
 function reference(field: FacetField, input: string, values: readonly string[]): string[] {
   const lower = (s: string) => s.toLowerCase();
   const forcedPrefix = input.length > 1 && input.endsWith('*');
@@ -97,11 +96,6 @@ const denial = (agent: string, i: number): DenialInput => ({
 /** The names: a spray, and the agents an auditor looks for. */
 const names = (spray: number) => [...Array.from({ length: spray }, (_, i) => `spray-${i}`), 'trainer', 'Trainer_v2', 'data_cleaner'];
 
-interface Reading {
-  count(f: DenialMatch): number | Promise<number>;
-  summary(f: DenialMatch): DenialSummary | Promise<DenialSummary>;
-  facet(field: FacetField, f: DenialMatch, options?: { prefix?: string; limit?: number }): Facet | Promise<Facet>;
-}
 
 const pg15 = usePostgres();
 const cleanups: (() => unknown)[] = [];
@@ -115,7 +109,7 @@ afterAll(() => {
  * (its limit, 65,535 parameters, would take a minute of chained writes to pass).
  */
 const SQLITE_SPRAY = 200_000;
-const stores: Record<'SQLite' | 'PostgreSQL', { spray: number; open(): Promise<Reading> }> = {
+const stores: Record<'SQLite' | 'PostgreSQL', { spray: number; open(): Promise<DenialStore> }> = {
   SQLite: {
     spray: SQLITE_SPRAY,
     async open() {
@@ -127,7 +121,7 @@ const stores: Record<'SQLite' | 'PostgreSQL', { spray: number; open(): Promise<R
       });
       const recorder = new AuditRecorder(db.$client, options);
       db.$client.transaction(() => names(SQLITE_SPRAY).forEach((a, i) => recorder.appendDenial(denial(a, i))))();
-      return new DenialStore(db);
+      return new SqlDenialStore(new SqliteDatabase(db.$client));
     },
   },
   PostgreSQL: {
@@ -139,13 +133,13 @@ const stores: Record<'SQLite' | 'PostgreSQL', { spray: number; open(): Promise<R
         let i = 0;
         for (const a of names(MAX_RESOLVED_VALUES + 500)) await recorder.appendDenialIn(tx, denial(a, i++));
       });
-      return new PgDenialStore(pool);
+      return new SqlDenialStore(new PostgresDatabase(pool));
     },
   },
 };
 
 describe.each(Object.keys(stores) as (keyof typeof stores)[])('agent filters over a sprayed trail on %s', (kind) => {
-  let store: Reading;
+  let store: DenialStore;
   beforeAll(async () => {
     store = await stores[kind].open();
   }, 120_000);

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
-import { csvField } from './denial-export';
-import { REDACTED, redactedArgumentsJson, MAX_ARGUMENTS_JSON_CHARS } from './redact';
+import { REDACTED, redactedArgumentsJson, MAX_ARGUMENTS_JSON_CHARS } from '../redact';
+import { csvField } from './export';
 
 let t: TempApp | undefined;
 afterEach(() => {
@@ -13,7 +13,7 @@ afterEach(() => {
 const base = { toolName: 'deploy_serving', ruleSource: 'agent_allowlist', reason: 'r' };
 
 describe('the denial table', () => {
-  it('refuses UPDATE and DELETE, even from a raw connection', () => {
+  it('refuses UPDATE and DELETE, even from a raw connection', async () => {
     t = tempApp();
     t.app.recorder.appendDenial(base);
     const raw = new Database(t.dbPath);
@@ -23,36 +23,36 @@ describe('the denial table', () => {
     } finally {
       raw.close();
     }
-    expect(t.app.denials.count()).toBe(1);
+    expect(await t.app.denials.count()).toBe(1);
   });
 
-  it('filters a rule-source family by its prefix and an exact rule by its full name', () => {
+  it('filters a rule-source family by its prefix and an exact rule by its full name', async () => {
     t = tempApp();
     for (const rs of ['policy:a', 'policy:b', 'policy', 'policyx:c', 'rbac:admin', 'flag:x']) t.app.recorder.appendDenial({ ...base, ruleSource: rs });
-    const family = t.app.denials.query({ ruleSource: 'policy' }).rows.map((r) => r.ruleSource).sort();
+    const family = (await t.app.denials.query({ ruleSource: 'policy' })).rows.map((r) => r.ruleSource).sort();
     expect(family).toEqual(['policy', 'policy:a', 'policy:b']);
-    expect(t.app.denials.query({ ruleSource: 'policy:a' }).rows).toHaveLength(1);
+    expect((await t.app.denials.query({ ruleSource: 'policy:a' })).rows).toHaveLength(1);
   });
 
-  it('filters by seconds back from now, by agent, tool and role', () => {
+  it('filters by seconds back from now, by agent, tool and role', async () => {
     t = tempApp();
     const now = Date.now() / 1000;
     t.app.recorder.appendDenial({ ...base, agentName: 'data_cleaner', timestamp: now - 10 });
     t.app.recorder.appendDenial({ ...base, agentName: 'data_cleaner', timestamp: now - 100_000 });
     t.app.recorder.appendDenial({ ...base, agentName: 'trainer', toolName: 'x', userRole: 'viewer', timestamp: now - 10 });
-    expect(t.app.denials.query({ since: 86400 }).rows).toHaveLength(2);
-    expect(t.app.denials.query({ agent: 'data_cleaner' }).rows).toHaveLength(2);
-    expect(t.app.denials.query({ tool: 'x' }).rows).toHaveLength(1);
-    expect(t.app.denials.query({ role: 'viewer' }).rows).toHaveLength(1);
+    expect((await t.app.denials.query({ since: 86400 })).rows).toHaveLength(2);
+    expect((await t.app.denials.query({ agent: 'data_cleaner' })).rows).toHaveLength(2);
+    expect((await t.app.denials.query({ tool: 'x' })).rows).toHaveLength(1);
+    expect((await t.app.denials.query({ role: 'viewer' })).rows).toHaveLength(1);
   });
 
-  it('pages newest first with a cursor, without gaps or repeats', () => {
+  it('pages newest first with a cursor, without gaps or repeats', async () => {
     t = tempApp();
     for (let i = 0; i < 25; i++) t.app.recorder.appendDenial({ ...base, reason: String(i) });
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = t.app.denials.query({ limit: 10, cursor });
+      const page = await t.app.denials.query({ limit: 10, cursor });
       seen.push(...page.rows.map((r) => r.reason ?? ''));
       cursor = page.nextCursor ?? undefined;
     } while (cursor);

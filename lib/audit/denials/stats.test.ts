@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
-import { catchUpIfBehind, catchUpRollup, rollupPosition } from './denial-rollup';
-import { bucketOrigin, chooseBucketSeconds, ruleSourceFamily } from './denial-stats';
-import type { DenialMatch } from './denials';
-import type { DenialInput } from './recorder';
+import type { DenialInput } from '../recorder';
+import { catchUpIfBehind, catchUpRollup, rollupPosition } from './rollup';
+import { bucketOrigin, chooseBucketSeconds, ruleSourceFamily } from './stats';
+import type { DenialMatch } from './store';
 
 let t: TempApp | undefined;
 afterEach(() => {
@@ -81,21 +81,21 @@ function countBy<T>(rows: Row[], key: (r: Row) => T): Map<T, number> {
 const NOW = D0 + 12 * DAY;
 
 describe('the summary and the chart read whole days from the daily counts and the rest from the audit table', () => {
-  it('give exactly the counts of the matching rows, whatever was counted ahead and wherever the window falls', () => {
-    fc.assert(
-      fc.property(fc.array(rowArb, { maxLength: 80 }), fc.integer({ min: 0, max: 100 }), fc.array(filterArb, { minLength: 1, maxLength: 6 }), (rows, percent, filters) => {
+  it('give exactly the counts of the matching rows, whatever was counted ahead and wherever the window falls', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(rowArb, { maxLength: 80 }), fc.integer({ min: 0, max: 100 }), fc.array(filterArb, { minLength: 1, maxLength: 6 }), async (rows, percent, filters) => {
         t = tempApp();
         try {
           // Count part of the rows ahead (all, none or some), as a console opened in the middle would have.
           const counted = Math.round((rows.length * percent) / 100);
-          rows.forEach((r, i) => {
+          for (const [i, r] of rows.entries()) {
             t!.app.recorder.appendDenial(r);
-            if (i + 1 === counted) catchUpRollup(t!.app.db, 7);
-          });
-          expect(rollupPosition(t!.app.db).highWater).toBe(counted);
+            if (i + 1 === counted) await catchUpRollup(t!.app.database, 7);
+          }
+          expect((await rollupPosition(t!.app.database)).highWater).toBe(counted);
           for (const f of filters) {
             const expected = rows.filter((r) => matches(r, f));
-            const s = t!.app.denials.summary(f, { now: NOW, top: 100 });
+            const s = await t!.app.denials.summary(f, { now: NOW, top: 100 });
             expect(s.total, JSON.stringify(f)).toBe(expected.length);
             const agents = countBy(expected, (r) => r.agentName);
             expect(new Map(s.topAgents.map((x) => [x.value, x.count]))).toEqual(agents);
@@ -103,8 +103,8 @@ describe('the summary and the chart read whole days from the daily counts and th
             expect(new Map(s.topTools.map((x) => [x.value, x.count]))).toEqual(countBy(expected, (r) => r.toolName));
             expect(new Map(s.families.map((x) => [x.value, x.count]))).toEqual(countBy(expected, (r) => ruleSourceFamily(r.ruleSource)));
 
-            const h = t!.app.denials.histogram(f, { now: NOW });
-            const reference = t!.app.denials.histogram(f, { now: NOW, useRollup: false });
+            const h = await t!.app.denials.histogram(f, { now: NOW });
+            const reference = await t!.app.denials.histogram(f, { now: NOW, useRollup: false });
             expect(h).toEqual(reference);
             expect(h.buckets.reduce((n, b) => n + b.total, 0), JSON.stringify(f)).toBe(expected.length);
             for (const r of expected) {
@@ -121,7 +121,7 @@ describe('the summary and the chart read whole days from the daily counts and th
     );
   });
 
-  it('ranks the top five by count, then by name, and shows an HTTP denial as having no agent', () => {
+  it('ranks the top five by count, then by name, and shows an HTTP denial as having no agent', async () => {
     t = tempApp();
     const rec = (agentName: string | null, n: number) => {
       for (let i = 0; i < n; i++) t!.app.recorder.appendDenial({ toolName: agentName ? 'deploy_serving' : 'http', agentName, ruleSource: 'rbac:admin', reason: 'r', timestamp: D0 + i });
@@ -132,7 +132,7 @@ describe('the summary and the chart read whole days from the daily counts and th
     rec(null, 3);
     rec('b', 4);
     rec('a', 5);
-    const s = t.app.denials.summary({}, { now: NOW });
+    const s = await t.app.denials.summary({}, { now: NOW });
     expect(s.topAgents).toEqual([
       { value: 'a', count: 5 },
       { value: 'b', count: 4 },
@@ -145,13 +145,13 @@ describe('the summary and the chart read whole days from the daily counts and th
 });
 
 describe('the daily counts', () => {
-  it('count every denial exactly once, in chunks, however often they catch up', () => {
+  it('count every denial exactly once, in chunks, however often they catch up', async () => {
     t = tempApp();
     for (let i = 0; i < 23; i++) t.app.recorder.appendDenial({ toolName: 'x', ruleSource: i % 2 ? 'flag:a' : 'policy:b', agentName: i % 3 ? 'a' : null, reason: 'r', timestamp: D0 + i * 10_000 });
-    expect(rollupPosition(t.app.db)).toEqual({ highWater: 0, newest: 23 });
-    expect(catchUpRollup(t.app.db, 5)).toBe(23);
-    expect(catchUpRollup(t.app.db, 5)).toBe(0);
-    expect(rollupPosition(t.app.db).highWater).toBe(23);
+    expect(await rollupPosition(t.app.database)).toEqual({ highWater: 0, newest: 23 });
+    expect(await catchUpRollup(t.app.database, 5)).toBe(23);
+    expect(await catchUpRollup(t.app.database, 5)).toBe(0);
+    expect((await rollupPosition(t.app.database)).highWater).toBe(23);
     const counted = t.app.db.$client.prepare('SELECT sum(n) AS n FROM permission_denial_daily_counts').get() as { n: number };
     expect(counted.n).toBe(23);
     const grouped = t.app.db.$client
@@ -160,18 +160,18 @@ describe('the daily counts', () => {
     expect(grouped.n).toBeGreaterThan(0);
   });
 
-  it('catch up on their own only when far behind, so a summary never waits on a few new rows', () => {
+  it('catch up on their own only when far behind, so a summary never waits on a few new rows', async () => {
     t = tempApp();
     t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: 'r' });
-    catchUpIfBehind(t.app.db);
-    expect(rollupPosition(t.app.db).highWater).toBe(0);
-    expect(t.app.denials.summary({}).total).toBe(1);
+    await catchUpIfBehind(t.app.database);
+    expect((await rollupPosition(t.app.database)).highWater).toBe(0);
+    expect((await t.app.denials.summary({})).total).toBe(1);
   });
 
-  it('are filled for the rows that existed before the migration (backfill)', () => {
+  it('are filled for the rows that existed before the migration (backfill)', async () => {
     t = tempApp();
     // The fixture's database was migrated empty: high_water is 0 and a migration-time backfill counted nothing.
-    expect(rollupPosition(t.app.db).highWater).toBe(0);
+    expect((await rollupPosition(t.app.database)).highWater).toBe(0);
     const migrations = t.app.db.$client.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number };
     expect(migrations.n).toBeGreaterThanOrEqual(4);
   });
@@ -190,12 +190,12 @@ describe('chart buckets', () => {
     expect(new Date(bucketOrigin(7 * DAY) * 1000).getUTCDay()).toBe(1);
   });
 
-  it('cover the whole window, empty buckets included, and stack by rule-source family', () => {
+  it('cover the whole window, empty buckets included, and stack by rule-source family', async () => {
     t = tempApp();
     t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'policy:a', reason: 'r', timestamp: D0 + 30 });
     t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'policy:b', reason: 'r', timestamp: D0 + 50 });
     t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'flag:f', reason: 'r', timestamp: D0 + 3000 });
-    const h = t.app.denials.histogram({ from: D0, to: D0 + 3600 }, { now: NOW });
+    const h = await t.app.denials.histogram({ from: D0, to: D0 + 3600 }, { now: NOW });
     expect(h.bucketSeconds).toBe(60);
     expect(h.buckets).toHaveLength(61);
     expect(h.buckets[0]).toEqual({ start: D0, end: D0 + 60, total: 2, counts: { policy: 2 } });
@@ -203,23 +203,23 @@ describe('chart buckets', () => {
     expect(h.families).toEqual(['policy', 'flag']);
   });
 
-  it('start an open window at the oldest day with a matching denial', () => {
+  it('start an open window at the oldest day with a matching denial', async () => {
     t = tempApp();
     t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: 'r', agentName: 'a', timestamp: D0 + 2 * DAY + 5 });
     t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: 'r', agentName: 'b', timestamp: D0 + 5 * DAY + 5 });
-    expect(t.app.denials.histogram({}, { now: NOW }).from).toBe(D0 + 2 * DAY);
-    expect(t.app.denials.histogram({ agent: 'b' }, { now: NOW }).from).toBe(D0 + 5 * DAY);
-    catchUpRollup(t.app.db);
-    expect(t.app.denials.histogram({ agent: 'b' }, { now: NOW }).from).toBe(D0 + 5 * DAY);
-    const empty = t.app.denials.histogram({ agent: 'nobody' }, { now: NOW });
+    expect((await t.app.denials.histogram({}, { now: NOW })).from).toBe(D0 + 2 * DAY);
+    expect((await t.app.denials.histogram({ agent: 'b' }, { now: NOW })).from).toBe(D0 + 5 * DAY);
+    await catchUpRollup(t.app.database);
+    expect((await t.app.denials.histogram({ agent: 'b' }, { now: NOW })).from).toBe(D0 + 5 * DAY);
+    const empty = await t.app.denials.histogram({ agent: 'nobody' }, { now: NOW });
     expect(empty.buckets.every((b) => b.total === 0)).toBe(true);
   });
 
-  it('start an open window with a text filter at the first matching denial, in bars that fit', () => {
+  it('start an open window with a text filter at the first matching denial, in bars that fit', async () => {
     t = tempApp();
     t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: 'old', timestamp: D0 + 5 });
     t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: 'needle', timestamp: D0 + 10 * DAY + 3600 });
-    const h = t.app.denials.histogram({ q: 'needle' }, { now: D0 + 10 * DAY + 7200 });
+    const h = await t.app.denials.histogram({ q: 'needle' }, { now: D0 + 10 * DAY + 7200 });
     expect(h.from).toBeGreaterThanOrEqual(D0 + 10 * DAY);
     expect(h.bucketSeconds).toBeLessThan(DAY);
     expect(h.buckets.reduce((n, b) => n + b.total, 0)).toBe(1);

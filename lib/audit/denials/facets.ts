@@ -2,9 +2,10 @@
  * The values of the agent, tool and rule-source filters: what a typed value stands for (a case difference or a prefix)
  * and what the explorer suggests, with counts (facets).
  *
- * A filter value is resolved against the values that exist, read from the daily counts (a few thousand rows, whatever
- * the size of the audit table) and the denials recorded after them; the query then keeps its indexes (`IN` of exact
- * values). The rule is the same for the list, the exports, the summary and the histogram, so they agree:
+ * A filter value is resolved against the values that exist, read from the field's index one distinct value at a time
+ * (a loose index scan: an index probe per value, whatever the size of the audit table); the query then keeps its
+ * indexes (`IN` of exact values). The rule is the same for the list, the exports, the summary and the histogram, so
+ * they agree:
  *
  * - `agent`, `tool`: the values equal to it ignoring case; when there is none, the values starting with it (ignoring
  *   case). A trailing `*` asks for the prefix whatever exists (`agent=trainer*`).
@@ -16,18 +17,21 @@
  * stream, never held: the memory of a resolution is the values it keeps, at most MAX_RESOLVED_VALUES; a typed value
  * that stands for more is refused (400), not turned into an IN list of any length.
  */
-import type { Db } from '@/db/client';
+import { sql } from 'drizzle-orm';
+import type { TxRunner, TxSteps } from '@/db/dialect';
 import { AppError } from '@/lib/errors';
-import { catchUpIfBehind, rollupPosition } from './denial-rollup';
-import type { DenialMatch } from './denial-filter';
-import { summarizeDenials, type DenialSummary } from './denial-stats';
-import { ruleSourceFamily } from './denial-vocabulary';
+import type { DenialMatch } from './filter';
+import type { DenialSummary } from './stats';
+import { ruleSourceFamily } from './vocabulary';
 
 export const FACET_FIELDS = ['agent', 'tool', 'rule_source'] as const;
 export type FacetField = (typeof FACET_FIELDS)[number];
 
 /** The column of each field (the same name in the audit table and the daily counts). */
 const COLUMNS: Record<FacetField, string> = { agent: 'agent_name', tool: 'tool_name', rule_source: 'rule_source' };
+
+/** Distinct values read per statement when a filter value is resolved (a page is all it holds at once). */
+const VALUES_PAGE = 5_000;
 
 /**
  * The most exact values one typed filter value may stand for (a prefix of a thousand agents is a search, not a filter):
@@ -95,17 +99,27 @@ export class FilterResolution {
 }
 
 /**
- * Every value of a field in the trail, one at a time and as often as it occurs (agents without a name included): the
- * daily counts (a row per day, rule, agent, tool and role), then the denials recorded after them. Read as a stream, so
- * that the number of names in the trail costs time, not memory.
+ * What a typed value of a field stands for, among every distinct value of the field in the trail, read from its index
+ * in pages of VALUES_PAGE: one index probe per distinct value (a loose index scan), not a read of every row, and never
+ * every value at once (anyone with a token can add names).
  */
-function* knownValues(db: Db, field: FacetField): Generator<string | null> {
-  catchUpIfBehind(db);
-  const { highWater } = rollupPosition(db);
-  const column = COLUMNS[field];
-  const sqlite = db.$client;
-  yield* sqlite.prepare<[], string>(`SELECT ${column} FROM permission_denial_daily_counts`).pluck().iterate();
-  yield* sqlite.prepare<[number], string | null>(`SELECT ${column} FROM permission_denials WHERE id > ?`).pluck().iterate(highWater);
+function* resolveIn(tx: TxRunner, field: FacetField, input: string): TxSteps<string[]> {
+  const column = sql.identifier(COLUMNS[field]);
+  const resolution = new FilterResolution(field, input);
+  let after: string | undefined;
+  for (;;) {
+    const first = after === undefined ? sql`SELECT min(${column}) FROM permission_denials` : sql`SELECT min(${column}) FROM permission_denials WHERE ${column} > ${after}`;
+    const rows = yield* tx.all<{ v: string }>(
+      sql`WITH RECURSIVE v(x) AS (
+            SELECT (${first})
+            UNION ALL
+            SELECT (SELECT min(${column}) FROM permission_denials WHERE ${column} > v.x) FROM v WHERE v.x IS NOT NULL
+          ) SELECT x AS v FROM v WHERE x IS NOT NULL LIMIT ${VALUES_PAGE}`,
+    );
+    for (const r of rows) resolution.add(r.v);
+    if (rows.length < VALUES_PAGE) return resolution.result();
+    after = rows[rows.length - 1]!.v;
+  }
 }
 
 /** The exact values a typed filter value stands for, among `values` (see the rules above); 400 beyond `max`. */
@@ -116,9 +130,9 @@ export function resolveValue(field: FacetField, input: string, values: Iterable<
 }
 
 /** A filter with its agent, tool and rule-source values resolved to exact values (agentIn, toolIn, ruleSourceIn). */
-export function resolveFilter<F extends DenialMatch>(db: Db, filter: F): F {
+export function* resolveFilter<F extends DenialMatch>(tx: TxRunner, filter: F): TxSteps<F> {
   const resolved: Partial<Record<FacetField, string[]>> = {};
-  for (const field of fieldsToResolve(filter)) resolved[field] = resolveValue(field, typedValue(filter, field)!, knownValues(db, field));
+  for (const field of fieldsToResolve(filter)) resolved[field] = yield* resolveIn(tx, field, typedValue(filter, field)!);
   return withResolved(filter, resolved);
 }
 
@@ -136,10 +150,7 @@ export function typedValue(filter: DenialMatch, field: FacetField): string | und
   return field === 'agent' ? filter.agent : field === 'tool' ? filter.tool : filter.ruleSource;
 }
 
-/**
- * The filter with the typed values of these fields replaced by the exact values they were resolved to (by
- * resolveFilter here, or by a store that reads the values asynchronously, as PostgreSQL's, with FilterResolution).
- */
+/** The filter with the typed values of these fields replaced by the exact values they were resolved to. */
 export function withResolved<F extends DenialMatch>(filter: F, resolved: Partial<Record<FacetField, string[]>>): F {
   const out: F = { ...filter };
   if (resolved.agent) {
@@ -171,15 +182,6 @@ export interface Facet {
   values: FacetValue[];
   /** how many values matched before the limit */
   total: number;
-}
-
-/**
- * The values of `field` in the denials of `filter` (the field's own filter left out, so the alternatives show), those
- * starting with `prefix` ignoring case, each with its count. Exact and fast with the daily counts, like the summary.
- */
-export function denialFacet(db: Db, field: FacetField, filter: DenialMatch, options: FacetOptions = {}): Facet {
-  const s = summarizeDenials(db, resolveFilter(db, facetFilter(field, filter)), { top: Number.POSITIVE_INFINITY, now: options.now });
-  return facetOf(field, s, options);
 }
 
 export interface FacetOptions {

@@ -2,10 +2,10 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DenialRow } from '@/db/schema';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
-import { decodeCursor, encodeCursor, likeContains } from './denial-filter';
-import { denialExportStream } from './denial-export';
-import type { DenialSortKey, SortOrder } from './denials';
-import type { DenialInput } from './recorder';
+import type { DenialInput } from '../recorder';
+import { denialExportStream } from './export';
+import { decodeCursor, encodeCursor, likeContains } from './filter';
+import type { DenialSortKey, SortOrder } from './store';
 
 let t: TempApp | undefined;
 afterEach(() => {
@@ -15,16 +15,22 @@ afterEach(() => {
 
 const T0 = 1_750_000_000;
 
+async function collect(rows: AsyncIterable<DenialRow>): Promise<DenialRow[]> {
+  const out: DenialRow[] = [];
+  for await (const r of rows) out.push(r);
+  return out;
+}
+
 function seed(app: TempApp['app'], rows: Partial<DenialInput>[]): void {
   for (const r of rows) app.recorder.appendDenial({ toolName: 'deploy_serving', ruleSource: 'agent_allowlist', reason: 'r', timestamp: T0, ...r });
 }
 
 /** Every page of a query, followed by its cursors. */
-function allPages(app: TempApp['app'], filter: Parameters<TempApp['app']['denials']['query']>[0], limit: number): DenialRow[] {
+async function allPages(app: TempApp['app'], filter: Parameters<TempApp['app']['denials']['query']>[0], limit: number): Promise<DenialRow[]> {
   const out: DenialRow[] = [];
   let cursor: string | undefined;
   for (let guard = 0; guard < 1000; guard++) {
-    const page = app.denials.query({ ...filter, cursor, limit });
+    const page = await app.denials.query({ ...filter, cursor, limit });
     out.push(...page.rows);
     if (!page.nextCursor) return out;
     cursor = page.nextCursor;
@@ -57,11 +63,11 @@ function reference(rows: DenialRow[], sort: DenialSortKey, order: SortOrder): nu
 }
 
 describe('sorting and keyset paging', () => {
-  it('pages every sort, in both orders, exactly like a full sort: no gaps, no repeats, NULLs first ascending', () => {
+  it('pages every sort, in both orders, exactly like a full sort: no gaps, no repeats, NULLs first ascending', async () => {
     t = tempApp();
     const app = t.app;
-    fc.assert(
-      fc.property(
+    await fc.assert(
+      fc.asyncProperty(
         fc.array(
           fc.record({
             agentName: fc.constantFrom('a', 'b', 'c', null),
@@ -74,11 +80,11 @@ describe('sorting and keyset paging', () => {
         fc.constantFrom(...(['id', 'timestamp', 'agent_name', 'tool_name', 'rule_source'] as const)),
         fc.constantFrom(...(['asc', 'desc'] as const)),
         fc.integer({ min: 1, max: 7 }),
-        (rows, sort, order, limit) => {
-          const before = app.denials.query({ limit: 1 }).rows[0]?.id ?? 0;
+        async (rows, sort, order, limit) => {
+          const before = (await app.denials.query({ limit: 1 })).rows[0]?.id ?? 0;
           seed(app, rows);
-          const mine = app.denials.query({ limit: 1000 }).rows.filter((r) => r.id > before);
-          const paged = allPages(app, { sort, order, from: T0 - 1, to: T0 + 600 }, limit).filter((r) => r.id > before).map((r) => r.id);
+          const mine = (await app.denials.query({ limit: 1000 })).rows.filter((r) => r.id > before);
+          const paged = (await allPages(app, { sort, order, from: T0 - 1, to: T0 + 600 }, limit)).filter((r) => r.id > before).map((r) => r.id);
           expect(paged).toEqual(reference(mine, sort, order));
         },
       ),
@@ -86,13 +92,13 @@ describe('sorting and keyset paging', () => {
     );
   });
 
-  it('keeps the next page stable while new denials arrive (keyset, not offset)', () => {
+  it('keeps the next page stable while new denials arrive (keyset, not offset)', async () => {
     t = tempApp();
     seed(t.app, Array.from({ length: 10 }, (_, i) => ({ agentName: `agent-${i}` })));
-    const first = t.app.denials.query({ sort: 'agent_name', order: 'asc', limit: 4 });
+    const first = await t.app.denials.query({ sort: 'agent_name', order: 'asc', limit: 4 });
     // Two new rows sort before the cursor, one after it.
     seed(t.app, [{ agentName: 'agent-0' }, { agentName: 'agent-00' }, { agentName: 'agent-9' }]);
-    const second = t.app.denials.query({ sort: 'agent_name', order: 'asc', limit: 4, cursor: first.nextCursor! });
+    const second = await t.app.denials.query({ sort: 'agent_name', order: 'asc', limit: 4, cursor: first.nextCursor! });
     expect(first.rows.map((r) => r.agentName)).toEqual(['agent-0', 'agent-1', 'agent-2', 'agent-3']);
     expect(second.rows.map((r) => r.agentName)).toEqual(['agent-4', 'agent-5', 'agent-6', 'agent-7']);
   });
@@ -110,7 +116,7 @@ describe('sorting and keyset paging', () => {
 });
 
 describe('time windows', () => {
-  it('finds exactly the rows of a window even when timestamps are out of id order', () => {
+  it('finds exactly the rows of a window even when timestamps are out of id order', async () => {
     t = tempApp();
     // Recorded out of time order (imports, clock steps): the id bounds of a window must still be exact.
     const times = [5, 1, 9, 3, 7, 2, 8, 4, 6, 0].map((h) => T0 + h * 3600);
@@ -118,30 +124,30 @@ describe('time windows', () => {
     for (const [from, to] of [[2, 6], [0, 0], [9, 9], [3, 3.5], [-5, 20]] as const) {
       const f = { from: T0 + from * 3600, to: T0 + to * 3600 };
       const expected = times.filter((ts) => ts >= f.from && ts <= f.to).length;
-      expect(allPages(t.app, f, 2), `${from}-${to}`).toHaveLength(expected);
-      expect([...t.app.denials.iterate(f, 2)], `export ${from}-${to}`).toHaveLength(expected);
-      expect(t.app.denials.count(f)).toBe(expected);
-      const odd = allPages(t.app, { ...f, agent: 'odd' }, 3);
+      expect(await allPages(t.app, f, 2), `${from}-${to}`).toHaveLength(expected);
+      expect(await collect(t.app.denials.iterate(f, 2)), `export ${from}-${to}`).toHaveLength(expected);
+      expect(await t.app.denials.count(f)).toBe(expected);
+      const odd = await allPages(t.app, { ...f, agent: 'odd' }, 3);
       expect(odd.every((r) => r.agentName === 'odd' && r.timestamp >= f.from && r.timestamp <= f.to)).toBe(true);
     }
-    expect(t.app.denials.query({ from: T0 + 100 * 3600 }).rows).toEqual([]);
+    expect((await t.app.denials.query({ from: T0 + 100 * 3600 })).rows).toEqual([]);
   });
 
-  it('fixes a relative window once for a whole export, so later rows and pages do not move it', () => {
+  it('fixes a relative window once for a whole export, so later rows and pages do not move it', async () => {
     t = tempApp();
     const now = Date.now() / 1000;
     seed(t.app, Array.from({ length: 25 }, (_, i) => ({ timestamp: now - 100 + i, reason: String(i) })));
     const rows = t.app.denials.iterate({ since: 3600 }, 10);
-    const first = rows.next();
+    const first = await rows.next();
     seed(t.app, [{ timestamp: now, reason: 'recorded during the export' }]);
-    const rest = [...{ [Symbol.iterator]: () => rows }];
+    const rest = await collect({ [Symbol.asyncIterator]: () => rows });
     const all = [first.value as DenialRow, ...rest];
     expect(all.map((r) => r.reason)).toEqual(Array.from({ length: 25 }, (_, i) => String(24 - i)));
   });
 });
 
 describe('free text', () => {
-  it('matches the reason, the arguments, the tool or the agent, case-insensitively, and takes % and _ literally', () => {
+  it('matches the reason, the arguments, the tool or the agent, case-insensitively, and takes % and _ literally', async () => {
     t = tempApp();
     seed(t.app, [
       { reason: 'Deploy to PROD refused', argumentsJson: '{"env":"staging"}' },
@@ -150,13 +156,13 @@ describe('free text', () => {
       { reason: 'a_b', argumentsJson: '{}' },
       { reason: 'axb', argumentsJson: '{}', toolName: 'prod_tool', agentName: 'prod_agent' },
     ]);
-    const reasons = (q: string) => t!.app.denials.query({ q }).rows.map((r) => r.reason).sort();
-    expect(reasons('prod')).toEqual(['Deploy to PROD refused', 'axb', 'other']);
-    expect(reasons('M-42')).toEqual(['other']);
-    expect(reasons('100%')).toEqual(['100% of budget']);
-    expect(reasons('0% of')).toEqual(['100% of budget']);
-    expect(reasons('a_b')).toEqual(['a_b']);
-    expect(t.app.denials.count({ q: 'nothing like this' })).toBe(0);
+    const reasons = async (q: string) => (await t!.app.denials.query({ q })).rows.map((r) => r.reason).sort();
+    expect(await reasons('prod')).toEqual(['Deploy to PROD refused', 'axb', 'other']);
+    expect(await reasons('M-42')).toEqual(['other']);
+    expect(await reasons('100%')).toEqual(['100% of budget']);
+    expect(await reasons('0% of')).toEqual(['100% of budget']);
+    expect(await reasons('a_b')).toEqual(['a_b']);
+    expect(await t.app.denials.count({ q: 'nothing like this' })).toBe(0);
     expect(likeContains('50%_\\')).toBe('%50\\%\\_\\\\%');
   });
 });

@@ -11,13 +11,12 @@ import { openDatabase } from '@/db/client';
 import { inTransaction } from '@/db/pg/client';
 import type { DenialRow } from '@/db/schema';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { denialExportStream, exportMetaHeaders, type ExportMeta } from './denial-export';
-import type { DenialFilter, DenialMatch } from './denial-filter';
-import type { DenialHistogram, DenialSummary } from './denial-stats';
-import { DenialStore } from './denials';
-import { PgDenialStore } from './pg-denials';
-import { PgAuditRecorder } from './pg-recorder';
-import { AuditRecorder, type DenialInput, type RecorderOptions } from './recorder';
+import { PostgresDatabase, SqliteDatabase } from '@/db/dialect';
+import { PgAuditRecorder } from '../pg-recorder';
+import { AuditRecorder, type DenialInput, type RecorderOptions } from '../recorder';
+import { denialExportStream, exportMetaHeaders, type ExportMeta } from './export';
+import type { DenialMatch } from './filter';
+import { SqlDenialStore, type DenialStore } from './store';
 
 const DAY = 86_400;
 const T0 = 1_750_032_000; // a UTC midnight
@@ -34,13 +33,6 @@ const denial = (i: number): DenialInput & { timestamp: number } => ({
   timestamp: timeOf(i),
 });
 
-interface Reading {
-  query(f: DenialFilter): { rows: DenialRow[] } | Promise<{ rows: DenialRow[] }>;
-  count(f: DenialMatch): number | Promise<number>;
-  summary(f: DenialMatch): DenialSummary | Promise<DenialSummary>;
-  histogram(f: DenialMatch): DenialHistogram | Promise<DenialHistogram>;
-  iterate(f: DenialMatch): Iterator<DenialRow> | AsyncIterator<DenialRow>;
-}
 
 const pg15 = usePostgres();
 const cleanups: (() => unknown)[] = [];
@@ -48,7 +40,7 @@ afterAll(() => {
   for (const c of cleanups) c();
 });
 
-const stores: Record<'SQLite' | 'PostgreSQL', () => Promise<Reading>> = {
+const stores: Record<'SQLite' | 'PostgreSQL', () => Promise<DenialStore>> = {
   async SQLite() {
     const dir = mkdtempSync(join(tmpdir(), 'swarm-until-'));
     const db = openDatabase({ path: join(dir, 'trail.db') });
@@ -58,7 +50,7 @@ const stores: Record<'SQLite' | 'PostgreSQL', () => Promise<Reading>> = {
     });
     const recorder = new AuditRecorder(db.$client, options);
     for (let i = 0; i < 12; i++) recorder.appendDenial(denial(i));
-    return new DenialStore(db);
+    return new SqlDenialStore(new SqliteDatabase(db.$client));
   },
   async PostgreSQL() {
     const pool = pg15.pool(await pg15.freshDatabase('until'));
@@ -66,22 +58,18 @@ const stores: Record<'SQLite' | 'PostgreSQL', () => Promise<Reading>> = {
     await inTransaction(pool, async (tx) => {
       for (let i = 0; i < 12; i++) await recorder.appendDenialIn(tx, denial(i));
     });
-    return new PgDenialStore(pool);
+    return new SqlDenialStore(new PostgresDatabase(pool));
   },
 };
 
-async function drain(it: Iterator<DenialRow> | AsyncIterator<DenialRow>): Promise<number[]> {
+async function drain(rows: AsyncIterable<DenialRow>): Promise<number[]> {
   const ids: number[] = [];
-  for (;;) {
-    let next = it.next();
-    if (next instanceof Promise) next = await next;
-    if (next.done) return ids;
-    ids.push(next.value.id);
-  }
+  for await (const r of rows) ids.push(r.id);
+  return ids;
 }
 
 describe.each(Object.keys(stores) as (keyof typeof stores)[])('until_id on %s', (kind) => {
-  let store: Reading;
+  let store: DenialStore;
   beforeAll(async () => {
     store = await stores[kind]();
   }, 60_000);
