@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from './client';
-import { PostgresDatabase, SqliteDatabase, TransactionWouldWait, type SqlDatabase, type TxRunner, type TxSteps } from './dialect';
+import { PostgresDatabase, postgresTx, SqliteDatabase, sqliteTx, step, TransactionWouldWait, type SqlDatabase, type TxRunner, type TxSteps } from './dialect';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { within } from '@/lib/test-support/wait';
 
@@ -70,6 +70,33 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('the dialect port on %s', (kind
       }),
     ).rejects.toThrow();
     expect(await n()).toBe(2);
+  });
+
+  it("lets a per-database module write on a transaction's own connection: it commits and rolls back with the body", async () => {
+    const n = () => db().one<{ n: number }>(sql`SELECT count(*) AS n FROM flag_overrides WHERE name LIKE ${`${kind}_own%`}`).then((r) => Number(r!.n));
+    // What a per-database writer does (the audit chain's append): its own statement, on the transaction's connection.
+    const own = (tx: TxRunner, name: string) =>
+      step(
+        tx.dialect === 'sqlite'
+          ? void sqliteTx(tx).client.prepare("INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES (?, 1, 'test', 1, 'own')").run(name)
+          : postgresTx(tx).client.query("INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES ($1, true, 'test', 1, 'own')", [name]).then(() => undefined),
+      );
+    await db().transaction(function* (tx: TxRunner): TxSteps<void> {
+      yield* own(tx, `${kind}_own1`);
+      yield* tx.run(flag(`${kind}_own2`, true));
+    });
+    expect(await n()).toBe(2);
+    await expect(
+      db().transaction(function* (tx: TxRunner): TxSteps<void> {
+        yield* own(tx, `${kind}_own3`);
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    expect(await n()).toBe(2);
+    // A transaction is only ever its own database's.
+    await db().transaction(function* (tx: TxRunner): TxSteps<void> {
+      expect(() => (kind === 'SQLite' ? postgresTx(tx) : sqliteTx(tx))).toThrow(/is not a transaction of a/);
+    });
   });
 
   it('matches ignoring ASCII case with ilike on both', async () => {

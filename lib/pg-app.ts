@@ -8,12 +8,11 @@
  */
 import type pg from 'pg';
 import { DatabaseUnavailable, migratePostgres, openPool } from '@/db/pg/client';
-import { PostgresDatabase } from '@/db/dialect';
+import { PostgresDatabase, postgresTx, step, type TxRunner, type TxSteps } from '@/db/dialect';
 import { parseDbLocation, redactedUrl } from '@/db/location';
-import { approvalRequestOf, type ApprovalEvent } from './approvals/store';
+import { approvalRequestOf, SqlApprovalStore, type ApprovalEvent } from './approvals/store';
 import { consumerOf } from './approvals/rules';
-import { PgApprovalStore } from './approvals/pg-store';
-import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
+import { recordApprovalTransition } from './audit/approval-events';
 import { checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from './audit/checkpoints';
 import { witnessTargets } from './audit/witness';
 import { PgCheckpointer } from './audit/pg-checkpoints';
@@ -35,7 +34,6 @@ import { PgNotificationService } from './notifications/pg-service';
 import { Leadership, LEADER_LOCKS } from './ops/leader';
 import { observeDecision, timedRecorder } from './ops/metrics';
 import { PermissionEngine } from './permissions';
-import type { PgTx } from '@/db/pg/client';
 import { AppBase, type AppOptions, type StartupReport } from './app-base';
 import type { BackgroundStatus } from './app';
 
@@ -47,7 +45,7 @@ export class PgSwarmApp extends AppBase {
   readonly flags: FlagService;
   /** the database through the dialect port, for the stores written once for both databases */
   readonly database: PostgresDatabase;
-  readonly approvals: PgApprovalStore;
+  readonly approvals: SqlApprovalStore;
   readonly auth: PgAuthStore;
   /** failed sign-ins, locks and the attempt under way per user name, shared by the servers */
   readonly loginAttempts: PgLoginAttempts;
@@ -119,7 +117,11 @@ export class PgSwarmApp extends AppBase {
       maskKeys: this.profiles.maskKeys,
       origin: this.env.SWARM_PROCESS || 'app',
     });
-    this.approvals = new PgApprovalStore(pool, (event, tx) => this.recordApproval(event, tx), this.callBinding);
+    this.approvals = new SqlApprovalStore(
+      this.database,
+      { inTransaction: (event, tx) => this.recordApproval(event, tx), afterCommit: (event) => this.reportApprovalToHooks(event) },
+      this.callBinding,
+    );
     this.hooks = new HookRunner({
       hooks: () => this.hooksFile.current,
       flags: () => this.flags.values(),
@@ -164,13 +166,13 @@ export class PgSwarmApp extends AppBase {
     if (this.options.server) await this.startServerAudit();
   }
 
-  /** Every approval transition and its audit rows (and its notifications) commit in the transaction of the transition. */
-  private async recordApproval(e: ApprovalEvent, tx: PgTx): Promise<void> {
-    await this.recorder.recordIn(tx, approvalSecurityEvent(e));
-    const denial = approvalDenial(e, this.profiles.maskKeys);
-    if (denial) await this.recorder.appendDenialIn(tx, denial);
-    await this.notifications.onApprovalIn(tx, e);
-    this.reportApprovalToHooks(e);
+  /**
+   * An approval transition's audit rows (recordApprovalTransition, the same on both databases) and its notification,
+   * in the transaction of the transition.
+   */
+  private *recordApproval(event: ApprovalEvent, tx: TxRunner): TxSteps<void> {
+    yield* recordApprovalTransition(this.recorder, event, tx, this.profiles.maskKeys);
+    yield* step(this.notifications.onApprovalIn(postgresTx(tx), event));
   }
 
   /**

@@ -54,7 +54,7 @@ interface Body {
 describe('GET /api/v1/notifications/deliveries', () => {
   it('shows admins the deliveries that failed because the receiver is down', async () => {
     const app = getSqliteApp();
-    const row = app.approvals.request(deployRequest());
+    const row = await app.approvals.request(deployRequest());
     // The server's own deliverer (every 500 ms) tries it and records the failure.
     const end = Date.now() + 10_000;
     let body: Body | undefined;

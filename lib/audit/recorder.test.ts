@@ -50,7 +50,7 @@ describe('decision ids and policy revisions', () => {
     expect(row!.decisionId).toBe(denied!.decisionId);
   });
 
-  it('joins an asked call, its request, its approvals and its rejection by the decision id', () => {
+  it('joins an asked call, its request, its approvals and its rejection by the decision id', async () => {
     t = tempApp();
     let asked: ApprovalRequired | undefined;
     try {
@@ -59,8 +59,8 @@ describe('decision ids and policy revisions', () => {
       asked = e as ApprovalRequired;
     }
     const id = asked!.decisionId!;
-    t.app.approvals.reject(asked!.approvalId, { id: 'olivia', role: 'operator' }, 'Not now');
-    expect(t.app.approvals.get(asked!.approvalId)!.decisionId).toBe(id);
+    await t.app.approvals.reject(asked!.approvalId, { id: 'olivia', role: 'operator' }, 'Not now');
+    expect((await t.app.approvals.get(asked!.approvalId))!.decisionId).toBe(id);
     expect(t.app.securityEvents.list({ decisionId: id }).rows.map((e) => e.type).sort()).toEqual(['approval.rejected', 'approval.requested']);
     expect(t.app.denials.query({ ruleSource: 'hitl:deploy' }).rows[0]!.decisionId).toBe(id);
   });
@@ -96,10 +96,10 @@ describe('what is recorded', () => {
     expect((detail as unknown as { trace: unknown[][] }).trace).toContainEqual(['ALLOW', expect.any(Number), 'agent_allowlist', expect.any(String)]);
   });
 
-  it('records every approval transition: requested, approved (with the count), consumed', () => {
+  it('records every approval transition: requested, approved (with the count), consumed', async () => {
     t = tempApp();
     const asked = t.app.engine.decide(call('deployer', 'deploy_serving', { model_id: 'm', env: 'prod' }));
-    t.app.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' });
+    await t.app.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' });
     t.app.engine.decide(call('deployer', 'deploy_serving', { model_id: 'm', env: 'prod' }));
     const types = t.app.securityEvents.ofType('approval').map((e) => e.type).reverse();
     expect(types).toEqual(['approval.requested', 'approval.approved', 'approval.consumed']);
@@ -108,15 +108,15 @@ describe('what is recorded', () => {
     expect(JSON.parse(approved.detailJson!)).toMatchObject({ approvals_given: 1, approvals_required: 1, complete: true });
   });
 
-  it('records every refused attempt to decide: the requester, a role the gate does not name, a second vote by one person', () => {
+  it('records every refused attempt to decide: the requester, a role the gate does not name, a second vote by one person', async () => {
     t = tempApp({ gates: 'gates:\n  - id: deploy\n    tools: [deploy_serving]\n    approvers: { roles: [operator, admin], count: 2 }\n' });
     const asked = t.app.engine.decide(call('deployer', 'deploy_serving', { model_id: 'm', env: 'prod' }));
     const id = asked.approvalId!;
-    const requester = t.app.approvals.get(id)!.requestedBy;
-    expect(() => t!.app.approvals.approve(id, { id: requester, role: 'operator' })).toThrow(/Separation of duties/);
-    expect(() => t!.app.approvals.approve(id, { id: 'alex', role: 'auditor' })).toThrow(/decided by operator or admin/);
-    t.app.approvals.approve(id, { id: 'olivia', role: 'operator' });
-    expect(() => t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).toThrow(/two-person rule/);
+    const requester = (await t.app.approvals.get(id))!.requestedBy;
+    await expect(t!.app.approvals.approve(id, { id: requester, role: 'operator' })).rejects.toThrow(/Separation of duties/);
+    await expect(t!.app.approvals.approve(id, { id: 'alex', role: 'auditor' })).rejects.toThrow(/decided by operator or admin/);
+    await t.app.approvals.approve(id, { id: 'olivia', role: 'operator' });
+    await expect(t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).rejects.toThrow(/two-person rule/);
     const refused = t.app.securityEvents.ofType('approval.refused').reverse();
     expect(refused.map((e) => [e.actor, e.outcome, (JSON.parse(e.detailJson!) as { refusal: string }).refusal])).toEqual([
       [requester, 'refused', 'self_decision'],
@@ -124,7 +124,7 @@ describe('what is recorded', () => {
       ['olivia', 'refused', 'second_vote_by_same_person'],
     ]);
     // Nothing of a refused attempt took effect: one vote, still pending.
-    expect(t.app.approvals.get(id)).toMatchObject({ status: 'pending' });
+    expect(await t.app.approvals.get(id)).toMatchObject({ status: 'pending' });
   });
 
   it('records users and tokens created, roles changed and tokens revoked, with who did it', () => {

@@ -13,8 +13,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '@/db/client';
 import { inTransaction } from '@/db/pg/client';
 import type { ApprovalRow, NotificationDeliveryRow } from '@/db/schema';
-import { PgApprovalStore } from '@/lib/approvals/pg-store';
-import { ApprovalStore, type ApprovalRequest } from '@/lib/approvals/store';
+import { PostgresDatabase, postgresTx, SqliteDatabase, step } from '@/db/dialect';
+import { SqlApprovalStore, type ApprovalRequest } from '@/lib/approvals/store';
 import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
 import { AuditRecorder, type DenialInput } from '@/lib/audit/recorder';
 import { deployRequest, testBinding } from '@/lib/test-support/temp-app';
@@ -91,7 +91,7 @@ const databases: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
       const db = openDatabase({ path: join(dir, 'n.db') });
       cleanups.push(() => db.$client.close());
       const notifications = new NotificationService({ db, config: config.get, env, origin: name });
-      const approvals = new ApprovalStore(db, (e) => notifications.onApproval(e), testBinding);
+      const approvals = new SqlApprovalStore(new SqliteDatabase(db.$client), { *inTransaction(e) { notifications.onApproval(e); }, afterCommit: () => undefined }, testBinding);
       const recorder = new AuditRecorder(db.$client, { revision: () => null, logAllDecisions: () => false });
       return {
         notifications,
@@ -110,7 +110,11 @@ const databases: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
     const server = (origin: string): Server => {
       const pool = pg15.pool(name, 4);
       const notifications = new PgNotificationService({ pool, config: config.get, env, origin });
-      const approvals = new PgApprovalStore(pool, (e, tx) => notifications.onApprovalIn(tx, e), testBinding);
+      const approvals = new SqlApprovalStore(
+        new PostgresDatabase(pool),
+        { *inTransaction(e, tx) { yield* step(notifications.onApprovalIn(postgresTx(tx), e)); }, afterCommit: () => undefined },
+        testBinding,
+      );
       const recorder = new PgAuditRecorder(pool, { revision: () => null, logAllDecisions: () => false });
       return {
         notifications,
