@@ -99,6 +99,36 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('the dialect port on %s', (kind
     });
   });
 
+  it('runs a body inside a transaction already open (a group of decisions): committed with it, or rolled back with it', async () => {
+    const names = (prefix: string) =>
+      db().all<{ name: string }>(sql`SELECT name FROM flag_overrides WHERE name LIKE ${`${kind}_${prefix}%`} ORDER BY name`).then((r) => r.map((x) => x.name));
+    const body = (name: string) =>
+      function* (tx: TxRunner): TxSteps<number> {
+        return yield* tx.run(flag(name, true));
+      };
+    // A transaction open on the connection (SQLite: the decision listener's group) writes a row, and a store's body runs inside it.
+    const outer = async (prefix: string, fail: boolean): Promise<void> => {
+      if (kind === 'SQLite') {
+        const d = db() as SqliteDatabase;
+        d.client.transaction(() => {
+          d.client.prepare(`INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES (?, 1, 'test', 1, 'r')`).run(`${kind}_${prefix}_outer`);
+          expect(d.transactionSync(body(`${kind}_${prefix}_inner`))).toBe(1);
+          if (fail) throw new Error('the store failed after its listener');
+        })();
+      } else {
+        await db().transaction(function* (tx: TxRunner): TxSteps<void> {
+          yield* tx.run(flag(`${kind}_${prefix}_outer`, true));
+          expect(yield* body(`${kind}_${prefix}_inner`)(tx)).toBe(1);
+          if (fail) throw new Error('the store failed after its listener');
+        });
+      }
+    };
+    await outer('kept', false);
+    expect(await names('kept')).toEqual([`${kind}_kept_inner`, `${kind}_kept_outer`]);
+    await expect(outer('lost', true)).rejects.toThrow('the store failed after its listener');
+    expect(await names('lost')).toEqual([]);
+  });
+
   it('matches ignoring ASCII case with ilike on both', async () => {
     await db().run(flag(`${kind}_MiXeD`, true));
     const rows = await db().all<{ name: string }>(sql`SELECT name FROM flag_overrides WHERE ${db().ilike(sql`name`, `${kind.toLowerCase()}\\_mixed`)}`);

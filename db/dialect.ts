@@ -197,7 +197,11 @@ export class SqliteDatabase implements SqlDatabase {
     return this.transactionSync(body, options);
   }
 
-  /** The transaction, run to its end before this returns (the sync fast path and the async stores share it). */
+  /**
+   * The transaction, run to its end before this returns (the sync fast path and the async stores share it). Called
+   * inside a transaction already open on this connection (a store's synchronous listener), it is a savepoint of it:
+   * its failure rolls back only its own statements, and what it wrote commits or rolls back with the outer one.
+   */
   transactionSync<T>(body: (tx: TxRunner) => TxSteps<T>, options: TransactionOptions = {}): T {
     const client = this.client;
     const r = this.runner;
@@ -268,6 +272,18 @@ async function pgQuery<T>(client: pg.Pool | pg.PoolClient, query: SQL): Promise<
   return client.query<T & pg.QueryResultRow>(q.sql, q.params);
 }
 
+/** The statements of a transaction on one connection. */
+function pgRunner(client: pg.PoolClient): PostgresTx {
+  return {
+    dialect: 'postgres',
+    client,
+    all: <R>(q: SQL) => step(pgQuery<R>(client, q).then((r) => r.rows as R[])),
+    one: <R>(q: SQL) => step(pgQuery<R>(client, q).then((r) => r.rows[0] as R | undefined)),
+    run: (q) => step(pgQuery(client, q).then((r) => r.rowCount ?? 0)),
+    publish: (channel) => step(client.query('SELECT pg_notify($1, $2)', [channelName(channel), '']).then(() => undefined)),
+  };
+}
+
 async function drivePg<T>(steps: TxSteps<T>): Promise<T> {
   let next = steps.next();
   while (!next.done) {
@@ -315,15 +331,7 @@ export class PostgresDatabase implements SqlDatabase {
       this.pool,
       async ({ client }) => {
         if (options.serialise !== undefined) await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [options.serialise]);
-        const tx: PostgresTx = {
-          dialect: 'postgres',
-          client,
-          all: <R>(q: SQL) => step(pgQuery<R>(client, q).then((r) => r.rows as R[])),
-          one: <R>(q: SQL) => step(pgQuery<R>(client, q).then((r) => r.rows[0] as R | undefined)),
-          run: (q) => step(pgQuery(client, q).then((r) => r.rowCount ?? 0)),
-          publish: (channel) => step(client.query('SELECT pg_notify($1, $2)', [channelName(channel), '']).then(() => undefined)),
-        };
-        return drivePg(body(tx));
+        return drivePg(body(pgRunner(client)));
       },
       this.url,
       options.readOnly ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN',

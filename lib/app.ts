@@ -10,7 +10,7 @@ import { verifyAuditInParallel } from './audit/verify-parallel';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db } from '@/db/client';
 import { parseDbLocation } from '@/db/location';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
-import { approvalRequestOf, LEGACY_APPROVALS, SqlApprovalStore, type ApprovalEvent, type ApprovalListener } from './approvals/store';
+import { approvalRequestOf, LEGACY_APPROVALS, SqlApprovalStore } from './approvals/store';
 import { SqliteApprovalPorts } from './approvals/sqlite-ports';
 import { consumerOf } from './approvals/rules';
 import { DenialStore } from './audit/denials';
@@ -26,11 +26,11 @@ import { SqliteLoginAttempts } from './auth/attempts';
 import { randomPassword } from './auth/secrets';
 import { FlagService } from './flags/service';
 import { OVERRIDES_QUERY, overridesOf, SqlFlagStore } from './flags/store';
-import { SqliteDatabase, type TxRunner, type TxSteps } from '@/db/dialect';
+import { SqliteDatabase } from '@/db/dialect';
 import { PermissionEngine } from './permissions';
-import { recordApprovalTransition } from './audit/approval-events';
 import { observeDecision, timedRecorder } from './ops/metrics';
 import { NotificationService } from './notifications/service';
+import { SqlNotificationStore } from './notifications/store';
 import { HookRunner } from './hooks/runner';
 import { DecisionService } from './decisions/service';
 import { SqliteRateCounter } from './hooks/rates';
@@ -133,18 +133,14 @@ export class SwarmApp extends AppBase {
       recordEvent: (event) => this.recorder.record(event),
     });
     this.notifications = new NotificationService({
-      db: this.db,
+      store: new SqlNotificationStore(this.database),
       config: () => this.notificationsFile.current,
       env: this.env,
       maskKeys: this.profiles.maskKeys,
       origin: this.env.SWARM_PROCESS || 'app',
     });
-    const approvalListener: ApprovalListener = {
-      inTransaction: (event, tx) => this.recordApproval(event, tx),
-      afterCommit: (event) => this.reportApprovalToHooks(event),
-    };
-    this.approvals = new SqlApprovalStore(this.database, approvalListener, this.callBinding);
-    this.approvalPorts = new SqliteApprovalPorts(this.database, this.approvals, approvalListener, this.callBinding);
+    this.approvals = new SqlApprovalStore(this.database, this.approvalListener(), this.callBinding);
+    this.approvalPorts = new SqliteApprovalPorts(this.database, this.approvals, this.approvalListener(), this.callBinding);
     try {
       // Rows of a release that kept arguments in clear, bound by an unkeyed hash: re-bound once, now (nothing to do,
       // and no key needed, when there are none).
@@ -243,12 +239,8 @@ export class SwarmApp extends AppBase {
     this.sweepTimer = setInterval(() => {
       this.lastSweepAt = Date.now() / 1000;
       this.approvals.expireDue().catch((error: unknown) => console.error('Expiring due approval requests failed; retrying in a second.', error));
-      try {
-        // Requests nearing their expiry and denial bursts (config/notifications.yaml): a query or two, queued only.
-        this.notifications.tick();
-      } catch (error) {
-        console.error('Checking for notifications failed; retrying in a second.', error);
-      }
+      // Requests nearing their expiry and denial bursts (config/notifications.yaml): a query or two, queued only.
+      this.notifications.tick().catch((error: unknown) => console.error('Checking for notifications failed; retrying in a second.', error));
     }, intervalMs);
     this.sweepTimer.unref();
   }
@@ -267,16 +259,6 @@ export class SwarmApp extends AppBase {
         callHooks: this.hooks,
       },
     });
-  }
-
-  /**
-   * An approval transition's audit rows (recordApprovalTransition, the same on both databases) and its notification,
-   * in the transaction of the transition.
-   */
-  private *recordApproval(event: ApprovalEvent, tx: TxRunner): TxSteps<void> {
-    yield* recordApprovalTransition(this.recorder, event, tx, this.profiles.maskKeys);
-    // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background).
-    this.notifications.onApproval(event);
   }
 
   /**
@@ -369,7 +351,7 @@ export class SwarmApp extends AppBase {
     if (this.rollupTimer) clearInterval(this.rollupTimer);
     if (this.searchTimer) clearInterval(this.searchTimer);
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    this.notifications.stopDelivery();
+    void this.notifications.stopDelivery();
     if (this.auditTimer) {
       clearInterval(this.auditTimer);
       // A server's last words: its stop, and a checkpoint that covers everything it wrote.

@@ -8,11 +8,10 @@
  */
 import type pg from 'pg';
 import { DatabaseUnavailable, migratePostgres, openPool } from '@/db/pg/client';
-import { PostgresDatabase, postgresTx, step, type TxRunner, type TxSteps } from '@/db/dialect';
+import { PostgresDatabase } from '@/db/dialect';
 import { parseDbLocation, redactedUrl } from '@/db/location';
-import { approvalRequestOf, SqlApprovalStore, type ApprovalEvent } from './approvals/store';
+import { approvalRequestOf, SqlApprovalStore } from './approvals/store';
 import { consumerOf } from './approvals/rules';
-import { recordApprovalTransition } from './audit/approval-events';
 import { checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from './audit/checkpoints';
 import { witnessTargets } from './audit/witness';
 import { PgCheckpointer } from './audit/pg-checkpoints';
@@ -30,7 +29,8 @@ import { DecisionService } from './decisions/service';
 import type { VerifyOptions, VerifyReport } from './audit/verify';
 import { verifyAuditPg } from './audit/pg-chain';
 import { PgRateCounter } from './hooks/pg-rates';
-import { PgNotificationService } from './notifications/pg-service';
+import { NotificationService } from './notifications/service';
+import { SqlNotificationStore } from './notifications/store';
 import { Leadership, LEADER_LOCKS } from './ops/leader';
 import { observeDecision, timedRecorder } from './ops/metrics';
 import { PermissionEngine } from './permissions';
@@ -53,7 +53,7 @@ export class PgSwarmApp extends AppBase {
   readonly revisions: PgRevisionStore;
   readonly denials: PgDenialStore;
   readonly securityEvents: PgSecurityEventQueries;
-  readonly notifications: PgNotificationService;
+  readonly notifications: NotificationService;
   readonly hooks: HookRunner;
   readonly engine: PermissionEngine;
   /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
@@ -110,18 +110,14 @@ export class PgSwarmApp extends AppBase {
     });
     this.denials = new PgDenialStore(pool);
     this.securityEvents = new PgSecurityEventQueries(pool);
-    this.notifications = new PgNotificationService({
-      pool,
+    this.notifications = new NotificationService({
+      store: new SqlNotificationStore(this.database),
       config: () => this.notificationsFile.current,
       env: this.env,
       maskKeys: this.profiles.maskKeys,
       origin: this.env.SWARM_PROCESS || 'app',
     });
-    this.approvals = new SqlApprovalStore(
-      this.database,
-      { inTransaction: (event, tx) => this.recordApproval(event, tx), afterCommit: (event) => this.reportApprovalToHooks(event) },
-      this.callBinding,
-    );
+    this.approvals = new SqlApprovalStore(this.database, this.approvalListener(), this.callBinding);
     this.hooks = new HookRunner({
       hooks: () => this.hooksFile.current,
       flags: () => this.flags.values(),
@@ -164,15 +160,6 @@ export class PgSwarmApp extends AppBase {
     if (this.options.sweepApprovals) this.startSweeper();
     if (this.options.deliverNotifications ?? this.options.sweepApprovals) this.notifications.startDelivery();
     if (this.options.server) await this.startServerAudit();
-  }
-
-  /**
-   * An approval transition's audit rows (recordApprovalTransition, the same on both databases) and its notification,
-   * in the transaction of the transition.
-   */
-  private *recordApproval(event: ApprovalEvent, tx: TxRunner): TxSteps<void> {
-    yield* recordApprovalTransition(this.recorder, event, tx, this.profiles.maskKeys);
-    yield* step(this.notifications.onApprovalIn(postgresTx(tx), event));
   }
 
   /**
@@ -345,7 +332,8 @@ export class PgSwarmApp extends AppBase {
     this.closed ??= (async () => {
       this.closeConfig();
       if (this.sweepTimer) clearInterval(this.sweepTimer);
-      this.notifications.stopDelivery();
+      // Not awaited (a hung receiver must not hold the shutdown): a send still in flight leaves its row to its lease.
+      void this.notifications.stopDelivery();
       if (this.auditTimer) {
         clearInterval(this.auditTimer);
         try {
