@@ -2,9 +2,10 @@
  * The decision's own approval ports on SQLite, synchronous: the state of a call, request an approval, consume one.
  * The engine decides a group of calls inside one transaction without yielding (lib/decisions/service.ts), so these
  * answer at once. The transitions are the store's own transaction bodies (SqlApprovalStore.requestSteps, consumeSteps),
- * driven synchronously by SqliteDatabase.transactionSync and told to the same listener in the same way; only the state
- * lookup is SQLite's own, as prepared statements straight on better-sqlite3 (measured: building the query on each call
- * was a fifth of the listener's time in the mix, and drizzle's mapping of a whole row about three times the query).
+ * driven synchronously by SqliteDatabase.transactionSync and told to the same listener in the same way, and the state
+ * of a call is the same rules (rules.ts callState); only its two reads are SQLite's own, as prepared statements straight
+ * on better-sqlite3 (measured: building the query on each call was a fifth of the listener's time in the mix, and
+ * drizzle's mapping of a whole row about three times the query).
  * On PostgreSQL the engine uses the store's asynchronous methods.
  */
 import type Database from 'better-sqlite3';
@@ -12,9 +13,9 @@ import type { SqliteDatabase } from '@/db/dialect';
 import type { ApprovalRow } from '@/db/schema';
 import type { ApprovalState, Principal } from '@/lib/permissions';
 import type { CallBinding } from './binding';
-import { actsForAgents, requesterOf, stateOf } from './rules';
-import { consumeSteps, NEWEST_FACTS, transitionOf, type ApprovalListener, type ApprovalRequest, type Decider, type NewestFacts, type SqlApprovalStore, type Transition } from './store';
-import { trailProblem, trailSql, type TrailRow } from './trail';
+import { callState, type CallStateReads, type NewestFacts } from './rules';
+import { consumeSteps, NEWEST_FACTS, transitionOf, type ApprovalListener, type ApprovalRequest, type Decider, type SqlApprovalStore, type Transition } from './store';
+import { trailSql, type TrailRow } from './trail';
 
 export class SqliteApprovalPorts {
   /** the newest approval of the call asked by one requester, from the approvals_call_newest index without a sort */
@@ -34,21 +35,14 @@ export class SqliteApprovalPorts {
     this.trailLookup = database.client.prepare(trailSql('?'));
   }
 
-  /** The store's stateFor, at once (the same rules: rules.ts stateOf, actsForAgents, trail.ts trailProblem). */
+  /** The store's stateFor, at once (rules.ts callState, its reads answered by the prepared statements). */
   stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): ApprovalState {
     const hash = this.binding().bind(args);
-    const own = this.stateOfRequester(agent, tool, hash, requesterOf(principal), ttlSeconds);
-    if (own.status === 'approved' || !actsForAgents(principal)) return own;
-    const agents = this.stateOfRequester(agent, tool, hash, `agent:${agent}`, ttlSeconds);
-    return agents.status === 'approved' ? agents : own;
-  }
-
-  private stateOfRequester(agent: string, tool: string, hash: string, requestedBy: string, ttlSeconds: number): ApprovalState {
-    const row = this.newestLookup.get(agent, tool, hash, requestedBy);
-    const state = stateOf(row, ttlSeconds);
-    if (state.status !== 'approved' || !row) return state;
-    const problem = trailProblem({ ...row, agentName: agent, toolName: tool, argumentsHash: hash, requestedBy }, this.trailLookup.all(row.id));
-    return problem ? { status: 'unverified', id: row.id, reason: problem } : state;
+    const reads: CallStateReads = { newest: (by) => this.newestLookup.get(agent, tool, hash, by), trail: (id) => this.trailLookup.all(id) };
+    const steps = callState(reads, { agentName: agent, toolName: tool, argumentsHash: hash }, ttlSeconds, principal);
+    let next = steps.next();
+    while (!next.done) next = steps.next(next.value);
+    return next.value;
   }
 
   /** The store's request, at once. */

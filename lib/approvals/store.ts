@@ -22,26 +22,9 @@ import { DEFAULT_APPROVAL_TTL_SECONDS } from './gates';
 import type { GateRisk } from '@/lib/permissions/gates';
 import { AppError } from '@/lib/errors';
 import { isKeyedBinding, storedCanonical, type CallBinding } from './binding';
-import { trailProblem, trailQuery, type TrailRow } from './trail';
-import {
-  actsForAgents,
-  alreadyDecided,
-  approvalListQuery,
-  EXPIRED_REASON,
-  expiredConflict,
-  expiredFields,
-  judge,
-  newApprovalId,
-  newRequestRow,
-  nowSeconds,
-  outcomesQuery,
-  refusalOf,
-  requesterOf,
-  stateOf,
-  type ApprovalListFilter,
-  type ApprovalRefusal,
-  type ApprovalStateFacts,
-} from './rules';
+import { trailQuery, type TrailRow } from './trail';
+import { alreadyDecided, approvalListQuery, callState, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, outcomesQuery } from './rules';
+import { refusalOf, requesterOf, type ApprovalListFilter, type ApprovalRefusal, type CallStateReads, type NewestFacts } from './rules';
 
 export type ApprovalStatusValue = ApprovalRow['status'];
 
@@ -183,8 +166,7 @@ const APPROVAL_COLUMNS = getTableColumns(approvals);
 const columnsAs = (keys: readonly (keyof typeof APPROVAL_COLUMNS)[]): string => keys.map((k) => `${APPROVAL_COLUMNS[k].name} AS "${k}"`).join(', ');
 /** The whole row, for SELECT and RETURNING. */
 export const APPROVAL_ROW = sql.raw(columnsAs(Object.keys(APPROVAL_COLUMNS) as (keyof typeof APPROVAL_COLUMNS)[]));
-/** What the newest approval of a call is read for: its state, and what the trail must bind it to when it is approved. */
-export type NewestFacts = ApprovalStateFacts & Pick<ApprovalRow, 'gate' | 'approvalsRequired'>;
+/** The columns of a call's newest approval that its state is made of (rules.ts NewestFacts). */
 export const NEWEST_FACTS = columnsAs(['id', 'status', 'expiresAt', 'decidedAt', 'decisionReason', 'gate', 'approvalsRequired'] satisfies (keyof NewestFacts)[]);
 const VOTE_ROW = sql`approval_id AS "approvalId", approver, approver_role AS "approverRole", reason, "at"`;
 
@@ -215,30 +197,21 @@ export class SqlApprovalStore implements ApprovalStore {
     return this.database.one<ApprovalRow>(sql`SELECT ${APPROVAL_ROW} FROM approvals WHERE id = ${id}`);
   }
 
-  /**
-   * The state of this exact call for the engine, as `principal` asks it: the newest approval for (agent, tool,
-   * arguments) that the principal requested decides (rules.ts stateOf). An administrator may also use the approved call
-   * of the agent it names (actsForAgents): a second lookup, for them only.
-   */
+  /** The state of this exact call for the engine, as `principal` asks it (rules.ts callState, its reads awaited). */
   async stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): Promise<ApprovalState> {
     const hash = this.binding().bind(args);
-    const own = await this.stateOfRequester(agent, tool, hash, requesterOf(principal), ttlSeconds);
-    if (own.status === 'approved' || !actsForAgents(principal)) return own;
-    const agents = await this.stateOfRequester(agent, tool, hash, `agent:${agent}`, ttlSeconds);
-    return agents.status === 'approved' ? agents : own;
-  }
-
-  /** The state of the call as one requester asked it; an approved, unused approval counts only when the trail holds it. */
-  private async stateOfRequester(agent: string, tool: string, hash: string, requestedBy: string, ttlSeconds: number): Promise<ApprovalState> {
-    const row = await this.database.one<NewestFacts>(
-      sql`SELECT ${sql.raw(NEWEST_FACTS)} FROM approvals
-          WHERE agent_name = ${agent} AND tool_name = ${tool} AND arguments_hash = ${hash} AND requested_by = ${requestedBy}
-          ORDER BY requested_at DESC, id DESC LIMIT 1`,
-    );
-    const state = stateOf(row, ttlSeconds);
-    if (state.status !== 'approved' || !row) return state;
-    const problem = trailProblem({ ...row, agentName: agent, toolName: tool, argumentsHash: hash, requestedBy }, await this.database.all<TrailRow>(trailQuery(row.id)));
-    return problem ? { status: 'unverified', id: row.id, reason: problem } : state;
+    const reads: CallStateReads = {
+      newest: (by) =>
+        this.database.one<NewestFacts>(
+          sql`SELECT ${sql.raw(NEWEST_FACTS)} FROM approvals WHERE agent_name = ${agent} AND tool_name = ${tool} AND arguments_hash = ${hash} AND requested_by = ${by}
+              ORDER BY requested_at DESC, id DESC LIMIT 1`,
+        ),
+      trail: (id) => this.database.all<TrailRow>(trailQuery(id)),
+    };
+    const steps = callState(reads, { agentName: agent, toolName: tool, argumentsHash: hash }, ttlSeconds, principal);
+    let next = steps.next();
+    while (!next.done) next = steps.next(await next.value);
+    return next.value;
   }
 
   request(r: ApprovalRequest): Promise<ApprovalRow> {
@@ -265,14 +238,10 @@ export class SqlApprovalStore implements ApprovalStore {
       if (expired) yield* tell({ type: 'expired', row: expired });
     }
     const n = newRequestRow(r, hash, at);
+    const keys = Object.keys(n) as (keyof typeof APPROVAL_COLUMNS)[];
     const created = yield* tx.one<ApprovalRow>(sql`
-      INSERT INTO approvals (id, gate, agent_name, tool_name, arguments_canonical, arguments_redacted, arguments_hash, tool_call_id, requested_by,
-        requested_at, expires_at, rule_source, reason, status, approvals_required, approver_roles, risk, gate_description, decision_id)
-      VALUES (${n.id}, ${n.gate}, ${n.agentName}, ${n.toolName}, ${n.argumentsCanonical}, ${n.argumentsRedacted}, ${n.argumentsHash}, ${n.toolCallId},
-        ${n.requestedBy}, ${n.requestedAt}, ${n.expiresAt}, ${n.ruleSource}, ${n.reason}, ${n.status}, ${n.approvalsRequired}, ${n.approverRoles},
-        ${n.risk}, ${n.gateDescription}, ${n.decisionId})
-      ON CONFLICT DO NOTHING
-      RETURNING ${APPROVAL_ROW}`);
+      INSERT INTO approvals (${sql.raw(keys.map((k) => APPROVAL_COLUMNS[k].name).join(', '))}) VALUES (${sql.join(keys.map((k) => sql`${n[k]}`), sql`, `)})
+      ON CONFLICT DO NOTHING RETURNING ${APPROVAL_ROW}`);
     if (!created) {
       // Another server created it a moment ago (the partial unique index kept them to one): that request it is.
       const winner = yield* tx.one<ApprovalRow>(sql`SELECT ${APPROVAL_ROW} FROM approvals WHERE ${samePending(r, hash)}`);
