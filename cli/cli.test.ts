@@ -22,7 +22,7 @@ function swarm(...args: string[]): Promise<CliResult> {
 
 const TOKEN = /swt_[A-Za-z0-9_-]+/g;
 
-beforeAll(() => {
+beforeAll(async () => {
   ({ dir, dbPath, env } = cliWorkspace('swarm-cli-', 'cli.db'));
 
   app = createApp({ dbPath, configDir: dir, env: {}, watchConfig: false });
@@ -38,8 +38,8 @@ beforeAll(() => {
   denial('export_raw_data', 'compliance_agent', 'flag:raw_data_export', '=HYPERLINK("http://x") formula, with "quotes"', 30);
   denial('clean_dataset', 'trainer', 'agent_allowlist', 'trainer may not call clean_dataset', 2 * 24 * 3600);
 
-  const request = (target: string) =>
-    app.approvals.request({
+  const request = async (target: string) =>
+    (await app.approvals.request({
       gate: 'deploy',
       agent: 'deployer',
       tool: 'deploy_serving',
@@ -48,10 +48,10 @@ beforeAll(() => {
       ruleSource: 'hitl:deploy',
       reason: 'Deployments wait for an operator.',
       expiresInSeconds: 3600,
-    }).id;
-  approvalIds.a = request('prod');
-  approvalIds.b = request('staging');
-  approvalIds.c = request('canary');
+    })).id;
+  approvalIds.a = await request('prod');
+  approvalIds.b = await request('staging');
+  approvalIds.c = await request('canary');
 });
 
 afterAll(() => {
@@ -232,9 +232,9 @@ describe('swarm approvals', () => {
       swarm('approvals', 'reject', approvalIds.b, '--as', 'root', '--reason', 'not during the freeze'),
     ]);
     expect(approve.code).toBe(0);
-    expect(app.approvals.get(approvalIds.a)).toMatchObject({ status: 'approved', decidedBy: 'olivia', decisionReason: 'change ticket 42' });
+    expect(await app.approvals.get(approvalIds.a)).toMatchObject({ status: 'approved', decidedBy: 'olivia', decisionReason: 'change ticket 42' });
     expect(reject.code).toBe(0);
-    expect(app.approvals.get(approvalIds.b)).toMatchObject({ status: 'rejected', decidedBy: 'root' });
+    expect(await app.approvals.get(approvalIds.b)).toMatchObject({ status: 'rejected', decidedBy: 'root' });
     // a rejection is a denial, attributed to the gate
     expect((await app.denials.query({ ruleSource: 'hitl:deploy', agent: 'deployer', limit: 10 })).rows.some((d) => d.reason === 'Rejected by root: not during the freeze')).toBe(true);
 
@@ -249,7 +249,7 @@ describe('swarm approvals', () => {
     expect(r.code).toBe(1);
     // checked by the engine like POST /api/v1/approvals/{id}/approve, and the refusal is a recorded denial
     expect(r.stderr).toContain('refused for user "victor" (viewer) by rbac:operator');
-    expect(app.approvals.get(approvalIds.c)?.status).toBe('pending');
+    expect((await app.approvals.get(approvalIds.c))?.status).toBe('pending');
     const denied = (await app.denials.query({ ruleSource: 'rbac:operator', limit: 5 })).rows;
     expect(denied.some((d) => d.principal === 'victor' && d.httpPath === `/api/v1/approvals/${approvalIds.c}/approve`)).toBe(true);
 

@@ -10,7 +10,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from './client';
 import { inTransaction } from './pg/client';
-import { PostgresDatabase, SqliteDatabase, TransactionWouldWait, type SqlDatabase, type TextIndex, type TxRunner, type TxSteps } from './dialect';
+import { PostgresDatabase, postgresTx, SqliteDatabase, sqliteTx, step, TransactionWouldWait, type SqlDatabase, type TextIndex, type TxRunner, type TxSteps } from './dialect';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { within } from '@/lib/test-support/wait';
 
@@ -77,14 +77,41 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('the dialect port on %s', (kind
     expect(await n()).toBe(2);
   });
 
-  it('runs a body inside a transaction a store already holds: committed with it, or rolled back with it', async () => {
+  it("lets a per-database module write on a transaction's own connection: it commits and rolls back with the body", async () => {
+    const n = () => db().one<{ n: number }>(sql`SELECT count(*) AS n FROM flag_overrides WHERE name LIKE ${`${kind}_own%`}`).then((r) => Number(r!.n));
+    // What a per-database writer does (the audit chain's append): its own statement, on the transaction's connection.
+    const own = (tx: TxRunner, name: string) =>
+      step(
+        tx.dialect === 'sqlite'
+          ? void sqliteTx(tx).client.prepare("INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES (?, 1, 'test', 1, 'own')").run(name)
+          : postgresTx(tx).client.query("INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES ($1, true, 'test', 1, 'own')", [name]).then(() => undefined),
+      );
+    await db().transaction(function* (tx: TxRunner): TxSteps<void> {
+      yield* own(tx, `${kind}_own1`);
+      yield* tx.run(flag(`${kind}_own2`, true));
+    });
+    expect(await n()).toBe(2);
+    await expect(
+      db().transaction(function* (tx: TxRunner): TxSteps<void> {
+        yield* own(tx, `${kind}_own3`);
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    expect(await n()).toBe(2);
+    // A transaction is only ever its own database's.
+    await db().transaction(function* (tx: TxRunner): TxSteps<void> {
+      expect(() => (kind === 'SQLite' ? postgresTx(tx) : sqliteTx(tx))).toThrow(/is not a transaction of a/);
+    });
+  });
+
+  it('runs a body inside a transaction already open (a group of decisions): committed with it, or rolled back with it', async () => {
     const names = (prefix: string) =>
       db().all<{ name: string }>(sql`SELECT name FROM flag_overrides WHERE name LIKE ${`${kind}_${prefix}%`} ORDER BY name`).then((r) => r.map((x) => x.name));
     const body = (name: string) =>
       function* (tx: TxRunner): TxSteps<number> {
         return yield* tx.run(flag(name, true));
       };
-    // The store's own transaction (the approval store's, say) writes a row, and its listener runs a body inside it.
+    // A transaction open on the connection (SQLite: the decision listener's group) writes a row, and a store's body runs inside it.
     const outer = async (prefix: string, fail: boolean): Promise<void> => {
       if (kind === 'SQLite') {
         const d = db() as SqliteDatabase;
@@ -94,10 +121,9 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('the dialect port on %s', (kind
           if (fail) throw new Error('the store failed after its listener');
         })();
       } else {
-        const d = db() as PostgresDatabase;
-        await inTransaction(d.pool, async ({ client }) => {
-          await client.query(`INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES ($1, true, 'test', 1, 'r')`, [`${kind}_${prefix}_outer`]);
-          expect(await d.within(client, body(`${kind}_${prefix}_inner`))).toBe(1);
+        await db().transaction(function* (tx: TxRunner): TxSteps<void> {
+          yield* tx.run(flag(`${kind}_${prefix}_outer`, true));
+          expect(yield* body(`${kind}_${prefix}_inner`)(tx)).toBe(1);
           if (fail) throw new Error('the store failed after its listener');
         });
       }

@@ -49,6 +49,34 @@ export interface TxRunner {
   publish(channel: string): TxSteps<void>;
 }
 
+/**
+ * A transaction of the port with the connection it runs on, as its own database sees it: for the modules that stay one
+ * per database (the audit chain's append, lib/audit) to write inside a transaction that a store written once opened,
+ * so that what they write commits or rolls back with it. Nothing else reaches past the port.
+ */
+export interface SqliteTx extends TxRunner {
+  readonly dialect: 'sqlite';
+  readonly client: Database.Database;
+}
+
+/** See SqliteTx: a transaction of the port on PostgreSQL, with the pooled connection it holds. */
+export interface PostgresTx extends TxRunner {
+  readonly dialect: 'postgres';
+  readonly client: pg.PoolClient;
+}
+
+/** The transaction as SQLite's own (its connection); throws for a transaction of another database. */
+export function sqliteTx(tx: TxRunner): SqliteTx {
+  if (tx.dialect !== 'sqlite' || !('client' in tx)) throw new Error('This is not a transaction of a SQLite database.');
+  return tx as SqliteTx;
+}
+
+/** The transaction as PostgreSQL's own (its connection); throws for a transaction of another database. */
+export function postgresTx(tx: TxRunner): PostgresTx {
+  if (tx.dialect !== 'postgres' || !('client' in tx)) throw new Error('This is not a transaction of a PostgreSQL database.');
+  return tx as PostgresTx;
+}
+
 export interface TransactionOptions {
   /**
    * A key whose transactions must run one at a time across every process and server (a user's sign-in attempts, a
@@ -185,8 +213,11 @@ function isPromise(v: unknown): v is Promise<unknown> {
   return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
 }
 
-/** One step of a transaction body, typed: yields the statement's answer and returns it. */
-function* step<T>(value: Step<T>): TxSteps<T> {
+/**
+ * One step of a transaction body, typed: yields the statement's answer and returns it. Also how a body waits for a
+ * per-database module's answer (at once on SQLite, a promise on PostgreSQL): `yield* step(recorder.recordWithin(tx, e))`.
+ */
+export function* step<T>(value: Step<T>): TxSteps<T> {
   return (yield value) as T;
 }
 
@@ -363,14 +394,18 @@ export class SqliteDatabase implements SqlDatabase {
   transactionSync<T>(body: (tx: TxRunner) => TxSteps<T>, options: TransactionOptions = {}): T {
     const client = this.client;
     const r = this.runner;
-    const tx: TxRunner = {
+    const tx: SqliteTx = {
       dialect: 'sqlite',
+      client,
       all: (q) => step(r.all(q)),
       one: (q) => step(r.one(q)),
       run: (q) => step(r.run(q)),
       // Every commit moves PRAGMA data_version for the other connections: that is the signal (see changes()).
       publish: () => step(undefined),
     };
+    // A write intent (db/write-intent.ts): a transaction opened while the decision listener decides a group joins the
+    // group's transaction (as a savepoint of it) instead of committing on its own.
+    if (!options.readOnly) announceWrite(client);
     const nested = client.inTransaction;
     const begin = nested ? `SAVEPOINT swarm_tx` : options.readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE';
     client.prepare(begin).run();
@@ -427,9 +462,10 @@ async function pgQuery<T>(client: pg.Pool | pg.PoolClient, query: SQL): Promise<
 }
 
 /** The statements of a transaction on one connection. */
-function pgRunner(client: pg.PoolClient): TxRunner {
+function pgRunner(client: pg.PoolClient): PostgresTx {
   return {
     dialect: 'postgres',
+    client,
     all: <R>(q: SQL) => step(pgQuery<R>(client, q).then((r) => r.rows as R[])),
     one: <R>(q: SQL) => step(pgQuery<R>(client, q).then((r) => r.rows[0] as R | undefined)),
     run: (q) => step(pgQuery(client, q).then((r) => r.rowCount ?? 0)),
@@ -545,15 +581,6 @@ export class PostgresDatabase implements SqlDatabase {
       this.url,
       options.readOnly ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN',
     );
-  }
-
-  /**
-   * Run a body on a connection that is already inside a transaction (a store that still holds its own, as the
-   * approval store's listeners do): its statements commit or roll back with that transaction. The counterpart of
-   * SqliteDatabase.transactionSync called inside an open transaction.
-   */
-  within<T>(client: pg.PoolClient, body: (tx: TxRunner) => TxSteps<T>): Promise<T> {
-    return drivePg(body(pgRunner(client)));
   }
 
   /**

@@ -10,7 +10,8 @@ import { verifyAuditInParallel } from './audit/verify-parallel';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db } from '@/db/client';
 import { parseDbLocation } from '@/db/location';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
-import { ApprovalStore, approvalRequestOf, type ApprovalEvent } from './approvals/store';
+import { approvalRequestOf, LEGACY_APPROVALS, SqlApprovalStore } from './approvals/store';
+import { SqliteApprovalPorts } from './approvals/sqlite-ports';
 import { consumerOf } from './approvals/rules';
 import { SqlDenialStore, type DenialStore } from './audit/denials/store';
 import { AuditRecorder } from './audit/recorder';
@@ -26,10 +27,9 @@ import { OVERRIDES_QUERY, overridesOf, SqlFlagStore } from './flags/store';
 import { SqliteDatabase } from '@/db/dialect';
 import type { SecurityEventRow } from '@/db/schema';
 import { PermissionEngine } from './permissions';
-import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { observeDecision, timedRecorder } from './ops/metrics';
 import { NotificationService } from './notifications/service';
-import { queueIn, SqlNotificationStore } from './notifications/store';
+import { SqlNotificationStore } from './notifications/store';
 import { HookRunner } from './hooks/runner';
 import { DecisionService } from './decisions/service';
 import { SqliteRateCounter } from './hooks/rates';
@@ -44,7 +44,9 @@ export class SwarmApp extends AppBase {
   /** the database through the dialect port, for the stores written once for both databases */
   readonly database: SqliteDatabase;
   readonly denials: DenialStore;
-  readonly approvals: ApprovalStore;
+  readonly approvals: SqlApprovalStore;
+  /** the engine's approval ports, synchronous (the state of a call, request, consume): the store's rules, at once */
+  readonly approvalPorts: SqliteApprovalPorts;
   readonly flags: FlagService;
   readonly auth: AuthStore;
   /** failed sign-ins, locks and the attempt under way per user name, shared with every process on the file */
@@ -130,21 +132,12 @@ export class SwarmApp extends AppBase {
       maskKeys: this.profiles.maskKeys,
       origin: this.env.SWARM_PROCESS || 'app',
     });
-    this.approvals = new ApprovalStore(
-      this.db,
-      (event) => {
-        this.recordApproval(event);
-        // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background),
-        // synchronously: the approval store's transaction is open on this connection.
-        const rows = this.notifications.deliveriesFor(event);
-        if (rows.length > 0) this.database.transactionSync((tx) => queueIn(tx, rows));
-      },
-      this.callBinding,
-    );
+    this.approvals = new SqlApprovalStore(this.database, this.approvalListener(), this.callBinding);
+    this.approvalPorts = new SqliteApprovalPorts(this.database, this.approvals, this.approvalListener(), this.callBinding);
     try {
-      // Rows of a release that kept arguments in clear, bound by an unkeyed hash: re-bound once (nothing to do, and no
-      // key needed, when there are none).
-      this.approvals.rebindLegacy();
+      // Rows of a release that kept arguments in clear, bound by an unkeyed hash: re-bound once, now (nothing to do,
+      // and no key needed, when there are none).
+      if (this.database.allSync(LEGACY_APPROVALS).length > 0) this.database.transactionSync((tx) => this.approvals.rebindSteps(tx));
     } catch (error) {
       console.error('Re-binding the approvals of an earlier release failed; they ask again until it succeeds at a start.', error);
     }
@@ -240,11 +233,7 @@ export class SwarmApp extends AppBase {
     this.lastSweepAt = Date.now() / 1000;
     this.sweepTimer = setInterval(() => {
       this.lastSweepAt = Date.now() / 1000;
-      try {
-        this.approvals.expireDue();
-      } catch (error) {
-        console.error('Expiring due approval requests failed; retrying in a second.', error);
-      }
+      this.approvals.expireDue().catch((error: unknown) => console.error('Expiring due approval requests failed; retrying in a second.', error));
       // Requests nearing their expiry and denial bursts (config/notifications.yaml): a query or two, queued only.
       this.notifications.tick().catch((error: unknown) => console.error('Checking for notifications failed; retrying in a second.', error));
     }, intervalMs);
@@ -257,25 +246,14 @@ export class SwarmApp extends AppBase {
       ports: {
         flagValues: () => this.flags.values(),
         observe: observeDecision,
-        approvalState: this.approvalStatePort(this.approvals),
+        approvalState: this.approvalStatePort(this.approvalPorts),
         // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
         recorder: timedRecorder(this.recorder),
-        requestApproval: (ctx, result) => this.approvals.request(approvalRequestOf(ctx, result)).id,
-        consumeApproval: (id, ctx) => this.approvals.consume(id, consumerOf(ctx.principal)),
+        requestApproval: (ctx, result) => this.approvalPorts.request(approvalRequestOf(ctx, result)).id,
+        consumeApproval: (id, ctx) => this.approvalPorts.consume(id, consumerOf(ctx.principal)),
         callHooks: this.hooks,
       },
     });
-  }
-
-  /**
-   * Every approval transition is a security event; a rejected or expired request is also an ASK that turned into a
-   * denial, recorded in permission_denials attributed to its gate, with the decision id of the call that asked.
-   */
-  private recordApproval(e: ApprovalEvent): void {
-    this.reportApprovalToHooks(e);
-    this.recorder.record(approvalSecurityEvent(e));
-    const denial = approvalDenial(e, this.profiles.maskKeys);
-    if (denial) this.recorder.appendDenial(denial);
   }
 
   /**

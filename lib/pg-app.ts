@@ -10,10 +10,8 @@ import type pg from 'pg';
 import { DatabaseUnavailable, migratePostgres, openPool } from '@/db/pg/client';
 import { PostgresDatabase } from '@/db/dialect';
 import { parseDbLocation, redactedUrl } from '@/db/location';
-import { approvalRequestOf, type ApprovalEvent } from './approvals/store';
+import { approvalRequestOf, SqlApprovalStore } from './approvals/store';
 import { consumerOf } from './approvals/rules';
-import { PgApprovalStore } from './approvals/pg-store';
-import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from './audit/checkpoints';
 import { witnessTargets } from './audit/witness';
 import { PgCheckpointer } from './audit/pg-checkpoints';
@@ -32,11 +30,10 @@ import type { VerifyOptions, VerifyReport } from './audit/verify';
 import { verifyAuditPg } from './audit/pg-chain';
 import { PgRateCounter } from './hooks/pg-rates';
 import { NotificationService } from './notifications/service';
-import { queueIn, SqlNotificationStore } from './notifications/store';
+import { SqlNotificationStore } from './notifications/store';
 import { Leadership, LEADER_LOCKS } from './ops/leader';
 import { observeDecision, timedRecorder } from './ops/metrics';
 import { PermissionEngine } from './permissions';
-import type { PgTx } from '@/db/pg/client';
 import { AppBase, type AppOptions, type StartupReport } from './app-base';
 import type { BackgroundStatus } from './app';
 
@@ -48,7 +45,7 @@ export class PgSwarmApp extends AppBase {
   readonly flags: FlagService;
   /** the database through the dialect port, for the stores written once for both databases */
   readonly database: PostgresDatabase;
-  readonly approvals: PgApprovalStore;
+  readonly approvals: SqlApprovalStore;
   readonly auth: PgAuthStore;
   /** failed sign-ins, locks and the attempt under way per user name, shared by the servers */
   readonly loginAttempts: PgLoginAttempts;
@@ -120,7 +117,7 @@ export class PgSwarmApp extends AppBase {
       maskKeys: this.profiles.maskKeys,
       origin: this.env.SWARM_PROCESS || 'app',
     });
-    this.approvals = new PgApprovalStore(pool, (event, tx) => this.recordApproval(event, tx), this.callBinding);
+    this.approvals = new SqlApprovalStore(this.database, this.approvalListener(), this.callBinding);
     this.hooks = new HookRunner({
       hooks: () => this.hooksFile.current,
       flags: () => this.flags.values(),
@@ -163,16 +160,6 @@ export class PgSwarmApp extends AppBase {
     if (this.options.sweepApprovals) this.startSweeper();
     if (this.options.deliverNotifications ?? this.options.sweepApprovals) this.notifications.startDelivery();
     if (this.options.server) await this.startServerAudit();
-  }
-
-  /** Every approval transition and its audit rows (and its notifications) commit in the transaction of the transition. */
-  private async recordApproval(e: ApprovalEvent, tx: PgTx): Promise<void> {
-    await this.recorder.recordIn(tx, approvalSecurityEvent(e));
-    const denial = approvalDenial(e, this.profiles.maskKeys);
-    if (denial) await this.recorder.appendDenialIn(tx, denial);
-    const rows = this.notifications.deliveriesFor(e);
-    if (rows.length > 0) await this.database.within(tx.client, (t) => queueIn(t, rows));
-    this.reportApprovalToHooks(e);
   }
 
   /**

@@ -119,7 +119,7 @@ describe('AuthZEN: POST /access/v1/evaluation', () => {
   it('answers false for a gated call, with the approval a person must give', async () => {
     const body = await json(await post(evaluation.POST, '/access/v1/evaluation', toolCall('deploy_serving', { model_id: 'm-9', env: 'prod' }), deployer));
     expect(body).toMatchObject({ decision: false, context: { swarm_decision: 'ASK', rule_source: 'hitl:deploy', approval_id: expect.stringMatching(/^apr_/) } });
-    expect(getSqliteApp().approvals.get((body.context as { approval_id: string }).approval_id)).toMatchObject({ status: 'pending', agentName: 'deployer' });
+    expect(await getSqliteApp().approvals.get((body.context as { approval_id: string }).approval_id)).toMatchObject({ status: 'pending', agentName: 'deployer' });
   });
 
   it('maps an http resource: the method is the action, the path the resource', async () => {

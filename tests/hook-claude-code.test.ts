@@ -122,7 +122,7 @@ describe('swarm hook claude-code, in process', () => {
     const id = /\((apr_[A-Za-z0-9_-]+), hitl:prod-config\)/.exec(first.permissionDecisionReason)?.[1];
     expect(id).toBeDefined();
     expect(first.permissionDecisionReason).toContain("the console's /approvals page");
-    app.approvals.approve(id!, { id: 'olivia', role: 'operator' });
+    await app.approvals.approve(id!, { id: 'olivia', role: 'operator' });
     expect(parse((await hook(event('write-file'))).out).hookSpecificOutput.permissionDecision).toBe('allow');
     expect(parse((await hook(event('write-file'))).out).hookSpecificOutput.permissionDecision).toBe('deny');
   });

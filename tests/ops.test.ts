@@ -177,7 +177,7 @@ describe('GET /metrics on the decision listener', () => {
 
   it('reports pending approvals and the age of the oldest', async () => {
     const app = getSqliteApp();
-    app.approvals.request({ gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-ops', env: 'prod' }, requestedBy: 'agent:deployer', ruleSource: 'hitl:deploy', reason: 'test', expiresInSeconds: 3600 });
+    await app.approvals.request({ gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-ops', env: 'prod' }, requestedBy: 'agent:deployer', ruleSource: 'hitl:deploy', reason: 'test', expiresInSeconds: 3600 });
     const m = await scrape();
     expect(m.get('swarm_approvals_pending{}')).toBeGreaterThanOrEqual(1);
     expect(m.get('swarm_approvals_oldest_pending_age_seconds{}')).toBeGreaterThanOrEqual(0);

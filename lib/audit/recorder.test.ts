@@ -59,8 +59,8 @@ describe('decision ids and policy revisions', () => {
       asked = e as ApprovalRequired;
     }
     const id = asked!.decisionId!;
-    t.app.approvals.reject(asked!.approvalId, { id: 'olivia', role: 'operator' }, 'Not now');
-    expect(t.app.approvals.get(asked!.approvalId)!.decisionId).toBe(id);
+    await t.app.approvals.reject(asked!.approvalId, { id: 'olivia', role: 'operator' }, 'Not now');
+    expect((await t.app.approvals.get(asked!.approvalId))!.decisionId).toBe(id);
     expect((await t.app.securityEvents.list({ decisionId: id })).rows.map((e) => e.type).sort()).toEqual(['approval.rejected', 'approval.requested']);
     expect((await t.app.denials.query({ ruleSource: 'hitl:deploy' })).rows[0]!.decisionId).toBe(id);
   });
@@ -99,7 +99,7 @@ describe('what is recorded', () => {
   it('records every approval transition: requested, approved (with the count), consumed', async () => {
     t = tempApp();
     const asked = t.app.engine.decide(call('deployer', 'deploy_serving', { model_id: 'm', env: 'prod' }));
-    t.app.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' });
+    await t.app.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' });
     t.app.engine.decide(call('deployer', 'deploy_serving', { model_id: 'm', env: 'prod' }));
     const types = (await t.app.securityEvents.ofType('approval')).map((e) => e.type).reverse();
     expect(types).toEqual(['approval.requested', 'approval.approved', 'approval.consumed']);
@@ -112,11 +112,11 @@ describe('what is recorded', () => {
     t = tempApp({ gates: 'gates:\n  - id: deploy\n    tools: [deploy_serving]\n    approvers: { roles: [operator, admin], count: 2 }\n' });
     const asked = t.app.engine.decide(call('deployer', 'deploy_serving', { model_id: 'm', env: 'prod' }));
     const id = asked.approvalId!;
-    const requester = t.app.approvals.get(id)!.requestedBy;
-    expect(() => t!.app.approvals.approve(id, { id: requester, role: 'operator' })).toThrow(/Separation of duties/);
-    expect(() => t!.app.approvals.approve(id, { id: 'alex', role: 'auditor' })).toThrow(/decided by operator or admin/);
-    t.app.approvals.approve(id, { id: 'olivia', role: 'operator' });
-    expect(() => t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).toThrow(/two-person rule/);
+    const requester = (await t.app.approvals.get(id))!.requestedBy;
+    await expect(t!.app.approvals.approve(id, { id: requester, role: 'operator' })).rejects.toThrow(/Separation of duties/);
+    await expect(t!.app.approvals.approve(id, { id: 'alex', role: 'auditor' })).rejects.toThrow(/decided by operator or admin/);
+    await t.app.approvals.approve(id, { id: 'olivia', role: 'operator' });
+    await expect(t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).rejects.toThrow(/two-person rule/);
     const refused = (await t.app.securityEvents.ofType('approval.refused')).reverse();
     expect(refused.map((e) => [e.actor, e.outcome, (JSON.parse(e.detailJson!) as { refusal: string }).refusal])).toEqual([
       [requester, 'refused', 'self_decision'],
@@ -124,7 +124,7 @@ describe('what is recorded', () => {
       ['olivia', 'refused', 'second_vote_by_same_person'],
     ]);
     // Nothing of a refused attempt took effect: one vote, still pending.
-    expect(t.app.approvals.get(id)).toMatchObject({ status: 'pending' });
+    expect(await t.app.approvals.get(id)).toMatchObject({ status: 'pending' });
   });
 
   it('records users and tokens created, roles changed and tokens revoked, with who did it', async () => {

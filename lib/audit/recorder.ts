@@ -5,6 +5,7 @@
  * that writes it.
  */
 import type Database from 'better-sqlite3';
+import { sqliteTx, type TxRunner } from '@/db/dialect';
 import type { NewDenialRow } from '@/db/schema';
 import { PRIORITY, ruleSourceOf, type AuditEvent, type CheckResult, type DecisionEvent, type PermissionContext, type Recorded, type Recorder, type SecurityEvent } from '@/lib/permissions';
 import { ChainAppender, type ChainName } from './chain';
@@ -145,6 +146,26 @@ export class AuditRecorder implements Recorder {
     announceWrite(this.sqlite);
     this.insertRevision.run(revision, canonicalJson(content), Date.now() / 1000);
     this.storedRevisions.add(revision);
+  }
+
+  /**
+   * Record inside a transaction of the dialect port (an approval's transition: its store is written once for both
+   * databases) on this recorder's connection: written at once, within it (TransitionRecorder).
+   */
+  recordWithin(tx: TxRunner, event: AuditEvent): Recorded | undefined {
+    this.assertJoins(tx);
+    return this.record(event);
+  }
+
+  /** appendDenial inside a transaction of the dialect port on this recorder's connection. */
+  appendDenialWithin(tx: TxRunner, d: DenialInput): number {
+    this.assertJoins(tx);
+    return this.appendDenial(d);
+  }
+
+  /** A row written on another connection than the transaction's would not commit (or roll back) with it. */
+  private assertJoins(tx: TxRunner): void {
+    if (sqliteTx(tx).client !== this.sqlite) throw new Error('The audit recorder writes on its own connection; this transaction runs on another one.');
   }
 }
 

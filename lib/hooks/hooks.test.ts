@@ -188,17 +188,17 @@ describe('before_tool_call: block, rewrite, rate_limit', () => {
     expect(JSON.parse(row.argumentsJson!)).toEqual({ to: '[EMAIL ***@rival.com]' });
   });
 
-  it('binds the approval of a gated call to the rewritten arguments, and the same call sent again runs once approved', () => {
+  it('binds the approval of a gated call to the rewritten arguments, and the same call sent again runs once approved', async () => {
     const gates = 'gates:\n  - id: deploy\n    tools: [deploy_serving]\n    approvers: { roles: [operator] }\n';
     const hooks = 'hooks:\n  - id: pin-region\n    event: before_tool_call\n    match: { tool: deploy_serving }\n    rewrite: { set: { region: eu-west-1 } }\n';
     const a = app(hooks, { gates });
     const sent = { model_id: 'm-7', env: 'prod', region: 'us-east-1' };
     const asked = a.engine.decide(call('deploy_serving', sent));
     expect(asked.decision).toBe('ASK');
-    const request = a.approvals.get(asked.approvalId!)!;
+    const request = (await a.approvals.get(asked.approvalId!))!;
     expect(JSON.parse(request.argumentsCanonical)).toEqual({ env: 'prod', model_id: 'm-7', region: 'eu-west-1' });
     a.auth.createUser('olivia', 'operator', 'pw-olivia-123');
-    a.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'ok');
+    await a.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'ok');
     const ran = a.engine.decide(call('deploy_serving', sent));
     expect(ran).toMatchObject({ decision: 'ALLOW', approvalId: asked.approvalId, arguments: { model_id: 'm-7', env: 'prod', region: 'eu-west-1' } });
     expect(a.engine.decide(call('deploy_serving', sent)).decision).toBe('ASK');
@@ -401,7 +401,7 @@ describe('reports: approval_requested, approval_decided, denied, after_tool_call
     );
     const asked = a.engine.decide(call('deploy_serving', { model_id: 'm-1', env: 'prod', notify: 'ops@example.com' }));
     a.auth.createUser('olivia', 'operator', 'pw-olivia-123');
-    a.approvals.reject(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'Not this week.');
+    await a.approvals.reject(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'Not this week.');
     a.engine.decide(call('train_model', {}));
     const runtime = new AgentRuntime(a.engine, a.approvals, 'mailer', [{ name: 'lookup', description: 'l', schema: z.object({ q: z.string() }), run: async (x: unknown) => ({ found: (x as { q: string }).q }) }]);
     await runtime.call('lookup', { q: 'ops' });

@@ -16,8 +16,7 @@ import { openDatabase } from '@/db/client';
 import { PostgresDatabase, SqliteDatabase, type SqlDatabase } from '@/db/dialect';
 import { inTransaction } from '@/db/pg/client';
 import type { ApprovalRow, NotificationDeliveryRow } from '@/db/schema';
-import { PgApprovalStore } from '@/lib/approvals/pg-store';
-import { ApprovalStore, type ApprovalRequest } from '@/lib/approvals/store';
+import { SqlApprovalStore, type ApprovalListener, type ApprovalRequest } from '@/lib/approvals/store';
 import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
 import { AuditRecorder, type DenialInput } from '@/lib/audit/recorder';
 import { deployRequest, testBinding } from '@/lib/test-support/temp-app';
@@ -56,6 +55,15 @@ const listenerFailure = () => {
   if (failAfterQueueing) throw new Error('the listener failed after queueing');
 };
 
+/** The approval store's listener as the applications wire it (lib/app-base.ts): queued inside the transition's transaction. */
+const queueing = (notifications: NotificationService): ApprovalListener => ({
+  *inTransaction(e, tx) {
+    yield* queueIn(tx, notifications.deliveriesFor(e));
+    listenerFailure();
+  },
+  afterCommit: () => undefined,
+});
+
 const pg15 = usePostgres();
 const cleanups: (() => unknown)[] = [];
 afterAll(() => {
@@ -92,16 +100,7 @@ const databases: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
       cleanups.push(() => db.$client.close());
       const database = new SqliteDatabase(db.$client);
       const notifications = new NotificationService({ store: new SqlNotificationStore(database), config: config.get, env, origin: name });
-      // As lib/app.ts wires it: queued synchronously inside the approval store's transaction.
-      const approvals = new ApprovalStore(
-        db,
-        (e) => {
-          const rows = notifications.deliveriesFor(e);
-          if (rows.length > 0) database.transactionSync((tx) => queueIn(tx, rows));
-          listenerFailure();
-        },
-        testBinding,
-      );
+      const approvals = new SqlApprovalStore(database, queueing(notifications), testBinding);
       const recorder = new AuditRecorder(db.$client, { revision: () => null, logAllDecisions: () => false });
       return {
         notifications,
@@ -122,16 +121,7 @@ const databases: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
       const pool = pg15.pool(name, 4);
       const database = new PostgresDatabase(pool);
       const notifications = new NotificationService({ store: new SqlNotificationStore(database), config: config.get, env, origin });
-      // As lib/pg-app.ts wires it: queued on the approval store's transaction.
-      const approvals = new PgApprovalStore(
-        pool,
-        async (e, tx) => {
-          const rows = notifications.deliveriesFor(e);
-          if (rows.length > 0) await database.within(tx.client, (t) => queueIn(t, rows));
-          listenerFailure();
-        },
-        testBinding,
-      );
+      const approvals = new SqlApprovalStore(database, queueing(notifications), testBinding);
       const recorder = new PgAuditRecorder(pool, { revision: () => null, logAllDecisions: () => false });
       return {
         notifications,

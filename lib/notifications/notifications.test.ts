@@ -127,7 +127,7 @@ describe('signed webhook', () => {
     const r = await receiver();
     cleanups.push(r.close);
     const { app } = setup(webhook(r.url));
-    const row = app.approvals.request(deployRequest({ arguments: { model_id: 'm-42', env: 'prod', notify: 'ops@bank.example', api_key: 'sk-live-123' }, risk: 'high', gateDescription: 'Production deploys need a person.' }));
+    const row = await app.approvals.request(deployRequest({ arguments: { model_id: 'm-42', env: 'prod', notify: 'ops@bank.example', api_key: 'sk-live-123' }, risk: 'high', gateDescription: 'Production deploys need a person.' }));
     // Queued in the request's transaction, sent only by the deliverer.
     expect(r.got).toHaveLength(0);
     expect((await app.notifications.list())[0]).toMatchObject({ status: 'pending', event: 'approval_requested', subject: row.id, channel: 'ops-hook' });
@@ -162,7 +162,7 @@ describe('signed webhook', () => {
     expect(hit!.body).not.toContain('sk-live-123');
     expect((await app.notifications.list())[0]).toMatchObject({ status: 'delivered', attempts: 1, lastStatus: 200, lastError: null });
     // A duplicate request of the same call is the same approval: nothing new is queued.
-    app.approvals.request(deployRequest({ arguments: { model_id: 'm-42', env: 'prod', notify: 'ops@bank.example', api_key: 'sk-live-123' } }));
+    await app.approvals.request(deployRequest({ arguments: { model_id: 'm-42', env: 'prod', notify: 'ops@bank.example', api_key: 'sk-live-123' } }));
     expect(await app.notifications.list()).toHaveLength(1);
   });
 
@@ -303,7 +303,7 @@ channels:
 `,
       { SLACK_WEBHOOK_URL: r.url },
     );
-    const row = app.approvals.request(deployRequest());
+    const row = await app.approvals.request(deployRequest());
     await app.notifications.deliverDue();
     expect(r.got).toHaveLength(1);
     expect(r.got[0]!.headers['x-swarm-signature']).toBeUndefined();
@@ -318,7 +318,7 @@ describe('delivery', () => {
     const r = await receiver([500, 503]);
     cleanups.push(r.close);
     const { app } = setup(webhook(r.url));
-    app.approvals.request(deployRequest());
+    await app.approvals.request(deployRequest());
     app.notifications.startDelivery({ intervalMs: 20, retryBaseSeconds: 0.05 });
     await until(async () => (await app.notifications.list())[0]?.status === 'delivered');
     expect(r.got).toHaveLength(3);
@@ -331,7 +331,7 @@ describe('delivery', () => {
   it('marks a delivery failed after its attempts when the receiver is down, with the reason', async () => {
     const url = await deadUrl();
     const { app } = setup(webhook(url, '    max_attempts: 2\n'));
-    app.approvals.request(deployRequest());
+    await app.approvals.request(deployRequest());
     app.notifications.startDelivery({ intervalMs: 20, retryBaseSeconds: 0.05 });
     await until(async () => (await app.notifications.list())[0]?.status === 'failed');
     expect((await app.notifications.list())[0]).toMatchObject({ status: 'failed', attempts: 2, lastStatus: null, lastError: 'ECONNREFUSED' });
@@ -342,7 +342,7 @@ describe('delivery', () => {
     const r = await receiver([400]);
     cleanups.push(r.close);
     const { app } = setup(webhook(r.url));
-    app.approvals.request(deployRequest());
+    await app.approvals.request(deployRequest());
     await app.notifications.deliverDue();
     expect((await app.notifications.list())[0]).toMatchObject({ status: 'failed', attempts: 1, lastStatus: 400, lastError: 'HTTP 400: receiver broke' });
   });
@@ -377,8 +377,8 @@ describe('delivery', () => {
     cleanups.push(r.close);
     const s = setup(webhook(r.url));
     const other = s.second();
-    for (let i = 0; i < 15; i++) s.app.approvals.request(deployRequest({ arguments: { model_id: `m-${i}`, env: 'prod' } }));
-    for (let i = 15; i < 30; i++) other.approvals.request(deployRequest({ arguments: { model_id: `m-${i}`, env: 'prod' } }));
+    for (let i = 0; i < 15; i++) await s.app.approvals.request(deployRequest({ arguments: { model_id: `m-${i}`, env: 'prod' } }));
+    for (let i = 15; i < 30; i++) await other.approvals.request(deployRequest({ arguments: { model_id: `m-${i}`, env: 'prod' } }));
     // Both deliver at once, several rounds.
     for (let round = 0; round < 3; round++) await Promise.all([s.app.notifications.deliverDue(), other.notifications.deliverDue()]);
     const ids = r.got.map((g) => String(g.headers['x-swarm-delivery']));
@@ -395,9 +395,9 @@ describe('events', () => {
     cleanups.push(r.close);
     const s = setup(webhook(r.url, 'expiring: { before: 15m }\n'));
     const other = s.second();
-    const row = s.app.approvals.request(deployRequest({ expiresInSeconds: 3600 }));
+    const row = await s.app.approvals.request(deployRequest({ expiresInSeconds: 3600 }));
     // A request that lives shorter than the window is announced only when requested.
-    const short = s.app.approvals.request(deployRequest({ arguments: { model_id: 'short', env: 'prod' }, expiresInSeconds: 600 }));
+    const short = await s.app.approvals.request(deployRequest({ arguments: { model_id: 'short', env: 'prod' }, expiresInSeconds: 600 }));
     await s.app.notifications.tick(row.requestedAt + 60);
     expect(await s.app.notifications.list({ event: 'approval_expiring' })).toHaveLength(0);
     const near = row.expiresAt - 14 * 60;
@@ -503,7 +503,7 @@ describe('config/notifications.yaml', () => {
     cleanups.push(demo.close);
     const text = `channels:\n  - id: demo-receiver\n    kind: webhook\n    url_env: DEMO_URL\n    secret_env: DEMO_SECRET\n    optional: true\n`;
     const { app } = setup(text, { DEMO_URL: demo.url, DEMO_SECRET: demo.secret });
-    const row = app.approvals.request(deployRequest({ arguments: { model_id: 'm-7', env: 'prod' } }));
+    const row = await app.approvals.request(deployRequest({ arguments: { model_id: 'm-7', env: 'prod' } }));
     expect(await app.notifications.deliverDue()).toBe(1);
     expect(got).toEqual([{ event: 'approval_requested', verified: true, summary: `deployer → deploy_serving (gate deploy) https://swarm.example.com/approvals?request=${row.id}` }]);
     expect((await app.notifications.list())[0]).toMatchObject({ status: 'delivered', channel: 'demo-receiver' });

@@ -16,9 +16,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '@/db/client';
 import { inTransaction, pgDatabase } from '@/db/pg/client';
-import { PgApprovalStore } from '@/lib/approvals/pg-store';
-import { ApprovalStore, type ApprovalRequest, type Decider } from '@/lib/approvals/store';
-import { approvalDenial, approvalSecurityEvent } from '@/lib/audit/approval-events';
+import { SqlApprovalStore, type ApprovalRequest, type Decider } from '@/lib/approvals/store';
+import { recordApprovalTransition } from '@/lib/audit/approval-events';
 import { Checkpointer, loadOrCreateSigningKey, originOf, trustedVerifierKeys, signCheckpoint, type SigningKey } from '@/lib/audit/checkpoints';
 import { catchUpRollup } from '@/lib/audit/denials/rollup';
 import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
@@ -89,11 +88,11 @@ function sqliteSide(db: Db, facts: Omit<ReportFacts, 'flags'>): Side {
   const database = new SqliteDatabase(db.$client);
   const flags = new FlagService(new SqlFlagStore(database), { env: {}, locks: profiles.locks });
   // As the application wires them: each transition a security event, a rejection or expiry a denial too.
-  const approvals = new ApprovalStore(db, (e) => {
-    recorder.record(approvalSecurityEvent(e));
-    const denial = approvalDenial(e, profiles.maskKeys);
-    if (denial) recorder.appendDenial(denial);
-  }, testBinding);
+  const approvals = new SqlApprovalStore(
+    new SqliteDatabase(db.$client),
+    { inTransaction: (e, tx) => recordApprovalTransition(recorder, e, tx, profiles.maskKeys), afterCommit: () => undefined },
+    testBinding,
+  );
   return {
     record: (e) => recorder.record(e),
     denial: (d) => recorder.appendDenial(d),
@@ -108,11 +107,11 @@ function sqliteSide(db: Db, facts: Omit<ReportFacts, 'flags'>): Side {
 
 function pgSide(pool: import('pg').Pool, flags: FlagService, facts: Omit<ReportFacts, 'flags'>): Side {
   const recorder = new PgAuditRecorder(pool, recorderOptions);
-  const approvals = new PgApprovalStore(pool, async (e, tx) => {
-    await recorder.recordIn(tx, approvalSecurityEvent(e));
-    const denial = approvalDenial(e, profiles.maskKeys);
-    if (denial) await recorder.appendDenialIn(tx, denial);
-  }, testBinding);
+  const approvals = new SqlApprovalStore(
+    new PostgresDatabase(pool),
+    { inTransaction: (e, tx) => recordApprovalTransition(recorder, e, tx, profiles.maskKeys), afterCommit: () => undefined },
+    testBinding,
+  );
   return {
     record: (e) => recorder.record(e),
     denial: (d) => inTransaction(pool, (tx) => recorder.appendDenialIn(tx, d)),
