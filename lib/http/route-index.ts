@@ -4,8 +4,11 @@
  * with route(); tests/openapi.test.ts fails when a route file exists that is not listed here.
  *
  * Summaries live here rather than in the route files so that the reference reads as one text; a route may still
- * say more with `doc` in its route() spec, which wins.
+ * say more with `doc` in its route() spec, which wins. `response`: the schema of the success answer, from
+ * lib/http/responses.ts (the console's API client parses the same schema; tests/response-schemas.test.ts checks the
+ * handlers answer it).
  */
+import * as R from './responses';
 import type { RouteDoc } from './route';
 
 export interface RouteEntry {
@@ -62,61 +65,61 @@ export const ROUTES: readonly RouteEntry[] = [
     path: '/api/v1/permissions/denials',
     file: 'app/api/v1/permissions/denials/route.ts',
     load: () => import('@/app/api/v1/permissions/denials/route'),
-    methods: { GET: { tag: 'Denials', summary: 'Denials, newest first, filtered and keyset-paged; also as CSV or a JSON-lines export (format).' } },
+    methods: { GET: { tag: 'Denials', summary: 'Denials, newest first, filtered and keyset-paged; also as CSV or a JSON-lines export (format).', response: R.denialPageSchema } },
   },
   {
     path: '/api/v1/permissions/denials/{id}',
     file: 'app/api/v1/permissions/denials/[id]/route.ts',
     load: () => import('@/app/api/v1/permissions/denials/[id]/route'),
-    methods: { GET: { tag: 'Denials', summary: 'One denial with the trace of its decision.', responses: ERR_NOT_FOUND } },
+    methods: { GET: { tag: 'Denials', summary: 'One denial with the trace of its decision.', response: R.denialDetailSchema, responses: ERR_NOT_FOUND } },
   },
   {
     path: '/api/v1/permissions/denials/summary',
     file: 'app/api/v1/permissions/denials/summary/route.ts',
     load: () => import('@/app/api/v1/permissions/denials/summary/route'),
-    methods: { GET: { tag: 'Denials', summary: 'Totals and the top agents, rule sources and tools for a filter.' } },
+    methods: { GET: { tag: 'Denials', summary: 'Totals and the top agents, rule sources and tools for a filter.', response: R.denialSummarySchema } },
   },
   {
     path: '/api/v1/permissions/denials/histogram',
     file: 'app/api/v1/permissions/denials/histogram/route.ts',
     load: () => import('@/app/api/v1/permissions/denials/histogram/route'),
-    methods: { GET: { tag: 'Denials', summary: 'Denial counts over time by rule-source family, for a filter.' } },
+    methods: { GET: { tag: 'Denials', summary: 'Denial counts over time by rule-source family, for a filter.', response: R.denialHistogramSchema } },
   },
   {
     path: '/api/v1/permissions/denials/facets',
     file: 'app/api/v1/permissions/denials/facets/route.ts',
     load: () => import('@/app/api/v1/permissions/denials/facets/route'),
-    methods: { GET: { tag: 'Denials', summary: 'The values of one field (agent, tool, rule source...) with their counts, for filter suggestions.' } },
+    methods: { GET: { tag: 'Denials', summary: 'The values of one field (agent, tool, rule source...) with their counts, for filter suggestions.', response: R.denialFacetsSchema } },
   },
   {
     path: '/api/v1/permissions/denials/tail',
     file: 'app/api/v1/permissions/denials/tail/route.ts',
     load: () => import('@/app/api/v1/permissions/denials/tail/route'),
-    methods: { GET: { tag: 'Denials', summary: 'Denials written after a given row, for following the trail as it grows.' } },
+    methods: { GET: { tag: 'Denials', summary: 'Denials written after a given row, for following the trail as it grows.', response: R.denialTailSchema } },
   },
   {
     path: '/api/v1/approvals',
     file: 'app/api/v1/approvals/route.ts',
     load: () => import('@/app/api/v1/approvals/route'),
-    methods: { GET: { tag: 'Approvals', summary: 'Approval requests by status, gate and agent; pending ones oldest first.' } },
+    methods: { GET: { tag: 'Approvals', summary: 'Approval requests by status, gate and agent; pending ones oldest first.', response: R.approvalListSchema } },
   },
   {
     path: '/api/v1/approvals/{id}',
     file: 'app/api/v1/approvals/[id]/route.ts',
     load: () => import('@/app/api/v1/approvals/[id]/route'),
-    methods: { GET: { tag: 'Approvals', summary: 'One approval request.', responses: ERR_NOT_FOUND } },
+    methods: { GET: { tag: 'Approvals', summary: 'One approval request.', response: R.approvalSchema, responses: ERR_NOT_FOUND } },
   },
   {
     path: '/api/v1/approvals/{id}/approve',
     file: 'app/api/v1/approvals/[id]/approve/route.ts',
     load: () => import('@/app/api/v1/approvals/[id]/approve/route'),
-    methods: { POST: { tag: 'Approvals', summary: "One person's approval; a two-person gate stays pending until the second.", responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } } },
+    methods: { POST: { tag: 'Approvals', summary: "One person's approval; a two-person gate stays pending until the second.", response: R.approvalSchema, responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } } },
   },
   {
     path: '/api/v1/approvals/{id}/reject',
     file: 'app/api/v1/approvals/[id]/reject/route.ts',
     load: () => import('@/app/api/v1/approvals/[id]/reject/route'),
-    methods: { POST: { tag: 'Approvals', summary: 'Reject with a reason; recorded as a denial hitl:<gate>.', responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } } },
+    methods: { POST: { tag: 'Approvals', summary: 'Reject with a reason; recorded as a denial hitl:<gate>.', response: R.approvalSchema, responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } } },
   },
   {
     path: '/api/v1/notifications/deliveries',
@@ -141,9 +144,9 @@ export const ROUTES: readonly RouteEntry[] = [
     file: 'app/api/v1/flags/[name]/route.ts',
     load: () => import('@/app/api/v1/flags/[name]/route'),
     methods: {
-      GET: { tag: 'Flags', summary: 'One feature flag.', responses: ERR_NOT_FOUND },
-      PUT: { tag: 'Flags', summary: 'Set a runtime override, with a reason. Turning off an invariant is refused and recorded.' },
-      DELETE: { tag: 'Flags', summary: 'Remove the runtime override, with a reason.' },
+      GET: { tag: 'Flags', summary: 'One feature flag.', response: R.flagSchema, responses: ERR_NOT_FOUND },
+      PUT: { tag: 'Flags', summary: 'Set a runtime override, with a reason. Turning off an invariant is refused and recorded.', response: R.flagSchema },
+      DELETE: { tag: 'Flags', summary: 'Remove the runtime override, with a reason.', response: R.flagSchema },
     },
   },
   {
@@ -168,25 +171,25 @@ export const ROUTES: readonly RouteEntry[] = [
     path: '/api/v1/auth/logout',
     file: 'app/api/v1/auth/logout/route.ts',
     load: () => import('@/app/api/v1/auth/logout/route'),
-    methods: { POST: { tag: 'Sessions', summary: 'Sign out: ends the session.' } },
+    methods: { POST: { tag: 'Sessions', summary: 'Sign out: ends the session.', response: R.signedOutSchema } },
   },
   {
     path: '/api/v1/auth/me',
     file: 'app/api/v1/auth/me/route.ts',
     load: () => import('@/app/api/v1/auth/me/route'),
-    methods: { GET: { tag: 'Sessions', summary: 'Who the request is authenticated as.' } },
+    methods: { GET: { tag: 'Sessions', summary: 'Who the request is authenticated as.', response: R.meSchema } },
   },
   {
     path: '/api/v1/audit/events',
     file: 'app/api/v1/audit/events/route.ts',
     load: () => import('@/app/api/v1/audit/events/route'),
-    methods: { GET: { tag: 'Audit', summary: 'Security events (sign-ins, approvals, changes, reads of the trail), filtered and paged.' } },
+    methods: { GET: { tag: 'Audit', summary: 'Security events (sign-ins, approvals, changes, reads of the trail), filtered and paged.', response: R.eventPageSchema } },
   },
   {
     path: '/api/v1/audit/verify',
     file: 'app/api/v1/audit/verify/route.ts',
     load: () => import('@/app/api/v1/audit/verify/route'),
-    methods: { GET: { tag: 'Audit', summary: 'Verify both hash chains and every signed checkpoint now (recorded as audit.verified).' } },
+    methods: { GET: { tag: 'Audit', summary: 'Verify both hash chains and every signed checkpoint now (recorded as audit.verified).', response: R.verifyReportSchema } },
   },
   {
     path: '/api/v1/reports/audit.pdf',
