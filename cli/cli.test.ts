@@ -216,9 +216,9 @@ describe('swarm features', () => {
 
     const unset = await swarm('features', 'unset', 'cron_scheduler', '--reason', 'window over', '--as', 'root');
     expect(unset.code).toBe(0);
-    app.flags.invalidate();
+    await app.flags.invalidate();
     expect(app.flags.get('cron_scheduler')).toMatchObject({ value: true, layer: 'default' });
-    expect(app.flags.history({ name: 'cron_scheduler' }).map((h) => [h.action, h.changedBy])).toEqual([
+    expect((await app.flags.history({ name: 'cron_scheduler' })).map((h) => [h.action, h.changedBy])).toEqual([
       ['unset', 'root'],
       ['set', 'root'],
     ]);

@@ -7,17 +7,17 @@ import { join, resolve as resolvePath } from 'node:path';
 import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from './approvals/gates';
 import { CallBinding, loadBindingKey } from './approvals/binding';
 import type { ApprovalEvent } from './approvals/store';
-import type { RevisionContent } from './audit/revisions';
+import { revisionOf, type RevisionContent } from './audit/revisions';
 import { EMPTY_AGENTS, parseAgents, type AgentsConfig } from './config/agents';
 import { WatchedFile, type WatchedFileStatus } from './config/watched-file';
 import { PLATFORM_TOOLS } from './agents/platform-tools';
-import type { AuditEvent, PermissionEngine, Principal, RuleSource, ToolContext } from './permissions';
+import type { AuditEvent, ConfigSnapshot, PermissionEngine, Principal, RuleSource, ToolContext } from './permissions';
 import { builtInSources, DEFAULT_FLAG_VALUES } from './config/sources';
 import { assertPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, type PolicyConfig, type PolicyTests } from './config/policy-tests';
 import type { CompiledGate, GateSet, GateSpec } from './permissions/gates';
 import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from './permissions/policy';
 import { archivableBefore } from './audit/archive';
-import { observeDecision, processMetrics } from './ops/metrics';
+import { processMetrics } from './ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from './notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from './hooks/config';
 import type { HookRunner, TypeScriptHook } from './hooks/runner';
@@ -78,11 +78,12 @@ export interface StartupReport {
 /** What the shared parts need from an application's stores. */
 interface Wiring {
   flagValues(): ReadonlyMap<string, boolean>;
-  /** store a revision's content once; returns its id (synchronously: the recorder names it in the row it writes) */
-  rememberRevision(content: RevisionContent): string;
   /** record a security event (a failure is logged, never thrown: the file's reload itself already happened) */
   recordEvent(event: AuditEvent): void;
 }
+
+/** Revisions whose content a row may still have to store (a handful: one per configuration change). */
+const KEEP_REVISIONS = 64;
 
 export abstract class AppBase {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -109,6 +110,10 @@ export abstract class AppBase {
   abstract readonly hooks: HookRunner;
   private readonly withProfiles = new WeakMap<CompiledPolicy, CompiledPolicy>();
   private revisionMemo: { key: readonly unknown[]; revision: string } | undefined;
+  /** the content of the revisions this process computed, for the recorder to store beside the first row naming one */
+  private readonly revisionContents = new Map<string, RevisionContent>();
+  private builtInsMemo: { agents: AgentsConfig; policy: CompiledPolicy; sources: readonly RuleSource[] } | undefined;
+  private snapshotMemo: ConfigSnapshot | undefined;
   private bindingMemo: CallBinding | undefined;
   private wiring: Wiring | undefined;
 
@@ -169,17 +174,51 @@ export abstract class AppBase {
   }
 
   /**
-   * The policy revision in force: the content hash of the configuration files and the flag values, its content kept
-   * once in policy_revisions. Recomputed only when a file version or the flag values change.
+   * The policy revision in force: the content hash of the configuration files and the flag values. Recomputed only
+   * when a file version or the flag values change. Pure: its content is stored by the recorder, in the transaction of
+   * the first row that names it (revisionContent), so a decision that records nothing writes nothing.
    */
   currentRevision(): string {
     const flags = this.wired.flagValues();
     const key = [this.agentsFile.current, this.policyFile.current, this.gatesFile.current, this.hooksFile.current, flags] as const;
     const memo = this.revisionMemo;
     if (memo && memo.key.every((k, i) => k === key[i])) return memo.revision;
-    const revision = this.wired.rememberRevision(this.revisionContent(flags));
+    const content = this.revisionContent(flags);
+    const revision = revisionOf(content);
+    if (!this.revisionContents.has(revision)) {
+      this.revisionContents.set(revision, content);
+      if (this.revisionContents.size > KEEP_REVISIONS) this.revisionContents.delete(this.revisionContents.keys().next().value!);
+    }
     this.revisionMemo = { key, revision };
     return revision;
+  }
+
+  /** The content of a revision this process computed (for the recorder, which stores it once). */
+  readonly contentOfRevision = (revision: string): RevisionContent | undefined => this.revisionContents.get(revision);
+
+  /**
+   * The configuration in force as one frozen snapshot (the engine's `config`): the built-in sources bound to this
+   * version of the files, the gates, the flag values and their revision. The same object until something changes; a
+   * decision keeps the one it started with, whatever is reloaded meanwhile.
+   */
+  configSnapshot(): ConfigSnapshot {
+    const flags = this.wired.flagValues();
+    const gates = this.gatesFile.current;
+    const revision = this.currentRevision();
+    const sources = this.builtInsFor(this.agentsFile.current, this.policy);
+    const memo = this.snapshotMemo;
+    if (memo && memo.revision === revision && memo.flags === flags && memo.gates === gates && memo.sources === sources) return memo;
+    this.snapshotMemo = Object.freeze({ sources, gates, flags, revision });
+    return this.snapshotMemo;
+  }
+
+  /** The built-in sources bound to one version of the agents and policy files (their memos live as long as it does). */
+  private builtInsFor(agents: AgentsConfig, policy: CompiledPolicy): readonly RuleSource[] {
+    const memo = this.builtInsMemo;
+    if (memo && memo.agents === agents && memo.policy === policy) return memo.sources;
+    const sources = Object.freeze(builtInSources(() => agents, () => policy));
+    this.builtInsMemo = { agents, policy, sources };
+    return sources;
   }
 
   private revisionContent(flags: ReadonlyMap<string, boolean>): RevisionContent {
@@ -195,11 +234,6 @@ export abstract class AppBase {
       flags: Object.fromEntries([...flags].sort(([a], [b]) => (a < b ? -1 : 1))),
       ...(this.profiles.sources.length > 0 ? { profiles: this.profiles.sources.map((p) => ({ name: p.name, folder: p.folder, texts: p.texts })) } : {}),
     };
-  }
-
-  /** After a transaction that may have stored the revision was rolled back: store it again with the next row. */
-  protected forgetRevision(): void {
-    this.revisionMemo = undefined;
   }
 
   /**
@@ -293,10 +327,6 @@ export abstract class AppBase {
     return this.gatesFile.current;
   }
 
-  /** The five default sources, in the order the trace lists them. */
-  defaultSources(): RuleSource[] {
-    return builtInSources(() => this.agentsFile.current, () => this.policy);
-  }
 
   /** A policy ASK rule may match calls of this tool: the engine then needs the call's approval state. */
   protected policyMayAsk(tool: string): boolean {
@@ -313,28 +343,6 @@ export abstract class AppBase {
       gate || this.policyMayAsk(ctx.tool) ? store.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS, ctx.principal) : undefined;
   }
 
-  /**
-   * Metrics (lib/ops/metrics.ts) around an engine: every decision, by decision and rule-source family, and how long it
-   * took. Every decision ends in commit() or commitAsync() (decide() and decideAsync() alike); the time a webhook hook
-   * took is not in it.
-   */
-  protected measured(engine: PermissionEngine): PermissionEngine {
-    const commit = engine.commit.bind(engine);
-    engine.commit = (prepared, meta) => {
-      const started = performance.now();
-      const result = commit(prepared, meta);
-      observeDecision(prepared.input.kind, result, (performance.now() - started) / 1000);
-      return result;
-    };
-    const commitAsync = engine.commitAsync.bind(engine);
-    engine.commitAsync = async (prepared, meta) => {
-      const started = performance.now();
-      const result = await commitAsync(prepared, meta);
-      observeDecision(prepared.input.kind, result, (performance.now() - started) / 1000);
-      return result;
-    };
-    return engine;
-  }
 
   /** approval_requested and approval_decided hooks hear of the request and of its end (approved, rejected, expired). */
   protected reportApprovalToHooks(e: ApprovalEvent): void {

@@ -3,6 +3,10 @@
  * Route handlers, the CLI, the demo team and the tests all start here; only the options differ. The same product on
  * PostgreSQL is PgSwarmApp (lib/pg-app.ts); what both share is AppBase (lib/app-base.ts).
  */
+import { statSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import type { VerifyOptions, VerifyReport } from './audit/verify';
+import { verifyAuditInParallel } from './audit/verify-parallel';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db } from '@/db/client';
 import { parseDbLocation } from '@/db/location';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
@@ -20,11 +24,15 @@ import { AuthStore } from './auth/store';
 import { SqliteLoginAttempts } from './auth/attempts';
 import { randomPassword } from './auth/secrets';
 import { FlagService } from './flags/service';
+import { OVERRIDES_QUERY, overridesOf, SqlFlagStore } from './flags/store';
+import { SqliteDatabase } from '@/db/dialect';
 import { PermissionEngine } from './permissions';
 import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
-import { timedRecorder } from './ops/metrics';
+import { observeDecision, timedRecorder } from './ops/metrics';
 import { NotificationService } from './notifications/service';
+import { queueIn, SqlNotificationStore } from './notifications/store';
 import { HookRunner } from './hooks/runner';
+import { DecisionService } from './decisions/service';
 import { SqliteRateCounter } from './hooks/rates';
 import { AppBase, type AppOptions, type StartupReport } from './app-base';
 import type { PgSwarmApp } from './pg-app';
@@ -34,6 +42,8 @@ export type { AppOptions, StartupReport } from './app-base';
 export class SwarmApp extends AppBase {
   readonly kind = 'sqlite' as const;
   readonly db: Db;
+  /** the database through the dialect port, for the stores written once for both databases */
+  readonly database: SqliteDatabase;
   readonly denials: DenialStore;
   readonly approvals: ApprovalStore;
   readonly flags: FlagService;
@@ -51,11 +61,8 @@ export class SwarmApp extends AppBase {
   readonly engine: PermissionEngine;
   /** the SQLite file (SWARM_DB as a path) */
   readonly dbFile: string;
-  /**
-   * Set while the decision listener runs a group of decisions inside one transaction: nothing may wait for I/O then,
-   * so a call whose hooks would (webhook, shell) is refused with HookWouldWait instead of holding the database.
-   */
-  decisionsHoldTransaction = false;
+  /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
+  readonly decisions: DecisionService;
   private readonly checkpointer: Checkpointer | undefined;
   private rollupTimer: NodeJS.Timeout | undefined;
   private searchTimer: NodeJS.Timeout | undefined;
@@ -102,22 +109,29 @@ export class SwarmApp extends AppBase {
       }, 1_000);
       this.searchTimer.unref();
     }
+    this.database = new SqliteDatabase(this.db.$client);
     this.denials = new DenialStore(this.db);
     this.securityEvents = new SecurityEventQueries(this.db);
     this.revisions = new RevisionStore(this.db);
-    this.flags = new FlagService(this.db, this.env, undefined, this.profiles.locks);
+    // Opened synchronously: the overrides are read now, and the service hears of later changes from its store.
+    this.flags = new FlagService(new SqlFlagStore(this.database), {
+      env: this.env,
+      locks: this.profiles.locks,
+      initial: overridesOf(this.database.allSync(OVERRIDES_QUERY)),
+    });
+    void this.flags.start().catch((error: unknown) => console.error('Listening for flag changes failed; the overrides are read again every few seconds.', error));
     this.recorder = new AuditRecorder(this.db.$client, {
       revision: () => this.currentRevision(),
+      storeRevision: (revision) => this.revisions.store(revision, this.contentOfRevision),
       logAllDecisions: () => this.flags.values().get('decision_log_all') === true,
       maskKeys: this.profiles.maskKeys,
     });
     this.wire({
       flagValues: () => this.flags.values(),
-      rememberRevision: (content) => this.revisions.remember(content),
       recordEvent: (event) => this.recorder.record(event),
     });
     this.notifications = new NotificationService({
-      db: this.db,
+      store: new SqlNotificationStore(this.database),
       config: () => this.notificationsFile.current,
       env: this.env,
       maskKeys: this.profiles.maskKeys,
@@ -127,8 +141,10 @@ export class SwarmApp extends AppBase {
       this.db,
       (event) => {
         this.recordApproval(event);
-        // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background).
-        this.notifications.onApproval(event);
+        // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background),
+        // synchronously: the approval store's transaction is open on this connection.
+        const rows = this.notifications.deliveriesFor(event);
+        if (rows.length > 0) this.database.transactionSync((tx) => queueIn(tx, rows));
       },
       this.callBinding,
     );
@@ -152,7 +168,8 @@ export class SwarmApp extends AppBase {
       this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail }),
     );
     this.loginAttempts = new SqliteLoginAttempts(this.db.$client);
-    this.engine = this.measured(this.newEngine());
+    this.engine = this.newEngine();
+    this.decisions = new DecisionService({ engine: this.engine, sqlite: this.db.$client, afterRollback: () => this.forgetUncommitted() });
     if (options.sweepApprovals) this.startSweeper();
     if (options.deliverNotifications ?? options.sweepApprovals) this.notifications.startDelivery();
     if (options.server) this.startServerAudit();
@@ -163,7 +180,6 @@ export class SwarmApp extends AppBase {
    * may not be stored, so the policy revision in force is stored again with the next row that names it.
    */
   forgetUncommitted(): void {
-    this.forgetRevision();
     this.revisions.forget();
   }
 
@@ -234,22 +250,18 @@ export class SwarmApp extends AppBase {
       } catch (error) {
         console.error('Expiring due approval requests failed; retrying in a second.', error);
       }
-      try {
-        // Requests nearing their expiry and denial bursts (config/notifications.yaml): a query or two, queued only.
-        this.notifications.tick();
-      } catch (error) {
-        console.error('Checking for notifications failed; retrying in a second.', error);
-      }
+      // Requests nearing their expiry and denial bursts (config/notifications.yaml): a query or two, queued only.
+      this.notifications.tick().catch((error: unknown) => console.error('Checking for notifications failed; retrying in a second.', error));
     }, intervalMs);
     this.sweepTimer.unref();
   }
 
   private newEngine(): PermissionEngine {
     return new PermissionEngine({
-      sources: () => this.defaultSources(),
-      gates: () => this.gatesFile.current,
+      config: () => this.configSnapshot(),
       ports: {
         flagValues: () => this.flags.values(),
+        observe: observeDecision,
         approvalState: this.approvalStatePort(this.approvals),
         // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
         recorder: timedRecorder(this.recorder),
@@ -306,14 +318,62 @@ export class SwarmApp extends AppBase {
     };
   }
 
+  /**
+   * Readiness of the database: it takes a write (the write lock taken and given back: fails on a read-only file, a full
+   * disk's lock, or query_only).
+   */
+  async databaseReady(): Promise<{ ok: true } | { ok: false; detail: string }> {
+    const sqlite = this.db.$client;
+    if (this.closed) return { ok: false, detail: 'the application is closed' };
+    // Someone is writing on this connection right now (the listener's group commit): it is writable.
+    if (sqlite.inTransaction) return { ok: true };
+    try {
+      sqlite.exec('BEGIN IMMEDIATE');
+      sqlite.exec('ROLLBACK');
+      return { ok: true };
+    } catch (error) {
+      if (sqlite.inTransaction) {
+        try {
+          sqlite.exec('ROLLBACK');
+        } catch {
+          // nothing to roll back
+        }
+      }
+      return { ok: false, detail: `the database is not writable: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+
+  /**
+   * Verify the audit chains (and the checkpoints and witnesses given) on a read-only connection of its own, long chains
+   * on every core (lib/audit/verify-parallel.ts).
+   */
+  async verifyAudit(verifierKey: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
+    const sqlite = new Database(this.dbFile, { readonly: true, fileMustExist: true });
+    try {
+      return await verifyAuditInParallel(sqlite, verifierKey, options);
+    } finally {
+      sqlite.close();
+    }
+  }
+
+  /** The size of the write-ahead log, bytes (0 when checkpointed and truncated). */
+  walBytes(): number | null {
+    try {
+      return statSync(`${this.dbFile}-wal`).size;
+    } catch {
+      return 0;
+    }
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.closeConfig();
+    void this.flags.stop();
     if (this.rollupTimer) clearInterval(this.rollupTimer);
     if (this.searchTimer) clearInterval(this.searchTimer);
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    this.notifications.stopDelivery();
+    void this.notifications.stopDelivery();
     if (this.auditTimer) {
       clearInterval(this.auditTimer);
       // A server's last words: its stop, and a checkpoint that covers everything it wrote.

@@ -7,7 +7,8 @@
  * is led through PostgreSQL advisory locks (lib/ops/leader.ts); a server that dies gives the lead up with its session.
  */
 import type pg from 'pg';
-import { DatabaseUnavailable, migratePostgres, openPool, pgDatabase } from '@/db/pg/client';
+import { DatabaseUnavailable, migratePostgres, openPool } from '@/db/pg/client';
+import { PostgresDatabase } from '@/db/dialect';
 import { parseDbLocation, redactedUrl } from '@/db/location';
 import { approvalRequestOf, type ApprovalEvent } from './approvals/store';
 import { consumerOf } from './approvals/rules';
@@ -23,12 +24,17 @@ import { PgSecurityEventQueries } from './audit/pg-security-events';
 import { PgAuthStore } from './auth/pg-store';
 import { PgLoginAttempts } from './auth/pg-attempts';
 import { randomPassword } from './auth/secrets';
-import { PgFlagService } from './flags/pg-service';
+import { FlagService } from './flags/service';
+import { SqlFlagStore } from './flags/store';
 import { HookRunner } from './hooks/runner';
+import { DecisionService } from './decisions/service';
+import type { VerifyOptions, VerifyReport } from './audit/verify';
+import { verifyAuditPg } from './audit/pg-chain';
 import { PgRateCounter } from './hooks/pg-rates';
-import { PgNotificationService } from './notifications/pg-service';
+import { NotificationService } from './notifications/service';
+import { queueIn, SqlNotificationStore } from './notifications/store';
 import { Leadership, LEADER_LOCKS } from './ops/leader';
-import { timedRecorder } from './ops/metrics';
+import { observeDecision, timedRecorder } from './ops/metrics';
 import { PermissionEngine } from './permissions';
 import type { PgTx } from '@/db/pg/client';
 import { AppBase, type AppOptions, type StartupReport } from './app-base';
@@ -39,7 +45,9 @@ export class PgSwarmApp extends AppBase {
   readonly pool: pg.Pool;
   /** SWARM_DB, for messages: without its password */
   readonly shownUrl: string;
-  readonly flags: PgFlagService;
+  readonly flags: FlagService;
+  /** the database through the dialect port, for the stores written once for both databases */
+  readonly database: PostgresDatabase;
   readonly approvals: PgApprovalStore;
   readonly auth: PgAuthStore;
   /** failed sign-ins, locks and the attempt under way per user name, shared by the servers */
@@ -48,11 +56,11 @@ export class PgSwarmApp extends AppBase {
   readonly revisions: PgRevisionStore;
   readonly denials: PgDenialStore;
   readonly securityEvents: PgSecurityEventQueries;
-  readonly notifications: PgNotificationService;
+  readonly notifications: NotificationService;
   readonly hooks: HookRunner;
   readonly engine: PermissionEngine;
-  /** never set on PostgreSQL: the decision listener does not hold a transaction across decisions here */
-  readonly decisionsHoldTransaction = false;
+  /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
+  readonly decisions: DecisionService;
   private readonly sweeperLead: Leadership | undefined;
   private readonly signerLead: Leadership | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -90,23 +98,23 @@ export class PgSwarmApp extends AppBase {
     super(options);
     this.pool = pool;
     this.shownUrl = redactedUrl(url);
-    this.flags = new PgFlagService({ db: pgDatabase(pool), pool, env: this.env, locks: this.profiles.locks });
+    this.database = new PostgresDatabase(pool, url);
+    this.flags = new FlagService(new SqlFlagStore(this.database), { env: this.env, locks: this.profiles.locks });
     this.revisions = new PgRevisionStore(pool);
     this.recorder = new PgAuditRecorder(pool, {
       revision: () => this.currentRevision(),
-      revisionContent: (revision) => this.revisions.contentOf(revision),
+      revisionContent: this.contentOfRevision,
       logAllDecisions: () => this.flags.values().get('decision_log_all') === true,
       maskKeys: this.profiles.maskKeys,
     });
     this.wire({
       flagValues: () => this.flags.values(),
-      rememberRevision: (content) => this.revisions.remember(content),
       recordEvent: (event) => void this.recorder.record(event).catch((error: unknown) => console.error(`Recording ${event.kind} event failed.`, error)),
     });
     this.denials = new PgDenialStore(pool);
     this.securityEvents = new PgSecurityEventQueries(pool);
-    this.notifications = new PgNotificationService({
-      pool,
+    this.notifications = new NotificationService({
+      store: new SqlNotificationStore(this.database),
       config: () => this.notificationsFile.current,
       env: this.env,
       maskKeys: this.profiles.maskKeys,
@@ -128,13 +136,12 @@ export class PgSwarmApp extends AppBase {
       await this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail });
     });
     this.loginAttempts = new PgLoginAttempts(pool);
-    this.engine = this.measured(
-      new PermissionEngine({
-        sources: () => this.defaultSources(),
-        gates: () => this.gatesFile.current,
+    this.engine = new PermissionEngine({
+        config: () => this.configSnapshot(),
         ports: {
           async: true,
           flagValues: () => this.flags.values(),
+          observe: observeDecision,
           approvalState: this.approvalStatePort(this.approvals),
           // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
           recorder: timedRecorder(this.recorder),
@@ -142,8 +149,8 @@ export class PgSwarmApp extends AppBase {
           consumeApproval: (id, ctx) => this.approvals.consume(id, consumerOf(ctx.principal)),
           callHooks: this.hooks,
         },
-      }),
-    );
+      });
+    this.decisions = new DecisionService({ engine: this.engine });
     if (options.sweepApprovals) this.sweeperLead = new Leadership(pool, LEADER_LOCKS.sweeper);
     if (options.server) this.signerLead = new Leadership(pool, LEADER_LOCKS.checkpoints);
   }
@@ -163,7 +170,8 @@ export class PgSwarmApp extends AppBase {
     await this.recorder.recordIn(tx, approvalSecurityEvent(e));
     const denial = approvalDenial(e, this.profiles.maskKeys);
     if (denial) await this.recorder.appendDenialIn(tx, denial);
-    await this.notifications.onApprovalIn(tx, e);
+    const rows = this.notifications.deliveriesFor(e);
+    if (rows.length > 0) await this.database.within(tx.client, (t) => queueIn(t, rows));
     this.reportApprovalToHooks(e);
   }
 
@@ -298,7 +306,8 @@ export class PgSwarmApp extends AppBase {
   }
 
   /** Can a statement run now? (readiness: a server that cannot reach its database must not take traffic) */
-  async databaseReachable(timeoutMs = 2_000): Promise<{ ok: true } | { ok: false; detail: string }> {
+  async databaseReady(timeoutMs = 2_000): Promise<{ ok: true } | { ok: false; detail: string }> {
+    if (this.closed) return { ok: false, detail: 'the application is closed' };
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
@@ -311,6 +320,16 @@ export class PgSwarmApp extends AppBase {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Verify the audit chains (and the checkpoints and witnesses given) in one snapshot, read in pages. */
+  verifyAudit(verifierKey: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
+    return verifyAuditPg(this.pool, verifierKey, options);
+  }
+
+  /** No write-ahead log of this process's to measure on PostgreSQL. */
+  walBytes(): number | null {
+    return null;
   }
 
   backgroundStatus(now = Date.now() / 1000): BackgroundStatus {
@@ -326,7 +345,8 @@ export class PgSwarmApp extends AppBase {
     this.closed ??= (async () => {
       this.closeConfig();
       if (this.sweepTimer) clearInterval(this.sweepTimer);
-      this.notifications.stopDelivery();
+      // Not awaited (a hung receiver must not hold the shutdown): a send still in flight leaves its row to its lease.
+      void this.notifications.stopDelivery();
       if (this.auditTimer) {
         clearInterval(this.auditTimer);
         try {

@@ -201,7 +201,7 @@ describe('the decision listener', () => {
   it('stores the policy revision again when the group that first named it was rolled back', async () => {
     const sqlite = getSqliteApp().db.$client;
     // A new revision (a flag's value is part of it), first named by a decision that cannot be recorded.
-    getSqliteApp().flags.setOverride('cron_scheduler', false, 'ada', 'maintenance');
+    await getSqliteApp().flags.setOverride('cron_scheduler', false, 'ada', 'maintenance');
     sqlite.exec(`CREATE TEMP TRIGGER fail_me BEFORE INSERT ON permission_denials WHEN NEW.tool_name = 'fail_me' BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
     try {
       expect((await call('fail_me')).status).toBe(503);

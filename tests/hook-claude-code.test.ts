@@ -181,7 +181,7 @@ describe('swarm hook claude-code, over REST (SWARM_URL, SWARM_TOKEN)', () => {
   it('answers the rewritten input and reports finished calls over REST too', async () => {
     const out = parse((await hook(sleepEvent, { SWARM_URL: url, SWARM_TOKEN: token })).out).hookSpecificOutput;
     expect(out).toMatchObject({ permissionDecision: 'allow', updatedInput: { command: 'sleep 600', timeout: 60000 } });
-    app.flags.setOverride('plugin_shell_hooks_enabled', true, 'test', 'report finished calls');
+    await app.flags.setOverride('plugin_shell_hooks_enabled', true, 'test', 'report finished calls');
     const before = finishedCalls().length;
     expect(await hook(event('post-tool-use'), { SWARM_URL: url, SWARM_TOKEN: token })).toMatchObject({ code: 0, out: '', err: '' });
     await app.hooks.drain();

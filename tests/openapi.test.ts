@@ -1,8 +1,10 @@
 /**
- * The OpenAPI 3.1 document (GET /api/v1/openapi.json): generated from the routes, it must describe every route file
- * that exists, every method each exports, with responses, roles and valid JSON Schemas.
+ * The OpenAPI 3.1 document (GET /api/v1/openapi.json): generated from the route table, it must describe every route
+ * file that exists, every method each exports, with responses, roles and valid JSON Schemas. The table and the app/
+ * route files are held to each other both ways: a route file the table does not list fails, and so does an entry
+ * without its adapter (or whose adapter serves other methods, or another entry's routes).
  */
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,8 +12,8 @@ import { callRoute, useTempServerEnv } from './support/in-process-api';
 
 const server = useTempServerEnv('openapi');
 const { getSqliteApp } = await import('@/lib/app');
-const { ROUTES } = await import('@/lib/http/route-index');
-const { HTTP_METHODS } = await import('@/lib/http/openapi');
+const { ROUTES, HTTP_METHODS } = await import('@/lib/http/route-table');
+const { ADAPTED_ROUTE } = await import('@/lib/http/next-handlers');
 const openapi = await import('@/app/api/v1/openapi.json/route');
 afterAll(() => {
   getSqliteApp().close();
@@ -48,14 +50,19 @@ describe('GET /api/v1/openapi.json', () => {
 
   const files = [...routeFiles('app/api'), ...routeFiles('app/access')];
 
-  it.each(files)('describes %s (a route file missing from lib/http/route-index.ts fails here)', async (file) => {
-    const entry = ROUTES.find((r) => r.file === file);
-    expect(entry, `${file} is not listed in lib/http/route-index.ts`).toBeDefined();
+  it.each(files)('describes %s (a route file missing from lib/http/route-table.ts fails here)', (file) => {
+    const entry = ROUTES.find((r) => r.adapter === file);
+    expect(entry, `${file} is not the adapter of any entry of lib/http/route-table.ts`).toBeDefined();
     expect(entry!.path).toBe(publicPath(file));
-    const mod = (await entry!.load()) as Record<string, unknown>;
+    expect(Object.keys(doc.paths[entry!.path] ?? {}).sort()).toEqual(Object.keys(entry!.methods).map((m) => m.toLowerCase()).sort());
+  });
+
+  it.each(ROUTES.map((r) => [r.path, r] as const))('adapts %s in its own route file, every method of its entry and no other', async (_, entry) => {
+    expect(existsSync(entry.adapter), `${entry.path}: its adapter ${entry.adapter} does not exist`).toBe(true);
+    const mod = (await import(/* @vite-ignore */ `../${entry.adapter}`)) as Record<string, unknown>;
     const exported = HTTP_METHODS.filter((m) => typeof mod[m] === 'function');
-    expect(exported.length).toBeGreaterThan(0);
-    expect(Object.keys(doc.paths[entry!.path] ?? {}).sort()).toEqual(exported.map((m) => m.toLowerCase()).sort());
+    expect(exported, `${entry.adapter} exports other methods than its entry`).toEqual(HTTP_METHODS.filter((m) => entry.methods[m]));
+    for (const m of exported) expect((mod[m] as { [ADAPTED_ROUTE]?: unknown })[ADAPTED_ROUTE], `${entry.adapter} ${m} is not its entry's route`).toBe(entry.methods[m]!.route);
   });
 
   it('lists no route that does not exist, and the listener-served /metrics', () => {

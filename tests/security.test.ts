@@ -1,9 +1,7 @@
 /**
- * Every route refuses a missing token, an invalid token and a too-low role — derived from the routes themselves,
- * so a new route is covered the day it is added.
+ * Every route refuses a missing token, an invalid token and a too-low role — derived from the route table, so a new
+ * route is covered the day it is added. Each request goes through the route's own file in app/ (its Next.js adapter).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { useTempServerEnv, type RouteHandler } from './support/in-process-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROLES, type Role } from '@/lib/permissions';
@@ -11,6 +9,7 @@ import { ROLES, type Role } from '@/lib/permissions';
 const server = useTempServerEnv('sec', { policy: 'empty' });
 
 const { getSqliteApp } = await import('@/lib/app');
+const { ROUTES, HTTP_METHODS } = await import('@/lib/http/route-table');
 afterAll(() => {
   getSqliteApp().close();
   server.remove();
@@ -18,27 +17,16 @@ afterAll(() => {
 
 type Handler = RouteHandler;
 
-function routeFiles(d: string): string[] {
-  return readdirSync(d).flatMap((n) => {
-    const p = join(d, n);
-    return statSync(p).isDirectory() ? routeFiles(p) : n === 'route.ts' ? [p] : [];
-  });
-}
-
-/** Each exported method of each route file with its declared role, and a URL that reaches it. */
-const cases = routeFiles('app/api').flatMap((file) => {
-  const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/export const (GET|POST|PUT|DELETE|PATCH) = route\(\s*\{\s*role: requireRole\('(\w+)'\)/g)].map((m) => ({
-    file,
-    method: m[1]!,
-    role: m[2] as Role,
-    url: file
-      .replace(/^app/, '')
-      .replace(/\/route\.ts$/, '')
-      .replace(/\[id\]/g, 'apr_AAAAAAAAAAAAAAAA')
-      .replace(/\[name\]/g, 'batch_runner'),
-  }));
-});
+/** Each method of each entry of the route table with its declared role, its adapter, and a URL that reaches it. */
+const cases = ROUTES.flatMap((entry) =>
+  HTTP_METHODS.filter((m) => entry.methods[m]).map((method) => ({
+    file: entry.adapter,
+    method,
+    role: entry.methods[method]!.route.spec.role.role,
+    url: entry.path.replace(/\{id\}/g, 'apr_AAAAAAAAAAAAAAAA').replace(/\{name\}/g, 'batch_runner'),
+    params: Object.fromEntries([...entry.path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1]!, m[1] === 'name' ? 'batch_runner' : 'apr_AAAAAAAAAAAAAAAA'])),
+  })),
+);
 
 const tokenFor = new Map<Role, string>();
 function token(role: Role): string {
@@ -54,15 +42,11 @@ function token(role: Role): string {
 }
 
 async function send(c: (typeof cases)[number], auth?: string, extra: Record<string, string> = {}): Promise<Response> {
-  const mod = (await import(`../${c.file}`)) as Record<string, Handler>;
+  const mod = (await import(/* @vite-ignore */ `../${c.file}`)) as Record<string, Handler>;
   const headers = new Headers({ 'content-type': 'application/json', ...extra });
   if (auth) headers.set('authorization', `Bearer ${auth}`);
-  const id = c.url.match(/apr_\w+/)?.[0];
-  const params: Record<string, string> = {};
-  if (c.file.includes('[id]')) params.id = id ?? '1';
-  if (c.file.includes('[name]')) params.name = 'batch_runner';
   const body = c.method === 'GET' ? undefined : '{}';
-  return mod[c.method]!(new Request(`http://localhost${c.url}`, { method: c.method, headers, body }), { params: Promise.resolve(params) });
+  return mod[c.method]!(new Request(`http://localhost${c.url}`, { method: c.method, headers, body }), { params: Promise.resolve(c.params) });
 }
 
 describe('every route', () => {

@@ -190,8 +190,8 @@ describe('GET /api/v1/flags/history', () => {
 
   it('filters by flag and by who, newest first', async () => {
     const app = getSqliteApp();
-    app.flags.setOverride('cron_scheduler', false, 'cli:root', 'maintenance window');
-    app.flags.setOverride('email_notifications', false, 'admin', 'mail relay down');
+    await app.flags.setOverride('cron_scheduler', false, 'cli:root', 'maintenance window');
+    await app.flags.setOverride('email_notifications', false, 'admin', 'mail relay down');
 
     expect((await changes('')).changes.map((c) => c.name)).toEqual(['email_notifications', 'cron_scheduler', 'audit_trail_security_events', 'auto_fairness_audit', 'auto_fairness_audit']);
     expect((await changes('?name=auto_fairness_audit')).changes.map((c) => c.action)).toEqual(['unset', 'set']);

@@ -27,7 +27,9 @@ import { codeGateSpecs } from '@/lib/approvals/gates';
 import { EMPTY_AGENTS, parseAgents } from '@/lib/config/agents';
 import { builtInSources } from '@/lib/config/sources';
 import { WatchedFile } from '@/lib/config/watched-file';
-import { PgFlagService } from '@/lib/flags/pg-service';
+import { FlagService } from '@/lib/flags/service';
+import { SqlFlagStore } from '@/lib/flags/store';
+import { PostgresDatabase } from '@/db/dialect';
 import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
 import { activeProfiles, gatesWithProfiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
 import { eventToJson } from '@/lib/audit/security-events';
@@ -376,7 +378,7 @@ async function pgExplainConfig(ctx: CliContext, pool: pg.Pool, profiles: ActiveP
   const agents = new WatchedFile(join(dir, 'agents.yaml'), parseAgents, EMPTY_AGENTS).current;
   const policy = withProfileRules(new WatchedFile(resolve(ctx.env.SWARM_POLICY_FILE || join(dir, 'permission_policies.yaml')), parsePolicy, EMPTY_POLICY).current, profiles);
   const gates = new WatchedFile(join(dir, 'gates.yaml'), (text, file) => gatesWithProfiles(codeGates, profiles, { text, file }), gatesWithProfiles(codeGates, profiles)).current;
-  const flags = new PgFlagService({ db: pgDatabase(pool), pool, env: ctx.env, locks: profiles.locks });
+  const flags = new FlagService(new SqlFlagStore(new PostgresDatabase(pool)), { env: ctx.env, locks: profiles.locks, resyncMs: 0 });
   await flags.start();
   return {
     config: { codeGates, defaultSources: () => builtInSources(() => agents, () => policy), gates, flagValues: () => flags.values() },

@@ -77,8 +77,8 @@ export interface ExplainConfig {
 }
 
 /** The configuration of an application (SQLite or PostgreSQL) as explain needs it. */
-export function explainConfigOf(app: Pick<SwarmApp, 'codeGates' | 'defaultSources' | 'gates'> & { flags: { values(): ReadonlyMap<string, boolean> } }): ExplainConfig {
-  return { codeGates: app.codeGates, defaultSources: () => app.defaultSources(), gates: app.gates, flagValues: () => app.flags.values() };
+export function explainConfigOf(app: Pick<SwarmApp, 'codeGates' | 'configSnapshot' | 'gates'> & { flags: { values(): ReadonlyMap<string, boolean> } }): ExplainConfig {
+  return { codeGates: app.codeGates, defaultSources: () => [...app.configSnapshot().sources], gates: app.gates, flagValues: () => app.flags.values() };
 }
 
 export interface Replay {

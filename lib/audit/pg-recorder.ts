@@ -55,7 +55,7 @@ export class PgAuditRecorder implements Recorder {
   async record(event: AuditEvent): Promise<Recorded | undefined> {
     const row = auditRowOf(event, this.options);
     if (!row) return undefined;
-    const revision = this.options.revision();
+    const revision = row.revision;
     const id = await new Promise<number>((resolve, reject) => {
       this.queue.push({ chain: row.chain, values: row.values, revision, resolve, reject });
       if (!this.flushing) {
@@ -71,12 +71,13 @@ export class PgAuditRecorder implements Recorder {
   async recordIn(tx: Pick<PgTx, 'client'>, event: AuditEvent): Promise<Recorded | undefined> {
     const row = auditRowOf(event, this.options);
     if (!row) return undefined;
-    return { table: row.chain, id: await this.appendIn(tx, row.chain, row.values) };
+    return { table: row.chain, id: await this.appendIn(tx, row.chain, row.values, row.revision) };
   }
 
   /** Append a denial inside the caller's transaction (a rejected or expired approval). Returns its id. */
   appendDenialIn(tx: Pick<PgTx, 'client'>, d: DenialInput): Promise<number> {
-    return this.appendIn(tx, 'permission_denials', denialValues(d, d.policyRevision === undefined ? this.options.revision() : d.policyRevision));
+    const revision = d.policyRevision === undefined ? this.options.revision() : d.policyRevision;
+    return this.appendIn(tx, 'permission_denials', denialValues(d, revision), revision);
   }
 
   /** Write the queued rows in groups until none is left; the rows queued meanwhile make the next group. */
@@ -124,8 +125,7 @@ export class PgAuditRecorder implements Recorder {
     ]);
   }
 
-  private async appendIn(tx: Pick<PgTx, 'client'>, chain: ChainName, values: unknown[]): Promise<number> {
-    const revision = this.options.revision();
+  private async appendIn(tx: Pick<PgTx, 'client'>, chain: ChainName, values: unknown[], revision: string | null): Promise<number> {
     if (revision) await this.storeRevision(tx, revision);
     let writer = writers.get(tx);
     if (!writer) {

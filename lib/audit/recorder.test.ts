@@ -80,12 +80,12 @@ describe('decision ids and policy revisions', () => {
 });
 
 describe('what is recorded', () => {
-  it('records allowed and asked decisions only while decision_log_all is on', () => {
+  it('records allowed and asked decisions only while decision_log_all is on', async () => {
     t = tempApp();
     t.app.engine.decide(call('data_cleaner', 'profile_dataset', { dataset_id: 'd' }));
     expect(t.app.securityEvents.ofType('decision')).toHaveLength(0);
-    t.app.flags.setOverride('decision_log_all', true, 'ada', 'audit season');
-    t.app.flags.invalidate();
+    await t.app.flags.setOverride('decision_log_all', true, 'ada', 'audit season');
+    await t.app.flags.invalidate();
     const allowed = t.app.engine.decide(call('data_cleaner', 'profile_dataset', { dataset_id: 'd', contact: 'dpo@bank.example' }));
     const [event] = t.app.securityEvents.ofType('decision.allowed');
     expect(event).toMatchObject({ decisionId: allowed.decisionId, actor: 'agent:data_cleaner', target: 'data_cleaner profile_dataset' });
@@ -157,10 +157,10 @@ describe('security event queries', () => {
 });
 
 describe('failing closed', () => {
-  it('refuses a decision that cannot be recorded: an allowed call does not run, a denial is not acknowledged', () => {
+  it('refuses a decision that cannot be recorded: an allowed call does not run, a denial is not acknowledged', async () => {
     t = tempApp();
-    t.app.flags.setOverride('decision_log_all', true, 'ada', 'audit season');
-    t.app.flags.invalidate();
+    await t.app.flags.setOverride('decision_log_all', true, 'ada', 'audit season');
+    await t.app.flags.invalidate();
     t.app.flags.values();
     // The database refuses writes from now on (a full disk, a lost volume, a read-only mount).
     t.app.db.$client.pragma('query_only = ON');

@@ -31,8 +31,10 @@ export interface EventRow {
 }
 
 export interface RecorderOptions {
-  /** the content hash of the configuration in force (see revisions.ts) */
+  /** the content hash of the configuration in force (see revisions.ts): named by the rows that are not decisions */
   revision(): string | null;
+  /** store a revision's content before the first row that names it is written (SQLite; PostgreSQL stores it itself) */
+  storeRevision?(revision: string): void;
   /** is the flag decision_log_all on: allowed and asked decisions are recorded too */
   logAllDecisions(): boolean;
   /** argument keys whose values the active compliance profiles mask (lower case) */
@@ -97,17 +99,22 @@ export class AuditRecorder implements Recorder {
   record(event: AuditEvent): Recorded | undefined {
     const row = auditRowOf(event, this.options);
     if (!row) return undefined;
+    if (row.revision) this.options.storeRevision?.(row.revision);
     return { table: row.chain, id: (row.chain === 'permission_denials' ? this.denials : this.events).append(row.values) };
   }
 
   /** Append one denial row (the engine's denials, and approvals that ended in a denial). Returns its id. */
   appendDenial(d: DenialInput): number {
-    return this.denials.append(denialValues(d, d.policyRevision === undefined ? this.options.revision() : d.policyRevision));
+    const revision = d.policyRevision === undefined ? this.options.revision() : d.policyRevision;
+    if (revision) this.options.storeRevision?.(revision);
+    return this.denials.append(denialValues(d, revision));
   }
 
   /** Append one security event row. Returns its id. */
   appendEvent(e: EventRow): number {
-    return this.events.append(eventValues(e, this.options.revision()));
+    const revision = this.options.revision();
+    if (revision) this.options.storeRevision?.(revision);
+    return this.events.append(eventValues(e, revision));
   }
 }
 
@@ -116,10 +123,15 @@ export class AuditRecorder implements Recorder {
  * permission_denials, an allowed or asked one in security_events when decision_log_all is on (undefined when it is
  * off), every other event in security_events.
  */
-export function auditRowOf(event: AuditEvent, options: RecorderOptions): { chain: ChainName; values: unknown[] } | undefined {
-  if (!isDecision(event)) return { chain: 'security_events', values: eventValues(eventRow(event), options.revision()) };
+export function auditRowOf(event: AuditEvent, options: RecorderOptions): { chain: ChainName; values: unknown[]; revision: string | null } | undefined {
+  if (!isDecision(event)) {
+    const revision = options.revision();
+    return { chain: 'security_events', values: eventValues(eventRow(event), revision), revision };
+  }
   const { context, result } = event;
-  if (result.decision === 'DENY') return { chain: 'permission_denials', values: denialValues(denialOfDecision(context, result, options.maskKeys), options.revision()) };
+  // A decision names the revision of the snapshot it was taken under, not whatever is in force when it is written.
+  const revision = event.revision ?? options.revision();
+  if (result.decision === 'DENY') return { chain: 'permission_denials', values: denialValues(denialOfDecision(context, result, options.maskKeys), revision), revision };
   // A console page refreshing itself in the background is not an agent's or a person's decision: logging it would
   // bury the trail under the poll (the route sets `background` only for a signed-in session, never for a token).
   if (!options.logAllDecisions() || event.background === true) return undefined;
@@ -138,7 +150,7 @@ export function auditRowOf(event: AuditEvent, options: RecorderOptions): { chain
       `"masked_paths":${JSON.stringify(masked.maskedPaths)},"trace":${traceJson(result)}}`,
     ip: event.ip ?? null,
   };
-  return { chain: 'security_events', values: eventValues(row, options.revision()) };
+  return { chain: 'security_events', values: eventValues(row, revision), revision };
 }
 
 /** A denial's chained values, in the order of CHAIN_COLUMNS.permission_denials (both databases write these). */

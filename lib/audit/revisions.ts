@@ -32,7 +32,18 @@ export class RevisionStore {
   /** Keep this revision's content (once); returns its id. */
   remember(content: RevisionContent): string {
     const revision = revisionOf(content);
-    if (this.known.has(revision)) return revision;
+    this.store(revision, () => content);
+    return revision;
+  }
+
+  /**
+   * Store the content of a revision a row is about to name (once per process; inside the row's transaction when there
+   * is one). A revision whose content is not known here (computed by another process) is left as it is.
+   */
+  store(revision: string, contentOf: (revision: string) => RevisionContent | undefined): void {
+    if (this.known.has(revision)) return;
+    const content = contentOf(revision);
+    if (!content) return;
     announceWrite(this.db.$client);
     this.db
       .insert(policyRevisions)
@@ -40,7 +51,6 @@ export class RevisionStore {
       .onConflictDoNothing()
       .run();
     this.known.add(revision);
-    return revision;
   }
 
   /** Forget which revisions are stored: after a rolled-back transaction, one remembered inside it may not be. */

@@ -22,9 +22,8 @@
 import { z } from 'zod';
 import type { App } from '@/lib/app';
 import { AppError } from '@/lib/errors';
-import { MALFORMED_PATH, Reply, ROUTE_SPEC } from '@/lib/http/route';
-import type { RouteEntry } from '@/lib/http/route-index';
-import { canonicalPath, matchRoute } from '@/lib/http/route-path';
+import { MALFORMED_PATH, Reply } from '@/lib/http/route';
+import { canonicalPath } from '@/lib/http/route-path';
 import { exactObjectSchema } from '@/lib/http/schemas';
 import { isRole, ROLES, roleRank, type CheckInput, type CheckResult, type Principal, type Role } from '@/lib/permissions';
 import { decideBatch } from './check';
@@ -115,8 +114,9 @@ export async function inputOf(app: App, caller: Principal, e: Evaluation): Promi
     if (given !== undefined && (typeof given !== 'string' || !isRole(given))) throw new AppError('BAD_REQUEST', `resource.properties.required_role is one of ${ROLES.join(', ')}.`);
     // This product's own routes declare their role: an evaluation of one can never ask for less than the route does. A
     // path that differs from one of them only by letter case is taken as that route (and decided on its spelling).
-    const match = matchRoute(canonical, { ignoreCase: true });
-    const declared = match ? await declaredRole(method, match.entry) : undefined;
+    const routes = await routeMatching();
+    const match = routes.matchRoute(canonical, { ignoreCase: true });
+    const declared = match ? routes.declaredRole(match.entry, method) : undefined;
     const role = declared && (!given || roleRank(given) < roleRank(declared)) ? declared : (given ?? 'viewer');
     return { kind: 'http', principal, method, path: match?.path ?? canonical, requiredRole: role };
   }
@@ -146,7 +146,7 @@ export type AuthzenAnswer = ReturnType<typeof answerOf>;
 /** One evaluation, decided and recorded. */
 export async function evaluate(app: App, caller: Principal, e: Evaluation, ip: string | undefined): Promise<AuthzenAnswer> {
   const input = await inputOf(app, caller, e);
-  return answerOf(app.decisionsHoldTransaction ? app.engine.decide(input, { ip }) : await app.engine.decideAsync(input, { ip }));
+  return answerOf(await app.decisions.decide(input, { ip }));
 }
 
 /**
@@ -208,18 +208,13 @@ export function withRequestId(header: (name: string) => string | null, body: Aut
   return new Reply(body, id && id.length <= 200 ? { headers: { 'x-request-id': id } } : {});
 }
 
-/** The role each route declares per method, once its module is loaded (evaluations of one path repeat). */
-const declaredRoles = new Map<string, Role | null>();
+let routeMatch: Promise<typeof import('@/lib/http/route-match')> | undefined;
 
-/** The role this product's route declares for `method` (requireRole); HEAD is answered by the GET handler. */
-async function declaredRole(method: string, entry: RouteEntry): Promise<Role | undefined> {
-  const handlerMethod = method === 'HEAD' ? 'GET' : method;
-  const key = `${handlerMethod} ${entry.path}`;
-  let role = declaredRoles.get(key);
-  if (role === undefined) {
-    const handler = (await entry.load())[handlerMethod] as { [ROUTE_SPEC]?: { role?: { role: Role } } } | undefined;
-    role = handler?.[ROUTE_SPEC]?.role?.role ?? null;
-    declaredRoles.set(key, role);
-  }
-  return role ?? undefined;
+/**
+ * The route table's matcher, imported on the first `http` evaluation: the table lists the AuthZEN routes, which use
+ * this module, so a static import would make the table wait on itself while it loads.
+ */
+function routeMatching(): Promise<typeof import('@/lib/http/route-match')> {
+  routeMatch ??= import('@/lib/http/route-match');
+  return routeMatch;
 }

@@ -6,7 +6,6 @@ import type { App } from '@/lib/app';
 import { AppError } from '@/lib/errors';
 import type { Principal } from '@/lib/permissions';
 import type { ResolvedFlag } from './resolve';
-import { drive, type Step } from '@/lib/permissions/steps';
 
 export interface FlagChange {
   name: string;
@@ -15,25 +14,20 @@ export interface FlagChange {
   reason: string;
 }
 
-export function changeFlag(app: App, change: FlagChange, by: Principal, ip?: string): Step<ResolvedFlag> {
-  return drive(changeSteps(app, change, by, ip));
-}
-
-/** The change as maybe-asynchronous steps (lib/permissions/steps.ts): synchronous on SQLite, awaited on PostgreSQL. */
-function* changeSteps(app: App, change: FlagChange, by: Principal, ip?: string): Generator<unknown, ResolvedFlag, unknown> {
+export async function changeFlag(app: App, change: FlagChange, by: Principal, ip?: string): Promise<ResolvedFlag> {
   const before = app.flags.resolution().flags.get(change.name)?.value ?? null;
   const event = { kind: 'config' as const, actor: by.id, actorRole: by.role, target: change.name, ip: ip ?? null };
   let flag: ResolvedFlag;
   try {
-    flag = (yield change.value === null ? app.flags.unsetOverride(change.name, by.id, change.reason) : app.flags.setOverride(change.name, change.value, by.id, change.reason)) as ResolvedFlag;
+    flag = await (change.value === null ? app.flags.unsetOverride(change.name, by.id, change.reason) : app.flags.setOverride(change.name, change.value, by.id, change.reason));
   } catch (error) {
     if (error instanceof AppError && error.code === 'INVARIANT') {
-      yield app.recorder.record({ ...event, type: 'flag.refused', outcome: 'refused', detail: { requested: change.value, reason: change.reason, refusal: error.message } });
-      yield app.flags.recordRefusal(change.name, change.value, by.id, change.reason, error.message);
+      await app.recorder.record({ ...event, type: 'flag.refused', outcome: 'refused', detail: { requested: change.value, reason: change.reason, refusal: error.message } });
+      await app.flags.recordRefusal(change.name, change.value, by.id, change.reason, error.message);
     }
     throw error;
   }
-  yield app.recorder.record({
+  await app.recorder.record({
     ...event,
     type: 'flag.changed',
     outcome: 'succeeded',

@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '@/db/client';
-import { pgDatabase } from '@/db/pg/client';
 import type { FlagChangeRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { PgFlagService } from './pg-service';
+import { PostgresDatabase, SqliteDatabase } from '@/db/dialect';
+import { SqlFlagStore } from './store';
 import type { FlagHistoryFilter } from './query';
 import type { ResolvedFlag } from './resolve';
 import { FlagService } from './service';
@@ -52,10 +52,15 @@ const databases: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
       d2.$client.close();
       rmSync(dir, { recursive: true, force: true });
     });
-    // A long refresh: only invalidate() makes a service read what was written behind its back.
+    // No change feed and no resync: only invalidate() makes a service read what was written behind its back.
+    const service = async (d: typeof d1) => {
+      const s = new FlagService(new SqlFlagStore(new SqliteDatabase(d.$client)), { env: {}, resyncMs: 0 });
+      await s.invalidate();
+      return s;
+    };
     return {
-      a: new FlagService(d1, {}, 60_000),
-      b: new FlagService(d2, {}, 60_000),
+      a: await service(d1),
+      b: await service(d2),
       writeBehind: async (name, value) =>
         void d1.$client.prepare(`INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES (?, ?, 'dba', ?, 'by hand')`).run(name, value ? 1 : 0, Date.now() / 1000),
     };
@@ -65,7 +70,7 @@ const databases: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
     const server = async () => {
       const pool = pg15.pool(name, 3);
       // A long resync: only invalidate() (or a notification) makes a service read the overrides again.
-      const s = new PgFlagService({ db: pgDatabase(pool), pool, env: {}, resyncMs: 60_000 });
+      const s = new FlagService(new SqlFlagStore(new PostgresDatabase(pool)), { env: {}, resyncMs: 60_000 });
       await s.start();
       cleanups.push(() => s.stop());
       return { s, pool };

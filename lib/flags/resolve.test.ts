@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
+import { within } from '@/lib/test-support/wait';
 import { FLAG_CATALOG } from './catalog';
 import { parseBoolean, resolveFlags } from './resolve';
 
@@ -92,59 +93,59 @@ describe('flag overrides in the database', () => {
     t = undefined;
   });
 
-  it('keeps every change in the history, with who, old and new value and reason', () => {
+  it('keeps every change in the history, with who, old and new value and reason', async () => {
     t = tempApp();
-    t.app.flags.setOverride('batch_runner', false, 'ada', 'incident 7');
-    t.app.flags.unsetOverride('batch_runner', 'ada', 'resolved');
-    const h = t.app.flags.history({ name: 'batch_runner' });
+    await t.app.flags.setOverride('batch_runner', false, 'ada', 'incident 7');
+    await t.app.flags.unsetOverride('batch_runner', 'ada', 'resolved');
+    const h = await t.app.flags.history({ name: 'batch_runner' });
     expect(h.map((c) => [c.action, c.oldValue, c.newValue, c.changedBy, c.reason])).toEqual([
       ['unset', false, true, 'ada', 'resolved'],
       ['set', true, false, 'ada', 'incident 7'],
     ]);
   });
 
-  it('filters the history by flag and by who, newest first, and pages it with a cursor', () => {
+  it('filters the history by flag and by who, newest first, and pages it with a cursor', async () => {
     t = tempApp();
     const f = t.app.flags;
-    f.setOverride('batch_runner', false, 'ada', 'one');
-    f.setOverride('cron_scheduler', false, 'grace', 'two');
-    f.setOverride('batch_runner', true, 'grace', 'three');
-    f.unsetOverride('cron_scheduler', 'ada', 'four');
+    await f.setOverride('batch_runner', false, 'ada', 'one');
+    await f.setOverride('cron_scheduler', false, 'grace', 'two');
+    await f.setOverride('batch_runner', true, 'grace', 'three');
+    await f.unsetOverride('cron_scheduler', 'ada', 'four');
     const reasons = (rows: { reason: string }[]) => rows.map((r) => r.reason);
-    expect(reasons(f.history())).toEqual(['four', 'three', 'two', 'one']);
-    expect(reasons(f.history({ name: 'batch_runner' }))).toEqual(['three', 'one']);
-    expect(reasons(f.history({ by: 'ada' }))).toEqual(['four', 'one']);
-    expect(reasons(f.history({ name: 'cron_scheduler', by: 'grace' }))).toEqual(['two']);
-    expect(f.history({ by: 'nobody' })).toEqual([]);
-    const first = f.history({ limit: 3 });
-    expect(reasons(f.history({ before: first[first.length - 1]!.id }))).toEqual(['one']);
+    expect(reasons(await f.history())).toEqual(['four', 'three', 'two', 'one']);
+    expect(reasons(await f.history({ name: 'batch_runner' }))).toEqual(['three', 'one']);
+    expect(reasons(await f.history({ by: 'ada' }))).toEqual(['four', 'one']);
+    expect(reasons(await f.history({ name: 'cron_scheduler', by: 'grace' }))).toEqual(['two']);
+    expect(await f.history({ by: 'nobody' })).toEqual([]);
+    const first = await f.history({ limit: 3 });
+    expect(reasons(await f.history({ before: first[first.length - 1]!.id }))).toEqual(['one']);
   });
 
-  it('knows the last change of each flag and everyone who changed one', () => {
+  it('knows the last change of each flag and everyone who changed one', async () => {
     t = tempApp();
     const f = t.app.flags;
-    expect(f.lastChanges().size).toBe(0);
-    f.setOverride('batch_runner', false, 'ada', 'first');
-    f.setOverride('batch_runner', true, 'grace', 'second');
-    f.setOverride('cron_scheduler', false, 'ada', 'third');
-    const last = f.lastChanges();
+    expect((await f.lastChanges()).size).toBe(0);
+    await f.setOverride('batch_runner', false, 'ada', 'first');
+    await f.setOverride('batch_runner', true, 'grace', 'second');
+    await f.setOverride('cron_scheduler', false, 'ada', 'third');
+    const last = await f.lastChanges();
     expect([...last.keys()].sort()).toEqual(['batch_runner', 'cron_scheduler']);
     expect(last.get('batch_runner')).toMatchObject({ changedBy: 'grace', reason: 'second', oldValue: false, newValue: true });
-    expect(f.historyAuthors()).toEqual(['ada', 'grace']);
-    expect(f.historyNames()).toEqual(['batch_runner', 'cron_scheduler']);
+    expect(await f.historyAuthors()).toEqual(['ada', 'grace']);
+    expect(await f.historyNames()).toEqual(['batch_runner', 'cron_scheduler']);
   });
 
-  it('refuses a change without a reason, and one to an unknown flag, and keeps no history of them', () => {
+  it('refuses a change without a reason, and one to an unknown flag, and keeps no history of them', async () => {
     t = tempApp();
-    expect(() => t!.app.flags.setOverride('batch_runner', false, 'ada', '   ')).toThrow(/reason/);
-    expect(() => t!.app.flags.setOverride('no_such_flag', false, 'ada', 'r')).toThrow(/no flag named/);
-    expect(() => t!.app.flags.unsetOverride('batch_runner', 'ada', 'r')).toThrow(/no runtime override/);
-    expect(t.app.flags.history()).toEqual([]);
+    await expect(t!.app.flags.setOverride('batch_runner', false, 'ada', '   ')).rejects.toThrow(/reason/);
+    await expect(t!.app.flags.setOverride('no_such_flag', false, 'ada', 'r')).rejects.toThrow(/no flag named/);
+    await expect(t!.app.flags.unsetOverride('batch_runner', 'ada', 'r')).rejects.toThrow(/no runtime override/);
+    expect(await t.app.flags.history()).toEqual([]);
   });
 
-  it('refuses to turn off an invariant by override', () => {
+  it('refuses to turn off an invariant by override', async () => {
     t = tempApp();
-    expect(() => t!.app.flags.setOverride('audit_trail_security_events', false, 'ada', 'x')).toThrow(/invariant/);
+    await expect(t!.app.flags.setOverride('audit_trail_security_events', false, 'ada', 'x')).rejects.toThrow(/invariant/);
     expect(t.app.flags.get('audit_trail_security_events').value).toBe(true);
   });
 
@@ -154,11 +155,11 @@ describe('flag overrides in the database', () => {
     const other = createApp({ dbPath: t.dbPath, configDir: t.dir, env: {} });
     try {
       expect(other.flags.values().get('batch_runner')).toBe(true);
-      t.app.flags.setOverride('batch_runner', false, 'ada', 'r');
-      await new Promise((r) => setTimeout(r, 600));
-      expect(other.flags.values().get('batch_runner')).toBe(false);
+      await t.app.flags.setOverride('batch_runner', false, 'ada', 'r');
+      // The other process hears of the commit from the file (its change feed), not from a timer of its own.
+      await within(1_000, () => other.flags.values().get('batch_runner') === false);
     } finally {
-      other.db.$client.close();
+      other.close();
     }
   });
 });

@@ -1,15 +1,16 @@
 /**
- * Flags backed by the database: overrides live in flag_overrides, every change in the append-only flag_changes.
- * Values are cached and re-read at most every `refreshMs`, so a change made by another process (the CLI, a second
- * server) takes effect within a second without a restart.
+ * Flags: the catalog's values with the runtime overrides of the flag store (store.ts) over them, held in memory (the
+ * engine reads flag values on every decision, synchronously) and read again whenever any process or server changes an
+ * override: the store's change feed tells every server (PostgreSQL NOTIFY, or a commit to the SQLite file) within a
+ * second, and every server also reads them again every few seconds, so a notification lost in a reconnect delays a
+ * change, never loses it. The same service on both databases.
  */
-import { asc, desc, eq, inArray, max, ne } from 'drizzle-orm';
-import type { Db } from '@/db/client';
-import { flagChanges, flagOverrides, type FlagChangeRow } from '@/db/schema';
+import type { FlagChangeRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from './catalog';
-import { HISTORY_LIMIT, historyWhere, refusalReason, type FlagHistoryFilter } from './query';
+import { refusalReason, type FlagHistoryFilter } from './query';
 import { NO_LOCKS, flagNamed, resolveFlags, type FlagLocks, type FlagOverride, type FlagResolution, type ResolvedFlag } from './resolve';
+import type { FlagStore } from './store';
 
 /** A runtime override may be set: a known flag, a reason, not an invariant turned off, not a flag a profile locks. */
 export function assertOverrideAllowed(name: string, value: boolean, reason: string, locks: FlagLocks): void {
@@ -40,29 +41,79 @@ export function fallbackValue(name: string, env: Readonly<Record<string, string 
   return resolveFlags(new Map(), env, undefined, locks).flags.get(name)!.value;
 }
 
+export interface FlagServiceOptions {
+  env?: Readonly<Record<string, string | undefined>>;
+  /** flags held by the active compliance profiles */
+  locks?: FlagLocks;
+  /** the safety-net reload, ms (default 5,000; 0: none) */
+  resyncMs?: number;
+  /** the overrides as they are now, when the caller read them already (a SQLite application opened synchronously) */
+  initial?: Map<string, FlagOverride>;
+}
+
 export class FlagService {
+  private overrides: Map<string, FlagOverride>;
   private cached: FlagResolution | undefined;
-  private cachedAt = 0;
+  private stopFeed: (() => Promise<void>) | undefined;
+  private resync: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** reloads started and the newest one applied: an older reload that ends last never overwrites a newer one */
+  private loadsStarted = 0;
+  private loadApplied = 0;
+  private readonly env: Readonly<Record<string, string | undefined>>;
+  readonly locks: FlagLocks;
 
   constructor(
-    private readonly db: Db,
-    private readonly env: Readonly<Record<string, string | undefined>> = process.env,
-    private readonly refreshMs = 500,
-    /** flags held by the active compliance profiles */
-    readonly locks: FlagLocks = NO_LOCKS,
-  ) {}
+    private readonly store: FlagStore,
+    private readonly options: FlagServiceOptions = {},
+  ) {
+    this.env = options.env ?? process.env;
+    this.locks = options.locks ?? NO_LOCKS;
+    this.overrides = options.initial ?? new Map();
+  }
 
-  private readOverrides(): Map<string, FlagOverride> {
-    const rows = this.db.select().from(flagOverrides).all();
-    return new Map(rows.map((r) => [r.name, { value: r.value, setBy: r.setBy, setAt: r.setAt, reason: r.reason }]));
+  /** Load the overrides (unless given) and start hearing of the changes any process makes. */
+  async start(): Promise<void> {
+    if (!this.options.initial) await this.reload();
+    const stop = await this.store.onChange(() => void this.invalidate());
+    if (this.stopped) await stop();
+    else this.stopFeed = stop;
+    const every = this.options.resyncMs ?? 5_000;
+    if (every > 0 && !this.stopped) {
+      this.resync = setInterval(() => void this.reload().catch(() => undefined), every);
+      this.resync.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.resync) clearInterval(this.resync);
+    const stop = this.stopFeed;
+    this.stopFeed = undefined;
+    if (stop) await stop();
+  }
+
+  private async reload(): Promise<void> {
+    const load = ++this.loadsStarted;
+    const overrides = await this.store.overrides();
+    if (load < this.loadApplied) return;
+    this.loadApplied = load;
+    this.overrides = overrides;
+    this.cached = undefined;
+  }
+
+  /**
+   * Read the overrides again now (a change written behind the service's back, a test). Resolves when they are in; a
+   * caller that does not wait is not troubled by a failure (logged; the next reload comes within seconds).
+   */
+  invalidate(): Promise<void> {
+    const reloading = this.reload();
+    reloading.catch((error: unknown) => console.error('Reloading the flag overrides failed; the next reload tries again.', error));
+    return reloading;
   }
 
   resolution(): FlagResolution {
-    const now = Date.now();
-    if (!this.cached || now - this.cachedAt >= this.refreshMs) {
-      this.cached = resolveFlags(this.readOverrides(), this.env, undefined, this.locks);
-      this.cachedAt = now;
-    }
+    this.cached ??= resolveFlags(this.overrides, this.env, undefined, this.locks);
     return this.cached;
   }
 
@@ -74,102 +125,59 @@ export class FlagService {
     return flagNamed(this.resolution(), name);
   }
 
-  invalidate(): void {
-    this.cached = undefined;
-  }
-
-  /** Set a runtime override. Refuses unknown flags and any attempt to turn an invariant off. */
-  setOverride(name: string, value: boolean, by: string, reason: string): ResolvedFlag {
+  /** Set a runtime override; every server has it within a second. Refuses unknown flags and invariants turned off. */
+  async setOverride(name: string, value: boolean, by: string, reason: string): Promise<ResolvedFlag> {
     assertOverrideAllowed(name, value, reason, this.locks);
+    const fallback = fallbackValue(name, this.env, this.locks);
+    const at = Date.now() / 1000;
     // Back to the value it has without an override (environment, alias or default): the override is removed rather
     // than a second one left behind that would hide a later change of the environment or the default.
-    if (value === this.fallback(name)) {
-      const existing = this.db.select().from(flagOverrides).where(eq(flagOverrides.name, name)).get();
-      return existing ? this.unsetOverride(name, by, reason) : this.get(name);
-    }
-    const at = Date.now() / 1000;
-    this.db.transaction((tx) => {
-      const old = tx.select().from(flagOverrides).where(eq(flagOverrides.name, name)).get();
-      const previous = old ? old.value : this.get(name).value;
-      tx.insert(flagOverrides)
-        .values({ name, value, setBy: by, setAt: at, reason })
-        .onConflictDoUpdate({ target: flagOverrides.name, set: { value, setBy: by, setAt: at, reason } })
-        .run();
-      tx.insert(flagChanges).values({ name, oldValue: previous, newValue: value, action: 'set', changedBy: by, changedAt: at, reason }).run();
-    }, { behavior: 'immediate' });
-    this.invalidate();
+    const changed =
+      value === fallback
+        ? await this.store.change({ action: 'unset', name, by, reason, at, fallback, required: false })
+        : await this.store.change({ action: 'set', name, value, by, reason, at, previous: this.get(name).value });
+    if (changed) await this.reload();
     return this.get(name);
   }
 
-  /** The value a flag has without a runtime override. */
-  private fallback(name: string): boolean {
-    return fallbackValue(name, this.env, this.locks);
-  }
-
-  /** Remove a runtime override; the flag falls back to environment, alias or default. */
-  unsetOverride(name: string, by: string, reason: string): ResolvedFlag {
+  /** Remove a runtime override; the flag falls back to environment, alias or default, on every server. */
+  async unsetOverride(name: string, by: string, reason: string): Promise<ResolvedFlag> {
     assertUnsetAllowed(name, reason);
-    const at = Date.now() / 1000;
-    this.db.transaction((tx) => {
-      const old = tx.select().from(flagOverrides).where(eq(flagOverrides.name, name)).get();
-      if (!old) throw new AppError('NOT_FOUND', `Flag "${name}" has no runtime override to remove.`);
-      tx.delete(flagOverrides).where(eq(flagOverrides.name, name)).run();
-      this.invalidate();
-      const fallback = this.fallback(name);
-      tx.insert(flagChanges).values({ name, oldValue: old.value, newValue: fallback, action: 'unset', changedBy: by, changedAt: at, reason }).run();
-    }, { behavior: 'immediate' });
-    this.invalidate();
+    await this.store.change({ action: 'unset', name, by, reason, at: Date.now() / 1000, fallback: fallbackValue(name, this.env, this.locks), required: true });
+    await this.reload();
     return this.get(name);
   }
 
   /**
-   * The change history, newest first. `name` and `by` match exactly; `before` is the id of the last row of the previous
-   * page (ids only grow, so a page never shifts when changes are added meanwhile).
+   * The change history, newest first, from any server. `name` and `by` match exactly; `before` is the id of the last
+   * row of the previous page (ids only grow, so a page never shifts when changes are added meanwhile).
    */
-  history(filter: FlagHistoryFilter = {}): FlagChangeRow[] {
-    return this.db
-      .select()
-      .from(flagChanges)
-      .where(historyWhere(flagChanges, filter))
-      .orderBy(desc(flagChanges.id))
-      .limit(filter.limit ?? HISTORY_LIMIT)
-      .all();
+  history(filter: FlagHistoryFilter = {}): Promise<FlagChangeRow[]> {
+    return this.store.history(filter);
   }
 
   /**
    * Record a change that was refused (an invariant, a flag a profile locks) in the flag history, beside the changes
-   * that took effect, so the history shows every attempt.
+   * that took effect, so the history shows every attempt. Nothing changes, so no server is told.
    */
-  recordRefusal(name: string, requested: boolean | null, by: string, reason: string, refusal: string): void {
+  recordRefusal(name: string, requested: boolean | null, by: string, reason: string, refusal: string): Promise<void> {
     const current = this.resolution().flags.get(name)?.value ?? null;
-    this.db.insert(flagChanges).values({ name, oldValue: current, newValue: requested, action: 'refused', changedBy: by, changedAt: Date.now() / 1000, reason: refusalReason(reason, refusal) }).run();
+    return this.store.recordRefusal({ name, oldValue: current, newValue: requested, by, reason: refusalReason(reason, refusal), at: Date.now() / 1000 });
   }
 
   /** The newest change that took effect of every flag that was ever changed, by flag name (one query, not one per flag). */
-  lastChanges(): Map<string, FlagChangeRow> {
-    const newest = this.db.select({ id: max(flagChanges.id) }).from(flagChanges).where(ne(flagChanges.action, 'refused')).groupBy(flagChanges.name);
-    const rows = this.db.select().from(flagChanges).where(inArray(flagChanges.id, newest)).all();
-    return new Map(rows.map((r) => [r.name, r]));
+  lastChanges(): Promise<Map<string, FlagChangeRow>> {
+    return this.store.lastChanges();
   }
 
   /** Every flag that was ever changed (including flags since removed from the catalog), for the history's filter. */
-  historyNames(): string[] {
-    return this.db
-      .selectDistinct({ name: flagChanges.name })
-      .from(flagChanges)
-      .orderBy(asc(flagChanges.name))
-      .all()
-      .map((r) => r.name);
+  historyNames(): Promise<string[]> {
+    return this.store.historyNames();
   }
 
   /** Everyone who ever changed a flag, for the history's "by" filter. */
-  historyAuthors(): string[] {
-    return this.db
-      .selectDistinct({ by: flagChanges.changedBy })
-      .from(flagChanges)
-      .orderBy(asc(flagChanges.changedBy))
-      .all()
-      .map((r) => r.by);
+  historyAuthors(): Promise<string[]> {
+    return this.store.historyAuthors();
   }
 }
 

@@ -43,7 +43,7 @@ describe('the transparency report', () => {
 
   it('gives each flag its value, layer, description, owner, guards and last change', async () => {
     t = tempApp();
-    t.app.flags.setOverride('auto_fairness_audit', false, 'ada', 'audit tool broken, ticket 12');
+    await t.app.flags.setOverride('auto_fairness_audit', false, 'ada', 'audit tool broken, ticket 12');
     const flags = (await transparencyReport(t.app, q())).tiers.flatMap((g) => g.flags);
     const fairness = flags.find((f) => f.name === 'auto_fairness_audit')!;
     expect(fairness).toMatchObject({
@@ -61,8 +61,8 @@ describe('the transparency report', () => {
 
   it('keeps the last change after an override is removed, while the layer falls back', async () => {
     t = tempApp({ env: { SWARM_FLAG_BATCH_RUNNER: 'off' } });
-    t.app.flags.setOverride('batch_runner', true, 'ada', 'backfill tonight');
-    t.app.flags.unsetOverride('batch_runner', 'grace', 'backfill done');
+    await t.app.flags.setOverride('batch_runner', true, 'ada', 'backfill tonight');
+    await t.app.flags.unsetOverride('batch_runner', 'grace', 'backfill done');
     const batch = (await transparencyReport(t.app, q())).tiers[1]!.flags.find((f) => f.name === 'batch_runner')!;
     expect(batch).toMatchObject({ value: false, layer: 'env', variable: 'SWARM_FLAG_BATCH_RUNNER', override: null });
     expect(batch.last_change).toMatchObject({ action: 'unset', old_value: true, new_value: false, changed_by: 'grace' });
@@ -158,8 +158,8 @@ describe('the transparency report', () => {
 
   it('filters the history by flag and by who, and pages it', async () => {
     t = tempApp();
-    for (let i = 0; i < 5; i++) t.app.flags.setOverride('batch_runner', i % 2 === 1, i < 3 ? 'ada' : 'grace', `change ${i}`);
-    t.app.flags.setOverride('cron_scheduler', false, 'grace', 'maintenance');
+    for (let i = 0; i < 5; i++) await t.app.flags.setOverride('batch_runner', i % 2 === 1, i < 3 ? 'ada' : 'grace', `change ${i}`);
+    await t.app.flags.setOverride('cron_scheduler', false, 'grace', 'maintenance');
     const h = async (raw: Record<string, string>) => (await transparencyReport(t!.app, q(raw))).history;
     expect((await h({ name: 'batch_runner' })).changes.map((c) => c.reason)).toEqual(['change 4', 'change 3', 'change 2', 'change 1', 'change 0']);
     expect((await h({ by: 'grace' })).changes.map((c) => c.reason)).toEqual(['maintenance', 'change 4', 'change 3']);

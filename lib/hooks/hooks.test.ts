@@ -160,9 +160,9 @@ describe('before_tool_call: block, rewrite, rate_limit', () => {
     expect(unsure.reason).toMatch(/^Mail to competitors is not sent by agents\. \(its condition could not be evaluated for this call: .+; a hook that cannot tell applies\)$/);
   });
 
-  it('rewrites the arguments: the rewritten call is what is decided and answered, the trace keeps the hash of the original', () => {
+  it('rewrites the arguments: the rewritten call is what is decided and answered, the trace keeps the hash of the original', async () => {
     const a = app(FILE_HOOKS, { policy: 'rules: []\n' });
-    a.flags.setOverride('decision_log_all', true, 'test', 'see allowed decisions');
+    await a.flags.setOverride('decision_log_all', true, 'test', 'see allowed decisions');
     const original = { to: 'a@example.com', bcc: 'spy@example.com', card: '4111 1111 1111 1111', body: 'hello' };
     const r = a.engine.decide(call('send_message', original));
     expect(r.decision).toBe('ALLOW');
@@ -343,18 +343,18 @@ describe('shell and TypeScript hooks', () => {
     expect(off.decision).toBe('ALLOW');
     expect(off.hooks).toEqual([expect.objectContaining({ hook: 'shell-review', outcome: 'skipped', reason: 'the flag plugin_shell_hooks_enabled is off' })]);
 
-    a.flags.setOverride('plugin_shell_hooks_enabled', true, 'test', 'try the shell hook');
+    await a.flags.setOverride('plugin_shell_hooks_enabled', true, 'test', 'try the shell hook');
     const blocked = await a.engine.decideAsync(call('send_message', { to: '$(touch pwned)' }));
     expect(blocked).toMatchObject({ decision: 'DENY', ruleSource: 'hook:shell-review', reason: 'literal $(touch pwned) shell-review' });
     expect((await a.engine.decideAsync(call('send_message', { to: 'ok@example.com' }))).decision).toBe('ALLOW');
     const crashed = await a.engine.decideAsync(call('send_message', { to: 'crash' }));
     expect(crashed.reason).toMatch(/its command exited with code 3: boom/);
 
-    a.flags.setOverride('plugin_shell_hooks_enabled', false, 'test', 'off again');
+    await a.flags.setOverride('plugin_shell_hooks_enabled', false, 'test', 'off again');
     expect(a.engine.decide(call('send_message', { to: '$(touch pwned)' })).decision).toBe('ALLOW');
   });
 
-  it('registers TypeScript hooks only while hooks_enabled is on, and stops them as soon as it is turned off', () => {
+  it('registers TypeScript hooks only while hooks_enabled is on, and stops them as soon as it is turned off', async () => {
     const a = app('');
     const hook = {
       id: 'ts-guard',
@@ -364,24 +364,24 @@ describe('shell and TypeScript hooks', () => {
         (e.call!.arguments as { urgent?: boolean }).urgent ? { decision: 'block' as const, reason: 'No urgent mail from agents.' } : undefined,
     };
     expect(() => a.registerHook(hook)).toThrow(/refused: the flag hooks_enabled is off/);
-    a.flags.setOverride('hooks_enabled', true, 'test', 'try');
+    await a.flags.setOverride('hooks_enabled', true, 'test', 'try');
     const unregister = a.registerHook(hook);
     expect(a.engine.decide(call('send_message', { urgent: true }))).toMatchObject({ decision: 'DENY', ruleSource: 'hook:ts-guard' });
     expect(a.engine.decide(call('send_message', { urgent: false })).decision).toBe('ALLOW');
-    a.flags.setOverride('hooks_enabled', false, 'test', 'stop');
+    await a.flags.setOverride('hooks_enabled', false, 'test', 'stop');
     const skipped = a.engine.decide(call('send_message', { urgent: true }));
     expect(skipped.decision).toBe('ALLOW');
     expect(skipped.hooks).toEqual([expect.objectContaining({ hook: 'ts-guard', outcome: 'skipped' })]);
     unregister();
-    a.flags.setOverride('hooks_enabled', true, 'test', 'again');
+    await a.flags.setOverride('hooks_enabled', true, 'test', 'again');
     expect(a.engine.decide(call('send_message', { urgent: true })).decision).toBe('ALLOW');
     a.registerHook({ id: 'async-guard', event: 'before_tool_call', run: () => Promise.resolve() });
     expect(a.engine.decide(call('lookup', {}))).toMatchObject({ decision: 'DENY', ruleSource: 'hook:async-guard' });
   });
 
-  it('blocks on a TypeScript answer that is not an answer (a "deny" instead of "block")', () => {
+  it('blocks on a TypeScript answer that is not an answer (a "deny" instead of "block")', async () => {
     const a = app('');
-    a.flags.setOverride('hooks_enabled', true, 'test', 'try');
+    await a.flags.setOverride('hooks_enabled', true, 'test', 'try');
     a.registerHook({ id: 'sloppy', event: 'before_tool_call', run: () => ({ decision: 'deny', reason: 'nope' }) as never });
     const r = a.engine.decide(call('lookup', {}));
     expect(r).toMatchObject({ decision: 'DENY', ruleSource: 'hook:sloppy' });

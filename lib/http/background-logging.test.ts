@@ -9,16 +9,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import * as approvalsRoute from '@/app/api/v1/approvals/route';
-import * as verifyRoute from '@/app/api/v1/audit/verify/route';
 import { openApp, type App } from '@/lib/app';
-import { BACKGROUND_HEADER, ROUTE_CORE, SESSION_COOKIE, toResponse, type ApiRequest } from '@/lib/http/route';
+import { BACKGROUND_HEADER, SESSION_COOKIE, toResponse, type ApiRequest, type RouteCore } from '@/lib/http/route';
+import { routeDefinition } from '@/lib/http/route-table';
 import { tempApp, TEST_AGENTS, TEST_APPROVAL_KEY, type TempApp } from '@/lib/test-support/temp-app';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 
-type Core = (app: App, request: ApiRequest, params: Record<string, string>) => ReturnType<(typeof approvalsRoute.GET)[typeof ROUTE_CORE]>;
-
-async function call(app: App, core: Core, path: string, headers: Record<string, string>): Promise<number> {
+async function call(app: App, core: RouteCore, path: string, headers: Record<string, string>): Promise<number> {
   const url = new URL(`http://localhost${path}`);
   const request = new Request(url, { headers });
   const api: ApiRequest = { method: 'GET', path: url.pathname, url, header: (n) => request.headers.get(n), clientAddress: '127.0.0.1', text: async () => '', toRequest: () => request };
@@ -35,7 +32,7 @@ async function pollingScenario(app: App): Promise<void> {
   const { token: session } = await app.auth.createSession(operator.id);
   const { token: viewerSession } = await app.auth.createSession(viewer.id);
   const agentToken = await app.auth.createToken({ agent: 'deployer' }, 'test');
-  const poll = approvalsRoute.GET[ROUTE_CORE] as Core;
+  const poll = routeDefinition('/api/v1/approvals', 'GET').core;
   const cookie = `${SESSION_COOKIE}=${session}`;
 
   const before = await logged(app);
@@ -47,7 +44,7 @@ async function pollingScenario(app: App): Promise<void> {
   expect(await logged(app)).toBe(before + 1);
 
   // A token's call is an agent's or a script's: the header does not hide it.
-  const verify = verifyRoute.GET[ROUTE_CORE] as Core;
+  const verify = routeDefinition('/api/v1/audit/verify', 'GET').core;
   const agentStatus = await call(app, verify, '/api/v1/audit/verify', { authorization: `Bearer ${agentToken}`, [BACKGROUND_HEADER]: '1' });
   expect(agentStatus).toBe(403);
   const userToken = await app.auth.createToken({ username: 'olivia' }, 'test');

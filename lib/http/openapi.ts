@@ -1,17 +1,17 @@
 /**
- * The OpenAPI 3.1 document of the HTTP API, generated from the routes themselves: each route's role (requireRole),
- * its zod schemas for path, query and body (z.toJSONSchema, JSON Schema 2020-12 as OpenAPI 3.1 uses), and the
- * summaries of lib/http/route-index.ts. Served at GET /api/v1/openapi.json and rendered at /api-docs.
+ * The OpenAPI 3.1 document of the HTTP API, generated from the route table (lib/http/route-table.ts): each route's
+ * role (requireRole), its zod schemas for path, query and body (z.toJSONSchema, JSON Schema 2020-12 as OpenAPI 3.1
+ * uses), and the table's summaries. Served at GET /api/v1/openapi.json and rendered at /api-docs.
  */
 import { z } from 'zod';
-import { ROUTE_SPEC, type RouteDoc, type RouteSpec } from './route';
 import { apiErrorBodySchema } from './responses';
-import { ROUTES } from './route-index';
+import type { RouteDefinition, RouteDoc } from './route';
+import { HTTP_METHODS, ROUTES } from './route-table';
 
 type JsonSchema = Record<string, unknown>;
-type AnySpec = RouteSpec<z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined>;
+type AnySpec = RouteDefinition['spec'];
 
-export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+export { HTTP_METHODS };
 
 export interface Parameter {
   name: string;
@@ -128,29 +128,22 @@ function metricsOperation(): Operation {
   };
 }
 
-let built: Promise<OpenApiDocument> | undefined;
+let built: OpenApiDocument | undefined;
 
 /** The document (built once per process: the routes do not change while it runs). */
-export function openApiDocument(): Promise<OpenApiDocument> {
-  built ??= buildDocument().catch((error: unknown) => {
-    built = undefined;
-    throw error;
-  });
+export async function openApiDocument(): Promise<OpenApiDocument> {
+  built ??= buildDocument();
   return built;
 }
 
-async function buildDocument(): Promise<OpenApiDocument> {
+function buildDocument(): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
   const tags = new Set<string>();
   for (const entry of ROUTES) {
-    const mod = await entry.load();
     for (const method of HTTP_METHODS) {
-      const handler = mod[method] as { [ROUTE_SPEC]?: AnySpec } | undefined;
-      if (!handler) continue;
-      const spec = handler[ROUTE_SPEC];
-      if (!spec) throw new Error(`${entry.file} exports ${method} without route(): it cannot be described.`);
-      const doc = { ...(entry.methods[method] ?? { summary: `${method} ${entry.path}` }), ...spec.doc };
-      const op = operationOf(method, entry.path, spec, doc);
+      const served = entry.methods[method];
+      if (!served) continue;
+      const op = operationOf(method, entry.path, served.route.spec, served.doc);
       op.tags.forEach((t) => tags.add(t));
       (paths[entry.path] ??= {})[method.toLowerCase() as Lowercase<(typeof HTTP_METHODS)[number]>] = op;
     }

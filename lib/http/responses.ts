@@ -1,6 +1,6 @@
 /**
  * zod schemas of what the API answers: one definition of each answer, read by the OpenAPI document (the `response` of
- * each route in lib/http/route-index.ts), checked against the real handlers (tests/response-schemas.test.ts), and
+ * each route in lib/http/route-table.ts), checked against the real handlers (tests/response-schemas.test.ts), and
  * parsed by the console's API client (app/_lib/api-client.ts), so a page and the server cannot drift apart unseen.
  *
  * Pure zod and nothing else: the browser imports this module, so it must not pull a store, the engine or a Node API

@@ -1,15 +1,19 @@
 /**
  * Paths as the router sees them, in one place for every part that compares a path with the product's routes: the
- * route wrapper (the path the engine decides an HTTP request on), the decision listener (a malformed path, the
- * methods a path allows) and AuthZEN `http` evaluations (the route whose role an evaluated path gets).
+ * route wrapper (the path the engine decides an HTTP request on), the decision listener (a malformed path) and, through
+ * lib/http/route-match.ts, the methods a path allows and AuthZEN `http` evaluations (the route whose role an evaluated
+ * path gets).
  *
  * Two spellings that reach the same route must be decided alike, or a rule (a YAML rule on a path, a flag bound to a
  * path, the role a route declares) could be stepped around by writing the path differently: `/api/v1/./flags/x`,
  * `/api//v1/flags/x/` and `/api/v1/%66lags/x` are all `/api/v1/flags/x` here. Letter case is ignored only when a path
- * is matched with the product's own routes (matchRoute with ignoreCase), which is stricter than the router (it is
- * case-sensitive): a path that differs from a route only by case gets that route's role, never less.
+ * is matched with the product's own routes (matchRoute with ignoreCase, lib/http/route-match.ts), which is stricter
+ * than the router (it is case-sensitive): a path that differs from a route only by case gets that route's role, never
+ * less.
+ *
+ * Nothing here reads the route table: the route wrapper (lib/http/route.ts) uses these functions, and the table lists
+ * routes built with it.
  */
-import { ROUTES, type RouteEntry } from './route-index';
 
 /**
  * Does every `%` of the path start an escape, and do the escapes spell UTF-8? A path that does not is refused with
@@ -53,56 +57,4 @@ export function canonicalPath(raw: string): string | undefined {
     else out.push(segment);
   }
   return `/${out.join('/')}`;
-}
-
-interface Pattern {
-  entry: RouteEntry;
-  /** the route's segments; null for a dynamic one (`{id}`) */
-  segments: readonly (string | null)[];
-  /** its literal segments in lower case, for a match that ignores case */
-  lower: readonly (string | null)[];
-  literals: number;
-}
-
-const PATTERNS: readonly Pattern[] = ROUTES.map((entry) => {
-  const segments = entry.path
-    .split('/')
-    .filter(Boolean)
-    .map((s) => (s.startsWith('{') && s.endsWith('}') ? null : s));
-  return { entry, segments, lower: segments.map((s) => s?.toLowerCase() ?? null), literals: segments.filter((s) => s !== null).length };
-});
-
-export interface RouteMatch {
-  entry: RouteEntry;
-  /** the path as the route spells it: its literal segments, and the given values of its dynamic ones */
-  path: string;
-}
-
-/**
- * The product's route a canonical path reaches, if any. A literal segment wins over a dynamic one
- * (`/api/v1/flags/history` is the history, not the flag named "history"), as in the router.
- */
-export function matchRoute(path: string, options: { ignoreCase?: boolean } = {}): RouteMatch | undefined {
-  const given = path.split('/').filter(Boolean);
-  const compared = options.ignoreCase ? given.map((s) => s.toLowerCase()) : given;
-  let best: Pattern | undefined;
-  for (const p of PATTERNS) {
-    if (p.segments.length !== given.length || (best && best.literals >= p.literals)) continue;
-    const literal = options.ignoreCase ? p.lower : p.segments;
-    if (literal.every((s, i) => s === null || s === compared[i])) best = p;
-  }
-  if (!best) return undefined;
-  return { entry: best.entry, path: `/${best.segments.map((s, i) => s ?? given[i]).join('/')}` };
-}
-
-/**
- * The methods a path allows, for the Allow header of a 405: a route's own (with HEAD beside GET, and OPTIONS, which
- * the router answers for every route), else what the console's pages take.
- */
-export function allowedMethods(path: string): string[] {
-  const canonical = canonicalPath(path);
-  const match = canonical === undefined ? undefined : matchRoute(canonical);
-  if (!match) return ['GET', 'HEAD', 'POST'];
-  const own = Object.keys(match.entry.methods);
-  return [...own, ...(own.includes('GET') ? ['HEAD'] : []), 'OPTIONS'];
 }

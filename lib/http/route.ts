@@ -1,18 +1,23 @@
 /**
- * The one route wrapper. Every API route is `route({ role: requireRole(...), ... }, handler)`:
+ * The one route wrapper. Every API route is defined as `route({ role: requireRole(...), ... }, handler)` in
+ * lib/http/routes/ and listed in the route table (lib/http/route-table.ts):
  * authenticate -> engine (RBAC, flags on the path, YAML rules on method and path) -> same-origin check for
  * state-changing cookie requests -> validate params, query and body with zod -> handler -> map errors.
  * A route without a role requirement does not type-check (so it does not build), and throws when loaded.
+ *
+ * What route() makes is data, a RouteDefinition (its spec and its transport-neutral core): Next.js serves it through
+ * an adapter in app/ (lib/http/next-handlers.ts), the decision listener (lib/server/front.ts) serves the decision
+ * routes itself, and the OpenAPI document describes it; all three read the same table.
  */
 import { z } from 'zod';
-import { getApp, type App } from '@/lib/app';
+import type { App } from '@/lib/app';
 import { isDatabaseUnreachable } from '@/db/pg/client';
-import { AppError } from '@/lib/errors';
+import { AppError, CODED_ERRORS } from '@/lib/errors';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { logRequest } from '@/lib/ops/log';
 import { forwardedClientAddress } from './client-address';
 import { canonicalPath } from './route-path';
-import { ANONYMOUS, argumentsPath, AuditUnavailable, HookWouldWait, InvalidArguments, isPromise, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
+import { ANONYMOUS, argumentsPath, AuditUnavailable, InvalidArguments, isPromise, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
 export interface RoleRequirement {
@@ -88,11 +93,7 @@ export type ApiAnswer = { status: number; headers: Record<string, string>; body:
 /** The transport-neutral core of a route: the same steps and errors for every transport. */
 export type RouteCore = (app: App, request: ApiRequest, rawParams: Record<string, string | string[] | undefined>) => Promise<ApiAnswer>;
 
-export const ROUTE_CORE = Symbol.for('swarm-permissions.route-core');
-/** The spec a route was built with (its role and schemas), read by the OpenAPI document (lib/http/openapi.ts). */
-export const ROUTE_SPEC = Symbol.for('swarm-permissions.route-spec');
-
-/** What the API reference says about a route beyond its role and schemas. */
+/** What the API reference says about a route beyond its role and schemas (written in the route table). */
 export interface RouteDoc {
   /** one line: what the operation does */
   summary: string;
@@ -123,11 +124,16 @@ export interface RouteSpec<PS, QS, BS> {
   fastBody?: (raw: unknown) => Out<BS> | undefined;
   /** the largest body this route reads (default MAX_BODY_BYTES); a batch of 1,000 checks needs more */
   maxBodyBytes?: number;
-  /** the API reference (GET /api/v1/openapi.json, /api-docs) */
-  doc?: RouteDoc;
 }
 
-type NextContext = { params: Promise<Record<string, string | string[] | undefined>> };
+/**
+ * A route as data: the spec it was defined with (its role and schemas, which the OpenAPI document and AuthZEN read)
+ * and its core, which every transport runs. Made only by route(), so it always has a declared role.
+ */
+export interface RouteDefinition {
+  readonly spec: RouteSpec<Schema | undefined, Schema | undefined, Schema | undefined>;
+  readonly core: RouteCore;
+}
 
 const NO_STORE = { 'cache-control': 'no-store' };
 
@@ -292,22 +298,18 @@ function mapError(error: unknown): ApiAnswer {
   if (error instanceof PermissionDenied) {
     return errorAnswer(403, 'FORBIDDEN', error.message, { rule_source: error.result.ruleSource, decision_id: error.decisionId ?? null });
   }
-  if (error instanceof AuditUnavailable) {
-    // Fail closed: nothing is done that could not be recorded (as Vault refuses a request it cannot audit).
-    console.error('The audit trail could not be written', error.cause);
-    return errorAnswer(503, 'AUDIT_UNAVAILABLE', 'The request was refused because it could not be recorded in the audit trail. Try again; if it persists, the server needs attention.');
+  // The other coded errors answer from the one map (lib/errors.ts). An audit row that cannot be written fails closed:
+  // nothing is done that could not be recorded (as Vault refuses a request it cannot audit). PostgreSQL out of reach:
+  // nothing was decided or recorded, and the caller may try again (another server, later).
+  const code = isDatabaseUnreachable(error) ? 'DATABASE_UNAVAILABLE' : (error as { code?: unknown } | null)?.code;
+  const known = typeof code === 'string' ? CODED_ERRORS[code] : undefined;
+  if (!known) {
+    console.error('Unhandled error in route', error);
+    return errorAnswer(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');
   }
-  if (error instanceof HookWouldWait) {
-    // Only where waiting is not possible (the listener's group commit, as hooks.yaml was reloaded under it): try again.
-    return { ...errorAnswer(503, 'RETRY', 'The hooks of this call changed while it was being decided. Try again.'), headers: { ...NO_STORE, 'retry-after': '1' } };
-  }
-  if (isDatabaseUnreachable(error)) {
-    // PostgreSQL cannot be reached: nothing was decided or recorded, the caller may try again (another server, later).
-    console.error('The database is not available', error);
-    return { ...errorAnswer(503, 'DATABASE_UNAVAILABLE', 'The database is not available, so nothing was decided or recorded. Try again in a moment.'), headers: { ...NO_STORE, 'retry-after': '1' } };
-  }
-  console.error('Unhandled error in route', error);
-  return errorAnswer(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');
+  if (known.log) console.error(known.log, error instanceof AuditUnavailable ? error.cause : error);
+  const answer = errorAnswer(known.status, known.code ?? (code as string), known.message ?? (error instanceof Error ? error.message : String(error)));
+  return known.retry ? { ...answer, headers: { ...NO_STORE, 'retry-after': '1' } } : answer;
 }
 
 /**
@@ -335,8 +337,8 @@ function answerDecisionId(answer: ApiAnswer): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
-/** A Next.js Request as the core sees it. */
-function fromWebRequest(request: Request): ApiRequest {
+/** A web Request (Next.js's) as the core sees it. */
+export function fromWebRequest(request: Request): ApiRequest {
   const url = new URL(request.url);
   const header = (name: string) => request.headers.get(name);
   return {
@@ -353,7 +355,7 @@ function fromWebRequest(request: Request): ApiRequest {
 export function route<PS extends Schema | undefined = undefined, QS extends Schema | undefined = undefined, BS extends Schema | undefined = undefined>(
   spec: RouteSpec<PS, QS, BS>,
   handler: (input: RouteInput<Out<PS>, Out<QS>, Out<BS>>) => unknown,
-): ((request: Request, context: NextContext) => Promise<Response>) & { [ROUTE_CORE]: RouteCore; [ROUTE_SPEC]: RouteSpec<Schema | undefined, Schema | undefined, Schema | undefined> } {
+): RouteDefinition {
   if (!spec || !spec.role || !REQUIREMENTS.has(spec.role)) {
     // No silently open route: a route that does not declare its role cannot be loaded.
     throw new Error('Every route must declare its required role with requireRole(...).');
@@ -375,7 +377,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
       // whose every call is what the log is for.
       const background = via === 'session' && SAFE_METHODS.has(request.method) && request.header(BACKGROUND_HEADER) === '1';
       const meta = { ip, background };
-      const decision = app.kind === 'sqlite' ? app.engine.decide(input, meta) : await app.engine.decideAsync(input, meta);
+      const decision = await app.decisions.decide(input, meta);
       seen.decisionId = decision.decisionId;
       seen.principal = principal.kind === 'anonymous' ? undefined : principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
       if (decision.decision !== 'ALLOW') {
@@ -441,16 +443,5 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
     });
     return answer;
   };
-  const next = async (request: Request, context: NextContext): Promise<Response> => {
-    let app: App;
-    try {
-      app = await getApp();
-    } catch (error) {
-      console.error('The application could not start', error);
-      return errorResponse(503, 'UNAVAILABLE', `The server is not ready: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    const rawParams = context?.params ? await context.params : {};
-    return toResponse(await core(app, fromWebRequest(request), rawParams));
-  };
-  return Object.assign(next, { [ROUTE_CORE]: core, [ROUTE_SPEC]: spec as RouteSpec<Schema | undefined, Schema | undefined, Schema | undefined> });
+  return Object.freeze({ spec: spec as RouteSpec<Schema | undefined, Schema | undefined, Schema | undefined>, core });
 }

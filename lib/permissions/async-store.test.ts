@@ -32,7 +32,7 @@ const call = (tool: string, args: Record<string, unknown> = {}) => ({ kind: 'too
 function asyncEngine(a: TempApp['app'], options: { failRecording?: boolean } = {}) {
   let writes = 0;
   const engine = new PermissionEngine({
-    sources: (): RuleSource[] => a.defaultSources(),
+    sources: (): RuleSource[] => [...a.configSnapshot().sources],
     gates: () => a.gates,
     ports: {
       async: true,

@@ -78,10 +78,10 @@ describe('feature flags', () => {
     expect(t.app.approvals.list({ status: 'pending' })).toHaveLength(0);
   });
 
-  it('takes a runtime override into account at once', () => {
+  it('takes a runtime override into account at once', async () => {
     t = tempApp();
     expect(check(call('evaluator', 'fairness_audit', { model_id: 'm-1' })).decision).toBe('ALLOW');
-    t.app.flags.setOverride('auto_fairness_audit', false, 'admin', 'incident 42');
+    await t.app.flags.setOverride('auto_fairness_audit', false, 'admin', 'incident 42');
     expect(check(call('evaluator', 'fairness_audit', { model_id: 'm-1' })).ruleSource).toBe('flag:auto_fairness_audit');
   });
 });

@@ -52,6 +52,28 @@ export interface EnginePorts {
   consumeApproval?(approvalId: string, context: PermissionContext & ToolContext): Step<boolean>;
   /** the lifecycle hooks (config/hooks.yaml, registered TypeScript hooks) around tool calls; see call-hooks.ts */
   callHooks?: CallHooks;
+  /** every decision taken (decide, decideAsync, commit), with how long deciding and recording it took (metrics) */
+  observe?(kind: CheckInput['kind'], result: CheckResult, seconds: number): void;
+}
+
+/**
+ * The configuration a decision is taken under, fixed once per decision: the built-in sources bound to one version of
+ * the configuration files, the gates, the flag values and the policy revision they make. The application returns the
+ * same frozen object while nothing changes; a reload makes a new one, so a decision under way keeps the one it started
+ * with and its audit row names the revision it was really decided under.
+ */
+export interface ConfigSnapshot {
+  /** the built-in sources of this configuration (registered plugin sources are added by the engine) */
+  readonly sources: readonly RuleSource[];
+  readonly gates: GateSet;
+  readonly flags: FlagValues;
+  /** the policy revision of this configuration (lib/audit/revisions.ts), written to the decision's audit row */
+  readonly revision?: string;
+}
+
+/** A snapshot with the engine's registry applied: every source a decision asks, in trace order. */
+export interface DecisionSnapshot extends ConfigSnapshot {
+  readonly sources: readonly RuleSource[];
 }
 
 /**
@@ -66,14 +88,22 @@ export interface PreparedCall {
   readonly decisionId?: string;
 }
 
-/** How an engine is built: its default sources, its gates and its ports, fixed for its lifetime. */
+/** How an engine is built: where its configuration comes from, and its ports, fixed for its lifetime. */
 export interface EngineOptions {
-  /** the default sources, installed at the first check and again after markUninitialized() */
+  /**
+   * The configuration in force as a snapshot, asked once at the start of every decision (the application's; see
+   * ConfigSnapshot). Without it the engine builds one from `sources`, `gates` and the flagValues port.
+   */
+  config?: () => ConfigSnapshot;
+  /** the default sources, installed at the first check and again after markUninitialized() (without `config`) */
   sources?: () => RuleSource[];
-  /** the gates in force (read at every check, so a reloaded gates.yaml takes effect at once) */
+  /** the gates in force, read at every decision (without `config`) */
   gates?: () => GateSet;
   ports?: EnginePorts;
 }
+
+/** An entry of the registry: a registered source, or the built-in source of that name in each decision's snapshot. */
+type RegistryEntry = { readonly name: string; readonly source?: RuleSource };
 
 const EMPTY_FLAGS: FlagValues = new Map();
 const NO_PORTS: EnginePorts = { flagValues: () => EMPTY_FLAGS };
@@ -87,79 +117,108 @@ const NO_GATES = (): GateSet => EMPTY_GATES;
  * pending approvals for ASK, consumption of a used approval); `enforce` is `decide` that throws.
  */
 export class PermissionEngine {
-  private sources: RuleSource[] = [];
+  private registry: readonly RegistryEntry[] = [];
+  /** bumped at every change of the registry: a snapshot made before it is not reused */
+  private registryVersion = 0;
   private initialized = false;
-  private readonly defaultSources: () => RuleSource[];
-  private readonly gates: () => GateSet;
+  private readonly config: () => ConfigSnapshot;
   private readonly ports: EnginePorts;
+  private memo: { config: ConfigSnapshot; version: number; snapshot: DecisionSnapshot } | undefined;
 
   constructor(options: EngineOptions = {}) {
-    this.defaultSources = options.sources ?? NO_SOURCES;
-    this.gates = options.gates ?? NO_GATES;
     this.ports = options.ports ?? NO_PORTS;
+    this.config = options.config ?? configOf(options.sources ?? NO_SOURCES, options.gates ?? NO_GATES, () => this.ports.flagValues());
   }
 
   registerSource(source: RuleSource): void {
-    this.ensureInitialized();
+    this.ensureInitialized(this.config());
     if (!source || typeof source.name !== 'string' || source.name === '' || typeof source.rules !== 'function') {
       throw new TypeError('A rule source is an object with a non-empty name and a rules(context) function.');
     }
-    if (this.sources.some((s) => s.name === source.name)) {
+    if (this.registry.some((s) => s.name === source.name)) {
       throw new Error(`A rule source named "${source.name}" is already registered.`);
     }
-    this.sources.push(source);
+    this.setRegistry([...this.registry, { name: source.name, source }]);
   }
 
   unregisterSource(name: string): boolean {
-    this.ensureInitialized();
-    const before = this.sources.length;
-    this.sources = this.sources.filter((s) => s.name !== name);
-    return this.sources.length !== before;
+    this.ensureInitialized(this.config());
+    const before = this.registry.length;
+    this.setRegistry(this.registry.filter((s) => s.name !== name));
+    return this.registry.length !== before;
   }
 
   /** Clear the registry. It stays empty (no lazy defaults) until markUninitialized() or registerSource(). */
   resetSources(): void {
-    this.sources = [];
+    this.setRegistry([]);
     this.initialized = true;
   }
 
   /** The next check installs the default sources again, replacing the registry. */
   markUninitialized(): void {
     this.initialized = false;
+    this.registryVersion++;
   }
 
+  /** The sources a decision taken now would ask, in trace order. */
   listSources(): readonly RuleSource[] {
-    this.ensureInitialized();
-    return this.sources;
+    return this.snapshot().sources;
   }
 
-  private ensureInitialized(): void {
+  private setRegistry(entries: readonly RegistryEntry[]): void {
+    this.registry = entries;
+    this.registryVersion++;
+  }
+
+  private ensureInitialized(config: ConfigSnapshot): void {
     if (this.initialized) return;
-    this.sources = [...this.defaultSources()];
+    // The built-in sources by name: each decision asks the one of its own snapshot.
+    this.registry = config.sources.map((s) => ({ name: s.name }));
+    this.registryVersion++;
     this.initialized = true;
+  }
+
+  /**
+   * The snapshot a decision is taken under: the configuration in force now with the registry applied, frozen. The
+   * same object while neither changes, so a decision costs no allocation for it.
+   */
+  snapshot(): DecisionSnapshot {
+    const config = this.config();
+    this.ensureInitialized(config);
+    const memo = this.memo;
+    if (memo && memo.config === config && memo.version === this.registryVersion) return memo.snapshot;
+    const builtIn = new Map(config.sources.map((s) => [s.name, s]));
+    const sources: RuleSource[] = [];
+    for (const entry of this.registry) {
+      const source = entry.source ?? builtIn.get(entry.name);
+      if (source) sources.push(source);
+    }
+    const snapshot: DecisionSnapshot = Object.freeze({ sources: Object.freeze(sources), gates: config.gates, flags: config.flags, revision: config.revision });
+    this.memo = { config, version: this.registryVersion, snapshot };
+    return snapshot;
   }
 
   /**
    * Build the context the sources see: the input plus flag values and, for tool calls, the approval state.
    * Built field by field rather than by spreading: this runs on every decision, and the spread dominated its cost.
    */
-  private contextFor(input: CheckInput): PermissionContext {
-    const flags = this.ports.flagValues();
+  private contextFor(input: CheckInput, snap: DecisionSnapshot): PermissionContext {
+    const flags = snap.flags;
     if (input.kind !== 'tool') return this.contextWith(input, flags, undefined, undefined);
     // Arguments that cannot be kept exactly are refused before anything reads them (InvalidArguments).
     assertArguments(input.arguments);
-    const gate = this.gateFor(input, flags);
+    const gate = gateFor(snap.gates, input, flags);
     const approval = this.ports.approvalState?.(input, gate);
     if (isPromise(approval)) throw new EngineIsAsync('check');
     return this.contextWith(input, flags, gate, approval);
   }
 
   /** contextFor(), waiting for the approval state when the store answers asynchronously. */
-  private *contextSteps(input: CheckInput): Generator<unknown, PermissionContext, unknown> {
-    const flags = this.ports.flagValues();
+  private *contextSteps(input: CheckInput, snap: DecisionSnapshot): Generator<unknown, PermissionContext, unknown> {
+    const flags = snap.flags;
     if (input.kind !== 'tool') return this.contextWith(input, flags, undefined, undefined);
     assertArguments(input.arguments);
-    const gate = this.gateFor(input, flags);
+    const gate = gateFor(snap.gates, input, flags);
     const approval = (yield this.ports.approvalState?.(input, gate)) as ApprovalState | undefined;
     return this.contextWith(input, flags, gate, approval);
   }
@@ -194,18 +253,8 @@ export class PermissionEngine {
     };
   }
 
-  /** The gate that applies to this tool call: its tool is covered and its condition (if any) holds. */
-  private gateFor(input: ToolContext, flags: FlagValues): CompiledGate | undefined {
-    const gate = gateOfTool(this.gates(), input.tool);
-    if (!gate?.condition) return gate;
-    // A condition that cannot be evaluated gates the call: asking a person is the safe side.
-    return conditionHolds(gate.condition, { ...input, flags }, true) ? gate : undefined;
-  }
-
-  private collect(context: PermissionContext): PermissionRule[] {
-    this.ensureInitialized();
+  private collect(context: PermissionContext, sources: readonly RuleSource[]): PermissionRule[] {
     const trace: PermissionRule[] = [];
-    const sources = this.sources;
     for (let i = 0; i < sources.length; i++) {
       const source = sources[i]!;
       try {
@@ -224,8 +273,9 @@ export class PermissionEngine {
     return trace;
   }
 
-  private evaluate(context: PermissionContext): CheckResult {
-    const trace = this.collect(context);
+  /** The decision of the snapshot's sources for this context; `decisionId` when the decision is being taken. */
+  private evaluate(context: PermissionContext, snap: DecisionSnapshot, decisionId?: string): CheckResult {
+    const trace = this.collect(context, snap.sources);
     // The winner, as winningRule() picks it: the priority decides on its own almost always, so the full comparison
     // (decision order, then the stable tie-break) runs only between rules of the same priority.
     let rule: PermissionRule;
@@ -243,23 +293,22 @@ export class PermissionEngine {
       rule = gateRule(context.gate, context.approval, trace);
     }
     const decision = rule.decision;
-    const result: CheckResult = { decision, rule, trace, ruleSource: ruleSourceOf(rule.attribution), reason: rule.reason };
-    if (context.approval?.id && (decision !== 'ALLOW' || context.approval.status === 'approved')) {
-      result.approvalId = context.approval.id;
-    }
-    return result;
+    const approvalId = context.approval?.id && (decision !== 'ALLOW' || context.approval.status === 'approved') ? context.approval.id : undefined;
+    return { decision, rule, trace, ruleSource: ruleSourceOf(rule.attribution), reason: rule.reason, approvalId, decisionId };
   }
 
   /** The decision for this context, with the winning rule and the trace. Records nothing. */
   check(input: CheckInput): CheckResult {
     if (this.ports.async) throw new EngineIsAsync('check');
-    return this.evaluate(this.contextFor(input));
+    const snap = this.snapshot();
+    return this.evaluate(this.contextFor(input, snap), snap);
   }
 
   /** check(), with a store that answers asynchronously (it reads the call's approval state). Records nothing. */
   async checkAsync(input: CheckInput): Promise<CheckResult> {
-    const context = drive(this.contextSteps(input));
-    return this.evaluate(isPromise(context) ? await context : context);
+    const snap = this.snapshot();
+    const context = drive(this.contextSteps(input, snap));
+    return this.evaluate(isPromise(context) ? await context : context, snap);
   }
 
   /**
@@ -275,15 +324,16 @@ export class PermissionEngine {
   private prepareWith(input: CheckInput, sync: boolean): PreparedCall | Promise<PreparedCall> {
     const hooks = this.ports.callHooks;
     if (input.kind !== 'tool' || !hooks || !hooks.appliesBefore(input.agent, input.tool)) return { input };
-    const context = this.ports.async ? drive(this.contextSteps(input)) : this.contextFor(input);
-    if (isPromise(context)) return context.then((c) => this.prepareFrom(input, c as PermissionContext & ToolContext, sync));
-    return this.prepareFrom(input, context as PermissionContext & ToolContext, sync);
+    const snap = this.snapshot();
+    const context = this.ports.async ? drive(this.contextSteps(input, snap)) : this.contextFor(input, snap);
+    if (isPromise(context)) return context.then((c) => this.prepareFrom(input, c as PermissionContext & ToolContext, snap, sync));
+    return this.prepareFrom(input, context as PermissionContext & ToolContext, snap, sync);
   }
 
-  private prepareFrom(input: CheckInput, context: PermissionContext & ToolContext, sync: boolean): PreparedCall | Promise<PreparedCall> {
-    const result = this.evaluate(context);
-    if (result.decision === 'DENY') return { input };
-    result.decisionId = newDecisionId();
+  private prepareFrom(input: CheckInput, context: PermissionContext & ToolContext, snap: DecisionSnapshot, sync: boolean): PreparedCall | Promise<PreparedCall> {
+    if (this.evaluate(context, snap).decision === 'DENY') return { input };
+    // The hooks hear of the decision as the sources see it, with the id its audit row will carry.
+    const result = this.evaluate(context, snap, newDecisionId());
     const pass = this.ports.callHooks!.before({ context, result }, { sync });
     return isPromise<HookPass>(pass) ? pass.then((p) => preparedOf(input, p, result.decisionId)) : preparedOf(input, pass, result.decisionId);
   }
@@ -314,50 +364,57 @@ export class PermissionEngine {
    */
   commit(prepared: PreparedCall, meta: DecisionMeta = {}): CheckResult {
     if (this.ports.async) throw new EngineIsAsync('decide');
+    const started = performance.now();
     const result = drive(this.commitSteps(prepared, meta));
     if (isPromise(result)) throw new Error('A port of this synchronous engine answered with a promise: declare the store async.');
+    this.ports.observe?.(prepared.input.kind, result, (performance.now() - started) / 1000);
     return result;
   }
 
   /** commit(), with a store that answers asynchronously. */
   async commitAsync(prepared: PreparedCall, meta: DecisionMeta = {}): Promise<CheckResult> {
-    const result = drive(this.commitSteps(prepared, meta));
-    return isPromise<CheckResult>(result) ? await result : result;
+    const started = performance.now();
+    const step = drive(this.commitSteps(prepared, meta));
+    const result = isPromise<CheckResult>(step) ? await step : step;
+    this.ports.observe?.(prepared.input.kind, result, (performance.now() - started) / 1000);
+    return result;
   }
 
-  /** The decision and its consequences, written once for both kinds of store (see steps.ts). */
+  /**
+   * The decision and its consequences, written once for both kinds of store (see steps.ts). Taken under one snapshot,
+   * whose revision its audit row names, whatever is reloaded while a port is awaited.
+   */
   private *commitSteps(prepared: PreparedCall, meta: DecisionMeta): Generator<unknown, CheckResult, unknown> {
     const input = prepared.input;
+    const snap = this.snapshot();
     for (let attempt = 0; attempt < 3; attempt++) {
-      const context = yield* this.contextSteps(input);
-      let result = this.evaluate(context);
-      result.decisionId = attempt === 0 && prepared.decisionId ? prepared.decisionId : newDecisionId();
+      const context = yield* this.contextSteps(input, snap);
+      let result = this.evaluate(context, snap, attempt === 0 && prepared.decisionId ? prepared.decisionId : newDecisionId());
       if (prepared.hooks) result = withHooks(result, prepared.hooks);
-      if (result.decision === 'DENY') return yield* this.recorded(context, result, meta);
+      if (result.decision === 'DENY') return yield* this.recorded(context, result, snap, meta);
       if (result.decision === 'ASK') {
         if (context.kind !== 'tool') {
           // An ASK has no meaning for an HTTP request: nobody can approve it, so it is refused and recorded.
-          return yield* this.recorded(context, { ...result, decision: 'DENY' }, meta);
+          return yield* this.recorded(context, { ...result, decision: 'DENY' }, snap, meta);
         }
         if (context.approval?.status === 'pending' && context.approval.id) {
           // This exact call is already waiting for an operator: answer with that request, nothing to write.
-          result.approvalId = context.approval.id;
-          return yield* this.recorded(context, result, meta);
+          return yield* this.recorded(context, { ...result, approvalId: context.approval.id }, snap, meta);
         }
         if (!this.ports.requestApproval) {
           throw new Error('This engine has no approval store: an ASK decision cannot be turned into a request.');
         }
-        result.approvalId = (yield this.ports.requestApproval(context, result)) as string;
-        return yield* this.recorded(context, result, meta);
+        const approvalId = (yield this.ports.requestApproval(context, result)) as string;
+        return yield* this.recorded(context, { ...result, approvalId }, snap, meta);
       }
       if (context.approval?.status === 'approved' && context.approval.id) {
         // The approval authorises one run. If another caller consumed it first, decide again (it will ask).
         if (!this.ports.consumeApproval || ((yield this.ports.consumeApproval(context.approval.id, context as PermissionContext & ToolContext)) as boolean)) {
-          return yield* this.recorded(context, result, meta);
+          return yield* this.recorded(context, result, snap, meta);
         }
         continue;
       }
-      return yield* this.recorded(context, result, meta);
+      return yield* this.recorded(context, result, snap, meta);
     }
     throw new Error('The approval of this call changed state repeatedly while it was being decided; try again.');
   }
@@ -367,13 +424,24 @@ export class PermissionEngine {
     this.ports.callHooks?.finished?.(call);
   }
 
-  /** Offer the decision to the audit trail; a decision that cannot be recorded is refused (AuditUnavailable). */
-  private *recorded(context: PermissionContext, result: CheckResult, meta: DecisionMeta): Generator<unknown, CheckResult, unknown> {
+  /**
+   * Offer the decision to the audit trail, with the revision of the snapshot it was taken under; a decision that cannot
+   * be recorded is refused (AuditUnavailable). The result is frozen from here on: what was recorded is what is answered.
+   */
+  private *recorded(context: PermissionContext, built: CheckResult, snap: DecisionSnapshot, meta: DecisionMeta): Generator<unknown, CheckResult, unknown> {
+    const result = Object.freeze(built);
     const recorder = this.ports.recorder;
     if (!recorder) return result;
     try {
       // A synchronous recorder throws here; an asynchronous one rejects, and the rejection is thrown in at the yield.
-      yield recorder.record({ kind: context.kind, context: context as PermissionContext & (ToolContext | HttpContext), result, ip: meta.ip, background: meta.background });
+      yield recorder.record({
+        kind: context.kind,
+        context: context as PermissionContext & (ToolContext | HttpContext),
+        result,
+        ip: meta.ip,
+        background: meta.background,
+        revision: snap.revision,
+      });
     } catch (error) {
       throw new AuditUnavailable(error);
     }
@@ -413,18 +481,40 @@ function preparedOf(input: CheckInput, pass: HookPass, decisionId: string | unde
 }
 
 /** The result with what the hooks did: their outcomes, the arguments they changed, and a block as the winning DENY. */
-function withHooks(result: CheckResult, pass: HookPass): CheckResult {
-  result.hooks = pass.outcomes;
+function withHooks(evaluated: CheckResult, pass: HookPass): CheckResult {
   const changedBy = pass.outcomes.filter((o) => o.outcome === 'rewrote').map((o) => o.hook);
-  if (changedBy.length > 0) {
-    result.arguments = pass.arguments;
-    result.argumentsChangedBy = changedBy;
-    result.originalArgumentsSha256 = pass.originalArgumentsSha256;
-  }
+  const result: CheckResult =
+    changedBy.length > 0
+      ? { ...evaluated, hooks: pass.outcomes, arguments: pass.arguments, argumentsChangedBy: changedBy, originalArgumentsSha256: pass.originalArgumentsSha256 }
+      : { ...evaluated, hooks: pass.outcomes };
   if (!pass.blocked || result.decision === 'DENY') return result;
   // The hook's refusal outranks what the sources said (they said ALLOW or ASK: hooks run on nothing else).
   const rule: PermissionRule = { decision: 'DENY', priority: PRIORITY.hook, attribution: { source: 'hook', id: pass.blocked.hook }, reason: pass.blocked.reason };
   return { ...result, decision: 'DENY', rule, trace: [...result.trace, rule], ruleSource: ruleSourceOf(rule.attribution), reason: rule.reason, approvalId: undefined };
+}
+
+/** The gate that applies to this tool call: its tool is covered and its condition (if any) holds. */
+function gateFor(gates: GateSet, input: ToolContext, flags: FlagValues): CompiledGate | undefined {
+  const gate = gateOfTool(gates, input.tool);
+  if (!gate?.condition) return gate;
+  // A condition that cannot be evaluated gates the call: asking a person is the safe side.
+  return conditionHolds(gate.condition, { ...input, flags }, true) ? gate : undefined;
+}
+
+/**
+ * A snapshot source for an engine built from parts (tests, benchmarks, the policy tests' candidate configurations):
+ * the default sources once, the gates and flag values as they are at each decision; the same object while they are.
+ */
+function configOf(sources: () => RuleSource[], gates: () => GateSet, flags: () => FlagValues): () => ConfigSnapshot {
+  let builtIns: readonly RuleSource[] | undefined;
+  let last: ConfigSnapshot | undefined;
+  return () => {
+    builtIns ??= Object.freeze([...sources()]);
+    const g = gates();
+    const f = flags();
+    if (!last || last.gates !== g || last.flags !== f || last.sources !== builtIns) last = Object.freeze({ sources: builtIns, gates: g, flags: f });
+    return last;
+  };
 }
 
 /** The gate's own rule for this call (the HITL source put it in the trace); built here if a plugin replaced that source. */

@@ -20,6 +20,8 @@ export interface DecisionEvent {
    * decision is then not logged even with decision_log_all on. A DENY is recorded whatever this says.
    */
   background?: boolean;
+  /** the policy revision of the snapshot the decision was taken under (absent: the recorder names the one in force) */
+  revision?: string;
 }
 
 /** What the caller of a decision knows beyond its input: where it came from, and whether nobody asked for it. */

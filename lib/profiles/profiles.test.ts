@@ -117,14 +117,14 @@ describe('an active profile', () => {
     expect(r).toMatchObject({ decision: 'DENY', ruleSource: 'policy:bfsi/tuning-capacity-review' });
   });
 
-  it('locks a flag: the environment and a runtime change are refused and recorded, the value holds', () => {
+  it('locks a flag: the environment and a runtime change are refused and recorded, the value holds', async () => {
     const a = app('healthcare', { env: { SWARM_FLAG_DECISION_LOG_ALL: 'false' } });
     const flag = a.flags.get('decision_log_all');
     expect(flag).toMatchObject({ value: true, layer: 'profile', lockedBy: ['healthcare'] });
     expect(a.flags.resolution().problems).toContainEqual(expect.objectContaining({ kind: 'locked_refused', flag: 'decision_log_all', variable: 'SWARM_FLAG_DECISION_LOG_ALL' }));
-    expect(() => changeFlag(a, { name: 'decision_log_all', value: false, reason: 'too many rows' }, admin)).toThrow(/locked on by the compliance profile healthcare/);
+    await expect(changeFlag(a, { name: 'decision_log_all', value: false, reason: 'too many rows' }, admin)).rejects.toThrow(/locked on by the compliance profile healthcare/);
     expect(a.securityEvents.ofType('flag.refused', 1)[0]).toMatchObject({ actor: 'ada', target: 'decision_log_all', outcome: 'refused' });
-    expect(a.flags.history({ name: 'decision_log_all' })).toMatchObject([{ action: 'refused', oldValue: true, newValue: false, changedBy: 'ada' }]);
+    expect(await a.flags.history({ name: 'decision_log_all' })).toMatchObject([{ action: 'refused', oldValue: true, newValue: false, changedBy: 'ada' }]);
     expect(a.flags.get('decision_log_all').value).toBe(true);
   });
 

@@ -14,9 +14,11 @@ const server = useTempServerEnv('reports-api');
 
 const { getSqliteApp } = await import('@/lib/app');
 const { seedTrail } = await import('./report.fixture');
-const pdfRoute = await import('@/app/api/v1/reports/audit.pdf/route');
-const oscalRoute = await import('@/app/api/v1/reports/audit.oscal.json/route');
-const summaryRoute = await import('@/app/api/v1/permissions/denials/summary/route');
+// The handlers Next.js serves (app/api/v1/reports/*/route.ts adapts these entries of the route table).
+const { nextHandlers } = await import('@/lib/http/next-handlers');
+const pdfRoute = nextHandlers('/api/v1/reports/audit.pdf');
+const oscalRoute = nextHandlers('/api/v1/reports/audit.oscal.json');
+const summaryRoute = nextHandlers('/api/v1/permissions/denials/summary');
 
 let auditor = '';
 let viewer = '';
@@ -24,9 +26,9 @@ let period = { from: 0, to: 0 };
 const out = mkdtempSync(join(tmpdir(), 'swarm-report-api-'));
 const day = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
 
-beforeAll(() => {
+beforeAll(async () => {
   const app = getSqliteApp();
-  period = seedTrail(app).period;
+  period = (await seedTrail(app)).period;
   auditor = app.auth.createToken({ username: 'alex' }, 't');
   app.auth.createUser('victor', 'viewer', 'viewer-password');
   viewer = app.auth.createToken({ username: 'victor' }, 't');

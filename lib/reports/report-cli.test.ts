@@ -23,14 +23,14 @@ function swarm(...args: string[]): Promise<CliResult> {
   return runSwarm(args, env);
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'swarm-report-cli-'));
   cpSync(join(ROOT, 'config'), join(dir, 'config'), { recursive: true });
   env = { ...process.env };
   for (const key of Object.keys(env)) if (key.startsWith('SWARM_') || key.startsWith('ML_TEAM_')) delete env[key];
   Object.assign(env, { SWARM_DB: join(dir, 'cli.db'), SWARM_CONFIG_DIR: join(dir, 'config'), SWARM_PROFILE: 'bfsi' });
   app = createApp({ dbPath: join(dir, 'cli.db'), configDir: join(dir, 'config'), env: { SWARM_PROFILE: 'bfsi' }, watchConfig: false });
-  period = seedTrail(app).period;
+  period = (await seedTrail(app)).period;
 });
 
 afterAll(() => {

@@ -25,7 +25,8 @@ import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
 import { AuditRecorder, type DenialInput } from '@/lib/audit/recorder';
 import { revisionOf, RevisionStore, type RevisionContent } from '@/lib/audit/revisions';
 import { AppError } from '@/lib/errors';
-import { PgFlagService } from '@/lib/flags/pg-service';
+import { SqlFlagStore } from '@/lib/flags/store';
+import { PostgresDatabase, SqliteDatabase } from '@/db/dialect';
 import { FlagService } from '@/lib/flags/service';
 import type { AuditEvent, CheckResult, Decision } from '@/lib/permissions';
 import { activeProfiles } from '@/lib/profiles/load';
@@ -88,7 +89,7 @@ const recorderOptions = { revision: () => revision, logAllDecisions: () => true,
 function sqliteSide(db: Db, facts: Omit<ReportFacts, 'flags'>): Side {
   const recorder = new AuditRecorder(db.$client, recorderOptions);
   const revisions = new RevisionStore(db);
-  const flags = new FlagService(db, {}, 0, profiles.locks);
+  const flags = new FlagService(new SqlFlagStore(new SqliteDatabase(db.$client)), { env: {}, locks: profiles.locks });
   // As the application wires them: each transition a security event, a rejection or expiry a denial too.
   const approvals = new ApprovalStore(db, (e) => {
     recorder.record(approvalSecurityEvent(e));
@@ -108,7 +109,7 @@ function sqliteSide(db: Db, facts: Omit<ReportFacts, 'flags'>): Side {
   };
 }
 
-function pgSide(pool: import('pg').Pool, flags: PgFlagService, facts: Omit<ReportFacts, 'flags'>): Side {
+function pgSide(pool: import('pg').Pool, flags: FlagService, facts: Omit<ReportFacts, 'flags'>): Side {
   const recorder = new PgAuditRecorder(pool, { ...recorderOptions, revisionContent: (r) => contents.get(r) });
   const approvals = new PgApprovalStore(pool, async (e, tx) => {
     await recorder.recordIn(tx, approvalSecurityEvent(e));
@@ -296,13 +297,13 @@ const key = loadOrCreateSigningKey(dir);
 const facts = { profiles, revision: () => revisionOf(REVISION_B), verifierKey: () => trustedVerifierKeys(dir, {}) };
 const sides: { SQLite?: Side; PostgreSQL?: Side } = {};
 let sqliteDb: Db;
-let pgFlags: PgFlagService;
+let pgFlags: FlagService;
 
 beforeAll(async () => {
   sqliteDb = openDatabase({ path: join(dir, 'report.db') });
   const name = await pg.freshDatabase('report');
   const pool = pg.pool(name, 4);
-  pgFlags = new PgFlagService({ db: pgDatabase(pool), pool, env: {}, locks: profiles.locks, resyncMs: 60_000 });
+  pgFlags = new FlagService(new SqlFlagStore(new PostgresDatabase(pool)), { env: {}, locks: profiles.locks, resyncMs: 60_000 });
   await pgFlags.start();
   sides.SQLite = sqliteSide(sqliteDb, facts);
   sides.PostgreSQL = pgSide(pool, pgFlags, facts);

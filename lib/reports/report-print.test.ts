@@ -28,7 +28,7 @@ const IDENTIFIERS = ['policy:bfsi/tuning-capacity-review', 'flag:auto_fairness_a
 beforeAll(async () => {
   t = tempApp({ profile: 'bfsi' });
   out = mkdtempSync(join(tmpdir(), 'swarm-print-'));
-  seeded = seedTrail(t.app);
+  seeded = await seedTrail(t.app);
   // The newest rows of the period: a long principal, an absolute path in a refused configuration, an export filtered
   // by a window in epoch seconds (as the API records it).
   const last = seeded.period.to - 30;

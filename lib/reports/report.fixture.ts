@@ -30,7 +30,7 @@ const SHAPES: [agent: string, tool: string, rule: string, reason: string][] = [
 ];
 
 /** Write a week of trail ending tomorrow at midnight UTC: the period is [today - 6 days, tomorrow). */
-export function seedTrail(app: SwarmApp, now = Date.now() / 1000): SeededTrail {
+export async function seedTrail(app: SwarmApp, now = Date.now() / 1000): Promise<SeededTrail> {
   const to = (Math.floor(now / DAY) + 1) * DAY;
   const from = to - 7 * DAY;
   for (const [name, role] of [
@@ -78,9 +78,9 @@ export function seedTrail(app: SwarmApp, now = Date.now() / 1000): SeededTrail {
 
   // Flags: a change with its reason, and a refused attempt to turn a locked flag off.
   const root = { kind: 'user' as const, id: 'root', role: 'admin' as const };
-  changeFlag(app, { name: 'email_notifications', value: !app.flags.values().get('email_notifications'), reason: 'Quarterly fairness review starts.' }, root);
+  await changeFlag(app, { name: 'email_notifications', value: !app.flags.values().get('email_notifications'), reason: 'Quarterly fairness review starts.' }, root);
   try {
-    changeFlag(app, { name: 'decision_log_all', value: false, reason: 'too noisy' }, root);
+    await changeFlag(app, { name: 'decision_log_all', value: false, reason: 'too noisy' }, root);
   } catch {
     // refused and recorded: the flag is locked by the profile
   }

@@ -33,7 +33,7 @@ function pdfToText(bytes: Buffer, args: string[] = []): string {
 beforeAll(async () => {
   t = tempApp({ profile: 'bfsi' });
   out = mkdtempSync(join(tmpdir(), 'swarm-report-'));
-  seeded = seedTrail(t.app);
+  seeded = await seedTrail(t.app);
   pdf = await generateReport(t.app, { period: seeded.period, format: 'pdf', generatedBy: by });
   mainPdf = join(out, 'report.pdf');
   writeFileSync(mainPdf, pdf.bytes);

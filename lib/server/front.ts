@@ -13,17 +13,14 @@ import type { PgSwarmApp } from '@/lib/pg-app';
 import { timingSafeEqual } from 'node:crypto';
 import { Gauge } from 'prom-client';
 import { onWriteIntent } from '@/db/write-intent';
-import { BodyTooLarge, bodyText, MALFORMED_PATH, MAX_BODY_BYTES, requireRole, route, ROUTE_CORE, ROUTE_SPEC, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
-import { allowedMethods, isWellEscaped } from '@/lib/http/route-path';
+import { BodyTooLarge, bodyText, MALFORMED_PATH, MAX_BODY_BYTES, requireRole, route, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
+import { allowedMethods } from '@/lib/http/route-match';
+import { isWellEscaped } from '@/lib/http/route-path';
+import { ROUTES } from '@/lib/http/route-table';
 import { CLIENT_ADDRESS_HEADER, CLIENT_ADDRESS_PROOF_HEADER, clientAddressProof, resolveClientAddress, type TrustedProxies } from '@/lib/http/client-address';
 import { log, logRequest } from '@/lib/ops/log';
 import { INTERNAL_METRICS_PATH, INTERNAL_SECRET_ENV, INTERNAL_SECRET_HEADER } from '@/lib/ops/internal';
 import { mergedText, processMetrics, PROMETHEUS_CONTENT_TYPE, stateRegistry, type MetricsJson } from '@/lib/ops/metrics';
-import * as check from '@/app/api/v1/permissions/check/route';
-import * as batch from '@/app/api/v1/permissions/check/batch/route';
-import * as evaluation from '@/app/access/v1/evaluation/route';
-import * as evaluations from '@/app/access/v1/evaluations/route';
-import * as finished from '@/app/api/v1/permissions/finished/route';
 
 /** A route answered here: its core, and the largest body it reads (its route() spec's). */
 interface DirectRoute {
@@ -31,17 +28,17 @@ interface DirectRoute {
   maxBodyBytes: number;
 }
 
-const direct = (handler: typeof check.POST): DirectRoute => ({ core: handler[ROUTE_CORE], maxBodyBytes: handler[ROUTE_SPEC].maxBodyBytes ?? MAX_BODY_BYTES });
-
-/** The routes answered directly: POST only, bearer token only. */
-export const DIRECT_ROUTES: ReadonlyMap<string, DirectRoute> = new Map([
-  ['/api/v1/permissions/check', direct(check.POST)],
-  ['/api/v1/permissions/check/batch', direct(batch.POST)],
-  ['/access/v1/evaluation', direct(evaluation.POST)],
-  ['/access/v1/evaluations', direct(evaluations.POST)],
-  // agents report each finished call right after it (after_tool_call hooks): as frequent as their checks
-  ['/api/v1/permissions/finished', direct(finished.POST)],
-]);
+/**
+ * The routes answered directly, POST only, bearer token only: the entries of the route table marked `decisionListener`
+ * (the checks, the AuthZEN evaluations, and the finished reports agents send right after each call).
+ */
+export const DIRECT_ROUTES: ReadonlyMap<string, DirectRoute> = new Map(
+  ROUTES.filter((entry) => entry.decisionListener).map((entry) => {
+    const post = entry.methods.POST;
+    if (!post) throw new Error(`The route table marks ${entry.path} for the decision listener, which answers only POST, and it has none.`);
+    return [entry.path, { core: post.route.core, maxBodyBytes: post.route.spec.maxBodyBytes ?? MAX_BODY_BYTES }];
+  }),
+);
 
 /**
  * The methods served at all. Any other (TRACE, CONNECT, PROPFIND…) is answered 405 here: Next.js cannot even build a
@@ -298,30 +295,31 @@ class GroupCommit {
     let unpin: (() => void) | undefined;
     try {
       this.deciding = true;
-      this.app.decisionsHoldTransaction = true;
       unpin = this.app.auth.pinGeneration();
-      for (const p of group) {
-        // Once the group's transaction is open, every decision gets its savepoint before it starts.
-        if (this.open) {
-          this.sql.savepoint.run();
-          this.inSavepoint = true;
+      await this.app.decisions.holdingTransaction(async () => {
+        for (const p of group) {
+          // Once the group's transaction is open, every decision gets its savepoint before it starts.
+          if (this.open) {
+            this.sql.savepoint.run();
+            this.inSavepoint = true;
+          }
+          let answer: ApiAnswer;
+          try {
+            answer = await p.core(this.app, p.request, {});
+          } catch (error) {
+            console.error('The decision listener failed to answer', error);
+            answer = INTERNAL_ERROR;
+          }
+          const failed = !(answer instanceof Response) && answer.status >= 500;
+          if (this.inSavepoint) {
+            if (failed) this.sql.rollbackTo.run();
+            this.sql.release.run();
+            this.inSavepoint = false;
+          }
+          if (failed) this.app.forgetUncommitted();
+          answers.push(answer);
         }
-        let answer: ApiAnswer;
-        try {
-          answer = await p.core(this.app, p.request, {});
-        } catch (error) {
-          console.error('The decision listener failed to answer', error);
-          answer = INTERNAL_ERROR;
-        }
-        const failed = !(answer instanceof Response) && answer.status >= 500;
-        if (this.inSavepoint) {
-          if (failed) this.sql.rollbackTo.run();
-          this.sql.release.run();
-          this.inSavepoint = false;
-        }
-        if (failed) this.app.forgetUncommitted();
-        answers.push(answer);
-      }
+      });
       this.deciding = false;
       if (this.open) this.sql.commit.run();
       committed = true;
@@ -334,7 +332,6 @@ class GroupCommit {
       this.deciding = false;
       this.open = false;
       this.inSavepoint = false;
-      this.app.decisionsHoldTransaction = false;
     }
     group.forEach((p, i) => {
       const answer = committed ? answers[i]! : UNRECORDED;
@@ -423,7 +420,7 @@ export function createFrontServer(options: FrontOptions): FrontServer {
   };
   const metricsCore = route({ role: requireRole('admin') }, async () =>
     new Response(await metricsText(), { headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' } }),
-  )[ROUTE_CORE];
+  ).core;
 
   const serveMetrics = (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const started = performance.now();

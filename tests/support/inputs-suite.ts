@@ -16,7 +16,7 @@ import { createRouteServer } from './route-server';
 const { createFrontServer } = await import('@/lib/server/front');
 const { CLIENT_ADDRESS_HEADER, CLIENT_ADDRESS_PROOF_HEADER, parseTrustedProxies } = await import('@/lib/http/client-address');
 const { refreshLogLevel, setLogSink } = await import('@/lib/ops/log');
-const { ROUTES } = await import('@/lib/http/route-index');
+const { ROUTES } = await import('@/lib/http/route-table');
 const check = await import('@/app/api/v1/permissions/check/route');
 const batch = await import('@/app/api/v1/permissions/check/batch/route');
 const flag = await import('@/app/api/v1/flags/[name]/route');

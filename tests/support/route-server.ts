@@ -1,6 +1,6 @@
 /**
  * The product's route handlers served over node:http, as the Next.js server serves them (without a build): a request
- * is matched with the route index, turned into a web Request (its body streamed), given to the route's handler with
+ * is matched with the route table, turned into a web Request (its body streamed), given to the route's handler with
  * its params, and the Response is written back. What Next.js adds on its way is added here too: x-forwarded-for when
  * the client sent none, and a 500 when it cannot build the Request (TRACE, CONNECT) or decode a param.
  *
@@ -9,8 +9,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { matchRoute } from '@/lib/http/route-path';
-import type { RouteHandler } from './in-process-api';
+import { nextHandler } from '@/lib/http/next-handlers';
+import { matchRoute } from '@/lib/http/route-match';
+import type { HttpMethod } from '@/lib/http/route-table';
 
 function requestOf(req: IncomingMessage): Request {
   const headers = new Headers();
@@ -36,8 +37,9 @@ async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> 
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
   const match = matchRoute(path);
   const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
-  const handler = match ? ((await match.entry.load())[method] as RouteHandler | undefined) : undefined;
-  if (!match || !handler) {
+  // What the entry's adapter in app/ exports for the method (tests/openapi.test.ts holds the adapters to the table).
+  const served = match?.entry.methods[method as HttpMethod];
+  if (!match || !served) {
     res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
     return;
   }
@@ -48,7 +50,7 @@ async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> 
   segments.forEach((s, i) => {
     if (s.startsWith('{')) params[s.slice(1, -1)] = decodeURIComponent(given[i]!);
   });
-  const response = await handler(request, { params: Promise.resolve(params) });
+  const response = await nextHandler(served.route)(request, { params: Promise.resolve(params) });
   const headers: Record<string, string | string[]> = {};
   response.headers.forEach((value, key) => {
     if (key !== 'set-cookie') headers[key] = value;

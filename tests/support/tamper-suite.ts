@@ -23,13 +23,13 @@ import { archiveExtension, loadOrCreateSigningKey, openCheckpoint, originOf, par
 import type { DenialInput } from '@/lib/audit/recorder';
 import { latestInWitnessDir, readWitnessUrl, signedHeadsFile } from '@/lib/audit/witness';
 import { witnessServer } from '@/lib/audit/witness-server';
-import { ROUTE_CORE, toResponse, type ApiRequest } from '@/lib/http/route';
+import { toResponse, type ApiRequest } from '@/lib/http/route';
+import { routeDefinition } from '@/lib/http/route-table';
 import { buildReport } from '@/lib/reports/generate';
 import type { CheckInput } from '@/lib/permissions';
 import { runSwarm, type CliResult } from '@/lib/test-support/cli';
 import { TEST_AGENTS } from '@/lib/test-support/temp-app';
 import { within } from '@/lib/test-support/wait';
-import * as verifyRoute from '@/app/api/v1/audit/verify/route';
 
 /** A connection as an insider has it: statements with `?` placeholders, the append-only triggers not in the way. */
 export interface RawDb {
@@ -136,7 +136,7 @@ export function tamperSuite(target: TamperTarget): void {
       const url = new URL('http://localhost/api/v1/audit/verify');
       const request = new Request(url, { headers: { authorization: `Bearer ${auditorToken}` } });
       const api: ApiRequest = { method: 'GET', path: url.pathname, url, header: (n) => request.headers.get(n), clientAddress: '127.0.0.1', text: async () => '', toRequest: () => request };
-      const res = toResponse(await verifyRoute.GET[ROUTE_CORE](app, api, {}));
+      const res = toResponse(await routeDefinition('/api/v1/audit/verify', 'GET').core(app, api, {}));
       return { status: res.status, body: (await res.json()) as { ok: boolean; failures: { table: string; id: number; problem: string }[] } };
     } finally {
       await app.close();

@@ -1,9 +1,6 @@
-import { evaluate, evaluationSchema, withRequestId } from '@/lib/decisions/authzen';
-import { requireRole, route } from '@/lib/http/route';
+import { nextHandlers } from '@/lib/http/next-handlers';
 
 export const dynamic = 'force-dynamic';
 
-/** AuthZEN Access Evaluation API 1.0: one decision, recorded like a check (see lib/decisions/authzen.ts). */
-export const POST = route({ role: requireRole('viewer'), body: evaluationSchema }, async ({ app, principal, body, ip, header }) =>
-  withRequestId(header, await evaluate(app, principal, body, ip)),
-);
+/** /access/v1/evaluation: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/authzen.ts (POST evaluateAccess). */
+export const { POST } = nextHandlers('/access/v1/evaluation');

@@ -1,7 +1,6 @@
-import { metadata, publicBase } from '@/lib/decisions/authzen';
-import { requireRole, route } from '@/lib/http/route';
+import { nextHandlers } from '@/lib/http/next-handlers';
 
 export const dynamic = 'force-dynamic';
 
-/** AuthZEN PDP metadata, public on purpose; served at /.well-known/authzen-configuration (a rewrite in next.config). */
-export const GET = route({ role: requireRole('anonymous') }, ({ app, request }) => metadata(publicBase(request, app.env)));
+/** /.well-known/authzen-configuration: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/authzen.ts (GET getAuthzenConfiguration). */
+export const { GET } = nextHandlers('/.well-known/authzen-configuration');

@@ -1,9 +1,6 @@
-import { requireRole, route } from '@/lib/http/route';
-import { approvalListQuerySchema } from '@/lib/http/schemas';
+import { nextHandlers } from '@/lib/http/next-handlers';
 
 export const dynamic = 'force-dynamic';
 
-/** Approval requests, filtered by status, gate and agent; pending ones oldest first, with the approvals given so far. */
-export const GET = route({ role: requireRole('auditor'), query: approvalListQuerySchema }, async ({ app, query }) => ({
-  approvals: await app.approvals.toJson(await app.approvals.list(query)),
-}));
+/** /api/v1/approvals: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/approvals.ts (GET listApprovals). */
+export const { GET } = nextHandlers('/api/v1/approvals');

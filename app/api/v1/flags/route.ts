@@ -1,10 +1,6 @@
-import { flagToJson } from '@/lib/flags/view';
-import { requireRole, route } from '@/lib/http/route';
+import { nextHandlers } from '@/lib/http/next-handlers';
 
 export const dynamic = 'force-dynamic';
 
-/** Every flag with its tier, effective value and the layer that decided it, and any configuration problems. */
-export const GET = route({ role: requireRole('viewer') }, ({ app }) => {
-  const resolution = app.flags.resolution();
-  return { flags: [...resolution.flags.values()].map(flagToJson), problems: resolution.problems };
-});
+/** /api/v1/flags: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/flags.ts (GET listFlags). */
+export const { GET } = nextHandlers('/api/v1/flags');

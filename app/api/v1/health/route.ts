@@ -1,6 +1,6 @@
-import { requireRole, route } from '@/lib/http/route';
+import { nextHandlers } from '@/lib/http/next-handlers';
 
 export const dynamic = 'force-dynamic';
 
-/** Liveness, public on purpose. */
-export const GET = route({ role: requireRole('anonymous') }, () => ({ status: 'ok' }));
+/** /api/v1/health: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/operations.ts (GET checkHealth). */
+export const { GET } = nextHandlers('/api/v1/health');

@@ -1,7 +1,6 @@
-import { requireRole, route } from '@/lib/http/route';
-import { openApiDocument } from '@/lib/http/openapi';
+import { nextHandlers } from '@/lib/http/next-handlers';
 
 export const dynamic = 'force-dynamic';
 
-/** The OpenAPI 3.1 document of this API, generated from the routes' roles and zod schemas; public on purpose. */
-export const GET = route({ role: requireRole('anonymous') }, () => openApiDocument());
+/** /api/v1/openapi.json: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/operations.ts (GET getOpenApiDocument). */
+export const { GET } = nextHandlers('/api/v1/openapi.json');

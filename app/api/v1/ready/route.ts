@@ -1,13 +1,6 @@
-import { requireRole, route, Reply } from '@/lib/http/route';
-import { readiness } from '@/lib/ops/ready';
+import { nextHandlers } from '@/lib/http/next-handlers';
 
 export const dynamic = 'force-dynamic';
 
-/**
- * Readiness, public on purpose (load balancers and orchestrators probe it without a token): 200 when the database
- * takes writes, the configuration loaded without error and the background work runs; 503 with the reason otherwise.
- */
-export const GET = route({ role: requireRole('anonymous') }, async ({ app }) => {
-  const r = await readiness(app);
-  return new Reply({ status: r.ready ? 'ready' : 'not_ready', ...(r.reason ? { reason: r.reason } : {}), checks: r.checks }, { status: r.ready ? 200 : 503 });
-});
+/** /api/v1/ready: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/operations.ts (GET checkReadiness). */
+export const { GET } = nextHandlers('/api/v1/ready');

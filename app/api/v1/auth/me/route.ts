@@ -1,10 +1,6 @@
-import { requireRole, route } from '@/lib/http/route';
+import { nextHandlers } from '@/lib/http/next-handlers';
 
 export const dynamic = 'force-dynamic';
 
-export const GET = route({ role: requireRole('viewer') }, ({ principal }) => ({
-  kind: principal.kind,
-  id: principal.id,
-  role: principal.role,
-  agent: principal.agent ?? null,
-}));
+/** /api/v1/auth/me: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/sessions.ts (GET whoAmI). */
+export const { GET } = nextHandlers('/api/v1/auth/me');

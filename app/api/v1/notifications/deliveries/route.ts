@@ -1,21 +1,6 @@
-import { requireRole, route } from '@/lib/http/route';
-import { deliveriesQuerySchema } from '@/lib/notifications/query';
-import { deliveryToJson } from '@/lib/notifications/service';
+import { nextHandlers } from '@/lib/http/next-handlers';
 
 export const dynamic = 'force-dynamic';
 
-/**
- * Every notification queued for a channel (config/notifications.yaml), newest first, with its state (pending, sending,
- * delivered, failed), attempts and the last error. Admins only. Filter by status, channel and event; page with
- * ?before=<next_cursor>.
- */
-export const GET = route({ role: requireRole('admin'), query: deliveriesQuerySchema }, async ({ app, query }) => {
-  const rows = await app.notifications.list(query);
-  return {
-    deliveries: rows.map(deliveryToJson),
-    counts: await app.notifications.counts(),
-    channels: app.notificationsFile.current.channels.map((c) => ({ id: c.id, kind: c.kind, events: c.events })),
-    config: app.notificationsFile.status(),
-    next_cursor: rows.length === query.limit ? String(rows[rows.length - 1]!.id) : null,
-  };
-});
+/** /api/v1/notifications/deliveries: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/notifications.ts (GET listDeliveries). */
+export const { GET } = nextHandlers('/api/v1/notifications/deliveries');

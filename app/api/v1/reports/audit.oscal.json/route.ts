@@ -1,12 +1,8 @@
-import { requireRole, route } from '@/lib/http/route';
-import { reportQuerySchema } from '@/lib/reports/period';
-import { reportResponse } from '../report-response';
+import { nextHandlers } from '@/lib/http/next-handlers';
 
 export const dynamic = 'force-dynamic';
+// jsPDF and node:crypto: the Node.js runtime.
 export const runtime = 'nodejs';
 
-/**
- * The same findings as the PDF as OSCAL 1.1 assessment results (JSON), for GRC tools (auditor and above).
- * Every report generated is a security event.
- */
-export const GET = route({ role: requireRole('auditor'), query: reportQuerySchema }, ({ app, query, principal, ip }) => reportResponse(app, principal, query, 'oscal', ip));
+/** /api/v1/reports/audit.oscal.json: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/reports.ts (GET auditReportOscal). */
+export const { GET } = nextHandlers('/api/v1/reports/audit.oscal.json');

@@ -1,14 +1,8 @@
-import { requireRole, route } from '@/lib/http/route';
-import { reportQuerySchema } from '@/lib/reports/period';
-import { reportResponse } from '../report-response';
+import { nextHandlers } from '@/lib/http/next-handlers';
 
 export const dynamic = 'force-dynamic';
 // jsPDF and node:crypto: the Node.js runtime.
 export const runtime = 'nodejs';
 
-/**
- * The audit report of the period from <= t < to as a PDF (auditor and above): `from` and `to` are dates (midnight
- * UTC) or ISO date-times with an offset; `profile` restricts the control mapping to one active profile.
- * Every report generated is a security event.
- */
-export const GET = route({ role: requireRole('auditor'), query: reportQuerySchema }, ({ app, query, principal, ip }) => reportResponse(app, principal, query, 'pdf', ip));
+/** /api/v1/reports/audit.pdf: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/reports.ts (GET auditReportPdf). */
+export const { GET } = nextHandlers('/api/v1/reports/audit.pdf');

@@ -1,15 +1,6 @@
-import { requireRole, route } from '@/lib/http/route';
-import { denialFacetQuerySchema, denialFilterOf } from '@/lib/http/schemas';
+import { nextHandlers } from '@/lib/http/next-handlers';
 
 export const dynamic = 'force-dynamic';
 
-/**
- * The values of one field (`agent`, `tool` or `rule_source`) among the denials of a filter, those starting with
- * `prefix` (any case), most denials first, each with its count: what the explorer suggests as the auditor types.
- * The field's own filter is left out, so the alternatives show; undeclared agents are values like any other.
- */
-export const GET = route({ role: requireRole('auditor'), query: denialFacetQuerySchema }, async ({ app, query }) => {
-  const { field, prefix, limit, ...rest } = query;
-  const f = await app.denials.facet(field, denialFilterOf(rest), { prefix, limit });
-  return { field: f.field, prefix: f.prefix, values: f.values.map((v) => ({ value: v.value, count: v.count, ...(v.family ? { family: true } : {}) })), total: f.total };
-});
+/** /api/v1/permissions/denials/facets: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/denials.ts (GET listDenialFacetValues). */
+export const { GET } = nextHandlers('/api/v1/permissions/denials/facets');

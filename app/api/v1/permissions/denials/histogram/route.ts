@@ -1,10 +1,6 @@
-import { requireRole, route } from '@/lib/http/route';
-import { denialFilterOf, denialMatchSchema } from '@/lib/http/schemas';
+import { nextHandlers } from '@/lib/http/next-handlers';
 
 export const dynamic = 'force-dynamic';
 
-/** Denials over time for a filter, in buckets of a readable width (UTC days and weeks beyond 8 days), stacked by rule-source family (the explorer's chart). */
-export const GET = route({ role: requireRole('auditor'), query: denialMatchSchema }, async ({ app, query }) => {
-  const h = await app.denials.histogram(denialFilterOf(query));
-  return { from: h.from, to: h.to, bucket_seconds: h.bucketSeconds, families: h.families, buckets: h.buckets };
-});
+/** /api/v1/permissions/denials/histogram: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/denials.ts (GET countDenialsOverTime). */
+export const { GET } = nextHandlers('/api/v1/permissions/denials/histogram');

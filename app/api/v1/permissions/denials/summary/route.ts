@@ -1,16 +1,6 @@
-import { requireRole, route } from '@/lib/http/route';
-import { denialFilterOf, denialMatchSchema } from '@/lib/http/schemas';
+import { nextHandlers } from '@/lib/http/next-handlers';
 
 export const dynamic = 'force-dynamic';
 
-/** The summary of a filter: total denials and the top agents, rule sources and tools (the explorer's cards). */
-export const GET = route({ role: requireRole('auditor'), query: denialMatchSchema }, async ({ app, query }) => {
-  const s = await app.denials.summary(denialFilterOf(query));
-  return {
-    total: s.total,
-    top_agents: s.topAgents,
-    top_rule_sources: s.topRuleSources,
-    top_tools: s.topTools,
-    families: s.families,
-  };
-});
+/** /api/v1/permissions/denials/summary: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/denials.ts (GET summarizeDenials). */
+export const { GET } = nextHandlers('/api/v1/permissions/denials/summary');

@@ -4,20 +4,21 @@
  */
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgDatabase } from '@/db/pg/client';
+import { PostgresDatabase } from '@/db/dialect';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { within } from '@/lib/test-support/wait';
-import { PgFlagService } from './pg-service';
+import { FlagService } from './service';
+import { SqlFlagStore } from './store';
 
 const pg15 = usePostgres();
 let database = '';
-const services: PgFlagService[] = [];
+const services: FlagService[] = [];
 const pools: pg.Pool[] = [];
 
-async function server(): Promise<PgFlagService> {
+async function server(): Promise<FlagService> {
   const pool = pg15.pool(database);
   pools.push(pool);
-  const s = new PgFlagService({ db: pgDatabase(pool), pool, env: {} });
+  const s = new FlagService(new SqlFlagStore(new PostgresDatabase(pool)), { env: {} });
   await s.start();
   services.push(s);
   return s;
@@ -67,7 +68,7 @@ describe('flags on PostgreSQL, several servers', () => {
     const owner = pg15.pool('swarm', 1); // another database of the cluster: the one under test can be closed to connections
     const pool = pg15.pool(database, 1);
     // A pool of one connection: the listener holds a connection of its own, so the pool still serves.
-    const b = new PgFlagService({ db: pgDatabase(pool), pool, env: {}, resyncMs: 600_000 });
+    const b = new FlagService(new SqlFlagStore(new PostgresDatabase(pool)), { env: {}, resyncMs: 600_000 });
     await b.start();
     services.push(b);
     expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);

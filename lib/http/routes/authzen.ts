@@ -1,0 +1,26 @@
+/**
+ * The OpenID AuthZEN Authorization API 1.0 (lib/decisions/authzen.ts): one evaluation, many, and the PDP's metadata.
+ */
+import { evaluate, evaluateMany, evaluationSchema, evaluationsSchema, metadata, publicBase, withRequestId } from '@/lib/decisions/authzen';
+import { AppError } from '@/lib/errors';
+import { requireRole, route } from '../route';
+
+/** AuthZEN Access Evaluation API 1.0: one decision, recorded like a check. */
+export const evaluateAccess = route({ role: requireRole('viewer'), body: evaluationSchema }, async ({ app, principal, body, ip, header }) =>
+  withRequestId(header, await evaluate(app, principal, body, ip)),
+);
+
+/**
+ * AuthZEN Access Evaluations API 1.0: up to 1,000 evaluations in order, one transaction, with
+ * options.evaluations_semantic (execute_all, deny_on_first_deny, permit_on_first_permit). Without `evaluations` it
+ * is one evaluation of the top-level subject, action and resource.
+ */
+export const evaluateAccessMany = route({ role: requireRole('viewer'), body: evaluationsSchema, maxBodyBytes: 4 * 1024 * 1024 }, async ({ app, principal, body, ip, header }) => {
+  if (body.evaluations && body.evaluations.length > 0) return withRequestId(header, await evaluateMany(app, principal, body, ip));
+  const single = evaluationSchema.safeParse(body);
+  if (!single.success) throw new AppError('BAD_REQUEST', 'Without evaluations, the request is one evaluation: subject, action and resource are required.');
+  return withRequestId(header, await evaluate(app, principal, single.data, ip));
+});
+
+/** AuthZEN PDP metadata, public on purpose; served at /.well-known/authzen-configuration (a rewrite in next.config). */
+export const getAuthzenConfiguration = route({ role: requireRole('anonymous') }, ({ app, request }) => metadata(publicBase(request, app.env)));

@@ -1,0 +1,39 @@
+/** Console sessions: sign in, sign out, and who the request is authenticated as. */
+import { passwordLogin, sessionCookieHeader } from '@/lib/auth/login';
+import { errorResponse, requireRole, route, SESSION_COOKIE } from '../route';
+import { loginBodySchema } from '../schemas';
+
+/** Sign in with user name and password; sets an HttpOnly, SameSite=Strict session cookie. */
+export const signIn = route({ role: requireRole('anonymous'), body: loginBodySchema }, async ({ app, body, request, ip }) => {
+  const login = await passwordLogin(app, body, ip);
+  if (!login.ok) {
+    const refused = errorResponse(login.status, login.code, login.message);
+    if (login.retryAfterSeconds !== undefined) refused.headers.set('retry-after', String(login.retryAfterSeconds));
+    return refused;
+  }
+  const secure = new URL(request.url).protocol === 'https:' || request.headers.get('x-forwarded-proto') === 'https';
+  return Response.json(
+    { user: login.user, expires_at: login.expiresAt },
+    { headers: { 'set-cookie': sessionCookieHeader(login.token, secure), 'cache-control': 'no-store' } },
+  );
+});
+
+/** Sign out: the session is deleted on the server and the cookie cleared. */
+export const signOut = route({ role: requireRole('viewer') }, async ({ app, request, principal, ip }) => {
+  const cookie = request.headers.get('cookie') ?? '';
+  const m = new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=([^;]+)`).exec(cookie);
+  if (m) await app.auth.deleteSession(decodeURIComponent(m[1]!));
+  await app.recorder.record({ kind: 'auth', type: 'auth.logout', actor: principal.id, actorRole: principal.role, outcome: 'succeeded', target: principal.id, ip: ip ?? null });
+  return Response.json(
+    { signed_out: true },
+    { headers: { 'set-cookie': `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`, 'cache-control': 'no-store' } },
+  );
+});
+
+/** Who the request is authenticated as. */
+export const whoAmI = route({ role: requireRole('viewer') }, ({ principal }) => ({
+  kind: principal.kind,
+  id: principal.id,
+  role: principal.role,
+  agent: principal.agent ?? null,
+}));
