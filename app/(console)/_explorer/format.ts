@@ -1,8 +1,8 @@
 /**
- * How the explorer writes times and counts. Times are shown in the reader's local zone as an ISO-like date and 24-hour
+ * How the explorers write times and counts. Times are shown in the reader's local zone as an ISO-like date and 24-hour
  * time (sortable, unambiguous across locales), with UTC alongside wherever a time is pointed at.
  */
-import { WINDOW_LABELS, isCustomRange, type ExplorerState } from './url-state';
+import { WINDOW_LABELS, isCustomRange, type TimeWindow } from './time-window';
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
@@ -43,7 +43,7 @@ export function shortDateTime(seconds: number, withTime = true): string {
 }
 
 /** The window of a state in words, for headings: "in the last 7 days", "from 20 Nov 14:00 to 21 Nov 14:00". */
-export function describeWindow(s: ExplorerState): string {
+export function describeWindow(s: TimeWindow): string {
   if (isCustomRange(s)) {
     if (s.from !== undefined && s.to !== undefined) return `from ${shortDateTime(s.from)} to ${shortDateTime(s.to)}`;
     if (s.from !== undefined) return `since ${shortDateTime(s.from)}`;

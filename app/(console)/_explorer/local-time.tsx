@@ -1,7 +1,7 @@
 'use client';
 
 import { useSyncExternalStore } from 'react';
-import { localDateTime, utcDateTime } from '@/app/(console)/denials/_components/format';
+import { localDateTime, utcDateTime } from './format';
 
 const never = () => () => {};
 

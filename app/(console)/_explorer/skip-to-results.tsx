@@ -1,6 +1,6 @@
 'use client';
 
-import styles from '@/app/(console)/denials/denials.module.css';
+import styles from './explorer.module.css';
 
 /**
  * The first stop of the page's own content (after the console's "Skip to content"): it moves the focus to the table's

@@ -1,6 +1,6 @@
 'use client';
 
-import styles from '@/app/(console)/denials/denials.module.css';
+import styles from './explorer.module.css';
 
 /**
  * What a filtered view says when nothing matches: what was asked for, and the two ways out (clear every filter, or keep

@@ -1,7 +1,7 @@
 'use client';
 
 import { useId, useState, type ReactNode } from 'react';
-import styles from '@/app/(console)/denials/denials.module.css';
+import styles from './explorer.module.css';
 
 /**
  * On a phone the filters sit behind a "Filters" button (a disclosure: a real button with aria-expanded, so Enter and

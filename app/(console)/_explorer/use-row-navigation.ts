@@ -5,7 +5,7 @@ import { useEffect, useRef, useState, type FocusEvent, type KeyboardEvent } from
 /**
  * Keyboard navigation of a table whose rows are one tab stop: arrows, Home and End move between rows, Enter or Space
  * opens one. The row open in a panel becomes the current one, and `focusRequest` moves focus back to a row (after the
- * panel closes). Used by the denial explorer and the audit page.
+ * panel closes). The explorers' tables (explorer-table.tsx) take their rows' props from it.
  */
 export function useRowNavigation(
   ids: readonly number[],
