@@ -214,8 +214,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
     const tokens = new Map<string, string>();
     const app = createApp({ dbPath: env.SWARM_DB!, configDir: join(ROOT, 'config'), env });
     try {
-      app.bootstrap();
-      for (const a of agents) tokens.set(a, app.auth.createToken({ agent: a }, 'bench/http.ts'));
+      await app.bootstrap();
+      for (const a of agents) tokens.set(a, await app.auth.createToken({ agent: a }, 'bench/http.ts'));
     } finally {
       app.close();
     }

@@ -389,7 +389,7 @@ export async function runSoakBench(options: SoakOptions = {}): Promise<SoakResul
     // The database and the admin token before the server starts (as the HTTP benchmark does).
     const app = createApp({ dbPath: env.SWARM_DB!, configDir: join(ROOT, 'config'), env });
     try {
-      app.bootstrap();
+      await app.bootstrap();
     } finally {
       app.close();
     }

@@ -26,9 +26,9 @@ beforeAll(async () => {
   ({ dir, dbPath, env } = cliWorkspace('swarm-cli-', 'cli.db'));
 
   app = createApp({ dbPath, configDir: dir, env: {}, watchConfig: false });
-  app.auth.createUser('root', 'admin');
-  app.auth.createUser('olivia', 'operator');
-  app.auth.createUser('victor', 'viewer');
+  await app.auth.createUser('root', 'admin');
+  await app.auth.createUser('olivia', 'operator');
+  await app.auth.createUser('victor', 'viewer');
 
   const now = Date.now() / 1000;
   const denial = (toolName: string, agentName: string, ruleSource: string, reason: string, ageSeconds: number) =>
@@ -80,23 +80,23 @@ describe('swarm users and tokens', () => {
     const tokens = r.stdout.match(TOKEN) ?? [];
     expect(tokens).toHaveLength(1);
     expect(r.stdout).toContain('will not be shown again');
-    expect(app.auth.principalForToken(tokens[0]!)).toEqual({ kind: 'user', id: 'alice', role: 'auditor' });
-    expect(app.auth.verifyLogin('alice', 'correct-horse-battery')?.username).toBe('alice');
+    expect(await app.auth.principalForToken(tokens[0]!)).toEqual({ kind: 'user', id: 'alice', role: 'auditor' });
+    expect((await app.auth.verifyLogin('alice', 'correct-horse-battery'))?.username).toBe('alice');
   });
 
   it('unlocks a user name a profile locked after failed sign-ins, recorded as auth.unlocked', async () => {
     const policy = { afterFailures: 2, lockSeconds: 1800 };
     const now = Date.now() / 1000;
     for (let i = 0; i < 2; i++) {
-      app.loginAttempts.start('user:victor', [], now, policy);
-      app.loginAttempts.failed('user:victor', [], now, policy);
+      await app.loginAttempts.start('user:victor', [], now, policy);
+      await app.loginAttempts.failed('user:victor', [], now, policy);
     }
-    expect(app.loginAttempts.start('user:victor', [], now + 1, policy)).toMatchObject({ kind: 'locked' });
+    expect(await app.loginAttempts.start('user:victor', [], now + 1, policy)).toMatchObject({ kind: 'locked' });
     const r = await swarm('users', 'unlock', 'victor');
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('User name "victor" is unlocked; its failed sign-ins are forgotten.\n');
-    expect(app.loginAttempts.start('user:victor', [], now + 2, policy)).toEqual({ kind: 'go', failures: 0, delayMs: 0 });
-    app.loginAttempts.release('user:victor');
+    expect(await app.loginAttempts.start('user:victor', [], now + 2, policy)).toEqual({ kind: 'go', failures: 0, delayMs: 0 });
+    await app.loginAttempts.release('user:victor');
     expect((await app.securityEvents.ofType('auth.unlocked', 1))[0]).toMatchObject({ target: 'victor', outcome: 'succeeded', actor: expect.stringMatching(/^cli:/) });
   });
 
@@ -105,7 +105,7 @@ describe('swarm users and tokens', () => {
     expect(r.code).toBe(0);
     const tokens = r.stdout.match(TOKEN) ?? [];
     expect(tokens).toHaveLength(1);
-    expect(app.auth.principalForToken(tokens[0]!)).toEqual({ kind: 'agent', id: 'data_cleaner', role: 'viewer', agent: 'data_cleaner' });
+    expect(await app.auth.principalForToken(tokens[0]!)).toEqual({ kind: 'agent', id: 'data_cleaner', role: 'viewer', agent: 'data_cleaner' });
   });
 });
 

@@ -11,7 +11,9 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrationsFolder, openDatabase } from './client';
-import { AuthStore } from '@/lib/auth/store';
+import { SqlAuthStore } from '@/lib/auth/store';
+import { SqliteTokenPrincipals } from '@/lib/auth/tokens-sqlite';
+import { SqliteDatabase } from './dialect';
 
 interface Journal {
   entries: { idx: number; when: number; tag: string }[];
@@ -71,12 +73,12 @@ describe('migrations', () => {
     expect(objects(upgraded)).toEqual(expect.arrayContaining(['table hook_rate_calls', 'index hook_rate_calls_window', 'table auth_generation', 'index approvals_call_newest']));
   });
 
-  it('moves auth_generation with every change to tokens and users, from any connection, and not with other writes', () => {
+  it('moves auth_generation with every change to tokens and users, from any connection, and not with other writes', async () => {
     const file = join(dir, 'auth.db');
     const db = openDatabase({ path: file });
     const other = new Database(file);
     const generation = () => other.prepare('SELECT n FROM auth_generation WHERE id = 1').pluck().get() as number;
-    const auth = new AuthStore(db);
+    const auth = new SqlAuthStore(new SqliteDatabase(db.$client), new SqliteTokenPrincipals(db.$client));
     const steps: [string, () => unknown][] = [
       ['a user created', () => auth.createUser('uma', 'operator', 'operator-password-2')],
       ['a token created', () => auth.createToken({ username: 'uma' }, 'uma')],
@@ -87,7 +89,7 @@ describe('migrations', () => {
     ];
     for (const [what, step] of steps) {
       const before = generation();
-      step();
+      await step();
       expect({ what, moved: generation() > before }).toEqual({ what, moved: true });
     }
     const before = generation();

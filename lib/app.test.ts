@@ -21,32 +21,32 @@ describe('the start', () => {
 });
 
 describe('first start', () => {
-  it('creates the admin once with a random password, shown only in the report', () => {
+  it('creates the admin once with a random password, shown only in the report', async () => {
     t = tempApp();
-    const first = t.app.bootstrap();
+    const first = await t.app.bootstrap();
     expect(first.createdAdmin?.username).toBe('admin');
     expect(first.createdAdmin?.generated).toBe(true);
     expect(first.createdAdmin!.password.length).toBeGreaterThanOrEqual(12);
-    const stored = t.app.auth.findUser('admin')!;
+    const stored = (await t.app.auth.findUser('admin'))!;
     expect(stored.passwordHash).toMatch(/^scrypt\$/);
     expect(stored.passwordHash).not.toContain(first.createdAdmin!.password);
     expect(verifyPassword(first.createdAdmin!.password, stored.passwordHash!)).toBe(true);
-    expect(t.app.bootstrap().createdAdmin).toBeUndefined();
+    expect((await t.app.bootstrap()).createdAdmin).toBeUndefined();
   });
 
-  it('still creates the admin when other users were added before the first start', () => {
+  it('still creates the admin when other users were added before the first start', async () => {
     t = tempApp();
-    t.app.auth.createUser('alex', 'auditor', 'auditor-password');
-    expect(t.app.bootstrap().createdAdmin?.username).toBe('admin');
+    await t.app.auth.createUser('alex', 'auditor', 'auditor-password');
+    expect((await t.app.bootstrap()).createdAdmin?.username).toBe('admin');
   });
 
-  it('uses SWARM_ADMIN_PASSWORD and ensures SWARM_ADMIN_TOKEN as an admin token, stored hashed', () => {
+  it('uses SWARM_ADMIN_PASSWORD and ensures SWARM_ADMIN_TOKEN as an admin token, stored hashed', async () => {
     t = tempApp({ env: { SWARM_ADMIN_PASSWORD: 'chosen-password', SWARM_ADMIN_TOKEN: 'script-token-0123456789' } });
-    const r = t.app.bootstrap();
+    const r = await t.app.bootstrap();
     expect(r.createdAdmin?.generated).toBe(false);
-    expect(t.app.auth.verifyLogin('admin', 'chosen-password')?.role).toBe('admin');
-    expect(t.app.auth.principalForToken('script-token-0123456789')).toMatchObject({ kind: 'user', id: 'admin', role: 'admin' });
-    t.app.bootstrap();
+    expect((await t.app.auth.verifyLogin('admin', 'chosen-password'))?.role).toBe('admin');
+    expect(await t.app.auth.principalForToken('script-token-0123456789')).toMatchObject({ kind: 'user', id: 'admin', role: 'admin' });
+    await t.app.bootstrap();
     const raw = new Database(t.dbPath, { readonly: true });
     try {
       const rows = raw.prepare('SELECT token_hash FROM api_tokens').all() as { token_hash: string }[];
@@ -59,30 +59,30 @@ describe('first start', () => {
 });
 
 describe('sessions and tokens', () => {
-  it('gives an agent token only its own agent, and a user token the user role', () => {
+  it('gives an agent token only its own agent, and a user token the user role', async () => {
     t = tempApp();
-    t.app.auth.createUser('olivia', 'operator', 'operator-password');
-    const user = t.app.auth.createToken({ username: 'olivia' }, 'x');
-    const agent = t.app.auth.createToken({ agent: 'deployer' }, 'x');
-    expect(t.app.auth.principalForToken(user)).toMatchObject({ kind: 'user', role: 'operator' });
-    expect(t.app.auth.principalForToken(agent)).toMatchObject({ kind: 'agent', agent: 'deployer' });
-    expect(t.app.auth.principalForToken('swt_unknown')).toBeUndefined();
+    await t.app.auth.createUser('olivia', 'operator', 'operator-password');
+    const user = await t.app.auth.createToken({ username: 'olivia' }, 'x');
+    const agent = await t.app.auth.createToken({ agent: 'deployer' }, 'x');
+    expect(await t.app.auth.principalForToken(user)).toMatchObject({ kind: 'user', role: 'operator' });
+    expect(await t.app.auth.principalForToken(agent)).toMatchObject({ kind: 'agent', agent: 'deployer' });
+    expect(await t.app.auth.principalForToken('swt_unknown')).toBeUndefined();
   });
 
-  it('ends a session on sign-out', () => {
+  it('ends a session on sign-out', async () => {
     t = tempApp();
-    const u = t.app.auth.createUser('olivia', 'operator', 'operator-password');
-    const s = t.app.auth.createSession(u.id);
-    expect(t.app.auth.principalForSession(s.token)?.id).toBe('olivia');
-    t.app.auth.deleteSession(s.token);
-    expect(t.app.auth.principalForSession(s.token)).toBeUndefined();
+    const u = await t.app.auth.createUser('olivia', 'operator', 'operator-password');
+    const s = await t.app.auth.createSession(u.id);
+    expect((await t.app.auth.principalForSession(s.token))?.id).toBe('olivia');
+    await t.app.auth.deleteSession(s.token);
+    expect(await t.app.auth.principalForSession(s.token)).toBeUndefined();
   });
 
-  it('refuses short passwords and duplicate users with clear errors', () => {
+  it('refuses short passwords and duplicate users with clear errors', async () => {
     t = tempApp();
-    expect(() => t!.app.auth.createUser('a', 'viewer', 'short')).toThrow(/at least 8/);
-    t.app.auth.createUser('a', 'viewer', 'long-enough');
-    expect(() => t!.app.auth.createUser('a', 'viewer', 'long-enough')).toThrow(/already exists/);
+    await expect(t.app.auth.createUser('a', 'viewer', 'short')).rejects.toThrow(/at least 8/);
+    await t.app.auth.createUser('a', 'viewer', 'long-enough');
+    await expect(t.app.auth.createUser('a', 'viewer', 'long-enough')).rejects.toThrow(/already exists/);
   });
 });
 

@@ -19,8 +19,9 @@ import { SqlRevisionStore, type RevisionStore } from './audit/revisions';
 import { Checkpointer as AuditCheckpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from './audit/checkpoints';
 import { witnessTargets } from './audit/witness';
 import { eventListQuery, SqlSecurityEventQueries, type SecurityEventQueries } from './audit/security-events';
-import { AuthStore } from './auth/store';
-import { SqliteLoginAttempts } from './auth/attempts';
+import { SqlAuthStore, type AuthStore } from './auth/store';
+import { SqlLoginAttempts, type LoginAttempts } from './auth/attempts';
+import { SqliteTokenPrincipals } from './auth/tokens-sqlite';
 import { randomPassword } from './auth/secrets';
 import { FlagService } from './flags/service';
 import { OVERRIDES_QUERY, overridesOf, SqlFlagStore } from './flags/store';
@@ -49,8 +50,10 @@ export class SwarmApp extends AppBase {
   readonly approvalPorts: SqliteApprovalPorts;
   readonly flags: FlagService;
   readonly auth: AuthStore;
+  /** the decision path's token lookup: synchronous, cached while auth_generation stays the same */
+  readonly tokens: SqliteTokenPrincipals;
   /** failed sign-ins, locks and the attempt under way per user name, shared with every process on the file */
-  readonly loginAttempts: SqliteLoginAttempts;
+  readonly loginAttempts: LoginAttempts;
   /** queues notifications where events are seen and delivers them in the background (lib/notifications) */
   readonly notifications: NotificationService;
   /** runs the hooks of config/hooks.yaml and those registered in code (registerHook) around every tool call */
@@ -150,10 +153,11 @@ export class SwarmApp extends AppBase {
       onFailure: (f) =>
         this.recorder.record({ kind: 'hook', type: 'hook.failed', actor: 'system', outcome: 'failed', target: f.target ?? null, detail: { hook: f.hook, event: f.event, action: f.action, reason: f.reason } }),
     });
-    this.auth = new AuthStore(this.db, (e) =>
-      this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail }),
-    );
-    this.loginAttempts = new SqliteLoginAttempts(this.db.$client);
+    this.tokens = new SqliteTokenPrincipals(this.db.$client);
+    this.auth = new SqlAuthStore(this.database, this.tokens, (e) => {
+      this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail });
+    });
+    this.loginAttempts = new SqlLoginAttempts(this.database);
     this.engine = this.newEngine();
     this.decisions = new DecisionService({ engine: this.engine, sqlite: this.db.$client, afterRollback: () => this.forgetUncommitted() });
     if (options.sweepApprovals) this.startSweeper();
@@ -261,19 +265,19 @@ export class SwarmApp extends AppBase {
    * random password, returned to be printed once), and make
    * sure SWARM_ADMIN_TOKEN, when set, is a valid admin token.
    */
-  bootstrap(): StartupReport {
+  async bootstrap(): Promise<StartupReport> {
     const report: StartupReport = {};
-    if (!this.auth.hasAdmin()) {
+    if (!(await this.auth.hasAdmin())) {
       const given = this.env.SWARM_ADMIN_PASSWORD;
       const password = given && given.length > 0 ? given : randomPassword();
-      this.auth.createUser('admin', 'admin', password);
+      await this.auth.createUser('admin', 'admin', password);
       report.createdAdmin = { username: 'admin', password, generated: !given };
     }
     const token = this.env.SWARM_ADMIN_TOKEN;
     if (token) {
-      const admin = this.auth.findUser('admin') ?? this.auth.createUser('admin', 'admin');
+      const admin = (await this.auth.findUser('admin')) ?? (await this.auth.createUser('admin', 'admin'));
       if (admin.role !== 'admin') throw new Error('SWARM_ADMIN_TOKEN is set but user "admin" is not an admin.');
-      this.auth.ensureToken(token, { username: 'admin' }, 'SWARM_ADMIN_TOKEN');
+      await this.auth.ensureToken(token, { username: 'admin' }, 'SWARM_ADMIN_TOKEN');
     }
     return report;
   }
@@ -425,9 +429,9 @@ export function getApp(): Promise<App> {
     const options = serverOptions();
     if (parseDbLocation(options.dbPath).kind === 'sqlite') {
       const app = new SwarmApp(options);
-      app.bootstrap();
       g[SQLITE_KEY] = app;
-      g[GLOBAL_KEY] = Promise.resolve(app);
+      // Nothing but SQLite statements: done before the next I/O event, so before the first request is read.
+      g[GLOBAL_KEY] = app.bootstrap().then(() => app);
     } else {
       const opening = (async () => {
         const app = await openApp(options);
@@ -446,6 +450,7 @@ export function getApp(): Promise<App> {
 /** The server's application when SWARM_DB is a SQLite file, synchronously (tests and SQLite-only tools). */
 export function getSqliteApp(): SwarmApp {
   if (parseDbLocation(process.env.SWARM_DB ?? 'data/swarm.db').kind !== 'sqlite') throw new Error('SWARM_DB is not a SQLite file.');
-  void getApp();
+  // (a start that fails is reported to getApp()'s callers)
+  getApp().catch(() => undefined);
   return (globalThis as GlobalWithApp)[SQLITE_KEY]!;
 }

@@ -19,8 +19,9 @@ import { SqlDenialStore, type DenialStore } from './audit/denials/store';
 import { PgAuditRecorder } from './audit/pg-recorder';
 import { SqlRevisionStore, type RevisionStore } from './audit/revisions';
 import { SqlSecurityEventQueries, type SecurityEventQueries } from './audit/security-events';
-import { PgAuthStore } from './auth/pg-store';
-import { PgLoginAttempts } from './auth/pg-attempts';
+import { SqlAuthStore, type AuthStore } from './auth/store';
+import { SqlLoginAttempts, type LoginAttempts } from './auth/attempts';
+import { PostgresTokenPrincipals } from './auth/tokens-postgres';
 import { randomPassword } from './auth/secrets';
 import { FlagService } from './flags/service';
 import { SqlFlagStore } from './flags/store';
@@ -46,9 +47,11 @@ export class PgSwarmApp extends AppBase {
   /** the database through the dialect port, for the stores written once for both databases */
   readonly database: PostgresDatabase;
   readonly approvals: SqlApprovalStore;
-  readonly auth: PgAuthStore;
+  readonly auth: AuthStore;
+  /** the decision path's token lookup: cached, forgotten on every server when tokens or users change (within a second) */
+  readonly tokens: PostgresTokenPrincipals;
   /** failed sign-ins, locks and the attempt under way per user name, shared by the servers */
-  readonly loginAttempts: PgLoginAttempts;
+  readonly loginAttempts: LoginAttempts;
   readonly recorder: PgAuditRecorder;
   readonly revisions: RevisionStore;
   readonly denials: DenialStore;
@@ -129,10 +132,11 @@ export class PgSwarmApp extends AppBase {
           .record({ kind: 'hook', type: 'hook.failed', actor: 'system', outcome: 'failed', target: f.target ?? null, detail: { hook: f.hook, event: f.event, action: f.action, reason: f.reason } })
           .catch((error: unknown) => console.error('Recording a hook failure failed.', error)),
     });
-    this.auth = new PgAuthStore(pool, async (e) => {
+    this.tokens = new PostgresTokenPrincipals(this.database);
+    this.auth = new SqlAuthStore(this.database, this.tokens, async (e) => {
       await this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail });
     });
-    this.loginAttempts = new PgLoginAttempts(pool);
+    this.loginAttempts = new SqlLoginAttempts(this.database);
     this.engine = new PermissionEngine({
         config: () => this.configSnapshot(),
         ports: {
@@ -154,6 +158,7 @@ export class PgSwarmApp extends AppBase {
 
   private async start(): Promise<void> {
     await this.flags.start();
+    await this.tokens.start();
     // Rows of a release that kept arguments in clear, bound by an unkeyed hash: re-bound once, by the first server that
     // has the key (nothing to do, and no key needed, when there are none).
     await this.approvals.rebindLegacy().catch((error: unknown) => console.error('Re-binding the approvals of an earlier release failed; they ask again until it succeeds at a start.', error));
@@ -351,6 +356,7 @@ export class PgSwarmApp extends AppBase {
       await this.sweeperLead?.stop();
       await this.signerLead?.stop();
       await this.flags.stop();
+      await this.tokens.stop();
       await this.pool.end();
     })();
     return this.closed;

@@ -18,9 +18,9 @@ rmSync(signedHeadsFile(keyDirFor(db, process.env), db), { force: true });
 
 const env = { ...process.env, SWARM_DB: db };
 const app = createApp({ dbPath: db, env });
-app.bootstrap();
-for (const u of E2E.users) if (u.username !== 'admin') app.auth.createUser(u.username, u.role, u.password);
-app.auth.ensureToken(E2E.deployerToken, { agent: 'deployer' }, 'e2e deployer agent');
+await app.bootstrap();
+for (const u of E2E.users) if (u.username !== 'admin') await app.auth.createUser(u.username, u.role, u.password);
+await app.auth.ensureToken(E2E.deployerToken, { agent: 'deployer' }, 'e2e deployer agent');
 
 // ---------------------------------------------------------------------------------------------------------------
 // Denial explorer seed (e2e/denials.spec.ts): a history of denials over the three weeks before yesterday, recorded

@@ -33,18 +33,18 @@ let cleanerAgent = '';
 const call = callRoute;
 const json = async (r: Response) => (await r.json()) as Record<string, unknown> & { error?: { code: string; message: string; rule_source?: string } };
 
-beforeAll(() => {
+beforeAll(async () => {
   const app = getSqliteApp();
-  app.auth.createUser('olivia', 'operator', 'operator-password');
-  app.auth.createUser('oscar', 'operator', 'operator-password');
-  app.auth.createUser('victor', 'viewer', 'viewer-password');
-  app.auth.createUser('alex', 'auditor', 'auditor-password');
-  operator = app.auth.createToken({ username: 'olivia' }, 't');
-  operator2 = app.auth.createToken({ username: 'oscar' }, 't');
-  viewer = app.auth.createToken({ username: 'victor' }, 't');
-  auditor = app.auth.createToken({ username: 'alex' }, 't');
-  deployerAgent = app.auth.createToken({ agent: 'deployer' }, 't');
-  cleanerAgent = app.auth.createToken({ agent: 'data_cleaner' }, 't');
+  await app.auth.createUser('olivia', 'operator', 'operator-password');
+  await app.auth.createUser('oscar', 'operator', 'operator-password');
+  await app.auth.createUser('victor', 'viewer', 'viewer-password');
+  await app.auth.createUser('alex', 'auditor', 'auditor-password');
+  operator = await app.auth.createToken({ username: 'olivia' }, 't');
+  operator2 = await app.auth.createToken({ username: 'oscar' }, 't');
+  viewer = await app.auth.createToken({ username: 'victor' }, 't');
+  auditor = await app.auth.createToken({ username: 'alex' }, 't');
+  deployerAgent = await app.auth.createToken({ agent: 'deployer' }, 't');
+  cleanerAgent = await app.auth.createToken({ agent: 'data_cleaner' }, 't');
 });
 afterAll(() => {
   getSqliteApp().close();

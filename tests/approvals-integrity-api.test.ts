@@ -47,11 +47,11 @@ const eventsOf = (id: string) =>
 
 beforeAll(async () => {
   const app = getSqliteApp();
-  app.auth.createUser('olivia', 'operator', 'operator-password');
-  app.auth.createUser('victor', 'viewer', 'viewer-password');
-  operator = app.auth.createToken({ username: 'olivia' }, 't');
-  viewer = app.auth.createToken({ username: 'victor' }, 't');
-  deployer = app.auth.createToken({ agent: 'deployer' }, 't');
+  await app.auth.createUser('olivia', 'operator', 'operator-password');
+  await app.auth.createUser('victor', 'viewer', 'viewer-password');
+  operator = await app.auth.createToken({ username: 'olivia' }, 't');
+  viewer = await app.auth.createToken({ username: 'victor' }, 't');
+  deployer = await app.auth.createToken({ agent: 'deployer' }, 't');
   upstream = createServer((_, res) => res.writeHead(502).end());
   front = createFrontServer({ app, upstream: { host: '127.0.0.1', port: await listen(upstream) } });
   base = `http://127.0.0.1:${await listen(front)}`;

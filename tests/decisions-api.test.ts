@@ -23,13 +23,13 @@ const json = async (r: Response) => (await r.json()) as Json;
 const post = (handler: typeof batch.POST, url: string, body: unknown, token: string, headers: Record<string, string> = {}) =>
   callRoute(handler, url, { method: 'POST', token, body: JSON.stringify(body), headers });
 
-beforeAll(() => {
+beforeAll(async () => {
   const app = getSqliteApp();
-  app.auth.createUser('olivia', 'operator', 'operator-password');
-  app.auth.createUser('victor', 'viewer', 'viewer-password');
-  olivia = app.auth.createToken({ username: 'olivia' }, 't');
-  deployer = app.auth.createToken({ agent: 'deployer' }, 't');
-  trainer = app.auth.createToken({ agent: 'trainer' }, 't');
+  await app.auth.createUser('olivia', 'operator', 'operator-password');
+  await app.auth.createUser('victor', 'viewer', 'viewer-password');
+  olivia = await app.auth.createToken({ username: 'olivia' }, 't');
+  deployer = await app.auth.createToken({ agent: 'deployer' }, 't');
+  trainer = await app.auth.createToken({ agent: 'trainer' }, 't');
 });
 afterAll(() => {
   getSqliteApp().close();

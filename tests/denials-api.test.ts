@@ -49,12 +49,12 @@ const NOW = Date.now() / 1000;
 
 beforeAll(async () => {
   const app = getSqliteApp();
-  app.auth.createUser('alex', 'auditor', 'auditor-password');
-  app.auth.createUser('olivia', 'operator', 'operator-password');
-  app.auth.createUser('victor', 'viewer', 'viewer-password');
-  auditor = app.auth.createToken({ username: 'alex' }, 't');
-  operator = app.auth.createToken({ username: 'olivia' }, 't');
-  viewer = app.auth.createToken({ username: 'victor' }, 't');
+  await app.auth.createUser('alex', 'auditor', 'auditor-password');
+  await app.auth.createUser('olivia', 'operator', 'operator-password');
+  await app.auth.createUser('victor', 'viewer', 'viewer-password');
+  auditor = await app.auth.createToken({ username: 'alex' }, 't');
+  operator = await app.auth.createToken({ username: 'olivia' }, 't');
+  viewer = await app.auth.createToken({ username: 'victor' }, 't');
   // Real denials from the engine: an unlisted tool, a YAML policy rule, a flag that is off by default.
   const checks = [
     { agent: 'data_cleaner', tool: 'deploy_serving', arguments: { model_id: 'm-42', env: 'prod' } },

@@ -26,7 +26,7 @@ const seen: { method?: string; url?: string; headers: IncomingHttpHeaders; body:
 const listen = (s: Server) => new Promise<number>((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port)));
 
 beforeAll(async () => {
-  trainer = getSqliteApp().auth.createToken({ agent: 'trainer' }, 't');
+  trainer = await getSqliteApp().auth.createToken({ agent: 'trainer' }, 't');
   upstream = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -96,7 +96,7 @@ describe('the decision listener', () => {
   });
 
   it('refuses a token revoked by another connection from the next group on, though each group reads the token generation once', async () => {
-    const token = getSqliteApp().auth.createToken({ agent: 'trainer' }, 'revoked-elsewhere');
+    const token = await getSqliteApp().auth.createToken({ agent: 'trainer' }, 'revoked-elsewhere');
     const calls = (n: number) =>
       Promise.all(
         Array.from({ length: n }, () =>

@@ -88,7 +88,7 @@ beforeAll(async () => {
   writeFileSync(join(config, 'hooks.yaml'), hooksYaml(finishedLog));
   env = { SWARM_DB: join(dir, 'hook.db'), SWARM_CONFIG_DIR: config, SWARM_POLICY_FILE: '', SWARM_PROFILE: '', SWARM_URL: '', SWARM_TOKEN: '' };
   app = createApp({ dbPath: env.SWARM_DB!, configDir: config, env });
-  token = app.auth.createToken({ agent: 'claude_code' }, 'claude code hook');
+  token = await app.auth.createToken({ agent: 'claude_code' }, 'claude code hook');
   front = createFrontServer({ app, upstream: { host: '127.0.0.1', port: 1 } });
   await new Promise<void>((r) => front.listen(0, '127.0.0.1', () => r()));
   url = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;

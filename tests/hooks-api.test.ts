@@ -61,8 +61,8 @@ let base = '';
 const proxied: string[] = [];
 
 beforeAll(async () => {
-  deployer = getSqliteApp().auth.createToken({ agent: 'deployer' }, 'd');
-  trainer = getSqliteApp().auth.createToken({ agent: 'trainer' }, 't');
+  deployer = await getSqliteApp().auth.createToken({ agent: 'deployer' }, 'd');
+  trainer = await getSqliteApp().auth.createToken({ agent: 'trainer' }, 't');
   upstream = createServer((req, res) => {
     proxied.push(`${req.method} ${req.url}`);
     req.resume();

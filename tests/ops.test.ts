@@ -37,9 +37,9 @@ const listen = (s: Server) => new Promise<number>((resolve) => s.listen(0, '127.
 
 beforeAll(async () => {
   const app = getSqliteApp();
-  agentToken = app.auth.createToken({ agent: 'data_cleaner' }, 'ops test agent');
-  app.auth.createUser('vera', 'viewer');
-  viewerToken = app.auth.createToken({ username: 'vera' }, 'ops test viewer');
+  agentToken = await app.auth.createToken({ agent: 'data_cleaner' }, 'ops test agent');
+  await app.auth.createUser('vera', 'viewer');
+  viewerToken = await app.auth.createToken({ username: 'vera' }, 'ops test viewer');
   upstream = createServer((req, res) => {
     upstreamSeen.push(req.url);
     if (req.url === '/internal/metrics' && req.headers['x-swarm-internal-secret'] === SECRET) {

@@ -29,13 +29,13 @@ const cases = ROUTES.flatMap((entry) =>
 );
 
 const tokenFor = new Map<Role, string>();
-function token(role: Role): string {
+async function token(role: Role): Promise<string> {
   let t = tokenFor.get(role);
   if (!t) {
     const app = getSqliteApp();
     const name = `sec_${role}`;
-    if (!app.auth.findUser(name) && role !== 'anonymous') app.auth.createUser(name, role as Exclude<Role, 'anonymous'>, 'security-password');
-    t = app.auth.createToken({ username: name }, 'sec');
+    if (!(await app.auth.findUser(name)) && role !== 'anonymous') await app.auth.createUser(name, role as Exclude<Role, 'anonymous'>, 'security-password');
+    t = await app.auth.createToken({ username: name }, 'sec');
     tokenFor.set(role, t);
   }
   return t;
@@ -69,12 +69,12 @@ describe('every route', () => {
 
   it.each(guarded.filter((c) => c.role !== 'viewer'))('$method $url refuses the role just below $role (403)', async (c) => {
     const below = ROLES[ROLES.indexOf(c.role) - 1]!;
-    const r = await send(c, token(below));
+    const r = await send(c, await token(below));
     expect(r.status).toBe(403);
     expect(((await r.json()) as { error: { rule_source: string } }).error.rule_source).toBe(`rbac:${c.role}`);
   });
 
   it.each(guarded)('$method $url never answers 500 to its own role with an empty request', async (c) => {
-    expect((await send(c, token(c.role))).status).toBeLessThan(500);
+    expect((await send(c, await token(c.role))).status).toBeLessThan(500);
   });
 });

@@ -27,7 +27,7 @@ signInSuite('SQLite', getApp, async (app, key) => {
 
 it('keeps the lock and the turn for every process on the file (another server’s Next.js, the CLI)', async () => {
   const mine = getSqliteApp();
-  mine.auth.createUser('petra', 'viewer', 'petra-password');
+  await mine.auth.createUser('petra', 'viewer', 'petra-password');
   const other = createApp({ dbPath: process.env.SWARM_DB!, checkpointsElsewhere: true });
   try {
     for (let i = 0; i < 6; i++) expect(await passwordLogin(i % 2 ? mine : other, { username: 'petra', password: 'wrong' }, undefined)).toMatchObject({ ok: false, status: 401 });

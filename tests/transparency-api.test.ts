@@ -70,12 +70,12 @@ const put = (name: string, body: unknown, token = ADMIN) =>
 const del = (name: string, body: unknown, token = ADMIN) =>
   call(flag.DELETE, `/api/v1/flags/${name}`, { method: 'DELETE', token, params: { name }, body: JSON.stringify(body) });
 
-beforeAll(() => {
+beforeAll(async () => {
   const app = getSqliteApp();
-  app.auth.createUser('victor', 'viewer', 'viewer-password');
-  app.auth.createUser('olivia', 'operator', 'operator-password');
-  viewer = app.auth.createToken({ username: 'victor' }, 't');
-  operator = app.auth.createToken({ username: 'olivia' }, 't');
+  await app.auth.createUser('victor', 'viewer', 'viewer-password');
+  await app.auth.createUser('olivia', 'operator', 'operator-password');
+  viewer = await app.auth.createToken({ username: 'victor' }, 't');
+  operator = await app.auth.createToken({ username: 'olivia' }, 't');
 });
 afterAll(() => {
   getSqliteApp().close();

@@ -23,9 +23,9 @@ let trainer = '';
 
 beforeAll(async () => {
   const app = createApp({ dbPath: process.env.SWARM_DB! });
-  app.bootstrap();
-  cleaner = app.auth.createToken({ agent: 'data_cleaner' }, 'cleaner');
-  trainer = app.auth.createToken({ agent: 'trainer' }, 'trainer');
+  await app.bootstrap();
+  cleaner = await app.auth.createToken({ agent: 'data_cleaner' }, 'cleaner');
+  trainer = await app.auth.createToken({ agent: 'trainer' }, 'trainer');
   app.close();
   pool = spawn(process.execPath, ['--import', 'tsx', 'tests/fixtures/listener-pool.ts', '2'], { env: process.env });
   pool.stderr.on('data', (c: Buffer) => (output += c.toString()));

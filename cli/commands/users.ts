@@ -3,15 +3,8 @@
  * only as a hash. Every change is a security event attributed to the operating-system user who ran the command.
  * On SQLite and on PostgreSQL alike (SWARM_DB).
  */
-import { users } from '@/db/schema';
-import { apiTokens as pgApiTokens, users as pgUsers } from '@/db/pg/schema';
-import { inTransaction, pgDatabase } from '@/db/pg/client';
-import type { PgSwarmApp } from '@/lib/pg-app';
-import { hashPassword, randomToken, sha256 } from '@/lib/auth/secrets';
-import { assertNewUser, tokenOwner, type UserRole } from '@/lib/auth/store';
+import type { UserRole } from '@/lib/auth/store';
 import { unlockUserName } from '@/lib/auth/login';
-import { AppError } from '@/lib/errors';
-import type { App } from '@/lib/app';
 import { parseCommand, expectPositionals, requireOption } from '@/cli/args';
 import { withAnyApp, cliActor, type CliContext, type Io } from '@/cli/context';
 import { CliError, UsageError } from '@/cli/errors';
@@ -45,17 +38,7 @@ export function usersCommand(ctx: CliContext, sub: string | undefined, args: str
   return withAnyApp(ctx, async (app) => {
     const by = cliActor(ctx.env);
     const tokenName = values['token-name'] ?? `created by ${by}`;
-    const created =
-      app.kind === 'postgres'
-        ? await createUserWithTokenPg(app, { name: name!, role, password: values.password, tokenName, by })
-        : app.db.transaction(
-            () => {
-              const user = app.auth.createUser(name!, role, values.password, by);
-              const token = app.auth.createToken({ username: user.username }, tokenName, by);
-              return { user, token };
-            },
-            { behavior: 'immediate' },
-          );
+    const created = await app.auth.createUserWithToken({ username: name!, role, password: values.password }, tokenName, by);
     ctx.io.out(`Created user "${created.user.username}" with role ${created.user.role}${values.password ? ' and a password' : ' (no password: API token only)'}.\n`);
     ctx.io.out(`API token for ${created.user.username}:\n`);
     printToken(ctx.io, created.token, `${created.user.username} (${created.user.role})`);
@@ -64,36 +47,6 @@ export function usersCommand(ctx: CliContext, sub: string | undefined, args: str
     }
     return 0;
   });
-}
-
-/**
- * users add on PostgreSQL: the user, its token and both security events in one transaction, as on SQLite (the store
- * writes each in its own; the rows and events are the store's: lib/auth/pg-store.ts).
- */
-async function createUserWithTokenPg(
-  app: PgSwarmApp,
-  u: { name: string; role: UserRole; password: string | undefined; tokenName: string; by: string },
-): Promise<{ user: typeof pgUsers.$inferSelect; token: string }> {
-  assertNewUser(u.name, u.password);
-  return inTransaction(
-    app.pool,
-    async (tx) => {
-      const now = Date.now() / 1000;
-      const [user] = await tx.db
-        .insert(pgUsers)
-        .values({ username: u.name, role: u.role, passwordHash: u.password ? hashPassword(u.password) : null, createdAt: now })
-        .onConflictDoNothing()
-        .returning();
-      if (!user) throw new AppError('CONFLICT', `User "${u.name}" already exists.`);
-      const event = { kind: 'auth', actor: u.by, outcome: 'succeeded' } as const;
-      await app.recorder.recordIn(tx, { ...event, type: 'user.created', target: u.name, detail: { role: u.role, password: u.password ? 'set' : 'none' } });
-      const token = randomToken('swt');
-      const [row] = await tx.db.insert(pgApiTokens).values({ tokenHash: sha256(token), name: u.tokenName, userId: user.id, agentName: null, createdAt: now }).returning();
-      await app.recorder.recordIn(tx, { ...event, type: 'token.created', target: String(row!.id), detail: { name: u.tokenName, owner: tokenOwner({ username: u.name }) } });
-      return { user, token };
-    },
-    app.options.dbPath,
-  );
 }
 
 function setRole(ctx: CliContext, args: string[]): Promise<number> {
@@ -160,20 +113,10 @@ export function tokensCommand(ctx: CliContext, sub: string | undefined, args: st
   });
 }
 
-/** Every user's name by id, for the OWNER column. */
-async function userNames(app: App): Promise<Map<number, string>> {
-  const rows =
-    app.kind === 'postgres'
-      ? await pgDatabase(app.pool).select({ id: pgUsers.id, username: pgUsers.username }).from(pgUsers)
-      : app.db.select({ id: users.id, username: users.username }).from(users).all();
-  return new Map(rows.map((u) => [u.id, u.username]));
-}
-
 function listTokens(ctx: CliContext, args: string[]): Promise<number> {
   const { positionals } = parseCommand(args, {});
   expectPositionals(positionals, []);
   return withAnyApp(ctx, async (app) => {
-    const names = await userNames(app);
     const rows = await app.auth.listTokens();
     if (rows.length === 0) {
       ctx.io.out('No tokens.\n');
@@ -185,7 +128,7 @@ function listTokens(ctx: CliContext, args: string[]): Promise<number> {
         rows.map((t) => [
           String(t.id),
           cell(t.name, 60),
-          t.agentName ? `agent ${cell(t.agentName, 40)}` : `user ${cell(names.get(t.userId ?? -1) ?? '?', 40)}`,
+          t.agentName ? `agent ${cell(t.agentName, 40)}` : `user ${cell(t.username ?? '?', 40)}`,
           isoTime(t.createdAt),
           t.revokedAt === null ? '' : isoTime(t.revokedAt),
         ]),

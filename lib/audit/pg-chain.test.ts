@@ -129,7 +129,7 @@ describe('swarm db copy: a SQLite trail moved to PostgreSQL', () => {
     try {
       const a = t.app;
       for (let i = 0; i < 30; i++) a.engine.decide({ kind: 'tool', principal: { kind: 'agent', id: 'deployer', role: 'viewer', agent: 'deployer' }, agent: 'deployer', tool: 'train_model', arguments: { i } });
-      a.auth.createUser('olivia', 'operator', 'pw-olivia-123');
+      await a.auth.createUser('olivia', 'operator', 'pw-olivia-123');
       await a.flags.setOverride('cron_scheduler', false, 'olivia', 'maintenance');
       a.checkpointAudit();
       const key = readFileSync(join(t.dir, 'audit-signing-key.pub'), 'utf8');

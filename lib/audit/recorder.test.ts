@@ -129,12 +129,12 @@ describe('what is recorded', () => {
 
   it('records users and tokens created, roles changed and tokens revoked, with who did it', async () => {
     t = tempApp();
-    t.app.auth.createUser('alex', 'auditor', undefined, 'cli:root');
-    t.app.auth.setRole('alex', 'operator', 'cli:root');
-    t.app.auth.createToken({ username: 'alex' }, 'laptop', 'cli:root');
-    const [token] = t.app.auth.listTokens();
-    t.app.auth.revokeToken(token!.id, 'cli:root');
-    expect(t.app.auth.principalForToken('nope')).toBeUndefined();
+    await t.app.auth.createUser('alex', 'auditor', undefined, 'cli:root');
+    await t.app.auth.setRole('alex', 'operator', 'cli:root');
+    await t.app.auth.createToken({ username: 'alex' }, 'laptop', 'cli:root');
+    const [token] = await t.app.auth.listTokens();
+    await t.app.auth.revokeToken(token!.id, 'cli:root');
+    expect(await t.app.auth.principalForToken('nope')).toBeUndefined();
     const events = (await t.app.securityEvents.list({ actor: 'cli:root' })).rows.map((e) => [e.type, e.target]);
     expect(events.reverse()).toEqual([
       ['user.created', 'alex'],

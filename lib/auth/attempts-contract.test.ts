@@ -1,8 +1,8 @@
 /**
- * The sign-in attempts contract, against both stores, each with two connections standing for two processes (the
- * Next.js servers of two servers on one database, or a server and the CLI): SQLite (two connections to one file) and
- * PostgreSQL (two pools on a throwaway cluster this file starts). A turn, a failure or a lock taken through one is in
- * force through the other at once.
+ * The sign-in attempts contract, against the one store on both databases, each with two connections standing for two
+ * processes (the Next.js servers of two servers on one database, or a server and the CLI): SQLite (two connections to
+ * one file) and PostgreSQL (two pools on a throwaway cluster this file starts). A turn, a failure or a lock taken
+ * through one is in force through the other at once.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,17 +10,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '@/db/client';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { SqliteLoginAttempts, type AttemptFailure, type AttemptRow, type AttemptStart, type LockoutPolicy } from './attempts';
-import { PgLoginAttempts } from './pg-attempts';
+import { PostgresDatabase, SqliteDatabase } from '@/db/dialect';
+import { SqlLoginAttempts, type AttemptFailure, type LoginAttempts, type LockoutPolicy } from './attempts';
 
-interface Store {
-  start(userKey: string, otherKeys: readonly string[], now: number, policy?: LockoutPolicy): AttemptStart | Promise<AttemptStart>;
-  failed(userKey: string, otherKeys: readonly string[], now: number, policy?: LockoutPolicy): AttemptFailure | Promise<AttemptFailure>;
-  succeeded(userKey: string): void | Promise<void>;
-  release(userKey: string): void | Promise<void>;
-  unlock(userKey: string, now: number): boolean | Promise<boolean>;
-  get(key: string): AttemptRow | undefined | Promise<AttemptRow | undefined>;
-}
+type Store = LoginAttempts;
 
 const pg15 = usePostgres();
 const cleanups: (() => unknown)[] = [];
@@ -37,11 +30,11 @@ const stores: Record<'SQLite' | 'PostgreSQL', () => Promise<{ a: Store; b: Store
       d2.$client.close();
       rmSync(dir, { recursive: true, force: true });
     });
-    return { a: new SqliteLoginAttempts(d1.$client), b: new SqliteLoginAttempts(d2.$client) };
+    return { a: new SqlLoginAttempts(new SqliteDatabase(d1.$client)), b: new SqlLoginAttempts(new SqliteDatabase(d2.$client)) };
   },
   async PostgreSQL() {
     const name = await pg15.freshDatabase('attempts');
-    return { a: new PgLoginAttempts(pg15.pool(name, 4)), b: new PgLoginAttempts(pg15.pool(name, 4)) };
+    return { a: new SqlLoginAttempts(new PostgresDatabase(pg15.pool(name, 4))), b: new SqlLoginAttempts(new PostgresDatabase(pg15.pool(name, 4))) };
   },
 };
 
@@ -111,5 +104,10 @@ describe.each(Object.keys(stores) as (keyof typeof stores)[])('sign-in attempts 
     expect(await b.unlock('user:alex', 6_010)).toBe(true);
     expect(await a.start('user:alex', [], 6_011)).toEqual({ kind: 'go', failures: 0, delayMs: 0 });
     expect(await a.unlock('user:nobody', 6_011)).toBe(false);
+  });
+
+  it('counts every failure from an address when several user names fail from it at the same moment', async () => {
+    await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).failed(`user:crowd${i}`, ['ip:192.0.2.99'], 7_000)));
+    expect(await a.get('ip:192.0.2.99')).toMatchObject({ failures: 8, lastFailureAt: 7_000 });
   });
 });

@@ -13,11 +13,12 @@
  *   - locked_until: a compliance profile's lock (`sign_in` in profile.yaml; PCI DSS 8.3.4) after N failures in a row:
  *     until then, no password is checked for the name.
  *
- * The verdicts are pure functions of the rows (below), the same for SqliteLoginAttempts (here) and PgLoginAttempts
- * (pg-attempts.ts).
+ * The verdicts are pure functions of the rows (below); one store (SqlLoginAttempts) keeps the rows on either database
+ * over the dialect port, each step one transaction serialised on the user name (`serialise`: PostgreSQL's advisory
+ * lock, SQLite's writer lock), so that two processes never both go on and each counts what the one before committed.
  */
-import type Database from 'better-sqlite3';
-import { announceWrite } from '@/db/write-intent';
+import { sql, type SQL } from 'drizzle-orm';
+import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
 
 /** The first failures cost nothing; then each attempt waits BASE_DELAY_MS, doubling with each failure, up to the cap. */
 export const FREE_ATTEMPTS = 3;
@@ -101,85 +102,97 @@ export function pruneBefore(now: number, policy: LockoutPolicy | undefined): num
   return now - forgetSeconds(policy);
 }
 
-const COLUMNS = 'failures, last_failure_at AS lastFailureAt, locked_until AS lockedUntil, busy_until AS busyUntil';
+const COLUMNS = sql`failures, last_failure_at AS "lastFailureAt", locked_until AS "lockedUntil", busy_until AS "busyUntil"`;
 
-/** The sign-in attempts on SQLite: each step one IMMEDIATE transaction, so that two processes never both go on. */
-export class SqliteLoginAttempts {
-  private readonly read;
-  private readonly write;
-  private readonly remove;
-  private readonly free;
-  private readonly prune;
+/** Failed sign-ins, locks and the attempt under way per user name, shared by every process on the database. */
+export interface LoginAttempts {
+  /** Check the lock and the turn of the user name and, when the attempt may go on, take the name for it. */
+  start(userKey: string, otherKeys: readonly string[], now: number, policy?: LockoutPolicy): Promise<AttemptStart>;
+  /** A failed attempt: counted on every key, the name locked when the policy says so, and freed for the next attempt. */
+  failed(userKey: string, otherKeys: readonly string[], now: number, policy?: LockoutPolicy): Promise<AttemptFailure>;
+  /** A successful attempt: the user name's failures are forgotten (the address keeps its own). */
+  succeeded(userKey: string): Promise<void>;
+  /** The attempt ended without an outcome (the server failed under it): the name is free again. */
+  release(userKey: string): Promise<void>;
+  /** An administrator lifts a lock (and forgets the failures); false when the name was not locked. */
+  unlock(userKey: string, now: number): Promise<boolean>;
+  /** The row of a key (tests, the CLI). */
+  get(key: string): Promise<AttemptRow | undefined>;
+}
+
+/** A key's row; `lock`: the dialect's FOR UPDATE, to hold it until the transaction ends. */
+function* read(tx: TxRunner, key: string, lock: SQL = sql``): TxSteps<AttemptRow | undefined> {
+  return yield* tx.one<AttemptRow>(sql`SELECT ${COLUMNS} FROM login_attempts WHERE key = ${key}${lock}`);
+}
+
+function* put(tx: TxRunner, key: string, r: AttemptRow): TxSteps<void> {
+  yield* tx.run(sql`
+    INSERT INTO login_attempts (key, failures, last_failure_at, locked_until, busy_until) VALUES (${key}, ${r.failures}, ${r.lastFailureAt}, ${r.lockedUntil}, ${r.busyUntil})
+    ON CONFLICT (key) DO UPDATE SET failures = excluded.failures, last_failure_at = excluded.last_failure_at, locked_until = excluded.locked_until, busy_until = excluded.busy_until`);
+}
+
+export class SqlLoginAttempts implements LoginAttempts {
   private failuresSeen = 0;
 
-  constructor(private readonly sqlite: Database.Database) {
-    this.read = sqlite.prepare<[string], AttemptRow>(`SELECT ${COLUMNS} FROM login_attempts WHERE key = ?`);
-    this.write = sqlite.prepare<[string, number, number | null, number | null, number | null]>(
-      'INSERT INTO login_attempts (key, failures, last_failure_at, locked_until, busy_until) VALUES (?, ?, ?, ?, ?) ' +
-        'ON CONFLICT (key) DO UPDATE SET failures = excluded.failures, last_failure_at = excluded.last_failure_at, locked_until = excluded.locked_until, busy_until = excluded.busy_until',
-    );
-    this.remove = sqlite.prepare<[string]>('DELETE FROM login_attempts WHERE key = ?');
-    this.free = sqlite.prepare<[string]>('UPDATE login_attempts SET busy_until = NULL WHERE key = ?');
-    this.prune = sqlite.prepare<[number, number, number]>(
-      'DELETE FROM login_attempts WHERE coalesce(last_failure_at, 0) < ? AND coalesce(locked_until, 0) < ? AND coalesce(busy_until, 0) < ?',
-    );
+  constructor(private readonly db: SqlDatabase) {}
+
+  /** Steps for one user name, on any process, one after the other. */
+  private turn<T>(userKey: string, body: (tx: TxRunner) => TxSteps<T>): Promise<T> {
+    return this.db.transaction(body, { serialise: `sign-in:${userKey}` });
   }
 
-  private transaction<T>(body: () => T): T {
-    announceWrite(this.sqlite);
-    return this.sqlite.inTransaction ? body() : this.sqlite.transaction(body).immediate();
-  }
-
-  private put(key: string, r: AttemptRow): void {
-    this.write.run(key, r.failures, r.lastFailureAt, r.lockedUntil, r.busyUntil);
-  }
-
-  /** Check the lock and the turn of the user name and, when the attempt may go on, take the name for it. */
-  start(userKey: string, otherKeys: readonly string[], now: number, policy?: LockoutPolicy): AttemptStart {
-    return this.transaction(() => {
-      const user = this.read.get(userKey);
-      const verdict = judgeStart(user, otherKeys.map((k) => this.read.get(k)), now, policy);
-      if (verdict.kind === 'go') this.put(userKey, { failures: user?.failures ?? 0, lastFailureAt: user?.lastFailureAt ?? null, lockedUntil: user?.lockedUntil ?? null, busyUntil: leaseUntil(verdict, now) });
+  start(userKey: string, otherKeys: readonly string[], now: number, policy?: LockoutPolicy): Promise<AttemptStart> {
+    return this.turn(userKey, function* (tx) {
+      const user = yield* read(tx, userKey);
+      const others: (AttemptRow | undefined)[] = [];
+      for (const key of otherKeys) others.push(yield* read(tx, key));
+      const verdict = judgeStart(user, others, now, policy);
+      if (verdict.kind === 'go') {
+        yield* tx.run(sql`
+          INSERT INTO login_attempts (key, busy_until) VALUES (${userKey}, ${leaseUntil(verdict, now)})
+          ON CONFLICT (key) DO UPDATE SET busy_until = excluded.busy_until`);
+      }
       return verdict;
     });
   }
 
-  /** A failed attempt: counted on every key, the name locked when the policy says so, and freed for the next attempt. */
-  failed(userKey: string, otherKeys: readonly string[], now: number, policy?: LockoutPolicy): AttemptFailure {
-    const out = this.transaction(() => {
-      for (const key of otherKeys) this.put(key, afterFailure(this.read.get(key), now, policy, false));
-      const user = afterFailure(this.read.get(userKey), now, policy, true);
-      this.put(userKey, user);
+  async failed(userKey: string, otherKeys: readonly string[], now: number, policy?: LockoutPolicy): Promise<AttemptFailure> {
+    const forUpdate = this.db.forUpdate;
+    const out = await this.turn(userKey, function* (tx) {
+      // An address is counted by the attempts of every user name: its row is locked (made first when missing) so that
+      // two names failing at once from one address both count (in one order, so that they never wait for each other).
+      for (const key of [...otherKeys].sort()) {
+        yield* tx.run(sql`INSERT INTO login_attempts (key) VALUES (${key}) ON CONFLICT (key) DO NOTHING`);
+        yield* put(tx, key, afterFailure(yield* read(tx, key, forUpdate), now, policy, false));
+      }
+      const user = afterFailure(yield* read(tx, userKey), now, policy, true);
+      yield* put(tx, userKey, user);
       return { failures: user.failures, lockedUntil: user.lockedUntil !== null && user.lockedUntil > now ? user.lockedUntil : null };
     });
-    if (++this.failuresSeen % PRUNE_EVERY === 0) this.prune.run(pruneBefore(now, policy), now, now);
+    if (++this.failuresSeen % PRUNE_EVERY === 0) {
+      await this.db
+        .run(
+          sql`DELETE FROM login_attempts WHERE coalesce(last_failure_at, 0) < ${pruneBefore(now, policy)} AND coalesce(locked_until, 0) < ${now} AND coalesce(busy_until, 0) < ${now}`,
+        )
+        .catch((error: unknown) => console.error('Pruning old sign-in attempts failed.', error));
+    }
     return out;
   }
 
-  /** A successful attempt: the user name's failures are forgotten (the address keeps its own). */
-  succeeded(userKey: string): void {
-    announceWrite(this.sqlite);
-    this.remove.run(userKey);
+  async succeeded(userKey: string): Promise<void> {
+    await this.db.run(sql`DELETE FROM login_attempts WHERE key = ${userKey}`);
   }
 
-  /** The attempt ended without an outcome (the server failed under it): the name is free again. */
-  release(userKey: string): void {
-    announceWrite(this.sqlite);
-    this.free.run(userKey);
+  async release(userKey: string): Promise<void> {
+    await this.db.run(sql`UPDATE login_attempts SET busy_until = NULL WHERE key = ${userKey}`);
   }
 
-  /** An administrator lifts a lock (and forgets the failures); false when the name was not locked. */
-  unlock(userKey: string, now: number): boolean {
-    return this.transaction(() => {
-      const row = this.read.get(userKey);
-      const locked = row?.lockedUntil != null && row.lockedUntil > now;
-      if (row) this.remove.run(userKey);
-      return locked;
-    });
+  async unlock(userKey: string, now: number): Promise<boolean> {
+    const row = await this.db.one<{ lockedUntil: number | null }>(sql`DELETE FROM login_attempts WHERE key = ${userKey} RETURNING locked_until AS "lockedUntil"`);
+    return row?.lockedUntil != null && row.lockedUntil > now;
   }
 
-  /** The row of a key (tests, the CLI). */
-  get(key: string): AttemptRow | undefined {
-    return this.read.get(key);
+  get(key: string): Promise<AttemptRow | undefined> {
+    return this.db.one<AttemptRow>(sql`SELECT ${COLUMNS} FROM login_attempts WHERE key = ${key}`);
   }
 }

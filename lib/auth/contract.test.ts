@@ -1,39 +1,39 @@
 /**
- * The sign-in store contract, run against both stores: SQLite (two connections to one file) and PostgreSQL (two
- * connection pools to a throwaway cluster this file starts), each pair standing for two servers on one database.
- * Sessions and tokens work on every server; a revocation or a sign-out on one is in force on the other at once.
+ * The sign-in store contract, run against the one store on both databases: SQLite (two connections to one file) and
+ * PostgreSQL (two connection pools to a throwaway cluster this file starts), each pair standing for two servers on one
+ * database, each server with its own token cache as the application wires it (tokens-sqlite.ts, tokens-postgres.ts).
+ * Sessions and tokens work on every server; a sign-out on one is in force on the other at once; a revocation or a role
+ * change is in force at once on the server that made it and within a second on the other, however often the token
+ * was used there before.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '@/db/client';
-import type { UserRow } from '@/db/schema';
-import type { Principal } from '@/lib/permissions';
+import { PostgresDatabase, SqliteDatabase } from '@/db/dialect';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { PgAuthStore } from './pg-store';
-import { AuthStore, type UserRole } from './store';
+import { within } from '@/lib/test-support/wait';
+import { SqlAuthStore, type AuthStore } from './store';
+import type { TokenPrincipals } from './token-cache';
+import { SqliteTokenPrincipals } from './tokens-sqlite';
+import { PostgresTokenPrincipals } from './tokens-postgres';
 
-interface Contract {
-  createUser(username: string, role: UserRole, password?: string): UserRow | Promise<UserRow>;
-  verifyLogin(username: string, password: string): UserRow | undefined | Promise<UserRow | undefined>;
-  createSession(userId: number): { token: string } | Promise<{ token: string }>;
-  deleteSession(token: string): void | Promise<void>;
-  principalForSession(token: string): Principal | undefined | Promise<Principal | undefined>;
-  createToken(owner: { username: string } | { agent: string }, name: string): string | Promise<string>;
-  revokeToken(id: number): unknown;
-  setRole(username: string, role: UserRole): void | Promise<void>;
-  listTokens(): { id: number; name: string }[] | Promise<{ id: number; name: string }[]>;
-  principalForToken(token: string): Principal | undefined | Promise<Principal | undefined>;
+interface Server {
+  store: AuthStore;
+  tokens: TokenPrincipals;
+  /** a statement run on this server's connection, behind the store's back (as psql or sqlite3 by hand) */
+  byHand(query: SQL): Promise<number>;
 }
 
 const pg15 = usePostgres();
 const cleanups: (() => unknown)[] = [];
-afterAll(() => {
-  for (const c of cleanups) c();
+afterAll(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const stores: Record<'SQLite' | 'PostgreSQL', () => Promise<{ a: Contract; b: Contract }>> = {
+const servers: Record<'SQLite' | 'PostgreSQL', () => Promise<{ a: Server; b: Server }>> = {
   async SQLite() {
     const dir = mkdtempSync(join(tmpdir(), 'swarm-auth-'));
     const [d1, d2] = [openDatabase({ path: join(dir, 'a.db') }), openDatabase({ path: join(dir, 'a.db') })];
@@ -42,26 +42,42 @@ const stores: Record<'SQLite' | 'PostgreSQL', () => Promise<{ a: Contract; b: Co
       d2.$client.close();
       rmSync(dir, { recursive: true, force: true });
     });
-    return { a: new AuthStore(d1), b: new AuthStore(d2) };
+    const server = (d: typeof d1): Server => {
+      const db = new SqliteDatabase(d.$client);
+      const tokens = new SqliteTokenPrincipals(d.$client);
+      return { store: new SqlAuthStore(db, tokens), tokens, byHand: (q) => db.run(q) };
+    };
+    return { a: server(d1), b: server(d2) };
   },
   async PostgreSQL() {
     const name = await pg15.freshDatabase('auth');
-    const [p1, p2] = [pg15.pool(name, 3), pg15.pool(name, 3)];
-    return { a: new PgAuthStore(p1), b: new PgAuthStore(p2) };
+    const server = async (): Promise<Server> => {
+      const db = new PostgresDatabase(pg15.pool(name, 3));
+      const tokens = new PostgresTokenPrincipals(db);
+      await tokens.start();
+      cleanups.push(() => tokens.stop());
+      return { store: new SqlAuthStore(db, tokens), tokens, byHand: (q) => db.run(q) };
+    };
+    return { a: await server(), b: await server() };
   },
 };
 
-describe.each(Object.keys(stores) as (keyof typeof stores)[])('sign-in on %s, two servers', (kind) => {
-  let a: Contract;
-  let b: Contract;
+describe.each(Object.keys(servers) as (keyof typeof servers)[])('sign-in on %s, two servers', (kind) => {
+  let a: AuthStore;
+  let b: AuthStore;
+  let serverA: Server;
+  let serverB: Server;
   beforeAll(async () => {
-    ({ a, b } = await stores[kind]());
+    ({ a: serverA, b: serverB } = await servers[kind]());
+    ({ store: a } = serverA);
+    ({ store: b } = serverB);
   });
 
   it('opens a session on one server that the other accepts, and ends it everywhere at once', async () => {
     await a.createUser('olivia', 'operator', 'operator-password-1');
     const user = (await b.verifyLogin('olivia', 'operator-password-1'))!;
     expect(user.username).toBe('olivia');
+    expect(user.disabled).toBe(false);
     expect(await b.verifyLogin('olivia', 'wrong-password')).toBeUndefined();
     const { token } = await b.createSession(user.id);
     expect(await a.principalForSession(token)).toEqual({ kind: 'user', id: 'olivia', role: 'operator' });
@@ -74,30 +90,72 @@ describe.each(Object.keys(stores) as (keyof typeof stores)[])('sign-in on %s, tw
     expect(await b.principalForToken(agentToken)).toEqual({ kind: 'agent', id: 'deployer', role: 'viewer', agent: 'deployer' });
     const id = (await b.listTokens()).find((t) => t.name === 'deployer on server a')!.id;
     await b.revokeToken(id);
-    expect(await a.principalForToken(agentToken)).toBeUndefined();
-    await expect(Promise.resolve().then(() => a.revokeToken(id))).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect(await b.principalForToken(agentToken)).toBeUndefined();
+    await within(1_000, async () => (await a.principalForToken(agentToken)) === undefined);
+    await expect(a.revokeToken(id)).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(a.revokeToken(999_999)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     expect(await a.principalForToken('swt_not-a-token')).toBeUndefined();
   });
 
-  it('refuses a token the moment another server revokes it, and follows a role change made there, however often it was used before', async () => {
-    // Both servers have used the token many times (the SQLite store keeps the principals of tokens it has seen).
+  it('follows a role change and refuses a revoked token on the other server within a second, however often it was used there', async () => {
     await a.createUser('uma', 'operator', 'operator-password-2');
     const userToken = await a.createToken({ username: 'uma' }, 'uma on server a');
     for (let i = 0; i < 3; i++) {
       expect(await a.principalForToken(userToken)).toEqual({ kind: 'user', id: 'uma', role: 'operator' });
       expect(await b.principalForToken(userToken)).toEqual({ kind: 'user', id: 'uma', role: 'operator' });
     }
+    // Both servers keep the token now: what follows is the cache being told, not a first lookup.
+    expect([serverA.tokens.knownTokens, serverB.tokens.knownTokens]).toEqual([expect.any(Number), expect.any(Number)]);
+    expect(Math.min(serverA.tokens.knownTokens, serverB.tokens.knownTokens)).toBeGreaterThan(0);
+
     await b.setRole('uma', 'auditor');
-    expect(await a.principalForToken(userToken)).toEqual({ kind: 'user', id: 'uma', role: 'auditor' });
+    expect(await b.principalForToken(userToken)).toEqual({ kind: 'user', id: 'uma', role: 'auditor' });
+    const roleMs = await within(1_000, async () => (await a.principalForToken(userToken))?.role === 'auditor');
     const id = (await a.listTokens()).find((t) => t.name === 'uma on server a')!.id;
     await b.revokeToken(id);
-    expect(await a.principalForToken(userToken)).toBeUndefined();
     expect(await b.principalForToken(userToken)).toBeUndefined();
+    const revokeMs = await within(1_000, async () => (await a.principalForToken(userToken)) === undefined);
+    // SQLite reads the generation row on every lookup: at once. PostgreSQL hears the change feed in milliseconds.
+    if (kind === 'SQLite') expect([roleMs, revokeMs].every((ms) => ms < 5)).toBe(true);
+  });
+
+  it('refuses within a second a token whose user was disabled by hand (no store told anyone)', async () => {
+    await a.createUser('dora', 'viewer');
+    const token = await a.createToken({ username: 'dora' }, 'dora');
+    for (let i = 0; i < 3; i++) expect(await a.principalForToken(token)).toEqual({ kind: 'user', id: 'dora', role: 'viewer' });
+    await serverB.byHand(sql`UPDATE users SET disabled = ${true} WHERE username = 'dora'`);
+    await within(1_100, async () => (await a.principalForToken(token)) === undefined);
+    expect(await b.verifyLogin('dora', 'anything')).toBeUndefined();
   });
 
   it('creates a user once when two servers try at the same moment', async () => {
-    const tries = await Promise.allSettled([Promise.resolve().then(() => a.createUser('alex', 'auditor')), Promise.resolve().then(() => b.createUser('alex', 'auditor'))]);
+    const tries = await Promise.allSettled([a.createUser('alex', 'auditor'), b.createUser('alex', 'auditor')]);
     expect(tries.filter((t) => t.status === 'fulfilled')).toHaveLength(1);
     expect((tries.find((t) => t.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ code: 'CONFLICT' });
+  });
+
+  it('creates a user with a token, both or neither, and lists each token with its user', async () => {
+    const { user, token } = await a.createUserWithToken({ username: 'ines', role: 'operator', password: 'operator-password-3' }, 'ines laptop');
+    expect(user).toMatchObject({ username: 'ines', role: 'operator', disabled: false });
+    expect(await b.principalForToken(token)).toEqual({ kind: 'user', id: 'ines', role: 'operator' });
+    const before = (await b.listTokens()).length;
+    await expect(b.createUserWithToken({ username: 'ines', role: 'admin' }, 'second')).rejects.toMatchObject({ code: 'CONFLICT' });
+    const listed = await b.listTokens();
+    expect(listed).toHaveLength(before);
+    expect(listed.find((t) => t.name === 'ines laptop')).toMatchObject({ username: 'ines', agentName: null, revokedAt: null });
+    expect(listed.find((t) => t.name === 'deployer on server a')).toMatchObject({ username: null, agentName: 'deployer' });
+    expect((await a.findUser('ines'))?.role).toBe('operator');
+  });
+
+  it('makes SWARM_ADMIN_TOKEN once when two servers start with it at once, and counts users and admins', async () => {
+    const admin = 'admin-token-of-the-contract-0123';
+    expect(await a.hasAdmin()).toBe(false);
+    await a.createUser('root', 'admin');
+    await Promise.all([a.ensureToken(admin, { username: 'root' }, 'SWARM_ADMIN_TOKEN'), b.ensureToken(admin, { username: 'root' }, 'SWARM_ADMIN_TOKEN')]);
+    expect((await a.listTokens()).filter((t) => t.name === 'SWARM_ADMIN_TOKEN')).toHaveLength(1);
+    expect(await b.principalForToken(admin)).toEqual({ kind: 'user', id: 'root', role: 'admin' });
+    expect(await b.hasAdmin()).toBe(true);
+    expect(await b.userCount()).toBe(6);
+    await expect(a.ensureToken('short', { username: 'root' }, 'x')).rejects.toMatchObject({ code: 'BAD_REQUEST' });
   });
 });

@@ -1,22 +1,39 @@
 /**
- * Users, browser sessions and API tokens. Passwords are scrypt hashes; session ids and tokens are stored as sha-256
- * hashes and shown once.
+ * Users, browser sessions and API tokens, one store for SQLite and PostgreSQL over the dialect port (db/dialect.ts).
+ * Passwords are scrypt hashes; session ids and tokens are stored as sha-256 hashes and shown once. Several servers (or
+ * processes) on one database share everything here: a session opened on one and a token created on another work on
+ * every one; a sign-out ends the session everywhere at once (sessions are looked up on every request), and a revoked
+ * token or a changed role is in force everywhere within a second (token-cache.ts: every change is published on the
+ * change feed, and each process's token cache forgets).
  */
-import { and, count, desc, eq, gt, isNull, lt, sql } from 'drizzle-orm';
-import type Database from 'better-sqlite3';
-import type { Db } from '@/db/client';
-import { BoundedCache } from '@/lib/bounded-cache';
-import { apiTokens, sessions, users, type ApiTokenRow, type UserRow } from '@/db/schema';
+import { sql } from 'drizzle-orm';
+import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
+import type { ApiTokenRow, UserRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import type { AuthEventType, Principal, Role } from '@/lib/permissions';
 import { DUMMY_PASSWORD_HASH, hashPassword, randomToken, sha256, verifyPassword } from './secrets';
+import { AUTH_CHANNEL, type TokenPrincipals } from './token-cache';
+
+export { MAX_KNOWN_TOKENS, principalOfToken } from './token-cache';
 
 export type UserRole = Exclude<Role, 'anonymous'>;
 export const SESSION_TTL_SECONDS = 12 * 60 * 60;
 const now = () => Date.now() / 1000;
 
-/** Told of every change to users and tokens, so that each is a security event (who did it: `by`). */
-export type AuthListener = (event: { type: AuthEventType; by: string; target: string; detail: Record<string, unknown> }) => void;
+/** What a change to users and tokens tells, so that each is a security event (who did it: `by`). */
+export interface AuthEvent {
+  type: AuthEventType;
+  by: string;
+  target: string;
+  detail: Record<string, unknown>;
+}
+/** Told of every change to users and tokens once it committed; a listener that fails makes the call fail. */
+export type AuthListener = (event: AuthEvent) => void | Promise<void>;
+
+export type TokenOwner = { username: string } | { agent: string };
+
+/** A token as listed: its row and the name of its user (null for an agent's token). */
+export type ListedToken = ApiTokenRow & { username: string | null };
 
 /** A user name and an optional password a new user may have; throws 400 otherwise. */
 export function assertNewUser(username: string, password: string | undefined): void {
@@ -30,204 +47,230 @@ export function assertPassword(password: string): void {
   if (password.length < 8) throw new AppError('BAD_REQUEST', 'A password has at least 8 characters.');
 }
 
-/** The principal of a token row (joined with its user): an agent, an enabled user, or nobody. */
-export function principalOfToken(row: { agentName: string | null; username: string | null; role: UserRole | null; disabled: boolean | null } | undefined): Principal | undefined {
-  if (!row) return undefined;
-  if (row.agentName) return { kind: 'agent', id: row.agentName, role: 'viewer', agent: row.agentName };
-  if (!row.username || !row.role || row.disabled) return undefined;
-  return { kind: 'user', id: row.username, role: row.role };
-}
-
 /** The principal of a live session row (joined with its user), unless the user is disabled. */
-export function principalOfSession(row: { username: string; role: UserRole; disabled: boolean } | undefined): Principal | undefined {
-  if (!row || row.disabled) return undefined;
+export function principalOfSession(row: { username: string; role: UserRole; disabled: unknown } | undefined): Principal | undefined {
+  if (!row || row.disabled === true || row.disabled === 1) return undefined;
   return { kind: 'user', id: row.username, role: row.role };
 }
 
 /** What a token's owner is, in the security event that records the token. */
-export const tokenOwner = (owner: { username: string } | { agent: string }) => ('username' in owner ? owner.username : `agent:${owner.agent}`);
+export const tokenOwner = (owner: TokenOwner) => ('username' in owner ? owner.username : `agent:${owner.agent}`);
 
-/**
- * The most token principals kept between changes of the database (about 2 MB at most). Only tokens that exist are
- * kept, but there may be many (one per agent); the least recently used are forgotten and looked up again.
- */
-export const MAX_KNOWN_TOKENS = 10_000;
+/** Users, sessions and tokens, on either database. */
+export interface AuthStore {
+  userCount(): Promise<number>;
+  /** True when an enabled admin exists. */
+  hasAdmin(): Promise<boolean>;
+  findUser(username: string): Promise<UserRow | undefined>;
+  /** 400 for a bad name or password, 409 when the name is taken (also by another server at the same moment) */
+  createUser(username: string, role: UserRole, password?: string, by?: string): Promise<UserRow>;
+  /** A user and a token for it, both or neither (`swarm users add`); the token is shown once. */
+  createUserWithToken(user: { username: string; role: UserRole; password?: string }, tokenName: string, by?: string): Promise<{ user: UserRow; token: string }>;
+  setPassword(username: string, password: string): Promise<void>;
+  setRole(username: string, role: UserRole, by?: string): Promise<void>;
+  /** The user for a correct password, else undefined. Takes the same time whether or not the user exists. */
+  verifyLogin(username: string, password: string): Promise<UserRow | undefined>;
+  createSession(userId: number): Promise<{ token: string; expiresAt: number }>;
+  deleteSession(token: string): Promise<void>;
+  principalForSession(token: string): Promise<Principal | undefined>;
+  /** A token for a user (acts with the user's role) or for an agent (acts only as that agent). Shown once. */
+  createToken(owner: TokenOwner, name: string, by?: string): Promise<string>;
+  /** Every token (without secrets: only hashes are stored), newest first, with the name of the user it acts for. */
+  listTokens(): Promise<ListedToken[]>;
+  /** Revoke a token: it stops authenticating everywhere. 404 for an unknown id, 409 when it was revoked already. */
+  revokeToken(id: number, by?: string): Promise<ApiTokenRow>;
+  /** Make sure a token with this exact value exists (SWARM_ADMIN_TOKEN); idempotent, also when servers start at once. */
+  ensureToken(token: string, owner: TokenOwner, name: string, by?: string): Promise<void>;
+  principalForToken(token: string): Promise<Principal | undefined>;
+}
 
-export class AuthStore {
-  /**
-   * The lookups every API request makes, prepared once (measured: building and preparing the query on each call cost
-   * ~380 µs a request; prepared, a few µs).
-   */
-  private readonly tokenLookup;
-  private readonly sessionLookup;
-  /**
-   * The principals of the tokens seen, valid while auth_generation.n stays the same: the triggers of migration 0009
-   * move it with every change to api_tokens and users, by any connection of any process (another listener worker,
-   * the console revoking a token or disabling a user), so a revoked token is refused at once, as without the cache.
-   * The token lookup and its SHA-256 were about a tenth of the decision listener's time; reading the one row is a
-   * fraction of that. Unknown tokens are not kept.
-   */
-  private readonly generation: Database.Statement<[], number>;
-  private readonly known: BoundedCache<string, Principal>;
-  private knownAt = -1;
-  /** the generation read once for a group of decisions (pinGeneration), else undefined: read on every lookup */
-  private pinned: number | undefined;
+const USER_COLUMNS = sql`id, username, role, password_hash AS "passwordHash", created_at AS "createdAt", disabled`;
+const TOKEN_COLUMNS = sql`id, token_hash AS "tokenHash", name, user_id AS "userId", agent_name AS "agentName", created_at AS "createdAt", revoked_at AS "revokedAt"`;
 
+/** A user row as either database returns it (SQLite: the boolean as 0 or 1). */
+const userRow = (r: Omit<UserRow, 'disabled'> & { disabled: unknown }): UserRow => ({ ...r, disabled: r.disabled === true || r.disabled === 1 });
+
+export class SqlAuthStore implements AuthStore {
   constructor(
-    private readonly db: Db,
+    private readonly db: SqlDatabase,
+    /** the decision path's token lookup (token-cache.ts), told of this store's changes at once */
+    private readonly tokens: TokenPrincipals,
     private readonly onEvent: AuthListener = () => {},
-    options: { maxKnownTokens?: number } = {},
-  ) {
-    this.known = new BoundedCache(options.maxKnownTokens ?? MAX_KNOWN_TOKENS);
-    this.tokenLookup = db
-      .select({ agentName: apiTokens.agentName, username: users.username, role: users.role, disabled: users.disabled })
-      .from(apiTokens)
-      .leftJoin(users, eq(users.id, apiTokens.userId))
-      .where(and(eq(apiTokens.tokenHash, sql.placeholder('hash')), isNull(apiTokens.revokedAt)))
-      .prepare();
-    this.sessionLookup = db
-      .select({ username: users.username, role: users.role, disabled: users.disabled })
-      .from(sessions)
-      .innerJoin(users, eq(users.id, sessions.userId))
-      .where(and(eq(sessions.idHash, sql.placeholder('hash')), gt(sessions.expiresAt, sql.placeholder('now'))))
-      .prepare();
-    this.generation = db.$client.prepare<[], number>('SELECT n FROM auth_generation WHERE id = 1').pluck();
+  ) {}
+
+  async userCount(): Promise<number> {
+    return Number((await this.db.one<{ n: number | string }>(sql`SELECT count(*) AS n FROM users`))?.n ?? 0);
   }
 
-  userCount(): number {
-    return this.db.select({ n: count() }).from(users).get()?.n ?? 0;
+  async hasAdmin(): Promise<boolean> {
+    return (await this.db.one(sql`SELECT id FROM users WHERE role = 'admin' AND disabled = ${false} LIMIT 1`)) !== undefined;
   }
 
-  /** True when an enabled admin with a password exists. */
-  hasAdmin(): boolean {
-    return this.db.select({ id: users.id }).from(users).where(and(eq(users.role, 'admin'), eq(users.disabled, false))).limit(1).get() !== undefined;
+  async findUser(username: string): Promise<UserRow | undefined> {
+    const row = await this.db.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE username = ${username}`);
+    return row && userRow(row);
   }
 
-  findUser(username: string): UserRow | undefined {
-    return this.db.select().from(users).where(eq(users.username, username)).get();
-  }
-
-  createUser(username: string, role: UserRole, password?: string, by = 'system'): UserRow {
+  async createUser(username: string, role: UserRole, password?: string, by = 'system'): Promise<UserRow> {
     assertNewUser(username, password);
-    if (this.findUser(username)) throw new AppError('CONFLICT', `User "${username}" already exists.`);
-    const user = this.db
-      .insert(users)
-      .values({ username, role, passwordHash: password ? hashPassword(password) : null, createdAt: now() })
-      .returning()
-      .get();
-    this.onEvent({ type: 'user.created', by, target: username, detail: { role, password: password ? 'set' : 'none' } });
+    const user = await this.changing(function* (tx) {
+      return yield* insertUser(tx, username, role, password);
+    });
+    await this.onEvent(userCreated(user, password, by));
     return user;
   }
 
-  setPassword(username: string, password: string): void {
+  async createUserWithToken(u: { username: string; role: UserRole; password?: string }, tokenName: string, by = 'system'): Promise<{ user: UserRow; token: string }> {
+    assertNewUser(u.username, u.password);
+    const token = randomToken('swt');
+    const { user, tokenId } = await this.changing(function* (tx) {
+      const user = yield* insertUser(tx, u.username, u.role, u.password);
+      const tokenId = yield* insertToken(tx, token, { username: user.username }, tokenName);
+      return { user, tokenId: tokenId! };
+    });
+    await this.onEvent(userCreated(user, u.password, by));
+    await this.onEvent(tokenCreated(tokenId, tokenName, { username: user.username }, by));
+    return { user, token };
+  }
+
+  async setPassword(username: string, password: string): Promise<void> {
     assertPassword(password);
-    const res = this.db.update(users).set({ passwordHash: hashPassword(password) }).where(eq(users.username, username)).run();
-    if (res.changes !== 1) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
+    const changed = await this.db.run(sql`UPDATE users SET password_hash = ${hashPassword(password)} WHERE username = ${username}`);
+    if (changed !== 1) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
   }
 
-  setRole(username: string, role: UserRole, by = 'system'): void {
-    const before = this.findUser(username);
-    if (!before) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
-    this.db.update(users).set({ role }).where(eq(users.username, username)).run();
-    this.onEvent({ type: 'user.role_changed', by, target: username, detail: { from: before.role, to: role } });
+  async setRole(username: string, role: UserRole, by = 'system'): Promise<void> {
+    const db = this.db;
+    const from = await this.changing(function* (tx) {
+      const before = yield* tx.one<{ role: UserRole }>(sql`SELECT role FROM users WHERE username = ${username}${db.forUpdate}`);
+      if (!before) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
+      yield* tx.run(sql`UPDATE users SET role = ${role} WHERE username = ${username}`);
+      return before.role;
+    });
+    await this.onEvent({ type: 'user.role_changed', by, target: username, detail: { from, to: role } });
   }
 
-  /** The user for a correct password, else undefined. Takes the same time whether or not the user exists. */
-  verifyLogin(username: string, password: string): UserRow | undefined {
-    const user = this.findUser(username);
+  async verifyLogin(username: string, password: string): Promise<UserRow | undefined> {
+    const user = await this.findUser(username);
     const ok = verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     return ok && user && user.passwordHash && !user.disabled ? user : undefined;
   }
 
-  createSession(userId: number): { token: string; expiresAt: number } {
+  async createSession(userId: number): Promise<{ token: string; expiresAt: number }> {
     const token = randomToken('sws');
-    const expiresAt = now() + SESSION_TTL_SECONDS;
-    this.db.delete(sessions).where(lt(sessions.expiresAt, now())).run();
-    this.db.insert(sessions).values({ idHash: sha256(token), userId, createdAt: now(), expiresAt }).run();
+    const at = now();
+    const expiresAt = at + SESSION_TTL_SECONDS;
+    await this.db.transaction(function* (tx) {
+      yield* tx.run(sql`DELETE FROM sessions WHERE expires_at < ${at}`);
+      yield* tx.run(sql`INSERT INTO sessions (id_hash, user_id, created_at, expires_at) VALUES (${sha256(token)}, ${userId}, ${at}, ${expiresAt})`);
+    });
     return { token, expiresAt };
   }
 
-  deleteSession(token: string): void {
-    this.db.delete(sessions).where(eq(sessions.idHash, sha256(token))).run();
+  async deleteSession(token: string): Promise<void> {
+    await this.db.run(sql`DELETE FROM sessions WHERE id_hash = ${sha256(token)}`);
   }
 
-  principalForSession(token: string): Principal | undefined {
-    return principalOfSession(this.sessionLookup.get({ hash: sha256(token), now: now() }));
+  async principalForSession(token: string): Promise<Principal | undefined> {
+    return principalOfSession(
+      await this.db.one(sql`
+        SELECT u.username AS "username", u.role AS "role", u.disabled AS "disabled"
+        FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.id_hash = ${sha256(token)} AND s.expires_at > ${now()}`),
+    );
   }
 
-  /** A token for a user (acts with the user's role) or for an agent (acts only as that agent). Shown once. */
-  createToken(owner: { username: string } | { agent: string }, name: string, by = 'system'): string {
+  async createToken(owner: TokenOwner, name: string, by = 'system'): Promise<string> {
     const token = randomToken('swt');
-    this.insertToken(token, owner, name, by);
+    await this.addToken(token, owner, name, by);
     return token;
   }
 
-  /** Every token (without secrets: only hashes are stored), newest first. */
-  listTokens(): ApiTokenRow[] {
-    return this.db.select().from(apiTokens).orderBy(desc(apiTokens.id)).all();
+  async listTokens(): Promise<ListedToken[]> {
+    return this.db.all<ListedToken>(sql`
+      SELECT ${TOKEN_COLUMNS}, (SELECT username FROM users u WHERE u.id = api_tokens.user_id) AS "username"
+      FROM api_tokens ORDER BY id DESC`);
   }
 
-  /** Revoke a token: it stops authenticating at once. 404 for an unknown id, 409 when it was revoked already. */
-  revokeToken(id: number, by = 'system'): ApiTokenRow {
-    const row = this.db.select().from(apiTokens).where(eq(apiTokens.id, id)).get();
-    if (!row) throw new AppError('NOT_FOUND', `There is no token ${id}.`);
-    if (row.revokedAt !== null) throw new AppError('CONFLICT', `Token ${id} was revoked already.`);
-    const revoked = this.db.update(apiTokens).set({ revokedAt: now() }).where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt))).returning().get()!;
-    this.onEvent({ type: 'token.revoked', by, target: String(id), detail: { name: row.name, owner: row.agentName ? `agent:${row.agentName}` : `user#${row.userId}` } });
+  async revokeToken(id: number, by = 'system'): Promise<ApiTokenRow> {
+    const revoked = await this.changing(function* (tx) {
+      const row = yield* tx.one<ApiTokenRow>(sql`UPDATE api_tokens SET revoked_at = ${now()} WHERE id = ${id} AND revoked_at IS NULL RETURNING ${TOKEN_COLUMNS}`);
+      if (row) return row;
+      const exists = yield* tx.one(sql`SELECT id FROM api_tokens WHERE id = ${id}`);
+      throw exists ? new AppError('CONFLICT', `Token ${id} was revoked already.`) : new AppError('NOT_FOUND', `There is no token ${id}.`);
+    });
+    await this.onEvent({ type: 'token.revoked', by, target: String(id), detail: { name: revoked.name, owner: revoked.agentName ? `agent:${revoked.agentName}` : `user#${revoked.userId}` } });
     return revoked;
   }
 
-  /** Make sure a token with this exact value exists (SWARM_ADMIN_TOKEN); idempotent. */
-  ensureToken(token: string, owner: { username: string } | { agent: string }, name: string, by = 'system'): void {
+  async ensureToken(token: string, owner: TokenOwner, name: string, by = 'system'): Promise<void> {
     if (token.length < 16) throw new AppError('BAD_REQUEST', `The token for "${name}" must have at least 16 characters.`);
-    const existing = this.db.select().from(apiTokens).where(eq(apiTokens.tokenHash, sha256(token))).get();
-    if (!existing) this.insertToken(token, owner, name, by);
+    await this.addToken(token, owner, name, by);
   }
 
-  private insertToken(token: string, owner: { username: string } | { agent: string }, name: string, by: string): void {
-    let userId: number | null = null;
-    let agentName: string | null = null;
-    if ('username' in owner) {
-      const user = this.findUser(owner.username);
-      if (!user) throw new AppError('NOT_FOUND', `There is no user "${owner.username}".`);
-      userId = user.id;
-    } else {
-      agentName = owner.agent;
-    }
-    const row = this.db.insert(apiTokens).values({ tokenHash: sha256(token), name, userId, agentName, createdAt: now() }).returning().get();
-    this.onEvent({ type: 'token.created', by, target: String(row.id), detail: { name, owner: tokenOwner(owner) } });
+  async principalForToken(token: string): Promise<Principal | undefined> {
+    return this.tokens.principalForToken(token);
+  }
+
+  /** Store a token's hash for its owner and record it; a token that exists already is left alone (ensureToken). */
+  private async addToken(token: string, owner: TokenOwner, name: string, by: string): Promise<void> {
+    const id = await this.changing(function* (tx) {
+      return yield* insertToken(tx, token, owner, name);
+    });
+    if (id !== undefined) await this.onEvent(tokenCreated(id, name, owner, by));
   }
 
   /**
-   * Read the generation once for a group of decisions that runs without yielding to other I/O (the decision
-   * listener's group commit), instead of once per token lookup; the returned function ends it. Every request of the
-   * group arrived before this read, so a change committed before it is in force for all of them, and one committed
-   * while the group runs is concurrent with its requests. Nothing in such a group changes tokens or users.
+   * A change to users or tokens: one transaction that publishes itself on the change feed (every server's token cache
+   * forgets), and this process forgets at once, before the caller goes on.
    */
-  pinGeneration(): () => void {
-    this.pinned = this.generation.get()!;
-    return () => {
-      this.pinned = undefined;
-    };
-  }
-
-  /** tokens whose principal is kept now (at most MAX_KNOWN_TOKENS) */
-  get knownTokens(): number {
-    return this.known.size;
-  }
-
-  principalForToken(token: string): Principal | undefined {
-    const generation = this.pinned ?? this.generation.get()!;
-    if (generation !== this.knownAt) {
-      this.known.clear();
-      this.knownAt = generation;
+  private async changing<T>(body: (tx: TxRunner) => TxSteps<T>): Promise<T> {
+    try {
+      return await this.db.transaction(function* (tx) {
+        const out = yield* body(tx);
+        yield* tx.publish(AUTH_CHANNEL);
+        return out;
+      });
+    } finally {
+      this.tokens.forget();
     }
-    const seen = this.known.get(token);
-    if (seen) return seen;
-    const principal = principalOfToken(this.tokenLookup.get({ hash: sha256(token) }));
-    if (principal) {
-      this.known.set(token, Object.freeze(principal));
-    }
-    return principal;
   }
 }
+
+/** A new user; 409 when the name is taken (the unique name decides between two servers creating it at once). */
+function* insertUser(tx: TxRunner, username: string, role: UserRole, password: string | undefined): TxSteps<UserRow> {
+  const row = yield* tx.one<UserRow>(sql`
+    INSERT INTO users (username, role, password_hash, created_at) VALUES (${username}, ${role}, ${password ? hashPassword(password) : null}, ${now()})
+    ON CONFLICT (username) DO NOTHING RETURNING ${USER_COLUMNS}`);
+  if (!row) throw new AppError('CONFLICT', `User "${username}" already exists.`);
+  return userRow(row);
+}
+
+/** A token's hash for its owner: its id, or undefined when this exact token exists already. */
+function* insertToken(tx: TxRunner, token: string, owner: TokenOwner, name: string): TxSteps<number | undefined> {
+  let userId: number | null = null;
+  if ('username' in owner) {
+    const user = yield* tx.one<{ id: number }>(sql`SELECT id FROM users WHERE username = ${owner.username}`);
+    if (!user) throw new AppError('NOT_FOUND', `There is no user "${owner.username}".`);
+    userId = user.id;
+  }
+  const agentName = 'agent' in owner ? owner.agent : null;
+  const row = yield* tx.one<{ id: number }>(sql`
+    INSERT INTO api_tokens (token_hash, name, user_id, agent_name, created_at) VALUES (${sha256(token)}, ${name}, ${userId}, ${agentName}, ${now()})
+    ON CONFLICT (token_hash) DO NOTHING RETURNING id`);
+  return row?.id;
+}
+
+const userCreated = (user: UserRow, password: string | undefined, by: string): AuthEvent => ({
+  type: 'user.created',
+  by,
+  target: user.username,
+  detail: { role: user.role, password: password ? 'set' : 'none' },
+});
+
+const tokenCreated = (id: number, name: string, owner: TokenOwner, by: string): AuthEvent => ({
+  type: 'token.created',
+  by,
+  target: String(id),
+  detail: { name, owner: tokenOwner(owner) },
+});

@@ -197,7 +197,7 @@ describe('before_tool_call: block, rewrite, rate_limit', () => {
     expect(asked.decision).toBe('ASK');
     const request = (await a.approvals.get(asked.approvalId!))!;
     expect(JSON.parse(request.argumentsCanonical)).toEqual({ env: 'prod', model_id: 'm-7', region: 'eu-west-1' });
-    a.auth.createUser('olivia', 'operator', 'pw-olivia-123');
+    await a.auth.createUser('olivia', 'operator', 'pw-olivia-123');
     await a.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'ok');
     const ran = a.engine.decide(call('deploy_serving', sent));
     expect(ran).toMatchObject({ decision: 'ALLOW', approvalId: asked.approvalId, arguments: { model_id: 'm-7', env: 'prod', region: 'eu-west-1' } });
@@ -400,7 +400,7 @@ describe('reports: approval_requested, approval_decided, denied, after_tool_call
       { gates },
     );
     const asked = a.engine.decide(call('deploy_serving', { model_id: 'm-1', env: 'prod', notify: 'ops@example.com' }));
-    a.auth.createUser('olivia', 'operator', 'pw-olivia-123');
+    await a.auth.createUser('olivia', 'operator', 'pw-olivia-123');
     await a.approvals.reject(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'Not this week.');
     a.engine.decide(call('train_model', {}));
     const runtime = new AgentRuntime(a.engine, a.approvals, 'mailer', [{ name: 'lookup', description: 'l', schema: z.object({ q: z.string() }), run: async (x: unknown) => ({ found: (x as { q: string }).q }) }]);

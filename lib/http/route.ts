@@ -193,7 +193,7 @@ export function authenticate(app: App, request: Pick<ApiRequest, 'header'>): Aut
   if (auth) {
     const m = /^Bearer\s+(\S+)$/i.exec(auth);
     if (!m) return INVALID;
-    const p = app.auth.principalForToken(m[1]!);
+    const p = app.tokens.principalForToken(m[1]!);
     return isPromise(p) ? p.then((found) => authenticated(found, 'token')) : authenticated(p, 'token');
   }
   const session = readCookie(request, SESSION_COOKIE);

@@ -29,9 +29,9 @@ const day = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);
 beforeAll(async () => {
   const app = getSqliteApp();
   period = (await seedTrail(app)).period;
-  auditor = app.auth.createToken({ username: 'alex' }, 't');
-  app.auth.createUser('victor', 'viewer', 'viewer-password');
-  viewer = app.auth.createToken({ username: 'victor' }, 't');
+  auditor = await app.auth.createToken({ username: 'alex' }, 't');
+  await app.auth.createUser('victor', 'viewer', 'viewer-password');
+  viewer = await app.auth.createToken({ username: 'victor' }, 't');
 });
 
 afterAll(() => {

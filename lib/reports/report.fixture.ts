@@ -39,7 +39,7 @@ export async function seedTrail(app: SwarmApp, now = Date.now() / 1000): Promise
     ['oscar', 'operator'],
     ['root', 'admin'],
   ] as const) {
-    if (!app.auth.findUser(name)) app.auth.createUser(name, role, `${name}-password-123`);
+    if (!(await app.auth.findUser(name))) await app.auth.createUser(name, role, `${name}-password-123`);
   }
   const byAgent = new Map<string, number>();
   let inPeriod = 0;

@@ -295,7 +295,7 @@ class GroupCommit {
     let unpin: (() => void) | undefined;
     try {
       this.deciding = true;
-      unpin = this.app.auth.pinGeneration();
+      unpin = this.app.tokens.pinGeneration();
       await this.app.decisions.holdingTransaction(async () => {
         for (const p of group) {
           // Once the group's transaction is open, every decision gets its savepoint before it starts.

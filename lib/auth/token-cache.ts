@@ -1,0 +1,102 @@
+/**
+ * The decision path's port from a bearer token to its principal, and the cache both databases keep behind it.
+ *
+ * Every API call names its token, and the decision listener answers thousands a second: looking each one up (its
+ * SHA-256, a join of api_tokens and users) was about a tenth of an allowed check on SQLite and a round trip per request
+ * on PostgreSQL. So each process keeps the principals of the tokens it has seen, and forgets them when tokens or users
+ * change anywhere:
+ *
+ * - SQLite (tokens-sqlite.ts, synchronous): the triggers of migration 0009 move auth_generation.n with every change to
+ *   api_tokens and users, by any connection of any process; reading that one row per lookup (or once per group of
+ *   decisions) costs a fraction of the lookup, and a change is in force at once.
+ * - PostgreSQL (tokens-postgres.ts): the auth store publishes every change to tokens and users on the change feed
+ *   (AUTH_CHANNEL, NOTIFY), and every server forgets what it kept when it hears of one (within milliseconds); and no
+ *   principal is kept longer than TOKEN_TTL_MS after the lookup that found it, so a change the feed does not carry (a
+ *   user disabled by hand in psql, a feed connection that dropped) is in force on every server within a second too.
+ *
+ * Only tokens that exist are kept (a spray of guessed tokens is looked up each time and keeps nothing), at most
+ * MAX_KNOWN_TOKENS of them (bounded memory, issue 23).
+ */
+import { sql, type SQL } from 'drizzle-orm';
+import { BoundedCache } from '@/lib/bounded-cache';
+import type { Principal, Role } from '@/lib/permissions';
+
+/**
+ * The most token principals kept between changes of the database (about 2 MB at most). Only tokens that exist are
+ * kept, but there may be many (one per agent); the least recently used are forgotten and looked up again.
+ */
+export const MAX_KNOWN_TOKENS = 10_000;
+
+/** The channel of the change feed on which every change to tokens and users is published. */
+export const AUTH_CHANNEL = 'swarm_auth';
+
+/** A token row joined with its user, as the lookup reads it (SQLite answers the boolean as 0 or 1). */
+export interface TokenRow {
+  agentName: string | null;
+  username: string | null;
+  role: Exclude<Role, 'anonymous'> | null;
+  disabled: unknown;
+}
+
+/** The lookup of a token's hash: one statement, the same on both databases (each prepares it once). */
+export const tokenPrincipalQuery = (hash: string): SQL =>
+  sql`SELECT t.agent_name AS "agentName", u.username AS "username", u.role AS "role", u.disabled AS "disabled"
+      FROM api_tokens t LEFT JOIN users u ON u.id = t.user_id
+      WHERE t.token_hash = ${hash} AND t.revoked_at IS NULL`;
+
+/** The principal of a token row (joined with its user): an agent, an enabled user, or nobody. */
+export function principalOfToken(row: TokenRow | undefined): Principal | undefined {
+  if (!row) return undefined;
+  if (row.agentName) return { kind: 'agent', id: row.agentName, role: 'viewer', agent: row.agentName };
+  if (!row.username || !row.role || row.disabled === true || row.disabled === 1) return undefined;
+  return { kind: 'user', id: row.username, role: row.role };
+}
+
+/** What the auth store needs of the port: the lookup, and to say that this process changed tokens or users. */
+export interface TokenPrincipals {
+  /** synchronous on SQLite (the decision listener's group commit), a promise on PostgreSQL */
+  principalForToken(token: string): Principal | undefined | Promise<Principal | undefined>;
+  /** forget every principal kept, at once (this process changed tokens or users) */
+  forget(): void;
+  /** tokens whose principal is kept now (at most the bound) */
+  readonly knownTokens: number;
+}
+
+/**
+ * The principals of known tokens, each until a moment (`until`, ms on the caller's clock; Infinity: until the
+ * generation moves), all of them valid for one generation of the database.
+ */
+export class TokenCache {
+  private readonly known: BoundedCache<string, { principal: Principal; until: number }>;
+  private generation: number | undefined;
+
+  constructor(max = MAX_KNOWN_TOKENS) {
+    this.known = new BoundedCache(max);
+  }
+
+  /** Make `generation` the one in force: a different one than before forgets everything kept. */
+  at(generation: number): void {
+    if (generation !== this.generation) {
+      this.known.clear();
+      this.generation = generation;
+    }
+  }
+
+  /** The principal kept for `token` and still valid at `now`, else undefined. */
+  get(token: string, now = 0): Principal | undefined {
+    const hit = this.known.get(token);
+    return hit && now < hit.until ? hit.principal : undefined;
+  }
+
+  keep(token: string, principal: Principal, until = Infinity): void {
+    this.known.set(token, { principal: Object.freeze(principal), until });
+  }
+
+  clear(): void {
+    this.known.clear();
+  }
+
+  get size(): number {
+    return this.known.size;
+  }
+}
