@@ -1,6 +1,6 @@
 /**
  * swarm users, tokens, features, approvals and denials on PostgreSQL (SWARM_DB=postgres://…), end to end: the real CLI
- * entry (run) against a real cluster started by this file, one migrated database, and the results checked in that
+ * entry (run) against a real cluster (the test run's), one migrated database, and the results checked in that
  * database with the production stores and plain SQL. The same outputs, exit codes and security events as on SQLite
  * (cli/cli.test.ts). No mocks.
  */

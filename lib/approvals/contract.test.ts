@@ -1,6 +1,6 @@
 /**
  * The approval store contract, run against both stores: SQLite (two connections to one file) and PostgreSQL (two
- * connection pools to a throwaway cluster this file starts), each pair standing for two servers on one database.
+ * connection pools to the test run's throwaway cluster), each pair standing for two servers on one database.
  * Whatever the two do at the same moment, each request has exactly one outcome and each approval runs once.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

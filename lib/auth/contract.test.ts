@@ -1,6 +1,6 @@
 /**
  * The sign-in store contract, run against both stores: SQLite (two connections to one file) and PostgreSQL (two
- * connection pools to a throwaway cluster this file starts), each pair standing for two servers on one database.
+ * connection pools to the test run's throwaway cluster), each pair standing for two servers on one database.
  * Sessions and tokens work on every server; a revocation or a sign-out on one is in force on the other at once.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

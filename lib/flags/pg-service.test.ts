@@ -1,6 +1,6 @@
 /**
- * Flags on PostgreSQL with two servers (two services on two connection pools) against a throwaway cluster this file
- * starts: a change on one reaches the other within a second, also after the other's listening connection was cut.
+ * Flags on PostgreSQL with two servers (two services on two connection pools) on a database of this file's own in the
+ * test run's cluster: a change on one reaches the other within a second, also after the other's listening connection was cut.
  */
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,15 +56,16 @@ describe('flags on PostgreSQL, several servers', () => {
 
   it('still hears of changes after its listening connection was cut', async () => {
     const [a, b] = [await server(), await server()];
-    // Cut every LISTEN connection of the cluster (as a failover or an idle timeout in a proxy would).
-    await pools[0]!.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()");
+    // Cut every LISTEN connection to this database (as a failover or an idle timeout in a proxy would); the cluster is
+    // the test run's, other files' listeners are not ours to cut.
+    await pools[0]!.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND datname = current_database() AND pid <> pg_backend_pid()");
     await new Promise((r) => setTimeout(r, 400));
     await a.setOverride('batch_runner', false, 'olivia', 'after the cut');
     await within(2_000, () => b.values().get('batch_runner') === false);
   });
 
   it('listens again after an outage longer than one retry, on connections outside the pool', async () => {
-    const owner = pg15.pool('swarm', 1); // another database of the cluster: the one under test can be closed to connections
+    const owner = pg15.pool(undefined, 1); // this file's other database: the one under test can be closed to connections
     const pool = pg15.pool(database, 1);
     // A pool of one connection: the listener holds a connection of its own, so the pool still serves.
     const b = new PgFlagService({ db: pgDatabase(pool), pool, env: {}, resyncMs: 600_000 });
@@ -74,7 +75,7 @@ describe('flags on PostgreSQL, several servers', () => {
     const a = await server();
     // An outage of 2.5 s for new connections, the listening ones cut at its start.
     await owner.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
-    await owner.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()");
+    await owner.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND datname = $1", [database]);
     await new Promise((r) => setTimeout(r, 2_500));
     await owner.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
     await new Promise((r) => setTimeout(r, 1_500));

@@ -1,6 +1,6 @@
 /**
  * The notification contract, run against both services: SQLite (two connections to one file) and PostgreSQL (two
- * connection pools to a throwaway cluster this file starts), each pair standing for two servers on one database, with a
+ * connection pools to the test run's throwaway cluster), each pair standing for two servers on one database, with a
  * real local HTTP receiver that checks every signature. No mocks: real approvals, real denials, real deliveries.
  */
 import { createHmac } from 'node:crypto';
