@@ -7,7 +7,7 @@
  * 127.0.0.1 only, for the lifetime of one test run, benchmark or e2e spec) and is stopped and removed by stop().
  * Unit tests share one cluster per run (shared-postgres.ts); a file of its own only where stopping it is the point.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,10 +42,25 @@ export function postgresBin(): string | undefined {
 
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
+/** One of PostgreSQL's tools, as the postgres user when this process is root: the command and its arguments. */
+function command(bin: string, tool: string, args: string[]): [string, string[]] {
+  return isRoot() ? ['runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]] : [join(bin, tool), args];
+}
+
 export function run(bin: string, tool: string, args: string[]): void {
-  const [cmd, argv] = isRoot() ? ['runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]] : [join(bin, tool), args];
+  const [cmd, argv] = command(bin, tool, args);
   const r = spawnSync(cmd, argv, { encoding: 'utf8', timeout: 60_000 });
   if (r.status !== 0) throw new Error(`${tool} failed (${r.status ?? r.signal}): ${(r.stderr || r.stdout || r.error?.message || '').trim()}`);
+}
+
+/** run(), without blocking this process while the tool works. */
+function runLater(bin: string, tool: string, args: string[]): Promise<void> {
+  const [cmd, argv] = command(bin, tool, args);
+  return new Promise((resolve, reject) => {
+    execFile(cmd, argv, { encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`${tool} failed (${error.code ?? error.signal}): ${(stderr || stdout || error.message).trim()}`)) : resolve(),
+    );
+  });
 }
 
 /** PostgreSQL's tools, or the error that says how to install them. */
@@ -64,6 +79,20 @@ export function stopCluster(dir: string): void {
   try {
     const bin = postgresBin();
     if (bin && existsSync(join(data, 'postmaster.pid'))) run(bin, 'pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * stopCluster() for vitest's own process (the global teardown): it keeps serving its workers while pg_ctl stops the
+ * cluster, instead of blocking for the seconds that takes on a loaded machine.
+ */
+export async function stopClusterLater(dir: string): Promise<void> {
+  const data = join(dir, 'data');
+  try {
+    const bin = postgresBin();
+    if (bin && existsSync(join(data, 'postmaster.pid'))) await runLater(bin, 'pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -7,17 +7,17 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { stopCluster } from './postgres';
+import { stopClusterLater } from './postgres';
 import type {} from './shared-postgres';
 
-export default function setup(project: TestProject): () => void {
+export default function setup(project: TestProject): () => Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'swarm-pg-run-'));
   // The cluster's own folder inside is the postgres user's when tests run as root: it must be able to reach it.
   chmodSync(root, 0o755);
   project.provide('swarmPostgresRun', root);
-  return () => {
+  return async () => {
     try {
-      stopCluster(join(root, 'cluster'));
+      await stopClusterLater(join(root, 'cluster'));
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
