@@ -17,7 +17,7 @@ let dir: string;
 let env: NodeJS.ProcessEnv;
 let deniedId: string;
 const OLD = Date.parse('2025-01-01T00:00:00Z') / 1000;
-const swarm = (...args: string[]) => runSwarm(args, env, 60_000);
+const swarm = (...args: string[]) => runSwarm(args, env);
 const withKey = () => ({ ...env, SWARM_AUDIT_KEY_DIR: dir });
 
 beforeAll(async () => {
@@ -30,7 +30,7 @@ beforeAll(async () => {
   for (let i = 0; i < 6; i++) deniedId = app.engine.decide({ kind: 'tool', principal: agent, agent: 'trainer', tool: 'deploy_serving', arguments: { i } }).decisionId!;
   app.checkpointAudit();
   app.close();
-  const copied = await runSwarm(['db', 'copy', '--from', ws.dbPath, '--to', cluster.url], env, 60_000);
+  const copied = await runSwarm(['db', 'copy', '--from', ws.dbPath, '--to', cluster.url], env);
   if (copied.code !== 0) throw new Error(copied.stderr);
 }, 60_000);
 afterAll(() => {

@@ -18,7 +18,7 @@ const postgres = usePostgres();
 let cluster: PgServer;
 let dir: string;
 let env: NodeJS.ProcessEnv;
-const swarm = (...args: string[]) => runSwarm(args, env, 60_000);
+const swarm = (...args: string[]) => runSwarm(args, env);
 
 beforeAll(async () => {
   cluster = postgres.cluster;
