@@ -1,5 +1,6 @@
 /**
- * The tamper suite on PostgreSQL (tests/support/tamper-suite.ts), against a throwaway cluster this file starts: copies
+ * The tamper suite on PostgreSQL (tests/support/tamper-suite.ts), on databases of this file's own in the test run's
+ * cluster: copies
  * of a real database (CREATE DATABASE … TEMPLATE) edited as the cluster's superuser would, with the append-only
  * triggers bypassed (session_replication_role = replica), each caught and located by `swarm audit verify --db URL`
  * and GET /api/v1/audit/verify.
@@ -12,11 +13,10 @@ import { usePostgres } from '@/lib/test-support/use-postgres';
 import { tamperSuite, type RawDb, type TamperTarget } from './support/tamper-suite';
 
 const cluster = usePostgres();
-let copies = 0;
 
 const nameOf = (url: string) => new URL(url).pathname.slice(1);
 
-/** A statement on the cluster's maintenance database, as its superuser. */
+/** A statement on this file's own empty database (not one being copied), as the cluster's superuser. */
 async function onCluster(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: cluster.cluster.url });
   await client.connect();
@@ -49,7 +49,7 @@ const postgres: TamperTarget = {
     return cluster.cluster.urlOf(await cluster.freshDatabase('tamper'));
   },
   async copy(db) {
-    const name = `tamper_copy_${++copies}`;
+    const name = cluster.databaseName('tamper_copy');
     await createFrom(name, nameOf(db));
     return cluster.cluster.urlOf(name);
   },

@@ -1,6 +1,6 @@
 /**
  * The approval store contract, run against the one store on both databases: SQLite (two connections to one file) and
- * PostgreSQL (two connection pools to a throwaway cluster this file starts), each pair standing for two servers on one
+ * PostgreSQL (two connection pools to the test run's throwaway cluster), each pair standing for two servers on one
  * database, each with the real audit recorder of its database. Whatever the two do at the same moment, each request
  * has exactly one outcome and each approval runs once; what was told after a commit is readable by the other server.
  * And the applications on both: their hooks hear of an approval only once its audit rows have committed.

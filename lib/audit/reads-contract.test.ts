@@ -162,8 +162,9 @@ async function seedSqlite(): Promise<Reads & { db: Db }> {
  * A migrated database that sorts text like most servers do (ICU, en-US: `alice` before `Zed`, punctuation ignored at
  * first), not like the test cluster's C locale: byte-order answers must not depend on the C locale.
  */
-async function englishDatabase(name: string): Promise<pg.Pool> {
-  const admin = pgCluster.pool('swarm', 1);
+async function englishDatabase(prefix: string): Promise<pg.Pool> {
+  const name = pgCluster.databaseName(prefix);
+  const admin = pgCluster.pool(undefined, 1);
   await admin.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
   const pool = pgCluster.pool(name);
   await migratePostgres(pool, name);

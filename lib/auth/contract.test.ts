@@ -1,6 +1,6 @@
 /**
  * The sign-in store contract, run against the one store on both databases: SQLite (two connections to one file) and
- * PostgreSQL (two connection pools to a throwaway cluster this file starts), each pair standing for two servers on one
+ * PostgreSQL (two connection pools to the test run's throwaway cluster), each pair standing for two servers on one
  * database, each server with its own token cache as the application wires it (tokens-sqlite.ts, tokens-postgres.ts).
  * Sessions and tokens work on every server; a sign-out on one is in force on the other at once; a revocation or a role
  * change is in force at once on the server that made it and within a second on the other, however often the token

@@ -1,6 +1,6 @@
 /**
  * The notification contract: one service and one store (store.ts) on SQLite (two connections to one file) and on
- * PostgreSQL (two connection pools to a throwaway cluster this file starts), each pair standing for two servers on one
+ * PostgreSQL (two connection pools to the test run's throwaway cluster), each pair standing for two servers on one
  * database, with a real local HTTP receiver that checks every signature. No mocks: real approvals, real denials, real
  * deliveries; and two deliverers in processes of their own racing for the same rows.
  */

@@ -3,7 +3,6 @@
  * SWARM_PROFILE and config/swarm.yaml; locked flags behave like invariants; rules are attributed to their profile;
  * masking, two-person approval and retention take effect; switching profiles is a security event.
  */
-import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,7 @@ import { runPolicyTests } from '@/lib/config/policy-tests';
 import { changeFlag } from '@/lib/flags/change';
 import { AppError } from '@/lib/errors';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
+import { runSwarm } from '@/lib/test-support/cli';
 import { knownProfiles, selectedProfileNames } from './load';
 
 const SHIPPED = ['bfsi', 'eu_ai_act_high_risk', 'healthcare'];
@@ -208,18 +208,21 @@ describe('an active profile', () => {
 });
 
 describe('swarm policy test with profiles', () => {
-  const cli = (env: Record<string, string>) =>
-    spawnSync(process.execPath, ['bin/swarm.mjs', 'policy', 'test'], { env: { ...process.env, SWARM_POLICY_FILE: '', ...env }, encoding: 'utf8' });
+  // The CLI's own entry in process (lib/test-support/cli.ts): its exit status and what it printed.
+  const cli = async (env: Record<string, string>) => {
+    const r = await runSwarm(['policy', 'test'], { ...process.env, SWARM_POLICY_FILE: '', ...env });
+    return { status: r.code, stdout: r.stdout, stderr: r.stderr };
+  };
 
-  it('runs the tests of every active profile with the configuration, and exits 0', () => {
-    const r = cli({ SWARM_PROFILE: 'bfsi,healthcare,eu_ai_act_high_risk' });
+  it('runs the tests of every active profile with the configuration, and exits 0', async () => {
+    const r = await cli({ SWARM_PROFILE: 'bfsi,healthcare,eu_ai_act_high_risk' });
     expect(r.stdout).toContain('PASS  an identification waits for people  (ASK hitl:biometric-identification)');
     expect(r.stdout).toMatch(/\d+ passed, 0 failed \(\d+ tests in config\/policy_tests\.yaml, config\/profiles\/bfsi\/tests\.yaml, config\/profiles\/healthcare\/tests\.yaml, config\/profiles\/eu_ai_act_high_risk\/tests\.yaml\)/);
     expect(r.status).toBe(0);
   });
 
-  it('names the known profiles when one is unknown, and exits non-zero', () => {
-    const r = cli({ SWARM_PROFILE: 'pci' });
+  it('names the known profiles when one is unknown, and exits non-zero', async () => {
+    const r = await cli({ SWARM_PROFILE: 'pci' });
     expect(r.stderr).toContain('Unknown compliance profile "pci". Known profiles: bfsi, eu_ai_act_high_risk, healthcare.');
     expect(r.status).not.toBe(0);
   });

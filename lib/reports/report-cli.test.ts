@@ -1,5 +1,5 @@
 /**
- * `swarm audit report` end to end: the real command (node bin/swarm.mjs) against a real SQLite file with the bfsi
+ * `swarm audit report` end to end: the CLI's own entry (run in process) against a real SQLite file with the bfsi
  * profile, its files read back, its usage errors, and the generation recorded as a security event.
  */
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
