@@ -115,6 +115,11 @@ export interface HttpBenchOptions {
   warmUpSec?: number;
   /** also measure the server on PostgreSQL (default: when PostgreSQL is installed) */
   postgres?: boolean;
+  /**
+   * measure only the routes whose label holds one of these (and the reference): BENCH_HTTP_ONLY="PostgreSQL" for the
+   * rows on PostgreSQL, with "one allowed call (" for the SQLite server's allowed call beside them
+   */
+  only?: readonly string[];
   log?: (line: string) => void;
 }
 
@@ -129,7 +134,8 @@ export function ensureBuild(env: NodeJS.ProcessEnv, log: (l: string) => void): b
 }
 
 export async function waitUp(url: string, child: ChildProcess, output: () => string): Promise<void> {
-  const end = Date.now() + 60_000;
+  // (a minute is plenty on an idle machine; a shared one under load has taken longer to start three servers)
+  const end = Date.now() + 180_000;
   while (Date.now() < end) {
     if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}) before answering:\n${output()}`);
     try {
@@ -139,7 +145,7 @@ export async function waitUp(url: string, child: ChildProcess, output: () => str
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`the server did not answer on ${url} within 60 s:\n${output()}`);
+  throw new Error(`the server did not answer on ${url} within 180 s:\n${output()}`);
 }
 
 export async function stop(child: ChildProcess): Promise<void> {
@@ -310,7 +316,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
     });
     const batch: autocannon.Options = { ...base, url: `${url}${checkPath}/batch`, method: 'POST', headers: headersFor(ALLOWED_CALL.agent), body: batchBody };
 
-    const scenarios: [string, autocannon.Options, { target?: number; perRequest?: number; postgres?: boolean }][] = [
+    const everyScenario: [string, autocannon.Options, { target?: number; perRequest?: number; postgres?: boolean }][] = [
       ['bare node:http server, the JSON round trip only (reference)', reference, {}],
       [`POST check via the decision listener: one allowed call (${ALLOWED_CALL.agent} -> ${ALLOWED_CALL.tool})`, allowed, { target: HTTP_TARGET }],
       [`POST check via the decision listener: mix of ${mixRequests.length} calls, ${agents.length} agents`, mixed, { target: HTTP_TARGET }],
@@ -325,6 +331,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
           ] as [string, autocannon.Options, { postgres: boolean }][])
         : []),
     ];
+    const only = options.only;
+    const scenarios = only ? everyScenario.filter(([label], i) => i === 0 || only.some((k) => label.includes(k))) : everyScenario;
     for (const [label, o] of scenarios) {
       const w = await load({ ...o, duration: warmUpSec });
       if (w.non2xx > 0 || w.errors > 0) throw new Error(`http: warm-up of "${label}": ${w.non2xx} non-2xx, ${w.errors} errors`);
@@ -431,7 +439,7 @@ export function formatHttpResult(r: HttpBenchResult): string {
 }
 
 if (isMain(import.meta.url)) {
-  runHttpBench({ log: (l) => console.error(l) })
+  runHttpBench({ log: (l) => console.error(l), only: process.env.BENCH_HTTP_ONLY?.split(',') })
     .then((r) => console.log(formatHttpResult(r)))
     .catch((e: unknown) => {
       console.error(e instanceof Error ? e.message : e);

@@ -350,7 +350,7 @@ export const hookRateCalls = sqliteTable(
 /**
  * One row whose `n` moves with every change to the tables a token's principal is read from (api_tokens, users),
  * by the triggers of migration 0009, whatever connection or process makes it. The token cache of the SQLite server
- * (lib/auth/store.ts) is valid while `n` stays the same: reading it is one indexed row, where asking SQLite whether
+ * (lib/auth/tokens-sqlite.ts) is valid while `n` stays the same: reading it is one indexed row, where asking SQLite whether
  * anything at all changed (data_version, total_changes) cost twice as much and was moved by every denial written.
  */
 export const authGeneration = sqliteTable('auth_generation', {

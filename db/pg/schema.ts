@@ -274,7 +274,7 @@ export const hookRateCalls = pgTable(
   (t) => [index('hook_rate_calls_window').on(t.hook, t.agent, t.tool, t.at)],
 );
 
-/** Sign-in attempts per user name and per client address, shared by the servers (db/schema.ts, lib/auth/pg-attempts.ts). */
+/** Sign-in attempts per user name and per client address, shared by the servers (db/schema.ts, lib/auth/attempts.ts). */
 export const loginAttempts = pgTable(
   'login_attempts',
   {
