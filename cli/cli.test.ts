@@ -202,7 +202,7 @@ describe('swarm features', () => {
     const r = await swarm('features', 'set', 'audit_trail_security_events', 'off', '--reason', 'too noisy', '--as', 'root');
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error: .*invariant/);
-    app.flags.invalidate();
+    await app.flags.invalidate();
     expect(app.flags.get('audit_trail_security_events')).toMatchObject({ value: true, layer: 'default' });
     const [refused] = await app.securityEvents.ofType('flag.refused');
     expect(refused).toMatchObject({ actor: 'root', actorRole: 'admin', outcome: 'refused', target: 'audit_trail_security_events' });
@@ -212,7 +212,7 @@ describe('swarm features', () => {
   it('sets and unsets an override attributed to --as, with the change history', async () => {
     const set = await swarm('features', 'set', 'cron_scheduler', 'off', '--reason', 'maintenance window', '--as', 'root');
     expect(set.code).toBe(0);
-    app.flags.invalidate();
+    await app.flags.invalidate();
     expect(app.flags.get('cron_scheduler')).toMatchObject({ value: false, layer: 'override', override: { setBy: 'root', reason: 'maintenance window' } });
 
     const unset = await swarm('features', 'unset', 'cron_scheduler', '--reason', 'window over', '--as', 'root');
@@ -272,7 +272,7 @@ describe('the CLI decides through the engine', () => {
       const r = await swarm('features', 'set', 'batch_runner', 'off', '--reason', 'cost', '--as', 'root');
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('by policy:freeze: Change freeze.');
-      app.flags.invalidate();
+      await app.flags.invalidate();
       expect(app.flags.get('batch_runner')?.layer).toBe('default');
       expect((await app.denials.query({ ruleSource: 'policy:freeze', limit: 5 })).rows[0]).toMatchObject({ principal: 'root', httpMethod: 'PUT', httpPath: '/api/v1/flags/batch_runner' });
     } finally {
