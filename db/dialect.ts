@@ -305,7 +305,7 @@ export class SqliteDatabase implements SqlDatabase {
 
   startsWith(column: SQL, prefix: string): SQL {
     const range = prefixRange(prefix);
-    if (!range) return sql`substr(${column}, 1, ${prefix.length}) = ${prefix}`;
+    if (!range) return sql`substr(${column}, 1, ${[...prefix].length}) = ${prefix}`;
     return sql`(${column} >= ${range[0]} AND ${column} < ${range[1]})`;
   }
 

@@ -129,41 +129,18 @@ export function resolveValue(field: FacetField, input: string, values: Iterable<
   return resolution.result();
 }
 
+/** The keys of a field in a filter: its value as typed, and the exact values that replace it once resolved. */
+const KEYS = { agent: ['agent', 'agentIn'], tool: ['tool', 'toolIn'], rule_source: ['ruleSource', 'ruleSourceIn'] } as const;
+
 /** A filter with its agent, tool and rule-source values resolved to exact values (agentIn, toolIn, ruleSourceIn). */
 export function* resolveFilter<F extends DenialMatch>(tx: TxRunner, filter: F): TxSteps<F> {
-  const resolved: Partial<Record<FacetField, string[]>> = {};
-  for (const field of fieldsToResolve(filter)) resolved[field] = yield* resolveIn(tx, field, typedValue(filter, field)!);
-  return withResolved(filter, resolved);
-}
-
-/** The fields whose typed value a filter still has to resolve. */
-export function fieldsToResolve(filter: DenialMatch): FacetField[] {
-  const out: FacetField[] = [];
-  if (filter.agent !== undefined && filter.agentIn === undefined) out.push('agent');
-  if (filter.tool !== undefined && filter.toolIn === undefined) out.push('tool');
-  if (filter.ruleSource !== undefined && filter.ruleSourceIn === undefined) out.push('rule_source');
-  return out;
-}
-
-/** The value a filter has for a field, as typed. */
-export function typedValue(filter: DenialMatch, field: FacetField): string | undefined {
-  return field === 'agent' ? filter.agent : field === 'tool' ? filter.tool : filter.ruleSource;
-}
-
-/** The filter with the typed values of these fields replaced by the exact values they were resolved to. */
-export function withResolved<F extends DenialMatch>(filter: F, resolved: Partial<Record<FacetField, string[]>>): F {
   const out: F = { ...filter };
-  if (resolved.agent) {
-    out.agentIn = resolved.agent;
-    delete out.agent;
-  }
-  if (resolved.tool) {
-    out.toolIn = resolved.tool;
-    delete out.tool;
-  }
-  if (resolved.rule_source) {
-    out.ruleSourceIn = resolved.rule_source;
-    delete out.ruleSource;
+  for (const field of FACET_FIELDS) {
+    const [typed, exact] = KEYS[field];
+    const input = filter[typed];
+    if (input === undefined || filter[exact] !== undefined) continue;
+    out[exact] = yield* resolveIn(tx, field, input);
+    delete out[typed];
   }
   return out;
 }
@@ -193,9 +170,7 @@ export interface FacetOptions {
 /** The filter a facet counts: `filter` without the field's own filter, so that the alternatives show. */
 export function facetFilter(field: FacetField, filter: DenialMatch): DenialMatch {
   const rest: DenialMatch = { ...filter };
-  if (field === 'agent') delete rest.agent, delete rest.agentIn;
-  if (field === 'tool') delete rest.tool, delete rest.toolIn;
-  if (field === 'rule_source') delete rest.ruleSource, delete rest.ruleSourceIn;
+  for (const key of KEYS[field]) delete rest[key];
   return rest;
 }
 

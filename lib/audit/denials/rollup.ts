@@ -36,9 +36,8 @@ export function* rollupPositionIn(tx: TxRunner): TxSteps<RollupPosition> {
   return { highWater: Number(row?.highWater ?? 0), newest: Number(row?.newest ?? 0) };
 }
 
-export async function rollupPosition(db: SqlDatabase): Promise<RollupPosition> {
-  const row = await db.one<RollupPosition>(POSITION);
-  return { highWater: Number(row?.highWater ?? 0), newest: Number(row?.newest ?? 0) };
+export function rollupPosition(db: SqlDatabase): Promise<RollupPosition> {
+  return db.transaction(rollupPositionIn, { readOnly: true });
 }
 
 /**
