@@ -11,6 +11,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // better-sqlite3 is a native addon: forks are the robust pool for it
     pool: 'forks',
+    // One PostgreSQL cluster for the whole run (started by the first file that needs it), stopped at the end.
+    globalSetup: ['lib/test-support/shared-postgres-setup.ts'],
     // One JSON log line per request (lib/ops/log.ts) would bury the test output: errors only, unless asked.
     env: { SWARM_LOG_LEVEL: process.env.SWARM_LOG_LEVEL ?? 'error' },
   },

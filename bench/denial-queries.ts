@@ -16,11 +16,13 @@
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
+import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import { openDatabase, type Db } from '@/db/client';
-import { catchUpRollup } from '@/lib/audit/denial-rollup';
-import { DenialStore, type DenialFilter, type DenialMatch } from '@/lib/audit/denials';
-import { ftsPhrase, likeContains, normaliseSearchText } from '@/lib/audit/denial-filter';
-import { argumentsTextSql, catchUpSearchIndex } from '@/lib/audit/denial-search';
+import { ftsPhrase, likeContains, SqliteDatabase } from '@/db/dialect';
+import { catchUpRollup } from '@/lib/audit/denials/rollup';
+import { catchUpSearchIndex, normaliseSearchText } from '@/lib/audit/denials/search';
+import { SqlDenialStore, type DenialFilter, type DenialMatch, type DenialStore } from '@/lib/audit/denials/store';
 import { fmt, fmtInt, isMain, markdownTable, nowNs, pick, prng, randInt, Samples, type Rng } from './util';
 
 const SEED = 20251122;
@@ -234,12 +236,12 @@ function fill(db: Db, rows: number): number {
 // Measurement
 // ---------------------------------------------------------------------------------------------------------------
 
-function time(fn: () => unknown): { medianMs: number; maxMs: number } {
-  fn();
+async function time(fn: () => unknown): Promise<{ medianMs: number; maxMs: number }> {
+  await fn();
   const s = new Samples(REPEAT);
   for (let i = 0; i < REPEAT; i++) {
     const t0 = nowNs();
-    fn();
+    await fn();
     s.push(Number(nowNs() - t0) / 1e6);
   }
   const [median] = s.percentiles([50]);
@@ -284,7 +286,7 @@ interface SortCase {
   filter: DenialFilter;
 }
 
-function sortCases(store: DenialStore): SortCase[] {
+async function sortCases(store: DenialStore): Promise<SortCase[]> {
   const out: SortCase[] = [];
   for (const sort of ['timestamp', 'agent_name', 'tool_name', 'rule_source'] as const) {
     for (const order of ['asc', 'desc'] as const) out.push({ label: `sort ${sort} ${order}`, filter: { sort, order } });
@@ -294,34 +296,38 @@ function sortCases(store: DenialStore): SortCase[] {
   out.push({ label: 'sort timestamp desc, family policy', filter: { sort: 'timestamp', order: 'desc', ruleSource: 'policy' } });
   // A deep page: the cursor after 200 pages of the agent sort.
   let cursor: string | undefined;
-  for (let i = 0; i < 200; i++) cursor = store.query({ sort: 'agent_name', order: 'asc', cursor, limit: PAGE }).nextCursor ?? undefined;
+  for (let i = 0; i < 200; i++) cursor = (await store.query({ sort: 'agent_name', order: 'asc', cursor, limit: PAGE })).nextCursor ?? undefined;
   out.push({ label: 'sort agent_name asc, page 201 (keyset)', filter: { sort: 'agent_name', order: 'asc', cursor } });
   let idCursor: string | undefined;
-  for (let i = 0; i < 200; i++) idCursor = store.query({ ruleSource: 'policy', cursor: idCursor, limit: PAGE }).nextCursor ?? undefined;
+  for (let i = 0; i < 200; i++) idCursor = (await store.query({ ruleSource: 'policy', cursor: idCursor, limit: PAGE })).nextCursor ?? undefined;
   out.push({ label: 'family policy, page 201 (id cursor)', filter: { ruleSource: 'policy', cursor: idCursor } });
   return out;
 }
 
-export function measure(db: Db) {
-  const store = new DenialStore(db);
-  const filters = filterCases().map(({ label, filter }) => {
-    const rows = store.count(filter);
-    return {
+/** The store the explorer reads through, on this SQLite database. */
+const storeOf = (db: Db): DenialStore => new SqlDenialStore(new SqliteDatabase(db.$client));
+
+export async function measure(db: Db) {
+  const store = storeOf(db);
+  const filters = [];
+  for (const { label, filter } of filterCases()) {
+    filters.push({
       label,
-      rows,
-      page: time(() => store.query({ ...filter, limit: PAGE })),
-      count: time(() => store.count(filter)),
-      summary: time(() => store.summary(filter)),
-      histogram: time(() => store.histogram(filter)),
-      summaryTable: time(() => store.summary(filter, { useRollup: false })),
-      histogramTable: time(() => store.histogram(filter, { useRollup: false })),
-    };
-  });
-  const sorts = sortCases(store).map(({ label, filter }) => ({ label, page: time(() => store.query({ ...filter, limit: PAGE })) }));
+      rows: await store.count(filter),
+      page: await time(() => store.query({ ...filter, limit: PAGE })),
+      count: await time(() => store.count(filter)),
+      summary: await time(() => store.summary(filter)),
+      histogram: await time(() => store.histogram(filter)),
+      summaryTable: await time(() => store.summary(filter, { useRollup: false })),
+      histogramTable: await time(() => store.histogram(filter, { useRollup: false })),
+    });
+  }
+  const sorts = [];
+  for (const { label, filter } of await sortCases(store)) sorts.push({ label, page: await time(() => store.query({ ...filter, limit: PAGE })) });
   const exportRows = 100_000;
   const t0 = nowNs();
   let n = 0;
-  for (const _ of store.iterate({})) if (++n >= exportRows) break;
+  for await (const _ of store.iterate({})) if (++n >= exportRows) break;
   const exportMs = Number(nowNs() - t0) / 1e6;
   return { filters, sorts, exportRows: n, exportMs };
 }
@@ -331,8 +337,8 @@ export function measure(db: Db) {
 // Free text: LIKE (before) against the FTS5 index, trigram (what the migration builds) and unicode61 (the alternative)
 // ---------------------------------------------------------------------------------------------------------------
 
-/** The arguments as the index holds them (lib/audit/denial-search.ts), for the unicode61 copy. */
-const ARGUMENT_TEXT = argumentsTextSql('d.arguments_json');
+/** The arguments as the index holds them (lib/audit/denials/search.ts: the dialect's jsonLines), for the unicode61 copy. */
+const argumentText = (database: SqliteDatabase): string => new SQLiteSyncDialect().sqlToQuery(database.jsonLines(sql.raw('d.arguments_json'))).sql;
 
 const TEXT_CASES: [string, string][] = [
   ['common: "prod"', 'prod'],
@@ -349,10 +355,12 @@ function unicodeQuery(text: string): string {
   return tokens.length ? `"${tokens.join(' ')}"*` : '""';
 }
 
-export function measureFreeText(db: Db) {
+export async function measureFreeText(db: Db) {
   const c = db.$client;
   // The live index follows the writes (a server indexes new denials every second): bring it up to date first.
-  catchUpSearchIndex(c, Number.POSITIVE_INFINITY);
+  const database = new SqliteDatabase(c);
+  await catchUpSearchIndex(database, Number.POSITIVE_INFINITY);
+  const ARGUMENT_TEXT = argumentText(database);
   const sizeOf = (name: string) =>
     (c.prepare(`SELECT sum(pgsize) AS n FROM dbstat WHERE name LIKE ?`).get(`${name}%`) as { n: number | null }).n ?? 0;
   // The unicode61 alternative, built here from the same text as the migration's trigram index.
@@ -378,30 +386,31 @@ export function measureFreeText(db: Db) {
   const count = (table: string) => c.prepare(`SELECT count(*) AS n FROM permission_denials WHERE id IN (SELECT rowid FROM ${table} WHERE ${table} MATCH ?)`);
   const likePage = c.prepare(`SELECT * FROM permission_denials WHERE (reason LIKE ? ESCAPE '\\' OR arguments_json LIKE ? ESCAPE '\\') ORDER BY id DESC LIMIT ${PAGE + 1}`);
   const likeCount = c.prepare(`SELECT count(*) AS n FROM permission_denials WHERE (reason LIKE ? ESCAPE '\\' OR arguments_json LIKE ? ESCAPE '\\')`);
-  const store = new DenialStore(db);
-  const rows = TEXT_CASES.map(([label, q]) => {
+  const store = storeOf(db);
+  const rows = [];
+  for (const [label, q] of TEXT_CASES) {
     const like = likeContains(q);
     const tri = ftsPhrase(normaliseSearchText(q));
     const uni = unicodeQuery(q);
-    return {
+    rows.push({
       label,
       likeRows: (likeCount.get(like, like) as { n: number }).n,
-      trigramRows: store.count({ q }),
+      trigramRows: await store.count({ q }),
       unicodeRows: (count('bench_search_unicode61').get(uni) as { n: number }).n,
-      likePage: time(() => likePage.all(like, like)),
-      likeCount: time(() => likeCount.get(like, like)),
-      trigramPage: time(() => store.query({ q, limit: PAGE })),
-      trigramRaw: time(() => page('permission_denials_search').all(tri)),
-      trigramCount: time(() => store.count({ q })),
-      unicodePage: time(() => page('bench_search_unicode61').all(uni)),
-      unicodeCount: time(() => count('bench_search_unicode61').get(uni)),
-    };
-  });
+      likePage: await time(() => likePage.all(like, like)),
+      likeCount: await time(() => likeCount.get(like, like)),
+      trigramPage: await time(() => store.query({ q, limit: PAGE })),
+      trigramRaw: await time(() => page('permission_denials_search').all(tri)),
+      trigramCount: await time(() => store.count({ q })),
+      unicodePage: await time(() => page('bench_search_unicode61').all(uni)),
+      unicodeCount: await time(() => count('bench_search_unicode61').get(uni)),
+    });
+  }
   c.exec('DROP TABLE bench_search_unicode61');
   return { indexes, rows };
 }
 
-export type FreeTextResult = ReturnType<typeof measureFreeText>;
+export type FreeTextResult = Awaited<ReturnType<typeof measureFreeText>>;
 
 /** The free-text table: LIKE (before), the trigram index (what the explorer uses) and unicode61, page and count. */
 export function formatFreeText(ft: FreeTextResult, total: number): string {
@@ -425,10 +434,10 @@ export async function runFreeTextBench(options: { rows?: number; log?: (line: st
     const db = openDatabase({ path: join(dir, 'denials.db') });
     log(`free text: filling ${fmtInt(rows)} denials`);
     fill(db, rows);
-    catchUpSearchIndex(db.$client, Number.POSITIVE_INFINITY);
+    await catchUpSearchIndex(new SqliteDatabase(db.$client), Number.POSITIVE_INFINITY);
     db.$client.pragma('wal_checkpoint(TRUNCATE)');
     log('free text: measuring LIKE, trigram and unicode61');
-    const result = measureFreeText(db);
+    const result = await measureFreeText(db);
     db.$client.close();
     return { rows, result };
   } finally {
@@ -443,7 +452,7 @@ export function freeTextFirstPage(ft: FreeTextResult): { trigramMs: number; like
   return { trigramMs, likeMs, ratio: likeMs / trigramMs };
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const arg = (name: string) => {
     const i = args.indexOf(name);
@@ -465,16 +474,17 @@ function main(): void {
     }
     // The rows were written behind the daily counts' back (as a long-closed console would find them): count them once.
     const t1 = nowNs();
-    const counted = catchUpRollup(db);
+    const database = new SqliteDatabase(db.$client);
+    const counted = await catchUpRollup(database);
     process.stdout.write(`Daily counts caught up with ${fmtInt(counted)} uncounted denials in ${fmt(Number(nowNs() - t1) / 1e6)} ms (chunks of 50,000, one transaction each).\n`);
     // And the free-text index, as a running server keeps it (every second): the queries below see it up to date.
     const t2 = nowNs();
-    const indexed = catchUpSearchIndex(db.$client, Number.POSITIVE_INFINITY);
+    const indexed = await catchUpSearchIndex(database, Number.POSITIVE_INFINITY);
     process.stdout.write(`Free-text index caught up with ${fmtInt(indexed)} denials in ${fmt(Number(nowNs() - t2) / 1e9)} s (batches of 5,000).\n`);
     db.$client.pragma('wal_checkpoint(TRUNCATE)');
-    const total = new DenialStore(db).count();
+    const total = await storeOf(db).count();
     process.stdout.write(`\n${fmtInt(total)} denials, database ${fmt(statSync(path).size / 1e6)} MB. Times in ms: median of ${REPEAT} (worst), after one warm-up run.\n\n`);
-    const r = measure(db);
+    const r = await measure(db);
     process.stdout.write(
       `${markdownTable(
         ['filter', 'matching rows', 'first page (50)', 'count', 'summary', 'histogram', 'summary, audit table only', 'histogram, audit table only'],
@@ -482,7 +492,7 @@ function main(): void {
       )}\n\n`,
     );
     process.stdout.write(`${markdownTable(['sorted page (50 rows)', 'time'], r.sorts.map((s) => [s.label, ms(s.page)]))}\n\n`);
-    process.stdout.write(`${formatFreeText(measureFreeText(db), total)}\n\n`);
+    process.stdout.write(`${formatFreeText(await measureFreeText(db), total)}\n\n`);
     process.stdout.write(`Export: the first ${fmtInt(r.exportRows)} rows of the unfiltered export in ${fmt(r.exportMs)} ms (${fmtInt(r.exportRows / (r.exportMs / 1000))} rows/s).\n`);
     db.$client.close();
   } finally {
@@ -490,4 +500,4 @@ function main(): void {
   }
 }
 
-if (isMain(import.meta.url)) main();
+if (isMain(import.meta.url)) await main();

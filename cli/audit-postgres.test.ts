@@ -1,6 +1,6 @@
 /**
  * swarm audit checkpoint|key|explain|archive on PostgreSQL, end to end: the real CLI against a SQLite trail copied to a
- * real cluster started by this file, signing with the installation's key named by SWARM_AUDIT_KEY_DIR.
+ * database of this file's own in the test run's PostgreSQL cluster, signing with the installation's key named by SWARM_AUDIT_KEY_DIR.
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,18 +8,20 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '@/lib/app';
 import { cliWorkspace, runSwarm } from '@/lib/test-support/cli';
-import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
+import type { PgServer } from '@/lib/test-support/postgres';
+import { usePostgres } from '@/lib/test-support/use-postgres';
 
-let cluster: PgCluster;
+const postgres = usePostgres();
+let cluster: PgServer;
 let dir: string;
 let env: NodeJS.ProcessEnv;
 let deniedId: string;
 const OLD = Date.parse('2025-01-01T00:00:00Z') / 1000;
-const swarm = (...args: string[]) => runSwarm(args, env, 60_000);
+const swarm = (...args: string[]) => runSwarm(args, env);
 const withKey = () => ({ ...env, SWARM_AUDIT_KEY_DIR: dir });
 
 beforeAll(async () => {
-  cluster = await startPostgres();
+  cluster = postgres.cluster;
   const ws = cliWorkspace('swarm-auditpg-', 'live.db');
   ({ dir, env } = ws);
   const app = createApp({ dbPath: ws.dbPath, configDir: dir, env: {}, watchConfig: false });
@@ -28,11 +30,10 @@ beforeAll(async () => {
   for (let i = 0; i < 6; i++) deniedId = app.engine.decide({ kind: 'tool', principal: agent, agent: 'trainer', tool: 'deploy_serving', arguments: { i } }).decisionId!;
   app.checkpointAudit();
   app.close();
-  const copied = await runSwarm(['db', 'copy', '--from', ws.dbPath, '--to', cluster.url], env, 60_000);
+  const copied = await runSwarm(['db', 'copy', '--from', ws.dbPath, '--to', cluster.url], env);
   if (copied.code !== 0) throw new Error(copied.stderr);
 }, 60_000);
 afterAll(() => {
-  cluster?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 

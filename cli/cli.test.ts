@@ -1,11 +1,12 @@
 /**
- * The `swarm` CLI end to end: each test spawns the real command (node bin/swarm.mjs) against a real SQLite file in
- * a temp directory, and checks the result through the same database with the production stores. No mocks.
+ * The `swarm` CLI end to end: each test runs the CLI's own entry in process (lib/test-support/cli.ts) against a real
+ * SQLite file in a temp directory, and checks the result through the same database with the production stores; the
+ * exit statuses of the real binary (node bin/swarm.mjs) in a child process once. No mocks.
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliWorkspace, runSwarm, type CliResult } from '@/lib/test-support/cli';
+import { cliWorkspace, runSwarm, runSwarmBinary, type CliResult } from '@/lib/test-support/cli';
 import { createApp, type SwarmApp } from '@/lib/app';
 
 
@@ -15,9 +16,9 @@ let app: SwarmApp;
 let env: NodeJS.ProcessEnv;
 const approvalIds: Record<'a' | 'b' | 'c', string> = { a: '', b: '', c: '' };
 
-/** Run the real CLI. Asynchronous, so that independent runs can overlap (each costs about half a second). */
+/** Run the CLI in process: its exit status and what it printed. */
 function swarm(...args: string[]): Promise<CliResult> {
-  return runSwarm(args, env, 20_000);
+  return runSwarm(args, env);
 }
 
 const TOKEN = /swt_[A-Za-z0-9_-]+/g;
@@ -38,8 +39,8 @@ beforeAll(async () => {
   denial('export_raw_data', 'compliance_agent', 'flag:raw_data_export', '=HYPERLINK("http://x") formula, with "quotes"', 30);
   denial('clean_dataset', 'trainer', 'agent_allowlist', 'trainer may not call clean_dataset', 2 * 24 * 3600);
 
-  const request = (target: string) =>
-    app.approvals.request({
+  const request = async (target: string) =>
+    (await app.approvals.request({
       gate: 'deploy',
       agent: 'deployer',
       tool: 'deploy_serving',
@@ -48,10 +49,10 @@ beforeAll(async () => {
       ruleSource: 'hitl:deploy',
       reason: 'Deployments wait for an operator.',
       expiresInSeconds: 3600,
-    }).id;
-  approvalIds.a = request('prod');
-  approvalIds.b = request('staging');
-  approvalIds.c = request('canary');
+    })).id;
+  approvalIds.a = await request('prod');
+  approvalIds.b = await request('staging');
+  approvalIds.c = await request('canary');
 });
 
 afterAll(() => {
@@ -60,8 +61,8 @@ afterAll(() => {
 });
 
 describe('swarm help and usage', () => {
-  it('lists every command, and refuses an unknown one with exit 2', async () => {
-    const [help, unknown] = await Promise.all([swarm('help'), swarm('frobnicate')]);
+  it('lists every command, and refuses an unknown one with exit 2 (the real binary, its exit status as a shell sees it)', async () => {
+    const [help, unknown] = await Promise.all([runSwarmBinary(['help'], env), runSwarmBinary(['frobnicate'], env)]);
     expect(help.code).toBe(0);
     for (const c of ['users add', 'tokens add', 'denials', 'policy validate', 'features list', 'features set', 'features unset', 'approvals list', 'approvals approve', 'approvals reject']) {
       expect(help.stdout).toContain(`swarm ${c}`);
@@ -97,7 +98,7 @@ describe('swarm users and tokens', () => {
     expect(r.stdout).toBe('User name "victor" is unlocked; its failed sign-ins are forgotten.\n');
     expect(await app.loginAttempts.start('user:victor', [], now + 2, policy)).toEqual({ kind: 'go', failures: 0, delayMs: 0 });
     await app.loginAttempts.release('user:victor');
-    expect(app.securityEvents.ofType('auth.unlocked', 1)[0]).toMatchObject({ target: 'victor', outcome: 'succeeded', actor: expect.stringMatching(/^cli:/) });
+    expect((await app.securityEvents.ofType('auth.unlocked', 1))[0]).toMatchObject({ target: 'victor', outcome: 'succeeded', actor: expect.stringMatching(/^cli:/) });
   });
 
   it('creates an agent token that acts only as that agent', async () => {
@@ -201,9 +202,9 @@ describe('swarm features', () => {
     const r = await swarm('features', 'set', 'audit_trail_security_events', 'off', '--reason', 'too noisy', '--as', 'root');
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error: .*invariant/);
-    app.flags.invalidate();
+    await app.flags.invalidate();
     expect(app.flags.get('audit_trail_security_events')).toMatchObject({ value: true, layer: 'default' });
-    const [refused] = app.securityEvents.ofType('flag.refused');
+    const [refused] = await app.securityEvents.ofType('flag.refused');
     expect(refused).toMatchObject({ actor: 'root', actorRole: 'admin', outcome: 'refused', target: 'audit_trail_security_events' });
     expect(refused!.detailJson).toContain('is an invariant');
   });
@@ -211,7 +212,7 @@ describe('swarm features', () => {
   it('sets and unsets an override attributed to --as, with the change history', async () => {
     const set = await swarm('features', 'set', 'cron_scheduler', 'off', '--reason', 'maintenance window', '--as', 'root');
     expect(set.code).toBe(0);
-    app.flags.invalidate();
+    await app.flags.invalidate();
     expect(app.flags.get('cron_scheduler')).toMatchObject({ value: false, layer: 'override', override: { setBy: 'root', reason: 'maintenance window' } });
 
     const unset = await swarm('features', 'unset', 'cron_scheduler', '--reason', 'window over', '--as', 'root');
@@ -232,11 +233,11 @@ describe('swarm approvals', () => {
       swarm('approvals', 'reject', approvalIds.b, '--as', 'root', '--reason', 'not during the freeze'),
     ]);
     expect(approve.code).toBe(0);
-    expect(app.approvals.get(approvalIds.a)).toMatchObject({ status: 'approved', decidedBy: 'olivia', decisionReason: 'change ticket 42' });
+    expect(await app.approvals.get(approvalIds.a)).toMatchObject({ status: 'approved', decidedBy: 'olivia', decisionReason: 'change ticket 42' });
     expect(reject.code).toBe(0);
-    expect(app.approvals.get(approvalIds.b)).toMatchObject({ status: 'rejected', decidedBy: 'root' });
+    expect(await app.approvals.get(approvalIds.b)).toMatchObject({ status: 'rejected', decidedBy: 'root' });
     // a rejection is a denial, attributed to the gate
-    expect(app.denials.query({ ruleSource: 'hitl:deploy', agent: 'deployer', limit: 10 }).rows.some((d) => d.reason === 'Rejected by root: not during the freeze')).toBe(true);
+    expect((await app.denials.query({ ruleSource: 'hitl:deploy', agent: 'deployer', limit: 10 })).rows.some((d) => d.reason === 'Rejected by root: not during the freeze')).toBe(true);
 
     const again = await swarm('approvals', 'approve', approvalIds.a, '--as', 'root');
     expect(again.code).toBe(1);
@@ -249,8 +250,8 @@ describe('swarm approvals', () => {
     expect(r.code).toBe(1);
     // checked by the engine like POST /api/v1/approvals/{id}/approve, and the refusal is a recorded denial
     expect(r.stderr).toContain('refused for user "victor" (viewer) by rbac:operator');
-    expect(app.approvals.get(approvalIds.c)?.status).toBe('pending');
-    const denied = app.denials.query({ ruleSource: 'rbac:operator', limit: 5 }).rows;
+    expect((await app.approvals.get(approvalIds.c))?.status).toBe('pending');
+    const denied = (await app.denials.query({ ruleSource: 'rbac:operator', limit: 5 })).rows;
     expect(denied.some((d) => d.principal === 'victor' && d.httpPath === `/api/v1/approvals/${approvalIds.c}/approve`)).toBe(true);
 
     const list = await swarm('approvals', 'list', '--status', 'pending', '--json');
@@ -271,9 +272,9 @@ describe('the CLI decides through the engine', () => {
       const r = await swarm('features', 'set', 'batch_runner', 'off', '--reason', 'cost', '--as', 'root');
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('by policy:freeze: Change freeze.');
-      app.flags.invalidate();
+      await app.flags.invalidate();
       expect(app.flags.get('batch_runner')?.layer).toBe('default');
-      expect(app.denials.query({ ruleSource: 'policy:freeze', limit: 5 }).rows[0]).toMatchObject({ principal: 'root', httpMethod: 'PUT', httpPath: '/api/v1/flags/batch_runner' });
+      expect((await app.denials.query({ ruleSource: 'policy:freeze', limit: 5 })).rows[0]).toMatchObject({ principal: 'root', httpMethod: 'PUT', httpPath: '/api/v1/flags/batch_runner' });
     } finally {
       writeFileSync(join(dir, 'permission_policies.yaml'), 'rules: []\n');
     }
@@ -356,7 +357,7 @@ describe('swarm audit', () => {
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^permission_denials: \d+ rows checked .*1\/1 checkpoint valid/m);
     expect(ok.stdout).toContain('Intact: every row matches its hash chain and every checkpoint.');
-    expect(app.securityEvents.ofType('audit.verified', 1)[0]).toMatchObject({ outcome: 'succeeded' });
+    expect((await app.securityEvents.ofType('audit.verified', 1))[0]).toMatchObject({ outcome: 'succeeded' });
     const ranged = await swarm('audit', 'verify', '--from', '2020-01-01', '--to', '2020-12-31');
     expect(ranged.code).toBe(0);
     expect(ranged.stdout).toContain('Requested: 2020-01-01T00:00:00Z to 2020-12-31T00:00:00Z; found permission_denials 0 rows, security_events 0 rows.');

@@ -21,7 +21,7 @@ export interface CliContext {
 export const DEFAULT_DB = DEFAULT_SQLITE_PATH;
 
 /** What runs on PostgreSQL today, for the refusal of the commands that do not (cli/usage.ts says the same). */
-export const POSTGRES_COMMANDS = 'swarm users, tokens, features, approvals, denials, audit (events, report, verify, checkpoint, key, explain, archive), db migrate and db copy';
+export const POSTGRES_COMMANDS = 'swarm users, tokens, features, approvals, denials, hook, audit (events, report, verify, checkpoint, key, explain, archive), db migrate and db copy';
 
 /**
  * The SQLite file of SWARM_DB, for the commands that run on SQLite only. A PostgreSQL URL is refused here, saying what
@@ -109,7 +109,7 @@ export async function actAs(app: App, username: string, route: RouteEquivalent):
   const principal: Principal = { kind: 'user', id: user.username, role: user.disabled ? 'anonymous' : user.role };
   const input: CheckInput = { kind: 'http', principal, method: route.method, path: route.path, requiredRole: route.role };
   // The engine of PostgreSQL is asynchronous (its decide() refuses); SQLite decides at once, as before.
-  const decision = app.kind === 'postgres' ? await app.engine.decideAsync(input) : app.engine.decide(input);
+  const decision = await app.decisions.decide(input);
   if (decision.decision !== 'ALLOW') {
     const who = user.disabled ? `user "${username}" is disabled` : `user "${username}" (${user.role})`;
     throw new CliError(`refused for ${who} by ${decision.ruleSource}: ${decision.reason} The refusal is recorded as a denial.`);

@@ -1,6 +1,6 @@
 /**
  * swarm db migrate|copy and swarm audit verify on PostgreSQL, end to end: the real CLI against a real SQLite trail and a
- * real PostgreSQL cluster started by this file (initdb, pg_ctl, a free port, its own temp folder).
+ * database of this file's own in the test run's PostgreSQL cluster.
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,18 +8,20 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '@/lib/app';
 import { cliWorkspace, runSwarm } from '@/lib/test-support/cli';
-import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
+import type { PgServer } from '@/lib/test-support/postgres';
+import { usePostgres } from '@/lib/test-support/use-postgres';
 
 /** The committed PostgreSQL migrations (db/pg/migrations/meta/_journal.json). */
 const PG_MIGRATIONS = (JSON.parse(readFileSync('db/pg/migrations/meta/_journal.json', 'utf8')) as { entries: unknown[] }).entries.length;
 
-let cluster: PgCluster;
+const postgres = usePostgres();
+let cluster: PgServer;
 let dir: string;
 let env: NodeJS.ProcessEnv;
-const swarm = (...args: string[]) => runSwarm(args, env, 60_000);
+const swarm = (...args: string[]) => runSwarm(args, env);
 
 beforeAll(async () => {
-  cluster = await startPostgres();
+  cluster = postgres.cluster;
   const ws = cliWorkspace('swarm-dbpg-', 'live.db');
   ({ dir, env } = ws);
   const app = createApp({ dbPath: ws.dbPath, configDir: dir, env: {}, watchConfig: false });
@@ -29,14 +31,13 @@ beforeAll(async () => {
   app.close();
 }, 60_000);
 afterAll(() => {
-  cluster?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
 describe('swarm db on PostgreSQL', () => {
   it('migrates, copies a SQLite trail, and verifies it there with the installation key', async () => {
     const migrated = await swarm('db', 'migrate', '--db', cluster.url);
-    expect(migrated).toMatchObject({ code: 0, stdout: expect.stringMatching(new RegExp(`^postgres://swarm@127\\.0\\.0\\.1:\\d+/swarm: migrated \\(${PG_MIGRATIONS} migrations in this version\\)\\.\\n$`)) });
+    expect(migrated).toMatchObject({ code: 0, stdout: expect.stringMatching(new RegExp(`^postgres://swarm@127\\.0\\.0\\.1:\\d+/${new URL(cluster.url).pathname.slice(1)}: migrated \\(${PG_MIGRATIONS} migrations in this version\\)\\.\\n$`)) });
 
     const copied = await swarm('db', 'copy', '--from', env.SWARM_DB!, '--to', cluster.url);
     expect(copied.stderr).toBe('');

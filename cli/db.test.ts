@@ -1,6 +1,7 @@
 /**
- * swarm db backup|check, end to end: the real CLI (node bin/swarm.mjs) against a real SQLite file that this process
- * keeps writing to while the backup runs; the copy must verify with `swarm audit verify --db FILE`.
+ * swarm db backup|check, end to end: the CLI's own entry (run in process, lib/test-support/cli.ts) against a real
+ * SQLite file that the test keeps writing to on a connection of its own while the backup runs; the copy must verify
+ * with `swarm audit verify --db FILE`.
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,6 +1,5 @@
 /** The `swarm` command's entry point (loaded by bin/swarm.mjs): run the command line, set the exit status. */
-import { hookCommand } from './commands/hook';
-import { run, runAsync } from './run';
+import { main } from './run';
 
 // `swarm denials --csv | head` closes the pipe early: that is not an error.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -12,16 +11,10 @@ const ctx = {
   io: { out: (text: string) => void process.stdout.write(text), err: (text: string) => void process.stderr.write(text) },
   env: process.env,
 };
-const argv = process.argv.slice(2);
+const readStdin = async () => {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+};
 
-if (argv[0] === 'hook' && !argv.includes('--help') && !argv.includes('-h')) {
-  // The one command that reads stdin and may call the server: asynchronous.
-  const readStdin = async () => {
-    const chunks: Buffer[] = [];
-    for await (const c of process.stdin) chunks.push(c as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
-  };
-  process.exitCode = await runAsync(ctx, () => hookCommand(ctx.io, ctx.env, argv.slice(1), readStdin));
-} else {
-  process.exitCode = await run(ctx, argv);
-}
+process.exitCode = await main(ctx, process.argv.slice(2), readStdin);

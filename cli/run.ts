@@ -6,6 +6,7 @@ import { auditCommand } from './commands/audit';
 import { dbCommand } from './commands/db';
 import { denialsCommand } from './commands/denials';
 import { featuresCommand } from './commands/features';
+import { hookCommand } from './commands/hook';
 import { policyCommand } from './commands/policy';
 import { tokensCommand, usersCommand } from './commands/users';
 import type { CliContext } from './context';
@@ -68,6 +69,18 @@ export function run(ctx: CliContext, argv: string[]): number | Promise<number> {
   } catch (error) {
     return report(ctx, error);
   }
+}
+
+/**
+ * The whole command line, as `swarm` runs it: its exit status, never process.exit. The process entry (main.ts) gives it
+ * the process's argv, environment, stdout/stderr and stdin; the tests run it in process with their own.
+ */
+export function main(ctx: CliContext, argv: string[], readStdin: () => Promise<string>): Promise<number> {
+  if (argv[0] === 'hook' && !argv.includes('--help') && !argv.includes('-h')) {
+    // The one command that reads stdin and may call the server: asynchronous.
+    return runAsync(ctx, () => hookCommand(ctx.io, ctx.env, argv.slice(1), readStdin));
+  }
+  return Promise.resolve(run(ctx, argv));
 }
 
 function report(ctx: CliContext, error: unknown): number {

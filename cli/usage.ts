@@ -99,7 +99,7 @@ Database
 
 Environment
   SWARM_DB           database file (default data/swarm.db), or postgres://USER:PASSWORD@HOST:5432/DB: on PostgreSQL
-                     every command runs but policy (no database), hook (in process), db backup and db check
+                     every command runs but policy (no database), db backup and db check
                      (SQLite's own tools: on PostgreSQL use pg_dump and swarm audit verify)
   SWARM_CONFIG_DIR   folder with agents.yaml and permission_policies.yaml (default config)
   SWARM_POLICY_FILE  policy file (default $SWARM_CONFIG_DIR/permission_policies.yaml)

@@ -49,7 +49,7 @@ export const permissionDenials = sqliteTable(
 /**
  * Daily counts of permission_denials per (UTC day, rule source, agent, tool, role): what the denial explorer's summary
  * cards and chart read for whole days, so they answer in milliseconds over millions of denials (bench/denial-queries.ts).
- * Derived data, maintained by lib/audit/denial-rollup.ts from the rows after `high_water` (no trigger on the audit
+ * Derived data, maintained by lib/audit/denials/rollup.ts from the rows after `high_water` (no trigger on the audit
  * table's write path). Exact because permission_denials is append-only: a counted row never changes or disappears.
  * A missing agent or role is stored as '' so that the primary key can merge it.
  */

@@ -4,9 +4,13 @@
  * engine. SwarmApp (lib/app.ts, SQLite) and PgSwarmApp (lib/pg-app.ts, PostgreSQL) build their stores on it.
  */
 import { join, resolve as resolvePath } from 'node:path';
+import type { TxRunner, TxSteps } from '@/db/dialect';
 import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from './approvals/gates';
 import { CallBinding, loadBindingKey } from './approvals/binding';
-import type { ApprovalEvent } from './approvals/store';
+import type { ApprovalEvent, ApprovalListener } from './approvals/store';
+import { recordApprovalTransition, type TransitionRecorder } from './audit/approval-events';
+import type { NotificationService } from './notifications/service';
+import { queueIn } from './notifications/store';
 import { revisionOf, type RevisionContent } from './audit/revisions';
 import { EMPTY_AGENTS, parseAgents, type AgentsConfig } from './config/agents';
 import { WatchedFile, type WatchedFileStatus } from './config/watched-file';
@@ -108,6 +112,9 @@ export abstract class AppBase {
   readonly trustedProxies: TrustedProxies;
   abstract readonly engine: PermissionEngine;
   abstract readonly hooks: HookRunner;
+  /** the one writer of the audit trail (the engine's recorder) */
+  abstract readonly recorder: TransitionRecorder;
+  abstract readonly notifications: NotificationService;
   private readonly withProfiles = new WeakMap<CompiledPolicy, CompiledPolicy>();
   private revisionMemo: { key: readonly unknown[]; revision: string } | undefined;
   /** the content of the revisions this process computed, for the recorder to store beside the first row naming one */
@@ -343,6 +350,24 @@ export abstract class AppBase {
       gate || this.policyMayAsk(ctx.tool) ? store.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS, ctx.principal) : undefined;
   }
 
+
+  /**
+   * The approval store's listener, the same on both databases. Inside the transition's transaction: its audit rows
+   * (recordApprovalTransition, through the engine's recorder) and its notification, queued (never sent here: the
+   * deliverer sends it in the background), so that they commit with the transition or neither does. Once it has
+   * committed: the approval_requested and approval_decided hooks.
+   */
+  protected approvalListener(): ApprovalListener {
+    return {
+      inTransaction: (event, tx) => this.recordApproval(event, tx),
+      afterCommit: (event) => this.reportApprovalToHooks(event),
+    };
+  }
+
+  private *recordApproval(event: ApprovalEvent, tx: TxRunner): TxSteps<void> {
+    yield* recordApprovalTransition(this.recorder, event, tx, this.profiles.maskKeys);
+    yield* queueIn(tx, this.notifications.deliveriesFor(event));
+  }
 
   /** approval_requested and approval_decided hooks hear of the request and of its end (approved, rejected, expired). */
   protected reportApprovalToHooks(e: ApprovalEvent): void {

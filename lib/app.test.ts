@@ -96,13 +96,13 @@ describe('two processes on one database', () => {
         other.recorder.appendDenial({ toolName: 'b', ruleSource: 'default', reason: String(i) });
         if (i % 20 === 0) {
           await other.flags.setOverride('batch_runner', i % 40 !== 0, 'cli', 'test');
-          t.app.approvals.request({ gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments: { i }, requestedBy: 'x', ruleSource: 'hitl:deploy', reason: 'r', expiresInSeconds: 60 });
+          await t.app.approvals.request({ gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments: { i }, requestedBy: 'x', ruleSource: 'hitl:deploy', reason: 'r', expiresInSeconds: 60 });
         }
       }
-      expect(t.app.denials.count()).toBe(400);
+      expect(await t.app.denials.count()).toBe(400);
       // off, on (the override removed), off, ...: ten changes
       expect(await t.app.flags.history({ name: 'batch_runner' })).toHaveLength(10);
-      expect(other.approvals.list({ status: 'pending' })).toHaveLength(10);
+      expect(await other.approvals.list({ status: 'pending' })).toHaveLength(10);
     } finally {
       other.db.$client.close();
     }

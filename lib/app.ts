@@ -3,19 +3,22 @@
  * Route handlers, the CLI, the demo team and the tests all start here; only the options differ. The same product on
  * PostgreSQL is PgSwarmApp (lib/pg-app.ts); what both share is AppBase (lib/app-base.ts).
  */
+import { statSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import type { VerifyOptions, VerifyReport } from './audit/verify';
+import { verifyAuditInParallel } from './audit/verify-parallel';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db } from '@/db/client';
 import { parseDbLocation } from '@/db/location';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
-import { ApprovalStore, approvalRequestOf, type ApprovalEvent } from './approvals/store';
+import { approvalRequestOf, LEGACY_APPROVALS, SqlApprovalStore } from './approvals/store';
+import { SqliteApprovalPorts } from './approvals/sqlite-ports';
 import { consumerOf } from './approvals/rules';
-import { DenialStore } from './audit/denials';
+import { SqlDenialStore, type DenialStore } from './audit/denials/store';
 import { AuditRecorder } from './audit/recorder';
-import { RevisionStore } from './audit/revisions';
+import { SqlRevisionStore, type RevisionStore } from './audit/revisions';
 import { Checkpointer as AuditCheckpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from './audit/checkpoints';
 import { witnessTargets } from './audit/witness';
-import { SecurityEventQueries } from './audit/security-events';
-import { catchUpIfBehind } from './audit/denial-rollup';
-import { catchUpSearchIndex } from './audit/denial-search';
+import { eventListQuery, SqlSecurityEventQueries, type SecurityEventQueries } from './audit/security-events';
 import { SqlAuthStore, type AuthStore } from './auth/store';
 import { SqlLoginAttempts, type LoginAttempts } from './auth/attempts';
 import { SqliteTokenPrincipals } from './auth/tokens-sqlite';
@@ -23,11 +26,13 @@ import { randomPassword } from './auth/secrets';
 import { FlagService } from './flags/service';
 import { OVERRIDES_QUERY, overridesOf, SqlFlagStore } from './flags/store';
 import { SqliteDatabase } from '@/db/dialect';
+import type { SecurityEventRow } from '@/db/schema';
 import { PermissionEngine } from './permissions';
-import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { observeDecision, timedRecorder } from './ops/metrics';
 import { NotificationService } from './notifications/service';
+import { SqlNotificationStore } from './notifications/store';
 import { HookRunner } from './hooks/runner';
+import { DecisionService } from './decisions/service';
 import { SqliteRateCounter } from './hooks/rates';
 import { AppBase, type AppOptions, type StartupReport } from './app-base';
 import type { PgSwarmApp } from './pg-app';
@@ -40,7 +45,9 @@ export class SwarmApp extends AppBase {
   /** the database through the dialect port, for the stores written once for both databases */
   readonly database: SqliteDatabase;
   readonly denials: DenialStore;
-  readonly approvals: ApprovalStore;
+  readonly approvals: SqlApprovalStore;
+  /** the engine's approval ports, synchronous (the state of a call, request, consume): the store's rules, at once */
+  readonly approvalPorts: SqliteApprovalPorts;
   readonly flags: FlagService;
   readonly auth: AuthStore;
   /** the decision path's token lookup: synchronous, cached while auth_generation stays the same */
@@ -58,11 +65,8 @@ export class SwarmApp extends AppBase {
   readonly engine: PermissionEngine;
   /** the SQLite file (SWARM_DB as a path) */
   readonly dbFile: string;
-  /**
-   * Set while the decision listener runs a group of decisions inside one transaction: nothing may wait for I/O then,
-   * so a call whose hooks would (webhook, shell) is refused with HookWouldWait instead of holding the database.
-   */
-  decisionsHoldTransaction = false;
+  /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
+  readonly decisions: DecisionService;
   private readonly checkpointer: Checkpointer | undefined;
   private rollupTimer: NodeJS.Timeout | undefined;
   private searchTimer: NodeJS.Timeout | undefined;
@@ -91,28 +95,22 @@ export class SwarmApp extends AppBase {
       // Long-lived processes keep the explorer's daily counts close to the audit table, so the first summary after a
       // quiet spell does not pay for a large catch-up. Best effort: summaries stay exact either way.
       this.rollupTimer = setInterval(() => {
-        try {
-          catchUpIfBehind(this.db);
-        } catch (error) {
-          console.error('Counting denials into the daily table failed; summaries read the audit table meanwhile.', error);
-        }
+        this.denials
+          .catchUpDailyCounts()
+          .catch((error: unknown) => console.error('Counting denials into the daily table failed; summaries read the audit table meanwhile.', error));
       }, 60_000);
       this.rollupTimer.unref();
-      // The free-text index of the denials follows the writes within a second (lib/audit/denial-search.ts); searches
+      // The free-text index of the denials follows the writes within a second (lib/audit/denials/search.ts); searches
       // scan the rows it does not hold yet, so they stay exact meanwhile.
       this.searchTimer = setInterval(() => {
-        try {
-          catchUpSearchIndex(this.db.$client);
-        } catch (error) {
-          console.error('Indexing new denials for search failed; searches scan them meanwhile.', error);
-        }
+        this.denials.catchUpSearch().catch((error: unknown) => console.error('Indexing new denials for search failed; searches scan them meanwhile.', error));
       }, 1_000);
       this.searchTimer.unref();
     }
     this.database = new SqliteDatabase(this.db.$client);
-    this.denials = new DenialStore(this.db);
-    this.securityEvents = new SecurityEventQueries(this.db);
-    this.revisions = new RevisionStore(this.db);
+    this.denials = new SqlDenialStore(this.database);
+    this.securityEvents = new SqlSecurityEventQueries(this.database);
+    this.revisions = new SqlRevisionStore(this.database);
     // Opened synchronously: the overrides are read now, and the service hears of later changes from its store.
     this.flags = new FlagService(new SqlFlagStore(this.database), {
       env: this.env,
@@ -122,7 +120,7 @@ export class SwarmApp extends AppBase {
     void this.flags.start().catch((error: unknown) => console.error('Listening for flag changes failed; the overrides are read again every few seconds.', error));
     this.recorder = new AuditRecorder(this.db.$client, {
       revision: () => this.currentRevision(),
-      storeRevision: (revision) => this.revisions.store(revision, this.contentOfRevision),
+      revisionContent: this.contentOfRevision,
       logAllDecisions: () => this.flags.values().get('decision_log_all') === true,
       maskKeys: this.profiles.maskKeys,
     });
@@ -131,25 +129,18 @@ export class SwarmApp extends AppBase {
       recordEvent: (event) => this.recorder.record(event),
     });
     this.notifications = new NotificationService({
-      db: this.db,
+      store: new SqlNotificationStore(this.database),
       config: () => this.notificationsFile.current,
       env: this.env,
       maskKeys: this.profiles.maskKeys,
       origin: this.env.SWARM_PROCESS || 'app',
     });
-    this.approvals = new ApprovalStore(
-      this.db,
-      (event) => {
-        this.recordApproval(event);
-        // Queued in the same transaction as the request (never sent here: the deliverer sends it in the background).
-        this.notifications.onApproval(event);
-      },
-      this.callBinding,
-    );
+    this.approvals = new SqlApprovalStore(this.database, this.approvalListener(), this.callBinding);
+    this.approvalPorts = new SqliteApprovalPorts(this.database, this.approvals, this.approvalListener(), this.callBinding);
     try {
-      // Rows of a release that kept arguments in clear, bound by an unkeyed hash: re-bound once (nothing to do, and no
-      // key needed, when there are none).
-      this.approvals.rebindLegacy();
+      // Rows of a release that kept arguments in clear, bound by an unkeyed hash: re-bound once, now (nothing to do,
+      // and no key needed, when there are none).
+      if (this.database.allSync(LEGACY_APPROVALS).length > 0) this.database.transactionSync((tx) => this.approvals.rebindSteps(tx));
     } catch (error) {
       console.error('Re-binding the approvals of an earlier release failed; they ask again until it succeeds at a start.', error);
     }
@@ -168,6 +159,7 @@ export class SwarmApp extends AppBase {
     });
     this.loginAttempts = new SqlLoginAttempts(this.database);
     this.engine = this.newEngine();
+    this.decisions = new DecisionService({ engine: this.engine, sqlite: this.db.$client, afterRollback: () => this.forgetUncommitted() });
     if (options.sweepApprovals) this.startSweeper();
     if (options.deliverNotifications ?? options.sweepApprovals) this.notifications.startDelivery();
     if (options.server) this.startServerAudit();
@@ -178,7 +170,7 @@ export class SwarmApp extends AppBase {
    * may not be stored, so the policy revision in force is stored again with the next row that names it.
    */
   forgetUncommitted(): void {
-    this.revisions.forget();
+    this.recorder.forgetStoredRevisions();
   }
 
   /**
@@ -187,7 +179,9 @@ export class SwarmApp extends AppBase {
    */
   private startServerAudit(): void {
     this.signer();
-    const switched = this.profileSwitch(this.securityEvents.ofType('server.started', 1)[0]);
+    // Opened synchronously: the last start is read at once, through the same statement as the event queries.
+    const [lastStart] = this.database.allSync<SecurityEventRow>(eventListQuery(this.database, { type: 'server.started' }, 1));
+    const switched = this.profileSwitch(lastStart);
     if (switched) this.recorder.record(switched);
     for (const event of this.startEvents()) this.recorder.record(event);
     for (const file of this.configFiles()) file.onLoaded(() => this.recorder.record(this.configLoaded(file)));
@@ -243,17 +237,9 @@ export class SwarmApp extends AppBase {
     this.lastSweepAt = Date.now() / 1000;
     this.sweepTimer = setInterval(() => {
       this.lastSweepAt = Date.now() / 1000;
-      try {
-        this.approvals.expireDue();
-      } catch (error) {
-        console.error('Expiring due approval requests failed; retrying in a second.', error);
-      }
-      try {
-        // Requests nearing their expiry and denial bursts (config/notifications.yaml): a query or two, queued only.
-        this.notifications.tick();
-      } catch (error) {
-        console.error('Checking for notifications failed; retrying in a second.', error);
-      }
+      this.approvals.expireDue().catch((error: unknown) => console.error('Expiring due approval requests failed; retrying in a second.', error));
+      // Requests nearing their expiry and denial bursts (config/notifications.yaml): a query or two, queued only.
+      this.notifications.tick().catch((error: unknown) => console.error('Checking for notifications failed; retrying in a second.', error));
     }, intervalMs);
     this.sweepTimer.unref();
   }
@@ -264,25 +250,14 @@ export class SwarmApp extends AppBase {
       ports: {
         flagValues: () => this.flags.values(),
         observe: observeDecision,
-        approvalState: this.approvalStatePort(this.approvals),
+        approvalState: this.approvalStatePort(this.approvalPorts),
         // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
         recorder: timedRecorder(this.recorder),
-        requestApproval: (ctx, result) => this.approvals.request(approvalRequestOf(ctx, result)).id,
-        consumeApproval: (id, ctx) => this.approvals.consume(id, consumerOf(ctx.principal)),
+        requestApproval: (ctx, result) => this.approvalPorts.request(approvalRequestOf(ctx, result)).id,
+        consumeApproval: (id, ctx) => this.approvalPorts.consume(id, consumerOf(ctx.principal)),
         callHooks: this.hooks,
       },
     });
-  }
-
-  /**
-   * Every approval transition is a security event; a rejected or expired request is also an ASK that turned into a
-   * denial, recorded in permission_denials attributed to its gate, with the decision id of the call that asked.
-   */
-  private recordApproval(e: ApprovalEvent): void {
-    this.reportApprovalToHooks(e);
-    this.recorder.record(approvalSecurityEvent(e));
-    const denial = approvalDenial(e, this.profiles.maskKeys);
-    if (denial) this.recorder.appendDenial(denial);
   }
 
   /**
@@ -320,6 +295,53 @@ export class SwarmApp extends AppBase {
     };
   }
 
+  /**
+   * Readiness of the database: it takes a write (the write lock taken and given back: fails on a read-only file, a full
+   * disk's lock, or query_only).
+   */
+  async databaseReady(): Promise<{ ok: true } | { ok: false; detail: string }> {
+    const sqlite = this.db.$client;
+    if (this.closed) return { ok: false, detail: 'the application is closed' };
+    // Someone is writing on this connection right now (the listener's group commit): it is writable.
+    if (sqlite.inTransaction) return { ok: true };
+    try {
+      sqlite.exec('BEGIN IMMEDIATE');
+      sqlite.exec('ROLLBACK');
+      return { ok: true };
+    } catch (error) {
+      if (sqlite.inTransaction) {
+        try {
+          sqlite.exec('ROLLBACK');
+        } catch {
+          // nothing to roll back
+        }
+      }
+      return { ok: false, detail: `the database is not writable: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+
+  /**
+   * Verify the audit chains (and the checkpoints and witnesses given) on a read-only connection of its own, long chains
+   * on every core (lib/audit/verify-parallel.ts).
+   */
+  async verifyAudit(verifierKey: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
+    const sqlite = new Database(this.dbFile, { readonly: true, fileMustExist: true });
+    try {
+      return await verifyAuditInParallel(sqlite, verifierKey, options);
+    } finally {
+      sqlite.close();
+    }
+  }
+
+  /** The size of the write-ahead log, bytes (0 when checkpointed and truncated). */
+  walBytes(): number | null {
+    try {
+      return statSync(`${this.dbFile}-wal`).size;
+    } catch {
+      return 0;
+    }
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
@@ -328,7 +350,7 @@ export class SwarmApp extends AppBase {
     if (this.rollupTimer) clearInterval(this.rollupTimer);
     if (this.searchTimer) clearInterval(this.searchTimer);
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    this.notifications.stopDelivery();
+    void this.notifications.stopDelivery();
     if (this.auditTimer) {
       clearInterval(this.auditTimer);
       // A server's last words: its stop, and a checkpoint that covers everything it wrote.

@@ -10,17 +10,15 @@ import type pg from 'pg';
 import { DatabaseUnavailable, migratePostgres, openPool } from '@/db/pg/client';
 import { PostgresDatabase } from '@/db/dialect';
 import { parseDbLocation, redactedUrl } from '@/db/location';
-import { approvalRequestOf, type ApprovalEvent } from './approvals/store';
+import { approvalRequestOf, SqlApprovalStore } from './approvals/store';
 import { consumerOf } from './approvals/rules';
-import { PgApprovalStore } from './approvals/pg-store';
-import { approvalDenial, approvalSecurityEvent } from './audit/approval-events';
 import { checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from './audit/checkpoints';
 import { witnessTargets } from './audit/witness';
 import { PgCheckpointer } from './audit/pg-checkpoints';
-import { PgDenialStore } from './audit/pg-denials';
+import { SqlDenialStore, type DenialStore } from './audit/denials/store';
 import { PgAuditRecorder } from './audit/pg-recorder';
-import { PgRevisionStore } from './audit/pg-revisions';
-import { PgSecurityEventQueries } from './audit/pg-security-events';
+import { SqlRevisionStore, type RevisionStore } from './audit/revisions';
+import { SqlSecurityEventQueries, type SecurityEventQueries } from './audit/security-events';
 import { SqlAuthStore, type AuthStore } from './auth/store';
 import { SqlLoginAttempts, type LoginAttempts } from './auth/attempts';
 import { PostgresTokenPrincipals } from './auth/tokens-postgres';
@@ -28,12 +26,15 @@ import { randomPassword } from './auth/secrets';
 import { FlagService } from './flags/service';
 import { SqlFlagStore } from './flags/store';
 import { HookRunner } from './hooks/runner';
+import { DecisionService } from './decisions/service';
+import type { VerifyOptions, VerifyReport } from './audit/verify';
+import { verifyAuditPg } from './audit/pg-chain';
 import { PgRateCounter } from './hooks/pg-rates';
-import { PgNotificationService } from './notifications/pg-service';
+import { NotificationService } from './notifications/service';
+import { SqlNotificationStore } from './notifications/store';
 import { Leadership, LEADER_LOCKS } from './ops/leader';
 import { observeDecision, timedRecorder } from './ops/metrics';
 import { PermissionEngine } from './permissions';
-import type { PgTx } from '@/db/pg/client';
 import { AppBase, type AppOptions, type StartupReport } from './app-base';
 import type { BackgroundStatus } from './app';
 
@@ -45,21 +46,21 @@ export class PgSwarmApp extends AppBase {
   readonly flags: FlagService;
   /** the database through the dialect port, for the stores written once for both databases */
   readonly database: PostgresDatabase;
-  readonly approvals: PgApprovalStore;
+  readonly approvals: SqlApprovalStore;
   readonly auth: AuthStore;
   /** the decision path's token lookup: cached, forgotten on every server when tokens or users change (within a second) */
   readonly tokens: PostgresTokenPrincipals;
   /** failed sign-ins, locks and the attempt under way per user name, shared by the servers */
   readonly loginAttempts: LoginAttempts;
   readonly recorder: PgAuditRecorder;
-  readonly revisions: PgRevisionStore;
-  readonly denials: PgDenialStore;
-  readonly securityEvents: PgSecurityEventQueries;
-  readonly notifications: PgNotificationService;
+  readonly revisions: RevisionStore;
+  readonly denials: DenialStore;
+  readonly securityEvents: SecurityEventQueries;
+  readonly notifications: NotificationService;
   readonly hooks: HookRunner;
   readonly engine: PermissionEngine;
-  /** never set on PostgreSQL: the decision listener does not hold a transaction across decisions here */
-  readonly decisionsHoldTransaction = false;
+  /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
+  readonly decisions: DecisionService;
   private readonly sweeperLead: Leadership | undefined;
   private readonly signerLead: Leadership | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -99,7 +100,7 @@ export class PgSwarmApp extends AppBase {
     this.shownUrl = redactedUrl(url);
     this.database = new PostgresDatabase(pool, url);
     this.flags = new FlagService(new SqlFlagStore(this.database), { env: this.env, locks: this.profiles.locks });
-    this.revisions = new PgRevisionStore(pool);
+    this.revisions = new SqlRevisionStore(this.database);
     this.recorder = new PgAuditRecorder(pool, {
       revision: () => this.currentRevision(),
       revisionContent: this.contentOfRevision,
@@ -110,16 +111,16 @@ export class PgSwarmApp extends AppBase {
       flagValues: () => this.flags.values(),
       recordEvent: (event) => void this.recorder.record(event).catch((error: unknown) => console.error(`Recording ${event.kind} event failed.`, error)),
     });
-    this.denials = new PgDenialStore(pool);
-    this.securityEvents = new PgSecurityEventQueries(pool);
-    this.notifications = new PgNotificationService({
-      pool,
+    this.denials = new SqlDenialStore(this.database);
+    this.securityEvents = new SqlSecurityEventQueries(this.database);
+    this.notifications = new NotificationService({
+      store: new SqlNotificationStore(this.database),
       config: () => this.notificationsFile.current,
       env: this.env,
       maskKeys: this.profiles.maskKeys,
       origin: this.env.SWARM_PROCESS || 'app',
     });
-    this.approvals = new PgApprovalStore(pool, (event, tx) => this.recordApproval(event, tx), this.callBinding);
+    this.approvals = new SqlApprovalStore(this.database, this.approvalListener(), this.callBinding);
     this.hooks = new HookRunner({
       hooks: () => this.hooksFile.current,
       flags: () => this.flags.values(),
@@ -150,6 +151,7 @@ export class PgSwarmApp extends AppBase {
           callHooks: this.hooks,
         },
       });
+    this.decisions = new DecisionService({ engine: this.engine });
     if (options.sweepApprovals) this.sweeperLead = new Leadership(pool, LEADER_LOCKS.sweeper);
     if (options.server) this.signerLead = new Leadership(pool, LEADER_LOCKS.checkpoints);
   }
@@ -163,15 +165,6 @@ export class PgSwarmApp extends AppBase {
     if (this.options.sweepApprovals) this.startSweeper();
     if (this.options.deliverNotifications ?? this.options.sweepApprovals) this.notifications.startDelivery();
     if (this.options.server) await this.startServerAudit();
-  }
-
-  /** Every approval transition and its audit rows (and its notifications) commit in the transaction of the transition. */
-  private async recordApproval(e: ApprovalEvent, tx: PgTx): Promise<void> {
-    await this.recorder.recordIn(tx, approvalSecurityEvent(e));
-    const denial = approvalDenial(e, this.profiles.maskKeys);
-    if (denial) await this.recorder.appendDenialIn(tx, denial);
-    await this.notifications.onApprovalIn(tx, e);
-    this.reportApprovalToHooks(e);
   }
 
   /**
@@ -305,7 +298,8 @@ export class PgSwarmApp extends AppBase {
   }
 
   /** Can a statement run now? (readiness: a server that cannot reach its database must not take traffic) */
-  async databaseReachable(timeoutMs = 2_000): Promise<{ ok: true } | { ok: false; detail: string }> {
+  async databaseReady(timeoutMs = 2_000): Promise<{ ok: true } | { ok: false; detail: string }> {
+    if (this.closed) return { ok: false, detail: 'the application is closed' };
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
@@ -318,6 +312,16 @@ export class PgSwarmApp extends AppBase {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Verify the audit chains (and the checkpoints and witnesses given) in one snapshot, read in pages. */
+  verifyAudit(verifierKey: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
+    return verifyAuditPg(this.pool, verifierKey, options);
+  }
+
+  /** No write-ahead log of this process's to measure on PostgreSQL. */
+  walBytes(): number | null {
+    return null;
   }
 
   backgroundStatus(now = Date.now() / 1000): BackgroundStatus {
@@ -333,7 +337,8 @@ export class PgSwarmApp extends AppBase {
     this.closed ??= (async () => {
       this.closeConfig();
       if (this.sweepTimer) clearInterval(this.sweepTimer);
-      this.notifications.stopDelivery();
+      // Not awaited (a hung receiver must not hold the shutdown): a send still in flight leaves its row to its lease.
+      void this.notifications.stopDelivery();
       if (this.auditTimer) {
         clearInterval(this.auditTimer);
         try {

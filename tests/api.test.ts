@@ -51,7 +51,7 @@ afterAll(() => {
   server.remove();
 });
 
-const lastDenial = () => getSqliteApp().denials.query({ limit: 1 }).rows[0]!;
+const lastDenial = async () => (await getSqliteApp().denials.query({ limit: 1 })).rows[0]!;
 
 describe('authentication and roles on every route', () => {
   it('serves the public health route without credentials', async () => {
@@ -62,7 +62,7 @@ describe('authentication and roles on every route', () => {
     const r = await call(denials.GET, '/api/v1/permissions/denials');
     expect(r.status).toBe(401);
     expect((await json(r)).error?.rule_source).toBe('rbac:auditor');
-    expect(lastDenial()).toMatchObject({ ruleSource: 'rbac:auditor', httpMethod: 'GET', httpPath: '/api/v1/permissions/denials', userRole: 'anonymous' });
+    expect(await lastDenial()).toMatchObject({ ruleSource: 'rbac:auditor', httpMethod: 'GET', httpPath: '/api/v1/permissions/denials', userRole: 'anonymous' });
   });
 
   it('answers 401 for an unknown token', async () => {
@@ -74,7 +74,7 @@ describe('authentication and roles on every route', () => {
   it('answers 403 to a role below the requirement and records it', async () => {
     const r = await call(denials.GET, '/api/v1/permissions/denials', { token: viewer });
     expect(r.status).toBe(403);
-    expect(lastDenial()).toMatchObject({ ruleSource: 'rbac:auditor', userRole: 'viewer', principal: 'victor' });
+    expect(await lastDenial()).toMatchObject({ ruleSource: 'rbac:auditor', userRole: 'viewer', principal: 'victor' });
   });
 });
 
@@ -88,7 +88,7 @@ describe('POST /api/v1/permissions/check', () => {
   it('denies and records an agent token naming another agent', async () => {
     const r = await json(await call(check.POST, '/api/v1/permissions/check', { method: 'POST', token: cleanerAgent, body: JSON.stringify({ agent: 'deployer', tool: 'monitor_drift', arguments: { model_id: 'm' } }) }));
     expect(r).toMatchObject({ decision: 'DENY', rule_source: 'rbac:agent_identity', recorded: true });
-    expect(lastDenial()).toMatchObject({ ruleSource: 'rbac:agent_identity', agentName: 'deployer', toolName: 'monitor_drift' });
+    expect(await lastDenial()).toMatchObject({ ruleSource: 'rbac:agent_identity', agentName: 'deployer', toolName: 'monitor_drift' });
   });
 
   it('asks for a gated call, allows it exactly once after an operator approved it, then asks again', async () => {
@@ -135,8 +135,8 @@ describe('POST /api/v1/permissions/check', () => {
     expect(noReason.status).toBe(400);
     const r = await call(reject.POST, `/api/v1/approvals/${id}/reject`, { method: 'POST', token: operator, params: { id }, body: '{"reason":"No model card"}' });
     expect(r.status).toBe(200);
-    expect(lastDenial()).toMatchObject({ ruleSource: 'hitl:deploy', toolName: 'deploy_serving', agentName: 'deployer' });
-    expect(lastDenial().reason).toContain('No model card');
+    expect(await lastDenial()).toMatchObject({ ruleSource: 'hitl:deploy', toolName: 'deploy_serving', agentName: 'deployer' });
+    expect((await lastDenial()).reason).toContain('No model card');
   });
 
   it('answers 400 with the issues for bad input, never 500', async () => {
@@ -196,7 +196,7 @@ describe('GET /api/v1/permissions/denials', () => {
   });
 
   it('returns one denial with its trace, and 404 for an unknown id', async () => {
-    const id = String(lastDenial().id);
+    const id = String((await lastDenial()).id);
     expect((await call(denial.GET, `/api/v1/permissions/denials/${id}`, { token: auditor, params: { id } })).status).toBe(200);
     expect((await call(denial.GET, '/api/v1/permissions/denials/999999', { token: auditor, params: { id: '999999' } })).status).toBe(404);
     expect((await call(denial.GET, '/api/v1/permissions/denials/..%2F..', { token: auditor, params: { id: '../..' } })).status).toBe(400);
@@ -211,7 +211,7 @@ describe('sessions', () => {
     const unknown = await call(login.POST, '/api/v1/auth/login', { method: 'POST', body: JSON.stringify({ username: 'nobody', password: 'wrong-password' }) });
     expect((await json(unknown)).error?.message).toBe('The user name or password is not correct.');
     // A failed sign-in is a security event (not an engine decision), with who tried; the success is one too.
-    const failed = getSqliteApp().securityEvents.ofType('auth.login.failed', 2);
+    const failed = await getSqliteApp().securityEvents.ofType('auth.login.failed', 2);
     expect(failed.map((e) => [e.actor, e.outcome])).toEqual([
       ['nobody', 'failed'],
       ['olivia', 'failed'],
@@ -219,10 +219,10 @@ describe('sessions', () => {
     // The address is the one the decision listener resolved and proves (lib/http/client-address.ts); a bare
     // X-Forwarded-For is what any client can write, and is not believed.
     await call(login.POST, '/api/v1/auth/login', { method: 'POST', headers: { 'x-forwarded-for': '203.0.113.8' }, body: JSON.stringify({ username: 'oscar', password: 'operator-password' }) });
-    expect(getSqliteApp().securityEvents.ofType('auth.login.succeeded', 1)[0]).toMatchObject({ actor: 'oscar', actorRole: 'operator', ip: null });
+    expect((await getSqliteApp().securityEvents.ofType('auth.login.succeeded', 1))[0]).toMatchObject({ actor: 'oscar', actorRole: 'operator', ip: null });
     const proven = { [CLIENT_ADDRESS_HEADER]: '203.0.113.7', [CLIENT_ADDRESS_PROOF_HEADER]: clientAddressProof(INTERNAL_SECRET) };
     await call(login.POST, '/api/v1/auth/login', { method: 'POST', headers: proven, body: JSON.stringify({ username: 'oscar', password: 'operator-password' }) });
-    expect(getSqliteApp().securityEvents.ofType('auth.login.succeeded', 1)[0]).toMatchObject({ actor: 'oscar', actorRole: 'operator', ip: '203.0.113.7' });
+    expect((await getSqliteApp().securityEvents.ofType('auth.login.succeeded', 1))[0]).toMatchObject({ actor: 'oscar', actorRole: 'operator', ip: '203.0.113.7' });
   });
 
   it('sets an HttpOnly, SameSite cookie and refuses a cross-origin state change made with it', async () => {
@@ -237,7 +237,7 @@ describe('sessions', () => {
     expect(same.status).toBe(200);
     const cross = await call(check.POST, '/api/v1/permissions/check', { method: 'POST', body, headers: { cookie: session, origin: 'https://evil.example' } });
     expect(cross.status).toBe(403);
-    expect(lastDenial().ruleSource).toBe('csrf:origin');
+    expect((await lastDenial()).ruleSource).toBe('csrf:origin');
   });
 });
 
@@ -246,7 +246,7 @@ describe('flags over REST', () => {
     const r = await call(flag.PUT, '/api/v1/flags/audit_trail_security_events', { method: 'PUT', token: ADMIN, params: { name: 'audit_trail_security_events' }, body: JSON.stringify({ value: false, reason: 'quieter logs' }) });
     expect(r.status).toBe(403);
     expect((await json(r)).error?.code).toBe('INVARIANT');
-    expect(getSqliteApp().securityEvents.ofType('flag.refused', 1)[0]).toMatchObject({ actor: 'admin', outcome: 'refused', target: 'audit_trail_security_events' });
+    expect((await getSqliteApp().securityEvents.ofType('flag.refused', 1))[0]).toMatchObject({ actor: 'admin', outcome: 'refused', target: 'audit_trail_security_events' });
   });
 
   it('lets an admin turn a flag off, after which its tool is denied as flag:<name>', async () => {

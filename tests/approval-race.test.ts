@@ -23,27 +23,27 @@ function contender(args: string[], startAt: number): Promise<string> {
 describe('the approval race', () => {
   it('leaves exactly one outcome when six processes approve and reject at once; the losers get a conflict', async () => {
     t = tempApp();
-    const { id } = t.app.approvals.request(deployRequest());
+    const { id } = await t.app.approvals.request(deployRequest());
     const startAt = Date.now() + 2500;
     const results = await Promise.all(
       Array.from({ length: 6 }, (_, i) => contender([t!.dbPath, t!.dir, id, i % 2 ? 'reject' : 'approve', `op${i}`], startAt)),
     );
     expect(results.filter((r) => r === 'won')).toHaveLength(1);
     expect(results.filter((r) => r === 'CONFLICT')).toHaveLength(5);
-    const row = t.app.approvals.get(id)!;
+    const row = (await t.app.approvals.get(id))!;
     expect(['approved', 'rejected']).toContain(row.status);
     // A rejection is recorded once, and only if the rejection won.
-    expect(t.app.denials.count({ ruleSource: 'hitl' })).toBe(row.status === 'rejected' ? 1 : 0);
+    expect(await t.app.denials.count({ ruleSource: 'hitl' })).toBe(row.status === 'rejected' ? 1 : 0);
   }, 60_000);
 
   it('takes exactly two approvals of a two-person request when four operators approve at once', async () => {
     t = tempApp();
-    const { id } = t.app.approvals.request(deployRequest({ approvalsRequired: 2 }));
+    const { id } = await t.app.approvals.request(deployRequest({ approvalsRequired: 2 }));
     const startAt = Date.now() + 2500;
     const results = await Promise.all(Array.from({ length: 4 }, (_, i) => contender([t!.dbPath, t!.dir, id, 'approve', `op${i}`], startAt)));
     expect(results.filter((r) => r === 'won')).toHaveLength(2);
     expect(results.filter((r) => r === 'CONFLICT')).toHaveLength(2);
-    expect(t.app.approvals.get(id)!.status).toBe('approved');
-    expect(t.app.approvals.votesFor([id]).get(id)).toHaveLength(2);
+    expect((await t.app.approvals.get(id))!.status).toBe('approved');
+    expect((await t.app.approvals.votesFor([id])).get(id)).toHaveLength(2);
   }, 60_000);
 });

@@ -77,7 +77,7 @@ describe('approvals bound to who asked, over HTTP', () => {
       expect(answer.body).toMatchObject({ decision: 'ASK', rule_source: 'hitl:deploy' });
       expect(answer.body.approval_id).not.toBe(id);
     }
-    expect(getSqliteApp().approvals.get(id)?.status).toBe('approved');
+    expect((await getSqliteApp().approvals.get(id))?.status).toBe('approved');
 
     expect((await viaListener('/api/v1/permissions/check', call, deployer)).body).toMatchObject({ decision: 'ALLOW', rule_source: 'hitl:deploy', approval_id: id });
     expect((await checkCall(call, deployer)).body.decision).toBe('ASK');
@@ -127,13 +127,13 @@ describe('arguments kept exactly or refused, over HTTP', () => {
     const staging = { agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-45', env: 'staging' } };
     const id = String((await checkCall(staging, deployer)).body.approval_id);
     await approveAs(id);
-    const denials = getSqliteApp().denials.count();
+    const denials = await getSqliteApp().denials.count();
     const smuggled = '{"agent":"deployer","tool":"deploy_serving","arguments":{"model_id":"m-45","env":"staging","__proto__":{"env":"prod"}}}';
     const answer = await both(check.POST, '/api/v1/permissions/check', smuggled);
     expect(answer.status).toBe(400);
     expect(answer.body.error?.issues).toEqual([expect.objectContaining({ path: 'arguments.__proto__', message: expect.stringMatching(/"__proto__" is refused/) })]);
-    expect(getSqliteApp().denials.count()).toBe(denials);
-    expect(getSqliteApp().approvals.get(id)?.status).toBe('approved');
+    expect(await getSqliteApp().denials.count()).toBe(denials);
+    expect((await getSqliteApp().approvals.get(id))?.status).toBe('approved');
     expect((await checkCall(staging, deployer)).body).toMatchObject({ decision: 'ALLOW', approval_id: id });
   });
 

@@ -36,7 +36,7 @@ afterAll(() => {
   server.remove();
 });
 
-const denialOf = (decisionId: unknown) => getSqliteApp().denials.query({ limit: 50 }).rows.find((r) => r.decisionId === decisionId);
+const denialOf = async (decisionId: unknown) => (await getSqliteApp().denials.query({ limit: 50 })).rows.find((r) => r.decisionId === decisionId);
 
 describe('POST /api/v1/permissions/check/batch', () => {
   it('answers every check in order, each with its decision id; denials are recorded with it', async () => {
@@ -59,8 +59,8 @@ describe('POST /api/v1/permissions/check/batch', () => {
     expect(results.slice(0, 3).every((x) => typeof x.decision_id === 'string')).toBe(true);
     expect(new Set(results.slice(0, 3).map((x) => x.decision_id)).size).toBe(3);
     expect(results[3]!.decision_id).toBeNull();
-    expect(denialOf(results[1]!.decision_id)).toMatchObject({ ruleSource: 'policy:bfsi/tuning-capacity-review', agentName: 'trainer' });
-    expect(denialOf(results[2]!.decision_id)).toMatchObject({ ruleSource: 'agent_allowlist', toolName: 'deploy_serving' });
+    expect(await denialOf(results[1]!.decision_id)).toMatchObject({ ruleSource: 'policy:bfsi/tuning-capacity-review', agentName: 'trainer' });
+    expect(await denialOf(results[2]!.decision_id)).toMatchObject({ ruleSource: 'agent_allowlist', toolName: 'deploy_serving' });
   });
 
   it('refuses an empty batch and one of more than 1,000 checks with the zod issues', async () => {
@@ -76,7 +76,7 @@ describe('POST /api/v1/permissions/check/batch', () => {
 
   it('is one transaction: when a denial cannot be recorded, nothing of the batch is kept or acknowledged (503)', async () => {
     const sqlite = getSqliteApp().db.$client;
-    const before = getSqliteApp().denials.count();
+    const before = await getSqliteApp().denials.count();
     // The second denial of this batch fails in the database (as a full disk would), after the first was written.
     sqlite.exec(`CREATE TEMP TRIGGER fail_second_denial BEFORE INSERT ON permission_denials
       WHEN (SELECT count(*) FROM permission_denials) >= ${before + 1} BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
@@ -92,7 +92,7 @@ describe('POST /api/v1/permissions/check/batch', () => {
     } finally {
       sqlite.exec('DROP TRIGGER fail_second_denial');
     }
-    expect(getSqliteApp().denials.count()).toBe(before);
+    expect(await getSqliteApp().denials.count()).toBe(before);
   });
 });
 
@@ -113,13 +113,13 @@ describe('AuthZEN: POST /access/v1/evaluation', () => {
   it('answers false for a denial, recorded with the decision id it returns', async () => {
     const body = await json(await post(evaluation.POST, '/access/v1/evaluation', toolCall('train_model', { dataset_id: 'd' }), deployer));
     expect(body).toMatchObject({ decision: false, context: { swarm_decision: 'DENY', rule_source: 'agent_allowlist', reason_admin: { en: expect.stringContaining('train_model') } } });
-    expect(denialOf((body.context as { decision_id: string }).decision_id)).toMatchObject({ agentName: 'deployer', toolName: 'train_model' });
+    expect(await denialOf((body.context as { decision_id: string }).decision_id)).toMatchObject({ agentName: 'deployer', toolName: 'train_model' });
   });
 
   it('answers false for a gated call, with the approval a person must give', async () => {
     const body = await json(await post(evaluation.POST, '/access/v1/evaluation', toolCall('deploy_serving', { model_id: 'm-9', env: 'prod' }), deployer));
     expect(body).toMatchObject({ decision: false, context: { swarm_decision: 'ASK', rule_source: 'hitl:deploy', approval_id: expect.stringMatching(/^apr_/) } });
-    expect(getSqliteApp().approvals.get((body.context as { approval_id: string }).approval_id)).toMatchObject({ status: 'pending', agentName: 'deployer' });
+    expect(await getSqliteApp().approvals.get((body.context as { approval_id: string }).approval_id)).toMatchObject({ status: 'pending', agentName: 'deployer' });
   });
 
   it('maps an http resource: the method is the action, the path the resource', async () => {

@@ -74,7 +74,7 @@ describe('the decision listener', () => {
     expect(Number(r.headers.get('content-length'))).toBe(Buffer.byteLength(text));
     const direct = JSON.parse(text) as { decision_id: string; decision: string; rule_source: string; trace: unknown[] };
     expect(direct).toMatchObject({ decision: 'DENY', rule_source: 'policy:bfsi/tuning-capacity-review', recorded: true });
-    expect(getSqliteApp().denials.query({ limit: 1 }).rows[0]).toMatchObject({ decisionId: direct.decision_id, agentName: 'trainer' });
+    expect((await getSqliteApp().denials.query({ limit: 1 })).rows[0]).toMatchObject({ decisionId: direct.decision_id, agentName: 'trainer' });
     // The same request through the Next.js adapter: the same answer but for its own decision id.
     const viaRoute = (await (await callRoute(check.POST, '/api/v1/permissions/check', { method: 'POST', token: trainer, body })).json()) as typeof direct;
     expect({ ...viaRoute, decision_id: 'x' }).toEqual({ ...direct, decision_id: 'x' });
@@ -154,7 +154,7 @@ describe('the decision listener', () => {
   it('commits concurrent decisions together; one that cannot be recorded is undone alone and answered 503', async () => {
     const sqlite = getSqliteApp().db.$client;
     sqlite.exec(`CREATE TEMP TRIGGER fail_me BEFORE INSERT ON permission_denials WHEN NEW.tool_name = 'fail_me' BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
-    const before = getSqliteApp().denials.count();
+    const before = await getSqliteApp().denials.count();
     try {
       const answers = await Promise.all(['deploy_serving', 'fail_me', 'export_raw_data', 'train_model'].map((tool) => call(tool)));
       expect(answers.map((r) => r.status)).toEqual([200, 503, 200, 200]);
@@ -162,8 +162,8 @@ describe('the decision listener', () => {
       expect(bodies[1]!.error?.code).toBe('AUDIT_UNAVAILABLE');
       expect(bodies.map((b) => b.decision ?? null)).toEqual(['DENY', null, 'DENY', 'ALLOW']);
       // The two denials are in the trail with the ids their callers got; the refused one left nothing.
-      expect(getSqliteApp().denials.count()).toBe(before + 2);
-      for (const b of [bodies[0]!, bodies[2]!]) expect(getSqliteApp().denials.query({ limit: 5 }).rows.some((r) => r.decisionId === b.decision_id)).toBe(true);
+      expect(await getSqliteApp().denials.count()).toBe(before + 2);
+      for (const b of [bodies[0]!, bodies[2]!]) expect((await getSqliteApp().denials.query({ limit: 5 })).rows.some((r) => r.decisionId === b.decision_id)).toBe(true);
     } finally {
       sqlite.exec('DROP TRIGGER fail_me');
     }
@@ -176,7 +176,7 @@ describe('the decision listener', () => {
     const plain = createFrontServer({ app: plainApp, upstream: { host: '127.0.0.1', port: 1 } });
     const plainBase = `http://127.0.0.1:${await listen(plain)}`;
     try {
-      const before = plainApp.denials.count();
+      const before = await plainApp.denials.count();
       const batch = (tools: string[]) =>
         fetch(`${plainBase}/api/v1/permissions/check/batch`, {
           method: 'POST',
@@ -189,8 +189,8 @@ describe('the decision listener', () => {
       expect(results.map((r) => r.decision)).toEqual(['ALLOW', 'DENY', 'DENY']);
       expect(((await answers[1]!.json()) as { decision: string }).decision).toBe('DENY');
       expect(((await answers[2]!.json()) as { results: { decision: string }[] }).results.map((r) => r.decision)).toEqual(['DENY']);
-      expect(plainApp.denials.count()).toBe(before + 4);
-      const ids = new Set(plainApp.denials.query({ limit: 10 }).rows.map((r) => r.decisionId));
+      expect(await plainApp.denials.count()).toBe(before + 4);
+      const ids = new Set((await plainApp.denials.query({ limit: 10 })).rows.map((r) => r.decisionId));
       for (const r of results.slice(1)) expect(ids.has(r.decision_id)).toBe(true);
     } finally {
       await plain.shutdown();
@@ -209,9 +209,9 @@ describe('the decision listener', () => {
       sqlite.exec('DROP TRIGGER fail_me');
     }
     const ok = (await (await call('deploy_serving')).json()) as { decision_id: string };
-    const row = getSqliteApp().denials.query({ limit: 5 }).rows.find((r) => r.decisionId === ok.decision_id)!;
+    const row = (await getSqliteApp().denials.query({ limit: 5 })).rows.find((r) => r.decisionId === ok.decision_id)!;
     expect(row.policyRevision).toMatch(/^rev_/);
-    expect(getSqliteApp().revisions.get(row.policyRevision!)).toMatchObject({ flags: { cron_scheduler: false } });
+    expect(await getSqliteApp().revisions.get(row.policyRevision!)).toMatchObject({ flags: { cron_scheduler: false } });
   });
 
   it('says so when the upstream is not answering (502), and still decides', async () => {
@@ -249,7 +249,7 @@ describe('the decision listener', () => {
     const workerBase = `http://127.0.0.1:${await listen(worker)}`;
     await call('train_model', workerBase); // its first decision stores the policy revision in force: a write, before the lock
     await locked;
-    const before = workerApp.denials.count();
+    const before = await workerApp.denials.count();
     // An allowed call writes nothing: it does not wait for the lock.
     let t0 = performance.now();
     const allowed = (await (await call('train_model', workerBase)).json()) as { decision: string };
@@ -261,8 +261,8 @@ describe('the decision listener', () => {
     const denied = (await (await call('deploy_serving', workerBase)).json()) as { decision: string; decision_id: string };
     expect(denied.decision).toBe('DENY');
     expect(said).toContain('released');
-    expect(workerApp.denials.count()).toBe(before + 1);
-    expect(workerApp.denials.query({ limit: 1 }).rows[0]!.decisionId).toBe(denied.decision_id);
+    expect(await workerApp.denials.count()).toBe(before + 1);
+    expect((await workerApp.denials.query({ limit: 1 })).rows[0]!.decisionId).toBe(denied.decision_id);
     await exited;
     await worker.shutdown();
     workerApp.close();

@@ -1,9 +1,9 @@
 /**
- * `swarm hook claude-code` and `swarm hook codex` with recorded PreToolUse events (tests/fixtures/claude-code), run as
- * Claude Code runs a command hook: the real CLI in a child process, the event on stdin, the answer read from stdout.
- * In process on a real SQLite file, and over REST against the decision listener.
+ * `swarm hook claude-code` and `swarm hook codex` with recorded PreToolUse events (tests/fixtures/claude-code): the
+ * event on stdin, the answer read from stdout. The CLI's own entry runs in this process with the event as its stdin
+ * (lib/test-support/cli.ts); once, the real binary in a child process reads it from a pipe, as Claude Code runs a
+ * command hook. Deciding in process on a real SQLite file, and over REST against the decision listener.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type SwarmApp } from '@/lib/app';
 import { createFrontServer } from '@/lib/server/front';
+import { runSwarm, runSwarmBinary } from '@/lib/test-support/cli';
 
 const AGENTS = `agents:
   claude_code:
@@ -59,17 +60,11 @@ let token = '';
 
 const event = (name: string) => readFileSync(join('tests/fixtures/claude-code', `${name}.json`), 'utf8');
 
-function hook(stdin: string, extraEnv: Record<string, string> = {}, client = 'claude-code'): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/swarm.mjs', 'hook', client], { env: { ...process.env, ...env, ...extraEnv }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out, err }));
-    child.stdin.end(stdin);
-  });
+/** `swarm hook <client>` with `stdin` as the event: in process, or (`binary`) the real command in a child process. */
+async function hook(stdin: string, extraEnv: Record<string, string> = {}, client = 'claude-code', binary = false): Promise<{ code: number | null; out: string; err: string }> {
+  const run = binary ? runSwarmBinary : runSwarm;
+  const r = await run(['hook', client], { ...process.env, ...env, ...extraEnv }, { stdin });
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 type Output = { hookSpecificOutput: { hookEventName: string; permissionDecision: string; permissionDecisionReason: string; updatedInput?: Record<string, unknown> } };
@@ -101,6 +96,14 @@ afterAll(async () => {
 });
 
 describe('swarm hook claude-code, in process', () => {
+  it('is run by Claude Code as a command: the real binary reads the event from a pipe and answers, exit 0', async () => {
+    const r = await hook(event('bash-rm'), {}, 'claude-code', true);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(parse(r.out).hookSpecificOutput).toMatchObject({ hookEventName: 'PreToolUse', permissionDecision: 'deny' });
+    expect(parse(r.out).hookSpecificOutput.permissionDecisionReason).toMatch(/^Recursive deletes are not run by agents\. \(policy:no-recursive-delete, decision /);
+  });
+
   it('allows a call the agent may make, with the rule that allowed it', async () => {
     const r = await hook(event('bash-ls'));
     expect(r.code).toBe(0);
@@ -113,7 +116,7 @@ describe('swarm hook claude-code, in process', () => {
     const out = parse(r.out).hookSpecificOutput;
     expect(out.permissionDecision).toBe('deny');
     expect(out.permissionDecisionReason).toMatch(/^Recursive deletes are not run by agents\. \(policy:no-recursive-delete, decision /);
-    expect(app.denials.query({ limit: 1 }).rows[0]).toMatchObject({ toolName: 'bash', agentName: 'claude_code', toolCallId: 'toolu_01ABCDEF0123456790', ruleSource: 'policy:no-recursive-delete' });
+    expect((await app.denials.query({ limit: 1 })).rows[0]).toMatchObject({ toolName: 'bash', agentName: 'claude_code', toolCallId: 'toolu_01ABCDEF0123456790', ruleSource: 'policy:no-recursive-delete' });
   });
 
   it('denies a gated call until a person approved it, naming the request; then allows it once', async () => {
@@ -122,7 +125,7 @@ describe('swarm hook claude-code, in process', () => {
     const id = /\((apr_[A-Za-z0-9_-]+), hitl:prod-config\)/.exec(first.permissionDecisionReason)?.[1];
     expect(id).toBeDefined();
     expect(first.permissionDecisionReason).toContain("the console's /approvals page");
-    app.approvals.approve(id!, { id: 'olivia', role: 'operator' });
+    await app.approvals.approve(id!, { id: 'olivia', role: 'operator' });
     expect(parse((await hook(event('write-file'))).out).hookSpecificOutput.permissionDecision).toBe('allow');
     expect(parse((await hook(event('write-file'))).out).hookSpecificOutput.permissionDecision).toBe('deny');
   });

@@ -132,7 +132,7 @@ describe('the check API with hooks', () => {
   it('waits for a webhook hook on the route, the batch and AuthZEN alike; a block is a recorded denial of the hook', async () => {
     const one = (await post(check.POST, '/api/v1/permissions/check', trainer, { agent: 'trainer', tool: 'run_batch', arguments: { queue: 'prod' } })).json as unknown as Answer;
     expect(one).toMatchObject({ decision: 'DENY', rule_source: 'hook:batch-review', reason: 'No batches on prod today.' });
-    expect(getSqliteApp().denials.get(getSqliteApp().denials.newestId())).toMatchObject({ ruleSource: 'hook:batch-review', decisionId: one.decision_id });
+    expect(await getSqliteApp().denials.get(await getSqliteApp().denials.newestId())).toMatchObject({ ruleSource: 'hook:batch-review', decisionId: one.decision_id });
 
     const many = (await post(batch.POST, '/api/v1/permissions/check/batch', trainer, {
       checks: [

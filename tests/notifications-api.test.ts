@@ -1,13 +1,20 @@
 /**
- * GET /api/v1/notifications/deliveries inside one process: the real route handler and wrapper, the real application
- * (getSqliteApp, with its sweeper and deliverer running) on a real SQLite file, and a channel whose receiver is down.
+ * GET /api/v1/notifications/deliveries inside one process, on SQLite and on PostgreSQL: the route table's definition
+ * (the core the Next.js adapter and the decision listener both run: authentication, roles, the query schema), a real
+ * application with its sweeper and deliverer running on a real database, and a channel whose receiver is down.
  */
-import { writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callRoute, useTempServerEnv } from './support/in-process-api';
+import { openApp, type App } from '@/lib/app';
+import { fromWebRequest, toResponse } from '@/lib/http/route';
+import { routeEntry } from '@/lib/http/route-table';
+import { deployRequest } from '@/lib/test-support/temp-app';
+import { usePostgres } from '@/lib/test-support/use-postgres';
+import { within } from '@/lib/test-support/wait';
 
 // A port nothing listens on: the receiver is down.
 const down = await new Promise<string>((resolve) => {
@@ -18,31 +25,10 @@ const down = await new Promise<string>((resolve) => {
   });
 });
 
-const server = useTempServerEnv('notifications', { env: { SWARM_TEST_HOOK_SECRET: 'secret-for-the-test' } });
-writeFileSync(
-  join(server.dir, 'config', 'notifications.yaml'),
-  `channels:\n  - id: pager\n    kind: webhook\n    url: ${down}\n    secret_env: SWARM_TEST_HOOK_SECRET\n    max_attempts: 1\n`,
-);
-
-const { getSqliteApp } = await import('@/lib/app');
-const deliveries = await import('@/app/api/v1/notifications/deliveries/route');
-const { deployRequest } = await import('@/lib/test-support/temp-app');
-
-let viewer = '';
-let operator = '';
-
-beforeAll(async () => {
-  const app = getSqliteApp();
-  await app.auth.createUser('victor', 'viewer', 'viewer-password');
-  await app.auth.createUser('olivia', 'operator', 'operator-password');
-  viewer = await app.auth.createToken({ username: 'victor' }, 'viewer token');
-  operator = await app.auth.createToken({ username: 'olivia' }, 'operator token');
-});
-
-afterAll(() => {
-  getSqliteApp().close();
-  server.remove();
-});
+const ADMIN = 'test-admin-token-notifications-0123456789';
+const SECRET = 'secret-for-the-test';
+const pg15 = usePostgres();
+const listDeliveries = routeEntry('/api/v1/notifications/deliveries').methods.GET.route;
 
 interface Body {
   deliveries: { id: number; channel: string; event: string; subject: string; status: string; attempts: number; last_error: string | null; origin: string }[];
@@ -51,35 +37,65 @@ interface Body {
   next_cursor: string | null;
 }
 
-describe('GET /api/v1/notifications/deliveries', () => {
+const databases = {
+  SQLite: async (dir: string) => join(dir, 'notifications.db'),
+  PostgreSQL: async () => pg15.cluster.urlOf(await pg15.freshDatabase('notify_api')),
+};
+
+describe.each(Object.keys(databases) as (keyof typeof databases)[])('GET /api/v1/notifications/deliveries on %s', (kind) => {
+  const dir = mkdtempSync(join(tmpdir(), 'swarm-notifications-api-'));
+  let app: App;
+  let viewer = '';
+  let operator = '';
+
+  beforeAll(async () => {
+    cpSync('config', join(dir, 'config'), { recursive: true });
+    writeFileSync(
+      join(dir, 'config', 'notifications.yaml'),
+      `channels:\n  - id: pager\n    kind: webhook\n    url: ${down}\n    secret_env: SWARM_TEST_HOOK_SECRET\n    max_attempts: 1\n`,
+    );
+    app = await openApp({
+      dbPath: await databases[kind](dir),
+      configDir: join(dir, 'config'),
+      env: { ...process.env, SWARM_TEST_HOOK_SECRET: SECRET, SWARM_ADMIN_TOKEN: ADMIN, SWARM_ADMIN_PASSWORD: 'admin-password-1', SWARM_PROFILE: 'bfsi', SWARM_APPROVAL_KEY: 'notifications-api-binding-key-0123456789abcdef' },
+      sweepApprovals: true,
+    });
+    await app.bootstrap();
+    await app.auth.createUser('victor', 'viewer', 'viewer-password');
+    await app.auth.createUser('olivia', 'operator', 'operator-password');
+    viewer = await app.auth.createToken({ username: 'victor' }, 'viewer token');
+    operator = await app.auth.createToken({ username: 'olivia' }, 'operator token');
+  }, 60_000);
+
+  afterAll(async () => {
+    await app?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const get = async (url: string, token: string): Promise<Response> =>
+    toResponse(await listDeliveries.core(app, fromWebRequest(new Request(`http://localhost${url}`, { headers: { authorization: `Bearer ${token}` } })), {}));
+
   it('shows admins the deliveries that failed because the receiver is down', async () => {
-    const app = getSqliteApp();
-    const row = app.approvals.request(deployRequest());
-    // The server's own deliverer (every 500 ms) tries it and records the failure.
-    const end = Date.now() + 10_000;
+    const row = await app.approvals.request(deployRequest());
+    // The application's own deliverer (every 500 ms) tries it and records the failure.
     let body: Body | undefined;
-    while (Date.now() < end) {
-      const r = await callRoute(deliveries.GET, '/api/v1/notifications/deliveries?status=failed', { token: server.adminToken });
+    await within(10_000, async () => {
+      const r = await get('/api/v1/notifications/deliveries?status=failed', ADMIN);
       expect(r.status).toBe(200);
       body = (await r.json()) as Body;
-      if (body.deliveries.length > 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      return body.deliveries.length > 0;
+    });
     expect(body!.deliveries).toEqual([
       expect.objectContaining({ channel: 'pager', event: 'approval_requested', subject: row.id, status: 'failed', attempts: 1, last_error: 'ECONNREFUSED' }),
     ]);
     expect(body!.counts).toMatchObject({ failed: 1, delivered: 0 });
     expect(body!.channels).toEqual([{ id: 'pager', kind: 'webhook', events: ['approval_requested', 'approval_expiring', 'denial_burst'] }]);
     // Never the URL's secret parts nor the signing secret.
-    expect(JSON.stringify(body)).not.toContain('secret-for-the-test');
+    expect(JSON.stringify(body)).not.toContain(SECRET);
   });
 
   it('is for admins only', async () => {
-    for (const token of [viewer, operator]) {
-      const r = await callRoute(deliveries.GET, '/api/v1/notifications/deliveries', { token });
-      expect(r.status).toBe(403);
-    }
-    const bad = await callRoute(deliveries.GET, '/api/v1/notifications/deliveries?status=lost', { token: server.adminToken });
-    expect(bad.status).toBe(400);
+    for (const token of [viewer, operator]) expect((await get('/api/v1/notifications/deliveries', token)).status).toBe(403);
+    expect((await get('/api/v1/notifications/deliveries?status=lost', ADMIN)).status).toBe(400);
   });
 });

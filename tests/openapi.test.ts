@@ -89,6 +89,32 @@ describe('GET /api/v1/openapi.json', () => {
     expect(doc.paths['/api/v1/permissions/check']!.post!.requestBody).toBeDefined();
   });
 
+  it("shows the answers the console reads with their schemas (lib/http/responses.ts), and the errors' one shape", () => {
+    type Schema = { type?: string; properties?: Record<string, Schema>; items?: Schema; required?: string[] };
+    const answer = (path: string, method: string) => doc.paths[path]![method]!.responses['200']!.content!['application/json']!.schema as Schema;
+    for (const [path, method] of [
+      ['/api/v1/permissions/denials', 'get'],
+      ['/api/v1/permissions/denials/{id}', 'get'],
+      ['/api/v1/permissions/denials/summary', 'get'],
+      ['/api/v1/permissions/denials/histogram', 'get'],
+      ['/api/v1/permissions/denials/facets', 'get'],
+      ['/api/v1/permissions/denials/tail', 'get'],
+      ['/api/v1/audit/events', 'get'],
+      ['/api/v1/audit/verify', 'get'],
+      ['/api/v1/approvals', 'get'],
+      ['/api/v1/approvals/{id}/approve', 'post'],
+      ['/api/v1/flags/{name}', 'put'],
+      ['/api/v1/auth/me', 'get'],
+    ] as const) {
+      expect(answer(path, method).type, `${method} ${path}`).toBe('object');
+    }
+    expect(answer('/api/v1/permissions/denials', 'get').properties!.denials!.items!.required).toEqual(expect.arrayContaining(['id', 'rule_source', 'decision_id', 'masked_paths']));
+    expect(answer('/api/v1/approvals', 'get').properties!.approvals!.items!.properties!.status).toMatchObject({ enum: ['pending', 'approved', 'rejected', 'expired', 'consumed'] });
+    const error = (doc as unknown as { components: { schemas: { Error: Schema } } }).components.schemas.Error;
+    expect(error.properties!.error!.required).toEqual(['code', 'message']);
+    expect(Object.keys(error.properties!.error!.properties!)).toEqual(expect.arrayContaining(['rule_source', 'decision_id', 'issues']));
+  });
+
   it('has only valid JSON Schema (2020-12) objects in it', () => {
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
     const schemas: unknown[] = [];

@@ -140,7 +140,7 @@ describe('GET /metrics on the decision listener', () => {
     expect(denied.status).toBe(403);
     const body = (await denied.json()) as { error: { rule_source: string; decision_id: string } };
     expect(body.error.rule_source).toBe('rbac:admin');
-    expect(getSqliteApp().denials.query({ limit: 5 }).rows.some((r) => r.decisionId === body.error.decision_id && r.httpPath === '/metrics')).toBe(true);
+    expect((await getSqliteApp().denials.query({ limit: 5 })).rows.some((r) => r.decisionId === body.error.decision_id && r.httpPath === '/metrics')).toBe(true);
     expect((await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer wrong-token' } })).status).toBe(401);
     // An admin token is enough.
     await scrape(server.adminToken);
@@ -177,7 +177,7 @@ describe('GET /metrics on the decision listener', () => {
 
   it('reports pending approvals and the age of the oldest', async () => {
     const app = getSqliteApp();
-    app.approvals.request({ gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-ops', env: 'prod' }, requestedBy: 'agent:deployer', ruleSource: 'hitl:deploy', reason: 'test', expiresInSeconds: 3600 });
+    await app.approvals.request({ gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-ops', env: 'prod' }, requestedBy: 'agent:deployer', ruleSource: 'hitl:deploy', reason: 'test', expiresInSeconds: 3600 });
     const m = await scrape();
     expect(m.get('swarm_approvals_pending{}')).toBeGreaterThanOrEqual(1);
     expect(m.get('swarm_approvals_oldest_pending_age_seconds{}')).toBeGreaterThanOrEqual(0);
@@ -249,7 +249,7 @@ describe('graceful shutdown of the listener', () => {
     const app = getSqliteApp();
     const own = createFrontServer({ app, upstream: { host: '127.0.0.1', port: 1 } });
     const url = `http://127.0.0.1:${await listen(own)}`;
-    const before = app.denials.count();
+    const before = await app.denials.count();
     let arrived = 0;
     let shutdown: Promise<void> | undefined;
     own.on('request', () => {
@@ -265,7 +265,7 @@ describe('graceful shutdown of the listener', () => {
     const answers = await Promise.all(calls);
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     await shutdown;
-    expect(app.denials.count()).toBe(before + 20);
+    expect(await app.denials.count()).toBe(before + 20);
     await expect(fetch(`${url}/api/v1/health`)).rejects.toThrow();
   });
 });

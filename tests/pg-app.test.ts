@@ -1,6 +1,6 @@
 /**
  * The server's application on PostgreSQL (SWARM_DB=postgres://…), through the same route handlers Next.js runs and the
- * decision listener in front of it, against a throwaway cluster this file starts: decisions recorded before they are
+ * decision listener in front of it, on the test run's throwaway cluster: decisions recorded before they are
  * answered, approvals, sign-in, flags, the explorer's reads, the audit pages' reads, verification, readiness and
  * metrics. The SQLite twin of each promise is tested in the other files of tests/.
  */

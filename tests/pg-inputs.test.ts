@@ -1,6 +1,6 @@
 /**
  * Every input a clear answer on PostgreSQL: the suite of tests/inputs.test.ts (tests/support/inputs-suite.ts), with
- * the server's application on a throwaway cluster this file starts.
+ * the server's application on the test run's throwaway cluster.
  */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-/** Sign-in under guessing on PostgreSQL (tests/support/sign-in-suite.ts), on a throwaway cluster this file starts. */
+/** Sign-in under guessing on PostgreSQL (tests/support/sign-in-suite.ts), on the test run's throwaway cluster. */
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,21 +1,22 @@
 /**
- * The tamper suite on PostgreSQL (tests/support/tamper-suite.ts), against a throwaway cluster this file starts: copies
+ * The tamper suite on PostgreSQL (tests/support/tamper-suite.ts), on databases of this file's own in the test run's
+ * cluster: copies
  * of a real database (CREATE DATABASE … TEMPLATE) edited as the cluster's superuser would, with the append-only
  * triggers bypassed (session_replication_role = replica), each caught and located by `swarm audit verify --db URL`
  * and GET /api/v1/audit/verify.
  */
 import pg from 'pg';
 import { dedicatedClient, openPool } from '@/db/pg/client';
-import { numberedPlaceholders } from '@/lib/reports/pg-reader';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { boundStatement } from '@/lib/reports/reader';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { tamperSuite, type RawDb, type TamperTarget } from './support/tamper-suite';
 
 const cluster = usePostgres();
-let copies = 0;
 
 const nameOf = (url: string) => new URL(url).pathname.slice(1);
 
-/** A statement on the cluster's maintenance database, as its superuser. */
+/** A statement on this file's own empty database (not one being copied), as the cluster's superuser. */
 async function onCluster(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: cluster.cluster.url });
   await client.connect();
@@ -48,7 +49,7 @@ const postgres: TamperTarget = {
     return cluster.cluster.urlOf(await cluster.freshDatabase('tamper'));
   },
   async copy(db) {
-    const name = `tamper_copy_${++copies}`;
+    const name = cluster.databaseName('tamper_copy');
     await createFrom(name, nameOf(db));
     return cluster.cluster.urlOf(name);
   },
@@ -64,9 +65,14 @@ const postgres: TamperTarget = {
     try {
       // The superuser's way past every trigger of the session: the append-only ones do not fire.
       await client.query('SET session_replication_role = replica');
+      // The suite's `?` statements, numbered for PostgreSQL as the report's reader has them numbered.
+      const query = (sql: string, params: readonly unknown[]) => {
+        const q = new PgDialect().sqlToQuery(boundStatement(sql, params));
+        return client.query(q.sql, q.params);
+      };
       const raw: RawDb = {
-        all: async <T>(sql: string, params: readonly unknown[] = []) => (await client.query(numberedPlaceholders(sql), [...params])).rows as T[],
-        run: async (sql, params = []) => void (await client.query(numberedPlaceholders(sql), [...params])),
+        all: async <T>(sql: string, params: readonly unknown[] = []) => (await query(sql, params)).rows as T[],
+        run: async (sql, params = []) => void (await query(sql, params)),
       };
       return await fn(raw);
     } finally {

@@ -57,10 +57,10 @@ describe('every route', () => {
   const guarded = cases.filter((c) => c.role !== 'anonymous');
 
   it.each(guarded)('$method $url refuses a request without credentials (401), and records it', async (c) => {
-    const before = getSqliteApp().denials.count();
+    const before = await getSqliteApp().denials.count();
     const r = await send(c);
     expect(r.status).toBe(401);
-    expect(getSqliteApp().denials.count()).toBe(before + 1);
+    expect(await getSqliteApp().denials.count()).toBe(before + 1);
   });
 
   it.each(guarded)('$method $url refuses an invalid token (401)', async (c) => {

@@ -162,7 +162,7 @@ describe('flag changes over REST, as the history shows them', () => {
     const body = (await r.json()) as ErrorBody;
     expect(body.error).toMatchObject({ code: 'INVARIANT' });
     expect(body.error.message).toMatch(/invariant: it cannot be turned off/);
-    expect(getSqliteApp().securityEvents.ofType('flag.refused', 1)[0]).toMatchObject({ actor: 'admin', actorRole: 'admin', target: 'audit_trail_security_events' });
+    expect((await getSqliteApp().securityEvents.ofType('flag.refused', 1))[0]).toMatchObject({ actor: 'admin', actorRole: 'admin', target: 'audit_trail_security_events' });
     const rep = await report('/api/v1/transparency?name=audit_trail_security_events');
     expect(rep.history.changes).toMatchObject([{ action: 'refused', old_value: true, new_value: false, changed_by: 'admin' }]);
     expect(rep.history.changes[0]!.reason).toMatch(/^too many rows \(refused: .*invariant/);

@@ -12,7 +12,7 @@ export default async function ConsoleForbidden() {
   const page = Object.keys(PAGE_ROLES).find((p) => path === p || path.startsWith(`${p}/`));
   // The same engine decision the page made (check is pure: it records nothing a second time).
   const decision =
-    principal && page ? await app.engine.checkAsync({ kind: 'http', principal, method: 'GET', path: page, requiredRole: PAGE_ROLES[page]! }) : undefined;
+    principal && page ? await app.decisions.authorize({ kind: 'http', principal, method: 'GET', path: page, requiredRole: PAGE_ROLES[page]! }) : undefined;
   return (
     <>
       <Forbidden

@@ -1,6 +1,8 @@
 'use client';
 
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { meSchema } from '@/lib/http/responses';
+import { apiGet } from '@/app/_lib/api-client';
 
 /**
  * The console's one place that knows whether the person is still signed in. Every console page shares it (it is
@@ -16,8 +18,6 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useState, t
 
 /** how often the session is checked while the tab is visible; a page's own 401 is noticed at once */
 const SESSION_CHECK_MS = 30_000;
-/** sent on background requests, so the server can tell a console refresh from a person's read */
-export const BACKGROUND_HEADER = { 'x-swarm-background': '1' } as const;
 
 interface SessionState {
   /** true once the server refused this browser's session */
@@ -72,16 +72,12 @@ export function SessionWatch({ principalId, children }: { principalId: string; c
     const check = async () => {
       if (document.visibilityState === 'hidden') return;
       try {
-        const res = await fetch('/api/v1/auth/me', { headers: BACKGROUND_HEADER, cache: 'no-store' });
-        if (stopped) return;
-        if (res.ok) {
-          // signed in again in another tab as the same person: this page is live again
-          const me = (await res.json().catch(() => null)) as { id?: string } | null;
-          if (me?.id === principalId) setEndedAt(null);
-        }
-        // a 401 is noticed by the fetch watch above
+        const me = await apiGet('/api/v1/auth/me', meSchema, { background: true });
+        // signed in again in another tab as the same person: this page is live again
+        if (!stopped && me.id === principalId) setEndedAt(null);
       } catch {
-        // offline or the server restarting: not a statement about the session; the next check tells
+        // A 401 is noticed by the fetch watch above; offline or the server restarting is not a statement about the
+        // session: the next check tells.
       }
     };
     const onVisible = () => {

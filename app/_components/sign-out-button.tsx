@@ -1,13 +1,17 @@
 'use client';
 
 import { useState } from 'react';
+import { signedOutSchema } from '@/lib/http/responses';
+import { apiPost } from '@/app/_lib/api-client';
 
 export function SignOutButton() {
   const [busy, setBusy] = useState(false);
   async function signOut() {
     setBusy(true);
     try {
-      await fetch('/api/v1/auth/logout', { method: 'POST' });
+      await apiPost('/api/v1/auth/logout', undefined, signedOutSchema);
+    } catch {
+      // Signed out already, or the server is away: the login page is where this ends either way.
     } finally {
       window.location.assign('/login');
     }

@@ -37,7 +37,7 @@ export async function signIn(previous: SignInState, form: FormData): Promise<Sig
   try {
     const app = await getApp();
     // The engine decides this endpoint like every other: an operator policy may close sign-in (by address, say).
-    const decision = await app.engine.decideAsync({ kind: 'http', principal: ANONYMOUS, method: 'POST', path: '/login', requiredRole: 'anonymous' }, { ip });
+    const decision = await app.decisions.decide({ kind: 'http', principal: ANONYMOUS, method: 'POST', path: '/login', requiredRole: 'anonymous' }, { ip });
     if (decision.decision !== 'ALLOW') return failed(`Sign-in is refused: ${decision.reason}`);
     const login = await passwordLogin(app, parsed.data, ip);
     if (!login.ok) return failed(login.message);

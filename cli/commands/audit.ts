@@ -18,7 +18,7 @@ import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { archivableBefore, archiveBefore, archivedEvent, verifyBundle, type ArchiveResult } from '@/lib/audit/archive';
 import { checkpointRefusedEvent, hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
-import { explainDecision, explainDecisionWith, pgExplainReads, type ExplainConfig, type Explanation } from '@/lib/audit/explain';
+import { explainDecision, explainDecisionWith, explainReads, type ExplainConfig, type Explanation } from '@/lib/audit/explain';
 import { archiveAuditPg } from '@/lib/audit/pg-archive';
 import { PgCheckpointer } from '@/lib/audit/pg-checkpoints';
 import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
@@ -420,7 +420,7 @@ function explain(ctx: CliContext, args: string[]): number | Promise<number> {
         const today = await pgExplainConfig(ctx, pool, profiles);
         let e: Explanation;
         try {
-          e = await explainDecisionWith(today.config, pgExplainReads(pool), id!);
+          e = await explainDecisionWith(today.config, explainReads(new PostgresDatabase(pool)), id!);
         } finally {
           await today.stop();
         }
@@ -430,9 +430,10 @@ function explain(ctx: CliContext, args: string[]): number | Promise<number> {
       3,
     );
   }
-  return withApp(onSqlite(ctx, location.path), (app) => {
-    const e = explainDecision(app, id!);
-    app.recorder.record(explained);
+  // The SQLite application stays open until the reads are done (withApp would close it at the first await).
+  return withAnyApp(onSqlite(ctx, location.path), async (app) => {
+    const e = await explainDecision(app, id!);
+    await app.recorder.record(explained);
     return printExplanation(ctx, e, values.json === true);
   });
 }

@@ -1,7 +1,7 @@
 /** swarm denials: the audit table, filtered like GET /api/v1/permissions/denials, as a table, JSON or CSV (SQLite or PostgreSQL). */
 import type { DenialRow } from '@/db/schema';
-import { denialCsvHeader, denialCsvLine, denialToJson } from '@/lib/audit/denial-export';
-import type { DenialFilter } from '@/lib/audit/denials';
+import { denialCsvHeader, denialCsvLine, denialToJson } from '@/lib/audit/denials/export';
+import type { DenialFilter } from '@/lib/audit/denials/store';
 import { recordAuditRead } from '@/lib/audit/reads';
 import { denialQuerySchema } from '@/lib/http/schemas';
 import { expectPositionals, parseCommand, validate } from '@/cli/args';

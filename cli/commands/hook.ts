@@ -16,9 +16,9 @@
  * closed. A `PostToolUse` event is reported to the after_tool_call hooks (no output); other events are left alone.
  */
 import { z } from 'zod';
-import { createApp } from '@/lib/app';
+import { openApp, type App } from '@/lib/app';
 import { expectPositionals, parseCommand } from '@/cli/args';
-import { dbPath, type Env, type Io } from '@/cli/context';
+import { dbLocation, type Env, type Io } from '@/cli/context';
 import { UsageError } from '@/cli/errors';
 import { argumentsSchema } from '@/lib/http/schemas';
 
@@ -103,10 +103,16 @@ async function decideOverRest(env: Env, agent: string, tool: string, args: Recor
 
 const agentPrincipal = (agent: string) => ({ kind: 'agent' as const, id: agent, role: 'viewer' as const, agent });
 
+/** The application SWARM_DB names, SQLite or PostgreSQL, opened for one hook call. */
+function openFor(env: Env): Promise<App> {
+  const where = dbLocation(env);
+  return openApp({ dbPath: where.kind === 'postgres' ? where.url : where.path, env, watchConfig: false });
+}
+
 async function decideInProcess(env: Env, agent: string, tool: string, args: Record<string, unknown>, toolCallId: string | undefined): Promise<Answer> {
-  const app = createApp({ dbPath: dbPath(env), env, watchConfig: false });
+  const app = await openFor(env);
   try {
-    const r = await app.engine.decideAsync({ kind: 'tool', principal: agentPrincipal(agent), agent, tool, arguments: args, toolCallId });
+    const r = await app.decisions.decide({ kind: 'tool', principal: agentPrincipal(agent), agent, tool, arguments: args, toolCallId });
     // The denied hooks hear of a denial before this process ends.
     await app.hooks.drain();
     return {
@@ -119,7 +125,7 @@ async function decideInProcess(env: Env, agent: string, tool: string, args: Reco
       arguments: r.arguments ?? null,
     };
   } finally {
-    app.close();
+    await app.close();
   }
 }
 
@@ -144,13 +150,13 @@ async function reportFinished(env: Env, agent: string, tool: string, event: z.ou
     if (!r.ok) throw new Error(`the permission service answered ${r.status}`);
     return;
   }
-  const app = createApp({ dbPath: dbPath(env), env, watchConfig: false });
+  const app = await openFor(env);
   try {
     const context = { kind: 'tool' as const, principal: agentPrincipal(agent), agent, tool, arguments: event.tool_input, toolCallId: event.tool_use_id };
-    app.engine.finished(failed ? { context, outcome: 'failed', error: String((event.tool_response as { error?: unknown }).error) } : { context, outcome: 'succeeded', result: event.tool_response ?? null });
+    app.decisions.finished(failed ? { context, outcome: 'failed', error: String((event.tool_response as { error?: unknown }).error) } : { context, outcome: 'succeeded', result: event.tool_response ?? null });
     await app.hooks.drain();
   } finally {
-    app.close();
+    await app.close();
   }
 }
 

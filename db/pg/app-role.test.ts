@@ -24,9 +24,11 @@ beforeAll(async () => {
   const database = await cluster.freshDatabase('roles');
   const owner = cluster.cluster.urlOf(database);
   const ownerPool = cluster.pool(database, 1);
-  await ownerPool.query("CREATE ROLE swarm_app LOGIN PASSWORD 'app-password'");
-  execFileSync('psql', [owner, '-q', '-v', 'app_role=swarm_app', '-f', 'db/pg/app-role.sql'], { stdio: 'pipe' });
-  const appUrl = owner.replace('postgres://swarm@', 'postgres://swarm_app:app-password@');
+  // Roles are the cluster's, and the cluster is the test run's: the role is named after this file's database.
+  const role = `swarm_app_${database}`;
+  await ownerPool.query(`CREATE ROLE ${role} LOGIN PASSWORD 'app-password'`);
+  execFileSync('psql', [owner, '-q', '-v', `app_role=${role}`, '-f', 'db/pg/app-role.sql'], { stdio: 'pipe' });
+  const appUrl = owner.replace('postgres://swarm@', `postgres://${role}:app-password@`);
   cpSync('config', join(dir, 'config'), { recursive: true });
   loadOrCreateSigningKey(join(dir, 'keys'));
   app = (await openApp({

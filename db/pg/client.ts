@@ -33,8 +33,18 @@ function int8(text: string): number {
   if (!Number.isSafeInteger(n)) throw new RangeError(`A bigint value ${text} is beyond what this server can represent exactly.`);
   return n;
 }
+/**
+ * numeric (what sum() of int8 answers, and avg()) as a JS number, as SQLite answers the same statement: an integer
+ * exactly or refused (as int8), a fraction as the nearest double. No column of the schema is numeric.
+ */
+function numeric(text: string): number {
+  return /^-?\d+$/.test(text) ? int8(text) : Number(text);
+}
+const INT8 = 20;
+const NUMERIC = 1700;
 const types = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === 20 ? int8 : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser,
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8 ? int8 : oid === NUMERIC ? numeric : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
 /** The database cannot be reached or refused us: a clear reason, with the URL shown without its password. */

@@ -20,8 +20,8 @@ describe('the agent runtime', () => {
     t = tempApp();
     const r = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', PLATFORM_TOOLS);
     await expect(r.call('deploy_serving', { model_id: 'm', env: 'moon' })).rejects.toThrow(/not valid/);
-    expect(t.app.approvals.list()).toHaveLength(0);
-    expect(t.app.denials.count()).toBe(0);
+    expect(await t.app.approvals.list()).toHaveLength(0);
+    expect(await t.app.denials.count()).toBe(0);
   });
 
   it('runs an allowed call, throws PermissionDenied for a denied one', async () => {
@@ -39,7 +39,7 @@ describe('the agent runtime', () => {
     const asked = await r.call('deploy_serving', { model_id: 'm-42', env: 'prod' }).catch((e: unknown) => e);
     expect(asked).toBeInstanceOf(ApprovalRequired);
     expect(await r.resume()).toEqual([]);
-    t.app.approvals.approve((asked as ApprovalRequired).approvalId, { id: 'olivia', role: 'operator' });
+    await t.app.approvals.approve((asked as ApprovalRequired).approvalId, { id: 'olivia', role: 'operator' });
     const outcomes = await r.resume();
     expect(outcomes).toEqual([{ approvalId: (asked as ApprovalRequired).approvalId, tool: 'deploy_serving', status: 'ran', result: 1 }]);
     expect(await r.resume()).toEqual([]);
@@ -50,7 +50,7 @@ describe('the agent runtime', () => {
     t = tempApp();
     const r = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', PLATFORM_TOOLS);
     const asked = (await r.call('deploy_serving', { model_id: 'm', env: 'prod' }).catch((e: unknown) => e)) as ApprovalRequired;
-    t.app.approvals.reject(asked.approvalId, { id: 'olivia', role: 'operator' }, 'Drift too high');
+    await t.app.approvals.reject(asked.approvalId, { id: 'olivia', role: 'operator' }, 'Drift too high');
     expect(await r.resume()).toEqual([{ approvalId: asked.approvalId, tool: 'deploy_serving', status: 'rejected', reason: 'Drift too high' }]);
   });
 });
@@ -63,7 +63,7 @@ describe('a call with a secret argument', () => {
     const first = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]);
     const args = { model_id: 'm-s', env: 'prod', api_token: 'tok-0123456789-secret' };
     const asked = (await first.call('deploy_serving', args).catch((e: unknown) => e)) as ApprovalRequired;
-    t.app.approvals.approve(asked.approvalId, { id: 'olivia', role: 'operator' });
+    await t.app.approvals.approve(asked.approvalId, { id: 'olivia', role: 'operator' });
     // Another runtime of the agent (a restart): the store holds the call without its secret.
     expect(await new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]).resume()).toEqual([
       { approvalId: asked.approvalId, tool: 'deploy_serving', status: 'call_again', reason: expect.stringMatching(/secret arguments are not stored/) },
@@ -85,12 +85,12 @@ describe('a runtime restarted after its calls were asked', () => {
     const ask = async (model: string) => ((await before.call('deploy_serving', { model_id: model, env: 'prod' }).catch((e: unknown) => e)) as ApprovalRequired).approvalId;
     const approved = await ask('m-1');
     const rejected = await ask('m-2');
-    const expiring = t.app.approvals.request({
+    const expiring = (await t.app.approvals.request({
       gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-3', env: 'prod' },
       requestedBy: 'agent:deployer', ruleSource: 'hitl:deploy', reason: 'r', expiresInSeconds: 0.001,
-    }).id;
-    t.app.approvals.approve(approved, { id: 'olivia', role: 'operator' });
-    t.app.approvals.reject(rejected, { id: 'olivia', role: 'operator' }, 'Wrong model');
+    })).id;
+    await t.app.approvals.approve(approved, { id: 'olivia', role: 'operator' });
+    await t.app.approvals.reject(rejected, { id: 'olivia', role: 'operator' }, 'Wrong model');
     await new Promise((r) => setTimeout(r, 20));
 
     // a new process: nothing in memory, only the store
@@ -104,7 +104,7 @@ describe('a runtime restarted after its calls were asked', () => {
     expect(await after.resume()).toEqual([]);
     expect(await new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]).resume()).toEqual([]);
     expect(runs).toBe(1);
-    expect(t.app.approvals.get(approved)!.status).toBe('consumed');
+    expect((await t.app.approvals.get(approved))!.status).toBe('consumed');
   });
 });
 
@@ -115,9 +115,9 @@ describe('the demo team', () => {
     const team = new DemoTeam(t.app, (e) => events.push(e));
     await team.turn(15);
     expect(events.some((e) => e.outcome === 'allowed')).toBe(true);
-    const families = new Set(t.app.denials.query({ limit: 100 }).rows.map((r) => r.ruleSource.split(':')[0]));
+    const families = new Set((await t.app.denials.query({ limit: 100 })).rows.map((r) => r.ruleSource.split(':')[0]));
     expect([...families].sort()).toEqual(['agent_allowlist', 'flag', 'policy']);
-    const pending = t.app.approvals.list({ status: 'pending' });
+    const pending = await t.app.approvals.list({ status: 'pending' });
     expect(pending.length).toBeGreaterThanOrEqual(3);
     // Whoever tries the demo meets a two-person gate.
     expect(pending.find((a) => a.toolName === 'rollback_serving')).toMatchObject({ gate: 'prod-rollback', approvalsRequired: 2 });

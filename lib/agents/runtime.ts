@@ -13,7 +13,6 @@ import { requesterOf } from '@/lib/approvals/store';
 import { isComplete } from '@/lib/approvals/binding';
 import { ApprovalRequired, type PermissionEngine, type Principal } from '@/lib/permissions';
 import type { ApprovalStore } from '@/lib/approvals/store';
-import type { PgApprovalStore } from '@/lib/approvals/pg-store';
 import { AppError } from '@/lib/errors';
 import type { ToolDefinition } from './tool';
 
@@ -36,7 +35,7 @@ export class AgentRuntime {
   constructor(
     private readonly engine: PermissionEngine,
     /** the application's approval store, on either database */
-    private readonly approvals: Pick<ApprovalStore | PgApprovalStore, 'outcomesFor' | 'markReported'>,
+    private readonly approvals: Pick<ApprovalStore, 'outcomesFor' | 'markReported'>,
     readonly agent: string,
     tools: readonly ToolDefinition[],
     principal?: Principal,

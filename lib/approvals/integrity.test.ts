@@ -1,7 +1,7 @@
 /**
  * Approvals that hold against other principals and against whoever edits the database (issue 23), on SQLite and on
- * PostgreSQL alike: the real applications (stores, recorder, engine) on a real file and on a throwaway cluster this
- * file starts.
+ * PostgreSQL alike: the real applications (stores, recorder, engine) on a real file and on the test run's throwaway
+ * cluster.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -9,8 +9,10 @@ import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { redact } from '@/lib/audit/redact';
 import type { ApprovalState, Principal } from '@/lib/permissions';
+import type { Step } from '@/db/dialect';
 import { storedCanonical } from './binding';
 import type { ApprovalRequest, Decider } from './store';
+import { trailProblem, type ApprovalBinding, type TrailRow } from './trail';
 
 export const DEFAULT_DECIDER_ROLES = 'operator,admin';
 export const EXPIRED_REASON = 'Expired before an operator decided it.';
@@ -58,6 +60,38 @@ export function stateOf(row: ApprovalStateFacts | undefined, ttlSeconds: number,
   const settledAt = status === 'expired' ? (row.decidedAt ?? row.expiresAt) : row.decidedAt;
   if ((status === 'rejected' || status === 'expired') && (settledAt ?? 0) + ttlSeconds < at) return { status: 'none' };
   return { status, id: row.id, reason: row.decisionReason ?? undefined };
+}
+
+/** What the newest approval of a call is read for: its state, and what the trail must bind it to when it is approved. */
+export type NewestFacts = ApprovalStateFacts & Pick<ApprovalRow, 'gate' | 'approvalsRequired'>;
+
+/** The reads the state of a call needs: answered at once (SQLite's prepared statements) or as promises (PostgreSQL). */
+export interface CallStateReads {
+  /** the newest approval of the call asked by `requestedBy` (an approval belongs to who asked for it) */
+  newest(requestedBy: string): Step<NewestFacts | undefined>;
+  /** the audit events of one approval (trail.ts) */
+  trail(approvalId: string): Step<TrailRow[]>;
+}
+
+/**
+ * The state of this exact call for the engine, as `principal` asks it, as a generator of its reads (driven at once on
+ * SQLite, awaited on PostgreSQL): the newest approval the principal requested decides (stateOf). An approved, unused
+ * approval counts only when the audit trail holds it (trail.ts): the one case that reads the trail. An administrator
+ * may also use the approved call of the agent it names (actsForAgents): a second lookup, for them only.
+ */
+export function* callState(reads: CallStateReads, call: Pick<ApprovalBinding, 'agentName' | 'toolName' | 'argumentsHash'>, ttlSeconds: number, principal: Principal): Generator<Step<unknown>, ApprovalState, unknown> {
+  const own = yield* requesterState(reads, call, requesterOf(principal), ttlSeconds);
+  if (own.status === 'approved' || !actsForAgents(principal)) return own;
+  const agents = yield* requesterState(reads, call, `agent:${call.agentName}`, ttlSeconds);
+  return agents.status === 'approved' ? agents : own;
+}
+
+function* requesterState(reads: CallStateReads, call: Pick<ApprovalBinding, 'agentName' | 'toolName' | 'argumentsHash'>, requestedBy: string, ttlSeconds: number): Generator<Step<unknown>, ApprovalState, unknown> {
+  const row = (yield reads.newest(requestedBy)) as NewestFacts | undefined;
+  const state = stateOf(row, ttlSeconds);
+  if (state.status !== 'approved' || !row) return state;
+  const problem = trailProblem({ ...row, ...call, requestedBy }, (yield reads.trail(row.id)) as TrailRow[]);
+  return problem ? { status: 'unverified', id: row.id, reason: problem } : state;
 }
 
 /** The row of a new pending request: bound to `hash` (the keyed hash of its arguments), its secrets never stored. */

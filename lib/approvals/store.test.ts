@@ -21,22 +21,22 @@ describe('canonical arguments', () => {
 });
 
 describe('the approval store', () => {
-  it('shares one pending approval between identical calls', () => {
+  it('shares one pending approval between identical calls', async () => {
     t = tempApp();
-    const a = t.app.approvals.request(req());
-    const b = t.app.approvals.request(req({ arguments: { env: 'prod', model_id: 'm-42' } }));
+    const a = await t.app.approvals.request(req());
+    const b = await t.app.approvals.request(req({ arguments: { env: 'prod', model_id: 'm-42' } }));
     expect(b.id).toBe(a.id);
-    expect(t.app.approvals.request(req({ arguments: { model_id: 'm-43', env: 'prod' } })).id).not.toBe(a.id);
+    expect((await t.app.approvals.request(req({ arguments: { model_id: 'm-43', env: 'prod' } }))).id).not.toBe(a.id);
   });
 
-  it('lets exactly one of many concurrent decisions win; the others get a conflict', () => {
+  it('lets exactly one of many concurrent decisions win; the others get a conflict', async () => {
     t = tempApp();
-    const { id } = t.app.approvals.request(req());
+    const { id } = await t.app.approvals.request(req());
     const outcomes: string[] = [];
     for (let i = 0; i < 20; i++) {
       try {
-        if (i % 2) t.app.approvals.reject(id, { id: `op${i}`, role: 'operator' }, 'no');
-        else t.app.approvals.approve(id, { id: `op${i}`, role: 'operator' });
+        if (i % 2) await t.app.approvals.reject(id, { id: `op${i}`, role: 'operator' }, 'no');
+        else await t.app.approvals.approve(id, { id: `op${i}`, role: 'operator' });
         outcomes.push('won');
       } catch (e) {
         outcomes.push((e as { code?: string }).code ?? 'other');
@@ -46,45 +46,45 @@ describe('the approval store', () => {
     expect(outcomes.filter((o) => o === 'CONFLICT')).toHaveLength(19);
   });
 
-  it('consumes an approval exactly once', () => {
+  it('consumes an approval exactly once', async () => {
     t = tempApp();
-    const { id } = t.app.approvals.request(req());
-    expect(t.app.approvals.consume(id, deployer)).toBe(false);
-    t.app.approvals.approve(id, { id: 'olivia', role: 'operator' });
-    expect(t.app.approvals.consume(id, deployer)).toBe(true);
-    expect(t.app.approvals.consume(id, deployer)).toBe(false);
+    const { id } = await t.app.approvals.request(req());
+    expect(await t.app.approvals.consume(id, deployer)).toBe(false);
+    await t.app.approvals.approve(id, { id: 'olivia', role: 'operator' });
+    expect(await t.app.approvals.consume(id, deployer)).toBe(true);
+    expect(await t.app.approvals.consume(id, deployer)).toBe(false);
   });
 
   it('expires a request past its time, records it as a denial, and refuses to approve it', async () => {
     t = tempApp();
-    const { id } = t.app.approvals.request(req({ expiresInSeconds: 0.05 }));
+    const { id } = await t.app.approvals.request(req({ expiresInSeconds: 0.05 }));
     await new Promise((r) => setTimeout(r, 80));
-    expect(() => t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).toThrow(/expired at .* before anyone decided it/);
-    expect(t.app.approvals.get(id)!.status).toBe('expired');
-    const d = t.app.denials.query({ ruleSource: 'hitl:deploy' }).rows;
+    await expect(t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).rejects.toThrow(/expired at .* before anyone decided it/);
+    expect((await t.app.approvals.get(id))!.status).toBe('expired');
+    const d = (await t.app.denials.query({ ruleSource: 'hitl:deploy' })).rows;
     expect(d).toHaveLength(1);
     expect(d[0]!.reason).toMatch(/expired/);
   });
 
   it('closes an expired request and opens a new one when the same call asks again', async () => {
     t = tempApp();
-    const first = t.app.approvals.request(req({ expiresInSeconds: 0.05 }));
+    const first = await t.app.approvals.request(req({ expiresInSeconds: 0.05 }));
     await new Promise((r) => setTimeout(r, 80));
-    const second = t.app.approvals.request(req());
+    const second = await t.app.approvals.request(req());
     expect(second.id).not.toBe(first.id);
-    expect(t.app.approvals.get(first.id)!.status).toBe('expired');
-    expect(t.app.denials.count({ ruleSource: 'hitl:deploy' })).toBe(1);
+    expect((await t.app.approvals.get(first.id))!.status).toBe('expired');
+    expect(await t.app.denials.count({ ruleSource: 'hitl:deploy' })).toBe(1);
   });
 
-  it('refuses the requester as approver (separation of duties)', () => {
+  it('refuses the requester as approver (separation of duties)', async () => {
     t = tempApp();
-    const { id } = t.app.approvals.request(req({ requestedBy: 'olivia' }));
-    expect(() => t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).toThrow(/Separation of duties/);
+    const { id } = await t.app.approvals.request(req({ requestedBy: 'olivia' }));
+    await expect(t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).rejects.toThrow(/Separation of duties/);
   });
 
-  it('keeps every request: the database refuses to delete one', () => {
+  it('keeps every request: the database refuses to delete one', async () => {
     t = tempApp();
-    t.app.approvals.request(req());
+    await t.app.approvals.request(req());
     expect(() => t!.app.db.$client.prepare('DELETE FROM approvals').run()).toThrow(/DELETE is refused/);
   });
 });

@@ -1,20 +1,30 @@
 /**
- * The approval store. States: pending -> approved | rejected | expired; approved -> consumed. Every transition is a
- * conditional UPDATE on the current state, so concurrent operators, retried requests and racing agents leave exactly
- * one outcome. Rows are never deleted (a trigger refuses it).
+ * The approval store, one implementation for SQLite and PostgreSQL over the dialect port (db/dialect.ts). States:
+ * pending -> approved | rejected | expired; approved -> consumed. Every transition is a conditional UPDATE on the
+ * current state inside one transaction (SQLite's BEGIN IMMEDIATE; PostgreSQL's row lock, SELECT … FOR UPDATE), so
+ * concurrent operators, servers, retried requests and racing agents leave exactly one outcome. Rows are never deleted
+ * (a trigger refuses it).
+ *
+ * Every transition is told to the store's listener twice: inside its transaction (the audit rows and the queued
+ * notifications are written there, so they commit with it or not at all), and once that transaction has committed
+ * (the hooks hear of it then, when every connection can read the transition and its audit rows).
+ *
+ * The decision's own ports (the state of a call, request an approval, consume one) are here too, asynchronous; on
+ * SQLite the engine reaches them synchronously through SqliteApprovalPorts (sqlite-ports.ts), which runs the same
+ * transaction bodies (requestSteps, consumeSteps) without yielding, so that a group of decisions commits in one
+ * transaction.
  */
-import { and, asc, eq, getTableColumns, gt, inArray, isNull, lte, ne, or, sql, type SQL } from 'drizzle-orm';
-import type Database from 'better-sqlite3';
-import type { Db } from '@/db/client';
-import { announceWrite } from '@/db/write-intent';
-import { approvals, approvalVotes, type ApprovalRow, type ApprovalVoteRow } from '@/db/schema';
+import { getTableColumns, sql, type SQL } from 'drizzle-orm';
+import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
+import { approvals, type ApprovalRow, type ApprovalVoteRow } from '@/db/schema';
 import type { ApprovalState, CheckResult, PermissionContext, Principal, Role, ToolContext } from '@/lib/permissions';
 import { DEFAULT_APPROVAL_TTL_SECONDS } from './gates';
 import type { GateRisk } from '@/lib/permissions/gates';
 import { AppError } from '@/lib/errors';
 import { isKeyedBinding, storedCanonical, type CallBinding } from './binding';
-import { trailProblem, trailSql, type TrailRow } from './trail';
-import { actsForAgents, alreadyDecided, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, refusalOf, requesterOf, stateOf, approvalListQuery, type ApprovalStateFacts, outcomesQuery, type ApprovalListFilter, type ApprovalRefusal } from './rules';
+import { trailQuery, type TrailRow } from './trail';
+import { alreadyDecided, approvalListQuery, callState, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, outcomesQuery } from './rules';
+import { refusalOf, requesterOf, type ApprovalListFilter, type ApprovalRefusal, type CallStateReads, type NewestFacts } from './rules';
 
 export type ApprovalStatusValue = ApprovalRow['status'];
 
@@ -49,10 +59,9 @@ export interface Decider {
   role: Role;
 }
 
-
 /**
- * Told of every transition, inside the transaction that made it (so the audit row commits with it, or neither does):
- * a new request, each person's approval, a rejection, an expiry, and the run that consumed an approval.
+ * A transition: a new request, each person's approval, a rejection, an expiry, the run that consumed an approval, a
+ * refused attempt, an approved approval the trail does not hold.
  */
 export interface ApprovalEvent {
   /** unverified: an approved, unused approval that the audit trail does not hold was met, and not used */
@@ -68,237 +77,299 @@ export interface ApprovalEvent {
   problem?: string;
 }
 
+/** Who hears of the transitions (the composition roots: the audit trail, notifications, hooks). */
+export interface ApprovalListener {
+  /**
+   * Inside the transaction of the transition, on its connection (`tx`): what is written here (the audit rows, the
+   * queued notifications) commits with the transition, or neither does.
+   */
+  inTransaction(event: ApprovalEvent, tx: TxRunner): TxSteps<void>;
+  /**
+   * Once that transaction has committed, in the order the events happened: the transition and what inTransaction
+   * wrote are readable from every connection. Must not throw (a failure here is logged: the transition stands).
+   * On SQLite inside a transaction the caller holds (the decision listener's group commit), "committed" is the end of
+   * the store's savepoint; the caller's COMMIT follows before the next turn of the event loop, where the hooks run.
+   */
+  afterCommit(event: ApprovalEvent): void;
+}
+
 export type { ApprovalRefusal };
 export { newApprovalId, requesterOf };
-export type ApprovalListener = (event: ApprovalEvent) => void;
+
+/** What the store promises on both databases. */
+export interface ApprovalStore {
+  get(id: string): Promise<ApprovalRow | undefined>;
+  /** the queue or the history (a read: it never writes; requests past their expiry are not listed as pending) */
+  list(filter?: ApprovalListFilter): Promise<ApprovalRow[]>;
+  /** the state of this exact call for the engine, as `principal` asks it */
+  stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): Promise<ApprovalState>;
+  /** the pending approval of this call: a new one, or the one already pending for it */
+  request(r: ApprovalRequest): Promise<ApprovalRow>;
+  /** approved -> consumed, exactly once; false when it was not (or no longer) approved */
+  consume(id: string, by: Decider): Promise<boolean>;
+  /** one person's approval (the request is approved once enough distinct people with an approver role gave theirs) */
+  approve(id: string, by: Decider, reason?: string): Promise<ApprovalRow>;
+  /** one rejection ends the request (and is recorded as a denial) */
+  reject(id: string, by: Decider, reason: string): Promise<ApprovalRow>;
+  /** pending -> expired for every request past its expiry, or only those of one call or one id; how many */
+  expireDue(scope?: ExpiryScope): Promise<number>;
+  votesFor(ids: readonly string[]): Promise<Map<string, ApprovalVoteRow[]>>;
+  toJson(rows: readonly ApprovalRow[]): Promise<ApprovalJson[]>;
+  /** what an agent runtime that asked must settle: its approved calls not yet run, its rejections and expiries not yet reported */
+  outcomesFor(agent: string, requestedBy: string): Promise<ApprovalRow[]>;
+  /** mark a rejection or expiry as reported to its runtime; true for the one caller (of any server) that marked it */
+  markReported(id: string): Promise<boolean>;
+  /** re-bind the rows of a release that bound approvals by an unkeyed hash; how many */
+  rebindLegacy(): Promise<number>;
+}
+
+/** Which due requests expireDue closes: all of them, or those of one agent, tool, arguments hash or id. */
+export interface ExpiryScope {
+  agent?: string;
+  tool?: string;
+  /** the call's binding (approvals.arguments_hash) */
+  hash?: string;
+  id?: string;
+}
+
+/** A transaction body that makes transitions: `tell` each one as it happens. */
+export type Transition<T> = (tx: TxRunner, tell: (event: ApprovalEvent) => TxSteps<void>) => TxSteps<T>;
+
+/**
+ * Tells a listener of a transition's events: each inside the transaction, then all of them once it has committed.
+ * Used by the store and by the SQLite decision ports alike, so that both tell in the same way.
+ */
+export function transitionOf<T>(listener: ApprovalListener, body: Transition<T>): { body: (tx: TxRunner) => TxSteps<T>; committed: () => void } {
+  const told: ApprovalEvent[] = [];
+  return {
+    body: (tx) =>
+      body(tx, (event) => {
+        told.push(event);
+        return listener.inTransaction(event, tx);
+      }),
+    committed: () => {
+      for (const event of told) {
+        try {
+          listener.afterCommit(event);
+        } catch (error) {
+          console.error(`Telling of approval ${event.row.id} (${event.type}) after its commit failed; the transition stands.`, error);
+        }
+      }
+    },
+  };
+}
 
 const now = nowSeconds;
 
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
-
-/** Columns of approvals selected under their property names (no column of approvals needs drizzle's value mapping). */
+/** Every column of approvals under its property name (quoted: PostgreSQL folds an unquoted alias to lower case). */
 const APPROVAL_COLUMNS = getTableColumns(approvals);
-const selectAs = (keys: readonly (keyof typeof APPROVAL_COLUMNS)[]) => keys.map((k) => `${APPROVAL_COLUMNS[k].name} AS ${k}`).join(', ');
-const WHOLE_ROW = selectAs(Object.keys(APPROVAL_COLUMNS) as (keyof typeof APPROVAL_COLUMNS)[]);
-/** What the newest approval of a call is read for: its state, and what the trail must bind it to when it is approved. */
-type NewestFacts = ApprovalStateFacts & Pick<ApprovalRow, 'gate' | 'approvalsRequired'>;
-const NEWEST_FACTS = selectAs(['id', 'status', 'expiresAt', 'decidedAt', 'decisionReason', 'gate', 'approvalsRequired'] satisfies (keyof NewestFacts)[]);
+const columnsAs = (keys: readonly (keyof typeof APPROVAL_COLUMNS)[]): string => keys.map((k) => `${APPROVAL_COLUMNS[k].name} AS "${k}"`).join(', ');
+/** The whole row, for SELECT and RETURNING. */
+export const APPROVAL_ROW = sql.raw(columnsAs(Object.keys(APPROVAL_COLUMNS) as (keyof typeof APPROVAL_COLUMNS)[]));
+/** The columns of a call's newest approval that its state is made of (rules.ts NewestFacts). */
+export const NEWEST_FACTS = columnsAs(['id', 'status', 'expiresAt', 'decidedAt', 'decisionReason', 'gate', 'approvalsRequired'] satisfies (keyof NewestFacts)[]);
+const VOTE_ROW = sql`approval_id AS "approvalId", approver, approver_role AS "approverRole", reason, "at"`;
 
-export class ApprovalStore {
-  /**
-   * The two lookups of every gated decision, prepared once (building them with drizzle's builder on each call was a
-   * fifth of the listener's time in the mix) and on better-sqlite3 directly (drizzle's mapping of a whole row then cost
-   * about three times the query itself): the newest approval of the call asked by one requester, from the
-   * approvals_call_newest index without a sort, with the columns its state is made of; and the pending one, a whole
-   * row.
-   */
-  private readonly newestLookup: Database.Statement<[string, string, string, string], NewestFacts>;
-  private readonly pendingLookup: Database.Statement<[string, string, string, string], ApprovalRow>;
-  /** the audit events of one approval (security_events_target): read only when an approved, unused one would be used */
-  private readonly trailLookup: Database.Statement<[string], TrailRow>;
+/** Rows of a release that bound approvals by an unkeyed hash (and kept their arguments in clear). */
+export const LEGACY_APPROVALS = sql`SELECT id, arguments_canonical AS canonical, arguments_hash AS hash FROM approvals WHERE arguments_hash NOT LIKE 'hmac1:%'`;
 
+/** A pending request of this call by this requester (an approval belongs to the call and to who asked for it). */
+const samePending = (r: Pick<ApprovalRequest, 'agent' | 'tool' | 'requestedBy'>, hash: string): SQL =>
+  sql`agent_name = ${r.agent} AND tool_name = ${r.tool} AND arguments_hash = ${hash} AND requested_by = ${r.requestedBy} AND status = 'pending'`;
+
+export class SqlApprovalStore implements ApprovalStore {
   constructor(
-    private readonly db: Db,
-    private readonly onEvent: ApprovalListener,
+    private readonly database: SqlDatabase,
+    private readonly listener: ApprovalListener,
     /** the key calls are bound with (lib/approvals/binding.ts), asked for when first needed */
     private readonly binding: () => CallBinding,
-  ) {
-    // An approval belongs to the call and to who asked for it: another principal's check of the same call never sees it.
-    const sameCall = 'agent_name = ? AND tool_name = ? AND arguments_hash = ? AND requested_by = ?';
-    this.newestLookup = db.$client.prepare(
-      `SELECT ${NEWEST_FACTS} FROM approvals WHERE ${sameCall} ORDER BY requested_at DESC, id DESC LIMIT 1`,
-    );
-    this.trailLookup = db.$client.prepare(trailSql('?'));
-    this.pendingLookup = db.$client.prepare(`SELECT ${WHOLE_ROW} FROM approvals WHERE ${sameCall} AND status = 'pending'`);
+  ) {}
+
+  /** Run a transition in a transaction of its own; its events are told after the commit. */
+  private async transition<T>(body: Transition<T>): Promise<T> {
+    const t = transitionOf(this.listener, body);
+    const out = await this.database.transaction(t.body);
+    t.committed();
+    return out;
   }
 
-  get(id: string): ApprovalRow | undefined {
-    return this.db.select().from(approvals).where(eq(approvals.id, id)).get();
+  async get(id: string): Promise<ApprovalRow | undefined> {
+    return this.database.one<ApprovalRow>(sql`SELECT ${APPROVAL_ROW} FROM approvals WHERE id = ${id}`);
   }
 
-  /**
-   * The state of this exact call for the engine, as `principal` asks it: the newest approval for (agent, tool,
-   * arguments) that the principal requested decides. A consumed approval is spent (the call asks again); a rejection
-   * or expiry denies the same call until it is older than its gate's expiry window, then the call may ask again. An
-   * administrator may also use the approved call of the agent it names (actsForAgents): a second lookup, for them only.
-   */
-  stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): ApprovalState {
+  /** The state of this exact call for the engine, as `principal` asks it (rules.ts callState, its reads awaited). */
+  async stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): Promise<ApprovalState> {
     const hash = this.binding().bind(args);
-    const own = this.stateOfRequester(agent, tool, hash, requesterOf(principal), ttlSeconds);
-    if (own.status === 'approved' || !actsForAgents(principal)) return own;
-    const agents = this.stateOfRequester(agent, tool, hash, `agent:${agent}`, ttlSeconds);
-    return agents.status === 'approved' ? agents : own;
+    const reads: CallStateReads = {
+      newest: (by) =>
+        this.database.one<NewestFacts>(
+          sql`SELECT ${sql.raw(NEWEST_FACTS)} FROM approvals WHERE agent_name = ${agent} AND tool_name = ${tool} AND arguments_hash = ${hash} AND requested_by = ${by}
+              ORDER BY requested_at DESC, id DESC LIMIT 1`,
+        ),
+      trail: (id) => this.database.all<TrailRow>(trailQuery(id)),
+    };
+    const steps = callState(reads, { agentName: agent, toolName: tool, argumentsHash: hash }, ttlSeconds, principal);
+    let next = steps.next();
+    while (!next.done) next = steps.next(await next.value);
+    return next.value;
   }
 
-  /**
-   * The state of the call as one requester asked it. An approved, unused approval counts only when the audit trail
-   * holds it (lib/approvals/trail.ts): the one case that reads the trail, so every other call costs nothing more.
-   */
-  private stateOfRequester(agent: string, tool: string, hash: string, requestedBy: string, ttlSeconds: number): ApprovalState {
-    const row = this.newestLookup.get(agent, tool, hash, requestedBy);
-    const state = stateOf(row, ttlSeconds);
-    if (state.status !== 'approved' || !row) return state;
-    const problem = trailProblem({ ...row, agentName: agent, toolName: tool, argumentsHash: hash, requestedBy }, this.trailLookup.all(row.id));
-    return problem ? { status: 'unverified', id: row.id, reason: problem } : state;
-  }
-
-  /**
-   * Create the pending approval of this call, or return the one that is already pending for it. One immediate
-   * transaction: a read, and a write only when a new request is needed (an expired one is closed first).
-   */
-  request(r: ApprovalRequest): ApprovalRow {
+  request(r: ApprovalRequest): Promise<ApprovalRow> {
     const hash = this.binding().bind(r.arguments);
-    announceWrite(this.db.$client);
-    return this.db.transaction(
-      (tx) => {
-        const at = now();
-        if (r.unverified) {
-          // The approval the trail does not hold is recorded (once: this request replaces it as the call's newest).
-          const doubted = this.get(r.unverified.id);
-          if (doubted) this.onEvent({ type: 'unverified', row: doubted, problem: r.unverified.problem });
-        }
-        const existing = this.pendingLookup.get(r.agent, r.tool, hash, r.requestedBy);
-        if (existing && existing.expiresAt > at) return existing;
-        if (existing) {
-          const expired = this.expireRow(tx, existing);
-          if (expired) this.onEvent({ type: 'expired', row: expired });
-        }
-        const created = tx.insert(approvals).values(newRequestRow(r, hash, at)).returning().get();
-        this.onEvent({ type: 'requested', row: created });
-        return created;
-      },
-      { behavior: 'immediate' },
-    );
+    return this.transition((tx, tell) => this.requestSteps(tx, tell, r, hash));
+  }
+
+  /**
+   * The transaction of a request: the pending approval of this call, or the one already pending for it (an expired one
+   * is closed first). Two servers asking at once are kept to one pending row by the partial unique index: the loser
+   * returns the winner's row.
+   */
+  *requestSteps(tx: TxRunner, tell: (e: ApprovalEvent) => TxSteps<void>, r: ApprovalRequest, hash: string): TxSteps<ApprovalRow> {
+    const at = now();
+    if (r.unverified) {
+      // The approval the trail does not hold is recorded (once: this request replaces it as the call's newest).
+      const doubted = yield* tx.one<ApprovalRow>(sql`SELECT ${APPROVAL_ROW} FROM approvals WHERE id = ${r.unverified.id}`);
+      if (doubted) yield* tell({ type: 'unverified', row: doubted, problem: r.unverified.problem });
+    }
+    const existing = yield* tx.one<ApprovalRow>(sql`SELECT ${APPROVAL_ROW} FROM approvals WHERE ${samePending(r, hash)}${this.database.forUpdate}`);
+    if (existing && existing.expiresAt > at) return existing;
+    if (existing) {
+      const expired = yield* expireRow(tx, existing);
+      if (expired) yield* tell({ type: 'expired', row: expired });
+    }
+    const n = newRequestRow(r, hash, at);
+    const keys = Object.keys(n) as (keyof typeof APPROVAL_COLUMNS)[];
+    const created = yield* tx.one<ApprovalRow>(sql`
+      INSERT INTO approvals (${sql.raw(keys.map((k) => APPROVAL_COLUMNS[k].name).join(', '))}) VALUES (${sql.join(keys.map((k) => sql`${n[k]}`), sql`, `)})
+      ON CONFLICT DO NOTHING RETURNING ${APPROVAL_ROW}`);
+    if (!created) {
+      // Another server created it a moment ago (the partial unique index kept them to one): that request it is.
+      const winner = yield* tx.one<ApprovalRow>(sql`SELECT ${APPROVAL_ROW} FROM approvals WHERE ${samePending(r, hash)}`);
+      if (!winner) throw new Error('The pending request of this call vanished while it was being created; try again.');
+      return winner;
+    }
+    yield* tell({ type: 'requested', row: created });
+    return created;
   }
 
   /**
    * Re-bind the rows of a release that bound approvals by an unkeyed hash and kept their arguments in clear: the keyed
    * hash of the same arguments replaces the old one (so a pending or rejected call stays what it was) and the secrets
-   * leave arguments_canonical. Once per database (at open); a row another process re-bound meanwhile is left alone.
-   * Returns how many rows it re-bound.
+   * leave arguments_canonical. Once per database (at open, by the first server that has the key); a row another process
+   * re-bound meanwhile is left alone. Returns how many rows it re-bound.
    */
-  rebindLegacy(): number {
-    const legacy = this.db.$client.prepare<[], { id: string; canonical: string; hash: string }>(
-      "SELECT id, arguments_canonical AS canonical, arguments_hash AS hash FROM approvals WHERE arguments_hash NOT LIKE 'hmac1:%'",
-    );
-    if (legacy.get() === undefined) return 0;
+  async rebindLegacy(): Promise<number> {
+    if ((await this.database.one(sql`${LEGACY_APPROVALS} LIMIT 1`)) === undefined) return 0;
+    return this.database.transaction((tx) => this.rebindSteps(tx));
+  }
+
+  /** The transaction of rebindLegacy (run synchronously by a SQLite application as it opens). */
+  *rebindSteps(tx: TxRunner): TxSteps<number> {
+    const rows = yield* tx.all<{ id: string; canonical: string; hash: string }>(LEGACY_APPROVALS);
+    if (rows.length === 0) return 0;
     const binding = this.binding();
-    const update = this.db.$client.prepare('UPDATE approvals SET arguments_hash = ?, arguments_canonical = ? WHERE id = ? AND arguments_hash = ?');
-    announceWrite(this.db.$client);
-    return this.db.$client
-      .transaction(() => {
-        let n = 0;
-        for (const row of legacy.all()) {
-          if (isKeyedBinding(row.hash)) continue;
-          const args = JSON.parse(row.canonical) as unknown;
-          n += update.run(binding.bind(args), storedCanonical(args), row.id, row.hash).changes;
-        }
-        return n;
-      })
-      .immediate();
+    let n = 0;
+    for (const row of rows) {
+      if (isKeyedBinding(row.hash)) continue;
+      const args = JSON.parse(row.canonical) as unknown;
+      n += yield* tx.run(sql`UPDATE approvals SET arguments_hash = ${binding.bind(args)}, arguments_canonical = ${storedCanonical(args)} WHERE id = ${row.id} AND arguments_hash = ${row.hash}`);
+    }
+    return n;
   }
 
-  /**
-   * approved -> consumed, exactly once, by `by` (who ran the call: recorded on the row and in the trail). False when
-   * the approval was not (or no longer) approved.
-   */
-  consume(id: string, by: Decider): boolean {
-    announceWrite(this.db.$client);
-    return this.db.transaction(
-      (tx) => {
-        const row = tx
-          .update(approvals)
-          .set({ status: 'consumed', consumedAt: now(), consumedBy: by.id })
-          .where(and(eq(approvals.id, id), eq(approvals.status, 'approved')))
-          .returning()
-          .get();
-        if (row) this.onEvent({ type: 'consumed', row, by });
-        return row !== undefined;
-      },
-      { behavior: 'immediate' },
-    );
+  consume(id: string, by: Decider): Promise<boolean> {
+    return this.transition((tx, tell) => consumeSteps(tx, tell, id, by));
   }
 
-  /**
-   * One person's approval. The request is approved once `approvals_required` distinct people with an approver role
-   * have approved it; until then it stays pending and lists who approved. The requester never decides their own call,
-   * and nobody gives two of the approvals.
-   */
-  approve(id: string, by: Decider, reason?: string): ApprovalRow {
+  approve(id: string, by: Decider, reason?: string): Promise<ApprovalRow> {
     return this.decide(id, 'approve', by, reason ?? null);
   }
 
-  /** One rejection is enough: it ends the request, and it is recorded as a denial. */
-  reject(id: string, by: Decider, reason: string): ApprovalRow {
+  async reject(id: string, by: Decider, reason: string): Promise<ApprovalRow> {
     if (!reason.trim()) throw new AppError('BAD_REQUEST', 'A rejection needs a reason; it is sent back to the agent.');
     return this.decide(id, 'reject', by, reason);
   }
 
-  private decide(id: string, action: 'approve' | 'reject', by: Decider, reason: string | null): ApprovalRow {
+  private async decide(id: string, action: 'approve' | 'reject', by: Decider, reason: string | null): Promise<ApprovalRow> {
     try {
-      return this.decideOnce(id, action, by, reason);
+      return await this.decideOnce(id, action, by, reason);
     } catch (error) {
       // A refused attempt changes nothing (its transaction is rolled back), and is recorded after it.
       const refusal = refusalOf(error);
-      const row = refusal ? this.get(id) : undefined;
-      if (refusal && row) this.onEvent({ type: 'refused', row, by, refusal: { rule: refusal, message: error instanceof Error ? error.message : String(error) } });
+      if (refusal) {
+        const message = error instanceof Error ? error.message : String(error);
+        await this.transition(function* (tx, tell) {
+          const row = yield* tx.one<ApprovalRow>(sql`SELECT ${APPROVAL_ROW} FROM approvals WHERE id = ${id}`);
+          if (row) yield* tell({ type: 'refused', row, by, refusal: { rule: refusal, message } });
+        });
+      }
       throw error;
     }
   }
 
-  private decideOnce(id: string, action: 'approve' | 'reject', by: Decider, reason: string | null): ApprovalRow {
-    const outcome = this.db.transaction(
-      (tx): ApprovalRow | { expiredAt: number } => {
-        const row = tx.select().from(approvals).where(eq(approvals.id, id)).get();
-        if (!row) throw new AppError('NOT_FOUND', `There is no approval "${id}".`);
-        const votes = action === 'approve' ? tx.select().from(approvalVotes).where(eq(approvalVotes.approvalId, id)).all() : [];
-        const verdict = judge(row, votes, action, by, reason);
-        if (verdict.kind === 'expire') {
-          // The expiry is committed (and recorded) before the refusal is thrown.
-          const expired = this.expireRow(tx, row);
-          if (expired) this.onEvent({ type: 'expired', row: expired });
-          return { expiredAt: row.expiresAt };
-        }
-        if (action === 'approve') tx.insert(approvalVotes).values({ approvalId: id, approver: by.id, approverRole: by.role, reason, at: verdict.kind === 'settle' ? verdict.to.decidedAt! : now() }).run();
-        if (verdict.kind === 'vote') {
-          this.onEvent({ type: 'approved', row, by, given: verdict.given });
-          return row;
-        }
-        const updated = this.settle(tx, id, verdict.to);
-        this.onEvent(action === 'reject' ? { type: 'rejected', row: updated, by } : { type: 'approved', row: updated, by, given: verdict.given });
-        return updated;
-      },
-      { behavior: 'immediate' },
-    );
+  private async decideOnce(id: string, action: 'approve' | 'reject', by: Decider, reason: string | null): Promise<ApprovalRow> {
+    const forUpdate = this.database.forUpdate;
+    const outcome = await this.transition(function* (tx, tell): TxSteps<ApprovalRow | { expiredAt: number }> {
+      // The row lock: decisions of one request on several servers are applied one after the other.
+      const row = yield* tx.one<ApprovalRow>(sql`SELECT ${APPROVAL_ROW} FROM approvals WHERE id = ${id}${forUpdate}`);
+      if (!row) throw new AppError('NOT_FOUND', `There is no approval "${id}".`);
+      const votes = action === 'approve' ? yield* tx.all<ApprovalVoteRow>(sql`SELECT ${VOTE_ROW} FROM approval_votes WHERE approval_id = ${id}`) : [];
+      const verdict = judge(row, votes, action, by, reason);
+      if (verdict.kind === 'expire') {
+        // The expiry is committed (and recorded) before the refusal is thrown.
+        const expired = yield* expireRow(tx, row);
+        if (expired) yield* tell({ type: 'expired', row: expired });
+        return { expiredAt: row.expiresAt };
+      }
+      if (action === 'approve') {
+        const at = verdict.kind === 'settle' ? verdict.to.decidedAt! : now();
+        yield* tx.run(sql`INSERT INTO approval_votes (approval_id, approver, approver_role, reason, "at") VALUES (${id}, ${by.id}, ${by.role}, ${reason}, ${at})`);
+      }
+      if (verdict.kind === 'vote') {
+        yield* tell({ type: 'approved', row, by, given: verdict.given });
+        return row;
+      }
+      const to = verdict.to;
+      const updated = yield* tx.one<ApprovalRow>(sql`
+        UPDATE approvals SET status = ${to.status}, decided_by = ${to.decidedBy}, decided_at = ${to.decidedAt}, decision_reason = ${to.decisionReason}
+        WHERE id = ${id} AND status = 'pending'
+        RETURNING ${APPROVAL_ROW}`);
+      if (!updated) throw alreadyDecided((yield* tx.one<ApprovalRow>(sql`SELECT ${APPROVAL_ROW} FROM approvals WHERE id = ${id}`))!);
+      yield* tell(action === 'reject' ? { type: 'rejected', row: updated, by } : { type: 'approved', row: updated, by, given: verdict.given });
+      return updated;
+    });
     if ('expiredAt' in outcome) throw expiredConflict(outcome.expiredAt);
     return outcome;
   }
 
-  private settle(tx: Tx, id: string, to: Pick<ApprovalRow, 'status' | 'decidedBy' | 'decidedAt' | 'decisionReason'>): ApprovalRow {
-    const updated = tx
-      .update(approvals)
-      .set(to)
-      .where(and(eq(approvals.id, id), eq(approvals.status, 'pending')))
-      .returning()
-      .get();
-    if (!updated) throw alreadyDecided(tx.select().from(approvals).where(eq(approvals.id, id)).get()!);
-    return updated;
-  }
-
-  private expireRow(tx: Tx, row: ApprovalRow): ApprovalRow | undefined {
-    return tx
-      .update(approvals)
-      .set(expiredFields(row))
-      .where(and(eq(approvals.id, row.id), eq(approvals.status, 'pending')))
-      .returning()
-      .get();
+  /**
+   * pending -> expired for every approval past its expiry (or only those of `scope`); each becomes a denial. Every
+   * server's sweeper may run it at once: each expiry happens once.
+   */
+  expireDue(scope: ExpiryScope = {}): Promise<number> {
+    const c: SQL[] = [sql`status = 'pending'`, sql`expires_at <= ${now()}`];
+    if (scope.id !== undefined) c.push(sql`id = ${scope.id}`);
+    if (scope.agent !== undefined) c.push(sql`agent_name = ${scope.agent}`);
+    if (scope.tool !== undefined) c.push(sql`tool_name = ${scope.tool}`);
+    if (scope.hash !== undefined) c.push(sql`arguments_hash = ${scope.hash}`);
+    return this.transition(function* (tx, tell) {
+      // decided_at is the moment it expired, not the moment it was noticed.
+      const expired = yield* tx.all<ApprovalRow>(sql`
+        UPDATE approvals SET status = 'expired', decided_by = 'system', decided_at = expires_at, decision_reason = ${EXPIRED_REASON}
+        WHERE ${sql.join(c, sql` AND `)}
+        RETURNING ${APPROVAL_ROW}`);
+      for (const row of expired) yield* tell({ type: 'expired', row });
+      return expired.length;
+    });
   }
 
   /** The approvals given so far, per request, in the order given. */
-  votesFor(ids: readonly string[]): Map<string, ApprovalVoteRow[]> {
+  async votesFor(ids: readonly string[]): Promise<Map<string, ApprovalVoteRow[]>> {
     const out = new Map<string, ApprovalVoteRow[]>();
     if (ids.length === 0) return out;
-    const rows = this.db.select().from(approvalVotes).where(inArray(approvalVotes.approvalId, [...ids])).orderBy(asc(approvalVotes.at)).all();
+    const rows = await this.database.all<ApprovalVoteRow>(
+      sql`SELECT ${VOTE_ROW} FROM approval_votes WHERE approval_id IN (${sql.join(ids.map((id) => sql`${id}`), sql`, `)}) ORDER BY "at"`,
+    );
     for (const v of rows) {
       const list = out.get(v.approvalId);
       if (list) list.push(v);
@@ -308,8 +379,8 @@ export class ApprovalStore {
   }
 
   /** Rows as the API shows them, with the approvals given so far. */
-  toJson(rows: readonly ApprovalRow[]): ApprovalJson[] {
-    const votes = this.votesFor(rows.map((r) => r.id));
+  async toJson(rows: readonly ApprovalRow[]): Promise<ApprovalJson[]> {
+    const votes = await this.votesFor(rows.map((r) => r.id));
     return rows.map((r) => approvalToJson(r, votes.get(r.id) ?? []));
   }
 
@@ -317,45 +388,39 @@ export class ApprovalStore {
    * What an agent runtime that asked must settle: its approved calls not yet run, and its rejected or expired calls
    * not yet reported. Survives restarts: the calls and their canonical arguments are in the store.
    */
-  outcomesFor(agent: string, requestedBy: string): ApprovalRow[] {
+  async outcomesFor(agent: string, requestedBy: string): Promise<ApprovalRow[]> {
     const q = outcomesQuery(approvals, agent, requestedBy);
-    return this.db.select().from(approvals).where(q.where).orderBy(q.orderBy).all();
+    return this.database.all<ApprovalRow>(sql`SELECT ${APPROVAL_ROW} FROM approvals WHERE ${q.where} ORDER BY ${q.orderBy}`);
   }
 
-  /** Mark a rejection or expiry as reported to its runtime; true for the one caller that marked it. */
-  markReported(id: string): boolean {
-    return this.db.update(approvals).set({ reportedAt: now() }).where(and(eq(approvals.id, id), isNull(approvals.reportedAt))).run().changes === 1;
-  }
-
-  /** pending -> expired for every approval past its expiry (optionally one call or one id); each becomes a denial. */
-  expireDue(scope: { agent?: string; tool?: string; hash?: string; id?: string } = {}): number {
-    const c: SQL[] = [eq(approvals.status, 'pending'), lte(approvals.expiresAt, now())];
-    if (scope.id) c.push(eq(approvals.id, scope.id));
-    if (scope.agent) c.push(eq(approvals.agentName, scope.agent));
-    if (scope.tool) c.push(eq(approvals.toolName, scope.tool));
-    if (scope.hash) c.push(eq(approvals.argumentsHash, scope.hash));
-    // decided_at is the moment it expired, not the moment it was noticed.
-    return this.db.transaction(
-      (tx) => {
-        const expired = tx
-          .update(approvals)
-          .set({ status: 'expired', decidedBy: 'system', decidedAt: sql`${approvals.expiresAt}`, decisionReason: EXPIRED_REASON })
-          .where(and(...c))
-          .returning()
-          .all();
-        for (const row of expired) this.onEvent({ type: 'expired', row });
-        return expired.length;
-      },
-      { behavior: 'immediate' },
-    );
+  async markReported(id: string): Promise<boolean> {
+    return (await this.database.run(sql`UPDATE approvals SET reported_at = ${now()} WHERE id = ${id} AND reported_at IS NULL`)) === 1;
   }
 
   /** A read: it never writes. Requests past their expiry are not listed as pending (the sweeper records them). */
-  list(filter: ApprovalListFilter = {}): ApprovalRow[] {
+  async list(filter: ApprovalListFilter = {}): Promise<ApprovalRow[]> {
     const q = approvalListQuery(approvals, filter);
-    return this.db.select().from(approvals).where(q.where).orderBy(q.orderBy).limit(q.limit).all();
+    return this.database.all<ApprovalRow>(sql`SELECT ${APPROVAL_ROW} FROM approvals${q.where ? sql` WHERE ${q.where}` : sql``} ORDER BY ${q.orderBy} LIMIT ${q.limit}`);
   }
+}
 
+/** The transaction of a consumption: approved -> consumed, exactly once, by `by` (recorded on the row and in the trail). */
+export function* consumeSteps(tx: TxRunner, tell: (e: ApprovalEvent) => TxSteps<void>, id: string, by: Decider): TxSteps<boolean> {
+  const row = yield* tx.one<ApprovalRow>(sql`
+    UPDATE approvals SET status = 'consumed', consumed_at = ${now()}, consumed_by = ${by.id}
+    WHERE id = ${id} AND status = 'approved'
+    RETURNING ${APPROVAL_ROW}`);
+  if (row) yield* tell({ type: 'consumed', row, by });
+  return row !== undefined;
+}
+
+/** Close a pending request past its expiry (as of its expiry); undefined when it is no longer pending. */
+function* expireRow(tx: TxRunner, row: ApprovalRow): TxSteps<ApprovalRow | undefined> {
+  const f = expiredFields(row);
+  return yield* tx.one<ApprovalRow>(sql`
+    UPDATE approvals SET status = ${f.status}, decided_by = ${f.decidedBy}, decided_at = ${f.decidedAt}, decision_reason = ${f.decisionReason}
+    WHERE id = ${row.id} AND status = 'pending'
+    RETURNING ${APPROVAL_ROW}`);
 }
 
 const OUTCOME: Record<ApprovalStatusValue, string> = {

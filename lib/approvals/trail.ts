@@ -13,6 +13,7 @@
  * What this does not catch on its own: a forged event appended at the head of the chain with hashes recomputed, which
  * only the signed (and witnessed) checkpoints and `swarm audit verify` reveal.
  */
+import { sql, type SQL } from 'drizzle-orm';
 import type { ApprovalRow } from '@/db/schema';
 import { CHAIN_COLUMNS, chainHash, encodeRow } from '@/lib/audit/chain';
 
@@ -36,6 +37,11 @@ export interface TrailRow {
 /** The events of one approval (its id is the events' target), oldest first; one parameter, `?` or `$1`. */
 export function trailSql(param: '?' | '$1'): string {
   return `SELECT id, ${CHAIN_COLUMNS.security_events.join(', ')}, prev_hash, row_hash FROM security_events WHERE target = ${param} ORDER BY id`;
+}
+
+/** The same read as a statement of the dialect port (db/dialect.ts), for either database. */
+export function trailQuery(approvalId: string): SQL {
+  return sql`SELECT id, ${sql.raw(CHAIN_COLUMNS.security_events.join(', '))}, prev_hash, row_hash FROM security_events WHERE target = ${approvalId} ORDER BY id`;
 }
 
 /** What an approval must be bound to in the trail: the row's call, gate, requester and the approvals it needs. */

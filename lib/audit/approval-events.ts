@@ -1,8 +1,10 @@
 /**
  * What an approval's transition leaves in the audit trail, for every store: a security event for each transition (a
  * request, each person's approval, a rejection, an expiry, a run, a refused attempt), and for a rejection or an expiry
- * also a denial, attributed to the gate, with the decision id of the call that asked.
+ * also a denial, attributed to the gate, with the decision id of the call that asked. Written by one function for both
+ * applications (recordApprovalTransition), through the recorder the engine uses, inside the transition's transaction.
  */
+import { step, type Step, type TxRunner, type TxSteps } from '@/db/dialect';
 import type { ApprovalEvent } from '@/lib/approvals/store';
 import type { SecurityEvent } from '@/lib/permissions';
 import type { DenialInput } from './recorder';
@@ -58,4 +60,25 @@ export function approvalDenial(e: ApprovalEvent, maskKeys: ReadonlySet<string>):
     // An expiry is recorded at the moment the request expired, not when the sweeper noticed it.
     timestamp: row.status === 'expired' ? row.expiresAt : undefined,
   };
+}
+
+/**
+ * The recorder the engine uses, as an approval's transition writes through it: inside the transition's transaction
+ * (`tx`, a transaction of the dialect port), so that the audit rows commit with the transition or neither does. SQLite's
+ * recorder writes at once on the transaction's connection, PostgreSQL's on the connection the transaction holds.
+ */
+export interface TransitionRecorder {
+  recordWithin(tx: TxRunner, event: SecurityEvent): Step<unknown>;
+  appendDenialWithin(tx: TxRunner, denial: DenialInput): Step<unknown>;
+}
+
+/**
+ * The audit rows of one approval transition, on either database: its security event, and for a rejection or an expiry
+ * its denial (with the active profiles' masking). The one writer of these rows: both applications call it from the
+ * approval store's listener (ApprovalListener.inTransaction).
+ */
+export function* recordApprovalTransition(recorder: TransitionRecorder, e: ApprovalEvent, tx: TxRunner, maskKeys: ReadonlySet<string>): TxSteps<void> {
+  yield* step(recorder.recordWithin(tx, approvalSecurityEvent(e)));
+  const denial = approvalDenial(e, maskKeys);
+  if (denial) yield* step(recorder.appendDenialWithin(tx, denial));
 }

@@ -4,14 +4,12 @@
  * whether each gives the recorded outcome. Pure reads: the engines used here record nothing.
  *
  * Reading and re-running are apart: the rows come through a small port (ExplainReads: the row of a decision id, its
- * approval, a revision's content), implemented on SQLite (sqliteExplainReads) and PostgreSQL (pgExplainReads); the
- * re-run (explainRecorded) is one code path for both.
+ * approval, a revision's content), implemented once over the dialect port for both databases (explainReads); the
+ * re-run (explainRecorded) is pure.
  */
-import { and, between, eq } from 'drizzle-orm';
-import type pg from 'pg';
-import type { SwarmApp } from '@/lib/app';
-import type { Db } from '@/db/client';
-import { approvals, permissionDenials, securityEvents } from '@/db/schema';
+import { sql, type SQL } from 'drizzle-orm';
+import type { SqlDatabase } from '@/db/dialect';
+import type { App, SwarmApp } from '@/lib/app';
 import { parseAgents } from '@/lib/config/agents';
 import { builtInSources } from '@/lib/config/sources';
 import { AppError } from '@/lib/errors';
@@ -20,7 +18,7 @@ import type { GateSet, GateSpec } from '@/lib/permissions/gates';
 import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
 import { EMPTY_AGENTS } from '@/lib/config/agents';
 import { combineProfiles, gatesWithProfiles, NO_PROFILES, withProfileRules } from '@/lib/profiles/load';
-import { revisionOf, type RevisionContent, type RevisionStore } from './revisions';
+import { revisionOf, SqlRevisionStore, type RevisionContent } from './revisions';
 
 /** A recorded denial, as explain reads it (the columns of permission_denials it uses). */
 export interface RecordedDenial {
@@ -59,7 +57,7 @@ export interface RecordedDecision {
   approval?: { id: string; status: string; decisionReason: string | null };
 }
 
-/** The reading port of explain: one implementation per database. */
+/** The reading port of explain (explainReads on either database; a test may give rows of its own). */
 export interface ExplainReads {
   /** the rows of a decision id (both empty: not recorded) */
   decision(decisionId: string): Promise<RecordedDecision>;
@@ -132,11 +130,9 @@ export async function explainDecisionWith(config: ExplainConfig, reads: ExplainR
   return explainRecorded(config, decisionId, recorded, revision ? await reads.revision(revision) : undefined);
 }
 
-/** Explain a decision of a SQLite application, synchronously (the same reads and re-run as explainDecisionWith). */
-export function explainDecision(app: SwarmApp, decisionId: string): Explanation {
-  const recorded = readDecisionSqlite(app.db, decisionId);
-  const revision = recorded.denial?.policyRevision ?? recorded.event?.policyRevision;
-  return explainRecorded(explainConfigOf(app), decisionId, recorded, revision ? app.revisions.get(revision) : undefined);
+/** Explain a decision of an application, on either database, under its configuration in force. */
+export function explainDecision(app: App, decisionId: string): Promise<Explanation> {
+  return explainDecisionWith(explainConfigOf(app), explainReads(app.database), decisionId);
 }
 
 /**
@@ -235,64 +231,39 @@ export function decisionTime(decisionId: string): number | undefined {
   return parseInt(hex.slice(0, 12), 16) / 1000;
 }
 
-/**
- * The denial of a decision id. decision_id has no index (it would cost every durable write a page), so the row is
- * looked for through the timestamp index a minute around the id's time first; a rejection or expiry is written later
- * than the call that asked, so the whole table is the fallback. The same on both databases.
- */
-function readDecisionSqlite(db: Db, decisionId: string): RecordedDecision {
-  const t = permissionDenials;
-  const at = decisionTime(decisionId);
-  const denial =
-    (at !== undefined ? db.select().from(t).where(and(between(t.timestamp, at - 60, at + 60), eq(t.decisionId, decisionId))).get() : undefined) ??
-    db.select().from(t).where(eq(t.decisionId, decisionId)).get();
-  const event = denial ? undefined : db.select().from(securityEvents).where(eq(securityEvents.decisionId, decisionId)).all().find((e) => e.type.startsWith('decision.'));
-  const approval = db.select({ id: approvals.id, status: approvals.status, decisionReason: approvals.decisionReason }).from(approvals).where(eq(approvals.decisionId, decisionId)).get();
-  return { denial, event, approval };
-}
-
-/** The reads of explain on SQLite. */
-export function sqliteExplainReads(db: Db, revisions: Pick<RevisionStore, 'get'>): ExplainReads {
-  return {
-    decision: async (decisionId) => readDecisionSqlite(db, decisionId),
-    revision: async (revision) => revisions.get(revision),
-  };
-}
-
-const DENIAL_COLUMNS = `id, tool_name AS "toolName", agent_name AS "agentName", arguments_json AS "argumentsJson", rule_source AS "ruleSource", reason,
+const DENIAL_COLUMNS = sql.raw(`id, tool_name AS "toolName", agent_name AS "agentName", arguments_json AS "argumentsJson", rule_source AS "ruleSource", reason,
   user_role AS "userRole", http_method AS "httpMethod", http_path AS "httpPath", timestamp, principal, trace_json AS "traceJson",
-  policy_revision AS "policyRevision", masked_paths AS "maskedPaths"`;
+  policy_revision AS "policyRevision", masked_paths AS "maskedPaths"`);
 
-/** The reads of explain on PostgreSQL (plain reads on the pool, no transaction: each row is immutable once written). */
-export function pgExplainReads(pool: pg.Pool): ExplainReads {
+/**
+ * The reads of explain, on either database (plain reads, no transaction: each row is immutable once written).
+ *
+ * The denial of a decision id: decision_id has no index (it would cost every durable write a page), so the row is
+ * looked for through the timestamp index a minute around the id's time first; a rejection or expiry is written later
+ * than the call that asked, so the whole table is the fallback.
+ */
+export function explainReads(db: SqlDatabase): ExplainReads {
+  const revisions = new SqlRevisionStore(db);
   return {
     async decision(decisionId) {
       const at = decisionTime(decisionId);
-      let denial: RecordedDenial | undefined;
-      if (at !== undefined) {
-        denial = (
-          await pool.query<RecordedDenial>(`SELECT ${DENIAL_COLUMNS} FROM permission_denials WHERE timestamp BETWEEN $1 AND $2 AND decision_id = $3 ORDER BY id LIMIT 1`, [at - 60, at + 60, decisionId])
-        ).rows[0];
-      }
-      denial ??= (await pool.query<RecordedDenial>(`SELECT ${DENIAL_COLUMNS} FROM permission_denials WHERE decision_id = $1 ORDER BY id LIMIT 1`, [decisionId])).rows[0];
+      const denialWhere = (window: SQL) => sql`SELECT ${DENIAL_COLUMNS} FROM permission_denials WHERE ${window}decision_id = ${decisionId} ORDER BY id LIMIT 1`;
+      const denial =
+        (at !== undefined ? await db.one<RecordedDenial>(denialWhere(sql`timestamp BETWEEN ${at - 60} AND ${at + 60} AND `)) : undefined) ??
+        (await db.one<RecordedDenial>(denialWhere(sql``)));
+      // A decision event: its type starts with `decision.`, in that case (substr, not LIKE: LIKE ignores case on SQLite).
       const event = denial
         ? undefined
-        : (
-            await pool.query<RecordedEvent>(
-              `SELECT id, type, actor, actor_role AS "actorRole", target, detail_json AS "detailJson", policy_revision AS "policyRevision", timestamp
-                 FROM security_events WHERE decision_id = $1 AND type LIKE 'decision.%' ORDER BY id LIMIT 1`,
-              [decisionId],
-            )
-          ).rows[0];
-      const approval = (
-        await pool.query<{ id: string; status: string; decisionReason: string | null }>('SELECT id, status, decision_reason AS "decisionReason" FROM approvals WHERE decision_id = $1 LIMIT 1', [decisionId])
-      ).rows[0];
+        : await db.one<RecordedEvent>(
+            sql`SELECT id, type, actor, actor_role AS "actorRole", target, detail_json AS "detailJson", policy_revision AS "policyRevision", timestamp
+                  FROM security_events WHERE decision_id = ${decisionId} AND substr(type, 1, 9) = 'decision.' ORDER BY id LIMIT 1`,
+          );
+      const approval = await db.one<{ id: string; status: string; decisionReason: string | null }>(
+        sql`SELECT id, status, decision_reason AS "decisionReason" FROM approvals WHERE decision_id = ${decisionId} LIMIT 1`,
+      );
       return { denial, event, approval };
     },
-    async revision(revision) {
-      const row = (await pool.query<{ content_json: string }>('SELECT content_json FROM policy_revisions WHERE revision = $1', [revision])).rows[0];
-      return row ? (JSON.parse(row.content_json) as RevisionContent) : undefined;
-    },
+    revision: (revision) => revisions.get(revision),
   };
 }
 

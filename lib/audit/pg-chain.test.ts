@@ -1,6 +1,5 @@
 /**
- * The audit trail on PostgreSQL, against a real cluster this file starts in its own temp folder (initdb, pg_ctl on a
- * free port): the migrations, the append-only triggers, one chain written by several writers at once, verification,
+ * The audit trail on PostgreSQL, on databases of this file's own in the test run's cluster: the migrations, the append-only triggers, one chain written by several writers at once, verification,
  * and a SQLite trail copied across with its hashes unchanged.
  */
 import { readFileSync } from 'node:fs';
@@ -17,7 +16,7 @@ import { CHAIN_COLUMNS, GENESIS_HASH, rowHash } from './chain';
 import { PgChainWriter, verifyAuditPg } from './pg-chain';
 
 const pg15 = usePostgres();
-const pool = (database = 'swarm') => pg15.pool(database);
+const pool = (database?: string) => pg15.pool(database);
 
 /** The rows below are written at this time: verified as of it, none is yet overdue for a checkpoint. */
 const WRITTEN = { now: 1_790_000_010 };
@@ -39,8 +38,8 @@ async function appendIn(p: pg.Pool, rows: { denials?: unknown[][]; events?: unkn
 
 describe('PostgreSQL: schema and migrations', () => {
   it('migrates once when several servers start together, with the same tables and columns as SQLite', async () => {
-    pg15.cluster.createDatabase('fresh');
-    const [a, b, c] = [pool('fresh'), pool('fresh'), pool('fresh')];
+    const fresh = await pg15.emptyDatabase('fresh');
+    const [a, b, c] = [pool(fresh), pool(fresh), pool(fresh)];
     await Promise.all([migratePostgres(a, 'a'), migratePostgres(b, 'b'), migratePostgres(c, 'c')]);
     const applied = await a.query<{ n: number }>('SELECT count(*)::int8 AS n FROM drizzle.__drizzle_migrations');
     expect(applied.rows[0]!.n).toBe(readFileSync(join('db/pg/migrations/meta/_journal.json'), 'utf8').match(/"tag"/g)!.length);
@@ -108,8 +107,7 @@ describe('PostgreSQL: one audit chain, several writers', () => {
   });
 
   it('finds a row changed behind the triggers, and a row removed, at their ids', async () => {
-    pg15.cluster.createDatabase('tamper');
-    const p = pool('tamper');
+    const p = pool(await pg15.emptyDatabase('tamper'));
     await migratePostgres(p, pg15.cluster.url);
     await appendIn(p, { denials: [0, 1, 2, 3, 4].map((i) => denialRow(i, 'x')) });
     // The owner of the tables can lift a trigger: exactly what the application's role must not be able to do.
@@ -133,9 +131,9 @@ describe('swarm db copy: a SQLite trail moved to PostgreSQL', () => {
       await a.flags.setOverride('cron_scheduler', false, 'olivia', 'maintenance');
       a.checkpointAudit();
       const key = readFileSync(join(t.dir, 'audit-signing-key.pub'), 'utf8');
-      pg15.cluster.createDatabase('copied');
-      const target = pool('copied');
-      await migratePostgres(target, pg15.cluster.urlOf('copied'));
+      const copied = await pg15.emptyDatabase('copied');
+      const target = pool(copied);
+      await migratePostgres(target, pg15.cluster.urlOf(copied));
       const report = await copySqliteToPostgres(t.dbPath, target, key);
       expect(report.source.ok).toBe(true);
       expect(report.target.failures).toEqual([]);

@@ -1,5 +1,5 @@
 /**
- * Signed checkpoints on PostgreSQL, against a real cluster this file starts (initdb, pg_ctl on a free port): heads
+ * Signed checkpoints on PostgreSQL, against the test run's real cluster: heads
  * signed when they moved, checked by verifyAuditPg with the installation's key, two signers at once while servers
  * append, and tampering behind the triggers still found.
  */

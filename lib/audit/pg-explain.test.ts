@@ -1,6 +1,6 @@
 /**
  * `swarm audit explain` on PostgreSQL: a SQLite trail copied to a real cluster (ids, rows and revisions unchanged)
- * explains every decision exactly as on SQLite, through the PostgreSQL reads and the one re-run.
+ * explains every decision exactly as on SQLite, through the one set of reads (explainReads) and the one re-run.
  */
 import { writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,8 @@ import { copySqliteToPostgres } from '@/db/pg/copy';
 import type { CheckInput } from '@/lib/permissions';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { explainConfigOf, explainDecision, explainDecisionWith, pgExplainReads, sqliteExplainReads } from './explain';
+import { PostgresDatabase } from '@/db/dialect';
+import { explainConfigOf, explainDecision, explainDecisionWith, explainReads } from './explain';
 
 const cluster = usePostgres();
 let t: TempApp | undefined;
@@ -38,19 +39,21 @@ describe('explain on PostgreSQL', () => {
     await copySqliteToPostgres(t.dbPath, pool, undefined);
 
     const config = explainConfigOf(t.app);
-    const onPg = pgExplainReads(pool);
+    const onPg = explainReads(new PostgresDatabase(pool));
     const e = await explainDecisionWith(config, onPg, denied.decisionId!);
     expect(e.recorded).toMatchObject({ table: 'permission_denials', decision: 'DENY', rule_source: 'policy:no-profiling', policy_revision: expect.stringMatching(/^rev_/) });
     expect(e.at_the_time).toMatchObject({ decision: 'DENY', rule_source: 'policy:no-profiling', same: true });
     expect(e.today).toMatchObject({ decision: 'ALLOW', rule_source: 'agent_allowlist', same: false });
-    expect(e).toEqual(explainDecision(t.app, denied.decisionId!));
-    expect(e).toEqual(await explainDecisionWith(config, sqliteExplainReads(t.app.db, t.app.revisions), denied.decisionId!));
+    expect(e).toEqual(await explainDecision(t.app, denied.decisionId!));
+    expect(e).toEqual(await explainDecisionWith(config, explainReads(t.app.database), denied.decisionId!));
 
     const a = await explainDecisionWith(config, onPg, allowed.decisionId!);
     expect(a.recorded).toMatchObject({ table: 'security_events', decision: 'ALLOW' });
     expect(a.at_the_time).toMatchObject({ decision: 'ALLOW', same: true });
-    expect(a).toEqual(explainDecision(t.app, allowed.decisionId!));
+    expect(a).toEqual(await explainDecision(t.app, allowed.decisionId!));
 
-    await expect(explainDecisionWith(config, onPg, '01900000-0000-7000-8000-000000000000')).rejects.toThrow(/No recorded decision has the id/);
+    for (const reads of [onPg, explainReads(t.app.database)]) {
+      await expect(explainDecisionWith(config, reads, '01900000-0000-7000-8000-000000000000')).rejects.toThrow(/No recorded decision has the id/);
+    }
   });
 });

@@ -7,17 +7,12 @@
  */
 import type pg from 'pg';
 import { inTransaction, isDatabaseUnreachable, type PgTx } from '@/db/pg/client';
+import { postgresTx, type TxRunner } from '@/db/dialect';
 import type { AuditEvent, Recorded, Recorder } from '@/lib/permissions';
 import { PgChainWriter } from './pg-chain';
 import { auditRowOf, denialValues, type DenialInput, type RecorderOptions } from './recorder';
 import type { ChainName } from './chain';
-import type { RevisionContent } from './revisions';
 import { canonicalJson } from '@/lib/approvals/canonical';
-
-export interface PgRecorderOptions extends RecorderOptions {
-  /** the content of a revision, stored once beside the rows that name it (policy_revisions) */
-  revisionContent?(revision: string): RevisionContent | undefined;
-}
 
 /**
  * The chain writer of one transaction (keyed by the transaction object, never by the pooled connection, which serves
@@ -43,7 +38,7 @@ export class PgAuditRecorder implements Recorder {
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly options: PgRecorderOptions,
+    private readonly options: RecorderOptions,
   ) {}
 
   /**
@@ -78,6 +73,19 @@ export class PgAuditRecorder implements Recorder {
   appendDenialIn(tx: Pick<PgTx, 'client'>, d: DenialInput): Promise<number> {
     const revision = d.policyRevision === undefined ? this.options.revision() : d.policyRevision;
     return this.appendIn(tx, 'permission_denials', denialValues(d, revision), revision);
+  }
+
+  /**
+   * Record inside a transaction of the dialect port (an approval's transition: its store is written once for both
+   * databases), on the connection that transaction holds (TransitionRecorder).
+   */
+  recordWithin(tx: TxRunner, event: AuditEvent): Promise<Recorded | undefined> {
+    return this.recordIn(postgresTx(tx), event);
+  }
+
+  /** appendDenialIn inside a transaction of the dialect port. */
+  appendDenialWithin(tx: TxRunner, d: DenialInput): Promise<number> {
+    return this.appendDenialIn(postgresTx(tx), d);
   }
 
   /** Write the queued rows in groups until none is left; the rows queued meanwhile make the next group. */

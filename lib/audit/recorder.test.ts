@@ -36,7 +36,7 @@ const verifyNow = (app: TempApp) => {
 };
 
 describe('decision ids and policy revisions', () => {
-  it('gives a denial one decision id, carried by PermissionDenied and written on the row', () => {
+  it('gives a denial one decision id, carried by PermissionDenied and written on the row', async () => {
     t = tempApp();
     let denied: PermissionDenied | undefined;
     try {
@@ -46,11 +46,11 @@ describe('decision ids and policy revisions', () => {
     }
     expect(denied).toBeInstanceOf(PermissionDenied);
     expect(denied!.decisionId).toMatch(/^[0-9a-f-]{36}$/);
-    const [row] = t.app.denials.query({ limit: 1 }).rows;
+    const [row] = (await t.app.denials.query({ limit: 1 })).rows;
     expect(row!.decisionId).toBe(denied!.decisionId);
   });
 
-  it('joins an asked call, its request, its approvals and its rejection by the decision id', () => {
+  it('joins an asked call, its request, its approvals and its rejection by the decision id', async () => {
     t = tempApp();
     let asked: ApprovalRequired | undefined;
     try {
@@ -59,23 +59,23 @@ describe('decision ids and policy revisions', () => {
       asked = e as ApprovalRequired;
     }
     const id = asked!.decisionId!;
-    t.app.approvals.reject(asked!.approvalId, { id: 'olivia', role: 'operator' }, 'Not now');
-    expect(t.app.approvals.get(asked!.approvalId)!.decisionId).toBe(id);
-    expect(t.app.securityEvents.list({ decisionId: id }).rows.map((e) => e.type).sort()).toEqual(['approval.rejected', 'approval.requested']);
-    expect(t.app.denials.query({ ruleSource: 'hitl:deploy' }).rows[0]!.decisionId).toBe(id);
+    await t.app.approvals.reject(asked!.approvalId, { id: 'olivia', role: 'operator' }, 'Not now');
+    expect((await t.app.approvals.get(asked!.approvalId))!.decisionId).toBe(id);
+    expect((await t.app.securityEvents.list({ decisionId: id })).rows.map((e) => e.type).sort()).toEqual(['approval.rejected', 'approval.requested']);
+    expect((await t.app.denials.query({ ruleSource: 'hitl:deploy' })).rows[0]!.decisionId).toBe(id);
   });
 
-  it('records the policy revision in force, keeps its content once, and changes it with the policy', () => {
+  it('records the policy revision in force, keeps its content once, and changes it with the policy', async () => {
     t = tempApp();
     t.app.engine.decide(call('data_cleaner', 'deploy_serving'));
-    const first = t.app.denials.query({ limit: 1 }).rows[0]!.policyRevision!;
+    const first = (await t.app.denials.query({ limit: 1 })).rows[0]!.policyRevision!;
     writeFileSync(t.policyPath, 'rules:\n  - { id: no-profiling, decision: DENY, match: { tool: profile_dataset } }\n');
     expect(t.app.policyFile.reload(true)).toBe(true);
     t.app.engine.decide(call('data_cleaner', 'profile_dataset'));
-    const second = t.app.denials.query({ limit: 1 }).rows[0]!.policyRevision!;
+    const second = (await t.app.denials.query({ limit: 1 })).rows[0]!.policyRevision!;
     expect(second).not.toBe(first);
-    expect(t.app.revisions.get(second)!.files.policy).toContain('no-profiling');
-    expect(t.app.revisions.get(first)!.files.policy).toBe('rules: []\n');
+    expect((await t.app.revisions.get(second))!.files.policy).toContain('no-profiling');
+    expect((await t.app.revisions.get(first))!.files.policy).toBe('rules: []\n');
   });
 });
 
@@ -83,11 +83,11 @@ describe('what is recorded', () => {
   it('records allowed and asked decisions only while decision_log_all is on', async () => {
     t = tempApp();
     t.app.engine.decide(call('data_cleaner', 'profile_dataset', { dataset_id: 'd' }));
-    expect(t.app.securityEvents.ofType('decision')).toHaveLength(0);
+    expect(await t.app.securityEvents.ofType('decision')).toHaveLength(0);
     await t.app.flags.setOverride('decision_log_all', true, 'ada', 'audit season');
     await t.app.flags.invalidate();
     const allowed = t.app.engine.decide(call('data_cleaner', 'profile_dataset', { dataset_id: 'd', contact: 'dpo@bank.example' }));
-    const [event] = t.app.securityEvents.ofType('decision.allowed');
+    const [event] = await t.app.securityEvents.ofType('decision.allowed');
     expect(event).toMatchObject({ decisionId: allowed.decisionId, actor: 'agent:data_cleaner', target: 'data_cleaner profile_dataset' });
     const detail = JSON.parse(event!.detailJson!) as { rule_source: string; masked_paths: string[]; arguments: Record<string, string> };
     expect(detail).toMatchObject({ rule_source: 'agent_allowlist', masked_paths: ['contact'] });
@@ -96,35 +96,35 @@ describe('what is recorded', () => {
     expect((detail as unknown as { trace: unknown[][] }).trace).toContainEqual(['ALLOW', expect.any(Number), 'agent_allowlist', expect.any(String)]);
   });
 
-  it('records every approval transition: requested, approved (with the count), consumed', () => {
+  it('records every approval transition: requested, approved (with the count), consumed', async () => {
     t = tempApp();
     const asked = t.app.engine.decide(call('deployer', 'deploy_serving', { model_id: 'm', env: 'prod' }));
-    t.app.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' });
+    await t.app.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' });
     t.app.engine.decide(call('deployer', 'deploy_serving', { model_id: 'm', env: 'prod' }));
-    const types = t.app.securityEvents.ofType('approval').map((e) => e.type).reverse();
+    const types = (await t.app.securityEvents.ofType('approval')).map((e) => e.type).reverse();
     expect(types).toEqual(['approval.requested', 'approval.approved', 'approval.consumed']);
-    const approved = t.app.securityEvents.ofType('approval.approved')[0]!;
+    const approved = (await t.app.securityEvents.ofType('approval.approved'))[0]!;
     expect(approved).toMatchObject({ actor: 'olivia', actorRole: 'operator', target: asked.approvalId });
     expect(JSON.parse(approved.detailJson!)).toMatchObject({ approvals_given: 1, approvals_required: 1, complete: true });
   });
 
-  it('records every refused attempt to decide: the requester, a role the gate does not name, a second vote by one person', () => {
+  it('records every refused attempt to decide: the requester, a role the gate does not name, a second vote by one person', async () => {
     t = tempApp({ gates: 'gates:\n  - id: deploy\n    tools: [deploy_serving]\n    approvers: { roles: [operator, admin], count: 2 }\n' });
     const asked = t.app.engine.decide(call('deployer', 'deploy_serving', { model_id: 'm', env: 'prod' }));
     const id = asked.approvalId!;
-    const requester = t.app.approvals.get(id)!.requestedBy;
-    expect(() => t!.app.approvals.approve(id, { id: requester, role: 'operator' })).toThrow(/Separation of duties/);
-    expect(() => t!.app.approvals.approve(id, { id: 'alex', role: 'auditor' })).toThrow(/decided by operator or admin/);
-    t.app.approvals.approve(id, { id: 'olivia', role: 'operator' });
-    expect(() => t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).toThrow(/two-person rule/);
-    const refused = t.app.securityEvents.ofType('approval.refused').reverse();
+    const requester = (await t.app.approvals.get(id))!.requestedBy;
+    await expect(t!.app.approvals.approve(id, { id: requester, role: 'operator' })).rejects.toThrow(/Separation of duties/);
+    await expect(t!.app.approvals.approve(id, { id: 'alex', role: 'auditor' })).rejects.toThrow(/decided by operator or admin/);
+    await t.app.approvals.approve(id, { id: 'olivia', role: 'operator' });
+    await expect(t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).rejects.toThrow(/two-person rule/);
+    const refused = (await t.app.securityEvents.ofType('approval.refused')).reverse();
     expect(refused.map((e) => [e.actor, e.outcome, (JSON.parse(e.detailJson!) as { refusal: string }).refusal])).toEqual([
       [requester, 'refused', 'self_decision'],
       ['alex', 'refused', 'role_not_allowed'],
       ['olivia', 'refused', 'second_vote_by_same_person'],
     ]);
     // Nothing of a refused attempt took effect: one vote, still pending.
-    expect(t.app.approvals.get(id)).toMatchObject({ status: 'pending' });
+    expect(await t.app.approvals.get(id)).toMatchObject({ status: 'pending' });
   });
 
   it('records users and tokens created, roles changed and tokens revoked, with who did it', async () => {
@@ -135,7 +135,7 @@ describe('what is recorded', () => {
     const [token] = await t.app.auth.listTokens();
     await t.app.auth.revokeToken(token!.id, 'cli:root');
     expect(await t.app.auth.principalForToken('nope')).toBeUndefined();
-    const events = t.app.securityEvents.list({ actor: 'cli:root' }).rows.map((e) => [e.type, e.target]);
+    const events = (await t.app.securityEvents.list({ actor: 'cli:root' })).rows.map((e) => [e.type, e.target]);
     expect(events.reverse()).toEqual([
       ['user.created', 'alex'],
       ['user.role_changed', 'alex'],
@@ -146,13 +146,13 @@ describe('what is recorded', () => {
 });
 
 describe('security event queries', () => {
-  it('filters a type family by its prefix, literally (an underscore is not a wildcard)', () => {
+  it('filters a type family by its prefix, literally (an underscore is not a wildcard)', async () => {
     t = tempApp();
     t.app.recorder.appendEvent({ type: 'a_b.c', actor: 'x', outcome: 'succeeded' });
     t.app.recorder.appendEvent({ type: 'axb.c', actor: 'x', outcome: 'succeeded' });
     t.app.recorder.appendEvent({ type: 'a_b', actor: 'x', outcome: 'succeeded' });
-    expect(t.app.securityEvents.list({ type: 'a_b' }).rows.map((e) => e.type).sort()).toEqual(['a_b', 'a_b.c']);
-    expect(t.app.securityEvents.list({ type: 'axb.c' }).rows.map((e) => e.type)).toEqual(['axb.c']);
+    expect((await t.app.securityEvents.list({ type: 'a_b' })).rows.map((e) => e.type).sort()).toEqual(['a_b', 'a_b.c']);
+    expect((await t.app.securityEvents.list({ type: 'axb.c' })).rows.map((e) => e.type)).toEqual(['axb.c']);
   });
 });
 
@@ -192,12 +192,12 @@ describe('one chain from several processes', () => {
 });
 
 describe('swarm audit explain', () => {
-  it('re-runs a denial under the revision it was made under, and says today\'s policy decides differently', () => {
+  it('re-runs a denial under the revision it was made under, and says today\'s policy decides differently', async () => {
     t = tempApp({ policy: 'rules:\n  - { id: no-profiling, decision: DENY, match: { tool: profile_dataset } }\n' });
     const denied = t.app.engine.decide(call('data_cleaner', 'profile_dataset', { dataset_id: 'd' }));
     writeFileSync(t.policyPath, 'rules: []\n');
     expect(t.app.policyFile.reload(true)).toBe(true);
-    const e = explainDecision(t.app, denied.decisionId!);
+    const e = await explainDecision(t.app, denied.decisionId!);
     expect(e.recorded).toMatchObject({ decision: 'DENY', rule_source: 'policy:no-profiling' });
     expect(e.at_the_time).toMatchObject({ decision: 'DENY', rule_source: 'policy:no-profiling', same: true });
     expect(e.today).toMatchObject({ decision: 'ALLOW', rule_source: 'agent_allowlist', same: false });
@@ -205,7 +205,7 @@ describe('swarm audit explain', () => {
 });
 
 describe('swarm audit archive', () => {
-  it('moves older rows into a signed bundle that verifies, and the rest still verifies from where it starts', () => {
+  it('moves older rows into a signed bundle that verifies, and the rest still verifies from where it starts', async () => {
     t = tempApp();
     const old = Date.now() / 1000 - 400 * 86400;
     for (let i = 0; i < 5; i++) t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: `old ${i}`, timestamp: old + i });
@@ -215,7 +215,7 @@ describe('swarm audit archive', () => {
     const file = `${t.dir}/archive.ndjson`;
     const r = archiveBefore(t.app.db.$client, key, old + 100, file, (res) => t!.app.recorder.record(archivedEvent(res, 'test')));
     expect(r.chains.find((c) => c.chain === 'permission_denials')).toMatchObject({ rows: 5, fromId: 1, upToId: 5 });
-    expect(t.app.denials.query({ limit: 100 }).rows.map((d) => d.id).sort()).toEqual([6, 7, 8]);
+    expect((await t.app.denials.query({ limit: 100 })).rows.map((d) => d.id).sort()).toEqual([6, 7, 8]);
     const verifier = trustedVerifierKeys(keyDirFor(t.dbPath, {}), {})!;
     const text = readFileSync(file, 'utf8');
     expect(verifyBundle(text, verifier)).toEqual({ ok: true, rows: { permission_denials: 5 } });

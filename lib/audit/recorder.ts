@@ -5,11 +5,15 @@
  * that writes it.
  */
 import type Database from 'better-sqlite3';
+import { sqliteTx, type TxRunner } from '@/db/dialect';
 import type { NewDenialRow } from '@/db/schema';
 import { PRIORITY, ruleSourceOf, type AuditEvent, type CheckResult, type DecisionEvent, type PermissionContext, type Recorded, type Recorder, type SecurityEvent } from '@/lib/permissions';
 import { ChainAppender, type ChainName } from './chain';
-import { nowSeconds } from './denial-filter';
+import { nowSeconds } from './denials/filter';
 import { maskedArgumentsJson } from './redact';
+import type { RevisionContent } from './revisions';
+import { announceWrite } from '@/db/write-intent';
+import { canonicalJson } from '@/lib/approvals/canonical';
 import { hookSummary } from '@/lib/hooks/summary';
 
 /** A row of permission_denials as the recorder writes it (the chain columns, all but the hashes). */
@@ -33,8 +37,8 @@ export interface EventRow {
 export interface RecorderOptions {
   /** the content hash of the configuration in force (see revisions.ts): named by the rows that are not decisions */
   revision(): string | null;
-  /** store a revision's content before the first row that names it is written (SQLite; PostgreSQL stores it itself) */
-  storeRevision?(revision: string): void;
+  /** the content of a revision this process computed, stored once beside the first row that names it (policy_revisions) */
+  revisionContent?(revision: string): RevisionContent | undefined;
   /** is the flag decision_log_all on: allowed and asked decisions are recorded too */
   logAllDecisions(): boolean;
   /** argument keys whose values the active compliance profiles mask (lower case) */
@@ -87,34 +91,81 @@ export function denialOfDecision(context: PermissionContext, result: CheckResult
 export class AuditRecorder implements Recorder {
   private readonly denials: ChainAppender;
   private readonly events: ChainAppender;
+  private readonly insertRevision: Database.Statement<[string, string, number]>;
+  /** the revisions this process stored (or found stored): each is written once, not with every row */
+  private readonly storedRevisions = new Set<string>();
 
   constructor(
-    sqlite: Database.Database,
+    private readonly sqlite: Database.Database,
     private readonly options: RecorderOptions,
   ) {
     this.denials = new ChainAppender(sqlite, 'permission_denials');
     this.events = new ChainAppender(sqlite, 'security_events');
+    this.insertRevision = sqlite.prepare('INSERT INTO policy_revisions (revision, content_json, first_seen_at) VALUES (?, ?, ?) ON CONFLICT (revision) DO NOTHING');
   }
 
   record(event: AuditEvent): Recorded | undefined {
     const row = auditRowOf(event, this.options);
     if (!row) return undefined;
-    if (row.revision) this.options.storeRevision?.(row.revision);
+    this.storeRevision(row.revision);
     return { table: row.chain, id: (row.chain === 'permission_denials' ? this.denials : this.events).append(row.values) };
   }
 
   /** Append one denial row (the engine's denials, and approvals that ended in a denial). Returns its id. */
   appendDenial(d: DenialInput): number {
     const revision = d.policyRevision === undefined ? this.options.revision() : d.policyRevision;
-    if (revision) this.options.storeRevision?.(revision);
+    this.storeRevision(revision);
     return this.denials.append(denialValues(d, revision));
   }
 
   /** Append one security event row. Returns its id. */
   appendEvent(e: EventRow): number {
     const revision = this.options.revision();
-    if (revision) this.options.storeRevision?.(revision);
+    this.storeRevision(revision);
     return this.events.append(eventValues(e, revision));
+  }
+
+  /**
+   * Forget which revisions are stored: after a rolled-back transaction (a batch, a group commit), one stored inside it
+   * may not be, so it is stored again with the next row that names it.
+   */
+  forgetStoredRevisions(): void {
+    this.storedRevisions.clear();
+  }
+
+  /**
+   * Store the content of a revision a row is about to name, synchronously and in the row's transaction when there is
+   * one (the decision path on SQLite never yields). A revision whose content this process does not know (computed by
+   * another process, which stores it itself) is left as it is.
+   */
+  private storeRevision(revision: string | null | undefined): void {
+    if (!revision || this.storedRevisions.has(revision)) return;
+    const content = this.options.revisionContent?.(revision);
+    if (!content) return;
+    // Inside the group commit's transaction when there is one (db/write-intent.ts), as the row that names it.
+    announceWrite(this.sqlite);
+    this.insertRevision.run(revision, canonicalJson(content), Date.now() / 1000);
+    this.storedRevisions.add(revision);
+  }
+
+  /**
+   * Record inside a transaction of the dialect port (an approval's transition: its store is written once for both
+   * databases) on this recorder's connection: written at once, within it (TransitionRecorder).
+   */
+  recordWithin(tx: TxRunner, event: AuditEvent): Recorded | undefined {
+    this.assertJoins(tx);
+    return this.record(event);
+  }
+
+  /** appendDenial inside a transaction of the dialect port on this recorder's connection. */
+  appendDenialWithin(tx: TxRunner, d: DenialInput): number {
+    this.assertJoins(tx);
+    return this.appendDenial(d);
+  }
+
+  /** A row written on another connection than the transaction's would not commit (or roll back) with it. */
+  private assertJoins(tx: TxRunner): void {
+    if (sqliteTx(tx).client !== this.sqlite) throw new Error('The audit recorder writes on its own connection; this transaction runs on another one.');
   }
 }
 

@@ -2,12 +2,14 @@
  * Policy revisions: what was in force when a decision was made. A revision is the content hash of the configuration
  * files (agents, policy, gates) and the effective flag values; its full content is kept once, content-addressed, in
  * policy_revisions, so `swarm audit explain` can re-run a decision against the revision it was made under.
+ *
+ * The id is pure (AppBase.currentRevision); the content is written by the recorder of each database in the
+ * transaction of the first row that names it (recorder.ts on SQLite, pg-recorder.ts on PostgreSQL), so a row never
+ * names a revision that is not stored. What is read back goes through one store for both databases (RevisionStore).
  */
 import { createHash } from 'node:crypto';
-import { eq, sql } from 'drizzle-orm';
-import type { Db } from '@/db/client';
-import { announceWrite } from '@/db/write-intent';
-import { policyRevisions } from '@/db/schema';
+import { sql } from 'drizzle-orm';
+import type { SqlDatabase } from '@/db/dialect';
 import { canonicalJson } from '@/lib/approvals/canonical';
 
 export interface RevisionContent {
@@ -24,46 +26,23 @@ export function revisionOf(content: RevisionContent): string {
   return `rev_${createHash('sha256').update(canonicalJson(content)).digest('hex').slice(0, 32)}`;
 }
 
-export class RevisionStore {
-  private readonly known = new Set<string>();
+/** The kept revisions, as explain and the checks read them. */
+export interface RevisionStore {
+  /** the content kept for a revision (undefined: not kept in this database) */
+  get(revision: string): Promise<RevisionContent | undefined>;
+  /** how many revisions are kept */
+  count(): Promise<number>;
+}
 
-  constructor(private readonly db: Db) {}
+export class SqlRevisionStore implements RevisionStore {
+  constructor(private readonly db: SqlDatabase) {}
 
-  /** Keep this revision's content (once); returns its id. */
-  remember(content: RevisionContent): string {
-    const revision = revisionOf(content);
-    this.store(revision, () => content);
-    return revision;
-  }
-
-  /**
-   * Store the content of a revision a row is about to name (once per process; inside the row's transaction when there
-   * is one). A revision whose content is not known here (computed by another process) is left as it is.
-   */
-  store(revision: string, contentOf: (revision: string) => RevisionContent | undefined): void {
-    if (this.known.has(revision)) return;
-    const content = contentOf(revision);
-    if (!content) return;
-    announceWrite(this.db.$client);
-    this.db
-      .insert(policyRevisions)
-      .values({ revision, contentJson: canonicalJson(content), firstSeenAt: Date.now() / 1000 })
-      .onConflictDoNothing()
-      .run();
-    this.known.add(revision);
-  }
-
-  /** Forget which revisions are stored: after a rolled-back transaction, one remembered inside it may not be. */
-  forget(): void {
-    this.known.clear();
-  }
-
-  get(revision: string): RevisionContent | undefined {
-    const row = this.db.select().from(policyRevisions).where(eq(policyRevisions.revision, revision)).get();
+  async get(revision: string): Promise<RevisionContent | undefined> {
+    const row = await this.db.one<{ contentJson: string }>(sql`SELECT content_json AS "contentJson" FROM policy_revisions WHERE revision = ${revision}`);
     return row ? (JSON.parse(row.contentJson) as RevisionContent) : undefined;
   }
 
-  count(): number {
-    return this.db.select({ n: sql<number>`count(*)` }).from(policyRevisions).get()?.n ?? 0;
+  async count(): Promise<number> {
+    return Number((await this.db.one<{ n: number }>(sql`SELECT count(*) AS n FROM policy_revisions`))?.n ?? 0);
   }
 }

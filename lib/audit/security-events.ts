@@ -1,10 +1,11 @@
 /**
- * The queries of security_events (the rows are written by the recorder, recorder.ts): every security event that is
- * not a denial, filtered like the denial explorer (time window, type or family, actor, outcome) with keyset paging.
+ * The queries of security_events (the rows are written by the recorder): every security event that is not a denial,
+ * filtered like the denial explorer (time window, type or family, actor, outcome) with keyset paging. One
+ * implementation for SQLite and PostgreSQL, over the dialect port (db/dialect.ts).
  */
-import { and, desc, eq, gte, lt, lte, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
-import type { Db } from '@/db/client';
-import { securityEvents, type SecurityEventRow } from '@/db/schema';
+import { sql, type SQL } from 'drizzle-orm';
+import type { SqlDatabase } from '@/db/dialect';
+import type { SecurityEventRow } from '@/db/schema';
 
 export interface EventFilter {
   /** seconds back from now */
@@ -26,69 +27,64 @@ export interface EventFilter {
   limit?: number;
 }
 
-/** The columns of security_events a filter reads, on SQLite (db/schema.ts) or PostgreSQL (db/pg/schema.ts). */
-export interface EventColumns {
-  id: AnyColumn;
-  timestamp: AnyColumn;
-  type: AnyColumn;
-  actor: AnyColumn;
-  outcome: AnyColumn;
-  decisionId: AnyColumn;
+export interface SecurityEventQueries {
+  /** Newest first; `nextCursor` continues after the last row of this page. */
+  list(f?: EventFilter): Promise<{ rows: SecurityEventRow[]; nextCursor: number | null }>;
+  /** Newest first, of one type or family (tests and the transparency page). */
+  ofType(type: string, limit?: number): Promise<SecurityEventRow[]>;
+}
+
+const EVENT_COLUMNS = sql.raw(
+  `id, decision_id AS "decisionId", type, actor, actor_role AS "actorRole", outcome, target, detail_json AS "detailJson",
+   policy_revision AS "policyRevision", ip, timestamp, prev_hash AS "prevHash", row_hash AS "rowHash"`,
+);
+
+/**
+ * A type or its family: an exact type (it has a dot) matches itself; a family (no dot) matches itself and every type
+ * under it (`auth` matches auth.login.failed), ignoring ASCII case as the console always has (`AUTH` finds it too).
+ */
+function typeMatch(db: Pick<SqlDatabase, 'ilike'>, type: string): SQL {
+  if (type.includes('.')) return sql`type = ${type}`;
+  return sql`(type = ${type} OR ${db.ilike(sql`type`, `${type.replace(/[%_\\]/g, '\\$&')}.%`)})`;
+}
+
+/** The WHERE of a filter (a condition that is always true when the filter is empty). */
+function eventWhere(db: Pick<SqlDatabase, 'ilike'>, f: EventFilter): SQL {
+  const c: SQL[] = [sql`1 = 1`];
+  const now = Date.now() / 1000;
+  if (f.since !== undefined) c.push(sql`timestamp >= ${now - f.since}`);
+  if (f.from !== undefined) c.push(sql`timestamp >= ${f.from}`);
+  if (f.to !== undefined) c.push(sql`timestamp <= ${f.to}`);
+  if (f.type) c.push(typeMatch(db, f.type));
+  if (f.excludeType) c.push(sql`NOT (${typeMatch(db, f.excludeType)})`);
+  if (f.actor) c.push(sql`actor = ${f.actor}`);
+  if (f.outcome) c.push(sql`outcome = ${f.outcome}`);
+  if (f.decisionId) c.push(sql`decision_id = ${f.decisionId}`);
+  if (f.cursor !== undefined) c.push(sql`id < ${f.cursor}`);
+  return sql.join(c, sql` AND `);
 }
 
 /**
- * The WHERE of a filter, for either database: `t` its table, `like` its operator for a type family. SQLite's LIKE
- * ignores ASCII case (`AUTH` finds auth.login.failed), PostgreSQL's does not, so pg-security-events.ts passes ILIKE.
+ * The statement of one page: `limit + 1` rows newest first (the extra row only says that there is a next page). Also
+ * read synchronously where a SQLite application is opened (lib/app.ts, its last start).
  */
-export function eventWhere(f: EventFilter, t: EventColumns = securityEvents, like: SQL = sql`LIKE`): SQL | undefined {
-  const c: SQL[] = [];
-  const now = Date.now() / 1000;
-  if (f.since !== undefined) c.push(gte(t.timestamp, now - f.since));
-  if (f.from !== undefined) c.push(gte(t.timestamp, f.from));
-  if (f.to !== undefined) c.push(lte(t.timestamp, f.to));
-  if (f.type) {
-    // A family (no dot) matches itself and every type under it: `auth` matches auth.login.failed.
-    const family = `${f.type.replace(/[%_\\]/g, '\\$&')}.%`;
-    c.push(f.type.includes('.') ? eq(t.type, f.type) : or(eq(t.type, f.type), sql`${t.type} ${like} ${family} ESCAPE '\\'`)!);
-  }
-  if (f.excludeType) {
-    const family = `${f.excludeType.replace(/[%_\\]/g, '\\$&')}.%`;
-    c.push(f.excludeType.includes('.') ? sql`${t.type} <> ${f.excludeType}` : sql`NOT (${t.type} = ${f.excludeType} OR ${t.type} ${like} ${family} ESCAPE '\\')`);
-  }
-  if (f.actor) c.push(eq(t.actor, f.actor));
-  if (f.outcome) c.push(eq(t.outcome, f.outcome));
-  if (f.decisionId) c.push(eq(t.decisionId, f.decisionId));
-  if (f.cursor !== undefined) c.push(lt(t.id, f.cursor));
-  return c.length ? and(...c) : undefined;
+export function eventListQuery(db: Pick<SqlDatabase, 'ilike'>, f: EventFilter, limit: number): SQL {
+  return sql`SELECT ${EVENT_COLUMNS} FROM security_events WHERE ${eventWhere(db, f)} ORDER BY id DESC LIMIT ${limit + 1}`;
 }
 
-/** A page from the `limit + 1` rows read newest first: the extra row only says that there is a next page. */
-export function eventPage<R extends { id: number }>(rows: R[], limit: number): { rows: R[]; nextCursor: number | null } {
-  const more = rows.length > limit;
-  if (more) rows.pop();
-  return { rows, nextCursor: more ? rows[rows.length - 1]!.id : null };
-}
+export class SqlSecurityEventQueries implements SecurityEventQueries {
+  constructor(private readonly db: SqlDatabase) {}
 
-export class SecurityEventQueries {
-  constructor(private readonly db: Db) {}
-
-  /** Newest first; `nextCursor` continues after the last row of this page. */
-  list(f: EventFilter = {}): { rows: SecurityEventRow[]; nextCursor: number | null } {
-    const t = securityEvents;
+  async list(f: EventFilter = {}): Promise<{ rows: SecurityEventRow[]; nextCursor: number | null }> {
     const limit = f.limit ?? 100;
-    const rows = this.db
-      .select()
-      .from(t)
-      .where(eventWhere(f))
-      .orderBy(desc(t.id))
-      .limit(limit + 1)
-      .all();
-    return eventPage(rows, limit);
+    const rows = await this.db.all<SecurityEventRow>(eventListQuery(this.db, f, limit));
+    const more = rows.length > limit;
+    if (more) rows.pop();
+    return { rows, nextCursor: more ? rows[rows.length - 1]!.id : null };
   }
 
-  /** Newest first, of one type (tests and the transparency page). */
-  ofType(type: string, limit = 100): SecurityEventRow[] {
-    return this.list({ type, limit }).rows;
+  async ofType(type: string, limit = 100): Promise<SecurityEventRow[]> {
+    return (await this.list({ type, limit })).rows;
   }
 }
 

@@ -26,14 +26,14 @@ const deny = (i: number): CheckInput => ({
   arguments: { model_id: `m-${i}`, env: 'prod', owner: `person${i}@bank.example` },
 });
 
-beforeAll(() => {
+beforeAll(async () => {
   t = tempApp();
   for (let i = 0; i < 12; i++) t.app.engine.decide(deny(i));
   t.app.recorder.record({ kind: 'auth', type: 'auth.login.failed', actor: 'mallory', outcome: 'failed' });
   t.app.checkpointAudit();
   // Rows after the last checkpoint: still chained, not yet signed.
   for (let i = 12; i < 15; i++) t.app.engine.decide(deny(i));
-  denialIds = t.app.denials.query({ limit: 100 }).rows.map((r) => r.id).sort((a, b) => a - b);
+  denialIds = (await t.app.denials.query({ limit: 100 })).rows.map((r) => r.id).sort((a, b) => a - b);
   key = trustedVerifierKeys(keyDirFor(t.dbPath, {}), {})!;
   t.app.db.$client.pragma('wal_checkpoint(TRUNCATE)');
 });
@@ -82,8 +82,8 @@ describe('swarm audit verify', () => {
     }
   });
 
-  it('masks the e-mail address in the arguments and lists its path on the row', () => {
-    const row = t.app.denials.get(denialIds[0]!)!;
+  it('masks the e-mail address in the arguments and lists its path on the row', async () => {
+    const row = (await t.app.denials.get(denialIds[0]!))!;
     expect(row.argumentsJson).not.toContain('person0@bank.example');
     expect(JSON.parse(row.maskedPaths!)).toEqual(['owner']);
     expect(row.decisionId).toMatch(/^[0-9a-f-]{36}$/);

@@ -1,7 +1,7 @@
 /**
  * The sign-in attempts contract, against the one store on both databases, each with two connections standing for two
  * processes (the Next.js servers of two servers on one database, or a server and the CLI): SQLite (two connections to
- * one file) and PostgreSQL (two pools on a throwaway cluster this file starts). A turn, a failure or a lock taken
+ * one file) and PostgreSQL (two pools on the test run's throwaway cluster). A turn, a failure or a lock taken
  * through one is in force through the other at once.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

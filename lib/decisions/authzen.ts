@@ -146,7 +146,7 @@ export type AuthzenAnswer = ReturnType<typeof answerOf>;
 /** One evaluation, decided and recorded. */
 export async function evaluate(app: App, caller: Principal, e: Evaluation, ip: string | undefined): Promise<AuthzenAnswer> {
   const input = await inputOf(app, caller, e);
-  return answerOf(app.decisionsHoldTransaction ? app.engine.decide(input, { ip }) : await app.engine.decideAsync(input, { ip }));
+  return answerOf(await app.decisions.decide(input, { ip }));
 }
 
 /**

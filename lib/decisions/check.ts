@@ -3,11 +3,8 @@
  * evaluation endpoints: one input shape, one answer shape, and batches committed as one transaction.
  */
 import type { App } from '@/lib/app';
-import type { PgSwarmApp } from '@/lib/pg-app';
-import { isPromise, PRIORITY, ruleSourceOf, type CheckInput, type CheckResult, type HookOutcome, type Principal, type ToolContext } from '@/lib/permissions';
-import type { PreparedCall } from '@/lib/permissions/engine';
+import { PRIORITY, ruleSourceOf, type CheckInput, type CheckResult, type HookOutcome, type Principal, type ToolContext } from '@/lib/permissions';
 import { hookSummary } from '@/lib/hooks/summary';
-import { announceWrite } from '@/db/write-intent';
 
 export interface CheckRequest {
   agent: string;
@@ -66,67 +63,17 @@ export type CheckAnswer = ReturnType<typeof checkAnswer>;
 
 const NO_HOOKS: readonly never[] = Object.freeze([]);
 
-/**
- * Decide one check (or only ask the question, for a dry run: no hook runs and nothing is recorded). A plain result when
- * no hook of the call had to be waited for, else a promise of it.
- */
-export function decideCheck(app: App, principal: Principal, c: CheckRequest, ip: string | undefined): CheckResult | Promise<CheckResult> {
+/** Decide one check (or only ask the question, for a dry run: no hook runs and nothing is recorded). */
+export function decideCheck(app: App, principal: Principal, c: CheckRequest, ip: string | undefined): Promise<CheckResult> {
   const input = toolInput(principal, c);
-  if (app.kind === 'postgres') return c.dry_run ? app.engine.checkAsync(input) : app.engine.decideAsync(input, { ip });
-  if (c.dry_run) return app.engine.check(input);
-  const prepared = app.engine.prepare(input, { sync: app.decisionsHoldTransaction });
-  return isPromise<PreparedCall>(prepared) ? prepared.then((p) => app.engine.commit(p, { ip })) : app.engine.commit(prepared, { ip });
+  return c.dry_run ? app.decisions.authorize(input) : app.decisions.decide(input, { ip });
 }
 
 /**
- * Decide several checks in order inside one transaction: their denials, approval requests and consumptions are
- * committed together, before any answer leaves; a failure to record any of them refuses the whole batch (nothing of
- * it is acknowledged or kept). The hooks of every call run first, in order, outside the transaction (a webhook is
- * never waited for with the database locked). `stop(result)` ends the batch early (AuthZEN's evaluation semantics).
+ * Decide several checks in order as one group (DecisionService.decideGroup): their denials, approval requests and
+ * consumptions are committed together before any answer leaves (SQLite), and the hooks of every call run first, in
+ * order, outside the transaction. `stop(result)` ends the batch early (AuthZEN's evaluation semantics).
  */
-export async function decideBatch(app: App, inputs: readonly (CheckInput | { dryRun: CheckInput })[], ip: string | undefined, stop?: (r: CheckResult) => boolean): Promise<CheckResult[]> {
-  if (app.kind === 'postgres') return decideBatchPg(app, inputs, ip, stop);
-  const prepared: (PreparedCall | { dryRun: CheckInput })[] = [];
-  for (const input of inputs) {
-    if ('dryRun' in input) prepared.push(input);
-    else {
-      const p = app.engine.prepare(input, { sync: app.decisionsHoldTransaction });
-      prepared.push(p instanceof Promise ? await p : p);
-    }
-  }
-  const run = () => {
-    const out: CheckResult[] = [];
-    for (const p of prepared) {
-      const r = 'dryRun' in p ? app.engine.check(p.dryRun) : app.engine.commit(p, { ip });
-      out.push(r);
-      if (stop?.(r)) break;
-    }
-    return out;
-  };
-  // IMMEDIATE: the write lock first, so that a read that turns into a write cannot fail on another writer's commit.
-  // In the decision listener's group commit, the batch joins the group's transaction (announced: it opens it).
-  announceWrite(app.db.$client);
-  try {
-    return app.db.$client.transaction(run).immediate();
-  } catch (error) {
-    app.forgetUncommitted();
-    throw error;
-  }
-}
-
-/**
- * A batch on PostgreSQL: decided in order, each decision committed (its denial durable, its approval requested) before
- * the next, and the answer only after the last. Unlike SQLite's batch, the decisions are not one transaction: a failure
- * to record one refuses the batch (500, nothing acknowledged), but the decisions before it stay recorded.
- */
-async function decideBatchPg(app: PgSwarmApp, inputs: readonly (CheckInput | { dryRun: CheckInput })[], ip: string | undefined, stop?: (r: CheckResult) => boolean): Promise<CheckResult[]> {
-  const prepared: (PreparedCall | { dryRun: CheckInput })[] = [];
-  for (const input of inputs) prepared.push('dryRun' in input ? input : await app.engine.prepare(input));
-  const out: CheckResult[] = [];
-  for (const p of prepared) {
-    const r = 'dryRun' in p ? await app.engine.checkAsync(p.dryRun) : await app.engine.commitAsync(p, { ip });
-    out.push(r);
-    if (stop?.(r)) break;
-  }
-  return out;
+export function decideBatch(app: App, inputs: readonly (CheckInput | { dryRun: CheckInput })[], ip: string | undefined, stop?: (r: CheckResult) => boolean): Promise<CheckResult[]> {
+  return app.decisions.decideGroup(inputs, { ip }, stop);
 }

@@ -1,6 +1,6 @@
 /**
- * Flags on PostgreSQL with two servers (two services on two connection pools) against a throwaway cluster this file
- * starts: a change on one reaches the other within a second, also after the other's listening connection was cut.
+ * Flags on PostgreSQL with two servers (two services on two connection pools) on a database of this file's own in the
+ * test run's cluster: a change on one reaches the other within a second, also after the other's listening connection was cut.
  */
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +27,24 @@ async function server(): Promise<FlagService> {
 beforeAll(async () => {
   database = await pg15.freshDatabase('flags');
 });
+
+/** The connections listening for flag changes on this file's database (LISTEN done; the cluster is the run's). */
+async function listeners(on: pg.Pool): Promise<number[]> {
+  const r = await on.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND state = 'idle' AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()", [database]);
+  return r.rows.map((row) => row.pid);
+}
+
+/** Cut them (as a failover or an idle timeout in a proxy would): the pids cut. */
+async function cutListeners(on: pg.Pool): Promise<number[]> {
+  const pids = await listeners(on);
+  await on.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
+  return pids;
+}
+
+/** Until PostgreSQL has ended the sessions `pids` (pg_terminate_backend only signals them). */
+async function gone(on: pg.Pool, pids: number[]): Promise<void> {
+  await within(5_000, async () => (await on.query('SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1::int[])', [pids])).rowCount === 0);
+}
 afterAll(async () => {
   for (const s of services) await s.stop();
 });
@@ -57,15 +75,16 @@ describe('flags on PostgreSQL, several servers', () => {
 
   it('still hears of changes after its listening connection was cut', async () => {
     const [a, b] = [await server(), await server()];
-    // Cut every LISTEN connection of the cluster (as a failover or an idle timeout in a proxy would).
-    await pools[0]!.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()");
-    await new Promise((r) => setTimeout(r, 400));
+    // Every listener of this database cut, and gone before the change: b cannot hear it on its old connection.
+    const cut = await cutListeners(pools[0]!);
+    expect(cut.length).toBeGreaterThanOrEqual(2);
+    await gone(pools[0]!, cut);
     await a.setOverride('batch_runner', false, 'olivia', 'after the cut');
     await within(2_000, () => b.values().get('batch_runner') === false);
   });
 
   it('listens again after an outage longer than one retry, on connections outside the pool', async () => {
-    const owner = pg15.pool('swarm', 1); // another database of the cluster: the one under test can be closed to connections
+    const owner = pg15.pool(undefined, 1); // this file's other database: the one under test can be closed to connections
     const pool = pg15.pool(database, 1);
     // A pool of one connection: the listener holds a connection of its own, so the pool still serves.
     const b = new FlagService(new SqlFlagStore(new PostgresDatabase(pool)), { env: {}, resyncMs: 600_000 });
@@ -73,12 +92,15 @@ describe('flags on PostgreSQL, several servers', () => {
     services.push(b);
     expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
     const a = await server();
-    // An outage of 2.5 s for new connections, the listening ones cut at its start.
+    // An outage of 2.5 s (more than one retry, 1 s apart) for new connections, the listening ones cut at its start.
     await owner.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
-    await owner.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()");
+    const cut = await cutListeners(owner);
+    expect(cut.length).toBeGreaterThanOrEqual(2);
+    await gone(owner, cut);
     await new Promise((r) => setTimeout(r, 2_500));
     await owner.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Every listener back (a's and b's among them): b has not given up after its failed retries.
+    await within(5_000, async () => (await listeners(owner)).length === cut.length);
     // No resync for ten minutes: only a notification can carry this within a second.
     await a.setOverride('auto_retraining', true, 'olivia', 'after the outage');
     const ms = await within(1_000, () => b.values().get('auto_retraining') === true);

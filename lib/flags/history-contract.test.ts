@@ -1,6 +1,6 @@
 /**
  * The flag history contract, run against both services: SQLite (two connections to one file) and PostgreSQL (two
- * services on two connection pools to a throwaway cluster this file starts), each pair standing for two servers on one
+ * services on two connection pools to the test run's throwaway cluster), each pair standing for two servers on one
  * database. The same changes, made alternately on either server, leave the same history, read alike from either.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

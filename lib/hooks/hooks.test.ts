@@ -145,14 +145,14 @@ describe('hooks.yaml', () => {
 });
 
 describe('before_tool_call: block, rewrite, rate_limit', () => {
-  it('blocks what the condition names, as a recorded DENY attributed to the hook; lets the rest through', () => {
+  it('blocks what the condition names, as a recorded DENY attributed to the hook; lets the rest through', async () => {
     const a = app(FILE_HOOKS);
     const denied = a.engine.decide(call('send_message', { to: 'ceo@rival.com', body: 'hi' }));
     expect(denied).toMatchObject({ decision: 'DENY', ruleSource: 'hook:no-rival-mail', reason: 'Mail to competitors is not sent by agents.' });
-    const row = a.denials.get(a.denials.newestId())!;
+    const row = (await a.denials.get(await a.denials.newestId()))!;
     expect(row).toMatchObject({ ruleSource: 'hook:no-rival-mail', toolName: 'send_message', decisionId: denied.decisionId });
     // An auditor explaining it is told that hooks are not replayed, rather than left to read the re-run as drift.
-    expect(explainDecision(a, denied.decisionId!).notes).toContainEqual(expect.stringMatching(/^This denial came from the hook no-rival-mail\. Hooks are not replayed/));
+    expect((await explainDecision(a, denied.decisionId!)).notes).toContainEqual(expect.stringMatching(/^This denial came from the hook no-rival-mail\. Hooks are not replayed/));
     expect(a.engine.decide(call('send_message', { to: 'friend@example.com' })).decision).toBe('ALLOW');
     // A condition that cannot be evaluated (no `to`) makes the guard apply, and the reason says so.
     const unsure = a.engine.decide(call('send_message', { body: 'no recipient' }));
@@ -170,7 +170,7 @@ describe('before_tool_call: block, rewrite, rate_limit', () => {
     expect(r.argumentsChangedBy).toEqual(['drop-bcc']);
     expect(r.hooks!.map((h) => [h.hook, h.outcome])).toEqual([['drop-bcc', 'rewrote']]);
     expect(r.hooks![0]!.changed).toEqual(['bcc', 'card']);
-    const event = a.securityEvents.ofType('decision.allowed', 1)[0]!;
+    const event = (await a.securityEvents.ofType('decision.allowed', 1))[0]!;
     const detail = JSON.parse(event.detailJson!) as { arguments: Record<string, unknown>; trace: unknown[][] };
     expect(detail.arguments).not.toHaveProperty('bcc');
     const hookEntry = detail.trace.find((e) => e[2] === 'hook:drop-bcc')!;
@@ -178,13 +178,13 @@ describe('before_tool_call: block, rewrite, rate_limit', () => {
     expect(hookEntry[4]).toMatchObject({ action: 'rewrite', outcome: 'rewrote', changed: ['bcc', 'card'], original_arguments_sha256: hashArguments(original) });
   });
 
-  it('decides the rewritten call again: a rewrite cannot carry a call past a rule', () => {
+  it('decides the rewritten call again: a rewrite cannot carry a call past a rule', async () => {
     const hooks = `hooks:\n  - id: reroute\n    event: before_tool_call\n    match: { tool: send_message }\n    rewrite: { set: { to: ops@rival.com } }\n`;
     const policy = `rules:\n  - id: no-rival\n    decision: DENY\n    match: { tool: send_message, arguments: { to: "*@rival.com" } }\n    reason: Not to rivals.\n`;
     const a = app(hooks, { policy });
     const r = a.engine.decide(call('send_message', { to: 'a@example.com' }));
     expect(r).toMatchObject({ decision: 'DENY', ruleSource: 'policy:no-rival', argumentsChangedBy: ['reroute'] });
-    const row = a.denials.get(a.denials.newestId())!;
+    const row = (await a.denials.get(await a.denials.newestId()))!;
     expect(JSON.parse(row.argumentsJson!)).toEqual({ to: '[EMAIL ***@rival.com]' });
   });
 
@@ -195,10 +195,10 @@ describe('before_tool_call: block, rewrite, rate_limit', () => {
     const sent = { model_id: 'm-7', env: 'prod', region: 'us-east-1' };
     const asked = a.engine.decide(call('deploy_serving', sent));
     expect(asked.decision).toBe('ASK');
-    const request = a.approvals.get(asked.approvalId!)!;
+    const request = (await a.approvals.get(asked.approvalId!))!;
     expect(JSON.parse(request.argumentsCanonical)).toEqual({ env: 'prod', model_id: 'm-7', region: 'eu-west-1' });
     await a.auth.createUser('olivia', 'operator', 'pw-olivia-123');
-    a.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'ok');
+    await a.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'ok');
     const ran = a.engine.decide(call('deploy_serving', sent));
     expect(ran).toMatchObject({ decision: 'ALLOW', approvalId: asked.approvalId, arguments: { model_id: 'm-7', env: 'prod', region: 'eu-west-1' } });
     expect(a.engine.decide(call('deploy_serving', sent)).decision).toBe('ASK');
@@ -290,7 +290,7 @@ describe('before_tool_call: webhooks', () => {
     expect(r.got[0]!.json).toMatchObject({ event: 'before_tool_call', hook: 'review', call: { agent: 'mailer', tool: 'send_message' }, decision: { decision: 'ALLOW' } });
     // What the webhook was told joins the audit row of the decision it led to.
     expect(r.got[0]!.json.decision_id).toBe(blocked.decisionId);
-    expect(a.denials.get(a.denials.newestId())!.decisionId).toBe(blocked.decisionId);
+    expect((await a.denials.get(await a.denials.newestId()))!.decisionId).toBe(blocked.decisionId);
   });
 
   it('retries a failing webhook, then blocks; with on_error: allow it lets the call through and says so', async () => {
@@ -401,7 +401,7 @@ describe('reports: approval_requested, approval_decided, denied, after_tool_call
     );
     const asked = a.engine.decide(call('deploy_serving', { model_id: 'm-1', env: 'prod', notify: 'ops@example.com' }));
     await a.auth.createUser('olivia', 'operator', 'pw-olivia-123');
-    a.approvals.reject(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'Not this week.');
+    await a.approvals.reject(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'Not this week.');
     a.engine.decide(call('train_model', {}));
     const runtime = new AgentRuntime(a.engine, a.approvals, 'mailer', [{ name: 'lookup', description: 'l', schema: z.object({ q: z.string() }), run: async (x: unknown) => ({ found: (x as { q: string }).q }) }]);
     await runtime.call('lookup', { q: 'ops' });
@@ -413,7 +413,7 @@ describe('reports: approval_requested, approval_decided, denied, after_tool_call
     expect(byEvent.approval_decided!.json).toMatchObject({ hook: 'decided', approval: { status: 'rejected', decided_by: 'olivia', reason: 'Not this week.' } });
     expect(byEvent.denied!.json).toMatchObject({ hook: 'denied', call: { tool: 'train_model' }, decision: { decision: 'DENY', rule_source: 'agent_allowlist' } });
     expect(byEvent.after_tool_call!.json).toMatchObject({ hook: 'ran', outcome: 'succeeded', result: { found: 'ops' }, call: { tool: 'lookup' } });
-    const failed = a.securityEvents.ofType('hook.failed', 5);
+    const failed = await a.securityEvents.ofType('hook.failed', 5);
     expect(failed).toHaveLength(1);
     expect(JSON.parse(failed[0]!.detailJson!)).toMatchObject({ hook: 'dead', event: 'denied', action: 'webhook', reason: expect.stringMatching(/could not be reached/) });
   });

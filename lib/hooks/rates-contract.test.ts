@@ -1,6 +1,6 @@
 /**
  * The rate-limit window contract, run against both counters: SQLite (two connections to one file) and PostgreSQL (two
- * connection pools to a throwaway cluster this file starts), each pair standing for two servers on one database; and
+ * connection pools to the test run's throwaway cluster), each pair standing for two servers on one database; and
  * the hook runner over each, inside real engines: synchronous on SQLite, awaited on PostgreSQL.
  */
 import { spawn } from 'node:child_process';

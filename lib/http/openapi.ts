@@ -4,6 +4,7 @@
  * uses), and the table's summaries. Served at GET /api/v1/openapi.json and rendered at /api-docs.
  */
 import { z } from 'zod';
+import { apiErrorBodySchema } from './responses';
 import type { RouteDefinition, RouteDoc } from './route';
 import { HTTP_METHODS, ROUTES } from './route-table';
 
@@ -41,7 +42,11 @@ export interface OpenApiDocument {
   components: { securitySchemes: Record<string, unknown>; schemas: Record<string, JsonSchema> };
 }
 
-/** A zod schema as the JSON Schema of what a client sends (the input side of transforms and defaults). */
+/**
+ * A zod schema as JSON Schema, of what a client sends (the input side of transforms and defaults). An answer's schema
+ * (lib/http/responses.ts) has neither, so it reads the same; its objects stay open, as a client should read an answer
+ * that may gain fields.
+ */
 export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
   const out = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
   delete out.$schema;
@@ -162,23 +167,8 @@ function buildDocument(): OpenApiDocument {
         metricsToken: { type: 'http', scheme: 'bearer', description: 'SWARM_METRICS_TOKEN, for GET /metrics only.' },
       },
       schemas: {
-        Error: {
-          type: 'object',
-          required: ['error'],
-          properties: {
-            error: {
-              type: 'object',
-              required: ['code', 'message'],
-              properties: {
-                code: { type: 'string' },
-                message: { type: 'string' },
-                rule_source: { type: 'string' },
-                decision_id: { type: ['string', 'null'] },
-                issues: { type: 'array', items: { type: 'object', properties: { in: { type: 'string' }, path: { type: 'string' }, message: { type: 'string' }, code: { type: 'string' } } } },
-              },
-            },
-          },
-        },
+        // the body of every refusal and failure, as lib/http/responses.ts defines it for the console too
+        Error: jsonSchemaOf(apiErrorBodySchema),
       },
     },
   };

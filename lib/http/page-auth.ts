@@ -49,7 +49,7 @@ export async function requirePage(path: string, role: Role): Promise<PageAccess>
   const { app, principal } = await requireSignedIn(path);
   const h = await headers();
   const ip = forwardedClientAddress((name) => h.get(name));
-  const decision = await app.engine.decideAsync({ kind: 'http', principal, method: 'GET', path, requiredRole: role }, { ip });
+  const decision = await app.decisions.decide({ kind: 'http', principal, method: 'GET', path, requiredRole: role }, { ip });
   if (decision.decision !== 'ALLOW') forbidden();
   return { app, principal };
 }

@@ -10,8 +10,11 @@
  * route declares, lib/http/route-match.ts). tests/openapi.test.ts fails when a route file exists that is not listed
  * here, and when an entry has no adapter (or its adapter serves other methods).
  *
- * Summaries live here rather than beside each definition so that the reference reads as one text.
+ * Summaries live here rather than beside each definition so that the reference reads as one text. `response`: the
+ * schema of the success answer, from lib/http/responses.ts (the console's API client parses the same schema;
+ * tests/response-schemas.test.ts checks the handlers answer it).
  */
+import * as R from './responses';
 import type { RouteDefinition, RouteDoc } from './route';
 import { approveRequest, getApproval, listApprovals, rejectRequest } from './routes/approvals';
 import { listSecurityEvents, verifyAuditTrail } from './routes/audit';
@@ -99,54 +102,54 @@ export const ROUTE_TABLE = [
   entry({
     path: '/api/v1/permissions/denials',
     adapter: 'app/api/v1/permissions/denials/route.ts',
-    methods: { GET: { route: listDenials, doc: { tag: 'Denials', summary: 'Denials, newest first, filtered and keyset-paged; also as CSV or a JSON-lines export (format).' } } },
+    methods: { GET: { route: listDenials, doc: { response: R.denialPageSchema, tag: 'Denials', summary: 'Denials, newest first, filtered and keyset-paged; also as CSV or a JSON-lines export (format).' } } },
   }),
   entry({
     path: '/api/v1/permissions/denials/{id}',
     adapter: 'app/api/v1/permissions/denials/[id]/route.ts',
-    methods: { GET: { route: getDenial, doc: { tag: 'Denials', summary: 'One denial with the trace of its decision.', responses: ERR_NOT_FOUND } } },
+    methods: { GET: { route: getDenial, doc: { response: R.denialDetailSchema, tag: 'Denials', summary: 'One denial with the trace of its decision.', responses: ERR_NOT_FOUND } } },
   }),
   entry({
     path: '/api/v1/permissions/denials/summary',
     adapter: 'app/api/v1/permissions/denials/summary/route.ts',
-    methods: { GET: { route: summarizeDenials, doc: { tag: 'Denials', summary: 'Totals and the top agents, rule sources and tools for a filter.' } } },
+    methods: { GET: { route: summarizeDenials, doc: { response: R.denialSummarySchema, tag: 'Denials', summary: 'Totals and the top agents, rule sources and tools for a filter.' } } },
   }),
   entry({
     path: '/api/v1/permissions/denials/histogram',
     adapter: 'app/api/v1/permissions/denials/histogram/route.ts',
-    methods: { GET: { route: countDenialsOverTime, doc: { tag: 'Denials', summary: 'Denial counts over time by rule-source family, for a filter.' } } },
+    methods: { GET: { route: countDenialsOverTime, doc: { response: R.denialHistogramSchema, tag: 'Denials', summary: 'Denial counts over time by rule-source family, for a filter.' } } },
   }),
   entry({
     path: '/api/v1/permissions/denials/facets',
     adapter: 'app/api/v1/permissions/denials/facets/route.ts',
-    methods: { GET: { route: listDenialFacetValues, doc: { tag: 'Denials', summary: 'The values of one field (agent, tool, rule source...) with their counts, for filter suggestions.' } } },
+    methods: { GET: { route: listDenialFacetValues, doc: { response: R.denialFacetsSchema, tag: 'Denials', summary: 'The values of one field (agent, tool, rule source...) with their counts, for filter suggestions.' } } },
   }),
   entry({
     path: '/api/v1/permissions/denials/tail',
     adapter: 'app/api/v1/permissions/denials/tail/route.ts',
-    methods: { GET: { route: tailDenials, doc: { tag: 'Denials', summary: 'Denials written after a given row, for following the trail as it grows.' } } },
+    methods: { GET: { route: tailDenials, doc: { response: R.denialTailSchema, tag: 'Denials', summary: 'Denials written after a given row, for following the trail as it grows.' } } },
   }),
   entry({
     path: '/api/v1/approvals',
     adapter: 'app/api/v1/approvals/route.ts',
-    methods: { GET: { route: listApprovals, doc: { tag: 'Approvals', summary: 'Approval requests by status, gate and agent; pending ones oldest first.' } } },
+    methods: { GET: { route: listApprovals, doc: { response: R.approvalListSchema, tag: 'Approvals', summary: 'Approval requests by status, gate and agent; pending ones oldest first.' } } },
   }),
   entry({
     path: '/api/v1/approvals/{id}',
     adapter: 'app/api/v1/approvals/[id]/route.ts',
-    methods: { GET: { route: getApproval, doc: { tag: 'Approvals', summary: 'One approval request.', responses: ERR_NOT_FOUND } } },
+    methods: { GET: { route: getApproval, doc: { response: R.approvalSchema, tag: 'Approvals', summary: 'One approval request.', responses: ERR_NOT_FOUND } } },
   }),
   entry({
     path: '/api/v1/approvals/{id}/approve',
     adapter: 'app/api/v1/approvals/[id]/approve/route.ts',
     methods: {
-      POST: { route: approveRequest, doc: { tag: 'Approvals', summary: "One person's approval; a two-person gate stays pending until the second.", responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } } },
+      POST: { route: approveRequest, doc: { response: R.approvalSchema, tag: 'Approvals', summary: "One person's approval; a two-person gate stays pending until the second.", responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } } },
     },
   }),
   entry({
     path: '/api/v1/approvals/{id}/reject',
     adapter: 'app/api/v1/approvals/[id]/reject/route.ts',
-    methods: { POST: { route: rejectRequest, doc: { tag: 'Approvals', summary: 'Reject with a reason; recorded as a denial hitl:<gate>.', responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } } } },
+    methods: { POST: { route: rejectRequest, doc: { response: R.approvalSchema, tag: 'Approvals', summary: 'Reject with a reason; recorded as a denial hitl:<gate>.', responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } } } },
   }),
   entry({
     path: '/api/v1/notifications/deliveries',
@@ -169,9 +172,9 @@ export const ROUTE_TABLE = [
     path: '/api/v1/flags/{name}',
     adapter: 'app/api/v1/flags/[name]/route.ts',
     methods: {
-      GET: { route: getFlag, doc: { tag: 'Flags', summary: 'One feature flag.', responses: ERR_NOT_FOUND } },
-      PUT: { route: setFlagOverride, doc: { tag: 'Flags', summary: 'Set a runtime override, with a reason. Turning off an invariant is refused and recorded.' } },
-      DELETE: { route: removeFlagOverride, doc: { tag: 'Flags', summary: 'Remove the runtime override, with a reason.' } },
+      GET: { route: getFlag, doc: { response: R.flagSchema, tag: 'Flags', summary: 'One feature flag.', responses: ERR_NOT_FOUND } },
+      PUT: { route: setFlagOverride, doc: { response: R.flagSchema, tag: 'Flags', summary: 'Set a runtime override, with a reason. Turning off an invariant is refused and recorded.' } },
+      DELETE: { route: removeFlagOverride, doc: { response: R.flagSchema, tag: 'Flags', summary: 'Remove the runtime override, with a reason.' } },
     },
   }),
   entry({
@@ -196,22 +199,22 @@ export const ROUTE_TABLE = [
   entry({
     path: '/api/v1/auth/logout',
     adapter: 'app/api/v1/auth/logout/route.ts',
-    methods: { POST: { route: signOut, doc: { tag: 'Sessions', summary: 'Sign out: ends the session.' } } },
+    methods: { POST: { route: signOut, doc: { response: R.signedOutSchema, tag: 'Sessions', summary: 'Sign out: ends the session.' } } },
   }),
   entry({
     path: '/api/v1/auth/me',
     adapter: 'app/api/v1/auth/me/route.ts',
-    methods: { GET: { route: whoAmI, doc: { tag: 'Sessions', summary: 'Who the request is authenticated as.' } } },
+    methods: { GET: { route: whoAmI, doc: { response: R.meSchema, tag: 'Sessions', summary: 'Who the request is authenticated as.' } } },
   }),
   entry({
     path: '/api/v1/audit/events',
     adapter: 'app/api/v1/audit/events/route.ts',
-    methods: { GET: { route: listSecurityEvents, doc: { tag: 'Audit', summary: 'Security events (sign-ins, approvals, changes, reads of the trail), filtered and paged.' } } },
+    methods: { GET: { route: listSecurityEvents, doc: { response: R.eventPageSchema, tag: 'Audit', summary: 'Security events (sign-ins, approvals, changes, reads of the trail), filtered and paged.' } } },
   }),
   entry({
     path: '/api/v1/audit/verify',
     adapter: 'app/api/v1/audit/verify/route.ts',
-    methods: { GET: { route: verifyAuditTrail, doc: { tag: 'Audit', summary: 'Verify both hash chains and every signed checkpoint now (recorded as audit.verified).' } } },
+    methods: { GET: { route: verifyAuditTrail, doc: { response: R.verifyReportSchema, tag: 'Audit', summary: 'Verify both hash chains and every signed checkpoint now (recorded as audit.verified).' } } },
   }),
   entry({
     path: '/api/v1/reports/audit.pdf',

@@ -12,12 +12,12 @@
 import { z } from 'zod';
 import type { App } from '@/lib/app';
 import { isDatabaseUnreachable } from '@/db/pg/client';
-import { AppError } from '@/lib/errors';
+import { AppError, CODED_ERRORS } from '@/lib/errors';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { logRequest } from '@/lib/ops/log';
 import { forwardedClientAddress } from './client-address';
 import { canonicalPath } from './route-path';
-import { ANONYMOUS, argumentsPath, AuditUnavailable, HookWouldWait, InvalidArguments, isPromise, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
+import { ANONYMOUS, argumentsPath, AuditUnavailable, InvalidArguments, isPromise, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
 export interface RoleRequirement {
@@ -297,22 +297,18 @@ function mapError(error: unknown): ApiAnswer {
   if (error instanceof PermissionDenied) {
     return errorAnswer(403, 'FORBIDDEN', error.message, { rule_source: error.result.ruleSource, decision_id: error.decisionId ?? null });
   }
-  if (error instanceof AuditUnavailable) {
-    // Fail closed: nothing is done that could not be recorded (as Vault refuses a request it cannot audit).
-    console.error('The audit trail could not be written', error.cause);
-    return errorAnswer(503, 'AUDIT_UNAVAILABLE', 'The request was refused because it could not be recorded in the audit trail. Try again; if it persists, the server needs attention.');
+  // The other coded errors answer from the one map (lib/errors.ts). An audit row that cannot be written fails closed:
+  // nothing is done that could not be recorded (as Vault refuses a request it cannot audit). PostgreSQL out of reach:
+  // nothing was decided or recorded, and the caller may try again (another server, later).
+  const code = isDatabaseUnreachable(error) ? 'DATABASE_UNAVAILABLE' : (error as { code?: unknown } | null)?.code;
+  const known = typeof code === 'string' ? CODED_ERRORS[code] : undefined;
+  if (!known) {
+    console.error('Unhandled error in route', error);
+    return errorAnswer(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');
   }
-  if (error instanceof HookWouldWait) {
-    // Only where waiting is not possible (the listener's group commit, as hooks.yaml was reloaded under it): try again.
-    return { ...errorAnswer(503, 'RETRY', 'The hooks of this call changed while it was being decided. Try again.'), headers: { ...NO_STORE, 'retry-after': '1' } };
-  }
-  if (isDatabaseUnreachable(error)) {
-    // PostgreSQL cannot be reached: nothing was decided or recorded, the caller may try again (another server, later).
-    console.error('The database is not available', error);
-    return { ...errorAnswer(503, 'DATABASE_UNAVAILABLE', 'The database is not available, so nothing was decided or recorded. Try again in a moment.'), headers: { ...NO_STORE, 'retry-after': '1' } };
-  }
-  console.error('Unhandled error in route', error);
-  return errorAnswer(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');
+  if (known.log) console.error(known.log, error instanceof AuditUnavailable ? error.cause : error);
+  const answer = errorAnswer(known.status, known.code ?? (code as string), known.message ?? (error instanceof Error ? error.message : String(error)));
+  return known.retry ? { ...answer, headers: { ...NO_STORE, 'retry-after': '1' } } : answer;
 }
 
 /**
@@ -380,7 +376,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
       // whose every call is what the log is for.
       const background = via === 'session' && SAFE_METHODS.has(request.method) && request.header(BACKGROUND_HEADER) === '1';
       const meta = { ip, background };
-      const decision = app.kind === 'sqlite' ? app.engine.decide(input, meta) : await app.engine.decideAsync(input, meta);
+      const decision = await app.decisions.decide(input, meta);
       seen.decisionId = decision.decisionId;
       seen.principal = principal.kind === 'anonymous' ? undefined : principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
       if (decision.decision !== 'ALLOW') {

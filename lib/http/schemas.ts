@@ -1,7 +1,12 @@
-/** zod schemas of the API's inputs, shared with the CLI where they mean the same thing. */
+/**
+ * zod schemas of the API's inputs, shared with the CLI where they mean the same thing, and (from ./responses, which the
+ * browser can import on its own) of the API's answers.
+ */
 import { z } from 'zod';
-import { decodeCursor, DENIAL_SORT_KEYS, SORT_ORDERS, type DenialMatch } from '@/lib/audit/denial-filter';
+import { decodeCursor, DENIAL_SORT_KEYS, SORT_ORDERS, type DenialMatch } from '@/lib/audit/denials/filter';
 import { argumentsProblem, MAX_ARGUMENT_DEPTH, ROLES } from '@/lib/permissions';
+
+export * from './responses';
 
 const name = z.string().min(1).max(200);
 const positiveSeconds = z.coerce.number().positive().max(100 * 365 * 24 * 3600);

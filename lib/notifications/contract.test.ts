@@ -1,8 +1,10 @@
 /**
- * The notification contract, run against both services: SQLite (two connections to one file) and PostgreSQL (two
- * connection pools to a throwaway cluster this file starts), each pair standing for two servers on one database, with a
- * real local HTTP receiver that checks every signature. No mocks: real approvals, real denials, real deliveries.
+ * The notification contract: one service and one store (store.ts) on SQLite (two connections to one file) and on
+ * PostgreSQL (two connection pools to the test run's throwaway cluster), each pair standing for two servers on one
+ * database, with a real local HTTP receiver that checks every signature. No mocks: real approvals, real denials, real
+ * deliveries; and two deliverers in processes of their own racing for the same rows.
  */
+import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
@@ -11,38 +13,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '@/db/client';
+import { PostgresDatabase, SqliteDatabase, type SqlDatabase } from '@/db/dialect';
 import { inTransaction } from '@/db/pg/client';
 import type { ApprovalRow, NotificationDeliveryRow } from '@/db/schema';
-import { PgApprovalStore } from '@/lib/approvals/pg-store';
-import { ApprovalStore, type ApprovalRequest } from '@/lib/approvals/store';
+import { SqlApprovalStore, type ApprovalListener, type ApprovalRequest } from '@/lib/approvals/store';
 import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
 import { AuditRecorder, type DenialInput } from '@/lib/audit/recorder';
 import { deployRequest, testBinding } from '@/lib/test-support/temp-app';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { within } from '@/lib/test-support/wait';
 import { parseNotifications, type NotificationConfig } from './config';
-import type { DeliveryFilter, DeliveryOptions, DeliveryStatus } from './core';
-import { PgNotificationService } from './pg-service';
+import { clock, deliveriesOf, type QueuedDelivery } from './core';
 import { NotificationService } from './service';
+import { queueIn, SqlNotificationStore } from './store';
 
 const SECRET = 'contract-hook-secret-0123456789';
 const env = { SWARM_HOOK_SECRET: SECRET, SWARM_PUBLIC_URL: 'https://swarm.example.com' };
 
-/** What both services promise to one server (a synchronous answer is awaited like a promise). */
-interface Notifications {
-  tick(now?: number): void | Promise<void>;
-  deliverDue(now?: number): Promise<number>;
-  claim(now?: number, limit?: number): NotificationDeliveryRow[] | Promise<NotificationDeliveryRow[]>;
-  list(filter?: DeliveryFilter): NotificationDeliveryRow[] | Promise<NotificationDeliveryRow[]>;
-  counts(): Record<DeliveryStatus, number> | Promise<Record<DeliveryStatus, number>>;
-  startDelivery(options?: DeliveryOptions): void;
-  stopDelivery(): void | Promise<void>;
-  readonly deliveryRunning: boolean;
-}
-
 /** One server: its notifications, and the approvals and denials that make them. */
 interface Server {
-  notifications: Notifications;
+  notifications: NotificationService;
+  database: SqlDatabase;
   request(r: ApprovalRequest): Promise<ApprovalRow>;
   deny(agent: string, at: number): Promise<void>;
   /** a statement on the database, as an operator would run it */
@@ -54,7 +45,24 @@ interface TwoServers {
   b: Server;
   /** the notifications file both servers read */
   use(yaml: string): void;
+  /** where a process of its own finds the database: the SQLite file or the PostgreSQL URL */
+  location: string;
 }
+
+/** Set by a test: the approval store's listener fails after it queued the request's notification. */
+let failAfterQueueing = false;
+const listenerFailure = () => {
+  if (failAfterQueueing) throw new Error('the listener failed after queueing');
+};
+
+/** The approval store's listener as the applications wire it (lib/app-base.ts): queued inside the transition's transaction. */
+const queueing = (notifications: NotificationService): ApprovalListener => ({
+  *inTransaction(e, tx) {
+    yield* queueIn(tx, notifications.deliveriesFor(e));
+    listenerFailure();
+  },
+  afterCommit: () => undefined,
+});
 
 const pg15 = usePostgres();
 const cleanups: (() => unknown)[] = [];
@@ -90,17 +98,19 @@ const databases: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
     const server = (name: string): Server => {
       const db = openDatabase({ path: join(dir, 'n.db') });
       cleanups.push(() => db.$client.close());
-      const notifications = new NotificationService({ db, config: config.get, env, origin: name });
-      const approvals = new ApprovalStore(db, (e) => notifications.onApproval(e), testBinding);
+      const database = new SqliteDatabase(db.$client);
+      const notifications = new NotificationService({ store: new SqlNotificationStore(database), config: config.get, env, origin: name });
+      const approvals = new SqlApprovalStore(database, queueing(notifications), testBinding);
       const recorder = new AuditRecorder(db.$client, { revision: () => null, logAllDecisions: () => false });
       return {
         notifications,
+        database,
         request: async (r) => approvals.request(r),
         deny: async (agent, at) => void recorder.appendDenial(denial(agent, at)),
         exec: async (sql) => void db.$client.exec(sql),
       };
     };
-    const two = { a: server('server-a'), b: server('server-b'), use: config.use };
+    const two = { a: server('server-a'), b: server('server-b'), use: config.use, location: join(dir, 'n.db') };
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     return two;
   },
@@ -109,17 +119,19 @@ const databases: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
     const config = configHolder();
     const server = (origin: string): Server => {
       const pool = pg15.pool(name, 4);
-      const notifications = new PgNotificationService({ pool, config: config.get, env, origin });
-      const approvals = new PgApprovalStore(pool, (e, tx) => notifications.onApprovalIn(tx, e), testBinding);
+      const database = new PostgresDatabase(pool);
+      const notifications = new NotificationService({ store: new SqlNotificationStore(database), config: config.get, env, origin });
+      const approvals = new SqlApprovalStore(database, queueing(notifications), testBinding);
       const recorder = new PgAuditRecorder(pool, { revision: () => null, logAllDecisions: () => false });
       return {
         notifications,
+        database,
         request: (r) => approvals.request(r),
         deny: (agent, at) => inTransaction(pool, async (tx) => void (await recorder.appendDenialIn(tx, denial(agent, at)))),
         exec: async (sql) => void (await pool.query(sql)),
       };
     };
-    return { a: server('server-a'), b: server('server-b'), use: config.use };
+    return { a: server('server-a'), b: server('server-b'), use: config.use, location: pg15.cluster.urlOf(name) };
   },
 };
 
@@ -130,8 +142,11 @@ interface Received {
   signed: boolean;
 }
 
-/** A webhook receiver: answers each request with the next planned status (200 when the plan is used up). */
-async function receiver(plan: number[] = []): Promise<{ url: string; got: Received[] }> {
+/**
+ * A webhook receiver: answers each request with the next planned status (200 when the plan is used up); a planned
+ * promise holds the answer until it resolves.
+ */
+async function receiver(plan: (number | Promise<number>)[] = []): Promise<{ url: string; got: Received[] }> {
   const got: Received[] = [];
   const server: HttpServer = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -141,8 +156,9 @@ async function receiver(plan: number[] = []): Promise<{ url: string; got: Receiv
       const ts = String(req.headers['x-swarm-timestamp'] ?? '');
       const expected = `sha256=${createHmac('sha256', SECRET).update(`${ts}.${body}`).digest('hex')}`;
       got.push({ headers: req.headers, json: JSON.parse(body) as Record<string, unknown>, signed: req.headers['x-swarm-signature'] === expected });
-      const status = plan.shift() ?? 200;
-      res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'receiver broke');
+      void Promise.resolve(plan.shift() ?? 200).then((status) =>
+        res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'receiver broke'),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -220,6 +236,19 @@ describe.each(Object.keys(databases) as (keyof typeof databases)[])('notificatio
     expect(await s.a.notifications.list()).toHaveLength(0);
   });
 
+  it('queues the notification of a request with the request, or not at all', async () => {
+    await fresh();
+    s.use(webhook('http://127.0.0.1:9/hook'));
+    failAfterQueueing = true;
+    perTest.push(() => (failAfterQueueing = false));
+    await expect(s.a.request(deployRequest())).rejects.toThrow('the listener failed after queueing');
+    expect(await s.b.notifications.list()).toHaveLength(0);
+    failAfterQueueing = false;
+    // The request rolled back with its notification: asking again makes a new request, and queues it.
+    const row = await s.b.request(deployRequest());
+    expect((await s.a.notifications.list()).map((d) => [d.subject, d.origin])).toEqual([[row.id, 'server-b']]);
+  });
+
   it('claims each due row for one server only, however many claims race', async () => {
     await fresh();
     s.use(webhook('http://127.0.0.1:9/hook'));
@@ -272,6 +301,26 @@ describe.each(Object.keys(databases) as (keyof typeof databases)[])('notificatio
     expect(await s.b.notifications.list({ status: 'delivered', limit: 500 })).toHaveLength(30);
     await s.a.notifications.stopDelivery();
     expect(s.a.notifications.deliveryRunning).toBe(false);
+  });
+
+  it('stops delivering once the send in flight has recorded how it ended', async () => {
+    let answer: (status: number) => void = () => {};
+    const r = await receiver([new Promise<number>((resolve) => (answer = resolve))]);
+    await fresh();
+    s.use(webhook(r.url));
+    await s.a.request(deployRequest());
+    s.a.notifications.startDelivery({ intervalMs: 5 });
+    await within(5_000, () => r.got.length === 1);
+    let stopped = false;
+    const stopping = s.a.notifications.stopDelivery().then(() => (stopped = true));
+    expect(s.a.notifications.deliveryRunning).toBe(false);
+    // The receiver has not answered: the row is still being sent, and stopping waits for it.
+    expect((await s.b.notifications.list())[0]).toMatchObject({ status: 'sending', attempts: 1 });
+    expect(stopped).toBe(false);
+    answer(200);
+    await stopping;
+    expect((await s.b.notifications.list())[0]).toMatchObject({ status: 'delivered', attempts: 1, lastStatus: 200 });
+    expect(r.got).toHaveLength(1);
   });
 
   it('retries a 5xx with backoff on either server, and refuses a 4xx at once', async () => {
@@ -351,4 +400,95 @@ describe.each(Object.keys(databases) as (keyof typeof databases)[])('notificatio
     expect(String(told[0]!.link)).toMatch(/^https:\/\/swarm\.example\.com\/denials\?from=\d+&to=\d+&agent=shadow_agent$/);
     expect(r.got.every((g) => g.signed)).toBe(true);
   });
+  it('gives each due row to exactly one of two deliverers claiming in processes of their own, at the same moment', async () => {
+    await fresh();
+    const at = clock();
+    const due = (i: number): QueuedDelivery => ({
+      dedupeKey: `race:${i}`,
+      channel: 'ops-hook',
+      channelKind: 'webhook',
+      event: 'approval_requested',
+      subject: `apr_race_${i}`,
+      body: '{}',
+      maxAttempts: 5,
+      nextAttemptAt: at,
+      origin: 'test',
+      createdAt: at,
+      updatedAt: at,
+    });
+    const count = 600;
+    expect(await new SqlNotificationStore(s.a.database).queue(Array.from({ length: count }, (_, i) => due(i)))).toBe(count);
+    const [first, second] = await race(s.location, at + 1, ['racer-1', 'racer-2']);
+    // Every row claimed once: by one racer or the other, never both, never twice.
+    expect(first!.length + second!.length).toBe(count);
+    expect(new Set([...first!, ...second!]).size).toBe(count);
+    // Both took part (the race was real), and the table agrees with what each was given.
+    expect(first!.length).toBeGreaterThan(0);
+    expect(second!.length).toBeGreaterThan(0);
+    const rows = await s.a.notifications.list({ limit: 500 + count });
+    expect(rows.every((d) => d.status === 'sending' && d.attempts === 1)).toBe(true);
+    const byToken = (token: string) => rows.filter((d) => d.claimToken === token).map((d) => d.id).sort((x, y) => x - y);
+    expect(byToken('racer-1')).toEqual([...first!].sort((x, y) => x - y));
+    expect(byToken('racer-2')).toEqual([...second!].sort((x, y) => x - y));
+  }, 90_000);
 });
+
+/**
+ * A deliverer in a process of its own (SQLite file or PostgreSQL URL in RACE_DB): it says "ready", waits for "go" with
+ * the moment to start, spins until then (so that both racers start together, each on a core), then claims one row at
+ * a time under its token until none is due, and prints the ids it was given.
+ */
+const RACER = `
+import { openDatabase } from './db/client.ts';
+import { openPool } from './db/pg/client.ts';
+import { PostgresDatabase, SqliteDatabase } from './db/dialect.ts';
+import { SqlNotificationStore } from './lib/notifications/store.ts';
+const target = process.env.RACE_DB;
+const pool = target.startsWith('postgres://') ? openPool({ url: target, max: 1 }) : undefined;
+const sqlite = pool ? undefined : openDatabase({ path: target, migrate: false });
+const store = new SqlNotificationStore(pool ? new PostgresDatabase(pool) : new SqliteDatabase(sqlite.$client));
+const now = Number(process.env.RACE_NOW);
+const claim = { token: process.env.RACE_TOKEN, leaseUntil: now + 600 };
+await store.claim(now, claim, 0);
+process.stdout.write('ready\\n');
+const startAt = await new Promise((resolve) => process.stdin.once('data', (d) => resolve(Number(String(d).trim()))));
+while (Date.now() < startAt) {}
+const got = [];
+for (;;) {
+  const rows = await store.claim(now, claim, 1);
+  if (rows.length === 0) break;
+  got.push(...rows.map((r) => r.id));
+}
+if (pool) await pool.end();
+else sqlite.$client.close();
+process.stdout.write(JSON.stringify(got) + '\\n');
+`;
+
+/** Two racers (or more) on one database; the ids each claimed, in the order of `tokens`. */
+async function race(location: string, now: number, tokens: string[]): Promise<number[][]> {
+  const racers = tokens.map((token) => {
+    const p = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', RACER], {
+      cwd: process.cwd(),
+      env: { ...process.env, RACE_DB: location, RACE_NOW: String(now), RACE_TOKEN: token },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    let readied: () => void = () => {};
+    const ready = new Promise<void>((resolve) => (readied = resolve));
+    p.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.startsWith('ready\n')) readied();
+    });
+    p.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const done = new Promise<number[]>((resolve, reject) => {
+      p.on('error', reject);
+      p.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.slice('ready\n'.length)) as number[]) : reject(new Error(`racer exited ${code}: ${err}`))));
+    });
+    return { p, ready: Promise.race([ready, done.then(() => undefined)]), done };
+  });
+  await Promise.all(racers.map((r) => r.ready));
+  const startAt = Date.now() + 200;
+  for (const r of racers) r.p.stdin.end(`${startAt}\n`);
+  return Promise.all(racers.map((r) => r.done));
+}

@@ -1,10 +1,8 @@
 /**
- * What the notification services on SQLite (service.ts) and on PostgreSQL (pg-service.ts) share: the notices and the
- * rows they queue, the channels an event goes to, the signed HTTP send, the retry schedule, and the delivery loop. Only
- * the statements differ between the two databases, so everything else is written once here.
+ * What the notification service (service.ts) is made of, apart from its statements (store.ts): the notices and the
+ * rows they queue, the channels an event goes to, the signed HTTP send, the retry schedule, and the delivery loop.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { and, eq, lt, type Column, type SQL } from 'drizzle-orm';
 import type { ApprovalRow, NotificationDeliveryRow } from '@/db/schema';
 import { maskArguments } from '@/lib/audit/redact';
 import type { BurstRule, Channel, NotificationConfig, NotificationEvent } from './config';
@@ -36,16 +34,6 @@ export interface DeliveryFilter {
   /** only rows with a smaller id (the cursor of the next page) */
   before?: number;
   limit?: number;
-}
-
-/** The admins' filter as a WHERE clause, for either database's table (the columns are named alike). */
-export function deliveryWhere(t: { status: Column; channel: Column; event: Column; id: Column }, filter: DeliveryFilter): SQL | undefined {
-  const c: SQL[] = [];
-  if (filter.status) c.push(eq(t.status, filter.status));
-  if (filter.channel) c.push(eq(t.channel, filter.channel));
-  if (filter.event) c.push(eq(t.event, filter.event));
-  if (filter.before !== undefined) c.push(lt(t.id, filter.before));
-  return c.length ? and(...c) : undefined;
 }
 
 export const clock = () => Date.now() / 1000;
@@ -231,17 +219,12 @@ export function settle(row: NotificationDeliveryRow, outcome: SendOutcome, optio
 }
 
 /** What a delivery loop needs of its database: claim due rows, record how a send ended (1 when the row was still ours). */
-export interface DeliveryStore<Claimed, Recorded> {
-  claim(now: number): Claimed;
-  record(settled: Settled): Recorded;
+export interface DeliveryStore {
+  claim(now: number): Promise<NotificationDeliveryRow[]>;
+  record(settled: Settled): Promise<number>;
 }
 
-type Rows = NotificationDeliveryRow[];
-
-/**
- * The deliverer, for either database: a timer that claims due rows and sends them, one run at a time, and records each
- * outcome. A store whose statements are synchronous (SQLite) or asynchronous (PostgreSQL) is driven alike.
- */
+/** The deliverer: a timer that claims due rows and sends them, one run at a time, and records each outcome. */
 export class DeliveryLoop {
   private timer: NodeJS.Timeout | undefined;
   private delivering: Promise<number> | undefined;
@@ -249,7 +232,7 @@ export class DeliveryLoop {
   private stopping = false;
 
   constructor(
-    private readonly store: DeliveryStore<Rows | Promise<Rows>, number | void | Promise<number | void>>,
+    private readonly store: DeliveryStore,
     private readonly config: () => NotificationConfig,
   ) {}
 
@@ -294,7 +277,15 @@ export class DeliveryLoop {
   private async send(row: NotificationDeliveryRow): Promise<void> {
     const outcome = await post(row, this.config().channels.find((c) => c.id === row.channel));
     const settled = settle(row, outcome, { retryBaseSeconds: this.retryBaseSeconds, stopping: this.stopping, now: clock() });
-    const changed = await this.store.record(settled);
+    let changed: number;
+    try {
+      changed = await this.store.record(settled);
+    } catch (error) {
+      // The application closed its database while this send was in flight: the row stays claimed until its lease
+      // runs out, and is claimed again then (by this process at its next start, or by another).
+      if (this.stopping) return;
+      throw error;
+    }
     if (changed === 1 && settled.status === 'failed') console.error(`Notification ${row.dedupeKey} to channel ${row.channel} failed after ${row.attempts} attempt(s): ${outcome.error}`);
   }
 }

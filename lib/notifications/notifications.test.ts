@@ -112,9 +112,9 @@ channels:
     secret_env: SWARM_HOOK_SECRET
 ${extra}`;
 
-async function until(what: () => boolean, ms = 5000): Promise<void> {
+async function until(what: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
-  while (!what()) {
+  while (!(await what())) {
     if (Date.now() > end) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -127,10 +127,10 @@ describe('signed webhook', () => {
     const r = await receiver();
     cleanups.push(r.close);
     const { app } = setup(webhook(r.url));
-    const row = app.approvals.request(deployRequest({ arguments: { model_id: 'm-42', env: 'prod', notify: 'ops@bank.example', api_key: 'sk-live-123' }, risk: 'high', gateDescription: 'Production deploys need a person.' }));
+    const row = await app.approvals.request(deployRequest({ arguments: { model_id: 'm-42', env: 'prod', notify: 'ops@bank.example', api_key: 'sk-live-123' }, risk: 'high', gateDescription: 'Production deploys need a person.' }));
     // Queued in the request's transaction, sent only by the deliverer.
     expect(r.got).toHaveLength(0);
-    expect(app.notifications.list()[0]).toMatchObject({ status: 'pending', event: 'approval_requested', subject: row.id, channel: 'ops-hook' });
+    expect((await app.notifications.list())[0]).toMatchObject({ status: 'pending', event: 'approval_requested', subject: row.id, channel: 'ops-hook' });
     expect(await app.notifications.deliverDue()).toBe(1);
     expect(r.got).toHaveLength(1);
     const [hit] = r.got;
@@ -160,10 +160,10 @@ describe('signed webhook', () => {
     expect((hit!.json.approval as { seconds_left: number }).seconds_left).toBeGreaterThan(3590);
     // The raw secret never reaches the receiver or the table.
     expect(hit!.body).not.toContain('sk-live-123');
-    expect(app.notifications.list()[0]).toMatchObject({ status: 'delivered', attempts: 1, lastStatus: 200, lastError: null });
+    expect((await app.notifications.list())[0]).toMatchObject({ status: 'delivered', attempts: 1, lastStatus: 200, lastError: null });
     // A duplicate request of the same call is the same approval: nothing new is queued.
-    app.approvals.request(deployRequest({ arguments: { model_id: 'm-42', env: 'prod', notify: 'ops@bank.example', api_key: 'sk-live-123' } }));
-    expect(app.notifications.list()).toHaveLength(1);
+    await app.approvals.request(deployRequest({ arguments: { model_id: 'm-42', env: 'prod', notify: 'ops@bank.example', api_key: 'sk-live-123' } }));
+    expect(await app.notifications.list()).toHaveLength(1);
   });
 
   it('a tampered body or a replayed old timestamp does not verify', async () => {
@@ -303,7 +303,7 @@ channels:
 `,
       { SLACK_WEBHOOK_URL: r.url },
     );
-    const row = app.approvals.request(deployRequest());
+    const row = await app.approvals.request(deployRequest());
     await app.notifications.deliverDue();
     expect(r.got).toHaveLength(1);
     expect(r.got[0]!.headers['x-swarm-signature']).toBeUndefined();
@@ -318,33 +318,33 @@ describe('delivery', () => {
     const r = await receiver([500, 503]);
     cleanups.push(r.close);
     const { app } = setup(webhook(r.url));
-    app.approvals.request(deployRequest());
+    await app.approvals.request(deployRequest());
     app.notifications.startDelivery({ intervalMs: 20, retryBaseSeconds: 0.05 });
-    await until(() => app.notifications.list()[0]?.status === 'delivered');
+    await until(async () => (await app.notifications.list())[0]?.status === 'delivered');
     expect(r.got).toHaveLength(3);
     expect(r.got.every((g) => g.signed)).toBe(true);
     // The same notification every time: one delivery id, one body.
     expect(new Set(r.got.map((g) => g.headers['x-swarm-delivery'])).size).toBe(1);
-    expect(app.notifications.list()[0]).toMatchObject({ status: 'delivered', attempts: 3, lastStatus: 200 });
+    expect((await app.notifications.list())[0]).toMatchObject({ status: 'delivered', attempts: 3, lastStatus: 200 });
   });
 
   it('marks a delivery failed after its attempts when the receiver is down, with the reason', async () => {
     const url = await deadUrl();
     const { app } = setup(webhook(url, '    max_attempts: 2\n'));
-    app.approvals.request(deployRequest());
+    await app.approvals.request(deployRequest());
     app.notifications.startDelivery({ intervalMs: 20, retryBaseSeconds: 0.05 });
-    await until(() => app.notifications.list()[0]?.status === 'failed');
-    expect(app.notifications.list()[0]).toMatchObject({ status: 'failed', attempts: 2, lastStatus: null, lastError: 'ECONNREFUSED' });
-    expect(app.notifications.counts()).toEqual({ pending: 0, sending: 0, delivered: 0, failed: 1 });
+    await until(async () => (await app.notifications.list())[0]?.status === 'failed');
+    expect((await app.notifications.list())[0]).toMatchObject({ status: 'failed', attempts: 2, lastStatus: null, lastError: 'ECONNREFUSED' });
+    expect(await app.notifications.counts()).toEqual({ pending: 0, sending: 0, delivered: 0, failed: 1 });
   });
 
   it('does not retry a 4xx that refuses the message', async () => {
     const r = await receiver([400]);
     cleanups.push(r.close);
     const { app } = setup(webhook(r.url));
-    app.approvals.request(deployRequest());
+    await app.approvals.request(deployRequest());
     await app.notifications.deliverDue();
-    expect(app.notifications.list()[0]).toMatchObject({ status: 'failed', attempts: 1, lastStatus: 400, lastError: 'HTTP 400: receiver broke' });
+    expect((await app.notifications.list())[0]).toMatchObject({ status: 'failed', attempts: 1, lastStatus: 400, lastError: 'HTTP 400: receiver broke' });
   });
 
   it('answers decisions while the receiver hangs', async () => {
@@ -355,7 +355,7 @@ describe('delivery', () => {
     const first = app.engine.decide({ kind: 'tool', principal: agent('deployer'), agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-1', env: 'prod' } });
     expect(first.decision).toBe('ASK');
     await until(() => r.hanging.length === 1);
-    expect(app.notifications.list()[0]!.status).toBe('sending');
+    expect((await app.notifications.list())[0]!.status).toBe('sending');
     // The receiver holds the request open; decisions go on at full speed, and their notifications queue up.
     const started = performance.now();
     for (let i = 0; i < 20; i++) {
@@ -365,7 +365,7 @@ describe('delivery', () => {
     const denied = app.engine.decide({ kind: 'tool', principal: agent('data_cleaner'), agent: 'data_cleaner', tool: 'deploy_serving', arguments: { model_id: 'x', env: 'prod' } });
     expect(denied.decision).toBe('DENY');
     expect(performance.now() - started).toBeLessThan(1000);
-    expect(app.notifications.list({ limit: 500 })).toHaveLength(21);
+    expect(await app.notifications.list({ limit: 500 })).toHaveLength(21);
     // The event loop is free too: a timer fires while the request hangs.
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(r.hanging.length).toBeGreaterThanOrEqual(1);
@@ -377,15 +377,15 @@ describe('delivery', () => {
     cleanups.push(r.close);
     const s = setup(webhook(r.url));
     const other = s.second();
-    for (let i = 0; i < 15; i++) s.app.approvals.request(deployRequest({ arguments: { model_id: `m-${i}`, env: 'prod' } }));
-    for (let i = 15; i < 30; i++) other.approvals.request(deployRequest({ arguments: { model_id: `m-${i}`, env: 'prod' } }));
+    for (let i = 0; i < 15; i++) await s.app.approvals.request(deployRequest({ arguments: { model_id: `m-${i}`, env: 'prod' } }));
+    for (let i = 15; i < 30; i++) await other.approvals.request(deployRequest({ arguments: { model_id: `m-${i}`, env: 'prod' } }));
     // Both deliver at once, several rounds.
     for (let round = 0; round < 3; round++) await Promise.all([s.app.notifications.deliverDue(), other.notifications.deliverDue()]);
     const ids = r.got.map((g) => String(g.headers['x-swarm-delivery']));
     expect(ids).toHaveLength(30);
     expect(new Set(ids).size).toBe(30);
-    expect(s.app.notifications.counts().delivered).toBe(30);
-    expect(new Set(s.app.notifications.list().map((d) => d.origin))).toEqual(new Set(['app']));
+    expect((await s.app.notifications.counts()).delivered).toBe(30);
+    expect(new Set((await s.app.notifications.list()).map((d) => d.origin))).toEqual(new Set(['app']));
   });
 });
 
@@ -395,17 +395,17 @@ describe('events', () => {
     cleanups.push(r.close);
     const s = setup(webhook(r.url, 'expiring: { before: 15m }\n'));
     const other = s.second();
-    const row = s.app.approvals.request(deployRequest({ expiresInSeconds: 3600 }));
+    const row = await s.app.approvals.request(deployRequest({ expiresInSeconds: 3600 }));
     // A request that lives shorter than the window is announced only when requested.
-    const short = s.app.approvals.request(deployRequest({ arguments: { model_id: 'short', env: 'prod' }, expiresInSeconds: 600 }));
-    s.app.notifications.tick(row.requestedAt + 60);
-    expect(s.app.notifications.list({ event: 'approval_expiring' })).toHaveLength(0);
+    const short = await s.app.approvals.request(deployRequest({ arguments: { model_id: 'short', env: 'prod' }, expiresInSeconds: 600 }));
+    await s.app.notifications.tick(row.requestedAt + 60);
+    expect(await s.app.notifications.list({ event: 'approval_expiring' })).toHaveLength(0);
     const near = row.expiresAt - 14 * 60;
-    s.app.notifications.tick(near);
-    s.app.notifications.tick(near + 1);
-    other.notifications.tick(near + 2);
-    other.notifications.tick(near + 60);
-    const expiring = s.app.notifications.list({ event: 'approval_expiring' });
+    await s.app.notifications.tick(near);
+    await s.app.notifications.tick(near + 1);
+    await other.notifications.tick(near + 2);
+    await other.notifications.tick(near + 60);
+    const expiring = (await s.app.notifications.list({ event: 'approval_expiring' }));
     expect(expiring.map((d) => d.subject)).toEqual([row.id]);
     await s.app.notifications.deliverDue();
     const hit = r.got.find((g) => g.json.event === 'approval_expiring')!;
@@ -424,21 +424,21 @@ describe('events', () => {
       s.app.recorder.appendDenial({ toolName: 'deploy_serving', agentName, argumentsJson: '{}', ruleSource: 'agent_allowlist', reason: 'unknown agent', userRole: 'viewer', principal: agentName, traceJson: null, timestamp: at });
     for (let i = 0; i < 4; i++) deny('shadow_agent', now - 10 + i);
     for (let i = 0; i < 10; i++) deny('data_cleaner', now - 10 + i);
-    s.app.notifications.tick(now);
-    expect(s.app.notifications.list({ event: 'denial_burst' })).toHaveLength(0);
+    await s.app.notifications.tick(now);
+    expect(await s.app.notifications.list({ event: 'denial_burst' })).toHaveLength(0);
     deny('shadow_agent', now - 1);
-    s.app.notifications.tick(now);
-    s.app.notifications.tick(now + 1);
-    other.notifications.tick(now + 2);
+    await s.app.notifications.tick(now);
+    await s.app.notifications.tick(now + 1);
+    await other.notifications.tick(now + 2);
     for (let i = 0; i < 10; i++) deny('shadow_agent', now + 3);
-    s.app.notifications.tick(now + 30);
-    other.notifications.tick(now + 59);
-    expect(s.app.notifications.list({ event: 'denial_burst' })).toHaveLength(1);
+    await s.app.notifications.tick(now + 30);
+    await other.notifications.tick(now + 59);
+    expect(await s.app.notifications.list({ event: 'denial_burst' })).toHaveLength(1);
     // The next window: a new burst is told again.
     for (let i = 0; i < 5; i++) deny('shadow_agent', now + 62);
-    s.app.notifications.tick(now + 63);
-    other.notifications.tick(now + 64);
-    expect(s.app.notifications.list({ event: 'denial_burst' })).toHaveLength(2);
+    await s.app.notifications.tick(now + 63);
+    await other.notifications.tick(now + 64);
+    expect(await s.app.notifications.list({ event: 'denial_burst' })).toHaveLength(2);
     await s.app.notifications.deliverDue();
     const first = r.got.map((g) => g.json).find((j) => (j.burst as { denials: number }).denials === 5)!;
     expect(first).toMatchObject({ event: 'denial_burst', burst: { id: 'shadow-burst', threshold: 5, within_seconds: 60, agent: 'shadow_agent' } });
@@ -503,10 +503,10 @@ describe('config/notifications.yaml', () => {
     cleanups.push(demo.close);
     const text = `channels:\n  - id: demo-receiver\n    kind: webhook\n    url_env: DEMO_URL\n    secret_env: DEMO_SECRET\n    optional: true\n`;
     const { app } = setup(text, { DEMO_URL: demo.url, DEMO_SECRET: demo.secret });
-    const row = app.approvals.request(deployRequest({ arguments: { model_id: 'm-7', env: 'prod' } }));
+    const row = await app.approvals.request(deployRequest({ arguments: { model_id: 'm-7', env: 'prod' } }));
     expect(await app.notifications.deliverDue()).toBe(1);
     expect(got).toEqual([{ event: 'approval_requested', verified: true, summary: `deployer → deploy_serving (gate deploy) https://swarm.example.com/approvals?request=${row.id}` }]);
-    expect(app.notifications.list()[0]).toMatchObject({ status: 'delivered', channel: 'demo-receiver' });
+    expect((await app.notifications.list())[0]).toMatchObject({ status: 'delivered', channel: 'demo-receiver' });
     // Signed with another key: refused (401), and the sender records the refusal.
     const forged = await fetch(demo.url, { method: 'POST', headers: { 'x-swarm-timestamp': String(Math.floor(Date.now() / 1000)), 'x-swarm-signature': 'sha256=00' }, body: '{"event":"approval_requested"}' });
     expect(forged.status).toBe(401);

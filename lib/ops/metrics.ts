@@ -4,7 +4,7 @@
  * its registry over on a loopback-only internal route, see lib/ops/internal.ts) and with the state read from the
  * database at scrape time (pending approvals, the audit chain heads, the WAL).
  */
-import { statSync } from 'node:fs';
+import { sql } from 'drizzle-orm';
 import { AggregatorRegistry, Counter, Gauge, Registry, type MetricObjectWithValues, type MetricType, type MetricValue } from 'prom-client';
 import type { Recorded, Recorder, AuditEvent } from '@/lib/permissions/recorder';
 import { isPromise, type CheckResult } from '@/lib/permissions';
@@ -233,36 +233,20 @@ interface StateFacts {
 }
 
 const CHAINS = ['permission_denials', 'security_events'] as const;
-const PENDING_SQL = "SELECT count(*) AS n, min(requested_at) AS oldest FROM approvals WHERE status = 'pending'";
-const headSql = (chain: string) => `SELECT id, timestamp FROM ${chain} ORDER BY id DESC LIMIT 1`;
-const CHECKPOINT_SQL = 'SELECT size, created_at FROM audit_checkpoints WHERE chain = $1 ORDER BY size DESC LIMIT 1';
 
 async function stateFacts(app: App): Promise<StateFacts> {
-  if (app.kind === 'sqlite') {
-    const sqlite = app.db.$client;
-    let walBytes = 0;
-    try {
-      walBytes = statSync(`${app.dbFile}-wal`).size;
-    } catch {
-      // no WAL file (checkpointed and truncated, or not in WAL mode)
-    }
-    const one = <T>(text: string, ...params: unknown[]) => sqlite.prepare(text.replace('$1', '?')).get(...params) as T | undefined;
-    return {
-      pending: one<StateFacts['pending']>(PENDING_SQL)!,
-      heads: { permission_denials: one(headSql('permission_denials')), security_events: one(headSql('security_events')) },
-      checkpoints: { permission_denials: one(CHECKPOINT_SQL, 'permission_denials'), security_events: one(CHECKPOINT_SQL, 'security_events') },
-      walBytes,
-    };
-  }
-  const one = async <T>(text: string, ...params: unknown[]) => (await app.pool.query(text, params)).rows[0] as T | undefined;
+  const db = app.database;
+  const head = (chain: (typeof CHAINS)[number]) => db.one<{ id: number; timestamp: number }>(sql`SELECT id, timestamp FROM ${sql.identifier(chain)} ORDER BY id DESC LIMIT 1`);
+  const checkpoint = (chain: (typeof CHAINS)[number]) =>
+    db.one<{ size: number; created_at: number }>(sql`SELECT size, created_at FROM audit_checkpoints WHERE chain = ${chain} ORDER BY size DESC LIMIT 1`);
   const [pending, dh, eh, dc, ec] = await Promise.all([
-    one<StateFacts['pending']>(PENDING_SQL),
-    one<{ id: number; timestamp: number }>(headSql('permission_denials')),
-    one<{ id: number; timestamp: number }>(headSql('security_events')),
-    one<{ size: number; created_at: number }>(CHECKPOINT_SQL, 'permission_denials'),
-    one<{ size: number; created_at: number }>(CHECKPOINT_SQL, 'security_events'),
+    db.one<StateFacts['pending']>(sql`SELECT count(*) AS n, min(requested_at) AS oldest FROM approvals WHERE status = 'pending'`),
+    head('permission_denials'),
+    head('security_events'),
+    checkpoint('permission_denials'),
+    checkpoint('security_events'),
   ]);
-  return { pending: pending!, heads: { permission_denials: dh, security_events: eh }, checkpoints: { permission_denials: dc, security_events: ec }, walBytes: null };
+  return { pending: pending!, heads: { permission_denials: dh, security_events: eh }, checkpoints: { permission_denials: dc, security_events: ec }, walBytes: app.walBytes() };
 }
 
 /** The state of the installation, read from the database at scrape time (not counted per process). */

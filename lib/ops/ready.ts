@@ -4,8 +4,7 @@
  * running (on PostgreSQL: a statement answers within two seconds, and the sweeper runs here or stands by while another
  * server leads). `GET /api/v1/ready` answers 200 when all hold, 503 naming what does not.
  */
-import type { App, SwarmApp } from '@/lib/app';
-import type { PgSwarmApp } from '@/lib/pg-app';
+import type { App } from '@/lib/app';
 
 export interface ReadyCheck {
   name: 'database' | 'configuration' | 'checkpointer' | 'sweeper';
@@ -21,38 +20,9 @@ export interface Readiness {
   reason?: string;
 }
 
-function databaseWritable(app: SwarmApp): ReadyCheck {
-  const sqlite = app.db.$client;
-  try {
-    if (app.backgroundStatus().closed) return { name: 'database', ok: false, detail: 'the application is closed' };
-    if (sqlite.inTransaction) {
-      // Someone is writing on this connection right now (the listener's group commit): it is writable.
-      return { name: 'database', ok: true };
-    }
-    // Take the write lock and give it back: fails on a read-only file, a full disk's lock, or query_only.
-    sqlite.exec('BEGIN IMMEDIATE');
-    sqlite.exec('ROLLBACK');
-    return { name: 'database', ok: true };
-  } catch (error) {
-    if (sqlite.inTransaction) {
-      try {
-        sqlite.exec('ROLLBACK');
-      } catch {
-        // nothing to roll back
-      }
-    }
-    return { name: 'database', ok: false, detail: `the database is not writable: ${error instanceof Error ? error.message : String(error)}` };
-  }
-}
-
-async function databaseReachable(app: PgSwarmApp): Promise<ReadyCheck> {
-  if (app.backgroundStatus().closed) return { name: 'database', ok: false, detail: 'the application is closed' };
-  const r = await app.databaseReachable();
-  return r.ok ? { name: 'database', ok: true } : { name: 'database', ok: false, detail: r.detail };
-}
-
 export async function readiness(app: App): Promise<Readiness> {
-  const checks: ReadyCheck[] = [app.kind === 'sqlite' ? databaseWritable(app) : await databaseReachable(app)];
+  const database = await app.databaseReady();
+  const checks: ReadyCheck[] = [database.ok ? { name: 'database', ok: true } : { name: 'database', ok: false, detail: database.detail }];
   const broken = app.configStatus().filter((s) => s.error !== null);
   checks.push(
     broken.length === 0

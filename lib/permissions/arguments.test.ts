@@ -55,17 +55,17 @@ describe('the engine refuses arguments it cannot keep exactly', () => {
     // The call: approved for staging, then sent again with a prototype that says prod.
     const staging = { model_id: 'm-1', env: 'staging' };
     const asked = app.engine.decide(call(staging));
-    app.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' });
+    await app.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' });
     const smuggled = JSON.parse('{"model_id":"m-1","env":"staging","__proto__":{"env":"prod"}}') as Record<string, unknown>;
-    const denialsBefore = app.denials.count();
+    const denialsBefore = await app.denials.count();
     for (const attempt of [() => app.engine.check(call(smuggled)), () => app.engine.decide(call(smuggled)), () => app.engine.enforce(call(smuggled))]) {
       expect(attempt).toThrow(InvalidArguments);
     }
     await expect(app.engine.decideAsync(call(smuggled))).rejects.toThrow(/The key "__proto__" is refused.*at arguments\.__proto__/);
     await expect(app.engine.enforceAsync(call({ v: nested(5_000) }))).rejects.toMatchObject({ code: 'INVALID_ARGUMENTS', problem: { code: 'too_deep' } });
-    expect(app.denials.count()).toBe(denialsBefore);
+    expect(await app.denials.count()).toBe(denialsBefore);
     // The approval is still there for the exact call it was given to.
-    expect(app.approvals.get(asked.approvalId!)?.status).toBe('approved');
+    expect((await app.approvals.get(asked.approvalId!))?.status).toBe('approved');
     expect(app.engine.decide(call(staging))).toMatchObject({ decision: 'ALLOW', approvalId: asked.approvalId });
   });
 });

@@ -10,7 +10,7 @@ import { consumerOf } from '@/lib/approvals/rules';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { AuditUnavailable, EngineIsAsync, PermissionEngine, type Principal, type RuleSource } from '.';
 
-const later = <T>(f: () => T) => new Promise<T>((resolve, reject) => setImmediate(() => {
+const later = <T>(f: () => T | Promise<T>) => new Promise<T>((resolve, reject) => setImmediate(() => {
   try {
     resolve(f());
   } catch (error) {
@@ -46,7 +46,7 @@ function asyncEngine(a: TempApp['app'], options: { failRecording?: boolean } = {
             return a.recorder.record(event);
           }),
       },
-      requestApproval: (ctx, result) => later(() => a.approvals.request(approvalRequestOf(ctx, result)).id),
+      requestApproval: (ctx, result) => later(async () => (await a.approvals.request(approvalRequestOf(ctx, result))).id),
       consumeApproval: (id, ctx) => later(() => a.approvals.consume(id, consumerOf(ctx.principal))),
     },
   });
@@ -63,7 +63,7 @@ describe('the engine with an asynchronous store', () => {
 
     const denied = await engine.decideAsync(call('train_model'));
     expect(denied).toMatchObject({ decision: 'DENY', ruleSource: 'agent_allowlist' });
-    expect(t.app.denials.get(t.app.denials.newestId())).toMatchObject({ decisionId: denied.decisionId, toolName: 'train_model' });
+    expect(await t.app.denials.get(await t.app.denials.newestId())).toMatchObject({ decisionId: denied.decisionId, toolName: 'train_model' });
   });
 
   it('asks, and runs an approved call exactly once however many ask for it at the same moment', async () => {
@@ -74,11 +74,11 @@ describe('the engine with an asynchronous store', () => {
     expect(asked.decision).toBe('ASK');
     // The same call again while it waits: the same request.
     expect((await engine.decideAsync(call('deploy_serving', args))).approvalId).toBe(asked.approvalId);
-    t.app.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'ok');
+    await t.app.approvals.approve(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'ok');
     const runs = await Promise.all(Array.from({ length: 5 }, () => engine.decideAsync(call('deploy_serving', args))));
     expect(runs.filter((r) => r.decision === 'ALLOW')).toHaveLength(1);
     expect(runs.filter((r) => r.decision === 'ASK')).toHaveLength(4);
-    expect(t.app.approvals.get(asked.approvalId!)!.status).toBe('consumed');
+    expect((await t.app.approvals.get(asked.approvalId!))!.status).toBe('consumed');
   });
 
   it('fails closed when the record cannot be written: the decision is refused, not acknowledged', async () => {

@@ -44,10 +44,10 @@ describe('the agent allowlist', () => {
     expect(r.ruleSource).toBe('agent_allowlist');
   });
 
-  it('denies an unlisted tool, attributed to agent_allowlist, and records it', () => {
+  it('denies an unlisted tool, attributed to agent_allowlist, and records it', async () => {
     t = tempApp();
     expect(() => enforce(call('data_cleaner', 'deploy_serving', { model_id: 'm-1', env: 'prod' }))).toThrow(PermissionDenied);
-    const rows = t.app.denials.query({ agent: 'data_cleaner' }).rows;
+    const rows = (await t.app.denials.query({ agent: 'data_cleaner' })).rows;
     expect(rows).toHaveLength(1);
     expect(rows[0]!.ruleSource).toBe('agent_allowlist');
     expect(rows[0]!.toolName).toBe('deploy_serving');
@@ -70,12 +70,12 @@ describe('feature flags', () => {
     expect(r.ruleSource).toBe('flag:auto_fairness_audit');
   });
 
-  it('denies a gated tool whose flag is off (DENY beats ASK), instead of asking', () => {
+  it('denies a gated tool whose flag is off (DENY beats ASK), instead of asking', async () => {
     t = tempApp({ env: { SWARM_FLAG_SERVING_DEPLOYMENTS: 'false' } });
     const r = decide(call('deployer', 'deploy_serving', { model_id: 'm-42', env: 'prod' }));
     expect(r.decision).toBe('DENY');
     expect(r.ruleSource).toBe('flag:serving_deployments');
-    expect(t.app.approvals.list({ status: 'pending' })).toHaveLength(0);
+    expect(await t.app.approvals.list({ status: 'pending' })).toHaveLength(0);
   });
 
   it('takes a runtime override into account at once', async () => {
@@ -89,7 +89,7 @@ describe('feature flags', () => {
 describe('HITL gates', () => {
   const deploy = () => call('deployer', 'deploy_serving', { model_id: 'm-42', env: 'prod' });
 
-  it('asks for a listed, gated tool, then runs it exactly once after approval, then asks again', () => {
+  it('asks for a listed, gated tool, then runs it exactly once after approval, then asks again', async () => {
     t = tempApp();
     let approvalId = '';
     try {
@@ -103,32 +103,32 @@ describe('HITL gates', () => {
     expect(approvalId).toMatch(/^apr_/);
     // asking twice does not pile up requests
     expect(decide(deploy()).approvalId).toBe(approvalId);
-    t.app.approvals.approve(approvalId, { id: 'olivia', role: 'operator' });
+    await t.app.approvals.approve(approvalId, { id: 'olivia', role: 'operator' });
 
     const first = enforce(deploy());
     expect(first.decision).toBe('ALLOW');
     expect(first.ruleSource).toBe('hitl:deploy');
-    expect(t.app.approvals.get(approvalId)!.status).toBe('consumed');
+    expect((await t.app.approvals.get(approvalId))!.status).toBe('consumed');
 
     const again = decide(deploy());
     expect(again.decision).toBe('ASK');
     expect(again.approvalId).not.toBe(approvalId);
   });
 
-  it('binds an approval to the exact arguments: other arguments ask again', () => {
+  it('binds an approval to the exact arguments: other arguments ask again', async () => {
     t = tempApp();
     const id = decide(deploy()).approvalId!;
-    t.app.approvals.approve(id, { id: 'olivia', role: 'operator' });
+    await t.app.approvals.approve(id, { id: 'olivia', role: 'operator' });
     const other = decide(call('deployer', 'deploy_serving', { model_id: 'm-43', env: 'prod' }));
     expect(other.decision).toBe('ASK');
-    expect(t.app.approvals.get(id)!.status).toBe('approved');
+    expect((await t.app.approvals.get(id))!.status).toBe('approved');
   });
 
-  it('denies a rejected call as hitl:deploy and records the rejection as a denial', () => {
+  it('denies a rejected call as hitl:deploy and records the rejection as a denial', async () => {
     t = tempApp();
     const id = decide(deploy()).approvalId!;
-    t.app.approvals.reject(id, { id: 'olivia', role: 'operator' }, 'Model card incomplete');
-    const rows = t.app.denials.query({ ruleSource: 'hitl' }).rows;
+    await t.app.approvals.reject(id, { id: 'olivia', role: 'operator' }, 'Model card incomplete');
+    const rows = (await t.app.denials.query({ ruleSource: 'hitl' })).rows;
     expect(rows).toHaveLength(1);
     expect(rows[0]!.reason).toContain('Model card incomplete');
     const r = decide(deploy());

@@ -52,61 +52,61 @@ describe('a gate is a requirement, not a rule in the contest', () => {
     expect(engine().check(deploy('prod'))).toMatchObject({ decision: 'ASK', ruleSource: 'hitl:deploy' });
   });
 
-  it('lets a DENY win wherever it wins: nobody is asked about a call that is refused anyway', () => {
+  it('lets a DENY win wherever it wins: nobody is asked about a call that is refused anyway', async () => {
     t = tempApp({ policy: STAGING_OK, env: { SWARM_FLAG_SERVING_DEPLOYMENTS: 'off' } });
     const r = engine().decide(deploy('staging'));
     expect(r).toMatchObject({ decision: 'DENY', ruleSource: 'flag:serving_deployments' });
-    expect(t.app.approvals.list({ status: 'pending' })).toHaveLength(0);
+    expect(await t.app.approvals.list({ status: 'pending' })).toHaveLength(0);
   });
 
-  it('runs the allowed call once after an approval, then asks again', () => {
+  it('runs the allowed call once after an approval, then asks again', async () => {
     t = tempApp({ policy: STAGING_OK });
     const asked = engine().decide(deploy('staging'));
     expect(asked.decision).toBe('ASK');
-    t.app.approvals.approve(asked.approvalId!, olivia);
+    await t.app.approvals.approve(asked.approvalId!, olivia);
     const ran = engine().decide(deploy('staging'));
     expect(ran.decision).toBe('ALLOW');
-    expect(t.app.approvals.get(asked.approvalId!)!.status).toBe('consumed');
+    expect((await t.app.approvals.get(asked.approvalId!))!.status).toBe('consumed');
     expect(engine().decide(deploy('staging')).decision).toBe('ASK');
   });
 
-  it('keeps a rejected call refused even when a YAML rule would allow it', () => {
+  it('keeps a rejected call refused even when a YAML rule would allow it', async () => {
     t = tempApp({ policy: STAGING_OK });
     const asked = engine().decide(deploy('staging'));
-    t.app.approvals.reject(asked.approvalId!, olivia, 'Not this model');
+    await t.app.approvals.reject(asked.approvalId!, olivia, 'Not this model');
     expect(engine().check(deploy('staging'))).toMatchObject({ decision: 'DENY', ruleSource: 'hitl:deploy' });
   });
 });
 
 describe('check() is pure', () => {
-  it('records nothing and requests nothing, for a DENY and for an ASK', () => {
+  it('records nothing and requests nothing, for a DENY and for an ASK', async () => {
     t = tempApp();
     expect(engine().check(call('data_cleaner', 'deploy_serving')).decision).toBe('DENY');
     expect(engine().check(deploy('prod')).decision).toBe('ASK');
-    expect(t.app.denials.query({}).rows).toHaveLength(0);
-    expect(t.app.approvals.list({})).toHaveLength(0);
+    expect((await t.app.denials.query({})).rows).toHaveLength(0);
+    expect(await t.app.approvals.list({})).toHaveLength(0);
   });
 
   it('reads a request past its expiry as expired without writing; the sweeper records it at the expiry time', async () => {
     t = tempApp();
     const asked = engine().decide(deploy('prod'));
-    const row = t.app.approvals.get(asked.approvalId!)!;
+    const row = (await t.app.approvals.get(asked.approvalId!))!;
     // make it due: a request whose gate expiry is one millisecond
-    const { id } = t.app.approvals.request({
+    const { id } = await t.app.approvals.request({
       gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-9', env: 'prod' },
       requestedBy: 'agent:deployer', ruleSource: 'hitl:deploy', reason: 'r', expiresInSeconds: 0.001,
     });
     await new Promise((r) => setTimeout(r, 20));
     expect(engine().check(deploy('prod', 'm-9'))).toMatchObject({ decision: 'DENY', ruleSource: 'hitl:deploy' });
-    expect(t.app.approvals.get(id)!.status).toBe('pending');
-    expect(t.app.approvals.list({ status: 'pending' }).map((a) => a.id)).toEqual([row.id]);
-    expect(t.app.denials.query({}).rows).toHaveLength(0);
+    expect((await t.app.approvals.get(id))!.status).toBe('pending');
+    expect((await t.app.approvals.list({ status: 'pending' })).map((a) => a.id)).toEqual([row.id]);
+    expect((await t.app.denials.query({})).rows).toHaveLength(0);
 
-    expect(t.app.approvals.expireDue()).toBe(1);
-    const expired = t.app.approvals.get(id)!;
+    expect(await t.app.approvals.expireDue()).toBe(1);
+    const expired = (await t.app.approvals.get(id))!;
     expect(expired.status).toBe('expired');
     expect(expired.decidedAt).toBe(expired.expiresAt);
-    const [denial] = t.app.denials.query({ ruleSource: 'hitl:deploy' }).rows;
+    const [denial] = (await t.app.denials.query({ ruleSource: 'hitl:deploy' })).rows;
     expect(denial!.timestamp).toBeCloseTo(expired.expiresAt, 3);
   });
 });
@@ -121,12 +121,12 @@ gates:
     description: Drift checks on production read customer data.
 `;
 
-  it('gates a tool that no code declares, only where its condition holds', () => {
+  it('gates a tool that no code declares, only where its condition holds', async () => {
     t = tempApp({ gates: PROD_MAIL });
     expect(engine().check(call('deployer', 'monitor_drift', { model_id: 'm', env: 'staging' }))).toMatchObject({ decision: 'ALLOW', ruleSource: 'agent_allowlist' });
     const prod = engine().decide(call('deployer', 'monitor_drift', { model_id: 'm', env: 'prod' }));
     expect(prod).toMatchObject({ decision: 'ASK', ruleSource: 'hitl:prod-drift' });
-    expect(t.app.approvals.get(prod.approvalId!)).toMatchObject({ gate: 'prod-drift', risk: 'low', gateDescription: 'Drift checks on production read customer data.' });
+    expect(await t.app.approvals.get(prod.approvalId!)).toMatchObject({ gate: 'prod-drift', risk: 'low', gateDescription: 'Drift checks on production read customer data.' });
   });
 
   it('gates a call whose condition cannot be evaluated (a missing key): asking is the safe side', () => {
@@ -134,14 +134,14 @@ gates:
     expect(engine().check(call('deployer', 'monitor_drift', { model_id: 'm' })).decision).toBe('ASK');
   });
 
-  it('configures a code gate with the same id: the file narrows deploy to prod and asks two people', () => {
+  it('configures a code gate with the same id: the file narrows deploy to prod and asks two people', async () => {
     t = tempApp({
       policy: STAGING_OK,
       gates: `gates:\n  - id: deploy\n    tools: [deploy_serving]\n    when: "args.env == 'prod'"\n    approvers: { roles: [operator, admin], count: 2 }\n    expires_in: 4h\n`,
     });
     expect(engine().check(deploy('staging'))).toMatchObject({ decision: 'ALLOW', ruleSource: 'policy:staging-deploys-are-fine' });
     const asked = engine().decide(deploy('prod'));
-    const row = t.app.approvals.get(asked.approvalId!)!;
+    const row = (await t.app.approvals.get(asked.approvalId!))!;
     expect(row).toMatchObject({ approvalsRequired: 2, gate: 'deploy' });
     expect(row.expiresAt - row.requestedAt).toBeCloseTo(4 * 3600, 0);
     // promote_challenger keeps its code gate (the code's tools are added to the file's), now with the file's condition
@@ -182,26 +182,26 @@ gates:
 describe('the two-person rule', () => {
   const TWO = 'gates:\n  - id: deploy\n    tools: [deploy_serving]\n    approvers: { roles: [operator, admin], count: 2 }\n';
 
-  it('stays pending after the first approval, and the same person cannot give the second', () => {
+  it('stays pending after the first approval, and the same person cannot give the second', async () => {
     t = tempApp({ gates: TWO });
     const { approvalId } = engine().decide(deploy('prod'));
-    const first = t.app.approvals.approve(approvalId!, olivia);
+    const first = await t.app.approvals.approve(approvalId!, olivia);
     expect(first.status).toBe('pending');
-    expect(t.app.approvals.toJson([first])[0]).toMatchObject({ approvals_required: 2, approvals: [{ by: 'olivia', role: 'operator' }] });
+    expect((await t.app.approvals.toJson([first]))[0]).toMatchObject({ approvals_required: 2, approvals: [{ by: 'olivia', role: 'operator' }] });
     expect(engine().decide(deploy('prod'))).toMatchObject({ decision: 'ASK', approvalId });
-    expect(() => t!.app.approvals.approve(approvalId!, olivia)).toThrow(/already gave approval 1 of 2/);
-    expect(() => t!.app.approvals.approve(approvalId!, { id: 'agent:deployer', role: 'operator' })).toThrow(/Separation of duties/);
+    await expect(t!.app.approvals.approve(approvalId!, olivia)).rejects.toThrow(/already gave approval 1 of 2/);
+    await expect(t!.app.approvals.approve(approvalId!, { id: 'agent:deployer', role: 'operator' })).rejects.toThrow(/Separation of duties/);
 
-    expect(t.app.approvals.approve(approvalId!, oscar).status).toBe('approved');
+    expect((await t.app.approvals.approve(approvalId!, oscar)).status).toBe('approved');
     expect(engine().decide(deploy('prod')).decision).toBe('ALLOW');
     expect(engine().decide(deploy('prod')).decision).toBe('ASK');
   });
 
-  it('accepts only the roles the gate names', () => {
+  it('accepts only the roles the gate names', async () => {
     t = tempApp({ gates: 'gates:\n  - id: deploy\n    tools: [deploy_serving]\n    approvers: { roles: [admin] }\n' });
     const { approvalId } = engine().decide(deploy('prod'));
-    expect(() => t!.app.approvals.approve(approvalId!, olivia)).toThrow(/decided by admin; your role is operator/);
-    expect(t.app.approvals.approve(approvalId!, { id: 'ada', role: 'admin' }).status).toBe('approved');
+    await expect(t!.app.approvals.approve(approvalId!, olivia)).rejects.toThrow(/decided by admin; your role is operator/);
+    expect((await t.app.approvals.approve(approvalId!, { id: 'ada', role: 'admin' })).status).toBe('approved');
   });
 });
 
@@ -252,13 +252,13 @@ rules:
 describe('policy tests guard every reload', () => {
   const TESTS = 'tests:\n  - name: staging deploys ask\n    input: { agent: deployer, tool: deploy_serving, args: { model_id: m, env: staging } }\n    expect: { decision: ASK, rule_source: hitl:deploy }\n';
 
-  it('refuses a gates.yaml whose tests fail: the last good gates stay, the failure is shown and recorded', () => {
+  it('refuses a gates.yaml whose tests fail: the last good gates stay, the failure is shown and recorded', async () => {
     t = tempApp({ tests: TESTS });
     writeFileSync(t.gatesPath, "gates:\n  - id: deploy\n    tools: [deploy_serving]\n    when: \"args.env == 'prod'\"\n");
     expect(t.app.gatesFile.reload(true)).toBe(false);
     expect(t.app.gatesFile.status().error).toMatch(/policy_tests\.yaml:2:5: policy test "staging deploys ask" failed: expected ASK hitl:deploy, got ALLOW agent_allowlist/);
     expect(engine().check(deploy('staging')).decision).toBe('ASK');
-    const [event] = t.app.securityEvents.ofType('config.refused');
+    const [event] = await t.app.securityEvents.ofType('config.refused');
     expect(event).toMatchObject({ outcome: 'refused', target: t.gatesPath });
     expect(event!.detailJson).toContain('staging deploys ask');
   });

@@ -1,6 +1,6 @@
 /**
- * The engine deciding on PostgreSQL, two servers on one database (two applications, two connection pools) against a
- * throwaway cluster this file starts: the stores of the decision path (flags, approvals, the audit recorder) on
+ * The engine deciding on PostgreSQL, two servers on one database (two applications, two connection pools) against the
+ * test run's throwaway cluster: the stores of the decision path (flags, approvals, the audit recorder) on
  * PostgreSQL, the engine's one decision path driven asynchronously.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -113,6 +113,7 @@ describe('the engine on PostgreSQL, two servers', () => {
   });
 
   it('refuses a decision it cannot record once the database is gone (fail closed, nothing acknowledged)', async () => {
+    // A cluster of its own: this test stops PostgreSQL, which the run's shared cluster must outlive.
     const other = await startPostgres();
     const doomed = await server(other.url);
     expect((await doomed.engine.decideAsync(call('data_cleaner', 'train_model'))).decision).toBe('DENY');

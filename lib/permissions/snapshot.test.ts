@@ -37,7 +37,7 @@ function reloadDuringEvaluation(app: TempApp, nextPolicy: string): void {
 }
 
 describe('a decision and its snapshot', () => {
-  it('records the revision it was decided under when the policy is reloaded between evaluation and recording', () => {
+  it('records the revision it was decided under when the policy is reloaded between evaluation and recording', async () => {
     t = tempApp({ policy: POLICY_A });
     const before = t.app.currentRevision();
     reloadDuringEvaluation(t, POLICY_B);
@@ -49,12 +49,12 @@ describe('a decision and its snapshot', () => {
     expect(t.app.engine.check(exportCall()).ruleSource).toBe('policy:no-export-b');
 
     // ...but the row of the decision under way names the revision whose rules decided it, and that revision is kept.
-    const row = t.app.denials.query({ limit: 10 }).rows.find((r) => r.decisionId === result.decisionId)!;
+    const row = (await t.app.denials.query({ limit: 10 })).rows.find((r) => r.decisionId === result.decisionId)!;
     expect(row.policyRevision).toBe(before);
-    expect(t.app.revisions.get(before)!.files.policy).toBe(POLICY_A);
+    expect((await t.app.revisions.get(before))!.files.policy).toBe(POLICY_A);
 
     // explain replays the rules the decision used: the same decision, the same rule.
-    const explained = explainDecision(t.app, result.decisionId!);
+    const explained = await explainDecision(t.app, result.decisionId!);
     expect(explained.at_the_time).toMatchObject({ rule_source: 'policy:no-export-a', same: true });
   });
 

@@ -3,7 +3,6 @@
  * SWARM_PROFILE and config/swarm.yaml; locked flags behave like invariants; rules are attributed to their profile;
  * masking, two-person approval and retention take effect; switching profiles is a security event.
  */
-import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,7 @@ import { runPolicyTests } from '@/lib/config/policy-tests';
 import { changeFlag } from '@/lib/flags/change';
 import { AppError } from '@/lib/errors';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
+import { runSwarm } from '@/lib/test-support/cli';
 import { knownProfiles, selectedProfileNames } from './load';
 
 const SHIPPED = ['bfsi', 'eu_ai_act_high_risk', 'healthcare'];
@@ -123,7 +123,7 @@ describe('an active profile', () => {
     expect(flag).toMatchObject({ value: true, layer: 'profile', lockedBy: ['healthcare'] });
     expect(a.flags.resolution().problems).toContainEqual(expect.objectContaining({ kind: 'locked_refused', flag: 'decision_log_all', variable: 'SWARM_FLAG_DECISION_LOG_ALL' }));
     await expect(changeFlag(a, { name: 'decision_log_all', value: false, reason: 'too many rows' }, admin)).rejects.toThrow(/locked on by the compliance profile healthcare/);
-    expect(a.securityEvents.ofType('flag.refused', 1)[0]).toMatchObject({ actor: 'ada', target: 'decision_log_all', outcome: 'refused' });
+    expect((await a.securityEvents.ofType('flag.refused', 1))[0]).toMatchObject({ actor: 'ada', target: 'decision_log_all', outcome: 'refused' });
     expect(await a.flags.history({ name: 'decision_log_all' })).toMatchObject([{ action: 'refused', oldValue: true, newValue: false, changedBy: 'ada' }]);
     expect(a.flags.get('decision_log_all').value).toBe(true);
   });
@@ -133,13 +133,13 @@ describe('an active profile', () => {
     const principal = { kind: 'agent' as const, id: 'compliance_agent', role: 'viewer' as const, agent: 'compliance_agent' };
     const allowed = a.engine.decide({ kind: 'tool', principal, agent: 'compliance_agent', tool: 'generate_report', arguments: { period: 'Q3', patient_name: 'Jane Roe' } });
     expect(allowed.decision).toBe('ALLOW');
-    const logged = a.securityEvents.ofType('decision.allowed', 1)[0]!;
+    const logged = (await a.securityEvents.ofType('decision.allowed', 1))[0]!;
     expect(logged.decisionId).toBe(allowed.decisionId);
     expect(logged.detailJson).not.toContain('Jane Roe');
     expect(JSON.parse(logged.detailJson!)).toMatchObject({ arguments: { period: 'Q3', patient_name: '[MASKED]' }, masked_paths: ['patient_name'] });
     const denied = a.engine.decide({ kind: 'tool', principal, agent: 'compliance_agent', tool: 'export_raw_data', arguments: { dataset_id: 'd', destination: 's3://x', contains_phi: true, deidentified: false, mrn: 'MRN-12345' } });
     expect(denied).toMatchObject({ decision: 'DENY', ruleSource: 'policy:healthcare/phi-export-needs-deidentification' });
-    const row = a.denials.query({ limit: 1 }).rows[0]!;
+    const row = (await a.denials.query({ limit: 1 })).rows[0]!;
     expect(row.argumentsJson).not.toContain('MRN-12345');
     expect(row.maskedPaths).toBe('["mrn"]');
   });
@@ -185,41 +185,44 @@ describe('an active profile', () => {
     expect(() => a.archivableBefore(now - 30 * 86_400, now)).toThrow(/eu_ai_act_high_risk keeps audit rows 183 days .*before 2026-05-24/);
   });
 
-  it('records a switch of profiles at server start, and nothing when they stay the same', () => {
+  it('records a switch of profiles at server start, and nothing when they stay the same', async () => {
     const first = app('bfsi', { server: true });
     first.close();
     const second = app('bfsi,eu_ai_act_high_risk', { server: true });
     second.close();
     const third = app('bfsi,eu_ai_act_high_risk', { server: true });
-    const switches = third.securityEvents.ofType('profile.switched');
+    const switches = await third.securityEvents.ofType('profile.switched');
     expect(switches.map((e) => JSON.parse(e.detailJson!) as { from: string[]; to: string[] })).toEqual([
       expect.objectContaining({ from: ['bfsi'], to: ['bfsi', 'eu_ai_act_high_risk'] }),
       expect.objectContaining({ from: [], to: ['bfsi'] }),
     ]);
   });
 
-  it('is part of the policy revision, so explain replays a decision with the profile rules of its time', () => {
+  it('is part of the policy revision, so explain replays a decision with the profile rules of its time', async () => {
     const a = app('bfsi');
     const r = a.engine.decide({ kind: 'tool', principal: { kind: 'agent', id: 'trainer', role: 'viewer', agent: 'trainer' }, agent: 'trainer', tool: 'tune_hyperparameters', arguments: { model_id: 'm-1', trials: 900 } });
-    const content = a.revisions.get(a.currentRevision())!;
+    const content = (await a.revisions.get(a.currentRevision()))!;
     expect(content.profiles?.map((p) => p.name)).toEqual(['bfsi']);
     expect(r.ruleSource).toBe('policy:bfsi/tuning-capacity-review');
   });
 });
 
 describe('swarm policy test with profiles', () => {
-  const cli = (env: Record<string, string>) =>
-    spawnSync(process.execPath, ['bin/swarm.mjs', 'policy', 'test'], { env: { ...process.env, SWARM_POLICY_FILE: '', ...env }, encoding: 'utf8' });
+  // The CLI's own entry in process (lib/test-support/cli.ts): its exit status and what it printed.
+  const cli = async (env: Record<string, string>) => {
+    const r = await runSwarm(['policy', 'test'], { ...process.env, SWARM_POLICY_FILE: '', ...env });
+    return { status: r.code, stdout: r.stdout, stderr: r.stderr };
+  };
 
-  it('runs the tests of every active profile with the configuration, and exits 0', () => {
-    const r = cli({ SWARM_PROFILE: 'bfsi,healthcare,eu_ai_act_high_risk' });
+  it('runs the tests of every active profile with the configuration, and exits 0', async () => {
+    const r = await cli({ SWARM_PROFILE: 'bfsi,healthcare,eu_ai_act_high_risk' });
     expect(r.stdout).toContain('PASS  an identification waits for people  (ASK hitl:biometric-identification)');
     expect(r.stdout).toMatch(/\d+ passed, 0 failed \(\d+ tests in config\/policy_tests\.yaml, config\/profiles\/bfsi\/tests\.yaml, config\/profiles\/healthcare\/tests\.yaml, config\/profiles\/eu_ai_act_high_risk\/tests\.yaml\)/);
     expect(r.status).toBe(0);
   });
 
-  it('names the known profiles when one is unknown, and exits non-zero', () => {
-    const r = cli({ SWARM_PROFILE: 'pci' });
+  it('names the known profiles when one is unknown, and exits non-zero', async () => {
+    const r = await cli({ SWARM_PROFILE: 'pci' });
     expect(r.stderr).toContain('Unknown compliance profile "pci". Known profiles: bfsi, eu_ai_act_high_risk, healthcare.');
     expect(r.status).not.toBe(0);
   });

@@ -192,7 +192,7 @@ describe('retries of a rejected call', () => {
     const call = (env: string) => t.app.engine.decide({ kind: 'tool', principal: agent, agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-7', env } });
     const asked = call('prod');
     expect(asked.decision).toBe('ASK');
-    t.app.approvals.reject(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'Outside the deploy window.');
+    await t.app.approvals.reject(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'Outside the deploy window.');
     for (let i = 0; i < 4; i++) expect(call('prod').decision).toBe('DENY');
     // Another call of the same agent and tool (other arguments) waits: it is not a repeat of the rejected one.
     expect(call('staging').decision).toBe('ASK');

@@ -2,17 +2,17 @@
  * The findings of an audit report for one period [from, to): every figure is an SQL aggregate or a capped list over
  * the audit tables, never a load of the period's rows, so a report over millions of denials takes seconds and a
  * bounded amount of memory (bench/report.ts). The SQL is written once for SQLite and PostgreSQL and read through a
- * ReportReader (reader.ts, pg-reader.ts): the same trail gives the same report on either.
+ * ReportReader (reader.ts, one for both over the dialect port): the same trail gives the same report on either.
  *
- * The denial figures are read as the denial explorer reads them (lib/audit/denial-stats.ts): whole days from the
+ * The denial figures are read as the denial explorer reads them (lib/audit/denials/stats.ts): whole days from the
  * daily counts, the rest from the audit table, exact either way, so the report and
  * GET /api/v1/permissions/denials/summary agree. A report's period excludes its end (consecutive reports must not
  * count a row twice), where the explorer's windows include theirs.
  */
 import { createHash } from 'node:crypto';
 import { parseVerifierKey } from '@/lib/audit/checkpoints';
-import { ruleSourceFamily } from '@/lib/audit/denial-vocabulary';
-import { bucketOrigin, chooseBucketSeconds, type Ranked } from '@/lib/audit/denial-stats';
+import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
+import { bucketOrigin, chooseBucketSeconds, type Ranked } from '@/lib/audit/denials/stats';
 import type { Failure } from '@/lib/audit/verify';
 import { canonicalJson } from '@/lib/approvals/canonical';
 import { AppError } from '@/lib/errors';
@@ -417,7 +417,7 @@ function add<T>(map: Map<T, number>, key: T, n: number): void {
   map.set(key, (map.get(key) ?? 0) + n);
 }
 
-/** Every denial up to it is in the daily counts, none after (lib/audit/denial-rollup.ts); 0 where none are kept. */
+/** Every denial up to it is in the daily counts, none after (lib/audit/denials/rollup.ts); 0 where none are kept. */
 const HIGH_WATER = '(SELECT coalesce(max(high_water), 0) FROM permission_denial_rollup_state WHERE id = 1)';
 
 /** Where the denials of a period are read: whole UTC days from the daily counts, the rest from the audit table. */
@@ -429,7 +429,7 @@ interface DenialPlan {
 }
 
 /**
- * As the denial explorer reads (lib/audit/denial-stats.ts): the daily counts for the whole days of [from, to), the
+ * As the denial explorer reads (lib/audit/denials/stats.ts): the daily counts for the whole days of [from, to), the
  * audit table for the partial days at its edges and for the rows after the counts' high-water mark. The mark is read
  * inside the statement that uses it, so the counts and the rows after it are one snapshot. A period's end is
  * excluded, so its last whole day is the one that ends at or before `to`.
@@ -500,7 +500,7 @@ export async function checkDailyCounts(r: ReportReader, p: ReportPeriod): Promis
       [firstDay, lastDay],
     ),
   );
-  // Grouped as the rollup groups them (lib/audit/denial-rollup.ts: no agent or role is '').
+  // Grouped as the rollup groups them (lib/audit/denials/rollup.ts: no agent or role is '').
   const rows = tally(
     await r.all<Group>(
       `SELECT floor(timestamp / ${DAY}) AS day, rule_source AS rule, coalesce(agent_name, '') AS agent, tool_name AS tool, coalesce(user_role, '') AS role, count(*) AS n

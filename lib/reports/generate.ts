@@ -37,7 +37,7 @@ export interface GeneratedReport {
  */
 export async function buildReport(app: App, request: GenerateRequest, reader?: ReportReader): Promise<GeneratedReport> {
   const t0 = performance.now();
-  const data = await gatherReport(reader ?? (await reportReaderFor(app)), request);
+  const data = await gatherReport(reader ?? reportReaderFor(app), request);
   const rows = controlRows(app, data);
   const t1 = performance.now();
   const bytes = request.format === 'pdf' ? renderReportPdf(data, rows) : Buffer.from(`${JSON.stringify(buildOscal(data, rows), null, 2)}\n`, 'utf8');

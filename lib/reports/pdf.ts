@@ -5,7 +5,7 @@
  * Pure: the report's data in, the PDF's bytes out. No absolute server path is ever printed.
  */
 import { typeLabel } from '@/lib/audit/event-labels';
-import { ruleSourceFamily } from '@/lib/audit/denial-vocabulary';
+import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 import type { ReportData } from './data';
 import type { ControlRow } from './evidence';
 import { coverageNotes, int, plural, STATUS_LABEL } from './evidence';

@@ -1,18 +1,22 @@
 /**
  * What the report reads, as a port: SQL against the audit tables, the verification of the chains, and the few facts
  * that are not rows (the active profiles, the flags in force, the policy revision, the verifier key). The gatherer
- * (data.ts) is written once against it; SQLite (here) and PostgreSQL (pg-reader.ts) each implement it, so the same
- * trail gives the same report on either database (report-contract.test.ts).
+ * (data.ts) is written once against it, and so is the reader (over the dialect port, db/dialect.ts): the same trail
+ * gives the same report on either database (report-contract.test.ts).
  *
- * Queries are written once, in the SQL both databases speak, with `?` placeholders. The one thing that cannot be said
- * portably is SQLite's planner hint (see `unindexed`).
+ * Queries are written once, in the SQL both databases speak, with `?` placeholders (bound by the dialect, never
+ * spliced). The one thing that cannot be said portably is SQLite's planner hint (see `unindexed`). What differs is
+ * not SQL: each database's chains are verified by a verifier of its own, and only SQLite keeps daily denial counts.
  */
-import type Database from 'better-sqlite3';
+import { sql, type SQL } from 'drizzle-orm';
+import type pg from 'pg';
 import type { Db } from '@/db/client';
-import type { App, SwarmApp } from '@/lib/app';
+import type { DialectName, SqlDatabase } from '@/db/dialect';
+import type { App } from '@/lib/app';
 import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/checkpoints';
-import { catchUpIfBehind } from '@/lib/audit/denial-rollup';
-import { type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
+import { catchUpIfBehind } from '@/lib/audit/denials/rollup';
+import { verifyAuditPg } from '@/lib/audit/pg-chain';
+import type { VerifyOptions, VerifyRange, VerifyReport } from '@/lib/audit/verify';
 import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
 import { configuredWitnessed, type WitnessedCheckpoint } from '@/lib/audit/witness';
 import type { FlagResolution } from '@/lib/flags/resolve';
@@ -35,7 +39,7 @@ export interface ReportFacts {
 }
 
 export interface ReportReader {
-  readonly dialect: 'sqlite' | 'postgres';
+  readonly dialect: DialectName;
   readonly facts: ReportFacts;
   /**
    * The rows of one statement (one snapshot of the database: a figure that must agree with itself is one statement).
@@ -52,6 +56,15 @@ export interface ReportReader {
   refreshDailyCounts(): Promise<void>;
 }
 
+/** The trail of one database, as the reader reads it: its statements, and what is not a statement. */
+export interface ReportTrail {
+  database: SqlDatabase;
+  /** verify both chains with this database's verifier */
+  verifyChains(verifierKey: string | undefined, options: VerifyOptions): Promise<VerifyReport>;
+  /** count new denials into the daily table, where this database keeps one */
+  refreshDailyCounts(): Promise<void>;
+}
+
 /**
  * A column SQLite must not drive the scan with (unary +): the statement's other bound (a time or id range) must.
  * PostgreSQL's planner needs no such hint (and has no unary + for text).
@@ -60,61 +73,67 @@ export function unindexed(reader: Pick<ReportReader, 'dialect'>, column: string)
   return reader.dialect === 'sqlite' ? `+${column}` : column;
 }
 
-export interface SqliteReportReaderOptions extends ReportFacts {
-  db: Db;
+/**
+ * A statement with `?` placeholders as a dialect's statement, each `?` a bound parameter (`?` on SQLite, `$n` on
+ * PostgreSQL). A `?` inside a string literal is text, not a placeholder.
+ */
+export function boundStatement(text: string, params: readonly unknown[] = []): SQL {
+  const chunks: SQL[] = [];
+  let at = 0;
+  let n = 0;
+  for (const m of text.matchAll(/'(?:[^']|'')*'|\?/g)) {
+    if (m[0] !== '?') continue;
+    if (n >= params.length) throw new Error(`The statement has more placeholders than its ${params.length} parameters: ${text}`);
+    chunks.push(sql.raw(text.slice(at, m.index)), sql`${params[n++]}`);
+    at = m.index + 1;
+  }
+  if (n !== params.length) throw new Error(`The statement has ${n} placeholders for ${params.length} parameters: ${text}`);
+  chunks.push(sql.raw(text.slice(at)));
+  return sql.join(chunks);
 }
 
-/** The report of a SQLite database, read on its connection. */
-export function sqliteDbReportReader(options: SqliteReportReaderOptions): ReportReader {
-  const { db } = options;
-  const sqlite = db.$client;
-  // The gatherer runs some statements once per event type: prepared once per report.
-  const statements = new Map<string, Database.Statement<unknown[], unknown>>();
-  const prepared = (sql: string) => {
-    let s = statements.get(sql);
-    if (!s) {
-      s = sqlite.prepare<unknown[], unknown>(sql);
-      statements.set(sql, s);
-    }
-    return s;
-  };
+/** The report's reader of one database's trail. */
+export function reportReader(trail: ReportTrail, facts: ReportFacts): ReportReader {
+  const { database } = trail;
   return {
-    dialect: 'sqlite',
-    facts: { profiles: options.profiles, revision: options.revision, flags: options.flags, verifierKey: options.verifierKey },
-    all: async <T>(sql: string, params: readonly SqlParam[] = []) => prepared(sql).all(...params) as T[],
-    get: async <T>(sql: string, params: readonly SqlParam[] = []) => prepared(sql).get(...params) as T | undefined,
-    // Long chains on every core (verify-parallel.ts): the report's longest step at a million rows.
-    verify: (verifierKey, range) => verifyAuditInParallel(sqlite, verifierKey, { ...range, witnessed: options.witnessed?.() ?? [] }),
-    refreshDailyCounts: async () => catchUpIfBehind(db),
+    dialect: database.dialect,
+    facts: { profiles: facts.profiles, revision: facts.revision, flags: facts.flags, verifierKey: facts.verifierKey },
+    all: <T>(text: string, params?: readonly SqlParam[]) => database.all<T>(boundStatement(text, params)),
+    get: <T>(text: string, params?: readonly SqlParam[]) => database.one<T>(boundStatement(text, params)),
+    verify: (verifierKey, range) => trail.verifyChains(verifierKey, { ...range, witnessed: facts.witnessed?.() ?? [] }),
+    refreshDailyCounts: trail.refreshDailyCounts,
   };
 }
 
-/** The report of a SQLite application: its database, profiles, flags, revision and the key beside its file. */
-export function sqliteReportReader(app: SwarmApp): ReportReader {
-  return sqliteDbReportReader({
-    db: app.db,
-    profiles: app.profiles,
-    revision: () => app.currentRevision(),
-    flags: () => app.flags.resolution(),
-    verifierKey: () => trustedVerifierKeys(keyDirFor(app.options.dbPath, app.env), app.env),
-    witnessed: () => configuredWitnessed(app.env),
-  });
+/** A SQLite file's trail: long chains verified on every core (verify-parallel.ts, the report's longest step at a million rows). */
+export function sqliteTrail(db: Db, database: SqlDatabase): ReportTrail {
+  return {
+    database,
+    verifyChains: (verifierKey, options) => verifyAuditInParallel(db.$client, verifierKey, options),
+    refreshDailyCounts: async () => catchUpIfBehind(database),
+  };
+}
+
+/** A PostgreSQL database's trail (no daily counts are kept there yet: the report reads the rows after their zero high-water mark). */
+export function postgresTrail(pool: pg.Pool, database: SqlDatabase): ReportTrail {
+  return {
+    database,
+    verifyChains: (verifierKey, options) => verifyAuditPg(pool, verifierKey, options),
+    refreshDailyCounts: async () => {},
+  };
 }
 
 /**
- * The reader of an application on either database. PostgreSQL's is loaded only when asked for, so a SQLite server
- * never loads the `pg` driver. Its checkpoints are verified with the key of SWARM_AUDIT_KEY_DIR (every server's
- * signing key lives there), none when it is not set.
+ * The reader of an application on either database. On PostgreSQL the checkpoints are verified with the key of
+ * SWARM_AUDIT_KEY_DIR (every server's signing key lives there), none when it is not set.
  */
-export async function reportReaderFor(app: App): Promise<ReportReader> {
-  if (app.kind === 'sqlite') return sqliteReportReader(app);
-  const { pgReportReader } = await import('./pg-reader');
-  return pgReportReader({
-    pool: app.pool,
+export function reportReaderFor(app: App): ReportReader {
+  const keyDir = app.kind === 'sqlite' || app.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(app.options.dbPath, app.env) : undefined;
+  return reportReader(app.kind === 'sqlite' ? sqliteTrail(app.db, app.database) : postgresTrail(app.pool, app.database), {
     profiles: app.profiles,
     revision: () => app.currentRevision(),
     flags: () => app.flags.resolution(),
-    verifierKey: () => trustedVerifierKeys(app.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(app.options.dbPath, app.env) : undefined, app.env),
+    verifierKey: () => trustedVerifierKeys(keyDir, app.env),
     witnessed: () => configuredWitnessed(app.env),
   });
 }

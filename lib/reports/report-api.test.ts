@@ -56,7 +56,7 @@ describe('GET /api/v1/reports/audit.pdf', () => {
     const id = r.headers.get('x-report-id');
     expect(text).toContain(`Report ${id}`);
     expect(text).toContain('by alex (auditor)');
-    const e = getSqliteApp().securityEvents.ofType('audit.report_generated', 1)[0]!;
+    const e = (await getSqliteApp().securityEvents.ofType('audit.report_generated', 1))[0]!;
     expect(e).toMatchObject({ actor: 'alex', actorRole: 'auditor', target: id });
     expect(JSON.parse(e.detailJson!)).toMatchObject({ format: 'pdf', report_id: id });
   });

@@ -1,5 +1,5 @@
 /**
- * `swarm audit report` end to end: the real command (node bin/swarm.mjs) against a real SQLite file with the bfsi
+ * `swarm audit report` end to end: the CLI's own entry (run in process) against a real SQLite file with the bfsi
  * profile, its files read back, its usage errors, and the generation recorded as a security event.
  */
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -53,7 +53,7 @@ describe('swarm audit report', () => {
     expect(r.stdout).toContain('integrity verified; controls of bfsi');
     // The control status is said, as in the PDF: never "satisfied" from the configuration alone.
     expect(r.stdout).toMatch(/controls of bfsi: \d+ demonstrated, \d+ not demonstrated, \d+ not applicable\./);
-    const e = app.securityEvents.ofType('audit.report_generated', 1)[0]!;
+    const e = (await app.securityEvents.ofType('audit.report_generated', 1))[0]!;
     expect(e.target).toBe(id);
     expect(e.actor).toMatch(/^cli:/);
   });

@@ -16,14 +16,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '@/db/client';
 import { inTransaction, pgDatabase } from '@/db/pg/client';
-import { PgApprovalStore } from '@/lib/approvals/pg-store';
-import { ApprovalStore, type ApprovalRequest, type Decider } from '@/lib/approvals/store';
-import { approvalDenial, approvalSecurityEvent } from '@/lib/audit/approval-events';
+import { SqlApprovalStore, type ApprovalRequest, type Decider } from '@/lib/approvals/store';
+import { recordApprovalTransition } from '@/lib/audit/approval-events';
 import { Checkpointer, loadOrCreateSigningKey, originOf, trustedVerifierKeys, signCheckpoint, type SigningKey } from '@/lib/audit/checkpoints';
-import { catchUpRollup } from '@/lib/audit/denial-rollup';
+import { catchUpRollup } from '@/lib/audit/denials/rollup';
 import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
 import { AuditRecorder, type DenialInput } from '@/lib/audit/recorder';
-import { revisionOf, RevisionStore, type RevisionContent } from '@/lib/audit/revisions';
+import { revisionOf, type RevisionContent } from '@/lib/audit/revisions';
 import { AppError } from '@/lib/errors';
 import { SqlFlagStore } from '@/lib/flags/store';
 import { PostgresDatabase, SqliteDatabase } from '@/db/dialect';
@@ -33,8 +32,7 @@ import { activeProfiles } from '@/lib/profiles/load';
 import { deployRequest, testBinding } from '@/lib/test-support/temp-app';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { gatherReport, type ReportData, type ReportOptions } from './data';
-import { pgReportReader } from './pg-reader';
-import { sqliteDbReportReader, type ReportFacts, type ReportReader } from './reader';
+import { postgresTrail, reportReader, sqliteTrail, type ReportFacts, type ReportReader } from './reader';
 
 const DAY = 86400;
 /** Monday 2 March 2026, 00:00 UTC: the period is that week, less its first six hours (partial days at one edge). */
@@ -62,8 +60,6 @@ const tick = (seconds = 7) => at(clock + seconds);
 interface Side {
   record(e: AuditEvent): unknown;
   denial(d: DenialInput): unknown;
-  /** a new revision comes into force (SQLite keeps its content at once, PostgreSQL's recorder with its next row) */
-  revise(content: RevisionContent): void;
   approvals: {
     request(r: ApprovalRequest): { id: string } | Promise<{ id: string }>;
     approve(id: string, by: Decider, reason?: string): unknown;
@@ -77,52 +73,51 @@ interface Side {
     recordRefusal(name: string, requested: boolean | null, by: string, reason: string, refusal: string): unknown;
   };
   /** count the denials so far into the daily table, where this database keeps one */
-  countDays(): void;
+  countDays(): Promise<unknown>;
   checkpoint(key: SigningKey): Promise<void>;
   reader(): ReportReader;
   /** the approval ids, in the order they were requested */
   approvalIds: string[];
 }
 
-const recorderOptions = { revision: () => revision, logAllDecisions: () => true, maskKeys: profiles.maskKeys };
+/** Both recorders keep a revision's content with the first row that names it. */
+const recorderOptions = { revision: () => revision, revisionContent: (r: string) => contents.get(r), logAllDecisions: () => true, maskKeys: profiles.maskKeys };
 
 function sqliteSide(db: Db, facts: Omit<ReportFacts, 'flags'>): Side {
   const recorder = new AuditRecorder(db.$client, recorderOptions);
-  const revisions = new RevisionStore(db);
-  const flags = new FlagService(new SqlFlagStore(new SqliteDatabase(db.$client)), { env: {}, locks: profiles.locks });
+  const database = new SqliteDatabase(db.$client);
+  const flags = new FlagService(new SqlFlagStore(database), { env: {}, locks: profiles.locks });
   // As the application wires them: each transition a security event, a rejection or expiry a denial too.
-  const approvals = new ApprovalStore(db, (e) => {
-    recorder.record(approvalSecurityEvent(e));
-    const denial = approvalDenial(e, profiles.maskKeys);
-    if (denial) recorder.appendDenial(denial);
-  }, testBinding);
+  const approvals = new SqlApprovalStore(
+    new SqliteDatabase(db.$client),
+    { inTransaction: (e, tx) => recordApprovalTransition(recorder, e, tx, profiles.maskKeys), afterCommit: () => undefined },
+    testBinding,
+  );
   return {
     record: (e) => recorder.record(e),
     denial: (d) => recorder.appendDenial(d),
-    revise: (content) => revisions.remember(content),
     approvals,
     flags,
-    countDays: () => catchUpRollup(db),
+    countDays: () => catchUpRollup(new SqliteDatabase(db.$client)),
     checkpoint: async (key) => void new Checkpointer(db.$client, key).checkpoint(),
-    reader: () => sqliteDbReportReader({ db, ...facts, flags: () => flags.resolution() }),
+    reader: () => reportReader(sqliteTrail(db, database), { ...facts, flags: () => flags.resolution() }),
     approvalIds: [],
   };
 }
 
 function pgSide(pool: import('pg').Pool, flags: FlagService, facts: Omit<ReportFacts, 'flags'>): Side {
-  const recorder = new PgAuditRecorder(pool, { ...recorderOptions, revisionContent: (r) => contents.get(r) });
-  const approvals = new PgApprovalStore(pool, async (e, tx) => {
-    await recorder.recordIn(tx, approvalSecurityEvent(e));
-    const denial = approvalDenial(e, profiles.maskKeys);
-    if (denial) await recorder.appendDenialIn(tx, denial);
-  }, testBinding);
+  const recorder = new PgAuditRecorder(pool, recorderOptions);
+  const approvals = new SqlApprovalStore(
+    new PostgresDatabase(pool),
+    { inTransaction: (e, tx) => recordApprovalTransition(recorder, e, tx, profiles.maskKeys), afterCommit: () => undefined },
+    testBinding,
+  );
   return {
     record: (e) => recorder.record(e),
     denial: (d) => inTransaction(pool, (tx) => recorder.appendDenialIn(tx, d)),
-    revise: () => {},
     approvals,
     flags,
-    countDays: () => {},
+    countDays: async () => {},
     // Signed as the SQLite Checkpointer signs: the head of each chain that moved since its last checkpoint.
     checkpoint: async (key) => {
       for (const chain of ['permission_denials', 'security_events'] as const) {
@@ -134,7 +129,7 @@ function pgSide(pool: import('pg').Pool, flags: FlagService, facts: Omit<ReportF
         await pool.query('INSERT INTO audit_checkpoints (chain, size, head_hash, created_at, note) VALUES ($1, $2, $3, $4, $5)', [chain, head.id, head.row_hash, time, note]);
       }
     },
-    reader: () => pgReportReader({ pool, ...facts, flags: () => flags.resolution() }),
+    reader: () => reportReader(postgresTrail(pool, new PostgresDatabase(pool)), { ...facts, flags: () => flags.resolution() }),
     approvalIds: [],
   };
 }
@@ -203,7 +198,6 @@ async function writeTrail(s: Side, key: SigningKey): Promise<void> {
   revision = null;
   at(T0 - 3 * DAY + 100);
   revision = revisionOf(REVISION_A);
-  s.revise(REVISION_A);
   await s.record(security('config.loaded', 'system', 'succeeded', '/srv/swarm/config/permission_policies.yaml', { revision }));
   tick();
   await s.record(decision(1));
@@ -213,12 +207,11 @@ async function writeTrail(s: Side, key: SigningKey): Promise<void> {
   // The period: a new revision in its first hours, then decisions every 4.5 hours.
   at(T0 + 7 * 3600);
   revision = revisionOf(REVISION_B);
-  s.revise(REVISION_B);
   await s.record(security('config.loaded', 'system', 'succeeded', '/srv/swarm/config/permission_policies.yaml', { revision }));
   for (let i = 0; i < 36; i++) {
     at(T0 + 2 * 3600 + i * 4.5 * 3600 + 11);
     await s.record(decision(i));
-    if (i === 20) s.countDays();
+    if (i === 20) await s.countDays();
   }
   await s.checkpoint(key);
 

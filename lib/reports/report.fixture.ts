@@ -66,15 +66,15 @@ export async function seedTrail(app: SwarmApp, now = Date.now() / 1000): Promise
   // Human oversight: a two-person approval, a one-person approval, a rejection, an expiry.
   const olivia = { kind: 'user' as const, id: 'olivia', role: 'operator' as const };
   const oscar = { kind: 'user' as const, id: 'oscar', role: 'operator' as const };
-  const two = app.approvals.request(deployRequest({ arguments: { model_id: 'm-1', env: 'prod' }, approvalsRequired: 2, risk: 'high' }));
-  app.approvals.approve(two.id, olivia, 'model card attached');
-  app.approvals.approve(two.id, oscar, 'second reviewer from risk');
-  const one = app.approvals.request(deployRequest({ arguments: { model_id: 'm-2', env: 'staging' } }));
-  app.approvals.approve(one.id, olivia, 'staging first');
-  const rejected = app.approvals.request(deployRequest({ arguments: { model_id: 'm-3', env: 'prod' }, approvalsRequired: 2, risk: 'high' }));
-  app.approvals.reject(rejected.id, oscar, 'Outside the deploy window.');
-  app.approvals.request(deployRequest({ arguments: { model_id: 'm-4', env: 'prod' }, expiresInSeconds: -1 }));
-  app.approvals.expireDue();
+  const two = await app.approvals.request(deployRequest({ arguments: { model_id: 'm-1', env: 'prod' }, approvalsRequired: 2, risk: 'high' }));
+  await app.approvals.approve(two.id, olivia, 'model card attached');
+  await app.approvals.approve(two.id, oscar, 'second reviewer from risk');
+  const one = await app.approvals.request(deployRequest({ arguments: { model_id: 'm-2', env: 'staging' } }));
+  await app.approvals.approve(one.id, olivia, 'staging first');
+  const rejected = await app.approvals.request(deployRequest({ arguments: { model_id: 'm-3', env: 'prod' }, approvalsRequired: 2, risk: 'high' }));
+  await app.approvals.reject(rejected.id, oscar, 'Outside the deploy window.');
+  await app.approvals.request(deployRequest({ arguments: { model_id: 'm-4', env: 'prod' }, expiresInSeconds: -1 }));
+  await app.approvals.expireDue();
 
   // Flags: a change with its reason, and a refused attempt to turn a locked flag off.
   const root = { kind: 'user' as const, id: 'root', role: 'admin' as const };

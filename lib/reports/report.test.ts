@@ -91,11 +91,11 @@ describe('the PDF', () => {
     expect(pdf.data.integrity.ok).toBe(true);
   });
 
-  it('prints the denial figures the stores count for [from, to): the rows at exactly `to` are left out', () => {
+  it('prints the denial figures the stores count for [from, to): the rows at exactly `to` are left out', async () => {
     const { from, to } = seeded.period;
     const inPeriod = t.app.db.$client.prepare<[number, number], { n: number }>('SELECT count(*) AS n FROM permission_denials WHERE timestamp >= ? AND timestamp < ?').get(from, to)!.n;
     expect(pdf.data.denials.total).toBe(inPeriod);
-    expect(pdf.data.denials.total).toBe(t.app.denials.summary({ from, to }).total - seeded.outside.atEnd);
+    expect(pdf.data.denials.total).toBe((await t.app.denials.summary({ from, to })).total - seeded.outside.atEnd);
     const flat = text.replace(/\s+/g, ' ');
     expect(flat).toContain(`All ${inPeriod} denials of the period`);
     expect(flat).toContain(`${inPeriod} denials recorded`);
@@ -192,8 +192,8 @@ describe('the PDF', () => {
     expect(pngs.length).toBe(text.split('\f').filter((p) => p.trim() !== '').length);
   });
 
-  it('records every generation as a security event with the report id, the period and the format', () => {
-    const e = t.app.securityEvents.ofType('audit.report_generated', 1)[0]!;
+  it('records every generation as a security event with the report id, the period and the format', async () => {
+    const e = (await t.app.securityEvents.ofType('audit.report_generated', 1))[0]!;
     expect(e).toMatchObject({ actor: 'alex', actorRole: 'auditor', outcome: 'succeeded', target: expect.stringMatching(/^rpt_/) });
     const d = JSON.parse(e.detailJson ?? '{}') as Record<string, unknown>;
     expect(d).toMatchObject({ format: 'pdf', profile: null, integrity: 'verified' });

@@ -295,30 +295,31 @@ class GroupCommit {
     let unpin: (() => void) | undefined;
     try {
       this.deciding = true;
-      this.app.decisionsHoldTransaction = true;
       unpin = this.app.tokens.pinGeneration();
-      for (const p of group) {
-        // Once the group's transaction is open, every decision gets its savepoint before it starts.
-        if (this.open) {
-          this.sql.savepoint.run();
-          this.inSavepoint = true;
+      await this.app.decisions.holdingTransaction(async () => {
+        for (const p of group) {
+          // Once the group's transaction is open, every decision gets its savepoint before it starts.
+          if (this.open) {
+            this.sql.savepoint.run();
+            this.inSavepoint = true;
+          }
+          let answer: ApiAnswer;
+          try {
+            answer = await p.core(this.app, p.request, {});
+          } catch (error) {
+            console.error('The decision listener failed to answer', error);
+            answer = INTERNAL_ERROR;
+          }
+          const failed = !(answer instanceof Response) && answer.status >= 500;
+          if (this.inSavepoint) {
+            if (failed) this.sql.rollbackTo.run();
+            this.sql.release.run();
+            this.inSavepoint = false;
+          }
+          if (failed) this.app.forgetUncommitted();
+          answers.push(answer);
         }
-        let answer: ApiAnswer;
-        try {
-          answer = await p.core(this.app, p.request, {});
-        } catch (error) {
-          console.error('The decision listener failed to answer', error);
-          answer = INTERNAL_ERROR;
-        }
-        const failed = !(answer instanceof Response) && answer.status >= 500;
-        if (this.inSavepoint) {
-          if (failed) this.sql.rollbackTo.run();
-          this.sql.release.run();
-          this.inSavepoint = false;
-        }
-        if (failed) this.app.forgetUncommitted();
-        answers.push(answer);
-      }
+      });
       this.deciding = false;
       if (this.open) this.sql.commit.run();
       committed = true;
@@ -331,7 +332,6 @@ class GroupCommit {
       this.deciding = false;
       this.open = false;
       this.inSavepoint = false;
-      this.app.decisionsHoldTransaction = false;
     }
     group.forEach((p, i) => {
       const answer = committed ? answers[i]! : UNRECORDED;

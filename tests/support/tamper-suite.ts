@@ -7,7 +7,7 @@
  * `swarm audit archive`). Each test edits a COPY of it (the database, the key folder, the witness folder) as an insider
  * with the file or the superuser role would: the append-only triggers out of the way, SQL edits, hashes recomputed with
  * the product's own rowHash (lib/audit/chain.ts), checkpoints re-signed with signCheckpoint. Then it asserts that
- * `swarm audit verify` (the real CLI, in a child process) exits 1 naming the table, the first bad row (or record) and
+ * `swarm audit verify` (the CLI's own entry, run in process) exits 1 naming the table, the first bad row (or record) and
  * the problem, and that GET /api/v1/audit/verify answers ok: false. One test per attack class of the issue.
  */
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -96,7 +96,7 @@ export function tamperSuite(target: TamperTarget): void {
     ...over,
   });
 
-  /** The environment of a CLI child: the workspace's, and nothing of the machine's SWARM_ settings. */
+  /** The environment of a CLI run: the workspace's, and nothing of the machine's SWARM_ settings. */
   const cliEnv = (ws: Workspace, over: Record<string, string> = {}): NodeJS.ProcessEnv => {
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const k of Object.keys(env)) if (k.startsWith('SWARM_') || k.startsWith('ML_TEAM_')) delete env[k];
@@ -127,7 +127,7 @@ export function tamperSuite(target: TamperTarget): void {
     return ws;
   }
 
-  const verifyCli = (ws: Workspace, ...args: string[]): Promise<CliResult> => runSwarm(['audit', 'verify', '--db', ws.db, ...args], cliEnv(ws), 120_000);
+  const verifyCli = (ws: Workspace, ...args: string[]): Promise<CliResult> => runSwarm(['audit', 'verify', '--db', ws.db, ...args], cliEnv(ws));
 
   /** GET /api/v1/audit/verify, answered by the route's own core on an application opened on the copy. */
   async function verifyApi(ws: Workspace, env: Record<string, string> = {}): Promise<{ status: number; body: { ok: boolean; failures: { table: string; id: number; problem: string }[] } }> {
@@ -272,7 +272,7 @@ export function tamperSuite(target: TamperTarget): void {
         await app.close();
       }
       // The real archive command: day A's rows leave the live trail into a signed bundle, with a chained retention.archived.
-      const archived = await runSwarm(['audit', 'archive', '--before', ARCHIVE_BEFORE, '-o', join(dir, 'archive.ndjson'), '--db', ws.db], cliEnv(ws), 120_000);
+      const archived = await runSwarm(['audit', 'archive', '--before', ARCHIVE_BEFORE, '-o', join(dir, 'archive.ndjson'), '--db', ws.db], cliEnv(ws));
       expect(archived.stderr).toBe('');
       expect(archived.stdout).toContain(`permission_denials: ${ARCHIVED} rows 1–${ARCHIVED} archived`);
       head = await target.raw(ws.db, async (raw) => ({ permission_denials: await headOf(raw, 'permission_denials'), security_events: await headOf(raw, 'security_events') }));
@@ -463,8 +463,8 @@ export function tamperSuite(target: TamperTarget): void {
       });
       const out = join(rollups.dir, 'report.oscal.json');
       const [report, explained, stored] = await Promise.all([
-        runSwarm(['audit', 'report', '--from', '2025-03-10', '--to', '2025-03-11', '--format', 'oscal', '-o', out], cliEnv(rollups), 120_000),
-        runSwarm(['audit', 'explain', deniedDecisionId, '--db', revision.db], cliEnv(revision), 120_000),
+        runSwarm(['audit', 'report', '--from', '2025-03-10', '--to', '2025-03-11', '--format', 'oscal', '-o', out], cliEnv(rollups)),
+        runSwarm(['audit', 'explain', deniedDecisionId, '--db', revision.db], cliEnv(revision)),
         verifyCli(storage),
       ]);
       // The figures are counted from the chained rows (200), and the report says its integrity failed.

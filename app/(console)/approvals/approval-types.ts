@@ -1,4 +1,4 @@
-import type { approvalToJson } from '@/lib/approvals/store';
+import type { ApprovalJson } from '@/lib/http/responses';
 
 export type Risk = 'low' | 'medium' | 'high';
 
@@ -20,9 +20,10 @@ export interface ApprovalExtras {
   approver_roles: string[] | null;
 }
 
-type Base = ReturnType<typeof approvalToJson>;
+/** One approval as the API answers it (lib/http/responses.ts, the schema the console's API client parses with). */
+type Base = ApprovalJson;
 
-/** One approval as the API returns it (the newer fields possibly absent). */
+/** One approval as a page may hold it (the newer fields possibly absent: a request recorded before they existed). */
 export type ApprovalView = Omit<Base, keyof ApprovalExtras> & Partial<ApprovalExtras>;
 
 /** One approval with every newer field filled in: what the queue renders. */

@@ -4,9 +4,10 @@ import { recordAuditRead } from '@/lib/audit/reads';
 import { eventToJson } from '@/lib/audit/security-events';
 import { requirePage } from '@/lib/http/page-auth';
 import { Forbidden } from '@/app/_components/forbidden';
-import { integrityFromEvent } from './_components/api';
+import { toSearchParams } from '@/app/(console)/_explorer/url-params';
 import { AuditExplorer } from './_components/audit-explorer';
-import { PAGE_SIZE, parseAuditState, storeFilter, toSearchParams } from './_components/url-state';
+import { integrityFromEvent } from './_components/integrity';
+import { firstPageUrl, PAGE_SIZE, parseAuditState, storeFilter } from './_components/url-state';
 
 export const metadata: Metadata = { title: 'Audit' };
 export const dynamic = 'force-dynamic';
@@ -16,12 +17,12 @@ type Search = Record<string, string | string[] | undefined>;
 /**
  * Security events and the integrity of the trail. The server checks the role (a viewer gets the 403 content, and the
  * refusal is recorded), reads the first page of the filter in the URL from the store, and records the read as the
- * API would (audit.queried); older pages come from the API.
+ * API would (audit.queried). From there the explorer reads every other view and page from the API.
  */
 export default async function AuditPage({ searchParams }: { searchParams: Promise<Search> }) {
   const { app, principal, denied } = await requirePage('/audit', 'auditor');
   if (denied) return <Forbidden {...denied} />;
-  const { state, ignored } = parseAuditState(toSearchParams(await searchParams));
+  const { state } = parseAuditState(toSearchParams(await searchParams));
   const filter = storeFilter(state);
   const page = await app.securityEvents.list({ ...filter, limit: PAGE_SIZE });
   const events = page.rows.map(eventToJson);
@@ -44,7 +45,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
 
   return (
     <Suspense fallback={<p className="muted">Loading the audit trail…</p>}>
-      <AuditExplorer state={state} ignored={ignored} initial={{ events, next_cursor: page.nextCursor }} opened={opened} integrity={integrity} />
+      <AuditExplorer initial={{ url: firstPageUrl(state), data: { events, next_cursor: page.nextCursor } }} opened={opened} integrity={integrity} />
     </Suspense>
   );
 }

@@ -8,7 +8,8 @@
  */
 import { useRouter } from 'next/navigation';
 import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ReactNode } from 'react';
-import { z } from 'zod';
+import { flagSchema } from '@/lib/http/responses';
+import { apiDelete, apiPut, asApiError } from '@/app/_lib/api-client';
 import styles from './transparency.module.css';
 
 export interface FlagSummary {
@@ -31,13 +32,6 @@ interface Request {
 
 const Ctx = createContext<((r: Request) => void) | null>(null);
 
-const errorBody = z.object({
-  error: z.object({
-    message: z.string(),
-    issues: z.array(z.object({ message: z.string() })).optional(),
-  }),
-});
-const flagBody = z.object({ name: z.string(), value: z.boolean(), layer: z.string() });
 
 const onOff = (v: boolean) => (v ? 'on' : 'off');
 
@@ -139,30 +133,25 @@ function FlagChangeDialog({ request, onClose }: { request: Request; onClose: (sa
     }
     setBusy(true);
     setError(null);
+    const path = `/api/v1/flags/${encodeURIComponent(flag.name)}`;
     try {
-      const res = await fetch(`/api/v1/flags/${encodeURIComponent(flag.name)}`, {
-        method: action.kind === 'set' ? 'PUT' : 'DELETE',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(action.kind === 'set' ? { value: action.value, reason: reason.trim() } : { reason: reason.trim() }),
-      });
-      const body: unknown = await res.json().catch(() => null);
-      if (!res.ok) {
-        const parsed = errorBody.safeParse(body);
-        setError(
-          parsed.success
-            ? [parsed.data.error.message, ...(parsed.data.error.issues ?? []).map((i) => i.message)]
-            : [`The server answered ${res.status} ${res.statusText}.`],
-        );
-        return;
-      }
-      const answer = flagBody.safeParse(body);
-      saved.current = answer.success
-        ? `Saved: ${answer.data.name} is now ${onOff(answer.data.value)} (${answer.data.layer}). The change is in the history below.`
-        : `Saved the change to ${flag.name}.`;
+      const answer =
+        action.kind === 'set'
+          ? await apiPut(path, { value: action.value, reason: reason.trim() }, flagSchema)
+          : await apiDelete(path, { reason: reason.trim() }, flagSchema);
+      saved.current = `Saved: ${answer.name} is now ${onOff(answer.value)} (${answer.layer}). The change is in the history below.`;
       // Close it the native way (the close event below reports it), so the browser leaves the modal state cleanly.
       ref.current?.close();
     } catch (e) {
-      setError([`The request did not reach the server: ${e instanceof Error ? e.message : String(e)}`]);
+      const error = asApiError(e);
+      if (error.status >= 200 && error.status < 300) {
+        // Saved, in an answer this page does not read: the history below shows what changed.
+        saved.current = `Saved the change to ${flag.name}.`;
+        ref.current?.close();
+      } else {
+        // The refusal in the server's own words and each problem it named (or that the server was not reached).
+        setError([error.message, ...error.issues.map((i) => i.message)]);
+      }
     } finally {
       setBusy(false);
     }

@@ -1,11 +1,8 @@
 /** The audit trail's own routes: the security events, and verifying the whole trail now. */
-import Database from 'better-sqlite3';
 import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/checkpoints';
-import { verifyAuditPg } from '@/lib/audit/pg-chain';
 import { recordAuditRead } from '@/lib/audit/reads';
 import { eventToJson } from '@/lib/audit/security-events';
 import type { Failure, VerifyReport } from '@/lib/audit/verify';
-import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
 import { configuredWitnessed, type WitnessedCheckpoint } from '@/lib/audit/witness';
 import { requireRole, route } from '../route';
 import { eventQuerySchema } from '../schemas';
@@ -46,19 +43,7 @@ export const verifyAuditTrail = route({ role: requireRole('auditor') }, async ({
   } catch (error) {
     witnessFailure = { table: 'witness', id: 0, problem: 'witness unreadable', message: `a witness folder of SWARM_AUDIT_WITNESSES cannot be read: ${error instanceof Error ? error.message : String(error)}` };
   }
-  let report: VerifyReport;
-  if (app.kind === 'postgres') {
-    // One snapshot of the whole trail, read in pages (lib/audit/pg-chain.ts).
-    report = await verifyAuditPg(app.pool, key, { witnessed });
-  } else {
-    const sqlite = new Database(path, { readonly: true, fileMustExist: true });
-    try {
-      // Long chains on every core (lib/audit/verify-parallel.ts), with the same report.
-      report = await verifyAuditInParallel(sqlite, key, { witnessed });
-    } finally {
-      sqlite.close();
-    }
-  }
+  let report: VerifyReport = await app.verifyAudit(key, { witnessed });
   if (witnessFailure) report = { ...report, ok: false, failures: [...report.failures, witnessFailure] };
   const checkedAt = Date.now() / 1000;
   await app.recorder.record({

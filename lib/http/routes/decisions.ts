@@ -5,7 +5,6 @@
  */
 import { checkAnswer, decideBatch, decideCheck, toolInput } from '@/lib/decisions/check';
 import { AppError } from '@/lib/errors';
-import { isPromise, type CheckResult } from '@/lib/permissions';
 import { Reply, requireRole, route } from '../route';
 import { batchCheckBodyFast, batchCheckBodySchema, checkBodyFast, checkBodySchema, finishedBodySchema } from '../schemas';
 
@@ -16,10 +15,9 @@ import { batchCheckBodyFast, batchCheckBodySchema, checkBodyFast, checkBodySchem
  * before_tool_call hooks (config/hooks.yaml) may block the call or rewrite its arguments: `arguments_changed_by` names
  * them and `arguments` is what the call must run with; `hooks` says what each did. A dry run runs no hook.
  */
-export const checkToolCall = route({ role: requireRole('viewer'), body: checkBodySchema, fastBody: checkBodyFast }, ({ app, principal, body, ip }) => {
-  const r = decideCheck(app, principal, body, ip);
-  return isPromise<CheckResult>(r) ? r.then((x) => checkAnswer(x, body.dry_run)) : checkAnswer(r, body.dry_run);
-});
+export const checkToolCall = route({ role: requireRole('viewer'), body: checkBodySchema, fastBody: checkBodyFast }, async ({ app, principal, body, ip }) =>
+  checkAnswer(await decideCheck(app, principal, body, ip), body.dry_run),
+);
 
 /**
  * Decide up to 1,000 tool calls in one request, answered in order, each with its decision id. The batch is one
@@ -45,7 +43,7 @@ export const reportToolCallFinished = route({ role: requireRole('viewer'), body:
     throw new AppError('FORBIDDEN', `This token acts as agent "${principal.agent}", not "${body.agent}".`);
   }
   const context = { kind: 'tool' as const, principal, agent: body.agent, tool: body.tool, arguments: body.arguments, toolCallId: body.tool_call_id };
-  app.engine.finished(
+  app.decisions.finished(
     body.outcome === 'succeeded'
       ? { context, decisionId: body.decision_id, outcome: 'succeeded', result: body.result ?? null }
       : { context, decisionId: body.decision_id, outcome: 'failed', error: body.error ?? 'failed' },

@@ -1,6 +1,6 @@
 /** The denial trail as the explorer and exports read it: list, one denial, summary, histogram, facets, live tail. */
-import { denialExportFileName, denialExportResponse, denialToJson, type ExportMeta } from '@/lib/audit/denial-export';
-import { resolveWindow } from '@/lib/audit/denial-filter';
+import { denialExportFileName, denialExportResponse, denialToJson, type ExportMeta } from '@/lib/audit/denials/export';
+import { resolveWindow } from '@/lib/audit/denials/filter';
 import { recordAuditRead } from '@/lib/audit/reads';
 import { AppError } from '@/lib/errors';
 import { requireRole, route } from '../route';
@@ -9,7 +9,7 @@ import { denialFacetQuerySchema, denialFilterOf, denialMatchSchema, denialQueryS
 /**
  * Query the audit table, newest first. `since` is seconds back from now; `rule_source` matches the exact value or,
  * without a colon, the whole family (`policy` matches every `policy:*`); `q` is free text over the reason, tool, agent,
- * path and arguments; agent, tool and rule_source take a prefix or a case difference (lib/audit/denial-facets.ts); `sort`/`order` page by a keyset cursor. `format=csv` and `format=ndjson` stream every matching row,
+ * path and arguments; agent, tool and rule_source take a prefix or a case difference (lib/audit/denials/facets.ts); `sort`/`order` page by a keyset cursor. `format=csv` and `format=ndjson` stream every matching row,
  * newest first, whatever the sort. `until_id` leaves out the rows recorded after that id: the explorer sends the newest
  * id of the view it loaded, so an export or a link taken later holds exactly the rows that view showed.
  *

@@ -1,32 +1,34 @@
 'use client';
 
-import { useEscapeToClose } from '@/app/_components/use-escape-to-close';
-import { NoMatch } from '@/app/_components/no-match';
-import { usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useCallback, useEffect, useMemo, useRef, useState, useTransition } from 'react';
-import denials from '@/app/(console)/denials/denials.module.css';
-import { count, describeWindow } from '@/app/(console)/denials/_components/format';
-import { DEFAULT_STATE } from '@/app/(console)/denials/_components/url-state';
+import { useCallback, type ReactNode } from 'react';
+import type { EventPage, SecurityEventJson } from '@/lib/http/responses';
+import type { Seed } from '@/app/_lib/use-api-resource';
+import kit from '@/app/(console)/_explorer/explorer.module.css';
+import { ExplorerHead, ExplorerPage, IgnoredNotice } from '@/app/(console)/_explorer/explorer-head';
+import { FiltersDisclosure } from '@/app/(console)/_explorer/filters-disclosure';
+import { count, describeWindow } from '@/app/(console)/_explorer/format';
+import { NoMatch } from '@/app/(console)/_explorer/no-match';
+import { ResultsSection, ResultsSort } from '@/app/(console)/_explorer/results-section';
+import { ErrorState, LoadingRows, StateBox } from '@/app/(console)/_explorer/state-box';
+import { listWords } from '@/app/(console)/_explorer/url-params';
+import { useNarrow } from '@/app/(console)/_explorer/use-narrow';
+import { useOpenRow } from '@/app/(console)/_explorer/use-open-row';
+import { useUrlState } from '@/app/(console)/_explorer/use-url-state';
 import styles from '@/app/(console)/audit/audit.module.css';
-import { eventPageSchema, getJson, type EventPage, type Integrity, type SecurityEvent } from './api';
+import type { Integrity } from './integrity';
 import { EventPanel } from './event-panel';
 import { EventsTable } from './events-table';
 import { AuditFilterBar } from './filter-bar';
 import { IntegrityBadge } from './integrity-badge';
-import { FiltersDisclosure } from '@/app/(console)/denials/_components/filters-disclosure';
-import { SkipToResults } from '@/app/(console)/denials/_components/skip-to-results';
-import { useNarrow } from '@/app/(console)/denials/_components/use-narrow';
-import { DECISIONS, excludedType, hasFilters, olderUrl, parseAuditState, serializeAuditState, viewKey, withFilters, type AuditState } from './url-state';
+import { useAuditEvents } from './use-audit-events';
+import { DECISIONS, excludedType, hasFilters, parseAuditState, serializeAuditState, withFilters, type AuditState } from './url-state';
 import { OUTCOME_TEXT, typeFilterWords } from './vocabulary';
 
 interface Props {
-  /** the filters of the first page, as the server read them from the URL */
-  state: AuditState;
-  ignored: string[];
-  /** the first page, newest first */
-  initial: EventPage;
+  /** the first page of the URL the page was opened with, as the server read it */
+  initial: Seed<EventPage>;
   /** the event a link opened, when it is not on the first page */
-  opened: SecurityEvent | undefined;
+  opened: SecurityEventJson | undefined;
   integrity: Integrity | undefined;
 }
 
@@ -39,149 +41,70 @@ function filterWords(s: AuditState): string[] {
   return out;
 }
 
-const listWords = (words: string[]) => (words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`);
-
 /**
- * The audit page: the integrity badge, the filters, and the security events newest first. Filters are URL changes
- * the server answers (its first page); "Older events" continues with the cursor here; the open event is a URL
- * parameter too, changed in place (no server round trip), so a link opens it again.
+ * The audit page: the integrity badge, the filters, and the security events newest first. The explorers' data model
+ * (../../_explorer/use-url-state.ts): the server renders the first page of the URL; every filter is a new history
+ * entry whose events the browser reads from the API; "Older events" continues with the cursor; the open event is a
+ * URL parameter too, changed in place, so a link opens it again.
  */
-export function AuditExplorer({ state, ignored, initial, opened, integrity }: Props) {
-  const router = useRouter();
-  const pathname = usePathname();
-  const searchParams = useSearchParams();
-  const [pending, startTransition] = useTransition();
-  const openId = useMemo(() => parseAuditState(new URLSearchParams(searchParams.toString())).state.event, [searchParams]);
-
-  const stateRef = useRef(state);
-  stateRef.current = state;
-  // The filters the person chose last, while the server answers: the fields show them (a controlled select would
-  // snap back to the old value), and the next change builds on them, not on the view still on screen. Before, a
-  // second change made while the first was loading started from the old view and dropped the first.
-  const [chosen, setChosen] = useState<AuditState>();
-  const chosenRef = useRef<AuditState | undefined>(undefined);
-  useEffect(() => {
-    // The last navigation finished (or back/forward moved the view): the URL is the truth again.
-    if (!pending) {
-      chosenRef.current = undefined;
-      setChosen(undefined);
-    }
-  }, [pending, state]);
-  const go = useCallback(
-    (next: AuditState) => {
-      chosenRef.current = next;
-      setChosen(next);
-      startTransition(() => router.push(`${pathname}${serializeAuditState(next)}`, { scroll: false }));
-    },
-    [router, pathname],
-  );
-  const setFilters = useCallback((change: Partial<AuditState>) => go(withFilters(chosenRef.current ?? stateRef.current, change)), [go]);
+export function AuditExplorer({ initial, opened, integrity }: Props) {
+  const { state, ignored, stateRef, go } = useUrlState(parseAuditState, serializeAuditState);
+  const events = useAuditEvents(state, initial);
+  const { rows, first } = events;
+  const setFilters = useCallback((change: Partial<AuditState>) => go(withFilters(stateRef.current, change)), [go, stateRef]);
   const clearAll = useCallback(() => go({ window: 'all' }), [go]);
-
-  // Older pages of this view, fetched with the cursor and appended; a new view starts again from the server's page.
-  const key = viewKey(state);
-  const [older, setOlder] = useState<{ key: string; rows: SecurityEvent[]; cursor: number | null }>();
-  const [olderBusy, setOlderBusy] = useState(false);
-  const [olderError, setOlderError] = useState<string>();
-  const extra = older?.key === key ? older : undefined;
-  const rows = useMemo(() => [...initial.events, ...(extra?.rows ?? [])], [initial.events, extra]);
-  const nextCursor = extra ? extra.cursor : initial.next_cursor;
-  useEffect(() => setOlderError(undefined), [key]);
-
-  const loadOlder = async () => {
-    if (nextCursor === null) return;
-    setOlderBusy(true);
-    setOlderError(undefined);
-    try {
-      const page = await getJson(olderUrl(state, nextCursor), eventPageSchema);
-      setOlder((o) => ({ key, rows: [...(o?.key === key ? o.rows : []), ...page.events], cursor: page.next_cursor }));
-    } catch (e) {
-      setOlderError((e as Error).message);
-    } finally {
-      setOlderBusy(false);
-    }
-  };
-
-  // Opening and closing an event changes the URL in place: the rows stay, a reload or a shared link reopens it.
-  const [focusRequest, setFocusRequest] = useState<{ id: number; n: number }>();
-  const setOpen = useCallback(
-    (id: number | undefined) => {
-      const params = new URLSearchParams(window.location.search);
-      if (id === undefined) params.delete('event');
-      else params.set('event', String(id));
-      const next = parseAuditState(params).state;
-      window.history.replaceState(null, '', `${window.location.pathname}${serializeAuditState(next)}`);
-    },
-    [],
+  // Opening, closing and stepping change the URL in place: the rows stay, a reload or a shared link reopens the event.
+  const show = useCallback((event: number | undefined) => go({ ...stateRef.current, event }, 'replace'), [go, stateRef]);
+  const panel = useOpenRow(
+    state.event,
+    rows.map((r) => r.id),
+    show,
   );
-  const close = useCallback(() => {
-    const id = openId;
-    setOpen(undefined);
-    if (id !== undefined) setFocusRequest({ id, n: Date.now() });
-  }, [openId, setOpen]);
-  useEscapeToClose(openId !== undefined, close);
-
-  const ids = rows.map((r) => r.id);
-  const openIndex = openId === undefined ? -1 : ids.indexOf(openId);
-  const openEvent = openIndex >= 0 ? rows[openIndex] : opened?.id === openId ? opened : undefined;
-  const step = (delta: 1 | -1) => {
-    const next = ids[openIndex + delta];
-    if (next !== undefined) setOpen(next);
-  };
+  const narrow = useNarrow();
 
   const words = filterWords(state);
-  const windowed = state.window !== 'all' || state.from !== undefined || state.to !== undefined;
-  const when = describeWindow({ ...DEFAULT_STATE, window: state.window, from: state.from, to: state.to });
-
-  let results: React.ReactNode;
-  if (rows.length === 0 && !hasFilters(state)) {
+  const openEvent = rows.find((r) => r.id === state.event) ?? (opened?.id === state.event ? opened : undefined);
+  let results: ReactNode;
+  if (first.error) {
+    results = <ErrorState title="The security events could not be loaded" error={first.error} onRetry={first.reload} />;
+  } else if (!first.data) {
+    results = <LoadingRows label="Loading security events" />;
+  } else if (rows.length === 0 && !hasFilters(state)) {
     results = (
-      <div className={denials.stateBox} role="status" data-testid="empty-state">
-        <h3>No security events have been recorded yet</h3>
+      <StateBox title="No security events have been recorded yet" testId="empty-state">
         <p>Sign-ins, user and token changes, approvals, flag and configuration changes, and reads of the audit trail appear here as they happen.</p>
-      </div>
+      </StateBox>
     );
   } else if (rows.length === 0) {
+    const when = describeWindow(state);
     results = (
       <NoMatch
         title="No security events match these filters"
         sentence={words.length ? `Nothing with ${listWords(words)} was recorded ${when}.` : `Nothing was recorded ${when}.`}
-        offerAllTime={windowed && words.length > 0}
+        offerAllTime={(state.window !== 'all' || state.from !== undefined || state.to !== undefined) && words.length > 0}
         onClear={clearAll}
         onAllTime={() => setFilters({ window: 'all', from: undefined, to: undefined })}
       />
     );
   } else {
-    results = <EventsTable rows={rows} busy={pending} onOpen={setOpen} openId={openId} focusRequest={focusRequest} />;
+    results = <EventsTable rows={rows} busy={first.stale} onOpen={panel.open} openId={state.event} focusRequest={panel.focusRequest} />;
   }
 
-  const narrow = useNarrow();
-  const shown = chosen ?? state;
-  const activeFilters = [shown.window !== 'all' || shown.from !== undefined || shown.to !== undefined, shown.type, shown.actor, shown.outcome, shown.decision].filter(Boolean).length;
+  const activeFilters = [state.window !== 'all' || state.from !== undefined || state.to !== undefined, state.type, state.actor, state.outcome, state.decision].filter(Boolean).length;
   const badge = <IntegrityBadge initial={integrity} />;
+  const more = events.nextCursor !== null;
 
   return (
-    <div className={denials.page}>
-      <SkipToResults results="event-results" />
-      <header className={denials.head}>
-        <div>
-          <h1>Audit</h1>
-          <p className="muted">Security events — sign-ins, users and tokens, approvals, flags and configuration, reads of the trail — and the integrity of the hash-chained audit trail.</p>
-        </div>
-      </header>
-
+    <ExplorerPage resultsId="event-results">
+      <ExplorerHead
+        title="Audit"
+        lead="Security events — sign-ins, users and tokens, approvals, flags and configuration, reads of the trail — and the integrity of the hash-chained audit trail."
+      />
       {narrow ? null : badge}
-
-      {ignored.length ? (
-        <p className={denials.notice} role="status">
-          Part of this link was not understood and was left out: {ignored.join(', ')}.
-        </p>
-      ) : null}
-
+      <IgnoredNotice ignored={ignored} />
       <FiltersDisclosure narrow={narrow} active={activeFilters}>
-        <AuditFilterBar state={shown} onChange={setFilters} onClear={clearAll} />
+        <AuditFilterBar state={state} onChange={setFilters} onClear={clearAll} />
       </FiltersDisclosure>
-
       {excludedType(state) ? (
         <p className={`muted ${styles.decisionsNote}`} data-testid="decisions-apart">
           Allowed and asked decisions logged by <code>decision_log_all</code> are kept apart from these security events.{' '}
@@ -190,51 +113,42 @@ export function AuditExplorer({ state, ignored, initial, opened, integrity }: Pr
           </button>
         </p>
       ) : null}
-
-      <section className={denials.results} aria-labelledby="events-title" id="event-results">
-        <div className={denials.resultsHead}>
-          <h2 id="events-title" className={denials.resultsTitle} aria-live="polite">
-            {rows.length > 0 ? (
-              <>
-                {rows.length === 1 ? '1 event' : `${count(rows.length)} events`} <span className={denials.resultsSort}>· newest first{nextCursor !== null ? ' · older ones below' : ''}</span>
-              </>
-            ) : (
-              'Security events'
-            )}
-          </h2>
-        </div>
+      <ResultsSection
+        id="event-results"
+        titleId="events-title"
+        title={
+          rows.length > 0 ? (
+            <>
+              {rows.length === 1 ? '1 event' : `${count(rows.length)} events`} <ResultsSort>· newest first{more ? ' · older ones below' : ''}</ResultsSort>
+            </>
+          ) : (
+            'Security events'
+          )
+        }
+        footNote={rows.length > 0 ? 'Times are in your local zone; hover a time for UTC. Open an event for its detail, decision and row hash.' : undefined}
+      >
         {results}
         {rows.length > 0 ? (
           <div className={styles.more}>
-            {nextCursor !== null ? (
-              <button type="button" className="button" onClick={loadOlder} disabled={olderBusy || pending}>
-                {olderBusy ? 'Loading older events…' : 'Older events'}
+            {more ? (
+              <button type="button" className="button" onClick={events.loadOlder} disabled={events.olderBusy || first.stale}>
+                {events.olderBusy ? 'Loading older events…' : 'Older events'}
               </button>
             ) : (
               <p className="muted">{hasFilters(state) ? 'These are all the events that match.' : 'This is the beginning of the trail.'}</p>
             )}
-            {olderError ? (
-              <p className={denials.inlineError} role="alert">
-                The older events could not be loaded: {olderError}
+            {events.olderError ? (
+              <p className={kit.inlineError} role="alert">
+                The older events could not be loaded: {events.olderError}
               </p>
             ) : null}
           </div>
         ) : null}
-        {rows.length > 0 ? <p className={denials.footNote}>Times are in your local zone; hover a time for UTC. Open an event for its detail, decision and row hash.</p> : null}
-      </section>
-
+      </ResultsSection>
       {narrow ? badge : null}
-
-      {openId !== undefined ? (
-        <EventPanel
-          id={openId}
-          event={openEvent}
-          onClose={close}
-          onStep={openIndex >= 0 ? step : undefined}
-          canStep={{ prev: openIndex > 0, next: openIndex >= 0 && openIndex < ids.length - 1 }}
-          onDecision={(decision) => setFilters({ decision })}
-        />
+      {state.event !== undefined ? (
+        <EventPanel id={state.event} event={openEvent} onClose={panel.close} onStep={panel.onStep} canStep={panel.canStep} onDecision={(decision) => setFilters({ decision })} />
       ) : null}
-    </div>
+    </ExplorerPage>
   );
 }

@@ -1,9 +1,9 @@
 'use client';
 
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
-import denials from '@/app/(console)/denials/denials.module.css';
-import { localDateTime } from '@/app/(console)/denials/_components/format';
-import { isCustomRange, WINDOW_LABELS, WINDOWS, type RelativeWindow } from '@/app/(console)/denials/_components/url-state';
+import kit from '@/app/(console)/_explorer/explorer.module.css';
+import { isCustomRange, type RelativeWindow } from '@/app/(console)/_explorer/time-window';
+import { RangeText, WindowButtons } from '@/app/(console)/_explorer/window-buttons';
 import styles from '@/app/(console)/audit/audit.module.css';
 import { hasFilters, OUTCOMES, type AuditState } from './url-state';
 import { familyLabel, OUTCOME_TEXT, TYPE_FAMILIES, typeLabel } from './vocabulary';
@@ -19,7 +19,7 @@ interface Props {
   onClear: () => void;
 }
 
-/** The filters of the audit page: the denial explorer's window buttons and field styles, the event fields. */
+/** The filters of the audit page: the explorers' window buttons and field styles, the event fields. */
 export function AuditFilterBar({ state, onChange, onClear }: Props) {
   const id = useId();
   const [actor, setActor] = useState(state.actor ?? '');
@@ -44,28 +44,17 @@ export function AuditFilterBar({ state, onChange, onClear }: Props) {
   };
 
   return (
-    <section className={denials.filters} aria-label="Filters">
-      <div className={denials.windowRow}>
-        <span className={denials.fieldLabel} id={`${id}-window`}>
+    <section className={kit.filters} aria-label="Filters">
+      <div className={kit.windowRow}>
+        <span className={kit.fieldLabel} id={`${id}-window`}>
           Time window
         </span>
-        <div className={`${denials.segmented} ${styles.windows}`} role="group" aria-labelledby={`${id}-window`}>
-          {WINDOWS.map((w) => (
-            <button key={w} type="button" aria-pressed={!custom && state.window === w} title={WINDOW_LABELS[w]} onClick={() => onChange({ window: w, from: undefined, to: undefined })}>
-              {SHORT_LABELS[w]}
-            </button>
-          ))}
-        </div>
-        {custom ? (
-          <span className={denials.rangeText}>
-            {state.from !== undefined ? localDateTime(state.from).slice(0, 16) : 'the beginning'} → {state.to !== undefined ? localDateTime(state.to).slice(0, 16) : 'now'}
-            <span className="muted"> (local time, from the link)</span>
-          </span>
-        ) : null}
+        <WindowButtons labelId={`${id}-window`} state={state} labels={SHORT_LABELS} className={styles.windows} onPick={(w) => onChange({ window: w, from: undefined, to: undefined })} />
+        {custom ? <RangeText state={state} note="local time, from the link" /> : null}
       </div>
       <form className={styles.fieldRow} onSubmit={submit} role="search" aria-label="Filter security events">
         <div>
-          <label className={denials.fieldLabel} htmlFor={`${id}-type`}>
+          <label className={kit.fieldLabel} htmlFor={`${id}-type`}>
             Event type
           </label>
           <select id={`${id}-type`} value={state.type ?? ''} onChange={(e) => onChange({ type: e.target.value || undefined })}>
@@ -83,13 +72,13 @@ export function AuditFilterBar({ state, onChange, onClear }: Props) {
           </select>
         </div>
         <div>
-          <label className={denials.fieldLabel} htmlFor={`${id}-actor`}>
+          <label className={kit.fieldLabel} htmlFor={`${id}-actor`}>
             Actor
           </label>
           <input id={`${id}-actor`} value={actor} placeholder="Any actor, e.g. alex or agent:trainer" maxLength={200} onChange={(e) => setActor(e.target.value)} />
         </div>
         <div>
-          <label className={denials.fieldLabel} htmlFor={`${id}-outcome`}>
+          <label className={kit.fieldLabel} htmlFor={`${id}-outcome`}>
             Outcome
           </label>
           <select id={`${id}-outcome`} value={state.outcome ?? ''} onChange={(e) => onChange({ outcome: OUTCOMES.find((o) => o === e.target.value) })}>
@@ -101,10 +90,10 @@ export function AuditFilterBar({ state, onChange, onClear }: Props) {
             ))}
           </select>
         </div>
-        <div className={denials.fieldActions}>
+        <div className={kit.fieldActions}>
           <button
             type="button"
-            className={`button button-quiet ${hasFilters(state) ? '' : denials.invisible}`}
+            className={`button button-quiet ${hasFilters(state) ? '' : kit.invisible}`}
             onClick={onClear}
             aria-hidden={!hasFilters(state)}
             tabIndex={hasFilters(state) ? undefined : -1}

@@ -1,10 +1,12 @@
 'use client';
 
 import { useState } from 'react';
-import { count, plural } from '@/app/(console)/denials/_components/format';
+import { verifyReportSchema } from '@/lib/http/responses';
+import { apiGet, errorSentence } from '@/app/_lib/api-client';
+import { count, plural } from '@/app/(console)/_explorer/format';
+import { LocalTime } from '@/app/(console)/_explorer/local-time';
 import styles from '@/app/(console)/audit/audit.module.css';
-import { getJson, integrityFromReport, verifySchema, type Integrity } from './api';
-import { LocalTime } from './local-time';
+import { integrityFromReport, type Integrity } from './integrity';
 
 const short = (hash: string | null) => (hash ? `${hash.slice(0, 12)}…` : 'none');
 
@@ -21,9 +23,9 @@ export function IntegrityBadge({ initial }: { initial: Integrity | undefined }) 
     setBusy(true);
     setError(undefined);
     try {
-      setIntegrity(integrityFromReport(await getJson('/api/v1/audit/verify', verifySchema)));
+      setIntegrity(integrityFromReport(await apiGet('/api/v1/audit/verify', verifyReportSchema)));
     } catch (e) {
-      setError(`The verification could not run: ${(e as Error).message}`);
+      setError(`The verification could not run: ${errorSentence(e)}`);
     } finally {
       setBusy(false);
     }

@@ -1,21 +1,18 @@
 /**
  * The audit page's state lives in the URL, like the denial explorer's: shareable, and back/forward work. The time
- * part (window, or from/to) is read and written by the denial explorer's own functions, so both pages speak the same
+ * part (window, or from/to) is the explorers' own (../../_explorer/time-window.ts), so both pages speak the same
  * links; the rest are the security-event filters of GET /api/v1/audit/events, plus the event open in the panel.
  */
 import { z } from 'zod';
-import { DEFAULT_STATE, filterParams, isCustomRange, paramReader, parseState, serializeState, WINDOW_SECONDS, type RelativeWindow } from '@/app/(console)/denials/_components/url-state';
+import { isCustomRange, parseTimeWindow, readableQuery, timeWindowApiParams, WINDOW_SECONDS, writeTimeWindow, type TimeWindow } from '@/app/(console)/_explorer/time-window';
+import { paramReader } from '@/app/(console)/_explorer/url-params';
 
 export const OUTCOMES = ['succeeded', 'failed', 'refused'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
 export const PAGE_SIZE = 50;
 
-export interface AuditState {
-  window: RelativeWindow;
-  /** custom range, seconds since the epoch (from a shared link) */
-  from?: number;
-  to?: number;
+export interface AuditState extends TimeWindow {
   /** an exact type (auth.login.failed) or a family (auth) */
   type?: string;
   actor?: string;
@@ -35,36 +32,16 @@ const FIELDS = {
   event: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
 } as const;
 
-
 export interface ParsedAuditState {
   state: AuditState;
   /** parameters that were present but not valid, and were ignored */
   ignored: string[];
 }
 
-/** A Next.js `searchParams` object as URLSearchParams (the first value of a repeated parameter). */
-export function toSearchParams(sp: Record<string, string | string[] | undefined>): URLSearchParams {
-  const p = new URLSearchParams();
-  for (const [k, v] of Object.entries(sp)) {
-    const one = Array.isArray(v) ? v[0] : v;
-    if (one !== undefined) p.set(k, one);
-  }
-  return p;
-}
-
 export function parseAuditState(params: URLSearchParams): ParsedAuditState {
-  // The time part, exactly as the denial explorer reads it.
-  const timeOnly = new URLSearchParams();
-  for (const k of ['window', 'from', 'to']) {
-    const v = params.get(k);
-    if (v !== null) timeOnly.set(k, v);
-  }
-  const time = parseState(timeOnly);
-  const ignored = [...time.ignored];
+  const ignored: string[] = [];
+  const state: AuditState = parseTimeWindow(params, ignored);
   const value = paramReader(params, FIELDS, ignored);
-  const state: AuditState = { window: time.state.window };
-  if (time.state.from !== undefined) state.from = time.state.from;
-  if (time.state.to !== undefined) state.to = time.state.to;
   const type = value('type');
   const actor = value('actor');
   const outcome = value('outcome');
@@ -78,13 +55,13 @@ export function parseAuditState(params: URLSearchParams): ParsedAuditState {
   return { state, ignored };
 }
 
-const timeState = (s: AuditState) => ({ ...DEFAULT_STATE, window: s.window, from: s.from, to: s.to });
-
 /** The page's query string: stable order, defaults left out (so /audit is the default view). */
 export function serializeAuditState(s: AuditState): string {
+  const time = new URLSearchParams();
+  writeTimeWindow(time, s);
   const parts: string[] = [];
-  const time = serializeState(timeState(s)).replace(/^\?/, '');
-  if (time) parts.push(time);
+  const when = readableQuery(time);
+  if (when) parts.push(when);
   const p = new URLSearchParams();
   if (s.type) p.set('type', s.type);
   if (s.actor) p.set('actor', s.actor);
@@ -98,7 +75,7 @@ export function serializeAuditState(s: AuditState): string {
 
 /** The filters as the API's query parameters (no paging). */
 export function apiParams(s: AuditState): URLSearchParams {
-  const p = filterParams(timeState(s));
+  const p = timeWindowApiParams(s);
   if (s.type) p.set('type', s.type);
   const excluded = excludedType(s);
   if (excluded) p.set('exclude_type', excluded);
@@ -108,6 +85,14 @@ export function apiParams(s: AuditState): URLSearchParams {
   return p;
 }
 
+/** The first page of a view (the server renders it with the page; the browser reads it for every later view). */
+export function firstPageUrl(s: AuditState): string {
+  const p = apiParams(s);
+  p.set('limit', String(PAGE_SIZE));
+  return `/api/v1/audit/events?${p.toString()}`;
+}
+
+/** The page of the view after `cursor` ("Older events"). */
 export function olderUrl(s: AuditState, cursor: number): string {
   const p = apiParams(s);
   p.set('cursor', String(cursor));

@@ -7,17 +7,14 @@
  * the server reads as a prefix or a case difference), Escape closes the list. The ARIA 1.2 combobox pattern.
  */
 import { useEffect, useId, useRef, useState } from 'react';
-import { z } from 'zod';
+import { denialFacetsSchema, type DenialFacets } from '@/lib/http/responses';
+import { apiGet, asApiError } from '@/app/_lib/api-client';
+import kit from '@/app/(console)/_explorer/explorer.module.css';
+import { count } from '@/app/(console)/_explorer/format';
 import styles from '@/app/(console)/denials/denials.module.css';
-import { count } from './format';
 
-export type FacetField = 'agent' | 'tool' | 'rule_source';
-
-const facetSchema = z.object({
-  values: z.array(z.object({ value: z.string(), count: z.number(), family: z.boolean().optional() })),
-  total: z.number(),
-});
-type FacetValue = z.infer<typeof facetSchema>['values'][number];
+export type FacetField = DenialFacets['field'];
+type FacetValue = DenialFacets['values'][number];
 
 interface Props {
   field: FacetField;
@@ -51,15 +48,21 @@ export function FacetCombobox({ field, label, placeholder, value, filterQuery, d
       if (value.trim()) p.set('prefix', value.trim().replace(/\*$/, ''));
       p.set('limit', '12');
       try {
-        const r = await fetch(`/api/v1/permissions/denials/facets?${p.toString()}`, { cache: 'no-store' });
-        const parsed = facetSchema.safeParse(r.ok ? await r.json() : null);
+        const facets = await apiGet(`/api/v1/permissions/denials/facets?${p.toString()}`, denialFacetsSchema);
         if (n !== request.current) return;
-        setOptions(parsed.success ? parsed.data.values : []);
-        setTotal(parsed.success ? parsed.data.total : 0);
+        setOptions(facets.values);
+        setTotal(facets.total);
         setLoaded(true);
         setActive(-1);
-      } catch {
-        if (n === request.current) setOptions([]);
+      } catch (e) {
+        if (n !== request.current) return;
+        setOptions([]);
+        // The server answered, but with nothing this field can offer: say so as for no values. Not reached: quiet.
+        if (asApiError(e).status !== 0) {
+          setTotal(0);
+          setLoaded(true);
+          setActive(-1);
+        }
       }
     }, 120);
     return () => window.clearTimeout(timer);
@@ -73,7 +76,7 @@ export function FacetCombobox({ field, label, placeholder, value, filterQuery, d
 
   return (
     <div className={styles.combo}>
-      <label htmlFor={`${id}-input`} className={styles.fieldLabel}>
+      <label htmlFor={`${id}-input`} className={kit.fieldLabel}>
         {label}
       </label>
       <input

@@ -3,7 +3,7 @@
  * badges), and a sentence that says what each one means. Colour is never the only sign: every place that uses one
  * also writes the family's name.
  */
-import { ruleSourceFamily } from '@/lib/audit/denial-vocabulary';
+import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 
 export { ruleSourceFamily };
 

@@ -1,10 +1,11 @@
 'use client';
 
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import kit from '@/app/(console)/_explorer/explorer.module.css';
 import styles from '@/app/(console)/denials/denials.module.css';
-import type { Histogram } from './api';
+import type { DenialHistogram as Histogram } from '@/lib/http/responses';
 import { familyInfo, orderFamilies } from './families';
-import { count, duration, plural, shortDateTime } from './format';
+import { count, duration, plural, shortDateTime } from '@/app/(console)/_explorer/format';
 
 interface Props {
   histogram: Histogram | undefined;
@@ -103,7 +104,7 @@ export function HistogramChart({ histogram, stale, onNarrow, onFamily }: Props) 
   const tip = active !== undefined ? buckets[active] : undefined;
 
   return (
-    <section className={`${styles.chartPanel} ${stale && histogram ? styles.stale : ''}`} aria-labelledby="chart-title" aria-busy={stale}>
+    <section className={`${styles.chartPanel} ${stale && histogram ? kit.stale : ''}`} aria-labelledby="chart-title" aria-busy={stale}>
       <div className={styles.chartHead}>
         <h2 id="chart-title" className={styles.cardTitle}>
           Denials over time

@@ -1,14 +1,15 @@
 'use client';
 
+import kit from '@/app/(console)/_explorer/explorer.module.css';
 import styles from '@/app/(console)/denials/denials.module.css';
-import type { Summary } from './api';
-import { count, describeWindow } from './format';
+import type { DenialSummary } from '@/lib/http/responses';
+import { count, describeWindow } from '@/app/(console)/_explorer/format';
 import { RuleBadge } from './rule-badge';
 import type { ExplorerState } from './url-state';
 
 interface Props {
   state: ExplorerState;
-  summary: Summary | undefined;
+  summary: DenialSummary | undefined;
   stale: boolean;
   onFilter: (change: Partial<ExplorerState>) => void;
 }
@@ -54,10 +55,10 @@ export function SummaryCards({ state, summary, stale, onFilter }: Props) {
     return (
       <div className={styles.cards} aria-busy="true" data-testid="summary">
         {['Denials', 'Top agents', 'Top rule sources', 'Top tools'].map((t) => (
-          <section key={t} className={`${styles.card} ${styles.skeletonCard}`} aria-label={t}>
+          <section key={t} className={`${styles.card} ${kit.skeletonCard}`} aria-label={t}>
             <h2 className={styles.cardTitle}>{t}</h2>
-            <span className={styles.skeletonLine} />
-            <span className={styles.skeletonLine} />
+            <span className={kit.skeletonLine} />
+            <span className={kit.skeletonLine} />
           </section>
         ))}
       </div>
@@ -65,7 +66,7 @@ export function SummaryCards({ state, summary, stale, onFilter }: Props) {
   }
   const total = summary.total;
   return (
-    <div className={`${styles.cards} ${stale ? styles.stale : ''}`} aria-busy={stale} data-testid="summary">
+    <div className={`${styles.cards} ${stale ? kit.stale : ''}`} aria-busy={stale} data-testid="summary">
       <section className={`${styles.card} ${styles.totalCard}`} aria-label="Denials">
         <h2 className={styles.cardTitle}>Denials</h2>
         <p className={styles.total} data-testid="summary-total">

@@ -1,16 +1,13 @@
 /**
- * The explorer's whole state lives in the URL, so an auditor can send a colleague the exact view and back/forward
- * work. This module parses it (leniently: a hand-edited URL never breaks the page, bad values are dropped and named),
- * writes it back in a stable order, and turns it into the API's query strings.
+ * The denial explorer's whole state lives in the URL, so an auditor can send a colleague the exact view and
+ * back/forward work. This module parses it (leniently: a hand-edited URL never breaks the page, bad values are dropped
+ * and named), writes it back in a stable order, and turns it into the API's query strings. The time part is the
+ * explorers' own (../../_explorer/time-window.ts), shared with /audit.
  */
 import { z } from 'zod';
-import { DENIAL_SORT_KEYS, SORT_ORDERS, type DenialSortKey, type SortOrder } from '@/lib/audit/denial-vocabulary';
-
-export const WINDOWS = ['1h', '24h', '7d', '30d', 'all'] as const;
-export type RelativeWindow = (typeof WINDOWS)[number];
-
-export const WINDOW_SECONDS: Record<Exclude<RelativeWindow, 'all'>, number> = { '1h': 3600, '24h': 86400, '7d': 7 * 86400, '30d': 30 * 86400 };
-export const WINDOW_LABELS: Record<RelativeWindow, string> = { '1h': 'Last hour', '24h': 'Last 24 hours', '7d': 'Last 7 days', '30d': 'Last 30 days', all: 'All time' };
+import { DENIAL_SORT_KEYS, SORT_ORDERS, type DenialSortKey, type SortOrder } from '@/lib/audit/denials/vocabulary';
+import { isCustomRange, parseTimeWindow, readableQuery, timeWindowApiParams, WINDOW_SECONDS, writeTimeWindow, type TimeWindow } from '@/app/(console)/_explorer/time-window';
+import { paramReader } from '@/app/(console)/_explorer/url-params';
 
 export const ROLE_OPTIONS = ['anonymous', 'viewer', 'auditor', 'operator', 'admin'] as const;
 export const PAGE_SIZES = [25, 50, 100] as const;
@@ -19,12 +16,8 @@ export const DEFAULT_PAGE_SIZE = 50;
 /** The sorts the table offers; `id` (newest first, the record order) is the default and is never written. */
 export type TableSort = Exclude<DenialSortKey, 'id'>;
 
-export interface ExplorerState {
-  /** a relative window, or a custom range when from/to are set */
-  window: RelativeWindow;
-  /** custom range, seconds since the epoch */
-  from?: number;
-  to?: number;
+/** The denial explorer's view: the time window (the explorers' own), the filters, the sort, the page, the open row. */
+export interface ExplorerState extends TimeWindow {
   agent?: string;
   tool?: string;
   ruleSource?: string;
@@ -45,23 +38,8 @@ export interface ExplorerState {
 export const DEFAULT_STATE: ExplorerState = { window: 'all', page: 1, size: DEFAULT_PAGE_SIZE };
 
 const text = z.string().trim().min(1).max(200);
-const isoOrSeconds = z
-  .string()
-  .trim()
-  .min(1)
-  .transform((v, ctx) => {
-    const n = /^\d+(\.\d+)?$/.test(v) ? Number(v) * 1000 : Date.parse(v);
-    if (!Number.isFinite(n) || n < 0) {
-      ctx.addIssue({ code: 'custom', message: 'not a date' });
-      return z.NEVER;
-    }
-    return n / 1000;
-  });
 
 const FIELDS = {
-  window: z.enum(WINDOWS),
-  from: isoOrSeconds,
-  to: isoOrSeconds,
   agent: text,
   tool: text,
   rule_source: text,
@@ -76,39 +54,17 @@ const FIELDS = {
   until_id: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
 } as const;
 
-
 export interface ParsedState {
   state: ExplorerState;
   /** the parameters that were present but not valid, and were ignored */
   ignored: string[];
 }
 
-/**
- * A reader of URL parameters against a table of zod schemas: a blank or absent parameter is undefined, an invalid one
- * is undefined and its name added to `ignored` (the page says which were ignored). Shared with the audit page.
- */
-export function paramReader<T extends Record<string, z.ZodType>>(params: URLSearchParams, fields: T, ignored: string[]) {
-  return <F extends keyof T & string>(field: F): z.output<T[F]> | undefined => {
-    const raw = params.get(field);
-    if (raw === null || raw.trim() === '') return undefined;
-    const parsed = fields[field]!.safeParse(raw);
-    if (parsed.success) return parsed.data as z.output<T[F]>;
-    ignored.push(field);
-    return undefined;
-  };
-}
-
 /** Read the state from a URL's search params. Unknown parameters are ignored silently, invalid ones are reported. */
 export function parseState(params: URLSearchParams): ParsedState {
   const ignored: string[] = [];
+  const state: ExplorerState = { ...DEFAULT_STATE, ...parseTimeWindow(params, ignored) };
   const value = paramReader(params, FIELDS, ignored);
-  const state: ExplorerState = { ...DEFAULT_STATE };
-  state.window = value('window') ?? 'all';
-  let from = value('from');
-  let to = value('to');
-  if (from !== undefined && to !== undefined && from > to) [from, to] = [to, from];
-  if (from !== undefined) state.from = from;
-  if (to !== undefined) state.to = to;
   const set = <K extends keyof ExplorerState>(key: K, v: ExplorerState[K] | undefined) => {
     if (v !== undefined) state[key] = v;
   };
@@ -130,22 +86,10 @@ export function parseState(params: URLSearchParams): ParsedState {
   return { state, ignored };
 }
 
-export const isCustomRange = (s: Pick<ExplorerState, 'from' | 'to'>): boolean => s.from !== undefined || s.to !== undefined;
-
-/** ISO 8601 in UTC to the second: what a person can read in a shared link. */
-export function isoSeconds(seconds: number): string {
-  return new Date(Math.round(seconds) * 1000).toISOString().replace('.000Z', 'Z');
-}
-
 /** The page's query string for a state: stable order, defaults left out (so /denials is the default view). */
 export function serializeState(s: ExplorerState): string {
   const p = new URLSearchParams();
-  if (isCustomRange(s)) {
-    if (s.from !== undefined) p.set('from', isoSeconds(s.from));
-    if (s.to !== undefined) p.set('to', isoSeconds(s.to));
-  } else if (s.window !== 'all') {
-    p.set('window', s.window);
-  }
+  writeTimeWindow(p, s);
   if (s.agent) p.set('agent', s.agent);
   if (s.tool) p.set('tool', s.tool);
   if (s.ruleSource) p.set('rule_source', s.ruleSource);
@@ -163,19 +107,13 @@ export function serializeState(s: ExplorerState): string {
   if (s.denial !== undefined) p.set('denial', String(s.denial));
   if (s.untilId !== undefined) p.set('until_id', String(s.untilId));
   // ':' and '/' are legal in a query string: keep times and rule sources (policy:bfsi/x) readable in a shared link.
-  const q = p.toString().replace(/%3A/gi, ':').replace(/%2F/gi, '/');
+  const q = readableQuery(p);
   return q ? `?${q}` : '';
 }
 
 /** The filter part of a state as the API's query parameters (no sort, no paging). */
 export function filterParams(s: ExplorerState): URLSearchParams {
-  const p = new URLSearchParams();
-  if (isCustomRange(s)) {
-    if (s.from !== undefined) p.set('from', String(Math.floor(s.from)));
-    if (s.to !== undefined) p.set('to', String(Math.ceil(s.to)));
-  } else if (s.window !== 'all') {
-    p.set('since', String(WINDOW_SECONDS[s.window]));
-  }
+  const p = timeWindowApiParams(s);
   if (s.agent) p.set('agent', s.agent);
   if (s.tool) p.set('tool', s.tool);
   if (s.ruleSource) p.set('rule_source', s.ruleSource);
@@ -199,7 +137,17 @@ export function listUrl(s: ExplorerState): string {
 }
 
 export const summaryUrl = (s: ExplorerState): string => `${API}/summary?${filterParams(s).toString()}`;
+export const detailUrl = (id: number): string => `${API}/${id}`;
 export const histogramUrl = (s: ExplorerState): string => `${API}/histogram?${filterParams(s).toString()}`;
+
+/**
+ * The live tail's question for a filter (`filterKey`: filterParams without until_id): the newest matching id and the
+ * server's time (`newest`, the view's baseline), or how many came after `after`.
+ */
+export function tailUrl(filterKey: string, after: number | 'newest'): string {
+  const rest = after === 'newest' ? 'after=0&newest=1' : `after=${after}`;
+  return `${API}/tail?${filterKey}${filterKey ? '&' : ''}${rest}`;
+}
 
 export function exportUrl(s: ExplorerState, format: 'csv' | 'ndjson'): string {
   const p = filterParams(s);

@@ -1,0 +1,32 @@
+'use client';
+
+import { useCallback, useRef, useState } from 'react';
+import { stepsIn } from './stepping';
+import { useEscapeToClose } from './use-escape-to-close';
+
+/** How the open row changes: opened from the list, closed, or stepped to from the panel. */
+export type RowMove = 'open' | 'close' | 'step';
+
+/**
+ * The row open in an explorer's detail panel (a URL parameter, so a link opens it again): open, close (Escape too;
+ * the focus goes back to the row), and step to its neighbours on screen. `show` writes the URL; how each move is
+ * kept in the history is the page's choice.
+ */
+export function useOpenRow(openId: number | undefined, ids: readonly number[], show: (id: number | undefined, move: RowMove) => void) {
+  const [focusRequest, setFocusRequest] = useState<{ id: number; n: number }>();
+  const openRef = useRef(openId);
+  openRef.current = openId;
+  const open = useCallback((id: number) => show(id, 'open'), [show]);
+  const close = useCallback(() => {
+    const id = openRef.current;
+    show(undefined, 'close');
+    if (id !== undefined) setFocusRequest({ id, n: Date.now() });
+  }, [show]);
+  useEscapeToClose(openId !== undefined, close);
+  const steps = stepsIn(ids, openId);
+  const step = (delta: 1 | -1) => {
+    const next = steps.neighbour(delta);
+    if (next !== undefined) show(next, 'step');
+  };
+  return { open, close, focusRequest, onStep: steps.inList ? step : undefined, canStep: steps.canStep };
+}
