@@ -148,7 +148,7 @@ describe.each(Object.keys(servers) as (keyof typeof servers)[])('sign-in on %s, 
     expect((await a.findUser('ines'))?.role).toBe('operator');
   });
 
-  it('makes SWARM_ADMIN_TOKEN once when two servers start with it at once, and counts users and admins', async () => {
+  it('makes SWARM_ADMIN_TOKEN once when two servers start with it at once, and knows when an admin exists', async () => {
     const admin = 'admin-token-of-the-contract-0123';
     expect(await a.hasAdmin()).toBe(false);
     await a.createUser('root', 'admin');
@@ -156,7 +156,6 @@ describe.each(Object.keys(servers) as (keyof typeof servers)[])('sign-in on %s, 
     expect((await a.listTokens()).filter((t) => t.name === 'SWARM_ADMIN_TOKEN')).toHaveLength(1);
     expect(await b.principalForToken(admin)).toEqual({ kind: 'user', id: 'root', role: 'admin' });
     expect(await b.hasAdmin()).toBe(true);
-    expect(await b.userCount()).toBe(6);
     await expect(a.ensureToken('short', { username: 'root' }, 'x')).rejects.toMatchObject({ code: 'BAD_REQUEST' });
   });
 });

@@ -14,8 +14,6 @@ import type { AuthEventType, Principal, Role } from '@/lib/permissions';
 import { DUMMY_PASSWORD_HASH, hashPassword, randomToken, sha256, verifyPassword } from './secrets';
 import { AUTH_CHANNEL, type TokenPrincipals } from './token-cache';
 
-export { MAX_KNOWN_TOKENS, principalOfToken } from './token-cache';
-
 export type UserRole = Exclude<Role, 'anonymous'>;
 export const SESSION_TTL_SECONDS = 12 * 60 * 60;
 const now = () => Date.now() / 1000;
@@ -36,29 +34,28 @@ export type TokenOwner = { username: string } | { agent: string };
 export type ListedToken = ApiTokenRow & { username: string | null };
 
 /** A user name and an optional password a new user may have; throws 400 otherwise. */
-export function assertNewUser(username: string, password: string | undefined): void {
+function assertNewUser(username: string, password: string | undefined): void {
   if (!/^[a-zA-Z0-9_.@-]{1,64}$/.test(username)) {
     throw new AppError('BAD_REQUEST', 'A user name is 1 to 64 letters, digits, ".", "_", "@" or "-".');
   }
   if (password !== undefined) assertPassword(password);
 }
 
-export function assertPassword(password: string): void {
+function assertPassword(password: string): void {
   if (password.length < 8) throw new AppError('BAD_REQUEST', 'A password has at least 8 characters.');
 }
 
 /** The principal of a live session row (joined with its user), unless the user is disabled. */
-export function principalOfSession(row: { username: string; role: UserRole; disabled: unknown } | undefined): Principal | undefined {
+function principalOfSession(row: { username: string; role: UserRole; disabled: unknown } | undefined): Principal | undefined {
   if (!row || row.disabled === true || row.disabled === 1) return undefined;
   return { kind: 'user', id: row.username, role: row.role };
 }
 
 /** What a token's owner is, in the security event that records the token. */
-export const tokenOwner = (owner: TokenOwner) => ('username' in owner ? owner.username : `agent:${owner.agent}`);
+const tokenOwner = (owner: TokenOwner) => ('username' in owner ? owner.username : `agent:${owner.agent}`);
 
 /** Users, sessions and tokens, on either database. */
 export interface AuthStore {
-  userCount(): Promise<number>;
   /** True when an enabled admin exists. */
   hasAdmin(): Promise<boolean>;
   findUser(username: string): Promise<UserRow | undefined>;
@@ -97,10 +94,6 @@ export class SqlAuthStore implements AuthStore {
     private readonly tokens: TokenPrincipals,
     private readonly onEvent: AuthListener = () => {},
   ) {}
-
-  async userCount(): Promise<number> {
-    return Number((await this.db.one<{ n: number | string }>(sql`SELECT count(*) AS n FROM users`))?.n ?? 0);
-  }
 
   async hasAdmin(): Promise<boolean> {
     return (await this.db.one(sql`SELECT id FROM users WHERE role = 'admin' AND disabled = ${false} LIMIT 1`)) !== undefined;

@@ -185,8 +185,8 @@ export interface Authentication {
 }
 
 /**
- * Who is asking: the owner of a bearer token, else of a session cookie, else nobody. Synchronous on SQLite (the
- * decision listener's path), a promise on PostgreSQL.
+ * Who is asking: the owner of a bearer token, else of a session cookie, else nobody. A token is synchronous on SQLite
+ * (the decision listener's path: lib/auth/tokens-sqlite.ts), a promise on PostgreSQL; a session is a promise on both.
  */
 export function authenticate(app: App, request: Pick<ApiRequest, 'header'>): Authentication | Promise<Authentication> {
   const auth = request.header('authorization');
@@ -198,8 +198,7 @@ export function authenticate(app: App, request: Pick<ApiRequest, 'header'>): Aut
   }
   const session = readCookie(request, SESSION_COOKIE);
   if (session) {
-    const p = app.auth.principalForSession(session);
-    return isPromise(p) ? p.then((found) => authenticated(found, 'session')) : authenticated(p, 'session');
+    return app.auth.principalForSession(session).then((found) => authenticated(found, 'session'));
   }
   return { principal: ANONYMOUS, via: 'none' };
 }
