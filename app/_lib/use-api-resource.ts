@@ -57,3 +57,8 @@ export function useApiResource<S extends z.ZodType>(url: string | null, schema: 
   const reload = useCallback(() => setAttempt((n) => n + 1), []);
   return { data: state.data, stale: state.url !== url || state.loading, loading: state.loading, error: state.error, reload };
 }
+
+/** The resource marked stale while `moving` (the address already names the next view, use-url-state.ts). */
+export function staleWhile<T>(moving: boolean, resource: Resource<T>): Resource<T> {
+  return moving && !resource.stale ? { ...resource, stale: true } : resource;
+}

@@ -1,7 +1,7 @@
 'use client';
 
 import { useSearchParams } from 'next/navigation';
-import { useCallback, useMemo, useRef } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 
 /**
  * The explorers' one data model, part 1: the URL is the view. The state is read from the address (so a link, a
@@ -9,6 +9,10 @@ import { useCallback, useMemo, useRef } from 'react';
  * new view (back returns to the one before), `replace` for a move within one (the open row, the next in the panel).
  * Next.js hears both and updates useSearchParams, without asking the server for the page again; the view's data
  * is read from the API by the page (app/_lib/use-api-resource.ts).
+ *
+ * `moving` is true from a `push` until the new address has rendered: the address bar already names the next view
+ * while the rows on screen still belong to the last one, so the tables are busy (dimmed, aria-busy) from the very
+ * keystroke, never "settled" on rows of the view being left.
  *
  * `parse` and `serialize` must be module-level functions (their identity keys the memo).
  */
@@ -18,15 +22,22 @@ export function useUrlState<S>(parse: (params: URLSearchParams) => { state: S; i
   /** the state as last rendered, for handlers that run between renders (a second click before the URL settled) */
   const stateRef = useRef(state);
   stateRef.current = state;
+  const [moving, setMoving] = useState(false);
+  useEffect(() => setMoving(false), [searchParams]);
   const go = useCallback(
     (next: S, mode: 'push' | 'replace' = 'push') => {
       // The next change builds on this one even before the new URL has rendered (two quick choices both count).
       stateRef.current = next;
       const url = `${window.location.pathname}${serialize(next)}`;
-      if (mode === 'push') window.history.pushState(null, '', url);
-      else window.history.replaceState(null, '', url);
+      if (url === `${window.location.pathname}${window.location.search}`) return;
+      if (mode === 'push') {
+        setMoving(true);
+        window.history.pushState(null, '', url);
+      } else {
+        window.history.replaceState(null, '', url);
+      }
     },
     [serialize],
   );
-  return { state, ignored, stateRef, go };
+  return { state, ignored, stateRef, go, moving };
 }

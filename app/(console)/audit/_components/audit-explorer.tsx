@@ -48,8 +48,8 @@ function filterWords(s: AuditState): string[] {
  * URL parameter too, changed in place, so a link opens it again.
  */
 export function AuditExplorer({ initial, opened, integrity }: Props) {
-  const { state, ignored, stateRef, go } = useUrlState(parseAuditState, serializeAuditState);
-  const events = useAuditEvents(state, initial);
+  const { state, ignored, stateRef, go, moving } = useUrlState(parseAuditState, serializeAuditState);
+  const events = useAuditEvents(state, initial, moving);
   const { rows, first } = events;
   const setFilters = useCallback((change: Partial<AuditState>) => go(withFilters(stateRef.current, change)), [go, stateRef]);
   const clearAll = useCallback(() => go({ window: 'all' }), [go]);

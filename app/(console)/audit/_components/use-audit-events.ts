@@ -3,7 +3,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import { eventPageSchema, type EventPage, type SecurityEventJson } from '@/lib/http/responses';
 import { apiGet, errorSentence } from '@/app/_lib/api-client';
-import { useApiResource, type Seed } from '@/app/_lib/use-api-resource';
+import { staleWhile, useApiResource, type Seed } from '@/app/_lib/use-api-resource';
 import { firstPageUrl, olderUrl, viewKey, type AuditState } from './url-state';
 
 /**
@@ -11,8 +11,8 @@ import { firstPageUrl, olderUrl, viewKey, type AuditState } from './url-state';
  * API for every later view), then "Older events" pages appended with the cursor. A new view starts again at its first
  * page.
  */
-export function useAuditEvents(state: AuditState, seed: Seed<EventPage>) {
-  const first = useApiResource(firstPageUrl(state), eventPageSchema, seed);
+export function useAuditEvents(state: AuditState, seed: Seed<EventPage>, moving: boolean) {
+  const first = staleWhile(moving, useApiResource(firstPageUrl(state), eventPageSchema, seed));
   const key = viewKey(state);
   const [older, setOlder] = useState<{ key: string; rows: SecurityEventJson[]; cursor: number | null }>();
   const [olderBusy, setOlderBusy] = useState(false);

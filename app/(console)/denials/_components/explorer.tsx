@@ -2,7 +2,7 @@
 
 import { useCallback } from 'react';
 import { denialDetailSchema, denialHistogramSchema, denialPageSchema, denialSummarySchema } from '@/lib/http/responses';
-import { useApiResource } from '@/app/_lib/use-api-resource';
+import { staleWhile, useApiResource } from '@/app/_lib/use-api-resource';
 import { ExplorerHead, ExplorerPage, IgnoredNotice } from '@/app/(console)/_explorer/explorer-head';
 import { FiltersDisclosure } from '@/app/(console)/_explorer/filters-disclosure';
 import { count } from '@/app/(console)/_explorer/format';
@@ -46,15 +46,16 @@ function nextSort(s: ExplorerState, column: TableSort): Pick<ExplorerState, 'sor
  * exports and the exact link hold the same rows.
  */
 export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
-  const { state, ignored, stateRef, go } = useUrlState(parseState, serializeState);
+  const { state, ignored, stateRef, go, moving } = useUrlState(parseState, serializeState);
   const setFilters = useCallback((change: Partial<ExplorerState>) => go(withFilters(stateRef.current, change)), [go, stateRef]);
   const clearAll = useCallback(() => go(clearedFilters(stateRef.current)), [go, stateRef]);
 
   const tail = useLiveTail(state);
   const view = tail.view;
-  const list = useApiResource(view ? listUrl(view) : null, denialPageSchema);
-  const summary = useApiResource(view ? summaryUrl(view) : null, denialSummarySchema);
-  const histogram = useApiResource(view ? histogramUrl(view) : null, denialHistogramSchema);
+  // From the keystroke that leaves a view until the next one has rendered, what is on screen is the last view's.
+  const list = staleWhile(moving, useApiResource(view ? listUrl(view) : null, denialPageSchema));
+  const summary = staleWhile(moving, useApiResource(view ? summaryUrl(view) : null, denialSummarySchema));
+  const histogram = staleWhile(moving, useApiResource(view ? histogramUrl(view) : null, denialHistogramSchema));
   const detail = useApiResource(state.denial !== undefined ? detailUrl(state.denial) : null, denialDetailSchema);
   const [visibility, setVisibility] = useColumnVisibility();
   const cursors = usePageCursors(state);
