@@ -149,7 +149,7 @@ export class SwarmApp extends AppBase {
       flags: () => this.flags.values(),
       cwd: this.configDir,
       maskKeys: this.profiles.maskKeys,
-      rates: new SqliteRateCounter(this.db.$client),
+      rates: new SqliteRateCounter(this.database),
       onFailure: (f) =>
         this.recorder.record({ kind: 'hook', type: 'hook.failed', actor: 'system', outcome: 'failed', target: f.target ?? null, detail: { hook: f.hook, event: f.event, action: f.action, reason: f.reason } }),
     });

@@ -29,7 +29,7 @@ import { HookRunner } from './hooks/runner';
 import { DecisionService } from './decisions/service';
 import type { VerifyOptions, VerifyReport } from './audit/verify';
 import { verifyAuditPg } from './audit/pg-chain';
-import { PgRateCounter } from './hooks/pg-rates';
+import { SqlRateCounter } from './hooks/rates';
 import { NotificationService } from './notifications/service';
 import { SqlNotificationStore } from './notifications/store';
 import { Leadership, LEADER_LOCKS } from './ops/leader';
@@ -126,7 +126,7 @@ export class PgSwarmApp extends AppBase {
       flags: () => this.flags.values(),
       cwd: this.configDir,
       maskKeys: this.profiles.maskKeys,
-      rates: new PgRateCounter(pool),
+      rates: new SqlRateCounter(this.database),
       onFailure: (f) =>
         void this.recorder
           .record({ kind: 'hook', type: 'hook.failed', actor: 'system', outcome: 'failed', target: f.target ?? null, detail: { hook: f.hook, event: f.event, action: f.action, reason: f.reason } })
