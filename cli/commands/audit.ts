@@ -16,10 +16,9 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
-import { archivableBefore, archiveBefore, archivedEvent, verifyBundle, type ArchiveResult } from '@/lib/audit/archive';
+import { archiveBefore, archivedEvent, verifyBundle, type ArchiveResult } from '@/lib/audit/archive';
 import { checkpointRefusedEvent, hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
 import { explainDecision, explainDecisionWith, explainReads, type ExplainConfig, type Explanation } from '@/lib/audit/explain';
-import { archiveAuditPg } from '@/lib/audit/pg-archive';
 import { PgCheckpointer } from '@/lib/audit/pg-checkpoints';
 import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
 import { PLATFORM_TOOLS } from '@/lib/agents/platform-tools';
@@ -29,7 +28,7 @@ import { builtInSources } from '@/lib/config/sources';
 import { WatchedFile } from '@/lib/config/watched-file';
 import { FlagService } from '@/lib/flags/service';
 import { SqlFlagStore } from '@/lib/flags/store';
-import { PostgresDatabase } from '@/db/dialect';
+import { PostgresDatabase, step } from '@/db/dialect';
 import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
 import { activeProfiles, gatesWithProfiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
 import { eventToJson } from '@/lib/audit/security-events';
@@ -244,6 +243,11 @@ function onSqlite(ctx: CliContext, path: string): CliContext {
   return { ...ctx, env: { ...ctx.env, SWARM_DB: path } };
 }
 
+/** The context of a command on the database --db names (a SQLite file or a PostgreSQL URL), else SWARM_DB's. */
+function onDb(ctx: CliContext, db: string | undefined): CliContext {
+  return db === undefined ? ctx : { ...ctx, env: { ...ctx.env, SWARM_DB: db } };
+}
+
 /**
  * The installation's signing key for this database; on PostgreSQL only from SWARM_AUDIT_KEY_DIR (refused otherwise),
  * and only a key that is there: a folder without one (a typo, a key not installed yet) is refused rather than given a
@@ -444,7 +448,7 @@ function printArchive(ctx: CliContext, r: ArchiveResult, out: string): number {
   return 0;
 }
 
-function archive(ctx: CliContext, args: string[]): number | Promise<number> {
+function archive(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, { before: { type: 'string' }, output: { type: 'string', short: 'o' }, db: { type: 'string' } });
   expectPositionals(positionals, []);
   const before = Date.parse(requireOption(values.before, '--before', 'an ISO date: rows older than it are archived'));
@@ -452,22 +456,12 @@ function archive(ctx: CliContext, args: string[]): number | Promise<number> {
   const out = requireOption(values.output, '-o', 'the bundle file to write (it must not exist)');
   if (existsSync(out)) throw new CliError(`${out} exists already: an archive never overwrites a file.`);
   const location = where(ctx, values.db);
-  const archived = (res: ArchiveResult) => archivedEvent(res, cliActor(ctx.env));
-  if (location.kind === 'postgres') {
-    const profiles = activeProfiles(ctx.env, configDirOf(ctx));
-    const cutoff = archivableBefore(profiles.retention, before / 1000);
-    const k = signingKey(ctx, location);
-    return withPool(ctx, location.url, async (pool) => {
-      const recorder = pgRecorder(pool, profiles);
-      const r = await archiveAuditPg(pool, k, cutoff, out, async (res, tx) => {
-        await recorder.recordIn(tx, archived(res));
-      });
-      return printArchive(ctx, r, out);
-    });
-  }
-  return withApp(onSqlite(ctx, location.path), (app) => {
-    const k = loadOrCreateSigningKey(keyDirFor(location.path, ctx.env));
-    const r = archiveBefore(app.db.$client, k, app.archivableBefore(before / 1000), out, (res) => app.recorder.record(archived(res)));
+  // The key first: on PostgreSQL a missing key folder or key is refused with its reason before the database is opened.
+  const k = signingKey(ctx, location);
+  return withAnyApp(onDb(ctx, values.db), async (app) => {
+    const r = await archiveBefore(app.database, k, app.archivableBefore(before / 1000), out, (res, tx) =>
+      step(app.recorder.recordWithin(tx, archivedEvent(res, cliActor(ctx.env)))),
+    );
     return printArchive(ctx, r, out);
   });
 }

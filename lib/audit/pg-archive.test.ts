@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPool } from '@/db/pg/client';
+import { PostgresDatabase, step } from '@/db/dialect';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { archivableBefore, archivedEvent, verifyBundle } from './archive';
+import { archivableBefore, archiveBefore, archivedEvent, verifyBundle } from './archive';
 import { loadOrCreateSigningKey, verifierKey } from './checkpoints';
-import { archiveAuditPg } from './pg-archive';
 import { PgChainWriter, verifyAuditPg } from './pg-chain';
 import { PgCheckpointer } from './pg-checkpoints';
 import { PgAuditRecorder } from './pg-recorder';
@@ -59,7 +59,7 @@ async function withAppRole(): Promise<{ db: string; owner: pg.Pool; app: pg.Pool
   return { db, owner, app };
 }
 
-describe('archiveAuditPg', () => {
+describe('archiveBefore on PostgreSQL', () => {
   it('moves the older rows into a signed bundle that verifies; the rows are gone and the rest verifies from the archive', async () => {
     const { app } = await withAppRole();
     await append(app, OLD, 5, 3);
@@ -67,9 +67,7 @@ describe('archiveAuditPg', () => {
     await new PgCheckpointer(app, key).checkpoint();
     const recorder = new PgAuditRecorder(app, { revision: () => null, logAllDecisions: () => false });
     const file = join(dir, 'a1.ndjson');
-    const r = await archiveAuditPg(app, key, OLD + 1_000, file, async (res, tx) => {
-      await recorder.recordIn(tx, archivedEvent(res, 'cli:test'));
-    });
+    const r = await archiveBefore(new PostgresDatabase(app), key, OLD + 1_000, file, (res, tx) => step(recorder.recordWithin(tx, archivedEvent(res, 'cli:test'))));
     expect(r.chains).toEqual([
       { chain: 'permission_denials', rows: 5, fromId: 1, upToId: 5, headHash: expect.stringMatching(/^[0-9a-f]{64}$/), note: expect.stringContaining('\narchive ') },
       { chain: 'security_events', rows: 3, fromId: 1, upToId: 3, headHash: expect.stringMatching(/^[0-9a-f]{64}$/), note: expect.stringContaining('\narchive ') },
@@ -100,7 +98,7 @@ describe('archiveAuditPg', () => {
     const { app } = await withAppRole();
     await append(app, OLD, 3, 1);
     const recorder = new PgAuditRecorder(app, { revision: () => null, logAllDecisions: () => false });
-    const r = await archiveAuditPg(app, key, NEW, join(dir, 'a2.ndjson'), async (res, tx) => void (await recorder.recordIn(tx, archivedEvent(res, 'cli:test'))));
+    const r = await archiveBefore(new PostgresDatabase(app), key, NEW, join(dir, 'a2.ndjson'), (res, tx) => step(recorder.recordWithin(tx, archivedEvent(res, 'cli:test'))));
     expect(r.chains.map((c) => c.rows)).toEqual([3, 1]);
     expect((await app.query('SELECT count(*)::int8 AS n FROM permission_denials')).rows[0].n).toBe(0);
     await append(app, NEW, 2, 1);
@@ -112,7 +110,7 @@ describe('archiveAuditPg', () => {
       [2, 3, 1],
     ]);
     // Nothing older left: the next archive removes nothing and still writes a (rowless) bundle.
-    const again = await archiveAuditPg(app, key, OLD + 1_000, join(dir, 'a3.ndjson'));
+    const again = await archiveBefore(new PostgresDatabase(app), key, OLD + 1_000, join(dir, 'a3.ndjson'));
     expect(again.chains.map((c) => c.rows)).toEqual([0, 0]);
   });
 
@@ -151,7 +149,7 @@ describe('archiveAuditPg', () => {
     await owner.query('REVOKE EXECUTE ON FUNCTION swarm_archive_prefix(text, bigint, text, bigint, text, text, text) FROM PUBLIC');
     await append(app, OLD, 3, 1);
     const file = join(dir, 'refused.ndjson');
-    await expect(archiveAuditPg(app, key, OLD + 1_000, file)).rejects.toMatchObject({ code: 'FORBIDDEN', message: expect.stringMatching(/run swarm audit archive as the owner of the tables.*Nothing was archived/) });
+    await expect(archiveBefore(new PostgresDatabase(app), key, OLD + 1_000, file)).rejects.toMatchObject({ code: 'FORBIDDEN', message: expect.stringMatching(/run swarm audit archive as the owner of the tables.*Nothing was archived/) });
     expect(existsSync(file)).toBe(false);
     expect((await app.query('SELECT count(*)::int8 AS n FROM permission_denials')).rows[0].n).toBe(3);
   });

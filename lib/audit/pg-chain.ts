@@ -10,11 +10,11 @@
  */
 import type pg from 'pg';
 import { inTransaction } from '@/db/pg/client';
-import { CHAIN_COLUMNS, CHAIN_NAMES, GENESIS_HASH, chainHash, encodeRow, type ChainName } from './chain';
+import { AUDIT_TRAIL_LOCK, CHAIN_COLUMNS, CHAIN_NAMES, GENESIS_HASH, chainHash, encodeRow, type ChainName } from './chain';
 import { ARCHIVE_EVENTS_SQL, ChainVerifier, archiveRecordSql, chainRowsSql, checkArchivesRecorded, checkGapless, verifierKeyOf, verifyReportOf, type ArchiveRecord, type StoredCheckpoint, type VerifyOptions, type VerifyReport } from './verify';
 
-/** The advisory lock of the audit trail (any fixed 64-bit key). */
-export const AUDIT_APPEND_LOCK = 7_318_221_905_002;
+/** The advisory lock of the audit trail, as SqlDatabase.transaction takes it for `serialise: AUDIT_TRAIL_LOCK`. */
+export const AUDIT_APPEND_LOCK_SQL = 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))';
 
 interface Head {
   id: number;
@@ -42,7 +42,7 @@ export class PgChainWriter {
       if (r.length !== columns.length) throw new Error(`A ${chain} row has ${r.length} values; the chain encodes ${columns.length}.`);
     }
     if (!this.locked) {
-      await this.client.query('SELECT pg_advisory_xact_lock($1)', [AUDIT_APPEND_LOCK]);
+      await this.client.query(AUDIT_APPEND_LOCK_SQL, [AUDIT_TRAIL_LOCK]);
       this.locked = true;
     }
     let head = this.heads.get(chain);

@@ -11,11 +11,11 @@
  */
 import type pg from 'pg';
 import { inTransaction } from '@/db/pg/client';
-import { CHAIN_NAMES, type ChainName } from './chain';
+import { AUDIT_TRAIL_LOCK, CHAIN_NAMES, type ChainName } from './chain';
 import { checkpointDue, checkpointOf, SigningGuard, type SignerOptions, type SigningKey } from './checkpoints';
 import { chainRowsAfterSql, ExtensionCheck, witnessRow } from './extension';
 import type { WitnessedCheckpoint } from './witness';
-import { AUDIT_APPEND_LOCK, readHead } from './pg-chain';
+import { AUDIT_APPEND_LOCK_SQL, readHead } from './pg-chain';
 
 export class PgCheckpointer {
   readonly guard: SigningGuard;
@@ -83,7 +83,7 @@ export class PgCheckpointer {
       client.release();
     }
     const written = await inTransaction(this.pool, async ({ client }) => {
-      await client.query('SELECT pg_advisory_xact_lock($1)', [AUDIT_APPEND_LOCK]);
+      await client.query(AUDIT_APPEND_LOCK_SQL, [AUDIT_TRAIL_LOCK]);
       const out: WitnessedCheckpoint[] = [];
       for (const [chain, head] of heads) {
         if (!head) continue;

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
+import { step } from '@/db/dialect';
 import { archiveBefore, archivedEvent } from './archive';
 import { CHAIN_COLUMNS, rowHash } from './chain';
 import { keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys, verifierKey } from './checkpoints';
@@ -24,7 +25,7 @@ const DENIALS = 400;
 const RUN = 60;
 const options: ParallelOptions = { threads: 4, minRowsPerThread: RUN };
 
-beforeAll(() => {
+beforeAll(async () => {
   t = tempApp();
   dir = mkdtempSync(join(tmpdir(), 'swarm-verify-parallel-'));
   const old = Date.now() / 1000 - 10 * 86400;
@@ -36,7 +37,7 @@ beforeAll(() => {
     if (i % 97 === 0) t.app.checkpointAudit();
   }
   const signing = loadOrCreateSigningKey(keyDirFor(t.dbPath, {}));
-  archiveBefore(t.app.db.$client, signing, old + 100, join(dir, 'archive.ndjson'), (res) => t.app.recorder.record(archivedEvent(res, 'test')));
+  await archiveBefore(t.app.database, signing, old + 100, join(dir, 'archive.ndjson'), (res, tx) => step(t.app.recorder.recordWithin(tx, archivedEvent(res, 'test'))));
   for (let i = 0; i < 5; i++) t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: `after the archive ${i}` });
   t.app.checkpointAudit();
   key = trustedVerifierKeys(keyDirFor(t.dbPath, {}), {})!;
