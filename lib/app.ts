@@ -16,7 +16,7 @@ import { consumerOf } from './approvals/rules';
 import { SqlDenialStore, type DenialStore } from './audit/denials/store';
 import { AuditRecorder } from './audit/recorder';
 import { SqlRevisionStore, type RevisionStore } from './audit/revisions';
-import { Checkpointer as AuditCheckpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from './audit/checkpoints';
+import { SqliteCheckpointer as AuditCheckpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from './audit/checkpoints';
 import { witnessTargets } from './audit/witness';
 import { eventListQuery, SqlSecurityEventQueries, type SecurityEventQueries } from './audit/security-events';
 import { SqlAuthStore, type AuthStore } from './auth/store';
@@ -200,7 +200,7 @@ export class SwarmApp extends AppBase {
   private signer(): AuditCheckpointer {
     if (!this.auditCheckpointer) {
       const keyDir = keyDirFor(this.dbFile, this.env);
-      this.auditCheckpointer = new AuditCheckpointer(this.db.$client, loadOrCreateSigningKey(keyDir), {
+      this.auditCheckpointer = new AuditCheckpointer(this.database, loadOrCreateSigningKey(keyDir), {
         keyDir,
         database: this.dbFile,
         witnessDirs: witnessTargets(this.env).dirs,

@@ -12,9 +12,8 @@ import { PostgresDatabase } from '@/db/dialect';
 import { parseDbLocation, redactedUrl } from '@/db/location';
 import { approvalRequestOf, SqlApprovalStore } from './approvals/store';
 import { consumerOf } from './approvals/rules';
-import { checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from './audit/checkpoints';
+import { Checkpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from './audit/checkpoints';
 import { witnessTargets } from './audit/witness';
-import { PgCheckpointer } from './audit/pg-checkpoints';
 import { SqlDenialStore, type DenialStore } from './audit/denials/store';
 import { PgAuditRecorder } from './audit/pg-recorder';
 import { SqlRevisionStore, type RevisionStore } from './audit/revisions';
@@ -66,7 +65,7 @@ export class PgSwarmApp extends AppBase {
   private sweepTimer: NodeJS.Timeout | undefined;
   private lastSweepAt = 0;
   private auditTimer: NodeJS.Timeout | undefined;
-  private checkpointer: PgCheckpointer | undefined;
+  private checkpointer: Checkpointer | undefined;
   private closed: Promise<void> | undefined;
 
   /** Connect, migrate, load the flags; then the application is ready. */
@@ -201,10 +200,10 @@ export class PgSwarmApp extends AppBase {
     return keyDirFor(this.options.dbPath, this.env);
   }
 
-  private signer(): PgCheckpointer {
+  private signer(): Checkpointer {
     if (!this.checkpointer) {
       const keyDir = this.signingKeyDir();
-      this.checkpointer = new PgCheckpointer(this.pool, loadSigningKey(keyDir), {
+      this.checkpointer = new Checkpointer(this.database, loadSigningKey(keyDir), {
         keyDir,
         database: this.options.dbPath,
         witnessDirs: witnessTargets(this.env).dirs,

@@ -12,9 +12,8 @@ import { openPool } from '@/db/pg/client';
 import { PostgresDatabase, step } from '@/db/dialect';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { archivableBefore, archiveBefore, archivedEvent, verifyBundle } from './archive';
-import { loadOrCreateSigningKey, verifierKey } from './checkpoints';
+import { Checkpointer, loadOrCreateSigningKey, verifierKey } from './checkpoints';
 import { PgChainWriter, verifyAuditPg } from './pg-chain';
-import { PgCheckpointer } from './pg-checkpoints';
 import { PgAuditRecorder } from './pg-recorder';
 
 const cluster = usePostgres();
@@ -64,7 +63,7 @@ describe('archiveBefore on PostgreSQL', () => {
     const { app } = await withAppRole();
     await append(app, OLD, 5, 3);
     await append(app, NEW, 4, 2);
-    await new PgCheckpointer(app, key).checkpoint();
+    await new Checkpointer(new PostgresDatabase(app), key).checkpoint();
     const recorder = new PgAuditRecorder(app, { revision: () => null, logAllDecisions: () => false });
     const file = join(dir, 'a1.ndjson');
     const r = await archiveBefore(new PostgresDatabase(app), key, OLD + 1_000, file, (res, tx) => step(recorder.recordWithin(tx, archivedEvent(res, 'cli:test'))));
@@ -88,7 +87,7 @@ describe('archiveBefore on PostgreSQL', () => {
 
     // Appends go on, and the whole verifies from the archived head: the earlier checkpoints are covered by the archive.
     await append(app, NEW + 100, 2);
-    await new PgCheckpointer(app, key).checkpoint();
+    await new Checkpointer(new PostgresDatabase(app), key).checkpoint();
     const report = await verifyAuditPg(app, verifier);
     expect(report.failures).toEqual([]);
     expect(report.chains.find((c) => c.chain === 'permission_denials')).toMatchObject({ rowsChecked: 6, archivedUpTo: 5, firstId: 6, lastId: 11, checkpoints: 2, checkpointsValid: 2 });
@@ -102,7 +101,7 @@ describe('archiveBefore on PostgreSQL', () => {
     expect(r.chains.map((c) => c.rows)).toEqual([3, 1]);
     expect((await app.query('SELECT count(*)::int8 AS n FROM permission_denials')).rows[0].n).toBe(0);
     await append(app, NEW, 2, 1);
-    await new PgCheckpointer(app, key).checkpoint();
+    await new Checkpointer(new PostgresDatabase(app), key).checkpoint();
     const report = await verifyAuditPg(app, verifier);
     expect(report.failures).toEqual([]);
     expect(report.chains.map((c) => [c.firstId, c.lastId, c.archivedUpTo])).toEqual([

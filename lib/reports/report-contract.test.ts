@@ -99,7 +99,7 @@ function sqliteSide(db: Db, facts: Omit<ReportFacts, 'flags'>): Side {
     approvals,
     flags,
     countDays: () => catchUpRollup(new SqliteDatabase(db.$client)),
-    checkpoint: async (key) => void new Checkpointer(db.$client, key).checkpoint(),
+    checkpoint: async (key) => void (await new Checkpointer(new SqliteDatabase(db.$client), key).checkpoint()),
     reader: () => reportReader(sqliteTrail(db, database), { ...facts, flags: () => flags.resolution() }),
     approvalIds: [],
   };
