@@ -26,8 +26,7 @@ import { FlagService } from './flags/service';
 import { SqlFlagStore } from './flags/store';
 import { HookRunner } from './hooks/runner';
 import { DecisionService } from './decisions/service';
-import type { VerifyOptions, VerifyReport } from './audit/verify';
-import { verifyAuditPg } from './audit/pg-chain';
+import { verifyTrail, type VerifyOptions, type VerifyReport } from './audit/verify';
 import { SqlRateCounter } from './hooks/rates';
 import { NotificationService } from './notifications/service';
 import { SqlNotificationStore } from './notifications/store';
@@ -315,7 +314,7 @@ export class PgSwarmApp extends AppBase {
 
   /** Verify the audit chains (and the checkpoints and witnesses given) in one snapshot, read in pages. */
   verifyAudit(verifierKey: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
-    return verifyAuditPg(this.pool, verifierKey, options);
+    return verifyTrail(this.database, verifierKey, options);
   }
 
   /** No write-ahead log of this process's to measure on PostgreSQL. */

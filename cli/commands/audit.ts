@@ -18,9 +18,9 @@ import Database from 'better-sqlite3';
 import { archiveBefore, archivedEvent, verifyBundle, type ArchiveResult } from '@/lib/audit/archive';
 import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
 import { explainDecision, type Explanation } from '@/lib/audit/explain';
-import { step } from '@/db/dialect';
+import { PostgresDatabase, step } from '@/db/dialect';
 import { eventToJson } from '@/lib/audit/security-events';
-import { type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
+import { verifyTrail, type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
 import { readWitness, type WitnessedCheckpoint } from '@/lib/audit/witness';
 import { witnessServer } from '@/lib/audit/witness-server';
 import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
@@ -31,7 +31,6 @@ import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/
 import { cliActor, dbLocation, withAnyApp, type CliContext } from '@/cli/context';
 import { DatabaseUnavailable, openPool } from '@/db/pg/client';
 import type { DbLocation } from '@/db/location';
-import { verifyAuditPg } from '@/lib/audit/pg-chain';
 import { CliError, UsageError } from '@/cli/errors';
 import { cell, isoTime, plural, table } from '@/cli/format';
 
@@ -215,7 +214,7 @@ async function witnessedCheckpoints(witnesses: readonly string[]): Promise<Witne
 async function verifyPostgres(url: string, keyText: string | undefined, range: VerifyOptions): Promise<VerifyReport> {
   const pool = openPool({ url, max: 1, statementTimeoutMs: 600_000 });
   try {
-    return await verifyAuditPg(pool, keyText, range);
+    return await verifyTrail(new PostgresDatabase(pool), keyText, range);
   } catch (error) {
     throw new CliError(error instanceof DatabaseUnavailable ? error.message : `the chains could not be read: ${error instanceof Error ? error.message : String(error)}`);
   } finally {

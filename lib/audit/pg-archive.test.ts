@@ -13,7 +13,8 @@ import { PostgresDatabase, step } from '@/db/dialect';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { archivableBefore, archiveBefore, archivedEvent, verifyBundle } from './archive';
 import { Checkpointer, loadOrCreateSigningKey, verifierKey } from './checkpoints';
-import { PgChainWriter, verifyAuditPg } from './pg-chain';
+import { PgChainWriter } from './pg-chain';
+import { verifyTrail } from './verify';
 import { PgAuditRecorder } from './pg-recorder';
 
 const cluster = usePostgres();
@@ -88,7 +89,7 @@ describe('archiveBefore on PostgreSQL', () => {
     // Appends go on, and the whole verifies from the archived head: the earlier checkpoints are covered by the archive.
     await append(app, NEW + 100, 2);
     await new Checkpointer(new PostgresDatabase(app), key).checkpoint();
-    const report = await verifyAuditPg(app, verifier);
+    const report = await verifyTrail(new PostgresDatabase(app), verifier);
     expect(report.failures).toEqual([]);
     expect(report.chains.find((c) => c.chain === 'permission_denials')).toMatchObject({ rowsChecked: 6, archivedUpTo: 5, firstId: 6, lastId: 11, checkpoints: 2, checkpointsValid: 2 });
   });
@@ -102,7 +103,7 @@ describe('archiveBefore on PostgreSQL', () => {
     expect((await app.query('SELECT count(*)::int8 AS n FROM permission_denials')).rows[0].n).toBe(0);
     await append(app, NEW, 2, 1);
     await new Checkpointer(new PostgresDatabase(app), key).checkpoint();
-    const report = await verifyAuditPg(app, verifier);
+    const report = await verifyTrail(new PostgresDatabase(app), verifier);
     expect(report.failures).toEqual([]);
     expect(report.chains.map((c) => [c.firstId, c.lastId, c.archivedUpTo])).toEqual([
       [4, 5, 3],
@@ -140,7 +141,7 @@ describe('archiveBefore on PostgreSQL', () => {
     await expect(owner.query('DELETE FROM permission_denials WHERE id = 1')).rejects.toThrow('permission_denials is append-only: DELETE is refused');
     expect((await app.query('SELECT count(*)::int8 AS n FROM permission_denials')).rows[0].n).toBe(6);
     // Verified as of the time the rows were written (none yet overdue for a checkpoint).
-    expect((await verifyAuditPg(app, verifier, { now: OLD + 10 })).ok).toBe(true);
+    expect((await verifyTrail(new PostgresDatabase(app), verifier, { now: OLD + 10 })).ok).toBe(true);
   });
 
   it('leaves no bundle behind when the role may not archive (db/pg/app-role.sql revokes the function from it)', async () => {

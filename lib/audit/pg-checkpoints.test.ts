@@ -11,7 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresDatabase } from '@/db/dialect';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { Checkpointer, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, openCheckpoint, parseVerifierKey, verifierKey } from './checkpoints';
-import { PgChainWriter, verifyAuditPg } from './pg-chain';
+import { PgChainWriter } from './pg-chain';
+import { verifyTrail } from './verify';
 
 const cluster = usePostgres();
 const keyDir = mkdtempSync(join(tmpdir(), 'swarm-pgkey-'));
@@ -62,7 +63,7 @@ describe('Checkpointer on PostgreSQL', () => {
     expect(latest.map((c) => c.chain)).toEqual(['permission_denials', 'security_events']);
     expect(openCheckpoint(latest[0]!.note, parseVerifierKey(verifier))).toMatchObject({ ok: true, body: { size: 8 } });
 
-    const report = await verifyAuditPg(pool, verifier);
+    const report = await verifyTrail(new PostgresDatabase(pool), verifier);
     expect(report.failures).toEqual([]);
     expect(report.chains.map((c) => [c.chain, c.rowsChecked, c.checkpoints, c.checkpointsValid])).toEqual([
       ['permission_denials', 8, 2, 2],
@@ -95,7 +96,7 @@ describe('Checkpointer on PostgreSQL', () => {
       expect(s).toEqual([...s].sort((x, y) => x - y));
       expect(s[s.length - 1]).toBe(chain === 'permission_denials' ? 180 : 60);
     }
-    const report = await verifyAuditPg(a, verifier);
+    const report = await verifyTrail(new PostgresDatabase(a), verifier);
     expect(report.failures).toEqual([]);
     expect(report.chains.every((c) => c.checkpointsValid === c.checkpoints)).toBe(true);
   }, 60_000);
@@ -107,19 +108,19 @@ describe('Checkpointer on PostgreSQL', () => {
     // As the tables' owner could, behind the triggers.
     await pool.query('ALTER TABLE permission_denials DISABLE TRIGGER permission_denials_no_change');
     await pool.query("UPDATE permission_denials SET reason = 'nothing to see' WHERE id = 4");
-    let report = await verifyAuditPg(pool, verifier);
+    let report = await verifyTrail(new PostgresDatabase(pool), verifier);
     expect(report.failures[0]).toMatchObject({ table: 'permission_denials', id: 4, problem: 'changed' });
 
     await pool.query("UPDATE permission_denials SET reason = 'reason 3' WHERE id = 4");
     await pool.query('DELETE FROM permission_denials WHERE id > 8');
     await pool.query('ALTER TABLE permission_denials ENABLE TRIGGER permission_denials_no_change');
-    report = await verifyAuditPg(pool, verifier);
+    report = await verifyTrail(new PostgresDatabase(pool), verifier);
     expect(report.failures[0]).toMatchObject({ table: 'permission_denials', id: 9, problem: 'tail truncated after a checkpoint' });
 
     const otherDir = mkdtempSync(join(tmpdir(), 'swarm-pgkey-other-'));
     try {
       const other = loadOrCreateSigningKey(otherDir);
-      report = await verifyAuditPg(pool, verifierKey(other.name, other.raw));
+      report = await verifyTrail(new PostgresDatabase(pool), verifierKey(other.name, other.raw));
       expect(report.failures[0]).toMatchObject({ table: 'audit_checkpoints', problem: 'checkpoint key unknown' });
     } finally {
       rmSync(otherDir, { recursive: true, force: true });

@@ -15,8 +15,7 @@ import type { DialectName, SqlDatabase } from '@/db/dialect';
 import type { App } from '@/lib/app';
 import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/checkpoints';
 import { catchUpIfBehind } from '@/lib/audit/denials/rollup';
-import { verifyAuditPg } from '@/lib/audit/pg-chain';
-import type { VerifyOptions, VerifyRange, VerifyReport } from '@/lib/audit/verify';
+import { verifyTrail, type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
 import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
 import { configuredWitnessed, type WitnessedCheckpoint } from '@/lib/audit/witness';
 import type { FlagResolution } from '@/lib/flags/resolve';
@@ -118,7 +117,7 @@ export function sqliteTrail(db: Db, database: SqlDatabase): ReportTrail {
 export function postgresTrail(pool: pg.Pool, database: SqlDatabase): ReportTrail {
   return {
     database,
-    verifyChains: (verifierKey, options) => verifyAuditPg(pool, verifierKey, options),
+    verifyChains: (verifierKey, options) => verifyTrail(database, verifierKey, options),
     refreshDailyCounts: async () => {},
   };
 }
