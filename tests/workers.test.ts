@@ -11,7 +11,7 @@ import { useTempServerEnv } from './support/in-process-api';
 const METRICS_TOKEN = 'metrics-token-workers-0123456789';
 const server = useTempServerEnv('workers', { policy: 'empty', env: { SWARM_METRICS_TOKEN: METRICS_TOKEN } });
 const { createApp } = await import('@/lib/app');
-const { verifyAudit } = await import('@/lib/audit/verify');
+const { verifyAudit } = await import('@/lib/audit/trail/verify');
 const { listenerWorkers } = await import('@/lib/server/workers');
 
 let pool: ChildProcessWithoutNullStreams;

@@ -15,15 +15,15 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { archiveBefore, archivedEvent, verifyBundle, type ArchiveResult } from '@/lib/audit/archive';
-import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
+import { archiveBefore, archivedEvent, verifyBundle, type ArchiveResult } from '@/lib/audit/trail/archive';
+import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/trail/checkpoints';
 import { explainDecision, type Explanation } from '@/lib/audit/explain';
 import { PostgresDatabase, step } from '@/db/dialect';
 import { eventToJson } from '@/lib/audit/security-events';
-import { verifyTrail, type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
-import { readWitness, type WitnessedCheckpoint } from '@/lib/audit/witness';
-import { witnessServer } from '@/lib/audit/witness-server';
-import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
+import { verifyTrail, type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/trail/verify';
+import { readWitness, type WitnessedCheckpoint } from '@/lib/audit/trail/witness';
+import { witnessServer } from '@/lib/audit/trail/witness-server';
+import { verifyAuditInParallel } from '@/lib/audit/trail/verify-parallel';
 import { controlCounts, coverageNotes } from '@/lib/reports/evidence';
 import { generateReport } from '@/lib/reports/generate';
 import { describePeriod, reportOptionsSchema } from '@/lib/reports/period';
@@ -59,7 +59,7 @@ export function auditCommand(ctx: CliContext, sub: string | undefined, args: str
 
 /**
  * `swarm audit witness --key-dir DIR --log DIR --trust FILE [--port N] [--host H] [--name NAME]`: a witness server for
- * another team to run (lib/audit/witness-server.ts), until SIGINT or SIGTERM. Its key is made in --key-dir on first use.
+ * another team to run (lib/audit/trail/witness-server.ts), until SIGINT or SIGTERM. Its key is made in --key-dir on first use.
  */
 async function witness(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {

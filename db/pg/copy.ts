@@ -7,7 +7,7 @@
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { PostgresDatabase } from '@/db/dialect';
-import { verifyAudit, verifyTrail, type VerifyReport } from '@/lib/audit/verify';
+import { verifyAudit, verifyTrail, type VerifyReport } from '@/lib/audit/trail/verify';
 import { inTransaction } from './client';
 
 /** The tables copied, parents before children (foreign keys hold at every insert). */

@@ -11,7 +11,7 @@ import { openApp } from '@/lib/app';
 import type { PgSwarmApp } from '@/lib/pg-app';
 import { startPostgres } from '@/lib/test-support/postgres';
 import { PostgresDatabase } from '@/db/dialect';
-import { verifyTrail } from '@/lib/audit/verify';
+import { verifyTrail } from '@/lib/audit/trail/verify';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { TEST_AGENTS, TEST_APPROVAL_KEY } from '@/lib/test-support/temp-app';
 import { z } from 'zod';

@@ -11,9 +11,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { migrationsFolder, openDatabase } from '@/db/client';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { SqliteDatabase, step } from '@/db/dialect';
-import { archiveBefore, archivedEvent } from '../archive';
-import { keyDirFor, loadOrCreateSigningKey } from '../checkpoints';
-import type { DenialInput } from '../recorder';
+import { archiveBefore, archivedEvent } from '../trail/archive';
+import { keyDirFor, loadOrCreateSigningKey } from '../trail/checkpoints';
+import type { DenialInput } from '../trail/recorder';
 import { catchUpSearchIndex, indexNewDenials, normaliseSearchText } from './search';
 import { SqlDenialStore } from './store';
 

@@ -213,11 +213,11 @@ describe('verification on several threads', () => {
   });
 
   it('never runs a worker script found through the working directory: the verdict does not depend on where it is run', async () => {
-    // A directory with its own lib/audit/verify-worker.mjs, as an older checkout or someone's folder may have.
+    // A directory with its own lib/audit/trail/verify-worker.mjs, as an older checkout or someone's folder may have.
     const elsewhere = mkdtempSync(join(dir, 'elsewhere-'));
     const marker = join(elsewhere, 'loaded');
-    mkdirSync(join(elsewhere, 'lib', 'audit'), { recursive: true });
-    writeFileSync(join(elsewhere, 'lib', 'audit', 'verify-worker.mjs'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'x');\n`);
+    mkdirSync(join(elsewhere, 'lib', 'audit', 'trail'), { recursive: true });
+    writeFileSync(join(elsewhere, 'lib', 'audit', 'trail', 'verify-worker.mjs'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'x');\n`);
     const before = process.cwd();
     process.chdir(elsewhere);
     try {
@@ -230,7 +230,7 @@ describe('verification on several threads', () => {
       process.chdir(before);
     }
     // The Next.js server is told where the worker is; a name that is not the worker, or relative, is not taken.
-    expect(verifyWorkerFile({ SWARM_VERIFY_WORKER_FILE: 'lib/audit/verify-worker.mjs' })).toBe(verifyWorkerFile({}));
+    expect(verifyWorkerFile({ SWARM_VERIFY_WORKER_FILE: 'lib/audit/trail/verify-worker.mjs' })).toBe(verifyWorkerFile({}));
   });
 
   it('runs one verification on worker threads at a time, however many are asked for at once', async () => {
@@ -247,6 +247,6 @@ describe('verification on several threads', () => {
   });
 
   it('finds its worker script in the source tree', () => {
-    expect(verifyWorkerFile()).toMatch(/lib[\\/]audit[\\/]verify-worker\.mjs$/);
+    expect(verifyWorkerFile()).toMatch(/lib[\\/]audit[\\/]trail[\\/]verify-worker\.mjs$/);
   });
 });

@@ -11,7 +11,7 @@ import { ApprovalRequired, AuditUnavailable, PermissionDenied, type CheckInput }
 import { step } from '@/db/dialect';
 import { archiveBefore, archivedEvent, verifyBundle } from './archive';
 import { keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from './checkpoints';
-import { explainDecision } from './explain';
+import { explainDecision } from '../explain';
 import { verifyAudit } from './verify';
 
 let t: TempApp | undefined;
