@@ -11,8 +11,8 @@ import { useTempServerEnv } from './support/in-process-api';
 const METRICS_TOKEN = 'metrics-token-workers-0123456789';
 const server = useTempServerEnv('workers', { policy: 'empty', env: { SWARM_METRICS_TOKEN: METRICS_TOKEN } });
 const { createApp } = await import('@/lib/app');
-const { verifyAudit } = await import('@/lib/audit/verify');
-const { keyDirFor, trustedVerifierKeys } = await import('@/lib/audit/checkpoints');
+const { verifyAudit } = await import('@/lib/audit/trail/verify');
+const { keyDirFor, trustedVerifierKeys } = await import('@/lib/audit/trail/checkpoints');
 const { listenerWorkers } = await import('@/lib/server/workers');
 
 let pool: ChildProcessWithoutNullStreams;
