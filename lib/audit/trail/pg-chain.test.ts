@@ -108,6 +108,27 @@ describe('PostgreSQL: one audit chain, several writers', () => {
     expect(first.at(-1)).toBe(rowHash(GENESIS_HASH, 1, first.slice(1, -1)));
   });
 
+  it('waits for a server of the previous release, which locks the trail by its number, before it appends', async () => {
+    const p = pool();
+    await migratePostgres(p, pg15.cluster.url);
+    // The chain append of earlier releases: pg_advisory_xact_lock(7318221905002), held here in an open transaction.
+    const old = await pool().connect();
+    try {
+      await old.query('BEGIN');
+      await old.query('SELECT pg_advisory_xact_lock(7318221905002)');
+      let appended = false;
+      const append = appendIn(pool(), { denials: [denialRow(0, 'new-release')] }).then(() => (appended = true));
+      // The new release's append is waiting on that very lock (pg_locks shows it), not appending beside it.
+      await expect.poll(async () => (await p.query<{ n: number }>("SELECT count(*)::int8 AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0]!.n, { timeout: 10_000 }).toBe(1);
+      expect(appended).toBe(false);
+      await old.query('COMMIT');
+      await append;
+      expect(appended).toBe(true);
+    } finally {
+      old.release();
+    }
+  });
+
   it('finds a row changed behind the triggers, and a row removed, at their ids', async () => {
     const p = pool(await pg15.emptyDatabase('tamper'));
     await migratePostgres(p, pg15.cluster.url);

@@ -9,10 +9,11 @@
  * held from a transaction's first append to its commit: keep such transactions short (a group commit of decisions is).
  */
 import type pg from 'pg';
+import { advisoryLockSql } from '@/db/dialect';
 import { AUDIT_TRAIL_LOCK, CHAIN_COLUMNS, GENESIS_HASH, chainHash, encodeRow, type ChainName } from './chain';
 
 /** The advisory lock of the audit trail, as SqlDatabase.transaction takes it for `serialise: AUDIT_TRAIL_LOCK`. */
-export const AUDIT_APPEND_LOCK_SQL = 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))';
+export const AUDIT_APPEND_LOCK_SQL = advisoryLockSql(AUDIT_TRAIL_LOCK);
 
 interface Head {
   id: number;
