@@ -14,8 +14,8 @@
  * database. Deleting the newest rows *and* their checkpoints is only detectable against a checkpoint kept elsewhere
  * (`swarm audit checkpoint` prints the latest for an auditor to keep).
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, verify, type KeyObject } from 'node:crypto';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { sql } from 'drizzle-orm';
 import type { SqlDatabase, SqliteDatabase, TxRunner, TxSteps } from '@/db/dialect';
@@ -140,20 +140,41 @@ export function loadSigningKey(dir: string, name = KEY_NAME): SigningKey {
 /** The installation's signing key, created (private key readable by the owner only) on first use. */
 export function loadOrCreateSigningKey(dir: string, name = KEY_NAME): SigningKey {
   const { privateFile, publicFile } = keyFiles(dir);
-  let privateKey: KeyObject;
-  if (existsSync(privateFile)) {
-    privateKey = createPrivateKey(readFileSync(privateFile));
-  } else {
-    mkdirSync(dir, { recursive: true });
-    privateKey = generateKeyPairSync('ed25519').privateKey;
-    writeFileSync(privateFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
-    chmodSync(privateFile, 0o600);
-  }
+  const privateKey = existsSync(privateFile) ? createPrivateKey(readFileSync(privateFile)) : createKeyOnce(dir, privateFile);
   const publicKey = createPublicKey(privateKey);
   const raw = (publicKey.export({ type: 'spki', format: 'der' }) as Buffer).subarray(SPKI_PREFIX.length);
   const key = { name, privateKey, publicKey, raw };
-  if (!existsSync(publicFile)) writeFileSync(publicFile, `${verifierKey(name, raw)}\n`);
+  if (!existsSync(publicFile)) writeAtomically(publicFile, `${verifierKey(name, raw)}\n`);
   return key;
+}
+
+/**
+ * A new private key, or the one another process made first: processes that start together on a fresh key folder (the
+ * servers of one machine, a server and the CLI) must all sign with one key, and none may read a half-written file.
+ * The key is written in full under a name of its own, then linked to its place: the first link wins, the others read it.
+ */
+function createKeyOnce(dir: string, privateFile: string): KeyObject {
+  mkdirSync(dir, { recursive: true });
+  const fresh = generateKeyPairSync('ed25519').privateKey;
+  const pending = `${privateFile}.${randomUUID()}.tmp`;
+  writeFileSync(pending, fresh.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
+  try {
+    linkSync(pending, privateFile);
+    chmodSync(privateFile, 0o600);
+    return fresh;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return createPrivateKey(readFileSync(privateFile));
+  } finally {
+    rmSync(pending, { force: true });
+  }
+}
+
+/** Write a file whole: a reader sees the old content or the new one, never a part. */
+function writeAtomically(file: string, content: string): void {
+  const pending = `${file}.${randomUUID()}.tmp`;
+  writeFileSync(pending, content);
+  renameSync(pending, file);
 }
 
 /** SWARM_AUDIT_PUBLIC_KEYS names a key ring that cannot be read. */
