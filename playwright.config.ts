@@ -1,15 +1,16 @@
 import { defineConfig } from '@playwright/test';
-import { E2E } from './e2e/fixtures/accounts';
+import { E2E, E2E_WORKERS, e2ePort } from './e2e/fixtures/accounts';
 
 /**
  * End-to-end tests: Debian's Chromium (never a downloaded browser) against the real production build.
- * `npm run test:e2e` builds first; the server runs on its own port with a fresh database.
+ * `npm run test:e2e` builds first. Each worker drives a server of its own, on its own port with a fresh database
+ * (e2e/fixtures/accounts.ts): specs run side by side and never see each other's rows.
  */
 export default defineConfig({
   testDir: 'e2e',
   outputDir: process.env.E2E_OUTPUT_DIR ?? 'test-results',
   fullyParallel: false,
-  workers: 1,
+  workers: E2E_WORKERS,
   retries: 0,
   timeout: 30_000,
   expect: { timeout: 10_000 },
@@ -24,17 +25,18 @@ export default defineConfig({
     screenshot: 'only-on-failure',
     trace: 'off',
   },
-  webServer: {
+  webServer: Array.from({ length: E2E_WORKERS }, (_, index) => ({
     command: 'node --import tsx scripts/e2e-server.ts',
-    url: `http://localhost:${E2E.port}/api/v1/health`,
+    url: `http://localhost:${e2ePort(index)}/api/v1/health`,
     reuseExistingServer: false,
     timeout: 120_000,
     env: {
-      SWARM_DB: `data/e2e-${E2E.port}.db`,
+      E2E_PORT: String(e2ePort(index)),
+      SWARM_DB: `data/e2e-${e2ePort(index)}.db`,
       SWARM_ADMIN_PASSWORD: E2E.users[0].password,
       SWARM_ADMIN_TOKEN: E2E.adminToken,
       SWARM_CONFIG_DIR: 'config',
       SWARM_PROFILE: 'bfsi',
     },
-  },
+  })),
 });
