@@ -2,7 +2,6 @@
  * The flag history filter as it arrives from a URL: the API (`/api/v1/flags/history`, `/api/v1/transparency`) and the
  * `/transparency` page read the same parameters, so a filtered page and its JSON are one link apart.
  */
-import { and, eq, lt, type Column, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 
 /** An empty parameter (`?name=&by=`, what a blank form field sends) means "no filter", not an invalid value. */
@@ -36,15 +35,6 @@ export interface FlagHistoryFilter {
 
 /** Rows of a history read when the filter names no limit. */
 export const HISTORY_LIMIT = 200;
-
-/** The filter as a WHERE clause, for flag_changes on either database (the columns are named alike). */
-export function historyWhere(t: { name: Column; changedBy: Column; id: Column }, filter: FlagHistoryFilter): SQL | undefined {
-  const c: SQL[] = [];
-  if (filter.name) c.push(eq(t.name, filter.name));
-  if (filter.by) c.push(eq(t.changedBy, filter.by));
-  if (filter.before !== undefined) c.push(lt(t.id, filter.before));
-  return c.length ? and(...c) : undefined;
-}
 
 /** The reason a refused change is recorded with: the person's reason, and why it was refused. */
 export function refusalReason(reason: string, refusal: string): string {

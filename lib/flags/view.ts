@@ -46,4 +46,3 @@ export function changeToJson(c: FlagChangeRow) {
 }
 
 export type FlagJson = ReturnType<typeof flagToJson>;
-export type FlagChangeJson = ReturnType<typeof changeToJson>;

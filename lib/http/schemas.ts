@@ -80,7 +80,6 @@ export const denialTailQuerySchema = z
   })
   .superRefine(windowInOrder);
 
-export type DenialQuery = z.infer<typeof denialQuerySchema>;
 export type DenialMatchQuery = z.infer<typeof denialMatchSchema>;
 
 /** The store's filter for a validated query (the API's snake_case names to the store's). */

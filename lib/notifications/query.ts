@@ -17,5 +17,3 @@ export const deliveriesQuerySchema = z.strictObject({
   before: z.preprocess(blankToUndefined, z.string().regex(/^\d{1,18}$/, 'before is the next_cursor of the previous page').transform(Number).optional()),
   limit: z.preprocess(blankToUndefined, z.coerce.number().int().min(1).max(500).default(100)),
 });
-
-export type DeliveriesQuery = z.output<typeof deliveriesQuerySchema>;
