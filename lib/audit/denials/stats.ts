@@ -113,7 +113,8 @@ export interface DenialSummary {
   families: Ranked<string>[];
 }
 
-function topOf<T>(counts: Map<T, number>, n: number): Ranked<T>[] {
+/** The `n` largest counts, largest first (ties by value). */
+export function topOf<T>(counts: Map<T, number>, n: number): Ranked<T>[] {
   return [...counts.entries()]
     .map(([value, count]) => ({ value, count }))
     .sort((a, b) => b.count - a.count || String(a.value).localeCompare(String(b.value)))
@@ -171,8 +172,11 @@ export interface DenialGroup {
   n: number;
 }
 
-/** Counts of groups added one at a time (a group may come several times, from several parts of a read: they add up). */
-class SummaryFold {
+/**
+ * Counts of groups added one at a time (a group may come several times, from several parts of a read: they add up).
+ * The explorer's summary and the audit report's denial figures are folded alike.
+ */
+export class SummaryFold {
   private readonly agents = new Map<string | null, number>();
   private readonly tools = new Map<string, number>();
   private readonly rules = new Map<string, number>();
@@ -197,6 +201,11 @@ class SummaryFold {
       topTools: topOf(this.tools, top),
       families: topOf(this.families, Number.POSITIVE_INFINITY),
     };
+  }
+
+  /** How many distinct agents, tools and rule sources were added. */
+  distinct(): { agents: number; tools: number; ruleSources: number } {
+    return { agents: this.agents.size, tools: this.tools.size, ruleSources: this.rules.size };
   }
 }
 
