@@ -120,21 +120,23 @@ export function exactObjectSchema(what: string, depth = 1) {
 /** A tool call's arguments, wherever they enter (check, batch, finished): kept exactly, or refused. */
 export const argumentsSchema = exactObjectSchema('arguments');
 
-export const checkBodySchema = z.strictObject({
+/** The call a check and a finished report are about. */
+const callFields = {
   agent: name,
   tool: name,
   arguments: argumentsSchema.default({}),
   tool_call_id: z.string().min(1).max(200).optional(),
+};
+
+export const checkBodySchema = z.strictObject({
+  ...callFields,
   /** decide without consequences: nothing recorded, no approval requested or consumed */
   dry_run: z.boolean().default(false),
 });
 
 /** A tool call that was allowed has run (or failed): the after_tool_call hooks hear of it. */
 export const finishedBodySchema = z.strictObject({
-  agent: name,
-  tool: name,
-  arguments: argumentsSchema.default({}),
-  tool_call_id: z.string().min(1).max(200).optional(),
+  ...callFields,
   /** the decision id the check answered, to join the report to the decision */
   decision_id: z.string().min(1).max(100).optional(),
   outcome: z.enum(['succeeded', 'failed']),
