@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { requirePage } from '@/lib/http/page-auth';
+import { durationWords } from '@/lib/config/duration-words';
 import { Forbidden } from '@/app/_components/forbidden';
 import { Time } from '@/app/_components/time';
 import { deliveriesQuerySchema, DELIVERY_STATUSES } from '@/lib/notifications/query';
@@ -19,12 +20,6 @@ const EVENT_WORDS: Record<string, string> = {
 };
 /** Each state in words and with a symbol, never by colour alone. */
 const STATUS_WORDS: Record<string, string> = { pending: '○ Waiting to send', sending: '◐ Sending', delivered: '✓ Delivered', failed: '✕ Failed' };
-
-function duration(seconds: number): string {
-  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
-  if (seconds % 60 === 0) return `${seconds / 60} min`;
-  return `${seconds} s`;
-}
 
 /**
  * Who was told that they are needed, and what failed: the channels of config/notifications.yaml and every delivery,
@@ -101,10 +96,10 @@ export default async function NotificationsPage({ searchParams }: { searchParams
         ) : null}
         {config.channels.length > 0 ? (
           <p className="muted">
-            Nearing expiry means {duration(config.expiringBeforeSeconds)} before a request expires.{' '}
+            Nearing expiry means {durationWords(config.expiringBeforeSeconds, 'h')} before a request expires.{' '}
             {config.bursts.length === 0
               ? 'No denial burst is watched.'
-              : `Bursts watched: ${config.bursts.map((b) => `${b.id} (${b.denials} denials within ${duration(b.withinSeconds)}${b.agent ? ` by ${b.agent}` : ''})`).join('; ')}.`}
+              : `Bursts watched: ${config.bursts.map((b) => `${b.id} (${b.denials} denials within ${durationWords(b.withinSeconds, 'h')}${b.agent ? ` by ${b.agent}` : ''})`).join('; ')}.`}
           </p>
         ) : null}
       </section>
