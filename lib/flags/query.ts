@@ -3,9 +3,8 @@
  * `/transparency` page read the same parameters, so a filtered page and its JSON are one link apart.
  */
 import { z } from 'zod';
+import { blankToUndefined } from '@/lib/http/blank';
 
-/** An empty parameter (`?name=&by=`, what a blank form field sends) means "no filter", not an invalid value. */
-const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
 export const HISTORY_PAGE_SIZE = 100;
 

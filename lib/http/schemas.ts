@@ -3,6 +3,7 @@
  * browser can import on its own) of the API's answers.
  */
 import { z } from 'zod';
+import { blankToUndefined } from '@/lib/http/blank';
 import { decodeCursor, DENIAL_SORT_KEYS, SORT_ORDERS, type DenialMatch } from '@/lib/audit/denials/filter';
 import { argumentsProblem, MAX_ARGUMENT_DEPTH, ROLES } from '@/lib/permissions';
 
@@ -15,8 +16,6 @@ const positiveSeconds = z.coerce.number().positive().max(100 * 365 * 24 * 3600);
 // Denial queries: the list, the exports, the summary and the histogram share one filter.
 // ---------------------------------------------------------------------------------------------------------------
 
-/** An empty query parameter (a form field left blank) means "not given". */
-const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
 const denialFilterFields = {
   since: positiveSeconds.optional(),

@@ -3,9 +3,8 @@
  * `/notifications` page read the same parameters.
  */
 import { z } from 'zod';
+import { blankToUndefined } from '@/lib/http/blank';
 import { NOTIFICATION_EVENTS } from './config';
-
-const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
 export const DELIVERY_STATUSES = ['pending', 'sending', 'delivered', 'failed'] as const;
 

@@ -21,7 +21,7 @@ import type { ResolvedFlag } from '@/lib/flags/resolve';
 import type { LoadedProfile } from '@/lib/profiles/profile';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { displayFile, withoutPaths } from './paths';
-import type { ReportPeriod } from './period';
+import { isoSeconds, type ReportPeriod } from './period';
 
 export { displayFile, withoutPaths };
 import { unindexed, type ReportReader, type SqlParam } from './reader';
@@ -774,13 +774,11 @@ interface EventRowLite {
 export function filterValue(key: string, value: unknown): string {
   if (typeof value === 'number' && Number.isFinite(value)) {
     if (key === 'since') return value % 86400 === 0 ? `P${value / 86400}D` : value % 3600 === 0 ? `PT${value / 3600}H` : `PT${value}S`;
-    if (value >= 1e8) return isoSecondsOf(value);
+    if (value >= 1e8) return isoSeconds(value);
   }
-  if (typeof value === 'string' && /^\d{9,}(\.\d+)?$/.test(value) && /^(from|to|until|before|after)$/.test(key)) return isoSecondsOf(Number(value));
+  if (typeof value === 'string' && /^\d{9,}(\.\d+)?$/.test(value) && /^(from|to|until|before|after)$/.test(key)) return isoSeconds(Number(value));
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
-
-const isoSecondsOf = (t: number) => new Date(Math.round(t) * 1000).toISOString().replace('.000Z', 'Z');
 
 function noteOf(e: EventRowLite): string {
   let d: Record<string, unknown> = {};
