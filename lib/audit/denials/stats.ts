@@ -20,7 +20,8 @@ import { ruleSourceFamily } from './vocabulary';
 export { ruleSourceFamily } from './vocabulary';
 
 const DAY = DAY_SECONDS;
-const whereClause = (where: SQL | undefined): SQL => (where ? sql` WHERE ${where}` : sql``);
+/** ` WHERE <where>`, or nothing when there is no condition. */
+export const whereClause = (where: SQL | undefined): SQL => (where ? sql` WHERE ${where}` : sql``);
 
 const countsColumn = (name: string): SQL => sql`${sql.identifier('permission_denial_daily_counts')}.${sql.identifier(name)}`;
 /** The daily counts' columns (permission_denial_daily_counts): a missing agent or role is '' there. */

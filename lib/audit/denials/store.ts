@@ -14,7 +14,7 @@ import { afterPosition, denialWhere, pageOf, pageOrder, pagePosition, resolveWin
 import { facetFilter, facetOf, resolveFilter, type Facet, type FacetField, type FacetOptions } from './facets';
 import { catchUpIfBehind } from './rollup';
 import { catchUpSearchIndex, D, denialTextIndex, indexedText } from './search';
-import { denialHistogram, summarizeDenials, type AggregateOptions, type DenialHistogram, type DenialSummary } from './stats';
+import { denialHistogram, summarizeDenials, whereClause, type AggregateOptions, type DenialHistogram, type DenialSummary } from './stats';
 
 export {
   DENIAL_SORT_KEYS,
@@ -79,8 +79,6 @@ const ROW = sql.raw(
    principal, trace_json AS "traceJson", decision_id AS "decisionId", policy_revision AS "policyRevision",
    masked_paths AS "maskedPaths", prev_hash AS "prevHash", row_hash AS "rowHash"`,
 );
-
-const whereClause = (where: SQL | undefined): SQL => (where ? sql` WHERE ${where}` : sql``);
 
 /** The one DenialStore, over the dialect port. */
 export class SqlDenialStore implements DenialStore {
