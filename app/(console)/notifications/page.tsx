@@ -2,7 +2,6 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { requirePage } from '@/lib/http/page-auth';
 import { durationWords } from '@/lib/config/duration-words';
-import { Forbidden } from '@/app/_components/forbidden';
 import { Time } from '@/app/_components/time';
 import { deliveriesQuerySchema, DELIVERY_STATUSES } from '@/lib/notifications/query';
 import { deliveryToJson } from '@/lib/notifications/service';
@@ -26,8 +25,7 @@ const STATUS_WORDS: Record<string, string> = { pending: '○ Waiting to send', s
  * newest first, filterable by state. Admins only (the same as GET /api/v1/notifications/deliveries).
  */
 export default async function NotificationsPage({ searchParams }: { searchParams: Promise<Search> }) {
-  const { app, denied } = await requirePage('/notifications', 'admin');
-  if (denied) return <Forbidden {...denied} />;
+  const { app } = await requirePage('/notifications', 'admin');
   const sp = await searchParams;
   const parsed = deliveriesQuerySchema.safeParse({ status: typeof sp.status === 'string' ? sp.status : undefined, before: typeof sp.before === 'string' ? sp.before : undefined, limit: 50 });
   const query = parsed.success ? parsed.data : { limit: 50 };
