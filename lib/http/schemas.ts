@@ -17,10 +17,15 @@ const positiveSeconds = z.coerce.number().positive().max(100 * 365 * 24 * 3600);
 // ---------------------------------------------------------------------------------------------------------------
 
 
-const denialFilterFields = {
+/** The time window every explorer query takes: the last `since` seconds, or from/to. */
+const windowFields = {
   since: positiveSeconds.optional(),
   from: z.coerce.number().nonnegative().optional(),
   to: z.coerce.number().nonnegative().optional(),
+};
+
+const denialFilterFields = {
+  ...windowFields,
   /** the newest denial id of the view that was loaded: rows recorded after it are left out (exact evidence) */
   until_id: z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
   agent: name.optional(),
@@ -213,20 +218,14 @@ export const approvalListQuerySchema = z.strictObject({
 export const approveBodySchema = z.strictObject({ reason: z.string().max(2000).optional() });
 export const rejectBodySchema = z.strictObject({ reason: z.string().trim().min(1, 'a rejection needs a reason').max(2000) });
 
-export const flagOverrideBodySchema = z.strictObject({
-  value: z.boolean(),
-  reason: z.string().trim().min(1, 'a flag change needs a reason').max(2000),
-});
-export const flagUnsetBodySchema = z.strictObject({
-  reason: z.string().trim().min(1, 'a flag change needs a reason').max(2000),
-});
+const flagReason = z.string().trim().min(1, 'a flag change needs a reason').max(2000);
+export const flagOverrideBodySchema = z.strictObject({ value: z.boolean(), reason: flagReason });
+export const flagUnsetBodySchema = z.strictObject({ reason: flagReason });
 
 /** GET /api/v1/audit/events: the explorer's conventions (since or from/to, blank means not given, a numeric cursor). */
 export const eventQuerySchema = z
   .strictObject({
-    since: positiveSeconds.optional(),
-    from: z.coerce.number().nonnegative().optional(),
-    to: z.coerce.number().nonnegative().optional(),
+    ...windowFields,
     type: z.preprocess(blankToUndefined, z.string().regex(/^[a-z_]+(\.[a-z_]+)*$/, 'type is an event type such as auth.login.failed, or a family such as auth').optional()),
     /** a type or family left out: the audit page's default view sends `decision` (logged decisions have their own view) */
     exclude_type: z.preprocess(blankToUndefined, z.string().regex(/^[a-z_]+(\.[a-z_]+)*$/, 'exclude_type is an event type or a family such as decision').optional()),
