@@ -44,5 +44,3 @@ export function changeToJson(c: FlagChangeRow) {
     reason: c.reason,
   };
 }
-
-export type FlagJson = ReturnType<typeof flagToJson>;

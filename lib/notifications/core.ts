@@ -311,7 +311,6 @@ export function deliveryToJson(row: NotificationDeliveryRow) {
     delivered_at: row.deliveredAt,
   };
 }
-export type DeliveryJson = ReturnType<typeof deliveryToJson>;
 
 /** How many rows are in each state, every state present. */
 export function countsOf(rows: readonly { status: DeliveryStatus; n: number }[]): Record<DeliveryStatus, number> {
