@@ -16,19 +16,7 @@ import { catchUpIfBehind } from './rollup';
 import { catchUpSearchIndex, D, denialTextIndex, indexedText } from './search';
 import { denialHistogram, summarizeDenials, whereClause, type AggregateOptions, type DenialHistogram, type DenialSummary } from './stats';
 
-export {
-  DENIAL_SORT_KEYS,
-  SORT_ORDERS,
-  denialWhere,
-  likeContains,
-  nowSeconds,
-  resolveWindow,
-  ruleSourceCondition,
-  type DenialFilter,
-  type DenialMatch,
-  type DenialSortKey,
-  type SortOrder,
-} from './filter';
+export { type DenialFilter, type DenialMatch, type DenialSortKey, type SortOrder } from './filter';
 
 /** One page of denials and the cursor of the next (null on the last page). */
 export interface DenialPage {
