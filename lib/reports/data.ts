@@ -76,12 +76,8 @@ export interface IntegrityResult {
   checkpointsInPeriod: number;
 }
 
-export interface ControlScope {
-  name: string;
-  title: string;
-  description: string;
-  frameworks: readonly string[];
-}
+/** A profile in the report's scope: what the report says of it. */
+export type ControlScope = Pick<LoadedProfile, 'name' | 'title' | 'description' | 'frameworks'>;
 
 export interface FlagState {
   name: string;
@@ -760,15 +756,8 @@ async function eventCounts(r: ReportReader, p: ReportPeriod): Promise<TypeCount[
   return out.sort((a, b) => b.count - a.count || a.type.localeCompare(b.type) || a.outcome.localeCompare(b.outcome));
 }
 
-interface EventRowLite {
-  at: number;
-  type: string;
-  actor: string;
-  role: string | null;
-  outcome: string;
-  target: string | null;
-  detail: string | null;
-}
+/** A security event as read for a list: an EventLine before its detail became a note. */
+type EventRowLite = Omit<EventLine, 'note'> & { detail: string | null };
 
 /** Seconds of a filter as a reader reads them: instants in ISO 8601, `since` as the span back (never epoch seconds). */
 export function filterValue(key: string, value: unknown): string {
