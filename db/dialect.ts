@@ -77,12 +77,20 @@ export function postgresTx(tx: TxRunner): PostgresTx {
   return tx as PostgresTx;
 }
 
+/**
+ * The advisory lock of a `serialise` key: a number is the lock itself (a key earlier releases took by number, kept so
+ * that servers of two releases still exclude each other during a rolling upgrade), a name is hashed.
+ */
+export function advisoryLockSql(key: string | number): string {
+  return typeof key === 'number' ? 'SELECT pg_advisory_xact_lock($1)' : 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))';
+}
+
 export interface TransactionOptions {
   /**
    * A key whose transactions must run one at a time across every process and server (a user's sign-in attempts, a
    * chain's head): an advisory lock on PostgreSQL; on SQLite the writer lock of BEGIN IMMEDIATE already does it.
    */
-  serialise?: string;
+  serialise?: string | number;
   /** a read-only transaction (one consistent snapshot for several reads) */
   readOnly?: boolean;
 }
@@ -575,7 +583,7 @@ export class PostgresDatabase implements SqlDatabase {
     return inTransaction(
       this.pool,
       async ({ client }) => {
-        if (options.serialise !== undefined) await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [options.serialise]);
+        if (options.serialise !== undefined) await client.query(advisoryLockSql(options.serialise), [options.serialise]);
         return drivePg(body(pgRunner(client)));
       },
       this.url,

@@ -20,7 +20,7 @@ import { builtInSources, DEFAULT_FLAG_VALUES } from './config/sources';
 import { assertPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, type PolicyConfig, type PolicyTests } from './config/policy-tests';
 import type { CompiledGate, GateSet, GateSpec } from './permissions/gates';
 import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from './permissions/policy';
-import { archivableBefore } from './audit/archive';
+import { archivableBefore } from './audit/trail/archive';
 import { processMetrics } from './ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from './notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from './hooks/config';

@@ -5,8 +5,8 @@
  */
 import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import type { VerifyOptions, VerifyReport } from './audit/verify';
-import { verifyAuditInParallel } from './audit/verify-parallel';
+import type { VerifyOptions, VerifyReport } from './audit/trail/verify';
+import { verifyAuditInParallel } from './audit/trail/verify-parallel';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type Db } from '@/db/client';
 import { parseDbLocation } from '@/db/location';
 import { startCheckpointer, type Checkpointer } from '@/db/checkpointer';
@@ -14,10 +14,10 @@ import { approvalRequestOf, LEGACY_APPROVALS, SqlApprovalStore } from './approva
 import { SqliteApprovalPorts } from './approvals/sqlite-ports';
 import { consumerOf } from './approvals/rules';
 import { SqlDenialStore, type DenialStore } from './audit/denials/store';
-import { AuditRecorder } from './audit/recorder';
+import { AuditRecorder } from './audit/trail/recorder';
 import { SqlRevisionStore, type RevisionStore } from './audit/revisions';
-import { Checkpointer as AuditCheckpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from './audit/checkpoints';
-import { witnessTargets } from './audit/witness';
+import { SqliteCheckpointer as AuditCheckpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from './audit/trail/checkpoints';
+import { witnessTargets } from './audit/trail/witness';
 import { eventListQuery, SqlSecurityEventQueries, type SecurityEventQueries } from './audit/security-events';
 import { SqlAuthStore, type AuthStore } from './auth/store';
 import { SqlLoginAttempts, type LoginAttempts } from './auth/attempts';
@@ -149,7 +149,7 @@ export class SwarmApp extends AppBase {
       flags: () => this.flags.values(),
       cwd: this.configDir,
       maskKeys: this.profiles.maskKeys,
-      rates: new SqliteRateCounter(this.db.$client),
+      rates: new SqliteRateCounter(this.database),
       onFailure: (f) =>
         this.recorder.record({ kind: 'hook', type: 'hook.failed', actor: 'system', outcome: 'failed', target: f.target ?? null, detail: { hook: f.hook, event: f.event, action: f.action, reason: f.reason } }),
     });
@@ -200,7 +200,7 @@ export class SwarmApp extends AppBase {
   private signer(): AuditCheckpointer {
     if (!this.auditCheckpointer) {
       const keyDir = keyDirFor(this.dbFile, this.env);
-      this.auditCheckpointer = new AuditCheckpointer(this.db.$client, loadOrCreateSigningKey(keyDir), {
+      this.auditCheckpointer = new AuditCheckpointer(this.database, loadOrCreateSigningKey(keyDir), {
         keyDir,
         database: this.dbFile,
         witnessDirs: witnessTargets(this.env).dirs,
@@ -322,7 +322,7 @@ export class SwarmApp extends AppBase {
 
   /**
    * Verify the audit chains (and the checkpoints and witnesses given) on a read-only connection of its own, long chains
-   * on every core (lib/audit/verify-parallel.ts).
+   * on every core (lib/audit/trail/verify-parallel.ts).
    */
   async verifyAudit(verifierKey: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
     const sqlite = new Database(this.dbFile, { readonly: true, fileMustExist: true });

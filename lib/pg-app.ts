@@ -12,11 +12,10 @@ import { PostgresDatabase } from '@/db/dialect';
 import { parseDbLocation, redactedUrl } from '@/db/location';
 import { approvalRequestOf, SqlApprovalStore } from './approvals/store';
 import { consumerOf } from './approvals/rules';
-import { checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from './audit/checkpoints';
-import { witnessTargets } from './audit/witness';
-import { PgCheckpointer } from './audit/pg-checkpoints';
+import { Checkpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from './audit/trail/checkpoints';
+import { witnessTargets } from './audit/trail/witness';
 import { SqlDenialStore, type DenialStore } from './audit/denials/store';
-import { PgAuditRecorder } from './audit/pg-recorder';
+import { PgAuditRecorder } from './audit/trail/pg-recorder';
 import { SqlRevisionStore, type RevisionStore } from './audit/revisions';
 import { SqlSecurityEventQueries, type SecurityEventQueries } from './audit/security-events';
 import { SqlAuthStore, type AuthStore } from './auth/store';
@@ -27,9 +26,8 @@ import { FlagService } from './flags/service';
 import { SqlFlagStore } from './flags/store';
 import { HookRunner } from './hooks/runner';
 import { DecisionService } from './decisions/service';
-import type { VerifyOptions, VerifyReport } from './audit/verify';
-import { verifyAuditPg } from './audit/pg-chain';
-import { PgRateCounter } from './hooks/pg-rates';
+import { verifyTrail, type VerifyOptions, type VerifyReport } from './audit/trail/verify';
+import { SqlRateCounter } from './hooks/rates';
 import { NotificationService } from './notifications/service';
 import { SqlNotificationStore } from './notifications/store';
 import { Leadership, LEADER_LOCKS } from './ops/leader';
@@ -66,7 +64,7 @@ export class PgSwarmApp extends AppBase {
   private sweepTimer: NodeJS.Timeout | undefined;
   private lastSweepAt = 0;
   private auditTimer: NodeJS.Timeout | undefined;
-  private checkpointer: PgCheckpointer | undefined;
+  private checkpointer: Checkpointer | undefined;
   private closed: Promise<void> | undefined;
 
   /** Connect, migrate, load the flags; then the application is ready. */
@@ -126,7 +124,7 @@ export class PgSwarmApp extends AppBase {
       flags: () => this.flags.values(),
       cwd: this.configDir,
       maskKeys: this.profiles.maskKeys,
-      rates: new PgRateCounter(pool),
+      rates: new SqlRateCounter(this.database),
       onFailure: (f) =>
         void this.recorder
           .record({ kind: 'hook', type: 'hook.failed', actor: 'system', outcome: 'failed', target: f.target ?? null, detail: { hook: f.hook, event: f.event, action: f.action, reason: f.reason } })
@@ -201,10 +199,10 @@ export class PgSwarmApp extends AppBase {
     return keyDirFor(this.options.dbPath, this.env);
   }
 
-  private signer(): PgCheckpointer {
+  private signer(): Checkpointer {
     if (!this.checkpointer) {
       const keyDir = this.signingKeyDir();
-      this.checkpointer = new PgCheckpointer(this.pool, loadSigningKey(keyDir), {
+      this.checkpointer = new Checkpointer(this.database, loadSigningKey(keyDir), {
         keyDir,
         database: this.options.dbPath,
         witnessDirs: witnessTargets(this.env).dirs,
@@ -316,7 +314,7 @@ export class PgSwarmApp extends AppBase {
 
   /** Verify the audit chains (and the checkpoints and witnesses given) in one snapshot, read in pages. */
   verifyAudit(verifierKey: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
-    return verifyAuditPg(this.pool, verifierKey, options);
+    return verifyTrail(this.database, verifierKey, options);
   }
 
   /** No write-ahead log of this process's to measure on PostgreSQL. */

@@ -347,7 +347,7 @@ class GroupCommit {
 
 /**
  * On PostgreSQL each decision call is decided as it comes, side by side with the others on the pool's connections; the
- * recorder commits the denials of concurrent calls together (lib/audit/pg-recorder.ts: one transaction, one turn of
+ * recorder commits the denials of concurrent calls together (lib/audit/trail/pg-recorder.ts: one transaction, one turn of
  * the chain's lock, one flush of the WAL), and each answer leaves only after the commit that holds its denial.
  */
 class Concurrent {
