@@ -22,8 +22,6 @@ import type { LoadedProfile } from '@/lib/profiles/profile';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { displayFile, withoutPaths } from './paths';
 import { isoSeconds, type ReportPeriod } from './period';
-
-export { displayFile, withoutPaths };
 import { unindexed, type ReportReader, type SqlParam } from './reader';
 
 export const SYSTEM_NAME = 'Swarm Permissions';
