@@ -52,8 +52,8 @@ function dispatch(ctx: CliContext, argv: string[]): number | Promise<number> {
   }
 }
 
-/** An asynchronous command, with the same reporting of errors and exit statuses as run(). */
-export async function runAsync(ctx: CliContext, command: () => Promise<number>): Promise<number> {
+/** A command's exit status, whether it finishes at once or later (db backup); what it throws is reported as one. */
+async function settle(ctx: CliContext, command: () => number | Promise<number>): Promise<number> {
   try {
     return await command();
   } catch (error) {
@@ -61,15 +61,8 @@ export async function runAsync(ctx: CliContext, command: () => Promise<number>):
   }
 }
 
-/** Run a command line; a few commands (db backup) finish asynchronously and answer a promise of the status. */
-export function run(ctx: CliContext, argv: string[]): number | Promise<number> {
-  try {
-    const status = dispatch(ctx, argv);
-    return typeof status === 'number' ? status : status.catch((error: unknown) => report(ctx, error));
-  } catch (error) {
-    return report(ctx, error);
-  }
-}
+/** Run a command line (every command but `hook`, which reads stdin: main). */
+export const run = (ctx: CliContext, argv: string[]): Promise<number> => settle(ctx, () => dispatch(ctx, argv));
 
 /**
  * The whole command line, as `swarm` runs it: its exit status, never process.exit. The process entry (main.ts) gives it
@@ -78,9 +71,9 @@ export function run(ctx: CliContext, argv: string[]): number | Promise<number> {
 export function main(ctx: CliContext, argv: string[], readStdin: () => Promise<string>): Promise<number> {
   if (argv[0] === 'hook' && !argv.includes('--help') && !argv.includes('-h')) {
     // The one command that reads stdin and may call the server: asynchronous.
-    return runAsync(ctx, () => hookCommand(ctx.io, ctx.env, argv.slice(1), readStdin));
+    return settle(ctx, () => hookCommand(ctx.io, ctx.env, argv.slice(1), readStdin));
   }
-  return Promise.resolve(run(ctx, argv));
+  return run(ctx, argv);
 }
 
 function report(ctx: CliContext, error: unknown): number {

@@ -57,5 +57,3 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
   tool({ name: 'web_fetch', description: 'Fetch a page from the internet.', schema: z.object({ url: z.string().url() }) }, done('fetched')),
   tool({ name: 'send_email', description: 'Send an e-mail notification.', schema: z.object({ to: z.string(), subject: z.string() }) }, done('sent')),
 ];
-
-export const PLATFORM_TOOLS_BY_NAME: ReadonlyMap<string, ToolDefinition> = new Map(PLATFORM_TOOLS.map((t) => [t.name, t]));

@@ -15,6 +15,7 @@
  * transaction.
  */
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
+import { columnsAs } from '@/db/columns';
 import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
 import { approvals, type ApprovalRow, type ApprovalVoteRow } from '@/db/schema';
 import type { ApprovalState, CheckResult, PermissionContext, Principal, Role, ToolContext } from '@/lib/permissions';
@@ -161,13 +162,12 @@ export function transitionOf<T>(listener: ApprovalListener, body: Transition<T>)
 
 const now = nowSeconds;
 
-/** Every column of approvals under its property name (quoted: PostgreSQL folds an unquoted alias to lower case). */
+/** Every column of approvals, by property name (the INSERT of a request names them). */
 const APPROVAL_COLUMNS = getTableColumns(approvals);
-const columnsAs = (keys: readonly (keyof typeof APPROVAL_COLUMNS)[]): string => keys.map((k) => `${APPROVAL_COLUMNS[k].name} AS "${k}"`).join(', ');
-/** The whole row, for SELECT and RETURNING. */
-export const APPROVAL_ROW = sql.raw(columnsAs(Object.keys(APPROVAL_COLUMNS) as (keyof typeof APPROVAL_COLUMNS)[]));
+/** The whole row under its property names, for SELECT and RETURNING. */
+export const APPROVAL_ROW = sql.raw(columnsAs(approvals));
 /** The columns of a call's newest approval that its state is made of (rules.ts NewestFacts). */
-export const NEWEST_FACTS = columnsAs(['id', 'status', 'expiresAt', 'decidedAt', 'decisionReason', 'gate', 'approvalsRequired'] satisfies (keyof NewestFacts)[]);
+export const NEWEST_FACTS = columnsAs(approvals, ['id', 'status', 'expiresAt', 'decidedAt', 'decisionReason', 'gate', 'approvalsRequired'] satisfies (keyof NewestFacts)[]);
 const VOTE_ROW = sql`approval_id AS "approvalId", approver, approver_role AS "approverRole", reason, "at"`;
 
 /** Rows of a release that bound approvals by an unkeyed hash (and kept their arguments in clear). */

@@ -2,11 +2,9 @@
  * The flag history filter as it arrives from a URL: the API (`/api/v1/flags/history`, `/api/v1/transparency`) and the
  * `/transparency` page read the same parameters, so a filtered page and its JSON are one link apart.
  */
-import { and, eq, lt, type Column, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
+import { blankToUndefined } from '@/lib/http/blank';
 
-/** An empty parameter (`?name=&by=`, what a blank form field sends) means "no filter", not an invalid value. */
-const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
 export const HISTORY_PAGE_SIZE = 100;
 
@@ -36,15 +34,6 @@ export interface FlagHistoryFilter {
 
 /** Rows of a history read when the filter names no limit. */
 export const HISTORY_LIMIT = 200;
-
-/** The filter as a WHERE clause, for flag_changes on either database (the columns are named alike). */
-export function historyWhere(t: { name: Column; changedBy: Column; id: Column }, filter: FlagHistoryFilter): SQL | undefined {
-  const c: SQL[] = [];
-  if (filter.name) c.push(eq(t.name, filter.name));
-  if (filter.by) c.push(eq(t.changedBy, filter.by));
-  if (filter.before !== undefined) c.push(lt(t.id, filter.before));
-  return c.length ? and(...c) : undefined;
-}
 
 /** The reason a refused change is recorded with: the person's reason, and why it was refused. */
 export function refusalReason(reason: string, refusal: string): string {

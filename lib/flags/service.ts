@@ -180,5 +180,3 @@ export class FlagService {
     return this.store.historyAuthors();
   }
 }
-
-export type { FlagHistoryFilter } from './query';

@@ -9,6 +9,7 @@ import type { FlagChangeRow } from '@/db/schema';
 import type { App } from '@/lib/app';
 import type { AgentsFile } from '@/lib/config/agents';
 import type { WatchedFileStatus } from '@/lib/config/watched-file';
+import { durationWords } from '@/lib/config/duration-words';
 import type { PolicyRuleInput } from '@/lib/permissions/policy';
 import type { GateSpec } from '@/lib/permissions/gates';
 import { SHELL_HOOKS_FLAG, TS_HOOKS_FLAG, type CompiledHook } from '@/lib/hooks/config';
@@ -270,19 +271,12 @@ function hookDoes(h: CompiledHook): string {
       return `Rewrites the arguments: ${parts.join('; ')}`;
     }
     case 'rate_limit':
-      return `Allows ${h.rateLimit!.calls} call${h.rateLimit!.calls === 1 ? '' : 's'} per agent and tool every ${formatDuration(h.rateLimit!.perSeconds)}, then denies`;
+      return `Allows ${h.rateLimit!.calls} call${h.rateLimit!.calls === 1 ? '' : 's'} per agent and tool every ${durationWords(h.rateLimit!.perSeconds)}, then denies`;
     case 'webhook':
       return `${h.event === 'before_tool_call' ? 'Asks' : 'Tells'} ${h.webhook!.urlShown} (signed with $${h.webhook!.secretEnv}; ${h.webhook!.timeoutMs / 1000}s timeout, ${h.webhook!.retries} retr${h.webhook!.retries === 1 ? 'y' : 'ies'})`;
     case 'shell':
       return `Runs ${h.shell!.command.join(' ')} (${h.shell!.timeoutMs / 1000}s timeout)`;
   }
-}
-
-function formatDuration(seconds: number): string {
-  if (seconds % 86_400 === 0) return `${seconds / 86_400} d`;
-  if (seconds % 3_600 === 0) return `${seconds / 3_600} h`;
-  if (seconds % 60 === 0) return `${seconds / 60} min`;
-  return `${seconds} s`;
 }
 
 /** Where a gate was declared, in words (never a server path). */

@@ -44,6 +44,3 @@ export function changeToJson(c: FlagChangeRow) {
     reason: c.reason,
   };
 }
-
-export type FlagJson = ReturnType<typeof flagToJson>;
-export type FlagChangeJson = ReturnType<typeof changeToJson>;

@@ -11,8 +11,6 @@ import { HTTP_METHODS, ROUTES } from './route-table';
 type JsonSchema = Record<string, unknown>;
 type AnySpec = RouteDefinition['spec'];
 
-export { HTTP_METHODS };
-
 export interface Parameter {
   name: string;
   in: 'path' | 'query';

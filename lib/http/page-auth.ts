@@ -12,8 +12,6 @@ import { SESSION_COOKIE } from './route';
 export interface PageAccess {
   app: App;
   principal: Principal;
-  /** set when the role is too low; the page shows it instead of its content */
-  denied?: { ruleSource: string; reason: string };
 }
 
 /** A `next` parameter that can only lead back into this site. */
@@ -42,8 +40,7 @@ export async function requireSignedIn(fallbackPath: string): Promise<{ app: App;
 
 /**
  * The principal of a console page that needs `role`. A refusal is recorded as a denial (engine.decide) and answered
- * with HTTP 403: forbidden() renders app/(console)/forbidden.tsx with that status. (`denied` stays in the type for
- * the pages that still test it; it is never set.)
+ * with HTTP 403: forbidden() renders app/(console)/forbidden.tsx with that status.
  */
 export async function requirePage(path: string, role: Role): Promise<PageAccess> {
   const { app, principal } = await requireSignedIn(path);

@@ -230,7 +230,6 @@ export const flagSchema = z.object({
   locked_by: z.array(z.string()).nullable(),
   changeable: z.boolean(),
 });
-export type FlagJson = z.infer<typeof flagSchema>;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Sessions

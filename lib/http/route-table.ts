@@ -1,6 +1,7 @@
 /**
  * The route table: every HTTP route of the product as data. Each entry says its public path, the Next.js file that
- * adapts it (app/.../route.ts, one line: `export const { GET } = nextHandlers('/api/v1/flags')`), and per method the
+ * adapts it (the path's own app/.../route.ts unless it names another; one line: `export const { GET } =
+ * nextHandlers('/api/v1/flags')`), and per method the
  * route's definition (role, zod schemas and handler core, made by route() in lib/http/routes/) with what the API
  * reference says about it.
  *
@@ -49,9 +50,17 @@ export interface RouteTableEntry {
   readonly decisionListener?: true;
 }
 
-/** An entry, with its path and methods kept as literal types (so an adapter can only take methods its entry has). */
-function entry<const P extends string, M extends HttpMethod>(e: RouteTableEntry & { readonly path: P; readonly methods: Readonly<Record<M, RouteMethod>> }) {
-  return e;
+/** The Next.js route file of a path: app/, the path with a dynamic segment {id} as [id], /route.ts. */
+const routeFile = (path: string): string => `app${path.replace(/\{(\w+)\}/g, '[$1]')}/route.ts`;
+
+/**
+ * An entry, with its path and methods kept as literal types (so an adapter can only take methods its entry has). Its
+ * adapter is the path's own route file unless the entry names another.
+ */
+function entry<const P extends string, M extends HttpMethod>(
+  e: Omit<RouteTableEntry, 'adapter'> & { readonly adapter?: string; readonly path: P; readonly methods: Readonly<Record<M, RouteMethod>> },
+) {
+  return { ...e, adapter: e.adapter ?? routeFile(e.path) };
 }
 
 const ERR_NOT_FOUND = { '404': 'Not found.' };
@@ -60,13 +69,11 @@ const ERR_CONFLICT = { '409': 'Already decided or expired.' };
 export const ROUTE_TABLE = [
   entry({
     path: '/api/v1/permissions/finished',
-    adapter: 'app/api/v1/permissions/finished/route.ts',
     decisionListener: true,
     methods: { POST: { route: reportToolCallFinished, doc: { tag: 'Decisions', summary: 'Report that an allowed tool call ran or failed: the after_tool_call hooks hear of it (202).' } } },
   }),
   entry({
     path: '/api/v1/permissions/check',
-    adapter: 'app/api/v1/permissions/check/route.ts',
     decisionListener: true,
     methods: {
       POST: {
@@ -77,19 +84,16 @@ export const ROUTE_TABLE = [
   }),
   entry({
     path: '/api/v1/permissions/check/batch',
-    adapter: 'app/api/v1/permissions/check/batch/route.ts',
     decisionListener: true,
     methods: { POST: { route: checkToolCalls, doc: { tag: 'Decisions', summary: 'Decide up to 1,000 tool calls in one transaction.', responses: { '413': 'The body is larger than 4 MiB.' } } } },
   }),
   entry({
     path: '/access/v1/evaluation',
-    adapter: 'app/access/v1/evaluation/route.ts',
     decisionListener: true,
     methods: { POST: { route: evaluateAccess, doc: { tag: 'AuthZEN', summary: 'OpenID AuthZEN 1.0: one evaluation (subject, action, resource, context).' } } },
   }),
   entry({
     path: '/access/v1/evaluations',
-    adapter: 'app/access/v1/evaluations/route.ts',
     decisionListener: true,
     methods: { POST: { route: evaluateAccessMany, doc: { tag: 'AuthZEN', summary: 'OpenID AuthZEN 1.0: up to 1,000 evaluations with an evaluation semantic.' } } },
   }),
@@ -101,76 +105,62 @@ export const ROUTE_TABLE = [
   }),
   entry({
     path: '/api/v1/permissions/denials',
-    adapter: 'app/api/v1/permissions/denials/route.ts',
     methods: { GET: { route: listDenials, doc: { response: R.denialPageSchema, tag: 'Denials', summary: 'Denials, newest first, filtered and keyset-paged; also as CSV or a JSON-lines export (format).' } } },
   }),
   entry({
     path: '/api/v1/permissions/denials/{id}',
-    adapter: 'app/api/v1/permissions/denials/[id]/route.ts',
     methods: { GET: { route: getDenial, doc: { response: R.denialDetailSchema, tag: 'Denials', summary: 'One denial with the trace of its decision.', responses: ERR_NOT_FOUND } } },
   }),
   entry({
     path: '/api/v1/permissions/denials/summary',
-    adapter: 'app/api/v1/permissions/denials/summary/route.ts',
     methods: { GET: { route: summarizeDenials, doc: { response: R.denialSummarySchema, tag: 'Denials', summary: 'Totals and the top agents, rule sources and tools for a filter.' } } },
   }),
   entry({
     path: '/api/v1/permissions/denials/histogram',
-    adapter: 'app/api/v1/permissions/denials/histogram/route.ts',
     methods: { GET: { route: countDenialsOverTime, doc: { response: R.denialHistogramSchema, tag: 'Denials', summary: 'Denial counts over time by rule-source family, for a filter.' } } },
   }),
   entry({
     path: '/api/v1/permissions/denials/facets',
-    adapter: 'app/api/v1/permissions/denials/facets/route.ts',
     methods: { GET: { route: listDenialFacetValues, doc: { response: R.denialFacetsSchema, tag: 'Denials', summary: 'The values of one field (agent, tool, rule source...) with their counts, for filter suggestions.' } } },
   }),
   entry({
     path: '/api/v1/permissions/denials/tail',
-    adapter: 'app/api/v1/permissions/denials/tail/route.ts',
     methods: { GET: { route: tailDenials, doc: { response: R.denialTailSchema, tag: 'Denials', summary: 'Denials written after a given row, for following the trail as it grows.' } } },
   }),
   entry({
     path: '/api/v1/approvals',
-    adapter: 'app/api/v1/approvals/route.ts',
     methods: { GET: { route: listApprovals, doc: { response: R.approvalListSchema, tag: 'Approvals', summary: 'Approval requests by status, gate and agent; pending ones oldest first.' } } },
   }),
   entry({
     path: '/api/v1/approvals/{id}',
-    adapter: 'app/api/v1/approvals/[id]/route.ts',
     methods: { GET: { route: getApproval, doc: { response: R.approvalSchema, tag: 'Approvals', summary: 'One approval request.', responses: ERR_NOT_FOUND } } },
   }),
   entry({
     path: '/api/v1/approvals/{id}/approve',
-    adapter: 'app/api/v1/approvals/[id]/approve/route.ts',
     methods: {
       POST: { route: approveRequest, doc: { response: R.approvalSchema, tag: 'Approvals', summary: "One person's approval; a two-person gate stays pending until the second.", responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } } },
     },
   }),
   entry({
     path: '/api/v1/approvals/{id}/reject',
-    adapter: 'app/api/v1/approvals/[id]/reject/route.ts',
     methods: { POST: { route: rejectRequest, doc: { response: R.approvalSchema, tag: 'Approvals', summary: 'Reject with a reason; recorded as a denial hitl:<gate>.', responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } } } },
   }),
   entry({
     path: '/api/v1/notifications/deliveries',
-    adapter: 'app/api/v1/notifications/deliveries/route.ts',
     methods: {
       GET: { route: listDeliveries, doc: { tag: 'Notifications', summary: 'Notifications queued for the channels of config/notifications.yaml, newest first: state, attempts, last error.' } },
     },
   }),
   entry({
     path: '/api/v1/flags',
-    adapter: 'app/api/v1/flags/route.ts',
     methods: { GET: { route: listFlags, doc: { tag: 'Flags', summary: 'Every feature flag: effective value, the layer that decided it, problems.' } } },
   }),
   entry({
     path: '/api/v1/flags/history',
-    adapter: 'app/api/v1/flags/history/route.ts',
     methods: { GET: { route: listFlagHistory, doc: { tag: 'Flags', summary: 'Every flag change, newest first.' } } },
   }),
   entry({
     path: '/api/v1/flags/{name}',
-    adapter: 'app/api/v1/flags/[name]/route.ts',
     methods: {
       GET: { route: getFlag, doc: { response: R.flagSchema, tag: 'Flags', summary: 'One feature flag.', responses: ERR_NOT_FOUND } },
       PUT: { route: setFlagOverride, doc: { response: R.flagSchema, tag: 'Flags', summary: 'Set a runtime override, with a reason. Turning off an invariant is refused and recorded.' } },
@@ -179,12 +169,10 @@ export const ROUTE_TABLE = [
   }),
   entry({
     path: '/api/v1/transparency',
-    adapter: 'app/api/v1/transparency/route.ts',
     methods: { GET: { route: getTransparencyReport, doc: { tag: 'Transparency', summary: 'The /transparency page as JSON: flags by tier, sources in force, files, history.' } } },
   }),
   entry({
     path: '/api/v1/auth/login',
-    adapter: 'app/api/v1/auth/login/route.ts',
     methods: {
       POST: {
         route: signIn,
@@ -198,42 +186,34 @@ export const ROUTE_TABLE = [
   }),
   entry({
     path: '/api/v1/auth/logout',
-    adapter: 'app/api/v1/auth/logout/route.ts',
     methods: { POST: { route: signOut, doc: { response: R.signedOutSchema, tag: 'Sessions', summary: 'Sign out: ends the session.' } } },
   }),
   entry({
     path: '/api/v1/auth/me',
-    adapter: 'app/api/v1/auth/me/route.ts',
     methods: { GET: { route: whoAmI, doc: { response: R.meSchema, tag: 'Sessions', summary: 'Who the request is authenticated as.' } } },
   }),
   entry({
     path: '/api/v1/audit/events',
-    adapter: 'app/api/v1/audit/events/route.ts',
     methods: { GET: { route: listSecurityEvents, doc: { response: R.eventPageSchema, tag: 'Audit', summary: 'Security events (sign-ins, approvals, changes, reads of the trail), filtered and paged.' } } },
   }),
   entry({
     path: '/api/v1/audit/verify',
-    adapter: 'app/api/v1/audit/verify/route.ts',
     methods: { GET: { route: verifyAuditTrail, doc: { response: R.verifyReportSchema, tag: 'Audit', summary: 'Verify both hash chains and every signed checkpoint now (recorded as audit.verified).' } } },
   }),
   entry({
     path: '/api/v1/reports/audit.pdf',
-    adapter: 'app/api/v1/reports/audit.pdf/route.ts',
     methods: { GET: { route: auditReportPdf, doc: { tag: 'Audit', summary: 'The audit report of a period as a PDF.', contentType: 'application/pdf' } } },
   }),
   entry({
     path: '/api/v1/reports/audit.oscal.json',
-    adapter: 'app/api/v1/reports/audit.oscal.json/route.ts',
     methods: { GET: { route: auditReportOscal, doc: { tag: 'Audit', summary: 'The audit report of a period as OSCAL assessment results.' } } },
   }),
   entry({
     path: '/api/v1/health',
-    adapter: 'app/api/v1/health/route.ts',
     methods: { GET: { route: checkHealth, doc: { tag: 'Operations', summary: 'Liveness: the server answers.' } } },
   }),
   entry({
     path: '/api/v1/ready',
-    adapter: 'app/api/v1/ready/route.ts',
     methods: {
       GET: {
         route: checkReadiness,
@@ -247,7 +227,6 @@ export const ROUTE_TABLE = [
   }),
   entry({
     path: '/api/v1/openapi.json',
-    adapter: 'app/api/v1/openapi.json/route.ts',
     methods: { GET: { route: getOpenApiDocument, doc: { tag: 'Operations', summary: 'This document: OpenAPI 3.1, generated from the routes and their zod schemas.' } } },
   }),
 ] as const;

@@ -3,6 +3,7 @@
  * browser can import on its own) of the API's answers.
  */
 import { z } from 'zod';
+import { blankToUndefined } from '@/lib/http/blank';
 import { decodeCursor, DENIAL_SORT_KEYS, SORT_ORDERS, type DenialMatch } from '@/lib/audit/denials/filter';
 import { argumentsProblem, MAX_ARGUMENT_DEPTH, ROLES } from '@/lib/permissions';
 
@@ -15,13 +16,16 @@ const positiveSeconds = z.coerce.number().positive().max(100 * 365 * 24 * 3600);
 // Denial queries: the list, the exports, the summary and the histogram share one filter.
 // ---------------------------------------------------------------------------------------------------------------
 
-/** An empty query parameter (a form field left blank) means "not given". */
-const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
-const denialFilterFields = {
+/** The time window every explorer query takes: the last `since` seconds, or from/to. */
+const windowFields = {
   since: positiveSeconds.optional(),
   from: z.coerce.number().nonnegative().optional(),
   to: z.coerce.number().nonnegative().optional(),
+};
+
+const denialFilterFields = {
+  ...windowFields,
   /** the newest denial id of the view that was loaded: rows recorded after it are left out (exact evidence) */
   until_id: z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
   agent: name.optional(),
@@ -80,7 +84,6 @@ export const denialTailQuerySchema = z
   })
   .superRefine(windowInOrder);
 
-export type DenialQuery = z.infer<typeof denialQuerySchema>;
 export type DenialMatchQuery = z.infer<typeof denialMatchSchema>;
 
 /** The store's filter for a validated query (the API's snake_case names to the store's). */
@@ -121,21 +124,23 @@ export function exactObjectSchema(what: string, depth = 1) {
 /** A tool call's arguments, wherever they enter (check, batch, finished): kept exactly, or refused. */
 export const argumentsSchema = exactObjectSchema('arguments');
 
-export const checkBodySchema = z.strictObject({
+/** The call a check and a finished report are about. */
+const callFields = {
   agent: name,
   tool: name,
   arguments: argumentsSchema.default({}),
   tool_call_id: z.string().min(1).max(200).optional(),
+};
+
+export const checkBodySchema = z.strictObject({
+  ...callFields,
   /** decide without consequences: nothing recorded, no approval requested or consumed */
   dry_run: z.boolean().default(false),
 });
 
 /** A tool call that was allowed has run (or failed): the after_tool_call hooks hear of it. */
 export const finishedBodySchema = z.strictObject({
-  agent: name,
-  tool: name,
-  arguments: argumentsSchema.default({}),
-  tool_call_id: z.string().min(1).max(200).optional(),
+  ...callFields,
   /** the decision id the check answered, to join the report to the decision */
   decision_id: z.string().min(1).max(100).optional(),
   outcome: z.enum(['succeeded', 'failed']),
@@ -213,20 +218,14 @@ export const approvalListQuerySchema = z.strictObject({
 export const approveBodySchema = z.strictObject({ reason: z.string().max(2000).optional() });
 export const rejectBodySchema = z.strictObject({ reason: z.string().trim().min(1, 'a rejection needs a reason').max(2000) });
 
-export const flagOverrideBodySchema = z.strictObject({
-  value: z.boolean(),
-  reason: z.string().trim().min(1, 'a flag change needs a reason').max(2000),
-});
-export const flagUnsetBodySchema = z.strictObject({
-  reason: z.string().trim().min(1, 'a flag change needs a reason').max(2000),
-});
+const flagReason = z.string().trim().min(1, 'a flag change needs a reason').max(2000);
+export const flagOverrideBodySchema = z.strictObject({ value: z.boolean(), reason: flagReason });
+export const flagUnsetBodySchema = z.strictObject({ reason: flagReason });
 
 /** GET /api/v1/audit/events: the explorer's conventions (since or from/to, blank means not given, a numeric cursor). */
 export const eventQuerySchema = z
   .strictObject({
-    since: positiveSeconds.optional(),
-    from: z.coerce.number().nonnegative().optional(),
-    to: z.coerce.number().nonnegative().optional(),
+    ...windowFields,
     type: z.preprocess(blankToUndefined, z.string().regex(/^[a-z_]+(\.[a-z_]+)*$/, 'type is an event type such as auth.login.failed, or a family such as auth').optional()),
     /** a type or family left out: the audit page's default view sends `decision` (logged decisions have their own view) */
     exclude_type: z.preprocess(blankToUndefined, z.string().regex(/^[a-z_]+(\.[a-z_]+)*$/, 'exclude_type is an event type or a family such as decision').optional()),

@@ -24,6 +24,15 @@ const eventsSchema = z
 const attemptsSchema = z.number().int().min(1, 'max_attempts is at least 1').max(10, 'max_attempts is at most 10').default(5);
 const timeoutSchema = durationSchema.default(5).refine((s) => s <= 60, 'timeout is at most 60s');
 
+/** What every kind of channel takes. */
+const channelFields = {
+  events: eventsSchema,
+  timeout: timeoutSchema,
+  max_attempts: attemptsSchema,
+  /** a channel whose variables are not set is off (listed as off, nothing queued for it) instead of refused */
+  optional: z.boolean().default(false),
+};
+
 const webhookSchema = z.strictObject({
   id: idSchema,
   kind: z.literal('webhook'),
@@ -32,11 +41,7 @@ const webhookSchema = z.strictObject({
   url_env: envName.optional(),
   /** the variable holding the HMAC-SHA256 key */
   secret_env: envName,
-  events: eventsSchema,
-  timeout: timeoutSchema,
-  max_attempts: attemptsSchema,
-  /** a channel whose variables are not set is off (listed as off, nothing queued for it) instead of refused */
-  optional: z.boolean().default(false),
+  ...channelFields,
 });
 
 const slackSchema = z.strictObject({
@@ -44,11 +49,7 @@ const slackSchema = z.strictObject({
   kind: z.literal('slack'),
   /** the variable holding the incoming-webhook URL (the URL is the secret) */
   url_env: envName,
-  events: eventsSchema,
-  timeout: timeoutSchema,
-  max_attempts: attemptsSchema,
-  /** a channel whose variables are not set is off (listed as off, nothing queued for it) instead of refused */
-  optional: z.boolean().default(false),
+  ...channelFields,
 });
 
 const burstSchema = z.strictObject({

@@ -290,62 +290,6 @@ export class DeliveryLoop {
   }
 }
 
-/** A row of approvals as the driver returns it (snake_case), typed. */
-export function approvalOf(raw: Record<string, unknown>): ApprovalRow {
-  return {
-    id: raw.id as string,
-    gate: raw.gate as string,
-    agentName: raw.agent_name as string,
-    toolName: raw.tool_name as string,
-    argumentsCanonical: raw.arguments_canonical as string,
-    argumentsRedacted: raw.arguments_redacted as string,
-    argumentsHash: raw.arguments_hash as string,
-    toolCallId: (raw.tool_call_id as string | null) ?? null,
-    requestedBy: raw.requested_by as string,
-    requestedAt: raw.requested_at as number,
-    expiresAt: raw.expires_at as number,
-    ruleSource: raw.rule_source as string,
-    reason: (raw.reason as string | null) ?? null,
-    status: raw.status as ApprovalRow['status'],
-    decidedBy: (raw.decided_by as string | null) ?? null,
-    decidedAt: (raw.decided_at as number | null) ?? null,
-    decisionReason: (raw.decision_reason as string | null) ?? null,
-    consumedAt: (raw.consumed_at as number | null) ?? null,
-    consumedBy: (raw.consumed_by as string | null) ?? null,
-    approvalsRequired: raw.approvals_required as number,
-    approverRoles: raw.approver_roles as string,
-    risk: raw.risk as ApprovalRow['risk'],
-    gateDescription: (raw.gate_description as string | null) ?? null,
-    reportedAt: (raw.reported_at as number | null) ?? null,
-    decisionId: (raw.decision_id as string | null) ?? null,
-  };
-}
-
-/** A row of notification_deliveries as the driver returns it (snake_case), typed. */
-export function deliveryOf(raw: Record<string, unknown>): NotificationDeliveryRow {
-  return {
-    id: raw.id as number,
-    dedupeKey: raw.dedupe_key as string,
-    channel: raw.channel as string,
-    channelKind: raw.channel_kind as NotificationDeliveryRow['channelKind'],
-    event: raw.event as NotificationDeliveryRow['event'],
-    subject: raw.subject as string,
-    body: raw.body as string,
-    status: raw.status as DeliveryStatus,
-    attempts: raw.attempts as number,
-    maxAttempts: raw.max_attempts as number,
-    nextAttemptAt: raw.next_attempt_at as number,
-    claimToken: (raw.claim_token as string | null) ?? null,
-    leaseUntil: (raw.lease_until as number | null) ?? null,
-    lastStatus: (raw.last_status as number | null) ?? null,
-    lastError: (raw.last_error as string | null) ?? null,
-    origin: raw.origin as string,
-    createdAt: raw.created_at as number,
-    updatedAt: raw.updated_at as number,
-    deliveredAt: (raw.delivered_at as number | null) ?? null,
-  };
-}
-
 /** A delivery as the API and the page show it: never the body's secrets (there are none), never a URL. */
 export function deliveryToJson(row: NotificationDeliveryRow) {
   return {
@@ -367,7 +311,6 @@ export function deliveryToJson(row: NotificationDeliveryRow) {
     delivered_at: row.deliveredAt,
   };
 }
-export type DeliveryJson = ReturnType<typeof deliveryToJson>;
 
 /** How many rows are in each state, every state present. */
 export function countsOf(rows: readonly { status: DeliveryStatus; n: number }[]): Record<DeliveryStatus, number> {

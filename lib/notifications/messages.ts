@@ -2,6 +2,7 @@
  * What a notification says: the generic webhook's JSON and the Slack Block Kit message, built from one notice. Pure.
  * Arguments arrive already masked (lib/audit/redact.ts maskArguments, as the audit trail stores them).
  */
+import { durationWords } from '@/lib/config/duration-words';
 import type { ChannelKind, NotificationEvent } from './config';
 
 export interface ApprovalNotice {
@@ -53,12 +54,6 @@ export function timeLeft(seconds: number): string {
   const rest = m % 60;
   if (h < 48) return rest === 0 ? `${h} h` : `${h} h ${rest} min`;
   return `${Math.round(h / 24)} days`;
-}
-
-function windowWords(seconds: number): string {
-  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
-  if (seconds % 60 === 0) return `${seconds / 60} min`;
-  return `${seconds} s`;
 }
 
 /** The base URL of the console in links: SWARM_PUBLIC_URL without a trailing slash (a relative link when unset). */
@@ -131,7 +126,7 @@ function argumentsText(args: unknown): string {
 export function slackBody(notice: Notice, now: number): Record<string, unknown> {
   if (notice.kind === 'burst') {
     const who = notice.agent ? `agent ${notice.agent}` : 'all agents';
-    const text = `Denial burst: ${notice.denials} denials for ${who} within ${windowWords(notice.withinSeconds)} (threshold ${notice.threshold}).`;
+    const text = `Denial burst: ${notice.denials} denials for ${who} within ${durationWords(notice.withinSeconds, 'h')} (threshold ${notice.threshold}).`;
     return {
       text,
       blocks: [
@@ -140,7 +135,7 @@ export function slackBody(notice: Notice, now: number): Record<string, unknown> 
           type: 'section',
           fields: [
             { type: 'mrkdwn', text: `*Denials*\n${notice.denials} (threshold ${notice.threshold})` },
-            { type: 'mrkdwn', text: `*Window*\n${windowWords(notice.withinSeconds)}` },
+            { type: 'mrkdwn', text: `*Window*\n${durationWords(notice.withinSeconds, 'h')}` },
             { type: 'mrkdwn', text: `*Agent*\n${esc(notice.agent ?? 'all agents')}` },
             { type: 'mrkdwn', text: `*Since*\n${iso(notice.from)}` },
           ],

@@ -3,9 +3,8 @@
  * `/notifications` page read the same parameters.
  */
 import { z } from 'zod';
+import { blankToUndefined } from '@/lib/http/blank';
 import { NOTIFICATION_EVENTS } from './config';
-
-const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
 export const DELIVERY_STATUSES = ['pending', 'sending', 'delivered', 'failed'] as const;
 
@@ -17,5 +16,3 @@ export const deliveriesQuerySchema = z.strictObject({
   before: z.preprocess(blankToUndefined, z.string().regex(/^\d{1,18}$/, 'before is the next_cursor of the previous page').transform(Number).optional()),
   limit: z.preprocess(blankToUndefined, z.coerce.number().int().min(1).max(500).default(100)),
 });
-
-export type DeliveriesQuery = z.output<typeof deliveriesQuerySchema>;

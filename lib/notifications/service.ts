@@ -43,10 +43,6 @@ export {
   signature,
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
-  type DeliveryFilter,
-  type DeliveryJson,
-  type DeliveryOptions,
-  type DeliveryStatus,
 } from './core';
 
 export interface NotificationServiceOptions {

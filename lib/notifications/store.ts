@@ -13,9 +13,11 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
-import type { ApprovalRow, NotificationDeliveryRow } from '@/db/schema';
+import { notificationDeliveries, type ApprovalRow, type NotificationDeliveryRow } from '@/db/schema';
+import { columnsAs } from '@/db/columns';
+import { APPROVAL_ROW } from '@/lib/approvals/store';
 import type { BurstRule } from './config';
-import { approvalOf, countsOf, deliveryOf, LEASE_LOST, LIST_LIMIT, type DeliveryFilter, type DeliveryStatus, type QueuedDelivery, type Settled } from './core';
+import { countsOf, LEASE_LOST, LIST_LIMIT, type DeliveryFilter, type DeliveryStatus, type QueuedDelivery, type Settled } from './core';
 
 export interface NotificationStore {
   /** Queue rows outside any transaction; a row whose key is already queued (by any process) is kept. How many were new. */
@@ -75,6 +77,9 @@ export function* queueIn(tx: TxRunner, rows: readonly QueuedDelivery[]): TxSteps
   }
 }
 
+/** The whole row of notification_deliveries under its property names. */
+const DELIVERY_ROW = sql.raw(columnsAs(notificationDeliveries));
+
 /** The denials a burst rule counts: after `from`, of its agent when it names one. */
 const burstDenials = (rule: BurstRule, from: number): SQL =>
   rule.agent ? sql`timestamp > ${from} AND agent_name = ${rule.agent}` : sql`timestamp > ${from}`;
@@ -87,11 +92,10 @@ export class SqlNotificationStore implements NotificationStore {
   }
 
   async expiring(now: number, beforeSeconds: number, limit: number): Promise<ApprovalRow[]> {
-    const rows = await this.db.all<Record<string, unknown>>(sql`
-      SELECT * FROM approvals
+    return this.db.all<ApprovalRow>(sql`
+      SELECT ${APPROVAL_ROW} FROM approvals
       WHERE status = 'pending' AND expires_at > ${now} AND expires_at <= ${now + beforeSeconds} AND requested_at < expires_at - ${beforeSeconds}
       ORDER BY expires_at LIMIT ${limit}`);
-    return rows.map(approvalOf);
   }
 
   async burstReached(rule: BurstRule, from: number): Promise<boolean> {
@@ -126,15 +130,15 @@ export class SqlNotificationStore implements NotificationStore {
         last_error = coalesce(last_error || ' ', '') || ${LEASE_LOST}
       WHERE status = 'sending' AND lease_until < ${now} AND attempts >= max_attempts`);
     // A row another deliverer is claiming at this moment is skipped, and one it claimed a moment ago no longer matches.
-    const rows = await this.db.all<Record<string, unknown>>(sql`
+    const rows = await this.db.all<NotificationDeliveryRow>(sql`
       UPDATE notification_deliveries SET status = 'sending', claim_token = ${claim.token}, lease_until = ${claim.leaseUntil},
         attempts = attempts + 1, updated_at = ${now}
       WHERE id IN (
         SELECT id FROM notification_deliveries
         WHERE (status = 'pending' AND next_attempt_at <= ${now}) OR (status = 'sending' AND lease_until < ${now})
         ORDER BY id LIMIT ${limit}${this.db.skipLocked})
-      RETURNING *`);
-    return rows.map(deliveryOf).sort((a, b) => a.id - b.id);
+      RETURNING ${DELIVERY_ROW}`);
+    return rows.sort((a, b) => a.id - b.id);
   }
 
   record(s: Settled): Promise<number> {
@@ -150,10 +154,9 @@ export class SqlNotificationStore implements NotificationStore {
     if (filter.channel) where.push(sql`channel = ${filter.channel}`);
     if (filter.event) where.push(sql`event = ${filter.event}`);
     if (filter.before !== undefined) where.push(sql`id < ${filter.before}`);
-    const rows = await this.db.all<Record<string, unknown>>(
-      sql`SELECT * FROM notification_deliveries WHERE ${sql.join(where, sql` AND `)} ORDER BY id DESC LIMIT ${filter.limit ?? LIST_LIMIT}`,
+    return this.db.all<NotificationDeliveryRow>(
+      sql`SELECT ${DELIVERY_ROW} FROM notification_deliveries WHERE ${sql.join(where, sql` AND `)} ORDER BY id DESC LIMIT ${filter.limit ?? LIST_LIMIT}`,
     );
-    return rows.map(deliveryOf);
   }
 
   async counts(): Promise<Record<DeliveryStatus, number>> {

@@ -24,8 +24,6 @@ const env = new Environment({ limits: { maxAstNodes: 2000, maxDepth: 50 } })
   .registerVariable('flags', 'map<string, bool>')
   .registerVariable('now', 'google.protobuf.Timestamp');
 
-export const CONDITION_VARIABLES = ['agent', 'tool', 'args', 'principal', 'method', 'path', 'flags', 'now'] as const;
-
 export class ConditionError extends Error {
   constructor(
     readonly expression: string,

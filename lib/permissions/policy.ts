@@ -129,11 +129,15 @@ export function candidateRules(p: CompiledPolicy, tool: string, agent: string): 
 /** The parts of a match that depend on the call itself, not on its tool and agent (those are in candidateRules). */
 export function callMatches(rule: CompiledRule, role: Role, args: Readonly<Record<string, unknown>> | undefined): boolean {
   if (rule.roles && !rule.roles.has(role)) return false;
-  if (rule.args) {
-    const a = args ?? {};
-    for (const m of rule.args) {
-      if (!Object.prototype.hasOwnProperty.call(a, m.key) || !argumentMatches(m, a[m.key])) return false;
-    }
+  return argsMatch(rule, args);
+}
+
+/** Every argument the rule names is the call's own and matches (true when it names none). */
+function argsMatch(rule: CompiledRule, args: Readonly<Record<string, unknown>> | undefined): boolean {
+  if (!rule.args) return true;
+  const a = args ?? {};
+  for (const m of rule.args) {
+    if (!Object.prototype.hasOwnProperty.call(a, m.key) || !argumentMatches(m, a[m.key])) return false;
   }
   return true;
 }
@@ -225,13 +229,7 @@ export function ruleMatches(
   if (rule.roles && !rule.roles.has(c.role)) return false;
   if (rule.methods && (c.method === undefined || !rule.methods.has(c.method.toUpperCase()))) return false;
   if (rule.path && !matchesName(rule.path, c.path)) return false;
-  if (rule.args) {
-    const a = c.arguments ?? {};
-    for (const m of rule.args) {
-      if (!Object.prototype.hasOwnProperty.call(a, m.key) || !argumentMatches(m, a[m.key])) return false;
-    }
-  }
-  return true;
+  return argsMatch(rule, c.arguments);
 }
 
 /** Parse and validate policy YAML. Throws ConfigFileError with line and column for every problem found. */

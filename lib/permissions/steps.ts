@@ -34,9 +34,3 @@ async function continueAsync<T>(steps: Generator<unknown, T, unknown>, pending: 
     waiting = r.value;
   }
 }
-
-/** The value of steps that must not wait (a SQLite store answers at once); a promise here is a programming error. */
-export function settledNow<T>(step: Step<T>, what: string): T {
-  if (isPromise(step)) throw new Error(`${what} waited for a promise where a synchronous store was expected.`);
-  return step;
-}

@@ -104,8 +104,6 @@ export const profileFileSchema = z.strictObject({
   controls: z.array(controlSchema).default([]),
 });
 
-export type ProfileFile = z.output<typeof profileFileSchema>;
-
 export interface ControlMapping {
   id: string;
   framework: string;

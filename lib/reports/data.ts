@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { parseVerifierKey } from '@/lib/audit/trail/checkpoints';
 import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
-import { bucketOrigin, chooseBucketSeconds, type Ranked } from '@/lib/audit/denials/stats';
+import { bucketOrigin, chooseBucketSeconds, SummaryFold, topOf, type DenialGroup, type Ranked } from '@/lib/audit/denials/stats';
 import type { Failure } from '@/lib/audit/trail/verify';
 import { canonicalJson } from '@/lib/approvals/canonical';
 import { AppError } from '@/lib/errors';
@@ -21,9 +21,7 @@ import type { ResolvedFlag } from '@/lib/flags/resolve';
 import type { LoadedProfile } from '@/lib/profiles/profile';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { displayFile, withoutPaths } from './paths';
-import type { ReportPeriod } from './period';
-
-export { displayFile, withoutPaths };
+import { isoSeconds, type ReportPeriod } from './period';
 import { unindexed, type ReportReader, type SqlParam } from './reader';
 
 export const SYSTEM_NAME = 'Swarm Permissions';
@@ -76,12 +74,8 @@ export interface IntegrityResult {
   checkpointsInPeriod: number;
 }
 
-export interface ControlScope {
-  name: string;
-  title: string;
-  description: string;
-  frameworks: readonly string[];
-}
+/** A profile in the report's scope: what the report says of it. */
+export type ControlScope = Pick<LoadedProfile, 'name' | 'title' | 'description' | 'frameworks'>;
 
 export interface FlagState {
   name: string;
@@ -405,18 +399,6 @@ async function gatherIntegrity(r: ReportReader, p: ReportPeriod): Promise<Integr
 // Denials
 // ---------------------------------------------------------------------------------------------------------------
 
-function rank<T>(counts: Map<T, number>, n: number): Ranked<T>[] {
-  return [...counts.entries()]
-    .filter(([, c]) => c > 0)
-    .map(([value, count]) => ({ value, count }))
-    .sort((a, b) => b.count - a.count || String(a.value).localeCompare(String(b.value)))
-    .slice(0, n);
-}
-
-function add<T>(map: Map<T, number>, key: T, n: number): void {
-  map.set(key, (map.get(key) ?? 0) + n);
-}
-
 /** Every denial up to it is in the daily counts, none after (lib/audit/denials/rollup.ts); 0 where none are kept. */
 const HIGH_WATER = '(SELECT coalesce(max(high_water), 0) FROM permission_denial_rollup_state WHERE id = 1)';
 
@@ -539,18 +521,8 @@ async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: bool
     (where) => `SELECT agent_name AS agent, tool_name AS tool, rule_source AS rule, count(*) AS n FROM permission_denials WHERE ${where}
                 GROUP BY ${u('agent_name')}, ${u('tool_name')}, ${u('rule_source')}`,
   );
-  const agents = new Map<string | null, number>();
-  const tools = new Map<string, number>();
-  const rules = new Map<string, number>();
-  const families = new Map<string, number>();
-  let total = 0;
-  for (const g of await r.all<{ agent: string | null; tool: string; rule: string; n: number }>(summary.sql, summary.params)) {
-    total += g.n;
-    add(agents, g.agent, g.n);
-    add(tools, g.tool, g.n);
-    add(rules, g.rule, g.n);
-    add(families, ruleSourceFamily(g.rule), g.n);
-  }
+  const fold = new SummaryFold();
+  for (const g of await r.all<DenialGroup>(summary.sql, summary.params)) fold.add(g);
 
   // The chart, in the explorer's bucket widths, except that a report reads by day: sub-day buckets (which all divide
   // a day, counted from the epoch) become whole UTC days once the period spans two days or more.
@@ -581,15 +553,15 @@ async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: bool
   const masked = countMasked
     ? ((await r.get<{ n: number }>('SELECT count(*) AS n FROM permission_denials WHERE timestamp >= ? AND timestamp < ? AND masked_paths IS NOT NULL', [p.from, p.to]))?.n ?? 0)
     : undefined;
-  const familyList = rank(families, Number.POSITIVE_INFINITY);
+  const { total, families, topAgents, topTools, topRuleSources } = fold.summary(TOP);
   return {
     total,
-    families: familyList,
-    topAgents: rank(agents, TOP),
-    topTools: rank(tools, TOP),
-    topRuleSources: rank(rules, TOP),
-    distinct: { agents: rank(agents, Number.POSITIVE_INFINITY).length, tools: rank(tools, Number.POSITIVE_INFINITY).length, ruleSources: rank(rules, Number.POSITIVE_INFINITY).length },
-    chart: { bucketSeconds, families: familyList.map((f) => f.value), buckets },
+    families,
+    topAgents,
+    topTools,
+    topRuleSources,
+    distinct: fold.distinct(),
+    chart: { bucketSeconds, families: families.map((f) => f.value), buckets },
     masked,
   };
 }
@@ -782,27 +754,18 @@ async function eventCounts(r: ReportReader, p: ReportPeriod): Promise<TypeCount[
   return out.sort((a, b) => b.count - a.count || a.type.localeCompare(b.type) || a.outcome.localeCompare(b.outcome));
 }
 
-interface EventRowLite {
-  at: number;
-  type: string;
-  actor: string;
-  role: string | null;
-  outcome: string;
-  target: string | null;
-  detail: string | null;
-}
+/** A security event as read for a list: an EventLine before its detail became a note. */
+type EventRowLite = Omit<EventLine, 'note'> & { detail: string | null };
 
 /** Seconds of a filter as a reader reads them: instants in ISO 8601, `since` as the span back (never epoch seconds). */
 export function filterValue(key: string, value: unknown): string {
   if (typeof value === 'number' && Number.isFinite(value)) {
     if (key === 'since') return value % 86400 === 0 ? `P${value / 86400}D` : value % 3600 === 0 ? `PT${value / 3600}H` : `PT${value}S`;
-    if (value >= 1e8) return isoSecondsOf(value);
+    if (value >= 1e8) return isoSeconds(value);
   }
-  if (typeof value === 'string' && /^\d{9,}(\.\d+)?$/.test(value) && /^(from|to|until|before|after)$/.test(key)) return isoSecondsOf(Number(value));
+  if (typeof value === 'string' && /^\d{9,}(\.\d+)?$/.test(value) && /^(from|to|until|before|after)$/.test(key)) return isoSeconds(Number(value));
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
-
-const isoSecondsOf = (t: number) => new Date(Math.round(t) * 1000).toISOString().replace('.000Z', 'Z');
 
 function noteOf(e: EventRowLite): string {
   let d: Record<string, unknown> = {};
@@ -865,7 +828,7 @@ async function gatherSecurity(r: ReportReader, p: ReportPeriod, cap: number, eve
   const failed = `SELECT coalesce(target, actor) AS target, count(*) AS n FROM security_events WHERE type = 'auth.login.failed' AND timestamp >= ? AND timestamp < ? GROUP BY 1`;
   const tenth = (await r.get<{ n: number }>(`SELECT n FROM (${failed}) AS f ORDER BY n DESC LIMIT 1 OFFSET ${TOP - 1}`, [p.from, p.to]))?.n ?? 1;
   const tried = await r.all<{ target: string | null; n: number }>(`${failed} HAVING count(*) >= ?`, [p.from, p.to, tenth]);
-  const failedTargets = rank(new Map(tried.map((t) => [t.target ?? '(unknown)', t.n])), TOP);
+  const failedTargets = topOf(new Map(tried.map((t) => [t.target ?? '(unknown)', t.n])), TOP);
   const signInUsers =
     (await r.get<{ n: number }>(`SELECT count(DISTINCT actor) AS n FROM security_events WHERE type = 'auth.login.succeeded' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to]))?.n ??
     0;

@@ -204,5 +204,3 @@ export function buildOscal(d: ReportData, controls: readonly ControlRow[]) {
     },
   };
 }
-
-export type OscalAssessmentResults = ReturnType<typeof buildOscal>;

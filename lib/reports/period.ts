@@ -5,6 +5,7 @@
  * (`--from 2026-01-01 --to 2026-02-01` is January). A date alone is midnight UTC; a date-time must say its offset.
  */
 import { z } from 'zod';
+import { blankToUndefined } from '@/lib/http/blank';
 
 export const REPORT_FORMATS = ['pdf', 'oscal'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
@@ -32,8 +33,6 @@ export function reportInstant(name: 'from' | 'to') {
     .transform((v) => Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : v) / 1000)
     .refine((t) => Number.isFinite(t), `${name} is not a real date`);
 }
-
-const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
 export const reportProfileField = z.preprocess(
   blankToUndefined,

@@ -48,4 +48,9 @@ describe('why an operator cannot approve a request', () => {
     expect(blockedReason(request({ requested_by: 'olivia' }), olivia)).toBe('You requested this call; another operator must approve it.');
     expect(blockedReason(request({ approver_roles: ['admin'] }), olivia)).toBe('The “deploy” gate is approved by admin; your role is operator.');
   });
+
+  it('names no role when the gate lists none, and a blank gate description is none', () => {
+    expect(blockedReason(request({ approver_roles: [] }), olivia)).toBeNull();
+    expect(request({ gate_description: '  ' }).gate_description).toBeNull();
+  });
 });

@@ -14,7 +14,8 @@ export function blockedReason(a: Approval, { me, myRole, mine }: Operator): stri
     return a.approvals_required === 2 ? 'You gave the first approval; a second operator must approve it.' : 'You approved it already; another operator must approve it.';
   }
   if (a.requested_by === me) return 'You requested this call; another operator must approve it.';
-  if (myRole && a.approver_roles && !a.approver_roles.includes(myRole)) {
+  // (no role listed: the page names none)
+  if (myRole && a.approver_roles.length > 0 && !a.approver_roles.includes(myRole)) {
     return `The “${a.gate}” gate is approved by ${a.approver_roles.join(' or ')}; your role is ${myRole}.`;
   }
   return null;

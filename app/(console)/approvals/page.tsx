@@ -4,7 +4,6 @@ import { approvalToJson } from '@/lib/approvals/store';
 import { approvalIdSchema, approvalListQuerySchema } from '@/lib/http/schemas';
 import { currentPrincipal, requirePage } from '@/lib/http/page-auth';
 import { isRoleAtLeast } from '@/lib/permissions';
-import { Forbidden } from '@/app/_components/forbidden';
 import { ApprovalHistory, type HistoryFilter } from './approval-history';
 import { ApprovalQueue, type DeepLink } from './approval-queue';
 import { queueFilterFrom } from './queue-filter';
@@ -24,8 +23,7 @@ type Search = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 
 export default async function ApprovalsPage({ searchParams }: { searchParams: Promise<Search> }) {
-  const { app, principal, denied } = await requirePage('/approvals', 'auditor');
-  if (denied) return <Forbidden {...denied} />;
+  const { app, principal } = await requirePage('/approvals', 'auditor');
   const sp = await searchParams;
   const tab = sp.tab === 'history' ? 'history' : 'pending';
   const canDecide = isRoleAtLeast(principal.role, 'operator');

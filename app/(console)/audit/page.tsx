@@ -3,7 +3,6 @@ import { Suspense } from 'react';
 import { recordAuditRead } from '@/lib/audit/reads';
 import { eventToJson } from '@/lib/audit/security-events';
 import { requirePage } from '@/lib/http/page-auth';
-import { Forbidden } from '@/app/_components/forbidden';
 import { toSearchParams } from '@/app/(console)/_explorer/url-params';
 import { AuditExplorer } from './_components/audit-explorer';
 import { integrityFromEvent } from './_components/integrity';
@@ -20,8 +19,7 @@ type Search = Record<string, string | string[] | undefined>;
  * API would (audit.queried). From there the explorer reads every other view and page from the API.
  */
 export default async function AuditPage({ searchParams }: { searchParams: Promise<Search> }) {
-  const { app, principal, denied } = await requirePage('/audit', 'auditor');
-  if (denied) return <Forbidden {...denied} />;
+  const { app, principal } = await requirePage('/audit', 'auditor');
   const { state } = parseAuditState(toSearchParams(await searchParams));
   const filter = storeFilter(state);
   const page = await app.securityEvents.list({ ...filter, limit: PAGE_SIZE });

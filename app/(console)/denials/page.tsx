@@ -3,7 +3,6 @@ import { Suspense } from 'react';
 import { PLATFORM_TOOLS } from '@/lib/agents/platform-tools';
 import { FLAG_CATALOG } from '@/lib/flags/catalog';
 import { requirePage } from '@/lib/http/page-auth';
-import { Forbidden } from '@/app/_components/forbidden';
 import { DenialExplorer } from './_components/explorer';
 import { FAMILY_ORDER } from './_components/families';
 import type { Suggestions } from './_components/filter-bar';
@@ -16,8 +15,7 @@ export const dynamic = 'force-dynamic';
  * hands the browser the names it can suggest; everything else is read from the API by the explorer, driven by the URL.
  */
 export default async function DenialsPage() {
-  const { app, denied } = await requirePage('/denials', 'auditor');
-  if (denied) return <Forbidden {...denied} />;
+  const { app } = await requirePage('/denials', 'auditor');
   const suggestions: Suggestions = {
     agents: [...app.agentsFile.current.agents.keys()].sort(),
     tools: [...new Set([...PLATFORM_TOOLS.map((t) => t.name), 'http'])].sort(),

@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { requirePage } from '@/lib/http/page-auth';
-import { Forbidden } from '@/app/_components/forbidden';
+import { durationWords } from '@/lib/config/duration-words';
 import { Time } from '@/app/_components/time';
 import { deliveriesQuerySchema, DELIVERY_STATUSES } from '@/lib/notifications/query';
 import { deliveryToJson } from '@/lib/notifications/service';
@@ -20,19 +20,12 @@ const EVENT_WORDS: Record<string, string> = {
 /** Each state in words and with a symbol, never by colour alone. */
 const STATUS_WORDS: Record<string, string> = { pending: '○ Waiting to send', sending: '◐ Sending', delivered: '✓ Delivered', failed: '✕ Failed' };
 
-function duration(seconds: number): string {
-  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
-  if (seconds % 60 === 0) return `${seconds / 60} min`;
-  return `${seconds} s`;
-}
-
 /**
  * Who was told that they are needed, and what failed: the channels of config/notifications.yaml and every delivery,
  * newest first, filterable by state. Admins only (the same as GET /api/v1/notifications/deliveries).
  */
 export default async function NotificationsPage({ searchParams }: { searchParams: Promise<Search> }) {
-  const { app, denied } = await requirePage('/notifications', 'admin');
-  if (denied) return <Forbidden {...denied} />;
+  const { app } = await requirePage('/notifications', 'admin');
   const sp = await searchParams;
   const parsed = deliveriesQuerySchema.safeParse({ status: typeof sp.status === 'string' ? sp.status : undefined, before: typeof sp.before === 'string' ? sp.before : undefined, limit: 50 });
   const query = parsed.success ? parsed.data : { limit: 50 };
@@ -101,10 +94,10 @@ export default async function NotificationsPage({ searchParams }: { searchParams
         ) : null}
         {config.channels.length > 0 ? (
           <p className="muted">
-            Nearing expiry means {duration(config.expiringBeforeSeconds)} before a request expires.{' '}
+            Nearing expiry means {durationWords(config.expiringBeforeSeconds, 'h')} before a request expires.{' '}
             {config.bursts.length === 0
               ? 'No denial burst is watched.'
-              : `Bursts watched: ${config.bursts.map((b) => `${b.id} (${b.denials} denials within ${duration(b.withinSeconds)}${b.agent ? ` by ${b.agent}` : ''})`).join('; ')}.`}
+              : `Bursts watched: ${config.bursts.map((b) => `${b.id} (${b.denials} denials within ${durationWords(b.withinSeconds, 'h')}${b.agent ? ` by ${b.agent}` : ''})`).join('; ')}.`}
           </p>
         ) : null}
       </section>

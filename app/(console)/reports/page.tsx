@@ -1,6 +1,5 @@
 import type { Metadata } from 'next';
 import { requirePage } from '@/lib/http/page-auth';
-import { Forbidden } from '@/app/_components/forbidden';
 import { Time } from '@/app/_components/time';
 import { ReportForm, type ProfileChoice } from './report-form';
 import styles from './reports.module.css';
@@ -34,8 +33,7 @@ interface RecentReport {
  * gets the 403 content and the refusal is recorded. Lists the active profiles and the reports generated lately.
  */
 export default async function ReportsPage() {
-  const { app, denied } = await requirePage('/reports', 'auditor');
-  if (denied) return <Forbidden {...denied} />;
+  const { app } = await requirePage('/reports', 'auditor');
   const profiles: ProfileChoice[] = app.profiles.profiles.map((p) => ({ name: p.name, title: p.title, frameworks: [...p.frameworks], controls: p.controls.length }));
   const recent: RecentReport[] = (await app.securityEvents.list({ type: 'audit.report_generated', limit: 8 })).rows.map((e) => {
     const d = (e.detailJson ? JSON.parse(e.detailJson) : {}) as { format?: string; from?: string; to?: string; profile?: string | null };

@@ -2,7 +2,6 @@ import type { Metadata } from 'next';
 import { flagHistoryQuerySchema, HISTORY_PAGE_SIZE } from '@/lib/flags/query';
 import { transparencyReport } from '@/lib/flags/transparency';
 import { requirePage } from '@/lib/http/page-auth';
-import { Forbidden } from '@/app/_components/forbidden';
 import { Time } from '@/app/_components/time';
 import { ComplianceProfiles } from './compliance-profiles';
 import { FlagAdminProvider } from './flag-admin';
@@ -24,8 +23,7 @@ type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export default async function TransparencyPage({ searchParams }: { searchParams: SearchParams }) {
-  const { app, principal, denied } = await requirePage('/transparency', 'viewer');
-  if (denied) return <Forbidden {...denied} />;
+  const { app, principal } = await requirePage('/transparency', 'viewer');
 
   // The history filter comes from the URL, checked like the API checks it; a bad link shows why and the whole history.
   const sp = await searchParams;

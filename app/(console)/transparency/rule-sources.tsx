@@ -1,4 +1,5 @@
 import type { TransparencyReport } from '@/lib/flags/transparency';
+import { durationWords } from '@/lib/config/duration-words';
 import { ColumnHeads } from '@/app/_components/column-heads';
 import { Time } from '@/app/_components/time';
 import styles from './transparency.module.css';
@@ -146,7 +147,7 @@ export function RuleSources({ sources }: { sources: Sources }) {
                   {g.approvals_required === 1 ? '1 person' : `${g.approvals_required} different people`}
                   <div className="muted">{g.approver_roles.join(' or ')}</div>
                 </td>
-                <td className="nowrap">{formatSeconds(g.expires_in_seconds)}</td>
+                <td className="nowrap">{durationWords(g.expires_in_seconds)}</td>
                 <td className="nowrap">{g.risk} risk</td>
                 <td className={styles.description}>{g.description ?? <span className="muted">none given</span>}</td>
               </tr>
@@ -205,12 +206,5 @@ export function RuleSources({ sources }: { sources: Sources }) {
       )}
     </>
   );
-}
-
-function formatSeconds(seconds: number): string {
-  if (seconds % 86400 === 0) return `${seconds / 86400} d`;
-  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
-  if (seconds % 60 === 0) return `${seconds / 60} min`;
-  return `${seconds} s`;
 }
 

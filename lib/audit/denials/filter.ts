@@ -11,7 +11,6 @@ import type { DenialSortKey, SortOrder } from './vocabulary';
 
 export { DENIAL_SORT_KEYS, SORT_ORDERS, type DenialSortKey, type SortOrder } from './vocabulary';
 export { likeContains } from '@/db/dialect';
-export { normaliseSearchText } from './search';
 
 export const nowSeconds = (): number => Date.now() / 1000;
 

@@ -20,7 +20,8 @@ import { ruleSourceFamily } from './vocabulary';
 export { ruleSourceFamily } from './vocabulary';
 
 const DAY = DAY_SECONDS;
-const whereClause = (where: SQL | undefined): SQL => (where ? sql` WHERE ${where}` : sql``);
+/** ` WHERE <where>`, or nothing when there is no condition. */
+export const whereClause = (where: SQL | undefined): SQL => (where ? sql` WHERE ${where}` : sql``);
 
 const countsColumn = (name: string): SQL => sql`${sql.identifier('permission_denial_daily_counts')}.${sql.identifier(name)}`;
 /** The daily counts' columns (permission_denial_daily_counts): a missing agent or role is '' there. */
@@ -113,7 +114,8 @@ export interface DenialSummary {
   families: Ranked<string>[];
 }
 
-function topOf<T>(counts: Map<T, number>, n: number): Ranked<T>[] {
+/** The `n` largest counts, largest first (ties by value). */
+export function topOf<T>(counts: Map<T, number>, n: number): Ranked<T>[] {
   return [...counts.entries()]
     .map(([value, count]) => ({ value, count }))
     .sort((a, b) => b.count - a.count || String(a.value).localeCompare(String(b.value)))
@@ -171,8 +173,11 @@ export interface DenialGroup {
   n: number;
 }
 
-/** Counts of groups added one at a time (a group may come several times, from several parts of a read: they add up). */
-class SummaryFold {
+/**
+ * Counts of groups added one at a time (a group may come several times, from several parts of a read: they add up).
+ * The explorer's summary and the audit report's denial figures are folded alike.
+ */
+export class SummaryFold {
   private readonly agents = new Map<string | null, number>();
   private readonly tools = new Map<string, number>();
   private readonly rules = new Map<string, number>();
@@ -197,6 +202,11 @@ class SummaryFold {
       topTools: topOf(this.tools, top),
       families: topOf(this.families, Number.POSITIVE_INFINITY),
     };
+  }
+
+  /** How many distinct agents, tools and rule sources were added. */
+  distinct(): { agents: number; tools: number; ruleSources: number } {
+    return { agents: this.agents.size, tools: this.tools.size, ruleSources: this.rules.size };
   }
 }
 

@@ -14,21 +14,9 @@ import { afterPosition, denialWhere, pageOf, pageOrder, pagePosition, resolveWin
 import { facetFilter, facetOf, resolveFilter, type Facet, type FacetField, type FacetOptions } from './facets';
 import { catchUpIfBehind } from './rollup';
 import { catchUpSearchIndex, D, denialTextIndex, indexedText } from './search';
-import { denialHistogram, summarizeDenials, type AggregateOptions, type DenialHistogram, type DenialSummary } from './stats';
+import { denialHistogram, summarizeDenials, whereClause, type AggregateOptions, type DenialHistogram, type DenialSummary } from './stats';
 
-export {
-  DENIAL_SORT_KEYS,
-  SORT_ORDERS,
-  denialWhere,
-  likeContains,
-  nowSeconds,
-  resolveWindow,
-  ruleSourceCondition,
-  type DenialFilter,
-  type DenialMatch,
-  type DenialSortKey,
-  type SortOrder,
-} from './filter';
+export { type DenialFilter, type DenialMatch, type DenialSortKey, type SortOrder } from './filter';
 
 /** One page of denials and the cursor of the next (null on the last page). */
 export interface DenialPage {
@@ -79,8 +67,6 @@ const ROW = sql.raw(
    principal, trace_json AS "traceJson", decision_id AS "decisionId", policy_revision AS "policyRevision",
    masked_paths AS "maskedPaths", prev_hash AS "prevHash", row_hash AS "rowHash"`,
 );
-
-const whereClause = (where: SQL | undefined): SQL => (where ? sql` WHERE ${where}` : sql``);
 
 /** The one DenialStore, over the dialect port. */
 export class SqlDenialStore implements DenialStore {
