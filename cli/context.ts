@@ -4,7 +4,7 @@ import { createApp, openApp, type App, type SwarmApp } from '@/lib/app';
 import type { CheckInput, Principal, Role } from '@/lib/permissions';
 import { DatabaseUnavailable } from '@/db/pg/client';
 import { CliError } from './errors';
-import { DbLocationError, DEFAULT_SQLITE_PATH, parseDbLocation, type DbLocation } from '@/db/location';
+import { DbLocationError, DEFAULT_SQLITE_PATH, locationTarget, parseDbLocation, type DbLocation } from '@/db/location';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -65,7 +65,7 @@ export async function withAnyApp<T>(ctx: CliContext, fn: (app: App) => Promise<T
   const where = dbLocation(ctx.env);
   let app: App;
   try {
-    app = await openApp({ dbPath: where.kind === 'postgres' ? where.url : where.path, env: ctx.env, watchConfig: false, signOnClose: true });
+    app = await openApp({ dbPath: locationTarget(where), env: ctx.env, watchConfig: false, signOnClose: true });
   } catch (error) {
     if (error instanceof DatabaseUnavailable) throw new CliError(error.message);
     throw error;

@@ -41,6 +41,8 @@ export type { AppOptions, StartupReport } from './app-base';
 
 export class SwarmApp extends AppBase {
   readonly kind = 'sqlite' as const;
+  /** Its last words (the stop, a final checkpoint) are written synchronously at exit: the server's signals end it. */
+  readonly handlesSignals = false;
   readonly db: Db;
   /** the database through the dialect port, for the stores written once for both databases */
   readonly database: SqliteDatabase;
@@ -159,7 +161,12 @@ export class SwarmApp extends AppBase {
     });
     this.loginAttempts = new SqlLoginAttempts(this.database);
     this.engine = this.newEngine();
-    this.decisions = new DecisionService({ engine: this.engine, sqlite: this.db.$client, afterRollback: () => this.forgetUncommitted() });
+    this.decisions = new DecisionService({
+      engine: this.engine,
+      sqlite: this.db.$client,
+      pinTokens: () => this.tokens.pinGeneration(),
+      afterRollback: () => this.forgetUncommitted(),
+    });
     if (options.sweepApprovals) this.startSweeper();
     if (options.deliverNotifications ?? options.sweepApprovals) this.notifications.startDelivery();
     if (options.server) this.startServerAudit();

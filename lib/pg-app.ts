@@ -40,6 +40,11 @@ import type { BackgroundStatus } from './app';
 
 export class PgSwarmApp extends AppBase {
   readonly kind = 'postgres' as const;
+  /**
+   * Its last words (the stop, a final checkpoint) are asynchronous: under NEXT_MANUAL_SIG_HANDLE it handles SIGTERM and
+   * SIGINT itself and exits once they are written (startServerAudit).
+   */
+  readonly handlesSignals = true;
   readonly pool: pg.Pool;
   /** SWARM_DB, for messages: without its password */
   readonly shownUrl: string;
