@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { callRoute, useTempServerEnv, type RouteHandler } from './support/in-process-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { explainDecision } from '@/lib/audit/explain';
 
 // The secret of a start: the listener proves the client address to Next.js with it (lib/http/client-address.ts).
 const INTERNAL_SECRET = 'api-test-internal-secret-0123456789';
@@ -237,7 +238,13 @@ describe('sessions', () => {
     expect(same.status).toBe(200);
     const cross = await call(check.POST, '/api/v1/permissions/check', { method: 'POST', body, headers: { cookie: session, origin: 'https://evil.example' } });
     expect(cross.status).toBe(403);
-    expect((await lastDenial()).ruleSource).toBe('csrf:origin');
+    // The engine's own decision: recorded by the one recorder, the answer names its row, explain replays it the same.
+    const denial = await lastDenial();
+    expect(denial).toMatchObject({ ruleSource: 'csrf:origin', reason: 'A state-changing request from another origin is refused.' });
+    expect((await json(cross)).error).toMatchObject({ code: 'FORBIDDEN', rule_source: 'csrf:origin', decision_id: denial.decisionId });
+    const explained = await explainDecision(getSqliteApp(), denial.decisionId!);
+    expect(explained.today).toMatchObject({ decision: 'DENY', rule_source: 'csrf:origin', same: true });
+    expect(explained.at_the_time).toMatchObject({ decision: 'DENY', rule_source: 'csrf:origin', same: true });
   });
 });
 

@@ -161,7 +161,9 @@ export function explainRecorded(config: ExplainConfig, decisionId: string, rows:
       const rbac = /^rbac:(\w+)$/.exec(denial.ruleSource);
       const requiredRole: Role = rbac && isRole(rbac[1]) ? rbac[1] : 'anonymous';
       if (!rbac) notes.push('The route\'s required role is not kept in the row: RBAC is re-checked only for RBAC denials.');
-      input = { kind: 'http', principal, method: denial.httpMethod ?? 'GET', path: denial.httpPath ?? '/', requiredRole, now: denial.timestamp * 1000 };
+      // A cross-origin refusal is the row's own rule: the request is replayed as one.
+      const crossOrigin = denial.ruleSource === 'csrf:origin';
+      input = { kind: 'http', principal, method: denial.httpMethod ?? 'GET', path: denial.httpPath ?? '/', requiredRole, ...(crossOrigin ? { crossOrigin } : {}), now: denial.timestamp * 1000 };
     } else {
       input = { kind: 'tool', principal, agent: denial.agentName ?? '', tool: denial.toolName, arguments: parseArgs(denial.argumentsJson, notes), now: denial.timestamp * 1000 };
     }

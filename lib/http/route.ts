@@ -13,11 +13,10 @@ import { z } from 'zod';
 import type { App } from '@/lib/app';
 import { isDatabaseUnreachable } from '@/db/pg/client';
 import { AppError, CODED_ERRORS } from '@/lib/errors';
-import { newDecisionId } from '@/lib/permissions/decision-id';
 import { logRequest } from '@/lib/ops/log';
 import { forwardedClientAddress } from './client-address';
 import { canonicalPath } from './route-path';
-import { ANONYMOUS, argumentsPath, AuditUnavailable, InvalidArguments, isPromise, isRole, PermissionDenied, type CheckResult, type PermissionRule, type Principal, type Role } from '@/lib/permissions';
+import { ANONYMOUS, argumentsPath, AuditUnavailable, InvalidArguments, isPromise, isRole, PermissionDenied, type CheckResult, type Principal, type Role } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
 export interface RoleRequirement {
@@ -311,23 +310,6 @@ function mapError(error: unknown): ApiAnswer {
   return known.retry ? { ...answer, headers: { ...NO_STORE, 'retry-after': '1' } } : answer;
 }
 
-/**
- * Refuse a request that the wrapper itself refuses after the engine let it in (a cross-origin state change): recorded
- * through the recorder like any denied HTTP decision, with its own rule, then answered 403.
- */
-async function refuse(app: App, request: ApiRequest, path: string, principal: Principal, requiredRole: Role, reason: string): Promise<ApiAnswer> {
-  const ruleSource = 'csrf:origin';
-  const rule: PermissionRule = { decision: 'DENY', priority: Number.MAX_SAFE_INTEGER, attribution: { source: 'csrf', id: 'origin' }, reason };
-  const result: CheckResult = { decision: 'DENY', rule, trace: [rule], ruleSource, reason, decisionId: newDecisionId() };
-  await app.recorder.record({
-    kind: 'http',
-    context: { kind: 'http', principal, method: request.method, path, requiredRole, flags: app.flags.values() },
-    result,
-    ip: request.clientAddress,
-  });
-  return errorAnswer(403, 'FORBIDDEN', reason, { rule_source: ruleSource, decision_id: result.decisionId });
-}
-
 /** The decision id an answer names (a check's decision, a refusal's), if any. */
 function answerDecisionId(answer: ApiAnswer): string | undefined {
   if (answer instanceof Response) return undefined;
@@ -369,7 +351,9 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
       if (isPromise(authentication)) authentication = await authentication;
       const { principal, via, invalid } = authentication;
       const ip = request.clientAddress;
-      const input = { kind: 'http', principal, method: request.method, path, requiredRole: required } as const;
+      // A session's state change from another origin is refused by the engine (csrf:origin), recorded like any denial.
+      const crossOrigin = via === 'session' && !SAFE_METHODS.has(request.method) && isCrossOrigin(request);
+      const input = { kind: 'http', principal, method: request.method, path, requiredRole: required, ...(crossOrigin ? { crossOrigin } : {}) } as const;
       // Synchronous on SQLite (no hooks run for an HTTP decision); PostgreSQL's stores are awaited.
       // A console page's background refresh (header x-swarm-background: 1) from a person's session is not logged as a
       // decision under decision_log_all (a DENY still is). Only a session may say so: a token is an agent or a script,
@@ -386,9 +370,6 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
           rule_source: decision.ruleSource,
           decision_id: decision.decisionId ?? null,
         });
-      }
-      if (via === 'session' && !SAFE_METHODS.has(request.method) && isCrossOrigin(request)) {
-        return refuse(app, request, path, principal, required, 'A state-changing request from another origin is refused.');
       }
       const params = spec.params ? spec.params.safeParse(rawParams) : undefined;
       if (params && !params.success) return errorAnswer(400, 'BAD_REQUEST', 'The path is not valid.', { issues: zodIssues(params.error, 'path') });

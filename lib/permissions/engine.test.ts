@@ -11,7 +11,7 @@ import {
   PermissionEngine,
   type CheckInput,
   type Principal,
-  type PermissionRule,
+  type PluginRule,
   type ToolContext,
 } from './index';
 
@@ -220,7 +220,7 @@ describe('RBAC on HTTP', () => {
 });
 
 describe('the registry', () => {
-  const constant = (name: string, rule: PermissionRule) => ({ name, rules: () => [rule] });
+  const constant = (name: string, rule: PluginRule) => ({ name, rules: () => [rule] });
 
   it('fails closed when a source throws, naming the source and the error', () => {
     t = tempApp();
@@ -240,26 +240,38 @@ describe('the registry', () => {
     t = tempApp();
     engine().resetSources();
     expect(check(call('data_cleaner', 'profile_dataset')).ruleSource).toBe('default');
-    engine().registerSource(constant('always', { decision: 'ALLOW', priority: 1, attribution: { source: 'plugin', id: 'always' }, reason: 'test' }));
+    engine().registerSource(constant('plugin', { decision: 'ALLOW', priority: 1, id: 'always', reason: 'test' }));
     expect(check(call('data_cleaner', 'profile_dataset')).ruleSource).toBe('plugin:always');
     // Gates belong to the engine, not to a source: with the HITL source gone, a gated call still asks.
     expect(check(call('data_cleaner', 'deploy_serving'))).toMatchObject({ decision: 'ASK', ruleSource: 'hitl:deploy' });
-    expect(engine().unregisterSource('always')).toBe(true);
+    expect(engine().unregisterSource('plugin')).toBe(true);
     engine().markUninitialized();
     expect(check(call('data_cleaner', 'deploy_serving')).ruleSource).toBe('agent_allowlist');
   });
 
   it('refuses two sources of the same name', () => {
     const e = new PermissionEngine();
-    e.registerSource(constant('a', { decision: 'ALLOW', priority: 1, attribution: { source: 'a' }, reason: '' }));
-    expect(() => e.registerSource(constant('a', { decision: 'ALLOW', priority: 1, attribution: { source: 'a' }, reason: '' }))).toThrow(/already registered/);
+    e.registerSource(constant('a', { decision: 'ALLOW', priority: 1, reason: '' }));
+    expect(() => e.registerSource(constant('a', { decision: 'ALLOW', priority: 1, reason: '' }))).toThrow(/already registered/);
+  });
+
+  it("attributes a plugin's rules to the plugin, and refuses a plugin that takes a built-in source's name", () => {
+    t = tempApp();
+    // A plugin that tries to speak for RBAC or the policy is refused before it can write a row in their name.
+    for (const name of ['rbac', 'policy', 'hitl', 'csrf', 'default']) {
+      expect(() => engine().registerSource(constant(name, { decision: 'DENY', priority: 999, reason: 'spoof' }))).toThrow(/built-in rule source/);
+    }
+    engine().registerSource(constant('weekend_freeze', { decision: 'DENY', priority: 850, reason: 'No deployments at weekends.' }));
+    const r = check(call('data_cleaner', 'profile_dataset'));
+    expect(r).toMatchObject({ decision: 'DENY', ruleSource: 'weekend_freeze', reason: 'No deployments at weekends.' });
+    expect(r.rule.attribution).toEqual({ source: 'weekend_freeze' });
   });
 
   it('gives the same decision whatever the order of the sources', () => {
     const arbRule = fc.record({
       decision: fc.constantFrom('ALLOW' as const, 'DENY' as const, 'ASK' as const),
       priority: fc.integer({ min: 0, max: 1000 }),
-      attribution: fc.constantFrom({ source: 'a' }, { source: 'b', id: 'x' }, { source: 'c', id: 'y' }),
+      id: fc.constantFrom(undefined, 'x', 'y'),
       reason: fc.constant(''),
     });
     fc.assert(

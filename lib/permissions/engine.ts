@@ -16,10 +16,13 @@ import {
   type HttpContext,
   type PermissionContext,
   type PermissionRule,
+  type PluginRuleSource,
+  type PluginSource,
   type RuleSource,
   type ToolContext,
   ruleSourceOf,
 } from './types';
+import { isBuiltInSource } from './types';
 
 /**
  * What the engine needs from the outside world. The engine itself does no I/O: the application wires these ports to
@@ -110,6 +113,14 @@ const NO_PORTS: EnginePorts = { flagValues: () => EMPTY_FLAGS };
 const NO_SOURCES = (): RuleSource[] => [];
 const NO_GATES = (): GateSet => EMPTY_GATES;
 
+/** The refusal of a session's state change from another origin (HttpContext.crossOrigin), in the trace like any rule. */
+const CROSS_ORIGIN_RULE: PermissionRule = Object.freeze({
+  decision: 'DENY',
+  priority: PRIORITY.csrf,
+  attribution: Object.freeze({ source: 'csrf', id: 'origin' }),
+  reason: 'A state-changing request from another origin is refused.',
+});
+
 /**
  * The permission engine: a registry of rule sources and the resolution of their rules.
  *
@@ -130,15 +141,20 @@ export class PermissionEngine {
     this.config = options.config ?? configOf(options.sources ?? NO_SOURCES, options.gates ?? NO_GATES, () => this.ports.flagValues());
   }
 
-  registerSource(source: RuleSource): void {
+  /**
+   * Add a plugin source. Its rules are attributed to its name (and each rule's `id`): a plugin cannot write a rule
+   * in the name of a built-in source, so its name may not be one.
+   */
+  registerSource(plugin: PluginRuleSource): void {
     this.ensureInitialized(this.config());
-    if (!source || typeof source.name !== 'string' || source.name === '' || typeof source.rules !== 'function') {
+    if (!plugin || typeof plugin.name !== 'string' || plugin.name === '' || typeof plugin.rules !== 'function') {
       throw new TypeError('A rule source is an object with a non-empty name and a rules(context) function.');
     }
-    if (this.registry.some((s) => s.name === source.name)) {
-      throw new Error(`A rule source named "${source.name}" is already registered.`);
+    if (isBuiltInSource(plugin.name)) throw new Error(`"${plugin.name}" is the name of a built-in rule source; a plugin source needs a name of its own.`);
+    if (this.registry.some((s) => s.name === plugin.name)) {
+      throw new Error(`A rule source named "${plugin.name}" is already registered.`);
     }
-    this.setRegistry([...this.registry, { name: source.name, source }]);
+    this.setRegistry([...this.registry, { name: plugin.name, source: pluginSource(plugin) }]);
   }
 
   unregisterSource(name: string): boolean {
@@ -245,6 +261,7 @@ export class PermissionEngine {
       method: input.method,
       path: input.path,
       requiredRole: input.requiredRole,
+      crossOrigin: input.crossOrigin,
       agent: input.agent,
       arguments: input.arguments,
       toolCallId: input.toolCallId,
@@ -265,7 +282,7 @@ export class PermissionEngine {
         trace.push({
           decision: 'DENY',
           priority: PRIORITY.sourceError,
-          attribution: { source: source.name, id: 'error' },
+          attribution: { source: source.attributedTo, id: 'error' },
           reason: `Rule source "${source.name}" failed: ${error instanceof Error ? error.message : String(error)}`,
         });
       }
@@ -276,6 +293,7 @@ export class PermissionEngine {
   /** The decision of the snapshot's sources for this context; `decisionId` when the decision is being taken. */
   private evaluate(context: PermissionContext, snap: DecisionSnapshot, decisionId?: string): CheckResult {
     const trace = this.collect(context, snap.sources);
+    if (context.kind === 'http' && context.crossOrigin) trace.push(CROSS_ORIGIN_RULE);
     // The winner, as winningRule() picks it: the priority decides on its own almost always, so the full comparison
     // (decision order, then the stable tie-break) runs only between rules of the same priority.
     let rule: PermissionRule;
@@ -529,5 +547,16 @@ function gateRule(gate: CompiledGate, approval: ApprovalState | undefined, trace
     priority: PRIORITY.hitl,
     attribution: { source: 'hitl', id: gate.id },
     reason: refused ? `This exact call was ${approval!.status} at gate "${gate.id}".` : `Gate "${gate.id}" needs a person's approval for this call.`,
+  };
+}
+
+/** A plugin source as the engine runs it: each of its rules attributed to the plugin's name and the rule's id. */
+function pluginSource(plugin: PluginRuleSource): RuleSource {
+  const attributedTo = plugin.name as PluginSource;
+  return {
+    name: plugin.name,
+    attributedTo,
+    rules: (context) =>
+      plugin.rules(context).map((r) => ({ decision: r.decision, priority: r.priority, reason: r.reason, attribution: r.id === undefined ? { source: attributedTo } : { source: attributedTo, id: r.id } })),
   };
 }

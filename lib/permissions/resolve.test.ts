@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { resolve } from './resolve';
-import { DECISIONS, ruleSourceOf, type Attribution, type PermissionRule } from './types';
+import { DECISIONS, ruleSourceOf, type Attribution, type PermissionRule, type PluginSource } from './types';
 
+// Resolution is blind to what a source is: any name stands for one here (as a registered plugin's would).
 const attr = (ruleSource: string): Attribution => {
-  const [source, id] = ruleSource.split(':') as [string, string | undefined];
+  const [name, id] = ruleSource.split(':') as [string, string | undefined];
+  const source = name as PluginSource;
   return id === undefined ? { source } : { source, id };
 };
 const rule = (decision: PermissionRule['decision'], priority: number, ruleSource = `src:${decision}`): PermissionRule => ({

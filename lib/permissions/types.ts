@@ -76,6 +76,11 @@ export interface HttpContext {
   path: string;
   /** declared by the route with requireRole(); RBAC denies principals below it */
   requiredRole: Role;
+  /**
+   * A person's session sent this state-changing request from another origin (the HTTP wrapper's check of Origin and
+   * Sec-Fetch-Site): the engine refuses it above every source, as `csrf:origin`, and records it like any denial.
+   */
+  crossOrigin?: boolean;
   agent?: string;
   tool?: undefined;
   arguments?: Readonly<Record<string, unknown>>;
@@ -95,14 +100,28 @@ export type PermissionContext = CheckInput & {
   readonly approval?: ApprovalState;
 };
 
+/** The engine's own rule sources: every rule_source family a decision of the product itself can carry. */
+export const BUILT_IN_SOURCES = ['rbac', 'agent_allowlist', 'flag', 'policy', 'hitl', 'default', 'csrf', 'hook'] as const;
+export type BuiltInSource = (typeof BUILT_IN_SOURCES)[number];
+
+declare const pluginSource: unique symbol;
+/**
+ * The name of a registered plugin source (registerSource), as the engine stamps it on the plugin's rules: never a
+ * built-in name, so a plugin cannot speak in the name of RBAC, the policy or a gate on the audit trail.
+ */
+export type PluginSource = string & { readonly [pluginSource]: true };
+
+export function isBuiltInSource(name: string): name is BuiltInSource {
+  return (BUILT_IN_SOURCES as readonly string[]).includes(name);
+}
+
 /**
  * Which rule decided, typed: the rule source and, where a source has several rules, which one (the required role, the
  * flag, the policy rule id, the gate). Code decides on these fields; the `rule_source` string of the audit row
  * (rbac:admin, agent_allowlist, flag:x, policy:id, hitl:deploy) is made from them at the edge, by ruleSourceOf().
  */
 export interface Attribution {
-  /** rbac, agent_allowlist, flag, policy, hitl, default, csrf, or the name of a plugin source */
-  readonly source: string;
+  readonly source: BuiltInSource | PluginSource;
   readonly id?: string;
 }
 
@@ -118,10 +137,26 @@ export interface PermissionRule {
   reason: string;
 }
 
-/** A rule source: a name and a pure function of the context. */
+/** A rule source: a name, the source its rules are attributed to, and a pure function of the context. */
 export interface RuleSource {
   readonly name: string;
+  /** what its rules (and its failure) are attributed to: `flag` for the feature_flags source, a plugin's own name */
+  readonly attributedTo: BuiltInSource | PluginSource;
   rules(context: PermissionContext): readonly PermissionRule[];
+}
+
+/** A rule of a plugin source: the engine attributes it to the plugin (its name, and `id` where it has several rules). */
+export interface PluginRule {
+  decision: Decision;
+  priority: number;
+  reason: string;
+  id?: string;
+}
+
+/** A plugin source (registerSource): a name that is not a built-in one, and a pure function of the context. */
+export interface PluginRuleSource {
+  readonly name: string;
+  rules(context: PermissionContext): readonly PluginRule[];
 }
 
 export interface Resolution {
@@ -153,6 +188,8 @@ export interface CheckResult extends Resolution {
 /** Priorities of the default sources (DESIGN.md section 2). */
 export const PRIORITY = {
   sourceError: Number.MAX_SAFE_INTEGER,
+  /** a cross-origin state change of a session (HttpContext.crossOrigin): refused whatever any source says */
+  csrf: Number.MAX_SAFE_INTEGER,
   /** a `before_tool_call` hook that blocked the call (hooks run after the sources, on an ALLOW or an ASK) */
   hook: 1100,
   rbac: 1000,

@@ -11,31 +11,7 @@ import type { ControlRow } from './evidence';
 import { coverageNotes, int, plural, STATUS_LABEL } from './evidence';
 import { COLORS, CONTENT_WIDTH, MARGIN, PdfLayout, type CellInput } from './pdf-layout';
 import { describePeriod, isoSeconds, periodEnd } from './period';
-
-/** The chart's colours: the hues of the denial explorer's badges. The legend always names the family too. */
-const FAMILY_COLORS: Record<string, string> = {
-  rbac: '#c2564e',
-  agent_allowlist: '#4a70c2',
-  flag: '#cf9530',
-  policy: '#8560c0',
-  hitl: '#3c8c69',
-  default: '#8b95a3',
-  csrf: '#5f6b7b',
-  auth: '#b0b8c4',
-};
-const OTHER_COLOR = '#a8957a';
-
-const FAMILY_MEANING: Record<string, string> = {
-  rbac: 'role below what the endpoint requires, or an agent token acting as another agent',
-  agent_allowlist: 'unknown agent, or a tool not in its allowlist',
-  flag: 'a feature flag guarding the tool or path is off',
-  policy: 'an operator or profile rule in the YAML policy',
-  hitl: 'a person rejected the call, or its approval expired',
-  default: 'no rule matched the tool call (fail closed)',
-  csrf: 'a state-changing request from another origin',
-  auth: 'a sign-in was refused',
-};
-
+import { familyInfo } from '@/lib/audit/denials/vocabulary';
 
 const minute = (t: number) => `${isoSeconds(t).slice(0, 16).replace('T', ' ')}`;
 const share = (n: number, total: number) => (total > 0 ? `${((100 * n) / total).toFixed(n / total < 0.1 ? 1 : 0)}%` : '–');
@@ -173,7 +149,7 @@ function summary(L: PdfLayout, d: ReportData): void {
       { title: 'Denials', width: 70, align: 'right' },
       { title: 'Share', width: 55, align: 'right' },
     ],
-    d.denials.families.map((f) => [{ text: f.value, bold: true }, FAMILY_MEANING[f.value] ?? 'a rule source added by a plugin', f.count, share(f.count, d.denials.total)]),
+    d.denials.families.map((f) => [{ text: f.value, bold: true }, familyInfo(f.value).meaning, f.count, share(f.count, d.denials.total)]),
   );
 
   hitlNote(L, d);
@@ -293,7 +269,7 @@ function chart(L: PdfLayout, d: ReportData): void {
       const v = b.counts[fam] ?? 0;
       if (v <= 0) continue;
       const bh = (h * v) / max;
-      doc.setFillColor(FAMILY_COLORS[fam] ?? OTHER_COLOR);
+      doc.setFillColor(familyInfo(fam).fill);
       doc.rect(x, y - bh, bar, bh, 'F');
       y -= bh;
     }
@@ -317,7 +293,7 @@ function chart(L: PdfLayout, d: ReportData): void {
       lx = MARGIN.left + 40;
       L.y += 12;
     }
-    doc.setFillColor(FAMILY_COLORS[fam] ?? OTHER_COLOR);
+    doc.setFillColor(familyInfo(fam).fill);
     doc.rect(lx, L.y + 1, 8, 8, 'F');
     doc.text(label, lx + 11, L.y + 1, { baseline: 'top' });
     lx += tw + 24;

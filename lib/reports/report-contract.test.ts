@@ -27,7 +27,7 @@ import { AppError } from '@/lib/errors';
 import { SqlFlagStore } from '@/lib/flags/store';
 import { PostgresDatabase, SqliteDatabase } from '@/db/dialect';
 import { FlagService } from '@/lib/flags/service';
-import type { AuditEvent, CheckResult, Decision } from '@/lib/permissions';
+import type { Attribution, AuditEvent, CheckResult, Decision } from '@/lib/permissions';
 import { activeProfiles } from '@/lib/profiles/load';
 import { deployRequest, testBinding } from '@/lib/test-support/temp-app';
 import { usePostgres } from '@/lib/test-support/use-postgres';
@@ -134,7 +134,7 @@ function pgSide(pool: import('pg').Pool, flags: FlagService, facts: Omit<ReportF
   };
 }
 
-const SHAPES: [agent: string, tool: string, decision: Decision, rule: { source: string; id?: string }, reason: string][] = [
+const SHAPES: [agent: string, tool: string, decision: Decision, rule: Attribution, reason: string][] = [
   ['data_cleaner', 'deploy_serving', 'DENY', { source: 'agent_allowlist' }, 'Tool "deploy_serving" is not in the allowlist of agent "data_cleaner".'],
   ['trainer', 'tune_hyperparameters', 'DENY', { source: 'policy', id: 'bfsi/tuning-capacity-review' }, 'Hyperparameter searches of 500 or more trials need a capacity review first.'],
   ['evaluator', 'fairness_audit', 'DENY', { source: 'flag', id: 'auto_fairness_audit' }, 'Feature flag "auto_fairness_audit" is off.'],
@@ -155,7 +155,7 @@ function decision(i: number, shape = SHAPES[i % SHAPES.length]!): AuditEvent {
 
 /** The engine's denial of a call already rejected (the gate's DENY, with its trace), as it reaches the recorder. */
 function retryOfRejected(k: number): AuditEvent {
-  const rule = { decision: 'DENY' as Decision, priority: 400, attribution: { source: 'hitl', id: 'deploy' }, reason: 'Rejected by an operator: Outside the deploy window.' };
+  const rule = { decision: 'DENY' as Decision, priority: 400, attribution: { source: 'hitl' as const, id: 'deploy' }, reason: 'Rejected by an operator: Outside the deploy window.' };
   const result: CheckResult = { decision: 'DENY', rule, trace: [rule], ruleSource: 'hitl:deploy', reason: rule.reason, decisionId: `dec_retry_${k}` };
   const principal = { kind: 'agent' as const, id: 'deployer', role: 'viewer' as const, agent: 'deployer' };
   return { kind: 'tool', context: { kind: 'tool', principal, agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-3', env: 'prod' }, flags: new Map() }, result };

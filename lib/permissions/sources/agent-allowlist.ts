@@ -57,6 +57,7 @@ export function createAgentAllowlistSource(directory: () => AgentDirectory, opti
   };
   return {
     name: 'agent_allowlist',
+    attributedTo: 'agent_allowlist',
     rules(context) {
       if (context.kind !== 'tool') return NONE;
       const dir = directory();

@@ -35,6 +35,7 @@ export function createFlagSource(guards: readonly FlagGuard[]): RuleSource {
   }
   return {
     name: 'feature_flags',
+    attributedTo: 'flag',
     rules(context) {
       let out: PermissionRule[] | undefined;
       if (context.kind === 'tool') {

@@ -33,6 +33,7 @@ export function createHitlSource(options: { maxMemo?: number } = {}): RuleSource
   };
   return {
     name: 'hitl',
+    attributedTo: 'hitl',
     rules(context) {
       if (context.kind !== 'tool' || !context.gate) return NONE;
       const { id: gate, attribution } = context.gate;

@@ -74,6 +74,7 @@ export function createPolicySource(policy: () => CompiledPolicy, options: { maxM
   };
   return {
     name: 'policy',
+    attributedTo: 'policy',
     rules(context) {
       const p = policy();
       if (p.rules.length === 0) return NONE;

@@ -9,6 +9,7 @@ const NONE: readonly PermissionRule[] = Object.freeze([]);
 export function createRbacSource(): RuleSource {
   return {
     name: 'rbac',
+    attributedTo: 'rbac',
     rules(context) {
       const { principal } = context;
       let out: PermissionRule[] | undefined;
