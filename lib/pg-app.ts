@@ -33,7 +33,7 @@ import { PgRateCounter } from './hooks/pg-rates';
 import { NotificationService } from './notifications/service';
 import { SqlNotificationStore } from './notifications/store';
 import { Leadership, LEADER_LOCKS } from './ops/leader';
-import { observeDecision, timedRecorder } from './ops/metrics';
+import { observeDecision, timedAsyncRecorder } from './ops/metrics';
 import { PermissionEngine } from './permissions';
 import { AppBase, type AppOptions, type StartupReport } from './app-base';
 import type { BackgroundStatus } from './app';
@@ -150,7 +150,7 @@ export class PgSwarmApp extends AppBase {
           observe: observeDecision,
           approvalState: this.approvalStatePort(this.approvals),
           // The invariant audit_trail_security_events: every denial is written, whatever else is configured.
-          recorder: timedRecorder(this.recorder),
+          recorder: timedAsyncRecorder(this.recorder),
           requestApproval: async (ctx, result) => (await this.approvals.request(approvalRequestOf(ctx, result))).id,
           consumeApproval: (id, ctx) => this.approvals.consume(id, consumerOf(ctx.principal)),
           callHooks: this.hooks,

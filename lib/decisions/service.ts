@@ -63,6 +63,19 @@ export class DecisionService {
   }
 
   /**
+   * Decide for a caller still being identified: `who` is known at once where its port answers at once (a token on
+   * SQLite, the decision listener's path), else a promise; `ask(who)` is the question. Either way the caller waits once.
+   */
+  decideFor<W>(who: W | Promise<W>, ask: (who: W) => CheckInput, meta: DecisionMeta = {}): Promise<CheckResult> {
+    if (isPromise<W>(who)) return who.then((w) => this.decide(ask(w), meta));
+    try {
+      return this.decide(ask(who), meta);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
    * Decide several calls in order; `stop(result)` ends the group early (AuthZEN's evaluation semantics). On SQLite the
    * group is one transaction: its rows commit together before any answer, and a failure to record any of them refuses
    * the whole group. On PostgreSQL each is committed before the next, and a failure refuses the rest.
