@@ -13,7 +13,7 @@ import type pg from 'pg';
 import type { Db } from '@/db/client';
 import type { DialectName, SqlDatabase } from '@/db/dialect';
 import type { App } from '@/lib/app';
-import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/checkpoints';
+import { trustedVerifierKeys } from '@/lib/audit/checkpoints';
 import { catchUpIfBehind } from '@/lib/audit/denials/rollup';
 import { verifyAuditPg } from '@/lib/audit/pg-chain';
 import type { VerifyOptions, VerifyRange, VerifyReport } from '@/lib/audit/verify';
@@ -128,8 +128,8 @@ export function postgresTrail(pool: pg.Pool, database: SqlDatabase): ReportTrail
  * SWARM_AUDIT_KEY_DIR (every server's signing key lives there), none when it is not set.
  */
 export function reportReaderFor(app: App): ReportReader {
-  const keyDir = app.kind === 'sqlite' || app.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(app.options.dbPath, app.env) : undefined;
-  return reportReader(app.kind === 'sqlite' ? sqliteTrail(app.db, app.database) : postgresTrail(app.pool, app.database), {
+  const keyDir = app.side.verifierKeyDir();
+  return reportReader(app.side.reportTrail(), {
     profiles: app.profiles,
     revision: () => app.currentRevision(),
     flags: () => app.flags.resolution(),
