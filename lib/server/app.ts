@@ -33,6 +33,7 @@ import { HookRunner, type TypeScriptHook } from '@/lib/hooks/runner';
 import type { RateCounter } from '@/lib/hooks/rates';
 import { NotificationService } from '@/lib/notifications/service';
 import { SqlNotificationStore } from '@/lib/notifications/store';
+import type { Leadership } from '@/lib/ops/leader';
 import { observeDecision } from '@/lib/ops/metrics';
 import type { ReportTrail } from '@/lib/reports/reader';
 import { PermissionEngine, type EnginePorts } from '@/lib/permissions';
@@ -165,7 +166,9 @@ export interface DatabaseSide {
   verifierKeyDir(): string | undefined;
   /** the size of the write-ahead log, bytes (null: none of this process's to measure) */
   walBytes(): number | null;
-  backgroundStatus(now: number): BackgroundStatus;
+  /** where one server at a time sweeps the approvals (PostgreSQL's advisory lock); undefined: every process sweeps */
+  readonly sweeperLead: Leadership | undefined;
+  backgroundStatus(): Omit<BackgroundStatus, 'sweeper'>;
   close(): void | Promise<void>;
 }
 
@@ -220,6 +223,9 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   private builtInsMemo: { agents: AgentsConfig; policy: CompiledPolicy; sources: readonly RuleSource[] } | undefined;
   private snapshotMemo: ConfigSnapshot | undefined;
   private bindingMemo: CallBinding | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  /** when the approval sweeper last ran (seconds since the epoch), for the readiness check */
+  private lastSweepAt = 0;
 
   /** `side` builds what differs for this application (see openApp, createApp). */
   constructor(
@@ -613,9 +619,43 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
     return this.side.walBytes();
   }
 
-  /** The background work this application was started with, for the readiness check. */
+  /**
+   * Expire due approval requests within a second of their expiry, each recorded as a `hitl:<gate>` denial at the time
+   * it expired, and check the notifications due (requests nearing their expiry, denial bursts: queued only). Several
+   * servers may sweep one database: every expiry is a conditional update, so each is recorded once. Where the side
+   * leads the sweep (PostgreSQL), the others stand by and take over within a second of the leader's end.
+   */
+  startSweeper(intervalMs = 1_000): void {
+    const lead = this.side.sweeperLead;
+    this.lastSweepAt = Date.now() / 1000;
+    let running = false;
+    this.sweepTimer = setInterval(() => {
+      if (running) return;
+      running = true;
+      void (async () => {
+        try {
+          this.lastSweepAt = Date.now() / 1000;
+          if (lead && !(await lead.tryLead())) return;
+          await this.approvals.expireDue().catch((error: unknown) => console.error('Expiring due approval requests failed; retrying in a second.', error));
+          await this.notifications.tick().catch((error: unknown) => console.error('Checking for notifications failed; retrying in a second.', error));
+        } finally {
+          running = false;
+        }
+      })();
+    }, intervalMs);
+    this.sweepTimer.unref();
+  }
+
+  stopSweeper(): void {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+  }
+
+  /** The background work this application was started with, for the readiness check ('off': not configured). */
   backgroundStatus(now = Date.now() / 1000): BackgroundStatus {
-    return this.side.backgroundStatus(now);
+    const lead = this.side.sweeperLead;
+    // The sweeper ticks every second; five seconds without a tick means its timer is gone or the loop is blocked.
+    const sweeper = !this.sweepTimer ? 'off' : now - this.lastSweepAt > 5 ? 'stalled' : !lead || lead.isLeader() ? 'alive' : 'standby';
+    return { ...this.side.backgroundStatus(), sweeper };
   }
 
   /** Stop the background work, record the stop and sign a last checkpoint (a server), close the database. */

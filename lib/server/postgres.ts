@@ -60,10 +60,9 @@ export class PostgresSide implements DatabaseSide {
   /** the decision path's token lookup: cached, forgotten on every server when tokens or users change (within a second) */
   readonly tokens: PostgresTokenPrincipals;
   readonly rates: PgRateCounter;
-  private readonly sweeperLead: Leadership | undefined;
+  /** the sweeper runs on the server that holds the sweeper lock; the others stand by */
+  readonly sweeperLead: Leadership | undefined;
   private readonly signerLead: Leadership | undefined;
-  private sweepTimer: NodeJS.Timeout | undefined;
-  private lastSweepAt = 0;
   private auditTimer: NodeJS.Timeout | undefined;
   private checkpointer: PgCheckpointer | undefined;
   private closed: Promise<void> | undefined;
@@ -117,39 +116,13 @@ export class PostgresSide implements DatabaseSide {
     // Rows of a release that kept arguments in clear, bound by an unkeyed hash: re-bound once, by the first server that
     // has the key (nothing to do, and no key needed, when there are none).
     await app.approvals.rebindLegacy().catch((error: unknown) => console.error('Re-binding the approvals of an earlier release failed; they ask again until it succeeds at a start.', error));
-    if (app.options.sweepApprovals) this.startSweeper();
+    if (app.options.sweepApprovals) app.startSweeper();
     if (app.options.deliverNotifications ?? app.options.sweepApprovals) app.notifications.startDelivery();
     if (app.options.server) await this.startServerAudit();
   }
 
   /** Nothing to forget: a PostgreSQL transaction stores its revision with its rows or not at all. */
   forgetUncommitted(): void {}
-
-  /**
-   * The sweeper runs on the server that holds the sweeper lock; the others stand by and take over within a second of
-   * its end. Every expiry is a conditional update anyway, so a moment of overlap records nothing twice.
-   */
-  private startSweeper(intervalMs = 1_000): void {
-    const { app } = this;
-    const lead = this.sweeperLead!;
-    this.lastSweepAt = Date.now() / 1000;
-    let running = false;
-    this.sweepTimer = setInterval(() => {
-      if (running) return;
-      running = true;
-      void (async () => {
-        try {
-          this.lastSweepAt = Date.now() / 1000;
-          if (!(await lead.tryLead())) return;
-          await app.approvals.expireDue().catch((error: unknown) => console.error('Expiring due approval requests failed; retrying in a second.', error));
-          await app.notifications.tick().catch((error: unknown) => console.error('Checking for notifications failed; retrying in a second.', error));
-        } finally {
-          running = false;
-        }
-      })();
-    }, intervalMs);
-    this.sweepTimer.unref();
-  }
 
   private signingKeyDir(): string {
     if (!this.app.env.SWARM_AUDIT_KEY_DIR) {
@@ -264,12 +237,8 @@ export class PostgresSide implements DatabaseSide {
     return null;
   }
 
-  backgroundStatus(now: number): BackgroundStatus {
-    return {
-      checkpointer: 'off',
-      sweeper: this.sweepTimer ? (now - this.lastSweepAt > 5 ? 'stalled' : this.sweeperLead?.isLeader() ? 'alive' : 'standby') : 'off',
-      closed: this.closed !== undefined,
-    };
+  backgroundStatus(): Omit<BackgroundStatus, 'sweeper'> {
+    return { checkpointer: 'off', closed: this.closed !== undefined };
   }
 
   /** Stop the background work, record the stop and sign a last checkpoint (when leading), close the pool. */
@@ -277,7 +246,7 @@ export class PostgresSide implements DatabaseSide {
     const { app } = this;
     this.closed ??= (async () => {
       app.closeConfig();
-      if (this.sweepTimer) clearInterval(this.sweepTimer);
+      app.stopSweeper();
       // Not awaited (a hung receiver must not hold the shutdown): a send still in flight leaves its row to its lease.
       void app.notifications.stopDelivery();
       if (this.auditTimer) {

@@ -58,9 +58,8 @@ export class SqliteSide implements DatabaseSide {
   private readonly checkpointer: Checkpointer | undefined;
   private rollupTimer: NodeJS.Timeout | undefined;
   private searchTimer: NodeJS.Timeout | undefined;
-  private sweepTimer: NodeJS.Timeout | undefined;
-  /** when the approval sweeper last ran (seconds since the epoch), for the readiness check */
-  private lastSweepAt = 0;
+  /** every process on the file sweeps (each expiry is a conditional update) */
+  readonly sweeperLead = undefined;
   private auditTimer: NodeJS.Timeout | undefined;
   private auditCheckpointer: AuditCheckpointer | undefined;
   private closed = false;
@@ -139,7 +138,7 @@ export class SqliteSide implements DatabaseSide {
       }, 1_000);
       this.searchTimer.unref();
     }
-    if (options.sweepApprovals) this.startSweeper();
+    if (options.sweepApprovals) app.startSweeper();
     if (options.deliverNotifications ?? options.sweepApprovals) app.notifications.startDelivery();
     if (options.server) this.startServerAudit();
   }
@@ -203,30 +202,8 @@ export class SqliteSide implements DatabaseSide {
     return this.signer().latest();
   }
 
-  /**
-   * Expire due approval requests within a second of their expiry, each recorded as a `hitl:<gate>` denial at the time
-   * it expired. Several servers may sweep the same database: every expiry is a conditional update, so each is
-   * recorded once.
-   */
-  private startSweeper(intervalMs = 1000): void {
-    const { app } = this;
-    this.lastSweepAt = Date.now() / 1000;
-    this.sweepTimer = setInterval(() => {
-      this.lastSweepAt = Date.now() / 1000;
-      app.approvals.expireDue().catch((error: unknown) => console.error('Expiring due approval requests failed; retrying in a second.', error));
-      // Requests nearing their expiry and denial bursts (config/notifications.yaml): a query or two, queued only.
-      app.notifications.tick().catch((error: unknown) => console.error('Checking for notifications failed; retrying in a second.', error));
-    }, intervalMs);
-    this.sweepTimer.unref();
-  }
-
-  backgroundStatus(now: number): BackgroundStatus {
-    return {
-      checkpointer: this.checkpointer ? (this.checkpointer.alive() ? 'alive' : 'stopped') : 'off',
-      // The sweeper ticks every second; five seconds without a tick means its timer is gone or the loop is blocked.
-      sweeper: this.sweepTimer ? (now - this.lastSweepAt <= 5 ? 'alive' : 'stalled') : 'off',
-      closed: this.closed,
-    };
+  backgroundStatus(): Omit<BackgroundStatus, 'sweeper'> {
+    return { checkpointer: this.checkpointer ? (this.checkpointer.alive() ? 'alive' : 'stopped') : 'off', closed: this.closed };
   }
 
   /**
@@ -292,7 +269,7 @@ export class SqliteSide implements DatabaseSide {
     void app.flags.stop();
     if (this.rollupTimer) clearInterval(this.rollupTimer);
     if (this.searchTimer) clearInterval(this.searchTimer);
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    app.stopSweeper();
     void app.notifications.stopDelivery();
     if (this.auditTimer) {
       clearInterval(this.auditTimer);
