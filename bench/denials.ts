@@ -19,7 +19,7 @@ import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { openDatabase, SERVER_WAL_AUTOCHECKPOINT_PAGES, type SyncMode } from '@/db/client';
 import { startCheckpointer } from '@/db/checkpointer';
-import { AuditRecorder, denialOfDecision, type DenialInput } from '@/lib/audit/recorder';
+import { AuditRecorder, denialOfDecision, type DenialInput } from '@/lib/audit/trail/recorder';
 import type { DecisionEvent } from '@/lib/permissions';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { parsePolicy } from '@/lib/permissions/policy';

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createApp, openApp } from '@/lib/app';
-import { loadOrCreateSigningKey } from '@/lib/audit/checkpoints';
+import { loadOrCreateSigningKey } from '@/lib/audit/trail/checkpoints';
 import { postgresBin, startPostgres, type PgCluster } from '@/lib/test-support/postgres';
 import { freePort } from '@/lib/server/serve';
 import { listenerWorkers, WORKERS_ENV } from '@/lib/server/workers';

@@ -6,7 +6,7 @@
  *   node --import tsx bench/report.ts --rows 200000   # a smaller world
  *
  * The denials are written in one transaction by a prepared INSERT that computes each row's hash chain exactly as the
- * recorder does (lib/audit/chain.ts), so the report's verification walks a valid million-row chain; a checkpoint is
+ * recorder does (lib/audit/trail/chain.ts), so the report's verification walks a valid million-row chain; a checkpoint is
  * signed at the end. The report is then generated in a fresh child process, so that its peak RSS is the report's own
  * (the seeding's strings are not in it): gathering (SQL aggregates, and the verification of both chains on worker
  * threads at the same time) and rendering are timed apart.
@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp } from '@/lib/app';
-import { chainHash, CHAIN_COLUMNS, encodeRow, GENESIS_HASH } from '@/lib/audit/chain';
+import { chainHash, CHAIN_COLUMNS, encodeRow, GENESIS_HASH } from '@/lib/audit/trail/chain';
 import { buildReport } from '@/lib/reports/generate';
 import { fmt, fmtInt, isMain, markdownTable, nowNs, pick, prng } from './util';
 
@@ -44,7 +44,7 @@ export interface ReportMeasure {
   format: 'pdf' | 'oscal';
   totalMs: number;
   gatherMs: number;
-  /** during gatherMs, beside the SQL: recomputing both hash chains (on worker threads, lib/audit/verify-parallel.ts) */
+  /** during gatherMs, beside the SQL: recomputing both hash chains (on worker threads, lib/audit/trail/verify-parallel.ts) */
   verifyMs: number;
   renderMs: number;
   bytes: number;
@@ -164,7 +164,7 @@ export async function runReportBench(options: { rows?: number; log?: (line: stri
 export function formatReportResult(r: ReportBenchResult): string {
   return [
     `${fmtInt(r.rows)} chained denials over ${SPAN_DAYS} days (seeded in ${r.seedSeconds.toFixed(1)} s, one transaction); the report of the whole period, generated in a fresh process. ` +
-      'The chains are verified on worker threads (lib/audit/verify-parallel.ts) while the figures are read, so gathering takes about as long as the verification; peak RSS includes the workers.',
+      'The chains are verified on worker threads (lib/audit/trail/verify-parallel.ts) while the figures are read, so gathering takes about as long as the verification; peak RSS includes the workers.',
     '',
     markdownTable(
       ['format', 'total', 'gathering (SQL and verification at once)', 'of which chain verification', 'render', 'output', 'peak RSS', 'heap used', 'denials counted', 'chain rows verified'],

@@ -77,6 +77,20 @@ describe('swarm audit on PostgreSQL', () => {
     expect(verified.stdout).toMatch(/security_events: 1 row checked .*1\/1 checkpoint valid/);
   }, 120_000);
 
+  it('records verifying the live trail (audit.verified), as on SQLite; a database named by --db is only read', async () => {
+    const byDb = await runSwarm(['audit', 'verify', '--db', cluster.url], withKey());
+    expect(byDb.code).toBe(0);
+    expect(await pgQuery(`SELECT outcome FROM security_events WHERE type = 'audit.verified'`)).toEqual([]);
+    const live = await runSwarm(['audit', 'verify'], { ...withKey(), SWARM_DB: cluster.url });
+    expect(live.stderr).toBe('');
+    expect(live.code).toBe(0);
+    expect(live.stdout).toContain('Intact: every row matches its hash chain and every checkpoint.');
+    const recorded = await pgQuery<{ outcome: string; detail_json: string }>(`SELECT outcome, detail_json FROM security_events WHERE type = 'audit.verified'`);
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]!.outcome).toBe('succeeded');
+    expect(JSON.parse(recorded[0]!.detail_json)).toMatchObject({ failures: [], chains: [{ chain: 'permission_denials', rows: 10 }, { chain: 'security_events' }] });
+  }, 120_000);
+
   it('explains a recorded denial from the PostgreSQL trail, and records that it did', async () => {
     const r = await runSwarm(['audit', 'explain', deniedId, '--db', cluster.url, '--json'], withKey());
     expect(r.stderr).toBe('');

@@ -5,8 +5,8 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from '@/lib/app';
-import { keyDirFor } from '@/lib/audit/checkpoints';
-import { signedHeadsFile } from '@/lib/audit/witness';
+import { keyDirFor } from '@/lib/audit/trail/checkpoints';
+import { signedHeadsFile } from '@/lib/audit/trail/witness';
 import { serve } from '@/lib/server/serve';
 import { E2E } from '@/e2e/fixtures/accounts';
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { loadOrCreateSigningKey } from '@/lib/audit/checkpoints';
+import { loadOrCreateSigningKey } from '@/lib/audit/trail/checkpoints';
 import { callRoute } from './support/in-process-api';
 
 const cluster = usePostgres();

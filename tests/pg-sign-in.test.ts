@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { loadOrCreateSigningKey } from '@/lib/audit/checkpoints';
+import { loadOrCreateSigningKey } from '@/lib/audit/trail/checkpoints';
 import { LOCKFAST_PROFILE } from './support/sign-in-suite';
 
 const cluster = usePostgres();

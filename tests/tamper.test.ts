@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertKeyApart, KeyBesideDatabase } from '@/lib/audit/checkpoints';
+import { assertKeyApart, KeyBesideDatabase } from '@/lib/audit/trail/checkpoints';
 import { REPO_ROOT, type CliResult } from '@/lib/test-support/cli';
 import { tamperSuite, type RawDb, type TamperTarget } from './support/tamper-suite';
 

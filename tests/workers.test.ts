@@ -11,7 +11,8 @@ import { useTempServerEnv } from './support/in-process-api';
 const METRICS_TOKEN = 'metrics-token-workers-0123456789';
 const server = useTempServerEnv('workers', { policy: 'empty', env: { SWARM_METRICS_TOKEN: METRICS_TOKEN } });
 const { createApp } = await import('@/lib/app');
-const { verifyAudit } = await import('@/lib/audit/verify');
+const { verifyAudit } = await import('@/lib/audit/trail/verify');
+const { keyDirFor, trustedVerifierKeys } = await import('@/lib/audit/trail/checkpoints');
 const { listenerWorkers } = await import('@/lib/server/workers');
 
 let pool: ChildProcessWithoutNullStreams;
@@ -96,7 +97,10 @@ describe('several decision listener processes on one database', () => {
     for (const id of denied) expect(ids.has(id)).toBe(true);
     const app = createApp({ dbPath: process.env.SWARM_DB! });
     try {
-      expect(verifyAudit(app.db.$client, undefined).failures).toEqual([]);
+      // With the keys `swarm audit verify` trusts: the server's own key folder signs checkpoints every 10 s.
+      const keys = trustedVerifierKeys(keyDirFor(process.env.SWARM_DB!, process.env), process.env);
+      const { failures } = verifyAudit(app.db.$client, keys);
+      expect(failures, JSON.stringify(failures)).toEqual([]);
     } finally {
       app.close();
     }

@@ -15,37 +15,22 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import type pg from 'pg';
-import { archivableBefore, archiveBefore, archivedEvent, verifyBundle, type ArchiveResult } from '@/lib/audit/archive';
-import { checkpointRefusedEvent, hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
-import { explainDecision, explainDecisionWith, explainReads, type ExplainConfig, type Explanation } from '@/lib/audit/explain';
-import { archiveAuditPg } from '@/lib/audit/pg-archive';
-import { PgCheckpointer } from '@/lib/audit/pg-checkpoints';
-import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
-import { PLATFORM_TOOLS } from '@/lib/agents/platform-tools';
-import { codeGateSpecs } from '@/lib/approvals/gates';
-import { EMPTY_AGENTS, parseAgents } from '@/lib/config/agents';
-import { builtInSources } from '@/lib/config/sources';
-import { WatchedFile } from '@/lib/config/watched-file';
-import { FlagService } from '@/lib/flags/service';
-import { SqlFlagStore } from '@/lib/flags/store';
-import { PostgresDatabase } from '@/db/dialect';
-import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
-import { activeProfiles, gatesWithProfiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
+import { archiveBefore, archivedEvent, verifyBundle, type ArchiveResult } from '@/lib/audit/trail/archive';
+import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/trail/checkpoints';
+import { explainDecision, type Explanation } from '@/lib/audit/explain';
+import { PostgresDatabase, step } from '@/db/dialect';
 import { eventToJson } from '@/lib/audit/security-events';
-import { type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/verify';
-import { readWitness, witnessTargets, type WitnessedCheckpoint } from '@/lib/audit/witness';
-import { witnessServer } from '@/lib/audit/witness-server';
-import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
-import { createApp } from '@/lib/app';
+import { verifyTrail, type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/trail/verify';
+import { readWitness, type WitnessedCheckpoint } from '@/lib/audit/trail/witness';
+import { witnessServer } from '@/lib/audit/trail/witness-server';
+import { verifyAuditInParallel } from '@/lib/audit/trail/verify-parallel';
 import { controlCounts, coverageNotes } from '@/lib/reports/evidence';
 import { generateReport } from '@/lib/reports/generate';
 import { describePeriod, reportOptionsSchema } from '@/lib/reports/period';
 import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/args';
-import { cliActor, dbLocation, dbPath, withAnyApp, withApp, type CliContext } from '@/cli/context';
-import { DatabaseUnavailable, openPool, pgDatabase } from '@/db/pg/client';
+import { cliActor, dbLocation, withAnyApp, type CliContext } from '@/cli/context';
+import { DatabaseUnavailable, openPool } from '@/db/pg/client';
 import type { DbLocation } from '@/db/location';
-import { verifyAuditPg } from '@/lib/audit/pg-chain';
 import { CliError, UsageError } from '@/cli/errors';
 import { cell, isoTime, plural, table } from '@/cli/format';
 
@@ -74,7 +59,7 @@ export function auditCommand(ctx: CliContext, sub: string | undefined, args: str
 
 /**
  * `swarm audit witness --key-dir DIR --log DIR --trust FILE [--port N] [--host H] [--name NAME]`: a witness server for
- * another team to run (lib/audit/witness-server.ts), until SIGINT or SIGTERM. Its key is made in --key-dir on first use.
+ * another team to run (lib/audit/trail/witness-server.ts), until SIGINT or SIGTERM. Its key is made in --key-dir on first use.
  */
 async function witness(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
@@ -183,27 +168,33 @@ async function verify(ctx: CliContext, args: string[]): Promise<number> {
     else ctx.io.out(r.ok ? `Bundle intact: ${Object.entries(r.rows).map(([c, n]) => `${c} ${n} rows`).join(', ')}.\n` : `FAILED: ${r.problem}\n`);
     return r.ok ? 0 : 1;
   }
-  if (where.kind === 'postgres') return verifyPostgres(ctx, where.url, keyText, range, values.json === true);
-  const file = where.path;
-  if (!existsSync(file)) throw new CliError(`there is no database at ${file}.`);
-  // Read the file as it is: no migrations, no writes, triggers or not.
-  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
-  let report: VerifyReport;
-  try {
-    // Long chains on every core (lib/audit/verify-parallel.ts), with the same report.
-    const { threads: _threads, ...verified } = await verifyAuditInParallel(sqlite, keyText, range);
-    report = verified;
-  } finally {
-    sqlite.close();
-  }
+  const report = where.kind === 'postgres' ? await verifyPostgres(where.url, keyText, range) : await verifySqlite(where.path, keyText, range);
   if (!values.db) {
-    // Verifying the live trail is itself a security event.
-    withApp(ctx, (app) =>
-      app.recorder.record({ kind: 'audit', type: 'audit.verified', actor: cliActor(ctx.env), outcome: report.ok ? 'succeeded' : 'failed', detail: { failures: report.failures, chains: report.chains.map((c) => ({ chain: c.chain, rows: c.rowsChecked, head: c.headHash })) } }),
-    );
+    // Verifying the live trail is itself a security event, on either database.
+    await withAnyApp(ctx, async (app) => {
+      await app.recorder.record({
+        kind: 'audit',
+        type: 'audit.verified',
+        actor: cliActor(ctx.env),
+        outcome: report.ok ? 'succeeded' : 'failed',
+        detail: { failures: report.failures, chains: report.chains.map((c) => ({ chain: c.chain, rows: c.rowsChecked, head: c.headHash })) },
+      });
+    });
   }
   ctx.io.out(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report, range));
   return report.ok ? 0 : 1;
+}
+
+/** The chains of a SQLite file as it is: no migrations, no writes, triggers or not; long chains on every core. */
+async function verifySqlite(file: string, keyText: string | undefined, range: VerifyOptions): Promise<VerifyReport> {
+  if (!existsSync(file)) throw new CliError(`there is no database at ${file}.`);
+  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const { threads: _threads, ...report } = await verifyAuditInParallel(sqlite, keyText, range);
+    return report;
+  } finally {
+    sqlite.close();
+  }
 }
 
 /** The checkpoints every --witness holds (a folder or a witness server's URL); one that cannot be read is an error. */
@@ -219,19 +210,16 @@ async function witnessedCheckpoints(witnesses: readonly string[]): Promise<Witne
   return out;
 }
 
-/** `swarm audit verify --db postgres://...`: the same checks on PostgreSQL (checkpoints need --public-key). */
-async function verifyPostgres(ctx: CliContext, url: string, keyText: string | undefined, range: VerifyOptions, json: boolean): Promise<number> {
+/** The chains of a PostgreSQL database as they are (no migrations, no writes): the same checks. */
+async function verifyPostgres(url: string, keyText: string | undefined, range: VerifyOptions): Promise<VerifyReport> {
   const pool = openPool({ url, max: 1, statementTimeoutMs: 600_000 });
-  let report: VerifyReport;
   try {
-    report = await verifyAuditPg(pool, keyText, range);
+    return await verifyTrail(new PostgresDatabase(pool), keyText, range);
   } catch (error) {
     throw new CliError(error instanceof DatabaseUnavailable ? error.message : `the chains could not be read: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     await pool.end();
   }
-  ctx.io.out(json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report, range));
-  return report.ok ? 0 : 1;
 }
 
 /** The database of a command: --db, else SWARM_DB; a SQLite file is opened through the application as before. */
@@ -239,9 +227,9 @@ function where(ctx: CliContext, db: string | undefined): DbLocation {
   return dbLocation(ctx.env, db ?? ctx.env.SWARM_DB);
 }
 
-/** The context of a command on this SQLite file (--db FILE stands for SWARM_DB). */
-function onSqlite(ctx: CliContext, path: string): CliContext {
-  return { ...ctx, env: { ...ctx.env, SWARM_DB: path } };
+/** The context of a command on the database --db names (a SQLite file or a PostgreSQL URL), else SWARM_DB's. */
+function onDb(ctx: CliContext, db: string | undefined): CliContext {
+  return db === undefined ? ctx : { ...ctx, env: { ...ctx.env, SWARM_DB: db } };
 }
 
 /**
@@ -263,69 +251,6 @@ function signingKey(ctx: CliContext, location: DbLocation, create = false): Sign
   }
 }
 
-/**
- * Run `fn` with a pool on a PostgreSQL database, closed after; a database that cannot be reached is a CliError. What
- * the command recorded goes under a signed checkpoint before it exits, when this process has the signing key
- * (SWARM_AUDIT_KEY_DIR): nothing it wrote waits for a server to sign it.
- */
-async function withPool<T>(ctx: CliContext, url: string, fn: (pool: pg.Pool) => Promise<T>, max = 2): Promise<T> {
-  const pool = openPool({ url, max, statementTimeoutMs: 600_000 });
-  try {
-    const out = await fn(pool);
-    const dir = ctx.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(url, ctx.env) : undefined;
-    if (dir && hasSigningKey(dir)) {
-      const { signer, settle } = pgSigner(ctx, pool, dir, url);
-      await signer.checkpoint();
-      await settle();
-    }
-    return out;
-  } catch (error) {
-    if (error instanceof DatabaseUnavailable) throw new CliError(error.message);
-    throw error;
-  } finally {
-    await pool.end();
-  }
-}
-
-/**
- * The signer of a command on PostgreSQL, as the application's (lib/pg-app.ts; on SQLite the command signs through the
- * application itself): what it signs goes to the witnesses of SWARM_AUDIT_WITNESSES, and a head it refuses is recorded
- * (audit.checkpoint_refused). `settle` waits for both, before the pool closes.
- */
-function pgSigner(ctx: CliContext, pool: pg.Pool, dir: string, url: string): { signer: PgCheckpointer; settle(): Promise<void> } {
-  const witnesses = witnessTargets(ctx.env);
-  const refusals: Promise<unknown>[] = [];
-  const signer = new PgCheckpointer(pool, loadSigningKey(dir), {
-    keyDir: dir,
-    database: url,
-    trustedKeys: trustedVerifierKeys(dir, ctx.env),
-    witnessDirs: witnesses.dirs,
-    witnessUrls: witnesses.urls,
-    onRefused: (r) =>
-      refusals.push(
-        pgRecorder(pool, activeProfiles(ctx.env, configDirOf(ctx)))
-          .record(checkpointRefusedEvent(r))
-          .catch((error: unknown) => console.error('Recording a refused checkpoint failed.', error)),
-      ),
-  });
-  return {
-    signer,
-    settle: async () => {
-      await signer.guard.delivered();
-      await Promise.all(refusals);
-    },
-  };
-}
-
-/** The recorder of the CLI on PostgreSQL: the events of the commands, masked as the active profiles mask. */
-function pgRecorder(pool: pg.Pool, profiles: ActiveProfiles): PgAuditRecorder {
-  return new PgAuditRecorder(pool, { revision: () => null, logAllDecisions: () => false, maskKeys: profiles.maskKeys });
-}
-
-function configDirOf(ctx: CliContext): string {
-  return resolve(ctx.env.SWARM_CONFIG_DIR || 'config');
-}
-
 function printCheckpoints(ctx: CliContext, latest: { chain: string; note: string }[]): number {
   if (latest.length === 0) {
     ctx.io.out('No checkpoint yet: the audit trail is empty.\n');
@@ -336,26 +261,14 @@ function printCheckpoints(ctx: CliContext, latest: { chain: string; note: string
   return 0;
 }
 
-function checkpoint(ctx: CliContext, args: string[]): number | Promise<number> {
+function checkpoint(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, { db: { type: 'string' } });
   expectPositionals(positionals, []);
-  const location = where(ctx, values.db);
-  if (location.kind === 'postgres') {
-    // No key folder, or no key in it: refused here with the reason, before the database is opened.
-    signingKey(ctx, location);
-    return withPool(ctx, location.url, async (pool) => {
-      const { signer, settle } = pgSigner(ctx, pool, keyDirFor(location.url, ctx.env), location.url);
-      const notes = await signer.checkpoint();
-      await settle();
-      if (notes.length > 0) {
-        await pgRecorder(pool, activeProfiles(ctx.env, configDirOf(ctx))).record({ kind: 'audit', type: 'audit.checkpointed', actor: cliActor(ctx.env), outcome: 'succeeded', detail: { checkpoints: notes.length } });
-      }
-      return printCheckpoints(ctx, await signer.latest());
-    });
-  }
-  return withApp(onSqlite(ctx, location.path), (app) => {
-    app.checkpointAudit();
-    return printCheckpoints(ctx, app.auditCheckpoints());
+  // No key folder, or no key in it (PostgreSQL): refused here with the reason, before the database is opened.
+  signingKey(ctx, where(ctx, values.db));
+  return withAnyApp(onDb(ctx, values.db), async (app) => {
+    await app.checkpointAudit();
+    return printCheckpoints(ctx, await app.auditCheckpoints());
   });
 }
 
@@ -366,24 +279,6 @@ function key(ctx: CliContext, args: string[]): number {
   const k = signingKey(ctx, location, true);
   ctx.io.out(`${verifierKey(k.name, k.raw)}\n`);
   return 0;
-}
-
-/**
- * Today's configuration for explain on PostgreSQL, read as a server reads it: the files of the config folder with the
- * active profiles, and the flag values with the overrides kept in the database.
- */
-async function pgExplainConfig(ctx: CliContext, pool: pg.Pool, profiles: ActiveProfiles): Promise<{ config: ExplainConfig; stop(): Promise<void> }> {
-  const dir = configDirOf(ctx);
-  const codeGates = codeGateSpecs(PLATFORM_TOOLS);
-  const agents = new WatchedFile(join(dir, 'agents.yaml'), parseAgents, EMPTY_AGENTS).current;
-  const policy = withProfileRules(new WatchedFile(resolve(ctx.env.SWARM_POLICY_FILE || join(dir, 'permission_policies.yaml')), parsePolicy, EMPTY_POLICY).current, profiles);
-  const gates = new WatchedFile(join(dir, 'gates.yaml'), (text, file) => gatesWithProfiles(codeGates, profiles, { text, file }), gatesWithProfiles(codeGates, profiles)).current;
-  const flags = new FlagService(new SqlFlagStore(new PostgresDatabase(pool)), { env: ctx.env, locks: profiles.locks, resyncMs: 0 });
-  await flags.start();
-  return {
-    config: { codeGates, defaultSources: () => builtInSources(() => agents, () => policy), gates, flagValues: () => flags.values() },
-    stop: () => flags.stop(),
-  };
 }
 
 /** Exit 1 when the kept revision was changed in the database: the evidence of that decision cannot be replayed. */
@@ -405,33 +300,12 @@ function printExplanation(ctx: CliContext, e: Explanation, json: boolean): numbe
   return code;
 }
 
-function explain(ctx: CliContext, args: string[]): number | Promise<number> {
+function explain(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, { json: { type: 'boolean' }, db: { type: 'string' } });
   const [id] = expectPositionals(positionals, ['DECISION_ID']);
   if (!/^[0-9a-f-]{36}$/.test(id!)) throw new UsageError(`DECISION_ID is the decision_id of a denial or a decision event, not "${id}".`);
-  const location = where(ctx, values.db);
   const explained = { kind: 'audit', type: 'audit.explained', actor: cliActor(ctx.env), outcome: 'succeeded', target: id!, decisionId: id! } as const;
-  if (location.kind === 'postgres') {
-    return withPool(
-      ctx,
-      location.url,
-      async (pool) => {
-        const profiles = activeProfiles(ctx.env, configDirOf(ctx));
-        const today = await pgExplainConfig(ctx, pool, profiles);
-        let e: Explanation;
-        try {
-          e = await explainDecisionWith(today.config, explainReads(new PostgresDatabase(pool)), id!);
-        } finally {
-          await today.stop();
-        }
-        await pgRecorder(pool, profiles).record(explained);
-        return printExplanation(ctx, e, values.json === true);
-      },
-      3,
-    );
-  }
-  // The SQLite application stays open until the reads are done (withApp would close it at the first await).
-  return withAnyApp(onSqlite(ctx, location.path), async (app) => {
+  return withAnyApp(onDb(ctx, values.db), async (app) => {
     const e = await explainDecision(app, id!);
     await app.recorder.record(explained);
     return printExplanation(ctx, e, values.json === true);
@@ -444,7 +318,7 @@ function printArchive(ctx: CliContext, r: ArchiveResult, out: string): number {
   return 0;
 }
 
-function archive(ctx: CliContext, args: string[]): number | Promise<number> {
+function archive(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, { before: { type: 'string' }, output: { type: 'string', short: 'o' }, db: { type: 'string' } });
   expectPositionals(positionals, []);
   const before = Date.parse(requireOption(values.before, '--before', 'an ISO date: rows older than it are archived'));
@@ -452,22 +326,12 @@ function archive(ctx: CliContext, args: string[]): number | Promise<number> {
   const out = requireOption(values.output, '-o', 'the bundle file to write (it must not exist)');
   if (existsSync(out)) throw new CliError(`${out} exists already: an archive never overwrites a file.`);
   const location = where(ctx, values.db);
-  const archived = (res: ArchiveResult) => archivedEvent(res, cliActor(ctx.env));
-  if (location.kind === 'postgres') {
-    const profiles = activeProfiles(ctx.env, configDirOf(ctx));
-    const cutoff = archivableBefore(profiles.retention, before / 1000);
-    const k = signingKey(ctx, location);
-    return withPool(ctx, location.url, async (pool) => {
-      const recorder = pgRecorder(pool, profiles);
-      const r = await archiveAuditPg(pool, k, cutoff, out, async (res, tx) => {
-        await recorder.recordIn(tx, archived(res));
-      });
-      return printArchive(ctx, r, out);
-    });
-  }
-  return withApp(onSqlite(ctx, location.path), (app) => {
-    const k = loadOrCreateSigningKey(keyDirFor(location.path, ctx.env));
-    const r = archiveBefore(app.db.$client, k, app.archivableBefore(before / 1000), out, (res) => app.recorder.record(archived(res)));
+  // The key first: on PostgreSQL a missing key folder or key is refused with its reason before the database is opened.
+  const k = signingKey(ctx, location);
+  return withAnyApp(onDb(ctx, values.db), async (app) => {
+    const r = await archiveBefore(app.database, k, app.archivableBefore(before / 1000), out, (res, tx) =>
+      step(app.recorder.recordWithin(tx, archivedEvent(res, cliActor(ctx.env)))),
+    );
     return printArchive(ctx, r, out);
   });
 }

@@ -12,8 +12,9 @@ import Database from 'better-sqlite3';
 import { migrationsFolder, openDatabase } from '@/db/client';
 import { DatabaseUnavailable, migratePostgres, openPool, pgMigrationsFolder } from '@/db/pg/client';
 import { copySqliteToPostgres, CopyRefused } from '@/db/pg/copy';
-import { Checkpointer, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from '@/lib/audit/checkpoints';
-import { verifyAudit, type VerifyReport } from '@/lib/audit/verify';
+import { SqliteDatabase } from '@/db/dialect';
+import { SqliteCheckpointer, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
+import { verifyAudit, type VerifyReport } from '@/lib/audit/trail/verify';
 import { expectPositionals, parseCommand } from '@/cli/args';
 import { dbLocation, dbPath, type CliContext } from '@/cli/context';
 import { CliError, UsageError } from '@/cli/errors';
@@ -75,7 +76,7 @@ async function backup(ctx: CliContext, args: string[]): Promise<number> {
   // The rows the copy ends with go under a checkpoint of its own head (a true prefix of the live chain, signed with
   // the installation's key when this process has it): verified later, the copy has no tail left unsigned.
   const keyDir = keyDirFor(source, ctx.env);
-  if (integrity === 'ok' && hasSigningKey(keyDir)) new Checkpointer(copy, loadSigningKey(keyDir)).checkpoint();
+  if (integrity === 'ok' && hasSigningKey(keyDir)) new SqliteCheckpointer(new SqliteDatabase(copy), loadSigningKey(keyDir)).checkpoint();
   copy.close();
   if (integrity !== 'ok') {
     rmSync(partial, { force: true });

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { openApp } from '@/lib/app';
-import { loadOrCreateSigningKey } from '@/lib/audit/checkpoints';
+import { loadOrCreateSigningKey } from '@/lib/audit/trail/checkpoints';
 import type { PostgresApp } from '@/lib/app';
 
 const cluster = usePostgres();

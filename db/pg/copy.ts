@@ -6,8 +6,8 @@
  */
 import Database from 'better-sqlite3';
 import type pg from 'pg';
-import { verifyAudit, type VerifyReport } from '@/lib/audit/verify';
-import { verifyAuditPg } from '@/lib/audit/pg-chain';
+import { PostgresDatabase } from '@/db/dialect';
+import { verifyAudit, verifyTrail, type VerifyReport } from '@/lib/audit/trail/verify';
 import { inTransaction } from './client';
 
 /** The tables copied, parents before children (foreign keys hold at every insert). */
@@ -59,7 +59,7 @@ export async function copySqliteToPostgres(from: string, pool: pg.Pool, verifier
       }
       for (const table of COPIED_TABLES) tables.push({ table, rows: await copyTable(sqlite, client, table) });
     });
-    const target = await verifyAuditPg(pool, verifierKey);
+    const target = await verifyTrail(new PostgresDatabase(pool), verifierKey);
     const headsMatch = source.chains.every((c) => {
       const t = target.chains.find((x) => x.chain === c.chain);
       return t !== undefined && t.lastId === c.lastId && t.headHash === c.headHash;

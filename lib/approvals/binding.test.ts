@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadOrCreateSigningKey } from '@/lib/audit/checkpoints';
+import { loadOrCreateSigningKey } from '@/lib/audit/trail/checkpoints';
 import { BINDING_KEY_FILE, CallBinding, isComplete, loadBindingKey, storedCanonical } from './binding';
 import { canonicalJson } from './canonical';
 

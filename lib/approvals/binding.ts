@@ -6,7 +6,7 @@
  *
  * 1. `SWARM_APPROVAL_KEY` (at least 32 characters), for installations that keep their secrets in the environment;
  * 2. else `approval-binding.key` in the key folder (SWARM_AUDIT_KEY_DIR, or beside a SQLite file, as the audit signing
- *    key: lib/audit/checkpoints.ts keyDirFor);
+ *    key: lib/audit/trail/checkpoints.ts keyDirFor);
  * 3. else derived (HKDF-SHA-256) from the audit signing key in that folder, which every server of an installation
  *    already shares;
  * 4. else, on SQLite only, `approval-binding.key` is made there on first use. (PostgreSQL never makes one: servers on
@@ -19,7 +19,7 @@
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { hasSigningKey, keyDirFor, loadSigningKey } from '@/lib/audit/checkpoints';
+import { hasSigningKey, keyDirFor, loadSigningKey } from '@/lib/audit/trail/checkpoints';
 import { isSecretKey, redactSecrets } from '@/lib/audit/redact';
 import { AppError } from '@/lib/errors';
 import { canonicalJson } from './canonical';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CHAIN_COLUMNS, chainHash, encodeRow, GENESIS_HASH } from '@/lib/audit/chain';
+import { CHAIN_COLUMNS, chainHash, encodeRow, GENESIS_HASH } from '@/lib/audit/trail/chain';
 import { trailProblem, type ApprovalBinding, type TrailRow } from './trail';
 
 const approval: ApprovalBinding = {

@@ -15,7 +15,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { ApprovalRow } from '@/db/schema';
-import { CHAIN_COLUMNS, chainHash, encodeRow } from '@/lib/audit/chain';
+import { CHAIN_COLUMNS, chainHash, encodeRow } from '@/lib/audit/trail/chain';
 
 /** A security event as both databases return it: its id, the chained columns, and the hashes. */
 export interface TrailRow {

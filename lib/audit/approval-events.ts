@@ -7,7 +7,7 @@
 import { step, type Step, type TxRunner, type TxSteps } from '@/db/dialect';
 import type { ApprovalEvent } from '@/lib/approvals/store';
 import type { SecurityEvent } from '@/lib/permissions';
-import type { DenialInput } from './recorder';
+import type { DenialInput } from './trail/recorder';
 import { maskedArgumentsJson } from './redact';
 
 export function approvalSecurityEvent(e: ApprovalEvent): SecurityEvent {

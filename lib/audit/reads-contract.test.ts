@@ -23,9 +23,9 @@ import { catchUpRollup } from './denials/rollup';
 import { catchUpSearchIndex } from './denials/search';
 import { DENIAL_SORT_KEYS, SORT_ORDERS, type DenialFilter, type DenialMatch } from './denials/filter';
 import { SqlDenialStore, type DenialStore } from './denials/store';
-import { PgChainWriter } from './pg-chain';
-import { PgAuditRecorder } from './pg-recorder';
-import { AuditRecorder, eventValues, type DenialInput, type EventRow, type RecorderOptions } from './recorder';
+import { PgChainWriter } from './trail/pg-chain';
+import { PgAuditRecorder } from './trail/pg-recorder';
+import { AuditRecorder, eventValues, type DenialInput, type EventRow, type RecorderOptions } from './trail/recorder';
 import { SqlSecurityEventQueries, type EventFilter } from './security-events';
 
 type Maybe<T> = T | Promise<T>;

@@ -14,8 +14,8 @@ import { PostgresDatabase, SqliteDatabase } from '@/db/dialect';
 import { inTransaction } from '@/db/pg/client';
 import type { AuditEvent, AuditReadEventType } from '@/lib/permissions';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { PgAuditRecorder } from './pg-recorder';
-import { AuditRecorder, type RecorderOptions } from './recorder';
+import { PgAuditRecorder } from './trail/pg-recorder';
+import { AuditRecorder, type RecorderOptions } from './trail/recorder';
 import { revisionOf, SqlRevisionStore, type RevisionContent, type RevisionStore } from './revisions';
 import { SqlSecurityEventQueries, type SecurityEventQueries } from './security-events';
 

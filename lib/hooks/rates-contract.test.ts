@@ -16,8 +16,8 @@ import { EMPTY_POLICY } from '@/lib/permissions/policy';
 import { TEST_AGENTS } from '@/lib/test-support/temp-app';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { parseHooks } from './config';
-import { PgRateCounter } from './pg-rates';
-import { SqliteRateCounter, type RateCounter, type RateKey } from './rates';
+import { PostgresDatabase, SqliteDatabase } from '@/db/dialect';
+import { SqliteRateCounter, SqlRateCounter, type RateCounter, type RateKey } from './rates';
 import { HookRunner } from './runner';
 
 interface TwoServers {
@@ -35,28 +35,32 @@ afterAll(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-const databases: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
-  async SQLite() {
-    const dir = mkdtempSync(join(tmpdir(), 'swarm-rates-contract-'));
-    const [d1, d2] = [openDatabase({ path: join(dir, 'r.db') }), openDatabase({ path: join(dir, 'r.db') })];
-    cleanups.push(() => {
-      d1.$client.close();
-      d2.$client.close();
-      rmSync(dir, { recursive: true, force: true });
-    });
-    return {
-      a: new SqliteRateCounter(d1.$client),
-      b: new SqliteRateCounter(d2.$client),
-      file: join(dir, 'r.db'),
-      rows: async (k) => (d1.$client.prepare('SELECT count(*) AS n FROM hook_rate_calls WHERE hook = ? AND agent = ? AND tool = ?').get(k.hook, k.agent, k.tool) as { n: number }).n,
-    };
-  },
+/** SQLite twice: the decision path's synchronous counter, and the awaited one that PostgreSQL uses too (one transaction). */
+async function sqliteServers(counter: (d: SqliteDatabase) => RateCounter): Promise<TwoServers> {
+  const dir = mkdtempSync(join(tmpdir(), 'swarm-rates-contract-'));
+  const [d1, d2] = [openDatabase({ path: join(dir, 'r.db') }), openDatabase({ path: join(dir, 'r.db') })];
+  cleanups.push(() => {
+    d1.$client.close();
+    d2.$client.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    a: counter(new SqliteDatabase(d1.$client)),
+    b: counter(new SqliteDatabase(d2.$client)),
+    file: join(dir, 'r.db'),
+    rows: async (k) => (d1.$client.prepare('SELECT count(*) AS n FROM hook_rate_calls WHERE hook = ? AND agent = ? AND tool = ?').get(k.hook, k.agent, k.tool) as { n: number }).n,
+  };
+}
+
+const databases: Record<'SQLite' | 'SQLite, awaited' | 'PostgreSQL', () => Promise<TwoServers>> = {
+  SQLite: () => sqliteServers((d) => new SqliteRateCounter(d)),
+  'SQLite, awaited': () => sqliteServers((d) => new SqlRateCounter(d)),
   async PostgreSQL() {
     const name = await pg15.freshDatabase('rates');
     const [p1, p2] = [pg15.pool(name, 6), pg15.pool(name, 6)];
     return {
-      a: new PgRateCounter(p1),
-      b: new PgRateCounter(p2),
+      a: new SqlRateCounter(new PostgresDatabase(p1)),
+      b: new SqlRateCounter(new PostgresDatabase(p2)),
       rows: async (k) => (await p1.query<{ n: number }>('SELECT count(*) AS n FROM hook_rate_calls WHERE hook = $1 AND agent = $2 AND tool = $3', [k.hook, k.agent, k.tool])).rows[0]!.n,
     };
   },
@@ -102,9 +106,10 @@ describe.each(Object.keys(databases) as (keyof typeof databases)[])('rate-limit 
  */
 const RACER = `
 import Database from 'better-sqlite3';
+import { SqliteDatabase } from './db/dialect.ts';
 import { SqliteRateCounter } from './lib/hooks/rates.ts';
 const db = new Database(process.env.RACE_DB, { timeout: 10000 });
-const counter = new SqliteRateCounter(db);
+const counter = new SqliteRateCounter(new SqliteDatabase(db));
 const out = [];
 for (let r = 0; r < Number(process.env.RACE_ROUNDS); r++) {
   const at = Number(process.env.RACE_START) + r * 200;

@@ -17,8 +17,8 @@ import { PostgresDatabase, SqliteDatabase, type SqlDatabase } from '@/db/dialect
 import { inTransaction } from '@/db/pg/client';
 import type { ApprovalRow, NotificationDeliveryRow } from '@/db/schema';
 import { SqlApprovalStore, type ApprovalListener, type ApprovalRequest } from '@/lib/approvals/store';
-import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
-import { AuditRecorder, type DenialInput } from '@/lib/audit/recorder';
+import { PgAuditRecorder } from '@/lib/audit/trail/pg-recorder';
+import { AuditRecorder, type DenialInput } from '@/lib/audit/trail/recorder';
 import { deployRequest, testBinding } from '@/lib/test-support/temp-app';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { within } from '@/lib/test-support/wait';

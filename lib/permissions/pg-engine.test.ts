@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApp } from '@/lib/app';
 import type { PostgresApp } from '@/lib/app';
 import { startPostgres } from '@/lib/test-support/postgres';
-import { verifyAuditPg } from '@/lib/audit/pg-chain';
+import { PostgresDatabase } from '@/db/dialect';
+import { verifyTrail } from '@/lib/audit/trail/verify';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { TEST_AGENTS, TEST_APPROVAL_KEY } from '@/lib/test-support/temp-app';
 import { z } from 'zod';
@@ -55,7 +56,7 @@ describe('the engine on PostgreSQL, two servers', () => {
     const rows = await a.pool.query<{ id: number; decision_id: string }>('SELECT id, decision_id FROM permission_denials ORDER BY id');
     expect(rows.rows.map((r) => r.id)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
     expect(new Set(rows.rows.map((r) => r.decision_id))).toEqual(new Set(results.map((r) => r.decisionId)));
-    expect((await verifyAuditPg(a.pool, undefined)).failures).toEqual([]);
+    expect((await verifyTrail(new PostgresDatabase(a.pool), undefined)).failures).toEqual([]);
   });
 
   it('asks on one server, is approved on the other, and runs once whichever servers ask again at the same moment', async () => {
@@ -69,7 +70,7 @@ describe('the engine on PostgreSQL, two servers', () => {
     expect(runs.filter((r) => r.decision === 'ALLOW')).toHaveLength(1);
     const events = await a.pool.query<{ type: string }>('SELECT type FROM security_events WHERE target = $1 ORDER BY id', [asked.approvalId]);
     expect(events.rows.map((r) => r.type)).toEqual(['approval.requested', 'approval.approved', 'approval.consumed']);
-    expect((await verifyAuditPg(a.pool, undefined)).failures).toEqual([]);
+    expect((await verifyTrail(new PostgresDatabase(a.pool), undefined)).failures).toEqual([]);
   });
 
   it('denies on every server within a second of a kill switch thrown on one', async () => {

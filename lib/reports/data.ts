@@ -10,10 +10,10 @@
  * count a row twice), where the explorer's windows include theirs.
  */
 import { createHash } from 'node:crypto';
-import { parseVerifierKey } from '@/lib/audit/checkpoints';
+import { parseVerifierKey } from '@/lib/audit/trail/checkpoints';
 import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 import { bucketOrigin, chooseBucketSeconds, type Ranked } from '@/lib/audit/denials/stats';
-import type { Failure } from '@/lib/audit/verify';
+import type { Failure } from '@/lib/audit/trail/verify';
 import { canonicalJson } from '@/lib/approvals/canonical';
 import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from '@/lib/flags/catalog';

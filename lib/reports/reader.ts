@@ -13,12 +13,11 @@ import type pg from 'pg';
 import type { Db } from '@/db/client';
 import type { DialectName, SqlDatabase } from '@/db/dialect';
 import type { App } from '@/lib/app';
-import { trustedVerifierKeys } from '@/lib/audit/checkpoints';
+import { trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
 import { catchUpIfBehind } from '@/lib/audit/denials/rollup';
-import { verifyAuditPg } from '@/lib/audit/pg-chain';
-import type { VerifyOptions, VerifyRange, VerifyReport } from '@/lib/audit/verify';
-import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
-import { configuredWitnessed, type WitnessedCheckpoint } from '@/lib/audit/witness';
+import { verifyTrail, type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/trail/verify';
+import { verifyAuditInParallel } from '@/lib/audit/trail/verify-parallel';
+import { configuredWitnessed, type WitnessedCheckpoint } from '@/lib/audit/trail/witness';
 import type { FlagResolution } from '@/lib/flags/resolve';
 import type { ActiveProfiles } from '@/lib/profiles/load';
 
@@ -118,7 +117,7 @@ export function sqliteTrail(db: Db, database: SqlDatabase): ReportTrail {
 export function postgresTrail(pool: pg.Pool, database: SqlDatabase): ReportTrail {
   return {
     database,
-    verifyChains: (verifierKey, options) => verifyAuditPg(pool, verifierKey, options),
+    verifyChains: (verifierKey, options) => verifyTrail(database, verifierKey, options),
     refreshDailyCounts: async () => {},
   };
 }

@@ -18,10 +18,10 @@ import { openDatabase, type Db } from '@/db/client';
 import { inTransaction, pgDatabase } from '@/db/pg/client';
 import { SqlApprovalStore, type ApprovalRequest, type Decider } from '@/lib/approvals/store';
 import { recordApprovalTransition } from '@/lib/audit/approval-events';
-import { Checkpointer, loadOrCreateSigningKey, originOf, trustedVerifierKeys, signCheckpoint, type SigningKey } from '@/lib/audit/checkpoints';
+import { Checkpointer, loadOrCreateSigningKey, originOf, trustedVerifierKeys, signCheckpoint, type SigningKey } from '@/lib/audit/trail/checkpoints';
 import { catchUpRollup } from '@/lib/audit/denials/rollup';
-import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
-import { AuditRecorder, type DenialInput } from '@/lib/audit/recorder';
+import { PgAuditRecorder } from '@/lib/audit/trail/pg-recorder';
+import { AuditRecorder, type DenialInput } from '@/lib/audit/trail/recorder';
 import { revisionOf, type RevisionContent } from '@/lib/audit/revisions';
 import { AppError } from '@/lib/errors';
 import { SqlFlagStore } from '@/lib/flags/store';
@@ -99,7 +99,7 @@ function sqliteSide(db: Db, facts: Omit<ReportFacts, 'flags'>): Side {
     approvals,
     flags,
     countDays: () => catchUpRollup(new SqliteDatabase(db.$client)),
-    checkpoint: async (key) => void new Checkpointer(db.$client, key).checkpoint(),
+    checkpoint: async (key) => void (await new Checkpointer(new SqliteDatabase(db.$client), key).checkpoint()),
     reader: () => reportReader(sqliteTrail(db, database), { ...facts, flags: () => flags.resolution() }),
     approvalIds: [],
   };

@@ -12,14 +12,12 @@ import { PostgresDatabase } from '@/db/dialect';
 import { parseDbLocation } from '@/db/location';
 import { approvalRequestOf, type SqlApprovalStore } from '@/lib/approvals/store';
 import { consumerOf } from '@/lib/approvals/rules';
-import { checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from '@/lib/audit/checkpoints';
-import { witnessTargets } from '@/lib/audit/witness';
-import { PgCheckpointer } from '@/lib/audit/pg-checkpoints';
-import { PgAuditRecorder } from '@/lib/audit/pg-recorder';
-import type { VerifyOptions, VerifyReport } from '@/lib/audit/verify';
-import { verifyAuditPg } from '@/lib/audit/pg-chain';
+import { Checkpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
+import { witnessTargets } from '@/lib/audit/trail/witness';
+import { PgAuditRecorder } from '@/lib/audit/trail/pg-recorder';
+import { verifyTrail, type VerifyOptions, type VerifyReport } from '@/lib/audit/trail/verify';
 import { PostgresTokenPrincipals } from '@/lib/auth/tokens-postgres';
-import { PgRateCounter } from '@/lib/hooks/pg-rates';
+import { SqlRateCounter } from '@/lib/hooks/rates';
 import { Leadership, LEADER_LOCKS } from '@/lib/ops/leader';
 import { timedAsyncRecorder } from '@/lib/ops/metrics';
 import type { AuditEvent } from '@/lib/permissions';
@@ -59,12 +57,12 @@ export class PostgresSide implements DatabaseSide {
   readonly recorder: PgAuditRecorder;
   /** the decision path's token lookup: cached, forgotten on every server when tokens or users change (within a second) */
   readonly tokens: PostgresTokenPrincipals;
-  readonly rates: PgRateCounter;
+  readonly rates: SqlRateCounter;
   /** the sweeper runs on the server that holds the sweeper lock; the others stand by */
   readonly sweeperLead: Leadership | undefined;
   private readonly signerLead: Leadership | undefined;
   private auditTimer: NodeJS.Timeout | undefined;
-  private checkpointer: PgCheckpointer | undefined;
+  private checkpointer: Checkpointer | undefined;
   private closed: Promise<void> | undefined;
 
   constructor(
@@ -80,7 +78,7 @@ export class PostgresSide implements DatabaseSide {
       maskKeys: app.profiles.maskKeys,
     });
     this.tokens = new PostgresTokenPrincipals(this.database);
-    this.rates = new PgRateCounter(pool);
+    this.rates = new SqlRateCounter(this.database);
     if (app.options.sweepApprovals) this.sweeperLead = new Leadership(pool, LEADER_LOCKS.sweeper);
     if (app.options.server) this.signerLead = new Leadership(pool, LEADER_LOCKS.checkpoints);
   }
@@ -133,11 +131,11 @@ export class PostgresSide implements DatabaseSide {
     return keyDirFor(this.app.options.dbPath, this.app.env);
   }
 
-  private signer(): PgCheckpointer {
+  private signer(): Checkpointer {
     if (!this.checkpointer) {
       const env = this.app.env;
       const keyDir = this.signingKeyDir();
-      this.checkpointer = new PgCheckpointer(this.pool, loadSigningKey(keyDir), {
+      this.checkpointer = new Checkpointer(this.database, loadSigningKey(keyDir), {
         keyDir,
         database: this.app.options.dbPath,
         witnessDirs: witnessTargets(env).dirs,
@@ -220,7 +218,7 @@ export class PostgresSide implements DatabaseSide {
 
   /** Verify the audit chains (and the checkpoints and witnesses given) in one snapshot, read in pages. */
   verifyAudit(verifierKey: string | undefined, options: VerifyOptions): Promise<VerifyReport> {
-    return verifyAuditPg(this.pool, verifierKey, options);
+    return verifyTrail(this.database, verifierKey, options);
   }
 
   reportTrail(): ReportTrail {

@@ -8,7 +8,7 @@ import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { App } from '@/lib/app';
-import { VERIFY_WORKER_ENV } from '@/lib/audit/verify-parallel';
+import { VERIFY_WORKER_ENV } from '@/lib/audit/trail/verify-parallel';
 import { INTERNAL_SECRET_ENV } from '@/lib/ops/internal';
 import { log } from '@/lib/ops/log';
 import { createFrontServer, type FrontServer } from './front';
@@ -84,8 +84,8 @@ export async function serve(options: ServeOptions): Promise<Serving> {
       ...options.env,
       [INTERNAL_SECRET_ENV]: internalSecret,
       SWARM_PROCESS: 'next',
-      // Its bundled modules are not beside the audit verifier's worker script: name it (lib/audit/verify-parallel.ts).
-      [VERIFY_WORKER_ENV]: fileURLToPath(new URL('../audit/verify-worker.mjs', import.meta.url)),
+      // Its bundled modules are not beside the audit verifier's worker script: name it (lib/audit/trail/verify-parallel.ts).
+      [VERIFY_WORKER_ENV]: fileURLToPath(new URL('../audit/trail/verify-worker.mjs', import.meta.url)),
       // An application whose last words (its stop, a final checkpoint) are asynchronous handles SIGTERM itself and
       // exits when they are written, instead of Next.js exiting under them.
       ...(options.app.handlesSignals ? { NEXT_MANUAL_SIG_HANDLE: '1' } : {}),

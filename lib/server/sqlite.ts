@@ -14,12 +14,12 @@ import type { SecurityEventRow } from '@/db/schema';
 import { approvalRequestOf, LEGACY_APPROVALS, type SqlApprovalStore } from '@/lib/approvals/store';
 import { SqliteApprovalPorts } from '@/lib/approvals/sqlite-ports';
 import { consumerOf } from '@/lib/approvals/rules';
-import { AuditRecorder } from '@/lib/audit/recorder';
-import { Checkpointer as AuditCheckpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from '@/lib/audit/checkpoints';
-import { witnessTargets } from '@/lib/audit/witness';
+import { AuditRecorder } from '@/lib/audit/trail/recorder';
+import { SqliteCheckpointer as AuditCheckpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
+import { witnessTargets } from '@/lib/audit/trail/witness';
 import { eventListQuery } from '@/lib/audit/security-events';
-import type { VerifyOptions, VerifyReport } from '@/lib/audit/verify';
-import { verifyAuditInParallel } from '@/lib/audit/verify-parallel';
+import type { VerifyOptions, VerifyReport } from '@/lib/audit/trail/verify';
+import { verifyAuditInParallel } from '@/lib/audit/trail/verify-parallel';
 import { SqliteTokenPrincipals } from '@/lib/auth/tokens-sqlite';
 import { OVERRIDES_QUERY, overridesOf } from '@/lib/flags/store';
 import type { FlagOverride } from '@/lib/flags/resolve';
@@ -84,7 +84,7 @@ export class SqliteSide implements DatabaseSide {
       maskKeys: app.profiles.maskKeys,
     });
     this.tokens = new SqliteTokenPrincipals(this.db.$client);
-    this.rates = new SqliteRateCounter(this.db.$client);
+    this.rates = new SqliteRateCounter(this.database);
   }
 
   /** Opened synchronously: the overrides are read now, and the flag service hears of later changes from its store. */
@@ -176,7 +176,7 @@ export class SqliteSide implements DatabaseSide {
     if (!this.auditCheckpointer) {
       const env = this.app.env;
       const keyDir = keyDirFor(this.dbFile, env);
-      this.auditCheckpointer = new AuditCheckpointer(this.db.$client, loadOrCreateSigningKey(keyDir), {
+      this.auditCheckpointer = new AuditCheckpointer(this.database, loadOrCreateSigningKey(keyDir), {
         keyDir,
         database: this.dbFile,
         witnessDirs: witnessTargets(env).dirs,
@@ -233,7 +233,7 @@ export class SqliteSide implements DatabaseSide {
 
   /**
    * Verify the audit chains (and the checkpoints and witnesses given) on a read-only connection of its own, long chains
-   * on every core (lib/audit/verify-parallel.ts).
+   * on every core (lib/audit/trail/verify-parallel.ts).
    */
   async verifyAudit(verifierKey: string | undefined, options: VerifyOptions): Promise<VerifyReport> {
     const sqlite = new Database(this.dbFile, { readonly: true, fileMustExist: true });

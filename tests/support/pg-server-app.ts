@@ -7,7 +7,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { loadOrCreateSigningKey } from '@/lib/audit/checkpoints';
+import { loadOrCreateSigningKey } from '@/lib/audit/trail/checkpoints';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 
 export function usePgServerApp(name: string, env: Record<string, string> = {}): { admin: string } {

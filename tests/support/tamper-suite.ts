@@ -6,7 +6,7 @@
  * security events, checkpoints signed by the real signer and delivered to a witness folder, an archive made by
  * `swarm audit archive`). Each test edits a COPY of it (the database, the key folder, the witness folder) as an insider
  * with the file or the superuser role would: the append-only triggers out of the way, SQL edits, hashes recomputed with
- * the product's own rowHash (lib/audit/chain.ts), checkpoints re-signed with signCheckpoint. Then it asserts that
+ * the product's own rowHash (lib/audit/trail/chain.ts), checkpoints re-signed with signCheckpoint. Then it asserts that
  * `swarm audit verify` (the CLI's own entry, run in process) exits 1 naming the table, the first bad row (or record) and
  * the problem, and that GET /api/v1/audit/verify answers ok: false. One test per attack class of the issue.
  */
@@ -18,11 +18,11 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '@/db/pg/client';
 import { openApp, type App } from '@/lib/app';
-import { CHAIN_COLUMNS, rowHash, type ChainName } from '@/lib/audit/chain';
-import { archiveExtension, loadOrCreateSigningKey, openCheckpoint, originOf, parseVerifierKey, parseVerifierKeys, signCheckpoint, verifierKey, type SigningKey } from '@/lib/audit/checkpoints';
-import type { DenialInput } from '@/lib/audit/recorder';
-import { latestInWitnessDir, readWitnessUrl, signedHeadsFile } from '@/lib/audit/witness';
-import { witnessServer } from '@/lib/audit/witness-server';
+import { CHAIN_COLUMNS, rowHash, type ChainName } from '@/lib/audit/trail/chain';
+import { archiveExtension, loadOrCreateSigningKey, openCheckpoint, originOf, parseVerifierKey, parseVerifierKeys, signCheckpoint, verifierKey, type SigningKey } from '@/lib/audit/trail/checkpoints';
+import type { DenialInput } from '@/lib/audit/trail/recorder';
+import { latestInWitnessDir, readWitnessUrl, signedHeadsFile } from '@/lib/audit/trail/witness';
+import { witnessServer } from '@/lib/audit/trail/witness-server';
 import { toResponse, type ApiRequest } from '@/lib/http/route';
 import { routeDefinition } from '@/lib/http/route-table';
 import { buildReport } from '@/lib/reports/generate';
@@ -162,7 +162,7 @@ export function tamperSuite(target: TamperTarget): void {
 
   /**
    * Change the reason of one denial (or what `set` and `where` say, from row `id` on) and recompute every hash from it to the head with the product's own rowHash, as an attacker who read
-   * lib/audit/chain.ts would: the chain is whole again, only a checkpoint or a witness can tell.
+   * lib/audit/trail/chain.ts would: the chain is whole again, only a checkpoint or a witness can tell.
    */
   async function rewrite(raw: RawDb, id: number, reason: string, set = 'reason = ?', where = 'id = ?'): Promise<void> {
     const chain = 'permission_denials';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DenialRow } from '@/db/schema';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
-import type { DenialInput } from '../recorder';
+import type { DenialInput } from '../trail/recorder';
 import { denialExportStream } from './export';
 import { decodeCursor, encodeCursor, likeContains } from './filter';
 import type { DenialSortKey, SortOrder } from './store';

@@ -10,10 +10,10 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrationsFolder, openDatabase } from '@/db/client';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
-import { SqliteDatabase } from '@/db/dialect';
-import { archiveBefore, archivedEvent } from '../archive';
-import { keyDirFor, loadOrCreateSigningKey } from '../checkpoints';
-import type { DenialInput } from '../recorder';
+import { SqliteDatabase, step } from '@/db/dialect';
+import { archiveBefore, archivedEvent } from '../trail/archive';
+import { keyDirFor, loadOrCreateSigningKey } from '../trail/checkpoints';
+import type { DenialInput } from '../trail/recorder';
 import { catchUpSearchIndex, indexNewDenials, normaliseSearchText } from './search';
 import { SqlDenialStore } from './store';
 
@@ -103,7 +103,7 @@ describe('free text (FTS5 trigram index)', () => {
     expect(await t.app.denials.count({ q: 'needle' })).toBe(8);
     t.app.checkpointAudit();
     const key = loadOrCreateSigningKey(keyDirFor(t.dbPath, {}));
-    archiveBefore(t.app.db.$client, key, old + 100, `${t.dir}/archive.ndjson`, (res) => t!.app.recorder.record(archivedEvent(res, 'test')));
+    await archiveBefore(t.app.database, key, old + 100, `${t.dir}/archive.ndjson`, (res, tx) => step(t!.app.recorder.recordWithin(tx, archivedEvent(res, 'test'))));
     expect(indexed(t.app)).toBe(3);
     expect((await t.app.denials.query({ q: 'needle' })).rows.map((r) => r.reason).sort()).toEqual(['new needle 0', 'new needle 1', 'new needle 2']);
     // A later denial is indexed under its own id (no stale entry shares it).

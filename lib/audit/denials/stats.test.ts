@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
-import type { DenialInput } from '../recorder';
+import type { DenialInput } from '../trail/recorder';
 import { catchUpIfBehind, catchUpRollup, rollupPosition } from './rollup';
 import { bucketOrigin, chooseBucketSeconds, ruleSourceFamily } from './stats';
 import type { DenialMatch } from './store';

@@ -1,6 +1,6 @@
 /**
  * The denial queries: what the explorer, the API, the exports and the CLI read from permission_denials, on SQLite and
- * PostgreSQL alike through the dialect port (db/dialect.ts). The one writer is the recorder (lib/audit/recorder.ts);
+ * PostgreSQL alike through the dialect port (db/dialect.ts). The one writer is the recorder (lib/audit/trail/recorder.ts);
  * the table is append-only by design, by the database (triggers) and by its hash chain.
  *
  * What the databases do differently is the port's: the free text (SQLite's FTS5 trigram index and the scan of the rows

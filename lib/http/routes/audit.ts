@@ -1,9 +1,9 @@
 /** The audit trail's own routes: the security events, and verifying the whole trail now. */
-import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/checkpoints';
+import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
 import { recordAuditRead } from '@/lib/audit/reads';
 import { eventToJson } from '@/lib/audit/security-events';
-import type { Failure, VerifyReport } from '@/lib/audit/verify';
-import { configuredWitnessed, type WitnessedCheckpoint } from '@/lib/audit/witness';
+import type { Failure, VerifyReport } from '@/lib/audit/trail/verify';
+import { configuredWitnessed, type WitnessedCheckpoint } from '@/lib/audit/trail/witness';
 import { requireRole, route } from '../route';
 import { eventQuerySchema } from '../schemas';
 

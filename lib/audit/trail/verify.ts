@@ -5,6 +5,8 @@
  * bad signature, checkpoint key unknown). Reads only: it opens the database file as it is, triggers or not.
  */
 import type Database from 'better-sqlite3';
+import { sql } from 'drizzle-orm';
+import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
 import { CHAIN_COLUMNS, CHAIN_NAMES, chainHash, encodeRow, GENESIS_HASH, type ChainName } from './chain';
 import { isArchiveCheckpoint, openCheckpointWithAny, originOf, parseVerifierKeys, type ParsedVerifierKey } from './checkpoints';
 import type { WitnessedCheckpoint } from './witness';
@@ -169,10 +171,56 @@ export function verifyAudit(sqlite: Database.Database, verifierKeyText: string |
   return verifyReportOf(finishAudit(sqlite, chains, failures), failures, verifierKeyText);
 }
 
+/** How many rows verifyTrail reads at a time. */
+const VERIFY_PAGE = 5_000;
+
 /**
- * What is checked once both chains are: checkpoint ids without gaps, every archive recorded in the trail. (On
- * PostgreSQL, verifyAuditPg runs the same checks on its rows.)
+ * Verify every chain of a database through the dialect port (PostgreSQL's, and any SQLite one): the same checks and the
+ * same report as verifyAudit, the rows read in pages of 5,000 by id, in one read-only transaction so that rows appended
+ * meanwhile are not half seen. (A SQLite file is verified faster by verifyAudit, which reads its rows as arrays in one
+ * statement, and by verifyAuditInParallel on several threads.)
  */
+export function verifyTrail(database: SqlDatabase, verifierKeyText: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const { key, failures } = verifierKeyOf(verifierKeyText);
+  return database.transaction(
+    function* (tx) {
+      const chains: ChainReport[] = [];
+      const archives = new Map<ChainName, ArchiveRecord>();
+      for (const chain of CHAIN_NAMES) {
+        const archive = yield* tx.one<ArchiveRecord>(
+          sql`SELECT id, up_to_id AS "upToId", head_hash AS "headHash", note, archived_at AS "archivedAt" FROM audit_archives WHERE chain = ${chain} ORDER BY up_to_id DESC, id DESC LIMIT 1`,
+        );
+        if (archive) archives.set(chain, archive);
+        const checkpoints = yield* tx.all<StoredCheckpoint>(sql`SELECT id, size, head_hash AS "headHash", note FROM audit_checkpoints WHERE chain = ${chain} ORDER BY id`);
+        const verifier = new ChainVerifier(chain, archive, checkpoints, key, failures, options);
+        for (let after = -1; ; ) {
+          const page = yield* chainPage(tx, chain, after);
+          for (const row of page) verifier.add(row);
+          if (page.length < VERIFY_PAGE) break;
+          after = page[page.length - 1]![0] as number;
+        }
+        chains.push(verifier.finish());
+      }
+      // The same checks as finishAudit: checkpoint ids without gaps, every archive recorded in the trail.
+      checkGapless((yield* tx.all<{ id: number }>(sql`SELECT id FROM audit_checkpoints ORDER BY id`)).map((r) => Number(r.id)), failures);
+      if (archives.size > 0) checkArchivesRecorded(chains, archives, yield* tx.all<{ detailJson: string | null }>(sql.raw(ARCHIVE_EVENTS_SQL)), failures);
+      return verifyReportOf(chains, failures, verifierKeyText);
+    },
+    { readOnly: true },
+  );
+}
+
+/** A page of a chain's rows after an id, as the verifier reads them: [id, ...chained columns, prev_hash, row_hash]. */
+function* chainPage(tx: TxRunner, chain: ChainName, after: number): TxSteps<unknown[][]> {
+  // The column names are the chain's own constants, never input.
+  const rows = yield* tx.all<Record<string, unknown>>(
+    sql`SELECT id, ${sql.raw(CHAIN_COLUMNS[chain].join(', '))}, prev_hash, row_hash FROM ${sql.identifier(chain)} WHERE id > ${after} ORDER BY id LIMIT ${VERIFY_PAGE}`,
+  );
+  // The values in the order selected (no column name looks like an array index, which an object would put first).
+  return rows.map((r) => Object.values(r));
+}
+
+/** What is checked once both chains are: checkpoint ids without gaps, every archive recorded in the trail. */
 export function finishAudit(sqlite: Database.Database, chains: ChainReport[], failures: Failure[]): ChainReport[] {
   const ids = sqlite.prepare<[], number>('SELECT id FROM audit_checkpoints ORDER BY id').pluck().all();
   checkGapless(ids, failures);

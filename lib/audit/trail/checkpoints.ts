@@ -17,9 +17,10 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import type Database from 'better-sqlite3';
-import { CHAIN_NAMES, type ChainName } from './chain';
-import { chainRowsAfterSql, ExtensionCheck, newestHead, witnessRow } from './extension';
+import { sql } from 'drizzle-orm';
+import type { SqlDatabase, SqliteDatabase, TxRunner, TxSteps } from '@/db/dialect';
+import { AUDIT_TRAIL_LOCK, CHAIN_COLUMNS, CHAIN_NAMES, type ChainName } from './chain';
+import { ExtensionCheck, newestHead, witnessRow } from './extension';
 import { latestInWitnessDir, readSignedHeads, recordInWitnessDir, signedHeadsFile, WitnessClient, writeSignedHeads, type RowsBetween, type WitnessedCheckpoint } from './witness';
 
 export const KEY_NAME = 'swarm-permissions';
@@ -300,7 +301,7 @@ export function openCheckpoint(note: string, key: ParsedVerifierKey): NoteCheck 
 
 /**
  * Whether a chain's head is due for a checkpoint: it moved past the last one, by `minRows` rows at least. The same rule
- * on SQLite and PostgreSQL (PgCheckpointer).
+ * on SQLite and PostgreSQL.
  */
 export function checkpointDue(headId: number, lastSize: number, minRows = 1): boolean {
   return headId > lastSize && headId - lastSize >= minRows;
@@ -428,85 +429,170 @@ export class SigningGuard {
   }
 }
 
-/** Writes checkpoints of the chains of one database: when the head moved, on a timer and at shutdown. */
+type Head = { id: number; hash: string };
+
+/** How many rows of a chain are read at a time. */
+const ROWS_PAGE = 5_000;
+
+/**
+ * The rows of a chain after one id up to another, at most a page of them, in chain order, as ExtensionCheck and a
+ * witness server read them: [id, ...chained columns, prev_hash, row_hash].
+ */
+function* rowsAfter(tx: TxRunner, chain: ChainName, after: number, upTo: number): TxSteps<unknown[][]> {
+  // The column names are the chain's own constants, never input.
+  const columns = sql.raw(CHAIN_COLUMNS[chain].join(', '));
+  const rows = yield* tx.all<Record<string, unknown>>(
+    sql`SELECT id, ${columns}, prev_hash, row_hash FROM ${sql.identifier(chain)} WHERE id > ${after} AND id <= ${upTo} ORDER BY id LIMIT ${ROWS_PAGE}`,
+  );
+  // A row's values in the order selected (none of the column names looks like an array index, which would come first).
+  return rows.map((r) => Object.values(r));
+}
+
+/** Every row of a chain after one id up to another, page by page. */
+function* allRowsAfter(tx: TxRunner, chain: ChainName, after: number, upTo: number): TxSteps<unknown[][]> {
+  const out: unknown[][] = [];
+  for (let from = after; from < upTo; ) {
+    const page = yield* rowsAfter(tx, chain, from, upTo);
+    out.push(...page);
+    if (page.length < ROWS_PAGE) break;
+    from = page[page.length - 1]![0] as number;
+  }
+  return out;
+}
+
+/**
+ * Writes checkpoints of the chains of one database (either: written once over the dialect port): when the head moved,
+ * on a timer and at shutdown. The signing takes the audit trail's lock (AUDIT_TRAIL_LOCK: SQLite's writer lock, an
+ * advisory lock on PostgreSQL) that appenders hold from their first row to their commit, so no append is half done
+ * under it and two signers (two servers, or a server and `swarm audit checkpoint`) take turns: the second sees the
+ * first's checkpoint and signs nothing for a head that did not move. Checkpoint ids are given under that lock, one more
+ * than the newest, so they stay gapless. The heads are read and checked before it (the rows are append-only, so a head
+ * read stays), so appends wait only for a signature and an insert per chain.
+ *
+ * Two drivers of the same steps: `checkpoint()` awaited, and on SQLite `checkpointNow()` (SqliteCheckpointer), done
+ * before it returns: a process's last checkpoint at exit, where nothing can be awaited.
+ */
 export class Checkpointer {
-  private readonly head: Record<ChainName, Database.Statement<[], { id: number; rowHash: string | null }>>;
-  private readonly last: Database.Statement<[string], { size: number; headHash: string; note: string }>;
-  private readonly hashAt: Record<ChainName, Database.Statement<[number], { rowHash: string | null }>>;
-  private readonly after: Record<ChainName, Database.Statement<[number, number]>>;
-  private readonly archivedUpTo: Database.Statement<[string], { upTo: number | null }>;
-  private readonly insert: Database.Statement;
   readonly guard: SigningGuard;
 
   constructor(
-    private readonly sqlite: Database.Database,
+    private readonly database: SqlDatabase,
     private readonly key: SigningKey,
     options: SignerOptions = {},
   ) {
-    const headOf = (t: ChainName) => sqlite.prepare<[], { id: number; rowHash: string | null }>(`SELECT id, row_hash AS rowHash FROM ${t} ORDER BY id DESC LIMIT 1`);
-    this.head = { permission_denials: headOf('permission_denials'), security_events: headOf('security_events') };
-    this.last = sqlite.prepare<[string], { size: number; headHash: string; note: string }>('SELECT size, head_hash AS headHash, note FROM audit_checkpoints WHERE chain = ? ORDER BY id DESC LIMIT 1');
-    const hashAt = (t: ChainName) => sqlite.prepare<[number], { rowHash: string | null }>(`SELECT row_hash AS rowHash FROM ${t} WHERE id = ?`);
-    this.hashAt = { permission_denials: hashAt('permission_denials'), security_events: hashAt('security_events') };
-    const rowsAfter = (t: ChainName) => sqlite.prepare<[number, number]>(chainRowsAfterSql(t, '?', '?')).raw(true);
-    this.after = { permission_denials: rowsAfter('permission_denials'), security_events: rowsAfter('security_events') };
-    this.archivedUpTo = sqlite.prepare<[string], { upTo: number | null }>('SELECT max(up_to_id) AS upTo FROM audit_archives WHERE chain = ?');
-    this.insert = sqlite.prepare('INSERT INTO audit_checkpoints (chain, size, head_hash, created_at, note) VALUES (?, ?, ?, ?, ?)');
     this.guard = new SigningGuard(key, options);
-    this.guard.witnessRows(async (chain, afterId, upToId) => (this.after[chain].all(afterId, upToId) as unknown[][]).map((row) => witnessRow(chain, row)));
+    this.guard.witnessRows(async (chain, afterId, upToId) => {
+      const rows = await database.transaction((tx) => allRowsAfter(tx, chain, afterId, upToId), { readOnly: true });
+      return rows.map((row) => witnessRow(chain, row));
+    });
   }
 
   /**
    * The head of `chain` to sign, when it moved and extends the head signed last; undefined otherwise (a refusal is
-   * reported through the guard). Read outside the write lock: the rows are append-only, so the head read stays.
+   * reported through the guard).
    */
-  private signable(chain: ChainName, minRows: number | undefined): { id: number; hash: string } | undefined {
-    const head = this.head[chain].get();
-    if (!head?.rowHash) return undefined;
-    const inDb = this.last.get(chain);
+  private *signable(tx: TxRunner, chain: ChainName, minRows: number | undefined): TxSteps<Head | undefined> {
+    const table = sql.identifier(chain);
+    const head = yield* tx.one<{ id: number; hash: string | null }>(sql`SELECT id, row_hash AS "hash" FROM ${table} ORDER BY id DESC LIMIT 1`);
+    // Nothing chained yet (an empty chain, or only rows copied from before the chain began).
+    if (!head?.hash) return undefined;
+    const signed = { id: head.id, hash: head.hash };
+    const inDb = yield* tx.one<{ size: number; headHash: string; note: string }>(
+      sql`SELECT size, head_hash AS "headHash", note FROM audit_checkpoints WHERE chain = ${chain} ORDER BY id DESC LIMIT 1`,
+    );
     if (!checkpointDue(head.id, inDb?.size ?? 0, minRows)) return undefined;
     const last = this.guard.lastSigned(chain, inDb);
-    if (!last) return { id: head.id, hash: head.rowHash };
-    const archived = this.archivedUpTo.get(chain)?.upTo ?? 0;
-    const at = last.size <= archived ? 'archived' : (this.hashAt[chain].get(last.size)?.rowHash ?? null);
+    if (!last) return signed;
+    const archived = (yield* tx.one<{ upTo: number | null }>(sql`SELECT max(up_to_id) AS "upTo" FROM audit_archives WHERE chain = ${chain}`))?.upTo ?? 0;
+    const at = last.size <= archived ? 'archived' : ((yield* tx.one<{ hash: string | null }>(sql`SELECT row_hash AS "hash" FROM ${table} WHERE id = ${last.size}`))?.hash ?? null);
     const check = new ExtensionCheck(chain, last, at, { id: head.id });
-    for (const row of this.after[chain].iterate(last.size, head.id) as IterableIterator<unknown[]>) if (!check.add(row)) break;
+    for (let after = last.size; after < head.id; ) {
+      const page = yield* rowsAfter(tx, chain, after, head.id);
+      if (page.length === 0 || !page.every((row) => check.add(row))) break;
+      after = page[page.length - 1]![0] as number;
+    }
     const problem = check.result();
     if (problem) {
-      this.guard.refuse({ chain, head: { id: head.id, hash: head.rowHash }, lastSigned: last, problem });
+      this.guard.refuse({ chain, head: signed, lastSigned: last, problem });
       return undefined;
     }
-    return { id: head.id, hash: head.rowHash };
+    return signed;
   }
 
-  /**
-   * Sign the head of each chain that moved since its last checkpoint (or `minRows` rows ago, when given) and extends
-   * the head signed last. Returns the notes written.
-   */
-  checkpoint(options: { minRows?: number } = {}): string[] {
-    const heads = CHAIN_NAMES.map((chain) => [chain, this.signable(chain, options.minRows)] as const);
-    const written: WitnessedCheckpoint[] = [];
-    const write = this.sqlite.transaction(() => {
-      for (const [chain, head] of heads) {
-        if (!head) continue;
-        // Another signer may have signed meanwhile: a head is signed once.
-        if (!checkpointDue(head.id, this.last.get(chain)?.size ?? 0, 1)) continue;
-        const c = checkpointOf(this.key, chain, head);
-        this.insert.run(chain, c.size, c.headHash, c.time, c.note);
-        written.push({ chain, size: c.size, headHash: c.headHash, time: c.time, note: c.note });
-      }
-    });
-    write.immediate();
+  /** The heads to sign, read in one snapshot (a step of checkpoint(), shared with SqliteCheckpointer). */
+  *heads(tx: TxRunner, minRows: number | undefined): TxSteps<[ChainName, Head | undefined][]> {
+    const out: [ChainName, Head | undefined][] = [];
+    for (const chain of CHAIN_NAMES) out.push([chain, yield* this.signable(tx, chain, minRows)]);
+    return out;
+  }
+
+  /** Sign and store the heads, under the trail's lock (a step of checkpoint()). */
+  *write(tx: TxRunner, heads: readonly [ChainName, Head | undefined][]): TxSteps<WitnessedCheckpoint[]> {
+    const out: WitnessedCheckpoint[] = [];
+    for (const [chain, head] of heads) {
+      if (!head) continue;
+      // Another signer may have signed meanwhile: a head is signed once.
+      const last = yield* tx.one<{ size: number }>(sql`SELECT size FROM audit_checkpoints WHERE chain = ${chain} ORDER BY id DESC LIMIT 1`);
+      if (!checkpointDue(head.id, last?.size ?? 0, 1)) continue;
+      const c = checkpointOf(this.key, chain, head);
+      yield* tx.run(
+        sql`INSERT INTO audit_checkpoints (id, chain, size, head_hash, created_at, note) VALUES ((SELECT coalesce(max(id), 0) + 1 FROM audit_checkpoints), ${chain}, ${c.size}, ${c.headHash}, ${c.time}, ${c.note})`,
+      );
+      out.push({ chain, size: c.size, headHash: c.headHash, time: c.time, note: c.note });
+    }
+    return out;
+  }
+
+  /** After the commit: remembered in the key folder, delivered to the witnesses; the notes (the last step). */
+  signed(written: readonly WitnessedCheckpoint[]): string[] {
     this.guard.signed(written);
     return written.map((c) => c.note);
   }
 
+  /**
+   * Sign the head of each chain that moved since its last checkpoint (or `minRows` rows ago, when given) and extends
+   * the head signed last. Returns the notes written (committed when this resolves).
+   */
+  async checkpoint(options: { minRows?: number } = {}): Promise<string[]> {
+    const heads = await this.database.transaction((tx) => this.heads(tx, options.minRows), { readOnly: true });
+    return this.signed(await this.database.transaction((tx) => this.write(tx, heads), { serialise: AUDIT_TRAIL_LOCK }));
+  }
+
+  /** The newest checkpoint of each chain. */
+  latest(): Promise<{ chain: string; note: string }[]> {
+    return this.database.all(LATEST);
+  }
+}
+
+const LATEST = sql`SELECT chain, note FROM audit_checkpoints WHERE id IN (SELECT max(id) FROM audit_checkpoints GROUP BY chain) ORDER BY chain`;
+
+/**
+ * The checkpointer of a SQLite application, which signs at once: the same steps as Checkpointer, driven synchronously
+ * (the application's timer, and its last checkpoint at exit, where nothing can be awaited).
+ */
+export class SqliteCheckpointer {
+  private readonly steps: Checkpointer;
+
+  constructor(
+    private readonly database: SqliteDatabase,
+    key: SigningKey,
+    options: SignerOptions = {},
+  ) {
+    this.steps = new Checkpointer(database, key, options);
+  }
+
+  get guard(): SigningGuard {
+    return this.steps.guard;
+  }
+
+  /** Checkpointer.checkpoint, done before it returns. */
+  checkpoint(options: { minRows?: number } = {}): string[] {
+    const heads = this.database.transactionSync((tx) => this.steps.heads(tx, options.minRows), { readOnly: true });
+    return this.steps.signed(this.database.transactionSync((tx) => this.steps.write(tx, heads)));
+  }
+
   /** The newest checkpoint of each chain. */
   latest(): { chain: string; note: string }[] {
-    return this.sqlite
-      .prepare<[], { chain: string; note: string }>(
-        'SELECT chain, note FROM audit_checkpoints WHERE id IN (SELECT max(id) FROM audit_checkpoints GROUP BY chain) ORDER BY chain',
-      )
-      .all();
+    return this.database.allSync(LATEST);
   }
 }

@@ -2,17 +2,22 @@
  * Retention: `swarm audit archive --before DATE -o FILE` moves the rows older than DATE out of both chains into one
  * signed, verifiable NDJSON bundle, and only after the bundle is written and re-verified removes them, in one
  * transaction that also records where the remaining chain starts (audit_archives) and the event retention.archived.
- * Nothing else deletes audit rows: the triggers that refuse DELETE are lifted for that one transaction only. On
- * PostgreSQL (pg-archive.ts) the same bundle is written, and the rows go through swarm_archive_prefix (migration 0004).
+ * One implementation over the dialect port for both databases (archiveBefore). Nothing else deletes audit rows; how
+ * the append-only triggers are passed is the one thing that differs (removePrefix): on SQLite they are lifted for that
+ * one transaction; on PostgreSQL the rows go through swarm_archive_prefix (migration 0004), a SECURITY DEFINER function
+ * of the tables' owner that removes a prefix of one chain up to the head the bundle's checkpoint signed, exactly as
+ * many rows as the bundle holds, and records the cut in audit_archives in the same call: the application's role can
+ * archive and nothing else (no row from the middle or the end, no removal without its record).
  *
  * Bundle lines: {"kind":"header",...}, then {"kind":"row","chain":...,"row":{...}} per row in id order, then one
  * {"kind":"checkpoint","chain":...,"note":...} per chain: a signed checkpoint of the last archived row, which
  * `swarm audit verify --bundle FILE` checks the rows against.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
-import type Database from 'better-sqlite3';
-import { CHAIN_COLUMNS, CHAIN_NAMES, GENESIS_HASH, rowHash, type ChainName } from './chain';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { sql } from 'drizzle-orm';
+import type { DialectName, SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
+import { AUDIT_TRAIL_LOCK, CHAIN_COLUMNS, CHAIN_NAMES, GENESIS_HASH, rowHash, type ChainName } from './chain';
 import { AppError } from '@/lib/errors';
 import { archiveExtension, openCheckpoint, originOf, parseVerifierKey, signCheckpoint, verifierKey, type ParsedVerifierKey, type SigningKey } from './checkpoints';
 
@@ -36,13 +41,15 @@ export interface ArchiveResult {
 export type Row = Record<string, unknown> & { id: number; row_hash: string | null; prev_hash: string | null; timestamp: number };
 
 /** The rows to archive in a chain: every row up to the first one at or after `before` (a contiguous prefix). */
-function prefixEnd(sqlite: Database.Database, chain: ChainName, before: number): number | null {
-  const firstKept = sqlite.prepare<[number], { id: number | null }>(`SELECT min(id) AS id FROM ${chain} WHERE timestamp >= ?`).get(before)?.id ?? null;
-  const max = sqlite.prepare<[], { id: number | null }>(`SELECT max(id) AS id FROM ${chain}`).get()?.id ?? null;
-  if (max === null) return null;
-  const end = firstKept === null ? max : firstKept - 1;
-  const min = sqlite.prepare<[], { id: number | null }>(`SELECT min(id) AS id FROM ${chain}`).get()?.id ?? null;
-  return min !== null && end >= min ? end : null;
+function* prefixOf(tx: TxRunner, chain: ChainName, before: number): TxSteps<ChainPrefix> {
+  const table = sql.identifier(chain);
+  const r = yield* tx.one<{ min: number | null; max: number | null; firstKept: number | null }>(
+    sql`SELECT min(id) AS "min", max(id) AS "max", (SELECT min(id) FROM ${table} WHERE timestamp >= ${before}) AS "firstKept" FROM ${table}`,
+  );
+  if (!r || r.min === null || r.max === null) return { chain, rows: [] };
+  const end = r.firstKept === null ? r.max : r.firstKept - 1;
+  if (end < r.min) return { chain, rows: [] };
+  return { chain, rows: yield* tx.all<Row>(sql`SELECT * FROM ${table} WHERE id <= ${end} ORDER BY id`) };
 }
 
 /**
@@ -70,7 +77,7 @@ export interface ChainPrefix {
 /**
  * Write the bundle of these rows (each chain's followed by a signed checkpoint of its last row) to `file`, which must not
  * exist, and read it back and verify it: only what was written and verifies may then be removed. The same on SQLite
- * and PostgreSQL (pg-archive.ts); throws, removing nothing, when the bundle does not verify.
+ * and PostgreSQL; throws, removing nothing, when the bundle does not verify.
  */
 export function writeBundle(key: SigningKey, before: number, prefixes: readonly ChainPrefix[], file: string): ArchiveResult {
   const lines: string[] = [JSON.stringify({ kind: 'header', format: 'swarm-permissions audit archive 1', before, created_at: Date.now() / 1000 })];
@@ -104,25 +111,72 @@ export function archivedEvent(res: ArchiveResult, actor: string) {
   return { kind: 'audit', type: 'retention.archived', actor, outcome: 'succeeded', target: res.file, detail: { before: res.before, sha256: res.sha256, chains: res.chains } } as const;
 }
 
-export function archiveBefore(sqlite: Database.Database, key: SigningKey, before: number, file: string, onArchived: (r: ArchiveResult) => void): ArchiveResult {
-  const prefixes = CHAIN_NAMES.map((chain): ChainPrefix => {
-    const end = prefixEnd(sqlite, chain, before);
-    return { chain, rows: end === null ? [] : sqlite.prepare<[number], Row>(`SELECT * FROM ${chain} WHERE id <= ? ORDER BY id`).all(end) };
-  });
+/** What an archive has removed from one chain, as the bundle holds it. */
+type Removal = { chain: ChainName; upToId: number; headHash: string | null; rows: number; file: string; sha256: string; note: string | null };
+
+/**
+ * Remove an archived prefix of a chain past its append-only triggers and record the cut (audit_archives): what differs
+ * between the databases' schemas (migration 0004 on PostgreSQL), in one place.
+ */
+const removePrefix: Record<DialectName, (tx: TxRunner, r: Removal) => TxSteps<void>> = {
+  *sqlite(tx, r) {
+    const table = sql.identifier(r.chain);
+    const trigger = sql.identifier(`${r.chain}_no_delete`);
+    yield* tx.run(sql`DROP TRIGGER ${trigger}`);
+    yield* tx.run(sql`DELETE FROM ${table} WHERE id <= ${r.upToId}`);
+    yield* tx.run(sql.raw(`CREATE TRIGGER ${r.chain}_no_delete BEFORE DELETE ON ${r.chain} BEGIN SELECT RAISE(ABORT, '${r.chain} is append-only: DELETE is refused'); END`));
+    yield* tx.run(
+      sql`INSERT INTO audit_archives (chain, up_to_id, head_hash, rows, file, file_sha256, archived_at, note) VALUES (${r.chain}, ${r.upToId}, ${r.headHash}, ${r.rows}, ${r.file}, ${r.sha256}, ${Date.now() / 1000}, ${r.note})`,
+    );
+  },
+  *postgres(tx, r) {
+    yield* tx.one(sql`SELECT swarm_archive_prefix(${r.chain}, ${r.upToId}, ${r.headHash}, ${r.rows}, ${r.file}, ${r.sha256}, ${r.note})`);
+  },
+};
+
+/**
+ * Archive the rows older than `before` (seconds) of both chains into `file` (which must not exist), then remove them.
+ * `onArchived` runs inside the removing transaction (record retention.archived there, e.g. with the recorder's
+ * recordWithin: it commits with the removal or not at all). A failed removal removes nothing and leaves no bundle.
+ */
+export async function archiveBefore(
+  database: SqlDatabase,
+  key: SigningKey,
+  before: number,
+  file: string,
+  onArchived: (r: ArchiveResult, tx: TxRunner) => TxSteps<unknown> = function* () {},
+): Promise<ArchiveResult> {
+  // One snapshot for both chains: rows appended meanwhile are later than `before` anyway, and never half seen.
+  const prefixes = await database.transaction(
+    function* (tx) {
+      const out: ChainPrefix[] = [];
+      for (const chain of CHAIN_NAMES) out.push(yield* prefixOf(tx, chain, before));
+      return out;
+    },
+    { readOnly: true },
+  );
   const result = writeBundle(key, before, prefixes, file);
-  sqlite.transaction(() => {
-    for (const info of result.chains) {
-      if (info.upToId === null) continue;
-      const chain = info.chain;
-      sqlite.exec(`DROP TRIGGER ${chain}_no_delete`);
-      sqlite.prepare(`DELETE FROM ${chain} WHERE id <= ?`).run(info.upToId);
-      sqlite.exec(`CREATE TRIGGER ${chain}_no_delete BEFORE DELETE ON ${chain} BEGIN SELECT RAISE(ABORT, '${chain} is append-only: DELETE is refused'); END`);
-      sqlite
-        .prepare('INSERT INTO audit_archives (chain, up_to_id, head_hash, rows, file, file_sha256, archived_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(chain, info.upToId, info.headHash, info.rows, file, result.sha256, Date.now() / 1000, info.note);
+  try {
+    // Appends wait for the removal (the trail's lock): a writer that reads the head of a chain archived whole finds it
+    // in audit_archives.
+    await database.transaction(
+      function* (tx) {
+        for (const c of result.chains) {
+          if (c.upToId === null) continue;
+          yield* removePrefix[database.dialect](tx, { chain: c.chain, upToId: c.upToId, headHash: c.headHash, rows: c.rows, file, sha256: result.sha256, note: c.note });
+        }
+        yield* onArchived(result, tx);
+      },
+      { serialise: AUDIT_TRAIL_LOCK },
+    );
+  } catch (error) {
+    // Nothing was archived (the removal is one transaction): no bundle is left to be taken for an archive.
+    rmSync(file, { force: true });
+    if ((error as { code?: string }).code === '42501') {
+      throw new AppError('FORBIDDEN', `This database role may not archive (${(error as Error).message}): run swarm audit archive as the owner of the tables (docs/deployment.md). Nothing was archived.`);
     }
-    onArchived(result);
-  }).immediate();
+    throw error;
+  }
   return result;
 }
 

@@ -9,12 +9,10 @@
  * held from a transaction's first append to its commit: keep such transactions short (a group commit of decisions is).
  */
 import type pg from 'pg';
-import { inTransaction } from '@/db/pg/client';
-import { CHAIN_COLUMNS, CHAIN_NAMES, GENESIS_HASH, chainHash, encodeRow, type ChainName } from './chain';
-import { ARCHIVE_EVENTS_SQL, ChainVerifier, archiveRecordSql, chainRowsSql, checkArchivesRecorded, checkGapless, verifierKeyOf, verifyReportOf, type ArchiveRecord, type StoredCheckpoint, type VerifyOptions, type VerifyReport } from './verify';
+import { AUDIT_TRAIL_LOCK, CHAIN_COLUMNS, GENESIS_HASH, chainHash, encodeRow, type ChainName } from './chain';
 
-/** The advisory lock of the audit trail (any fixed 64-bit key). */
-export const AUDIT_APPEND_LOCK = 7_318_221_905_002;
+/** The advisory lock of the audit trail, as SqlDatabase.transaction takes it for `serialise: AUDIT_TRAIL_LOCK`. */
+export const AUDIT_APPEND_LOCK_SQL = 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))';
 
 interface Head {
   id: number;
@@ -42,7 +40,7 @@ export class PgChainWriter {
       if (r.length !== columns.length) throw new Error(`A ${chain} row has ${r.length} values; the chain encodes ${columns.length}.`);
     }
     if (!this.locked) {
-      await this.client.query('SELECT pg_advisory_xact_lock($1)', [AUDIT_APPEND_LOCK]);
+      await this.client.query(AUDIT_APPEND_LOCK_SQL, [AUDIT_TRAIL_LOCK]);
       this.locked = true;
     }
     let head = this.heads.get(chain);
@@ -67,51 +65,10 @@ export class PgChainWriter {
 }
 
 /** The newest row of a chain, or where an archive left it, or the genesis. */
-export async function readHead(client: pg.ClientBase, chain: ChainName): Promise<Head> {
+async function readHead(client: pg.ClientBase, chain: ChainName): Promise<Head> {
   const last = await client.query<{ id: number; row_hash: string }>(`SELECT id, row_hash FROM ${chain} ORDER BY id DESC LIMIT 1`);
   if (last.rows[0]) return { id: last.rows[0].id, hash: last.rows[0].row_hash };
   const archived = await client.query<{ up_to_id: number; head_hash: string }>('SELECT up_to_id, head_hash FROM audit_archives WHERE chain = $1 ORDER BY up_to_id DESC LIMIT 1', [chain]);
   if (archived.rows[0]) return { id: archived.rows[0].up_to_id, hash: archived.rows[0].head_hash };
   return { id: 0, hash: GENESIS_HASH };
-}
-
-const VERIFY_PAGE = 5_000;
-
-/**
- * Verify both chains of a PostgreSQL database, as verifyAudit does for SQLite (the same checks, the same report):
- * rows read in pages of 5,000 by id, in one REPEATABLE READ transaction so that rows appended meanwhile are not half
- * seen.
- */
-export async function verifyAuditPg(pool: pg.Pool, verifierKeyText: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
-  const { key, failures } = verifierKeyOf(verifierKeyText);
-  const chains = await inTransaction(
-    pool,
-    async ({ client }) => {
-      const out = [];
-      const archives = new Map<ChainName, ArchiveRecord>();
-      for (const chain of CHAIN_NAMES) {
-        const archive = (await client.query<ArchiveRecord>(archiveRecordSql('$1'), [chain])).rows[0];
-        if (archive) archives.set(chain, archive);
-        const checkpoints = (
-          await client.query<StoredCheckpoint>('SELECT id, size, head_hash AS "headHash", note FROM audit_checkpoints WHERE chain = $1 ORDER BY id', [chain])
-        ).rows;
-        const verifier = new ChainVerifier(chain, archive, checkpoints, key, failures, options);
-        let after = -1;
-        for (;;) {
-          const page = await client.query<unknown[]>({ text: `${chainRowsSql(chain, '$1')} LIMIT ${VERIFY_PAGE}`, values: [after], rowMode: 'array' });
-          for (const row of page.rows) verifier.add(row);
-          if (page.rows.length < VERIFY_PAGE) break;
-          after = page.rows[page.rows.length - 1]![0] as number;
-        }
-        out.push(verifier.finish());
-      }
-      // The same checks as finishAudit on SQLite: checkpoint ids without gaps, every archive recorded in the trail.
-      checkGapless((await client.query<{ id: number }>('SELECT id FROM audit_checkpoints ORDER BY id')).rows.map((r) => Number(r.id)), failures);
-      if (archives.size > 0) checkArchivesRecorded(out, archives, (await client.query<{ detailJson: string | null }>(ARCHIVE_EVENTS_SQL)).rows, failures);
-      return out;
-    },
-    '',
-    'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
-  );
-  return verifyReportOf(chains, failures, verifierKeyText);
 }

@@ -8,10 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { PostgresDatabase } from '@/db/dialect';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { KeyDirRequired, keyDirFor, loadOrCreateSigningKey, openCheckpoint, parseVerifierKey, verifierKey } from './checkpoints';
-import { PgChainWriter, verifyAuditPg } from './pg-chain';
-import { PgCheckpointer } from './pg-checkpoints';
+import { Checkpointer, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, openCheckpoint, parseVerifierKey, verifierKey } from './checkpoints';
+import { PgChainWriter } from './pg-chain';
+import { verifyTrail } from './verify';
 
 const cluster = usePostgres();
 const keyDir = mkdtempSync(join(tmpdir(), 'swarm-pgkey-'));
@@ -39,10 +40,10 @@ async function fresh(): Promise<pg.Pool> {
   return cluster.pool(await cluster.freshDatabase('cp'));
 }
 
-describe('PgCheckpointer', () => {
+describe('Checkpointer on PostgreSQL', () => {
   it('signs the head of each chain that moved, in the C2SP note format, and verifyAuditPg checks them', async () => {
     const pool = await fresh();
-    const signer = new PgCheckpointer(pool, key);
+    const signer = new Checkpointer(new PostgresDatabase(pool), key);
     expect(await signer.checkpoint()).toEqual([]);
     expect(await signer.latest()).toEqual([]);
 
@@ -62,7 +63,7 @@ describe('PgCheckpointer', () => {
     expect(latest.map((c) => c.chain)).toEqual(['permission_denials', 'security_events']);
     expect(openCheckpoint(latest[0]!.note, parseVerifierKey(verifier))).toMatchObject({ ok: true, body: { size: 8 } });
 
-    const report = await verifyAuditPg(pool, verifier);
+    const report = await verifyTrail(new PostgresDatabase(pool), verifier);
     expect(report.failures).toEqual([]);
     expect(report.chains.map((c) => [c.chain, c.rowsChecked, c.checkpoints, c.checkpointsValid])).toEqual([
       ['permission_denials', 8, 2, 2],
@@ -73,13 +74,13 @@ describe('PgCheckpointer', () => {
   it('two servers signing at once while others append: committed heads only, never two checkpoints of one size', async () => {
     const db = await cluster.freshDatabase('race');
     const [a, b, w] = [cluster.pool(db), cluster.pool(db), cluster.pool(db)];
-    const [ca, cb] = [new PgCheckpointer(a, key), new PgCheckpointer(b, key)];
+    const [ca, cb] = [new Checkpointer(new PostgresDatabase(a), key), new Checkpointer(new PostgresDatabase(b), key)];
     let done = false;
     const writer = (async () => {
       for (let i = 0; i < 60; i++) await append(w, 3, 1, i * 3);
       done = true;
     })();
-    const signing = async (c: PgCheckpointer) => {
+    const signing = async (c: Checkpointer) => {
       let n = 0;
       while (!done) n += (await c.checkpoint()).length;
       return n + (await c.checkpoint()).length;
@@ -95,7 +96,7 @@ describe('PgCheckpointer', () => {
       expect(s).toEqual([...s].sort((x, y) => x - y));
       expect(s[s.length - 1]).toBe(chain === 'permission_denials' ? 180 : 60);
     }
-    const report = await verifyAuditPg(a, verifier);
+    const report = await verifyTrail(new PostgresDatabase(a), verifier);
     expect(report.failures).toEqual([]);
     expect(report.chains.every((c) => c.checkpointsValid === c.checkpoints)).toBe(true);
   }, 60_000);
@@ -103,23 +104,23 @@ describe('PgCheckpointer', () => {
   it('tampering is still found: a changed row, a cut tail, a checkpoint of another key', async () => {
     const pool = await fresh();
     await append(pool, 10);
-    await new PgCheckpointer(pool, key).checkpoint();
+    await new Checkpointer(new PostgresDatabase(pool), key).checkpoint();
     // As the tables' owner could, behind the triggers.
     await pool.query('ALTER TABLE permission_denials DISABLE TRIGGER permission_denials_no_change');
     await pool.query("UPDATE permission_denials SET reason = 'nothing to see' WHERE id = 4");
-    let report = await verifyAuditPg(pool, verifier);
+    let report = await verifyTrail(new PostgresDatabase(pool), verifier);
     expect(report.failures[0]).toMatchObject({ table: 'permission_denials', id: 4, problem: 'changed' });
 
     await pool.query("UPDATE permission_denials SET reason = 'reason 3' WHERE id = 4");
     await pool.query('DELETE FROM permission_denials WHERE id > 8');
     await pool.query('ALTER TABLE permission_denials ENABLE TRIGGER permission_denials_no_change');
-    report = await verifyAuditPg(pool, verifier);
+    report = await verifyTrail(new PostgresDatabase(pool), verifier);
     expect(report.failures[0]).toMatchObject({ table: 'permission_denials', id: 9, problem: 'tail truncated after a checkpoint' });
 
     const otherDir = mkdtempSync(join(tmpdir(), 'swarm-pgkey-other-'));
     try {
       const other = loadOrCreateSigningKey(otherDir);
-      report = await verifyAuditPg(pool, verifierKey(other.name, other.raw));
+      report = await verifyTrail(new PostgresDatabase(pool), verifierKey(other.name, other.raw));
       expect(report.failures[0]).toMatchObject({ table: 'audit_checkpoints', problem: 'checkpoint key unknown' });
     } finally {
       rmSync(otherDir, { recursive: true, force: true });

@@ -12,6 +12,13 @@ import { chainHash, encodeRow } from './chain-encoding.mjs';
 
 export { chainHash, encodeRow };
 
+/**
+ * The key the audit trail's writers serialise on (SqlDatabase.transaction's `serialise`: an advisory lock on
+ * PostgreSQL, where several servers append; SQLite's writer lock already does it): the appends to both chains, the
+ * signing of checkpoints and the removal of an archived prefix take turns on it.
+ */
+export const AUDIT_TRAIL_LOCK = 'audit_trail';
+
 /** The hash before the first chained row. */
 export const GENESIS_HASH = '0'.repeat(64);
 

@@ -9,12 +9,12 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPool } from '@/db/pg/client';
+import { PostgresDatabase, step } from '@/db/dialect';
 import { usePostgres } from '@/lib/test-support/use-postgres';
-import { archivableBefore, archivedEvent, verifyBundle } from './archive';
-import { loadOrCreateSigningKey, verifierKey } from './checkpoints';
-import { archiveAuditPg } from './pg-archive';
-import { PgChainWriter, verifyAuditPg } from './pg-chain';
-import { PgCheckpointer } from './pg-checkpoints';
+import { archivableBefore, archiveBefore, archivedEvent, verifyBundle } from './archive';
+import { Checkpointer, loadOrCreateSigningKey, verifierKey } from './checkpoints';
+import { PgChainWriter } from './pg-chain';
+import { verifyTrail } from './verify';
 import { PgAuditRecorder } from './pg-recorder';
 
 const cluster = usePostgres();
@@ -59,17 +59,15 @@ async function withAppRole(): Promise<{ db: string; owner: pg.Pool; app: pg.Pool
   return { db, owner, app };
 }
 
-describe('archiveAuditPg', () => {
+describe('archiveBefore on PostgreSQL', () => {
   it('moves the older rows into a signed bundle that verifies; the rows are gone and the rest verifies from the archive', async () => {
     const { app } = await withAppRole();
     await append(app, OLD, 5, 3);
     await append(app, NEW, 4, 2);
-    await new PgCheckpointer(app, key).checkpoint();
+    await new Checkpointer(new PostgresDatabase(app), key).checkpoint();
     const recorder = new PgAuditRecorder(app, { revision: () => null, logAllDecisions: () => false });
     const file = join(dir, 'a1.ndjson');
-    const r = await archiveAuditPg(app, key, OLD + 1_000, file, async (res, tx) => {
-      await recorder.recordIn(tx, archivedEvent(res, 'cli:test'));
-    });
+    const r = await archiveBefore(new PostgresDatabase(app), key, OLD + 1_000, file, (res, tx) => step(recorder.recordWithin(tx, archivedEvent(res, 'cli:test'))));
     expect(r.chains).toEqual([
       { chain: 'permission_denials', rows: 5, fromId: 1, upToId: 5, headHash: expect.stringMatching(/^[0-9a-f]{64}$/), note: expect.stringContaining('\narchive ') },
       { chain: 'security_events', rows: 3, fromId: 1, upToId: 3, headHash: expect.stringMatching(/^[0-9a-f]{64}$/), note: expect.stringContaining('\narchive ') },
@@ -90,8 +88,8 @@ describe('archiveAuditPg', () => {
 
     // Appends go on, and the whole verifies from the archived head: the earlier checkpoints are covered by the archive.
     await append(app, NEW + 100, 2);
-    await new PgCheckpointer(app, key).checkpoint();
-    const report = await verifyAuditPg(app, verifier);
+    await new Checkpointer(new PostgresDatabase(app), key).checkpoint();
+    const report = await verifyTrail(new PostgresDatabase(app), verifier);
     expect(report.failures).toEqual([]);
     expect(report.chains.find((c) => c.chain === 'permission_denials')).toMatchObject({ rowsChecked: 6, archivedUpTo: 5, firstId: 6, lastId: 11, checkpoints: 2, checkpointsValid: 2 });
   });
@@ -100,19 +98,19 @@ describe('archiveAuditPg', () => {
     const { app } = await withAppRole();
     await append(app, OLD, 3, 1);
     const recorder = new PgAuditRecorder(app, { revision: () => null, logAllDecisions: () => false });
-    const r = await archiveAuditPg(app, key, NEW, join(dir, 'a2.ndjson'), async (res, tx) => void (await recorder.recordIn(tx, archivedEvent(res, 'cli:test'))));
+    const r = await archiveBefore(new PostgresDatabase(app), key, NEW, join(dir, 'a2.ndjson'), (res, tx) => step(recorder.recordWithin(tx, archivedEvent(res, 'cli:test'))));
     expect(r.chains.map((c) => c.rows)).toEqual([3, 1]);
     expect((await app.query('SELECT count(*)::int8 AS n FROM permission_denials')).rows[0].n).toBe(0);
     await append(app, NEW, 2, 1);
-    await new PgCheckpointer(app, key).checkpoint();
-    const report = await verifyAuditPg(app, verifier);
+    await new Checkpointer(new PostgresDatabase(app), key).checkpoint();
+    const report = await verifyTrail(new PostgresDatabase(app), verifier);
     expect(report.failures).toEqual([]);
     expect(report.chains.map((c) => [c.firstId, c.lastId, c.archivedUpTo])).toEqual([
       [4, 5, 3],
       [2, 3, 1],
     ]);
     // Nothing older left: the next archive removes nothing and still writes a (rowless) bundle.
-    const again = await archiveAuditPg(app, key, OLD + 1_000, join(dir, 'a3.ndjson'));
+    const again = await archiveBefore(new PostgresDatabase(app), key, OLD + 1_000, join(dir, 'a3.ndjson'));
     expect(again.chains.map((c) => c.rows)).toEqual([0, 0]);
   });
 
@@ -143,7 +141,7 @@ describe('archiveAuditPg', () => {
     await expect(owner.query('DELETE FROM permission_denials WHERE id = 1')).rejects.toThrow('permission_denials is append-only: DELETE is refused');
     expect((await app.query('SELECT count(*)::int8 AS n FROM permission_denials')).rows[0].n).toBe(6);
     // Verified as of the time the rows were written (none yet overdue for a checkpoint).
-    expect((await verifyAuditPg(app, verifier, { now: OLD + 10 })).ok).toBe(true);
+    expect((await verifyTrail(new PostgresDatabase(app), verifier, { now: OLD + 10 })).ok).toBe(true);
   });
 
   it('leaves no bundle behind when the role may not archive (db/pg/app-role.sql revokes the function from it)', async () => {
@@ -151,7 +149,7 @@ describe('archiveAuditPg', () => {
     await owner.query('REVOKE EXECUTE ON FUNCTION swarm_archive_prefix(text, bigint, text, bigint, text, text, text) FROM PUBLIC');
     await append(app, OLD, 3, 1);
     const file = join(dir, 'refused.ndjson');
-    await expect(archiveAuditPg(app, key, OLD + 1_000, file)).rejects.toMatchObject({ code: 'FORBIDDEN', message: expect.stringMatching(/run swarm audit archive as the owner of the tables.*Nothing was archived/) });
+    await expect(archiveBefore(new PostgresDatabase(app), key, OLD + 1_000, file)).rejects.toMatchObject({ code: 'FORBIDDEN', message: expect.stringMatching(/run swarm audit archive as the owner of the tables.*Nothing was archived/) });
     expect(existsSync(file)).toBe(false);
     expect((await app.query('SELECT count(*)::int8 AS n FROM permission_denials')).rows[0].n).toBe(3);
   });

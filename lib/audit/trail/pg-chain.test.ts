@@ -10,10 +10,12 @@ import { openDatabase } from '@/db/client';
 import { parseDbLocation } from '@/db/location';
 import { DatabaseUnavailable, migratePostgres, openPool } from '@/db/pg/client';
 import { copySqliteToPostgres, COPIED_TABLES, CopyRefused } from '@/db/pg/copy';
+import { PostgresDatabase } from '@/db/dialect';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { tempApp } from '@/lib/test-support/temp-app';
 import { CHAIN_COLUMNS, GENESIS_HASH, rowHash } from './chain';
-import { PgChainWriter, verifyAuditPg } from './pg-chain';
+import { PgChainWriter } from './pg-chain';
+import { verifyTrail } from './verify';
 
 const pg15 = usePostgres();
 const pool = (database?: string) => pg15.pool(database);
@@ -95,7 +97,7 @@ describe('PostgreSQL: one audit chain, several writers', () => {
     );
     const ids = (await p.query<{ id: number }>('SELECT id FROM permission_denials ORDER BY id')).rows.map((r) => r.id);
     expect(ids).toEqual(Array.from({ length: before + 120 }, (_, i) => i + 1));
-    const report = await verifyAuditPg(p, undefined, WRITTEN);
+    const report = await verifyTrail(new PostgresDatabase(p), undefined, WRITTEN);
     expect(report.failures).toEqual([]);
     expect(report.chains.map((c) => [c.chain, c.rowsChecked])).toEqual([
       ['permission_denials', before + 120],
@@ -113,10 +115,10 @@ describe('PostgreSQL: one audit chain, several writers', () => {
     // The owner of the tables can lift a trigger: exactly what the application's role must not be able to do.
     await p.query('ALTER TABLE permission_denials DISABLE TRIGGER permission_denials_no_change');
     await p.query("UPDATE permission_denials SET reason = 'nothing to see' WHERE id = 3");
-    let report = await verifyAuditPg(p, undefined, WRITTEN);
+    let report = await verifyTrail(new PostgresDatabase(p), undefined, WRITTEN);
     expect(report.failures).toEqual([expect.objectContaining({ table: 'permission_denials', id: 3, problem: 'changed' })]);
     await p.query('DELETE FROM permission_denials WHERE id IN (3, 4)');
-    report = await verifyAuditPg(p, undefined, WRITTEN);
+    report = await verifyTrail(new PostgresDatabase(p), undefined, WRITTEN);
     expect(report.failures).toEqual([expect.objectContaining({ table: 'permission_denials', id: 3, problem: 'missing' })]);
   });
 });
@@ -142,7 +144,7 @@ describe('swarm db copy: a SQLite trail moved to PostgreSQL', () => {
       expect(report.tables.find((x) => x.table === 'users')!.rows).toBe(1);
       // The copy continues the chain: a new row follows the copied head.
       await appendIn(target, { denials: [denialRow(99, 'after-copy')] });
-      expect((await verifyAuditPg(target, key, WRITTEN)).failures).toEqual([]);
+      expect((await verifyTrail(new PostgresDatabase(target), key, WRITTEN)).failures).toEqual([]);
       // A second copy into the same database is refused, nothing half-written.
       await expect(copySqliteToPostgres(t.dbPath, target, key)).rejects.toThrow(CopyRefused);
     } finally {

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
+import { step } from '@/db/dialect';
 import { archiveBefore, archivedEvent } from './archive';
 import { CHAIN_COLUMNS, rowHash } from './chain';
 import { keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys, verifierKey } from './checkpoints';
@@ -24,7 +25,7 @@ const DENIALS = 400;
 const RUN = 60;
 const options: ParallelOptions = { threads: 4, minRowsPerThread: RUN };
 
-beforeAll(() => {
+beforeAll(async () => {
   t = tempApp();
   dir = mkdtempSync(join(tmpdir(), 'swarm-verify-parallel-'));
   const old = Date.now() / 1000 - 10 * 86400;
@@ -36,7 +37,7 @@ beforeAll(() => {
     if (i % 97 === 0) t.app.checkpointAudit();
   }
   const signing = loadOrCreateSigningKey(keyDirFor(t.dbPath, {}));
-  archiveBefore(t.app.db.$client, signing, old + 100, join(dir, 'archive.ndjson'), (res) => t.app.recorder.record(archivedEvent(res, 'test')));
+  await archiveBefore(t.app.database, signing, old + 100, join(dir, 'archive.ndjson'), (res, tx) => step(t.app.recorder.recordWithin(tx, archivedEvent(res, 'test'))));
   for (let i = 0; i < 5; i++) t.app.recorder.appendDenial({ toolName: 'x', ruleSource: 'default', reason: `after the archive ${i}` });
   t.app.checkpointAudit();
   key = trustedVerifierKeys(keyDirFor(t.dbPath, {}), {})!;
@@ -212,11 +213,11 @@ describe('verification on several threads', () => {
   });
 
   it('never runs a worker script found through the working directory: the verdict does not depend on where it is run', async () => {
-    // A directory with its own lib/audit/verify-worker.mjs, as an older checkout or someone's folder may have.
+    // A directory with its own lib/audit/trail/verify-worker.mjs, as an older checkout or someone's folder may have.
     const elsewhere = mkdtempSync(join(dir, 'elsewhere-'));
     const marker = join(elsewhere, 'loaded');
-    mkdirSync(join(elsewhere, 'lib', 'audit'), { recursive: true });
-    writeFileSync(join(elsewhere, 'lib', 'audit', 'verify-worker.mjs'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'x');\n`);
+    mkdirSync(join(elsewhere, 'lib', 'audit', 'trail'), { recursive: true });
+    writeFileSync(join(elsewhere, 'lib', 'audit', 'trail', 'verify-worker.mjs'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'x');\n`);
     const before = process.cwd();
     process.chdir(elsewhere);
     try {
@@ -229,7 +230,7 @@ describe('verification on several threads', () => {
       process.chdir(before);
     }
     // The Next.js server is told where the worker is; a name that is not the worker, or relative, is not taken.
-    expect(verifyWorkerFile({ SWARM_VERIFY_WORKER_FILE: 'lib/audit/verify-worker.mjs' })).toBe(verifyWorkerFile({}));
+    expect(verifyWorkerFile({ SWARM_VERIFY_WORKER_FILE: 'lib/audit/trail/verify-worker.mjs' })).toBe(verifyWorkerFile({}));
   });
 
   it('runs one verification on worker threads at a time, however many are asked for at once', async () => {
@@ -246,6 +247,6 @@ describe('verification on several threads', () => {
   });
 
   it('finds its worker script in the source tree', () => {
-    expect(verifyWorkerFile()).toMatch(/lib[\\/]audit[\\/]verify-worker\.mjs$/);
+    expect(verifyWorkerFile()).toMatch(/lib[\\/]audit[\\/]trail[\\/]verify-worker\.mjs$/);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Whether a chain as the database has it now extends a head signed before: the row at the old size still carries the
  * old hash, and every row after it, up to the new head, chains on from it. A signer checks this before it signs a new
- * head (Checkpointer, PgCheckpointer), so a trail rewritten behind its last checkpoint, or rolled back to an older copy,
+ * head (Checkpointer), so a trail rewritten behind its last checkpoint, or rolled back to an older copy,
  * is never signed again with the genuine key; a witness server checks the same on the rows it is sent.
  */
 import { CHAIN_COLUMNS, chainHash, encodeRow, type ChainName } from './chain';
@@ -11,15 +11,7 @@ export interface SignedHead {
   headHash: string;
 }
 
-/**
- * The rows of a chain after one id up to another, in chain order, as ExtensionCheck and a witness server read them:
- * [id, ...chained columns, prev_hash, row_hash]. `after` and `upTo` are the two parameters (`?` or `$1`, `$2`).
- */
-export function chainRowsAfterSql(chain: ChainName, after: string, upTo: string): string {
-  return `SELECT id, ${CHAIN_COLUMNS[chain].join(', ')}, prev_hash, row_hash FROM ${chain} WHERE id > ${after} AND id <= ${upTo} ORDER BY id`;
-}
-
-/** A row read by chainRowsAfterSql as a witness server checks it: [id, encoded row, row_hash]. */
+/** A row of a chain ([id, ...chained columns, prev_hash, row_hash]) as a witness server checks it: [id, encoded row, row_hash]. */
 export function witnessRow(chain: ChainName, row: readonly unknown[]): [number, string, string] {
   const last = CHAIN_COLUMNS[chain].length + 1;
   return [row[0] as number, encodeRow(row, 1, last), row[last + 1] as string];

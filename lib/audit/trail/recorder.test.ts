@@ -8,9 +8,10 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { ApprovalRequired, AuditUnavailable, PermissionDenied, type CheckInput } from '@/lib/permissions';
+import { step } from '@/db/dialect';
 import { archiveBefore, archivedEvent, verifyBundle } from './archive';
 import { keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from './checkpoints';
-import { explainDecision } from './explain';
+import { explainDecision } from '../explain';
 import { verifyAudit } from './verify';
 
 let t: TempApp | undefined;
@@ -213,7 +214,7 @@ describe('swarm audit archive', () => {
     t.app.checkpointAudit();
     const key = loadOrCreateSigningKey(keyDirFor(t.dbPath, {}));
     const file = `${t.dir}/archive.ndjson`;
-    const r = archiveBefore(t.app.db.$client, key, old + 100, file, (res) => t!.app.recorder.record(archivedEvent(res, 'test')));
+    const r = await archiveBefore(t.app.database, key, old + 100, file, (res, tx) => step(t!.app.recorder.recordWithin(tx, archivedEvent(res, 'test'))));
     expect(r.chains.find((c) => c.chain === 'permission_denials')).toMatchObject({ rows: 5, fromId: 1, upToId: 5 });
     expect((await t.app.denials.query({ limit: 100 })).rows.map((d) => d.id).sort()).toEqual([6, 7, 8]);
     const verifier = trustedVerifierKeys(keyDirFor(t.dbPath, {}), {})!;
