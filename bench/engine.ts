@@ -1,6 +1,6 @@
 /**
  * Permission engine benchmark: the cost of one decision (check(), trace included) with the five default sources
- * wired like lib/app.ts, but fed from in-memory data instead of config files and the database.
+ * wired like lib/server/app.ts, but fed from in-memory data instead of config files and the database.
  *
  *   node --import tsx bench/engine.ts
  *
@@ -313,7 +313,7 @@ export function generateWorkload(world: BenchWorld, hints: readonly RuleHint[], 
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The engine, wired like lib/app.ts
+// The engine, wired like lib/server/app.ts
 // ---------------------------------------------------------------------------------------------------------------
 
 const NO_APPROVAL_YET: ApprovalState = Object.freeze({ status: 'none' as const });

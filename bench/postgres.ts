@@ -13,7 +13,7 @@
  * one chain: the audit lock serialises the appends, PostgreSQL's WAL flush groups the commits); batches of 64 denials
  * per transaction (a group commit of concurrent checks, as the decision listener makes them on SQLite).
  *
- * Then decisions through the engine of the application on PostgreSQL (lib/pg-app.ts: flags, approvals, the recorder)
+ * Then decisions through the engine of the application on PostgreSQL (lib/server/app.ts on its PostgreSQL side: flags, approvals, the recorder)
  * from 8 concurrent callers, a mix of allowed calls (no write), denials (one chained row each) and
  * gated calls (a request and its audit row), beside the same mix decided by the SQLite application's engine.
  */

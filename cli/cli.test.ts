@@ -7,12 +7,12 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliWorkspace, runSwarm, runSwarmBinary, type CliResult } from '@/lib/test-support/cli';
-import { createApp, type SwarmApp } from '@/lib/app';
+import { createApp, type SqliteApp } from '@/lib/app';
 
 
 let dir: string;
 let dbPath: string;
-let app: SwarmApp;
+let app: SqliteApp;
 let env: NodeJS.ProcessEnv;
 const approvalIds: Record<'a' | 'b' | 'c', string> = { a: '', b: '', c: '' };
 

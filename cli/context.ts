@@ -1,10 +1,10 @@
 /** What every command gets: where to write, the environment, and the application when it needs the database. */
 import { userInfo } from 'node:os';
-import { createApp, openApp, type App, type SwarmApp } from '@/lib/app';
+import { createApp, openApp, type App, type SqliteApp } from '@/lib/app';
 import type { CheckInput, Principal, Role } from '@/lib/permissions';
 import { DatabaseUnavailable } from '@/db/pg/client';
 import { CliError } from './errors';
-import { DbLocationError, DEFAULT_SQLITE_PATH, parseDbLocation, type DbLocation } from '@/db/location';
+import { DbLocationError, DEFAULT_SQLITE_PATH, locationTarget, parseDbLocation, type DbLocation } from '@/db/location';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -48,7 +48,7 @@ export function dbLocation(env: Env, value = env.SWARM_DB): DbLocation {
 }
 
 /** Open the SQLite application (no config polling: one-shot commands), run `fn`, and always close it. */
-export function withApp<T>(ctx: CliContext, fn: (app: SwarmApp) => T): T {
+export function withApp<T>(ctx: CliContext, fn: (app: SqliteApp) => T): T {
   const app = createApp({ dbPath: dbPath(ctx.env), env: ctx.env, watchConfig: false, signOnClose: true });
   try {
     return fn(app);
@@ -65,7 +65,7 @@ export async function withAnyApp<T>(ctx: CliContext, fn: (app: App) => Promise<T
   const where = dbLocation(ctx.env);
   let app: App;
   try {
-    app = await openApp({ dbPath: where.kind === 'postgres' ? where.url : where.path, env: ctx.env, watchConfig: false, signOnClose: true });
+    app = await openApp({ dbPath: locationTarget(where), env: ctx.env, watchConfig: false, signOnClose: true });
   } catch (error) {
     if (error instanceof DatabaseUnavailable) throw new CliError(error.message);
     throw error;

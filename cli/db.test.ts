@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliWorkspace, runSwarm, type CliResult } from '@/lib/test-support/cli';
-import { createApp, type SwarmApp } from '@/lib/app';
+import { createApp, type SqliteApp } from '@/lib/app';
 
 
 let dir: string;
 let dbPath: string;
-let app: SwarmApp;
+let app: SqliteApp;
 let env: NodeJS.ProcessEnv;
 
 function swarm(...args: string[]): Promise<CliResult> {

@@ -27,6 +27,16 @@ export function redactedUrl(url: string): string {
   }
 }
 
+/** What to give openApp's dbPath for this location: the file's path, or the URL. */
+export function locationTarget(where: DbLocation): string {
+  return where.kind === 'sqlite' ? where.path : where.url;
+}
+
+/** The location for messages: the file's path, or the URL without its password. */
+export function shownLocation(where: DbLocation): string {
+  return where.kind === 'sqlite' ? where.path : where.shown;
+}
+
 const SECRET_PARAMS = /^(ssl)?password$|^sslkey$|passphrase/i;
 
 export function parseDbLocation(value: string | undefined, fallback = DEFAULT_SQLITE_PATH): DbLocation {

@@ -1,6 +1,6 @@
 /**
  * Write intent: a connection's writers say "I am about to write" first, so that whoever holds the connection can open
- * its transaction only when there is something to write. The decision listener's group commit (lib/server/front.ts)
+ * its transaction only when there is something to write. The decision listener's group commit (lib/decisions/group-commit.ts)
  * takes SQLite's write lock at the first write of a group instead of before every group: a group of allowed calls
  * never locks the database, so several listener processes decide side by side instead of waiting for each other.
  *

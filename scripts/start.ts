@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openApp, type App } from '@/lib/app';
+import { parseDbLocation, shownLocation } from '@/db/location';
 import { assertKeyApart, keyDirFor, loadSigningKey, trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
 import { signedHeadsFile, witnessTargets } from '@/lib/audit/trail/witness';
 import { DemoTeam } from '@/lib/agents/demo-team';
@@ -80,7 +81,7 @@ try {
   console.error(`Cannot start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 }
-if (demo && app.kind !== 'sqlite') {
+if (demo && parseDbLocation(env.SWARM_DB).kind !== 'sqlite') {
   console.error('The demo runs on SQLite (data/demo.db): unset SWARM_DB, or start the product with npm start.');
   process.exit(2);
 }
@@ -152,7 +153,7 @@ void waitForServer().then((up) => {
     console.error(`The server did not answer on ${url} within a minute.`);
     return;
   }
-  console.log(`\nSwarm Permissions is running on ${url}  (database: ${app.kind === 'sqlite' ? env.SWARM_DB : app.shownUrl})`);
+  console.log(`\nSwarm Permissions is running on ${url}  (database: ${shownLocation(parseDbLocation(env.SWARM_DB))})`);
   const profiles = app.profiles.profiles;
   console.log(
     profiles.length > 0
@@ -164,7 +165,6 @@ void waitForServer().then((up) => {
   console.log('  The demo team is calling tools every few seconds. Open /denials and /approvals. Ctrl-C stops.');
   console.log('  A production rollback waits for two people (sign in as olivia, then as admin); each gated call is sent,');
   console.log('  signed, to a local webhook receiver whose lines start with [webhook] below.\n');
-  if (app.kind !== 'sqlite') return;
   const team = new DemoTeam(app, (e) => {
     if (e.outcome !== 'allowed') console.log(`  [team] ${e.agent} → ${e.tool}: ${e.outcome} (${e.detail})`);
   });

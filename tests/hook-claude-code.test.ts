@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type SwarmApp } from '@/lib/app';
+import { createApp, type SqliteApp } from '@/lib/app';
 import { createFrontServer } from '@/lib/server/front';
 import { runSwarm, runSwarmBinary } from '@/lib/test-support/cli';
 
@@ -53,7 +53,7 @@ const sleepEvent = JSON.stringify({ hook_event_name: 'PreToolUse', tool_name: 'B
 let dir = '';
 let finishedLog = '';
 let env: Record<string, string> = {};
-let app: SwarmApp;
+let app: SqliteApp;
 let front: Server;
 let url = '';
 let token = '';

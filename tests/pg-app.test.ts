@@ -22,7 +22,8 @@ let pool: pg.Pool;
 let agent = '';
 
 const { getApp } = await import('@/lib/app');
-const { PgSwarmApp } = await import('@/lib/pg-app');
+type PostgresApp = import('@/lib/app').PostgresApp;
+const { PostgresSide } = await import('@/lib/server/postgres');
 const routes = {
   check: await import('@/app/api/v1/permissions/check/route'),
   batch: await import('@/app/api/v1/permissions/check/batch/route'),
@@ -46,8 +47,8 @@ const routes = {
 
 async function app() {
   const a = await getApp();
-  if (!(a instanceof PgSwarmApp)) throw new Error('expected the PostgreSQL application');
-  return a;
+  if (!(a.side instanceof PostgresSide)) throw new Error('expected the PostgreSQL application');
+  return a as PostgresApp;
 }
 
 const post = (handler: Parameters<typeof callRoute>[0], url: string, body: unknown, token = agent, params?: Record<string, string>) =>

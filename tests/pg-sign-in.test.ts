@@ -37,6 +37,7 @@ afterAll(async () => {
 });
 
 signInSuite('PostgreSQL', getApp, async (app, key) => {
-  if (app.kind !== 'postgres') throw new Error('expected PostgreSQL');
-  await app.pool.query('UPDATE login_attempts SET locked_until = $1 WHERE key = $2', [Date.now() / 1000 - 1, key]);
+  const side = app.side;
+  if (side.kind !== 'postgres') throw new Error('expected PostgreSQL');
+  await side.pool.query('UPDATE login_attempts SET locked_until = $1 WHERE key = $2', [Date.now() / 1000 - 1, key]);
 });

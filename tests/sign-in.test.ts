@@ -21,8 +21,9 @@ afterAll(() => {
 });
 
 signInSuite('SQLite', getApp, async (app, key) => {
-  if (app.kind !== 'sqlite') throw new Error('expected SQLite');
-  app.db.$client.prepare('UPDATE login_attempts SET locked_until = ? WHERE key = ?').run(Date.now() / 1000 - 1, key);
+  const side = app.side;
+  if (side.kind !== 'sqlite') throw new Error('expected SQLite');
+  side.db.$client.prepare('UPDATE login_attempts SET locked_until = ? WHERE key = ?').run(Date.now() / 1000 - 1, key);
 });
 
 it('keeps the lock and the turn for every process on the file (another server’s Next.js, the CLI)', async () => {

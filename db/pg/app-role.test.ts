@@ -13,11 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { openApp } from '@/lib/app';
 import { loadOrCreateSigningKey } from '@/lib/audit/trail/checkpoints';
-import type { PgSwarmApp } from '@/lib/pg-app';
+import type { PostgresApp } from '@/lib/app';
 
 const cluster = usePostgres();
 const dir = mkdtempSync(join(tmpdir(), 'swarm-app-role-'));
-let app: PgSwarmApp;
+let app: PostgresApp;
 let asApp: pg.Pool;
 
 beforeAll(async () => {
@@ -37,7 +37,7 @@ beforeAll(async () => {
     env: { SWARM_AUDIT_KEY_DIR: join(dir, 'keys'), SWARM_ADMIN_PASSWORD: 'role-admin-password', SWARM_ADMIN_TOKEN: 'role-admin-token-0123456789' },
     server: true,
     sweepApprovals: true,
-  })) as PgSwarmApp;
+  })) as PostgresApp;
   await app.bootstrap();
   asApp = new pg.Pool({ connectionString: appUrl, max: 1 });
 }, 60_000);

@@ -4,7 +4,7 @@
  * the compliance agent's gated calls wait for an operator (a production rollback for two of them); approved ones run
  * on the agent's next turn. A hook (config/hooks.yaml) rewrites the deployer's mail before it is decided.
  */
-import type { SwarmApp } from '@/lib/app';
+import type { App } from '@/lib/app';
 import { ApprovalRequired, PermissionDenied } from '@/lib/permissions';
 import { PLATFORM_TOOLS } from './platform-tools';
 import { AgentRuntime } from './runtime';
@@ -53,7 +53,7 @@ export class DemoTeam {
   private tick = 0;
 
   constructor(
-    private readonly app: SwarmApp,
+    private readonly app: Pick<App, 'engine' | 'approvals'>,
     private readonly onEvent: (e: TeamEvent) => void = () => {},
   ) {}
 

@@ -107,7 +107,7 @@ describe.each(Object.keys(sides) as (keyof typeof sides)[])('approvals on %s', (
   afterAll(async () => s.close());
 
   const call = (principal: Principal, args: Record<string, unknown>, tool = 'deploy_serving'): ToolContext => ({ kind: 'tool', principal, agent: 'deployer', tool, arguments: args });
-  const decide = (input: ToolContext): Promise<CheckResult> => (s.app.kind === 'sqlite' ? Promise.resolve(s.app.engine.decide(input)) : s.app.engine.decideAsync(input));
+  const decide = (input: ToolContext): Promise<CheckResult> => (s.app.side.kind === 'sqlite' ? Promise.resolve(s.app.engine.decide(input)) : s.app.engine.decideAsync(input));
   const approve = async (id: string, by: { id: string; role: 'operator' | 'admin' } = olivia) => s.app.approvals.approve(id, by, 'ok');
   const statusOf = async (id: string) => (await s.app.approvals.get(id))?.status;
   const eventsOf = (id: string) => s.query<{ type: string; actor: string; detail_json: string }>('SELECT type, actor, detail_json FROM security_events WHERE target = ? ORDER BY id', [id]);
@@ -177,7 +177,7 @@ describe.each(Object.keys(sides) as (keyof typeof sides)[])('approvals on %s', (
       expect((await decide(call(deployer, args))).decision).toBe('DENY');
       await s.query("UPDATE approvals SET status = 'approved', decided_by = 'olivia', decision_reason = 'ok' WHERE id = ?", [id]);
 
-      const dry = s.app.kind === 'sqlite' ? s.app.engine.check(call(deployer, args)) : await s.app.engine.checkAsync(call(deployer, args));
+      const dry = s.app.side.kind === 'sqlite' ? s.app.engine.check(call(deployer, args)) : await s.app.engine.checkAsync(call(deployer, args));
       expect(dry).toMatchObject({ decision: 'ASK', ruleSource: 'hitl:deploy', approvalId: id });
       expect(dry.reason).toMatch(/audit trail does not hold it \(the audit trail records it as rejected/);
       const next = await decide(call(deployer, args));
@@ -288,7 +288,7 @@ describe.each(Object.keys(sides) as (keyof typeof sides)[])('approvals on %s', (
       const [row] = await s.query<{ arguments_canonical: string; arguments_hash: string }>('SELECT arguments_canonical, arguments_hash FROM approvals WHERE id = ?', [legacyId]);
       expect(row!.arguments_canonical).not.toContain(SECRET);
       expect(row!.arguments_hash).toMatch(/^hmac1:/);
-      const again = upgraded.kind === 'sqlite' ? upgraded.engine.decide(call(deployer, args)) : await upgraded.engine.decideAsync(call(deployer, args));
+      const again = upgraded.side.kind === 'sqlite' ? upgraded.engine.decide(call(deployer, args)) : await upgraded.engine.decideAsync(call(deployer, args));
       expect(again).toMatchObject({ decision: 'ASK', approvalId: legacyId });
     });
   });

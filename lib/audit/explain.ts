@@ -9,7 +9,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { SqlDatabase } from '@/db/dialect';
-import type { App, SwarmApp } from '@/lib/app';
+import type { App, SqliteApp } from '@/lib/app';
 import { parseAgents } from '@/lib/config/agents';
 import { builtInSources } from '@/lib/config/sources';
 import { AppError } from '@/lib/errors';
@@ -65,7 +65,7 @@ export interface ExplainReads {
   revision(revision: string): Promise<RevisionContent | undefined>;
 }
 
-/** Today's configuration, to re-run the decision under: what SwarmApp (and PgSwarmApp) have. */
+/** Today's configuration, to re-run the decision under: what the application has. */
 export interface ExplainConfig {
   /** the gates declared in code, the base of a kept revision's gates */
   readonly codeGates: readonly GateSpec[];
@@ -75,7 +75,7 @@ export interface ExplainConfig {
 }
 
 /** The configuration of an application (SQLite or PostgreSQL) as explain needs it. */
-export function explainConfigOf(app: Pick<SwarmApp, 'codeGates' | 'configSnapshot' | 'gates'> & { flags: { values(): ReadonlyMap<string, boolean> } }): ExplainConfig {
+export function explainConfigOf(app: Pick<SqliteApp, 'codeGates' | 'configSnapshot' | 'gates'> & { flags: { values(): ReadonlyMap<string, boolean> } }): ExplainConfig {
   return { codeGates: app.codeGates, defaultSources: () => [...app.configSnapshot().sources], gates: app.gates, flagValues: () => app.flags.values() };
 }
 

@@ -66,7 +66,7 @@ function eventWhere(db: Pick<SqlDatabase, 'ilike'>, f: EventFilter): SQL {
 
 /**
  * The statement of one page: `limit + 1` rows newest first (the extra row only says that there is a next page). Also
- * read synchronously where a SQLite application is opened (lib/app.ts, its last start).
+ * read synchronously where a SQLite application is opened (lib/server/sqlite.ts, its last start).
  */
 export function eventListQuery(db: Pick<SqlDatabase, 'ilike'>, f: EventFilter, limit: number): SQL {
   return sql`SELECT ${EVENT_COLUMNS} FROM security_events WHERE ${eventWhere(db, f)} ORDER BY id DESC LIMIT ${limit + 1}`;

@@ -1,6 +1,6 @@
 /**
  * Token to principal on SQLite, synchronous: the decision listener decides a group of calls inside one transaction
- * without yielding (lib/server/front.ts), so the lookup answers at once. Prepared once (building and preparing the
+ * without yielding (lib/decisions/group-commit.ts), so the lookup answers at once. Prepared once (building and preparing the
  * query on each call cost ~380 µs a request; prepared, a few µs), behind the cache of token-cache.ts, valid while
  * auth_generation.n stays the same (migration 0009's triggers move it with every change to api_tokens and users).
  */

@@ -8,11 +8,15 @@
  *   in one transaction: on SQLite synchronously inside BEGIN IMMEDIATE, so nothing else runs while it holds the file's
  *   writer lock; on PostgreSQL in order, each committed before the next.
  *
+ * And for the decision listener, `callGroups()`: where it hands its calls, committed together in groups on SQLite and
+ * each as it comes on PostgreSQL (lib/decisions/group-commit.ts).
+ *
  * Whether the store answers synchronously (SQLite) is known here and in the composition root only.
  */
 import { announceWrite } from '@/db/write-intent';
 import { isPromise, type CheckInput, type CheckResult, type DecisionMeta, type PermissionEngine, type PreparedCall, type ToolCallFinished } from '@/lib/permissions';
 import type Database from 'better-sqlite3';
+import { Concurrent, GroupCommit, type CallGroups } from './group-commit';
 
 /** A call of a group: decided, or (a dry run) only asked. */
 export type GroupItem = CheckInput | { dryRun: CheckInput };
@@ -21,6 +25,8 @@ export interface DecisionServiceOptions {
   engine: PermissionEngine;
   /** SQLite: the connection whose transaction a group commits in (absent on PostgreSQL) */
   sqlite?: Database.Database;
+  /** SQLite: keep the token lookups of a group on one auth generation (lib/auth/tokens-sqlite.ts); returns its end */
+  pinTokens?: () => () => void;
   /** after a rolled-back group: forget what was remembered inside it (the revisions stored with its rows) */
   afterRollback?: () => void;
 }
@@ -29,8 +35,8 @@ export class DecisionService {
   private readonly engine: PermissionEngine;
   private readonly sqlite: Database.Database | undefined;
   /**
-   * Set while the decision listener holds a transaction across a group of requests (SQLite, holdingTransaction): a
-   * call whose hooks would have to be waited for is refused (HookWouldWait) instead of waiting with the lock held.
+   * Set while a group of the decision listener's calls is decided inside one transaction (SQLite, callGroups): a call
+   * whose hooks would have to be waited for is refused (HookWouldWait) instead of waiting with the lock held.
    */
   private holding = false;
 
@@ -54,6 +60,19 @@ export class DecisionService {
       const prepared = this.engine.prepare(input, { sync: this.holding });
       return isPromise<PreparedCall>(prepared) ? prepared.then((p) => this.engine.commit(p, meta)) : this.engine.commit(prepared, meta);
     });
+  }
+
+  /**
+   * Decide for a caller still being identified: `who` is known at once where its port answers at once (a token on
+   * SQLite, the decision listener's path), else a promise; `ask(who)` is the question. Either way the caller waits once.
+   */
+  decideFor<W>(who: W | Promise<W>, ask: (who: W) => CheckInput, meta: DecisionMeta = {}): Promise<CheckResult> {
+    if (isPromise<W>(who)) return who.then((w) => this.decide(ask(w), meta));
+    try {
+      return this.decide(ask(who), meta);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**
@@ -106,16 +125,20 @@ export class DecisionService {
   }
 
   /**
-   * Run `fn` (the decision listener's group of requests) while this process holds a SQLite transaction across it: a
-   * call whose hooks would wait is refused rather than waited for with the writer lock held.
+   * Where the decision listener hands its calls (each decides through this service): on SQLite they are decided in
+   * groups, one transaction each, without yielding; on PostgreSQL each as it comes. `close()` when the listener closes.
    */
-  async holdingTransaction<T>(fn: () => Promise<T>): Promise<T> {
-    this.holding = true;
-    try {
-      return await fn();
-    } finally {
-      this.holding = false;
-    }
+  callGroups<T>(): CallGroups<T> {
+    const sqlite = this.sqlite;
+    if (!sqlite) return new Concurrent<T>();
+    const noPin = () => () => {};
+    return new GroupCommit<T>(sqlite, {
+      pinTokens: this.options.pinTokens ?? noPin,
+      hold: (holding) => {
+        this.holding = holding;
+      },
+      afterRollback: () => this.options.afterRollback?.(),
+    });
   }
 }
 

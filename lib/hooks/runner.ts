@@ -23,7 +23,6 @@ import { compilePolicy, ruleMatches, type CompiledRule } from '@/lib/permissions
 import type { BeforeToolCall, CallHooks, HookEventName, HookOutcome, HookPass, ToolCallFinished } from '@/lib/permissions/call-hooks';
 import { HookWouldWait } from '@/lib/permissions/call-hooks';
 import type { CheckResult, FlagValues, PermissionContext, Principal, ToolContext } from '@/lib/permissions/types';
-import { isPromise } from '@/lib/permissions/steps';
 import { processMetrics } from '@/lib/ops/metrics';
 import { SHELL_HOOKS_FLAG, TS_HOOKS_FLAG, type CompiledHook, type HooksConfig, type Rewrite } from './config';
 import type { RateCounter, RateTake } from './rates';
@@ -264,9 +263,12 @@ export class HookRunner implements CallHooks {
   /** Count the call in the hook's window; a promise only when the counter answers asynchronously. */
   private rateLimit(h: CompiledHook, c: Call, pass: HookPass): Promise<void> | undefined {
     const { calls, perSeconds } = h.rateLimit!;
-    const took = this.options.rates.take({ hook: h.id, agent: c.agent, tool: c.tool }, calls, perSeconds, this.clock() / 1000);
-    if (isPromise<RateTake>(took)) return took.then((t) => this.rated(h, c, pass, t));
-    this.rated(h, c, pass, took);
+    const rates = this.options.rates;
+    const took = rates.take({ hook: h.id, agent: c.agent, tool: c.tool }, calls, perSeconds, this.clock() / 1000);
+    // The counter says whether it answers with a promise (as mayWait and beforeMayWait read it); one that does not say
+    // so answers at once (lib/hooks/rates.ts), so that a synchronous decision counts without waiting.
+    if (rates.async === true) return Promise.resolve(took).then((t) => this.rated(h, c, pass, t));
+    this.rated(h, c, pass, took as RateTake);
     return undefined;
   }
 

@@ -16,7 +16,7 @@ import { AppError, CODED_ERRORS } from '@/lib/errors';
 import { logRequest } from '@/lib/ops/log';
 import { forwardedClientAddress } from './client-address';
 import { canonicalPath } from './route-path';
-import { ANONYMOUS, argumentsPath, AuditUnavailable, InvalidArguments, isPromise, isRole, PermissionDenied, type CheckResult, type Principal, type Role } from '@/lib/permissions';
+import { ANONYMOUS, argumentsPath, AuditUnavailable, InvalidArguments, isRole, PermissionDenied, type CheckResult, type Principal, type Role } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
 export interface RoleRequirement {
@@ -176,36 +176,31 @@ function decodedCookie(value: string): string {
   }
 }
 
-export interface Authentication {
-  principal: Principal;
-  via: 'token' | 'session' | 'none';
-  /** a credential was presented but is not valid */
-  invalid?: boolean;
-}
+/** The credential a request presents: a bearer token, else a session cookie, else none (or a malformed one). */
+export type Credential = { via: 'token' | 'session'; secret: string } | { via: 'none'; invalid: boolean };
 
-/**
- * Who is asking: the owner of a bearer token, else of a session cookie, else nobody. A token is synchronous on SQLite
- * (the decision listener's path: lib/auth/tokens-sqlite.ts), a promise on PostgreSQL; a session is a promise on both.
- */
-export function authenticate(app: App, request: Pick<ApiRequest, 'header'>): Authentication | Promise<Authentication> {
+export function credentialOf(request: Pick<ApiRequest, 'header'>): Credential {
   const auth = request.header('authorization');
   if (auth) {
     const m = /^Bearer\s+(\S+)$/i.exec(auth);
-    if (!m) return INVALID;
-    const p = app.tokens.principalForToken(m[1]!);
-    return isPromise(p) ? p.then((found) => authenticated(found, 'token')) : authenticated(p, 'token');
+    return m ? { via: 'token', secret: m[1]! } : MALFORMED;
   }
   const session = readCookie(request, SESSION_COOKIE);
-  if (session) {
-    return app.auth.principalForSession(session).then((found) => authenticated(found, 'session'));
-  }
-  return { principal: ANONYMOUS, via: 'none' };
+  return session ? { via: 'session', secret: session } : NO_CREDENTIAL;
 }
 
-const INVALID: Authentication = { principal: ANONYMOUS, via: 'none', invalid: true };
+const MALFORMED: Credential = { via: 'none', invalid: true };
+const NO_CREDENTIAL: Credential = { via: 'none', invalid: false };
 
-function authenticated(p: Principal | undefined, via: 'token' | 'session'): Authentication {
-  return p ? { principal: p, via } : INVALID;
+/**
+ * Who a credential names (undefined: nobody, it is not valid). A token is answered at once where its port answers at
+ * once (SQLite, the decision listener's path: lib/auth/tokens-sqlite.ts), else with a promise; a session with a promise.
+ * The decision service waits for it where it must (decideFor).
+ */
+export function principalOf(app: App, credential: Credential) {
+  if (credential.via === 'token') return app.tokens.principalForToken(credential.secret);
+  if (credential.via === 'session') return app.auth.principalForSession(credential.secret);
+  return ANONYMOUS;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -347,20 +342,29 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
       // The path the engine decides on is the one the router went by: two spellings of one route are one path.
       const path = canonicalPath(request.path);
       if (path === undefined) return errorAnswer(400, 'BAD_REQUEST', MALFORMED_PATH);
-      let authentication = authenticate(app, request);
-      if (isPromise(authentication)) authentication = await authentication;
-      const { principal, via, invalid } = authentication;
+      const credential = credentialOf(request);
       const ip = request.clientAddress;
-      // A session's state change from another origin is refused by the engine (csrf:origin), recorded like any denial.
-      const crossOrigin = via === 'session' && !SAFE_METHODS.has(request.method) && isCrossOrigin(request);
-      const input = { kind: 'http', principal, method: request.method, path, requiredRole: required, ...(crossOrigin ? { crossOrigin } : {}) } as const;
-      // Synchronous on SQLite (no hooks run for an HTTP decision); PostgreSQL's stores are awaited.
-      // A console page's background refresh (header x-swarm-background: 1) from a person's session is not logged as a
-      // decision under decision_log_all (a DENY still is). Only a session may say so: a token is an agent or a script,
-      // whose every call is what the log is for.
-      const background = via === 'session' && SAFE_METHODS.has(request.method) && request.header(BACKGROUND_HEADER) === '1';
-      const meta = { ip, background };
-      const decision = await app.decisions.decide(input, meta);
+      const meta = { ip, background: false };
+      let principal: Principal = ANONYMOUS;
+      let invalid = credential.via === 'none' && credential.invalid;
+      // Decided as soon as the credential's owner is known: at once for a token on SQLite (no hook runs for an HTTP
+      // decision), once PostgreSQL's stores or the session's lookup answered otherwise.
+      const decision = await app.decisions.decideFor(
+        principalOf(app, credential),
+        (found) => {
+          if (found) principal = found;
+          else invalid = true;
+          const session = found !== undefined && credential.via === 'session';
+          // A console page's background refresh (header x-swarm-background: 1) from a person's session is not logged
+          // as a decision under decision_log_all (a DENY still is). Only a session may say so: a token is an agent or
+          // a script, whose every call is what the log is for.
+          meta.background = session && SAFE_METHODS.has(request.method) && request.header(BACKGROUND_HEADER) === '1';
+          // A session's state change from another origin is refused by the engine (csrf:origin), recorded like any denial.
+          const crossOrigin = session && !SAFE_METHODS.has(request.method) && isCrossOrigin(request);
+          return { kind: 'http', principal, method: request.method, path, requiredRole: required, ...(crossOrigin ? { crossOrigin } : {}) } as const;
+        },
+        meta,
+      );
       seen.decisionId = decision.decisionId;
       seen.principal = principal.kind === 'anonymous' ? undefined : principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
       if (decision.decision !== 'ALLOW') {
@@ -385,7 +389,7 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
           body = parsed.data;
         }
       }
-      let result = handler({
+      const result: unknown = await handler({
         get request() {
           return request.toRequest();
         },
@@ -398,8 +402,6 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
         decision,
         ip,
       });
-      // A handler that answers at once is not awaited (a microtask less on the decision path).
-      if (isPromise(result)) result = await result;
       if (result instanceof Response) return result;
       if (result instanceof Reply) return { status: result.init.status ?? 200, headers: { ...NO_STORE, ...result.init.headers }, body: result.body ?? null };
       return { status: 200, headers: NO_STORE, body: result ?? null };

@@ -55,7 +55,7 @@ const listenerFailure = () => {
   if (failAfterQueueing) throw new Error('the listener failed after queueing');
 };
 
-/** The approval store's listener as the applications wire it (lib/app-base.ts): queued inside the transition's transaction. */
+/** The approval store's listener as the applications wire it (lib/server/app.ts): queued inside the transition's transaction. */
 const queueing = (notifications: NotificationService): ApprovalListener => ({
   *inTransaction(e, tx) {
     yield* queueIn(tx, notifications.deliveriesFor(e));

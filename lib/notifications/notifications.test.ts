@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp, type SwarmApp } from '@/lib/app';
+import { createApp, type SqliteApp } from '@/lib/app';
 import { TEST_AGENTS, deployRequest } from '@/lib/test-support/temp-app';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { parseNotifications } from './config';
@@ -79,9 +79,9 @@ afterEach(async () => {
 interface Setup {
   dir: string;
   dbPath: string;
-  app: SwarmApp;
+  app: SqliteApp;
   /** another process on the same database and config (the decision listener beside the Next.js server) */
-  second(): SwarmApp;
+  second(): SqliteApp;
 }
 
 function setup(notifications: string, env: Record<string, string> = {}): Setup {
@@ -91,7 +91,7 @@ function setup(notifications: string, env: Record<string, string> = {}): Setup {
   writeFileSync(join(dir, 'notifications.yaml'), notifications);
   const dbPath = join(dir, 'test.db');
   const fullEnv = { SWARM_HOOK_SECRET: SECRET, SWARM_PUBLIC_URL: 'https://swarm.example.com/', ...env };
-  const apps: SwarmApp[] = [];
+  const apps: SqliteApp[] = [];
   const make = () => {
     const a = createApp({ dbPath, configDir: dir, env: fullEnv });
     apps.push(a);

@@ -7,7 +7,7 @@
 import { sql } from 'drizzle-orm';
 import { AggregatorRegistry, Counter, Gauge, Registry, type MetricObjectWithValues, type MetricType, type MetricValue } from 'prom-client';
 import type { Recorded, Recorder, AuditEvent } from '@/lib/permissions/recorder';
-import { isPromise, type CheckResult } from '@/lib/permissions';
+import type { CheckResult } from '@/lib/permissions';
 import type { App } from '@/lib/app';
 
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
@@ -208,18 +208,35 @@ export function observeDecision(kind: string, result: CheckResult, seconds: numb
   m.decisionSeconds.observe(seconds, kind);
 }
 
-/** The recorder the engine writes through, timing every denial it writes. */
-export function timedRecorder(inner: Recorder): Recorder {
+/** A denial of a decision: the writes the denial-write histogram times. */
+function isDenial(event: AuditEvent): boolean {
+  return (event.kind === 'tool' || event.kind === 'http') && event.result.decision === 'DENY';
+}
+
+function observeDenialWrite(started: number): void {
+  processMetrics().denialWriteSeconds.observe((performance.now() - started) / 1000);
+}
+
+/** The recorder the engine writes through, timing every denial it writes: over a recorder that writes at once (SQLite). */
+export function timedRecorder(inner: { record(event: AuditEvent): Recorded | undefined }): Recorder {
   return {
     record(event: AuditEvent) {
-      const denial = (event.kind === 'tool' || event.kind === 'http') && event.result.decision === 'DENY';
-      if (!denial) return inner.record(event);
+      if (!isDenial(event)) return inner.record(event);
       const started = performance.now();
-      const observe = () => processMetrics().denialWriteSeconds.observe((performance.now() - started) / 1000);
       const out = inner.record(event);
-      if (isPromise<Recorded | undefined>(out)) return out.finally(observe);
-      observe();
+      observeDenialWrite(started);
       return out;
+    },
+  };
+}
+
+/** The same over a recorder that answers with a promise (PostgreSQL): timed until it resolves. */
+export function timedAsyncRecorder(inner: { record(event: AuditEvent): Promise<Recorded | undefined> }): Recorder {
+  return {
+    record(event: AuditEvent) {
+      if (!isDenial(event)) return inner.record(event);
+      const started = performance.now();
+      return inner.record(event).finally(() => observeDenialWrite(started));
     },
   };
 }

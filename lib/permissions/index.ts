@@ -1,6 +1,6 @@
 /**
  * The permission engine's public surface. There is no module-level engine: each application builds its own
- * (`lib/app.ts`: `app.engine`), wired to its own files and stores, so two applications in one process never share
+ * (`lib/server/app.ts`: `app.engine`), wired to its own files and stores, so two applications in one process never share
  * sources, gates or hooks. Tests and benchmarks build a PermissionEngine of their own the same way.
  */
 export * from './types';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApp } from '@/lib/app';
-import type { PgSwarmApp } from '@/lib/pg-app';
+import type { PostgresApp } from '@/lib/app';
 import { startPostgres } from '@/lib/test-support/postgres';
 import { PostgresDatabase } from '@/db/dialect';
 import { verifyTrail } from '@/lib/audit/trail/verify';
@@ -22,15 +22,15 @@ import { ApprovalRequired, AuditUnavailable, type Principal } from '.';
 
 const pg15 = usePostgres();
 let database = '';
-const opened: PgSwarmApp[] = [];
+const opened: PostgresApp[] = [];
 const config = mkdtempSync(join(tmpdir(), 'swarm-pg-engine-'));
 writeFileSync(join(config, 'agents.yaml'), TEST_AGENTS);
 writeFileSync(join(config, 'permission_policies.yaml'), 'rules: []\n');
 writeFileSync(join(config, 'gates.yaml'), 'gates:\n  - id: deploy\n    tools: [deploy_serving]\n');
 
 /** One server: the application on PostgreSQL (its own pool, its stores, its engine). */
-async function server(url?: string): Promise<PgSwarmApp> {
-  const app = (await openApp({ dbPath: url ?? pg15.cluster.urlOf(database), configDir: config, env: { SWARM_PG_POOL_MAX: '4', SWARM_APPROVAL_KEY: TEST_APPROVAL_KEY } })) as PgSwarmApp;
+async function server(url?: string): Promise<PostgresApp> {
+  const app = (await openApp({ dbPath: url ?? pg15.cluster.urlOf(database), configDir: config, env: { SWARM_PG_POOL_MAX: '4', SWARM_APPROVAL_KEY: TEST_APPROVAL_KEY } })) as PostgresApp;
   opened.push(app);
   return app;
 }

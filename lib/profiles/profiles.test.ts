@@ -7,7 +7,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp, type SwarmApp } from '@/lib/app';
+import { createApp, type SqliteApp } from '@/lib/app';
 import { runPolicyTests } from '@/lib/config/policy-tests';
 import { changeFlag } from '@/lib/flags/change';
 import { AppError } from '@/lib/errors';
@@ -18,10 +18,10 @@ import { knownProfiles, selectedProfileNames } from './load';
 const SHIPPED = ['bfsi', 'eu_ai_act_high_risk', 'healthcare'];
 
 let dir: string | undefined;
-const apps: SwarmApp[] = [];
+const apps: SqliteApp[] = [];
 
 /** A copy of config/ in a temp folder, and an application on it with these profiles. */
-function app(profile: string | undefined, over: { env?: Record<string, string>; server?: boolean; dbName?: string } = {}): SwarmApp {
+function app(profile: string | undefined, over: { env?: Record<string, string>; server?: boolean; dbName?: string } = {}): SqliteApp {
   if (!dir) {
     dir = mkdtempSync(join(tmpdir(), 'swarm-profiles-'));
     cpSync('config', join(dir, 'config'), { recursive: true });

@@ -13,7 +13,7 @@ import type pg from 'pg';
 import type { Db } from '@/db/client';
 import type { DialectName, SqlDatabase } from '@/db/dialect';
 import type { App } from '@/lib/app';
-import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
+import { trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
 import { catchUpIfBehind } from '@/lib/audit/denials/rollup';
 import { verifyTrail, type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/trail/verify';
 import { verifyAuditInParallel } from '@/lib/audit/trail/verify-parallel';
@@ -127,8 +127,8 @@ export function postgresTrail(pool: pg.Pool, database: SqlDatabase): ReportTrail
  * SWARM_AUDIT_KEY_DIR (every server's signing key lives there), none when it is not set.
  */
 export function reportReaderFor(app: App): ReportReader {
-  const keyDir = app.kind === 'sqlite' || app.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(app.options.dbPath, app.env) : undefined;
-  return reportReader(app.kind === 'sqlite' ? sqliteTrail(app.db, app.database) : postgresTrail(app.pool, app.database), {
+  const keyDir = app.side.verifierKeyDir();
+  return reportReader(app.side.reportTrail(), {
     profiles: app.profiles,
     revision: () => app.currentRevision(),
     flags: () => app.flags.resolution(),

@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSwarm, type CliResult } from '@/lib/test-support/cli';
-import { createApp, type SwarmApp } from '@/lib/app';
+import { createApp, type SqliteApp } from '@/lib/app';
 import { seedTrail } from './report.fixture';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 let dir: string;
-let app: SwarmApp;
+let app: SqliteApp;
 let env: NodeJS.ProcessEnv;
 let period = { from: 0, to: 0 };
 const day = (s: number) => new Date(s * 1000).toISOString().slice(0, 10);

@@ -4,7 +4,7 @@
  * rejected and expired requests, flag changes and a refused one, sign-ins, an export), and a signed checkpoint.
  * The expected figures are counted from what was written, never typed in by hand.
  */
-import type { SwarmApp } from '@/lib/app';
+import type { SqliteApp } from '@/lib/app';
 import { recordAuditRead } from '@/lib/audit/reads';
 import { changeFlag } from '@/lib/flags/change';
 import { deployRequest } from '@/lib/test-support/temp-app';
@@ -30,7 +30,7 @@ const SHAPES: [agent: string, tool: string, rule: string, reason: string][] = [
 ];
 
 /** Write a week of trail ending tomorrow at midnight UTC: the period is [today - 6 days, tomorrow). */
-export async function seedTrail(app: SwarmApp, now = Date.now() / 1000): Promise<SeededTrail> {
+export async function seedTrail(app: SqliteApp, now = Date.now() / 1000): Promise<SeededTrail> {
   const to = (Math.floor(now / DAY) + 1) * DAY;
   const from = to - 7 * DAY;
   for (const [name, role] of [

@@ -8,11 +8,10 @@
  * Next.js, where the same-origin check lives. Answers are the same either way: the same code builds them.
  */
 import { createServer, request as httpRequest, Agent, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { App, SwarmApp } from '@/lib/app';
-import type { PgSwarmApp } from '@/lib/pg-app';
+import type { App } from '@/lib/app';
 import { timingSafeEqual } from 'node:crypto';
 import { Gauge } from 'prom-client';
-import { onWriteIntent } from '@/db/write-intent';
+import type { GroupCall } from '@/lib/decisions/group-commit';
 import { BodyTooLarge, bodyText, MALFORMED_PATH, MAX_BODY_BYTES, requireRole, route, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
 import { allowedMethods } from '@/lib/http/route-match';
 import { isWellEscaped } from '@/lib/http/route-path';
@@ -210,11 +209,6 @@ export function directCore(req: IncomingMessage): (DirectRoute & { path: string 
   return { ...route, path };
 }
 
-interface Pending {
-  core: RouteCore;
-  request: ApiRequest;
-  res: ServerResponse;
-}
 
 const INTERNAL_ERROR: ApiAnswer = {
   status: 500,
@@ -228,149 +222,38 @@ const UNRECORDED: ApiAnswer = {
 };
 
 /**
- * Group commit: the decision calls that arrived while the previous group was being decided are decided together, and
- * their answers leave only after the group's commit: no denial is acknowledged before it is durable, and concurrent
- * denials share one commit instead of paying one each.
- *
- * The transaction opens at the group's first write (db/write-intent.ts: the recorder, the approval store and the hook
- * rate counter announce theirs), as BEGIN IMMEDIATE, so a read that turns into a write cannot fail on another writer's
- * commit. Each decision from then on runs in a savepoint of its own, so that one that cannot be recorded is undone
- * alone and answered 503. A group of calls that write nothing (allowed calls) never takes SQLite's write lock: several
- * listener processes (lib/server/workers.ts) decide those side by side.
- *
- * The route cores are async only to read their body, which is read before (a resolved promise here), and to wait for
- * webhook and shell hooks, which never run here (such calls are passed to Next.js): a group runs from start to commit
- * without yielding to other I/O, so nothing else writes inside its transaction.
+ * A decision call, handed to the decision service (app.decisions.callGroups(): lib/decisions/group-commit.ts), which
+ * decides it with the calls that come with it and says when its answer may leave: after the commit that holds what it
+ * decided. A class: its methods are shared, not closures made for every request.
  */
-class GroupCommit {
-  private queue: Pending[] = [];
-  private scheduled = false;
-  /** a group is being decided: announced writes open its transaction */
-  private deciding = false;
-  /** the current decision runs in a savepoint */
-  private inSavepoint = false;
-  /** the group's transaction is open */
-  private open = false;
-  /** stop hearing of this connection's writes (the server closed) */
-  readonly stopListening: () => void;
+class Pending implements GroupCall<ApiAnswer> {
+  constructor(
+    private readonly app: App,
+    private readonly core: RouteCore,
+    private readonly request: ApiRequest,
+    private readonly res: ServerResponse,
+  ) {}
 
-  /** The statements of every group, prepared once (parsing them per request was a measurable part of its cost). */
-  private readonly sql: Record<'begin' | 'savepoint' | 'rollbackTo' | 'release' | 'commit', { run(): unknown }>;
-
-  constructor(private readonly app: SwarmApp) {
-    const s = app.db.$client;
-    this.sql = {
-      begin: s.prepare('BEGIN IMMEDIATE'),
-      savepoint: s.prepare('SAVEPOINT decision'),
-      rollbackTo: s.prepare('ROLLBACK TO decision'),
-      release: s.prepare('RELEASE decision'),
-      commit: s.prepare('COMMIT'),
-    };
-    this.stopListening = onWriteIntent(s, () => {
-      if (!this.deciding || this.inSavepoint) return;
-      // A transaction this group did not open (one a route opened for itself) commits on its own: left alone.
-      if (!this.open && s.inTransaction) return;
-      if (!this.open) {
-        this.sql.begin.run();
-        this.open = true;
-      }
-      this.sql.savepoint.run();
-      this.inSavepoint = true;
-    });
+  run(): Promise<ApiAnswer> {
+    return this.core(this.app, this.request, {});
   }
 
-  add(p: Pending): void {
-    this.queue.push(p);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => void this.flush());
-    }
+  failure(error: unknown): ApiAnswer {
+    console.error('The decision listener failed to answer', error);
+    return INTERNAL_ERROR;
   }
 
-  private async flush(): Promise<void> {
-    const group = this.queue.splice(0, MAX_GROUP);
-    const sqlite = this.app.db.$client;
-    const answers: ApiAnswer[] = [];
-    let committed = false;
-    let unpin: (() => void) | undefined;
-    try {
-      this.deciding = true;
-      unpin = this.app.tokens.pinGeneration();
-      await this.app.decisions.holdingTransaction(async () => {
-        for (const p of group) {
-          // Once the group's transaction is open, every decision gets its savepoint before it starts.
-          if (this.open) {
-            this.sql.savepoint.run();
-            this.inSavepoint = true;
-          }
-          let answer: ApiAnswer;
-          try {
-            answer = await p.core(this.app, p.request, {});
-          } catch (error) {
-            console.error('The decision listener failed to answer', error);
-            answer = INTERNAL_ERROR;
-          }
-          const failed = !(answer instanceof Response) && answer.status >= 500;
-          if (this.inSavepoint) {
-            if (failed) this.sql.rollbackTo.run();
-            this.sql.release.run();
-            this.inSavepoint = false;
-          }
-          if (failed) this.app.forgetUncommitted();
-          answers.push(answer);
-        }
-      });
-      this.deciding = false;
-      if (this.open) this.sql.commit.run();
-      committed = true;
-    } catch (error) {
-      console.error('A group of decisions could not be committed; none of them is acknowledged', error);
-      if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
-      this.app.forgetUncommitted();
-    } finally {
-      unpin?.();
-      this.deciding = false;
-      this.open = false;
-      this.inSavepoint = false;
-    }
-    group.forEach((p, i) => {
-      const answer = committed ? answers[i]! : UNRECORDED;
-      send(p.res, answer).catch(() => p.res.destroy());
-    });
-    this.scheduled = false;
-    if (this.queue.length > 0) {
-      this.scheduled = true;
-      setImmediate(() => void this.flush());
-    }
+  failed(answer: ApiAnswer): boolean {
+    return !(answer instanceof Response) && answer.status >= 500;
   }
-}
 
-/**
- * On PostgreSQL each decision call is decided as it comes, side by side with the others on the pool's connections; the
- * recorder commits the denials of concurrent calls together (lib/audit/trail/pg-recorder.ts: one transaction, one turn of
- * the chain's lock, one flush of the WAL), and each answer leaves only after the commit that holds its denial.
- */
-class Concurrent {
-  constructor(private readonly app: PgSwarmApp) {}
-
-  add(p: Pending): void {
-    p.core(this.app, p.request, {})
-      .then(
-        (answer) => send(p.res, answer),
-        (error: unknown) => {
-          console.error('The decision listener failed to answer', error);
-          return send(p.res, INTERNAL_ERROR);
-        },
-      )
-      .catch(() => p.res.destroy());
+  settle(answer: ApiAnswer | undefined): void {
+    send(this.res, answer ?? UNRECORDED).catch(() => this.res.destroy());
   }
 }
 
 /** Below the upstream's keep-alive timeout (5 s), so the listener never reuses a connection Next.js is closing. */
 export const UPSTREAM_IDLE_MS = 4_000;
-
-/** The most decision calls one commit takes. */
-const MAX_GROUP = 64;
 
 export function createFrontServer(options: FrontOptions): FrontServer {
   const { app, upstream } = options;
@@ -506,7 +389,7 @@ export function createFrontServer(options: FrontOptions): FrontServer {
     const direct = directCore(req);
     if (direct && !app.hooks.beforeMayWait()) {
       readText(req, direct.maxBodyBytes).then(
-        (body) => commits.add({ core: direct.core, request: new ListenerRequest(req, direct.path, body, clientOf(req)), res }),
+        (body) => commits.add(new Pending(app, direct.core, new ListenerRequest(req, direct.path, body, clientOf(req)), res)),
         () => res.destroy(),
       );
       return;
@@ -535,11 +418,12 @@ export function createFrontServer(options: FrontOptions): FrontServer {
     }
     proxy(req, res);
   });
-  const commits = app.kind === 'sqlite' ? new GroupCommit(app) : new Concurrent(app);
+  // Where the decision calls go: the decision service decides them (in groups, one commit each, on SQLite).
+  const commits = app.decisions.callGroups<ApiAnswer>();
   server.keepAliveTimeout = 65_000;
   server.on('close', () => {
     agent.destroy();
-    if (commits instanceof GroupCommit) commits.stopListening();
+    commits.close();
   });
   let shutting: Promise<void> | undefined;
   const shutdown = (timeoutMs = 10_000): Promise<void> => {

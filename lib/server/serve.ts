@@ -86,9 +86,9 @@ export async function serve(options: ServeOptions): Promise<Serving> {
       SWARM_PROCESS: 'next',
       // Its bundled modules are not beside the audit verifier's worker script: name it (lib/audit/trail/verify-parallel.ts).
       [VERIFY_WORKER_ENV]: fileURLToPath(new URL('../audit/trail/verify-worker.mjs', import.meta.url)),
-      // On PostgreSQL the application's last words (its stop, a final checkpoint) are asynchronous: it handles SIGTERM
-      // itself and exits when they are written (lib/pg-app.ts), instead of Next.js exiting under them.
-      ...(options.app.kind === 'postgres' ? { NEXT_MANUAL_SIG_HANDLE: '1' } : {}),
+      // An application whose last words (its stop, a final checkpoint) are asynchronous handles SIGTERM itself and
+      // exits when they are written, instead of Next.js exiting under them.
+      ...(options.app.handlesSignals ? { NEXT_MANUAL_SIG_HANDLE: '1' } : {}),
     },
   });
   let front: FrontServer | WorkerPool;

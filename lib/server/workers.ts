@@ -10,7 +10,7 @@
  * gracefully at shutdown (each commits and answers what it holds), and collects their metrics for GET /metrics, so a
  * scrape sees the sum of all of them whichever worker answers it.
  *
- * Concurrency between workers is SQLite's: a group of allowed calls takes no lock (front.ts opens its transaction at
+ * Concurrency between workers is SQLite's: a group of allowed calls takes no lock (lib/decisions/group-commit.ts opens its transaction at
  * the group's first write), writers take turns on the write lock, and the audit chains and approvals are kept
  * consistent across processes by their own code (chain.ts, approvals/store.ts), as between the listener and Next.js.
  */

@@ -5,12 +5,12 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp, type SwarmApp } from '@/lib/app';
+import { createApp, type SqliteApp } from '@/lib/app';
 import type { ApprovalRequest } from '@/lib/approvals/store';
 import { CallBinding } from '@/lib/approvals/binding';
 
 export interface TempApp {
-  app: SwarmApp;
+  app: SqliteApp;
   dir: string;
   dbPath: string;
   policyPath: string;

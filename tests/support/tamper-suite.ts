@@ -203,8 +203,9 @@ export function tamperSuite(target: TamperTarget): void {
   }
 
   const appendDenialAt = async (app: App, d: DenialInput) => {
-    if (app.kind === 'sqlite') app.recorder.appendDenial(d);
-    else await inTransaction(app.pool, (tx) => app.recorder.appendDenialIn(tx, d));
+    const side = app.side;
+    if (side.kind === 'sqlite') side.recorder.appendDenial(d);
+    else await inTransaction(side.pool, (tx) => side.recorder.appendDenialIn(tx, d));
   };
 
   const checkpointSizes = async (raw: RawDb, chain: ChainName) =>

@@ -1,0 +1,740 @@
+/**
+ * The composition root: one application on either database. The configuration files (watched, guarded by the policy
+ * tests), the active compliance profiles, the policy and gates in force, the policy revision, every store (one per
+ * concern, over the dialect port db/dialect.ts), the engine and the decision service are built here, once.
+ *
+ * What differs between the databases is a DatabaseSide, built by lib/server/sqlite.ts or lib/server/postgres.ts: the
+ * decision path's narrow ports (token lookup, approval ports, chain append, rate counter, commit strategy) and the
+ * background work of a process (checkpoints, the sweeper, the signer). Route handlers, pages, the CLI, the demo team
+ * and the tests all start here through openApp(), createApp() or getApp(); only the options differ.
+ */
+import { join, resolve as resolvePath } from 'node:path';
+import type pg from 'pg';
+import type { Db } from '@/db/client';
+import type { PostgresDatabase, SqliteDatabase, TxRunner, TxSteps } from '@/db/dialect';
+import { parseDbLocation } from '@/db/location';
+import { SqlApprovalStore } from '@/lib/approvals/store';
+import type { AuditRecorder } from '@/lib/audit/trail/recorder';
+import type { PgAuditRecorder } from '@/lib/audit/trail/pg-recorder';
+import { SqlDenialStore, type DenialStore } from '@/lib/audit/denials/store';
+import { SqlRevisionStore, type RevisionStore } from '@/lib/audit/revisions';
+import { SqlSecurityEventQueries, type SecurityEventQueries } from '@/lib/audit/security-events';
+import type { VerifyOptions, VerifyReport } from '@/lib/audit/trail/verify';
+import { SqlAuthStore, type AuthStore } from '@/lib/auth/store';
+import { SqlLoginAttempts, type LoginAttempts } from '@/lib/auth/attempts';
+import { randomPassword } from '@/lib/auth/secrets';
+import type { SqliteTokenPrincipals } from '@/lib/auth/tokens-sqlite';
+import type { PostgresTokenPrincipals } from '@/lib/auth/tokens-postgres';
+import { DecisionService, type DecisionServiceOptions } from '@/lib/decisions/service';
+import { FlagService } from '@/lib/flags/service';
+import { SqlFlagStore } from '@/lib/flags/store';
+import type { FlagOverride } from '@/lib/flags/resolve';
+import { HookRunner, type TypeScriptHook } from '@/lib/hooks/runner';
+import type { RateCounter } from '@/lib/hooks/rates';
+import { NotificationService } from '@/lib/notifications/service';
+import { SqlNotificationStore } from '@/lib/notifications/store';
+import type { Leadership } from '@/lib/ops/leader';
+import { observeDecision } from '@/lib/ops/metrics';
+import type { ReportTrail } from '@/lib/reports/reader';
+import { PermissionEngine, type EnginePorts } from '@/lib/permissions';
+import { openSqlite, type SqliteSide } from './sqlite';
+import type { PostgresSide } from './postgres';
+import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from '@/lib/approvals/gates';
+import { CallBinding, loadBindingKey } from '@/lib/approvals/binding';
+import type { ApprovalEvent, ApprovalListener } from '@/lib/approvals/store';
+import { recordApprovalTransition, type TransitionRecorder } from '@/lib/audit/approval-events';
+import { queueIn } from '@/lib/notifications/store';
+import { revisionOf, type RevisionContent } from '@/lib/audit/revisions';
+import { EMPTY_AGENTS, parseAgents, type AgentsConfig } from '@/lib/config/agents';
+import { WatchedFile, type WatchedFileStatus } from '@/lib/config/watched-file';
+import { PLATFORM_TOOLS } from '@/lib/agents/platform-tools';
+import type { AuditEvent, ConfigSnapshot, Principal, RuleSource, ToolContext } from '@/lib/permissions';
+import { builtInSources, DEFAULT_FLAG_VALUES } from '@/lib/config/sources';
+import { assertPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, type PolicyConfig, type PolicyTests } from '@/lib/config/policy-tests';
+import type { CompiledGate, GateSet, GateSpec } from '@/lib/permissions/gates';
+import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from '@/lib/permissions/policy';
+import { archivableBefore } from '@/lib/audit/trail/archive';
+import { processMetrics } from '@/lib/ops/metrics';
+import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from '@/lib/notifications/config';
+import { NO_HOOKS, parseHooks, type HooksConfig } from '@/lib/hooks/config';
+import { parseTrustedProxies, TRUSTED_PROXIES_ENV, type TrustedProxies } from '@/lib/http/client-address';
+import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
+
+export interface AppOptions {
+  /** SWARM_DB: a SQLite file path, or a postgres:// URL */
+  dbPath: string;
+  /** folder with agents.yaml and permission_policies.yaml (default ./config) */
+  configDir?: string;
+  /** policy file (default <configDir>/permission_policies.yaml) */
+  policyFile?: string;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** compliance profiles, comma-separated (default: SWARM_PROFILE, else `profile:` in <configDir>/swarm.yaml) */
+  profile?: string;
+  /** SQLite only: the synchronous mode of the file (default SWARM_DB_SYNC, else normal) */
+  sync?: 'normal' | 'full';
+  /** poll the config files for changes (servers: yes; one-shot CLI commands: no) */
+  watchConfig?: boolean;
+  /** SQLite only: checkpoint the WAL on a worker thread (long-lived processes: the server, the demo) */
+  backgroundCheckpoints?: boolean;
+  /**
+   * SQLite only: another process of the same server checkpoints the WAL and keeps the search index and daily counts
+   * (the decision listener's worker processes, lib/server/workers.ts): the writes leave checkpoints to it, as with
+   * backgroundCheckpoints, without a thread or timers of this process's own
+   */
+  checkpointsElsewhere?: boolean;
+  /** expire due approval requests every second and record them (the server; on PostgreSQL one server at a time) */
+  sweepApprovals?: boolean;
+  /**
+   * send the queued notifications (config/notifications.yaml) from this process (default: when it sweeps approvals).
+   * Every process queues what it sees; any number may deliver, a claim keeps each row to one of them.
+   */
+  deliverNotifications?: boolean;
+  /**
+   * refuse to start when the policy tests fail (servers: yes; one-shot CLI commands read the database and must work
+   * while someone fixes a policy). Reloads are always refused when their tests fail.
+   */
+  enforcePolicyTests?: boolean;
+  /**
+   * a long-lived server: record configuration loads, server start and stop, and sign checkpoints of the audit chains
+   * on a timer and at shutdown (getApp: yes; the CLI and tests: no)
+   */
+  server?: boolean;
+  /**
+   * sign the heads of the audit chains when closing, if this process can read the signing key (the CLI: what a
+   * command recorded is under a checkpoint when it exits, not only once a server signs it)
+   */
+  signOnClose?: boolean;
+}
+
+export interface StartupReport {
+  /** set when this start created the first admin */
+  createdAdmin?: { username: string; password: string; generated: boolean };
+}
+
+/** Revisions whose content a row may still have to store (a handful: one per configuration change). */
+const KEEP_REVISIONS = 64;
+
+/** The background work of an application, for the readiness check. */
+export interface BackgroundStatus {
+  /** SQLite's WAL checkpointer thread ('off' on PostgreSQL and in one-shot commands) */
+  checkpointer: 'alive' | 'stopped' | 'off';
+  /** the approval sweeper ('standby' on PostgreSQL while another server leads) */
+  sweeper: 'alive' | 'stalled' | 'standby' | 'off';
+  closed: boolean;
+}
+
+/** The engine's ports that depend on the database: approvals and the recorder, and whether they answer with promises. */
+export type SidePorts = Pick<EnginePorts, 'async' | 'approvalState' | 'recorder' | 'requestApproval' | 'consumeApproval'>;
+
+/**
+ * What differs between the databases (lib/server/sqlite.ts, lib/server/postgres.ts): the decision path's narrow ports,
+ * synchronous on SQLite so that a group of decisions commits inside one transaction without yielding, and the
+ * background work of a process. A side is built for one application and reads it only once its stores exist.
+ */
+export interface DatabaseSide {
+  readonly database: SqliteDatabase | PostgresDatabase;
+  /** SQLite: the connection (Drizzle); undefined on PostgreSQL */
+  readonly db: Db | undefined;
+  /** PostgreSQL: the pool; undefined on SQLite */
+  readonly pool: pg.Pool | undefined;
+  /** the one writer of the audit trail (the chain append of every row) */
+  readonly recorder: AuditRecorder | PgAuditRecorder;
+  /** the decision path's token lookup */
+  readonly tokens: SqliteTokenPrincipals | PostgresTokenPrincipals;
+  /** the rate counter of the rate_limit hooks */
+  readonly rates: RateCounter;
+  /** its last words are asynchronous: under NEXT_MANUAL_SIG_HANDLE it handles SIGTERM and SIGINT itself */
+  readonly handlesSignals: boolean;
+  /** the flag overrides, when the side reads them at once (SQLite opens synchronously) */
+  initialOverrides(): Map<string, FlagOverride> | undefined;
+  /** record an event nothing waits for (a reload, a hook's failure): on SQLite at once, on PostgreSQL in the background (a failure logged) */
+  recordEvent(event: AuditEvent): void;
+  enginePorts(approvals: SqlApprovalStore): SidePorts;
+  /** the decision service's options beyond the engine (SQLite: the connection its groups commit in) */
+  decisionOptions(): Omit<DecisionServiceOptions, 'engine'>;
+  /** the background work, once every store exists (awaited on PostgreSQL, where opening is asynchronous anyway) */
+  start(): void | Promise<void>;
+  /** after a rolled-back transaction of several decisions: forget what was remembered inside it */
+  forgetUncommitted(): void;
+  checkpointAudit(): string[] | Promise<string[]>;
+  auditCheckpoints(): { chain: string; note: string }[] | Promise<{ chain: string; note: string }[]>;
+  databaseReady(): Promise<{ ok: true } | { ok: false; detail: string }>;
+  verifyAudit(verifierKey: string | undefined, options: VerifyOptions): Promise<VerifyReport>;
+  /** the trail as the compliance report reads it (lib/reports/reader.ts) */
+  reportTrail(): ReportTrail;
+  /** the folder of the audit signing key this process reads checkpoints' keys from (none: not configured) */
+  verifierKeyDir(): string | undefined;
+  /** the size of the write-ahead log, bytes (null: none of this process's to measure) */
+  walBytes(): number | null;
+  /** where one server at a time sweeps the approvals (PostgreSQL's advisory lock); undefined: every process sweeps */
+  readonly sweeperLead: Leadership | undefined;
+  backgroundStatus(): Omit<BackgroundStatus, 'sweeper'>;
+  close(): void | Promise<void>;
+}
+
+export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly configDir: string;
+  /** the gates declared in code (requireApproval on the platform's tools), merged with config/gates.yaml */
+  readonly codeGates: readonly GateSpec[] = codeGateSpecs(PLATFORM_TOOLS);
+  readonly agentsFile: WatchedFile<AgentsConfig>;
+  readonly policyFile: WatchedFile<CompiledPolicy>;
+  readonly gatesFile: WatchedFile<GateSet>;
+  /** config/notifications.yaml: channels (their URLs and secrets resolved from the environment) and what they hear */
+  readonly notificationsFile: WatchedFile<NotificationConfig>;
+  /** config/hooks.yaml: lifecycle hooks that block, rewrite, rate-limit or report tool calls */
+  readonly hooksFile: WatchedFile<HooksConfig>;
+  /** config/policy_tests.yaml and <policy file>.test.yaml: a reload whose tests fail is refused */
+  readonly testFiles: WatchedFile<PolicyTests>[];
+  /** the active compliance profiles: their rules, gates, tests, locked flags, retention, masking and control mapping */
+  readonly profiles: ActiveProfiles;
+  /**
+   * SWARM_TRUSTED_PROXIES: the proxies whose X-Forwarded-For hops the decision listener believes (none by default).
+   * Parsed here, so that every process of the server refuses to start on an entry that is not a CIDR.
+   */
+  readonly trustedProxies: TrustedProxies;
+  /** what differs between the databases: the decision path's ports and the background work */
+  readonly side: S;
+  /** the database through the dialect port, for the stores written once for both databases */
+  readonly database: S['database'];
+  /** the one writer of the audit trail: denials, security events, allowed decisions when decision_log_all is on */
+  readonly recorder: S['recorder'];
+  /** the decision path's token lookup: cached, forgotten when tokens or users change */
+  readonly tokens: S['tokens'];
+  readonly flags: FlagService;
+  readonly revisions: RevisionStore;
+  readonly denials: DenialStore;
+  readonly securityEvents: SecurityEventQueries;
+  /** queues notifications where events are seen and delivers them in the background (lib/notifications) */
+  readonly notifications: NotificationService;
+  readonly approvals: SqlApprovalStore;
+  /** runs the hooks of config/hooks.yaml and those registered in code (registerHook) around every tool call */
+  readonly hooks: HookRunner;
+  readonly auth: AuthStore;
+  /** failed sign-ins, locks and the attempt under way per user name, shared with every process on the database */
+  readonly loginAttempts: LoginAttempts;
+  readonly engine: PermissionEngine;
+  /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
+  readonly decisions: DecisionService;
+  private readonly withProfiles = new WeakMap<CompiledPolicy, CompiledPolicy>();
+  private revisionMemo: { key: readonly unknown[]; revision: string } | undefined;
+  /** the content of the revisions this process computed, for the recorder to store beside the first row naming one */
+  private readonly revisionContents = new Map<string, RevisionContent>();
+  private builtInsMemo: { agents: AgentsConfig; policy: CompiledPolicy; sources: readonly RuleSource[] } | undefined;
+  private snapshotMemo: ConfigSnapshot | undefined;
+  private bindingMemo: CallBinding | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  /** when the approval sweeper last ran (seconds since the epoch), for the readiness check */
+  private lastSweepAt = 0;
+
+  /** `side` builds what differs for this application (see openApp, createApp). */
+  constructor(
+    readonly options: AppOptions,
+    side: (app: App<S>) => S,
+  ) {
+    this.env = options.env ?? process.env;
+    this.trustedProxies = parseTrustedProxies(this.env[TRUSTED_PROXIES_ENV]);
+    const configDir = resolvePath(/*turbopackIgnore: true*/ options.configDir ?? (this.env.SWARM_CONFIG_DIR || 'config'));
+    this.configDir = configDir;
+    this.profiles = activeProfiles(this.env, configDir, options.profile);
+    this.agentsFile = new WatchedFile(join(configDir, 'agents.yaml'), parseAgents, EMPTY_AGENTS);
+    this.policyFile = new WatchedFile(
+      resolvePath(/*turbopackIgnore: true*/ options.policyFile ?? (this.env.SWARM_POLICY_FILE || join(configDir, 'permission_policies.yaml'))),
+      parsePolicy,
+      EMPTY_POLICY,
+    );
+    this.gatesFile = new WatchedFile(
+      join(configDir, 'gates.yaml'),
+      (text, file) => gatesWithProfiles(this.codeGates, this.profiles, { text, file }),
+      gatesWithProfiles(this.codeGates, this.profiles),
+    );
+    this.notificationsFile = new WatchedFile(join(configDir, 'notifications.yaml'), (text, file) =>
+      // Only a process that sends needs the channels' URLs and secrets; the others queue (see parseNotifications).
+      parseNotifications(text, file, this.env, { secrets: (options.deliverNotifications ?? options.sweepApprovals) ? 'required' : 'optional' }),
+      NO_NOTIFICATIONS,
+    );
+    this.hooksFile = new WatchedFile(
+      join(configDir, 'hooks.yaml'),
+      // A server refuses a webhook hook whose URL or secret is not in its environment; a one-shot command keeps it,
+      // and the hook fails (and blocks) if it runs there.
+      (text, file) => parseHooks(text, file, this.env, { secrets: options.server || options.enforcePolicyTests ? 'required' : 'optional' }),
+      NO_HOOKS,
+    );
+    this.testFiles = [...policyTestFiles(configDir, this.policyFile.path), ...profileTestFiles(configDir, this.profiles)].map(
+      (f) => new WatchedFile(f, parsePolicyTests, NO_POLICY_TESTS),
+    );
+    if (options.enforcePolicyTests) assertPolicyTests(this.policyConfig(), this.policyTests());
+    this.guardReloads();
+    if (options.watchConfig) {
+      for (const f of this.configFiles()) f.watch();
+    }
+    this.side = side(this);
+    const database = (this.database = this.side.database);
+    this.recorder = this.side.recorder;
+    this.tokens = this.side.tokens;
+    this.flags = new FlagService(new SqlFlagStore(database), { env: this.env, locks: this.profiles.locks, initial: this.side.initialOverrides() });
+    this.revisions = new SqlRevisionStore(database);
+    this.denials = new SqlDenialStore(database);
+    this.securityEvents = new SqlSecurityEventQueries(database);
+    this.notifications = new NotificationService({
+      store: new SqlNotificationStore(database),
+      config: () => this.notificationsFile.current,
+      env: this.env,
+      maskKeys: this.profiles.maskKeys,
+      origin: this.env.SWARM_PROCESS || 'app',
+    });
+    this.approvals = new SqlApprovalStore(database, this.approvalListener(), this.callBinding);
+    this.hooks = new HookRunner({
+      hooks: () => this.hooksFile.current,
+      flags: () => this.flags.values(),
+      cwd: this.configDir,
+      maskKeys: this.profiles.maskKeys,
+      rates: this.side.rates,
+      onFailure: (f) =>
+        this.side.recordEvent({ kind: 'hook', type: 'hook.failed', actor: 'system', outcome: 'failed', target: f.target ?? null, detail: { hook: f.hook, event: f.event, action: f.action, reason: f.reason } }),
+    });
+    this.auth = new SqlAuthStore(database, this.tokens, async (e) => {
+      await this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail });
+    });
+    this.loginAttempts = new SqlLoginAttempts(database);
+    this.engine = new PermissionEngine({
+      config: () => this.configSnapshot(),
+      ports: { flagValues: () => this.flags.values(), observe: observeDecision, callHooks: this.hooks, ...this.side.enginePorts(this.approvals) },
+    });
+    this.decisions = new DecisionService({ engine: this.engine, ...this.side.decisionOptions() });
+  }
+
+  /** SQLite: the connection (Drizzle); undefined on PostgreSQL. */
+  get db(): S['db'] {
+    return this.side.db;
+  }
+
+  /** PostgreSQL: the pool; undefined on SQLite. */
+  get pool(): S['pool'] {
+    return this.side.pool;
+  }
+
+  /** Its last words are asynchronous: it handles the server's signals itself (lib/server/serve.ts). */
+  get handlesSignals(): boolean {
+    return this.side.handlesSignals;
+  }
+
+  /**
+   * The key approvals are bound with (lib/approvals/binding.ts: SWARM_APPROVAL_KEY, or the key folder's), loaded when
+   * a call is first bound: a process that never decides a gated call never needs it. A failure is thrown again at the
+   * next call (nothing is bound with a key that could not be had).
+   */
+  readonly callBinding = (): CallBinding => (this.bindingMemo ??= CallBinding.ofKey(loadBindingKey(this.options.dbPath, this.env)));
+
+  /**
+   * The policy revision in force: the content hash of the configuration files and the flag values. Recomputed only
+   * when a file version or the flag values change. Pure: its content is stored by the recorder, in the transaction of
+   * the first row that names it (revisionContent), so a decision that records nothing writes nothing.
+   */
+  currentRevision(): string {
+    const flags = this.flags.values();
+    const key = [this.agentsFile.current, this.policyFile.current, this.gatesFile.current, this.hooksFile.current, flags] as const;
+    const memo = this.revisionMemo;
+    if (memo && memo.key.every((k, i) => k === key[i])) return memo.revision;
+    const content = this.revisionContent(flags);
+    const revision = revisionOf(content);
+    if (!this.revisionContents.has(revision)) {
+      this.revisionContents.set(revision, content);
+      if (this.revisionContents.size > KEEP_REVISIONS) this.revisionContents.delete(this.revisionContents.keys().next().value!);
+    }
+    this.revisionMemo = { key, revision };
+    return revision;
+  }
+
+  /** The content of a revision this process computed (for the recorder, which stores it once). */
+  readonly contentOfRevision = (revision: string): RevisionContent | undefined => this.revisionContents.get(revision);
+
+  /**
+   * The configuration in force as one frozen snapshot (the engine's `config`): the built-in sources bound to this
+   * version of the files, the gates, the flag values and their revision. The same object until something changes; a
+   * decision keeps the one it started with, whatever is reloaded meanwhile.
+   */
+  configSnapshot(): ConfigSnapshot {
+    const flags = this.flags.values();
+    const gates = this.gatesFile.current;
+    const revision = this.currentRevision();
+    const sources = this.builtInsFor(this.agentsFile.current, this.policy);
+    const memo = this.snapshotMemo;
+    if (memo && memo.revision === revision && memo.flags === flags && memo.gates === gates && memo.sources === sources) return memo;
+    this.snapshotMemo = Object.freeze({ sources, gates, flags, revision });
+    return this.snapshotMemo;
+  }
+
+  /** The built-in sources bound to one version of the agents and policy files (their memos live as long as it does). */
+  private builtInsFor(agents: AgentsConfig, policy: CompiledPolicy): readonly RuleSource[] {
+    const memo = this.builtInsMemo;
+    if (memo && memo.agents === agents && memo.policy === policy) return memo.sources;
+    const sources = Object.freeze(builtInSources(() => agents, () => policy));
+    this.builtInsMemo = { agents, policy, sources };
+    return sources;
+  }
+
+  private revisionContent(flags: ReadonlyMap<string, boolean>): RevisionContent {
+    return {
+      files: {
+        agents: this.agentsFile.text,
+        policy: this.policyFile.text,
+        gates: this.gatesFile.text,
+        policy_file: this.policyFile.path,
+        // Absent rather than null without a hooks file, so that the revisions of a configuration without hooks stay.
+        ...(this.hooksFile.text !== null ? { hooks: this.hooksFile.text } : {}),
+      },
+      flags: Object.fromEntries([...flags].sort(([a], [b]) => (a < b ? -1 : 1))),
+      ...(this.profiles.sources.length > 0 ? { profiles: this.profiles.sources.map((p) => ({ name: p.name, folder: p.folder, texts: p.texts })) } : {}),
+    };
+  }
+
+  /**
+   * Switching compliance profiles is a security event: the profiles of this start are compared with those of the
+   * previous server start recorded in the trail.
+   */
+  profileSwitch(previous: { detailJson: string | null } | undefined): AuditEvent | undefined {
+    const before = previous ? ((JSON.parse(previous.detailJson ?? '{}') as { profiles?: string[] }).profiles ?? []) : [];
+    const now = [...this.profiles.names];
+    if (!previous && now.length === 0) return undefined;
+    if (before.length === now.length && before.every((n, i) => n === now[i])) return undefined;
+    return {
+      kind: 'config',
+      type: 'profile.switched',
+      actor: 'system',
+      outcome: 'succeeded',
+      target: now.join(',') || '(none)',
+      detail: { from: before, to: now, selected_by: this.profiles.selectedBy },
+    };
+  }
+
+  /** The events of a server's start: its start, then each configuration file it loaded. */
+  startEvents(): AuditEvent[] {
+    return [
+      { kind: 'system', type: 'server.started', actor: 'system', outcome: 'succeeded', detail: { pid: process.pid, revision: this.currentRevision(), profiles: [...this.profiles.names] } },
+      ...this.configFiles().map((file) => this.configLoaded(file)),
+    ];
+  }
+
+  configLoaded(file: WatchedFile<unknown>): AuditEvent {
+    return { kind: 'config', type: 'config.loaded', actor: 'system', outcome: 'succeeded', target: file.status().path, detail: { revision: this.currentRevision() } };
+  }
+
+  /**
+   * The cut-off of an archive, checked against the retention of the active profiles: rows younger than the longest
+   * retention minimum stay in the live trail. Throws AppError naming the profile and its basis.
+   */
+  archivableBefore(before: number, now = Date.now() / 1000): number {
+    return archivableBefore(this.profiles.retention, before, now);
+  }
+
+  /** The configuration in force, as the policy tests see it. */
+  policyConfig(over: Partial<PolicyConfig> = {}): PolicyConfig {
+    const flags = lockedFlagDefaults(DEFAULT_FLAG_VALUES, this.profiles);
+    return { agents: this.agentsFile.current, gates: this.gatesFile.current, flags, ...over, policy: this.combinedPolicy(over.policy ?? this.policyFile.current) };
+  }
+
+  /** The policy in force: the operator's file with the active profiles' rules beside it. */
+  get policy(): CompiledPolicy {
+    return this.combinedPolicy(this.policyFile.current);
+  }
+
+  private combinedPolicy(operator: CompiledPolicy): CompiledPolicy {
+    let combined = this.withProfiles.get(operator);
+    if (!combined) {
+      combined = withProfileRules(operator, this.profiles);
+      this.withProfiles.set(operator, combined);
+    }
+    return combined;
+  }
+
+  /** Every policy test case in force (all test files). */
+  policyTests(replace?: { file: WatchedFile<PolicyTests>; with: PolicyTests }): PolicyTests {
+    const parts = this.testFiles.map((f) => (replace && f === replace.file ? replace.with : f.current));
+    return { files: parts.flatMap((p) => p.files), cases: parts.flatMap((p) => p.cases) };
+  }
+
+  configFiles(): WatchedFile<unknown>[] {
+    return [this.agentsFile, this.policyFile, this.gatesFile, this.hooksFile, this.notificationsFile, ...this.testFiles] as WatchedFile<unknown>[];
+  }
+
+  /**
+   * A new version of any configuration file takes effect only if the policy tests pass with it; otherwise it is refused
+   * like a malformed file (the last good version stays, /transparency shows why) and the refusal is recorded.
+   */
+  private guardReloads(): void {
+    this.agentsFile.setAcceptor((agents) => assertPolicyTests(this.policyConfig({ agents }), this.policyTests()));
+    this.policyFile.setAcceptor((policy) => assertPolicyTests(this.policyConfig({ policy }), this.policyTests()));
+    this.gatesFile.setAcceptor((gates) => assertPolicyTests(this.policyConfig({ gates }), this.policyTests()));
+    for (const file of this.testFiles) file.setAcceptor((tests) => assertPolicyTests(this.policyConfig(), this.policyTests({ file, with: tests })));
+    for (const file of this.configFiles()) {
+      file.onRefused((error) => {
+        processMetrics().reloadFailures.inc();
+        this.side.recordEvent({ kind: 'config', type: 'config.refused', actor: 'system', outcome: 'refused', target: file.status().path, detail: { error, revision_in_force: this.currentRevision() } });
+      });
+    }
+  }
+
+  /** The gates in force: code declarations merged with config/gates.yaml. */
+  get gates(): GateSet {
+    return this.gatesFile.current;
+  }
+
+
+  /** A policy ASK rule may match calls of this tool: the engine then needs the call's approval state. */
+  private policyMayAsk(tool: string): boolean {
+    const p = this.policy;
+    return p.askAnyTool || p.askTools.has(tool);
+  }
+
+  /**
+   * The engine's approvalState port over a store: read only for a gated call, or one a policy ASK rule may match (the
+   * other calls need no read at all).
+   */
+  approvalStatePort<S>(store: { stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): S }) {
+    return (ctx: ToolContext, gate: CompiledGate | undefined): S | undefined =>
+      gate || this.policyMayAsk(ctx.tool) ? store.stateFor(ctx.agent, ctx.tool, ctx.arguments, gate?.expiresInSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS, ctx.principal) : undefined;
+  }
+
+
+  /**
+   * The approval store's listener, the same on both databases. Inside the transition's transaction: its audit rows
+   * (recordApprovalTransition, through the engine's recorder) and its notification, queued (never sent here: the
+   * deliverer sends it in the background), so that they commit with the transition or neither does. Once it has
+   * committed: the approval_requested and approval_decided hooks.
+   */
+  approvalListener(): ApprovalListener {
+    return {
+      inTransaction: (event, tx) => this.recordApproval(event, tx),
+      afterCommit: (event) => this.reportApprovalToHooks(event),
+    };
+  }
+
+  private *recordApproval(event: ApprovalEvent, tx: TxRunner): TxSteps<void> {
+    yield* recordApprovalTransition(this.recorder, event, tx, this.profiles.maskKeys);
+    yield* queueIn(tx, this.notifications.deliveriesFor(event));
+  }
+
+  /** approval_requested and approval_decided hooks hear of the request and of its end (approved, rejected, expired). */
+  private reportApprovalToHooks(e: ApprovalEvent): void {
+    // An approval of a two-person gate is decided when the last approval needed is given.
+    if (e.type !== 'requested' && e.type !== 'rejected' && e.type !== 'expired' && !(e.type === 'approved' && e.row.status === 'approved')) return;
+    const row = e.row;
+    const requester = row.requestedBy.startsWith('agent:')
+      ? { kind: 'agent' as const, id: row.requestedBy.slice('agent:'.length), role: 'viewer' as const }
+      : { kind: 'user' as const, id: row.requestedBy, role: 'viewer' as const };
+    this.hooks.approval(
+      e.type === 'requested' ? 'approval_requested' : 'approval_decided',
+      { kind: 'tool', principal: requester, agent: row.agentName, tool: row.toolName, arguments: JSON.parse(row.argumentsRedacted) as Record<string, unknown>, toolCallId: row.toolCallId ?? undefined },
+      {
+        id: row.id,
+        gate: row.gate,
+        status: row.status,
+        risk: row.risk,
+        requested_by: row.requestedBy,
+        requested_at: new Date(row.requestedAt * 1000).toISOString(),
+        expires_at: new Date(row.expiresAt * 1000).toISOString(),
+        decided_by: row.decidedBy ?? null,
+        reason: row.decisionReason ?? null,
+      },
+      row.decisionId ?? null,
+    );
+  }
+
+  /**
+   * Register a hook written in TypeScript (lib/hooks/runner.ts: TypeScriptHook). Refused while the flag hooks_enabled
+   * is off; turning the flag off stops it at once. Returns the function that unregisters it.
+   */
+  registerHook(hook: TypeScriptHook): () => void {
+    return this.hooks.register(hook);
+  }
+
+  /** The configuration files in force and the error that kept the last good version of each, if any. */
+  configStatus(): WatchedFileStatus[] {
+    return this.configFiles().map((f) => f.status());
+  }
+
+  /** Stop watching the configuration files. */
+  closeConfig(): void {
+    for (const f of this.configFiles()) f.close();
+  }
+
+  /**
+   * First start (no admin yet, even if other users were added first): create the admin (SWARM_ADMIN_PASSWORD or a
+   * random password, returned to be printed once), and make sure SWARM_ADMIN_TOKEN, when set, is a valid admin token.
+   * Several servers starting at once on one database create each once.
+   */
+  async bootstrap(): Promise<StartupReport> {
+    const report: StartupReport = {};
+    if (!(await this.auth.hasAdmin())) {
+      const given = this.env.SWARM_ADMIN_PASSWORD;
+      const password = given && given.length > 0 ? given : randomPassword();
+      try {
+        await this.auth.createUser('admin', 'admin', password);
+        report.createdAdmin = { username: 'admin', password, generated: !given };
+      } catch (error) {
+        // Another server created it at the same moment: theirs stands.
+        if (!(await this.auth.hasAdmin())) throw error;
+      }
+    }
+    const token = this.env.SWARM_ADMIN_TOKEN;
+    if (token) {
+      const admin = (await this.auth.findUser('admin')) ?? (await this.auth.createUser('admin', 'admin'));
+      if (admin.role !== 'admin') throw new Error('SWARM_ADMIN_TOKEN is set but user "admin" is not an admin.');
+      await this.auth.ensureToken(token, { username: 'admin' }, 'SWARM_ADMIN_TOKEN');
+    }
+    return report;
+  }
+
+  /**
+   * After a transaction of several decisions was rolled back (a batch, a group commit): what was remembered inside it
+   * may not be stored, so the policy revision in force is stored again with the next row that names it.
+   */
+  forgetUncommitted(): void {
+    this.side.forgetUncommitted();
+  }
+
+  /** Sign the heads of the audit chains now (when they moved since the last checkpoint); at once on SQLite. */
+  checkpointAudit(): ReturnType<S['checkpointAudit']> {
+    return this.side.checkpointAudit() as ReturnType<S['checkpointAudit']>;
+  }
+
+  /** The newest signed checkpoint of each chain. */
+  auditCheckpoints(): ReturnType<S['auditCheckpoints']> {
+    return this.side.auditCheckpoints() as ReturnType<S['auditCheckpoints']>;
+  }
+
+  /** Readiness of the database: SQLite takes a write; PostgreSQL runs a statement within two seconds. */
+  databaseReady(): Promise<{ ok: true } | { ok: false; detail: string }> {
+    return this.side.databaseReady();
+  }
+
+  /** Verify the audit chains (and the checkpoints and witnesses given). */
+  verifyAudit(verifierKey: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
+    return this.side.verifyAudit(verifierKey, options);
+  }
+
+  /** The size of the write-ahead log, bytes (0 when checkpointed and truncated; null on PostgreSQL). */
+  walBytes(): number | null {
+    return this.side.walBytes();
+  }
+
+  /**
+   * Expire due approval requests within a second of their expiry, each recorded as a `hitl:<gate>` denial at the time
+   * it expired, and check the notifications due (requests nearing their expiry, denial bursts: queued only). Several
+   * servers may sweep one database: every expiry is a conditional update, so each is recorded once. Where the side
+   * leads the sweep (PostgreSQL), the others stand by and take over within a second of the leader's end.
+   */
+  startSweeper(intervalMs = 1_000): void {
+    const lead = this.side.sweeperLead;
+    this.lastSweepAt = Date.now() / 1000;
+    let running = false;
+    this.sweepTimer = setInterval(() => {
+      if (running) return;
+      running = true;
+      void (async () => {
+        try {
+          this.lastSweepAt = Date.now() / 1000;
+          if (lead && !(await lead.tryLead())) return;
+          await this.approvals.expireDue().catch((error: unknown) => console.error('Expiring due approval requests failed; retrying in a second.', error));
+          await this.notifications.tick().catch((error: unknown) => console.error('Checking for notifications failed; retrying in a second.', error));
+        } finally {
+          running = false;
+        }
+      })();
+    }, intervalMs);
+    this.sweepTimer.unref();
+  }
+
+  stopSweeper(): void {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+  }
+
+  /** The background work this application was started with, for the readiness check ('off': not configured). */
+  backgroundStatus(now = Date.now() / 1000): BackgroundStatus {
+    const lead = this.side.sweeperLead;
+    // The sweeper ticks every second; five seconds without a tick means its timer is gone or the loop is blocked.
+    const sweeper = !this.sweepTimer ? 'off' : now - this.lastSweepAt > 5 ? 'stalled' : !lead || lead.isLeader() ? 'alive' : 'standby';
+    return { ...this.side.backgroundStatus(), sweeper };
+  }
+
+  /** Stop the background work, record the stop and sign a last checkpoint (a server), close the database. */
+  close(): ReturnType<S['close']> {
+    return this.side.close() as ReturnType<S['close']>;
+  }
+}
+
+/** An application on SQLite (tests, the demo team, SQLite-only tools): opened synchronously. */
+export type SqliteApp = App<SqliteSide>;
+/** An application on PostgreSQL. */
+export type PostgresApp = App<PostgresSide>;
+
+/** A SQLite application, opened at once (tests, the demo team, SQLite-only tools). */
+export function createApp(options: AppOptions): SqliteApp {
+  return openSqlite(options);
+}
+
+/**
+ * The application SWARM_DB names: PostgreSQL for a postgres:// URL (asynchronous: it connects, migrates and loads
+ * the flag overrides), SQLite otherwise.
+ */
+export async function openApp(options: AppOptions): Promise<App> {
+  if (parseDbLocation(options.dbPath).kind === 'postgres') {
+    // Loaded only when asked for: a SQLite process never loads the PostgreSQL driver.
+    const { openPostgres } = await import('./postgres');
+    return openPostgres(options);
+  }
+  return openSqlite(options);
+}
+
+const GLOBAL_KEY = Symbol.for('swarm-permissions.app');
+const SQLITE_KEY = Symbol.for('swarm-permissions.sqlite-app');
+type GlobalWithApp = typeof globalThis & { [GLOBAL_KEY]?: Promise<App>; [SQLITE_KEY]?: SqliteApp };
+
+function serverOptions(): AppOptions {
+  return {
+    dbPath: process.env.SWARM_DB ?? 'data/swarm.db',
+    watchConfig: true,
+    backgroundCheckpoints: true,
+    sweepApprovals: true,
+    enforcePolicyTests: true,
+    server: true,
+  };
+}
+
+/**
+ * The server's one application, from the environment (SWARM_DB, SWARM_CONFIG_DIR, SWARM_POLICY_FILE). On SQLite it
+ * is opened at once; on PostgreSQL the first request waits for the connection, and a start that failed (the database
+ * unreachable) is tried again by the next request rather than remembered.
+ */
+export function getApp(): Promise<App> {
+  const g = globalThis as GlobalWithApp;
+  if (!g[GLOBAL_KEY]) {
+    const options = serverOptions();
+    if (parseDbLocation(options.dbPath).kind === 'sqlite') {
+      const app = openSqlite(options);
+      g[SQLITE_KEY] = app;
+      // Nothing but SQLite statements: done before the next I/O event, so before the first request is read.
+      g[GLOBAL_KEY] = app.bootstrap().then(() => app);
+    } else {
+      const opening = (async () => {
+        const app = await openApp(options);
+        await app.bootstrap();
+        return app;
+      })();
+      g[GLOBAL_KEY] = opening;
+      opening.catch(() => {
+        if (g[GLOBAL_KEY] === opening) delete g[GLOBAL_KEY];
+      });
+    }
+  }
+  return g[GLOBAL_KEY];
+}
+
+/** The server's application when SWARM_DB is a SQLite file, synchronously (tests and SQLite-only tools). */
+export function getSqliteApp(): SqliteApp {
+  if (parseDbLocation(process.env.SWARM_DB ?? 'data/swarm.db').kind !== 'sqlite') throw new Error('SWARM_DB is not a SQLite file.');
+  // (a start that fails is reported to getApp()'s callers)
+  getApp().catch(() => undefined);
+  return (globalThis as GlobalWithApp)[SQLITE_KEY]!;
+}
