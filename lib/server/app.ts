@@ -59,6 +59,7 @@ import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from '@
 import { NO_HOOKS, parseHooks, type HooksConfig } from '@/lib/hooks/config';
 import { parseTrustedProxies, TRUSTED_PROXIES_ENV, type TrustedProxies } from '@/lib/http/client-address';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
+import { repeatWithoutOverlap } from './repeat';
 
 export interface AppOptions {
   /** SWARM_DB: a SQLite file path, or a postgres:// URL */
@@ -628,22 +629,12 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   startSweeper(intervalMs = 1_000): void {
     const lead = this.side.sweeperLead;
     this.lastSweepAt = Date.now() / 1000;
-    let running = false;
-    this.sweepTimer = setInterval(() => {
-      if (running) return;
-      running = true;
-      void (async () => {
-        try {
-          this.lastSweepAt = Date.now() / 1000;
-          if (lead && !(await lead.tryLead())) return;
-          await this.approvals.expireDue().catch((error: unknown) => console.error('Expiring due approval requests failed; retrying in a second.', error));
-          await this.notifications.tick().catch((error: unknown) => console.error('Checking for notifications failed; retrying in a second.', error));
-        } finally {
-          running = false;
-        }
-      })();
-    }, intervalMs);
-    this.sweepTimer.unref();
+    this.sweepTimer = repeatWithoutOverlap(intervalMs, async () => {
+      this.lastSweepAt = Date.now() / 1000;
+      if (lead && !(await lead.tryLead())) return;
+      await this.approvals.expireDue().catch((error: unknown) => console.error('Expiring due approval requests failed; retrying in a second.', error));
+      await this.notifications.tick().catch((error: unknown) => console.error('Checking for notifications failed; retrying in a second.', error));
+    });
   }
 
   stopSweeper(): void {

@@ -23,6 +23,7 @@ import { timedAsyncRecorder } from '@/lib/ops/metrics';
 import type { AuditEvent } from '@/lib/permissions';
 import { postgresTrail, type ReportTrail } from '@/lib/reports/reader';
 import { App, type AppOptions, type BackgroundStatus, type DatabaseSide, type SidePorts } from './app';
+import { repeatWithoutOverlap } from './repeat';
 
 /** Connect, migrate, build the application, load the flags and start its background work; then it is ready. */
 export async function openPostgres(options: AppOptions): Promise<App<PostgresSide>> {
@@ -160,21 +161,13 @@ export class PostgresSide implements DatabaseSide {
     for (const file of app.configFiles()) file.onLoaded(() => this.recordEvent(app.configLoaded(file)));
     const lead = this.signerLead!;
     let ticks = 0;
-    let running = false;
-    this.auditTimer = setInterval(() => {
-      if (running) return;
-      running = true;
-      void (async () => {
-        try {
-          if (await lead.tryLead()) await this.signer().checkpoint({ minRows: ++ticks % 5 === 0 ? 1 : 1000 });
-        } catch (error) {
-          console.error('Signing a checkpoint of the audit trail failed; retrying.', error);
-        } finally {
-          running = false;
-        }
-      })();
-    }, 2_000);
-    this.auditTimer.unref();
+    this.auditTimer = repeatWithoutOverlap(2_000, async () => {
+      try {
+        if (await lead.tryLead()) await this.signer().checkpoint({ minRows: ++ticks % 5 === 0 ? 1 : 1000 });
+      } catch (error) {
+        console.error('Signing a checkpoint of the audit trail failed; retrying.', error);
+      }
+    });
     if (process.env.NEXT_MANUAL_SIG_HANDLE) {
       // The Next.js server of `npm start` leaves the signals to this application (lib/server/serve.ts): its stop is
       // recorded and the last checkpoint signed before the process exits.
