@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import { E2E, user } from './fixtures/accounts';
 import { isolatedServer, type IsolatedServer } from './fixtures/isolated-server';
-import { signIn } from './fixtures/session';
+import { nextPoll } from './fixtures/approval-requests';
+import { signIn, signInWithForm } from './fixtures/session';
 
 /**
  * The approval queue under time pressure: no keystroke decides on its own, the confirmation restates the call,
@@ -72,7 +73,7 @@ test.describe('a safe approval queue', () => {
     await expect(dialog).toBeVisible();
     await page.keyboard.press('Escape');
     await expect(dialog).toHaveCount(0);
-    await page.waitForTimeout(500);
+    await nextPoll(page);
     expect(await statusOf(request, firstId)).toBe('pending');
     expect(await statusOf(request, asked.approval_id)).toBe('pending');
     const after = await pendingIds(request);
@@ -300,6 +301,8 @@ test.describe('a two-person gate against the real server', () => {
   let deployerToken = '';
 
   test.beforeAll(async () => {
+    // A server of its own (and CLI calls) starting: more than one test's time on a busy machine.
+    test.setTimeout(90_000);
     server = isolatedServer(E2E.port + 61);
     // The copy's deploy gate takes two approvers; its other gates (and the policy tests that name them) stay as shipped.
     const gates = join(server.configDir, 'gates.yaml');
@@ -341,7 +344,7 @@ test.describe('a two-person gate against the real server', () => {
 
     await page.setViewportSize({ width: 1440, height: 900 });
     await page.goto(`${server.url}/login`);
-    await signIn(page, 'olivia');
+    await signInWithForm(page, 'olivia');
     await page.goto(`${server.url}/approvals`);
     await expect(page.locator('section[data-ready="true"]')).toBeVisible();
 
@@ -367,7 +370,7 @@ test.describe('a two-person gate against the real server', () => {
     await expect(other.getByTestId('approval-progress')).toHaveText(/1 of 2 approvals · approved by olivia \(you\)/);
     await expect(other.getByRole('button', { name: 'Approve…' })).toHaveCount(0);
     await expect(other).toContainText('You gave the first approval; a second operator must approve it.');
-    await page.waitForTimeout(3500); // a poll later, still so
+    await nextPoll(page); // a poll later, still so
     await expect(other.getByRole('button', { name: 'Approve…' })).toHaveCount(0);
     await expect(page.getByRole('link', { name: /^Pending \(\d+\)$/ })).toHaveText('Pending (1)');
     await expect(page.getByRole('heading', { name: /waiting, oldest first$/ })).toHaveText('1 waiting, oldest first');

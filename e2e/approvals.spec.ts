@@ -1,5 +1,6 @@
 import { expect, test, type APIRequestContext } from '@playwright/test';
 import { E2E } from './fixtures/accounts';
+import { rendered } from './fixtures/approval-requests';
 import { signIn } from './fixtures/session';
 
 const agent = { authorization: `Bearer ${E2E.deployerToken}` };
@@ -140,7 +141,7 @@ test.describe('human-in-the-loop approvals', () => {
     await expect(page.getByLabel('Keyboard shortcuts')).not.toBeChecked();
     await page.locator(`[data-approval-id="${asked.approval_id}"]`).focus();
     await page.keyboard.press('a');
-    await page.waitForTimeout(500);
+    await rendered(page);
     await expect(page.getByRole('dialog')).toHaveCount(0);
     await expect(page.locator(`[data-approval-id="${asked.approval_id}"]`)).toHaveCount(1);
     await page.getByLabel('Keyboard shortcuts').check();

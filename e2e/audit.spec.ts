@@ -1,6 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import { E2E } from './fixtures/accounts';
-import { signIn } from './fixtures/session';
+import { signIn, signInWithForm } from './fixtures/session';
 
 /**
  * The audit page against the built server: security events newest first with URL-driven filters, the integrity
@@ -27,7 +27,7 @@ test.describe('the audit page', () => {
   test.use({ viewport: { width: 1440, height: 960 } });
 
   test('shows the sign-in event; filters by type family and outcome live in the URL and survive a reload', async ({ page }) => {
-    await signIn(page, 'alex');
+    await signInWithForm(page, 'alex');
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: /Audit/ }).click();
     await expect(page).toHaveURL(/\/audit$/);
     await expect(page.getByRole('heading', { level: 1, name: 'Audit' })).toBeVisible();

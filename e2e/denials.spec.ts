@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import { E2E } from './fixtures/accounts';
-import { signIn } from './fixtures/session';
+import { signIn, signInWithForm } from './fixtures/session';
 
 /**
  * The denial explorer against the built server. The server's database holds a seeded history (three weeks before
@@ -194,7 +194,7 @@ test.describe('the denial explorer', () => {
       const other = await context.newPage();
       await other.goto(shared);
       await expect(other).toHaveURL(/\/login\?next=/);
-      await signIn(other, 'olivia');
+      await signInWithForm(other, 'olivia');
       await expect(other).toHaveURL(shared);
       await expect(field(other, 'Agent')).toHaveValue('trainer');
       await expect(field(other, 'Rule source')).toHaveValue('policy');

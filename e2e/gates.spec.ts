@@ -43,6 +43,8 @@ const restCheck = (tool: string, args: Record<string, unknown>) =>
 const signInAs = (page: Page, username: string) => server.signIn(page, username, PASSWORD);
 
 test.beforeAll(async () => {
+  // A server of its own (and CLI calls) starting: more than one test's time on a busy machine.
+  test.setTimeout(90_000);
   server = isolatedServer(E2E.port + 71);
   writeFileSync(join(server.configDir, 'gates.yaml'), GATES);
   await server.start();

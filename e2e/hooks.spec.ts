@@ -77,6 +77,8 @@ interface Answer {
 const restCheck = (tool: string, args: Record<string, unknown>) => server.check<Answer>(agentToken, { agent: 'deployer', tool, arguments: args });
 
 test.beforeAll(async () => {
+  // A server of its own (and CLI calls) starting: more than one test's time on a busy machine.
+  test.setTimeout(90_000);
   receiver = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));

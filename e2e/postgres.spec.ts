@@ -154,12 +154,18 @@ test('a server killed with SIGKILL under DENY load loses no denial it acknowledg
   const acknowledged: string[] = [];
   let cut = 0;
   let stop = false;
+  /** Resolves once `server` has acknowledged `count` more denials than when asked (the moments of the test: answers, not time). */
+  const waiters: { prefix: string; count: number; done: () => void }[] = [];
+  const acknowledgedBy = (prefix: string) => acknowledged.filter((id) => id.startsWith(prefix)).length;
+  const answers = (prefix: string, more: number) =>
+    new Promise<void>((done) => waiters.push({ prefix, count: acknowledgedBy(prefix) + more, done }));
   const client = async (server: PgServer, name: string) => {
     for (let i = 0; !stop; i++) {
       const id = `${name}-${i}`;
       try {
         const r = await check(server, agentToken, { agent: 'deployer', tool: 'export_raw_data', arguments: { dataset_id: id }, tool_call_id: id });
         if (r.status === 200 && r.body.decision === 'DENY') acknowledged.push(id);
+        for (const w of waiters) if (acknowledgedBy(w.prefix) >= w.count) w.done();
       } catch {
         cut++; // the server died under this request: no answer, no promise made
         if (server === a) return;
@@ -167,9 +173,10 @@ test('a server killed with SIGKILL under DENY load loses no denial it acknowledg
     }
   };
   const load = [client(a, 'a0'), client(a, 'a1'), client(a, 'a2'), client(b, 'b0'), client(b, 'b1')];
-  await new Promise((r) => setTimeout(r, 1_500 + Math.random() * 1_000));
+  // A is killed in the middle of its load, after 60 answers; B then serves on for 30 more.
+  await answers('a', 60);
   await a.kill('SIGKILL');
-  await new Promise((r) => setTimeout(r, 1_500));
+  await answers('b', 30);
   stop = true;
   await Promise.all(load);
   expect(acknowledged.filter((id) => id.startsWith('a')).length).toBeGreaterThan(20);

@@ -33,6 +33,8 @@ test.describe('/transparency of a server whose configuration lives outside its w
   // with /etc/swarm would have them. Before the fix the page printed those files' absolute paths.
   let server: IsolatedServer;
   test.beforeAll(async () => {
+    // A server of its own (and CLI calls) starting: more than one test's time on a busy machine.
+    test.setTimeout(90_000);
     server = isolatedServer(E2E.port + 91);
     await server.start();
   });

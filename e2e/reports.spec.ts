@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
-import { signIn } from './fixtures/session';
+import { signIn, signInWithForm } from './fixtures/session';
 
 /**
  * The reports page against the built server: an auditor picks a period and downloads the audit report as a PDF (read
@@ -15,7 +15,7 @@ test.describe('the reports page', () => {
   test.use({ viewport: { width: 1440, height: 960 } });
 
   test('an auditor downloads the audit report of the last 30 days as a PDF with the expected header', async ({ page }) => {
-    await signIn(page, 'alex');
+    await signInWithForm(page, 'alex');
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: /Reports/ }).click();
     await expect(page).toHaveURL(/\/reports$/);
     await expect(page.getByRole('heading', { level: 1, name: 'Reports' })).toBeVisible();

@@ -1,6 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import { askDeploy, openQueue } from './fixtures/approval-requests';
-import { signIn } from './fixtures/session';
+import { signIn, signInWithForm } from './fixtures/session';
 
 /**
  * Issue 24, 2: an ended session is said at once on every console page, with a sign-in link back to the same view;
@@ -47,7 +47,7 @@ test('a signed-out /approvals says so within one poll, stops, and its link retur
   // the link comes back to this exact view (the filter included)
   await banner.getByRole('link', { name: 'Sign in again' }).click();
   await expect(page).toHaveURL(/\/login\?next=%2Fapprovals%3Frisk%3Dhigh$/);
-  await signIn(page, 'olivia');
+  await signInWithForm(page, 'olivia');
   await expect(page).toHaveURL(/\/approvals\?risk=high$/);
   await expect(page.locator('section[data-live="true"]')).toBeVisible();
   await expect(page.getByRole('alert').filter({ hasText: 'You are signed out' })).toHaveCount(0);

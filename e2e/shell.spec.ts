@@ -1,18 +1,18 @@
 import { expect, test } from '@playwright/test';
 import { E2E, user } from './fixtures/accounts';
-import { signIn } from './fixtures/session';
+import { signInWithForm } from './fixtures/session';
 
 test.describe('the console shell', () => {
   test('a page requested without a session redirects to the login and back after it', async ({ page }) => {
     await page.goto('/approvals');
     await expect(page).toHaveURL(/\/login\?next=%2Fapprovals/);
-    await signIn(page, 'olivia');
+    await signInWithForm(page, 'olivia');
     await expect(page).toHaveURL(/\/approvals$/);
     await expect(page.getByRole('heading', { level: 1, name: 'Approvals' })).toBeVisible();
   });
 
   test('shows the signed-in user, the role and the navigation, and signs out', async ({ page }) => {
-    await signIn(page, 'alex');
+    await signInWithForm(page, 'alex');
     await expect(page).toHaveURL(/\/denials$/);
     const user = page.getByTestId('signed-in-user');
     await expect(user).toContainText('alex');
@@ -89,7 +89,7 @@ test.describe('the console shell', () => {
       const context = await browser.newContext();
       const page = await context.newPage();
       try {
-        await signIn(page, c.name);
+        await signInWithForm(page, c.name);
         await expect(page, c.name).toHaveURL(c.landing);
         const nav = page.getByRole('navigation', { name: 'Console' });
         await expect(nav.getByRole('link'), c.name).toHaveText(c.links.map((l) => new RegExp(`^${l}`)));
@@ -100,7 +100,7 @@ test.describe('the console shell', () => {
   });
 
   test('a viewer is refused the denial explorer with HTTP 403, and the refusal is recorded', async ({ page, request }) => {
-    await signIn(page, 'victor');
+    await signInWithForm(page, 'victor');
     const response = await page.goto('/denials');
     expect(response?.status()).toBe(403);
     await expect(page.getByRole('heading', { name: 'You do not have access to this page' })).toBeVisible();
