@@ -43,12 +43,8 @@ export interface Cell {
 
 export type CellInput = string | number | Cell;
 
-export interface Column {
-  title: string;
-  /** a share of the table's width (they are scaled to add up) */
-  width: number;
-  align?: Align;
-}
+/** A column: its title, its share of the table's width (the shares are scaled to add up), and its alignment. */
+export type Column = readonly [title: string, width: number, align?: Align];
 
 export interface TableOptions {
   fontSize?: number;
@@ -250,6 +246,11 @@ export class PdfLayout {
     this.y += o.after ?? 6;
   }
 
+  /** A paragraph in the muted colour, smaller: what a figure or a table needs said beside it. */
+  note(text: string, size = 8.5): void {
+    this.paragraph(text, { size, color: COLORS.muted });
+  }
+
   /** Label / value pairs, the labels in a narrow muted column. */
   keyValues(rows: [string, string][], o: { labelWidth?: number; size?: number } = {}): void {
     const size = o.size ?? 9.5;
@@ -325,10 +326,10 @@ export class PdfLayout {
     const size = o.fontSize ?? 8;
     const lh = this.lineHeight(size);
     const width = o.width ?? CONTENT_WIDTH;
-    const total = columns.reduce((n, c) => n + c.width, 0);
-    const widths = columns.map((c) => (c.width / total) * width - 8);
+    const total = columns.reduce((n, [, w]) => n + w, 0);
+    const widths = columns.map(([, w]) => (w / total) * width - 8);
     this.font(size - 0.5, 'bold');
-    let h = Math.max(...columns.map((c, i) => this.wrap(c.title, widths[i]!).length)) * lh + 8;
+    let h = Math.max(...columns.map(([title], i) => this.wrap(title, widths[i]!).length)) * lh + 8;
     for (const row of rows) {
       const lines = row.map((input, i) => {
         const c = cellOf(input);
@@ -350,12 +351,12 @@ export class PdfLayout {
     const lh = this.lineHeight(size);
     const x0 = o.x ?? MARGIN.left;
     const width = o.width ?? CONTENT_WIDTH;
-    const total = columns.reduce((n, c) => n + c.width, 0);
-    const widths = columns.map((c) => (c.width / total) * width);
+    const total = columns.reduce((n, [, w]) => n + w, 0);
+    const widths = columns.map(([, w]) => (w / total) * width);
     const pad = 4;
     const headerHeight = (() => {
       this.font(size - 0.5, 'bold');
-      return Math.max(...columns.map((c, i) => this.wrap(c.title, widths[i]! - 2 * pad).length)) * lh + 2 * pad;
+      return Math.max(...columns.map(([title], i) => this.wrap(title, widths[i]! - 2 * pad).length)) * lh + 2 * pad;
     })();
 
     const drawHeader = (continued: boolean) => {
@@ -367,11 +368,11 @@ export class PdfLayout {
       this.doc.setFillColor(COLORS.head);
       this.doc.rect(x0, this.y, width, headerHeight, 'F');
       let x = x0;
-      columns.forEach((c, i) => {
+      columns.forEach(([title, , align], i) => {
         this.font(size - 0.5, 'bold', COLORS.muted);
-        const lines = this.wrap(c.title, widths[i]! - 2 * pad);
+        const lines = this.wrap(title, widths[i]! - 2 * pad);
         lines.forEach((l, j) =>
-          this.doc.text(l, c.align === 'right' ? x + widths[i]! - pad : x + pad, this.y + pad + j * lh, { baseline: 'top', align: c.align === 'right' ? 'right' : 'left' }),
+          this.doc.text(l, align === 'right' ? x + widths[i]! - pad : x + pad, this.y + pad + j * lh, { baseline: 'top', align: align === 'right' ? 'right' : 'left' }),
         );
         x += widths[i]!;
       });
@@ -409,7 +410,7 @@ export class PdfLayout {
       cells.forEach((c, i) => {
         const col = columns[i];
         this.font(size, c.mono ? (c.bold ? 'mono-bold' : 'mono') : c.bold ? 'bold' : 'normal', c.color ?? COLORS.text);
-        const right = col?.align === 'right';
+        const right = col?.[2] === 'right';
         const lead = leads[i]!;
         if (lead.length) {
           this.font(size, 'bold', c.color ?? COLORS.text);
