@@ -881,25 +881,25 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
     median = n % 2 === 1 ? (mid[0] ?? null) : ((mid[0] ?? 0) + (mid[1] ?? mid[0] ?? 0)) / 2;
   }
 
+  // Each person's approvals (their votes) and rejections (the request's decision), by name.
   const approvers = new Map<string, ApproverFigures>();
-  for (const row of await r.all<{ name: string; role: string; n: number }>(
+  const tally = async (kind: 'approvals' | 'rejections', sql: string) => {
+    for (const row of await r.all<{ name: string; role: string | null; n: number }>(sql, [p.from, p.to])) {
+      const a = approvers.get(row.name) ?? { name: row.name, role: row.role, approvals: 0, rejections: 0 };
+      a[kind] += row.n;
+      approvers.set(row.name, a);
+    }
+  };
+  await tally(
+    'approvals',
     `SELECT v.approver AS name, v.approver_role AS role, count(*) AS n FROM approval_votes v JOIN approvals a ON a.id = v.approval_id
      WHERE a.requested_at >= ? AND a.requested_at < ? GROUP BY 1, 2`,
-    [p.from, p.to],
-  )) {
-    const a = approvers.get(row.name) ?? { name: row.name, role: row.role, approvals: 0, rejections: 0 };
-    a.approvals += row.n;
-    approvers.set(row.name, a);
-  }
-  for (const row of await r.all<{ name: string; role: string | null; n: number }>(
+  );
+  await tally(
+    'rejections',
     `SELECT a.decided_by AS name, u.role AS role, count(*) AS n FROM approvals a LEFT JOIN users u ON u.username = a.decided_by
      WHERE a.status = 'rejected' AND a.decided_by IS NOT NULL AND a.requested_at >= ? AND a.requested_at < ? GROUP BY 1, 2`,
-    [p.from, p.to],
-  )) {
-    const a = approvers.get(row.name) ?? { name: row.name, role: row.role, approvals: 0, rejections: 0 };
-    a.rejections += row.n;
-    approvers.set(row.name, a);
-  }
+  );
 
   const twoWhere = `FROM approvals a WHERE a.approvals_required >= 2 AND a.status IN ('approved', 'consumed', 'rejected') AND a.requested_at >= ? AND a.requested_at < ?`;
   const twoTotal = (await r.get<{ n: number }>(`SELECT count(*) AS n ${twoWhere}`, [p.from, p.to]))?.n ?? 0;

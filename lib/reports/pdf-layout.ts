@@ -133,6 +133,9 @@ function cutToWidth(part: string, width: number, measure: (t: string) => number)
   return out;
 }
 
+/** The font style of a cell. */
+const styleOf = (c: Cell) => (c.mono ? (c.bold ? 'mono-bold' : 'mono') : c.bold ? 'bold' : 'normal');
+
 function cellOf(c: CellInput): Cell {
   if (typeof c === 'string') return { text: c };
   if (typeof c === 'number') return { text: c.toLocaleString('en-US') };
@@ -217,11 +220,16 @@ export class PdfLayout {
     this.font(16, 'bold');
     this.doc.text(pdfText(title), MARGIN.left, this.y, { baseline: 'top' });
     this.y += 24;
-    this.doc.setDrawColor(COLORS.accent);
-    this.doc.setLineWidth(1.2);
-    this.doc.line(MARGIN.left, this.y, MARGIN.left + 36, this.y);
+    this.rule(MARGIN.left, MARGIN.left + 36, this.y, COLORS.accent, 1.2);
     this.y += 12;
     if (intro) this.paragraph(intro, { color: COLORS.muted });
+  }
+
+  /** A horizontal line from x0 to x1 at y. */
+  rule(x0: number, x1: number, y: number, color: string, width: number): void {
+    this.doc.setDrawColor(color);
+    this.doc.setLineWidth(width);
+    this.doc.line(x0, y, x1, y);
   }
 
   heading(title: string, keepWith = 60): void {
@@ -377,9 +385,7 @@ export class PdfLayout {
         x += widths[i]!;
       });
       this.y += headerHeight;
-      this.doc.setDrawColor('#c5ccd6');
-      this.doc.setLineWidth(0.6);
-      this.doc.line(x0, this.y, x0 + width, this.y);
+      this.rule(x0, x0 + width, this.y, '#c5ccd6', 0.6);
     };
 
     this.ensure(headerHeight + lh + 2 * pad + (o.caption ? 0 : 0));
@@ -392,7 +398,7 @@ export class PdfLayout {
         return this.wrap(c.lead, widths[i]! - 2 * pad);
       });
       const lines = cells.map((c, i) => {
-        this.font(size, c.mono ? (c.bold ? 'mono-bold' : 'mono') : c.bold ? 'bold' : 'normal');
+        this.font(size, styleOf(c));
         let l = this.wrap(c.text, widths[i]! - 2 * pad);
         if (o.maxLines && l.length > o.maxLines) l = [...l.slice(0, o.maxLines - 1), `${l[o.maxLines - 1]!.replace(/.{0,2}$/, '')}…`];
         return [...leads[i]!.map(() => ''), ...l];
@@ -409,21 +415,19 @@ export class PdfLayout {
       let x = x0;
       cells.forEach((c, i) => {
         const col = columns[i];
-        this.font(size, c.mono ? (c.bold ? 'mono-bold' : 'mono') : c.bold ? 'bold' : 'normal', c.color ?? COLORS.text);
+        this.font(size, styleOf(c), c.color ?? COLORS.text);
         const right = col?.[2] === 'right';
         const lead = leads[i]!;
         if (lead.length) {
           this.font(size, 'bold', c.color ?? COLORS.text);
           lead.forEach((l, j) => this.doc.text(l, x + pad, this.y + pad + j * lh, { baseline: 'top' }));
-          this.font(size, c.mono ? (c.bold ? 'mono-bold' : 'mono') : c.bold ? 'bold' : 'normal', c.color ?? COLORS.text);
+          this.font(size, styleOf(c), c.color ?? COLORS.text);
         }
         lines[i]!.forEach((l, j) => j >= lead.length && this.doc.text(l, right ? x + widths[i]! - pad : x + pad, this.y + pad + j * lh, { baseline: 'top', align: right ? 'right' : 'left' }));
         x += widths[i]!;
       });
       this.y += h;
-      this.doc.setDrawColor('#e8ebef');
-      this.doc.setLineWidth(0.4);
-      this.doc.line(x0, this.y, x0 + width, this.y);
+      this.rule(x0, x0 + width, this.y, '#e8ebef', 0.4);
     });
     if (rows.length === 0) {
       this.font(size, 'normal', COLORS.muted);

@@ -123,9 +123,7 @@ function contents(L: PdfLayout, at: { page: number; y: number }): void {
     L.doc.textWithLink(title, MARGIN.left, y, { baseline: 'top', pageNumber: page });
     L.font(10, 'normal', COLORS.muted);
     L.doc.text(`page ${page}`, MARGIN.left + CONTENT_WIDTH, y, { baseline: 'top', align: 'right' });
-    L.doc.setDrawColor('#e8ebef');
-    L.doc.setLineWidth(0.4);
-    L.doc.line(MARGIN.left, y + 13, MARGIN.left + CONTENT_WIDTH, y + 13);
+    L.rule(MARGIN.left, MARGIN.left + CONTENT_WIDTH, y + 13, '#e8ebef', 0.4);
     y += 16;
   }
   L.doc.setPage(L.doc.getNumberOfPages());
@@ -238,9 +236,7 @@ function chart(L: PdfLayout, d: ReportData): void {
   // Grid and the count axis.
   for (let k = 0; k <= 4; k++) {
     const y = base - (h * k) / 4;
-    doc.setDrawColor(k === 0 ? '#9aa4b2' : '#e8ebef');
-    doc.setLineWidth(k === 0 ? 0.8 : 0.4);
-    doc.line(x0, y, x0 + w, y);
+    L.rule(x0, x0 + w, y, k === 0 ? '#9aa4b2' : '#e8ebef', k === 0 ? 0.8 : 0.4);
     L.font(7, 'normal', COLORS.muted);
     doc.text(int(step * k), x0 - 6, y, { baseline: 'middle', align: 'right' });
   }
@@ -293,19 +289,16 @@ function chart(L: PdfLayout, d: ReportData): void {
 function oversight(L: PdfLayout, d: ReportData): void {
   const o = d.oversight;
   L.section('oversight', '2  Human oversight', 'Gated calls that waited for a person in the period (by the time they were asked), and what became of them.');
-  L.figures(
-    [
-      { value: int(o.requested), label: 'Requests' },
-      { value: int(o.approved), label: 'Approved', note: `${int(o.ran)} of them ran` },
-      { value: int(o.rejected), label: 'Rejected' },
-      { value: int(o.expired), label: 'Expired', note: 'no person decided in time' },
-      { value: int(o.pending), label: 'Still pending' },
-      { value: durationText(o.medianSecondsToDecision), label: 'Median time to decision', note: `over ${plural(o.decidedByPeople, 'decision')} by people` },
-      { value: int(o.approvers.length), label: 'Approvers', note: 'distinct people who decided' },
-      { value: int(o.twoPerson.total), label: 'Two-person decisions' },
-    ],
-    4,
-  );
+  L.figures([
+    { value: int(o.requested), label: 'Requests' },
+    { value: int(o.approved), label: 'Approved', note: `${int(o.ran)} of them ran` },
+    { value: int(o.rejected), label: 'Rejected' },
+    { value: int(o.expired), label: 'Expired', note: 'no person decided in time' },
+    { value: int(o.pending), label: 'Still pending' },
+    { value: durationText(o.medianSecondsToDecision), label: 'Median time to decision', note: `over ${plural(o.decidedByPeople, 'decision')} by people` },
+    { value: int(o.approvers.length), label: 'Approvers', note: 'distinct people who decided' },
+    { value: int(o.twoPerson.total), label: 'Two-person decisions' },
+  ]);
 
   const repeats = d.denials.hitl.repeats;
   if (repeats > 0) {
