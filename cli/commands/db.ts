@@ -97,10 +97,9 @@ interface CheckReport {
   audit: VerifyReport | { ok: false; error: string };
 }
 
-/** The migrations this version ships (db/migrations/meta/_journal.json), in order. */
-function shippedMigrations(): { tag: string; when: number }[] {
-  const file = join(migrationsFolder(), 'meta', '_journal.json');
-  return (JSON.parse(readFileSync(file, 'utf8')) as { entries: { tag: string; when: number }[] }).entries;
+/** The migrations a dialect ships (its meta/_journal.json; by default SQLite's, db/migrations), in order. */
+function shippedMigrations(folder = migrationsFolder()): { tag: string; when: number }[] {
+  return (JSON.parse(readFileSync(join(folder, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string; when: number }[] }).entries;
 }
 
 function check(ctx: CliContext, args: string[]): number {
@@ -145,18 +144,13 @@ function check(ctx: CliContext, args: string[]): number {
   return report.ok ? 0 : 1;
 }
 
-/** The migrations a dialect ships (its meta/_journal.json). */
-function journal(folder: string): number {
-  return (JSON.parse(readFileSync(join(folder, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] }).entries.length;
-}
-
 /** `swarm db migrate [--db FILE|URL]`: apply the committed migrations; servers do it at start, this does it ahead. */
 async function migrateCommand(ctx: CliContext, args: string[]): Promise<number> {
   const values = parseOptions(args, { db: { type: 'string' } });
   const where = dbLocation(ctx.env, values.db ?? ctx.env.SWARM_DB);
   if (where.kind === 'sqlite') {
     openDatabase({ path: where.path }).$client.close();
-    ctx.io.out(`${where.path}: migrated (${journal(migrationsFolder())} migrations in this version).\n`);
+    ctx.io.out(`${where.path}: migrated (${shippedMigrations().length} migrations in this version).\n`);
     return 0;
   }
   const pool = openPool({ url: where.url, max: 2 });
@@ -168,7 +162,7 @@ async function migrateCommand(ctx: CliContext, args: string[]): Promise<number> 
   } finally {
     await pool.end();
   }
-  ctx.io.out(`${where.shown}: migrated (${journal(pgMigrationsFolder())} migrations in this version).\n`);
+  ctx.io.out(`${where.shown}: migrated (${shippedMigrations(pgMigrationsFolder()).length} migrations in this version).\n`);
   return 0;
 }
 

@@ -572,23 +572,13 @@ async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: bool
  */
 async function gatherAppendix(r: ReportReader, p: ReportPeriod, cap: number, total: number): Promise<ReportData['appendix']> {
   const rows = (
-    await r.all<{ id: number; at: number; agent: string | null; tool: string; method: string | null; path: string | null; rule: string; role: string | null; principal: string | null; reason: string | null }>(
-      `SELECT id, timestamp AS at, agent_name AS agent, tool_name AS tool, http_method AS method, http_path AS path, rule_source AS rule,
+    await r.all<Omit<AppendixRow, 'http'> & { method: string | null; path: string | null }>(
+      `SELECT id, timestamp AS at, agent_name AS agent, tool_name AS tool, http_method AS method, http_path AS path, rule_source AS "ruleSource",
               user_role AS role, principal, reason
        FROM permission_denials WHERE timestamp >= ? AND timestamp < ? ORDER BY timestamp DESC, id DESC LIMIT ?`,
       [p.from, p.to, cap],
     )
-  ).map((row) => ({
-    id: row.id,
-    at: row.at,
-    agent: row.agent,
-    tool: row.tool,
-    http: row.method ? `${row.method} ${row.path ?? ''}`.trim() : null,
-    ruleSource: row.rule,
-    role: row.role,
-    principal: row.principal,
-    reason: row.reason,
-  }));
+  ).map(({ method, path, ...row }) => ({ ...row, http: method ? `${method} ${path ?? ''}`.trim() : null }));
   return { rows, total, cap, omitted: Math.max(0, total - rows.length) };
 }
 
