@@ -16,6 +16,11 @@ export function parseCommand<O extends OptionsConfig>(args: string[], options: O
   }
 }
 
+/** Options that each take a value, by name: `valueOptions('from', 'to')` is `{ from: { type: 'string' }, to: { type: 'string' } }`. */
+export function valueOptions<const N extends string>(...names: N[]): Record<N, { type: 'string' }> {
+  return Object.fromEntries(names.map((name) => [name, { type: 'string' }])) as Record<N, { type: 'string' }>;
+}
+
 /** Parse options only: a positional argument is a usage error. */
 export function parseOptions<O extends OptionsConfig>(args: string[], options: O) {
   const { values, positionals } = parseCommand(args, options);

@@ -1,7 +1,7 @@
 /** swarm approvals list|approve|reject: the human-in-the-loop queue (SQLite or PostgreSQL). Deciding needs an operator or admin (--as). */
 import type { ApprovalRow } from '@/db/schema';
 import { approvalIdSchema, approvalListQuerySchema, approveBodySchema, rejectBodySchema } from '@/lib/http/schemas';
-import { expectPositionals, givenValues, parseCommand, parseOptions, requireOption, runSubcommand, validate } from '@/cli/args';
+import { expectPositionals, givenValues, parseCommand, parseOptions, requireOption, runSubcommand, validate, valueOptions } from '@/cli/args';
 import { actAs, withAnyApp, type CliContext } from '@/cli/context';
 import { cell, isoTime, printJson, printTable } from '@/cli/format';
 
@@ -10,13 +10,7 @@ export function approvalsCommand(ctx: CliContext, sub: string | undefined, args:
 }
 
 function list(ctx: CliContext, args: string[]): Promise<number> {
-  const values = parseOptions(args, {
-    status: { type: 'string' },
-    gate: { type: 'string' },
-    agent: { type: 'string' },
-    limit: { type: 'string' },
-    json: { type: 'boolean' },
-  });
+  const values = parseOptions(args, { ...valueOptions('status', 'gate', 'agent', 'limit'), json: { type: 'boolean' } });
   const query = validate(approvalListQuerySchema, givenValues(values, ['status', 'gate', 'agent', 'limit']));
   return withAnyApp(ctx, async (app) => {
     const rows = await app.approvals.list({ status: query.status, gate: query.gate, agent: query.agent, limit: query.limit });

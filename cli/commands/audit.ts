@@ -27,7 +27,7 @@ import { verifyAuditInParallel } from '@/lib/audit/trail/verify-parallel';
 import { controlCounts, coverageNotes } from '@/lib/reports/evidence';
 import { generateReport } from '@/lib/reports/generate';
 import { describePeriod, reportOptionsSchema } from '@/lib/reports/period';
-import { expectPositionals, givenValues, parseCommand, parseOptions, requireOption, runSubcommand, validate } from '@/cli/args';
+import { expectPositionals, givenValues, parseCommand, parseOptions, requireOption, runSubcommand, validate, valueOptions } from '@/cli/args';
 import { cliActor, dbLocation, withAnyApp, type CliContext } from '@/cli/context';
 import { DatabaseUnavailable, openPool } from '@/db/pg/client';
 import type { DbLocation } from '@/db/location';
@@ -43,14 +43,7 @@ export function auditCommand(ctx: CliContext, sub: string | undefined, args: str
  * another team to run (lib/audit/trail/witness-server.ts), until SIGINT or SIGTERM. Its key is made in --key-dir on first use.
  */
 async function witness(ctx: CliContext, args: string[]): Promise<number> {
-  const values = parseOptions(args, {
-    'key-dir': { type: 'string' },
-    log: { type: 'string' },
-    trust: { type: 'string' },
-    port: { type: 'string' },
-    host: { type: 'string' },
-    name: { type: 'string' },
-  });
+  const values = parseOptions(args, valueOptions('key-dir', 'log', 'trust', 'port', 'host', 'name'));
   const keyDir = resolve(requireOption(values['key-dir'], '--key-dir', "the folder of the witness's own key (made there on first use)"));
   const logDir = resolve(requireOption(values.log, '--log', 'the folder the witness keeps what it cosigned in'));
   const trustFile = requireOption(values.trust, '--trust', "the installation's verifier keys, as swarm audit key prints them");
@@ -119,15 +112,7 @@ export function formatVerifyReport(r: VerifyReport, range: VerifyRange = {}): st
 }
 
 async function verify(ctx: CliContext, args: string[]): Promise<number> {
-  const values = parseOptions(args, {
-    db: { type: 'string' },
-    'public-key': { type: 'string' },
-    bundle: { type: 'string' },
-    from: { type: 'string' },
-    to: { type: 'string' },
-    json: { type: 'boolean' },
-    witness: { type: 'string', multiple: true },
-  });
+  const values = parseOptions(args, { ...valueOptions('db', 'public-key', 'bundle', 'from', 'to'), json: { type: 'boolean' }, witness: { type: 'string', multiple: true } });
   const date = (v: string | undefined, name: string) => {
     if (v === undefined) return undefined;
     const t = Date.parse(v);
@@ -310,14 +295,7 @@ function archive(ctx: CliContext, args: string[]): Promise<number> {
 }
 
 function events(ctx: CliContext, args: string[]): Promise<number> {
-  const values = parseOptions(args, {
-    since: { type: 'string' },
-    type: { type: 'string' },
-    actor: { type: 'string' },
-    outcome: { type: 'string' },
-    limit: { type: 'string' },
-    json: { type: 'boolean' },
-  });
+  const values = parseOptions(args, { ...valueOptions('since', 'type', 'actor', 'outcome', 'limit'), json: { type: 'boolean' } });
   const since = values.since === undefined ? undefined : Number(values.since);
   if (since !== undefined && !(since > 0)) throw new UsageError('--since is a number of seconds.');
   const limit = values.limit === undefined ? 50 : Number(values.limit);
@@ -337,13 +315,7 @@ function events(ctx: CliContext, args: string[]): Promise<number> {
 }
 
 async function report(ctx: CliContext, args: string[]): Promise<number> {
-  const values = parseOptions(args, {
-    from: { type: 'string' },
-    to: { type: 'string' },
-    profile: { type: 'string' },
-    format: { type: 'string' },
-    output: { type: 'string', short: 'o' },
-  });
+  const values = parseOptions(args, { ...valueOptions('from', 'to', 'profile', 'format'), output: { type: 'string', short: 'o' } });
   const options = validate(reportOptionsSchema, givenValues(values, ['from', 'to', 'profile', 'format']));
   const out = requireOption(values.output, '-o', `the file to write, e.g. report.${options.format === 'pdf' ? 'pdf' : 'oscal.json'}`);
   return withAnyApp(ctx, async (app) => {

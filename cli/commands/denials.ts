@@ -4,7 +4,7 @@ import { denialCsvHeader, denialCsvLine, denialToJson } from '@/lib/audit/denial
 import type { DenialFilter } from '@/lib/audit/denials/store';
 import { recordAuditRead } from '@/lib/audit/reads';
 import { denialQuerySchema } from '@/lib/http/schemas';
-import { givenValues, parseOptions, validate } from '@/cli/args';
+import { givenValues, parseOptions, validate, valueOptions } from '@/cli/args';
 import { cliActor, withAnyApp, type CliContext } from '@/cli/context';
 import { UsageError } from '@/cli/errors';
 import { cell, isoTime, printJson, printTable } from '@/cli/format';
@@ -13,17 +13,7 @@ const REASON_WIDTH = 60;
 const CSV_BATCH = 500;
 
 export function denialsCommand(ctx: CliContext, args: string[]): Promise<number> {
-  const values = parseOptions(args, {
-    since: { type: 'string' },
-    agent: { type: 'string' },
-    tool: { type: 'string' },
-    role: { type: 'string' },
-    'rule-source': { type: 'string' },
-    limit: { type: 'string' },
-    cursor: { type: 'string' },
-    json: { type: 'boolean' },
-    csv: { type: 'boolean' },
-  });
+  const values = parseOptions(args, { ...valueOptions('since', 'agent', 'tool', 'role', 'rule-source', 'limit', 'cursor'), json: { type: 'boolean' }, csv: { type: 'boolean' } });
   if (values.json && values.csv) throw new UsageError('--json and --csv cannot be combined.');
   if (values.csv && values.limit !== undefined) throw new UsageError('--limit does not apply to --csv, which exports every matching row.');
   const query = validate(denialQuerySchema, givenValues(values, ['since', 'agent', 'tool', 'role', 'rule-source', 'limit', 'cursor']));

@@ -5,7 +5,7 @@
  */
 import type { UserRole } from '@/lib/auth/store';
 import { unlockUserName } from '@/lib/auth/login';
-import { parseCommand, parseOptions, expectPositionals, requireOption, runSubcommand } from '@/cli/args';
+import { parseCommand, parseOptions, expectPositionals, requireOption, runSubcommand, valueOptions } from '@/cli/args';
 import { withAnyApp, cliActor, type CliContext, type Io } from '@/cli/context';
 import { CliError, UsageError } from '@/cli/errors';
 import { cell, isoTime, printTable } from '@/cli/format';
@@ -28,11 +28,7 @@ export function usersCommand(ctx: CliContext, sub: string | undefined, args: str
 }
 
 function addUser(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, {
-    role: { type: 'string' },
-    password: { type: 'string' },
-    'token-name': { type: 'string' },
-  });
+  const { values, positionals } = parseCommand(args, valueOptions('role', 'password', 'token-name'));
   const [name] = expectPositionals(positionals, ['NAME']);
   const role = requireOption(values.role, '--role', USER_ROLES.join(', '));
   if (!isUserRole(role)) throw new UsageError(`--role must be one of ${USER_ROLES.join(', ')}, not "${role}".`);
@@ -79,11 +75,7 @@ export function tokensCommand(ctx: CliContext, sub: string | undefined, args: st
 }
 
 function addToken(ctx: CliContext, args: string[]): Promise<number> {
-  const values = parseOptions(args, {
-    agent: { type: 'string' },
-    user: { type: 'string' },
-    name: { type: 'string' },
-  });
+  const values = parseOptions(args, valueOptions('agent', 'user', 'name'));
   if ((values.agent === undefined) === (values.user === undefined)) {
     throw new UsageError('give exactly one of --agent NAME or --user NAME.');
   }

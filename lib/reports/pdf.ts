@@ -9,7 +9,7 @@ import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 import type { Capped, ReportData } from './data';
 import type { ControlRow } from './evidence';
 import { controlCounts, coverageNotes, int, plural, STATUS_LABEL } from './evidence';
-import { COLORS, CONTENT_WIDTH, MARGIN, PdfLayout, type CellInput, type Column } from './pdf-layout';
+import { COLORS, CONTENT_WIDTH, MARGIN, PdfLayout, type Column } from './pdf-layout';
 import { describePeriod, isoSeconds, periodEnd } from './period';
 import { familyInfo } from '@/lib/audit/denials/vocabulary';
 
@@ -387,10 +387,6 @@ function changes(L: PdfLayout, d: ReportData): void {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-function eventRows(rows: ReportData['security']['refused']['rows']): CellInput[][] {
-  return rows.map((e) => [minute(e.at), typeLabel(e.type), `${e.actor}${e.role ? ` (${e.role})` : ''}`, e.target ?? '–', e.note || '–']);
-}
-
 function security(L: PdfLayout, d: ReportData): void {
   const s = d.security;
   L.section('security', '4  Security events', 'Every security event of the period other than allowed decisions: sign-ins, refused changes, reads and exports of the audit trail.');
@@ -414,7 +410,7 @@ function security(L: PdfLayout, d: ReportData): void {
   L.heading('Refused changes');
   L.table(
     [['When (UTC)', 78], ['Event', 92], ['By', 80], ['Target', 90], ['What was refused', 160]],
-    eventRows(s.refused.rows),
+    s.refused.rows.map((e) => [minute(e.at), typeLabel(e.type), `${e.actor}${e.role ? ` (${e.role})` : ''}`, e.target ?? '–', e.note || '–']),
     { caption: 'Refused changes', maxLines: 5 },
   );
   firstOf(L, s.refused, '; /audit?outcome=refused lists all of them.');
