@@ -17,6 +17,7 @@
  */
 import { z } from 'zod';
 import { openApp, type App } from '@/lib/app';
+import { checkAnswer } from '@/lib/decisions/check';
 import { expectPositionals, parseCommand } from '@/cli/args';
 import { dbLocation, type Env, type Io } from '@/cli/context';
 import { UsageError } from '@/cli/errors';
@@ -35,17 +36,8 @@ const toolEvent = z.object({
   tool_response: z.unknown().optional(),
 });
 
-/** The engine's answer, whichever way it was reached. */
-interface Answer {
-  decision: 'ALLOW' | 'DENY' | 'ASK';
-  rule_source: string;
-  reason: string;
-  decision_id: string | null;
-  approval_id: string | null;
-  /** the hooks that rewrote the arguments, and the arguments to run with */
-  arguments_changed_by?: readonly string[];
-  arguments?: Readonly<Record<string, unknown>> | null;
-}
+/** The engine's answer, whichever way it was reached: the check endpoint's. */
+type Answer = ReturnType<typeof checkAnswer>;
 
 export interface HookOutput {
   hookSpecificOutput: {
@@ -124,18 +116,7 @@ async function withHookApp<T>(env: Env, fn: (app: App) => T): Promise<Awaited<T>
 }
 
 function decideInProcess(env: Env, agent: string, tool: string, args: Record<string, unknown>, toolCallId: string | undefined): Promise<Answer> {
-  return withHookApp(env, async (app): Promise<Answer> => {
-    const r = await app.decisions.decide({ kind: 'tool', principal: agentPrincipal(agent), agent, tool, arguments: args, toolCallId });
-    return {
-      decision: r.decision,
-      rule_source: r.ruleSource,
-      reason: r.reason,
-      decision_id: r.decisionId ?? null,
-      approval_id: r.approvalId ?? null,
-      arguments_changed_by: r.argumentsChangedBy ?? [],
-      arguments: r.arguments ?? null,
-    };
-  });
+  return withHookApp(env, async (app) => checkAnswer(await app.decisions.decide({ kind: 'tool', principal: agentPrincipal(agent), agent, tool, arguments: args, toolCallId }), false));
 }
 
 /** PostToolUse: the after_tool_call hooks hear how the call went (in process, or over REST). */

@@ -199,14 +199,6 @@ export class PdfLayout {
     if (this.y + h > BOTTOM) this.newPage();
   }
 
-  space(h: number): void {
-    this.y += h;
-  }
-
-  remaining(): number {
-    return BOTTOM - this.y;
-  }
-
   /**
    * A section title, in the PDF outline, remembered for the contents. It follows the section before on the same page
    * when a good part of the page is left (a section per page left pages with a few lines), else starts a new page;
@@ -214,7 +206,7 @@ export class PdfLayout {
    */
   section(anchor: string, title: string, intro?: string, o: { newPage?: boolean } = {}): void {
     if (this.y > MARGIN.top) {
-      if (o.newPage || this.remaining() < SECTION_ROOM) this.newPage();
+      if (o.newPage || BOTTOM - this.y < SECTION_ROOM) this.newPage();
       else this.y += 22;
     }
     this.anchors.set(anchor, this.page);
