@@ -15,7 +15,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { archiveBefore, archivedEvent, verifyBundle, type ArchiveResult } from '@/lib/audit/trail/archive';
+import { archiveBefore, archivedEvent, verifyBundle } from '@/lib/audit/trail/archive';
 import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/trail/checkpoints';
 import { explainDecision, type Explanation } from '@/lib/audit/explain';
 import { PostgresDatabase, step } from '@/db/dialect';
@@ -215,23 +215,17 @@ function signingKey(ctx: CliContext, location: DbLocation, create = false): Sign
   }
 }
 
-function printCheckpoints(ctx: CliContext, latest: { chain: string; note: string }[]): number {
-  if (latest.length === 0) {
-    ctx.io.out('No checkpoint yet: the audit trail is empty.\n');
-    return 0;
-  }
-  ctx.io.out('Keep these somewhere else (deleting the newest rows is detectable only against a head kept off this machine):\n\n');
-  for (const c of latest) ctx.io.out(`${c.note}\n`);
-  return 0;
-}
-
 function checkpoint(ctx: CliContext, args: string[]): Promise<number> {
   const values = parseOptions(args, { db: { type: 'string' } });
   // No key folder, or no key in it (PostgreSQL): refused here with the reason, before the database is opened.
   signingKey(ctx, where(ctx, values.db));
   return withAnyApp(onDb(ctx, values.db), async (app) => {
     await app.checkpointAudit();
-    return printCheckpoints(ctx, await app.auditCheckpoints());
+    const latest = await app.auditCheckpoints();
+    if (latest.length === 0) ctx.io.out('No checkpoint yet: the audit trail is empty.\n');
+    else ctx.io.out('Keep these somewhere else (deleting the newest rows is detectable only against a head kept off this machine):\n\n');
+    for (const c of latest) ctx.io.out(`${c.note}\n`);
+    return 0;
   });
 }
 
@@ -271,12 +265,6 @@ function explain(ctx: CliContext, args: string[]): Promise<number> {
   });
 }
 
-function printArchive(ctx: CliContext, r: ArchiveResult, out: string): number {
-  for (const c of r.chains) ctx.io.out(`${c.chain}: ${c.rows ? `${plural(c.rows, 'row')} ${c.fromId}–${c.upToId} archived` : 'nothing older'}\n`);
-  ctx.io.out(`Wrote ${out} (sha256 ${r.sha256}); verify it with: swarm audit verify --bundle ${out} --public-key KEYFILE\n`);
-  return 0;
-}
-
 function archive(ctx: CliContext, args: string[]): Promise<number> {
   const values = parseOptions(args, { before: { type: 'string' }, output: { type: 'string', short: 'o' }, db: { type: 'string' } });
   const before = Date.parse(requireOption(values.before, '--before', 'an ISO date: rows older than it are archived'));
@@ -290,7 +278,9 @@ function archive(ctx: CliContext, args: string[]): Promise<number> {
     const r = await archiveBefore(app.database, k, app.archivableBefore(before / 1000), out, (res, tx) =>
       step(app.recorder.recordWithin(tx, archivedEvent(res, cliActor(ctx.env)))),
     );
-    return printArchive(ctx, r, out);
+    for (const c of r.chains) ctx.io.out(`${c.chain}: ${c.rows ? `${plural(c.rows, 'row')} ${c.fromId}–${c.upToId} archived` : 'nothing older'}\n`);
+    ctx.io.out(`Wrote ${out} (sha256 ${r.sha256}); verify it with: swarm audit verify --bundle ${out} --public-key KEYFILE\n`);
+    return 0;
   });
 }
 
