@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { parseVerifierKey } from '@/lib/audit/trail/checkpoints';
 import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 import { bucketOrigin, chooseBucketSeconds, SummaryFold, topOf, type DenialGroup, type Ranked } from '@/lib/audit/denials/stats';
-import type { Failure } from '@/lib/audit/trail/verify';
+import type { ChainReport, Failure } from '@/lib/audit/trail/verify';
 import { canonicalJson } from '@/lib/approvals/canonical';
 import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from '@/lib/flags/catalog';
@@ -49,17 +49,12 @@ export interface Capped<T> {
   total: number;
 }
 
-export interface ChainIntegrity {
-  chain: string;
-  rowsChecked: number;
+/** A chain as its verification found it, with its rows in the period. */
+export type ChainIntegrity = Pick<ChainReport, 'chain' | 'rowsChecked' | 'headHash' | 'lastId' | 'checkpoints' | 'checkpointsValid'> & {
   rowsInPeriod: number;
-  headHash: string | null;
-  lastId: number | null;
-  checkpoints: number;
-  checkpointsValid: number;
   /** the newest signed checkpoint of the chain, when there is one */
   newest?: { id: number; size: number; signedAt: number; rowsAfter: number };
-}
+};
 
 export interface IntegrityResult {
   ok: boolean;
@@ -77,16 +72,13 @@ export interface IntegrityResult {
 /** A profile in the report's scope: what the report says of it. */
 export type ControlScope = Pick<LoadedProfile, 'name' | 'title' | 'description' | 'frameworks'>;
 
-export interface FlagState {
-  name: string;
-  tier: string;
-  value: boolean;
-  layer: string;
+/** A flag as it is in force now, with its changes and refused changes in the period. */
+export type FlagState = Pick<ResolvedFlag, 'name' | 'tier' | 'value' | 'layer'> & {
   lockedBy: readonly string[];
   description: string;
   changesInPeriod: number;
   refusedInPeriod: number;
-}
+};
 
 export interface TwoPersonDecision {
   id: string;
@@ -101,13 +93,6 @@ export interface TwoPersonDecision {
   decidedBy: string | null;
   approvers: string;
   required: number;
-}
-
-export interface ApproverFigures {
-  name: string;
-  role: string | null;
-  approvals: number;
-  rejections: number;
 }
 
 export interface FlagChangeRow {
@@ -232,7 +217,7 @@ export interface ReportData {
     decidedByPeople: number;
     medianSecondsToDecision: number | null;
     byGate: { gate: string; requested: number; approved: number; rejected: number; expired: number; pending: number }[];
-    approvers: ApproverFigures[];
+    approvers: { name: string; role: string | null; approvals: number; rejections: number }[];
     twoPerson: Capped<TwoPersonDecision>;
     /** approval attempts refused and recorded (a requester deciding their own call, a second vote by one person) */
     refusedAttempts: number;
@@ -847,7 +832,7 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
      FROM approvals WHERE requested_at >= ? AND requested_at < ? GROUP BY 1, 2`,
     [now, p.from, p.to],
   );
-  const gates = new Map<string, { gate: string; requested: number; approved: number; rejected: number; expired: number; pending: number }>();
+  const gates = new Map<string, ReportData['oversight']['byGate'][number]>();
   let ran = 0;
   for (const row of byGate) {
     const g = gates.get(row.gate) ?? { gate: row.gate, requested: 0, approved: 0, rejected: 0, expired: 0, pending: 0 };
@@ -872,7 +857,7 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
   }
 
   // Each person's approvals (their votes) and rejections (the request's decision), by name.
-  const approvers = new Map<string, ApproverFigures>();
+  const approvers = new Map<string, ReportData['oversight']['approvers'][number]>();
   const tally = async (kind: 'approvals' | 'rejections', sql: string) => {
     for (const row of await r.all<{ name: string; role: string | null; n: number }>(sql, [p.from, p.to])) {
       const a = approvers.get(row.name) ?? { name: row.name, role: row.role, approvals: 0, rejections: 0 };
