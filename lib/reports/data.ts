@@ -697,11 +697,8 @@ export async function gatherCoverage(r: ReportReader, p: ReportPeriod, now: numb
 // Security events
 // ---------------------------------------------------------------------------------------------------------------
 
-interface TypeCount {
-  type: string;
-  outcome: string;
-  count: number;
-}
+/** The count of one type and outcome of security event. */
+type TypeCount = ReportData['security']['byType'][number];
 
 /**
  * Counts of the period's security events by type and outcome. The types are few (a few dozen) while allowed decisions
