@@ -1,6 +1,7 @@
 /** Argument parsing on node:util parseArgs, with parse failures turned into usage errors. */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
+import type { CliContext } from './context';
 import { UsageError } from './errors';
 
 type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
@@ -13,6 +14,37 @@ export function parseCommand<O extends OptionsConfig>(args: string[], options: O
     if (isParseArgsError(error)) throw new UsageError(firstSentence(error.message));
     throw error;
   }
+}
+
+/** Options that each take a value, by name: `valueOptions('from', 'to')` is `{ from: { type: 'string' }, to: { type: 'string' } }`. */
+export function valueOptions<const N extends string>(...names: N[]): Record<N, { type: 'string' }> {
+  return Object.fromEntries(names.map((name) => [name, { type: 'string' }])) as Record<N, { type: 'string' }>;
+}
+
+/** Parse options only: a positional argument is a usage error. */
+export function parseOptions<O extends OptionsConfig>(args: string[], options: O) {
+  const { values, positionals } = parseCommand(args, options);
+  expectPositionals(positionals, []);
+  return values;
+}
+
+/**
+ * Run the subcommand `sub` of `command` from its table, or refuse with the usage: an unknown one named, a missing one
+ * with the list of them (in the table's order, then `after`).
+ */
+export function runSubcommand<R>(ctx: CliContext, command: string, sub: string | undefined, args: string[], table: Record<string, (ctx: CliContext, args: string[]) => R>, after = ''): R {
+  if (sub !== undefined && Object.hasOwn(table, sub)) return table[sub]!(ctx, args);
+  throw new UsageError(sub ? `unknown command "${command} ${sub}".` : `missing subcommand: swarm ${command} ${Object.keys(table).join('|')}${after}.`, [], true);
+}
+
+/** The given values of `keys`, named as a schema names them (--rule-source as rule_source), for validate(). */
+export function givenValues(values: Readonly<Record<string, unknown>>, keys: readonly string[]): Record<string, string> {
+  const given: Record<string, string> = {};
+  for (const key of keys) {
+    const value = values[key];
+    if (typeof value === 'string') given[key.replace(/-/g, '_')] = value;
+  }
+  return given;
 }
 
 function isParseArgsError(error: unknown): error is Error & { code: string } {

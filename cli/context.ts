@@ -1,10 +1,10 @@
 /** What every command gets: where to write, the environment, and the application when it needs the database. */
 import { userInfo } from 'node:os';
-import { createApp, openApp, type App, type SqliteApp } from '@/lib/app';
+import { openApp, type App } from '@/lib/app';
 import type { CheckInput, Principal, Role } from '@/lib/permissions';
 import { DatabaseUnavailable } from '@/db/pg/client';
 import { CliError } from './errors';
-import { DbLocationError, DEFAULT_SQLITE_PATH, locationTarget, parseDbLocation, type DbLocation } from '@/db/location';
+import { DbLocationError, locationTarget, parseDbLocation, type DbLocation } from '@/db/location';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -17,8 +17,6 @@ export interface CliContext {
   io: Io;
   env: Env;
 }
-
-export const DEFAULT_DB = DEFAULT_SQLITE_PATH;
 
 /** What runs on PostgreSQL today, for the refusal of the commands that do not (cli/usage.ts says the same). */
 export const POSTGRES_COMMANDS = 'swarm users, tokens, features, approvals, denials, hook, audit (events, report, verify, checkpoint, key, explain, archive), db migrate and db copy';
@@ -44,16 +42,6 @@ export function dbLocation(env: Env, value = env.SWARM_DB): DbLocation {
   } catch (error) {
     if (error instanceof DbLocationError) throw new CliError(error.message);
     throw error;
-  }
-}
-
-/** Open the SQLite application (no config polling: one-shot commands), run `fn`, and always close it. */
-export function withApp<T>(ctx: CliContext, fn: (app: SqliteApp) => T): T {
-  const app = createApp({ dbPath: dbPath(ctx.env), env: ctx.env, watchConfig: false, signOnClose: true });
-  try {
-    return fn(app);
-  } finally {
-    app.close();
   }
 }
 
@@ -88,7 +76,6 @@ export function cliActor(env: Env): string {
   }
   return `cli:${name && name.length > 0 ? name : 'unknown'}`;
 }
-
 
 /** The REST route a CLI command stands for: the CLI is checked by the same rules as that route. */
 export interface RouteEquivalent {

@@ -1,4 +1,5 @@
 /** Plain-text output: aligned tables, truncation, timestamps. Every cell is made safe for a terminal. */
+import type { Io } from './context';
 
 /**
  * Control characters (including ESC, so no terminal escape sequences) and line breaks become spaces: agent names,
@@ -40,6 +41,17 @@ export function table(headers: readonly string[], rows: readonly (readonly strin
       .join('  ')
       .trimEnd();
   return [line(headers), ...rows.map(line)].join('\n') + '\n';
+}
+
+/** The rows as a table, or `empty` when there are none. */
+export function printTable(io: Io, empty: string, headers: readonly string[], rows: readonly (readonly string[])[]): void {
+  io.out(rows.length === 0 ? empty : table(headers, rows));
+}
+
+/** A value as indented JSON, and the exit status to end with. */
+export function printJson(io: Io, value: unknown, status = 0): number {
+  io.out(`${JSON.stringify(value, null, 2)}\n`);
+  return status;
 }
 
 export function plural(n: number, one: string, many = `${one}s`): string {

@@ -22,34 +22,27 @@ function wantsHelp(argv: readonly string[]): boolean {
   return false;
 }
 
+/** Each command, with its subcommand and the arguments after it (denials has no subcommand: it takes them all). */
+const COMMANDS: Record<string, (ctx: CliContext, sub: string | undefined, args: string[]) => number | Promise<number>> = {
+  users: usersCommand,
+  tokens: tokensCommand,
+  denials: (ctx, sub, args) => denialsCommand(ctx, sub === undefined ? args : [sub, ...args]),
+  policy: policyCommand,
+  features: featuresCommand,
+  flags: featuresCommand,
+  approvals: approvalsCommand,
+  audit: auditCommand,
+  db: dbCommand,
+};
+
 function dispatch(ctx: CliContext, argv: string[]): number | Promise<number> {
-  const [command, ...rest] = argv;
+  const [command, sub, ...args] = argv;
   if (command === undefined || command === 'help' || wantsHelp(argv)) {
     ctx.io.out(USAGE);
     return 0;
   }
-  const [sub, ...args] = rest;
-  switch (command) {
-    case 'users':
-      return usersCommand(ctx, sub, args);
-    case 'tokens':
-      return tokensCommand(ctx, sub, args);
-    case 'denials':
-      return denialsCommand(ctx, rest);
-    case 'policy':
-      return policyCommand(ctx, sub, args);
-    case 'features':
-    case 'flags':
-      return featuresCommand(ctx, sub, args);
-    case 'approvals':
-      return approvalsCommand(ctx, sub, args);
-    case 'audit':
-      return auditCommand(ctx, sub, args);
-    case 'db':
-      return dbCommand(ctx, sub, args);
-    default:
-      throw new UsageError(`unknown command "${command}".`, [], true);
-  }
+  if (!Object.hasOwn(COMMANDS, command)) throw new UsageError(`unknown command "${command}".`, [], true);
+  return COMMANDS[command]!(ctx, sub, args);
 }
 
 /** A command's exit status, whether it finishes at once or later (db backup); what it throws is reported as one. */
@@ -78,15 +71,10 @@ export function main(ctx: CliContext, argv: string[], readStdin: () => Promise<s
 
 function report(ctx: CliContext, error: unknown): number {
   const { io } = ctx;
-  if (error instanceof UsageError) {
-    io.err(`error: ${error.message}\n`);
-    for (const d of error.details) io.err(`  ${d}\n`);
-    io.err(error.showUsage ? `\n${USAGE}` : 'Run "swarm help" for usage.\n');
-    return error.exitCode;
-  }
   if (error instanceof CliError) {
     io.err(`error: ${error.message}\n`);
     for (const d of error.details) io.err(`  ${d}\n`);
+    if (error instanceof UsageError) io.err(error.showUsage ? `\n${USAGE}` : 'Run "swarm help" for usage.\n');
     return error.exitCode;
   }
   if (error instanceof AppError) {

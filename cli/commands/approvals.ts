@@ -1,64 +1,35 @@
 /** swarm approvals list|approve|reject: the human-in-the-loop queue (SQLite or PostgreSQL). Deciding needs an operator or admin (--as). */
 import type { ApprovalRow } from '@/db/schema';
 import { approvalIdSchema, approvalListQuerySchema, approveBodySchema, rejectBodySchema } from '@/lib/http/schemas';
-import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/args';
+import { expectPositionals, givenValues, parseCommand, parseOptions, requireOption, runSubcommand, validate, valueOptions } from '@/cli/args';
 import { actAs, withAnyApp, type CliContext } from '@/cli/context';
-import { UsageError } from '@/cli/errors';
-import { cell, isoTime, table } from '@/cli/format';
-
+import { cell, isoTime, printJson, printTable } from '@/cli/format';
 
 export function approvalsCommand(ctx: CliContext, sub: string | undefined, args: string[]): Promise<number> {
-  switch (sub) {
-    case 'list':
-      return list(ctx, args);
-    case 'approve':
-    case 'reject':
-      return decide(ctx, sub, args);
-    default:
-      throw new UsageError(sub ? `unknown command "approvals ${sub}".` : 'missing subcommand: swarm approvals list|approve|reject.', [], true);
-  }
+  return runSubcommand(ctx, 'approvals', sub, args, { list, approve: (c, a) => decide(c, 'approve', a), reject: (c, a) => decide(c, 'reject', a) });
 }
 
 function list(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, {
-    status: { type: 'string' },
-    gate: { type: 'string' },
-    agent: { type: 'string' },
-    limit: { type: 'string' },
-    json: { type: 'boolean' },
-  });
-  expectPositionals(positionals, []);
-  const raw: Record<string, string> = {};
-  for (const key of ['status', 'gate', 'agent', 'limit'] as const) {
-    const v = values[key];
-    if (v !== undefined) raw[key] = v;
-  }
-  const query = validate(approvalListQuerySchema, raw);
+  const values = parseOptions(args, { ...valueOptions('status', 'gate', 'agent', 'limit'), json: { type: 'boolean' } });
+  const query = validate(approvalListQuerySchema, givenValues(values, ['status', 'gate', 'agent', 'limit']));
   return withAnyApp(ctx, async (app) => {
     const rows = await app.approvals.list({ status: query.status, gate: query.gate, agent: query.agent, limit: query.limit });
-    if (values.json) {
-      ctx.io.out(`${JSON.stringify({ approvals: await app.approvals.toJson(rows) }, null, 2)}\n`);
-      return 0;
-    }
-    if (rows.length === 0) {
-      ctx.io.out('No approvals match.\n');
-      return 0;
-    }
-    ctx.io.out(
-      table(
-        ['ID', 'STATUS', 'GATE', 'AGENT', 'TOOL', 'REQUESTED (UTC)', 'EXPIRES (UTC)', 'DECIDED BY', 'REASON'],
-        rows.map((r) => [
-          r.id,
-          r.status,
-          cell(r.gate, 30),
-          cell(r.agentName, 40),
-          cell(r.toolName, 40),
-          isoTime(r.requestedAt),
-          isoTime(r.expiresAt),
-          cell(r.decidedBy, 30),
-          cell(r.decisionReason ?? r.reason, 60),
-        ]),
-      ),
+    if (values.json) return printJson(ctx.io, { approvals: await app.approvals.toJson(rows) });
+    printTable(
+      ctx.io,
+      'No approvals match.\n',
+      ['ID', 'STATUS', 'GATE', 'AGENT', 'TOOL', 'REQUESTED (UTC)', 'EXPIRES (UTC)', 'DECIDED BY', 'REASON'],
+      rows.map((r) => [
+        r.id,
+        r.status,
+        cell(r.gate, 30),
+        cell(r.agentName, 40),
+        cell(r.toolName, 40),
+        isoTime(r.requestedAt),
+        isoTime(r.expiresAt),
+        cell(r.decidedBy, 30),
+        cell(r.decisionReason ?? r.reason, 60),
+      ]),
     );
     return 0;
   });

@@ -15,7 +15,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { archiveBefore, archivedEvent, verifyBundle, type ArchiveResult } from '@/lib/audit/trail/archive';
+import { archiveBefore, archivedEvent, verifyBundle } from '@/lib/audit/trail/archive';
 import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/trail/checkpoints';
 import { explainDecision, type Explanation } from '@/lib/audit/explain';
 import { PostgresDatabase, step } from '@/db/dialect';
@@ -27,34 +27,15 @@ import { verifyAuditInParallel } from '@/lib/audit/trail/verify-parallel';
 import { controlCounts, coverageNotes } from '@/lib/reports/evidence';
 import { generateReport } from '@/lib/reports/generate';
 import { describePeriod, reportOptionsSchema } from '@/lib/reports/period';
-import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/args';
+import { expectPositionals, givenValues, parseCommand, parseOptions, requireOption, runSubcommand, validate, valueOptions } from '@/cli/args';
 import { cliActor, dbLocation, withAnyApp, type CliContext } from '@/cli/context';
 import { DatabaseUnavailable, openPool } from '@/db/pg/client';
 import type { DbLocation } from '@/db/location';
 import { CliError, UsageError } from '@/cli/errors';
-import { cell, isoTime, plural, table } from '@/cli/format';
+import { cell, isoTime, plural, printJson, printTable } from '@/cli/format';
 
 export function auditCommand(ctx: CliContext, sub: string | undefined, args: string[]): number | Promise<number> {
-  switch (sub) {
-    case 'verify':
-      return verify(ctx, args);
-    case 'checkpoint':
-      return checkpoint(ctx, args);
-    case 'key':
-      return key(ctx, args);
-    case 'explain':
-      return explain(ctx, args);
-    case 'archive':
-      return archive(ctx, args);
-    case 'events':
-      return events(ctx, args);
-    case 'report':
-      return report(ctx, args);
-    case 'witness':
-      return witness(ctx, args);
-    default:
-      throw new UsageError(sub ? `unknown command "audit ${sub}".` : 'missing subcommand: swarm audit verify|checkpoint|key|explain|archive|events|report|witness.', [], true);
-  }
+  return runSubcommand<number | Promise<number>>(ctx, 'audit', sub, args, { verify, checkpoint, key, explain, archive, events, report, witness });
 }
 
 /**
@@ -62,15 +43,7 @@ export function auditCommand(ctx: CliContext, sub: string | undefined, args: str
  * another team to run (lib/audit/trail/witness-server.ts), until SIGINT or SIGTERM. Its key is made in --key-dir on first use.
  */
 async function witness(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, {
-    'key-dir': { type: 'string' },
-    log: { type: 'string' },
-    trust: { type: 'string' },
-    port: { type: 'string' },
-    host: { type: 'string' },
-    name: { type: 'string' },
-  });
-  expectPositionals(positionals, []);
+  const values = parseOptions(args, valueOptions('key-dir', 'log', 'trust', 'port', 'host', 'name'));
   const keyDir = resolve(requireOption(values['key-dir'], '--key-dir', "the folder of the witness's own key (made there on first use)"));
   const logDir = resolve(requireOption(values.log, '--log', 'the folder the witness keeps what it cosigned in'));
   const trustFile = requireOption(values.trust, '--trust', "the installation's verifier keys, as swarm audit key prints them");
@@ -139,16 +112,7 @@ export function formatVerifyReport(r: VerifyReport, range: VerifyRange = {}): st
 }
 
 async function verify(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, {
-    db: { type: 'string' },
-    'public-key': { type: 'string' },
-    bundle: { type: 'string' },
-    from: { type: 'string' },
-    to: { type: 'string' },
-    json: { type: 'boolean' },
-    witness: { type: 'string', multiple: true },
-  });
-  expectPositionals(positionals, []);
+  const values = parseOptions(args, { ...valueOptions('db', 'public-key', 'bundle', 'from', 'to'), json: { type: 'boolean' }, witness: { type: 'string', multiple: true } });
   const date = (v: string | undefined, name: string) => {
     if (v === undefined) return undefined;
     const t = Date.parse(v);
@@ -251,30 +215,22 @@ function signingKey(ctx: CliContext, location: DbLocation, create = false): Sign
   }
 }
 
-function printCheckpoints(ctx: CliContext, latest: { chain: string; note: string }[]): number {
-  if (latest.length === 0) {
-    ctx.io.out('No checkpoint yet: the audit trail is empty.\n');
-    return 0;
-  }
-  ctx.io.out('Keep these somewhere else (deleting the newest rows is detectable only against a head kept off this machine):\n\n');
-  for (const c of latest) ctx.io.out(`${c.note}\n`);
-  return 0;
-}
-
 function checkpoint(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, { db: { type: 'string' } });
-  expectPositionals(positionals, []);
+  const values = parseOptions(args, { db: { type: 'string' } });
   // No key folder, or no key in it (PostgreSQL): refused here with the reason, before the database is opened.
   signingKey(ctx, where(ctx, values.db));
   return withAnyApp(onDb(ctx, values.db), async (app) => {
     await app.checkpointAudit();
-    return printCheckpoints(ctx, await app.auditCheckpoints());
+    const latest = await app.auditCheckpoints();
+    if (latest.length === 0) ctx.io.out('No checkpoint yet: the audit trail is empty.\n');
+    else ctx.io.out('Keep these somewhere else (deleting the newest rows is detectable only against a head kept off this machine):\n\n');
+    for (const c of latest) ctx.io.out(`${c.note}\n`);
+    return 0;
   });
 }
 
 function key(ctx: CliContext, args: string[]): number {
-  const { values, positionals } = parseCommand(args, { db: { type: 'string' } });
-  expectPositionals(positionals, []);
+  const values = parseOptions(args, { db: { type: 'string' } });
   const location = where(ctx, values.db);
   const k = signingKey(ctx, location, true);
   ctx.io.out(`${verifierKey(k.name, k.raw)}\n`);
@@ -284,10 +240,7 @@ function key(ctx: CliContext, args: string[]): number {
 /** Exit 1 when the kept revision was changed in the database: the evidence of that decision cannot be replayed. */
 function printExplanation(ctx: CliContext, e: Explanation, json: boolean): number {
   const code = e.revision_intact === false ? 1 : 0;
-  if (json) {
-    ctx.io.out(`${JSON.stringify(e, null, 2)}\n`);
-    return code;
-  }
+  if (json) return printJson(ctx.io, e, code);
   const what = e.input.kind === 'tool' ? `agent ${e.input.agent} calling ${e.input.tool}` : `${e.input.method} ${e.input.path}`;
   ctx.io.out(`Decision ${e.decision_id}: ${what}, by ${e.input.principal ?? 'unknown'} (${e.input.role ?? 'no role'}), at ${isoTime(e.recorded.timestamp)}\n`);
   ctx.io.out(`Recorded:        ${e.recorded.decision} ${e.recorded.rule_source} (${cell(e.recorded.reason, 120)})\n`);
@@ -312,15 +265,8 @@ function explain(ctx: CliContext, args: string[]): Promise<number> {
   });
 }
 
-function printArchive(ctx: CliContext, r: ArchiveResult, out: string): number {
-  for (const c of r.chains) ctx.io.out(`${c.chain}: ${c.rows ? `${plural(c.rows, 'row')} ${c.fromId}–${c.upToId} archived` : 'nothing older'}\n`);
-  ctx.io.out(`Wrote ${out} (sha256 ${r.sha256}); verify it with: swarm audit verify --bundle ${out} --public-key KEYFILE\n`);
-  return 0;
-}
-
 function archive(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, { before: { type: 'string' }, output: { type: 'string', short: 'o' }, db: { type: 'string' } });
-  expectPositionals(positionals, []);
+  const values = parseOptions(args, { before: { type: 'string' }, output: { type: 'string', short: 'o' }, db: { type: 'string' } });
   const before = Date.parse(requireOption(values.before, '--before', 'an ISO date: rows older than it are archived'));
   if (Number.isNaN(before)) throw new UsageError(`--before must be an ISO date (2026-01-31 or 2026-01-31T00:00:00Z), not "${values.before}".`);
   const out = requireOption(values.output, '-o', 'the bundle file to write (it must not exist)');
@@ -332,20 +278,14 @@ function archive(ctx: CliContext, args: string[]): Promise<number> {
     const r = await archiveBefore(app.database, k, app.archivableBefore(before / 1000), out, (res, tx) =>
       step(app.recorder.recordWithin(tx, archivedEvent(res, cliActor(ctx.env)))),
     );
-    return printArchive(ctx, r, out);
+    for (const c of r.chains) ctx.io.out(`${c.chain}: ${c.rows ? `${plural(c.rows, 'row')} ${c.fromId}–${c.upToId} archived` : 'nothing older'}\n`);
+    ctx.io.out(`Wrote ${out} (sha256 ${r.sha256}); verify it with: swarm audit verify --bundle ${out} --public-key KEYFILE\n`);
+    return 0;
   });
 }
 
 function events(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, {
-    since: { type: 'string' },
-    type: { type: 'string' },
-    actor: { type: 'string' },
-    outcome: { type: 'string' },
-    limit: { type: 'string' },
-    json: { type: 'boolean' },
-  });
-  expectPositionals(positionals, []);
+  const values = parseOptions(args, { ...valueOptions('since', 'type', 'actor', 'outcome', 'limit'), json: { type: 'boolean' } });
   const since = values.since === undefined ? undefined : Number(values.since);
   if (since !== undefined && !(since > 0)) throw new UsageError('--since is a number of seconds.');
   const limit = values.limit === undefined ? 50 : Number(values.limit);
@@ -353,36 +293,20 @@ function events(ctx: CliContext, args: string[]): Promise<number> {
   return withAnyApp(ctx, async (app) => {
     const page = await app.securityEvents.list({ since, type: values.type, actor: values.actor, outcome: values.outcome, limit });
     await app.recorder.record({ kind: 'audit', type: 'audit.queried', actor: cliActor(ctx.env), outcome: 'succeeded', target: 'security_events', detail: { filter: { since, type: values.type, actor: values.actor, outcome: values.outcome } } });
-    if (values.json) {
-      ctx.io.out(`${JSON.stringify({ events: page.rows.map(eventToJson), next_cursor: page.nextCursor }, null, 2)}\n`);
-      return 0;
-    }
-    if (page.rows.length === 0) {
-      ctx.io.out('No security events match.\n');
-      return 0;
-    }
-    ctx.io.out(
-      table(
-        ['ID', 'TIME (UTC)', 'TYPE', 'ACTOR', 'OUTCOME', 'TARGET'],
-        page.rows.map((e) => [String(e.id), isoTime(e.timestamp), e.type, cell(e.actor, 40), e.outcome, cell(e.target, 60)]),
-      ),
+    if (values.json) return printJson(ctx.io, { events: page.rows.map(eventToJson), next_cursor: page.nextCursor });
+    printTable(
+      ctx.io,
+      'No security events match.\n',
+      ['ID', 'TIME (UTC)', 'TYPE', 'ACTOR', 'OUTCOME', 'TARGET'],
+      page.rows.map((e) => [String(e.id), isoTime(e.timestamp), e.type, cell(e.actor, 40), e.outcome, cell(e.target, 60)]),
     );
     return 0;
   });
 }
 
 async function report(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, {
-    from: { type: 'string' },
-    to: { type: 'string' },
-    profile: { type: 'string' },
-    format: { type: 'string' },
-    output: { type: 'string', short: 'o' },
-  });
-  expectPositionals(positionals, []);
-  const raw: Record<string, string> = {};
-  for (const key of ['from', 'to', 'profile', 'format'] as const) if (values[key] !== undefined) raw[key] = values[key];
-  const options = validate(reportOptionsSchema, raw);
+  const values = parseOptions(args, { ...valueOptions('from', 'to', 'profile', 'format'), output: { type: 'string', short: 'o' } });
+  const options = validate(reportOptionsSchema, givenValues(values, ['from', 'to', 'profile', 'format']));
   const out = requireOption(values.output, '-o', `the file to write, e.g. report.${options.format === 'pdf' ? 'pdf' : 'oscal.json'}`);
   return withAnyApp(ctx, async (app) => {
     const r = await generateReport(app, { period: { from: options.from, to: options.to }, profile: options.profile, format: options.format, generatedBy: { actor: cliActor(ctx.env), role: null } });

@@ -15,24 +15,14 @@ import { copySqliteToPostgres, CopyRefused } from '@/db/pg/copy';
 import { SqliteDatabase } from '@/db/dialect';
 import { SqliteCheckpointer, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
 import { verifyAudit, type VerifyReport } from '@/lib/audit/trail/verify';
-import { expectPositionals, parseCommand } from '@/cli/args';
+import { expectPositionals, parseCommand, parseOptions, runSubcommand } from '@/cli/args';
 import { dbLocation, dbPath, type CliContext } from '@/cli/context';
 import { CliError, UsageError } from '@/cli/errors';
+import { printJson } from '@/cli/format';
 import { formatVerifyReport } from './audit';
 
 export function dbCommand(ctx: CliContext, sub: string | undefined, args: string[]): number | Promise<number> {
-  switch (sub) {
-    case 'backup':
-      return backup(ctx, args);
-    case 'check':
-      return check(ctx, args);
-    case 'migrate':
-      return migrateCommand(ctx, args);
-    case 'copy':
-      return copy(ctx, args);
-    default:
-      throw new UsageError(sub ? `unknown command "db ${sub}".` : 'missing subcommand: swarm db backup|check|migrate|copy.', [], true);
-  }
+  return runSubcommand<number | Promise<number>>(ctx, 'db', sub, args, { backup, check, migrate: migrateCommand, copy });
 }
 
 function openExisting(file: string, readonly: boolean): Database.Database {
@@ -107,15 +97,13 @@ interface CheckReport {
   audit: VerifyReport | { ok: false; error: string };
 }
 
-/** The migrations this version ships (db/migrations/meta/_journal.json), in order. */
-function shippedMigrations(): { tag: string; when: number }[] {
-  const file = join(migrationsFolder(), 'meta', '_journal.json');
-  return (JSON.parse(readFileSync(file, 'utf8')) as { entries: { tag: string; when: number }[] }).entries;
+/** The migrations a dialect ships (its meta/_journal.json; by default SQLite's, db/migrations), in order. */
+function shippedMigrations(folder = migrationsFolder()): { tag: string; when: number }[] {
+  return (JSON.parse(readFileSync(join(folder, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string; when: number }[] }).entries;
 }
 
 function check(ctx: CliContext, args: string[]): number {
-  const { values, positionals } = parseCommand(args, { json: { type: 'boolean' } });
-  expectPositionals(positionals, []);
+  const values = parseOptions(args, { json: { type: 'boolean' } });
   const file = dbPath(ctx.env);
   const db = openExisting(file, true);
   let report: CheckReport;
@@ -143,10 +131,7 @@ function check(ctx: CliContext, args: string[]): number {
   } finally {
     db.close();
   }
-  if (values.json) {
-    ctx.io.out(`${JSON.stringify(report, null, 2)}\n`);
-    return report.ok ? 0 : 1;
-  }
+  if (values.json) return printJson(ctx.io, report, report.ok ? 0 : 1);
   const mark = (ok: boolean) => (ok ? 'ok  ' : 'FAIL');
   const lines = [
     `${mark(report.integrity[0] === 'ok' && report.integrity.length === 1)} integrity_check: ${report.integrity.slice(0, 5).join('; ')}${report.integrity.length > 5 ? ` (+${report.integrity.length - 5} more)` : ''}`,
@@ -159,19 +144,13 @@ function check(ctx: CliContext, args: string[]): number {
   return report.ok ? 0 : 1;
 }
 
-/** The migrations a dialect ships (its meta/_journal.json). */
-function journal(folder: string): number {
-  return (JSON.parse(readFileSync(join(folder, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] }).entries.length;
-}
-
 /** `swarm db migrate [--db FILE|URL]`: apply the committed migrations; servers do it at start, this does it ahead. */
 async function migrateCommand(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, { db: { type: 'string' } });
-  expectPositionals(positionals, []);
+  const values = parseOptions(args, { db: { type: 'string' } });
   const where = dbLocation(ctx.env, values.db ?? ctx.env.SWARM_DB);
   if (where.kind === 'sqlite') {
     openDatabase({ path: where.path }).$client.close();
-    ctx.io.out(`${where.path}: migrated (${journal(migrationsFolder())} migrations in this version).\n`);
+    ctx.io.out(`${where.path}: migrated (${shippedMigrations().length} migrations in this version).\n`);
     return 0;
   }
   const pool = openPool({ url: where.url, max: 2 });
@@ -183,14 +162,13 @@ async function migrateCommand(ctx: CliContext, args: string[]): Promise<number> 
   } finally {
     await pool.end();
   }
-  ctx.io.out(`${where.shown}: migrated (${journal(pgMigrationsFolder())} migrations in this version).\n`);
+  ctx.io.out(`${where.shown}: migrated (${shippedMigrations(pgMigrationsFolder()).length} migrations in this version).\n`);
   return 0;
 }
 
 /** `swarm db copy --from FILE.db --to postgres://...`: the whole trail, ids and hashes unchanged, then verified there. */
 async function copy(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, { from: { type: 'string' }, to: { type: 'string' }, 'public-key': { type: 'string' }, json: { type: 'boolean' } });
-  expectPositionals(positionals, []);
+  const values = parseOptions(args, { from: { type: 'string' }, to: { type: 'string' }, 'public-key': { type: 'string' }, json: { type: 'boolean' } });
   if (!values.from || !values.to) throw new UsageError('give --from FILE.db (the SQLite database) and --to postgres://USER:PASSWORD@HOST:5432/DB (an empty database).');
   const from = dbLocation(ctx.env, values.from);
   const to = dbLocation(ctx.env, values.to);
@@ -210,10 +188,7 @@ async function copy(ctx: CliContext, args: string[]): Promise<number> {
     await pool.end();
   }
   const ok = report.target.ok && report.headsMatch;
-  if (values.json) {
-    ctx.io.out(`${JSON.stringify({ ok, ...report }, null, 2)}\n`);
-    return ok ? 0 : 1;
-  }
+  if (values.json) return printJson(ctx.io, { ok, ...report }, ok ? 0 : 1);
   const lines = [`Copied ${from.path} to ${to.shown}:`, ...report.tables.filter((t) => t.rows > 0).map((t) => `  ${t.table}: ${t.rows} rows`)];
   if (!report.source.ok) lines.push('Note: the source itself does not verify (see swarm audit verify --db FILE); its rows were copied as they are.');
   lines.push(`On PostgreSQL: ${formatVerifyReport(report.target, {}).trim()}`);

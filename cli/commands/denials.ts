@@ -4,42 +4,19 @@ import { denialCsvHeader, denialCsvLine, denialToJson } from '@/lib/audit/denial
 import type { DenialFilter } from '@/lib/audit/denials/store';
 import { recordAuditRead } from '@/lib/audit/reads';
 import { denialQuerySchema } from '@/lib/http/schemas';
-import { expectPositionals, parseCommand, validate } from '@/cli/args';
+import { givenValues, parseOptions, validate, valueOptions } from '@/cli/args';
 import { cliActor, withAnyApp, type CliContext } from '@/cli/context';
 import { UsageError } from '@/cli/errors';
-import { cell, isoTime, table } from '@/cli/format';
+import { cell, isoTime, printJson, printTable } from '@/cli/format';
 
 const REASON_WIDTH = 60;
 const CSV_BATCH = 500;
 
 export function denialsCommand(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, {
-    since: { type: 'string' },
-    agent: { type: 'string' },
-    tool: { type: 'string' },
-    role: { type: 'string' },
-    'rule-source': { type: 'string' },
-    limit: { type: 'string' },
-    cursor: { type: 'string' },
-    json: { type: 'boolean' },
-    csv: { type: 'boolean' },
-  });
-  expectPositionals(positionals, []);
+  const values = parseOptions(args, { ...valueOptions('since', 'agent', 'tool', 'role', 'rule-source', 'limit', 'cursor'), json: { type: 'boolean' }, csv: { type: 'boolean' } });
   if (values.json && values.csv) throw new UsageError('--json and --csv cannot be combined.');
   if (values.csv && values.limit !== undefined) throw new UsageError('--limit does not apply to --csv, which exports every matching row.');
-
-  const raw: Record<string, string> = {};
-  const given: [string, string | undefined][] = [
-    ['since', values.since],
-    ['agent', values.agent],
-    ['tool', values.tool],
-    ['role', values.role],
-    ['rule_source', values['rule-source']],
-    ['limit', values.limit],
-    ['cursor', values.cursor],
-  ];
-  for (const [key, value] of given) if (value !== undefined) raw[key] = value;
-  const query = validate(denialQuerySchema, raw);
+  const query = validate(denialQuerySchema, givenValues(values, ['since', 'agent', 'tool', 'role', 'rule-source', 'limit', 'cursor']));
   const filter: Omit<DenialFilter, 'limit'> = {
     since: query.since,
     agent: query.agent,
@@ -66,21 +43,14 @@ export function denialsCommand(ctx: CliContext, args: string[]): Promise<number>
       return 0;
     }
     const page = await app.denials.query({ ...filter, limit: query.limit });
-    if (values.json) {
-      ctx.io.out(`${JSON.stringify({ denials: page.rows.map(denialToJson), next_cursor: page.nextCursor }, null, 2)}\n`);
-      return 0;
-    }
-    if (page.rows.length === 0) {
-      ctx.io.out('No denials match.\n');
-      return 0;
-    }
-    ctx.io.out(
-      table(
-        ['ID', 'TIME (UTC)', 'AGENT', 'TOOL', 'RULE_SOURCE', 'ROLE', 'REASON'],
-        page.rows.map((r) => [String(r.id), isoTime(r.timestamp), cell(r.agentName, 40), toolCell(r), cell(r.ruleSource, 50), cell(r.userRole), cell(r.reason, REASON_WIDTH)]),
-      ),
+    if (values.json) return printJson(ctx.io, { denials: page.rows.map(denialToJson), next_cursor: page.nextCursor });
+    printTable(
+      ctx.io,
+      'No denials match.\n',
+      ['ID', 'TIME (UTC)', 'AGENT', 'TOOL', 'RULE_SOURCE', 'ROLE', 'REASON'],
+      page.rows.map((r) => [String(r.id), isoTime(r.timestamp), cell(r.agentName, 40), toolCell(r), cell(r.ruleSource, 50), cell(r.userRole), cell(r.reason, REASON_WIDTH)]),
     );
-    if (page.nextCursor) ctx.io.out(`\nMore rows: add --cursor ${page.nextCursor}\n`);
+    if (page.rows.length > 0 && page.nextCursor) ctx.io.out(`\nMore rows: add --cursor ${page.nextCursor}\n`);
     return 0;
   });
 }

@@ -4,30 +4,20 @@ import type { ResolvedFlag } from '@/lib/flags/resolve';
 import { FLAG_TIERS } from '@/lib/flags/catalog';
 import { changeToJson, flagToJson } from '@/lib/flags/view';
 import { flagNameSchema, flagUnsetBodySchema } from '@/lib/http/schemas';
-import { expectPositionals, parseCommand, requireOption, validate } from '@/cli/args';
+import { expectPositionals, parseCommand, parseOptions, requireOption, runSubcommand, validate } from '@/cli/args';
 import { actAs, withAnyApp, type CliContext } from '@/cli/context';
 import { UsageError } from '@/cli/errors';
-import { cell, clean, table } from '@/cli/format';
+import { cell, clean, printJson, table } from '@/cli/format';
 
 const onOff = (v: boolean) => (v ? 'on' : 'off');
 const VALUES: Readonly<Record<string, boolean>> = { on: true, off: false, true: true, false: false };
 
 export function featuresCommand(ctx: CliContext, sub: string | undefined, args: string[]): Promise<number> {
-  switch (sub) {
-    case 'list':
-      return list(ctx, args);
-    case 'set':
-      return set(ctx, args);
-    case 'unset':
-      return unset(ctx, args);
-    default:
-      throw new UsageError(sub ? `unknown command "features ${sub}".` : 'missing subcommand: swarm features list|set|unset.', [], true);
-  }
+  return runSubcommand(ctx, 'features', sub, args, { list, set: (c, a) => change(c, a, true), unset: (c, a) => change(c, a, false) });
 }
 
 function list(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, { json: { type: 'boolean' } });
-  expectPositionals(positionals, []);
+  const values = parseOptions(args, { json: { type: 'boolean' } });
   return withAnyApp(ctx, async (app) => {
     const resolution = app.flags.resolution();
     // Grouped by tier like /transparency (invariants, flags, experiments); catalog order within a tier.
@@ -39,8 +29,7 @@ function list(ctx: CliContext, args: string[]): Promise<number> {
         const change = last.get(f.name);
         return { ...flagToJson(f), last_change: change ? changeToJson(change) : null };
       });
-      ctx.io.out(`${JSON.stringify({ flags: entries, problems: resolution.problems }, null, 2)}\n`);
-      return 0;
+      return printJson(ctx.io, { flags: entries, problems: resolution.problems });
     }
     ctx.io.out(
       table(
@@ -65,39 +54,25 @@ function layerCell(f: ResolvedFlag): string {
   return f.layer;
 }
 
-function changeOptions(args: string[]) {
-  return parseCommand(args, { reason: { type: 'string' }, as: { type: 'string' } });
-}
-
-function set(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = changeOptions(args);
-  const [name, rawValue] = expectPositionals(positionals, ['NAME', 'on|off']);
+/** set NAME on|off, or unset NAME (the override removed): the same options and checks, and a security event. */
+function change(ctx: CliContext, args: string[], set: boolean): Promise<number> {
+  const { values, positionals } = parseCommand(args, { reason: { type: 'string' }, as: { type: 'string' } });
+  const [name, rawValue] = expectPositionals(positionals, set ? ['NAME', 'on|off'] : ['NAME']);
   validate(flagNameSchema, { name }, () => 'NAME');
-  const value = VALUES[rawValue!.toLowerCase()];
+  const value = set ? VALUES[rawValue!.toLowerCase()] : null;
   if (value === undefined) throw new UsageError(`the value is on or off, not "${rawValue}".`);
   const reason = validate(flagUnsetBodySchema, { reason: requireOption(values.reason, '--reason', 'every flag change is recorded with a reason') }).reason;
   const as = requireOption(values.as, '--as', 'the admin who makes the change');
   return withAnyApp(ctx, async (app) => {
-    // The same check as PUT /api/v1/flags/{name}, for the acting user.
-    const principal = await actAs(app, as, { method: 'PUT', path: `/api/v1/flags/${name}`, role: 'admin' });
+    // The same check as PUT (set) or DELETE (unset) /api/v1/flags/{name}, for the acting user.
+    const principal = await actAs(app, as, { method: set ? 'PUT' : 'DELETE', path: `/api/v1/flags/${name}`, role: 'admin' });
     // Like the API: the change, or the refusal of an invariant, is a security event.
     const flag = await changeFlag(app, { name: name!, value, reason }, principal);
-    ctx.io.out(`${flag.name} is now ${onOff(flag.value)} (runtime override by ${principal.id}).\n`);
-    return 0;
-  });
-}
-
-function unset(ctx: CliContext, args: string[]): Promise<number> {
-  const { values, positionals } = changeOptions(args);
-  const [name] = expectPositionals(positionals, ['NAME']);
-  validate(flagNameSchema, { name }, () => 'NAME');
-  const reason = validate(flagUnsetBodySchema, { reason: requireOption(values.reason, '--reason', 'every flag change is recorded with a reason') }).reason;
-  const as = requireOption(values.as, '--as', 'the admin who makes the change');
-  return withAnyApp(ctx, async (app) => {
-    // The same check as DELETE /api/v1/flags/{name}, for the acting user.
-    const principal = await actAs(app, as, { method: 'DELETE', path: `/api/v1/flags/${name}`, role: 'admin' });
-    const flag = await changeFlag(app, { name: name!, value: null, reason }, principal);
-    ctx.io.out(`${flag.name}: override removed by ${principal.id}; it is now ${onOff(flag.value)} (from ${layerCell(flag)}).\n`);
+    ctx.io.out(
+      set
+        ? `${flag.name} is now ${onOff(flag.value)} (runtime override by ${principal.id}).\n`
+        : `${flag.name}: override removed by ${principal.id}; it is now ${onOff(flag.value)} (from ${layerCell(flag)}).\n`,
+    );
     return 0;
   });
 }

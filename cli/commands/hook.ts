@@ -17,6 +17,7 @@
  */
 import { z } from 'zod';
 import { openApp, type App } from '@/lib/app';
+import { checkAnswer } from '@/lib/decisions/check';
 import { expectPositionals, parseCommand } from '@/cli/args';
 import { dbLocation, type Env, type Io } from '@/cli/context';
 import { UsageError } from '@/cli/errors';
@@ -35,17 +36,8 @@ const toolEvent = z.object({
   tool_response: z.unknown().optional(),
 });
 
-/** The engine's answer, whichever way it was reached. */
-interface Answer {
-  decision: 'ALLOW' | 'DENY' | 'ASK';
-  rule_source: string;
-  reason: string;
-  decision_id: string | null;
-  approval_id: string | null;
-  /** the hooks that rewrote the arguments, and the arguments to run with */
-  arguments_changed_by?: readonly string[];
-  arguments?: Readonly<Record<string, unknown>> | null;
-}
+/** The engine's answer, whichever way it was reached: the check endpoint's. */
+type Answer = ReturnType<typeof checkAnswer>;
 
 export interface HookOutput {
   hookSpecificOutput: {
@@ -86,15 +78,19 @@ export function answerToHook(a: Answer, consoleUrl: string | undefined): HookOut
   return output('deny', `${a.reason} (${ref})`);
 }
 
-async function decideOverRest(env: Env, agent: string, tool: string, args: Record<string, unknown>, toolCallId: string | undefined): Promise<Answer> {
-  const url = `${env.SWARM_URL!.replace(/\/+$/, '')}/api/v1/permissions/check`;
-  if (!env.SWARM_TOKEN) throw new Error('SWARM_URL is set but SWARM_TOKEN is not: give the agent\'s token (npx swarm tokens add --agent NAME).');
-  const r = await fetch(url, {
+/** POST a JSON body to the permission service at SWARM_URL, as the agent's token. */
+function postToService(env: Env, path: string, token: string, body: unknown): Promise<Response> {
+  return fetch(`${env.SWARM_URL!.replace(/\/+$/, '')}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${env.SWARM_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ agent, tool, arguments: args, ...(toolCallId ? { tool_call_id: toolCallId } : {}) }),
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
     signal: AbortSignal.timeout(Number(env.SWARM_HOOK_TIMEOUT_MS ?? 10_000)),
   });
+}
+
+async function decideOverRest(env: Env, agent: string, tool: string, args: Record<string, unknown>, toolCallId: string | undefined): Promise<Answer> {
+  if (!env.SWARM_TOKEN) throw new Error('SWARM_URL is set but SWARM_TOKEN is not: give the agent\'s token (npx swarm tokens add --agent NAME).');
+  const r = await postToService(env, '/api/v1/permissions/check', env.SWARM_TOKEN, { agent, tool, arguments: args, ...(toolCallId ? { tool_call_id: toolCallId } : {}) });
   const body = (await r.json().catch(() => ({}))) as Partial<Answer> & { error?: { message?: string; rule_source?: string; decision_id?: string } };
   if (r.ok && body.decision) return body as Answer;
   // A refusal of the request itself (a bad token, a role) is a denial too, with the server's reason.
@@ -103,61 +99,45 @@ async function decideOverRest(env: Env, agent: string, tool: string, args: Recor
 
 const agentPrincipal = (agent: string) => ({ kind: 'agent' as const, id: agent, role: 'viewer' as const, agent });
 
-/** The application SWARM_DB names, SQLite or PostgreSQL, opened for one hook call. */
-function openFor(env: Env): Promise<App> {
+/**
+ * The application SWARM_DB names, SQLite or PostgreSQL, opened for one hook call: `fn`, then the hooks it set off
+ * are heard (a denial's, a finished call's) before this process ends.
+ */
+async function withHookApp<T>(env: Env, fn: (app: App) => T): Promise<Awaited<T>> {
   const where = dbLocation(env);
-  return openApp({ dbPath: where.kind === 'postgres' ? where.url : where.path, env, watchConfig: false });
-}
-
-async function decideInProcess(env: Env, agent: string, tool: string, args: Record<string, unknown>, toolCallId: string | undefined): Promise<Answer> {
-  const app = await openFor(env);
+  const app = await openApp({ dbPath: where.kind === 'postgres' ? where.url : where.path, env, watchConfig: false });
   try {
-    const r = await app.decisions.decide({ kind: 'tool', principal: agentPrincipal(agent), agent, tool, arguments: args, toolCallId });
-    // The denied hooks hear of a denial before this process ends.
+    const result = await fn(app);
     await app.hooks.drain();
-    return {
-      decision: r.decision,
-      rule_source: r.ruleSource,
-      reason: r.reason,
-      decision_id: r.decisionId ?? null,
-      approval_id: r.approvalId ?? null,
-      arguments_changed_by: r.argumentsChangedBy ?? [],
-      arguments: r.arguments ?? null,
-    };
+    return result;
   } finally {
     await app.close();
   }
+}
+
+function decideInProcess(env: Env, agent: string, tool: string, args: Record<string, unknown>, toolCallId: string | undefined): Promise<Answer> {
+  return withHookApp(env, async (app) => checkAnswer(await app.decisions.decide({ kind: 'tool', principal: agentPrincipal(agent), agent, tool, arguments: args, toolCallId }), false));
 }
 
 /** PostToolUse: the after_tool_call hooks hear how the call went (in process, or over REST). */
 async function reportFinished(env: Env, agent: string, tool: string, event: z.output<typeof toolEvent>): Promise<void> {
   const failed = isFailure(event.tool_response);
   if (env.SWARM_URL) {
-    const url = `${env.SWARM_URL.replace(/\/+$/, '')}/api/v1/permissions/finished`;
-    const r = await fetch(url, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${env.SWARM_TOKEN ?? ''}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        agent,
-        tool,
-        arguments: event.tool_input,
-        ...(event.tool_use_id ? { tool_call_id: event.tool_use_id } : {}),
-        outcome: failed ? 'failed' : 'succeeded',
-        ...(failed ? { error: String((event.tool_response as { error?: unknown }).error) } : { result: event.tool_response ?? null }),
-      }),
-      signal: AbortSignal.timeout(Number(env.SWARM_HOOK_TIMEOUT_MS ?? 10_000)),
+    const r = await postToService(env, '/api/v1/permissions/finished', env.SWARM_TOKEN ?? '', {
+      agent,
+      tool,
+      arguments: event.tool_input,
+      ...(event.tool_use_id ? { tool_call_id: event.tool_use_id } : {}),
+      outcome: failed ? 'failed' : 'succeeded',
+      ...(failed ? { error: String((event.tool_response as { error?: unknown }).error) } : { result: event.tool_response ?? null }),
     });
     if (!r.ok) throw new Error(`the permission service answered ${r.status}`);
     return;
   }
-  const app = await openFor(env);
-  try {
+  await withHookApp(env, (app) => {
     const context = { kind: 'tool' as const, principal: agentPrincipal(agent), agent, tool, arguments: event.tool_input, toolCallId: event.tool_use_id };
     app.decisions.finished(failed ? { context, outcome: 'failed', error: String((event.tool_response as { error?: unknown }).error) } : { context, outcome: 'succeeded', result: event.tool_response ?? null });
-    await app.hooks.drain();
-  } finally {
-    await app.close();
-  }
+  });
 }
 
 /** Claude Code reports a failed tool with an `error` in its response. */

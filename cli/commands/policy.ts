@@ -15,9 +15,9 @@ import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles
 import { parsePolicy } from '@/lib/permissions/policy';
 import { lintPolicy } from '@/lib/permissions/policy-lint';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
-import { expectPositionals, parseCommand } from '@/cli/args';
+import { expectPositionals, parseCommand, runSubcommand } from '@/cli/args';
 import type { CliContext, Env } from '@/cli/context';
-import { CliError, UsageError } from '@/cli/errors';
+import { CliError } from '@/cli/errors';
 import { clean, plural } from '@/cli/format';
 
 /** Exit statuses of `swarm policy test`, as `cerbos compile` uses them. */
@@ -34,9 +34,7 @@ export function defaultPolicyFile(env: Env): string {
 }
 
 export function policyCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
-  if (sub === 'validate') return validate(ctx, args);
-  if (sub === 'test') return test(ctx, args);
-  throw new UsageError(sub ? `unknown command "policy ${sub}".` : 'missing subcommand: swarm policy validate|test [FILE].', [], true);
+  return runSubcommand(ctx, 'policy', sub, args, { validate, test }, ' [FILE]');
 }
 
 function readText(file: string, what: string): string {

@@ -5,10 +5,10 @@
  */
 import type { UserRole } from '@/lib/auth/store';
 import { unlockUserName } from '@/lib/auth/login';
-import { parseCommand, expectPositionals, requireOption } from '@/cli/args';
+import { parseCommand, parseOptions, expectPositionals, requireOption, runSubcommand, valueOptions } from '@/cli/args';
 import { withAnyApp, cliActor, type CliContext, type Io } from '@/cli/context';
 import { CliError, UsageError } from '@/cli/errors';
-import { cell, isoTime, table } from '@/cli/format';
+import { cell, isoTime, printTable } from '@/cli/format';
 
 export const USER_ROLES: readonly UserRole[] = ['viewer', 'auditor', 'operator', 'admin'];
 const AGENT_NAME = /^[a-z][a-z0-9_-]*$/;
@@ -24,14 +24,11 @@ function printToken(io: Io, token: string, owner: string): void {
 }
 
 export function usersCommand(ctx: CliContext, sub: string | undefined, args: string[]): Promise<number> {
-  if (sub === 'set-role') return setRole(ctx, args);
-  if (sub === 'unlock') return unlock(ctx, args);
-  if (sub !== 'add') throw new UsageError(sub ? `unknown command "users ${sub}".` : 'missing subcommand: swarm users add|set-role|unlock.', [], true);
-  const { values, positionals } = parseCommand(args, {
-    role: { type: 'string' },
-    password: { type: 'string' },
-    'token-name': { type: 'string' },
-  });
+  return runSubcommand(ctx, 'users', sub, args, { add: addUser, 'set-role': setRole, unlock });
+}
+
+function addUser(ctx: CliContext, args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, valueOptions('role', 'password', 'token-name'));
   const [name] = expectPositionals(positionals, ['NAME']);
   const role = requireOption(values.role, '--role', USER_ROLES.join(', '));
   if (!isUserRole(role)) throw new UsageError(`--role must be one of ${USER_ROLES.join(', ')}, not "${role}".`);
@@ -74,15 +71,11 @@ function unlock(ctx: CliContext, args: string[]): Promise<number> {
 }
 
 export function tokensCommand(ctx: CliContext, sub: string | undefined, args: string[]): Promise<number> {
-  if (sub === 'list') return listTokens(ctx, args);
-  if (sub === 'revoke') return revokeToken(ctx, args);
-  if (sub !== 'add') throw new UsageError(sub ? `unknown command "tokens ${sub}".` : 'missing subcommand: swarm tokens add|list|revoke.', [], true);
-  const { values, positionals } = parseCommand(args, {
-    agent: { type: 'string' },
-    user: { type: 'string' },
-    name: { type: 'string' },
-  });
-  expectPositionals(positionals, []);
+  return runSubcommand(ctx, 'tokens', sub, args, { add: addToken, list: listTokens, revoke: revokeToken });
+}
+
+function addToken(ctx: CliContext, args: string[]): Promise<number> {
+  const values = parseOptions(args, valueOptions('agent', 'user', 'name'));
   if ((values.agent === undefined) === (values.user === undefined)) {
     throw new UsageError('give exactly one of --agent NAME or --user NAME.');
   }
@@ -114,25 +107,20 @@ export function tokensCommand(ctx: CliContext, sub: string | undefined, args: st
 }
 
 function listTokens(ctx: CliContext, args: string[]): Promise<number> {
-  const { positionals } = parseCommand(args, {});
-  expectPositionals(positionals, []);
+  parseOptions(args, {});
   return withAnyApp(ctx, async (app) => {
     const rows = await app.auth.listTokens();
-    if (rows.length === 0) {
-      ctx.io.out('No tokens.\n');
-      return 0;
-    }
-    ctx.io.out(
-      table(
-        ['ID', 'NAME', 'OWNER', 'CREATED (UTC)', 'REVOKED (UTC)'],
-        rows.map((t) => [
-          String(t.id),
-          cell(t.name, 60),
-          t.agentName ? `agent ${cell(t.agentName, 40)}` : `user ${cell(t.username ?? '?', 40)}`,
-          isoTime(t.createdAt),
-          t.revokedAt === null ? '' : isoTime(t.revokedAt),
-        ]),
-      ),
+    printTable(
+      ctx.io,
+      'No tokens.\n',
+      ['ID', 'NAME', 'OWNER', 'CREATED (UTC)', 'REVOKED (UTC)'],
+      rows.map((t) => [
+        String(t.id),
+        cell(t.name, 60),
+        t.agentName ? `agent ${cell(t.agentName, 40)}` : `user ${cell(t.username ?? '?', 40)}`,
+        isoTime(t.createdAt),
+        t.revokedAt === null ? '' : isoTime(t.revokedAt),
+      ]),
     );
     return 0;
   });

@@ -58,176 +58,121 @@ const routeFile = (path: string): string => `app${path.replace(/\{(\w+)\}/g, '[$
  * adapter is the path's own route file unless the entry names another.
  */
 function entry<const P extends string, M extends HttpMethod>(
-  e: Omit<RouteTableEntry, 'adapter'> & { readonly adapter?: string; readonly path: P; readonly methods: Readonly<Record<M, RouteMethod>> },
+  path: P,
+  methods: Readonly<Record<M, RouteMethod>>,
+  more: Pick<RouteTableEntry, 'decisionListener'> & { readonly adapter?: string } = {},
 ) {
-  return { ...e, adapter: e.adapter ?? routeFile(e.path) };
+  return { path, ...more, methods, adapter: more.adapter ?? routeFile(path) };
 }
+
+/** One method: the route that answers it, and the reference's group, summary and the rest of what it says. */
+const op = (route: RouteDefinition, tag: string, summary: string, more: Omit<RouteDoc, 'tag' | 'summary'> = {}): RouteMethod => ({ route, doc: { tag, summary, ...more } });
 
 const ERR_NOT_FOUND = { '404': 'Not found.' };
 const ERR_CONFLICT = { '409': 'Already decided or expired.' };
 
 export const ROUTE_TABLE = [
-  entry({
-    path: '/api/v1/permissions/finished',
-    decisionListener: true,
-    methods: { POST: { route: reportToolCallFinished, doc: { tag: 'Decisions', summary: 'Report that an allowed tool call ran or failed: the after_tool_call hooks hear of it (202).' } } },
+  entry('/api/v1/permissions/finished', {
+    POST: op(reportToolCallFinished, 'Decisions', 'Report that an allowed tool call ran or failed: the after_tool_call hooks hear of it (202).'),
+  }, { decisionListener: true }),
+  entry('/api/v1/permissions/check', {
+    POST: op(checkToolCall, 'Decisions', 'Decide one tool call: ALLOW, DENY (recorded before the answer) or ASK (an approval request).', {
+      description: 'Answered by the decision listener itself when the call carries a bearer token.',
+    }),
+  }, { decisionListener: true }),
+  entry('/api/v1/permissions/check/batch', {
+    POST: op(checkToolCalls, 'Decisions', 'Decide up to 1,000 tool calls in one transaction.', { responses: { '413': 'The body is larger than 4 MiB.' } }),
+  }, { decisionListener: true }),
+  entry('/access/v1/evaluation', {
+    POST: op(evaluateAccess, 'AuthZEN', 'OpenID AuthZEN 1.0: one evaluation (subject, action, resource, context).'),
+  }, { decisionListener: true }),
+  entry('/access/v1/evaluations', {
+    POST: op(evaluateAccessMany, 'AuthZEN', 'OpenID AuthZEN 1.0: up to 1,000 evaluations with an evaluation semantic.'),
+  }, { decisionListener: true }),
+  // Next.js serves it from here; next.config.mjs rewrites /.well-known/authzen-configuration to it.
+  entry('/.well-known/authzen-configuration', {
+    GET: op(getAuthzenConfiguration, 'AuthZEN', 'The AuthZEN PDP metadata: where the evaluation endpoints are.'),
+  }, { adapter: 'app/api/authzen/configuration/route.ts' }),
+  entry('/api/v1/permissions/denials', {
+    GET: op(listDenials, 'Denials', 'Denials, newest first, filtered and keyset-paged; also as CSV or a JSON-lines export (format).', { response: R.denialPageSchema }),
   }),
-  entry({
-    path: '/api/v1/permissions/check',
-    decisionListener: true,
-    methods: {
-      POST: {
-        route: checkToolCall,
-        doc: { tag: 'Decisions', summary: 'Decide one tool call: ALLOW, DENY (recorded before the answer) or ASK (an approval request).', description: 'Answered by the decision listener itself when the call carries a bearer token.' },
-      },
-    },
+  entry('/api/v1/permissions/denials/{id}', {
+    GET: op(getDenial, 'Denials', 'One denial with the trace of its decision.', { response: R.denialDetailSchema, responses: ERR_NOT_FOUND }),
   }),
-  entry({
-    path: '/api/v1/permissions/check/batch',
-    decisionListener: true,
-    methods: { POST: { route: checkToolCalls, doc: { tag: 'Decisions', summary: 'Decide up to 1,000 tool calls in one transaction.', responses: { '413': 'The body is larger than 4 MiB.' } } } },
+  entry('/api/v1/permissions/denials/summary', {
+    GET: op(summarizeDenials, 'Denials', 'Totals and the top agents, rule sources and tools for a filter.', { response: R.denialSummarySchema }),
   }),
-  entry({
-    path: '/access/v1/evaluation',
-    decisionListener: true,
-    methods: { POST: { route: evaluateAccess, doc: { tag: 'AuthZEN', summary: 'OpenID AuthZEN 1.0: one evaluation (subject, action, resource, context).' } } },
+  entry('/api/v1/permissions/denials/histogram', {
+    GET: op(countDenialsOverTime, 'Denials', 'Denial counts over time by rule-source family, for a filter.', { response: R.denialHistogramSchema }),
   }),
-  entry({
-    path: '/access/v1/evaluations',
-    decisionListener: true,
-    methods: { POST: { route: evaluateAccessMany, doc: { tag: 'AuthZEN', summary: 'OpenID AuthZEN 1.0: up to 1,000 evaluations with an evaluation semantic.' } } },
+  entry('/api/v1/permissions/denials/facets', {
+    GET: op(listDenialFacetValues, 'Denials', 'The values of one field (agent, tool, rule source...) with their counts, for filter suggestions.', { response: R.denialFacetsSchema }),
   }),
-  entry({
-    path: '/.well-known/authzen-configuration',
-    // Next.js serves it from here; next.config.mjs rewrites /.well-known/authzen-configuration to it.
-    adapter: 'app/api/authzen/configuration/route.ts',
-    methods: { GET: { route: getAuthzenConfiguration, doc: { tag: 'AuthZEN', summary: 'The AuthZEN PDP metadata: where the evaluation endpoints are.' } } },
+  entry('/api/v1/permissions/denials/tail', {
+    GET: op(tailDenials, 'Denials', 'Denials written after a given row, for following the trail as it grows.', { response: R.denialTailSchema }),
   }),
-  entry({
-    path: '/api/v1/permissions/denials',
-    methods: { GET: { route: listDenials, doc: { response: R.denialPageSchema, tag: 'Denials', summary: 'Denials, newest first, filtered and keyset-paged; also as CSV or a JSON-lines export (format).' } } },
+  entry('/api/v1/approvals', {
+    GET: op(listApprovals, 'Approvals', 'Approval requests by status, gate and agent; pending ones oldest first.', { response: R.approvalListSchema }),
   }),
-  entry({
-    path: '/api/v1/permissions/denials/{id}',
-    methods: { GET: { route: getDenial, doc: { response: R.denialDetailSchema, tag: 'Denials', summary: 'One denial with the trace of its decision.', responses: ERR_NOT_FOUND } } },
+  entry('/api/v1/approvals/{id}', {
+    GET: op(getApproval, 'Approvals', 'One approval request.', { response: R.approvalSchema, responses: ERR_NOT_FOUND }),
   }),
-  entry({
-    path: '/api/v1/permissions/denials/summary',
-    methods: { GET: { route: summarizeDenials, doc: { response: R.denialSummarySchema, tag: 'Denials', summary: 'Totals and the top agents, rule sources and tools for a filter.' } } },
+  entry('/api/v1/approvals/{id}/approve', {
+    POST: op(approveRequest, 'Approvals', "One person's approval; a two-person gate stays pending until the second.", { response: R.approvalSchema, responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } }),
   }),
-  entry({
-    path: '/api/v1/permissions/denials/histogram',
-    methods: { GET: { route: countDenialsOverTime, doc: { response: R.denialHistogramSchema, tag: 'Denials', summary: 'Denial counts over time by rule-source family, for a filter.' } } },
+  entry('/api/v1/approvals/{id}/reject', {
+    POST: op(rejectRequest, 'Approvals', 'Reject with a reason; recorded as a denial hitl:<gate>.', { response: R.approvalSchema, responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } }),
   }),
-  entry({
-    path: '/api/v1/permissions/denials/facets',
-    methods: { GET: { route: listDenialFacetValues, doc: { response: R.denialFacetsSchema, tag: 'Denials', summary: 'The values of one field (agent, tool, rule source...) with their counts, for filter suggestions.' } } },
+  entry('/api/v1/notifications/deliveries', {
+    GET: op(listDeliveries, 'Notifications', 'Notifications queued for the channels of config/notifications.yaml, newest first: state, attempts, last error.'),
   }),
-  entry({
-    path: '/api/v1/permissions/denials/tail',
-    methods: { GET: { route: tailDenials, doc: { response: R.denialTailSchema, tag: 'Denials', summary: 'Denials written after a given row, for following the trail as it grows.' } } },
+  entry('/api/v1/flags', {
+    GET: op(listFlags, 'Flags', 'Every feature flag: effective value, the layer that decided it, problems.'),
   }),
-  entry({
-    path: '/api/v1/approvals',
-    methods: { GET: { route: listApprovals, doc: { response: R.approvalListSchema, tag: 'Approvals', summary: 'Approval requests by status, gate and agent; pending ones oldest first.' } } },
+  entry('/api/v1/flags/history', {
+    GET: op(listFlagHistory, 'Flags', 'Every flag change, newest first.'),
   }),
-  entry({
-    path: '/api/v1/approvals/{id}',
-    methods: { GET: { route: getApproval, doc: { response: R.approvalSchema, tag: 'Approvals', summary: 'One approval request.', responses: ERR_NOT_FOUND } } },
+  entry('/api/v1/flags/{name}', {
+    GET: op(getFlag, 'Flags', 'One feature flag.', { response: R.flagSchema, responses: ERR_NOT_FOUND }),
+    PUT: op(setFlagOverride, 'Flags', 'Set a runtime override, with a reason. Turning off an invariant is refused and recorded.', { response: R.flagSchema }),
+    DELETE: op(removeFlagOverride, 'Flags', 'Remove the runtime override, with a reason.', { response: R.flagSchema }),
   }),
-  entry({
-    path: '/api/v1/approvals/{id}/approve',
-    methods: {
-      POST: { route: approveRequest, doc: { response: R.approvalSchema, tag: 'Approvals', summary: "One person's approval; a two-person gate stays pending until the second.", responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } } },
-    },
+  entry('/api/v1/transparency', {
+    GET: op(getTransparencyReport, 'Transparency', 'The /transparency page as JSON: flags by tier, sources in force, files, history.'),
   }),
-  entry({
-    path: '/api/v1/approvals/{id}/reject',
-    methods: { POST: { route: rejectRequest, doc: { response: R.approvalSchema, tag: 'Approvals', summary: 'Reject with a reason; recorded as a denial hitl:<gate>.', responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } } } },
+  entry('/api/v1/auth/login', {
+    POST: op(signIn, 'Sessions', 'Sign in to the console: sets the session cookie.', {
+      responses: { '429': 'ACCOUNT_LOCKED: the user name is locked after failed sign-ins (a compliance profile), or another attempt for it is under way; Retry-After says when to try again.' },
+    }),
   }),
-  entry({
-    path: '/api/v1/notifications/deliveries',
-    methods: {
-      GET: { route: listDeliveries, doc: { tag: 'Notifications', summary: 'Notifications queued for the channels of config/notifications.yaml, newest first: state, attempts, last error.' } },
-    },
+  entry('/api/v1/auth/logout', {
+    POST: op(signOut, 'Sessions', 'Sign out: ends the session.', { response: R.signedOutSchema }),
   }),
-  entry({
-    path: '/api/v1/flags',
-    methods: { GET: { route: listFlags, doc: { tag: 'Flags', summary: 'Every feature flag: effective value, the layer that decided it, problems.' } } },
+  entry('/api/v1/auth/me', {
+    GET: op(whoAmI, 'Sessions', 'Who the request is authenticated as.', { response: R.meSchema }),
   }),
-  entry({
-    path: '/api/v1/flags/history',
-    methods: { GET: { route: listFlagHistory, doc: { tag: 'Flags', summary: 'Every flag change, newest first.' } } },
+  entry('/api/v1/audit/events', {
+    GET: op(listSecurityEvents, 'Audit', 'Security events (sign-ins, approvals, changes, reads of the trail), filtered and paged.', { response: R.eventPageSchema }),
   }),
-  entry({
-    path: '/api/v1/flags/{name}',
-    methods: {
-      GET: { route: getFlag, doc: { response: R.flagSchema, tag: 'Flags', summary: 'One feature flag.', responses: ERR_NOT_FOUND } },
-      PUT: { route: setFlagOverride, doc: { response: R.flagSchema, tag: 'Flags', summary: 'Set a runtime override, with a reason. Turning off an invariant is refused and recorded.' } },
-      DELETE: { route: removeFlagOverride, doc: { response: R.flagSchema, tag: 'Flags', summary: 'Remove the runtime override, with a reason.' } },
-    },
+  entry('/api/v1/audit/verify', {
+    GET: op(verifyAuditTrail, 'Audit', 'Verify both hash chains and every signed checkpoint now (recorded as audit.verified).', { response: R.verifyReportSchema }),
   }),
-  entry({
-    path: '/api/v1/transparency',
-    methods: { GET: { route: getTransparencyReport, doc: { tag: 'Transparency', summary: 'The /transparency page as JSON: flags by tier, sources in force, files, history.' } } },
+  entry('/api/v1/reports/audit.pdf', {
+    GET: op(auditReportPdf, 'Audit', 'The audit report of a period as a PDF.', { contentType: 'application/pdf' }),
   }),
-  entry({
-    path: '/api/v1/auth/login',
-    methods: {
-      POST: {
-        route: signIn,
-        doc: {
-          tag: 'Sessions',
-          summary: 'Sign in to the console: sets the session cookie.',
-          responses: { '429': 'ACCOUNT_LOCKED: the user name is locked after failed sign-ins (a compliance profile), or another attempt for it is under way; Retry-After says when to try again.' },
-        },
-      },
-    },
+  entry('/api/v1/reports/audit.oscal.json', {
+    GET: op(auditReportOscal, 'Audit', 'The audit report of a period as OSCAL assessment results.'),
   }),
-  entry({
-    path: '/api/v1/auth/logout',
-    methods: { POST: { route: signOut, doc: { response: R.signedOutSchema, tag: 'Sessions', summary: 'Sign out: ends the session.' } } },
+  entry('/api/v1/health', {
+    GET: op(checkHealth, 'Operations', 'Liveness: the server answers.'),
   }),
-  entry({
-    path: '/api/v1/auth/me',
-    methods: { GET: { route: whoAmI, doc: { response: R.meSchema, tag: 'Sessions', summary: 'Who the request is authenticated as.' } } },
+  entry('/api/v1/ready', {
+    GET: op(checkReadiness, 'Operations', 'Readiness: the database takes writes, the configuration loaded, the checkpointer and the approval sweeper run.', {
+      responses: { '503': 'Not ready; the reason says which check failed.' },
+    }),
   }),
-  entry({
-    path: '/api/v1/audit/events',
-    methods: { GET: { route: listSecurityEvents, doc: { response: R.eventPageSchema, tag: 'Audit', summary: 'Security events (sign-ins, approvals, changes, reads of the trail), filtered and paged.' } } },
-  }),
-  entry({
-    path: '/api/v1/audit/verify',
-    methods: { GET: { route: verifyAuditTrail, doc: { response: R.verifyReportSchema, tag: 'Audit', summary: 'Verify both hash chains and every signed checkpoint now (recorded as audit.verified).' } } },
-  }),
-  entry({
-    path: '/api/v1/reports/audit.pdf',
-    methods: { GET: { route: auditReportPdf, doc: { tag: 'Audit', summary: 'The audit report of a period as a PDF.', contentType: 'application/pdf' } } },
-  }),
-  entry({
-    path: '/api/v1/reports/audit.oscal.json',
-    methods: { GET: { route: auditReportOscal, doc: { tag: 'Audit', summary: 'The audit report of a period as OSCAL assessment results.' } } },
-  }),
-  entry({
-    path: '/api/v1/health',
-    methods: { GET: { route: checkHealth, doc: { tag: 'Operations', summary: 'Liveness: the server answers.' } } },
-  }),
-  entry({
-    path: '/api/v1/ready',
-    methods: {
-      GET: {
-        route: checkReadiness,
-        doc: {
-          tag: 'Operations',
-          summary: 'Readiness: the database takes writes, the configuration loaded, the checkpointer and the approval sweeper run.',
-          responses: { '503': 'Not ready; the reason says which check failed.' },
-        },
-      },
-    },
-  }),
-  entry({
-    path: '/api/v1/openapi.json',
-    methods: { GET: { route: getOpenApiDocument, doc: { tag: 'Operations', summary: 'This document: OpenAPI 3.1, generated from the routes and their zod schemas.' } } },
+  entry('/api/v1/openapi.json', {
+    GET: op(getOpenApiDocument, 'Operations', 'This document: OpenAPI 3.1, generated from the routes and their zod schemas.'),
   }),
 ] as const;
 

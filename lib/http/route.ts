@@ -140,9 +140,7 @@ function errorAnswer(status: number, code: string, message: string, extra: Recor
   return { status, headers: NO_STORE, body: { error: { code, message, ...extra } } };
 }
 
-export function errorResponse(status: number, code: string, message: string, extra: Record<string, unknown> = {}): Response {
-  return Response.json({ error: { code, message, ...extra } }, { status, headers: NO_STORE });
-}
+export const errorResponse = (...error: Parameters<typeof errorAnswer>): Response => toResponse(errorAnswer(...error));
 
 /** A core answer as a web Response (the Next.js transport). */
 export function toResponse(a: ApiAnswer): Response {

@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { parseVerifierKey } from '@/lib/audit/trail/checkpoints';
 import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 import { bucketOrigin, chooseBucketSeconds, SummaryFold, topOf, type DenialGroup, type Ranked } from '@/lib/audit/denials/stats';
-import type { Failure } from '@/lib/audit/trail/verify';
+import type { ChainReport, Failure } from '@/lib/audit/trail/verify';
 import { canonicalJson } from '@/lib/approvals/canonical';
 import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from '@/lib/flags/catalog';
@@ -49,17 +49,12 @@ export interface Capped<T> {
   total: number;
 }
 
-export interface ChainIntegrity {
-  chain: string;
-  rowsChecked: number;
+/** A chain as its verification found it, with its rows in the period. */
+export type ChainIntegrity = Pick<ChainReport, 'chain' | 'rowsChecked' | 'headHash' | 'lastId' | 'checkpoints' | 'checkpointsValid'> & {
   rowsInPeriod: number;
-  headHash: string | null;
-  lastId: number | null;
-  checkpoints: number;
-  checkpointsValid: number;
   /** the newest signed checkpoint of the chain, when there is one */
   newest?: { id: number; size: number; signedAt: number; rowsAfter: number };
-}
+};
 
 export interface IntegrityResult {
   ok: boolean;
@@ -77,16 +72,13 @@ export interface IntegrityResult {
 /** A profile in the report's scope: what the report says of it. */
 export type ControlScope = Pick<LoadedProfile, 'name' | 'title' | 'description' | 'frameworks'>;
 
-export interface FlagState {
-  name: string;
-  tier: string;
-  value: boolean;
-  layer: string;
+/** A flag as it is in force now, with its changes and refused changes in the period. */
+export type FlagState = Pick<ResolvedFlag, 'name' | 'tier' | 'value' | 'layer'> & {
   lockedBy: readonly string[];
   description: string;
   changesInPeriod: number;
   refusedInPeriod: number;
-}
+};
 
 export interface TwoPersonDecision {
   id: string;
@@ -101,13 +93,6 @@ export interface TwoPersonDecision {
   decidedBy: string | null;
   approvers: string;
   required: number;
-}
-
-export interface ApproverFigures {
-  name: string;
-  role: string | null;
-  approvals: number;
-  rejections: number;
 }
 
 export interface FlagChangeRow {
@@ -232,7 +217,7 @@ export interface ReportData {
     decidedByPeople: number;
     medianSecondsToDecision: number | null;
     byGate: { gate: string; requested: number; approved: number; rejected: number; expired: number; pending: number }[];
-    approvers: ApproverFigures[];
+    approvers: { name: string; role: string | null; approvals: number; rejections: number }[];
     twoPerson: Capped<TwoPersonDecision>;
     /** approval attempts refused and recorded (a requester deciding their own call, a second vote by one person) */
     refusedAttempts: number;
@@ -572,23 +557,13 @@ async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: bool
  */
 async function gatherAppendix(r: ReportReader, p: ReportPeriod, cap: number, total: number): Promise<ReportData['appendix']> {
   const rows = (
-    await r.all<{ id: number; at: number; agent: string | null; tool: string; method: string | null; path: string | null; rule: string; role: string | null; principal: string | null; reason: string | null }>(
-      `SELECT id, timestamp AS at, agent_name AS agent, tool_name AS tool, http_method AS method, http_path AS path, rule_source AS rule,
+    await r.all<Omit<AppendixRow, 'http'> & { method: string | null; path: string | null }>(
+      `SELECT id, timestamp AS at, agent_name AS agent, tool_name AS tool, http_method AS method, http_path AS path, rule_source AS "ruleSource",
               user_role AS role, principal, reason
        FROM permission_denials WHERE timestamp >= ? AND timestamp < ? ORDER BY timestamp DESC, id DESC LIMIT ?`,
       [p.from, p.to, cap],
     )
-  ).map((row) => ({
-    id: row.id,
-    at: row.at,
-    agent: row.agent,
-    tool: row.tool,
-    http: row.method ? `${row.method} ${row.path ?? ''}`.trim() : null,
-    ruleSource: row.rule,
-    role: row.role,
-    principal: row.principal,
-    reason: row.reason,
-  }));
+  ).map(({ method, path, ...row }) => ({ ...row, http: method ? `${method} ${path ?? ''}`.trim() : null }));
   return { rows, total, cap, omitted: Math.max(0, total - rows.length) };
 }
 
@@ -722,11 +697,8 @@ export async function gatherCoverage(r: ReportReader, p: ReportPeriod, now: numb
 // Security events
 // ---------------------------------------------------------------------------------------------------------------
 
-interface TypeCount {
-  type: string;
-  outcome: string;
-  count: number;
-}
+/** The count of one type and outcome of security event. */
+type TypeCount = ReportData['security']['byType'][number];
 
 /**
  * Counts of the period's security events by type and outcome. The types are few (a few dozen) while allowed decisions
@@ -857,7 +829,7 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
      FROM approvals WHERE requested_at >= ? AND requested_at < ? GROUP BY 1, 2`,
     [now, p.from, p.to],
   );
-  const gates = new Map<string, { gate: string; requested: number; approved: number; rejected: number; expired: number; pending: number }>();
+  const gates = new Map<string, ReportData['oversight']['byGate'][number]>();
   let ran = 0;
   for (const row of byGate) {
     const g = gates.get(row.gate) ?? { gate: row.gate, requested: 0, approved: 0, rejected: 0, expired: 0, pending: 0 };
@@ -881,25 +853,25 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
     median = n % 2 === 1 ? (mid[0] ?? null) : ((mid[0] ?? 0) + (mid[1] ?? mid[0] ?? 0)) / 2;
   }
 
-  const approvers = new Map<string, ApproverFigures>();
-  for (const row of await r.all<{ name: string; role: string; n: number }>(
+  // Each person's approvals (their votes) and rejections (the request's decision), by name.
+  const approvers = new Map<string, ReportData['oversight']['approvers'][number]>();
+  const tally = async (kind: 'approvals' | 'rejections', sql: string) => {
+    for (const row of await r.all<{ name: string; role: string | null; n: number }>(sql, [p.from, p.to])) {
+      const a = approvers.get(row.name) ?? { name: row.name, role: row.role, approvals: 0, rejections: 0 };
+      a[kind] += row.n;
+      approvers.set(row.name, a);
+    }
+  };
+  await tally(
+    'approvals',
     `SELECT v.approver AS name, v.approver_role AS role, count(*) AS n FROM approval_votes v JOIN approvals a ON a.id = v.approval_id
      WHERE a.requested_at >= ? AND a.requested_at < ? GROUP BY 1, 2`,
-    [p.from, p.to],
-  )) {
-    const a = approvers.get(row.name) ?? { name: row.name, role: row.role, approvals: 0, rejections: 0 };
-    a.approvals += row.n;
-    approvers.set(row.name, a);
-  }
-  for (const row of await r.all<{ name: string; role: string | null; n: number }>(
+  );
+  await tally(
+    'rejections',
     `SELECT a.decided_by AS name, u.role AS role, count(*) AS n FROM approvals a LEFT JOIN users u ON u.username = a.decided_by
      WHERE a.status = 'rejected' AND a.decided_by IS NOT NULL AND a.requested_at >= ? AND a.requested_at < ? GROUP BY 1, 2`,
-    [p.from, p.to],
-  )) {
-    const a = approvers.get(row.name) ?? { name: row.name, role: row.role, approvals: 0, rejections: 0 };
-    a.rejections += row.n;
-    approvers.set(row.name, a);
-  }
+  );
 
   const twoWhere = `FROM approvals a WHERE a.approvals_required >= 2 AND a.status IN ('approved', 'consumed', 'rejected') AND a.requested_at >= ? AND a.requested_at < ?`;
   const twoTotal = (await r.get<{ n: number }>(`SELECT count(*) AS n ${twoWhere}`, [p.from, p.to]))?.n ?? 0;

@@ -78,6 +78,15 @@ export interface ServedByState {
   text: string;
 }
 
+/** What each profile setting a control can be served by says, when the profile sets it (undefined: it does not). */
+const SETTINGS: Record<string, (p: LoadedProfile) => string | undefined> = {
+  retention: (p) => p.retention && `retention ${p.retention.minDays} days`,
+  masking: (p) => p.masking && `masking ${p.masking.keys.length} keys`,
+  approvals: (p) => p.approvals && `two people from ${p.approvals.twoPersonFromRisk} risk`,
+  sign_in: (p) => p.signIn && `sign-in lock after ${p.signIn.lockAfterFailures} failures for ${p.signIn.lockMinutes} min`,
+  locks: (p) => plural(p.locks.size, 'locked flag'),
+};
+
 /** Whether each rule, gate, flag, invariant or setting that serves a control is in force now. */
 export function servedByState(app: App, profile: LoadedProfile, c: ControlMapping): ServedByState[] {
   const flags = app.flags.resolution().flags;
@@ -103,29 +112,8 @@ export function servedByState(app: App, profile: LoadedProfile, c: ControlMappin
         return { ref, ok: found, text: found ? `rule policy:${id} in force` : `rule policy:${id} is NOT in force` };
       }
       case 'setting': {
-        const ok =
-          s.ref === 'retention'
-            ? profile.retention !== undefined
-            : s.ref === 'masking'
-              ? profile.masking !== undefined
-              : s.ref === 'approvals'
-                ? profile.approvals !== undefined
-                : s.ref === 'sign_in'
-                  ? profile.signIn !== undefined
-                  : s.ref === 'locks';
-        const text =
-          s.ref === 'retention' && profile.retention
-            ? `retention ${profile.retention.minDays} days`
-            : s.ref === 'masking' && profile.masking
-              ? `masking ${profile.masking.keys.length} keys`
-              : s.ref === 'approvals' && profile.approvals
-                ? `two people from ${profile.approvals.twoPersonFromRisk} risk`
-                : s.ref === 'sign_in' && profile.signIn
-                  ? `sign-in lock after ${profile.signIn.lockAfterFailures} failures for ${profile.signIn.lockMinutes} min`
-                  : s.ref === 'locks'
-                    ? `${plural(profile.locks.size, 'locked flag')}`
-                    : `setting ${s.ref} missing`;
-        return { ref, ok, text };
+        const text = Object.hasOwn(SETTINGS, s.ref) ? SETTINGS[s.ref]!(profile) : undefined;
+        return { ref, ok: text !== undefined, text: text ?? `setting ${s.ref} missing` };
       }
     }
   });

@@ -63,6 +63,11 @@ const EVIDENCE_TITLES: Record<EvidenceKind, string> = {
   masking: 'Masking of argument values',
 };
 
+/** An observation of evidence, tested by the system, with what it rests on and when it was collected. */
+function observation(uuid: string, title: string, description: string, props: ReturnType<typeof prop>[], evidence: string, collected: string) {
+  return { uuid, title, description, props, methods: ['TEST'], types: ['control-objective'], 'relevant-evidence': [{ description: evidence }], collected };
+}
+
 /** An observation's description: the figure, and what it lacks for the period when it lacks something. */
 function observationText(kind: EvidenceKind, d: ReportData): string {
   const a = assessEvidence(kind, d);
@@ -89,13 +94,13 @@ export function buildOscal(d: ReportData, controls: readonly ControlRow[]) {
   const chainRows = d.integrity.chains.reduce((n, c) => n + c.rowsChecked, 0);
 
   const observations = [
-    {
-      uuid: integrityObservation,
-      title: 'Integrity of the audit trail',
-      description: d.integrity.ok
+    observation(
+      integrityObservation,
+      'Integrity of the audit trail',
+      d.integrity.ok
         ? `Both hash chains recomputed row by row (${int(chainRows)} rows) and every signed checkpoint checked: intact.`
         : `Verification failed: ${d.integrity.failures.map((f) => `${f.table} at ${f.id}: ${f.problem}`).join('; ')}.`,
-      props: [
+      [
         prop('verified', d.integrity.ok ? 'true' : 'false'),
         ...(d.integrity.key ? [prop('public-key-fingerprint', d.integrity.key.fingerprint), prop('public-key-id', d.integrity.key.keyId)] : []),
         ...d.integrity.chains.flatMap((c) => [
@@ -104,21 +109,12 @@ export function buildOscal(d: ReportData, controls: readonly ControlRow[]) {
           ...(c.newest ? [prop('verified-up-to-checkpoint', c.newest.id, { class: c.chain, remarks: `row ${c.newest.size}, signed ${iso(c.newest.signedAt)}` })] : []),
         ]),
       ],
-      methods: ['TEST'],
-      types: ['control-objective'],
-      'relevant-evidence': [{ description: 'npx swarm audit verify --public-key KEYFILE reproduces this result.' }],
-      collected: iso(d.integrity.verifiedAt),
-    },
-    ...kinds.map((kind) => ({
-      uuid: observationOf(kind),
-      title: EVIDENCE_TITLES[kind],
-      description: observationText(kind, d),
-      props: [prop('evidence-kind', kind)],
-      methods: ['TEST'],
-      types: ['control-objective'],
-      'relevant-evidence': [{ description: `Computed from the audit trail for ${describePeriod(d.period)}, report ${d.id}.` }],
-      collected: generated,
-    })),
+      'npx swarm audit verify --public-key KEYFILE reproduces this result.',
+      iso(d.integrity.verifiedAt),
+    ),
+    ...kinds.map((kind) =>
+      observation(observationOf(kind), EVIDENCE_TITLES[kind], observationText(kind, d), [prop('evidence-kind', kind)], `Computed from the audit trail for ${describePeriod(d.period)}, report ${d.id}.`, generated),
+    ),
   ];
 
   const findings = controls.map((r) => {

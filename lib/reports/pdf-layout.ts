@@ -13,6 +13,8 @@ export const PAGE = { width: 595.28, height: 841.89 } as const;
 export const MARGIN = { left: 56, right: 56, top: 78, bottom: 62 } as const;
 export const CONTENT_WIDTH = PAGE.width - MARGIN.left - MARGIN.right;
 const BOTTOM = PAGE.height - MARGIN.bottom;
+/** The padding inside a table's cells. */
+const PAD = 4;
 /** A section starts on the current page only with this much room left (about a third of a page). */
 const SECTION_ROOM = 260;
 
@@ -43,12 +45,8 @@ export interface Cell {
 
 export type CellInput = string | number | Cell;
 
-export interface Column {
-  title: string;
-  /** a share of the table's width (they are scaled to add up) */
-  width: number;
-  align?: Align;
-}
+/** A column: its title, its share of the table's width (the shares are scaled to add up), and its alignment. */
+export type Column = readonly [title: string, width: number, align?: Align];
 
 export interface TableOptions {
   fontSize?: number;
@@ -137,6 +135,9 @@ function cutToWidth(part: string, width: number, measure: (t: string) => number)
   return out;
 }
 
+/** The font style of a cell. */
+const styleOf = (c: Cell) => (c.mono ? (c.bold ? 'mono-bold' : 'mono') : c.bold ? 'bold' : 'normal');
+
 function cellOf(c: CellInput): Cell {
   if (typeof c === 'string') return { text: c };
   if (typeof c === 'number') return { text: c.toLocaleString('en-US') };
@@ -198,14 +199,6 @@ export class PdfLayout {
     if (this.y + h > BOTTOM) this.newPage();
   }
 
-  space(h: number): void {
-    this.y += h;
-  }
-
-  remaining(): number {
-    return BOTTOM - this.y;
-  }
-
   /**
    * A section title, in the PDF outline, remembered for the contents. It follows the section before on the same page
    * when a good part of the page is left (a section per page left pages with a few lines), else starts a new page;
@@ -213,7 +206,7 @@ export class PdfLayout {
    */
   section(anchor: string, title: string, intro?: string, o: { newPage?: boolean } = {}): void {
     if (this.y > MARGIN.top) {
-      if (o.newPage || this.remaining() < SECTION_ROOM) this.newPage();
+      if (o.newPage || BOTTOM - this.y < SECTION_ROOM) this.newPage();
       else this.y += 22;
     }
     this.anchors.set(anchor, this.page);
@@ -221,11 +214,16 @@ export class PdfLayout {
     this.font(16, 'bold');
     this.doc.text(pdfText(title), MARGIN.left, this.y, { baseline: 'top' });
     this.y += 24;
-    this.doc.setDrawColor(COLORS.accent);
-    this.doc.setLineWidth(1.2);
-    this.doc.line(MARGIN.left, this.y, MARGIN.left + 36, this.y);
+    this.rule(MARGIN.left, MARGIN.left + 36, this.y, COLORS.accent, 1.2);
     this.y += 12;
     if (intro) this.paragraph(intro, { color: COLORS.muted });
+  }
+
+  /** A horizontal line from x0 to x1 at y. */
+  rule(x0: number, x1: number, y: number, color: string, width: number): void {
+    this.doc.setDrawColor(color);
+    this.doc.setLineWidth(width);
+    this.doc.line(x0, y, x1, y);
   }
 
   heading(title: string, keepWith = 60): void {
@@ -248,6 +246,11 @@ export class PdfLayout {
       this.y += lh;
     }
     this.y += o.after ?? 6;
+  }
+
+  /** A paragraph in the muted colour, smaller: what a figure or a table needs said beside it. */
+  note(text: string, size = 8.5): void {
+    this.paragraph(text, { size, color: COLORS.muted });
   }
 
   /** Label / value pairs, the labels in a narrow muted column. */
@@ -320,25 +323,40 @@ export class PdfLayout {
     this.y += h + 10;
   }
 
-  /** The height a table will take on one page (its header, rows and the space after it), to keep it whole. */
-  tableHeight(columns: Column[], rows: CellInput[][], o: TableOptions = {}): number {
+  /**
+   * A table's geometry: its column widths, its header's height, and each row's cells, lines (a lead's lines first, as
+   * blanks, where its text is drawn apart in bold) and height; what table() draws and tableHeight() adds up.
+   */
+  private layTable(columns: Column[], rows: CellInput[][], o: TableOptions) {
     const size = o.fontSize ?? 8;
     const lh = this.lineHeight(size);
     const width = o.width ?? CONTENT_WIDTH;
-    const total = columns.reduce((n, c) => n + c.width, 0);
-    const widths = columns.map((c) => (c.width / total) * width - 8);
+    const total = columns.reduce((n, [, w]) => n + w, 0);
+    const widths = columns.map(([, w]) => (w / total) * width);
     this.font(size - 0.5, 'bold');
-    let h = Math.max(...columns.map((c, i) => this.wrap(c.title, widths[i]!).length)) * lh + 8;
-    for (const row of rows) {
-      const lines = row.map((input, i) => {
-        const c = cellOf(input);
-        this.font(size, c.mono ? 'mono' : c.bold ? 'bold' : 'normal');
-        const n = this.wrap(c.text, widths[i]!).length + (c.lead ? this.wrap(c.lead, widths[i]!).length : 0);
-        return o.maxLines ? Math.min(n, o.maxLines) : n;
+    const headerHeight = Math.max(...columns.map(([title], i) => this.wrap(title, widths[i]! - 2 * PAD).length)) * lh + 2 * PAD;
+    const laid = rows.map((row) => {
+      const cells = row.map(cellOf);
+      const leads = cells.map((c, i) => {
+        if (!c.lead) return [];
+        this.font(size, 'bold');
+        return this.wrap(c.lead, widths[i]! - 2 * PAD);
       });
-      h += Math.max(1, ...lines) * lh + 7;
-    }
-    return h + (rows.length === 0 ? lh + 8 : 0) + 10;
+      const lines = cells.map((c, i) => {
+        this.font(size, styleOf(c));
+        let l = this.wrap(c.text, widths[i]! - 2 * PAD);
+        if (o.maxLines && l.length > o.maxLines) l = [...l.slice(0, o.maxLines - 1), `${l[o.maxLines - 1]!.replace(/.{0,2}$/, '')}…`];
+        return [...leads[i]!.map(() => ''), ...l];
+      });
+      return { cells, leads, lines, height: Math.max(1, ...lines.map((l) => l.length)) * lh + 2 * PAD - 1 };
+    });
+    return { size, lh, width, widths, headerHeight, rows: laid };
+  }
+
+  /** The height a table will take on one page (its header, rows and the space after it), to keep it whole. */
+  tableHeight(columns: Column[], rows: CellInput[][], o: TableOptions = {}): number {
+    const t = this.layTable(columns, rows, o);
+    return t.rows.reduce((h, r) => h + r.height, t.headerHeight) + (rows.length === 0 ? t.lh + 2 * PAD : 0) + 10;
   }
 
   /**
@@ -346,17 +364,8 @@ export class PdfLayout {
    * the header (and the caption, marked "continued") is drawn again.
    */
   table(columns: Column[], rows: CellInput[][], o: TableOptions = {}): void {
-    const size = o.fontSize ?? 8;
-    const lh = this.lineHeight(size);
+    const { size, lh, width, widths, headerHeight, rows: laid } = this.layTable(columns, rows, o);
     const x0 = o.x ?? MARGIN.left;
-    const width = o.width ?? CONTENT_WIDTH;
-    const total = columns.reduce((n, c) => n + c.width, 0);
-    const widths = columns.map((c) => (c.width / total) * width);
-    const pad = 4;
-    const headerHeight = (() => {
-      this.font(size - 0.5, 'bold');
-      return Math.max(...columns.map((c, i) => this.wrap(c.title, widths[i]! - 2 * pad).length)) * lh + 2 * pad;
-    })();
 
     const drawHeader = (continued: boolean) => {
       if (continued && o.caption) {
@@ -367,36 +376,21 @@ export class PdfLayout {
       this.doc.setFillColor(COLORS.head);
       this.doc.rect(x0, this.y, width, headerHeight, 'F');
       let x = x0;
-      columns.forEach((c, i) => {
+      columns.forEach(([title, , align], i) => {
         this.font(size - 0.5, 'bold', COLORS.muted);
-        const lines = this.wrap(c.title, widths[i]! - 2 * pad);
+        const lines = this.wrap(title, widths[i]! - 2 * PAD);
         lines.forEach((l, j) =>
-          this.doc.text(l, c.align === 'right' ? x + widths[i]! - pad : x + pad, this.y + pad + j * lh, { baseline: 'top', align: c.align === 'right' ? 'right' : 'left' }),
+          this.doc.text(l, align === 'right' ? x + widths[i]! - PAD : x + PAD, this.y + PAD + j * lh, { baseline: 'top', align: align === 'right' ? 'right' : 'left' }),
         );
         x += widths[i]!;
       });
       this.y += headerHeight;
-      this.doc.setDrawColor('#c5ccd6');
-      this.doc.setLineWidth(0.6);
-      this.doc.line(x0, this.y, x0 + width, this.y);
+      this.rule(x0, x0 + width, this.y, '#c5ccd6', 0.6);
     };
 
-    this.ensure(headerHeight + lh + 2 * pad + (o.caption ? 0 : 0));
+    this.ensure(headerHeight + lh + 2 * PAD);
     drawHeader(false);
-    rows.forEach((row, r) => {
-      const cells = row.map(cellOf);
-      const leads = cells.map((c, i) => {
-        if (!c.lead) return [];
-        this.font(size, 'bold');
-        return this.wrap(c.lead, widths[i]! - 2 * pad);
-      });
-      const lines = cells.map((c, i) => {
-        this.font(size, c.mono ? (c.bold ? 'mono-bold' : 'mono') : c.bold ? 'bold' : 'normal');
-        let l = this.wrap(c.text, widths[i]! - 2 * pad);
-        if (o.maxLines && l.length > o.maxLines) l = [...l.slice(0, o.maxLines - 1), `${l[o.maxLines - 1]!.replace(/.{0,2}$/, '')}…`];
-        return [...leads[i]!.map(() => ''), ...l];
-      });
-      const h = Math.max(1, ...lines.map((l) => l.length)) * lh + 2 * pad - 1;
+    laid.forEach(({ cells, leads, lines, height: h }, r) => {
       if (this.y + h > BOTTOM) {
         this.newPage();
         drawHeader(true);
@@ -407,27 +401,24 @@ export class PdfLayout {
       }
       let x = x0;
       cells.forEach((c, i) => {
-        const col = columns[i];
-        this.font(size, c.mono ? (c.bold ? 'mono-bold' : 'mono') : c.bold ? 'bold' : 'normal', c.color ?? COLORS.text);
-        const right = col?.align === 'right';
+        this.font(size, styleOf(c), c.color ?? COLORS.text);
+        const right = columns[i]?.[2] === 'right';
         const lead = leads[i]!;
         if (lead.length) {
           this.font(size, 'bold', c.color ?? COLORS.text);
-          lead.forEach((l, j) => this.doc.text(l, x + pad, this.y + pad + j * lh, { baseline: 'top' }));
-          this.font(size, c.mono ? (c.bold ? 'mono-bold' : 'mono') : c.bold ? 'bold' : 'normal', c.color ?? COLORS.text);
+          lead.forEach((l, j) => this.doc.text(l, x + PAD, this.y + PAD + j * lh, { baseline: 'top' }));
+          this.font(size, styleOf(c), c.color ?? COLORS.text);
         }
-        lines[i]!.forEach((l, j) => j >= lead.length && this.doc.text(l, right ? x + widths[i]! - pad : x + pad, this.y + pad + j * lh, { baseline: 'top', align: right ? 'right' : 'left' }));
+        lines[i]!.forEach((l, j) => j >= lead.length && this.doc.text(l, right ? x + widths[i]! - PAD : x + PAD, this.y + PAD + j * lh, { baseline: 'top', align: right ? 'right' : 'left' }));
         x += widths[i]!;
       });
       this.y += h;
-      this.doc.setDrawColor('#e8ebef');
-      this.doc.setLineWidth(0.4);
-      this.doc.line(x0, this.y, x0 + width, this.y);
+      this.rule(x0, x0 + width, this.y, '#e8ebef', 0.4);
     });
     if (rows.length === 0) {
       this.font(size, 'normal', COLORS.muted);
-      this.doc.text('None in this period.', x0 + pad, this.y + pad, { baseline: 'top' });
-      this.y += lh + 2 * pad;
+      this.doc.text('None in this period.', x0 + PAD, this.y + PAD, { baseline: 'top' });
+      this.y += lh + 2 * PAD;
     }
     this.y += 10;
   }

@@ -6,10 +6,10 @@
  */
 import { typeLabel } from '@/lib/audit/event-labels';
 import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
-import type { ReportData } from './data';
+import type { Capped, ReportData } from './data';
 import type { ControlRow } from './evidence';
-import { coverageNotes, int, plural, STATUS_LABEL } from './evidence';
-import { COLORS, CONTENT_WIDTH, MARGIN, PdfLayout, type CellInput } from './pdf-layout';
+import { controlCounts, coverageNotes, int, plural, STATUS_LABEL } from './evidence';
+import { COLORS, CONTENT_WIDTH, MARGIN, PdfLayout, type Column } from './pdf-layout';
 import { describePeriod, isoSeconds, periodEnd } from './period';
 import { familyInfo } from '@/lib/audit/denials/vocabulary';
 
@@ -60,6 +60,11 @@ export function renderReportPdf(d: ReportData, controls: readonly ControlRow[]):
   });
 }
 
+/** Under a capped list: which of how many it shows (nothing when it shows them all), and where the rest are. */
+function firstOf(L: PdfLayout, list: Capped<unknown>, rest: string): void {
+  if (list.total > list.rows.length) L.note(`The first ${int(list.rows.length)} of ${int(list.total)}${rest}`, 8);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 
 function cover(L: PdfLayout, d: ReportData): { page: number; y: number } {
@@ -83,7 +88,7 @@ function cover(L: PdfLayout, d: ReportData): { page: number; y: number } {
     ['Report id', d.id],
     ['Policy revision', `${d.scope.revisionInForce} in force when generated${d.changes.revisionAtStart ? `; ${d.changes.revisionAtStart} when the period began` : ''}`],
   ]);
-  if (d.period.to > d.generatedAt) L.paragraph('The period had not ended when the report was generated: its figures are as of the generation time.', { size: 8.5, color: COLORS.muted });
+  if (d.period.to > d.generatedAt) L.note('The period had not ended when the report was generated: its figures are as of the generation time.');
 
   L.heading('Integrity of the audit trail', 90);
   const i = d.integrity;
@@ -118,9 +123,7 @@ function contents(L: PdfLayout, at: { page: number; y: number }): void {
     L.doc.textWithLink(title, MARGIN.left, y, { baseline: 'top', pageNumber: page });
     L.font(10, 'normal', COLORS.muted);
     L.doc.text(`page ${page}`, MARGIN.left + CONTENT_WIDTH, y, { baseline: 'top', align: 'right' });
-    L.doc.setDrawColor('#e8ebef');
-    L.doc.setLineWidth(0.4);
-    L.doc.line(MARGIN.left, y + 13, MARGIN.left + CONTENT_WIDTH, y + 13);
+    L.rule(MARGIN.left, MARGIN.left + CONTENT_WIDTH, y + 13, '#e8ebef', 0.4);
     y += 16;
   }
   L.doc.setPage(L.doc.getNumberOfPages());
@@ -143,12 +146,7 @@ function summary(L: PdfLayout, d: ReportData): void {
 
   L.heading('Denials by source family');
   L.table(
-    [
-      { title: 'Family', width: 90 },
-      { title: 'What it means', width: 260 },
-      { title: 'Denials', width: 70, align: 'right' },
-      { title: 'Share', width: 55, align: 'right' },
-    ],
+    [['Family', 90], ['What it means', 260], ['Denials', 70, 'right'], ['Share', 55, 'right']],
     d.denials.families.map((f) => [{ text: f.value, bold: true }, familyInfo(f.value).meaning, f.count, share(f.count, d.denials.total)]),
   );
 
@@ -157,11 +155,7 @@ function summary(L: PdfLayout, d: ReportData): void {
   chart(L, d);
 
   const half = (CONTENT_WIDTH - 16) / 2;
-  const rankColumns = (title: string) => [
-    { title, width: 150 },
-    { title: 'Denials', width: 60, align: 'right' as const },
-    { title: 'Share', width: 45, align: 'right' as const },
-  ];
+  const rankColumns = (title: string): Column[] => [[title, 150], ['Denials', 60, 'right'], ['Share', 45, 'right']];
   const agentRows = d.denials.topAgents.map((a) => [a.value ?? '(no agent: HTTP)', a.count, share(a.count, d.denials.total)]);
   const toolRows = d.denials.topTools.map((a) => [a.value === 'http' ? 'http (HTTP requests)' : a.value, a.count, share(a.count, d.denials.total)]);
   // Side by side, so both must fit on one page: a table that broke across a page left the other one behind.
@@ -174,17 +168,12 @@ function summary(L: PdfLayout, d: ReportData): void {
   L.table(rankColumns('Tool'), toolRows, { width: half, x: MARGIN.left + half + 16 });
   L.y = Math.max(leftEnd, L.y);
   L.table(
-    [
-      { title: 'Rule source', width: 260 },
-      { title: 'Family', width: 100 },
-      { title: 'Denials', width: 70, align: 'right' },
-      { title: 'Share', width: 55, align: 'right' },
-    ],
+    [['Rule source', 260], ['Family', 100], ['Denials', 70, 'right'], ['Share', 55, 'right']],
     d.denials.topRuleSources.map((r) => [{ text: r.value, mono: true }, ruleSourceFamily(r.value), r.count, share(r.count, d.denials.total)]),
     { caption: 'Top rule sources' },
   );
   if (d.denials.distinct.ruleSources > d.denials.topRuleSources.length) {
-    L.paragraph(`The ten largest of ${int(d.denials.distinct.ruleSources)} rule sources; the denial explorer (/denials) lists all of them.`, { size: 8, color: COLORS.muted });
+    L.note(`The ten largest of ${int(d.denials.distinct.ruleSources)} rule sources; the denial explorer (/denials) lists all of them.`, 8);
   }
 }
 
@@ -208,16 +197,11 @@ export function hitlSentence(d: ReportData): string | null {
 function hitlNote(L: PdfLayout, d: ReportData): void {
   const sentence = hitlSentence(d);
   if (!sentence) return;
-  L.paragraph(sentence, { size: 8.5, color: COLORS.muted });
+  L.note(sentence);
   const calls = d.denials.hitl.repeatedCalls;
   if (calls.length === 0) return;
   L.table(
-    [
-      { title: 'Call repeated', width: 150 },
-      { title: 'Request', width: 130 },
-      { title: 'Repeats', width: 55, align: 'right' },
-      { title: 'First and last (UTC)', width: 150 },
-    ],
+    [['Call repeated', 150], ['Request', 130], ['Repeats', 55, 'right'], ['First and last (UTC)', 150]],
     calls.map((c) => [`${c.agent} · ${c.tool}`, { text: `${c.approval} (${c.status})`, mono: true }, c.repeats, `${minute(c.first)}\n${minute(c.last)}`]),
     { caption: 'Repeats of a call already rejected or waiting', fontSize: 7.5 },
   );
@@ -252,9 +236,7 @@ function chart(L: PdfLayout, d: ReportData): void {
   // Grid and the count axis.
   for (let k = 0; k <= 4; k++) {
     const y = base - (h * k) / 4;
-    doc.setDrawColor(k === 0 ? '#9aa4b2' : '#e8ebef');
-    doc.setLineWidth(k === 0 ? 0.8 : 0.4);
-    doc.line(x0, y, x0 + w, y);
+    L.rule(x0, x0 + w, y, k === 0 ? '#9aa4b2' : '#e8ebef', k === 0 ? 0.8 : 0.4);
     L.font(7, 'normal', COLORS.muted);
     doc.text(int(step * k), x0 - 6, y, { baseline: 'middle', align: 'right' });
   }
@@ -299,7 +281,7 @@ function chart(L: PdfLayout, d: ReportData): void {
     lx += tw + 24;
   }
   L.y += 16;
-  L.paragraph(`Times in UTC; the scale ends at ${int(max)} denials per ${width}.`, { size: 7.5, color: COLORS.muted });
+  L.note(`Times in UTC; the scale ends at ${int(max)} denials per ${width}.`, 7.5);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -307,67 +289,42 @@ function chart(L: PdfLayout, d: ReportData): void {
 function oversight(L: PdfLayout, d: ReportData): void {
   const o = d.oversight;
   L.section('oversight', '2  Human oversight', 'Gated calls that waited for a person in the period (by the time they were asked), and what became of them.');
-  L.figures(
-    [
-      { value: int(o.requested), label: 'Requests' },
-      { value: int(o.approved), label: 'Approved', note: `${int(o.ran)} of them ran` },
-      { value: int(o.rejected), label: 'Rejected' },
-      { value: int(o.expired), label: 'Expired', note: 'no person decided in time' },
-      { value: int(o.pending), label: 'Still pending' },
-      { value: durationText(o.medianSecondsToDecision), label: 'Median time to decision', note: `over ${plural(o.decidedByPeople, 'decision')} by people` },
-      { value: int(o.approvers.length), label: 'Approvers', note: 'distinct people who decided' },
-      { value: int(o.twoPerson.total), label: 'Two-person decisions' },
-    ],
-    4,
-  );
+  L.figures([
+    { value: int(o.requested), label: 'Requests' },
+    { value: int(o.approved), label: 'Approved', note: `${int(o.ran)} of them ran` },
+    { value: int(o.rejected), label: 'Rejected' },
+    { value: int(o.expired), label: 'Expired', note: 'no person decided in time' },
+    { value: int(o.pending), label: 'Still pending' },
+    { value: durationText(o.medianSecondsToDecision), label: 'Median time to decision', note: `over ${plural(o.decidedByPeople, 'decision')} by people` },
+    { value: int(o.approvers.length), label: 'Approvers', note: 'distinct people who decided' },
+    { value: int(o.twoPerson.total), label: 'Two-person decisions' },
+  ]);
 
   const repeats = d.denials.hitl.repeats;
   if (repeats > 0) {
-    L.paragraph(
+    L.note(
       `The agents made ${plural(repeats, 'further call')} that repeated a call already rejected or waiting; each was denied (hitl) and recorded, and none is a new request or a new rejection: section 1 lists them.`,
-      { size: 8.5, color: COLORS.muted },
     );
   }
 
   L.heading('Requests by gate');
   L.table(
-    [
-      { title: 'Gate', width: 140 },
-      { title: 'Requests', width: 60, align: 'right' },
-      { title: 'Approved', width: 60, align: 'right' },
-      { title: 'Rejected', width: 60, align: 'right' },
-      { title: 'Expired', width: 60, align: 'right' },
-      { title: 'Pending', width: 60, align: 'right' },
-    ],
+    [['Gate', 140], ['Requests', 60, 'right'], ['Approved', 60, 'right'], ['Rejected', 60, 'right'], ['Expired', 60, 'right'], ['Pending', 60, 'right']],
     o.byGate.map((g) => [{ text: g.gate, mono: true }, g.requested, g.approved, g.rejected, g.expired, g.pending]),
   );
 
   L.heading('Approvers');
   L.table(
-    [
-      { title: 'Person', width: 160 },
-      { title: 'Role', width: 90 },
-      { title: 'Approvals given', width: 90, align: 'right' },
-      { title: 'Rejections', width: 80, align: 'right' },
-    ],
+    [['Person', 160], ['Role', 90], ['Approvals given', 90, 'right'], ['Rejections', 80, 'right']],
     o.approvers.map((a) => [a.name, a.role ?? '–', a.approvals, a.rejections]),
   );
 
   L.heading('Every two-person decision');
   if (d.twoPersonRule) {
-    L.paragraph(`While ${d.twoPersonRule.profiles.join(', ')} is active, every gate of ${d.twoPersonRule.fromRisk} risk or higher needs two distinct approvers; the requester can never decide their own call.`, {
-      size: 8.5,
-      color: COLORS.muted,
-    });
+    L.note(`While ${d.twoPersonRule.profiles.join(', ')} is active, every gate of ${d.twoPersonRule.fromRisk} risk or higher needs two distinct approvers; the requester can never decide their own call.`);
   }
   L.table(
-    [
-      { title: 'Asked (UTC)', width: 78 },
-      { title: 'Request', width: 100 },
-      { title: 'Call', width: 120 },
-      { title: 'Outcome', width: 62 },
-      { title: 'Approvers, in order', width: 140 },
-    ],
+    [['Asked (UTC)', 78], ['Request', 100], ['Call', 120], ['Outcome', 62], ['Approvers, in order', 140]],
     o.twoPerson.rows.map((r) => [
       minute(r.requestedAt),
       { text: `${r.id}\n${r.gate}, ${r.risk} risk`, mono: false },
@@ -377,9 +334,7 @@ function oversight(L: PdfLayout, d: ReportData): void {
     ]),
     { caption: 'Two-person decisions' },
   );
-  if (o.twoPerson.total > o.twoPerson.rows.length) {
-    L.paragraph(`The first ${int(o.twoPerson.rows.length)} of ${int(o.twoPerson.total)}; GET /api/v1/approvals?status=decided lists all of them.`, { size: 8, color: COLORS.muted });
-  }
+  firstOf(L, o.twoPerson, '; GET /api/v1/approvals?status=decided lists all of them.');
 
   L.heading('Self-approval and repeated approvals', 30);
   L.paragraph(
@@ -394,13 +349,7 @@ function changes(L: PdfLayout, d: ReportData): void {
   L.section('changes', '3  Policy and flag changes', 'Who changed what and why, refused attempts included (they are listed with the other refusals in section 4 too).');
   L.heading('Flag changes');
   L.table(
-    [
-      { title: 'When (UTC)', width: 80 },
-      { title: 'Flag', width: 110 },
-      { title: 'Change', width: 90 },
-      { title: 'By', width: 70 },
-      { title: 'Why', width: 150 },
-    ],
+    [['When (UTC)', 80], ['Flag', 110], ['Change', 90], ['By', 70], ['Why', 150]],
     c.flagChanges.rows.map((r) => [
       minute(r.at),
       { text: r.name, mono: true },
@@ -414,44 +363,29 @@ function changes(L: PdfLayout, d: ReportData): void {
     ]),
     { caption: 'Flag changes' },
   );
-  if (c.flagChanges.total > c.flagChanges.rows.length) L.paragraph(`The first ${int(c.flagChanges.rows.length)} of ${int(c.flagChanges.total)} changes; GET /api/v1/flags/history lists all of them.`, { size: 8, color: COLORS.muted });
+  firstOf(L, c.flagChanges, ' changes; GET /api/v1/flags/history lists all of them.');
 
   L.heading('Configuration loads and profile switches');
   L.table(
-    [
-      { title: 'When (UTC)', width: 80 },
-      { title: 'Event', width: 110 },
-      { title: 'By', width: 60 },
-      { title: 'File or profile', width: 110 },
-      { title: 'Detail', width: 140 },
-    ],
+    [['When (UTC)', 80], ['Event', 110], ['By', 60], ['File or profile', 110], ['Detail', 140]],
     c.configEvents.rows.map((e) => [minute(e.at), typeLabel(e.type), e.actor, e.target ?? '–', e.note]),
     { caption: 'Configuration events', maxLines: 4 },
   );
-  if (c.configEvents.total > c.configEvents.rows.length) L.paragraph(`The first ${int(c.configEvents.rows.length)} of ${int(c.configEvents.total)}.`, { size: 8, color: COLORS.muted });
+  firstOf(L, c.configEvents, '.');
 
   L.heading('Policy revisions first in force in the period');
-  L.paragraph(
+  L.note(
     'A revision is the content hash of the configuration files, the active profiles and the flag values; its id is the first 128 bits of the SHA-256 below. `swarm audit explain` re-runs a decision under the revision it was made under.',
-    { size: 8.5, color: COLORS.muted },
   );
   L.table(
-    [
-      { title: 'First in force (UTC)', width: 80 },
-      { title: 'Revision', width: 172 },
-      { title: 'SHA-256 of its content', width: 233 },
-    ],
+    [['First in force (UTC)', 80], ['Revision', 172], ['SHA-256 of its content', 233]],
     c.revisions.rows.map((r) => [minute(r.firstSeenAt), { text: r.revision, mono: true }, { text: r.sha256, mono: true }]),
     { caption: 'Policy revisions', fontSize: 7.5 },
   );
-  if (c.revisions.total > c.revisions.rows.length) L.paragraph(`The first ${int(c.revisions.rows.length)} of ${int(c.revisions.total)} revisions.`, { size: 8, color: COLORS.muted });
+  firstOf(L, c.revisions, ' revisions.');
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-
-function eventRows(rows: ReportData['security']['refused']['rows']): CellInput[][] {
-  return rows.map((e) => [minute(e.at), typeLabel(e.type), `${e.actor}${e.role ? ` (${e.role})` : ''}`, e.target ?? '–', e.note || '–']);
-}
 
 function security(L: PdfLayout, d: ReportData): void {
   const s = d.security;
@@ -464,48 +398,29 @@ function security(L: PdfLayout, d: ReportData): void {
   ]);
   L.heading('Events by type');
   L.table(
-    [
-      { title: 'Event', width: 150 },
-      { title: 'Type', width: 150 },
-      { title: 'Outcome', width: 80 },
-      { title: 'Count', width: 70, align: 'right' },
-    ],
+    [['Event', 150], ['Type', 150], ['Outcome', 80], ['Count', 70, 'right']],
     s.byType.map((e) => [typeLabel(e.type), { text: e.type, mono: true }, e.outcome, e.count]),
     { caption: 'Events by type' },
   );
   L.heading('Failed sign-ins by user name');
   L.table(
-    [
-      { title: 'User name tried', width: 250 },
-      { title: 'Failed sign-ins', width: 100, align: 'right' },
-    ],
+    [['User name tried', 250], ['Failed sign-ins', 100, 'right']],
     s.failedSignInTargets.map((t) => [t.value, t.count]),
   );
   L.heading('Refused changes');
   L.table(
-    [
-      { title: 'When (UTC)', width: 78 },
-      { title: 'Event', width: 92 },
-      { title: 'By', width: 80 },
-      { title: 'Target', width: 90 },
-      { title: 'What was refused', width: 160 },
-    ],
-    eventRows(s.refused.rows),
+    [['When (UTC)', 78], ['Event', 92], ['By', 80], ['Target', 90], ['What was refused', 160]],
+    s.refused.rows.map((e) => [minute(e.at), typeLabel(e.type), `${e.actor}${e.role ? ` (${e.role})` : ''}`, e.target ?? '–', e.note || '–']),
     { caption: 'Refused changes', maxLines: 5 },
   );
-  if (s.refused.total > s.refused.rows.length) L.paragraph(`The first ${int(s.refused.rows.length)} of ${int(s.refused.total)}; /audit?outcome=refused lists all of them.`, { size: 8, color: COLORS.muted });
+  firstOf(L, s.refused, '; /audit?outcome=refused lists all of them.');
   L.heading('Exports of the audit trail');
   L.table(
-    [
-      { title: 'When (UTC)', width: 80 },
-      { title: 'By', width: 110 },
-      { title: 'Table', width: 110 },
-      { title: 'Format and filter', width: 200 },
-    ],
+    [['When (UTC)', 80], ['By', 110], ['Table', 110], ['Format and filter', 200]],
     s.exports.rows.map((e) => [minute(e.at), `${e.actor}${e.role ? ` (${e.role})` : ''}`, e.target ?? '–', e.note]),
     { caption: 'Exports' },
   );
-  if (s.exports.total > s.exports.rows.length) L.paragraph(`The first ${int(s.exports.rows.length)} of ${int(s.exports.total)}; /audit?type=audit.exported lists all of them.`, { size: 8, color: COLORS.muted });
+  firstOf(L, s.exports, '; /audit?type=audit.exported lists all of them.');
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -520,13 +435,7 @@ function flags(L: PdfLayout, d: ReportData): void {
       `${int(f.changesInPeriod)} / ${int(f.refusedInPeriod)}`,
       f.description,
     ]);
-  const columns = [
-    { title: 'Flag', width: 150 },
-    { title: 'State', width: 34 },
-    { title: 'Held by', width: 70 },
-    { title: 'Changes / refused in period', width: 58, align: 'right' as const },
-    { title: 'What it guarantees', width: 176 },
-  ];
+  const columns: Column[] = [['Flag', 150], ['State', 34], ['Held by', 70], ['Changes / refused in period', 58, 'right'], ['What it guarantees', 176]];
   L.heading('Invariants');
   L.table(columns, rows(d.flags.invariants), { caption: 'Invariants' });
   L.heading('Flags locked by the active profiles');
@@ -554,19 +463,9 @@ function controlMapping(L: PdfLayout, d: ReportData, rows: readonly ControlRow[]
   for (const { profile } of d.controls) {
     const mine = rows.filter((r) => r.profile === profile.name);
     L.heading(`${profile.title} (${profile.name})`, 80);
-    const count = (s: ControlRow['status']) => mine.filter((r) => r.status === s).length;
-    L.paragraph(`${int(count('demonstrated'))} demonstrated, ${int(count('not_demonstrated'))} not demonstrated, ${int(count('not_applicable'))} not applicable, of ${plural(mine.length, 'control')}. ${profile.description}`, {
-      size: 8.5,
-      color: COLORS.muted,
-    });
+    L.note(`${controlCounts(mine)}, of ${plural(mine.length, 'control')}. ${profile.description}`);
     L.table(
-      [
-        { title: 'Control', width: 58 },
-        { title: 'Requirement and how it is served', width: 150 },
-        { title: 'Status for the period', width: 100 },
-        { title: 'Served by (in force now)', width: 82 },
-        { title: 'Evidence for the period', width: 120 },
-      ],
+      [['Control', 58], ['Requirement and how it is served', 150], ['Status for the period', 100], ['Served by (in force now)', 82], ['Evidence for the period', 120]],
       mine.map((r) => [
         { text: r.control.framework, lead: r.control.id },
         { text: r.control.how, lead: r.control.title },
@@ -595,18 +494,11 @@ function appendix(L: PdfLayout, d: ReportData): void {
       ? `The newest ${int(a.rows.length)} of ${int(a.total)} denials, newest first; ${int(a.omitted)} older ${a.omitted === 1 ? 'denial is' : 'denials are'} left out of this report (export them as below).`
       : `All ${plural(a.total, 'denial')} of the period, newest first.`,
   );
-  L.paragraph(
+  L.note(
     `Every denial of the period (${ends}, the end excluded) is in the exports: the denial explorer (/denials, a custom range with these ends, then "Export CSV" or "Export JSON lines"), or GET /api/v1/permissions/denials?format=csv (or format=ndjson) with from and to set to these ends (auditor role; the API's to includes its end). Each export is recorded in the trail.`,
-    { size: 8.5, color: COLORS.muted },
   );
   L.table(
-    [
-      { title: 'When (UTC)', width: 80 },
-      { title: 'Agent or principal', width: 78 },
-      { title: 'Tool or request', width: 88 },
-      { title: 'Rule source', width: 92 },
-      { title: 'Reason', width: 147 },
-    ],
+    [['When (UTC)', 80], ['Agent or principal', 78], ['Tool or request', 88], ['Rule source', 92], ['Reason', 147]],
     a.rows.map((r) => [
       isoSeconds(r.at).slice(0, 19).replace('T', ' '),
       `${r.agent ?? r.principal ?? '–'}${r.role ? `\n${r.role}` : ''}`,

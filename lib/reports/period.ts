@@ -47,25 +47,16 @@ function periodInOrder(q: { from: number; to: number }, ctx: z.RefinementCtx): v
   else if (q.to - q.from > MAX_PERIOD_DAYS * DAY) ctx.addIssue({ code: 'custom', path: ['to'], message: `the period is at most ${MAX_PERIOD_DAYS} days` });
 }
 
+const periodFields = { from: reportInstant('from'), to: reportInstant('to'), profile: reportProfileField };
+
 /** GET /api/v1/reports/audit.pdf and audit.oscal.json: `from`, `to`, optionally `profile`. */
-export const reportQuerySchema = z
-  .strictObject({
-    from: reportInstant('from'),
-    to: reportInstant('to'),
-    profile: reportProfileField,
-  })
-  .superRefine(periodInOrder);
+export const reportQuerySchema = z.strictObject(periodFields).superRefine(periodInOrder);
 
 export type ReportQuery = z.output<typeof reportQuerySchema>;
 
 /** The CLI's options: the same fields, and the format. */
 export const reportOptionsSchema = z
-  .strictObject({
-    from: reportInstant('from'),
-    to: reportInstant('to'),
-    profile: reportProfileField,
-    format: z.enum(REPORT_FORMATS, { error: 'format is pdf or oscal' }).default('pdf'),
-  })
+  .strictObject({ ...periodFields, format: z.enum(REPORT_FORMATS, { error: 'format is pdf or oscal' }).default('pdf') })
   .superRefine(periodInOrder);
 
 /** 2026-01-31T12:00:00Z (seconds precision; UTC). */
