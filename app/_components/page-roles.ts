@@ -16,7 +16,7 @@ export const PAGE_ROLES: Record<string, ConsoleRole> = {
   '/notifications': 'admin',
 };
 
-export const atLeast = (role: string, needed: ConsoleRole): boolean => (RANK[role as ConsoleRole] ?? 0) >= RANK[needed];
+const atLeast = (role: string, needed: ConsoleRole): boolean => (RANK[role as ConsoleRole] ?? 0) >= RANK[needed];
 
 /** May `role` open the console page at `path` (or below it)? Unknown pages are left to the page itself. */
 export function canOpen(role: string, path: string): boolean {

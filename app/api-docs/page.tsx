@@ -3,6 +3,7 @@
  * Public, like the document. Plain links and <details>: every part is reachable with the keyboard.
  */
 import type { Metadata } from 'next';
+import { ColumnHeads } from '@/app/_components/data-table';
 import { openApiDocument, type Operation, type Parameter } from '@/lib/http/openapi';
 import styles from './api-docs.module.css';
 
@@ -28,23 +29,12 @@ function typeOf(schema: Record<string, unknown>): string {
   return 'any';
 }
 
-function anchor(e: Entry): string {
-  return e.op.operationId;
-}
-
 function Parameters({ params }: { params: Parameter[] }) {
   return (
     <div className={styles.tableWrap}>
       <table className={styles.table}>
         <caption className="visually-hidden">Parameters</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">In</th>
-            <th scope="col">Type</th>
-            <th scope="col">Required</th>
-          </tr>
-        </thead>
+        <ColumnHeads labels={['Name', 'In', 'Type', 'Required']} />
         <tbody>
           {params.map((p) => (
             <tr key={`${p.in}:${p.name}`}>
@@ -105,8 +95,8 @@ export default async function ApiDocsPage() {
               <h3 className={styles.tocTag}>{tag}</h3>
               <ul>
                 {byTag(tag).map((e) => (
-                  <li key={anchor(e)}>
-                    <a href={`#${anchor(e)}`}>
+                  <li key={e.op.operationId}>
+                    <a href={`#${e.op.operationId}`}>
                       <span className={styles.tocMethod}>{e.method}</span>{' '}
                       <span>{e.path}</span>
                     </a>
@@ -128,8 +118,8 @@ export default async function ApiDocsPage() {
             <section key={tag} aria-labelledby={`tag-${tag}`} className={styles.group}>
               <h2 id={`tag-${tag}`}>{tag}</h2>
               {byTag(tag).map((e) => (
-                <article key={anchor(e)} id={anchor(e)} className={styles.op} aria-labelledby={`${anchor(e)}-title`}>
-                  <h3 id={`${anchor(e)}-title`} className={styles.opTitle}>
+                <article key={e.op.operationId} id={e.op.operationId} className={styles.op} aria-labelledby={`${e.op.operationId}-title`}>
+                  <h3 id={`${e.op.operationId}-title`} className={styles.opTitle}>
                     <span className={`${styles.method} ${styles[`m${e.method}`] ?? ''}`}>{e.method}</span> <code className={styles.path}>{e.path}</code>
                   </h3>
                   <p className={styles.summary}>{e.op.summary}</p>

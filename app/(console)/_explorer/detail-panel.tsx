@@ -2,21 +2,18 @@
 
 import { useEffect, useRef, type ReactNode } from 'react';
 import styles from './explorer.module.css';
-import { stepping, type CanStep } from './stepping';
+import { stepping } from './stepping';
+import type { OpenRow } from './use-open-row';
 
 interface Props {
   /** the open row (the heading takes the focus whenever it changes) */
   id: number;
-  /** the heading's id (aria-labelledby) and the panel's data-testid */
-  titleId: string;
-  testId: string;
-  title: ReactNode;
-  /** present when the open row is in the list: the arrows and Up/Down/j/k move through it */
-  onStep?: (delta: 1 | -1) => void;
-  canStep: CanStep;
+  /** what the open row is ("Denial"): the heading says "Denial #42", its id is denial-title, the panel's test id denial-detail */
+  noun: string;
+  /** closes the panel; steps through the list when the open row is in it (the arrows, and Up/Down/j/k) */
+  openRow: OpenRow;
   /** the step buttons' names, e.g. "Previous denial in the list" */
   stepLabels: { prev: string; next: string };
-  onClose: () => void;
   /** what the close button shows ("Close", "✕"); it is named "Close the details (Escape)" either way */
   closeText: ReactNode;
   children: ReactNode;
@@ -24,18 +21,20 @@ interface Props {
 
 /**
  * The explorers' detail panel: a side sheet over the page (not modal: the list stays usable), its heading focused when
- * a row opens, stepping through the list, closed by its button or Escape (use-escape-to-close.ts).
+ * a row opens, stepping through the list, closed by its button or Escape (use-open-row.ts).
  */
-export function DetailPanel({ id, titleId, testId, title, onStep, canStep, stepLabels, onClose, closeText, children }: Props) {
+export function DetailPanel({ id, noun, openRow, stepLabels, closeText, children }: Props) {
+  const { onStep, canStep } = openRow;
   const headingRef = useRef<HTMLHeadingElement>(null);
+  const titleId = `${noun.toLowerCase()}-title`;
   useEffect(() => {
     headingRef.current?.focus();
   }, [id]);
   return (
-    <aside className={styles.panel} role="dialog" aria-modal="false" aria-labelledby={titleId} data-testid={testId} {...stepping(onStep, canStep)}>
+    <aside className={styles.panel} role="dialog" aria-modal="false" aria-labelledby={titleId} data-testid={`${noun.toLowerCase()}-detail`} {...stepping(onStep, canStep)}>
       <header className={styles.panelHead}>
         <h2 id={titleId} ref={headingRef} tabIndex={-1}>
-          {title}
+          {noun} <span className={styles.mono}>#{id}</span>
         </h2>
         <div className={styles.panelNav}>
           {onStep ? (
@@ -48,7 +47,7 @@ export function DetailPanel({ id, titleId, testId, title, onStep, canStep, stepL
               </button>
             </>
           ) : null}
-          <button type="button" className="button button-quiet" onClick={onClose} aria-label="Close the details (Escape)">
+          <button type="button" className="button button-quiet" onClick={openRow.close} aria-label="Close the details (Escape)">
             {closeText}
           </button>
         </div>

@@ -23,37 +23,28 @@ export function JsonView({ value, depth = 0 }: { value: unknown; depth?: number 
     return <span className={styles.jsonString}>{JSON.stringify(value)}</span>;
   }
   if (typeof value === 'number' || typeof value === 'boolean') return <span className={styles.jsonLiteral}>{String(value)}</span>;
-  if (Array.isArray(value)) {
-    if (value.length === 0) return '[]';
-    return (
-      <>
-        {'[\n'}
-        {value.map((v, i) => (
-          <span key={i}>
-            {indent}
-            <JsonView value={v} depth={depth + 1} />
-            {i < value.length - 1 ? ',\n' : '\n'}
-          </span>
-        ))}
-        {close}]
-      </>
-    );
-  }
   if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>);
-    if (entries.length === 0) return '{}';
+    // An array's items and an object's entries alike, one a line; only an object's show their keys.
+    const array = Array.isArray(value);
+    const items = array ? value.map((v, i) => [String(i), v] as const) : Object.entries(value as Record<string, unknown>);
+    if (items.length === 0) return array ? '[]' : '{}';
     return (
       <>
-        {'{\n'}
-        {entries.map(([k, v], i) => (
+        {array ? '[\n' : '{\n'}
+        {items.map(([k, v], i) => (
           <span key={k}>
             {indent}
-            <span className={k === '[truncated]' ? styles.truncated : styles.jsonKey}>{JSON.stringify(k)}</span>: <JsonView value={v} depth={depth + 1} />
-            {i < entries.length - 1 ? ',\n' : '\n'}
+            {array ? null : (
+              <>
+                <span className={k === '[truncated]' ? styles.truncated : styles.jsonKey}>{JSON.stringify(k)}</span>:{' '}
+              </>
+            )}
+            <JsonView value={v} depth={depth + 1} />
+            {i < items.length - 1 ? ',\n' : '\n'}
           </span>
         ))}
         {close}
-        {'}'}
+        {array ? ']' : '}'}
       </>
     );
   }

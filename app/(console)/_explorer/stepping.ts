@@ -10,7 +10,7 @@ export interface CanStep {
  * Up/Down (or k/j) inside an open detail panel move to the previous/next row of the list, as in a mail reader. Not
  * while typing in a field or with a modifier held (those keys belong to the browser or the field).
  */
-export function stepKey(e: KeyboardEvent<HTMLElement>, onStep: (delta: 1 | -1) => void, canStep: CanStep): void {
+function stepKey(e: KeyboardEvent<HTMLElement>, onStep: (delta: 1 | -1) => void, canStep: CanStep): void {
   if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
   const t = e.target as HTMLElement;
   if (t.closest('input, textarea, select, [contenteditable="true"]')) return;

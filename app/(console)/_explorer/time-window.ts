@@ -21,7 +21,7 @@ export interface TimeWindow {
 }
 
 /** A time in a link: ISO 8601, or seconds since the epoch; as seconds. */
-export const isoOrSeconds = z
+const isoOrSeconds = z
   .string()
   .trim()
   .min(1)
@@ -49,6 +49,9 @@ export function parseTimeWindow(params: URLSearchParams, ignored: string[]): Tim
 }
 
 export const isCustomRange = (s: Pick<TimeWindow, 'from' | 'to'>): boolean => s.from !== undefined || s.to !== undefined;
+
+/** The window narrows the view: a relative window short of all time, or a custom range. */
+export const isWindowed = (s: TimeWindow): boolean => s.window !== 'all' || isCustomRange(s);
 
 /** ISO 8601 in UTC to the second: what a person can read in a shared link. */
 export function isoSeconds(seconds: number): string {

@@ -4,6 +4,12 @@
  */
 import type { z } from 'zod';
 
+/** An explorer's state read from its URL, and the parameters that were present but not valid, and were left out. */
+export interface Parsed<S> {
+  state: S;
+  ignored: string[];
+}
+
 /**
  * A reader of URL parameters against a table of zod schemas: a blank or absent parameter is undefined, an invalid one
  * is undefined and its name added to `ignored`.
@@ -17,6 +23,17 @@ export function paramReader<T extends Record<string, z.ZodType>>(params: URLSear
     ignored.push(field);
     return undefined;
   };
+}
+
+/** Sets each parameter that has a value, in the order given: undefined, null and '' are left out (0 is a value). */
+export function setParams(p: URLSearchParams, values: Record<string, string | number | null | undefined>): URLSearchParams {
+  for (const [k, v] of Object.entries(values)) if (v !== undefined && v !== null && v !== '') p.set(k, String(v));
+  return p;
+}
+
+/** A state without its undefined and '' values: it says only what is set. */
+export function withoutEmpty<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== '')) as T;
 }
 
 /** A Next.js `searchParams` object as URLSearchParams (the first value of a repeated parameter). */

@@ -2,14 +2,14 @@
 
 import { useEffect, useState } from 'react';
 
-/** A phone-sized screen (the explorers put the results first there, filters behind a button). */
-export const NARROW_QUERY = '(max-width: 640px)';
-
-/** Whether the screen is narrow; false on the server and until the page has hydrated, then follows the width. */
+/**
+ * Whether the screen is phone-sized (the explorers put the results first there, filters behind a button); false on the
+ * server and until the page has hydrated, then follows the width.
+ */
 export function useNarrow(): boolean {
   const [narrow, setNarrow] = useState(false);
   useEffect(() => {
-    const mq = window.matchMedia(NARROW_QUERY);
+    const mq = window.matchMedia('(max-width: 640px)');
     const update = () => setNarrow(mq.matches);
     update();
     mq.addEventListener('change', update);

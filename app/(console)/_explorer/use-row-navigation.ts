@@ -1,18 +1,15 @@
 'use client';
 
 import { useEffect, useRef, useState, type FocusEvent, type KeyboardEvent } from 'react';
+import type { OpenRow } from './use-open-row';
 
 /**
  * Keyboard navigation of a table whose rows are one tab stop: arrows, Home and End move between rows, Enter or Space
  * opens one. The row open in a panel becomes the current one, and `focusRequest` moves focus back to a row (after the
  * panel closes). The explorers' tables (explorer-table.tsx) take their rows' props from it.
  */
-export function useRowNavigation(
-  ids: readonly number[],
-  onOpen: (id: number) => void,
-  openId: number | undefined,
-  focusRequest: { id: number; n: number } | undefined,
-) {
+export function useRowNavigation(rows: readonly { id: number }[], { open: onOpen, openId, focusRequest }: OpenRow) {
+  const ids = rows.map((r) => r.id);
   const rowRefs = useRef(new Map<number, HTMLTableRowElement>());
   const [activeId, setActiveId] = useState<number | undefined>(openId);
   useEffect(() => {

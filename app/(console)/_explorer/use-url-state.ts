@@ -2,6 +2,7 @@
 
 import { useSearchParams } from 'next/navigation';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { Parsed } from './url-params';
 
 /**
  * The explorers' one data model, part 1: the URL is the view. The state is read from the address (so a link, a
@@ -16,7 +17,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
  *
  * `parse` and `serialize` must be module-level functions (their identity keys the memo).
  */
-export function useUrlState<S>(parse: (params: URLSearchParams) => { state: S; ignored: string[] }, serialize: (state: S) => string) {
+export function useUrlState<S>(parse: (params: URLSearchParams) => Parsed<S>, serialize: (state: S) => string) {
   const searchParams = useSearchParams();
   const { state, ignored } = useMemo(() => parse(new URLSearchParams(searchParams.toString())), [searchParams, parse]);
   /** the state as last rendered, for handlers that run between renders (a second click before the URL settled) */

@@ -3,7 +3,7 @@ import type { Approval } from './approval-types';
 import { plainReason } from './approval-text';
 import { ArgumentsView } from './arguments-view';
 import { ApprovalProgress } from './card-parts';
-import { RequestLine, RiskBadge } from './request-parts';
+import { GateTags, RequestLine, RiskBadge } from './request-parts';
 import styles from './approvals.module.css';
 
 interface Props {
@@ -72,13 +72,7 @@ export function ApprovalCard({ a, twin, compact, isCurrent, highlighted, select,
             ) : null}
           </div>
           {highlighted ? <p className={styles.linkedNote}>The request the link points to.</p> : null}
-          <p className={styles.tags}>
-            <RiskBadge risk={a.risk} />
-            <span className={styles.gateTag}>
-              gate <strong>{a.gate}</strong>
-            </span>
-            {a.approvals_required > 1 ? <span className={styles.gateTag}>{a.approvals_required === 2 ? 'two-person gate' : `${a.approvals_required} approvals needed`}</span> : null}
-          </p>
+          <GateTags a={a} />
           <p className={styles.why}>
             <strong>Why it waits:</strong> {a.gate_description ? `${a.gate_description} ` : ''}
             {reason ?? (a.gate_description ? '' : `Calls behind the “${a.gate}” gate need a person to approve them.`)}

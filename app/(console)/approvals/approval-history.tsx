@@ -1,5 +1,5 @@
-import type { ApprovalView } from './approval-types';
-import { ColumnHeads } from '@/app/_components/column-heads';
+import type { Approval } from './approval-types';
+import { ColumnHeads } from '@/app/_components/data-table';
 import { ArgumentsView } from './arguments-view';
 import styles from './approvals.module.css';
 import { Time } from '@/app/_components/time';
@@ -19,8 +19,14 @@ const STATUSES = [
   ['expired', 'Expired'],
 ] as const;
 
+const TEXT_FIELDS = [
+  ['agent', 'Agent', 'any'],
+  ['gate', 'Gate', 'any'],
+  ['decided_by', 'Decided by', 'anyone'],
+] as const;
+
 /** Every decided request: who decided, when, why, and what came of it. A plain GET form, so the URL is the filter. */
-export function ApprovalHistory({ rows, filter }: { rows: ApprovalView[]; filter: HistoryFilter }) {
+export function ApprovalHistory({ rows, filter }: { rows: Approval[]; filter: HistoryFilter }) {
   return (
     <section aria-labelledby="history-title">
       <h2 id="history-title" className="visually-hidden">
@@ -38,18 +44,12 @@ export function ApprovalHistory({ rows, filter }: { rows: ApprovalView[]; filter
             ))}
           </select>
         </label>
-        <label>
-          Agent
-          <input name="agent" defaultValue={filter.agent ?? ''} placeholder="any" />
-        </label>
-        <label>
-          Gate
-          <input name="gate" defaultValue={filter.gate ?? ''} placeholder="any" />
-        </label>
-        <label>
-          Decided by
-          <input name="decided_by" defaultValue={filter.decided_by ?? ''} placeholder="anyone" />
-        </label>
+        {TEXT_FIELDS.map(([name, label, placeholder]) => (
+          <label key={name}>
+            {label}
+            <input name={name} defaultValue={filter[name] ?? ''} placeholder={placeholder} />
+          </label>
+        ))}
         <button type="submit" className="button">
           Filter
         </button>

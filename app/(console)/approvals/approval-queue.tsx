@@ -2,7 +2,7 @@
 
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useSession } from '@/app/_components/session-watch';
-import { normalize, type Approval, type ApprovalView } from './approval-types';
+import { normalize, type Approval } from './approval-types';
 import { distinguishers } from './approval-text';
 import { ApprovalCard } from './approval-card';
 import { ApproveDialog } from './approve-dialog';
@@ -13,7 +13,6 @@ import { usePublishPendingCount } from './pending-count';
 import { isFiltered, matchesFilter, type QueueFilter } from './queue-filter';
 import { QueueFilters } from './queue-filters';
 import { QueueNotes } from './queue-notes';
-import { QueueToolbar } from './queue-toolbar';
 import { RejectDialog } from './reject-dialog';
 import { useCurrentCard } from './use-current-card';
 import { useDecide } from './use-decide';
@@ -30,7 +29,7 @@ import styles from './approvals.module.css';
 export type { DeepLink } from './deep-link-result';
 
 interface Props {
-  initial: ApprovalView[];
+  initial: Approval[];
   canDecide: boolean;
   /** the signed-in principal: a card they approved already, or requested, offers no approve */
   me: string;
@@ -120,21 +119,30 @@ export function ApprovalQueue({ initial, canDecide, me, myRole, serverNow, initi
   return (
     <section aria-labelledby="queue-title" data-ready={ready ? 'true' : undefined} data-live={ready ? String(!ended) : undefined}>
       {linked ? <DeepLinkResult link={linked} /> : null}
-      <QueueToolbar
-        heading={card.heading}
-        total={items.length}
-        shown={list.length}
-        filtered={isFiltered(filter)}
-        canDecide={canDecide}
-        selected={selection.selected.size}
-        decideOff={decideOff}
-        busy={busy}
-        onApproveSelected={() => dialogs.openApprove(selected)}
-        onRejectSelected={() => dialogs.openReject(selected)}
-        onClearSelection={selection.clear}
-        shortcuts={shortcuts}
-        onShortcuts={setShortcuts}
-      />
+      {/* How many wait, the bulk actions on the selection, and the shortcuts switch (with its keys). */}
+      <div className={styles.toolbar}>
+        <h2 id="queue-title" className={styles.count} ref={card.heading} tabIndex={-1}>
+          {items.length === 0 ? 'Nothing is waiting' : isFiltered(filter) ? `${list.length} of ${items.length} waiting shown, oldest first` : `${items.length} waiting, oldest first`}
+        </h2>
+        {canDecide && selected.length > 0 ? (
+          <div className={styles.bulk} role="group" aria-label="Selected requests">
+            <span>{selected.length} selected</span>
+            <button type="button" className="button button-primary" disabled={decideOff} onClick={() => dialogs.openApprove(selected)}>
+              Approve selected…
+            </button>
+            <button type="button" className="button button-danger" disabled={decideOff} onClick={() => dialogs.openReject(selected)}>
+              Reject selected…
+            </button>
+            <button type="button" className="button button-quiet" disabled={busy} onClick={selection.clear}>
+              Clear
+            </button>
+          </div>
+        ) : null}
+        <label className={styles.shortcutToggle}>
+          <input type="checkbox" checked={shortcuts} onChange={(e) => setShortcuts(e.target.checked)} /> Keyboard shortcuts
+          <span className="muted"> (j/k move{canDecide ? ', a approve, r reject, x select; each asks first' : ''})</span>
+        </label>
+      </div>
       <QueueFilters all={all} filter={filter} onChange={updateFilter} />
       {ended && canDecide ? (
         <p className={styles.endedNote} id="queue-ended">

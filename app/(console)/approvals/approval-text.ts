@@ -2,7 +2,7 @@
  * Plain-words helpers for the approval queue: which values point at production, the short form of a request that
  * notes and dialogs use, the differences that tell duplicate requests apart, and the rule's reason without ids.
  */
-import type { Approval, ApprovalView } from './approval-types';
+import type { Approval } from './approval-types';
 
 const PROD_WORDS = new Set(['prod', 'production', 'live', 'prd']);
 /** argument names that say where a call lands: their values are checked word by word ("prod-eu" counts) */
@@ -22,19 +22,13 @@ function argsObject(args: unknown): Record<string, unknown> | null {
 }
 
 /** A value short enough for a heading or a one-line summary. */
-export function shortValue(value: unknown, max = 32): string {
+function shortValue(value: unknown, max = 32): string {
   const text = value === '[REDACTED]' ? 'redacted' : typeof value === 'string' ? value : JSON.stringify(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-export interface KeyArgument {
-  key: string;
-  value: string;
-  production: boolean;
-}
-
 /** The arguments worth naming in one line: plain values first (ids, environments), at most `max`. */
-export function keyArguments(args: unknown, max = 3): KeyArgument[] {
+export function keyArguments(args: unknown, max = 3): { key: string; value: string; production: boolean }[] {
   const o = argsObject(args);
   if (!o) return [];
   const entries = Object.entries(o);
@@ -44,7 +38,7 @@ export function keyArguments(args: unknown, max = 3): KeyArgument[] {
 }
 
 /** "deployer → deploy_serving (model_id m-42, env prod)" */
-export function summarize(a: Pick<ApprovalView, 'agent' | 'tool' | 'arguments'>): string {
+export function summarize(a: Pick<Approval, 'agent' | 'tool' | 'arguments'>): string {
   const args = keyArguments(a.arguments);
   return `${a.agent} → ${a.tool}${args.length ? ` (${args.map((k) => `${k.key} ${k.value}`).join(', ')})` : ''}`;
 }
@@ -53,8 +47,8 @@ export function summarize(a: Pick<ApprovalView, 'agent' | 'tool' | 'arguments'>)
  * For requests with the same agent and tool as another pending one: the argument(s) that differ, as
  * "model_id m-43", keyed by approval id. Requests without a twin are absent from the map.
  */
-export function distinguishers(items: readonly ApprovalView[]): Map<string, string> {
-  const groups = new Map<string, ApprovalView[]>();
+export function distinguishers(items: readonly Approval[]): Map<string, string> {
+  const groups = new Map<string, Approval[]>();
   for (const a of items) {
     const k = `${a.agent}\u0000${a.tool}`;
     groups.set(k, [...(groups.get(k) ?? []), a]);
@@ -123,7 +117,7 @@ export function withPreset(text: string, preset: string): string {
 }
 
 /** The first argument that points the call at production, as "env prod", or null. */
-export function productionArgument(args: unknown): { key: string; value: string } | null {
+function productionArgument(args: unknown): { key: string; value: string } | null {
   const o = argsObject(args);
   if (!o) return null;
   for (const [key, v] of Object.entries(o)) if (typeof v === 'string' && isProductionValue(key, v)) return { key, value: v.trim() };

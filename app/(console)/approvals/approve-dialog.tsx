@@ -4,7 +4,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { Approval } from './approval-types';
 import { approvalStep, confirmsStep, deliberateStep, plainReason } from './approval-text';
 import { ArgumentsView } from './arguments-view';
-import { RequestLine, RiskBadge } from './request-parts';
+import { GateTags, RequestLine, RiskBadge } from './request-parts';
 import styles from './approvals.module.css';
 
 export interface ApproveCandidate {
@@ -85,13 +85,7 @@ export function ApproveDialog({ candidates, onCancel, onConfirm }: { candidates:
             <p className={styles.confirmWho}>
               <strong>{single.a.agent}</strong> wants to run <code className={styles.tool}>{single.a.tool}</code>
             </p>
-            <p className={styles.tags}>
-              <RiskBadge risk={single.a.risk} />
-              <span className={styles.gateTag}>
-                gate <strong>{single.a.gate}</strong>
-              </span>
-              {single.a.approvals_required > 1 ? <span className={styles.gateTag}>{single.a.approvals_required === 2 ? 'two-person gate' : `${single.a.approvals_required} approvals needed`}</span> : null}
-            </p>
+            <GateTags a={single.a} />
             <p className={styles.why}>
               <strong>Why it is gated:</strong> {single.a.gate_description ?? plainReason(single.a) ?? `Calls behind the “${single.a.gate}” gate need a person to approve them.`}
             </p>

@@ -1,11 +1,11 @@
 import { Time } from '@/app/_components/time';
-import type { ApprovalView } from './approval-types';
+import type { Approval } from './approval-types';
 import styles from './approvals.module.css';
 
 /** The request a link names (/approvals?request=<id>): as the server found it at load, or null for no such request. */
 export interface DeepLink {
   id: string;
-  found: ApprovalView | null;
+  found: Approval | null;
 }
 
 /** What a link to a request no longer pending finds: who decided it, when and why; or that there is no such request. */

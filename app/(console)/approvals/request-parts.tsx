@@ -16,6 +16,19 @@ export function RiskBadge({ risk }: { risk: Risk }) {
   );
 }
 
+/** The gate's risk, its name, and how many people must approve it when that is more than one. */
+export function GateTags({ a }: { a: Approval }) {
+  return (
+    <p className={styles.tags}>
+      <RiskBadge risk={a.risk} />
+      <span className={styles.gateTag}>
+        gate <strong>{a.gate}</strong>
+      </span>
+      {a.approvals_required > 1 ? <span className={styles.gateTag}>{a.approvals_required === 2 ? 'two-person gate' : `${a.approvals_required} approvals needed`}</span> : null}
+    </p>
+  );
+}
+
 /** One request on one line: "deployer → deploy_serving · model_id m-42 · env prod (production)". */
 export function RequestLine({ a, max = 4 }: { a: Approval; max?: number }) {
   const args = keyArguments(a.arguments, max);

@@ -3,11 +3,11 @@
 import { useCallback, useRef, useState, type Dispatch, type SetStateAction } from 'react';
 import { approvalSchema } from '@/lib/http/responses';
 import { apiPost, asApiError } from '@/app/_lib/api-client';
-import { normalize, type Approval, type ApprovalView } from './approval-types';
+import { normalize, type Approval } from './approval-types';
 import { summarize } from './approval-text';
 
 interface Options {
-  setItems: Dispatch<SetStateAction<ApprovalView[]>>;
+  setItems: Dispatch<SetStateAction<Approval[]>>;
   note: (text: string, kind?: 'info' | 'error') => void;
   markEnded: () => void;
 }
@@ -28,7 +28,7 @@ export function useDecide({ setItems, note, markEnded }: Options) {
     /** `beforeUpdate`: called once the answers are in, just before the list changes (the current card moves on then) */
     async (targets: readonly Approval[], action: 'approve' | 'reject', reason: string | undefined, beforeUpdate: () => void) => {
       setBusy(true);
-      const outcome = new Map<string, ApprovalView | 'gone'>();
+      const outcome = new Map<string, Approval | 'gone'>();
       for (const t of targets) {
         const label = summarize(t);
         decidedHere.current.add(t.id);

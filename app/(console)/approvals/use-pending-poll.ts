@@ -3,20 +3,20 @@
 import { useEffect, useRef, type MutableRefObject } from 'react';
 import { approvalListSchema, approvalSchema } from '@/lib/http/responses';
 import { apiGet, asApiError } from '@/app/_lib/api-client';
-import type { ApprovalView } from './approval-types';
+import type { Approval } from './approval-types';
 import { summarize } from './approval-text';
 
 const POLL_MS = 3000;
 
 /** "deployer → deploy_serving: rejected by admin (reason)", for a request decided elsewhere. */
-function describe(a: ApprovalView): string {
+function describe(a: Approval): string {
   const by = a.decided_by ? ` by ${a.decided_by}` : '';
   return `${a.agent} → ${a.tool}: ${a.outcome}${by}${a.decision_reason ? ` (${a.decision_reason})` : ''}`;
 }
 
 interface Options {
   /** the list as last rendered */
-  items: readonly ApprovalView[];
+  items: readonly Approval[];
   /** requests decided on this page (a poll sent before the decision landed must not bring them back) */
   decidedHere: MutableRefObject<Set<string>>;
   /** the ids in the open Approve or Reject dialog, and how to close it */
@@ -25,7 +25,7 @@ interface Options {
   markEnded: () => void;
   note: (text: string) => void;
   /** the pending requests now, and the moment they were read */
-  onPolled: (items: ApprovalView[]) => void;
+  onPolled: (items: Approval[]) => void;
 }
 
 /**

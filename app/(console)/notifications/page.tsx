@@ -2,6 +2,7 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { requirePage } from '@/lib/http/page-auth';
 import { durationWords } from '@/lib/config/duration-words';
+import { DataTable } from '@/app/_components/data-table';
 import { Time } from '@/app/_components/time';
 import { deliveriesQuerySchema, DELIVERY_STATUSES } from '@/lib/notifications/query';
 import { deliveryToJson } from '@/lib/notifications/service';
@@ -124,63 +125,47 @@ export default async function NotificationsPage({ searchParams }: { searchParams
         {rows.length === 0 ? (
           <p className="muted">{status ? 'No delivery in this state.' : 'Nothing has been sent yet.'}</p>
         ) : (
-          <div className="table-wrap">
-            <table className={`table ${styles.deliveries}`}>
-              <caption className="visually-hidden">Notification deliveries, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Queued</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">About</th>
-                  <th scope="col">Channel</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Last answer</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((d) => (
-                  <tr key={d.id}>
-                    <td className="nowrap" data-label="Queued">
-                      <Time seconds={d.created_at} />
-                    </td>
-                    <td data-label="Event">{EVENT_WORDS[d.event] ?? d.event}</td>
-                    <td className={styles.subject} data-label="About">
-                      {d.event === 'denial_burst' ? (
-                        <code>{d.subject}</code>
-                      ) : (
-                        <Link href={`/approvals?request=${encodeURIComponent(d.subject)}`}>
-                          <code>{d.subject}</code>
-                        </Link>
-                      )}
-                    </td>
-                    <td data-label="Channel">{d.channel}</td>
-                    <td data-label="State">
-                      <span className={`${styles.status} ${styles[`status-${d.status}`] ?? ''}`}>{STATUS_WORDS[d.status] ?? d.status}</span>
-                      {d.status === 'delivered' && d.delivered_at ? (
-                        <span className="muted">
-                          {' '}
-                          <Time seconds={d.delivered_at} />
-                        </span>
-                      ) : null}
-                      {d.status === 'pending' && d.attempts > 0 && d.next_attempt_at ? (
-                        <span className="muted">
-                          {' '}
-                          retry at <Time seconds={d.next_attempt_at} />
-                        </span>
-                      ) : null}
-                    </td>
-                    <td data-label="Attempts">
-                      {d.attempts} of {d.max_attempts}
-                    </td>
-                    <td className={styles.error} data-label="Last answer">
-                      {d.last_error ?? (d.last_status ? `HTTP ${d.last_status}` : '—')}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable caption="Notification deliveries, newest first" heads={['Queued', 'Event', 'About', 'Channel', 'State', 'Attempts', 'Last answer']} className={styles.deliveries}>
+            {rows.map((d) => (
+              <tr key={d.id}>
+                <td className="nowrap" data-label="Queued">
+                  <Time seconds={d.created_at} />
+                </td>
+                <td data-label="Event">{EVENT_WORDS[d.event] ?? d.event}</td>
+                <td className={styles.subject} data-label="About">
+                  {d.event === 'denial_burst' ? (
+                    <code>{d.subject}</code>
+                  ) : (
+                    <Link href={`/approvals?request=${encodeURIComponent(d.subject)}`}>
+                      <code>{d.subject}</code>
+                    </Link>
+                  )}
+                </td>
+                <td data-label="Channel">{d.channel}</td>
+                <td data-label="State">
+                  <span className={`${styles.status} ${styles[`status-${d.status}`] ?? ''}`}>{STATUS_WORDS[d.status] ?? d.status}</span>
+                  {d.status === 'delivered' && d.delivered_at ? (
+                    <span className="muted">
+                      {' '}
+                      <Time seconds={d.delivered_at} />
+                    </span>
+                  ) : null}
+                  {d.status === 'pending' && d.attempts > 0 && d.next_attempt_at ? (
+                    <span className="muted">
+                      {' '}
+                      retry at <Time seconds={d.next_attempt_at} />
+                    </span>
+                  ) : null}
+                </td>
+                <td data-label="Attempts">
+                  {d.attempts} of {d.max_attempts}
+                </td>
+                <td className={styles.error} data-label="Last answer">
+                  {d.last_error ?? (d.last_status ? `HTTP ${d.last_status}` : '—')}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
         {rows.length === query.limit ? (
           <p className={styles.more}>

@@ -1,7 +1,8 @@
 import type { Metadata } from 'next';
 import { requirePage } from '@/lib/http/page-auth';
+import { DataTable } from '@/app/_components/data-table';
 import { Time } from '@/app/_components/time';
-import { ReportForm, type ProfileChoice } from './report-form';
+import { ReportForm } from './report-form';
 import styles from './reports.module.css';
 
 export const metadata: Metadata = { title: 'Reports' };
@@ -18,24 +19,14 @@ const CONTENTS: [string, string][] = [
   ['Appendix', 'the newest 500 denials of the period, newest first (the report says how many it left out and how to export all of them)'],
 ];
 
-interface RecentReport {
-  id: string;
-  at: number;
-  actor: string;
-  format: string;
-  from: string;
-  to: string;
-  profile: string | null;
-}
-
 /**
  * The audit report: pick a period (and a profile), download the PDF or the OSCAL JSON. Auditors and above; a viewer
  * gets the 403 content and the refusal is recorded. Lists the active profiles and the reports generated lately.
  */
 export default async function ReportsPage() {
   const { app } = await requirePage('/reports', 'auditor');
-  const profiles: ProfileChoice[] = app.profiles.profiles.map((p) => ({ name: p.name, title: p.title, frameworks: [...p.frameworks], controls: p.controls.length }));
-  const recent: RecentReport[] = (await app.securityEvents.list({ type: 'audit.report_generated', limit: 8 })).rows.map((e) => {
+  const profiles = app.profiles.profiles.map((p) => ({ name: p.name, title: p.title, frameworks: [...p.frameworks], controls: p.controls.length }));
+  const recent = (await app.securityEvents.list({ type: 'audit.report_generated', limit: 8 })).rows.map((e) => {
     const d = (e.detailJson ? JSON.parse(e.detailJson) : {}) as { format?: string; from?: string; to?: string; profile?: string | null };
     return { id: e.target ?? '', at: e.timestamp, actor: e.actor, format: d.format ?? 'pdf', from: d.from ?? '', to: d.to ?? '', profile: d.profile ?? null };
   });
@@ -97,38 +88,24 @@ export default async function ReportsPage() {
         {recent.length === 0 ? (
           <p className="muted">No report has been generated yet.</p>
         ) : (
-          <div className="table-wrap">
-            <table className="table">
-              <caption className="visually-hidden">Reports generated lately, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">By</th>
-                  <th scope="col">Period</th>
-                  <th scope="col">Format</th>
-                  <th scope="col">Report id</th>
-                </tr>
-              </thead>
-              <tbody>
-                {recent.map((r) => (
-                  <tr key={`${r.id}-${r.at}`}>
-                    <td className="nowrap">
-                      <Time seconds={r.at} />
-                    </td>
-                    <td>{r.actor}</td>
-                    <td className="nowrap">
-                      {r.from.slice(0, 10)} to {r.to.slice(0, 10)}
-                      {r.profile ? ` (${r.profile})` : ''}
-                    </td>
-                    <td>{r.format === 'oscal' ? 'OSCAL' : 'PDF'}</td>
-                    <td>
-                      <code className={styles.id}>{r.id}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable caption="Reports generated lately, newest first" heads={['When', 'By', 'Period', 'Format', 'Report id']}>
+            {recent.map((r) => (
+              <tr key={`${r.id}-${r.at}`}>
+                <td className="nowrap">
+                  <Time seconds={r.at} />
+                </td>
+                <td>{r.actor}</td>
+                <td className="nowrap">
+                  {r.from.slice(0, 10)} to {r.to.slice(0, 10)}
+                  {r.profile ? ` (${r.profile})` : ''}
+                </td>
+                <td>{r.format === 'oscal' ? 'OSCAL' : 'PDF'}</td>
+                <td>
+                  <code className={styles.id}>{r.id}</code>
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
       </section>
     </div>

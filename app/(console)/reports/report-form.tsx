@@ -2,21 +2,15 @@
 
 import { useId, useState } from 'react';
 import { periodQuery, QUICK_CHOICES, QUICK_LABELS, quickRange, type DayRange, type QuickChoice } from './period-choices';
+import { DownloadLink } from '@/app/_components/download-link';
 import styles from './reports.module.css';
-
-export interface ProfileChoice {
-  name: string;
-  title: string;
-  frameworks: string[];
-  controls: number;
-}
 
 /**
  * The period (first and last day, both included, in UTC), quick choices, an optional profile, and the two downloads.
  * The downloads are plain links to the API (the browser saves the attachment), so they work with the keyboard and
  * without any script once the page is drawn.
  */
-export function ReportForm({ profiles }: { profiles: ProfileChoice[] }) {
+export function ReportForm({ profiles }: { profiles: readonly { name: string; title: string }[] }) {
   const [range, setRange] = useState<DayRange>(() => quickRange('last30'));
   const [chosen, setChosen] = useState<QuickChoice | null>('last30');
   const [profile, setProfile] = useState('');
@@ -79,25 +73,10 @@ export function ReportForm({ profiles }: { profiles: ProfileChoice[] }) {
       </p>
 
       <div className={styles.actions}>
-        {period.ok ? (
-          <>
-            <a className="button button-primary" href={`/api/v1/reports/audit.pdf?${period.query}`} download>
-              Download PDF
-            </a>
-            <a className="button" href={`/api/v1/reports/audit.oscal.json?${period.query}`} download>
-              Download OSCAL JSON
-            </a>
-          </>
-        ) : (
-          <>
-            <button type="button" className="button button-primary" disabled>
-              Download PDF
-            </button>
-            <button type="button" className="button" disabled>
-              Download OSCAL JSON
-            </button>
-          </>
-        )}
+        <DownloadLink href={period.ok ? `/api/v1/reports/audit.pdf?${period.query}` : undefined} className="button button-primary">
+          Download PDF
+        </DownloadLink>
+        <DownloadLink href={period.ok ? `/api/v1/reports/audit.oscal.json?${period.query}` : undefined}>Download OSCAL JSON</DownloadLink>
       </div>
       <p className={styles.hint}>
         A report first verifies the whole trail, row by row: over millions of rows that takes a while. OSCAL: assessment results (1.1) for GRC tools.

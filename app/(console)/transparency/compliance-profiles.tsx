@@ -1,6 +1,8 @@
+import type { ReactNode } from 'react';
 import type { TransparencyReport } from '@/lib/flags/transparency';
-import { ColumnHeads } from '@/app/_components/column-heads';
+import { DataTable } from '@/app/_components/data-table';
 import { Ident } from './ident';
+import { CodeList } from './rule-sources';
 import styles from './transparency.module.css';
 
 type Profiles = TransparencyReport['profiles'];
@@ -49,6 +51,30 @@ export function ComplianceProfiles({ profiles }: { profiles: Profiles }) {
   );
 }
 
+/** A minimum the profile sets, with the basis it cites; or, without one, what holds instead. */
+function Minimum({ basis, otherwise, children }: { basis: string | undefined; otherwise: string; children: ReactNode }) {
+  if (basis === undefined) return <span className="muted">{otherwise}</span>;
+  return (
+    <>
+      {children}
+      <div className={styles.basis}>{basis}</div>
+    </>
+  );
+}
+
+/** The rules or gates a profile adds, and where the page lists them in full. */
+function Added({ items, prefix, none, href, where }: { items: readonly string[]; prefix: string; none: string; href: string; where: string }) {
+  if (items.length === 0) return <span className="muted">{none}</span>;
+  return (
+    <>
+      <CodeList items={items} prefix={prefix} />
+      <div className={styles.detail}>
+        Listed with the <a href={href}>{where}</a>.
+      </div>
+    </>
+  );
+}
+
 function ProfileCard({ profile: p }: { profile: Profile }) {
   const headingId = `profile-${p.name}`;
   return (
@@ -89,97 +115,48 @@ function ProfileCard({ profile: p }: { profile: Profile }) {
 
         <dt>Retention</dt>
         <dd>
-          {p.retention ? (
-            <>
-              Audit rows stay in the live trail for at least <strong>{p.retention.min_days} days</strong>.
-              <div className={styles.basis}>{p.retention.basis}</div>
-            </>
-          ) : (
-            <span className="muted">no minimum</span>
-          )}
+          <Minimum basis={p.retention?.basis} otherwise="no minimum">
+            Audit rows stay in the live trail for at least <strong>{p.retention?.min_days} days</strong>.
+          </Minimum>
         </dd>
 
         <dt>Masking</dt>
         <dd>
-          {p.masking ? (
-            <>
-              These argument keys are masked in the trail:{' '}
-              {p.masking.keys.map((k, i) => (
-                <span key={k}>
-                  {i > 0 ? ', ' : null}
-                  <code>{k}</code>
-                </span>
-              ))}
-              .<div className={styles.basis}>{p.masking.basis}</div>
-            </>
-          ) : (
-            <span className="muted">nothing beyond the platform’s own redaction</span>
-          )}
+          <Minimum basis={p.masking?.basis} otherwise="nothing beyond the platform’s own redaction">
+            These argument keys are masked in the trail:{' '}
+            {p.masking?.keys.map((k, i) => (
+              <span key={k}>
+                {i > 0 ? ', ' : null}
+                <code>{k}</code>
+              </span>
+            ))}
+            .
+          </Minimum>
         </dd>
 
         <dt>Approvals</dt>
         <dd>
-          {p.approvals ? (
-            <>
-              Two different people approve {RISK_FROM[p.approvals.two_person_from_risk] ?? `gates from ${p.approvals.two_person_from_risk} risk`}.
-              <div className={styles.basis}>{p.approvals.basis}</div>
-            </>
-          ) : (
-            <span className="muted">as each gate declares</span>
-          )}
+          <Minimum basis={p.approvals?.basis} otherwise="as each gate declares">
+            Two different people approve {RISK_FROM[p.approvals?.two_person_from_risk ?? ''] ?? `gates from ${p.approvals?.two_person_from_risk} risk`}.
+          </Minimum>
         </dd>
 
         <dt>Sign-in</dt>
         <dd>
-          {p.sign_in ? (
-            <>
-              A user name is locked for <strong>{p.sign_in.lock_minutes} minutes</strong> after {p.sign_in.lock_after_failures} failed sign-ins in a
-              row.
-              <div className={styles.basis}>{p.sign_in.basis}</div>
-            </>
-          ) : (
-            <span className="muted">failed sign-ins slow further attempts down; no lock</span>
-          )}
+          <Minimum basis={p.sign_in?.basis} otherwise="failed sign-ins slow further attempts down; no lock">
+            A user name is locked for <strong>{p.sign_in?.lock_minutes} minutes</strong> after {p.sign_in?.lock_after_failures} failed sign-ins in a
+            row.
+          </Minimum>
         </dd>
 
         <dt>Policy rules</dt>
         <dd>
-          {p.rules.length === 0 ? (
-            <span className="muted">none</span>
-          ) : (
-            <>
-              <ul className={styles.toolList}>
-                {p.rules.map((r) => (
-                  <li key={r}>
-                    <code>policy:{r}</code>
-                  </li>
-                ))}
-              </ul>
-              <div className={styles.detail}>
-                Listed with the <a href="#policy">YAML policy rules</a>.
-              </div>
-            </>
-          )}
+          <Added items={p.rules} prefix="policy:" none="none" href="#policy" where="YAML policy rules" />
         </dd>
 
         <dt>Gates</dt>
         <dd>
-          {p.gates.length === 0 ? (
-            <span className="muted">none of its own</span>
-          ) : (
-            <>
-              <ul className={styles.toolList}>
-                {p.gates.map((g) => (
-                  <li key={g}>
-                    <code>hitl:{g}</code>
-                  </li>
-                ))}
-              </ul>
-              <div className={styles.detail}>
-                Listed with the <a href="#gates">approval gates in force</a>.
-              </div>
-            </>
-          )}
+          <Added items={p.gates} prefix="hitl:" none="none of its own" href="#gates" where="approval gates in force" />
         </dd>
       </dl>
 
@@ -189,42 +166,37 @@ function ProfileCard({ profile: p }: { profile: Profile }) {
       {p.controls.length === 0 ? (
         <p className={`panel ${styles.quietPanel}`}>This profile maps no controls.</p>
       ) : (
-        <div className={`table-wrap ${styles.wrap}`}>
-          <table className="table" aria-label={`Control mapping of ${p.name}`}>
-            <ColumnHeads labels={['Framework', 'Control', 'Title', 'Served by', 'Evidence', 'How']} />
-            <tbody>
-              {p.controls.map((c) => (
-                <tr key={`${c.framework}|${c.id}`} data-control={c.id}>
-                  <td className={styles.framework}>{c.framework}</td>
-                  <td className="nowrap">
-                    <strong>{c.id}</strong>
-                  </td>
-                  <td className={styles.controlTitle}>{c.title}</td>
-                  <td>
-                    <ul className={styles.servedBy}>
-                      {c.served_by.map((s) => (
-                        <li key={`${s.kind}:${s.ref}`}>
-                          <Ident>{`${s.kind}:${s.ref}`}</Ident>
-                          {s.in_force ? null : <span className={styles.notInForce}>not in force</span>}
-                        </li>
-                      ))}
-                    </ul>
-                  </td>
-                  <td>
-                    <ul className={styles.plainList}>
-                      {c.evidence.map((e) => (
-                        <li key={e} className="nowrap">
-                          {e.replaceAll('_', ' ')}
-                        </li>
-                      ))}
-                    </ul>
-                  </td>
-                  <td className={styles.description}>{c.how}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label={`Control mapping of ${p.name}`} heads={['Framework', 'Control', 'Title', 'Served by', 'Evidence', 'How']} wrapClassName={styles.wrap}>
+          {p.controls.map((c) => (
+            <tr key={`${c.framework}|${c.id}`} data-control={c.id}>
+              <td className={styles.framework}>{c.framework}</td>
+              <td className="nowrap">
+                <strong>{c.id}</strong>
+              </td>
+              <td className={styles.controlTitle}>{c.title}</td>
+              <td>
+                <ul className={styles.servedBy}>
+                  {c.served_by.map((s) => (
+                    <li key={`${s.kind}:${s.ref}`}>
+                      <Ident>{`${s.kind}:${s.ref}`}</Ident>
+                      {s.in_force ? null : <span className={styles.notInForce}>not in force</span>}
+                    </li>
+                  ))}
+                </ul>
+              </td>
+              <td>
+                <ul className={styles.plainList}>
+                  {c.evidence.map((e) => (
+                    <li key={e} className="nowrap">
+                      {e.replaceAll('_', ' ')}
+                    </li>
+                  ))}
+                </ul>
+              </td>
+              <td className={styles.description}>{c.how}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </article>
   );

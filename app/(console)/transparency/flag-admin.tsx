@@ -32,7 +32,6 @@ interface Request {
 
 const Ctx = createContext<((r: Request) => void) | null>(null);
 
-
 const onOff = (v: boolean) => (v ? 'on' : 'off');
 
 function verb(action: Action): string {
@@ -81,29 +80,15 @@ export function FlagAdminProvider({ children }: { children: ReactNode }) {
 export function FlagActions({ flag }: { flag: FlagSummary }) {
   const open = useContext(Ctx);
   if (!open) return null;
-  const toggle: Action = { kind: 'set', value: !flag.value };
+  // Turn it the other way; reset only an override in place.
+  const actions: Action[] = flag.hasOverride ? [{ kind: 'set', value: !flag.value }, { kind: 'reset' }] : [{ kind: 'set', value: !flag.value }];
   return (
     <div className={styles.actionButtons}>
-      <button
-        type="button"
-        className="button"
-        aria-label={`${verb(toggle)} ${flag.name}`}
-        aria-haspopup="dialog"
-        onClick={(e) => open({ flag, action: toggle, trigger: e.currentTarget })}
-      >
-        {verb(toggle)}
-      </button>
-      {flag.hasOverride ? (
-        <button
-          type="button"
-          className="button"
-          aria-label={`Reset ${flag.name}`}
-          aria-haspopup="dialog"
-          onClick={(e) => open({ flag, action: { kind: 'reset' }, trigger: e.currentTarget })}
-        >
-          Reset
+      {actions.map((action) => (
+        <button key={action.kind} type="button" className="button" aria-label={`${verb(action)} ${flag.name}`} aria-haspopup="dialog" onClick={(e) => open({ flag, action, trigger: e.currentTarget })}>
+          {verb(action)}
         </button>
-      ) : null}
+      ))}
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import type { TransparencyReport } from '@/lib/flags/transparency';
-import { ColumnHeads } from '@/app/_components/column-heads';
+import { DataTable } from '@/app/_components/data-table';
 import { Time } from '@/app/_components/time';
 import { OnOff } from './on-off';
 import styles from './transparency.module.css';
@@ -32,28 +32,8 @@ export function FlagHistory({ history, paged }: { history: History; paged: boole
     <>
       {canFilter ? (
         <form method="get" action="/transparency#history" className={styles.filters} aria-label="Filter the flag history">
-          <div className={styles.field}>
-            <label htmlFor="history-name">Flag</label>
-            <select id="history-name" name="name" defaultValue={filter.name ?? ''}>
-              <option value="">All flags</option>
-              {names.map((n) => (
-                <option key={n} value={n}>
-                  {n}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className={styles.field}>
-            <label htmlFor="history-by">Changed by</label>
-            <select id="history-by" name="by" defaultValue={filter.by ?? ''}>
-              <option value="">Anyone</option>
-              {authors.map((a) => (
-                <option key={a} value={a}>
-                  {a}
-                </option>
-              ))}
-            </select>
-          </div>
+          <Choice name="name" label="Flag" all="All flags" options={names} value={filter.name} />
+          <Choice name="by" label="Changed by" all="Anyone" options={authors} value={filter.by} />
           <button type="submit" className="button button-primary">
             Show changes
           </button>
@@ -91,40 +71,35 @@ export function FlagHistory({ history, paged }: { history: History; paged: boole
           {filtered ? 'No change matches this filter.' : 'No flag has been changed at runtime: every value comes from the environment or the catalog.'}
         </p>
       ) : (
-        <div className={`table-wrap ${styles.wrap}`}>
-          <table className="table" aria-label="Flag history">
-            <ColumnHeads labels={['When', 'Flag', 'Change', 'By', 'Reason']} />
-            <tbody>
-              {changes.map((c) => (
-                <tr key={c.id} data-action={c.action}>
-                  <td className="nowrap">
-                    <Time seconds={c.changed_at} />
-                  </td>
-                  <td>
-                    <code>{c.name}</code>
-                  </td>
-                  {c.action === 'refused' ? (
-                    <td>
-                      <span className={styles.refused}>Refused: {c.new_value === null ? 'reset' : c.new_value ? 'turn on' : 'turn off'}</span>
-                      <div className={styles.detail}>
-                        not changed, stayed <OnOff value={c.old_value} compact />
-                      </div>
-                    </td>
-                  ) : (
-                    <td className="nowrap">
-                      {c.action === 'set' ? 'Override set' : 'Override removed'}: <OnOff value={c.old_value} compact /> →{' '}
-                      <OnOff value={c.new_value} compact />
-                    </td>
-                  )}
-                  <td>{c.changed_by}</td>
-                  <td className={styles.description}>
-                    <Reason action={c.action} text={c.reason} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Flag history" heads={['When', 'Flag', 'Change', 'By', 'Reason']} wrapClassName={styles.wrap}>
+          {changes.map((c) => (
+            <tr key={c.id} data-action={c.action}>
+              <td className="nowrap">
+                <Time seconds={c.changed_at} />
+              </td>
+              <td>
+                <code>{c.name}</code>
+              </td>
+              {c.action === 'refused' ? (
+                <td>
+                  <span className={styles.refused}>Refused: {c.new_value === null ? 'reset' : c.new_value ? 'turn on' : 'turn off'}</span>
+                  <div className={styles.detail}>
+                    not changed, stayed <OnOff value={c.old_value} compact />
+                  </div>
+                </td>
+              ) : (
+                <td className="nowrap">
+                  {c.action === 'set' ? 'Override set' : 'Override removed'}: <OnOff value={c.old_value} compact /> →{' '}
+                  <OnOff value={c.new_value} compact />
+                </td>
+              )}
+              <td>{c.changed_by}</td>
+              <td className={styles.description}>
+                <Reason action={c.action} text={c.reason} />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {next_cursor || paged ? (
         <nav className={styles.pager} aria-label="History pages">
@@ -133,6 +108,23 @@ export function FlagHistory({ history, paged }: { history: History; paged: boole
         </nav>
       ) : null}
     </>
+  );
+}
+
+/** One select of the filter: every option, or one of them. */
+function Choice({ name, label, all, options, value }: { name: string; label: string; all: string; options: readonly string[]; value: string | null }) {
+  return (
+    <div className={styles.field}>
+      <label htmlFor={`history-${name}`}>{label}</label>
+      <select id={`history-${name}`} name={name} defaultValue={value ?? ''}>
+        <option value="">{all}</option>
+        {options.map((o) => (
+          <option key={o} value={o}>
+            {o}
+          </option>
+        ))}
+      </select>
+    </div>
   );
 }
 

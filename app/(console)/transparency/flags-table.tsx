@@ -1,3 +1,4 @@
+import { Fragment } from 'react';
 import type { TransparencyFlag, TransparencyReport } from '@/lib/flags/transparency';
 import { Time } from '@/app/_components/time';
 import { FlagActions, type FlagSummary } from './flag-admin';
@@ -6,7 +7,7 @@ import { OnOff } from './on-off';
 import styles from './transparency.module.css';
 
 /** How a value was decided, in words, for the dialog and the table. */
-export function decidedBy(f: TransparencyFlag): string {
+function decidedBy(f: TransparencyFlag): string {
   if (f.layer === 'override' && f.override) return `a runtime override by ${f.override.set_by}`;
   if (f.layer === 'env') return `the environment variable ${f.variable ?? f.env_var ?? ''}`.trim();
   if (f.layer === 'alias') return `the legacy alias ${f.variable ?? ''}`.trim();
@@ -44,34 +45,27 @@ function DecidedBy({ flag: f }: { flag: TransparencyFlag }) {
 function Guards({ flag: f }: { flag: TransparencyFlag }) {
   const { tools, paths } = f.guards;
   if (tools.length === 0 && paths.length === 0) return <span className="muted">Platform behaviour</span>;
+  const groups = [['Tool', tools], ['Path', paths]] as const;
   return (
     <dl className={styles.guards}>
-      {tools.length > 0 ? (
-        <>
-          <dt>{tools.length === 1 ? 'Tool' : 'Tools'}</dt>
-          {tools.map((t) => (
-            <dd key={t}>
-              <Ident>{t}</Ident>
-            </dd>
-          ))}
-        </>
-      ) : null}
-      {paths.length > 0 ? (
-        <>
-          <dt>{paths.length === 1 ? 'Path' : 'Paths'}</dt>
-          {paths.map((p) => (
-            <dd key={p}>
-              <Ident>{p}</Ident>
-            </dd>
-          ))}
-        </>
-      ) : null}
+      {groups.map(([noun, names]) =>
+        names.length > 0 ? (
+          <Fragment key={noun}>
+            <dt>{names.length === 1 ? noun : `${noun}s`}</dt>
+            {names.map((n) => (
+              <dd key={n}>
+                <Ident>{n}</Ident>
+              </dd>
+            ))}
+          </Fragment>
+        ) : null,
+      )}
     </dl>
   );
 }
 
 /** The newest change of a flag, as a sentence: when, who did what, and why. */
-export function LastChange({ change }: { change: TransparencyFlag['last_change'] }) {
+function LastChange({ change }: { change: TransparencyFlag['last_change'] }) {
   if (!change) return <span className="muted">Never changed</span>;
   const to = change.new_value === null ? 'unknown' : change.new_value ? 'on' : 'off';
   const what =
@@ -105,22 +99,12 @@ function summary(f: TransparencyFlag): FlagSummary {
  * only be refused.
  */
 function Unchangeable({ flag: f }: { flag: TransparencyFlag }) {
-  if (f.locked_by) {
-    return (
-      <p className={styles.lockNote}>
-        <span aria-hidden="true" className={styles.lockMark}>
-          ⊘
-        </span>
-        Locked {f.value ? 'on' : 'off'} by profile {f.locked_by.join(', ')}
-      </p>
-    );
-  }
   return (
     <p className={styles.lockNote}>
       <span aria-hidden="true" className={styles.lockMark}>
         ⊘
       </span>
-      Invariant: cannot be turned off
+      {f.locked_by ? `Locked ${f.value ? 'on' : 'off'} by profile ${f.locked_by.join(', ')}` : 'Invariant: cannot be turned off'}
     </p>
   );
 }

@@ -1,5 +1,5 @@
 import type { TransparencyReport } from '@/lib/flags/transparency';
-import { ColumnHeads } from '@/app/_components/column-heads';
+import { DataTable } from '@/app/_components/data-table';
 import { FileStatus } from './rule-sources';
 import styles from './transparency.module.css';
 
@@ -27,44 +27,39 @@ export function HooksList({ hooks }: { hooks: Hooks }) {
       {hooks.hooks.length === 0 ? (
         <p className={`panel ${styles.quietPanel}`}>No hooks in the file: tool calls are decided by the rules alone.</p>
       ) : (
-        <div className={`table-wrap ${styles.wrap}`}>
-          <table className="table" aria-label="Hooks in force">
-            <ColumnHeads labels={['Hook', 'When', 'Applies to', 'What it does and why']} />
-            <tbody>
-              {hooks.hooks.map((h) => (
-                <tr key={h.id}>
-                  <td className="nowrap">
-                    <code>{h.rule_source}</code>
-                    <div className="muted">{h.position}</div>
-                  </td>
-                  <td className="nowrap">{EVENT_LABEL[h.event] ?? h.event}</td>
-                  <td>
-                    {h.conditions.length === 0 && !h.when ? (
-                      <span className="muted">every tool call</span>
-                    ) : (
-                      <ul className={styles.conditions}>
-                        {h.conditions.map((c) => (
-                          <li key={c}>{c}</li>
-                        ))}
-                        {h.when ? (
-                          <li>
-                            only when <code>{h.when}</code>
-                          </li>
-                        ) : null}
-                      </ul>
-                    )}
-                  </td>
-                  <td className={styles.description}>
-                    {h.does}
-                    {h.on_error === 'allow' ? <div className="muted">If it cannot answer, the call goes through.</div> : null}
-                    {h.description ? <div className="muted">{h.description}</div> : null}
-                    {h.off_because ? <div className={styles.experimentLabel}>Not running: {h.off_because}</div> : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Hooks in force" heads={['Hook', 'When', 'Applies to', 'What it does and why']} wrapClassName={styles.wrap}>
+          {hooks.hooks.map((h) => (
+            <tr key={h.id}>
+              <td className="nowrap">
+                <code>{h.rule_source}</code>
+                <div className="muted">{h.position}</div>
+              </td>
+              <td className="nowrap">{EVENT_LABEL[h.event] ?? h.event}</td>
+              <td>
+                {h.conditions.length === 0 && !h.when ? (
+                  <span className="muted">every tool call</span>
+                ) : (
+                  <ul className={styles.conditions}>
+                    {h.conditions.map((c) => (
+                      <li key={c}>{c}</li>
+                    ))}
+                    {h.when ? (
+                      <li>
+                        only when <code>{h.when}</code>
+                      </li>
+                    ) : null}
+                  </ul>
+                )}
+              </td>
+              <td className={styles.description}>
+                {h.does}
+                {h.on_error === 'allow' ? <div className="muted">If it cannot answer, the call goes through.</div> : null}
+                {h.description ? <div className="muted">{h.description}</div> : null}
+                {h.off_because ? <div className={styles.experimentLabel}>Not running: {h.off_because}</div> : null}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {hooks.registered.length > 0 ? (
         <>

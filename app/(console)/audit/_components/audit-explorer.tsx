@@ -1,15 +1,15 @@
 'use client';
 
-import { useCallback, type ReactNode } from 'react';
+import { useCallback } from 'react';
 import type { EventPage, SecurityEventJson } from '@/lib/http/responses';
 import type { Seed } from '@/app/_lib/use-api-resource';
 import kit from '@/app/(console)/_explorer/explorer.module.css';
 import { ExplorerHead, ExplorerPage, IgnoredNotice } from '@/app/(console)/_explorer/explorer-head';
-import { FiltersDisclosure } from '@/app/(console)/_explorer/filters-disclosure';
+import { FiltersDisclosure } from '@/app/(console)/_explorer/filters';
 import { count, describeWindow } from '@/app/(console)/_explorer/format';
-import { NoMatch } from '@/app/(console)/_explorer/no-match';
 import { ResultsSection, ResultsSort } from '@/app/(console)/_explorer/results-section';
-import { ErrorState, LoadingRows, StateBox } from '@/app/(console)/_explorer/state-box';
+import { inPlaceOfRows } from '@/app/(console)/_explorer/state-box';
+import { isWindowed } from '@/app/(console)/_explorer/time-window';
 import { listWords } from '@/app/(console)/_explorer/url-params';
 import { useNarrow } from '@/app/(console)/_explorer/use-narrow';
 import { useOpenRow } from '@/app/(console)/_explorer/use-open-row';
@@ -55,42 +55,25 @@ export function AuditExplorer({ initial, opened, integrity }: Props) {
   const clearAll = useCallback(() => go({ window: 'all' }), [go]);
   // Opening, closing and stepping change the URL in place: the rows stay, a reload or a shared link reopens the event.
   const show = useCallback((event: number | undefined) => go({ ...stateRef.current, event }, 'replace'), [go, stateRef]);
-  const panel = useOpenRow(
-    state.event,
-    rows.map((r) => r.id),
-    show,
-  );
+  const panel = useOpenRow(state.event, rows, show);
   const narrow = useNarrow();
 
   const words = filterWords(state);
   const openEvent = rows.find((r) => r.id === state.event) ?? (opened?.id === state.event ? opened : undefined);
-  let results: ReactNode;
-  if (first.error) {
-    results = <ErrorState title="The security events could not be loaded" error={first.error} onRetry={first.reload} />;
-  } else if (!first.data) {
-    results = <LoadingRows label="Loading security events" />;
-  } else if (rows.length === 0 && !hasFilters(state)) {
-    results = (
-      <StateBox title="No security events have been recorded yet" testId="empty-state">
-        <p>Sign-ins, user and token changes, approvals, flag and configuration changes, and reads of the audit trail appear here as they happen.</p>
-      </StateBox>
-    );
-  } else if (rows.length === 0) {
-    const when = describeWindow(state);
-    results = (
-      <NoMatch
-        title="No security events match these filters"
-        sentence={words.length ? `Nothing with ${listWords(words)} was recorded ${when}.` : `Nothing was recorded ${when}.`}
-        offerAllTime={(state.window !== 'all' || state.from !== undefined || state.to !== undefined) && words.length > 0}
-        onClear={clearAll}
-        onAllTime={() => setFilters({ window: 'all', from: undefined, to: undefined })}
-      />
-    );
-  } else {
-    results = <EventsTable rows={rows} busy={first.stale} onOpen={panel.open} openId={state.event} focusRequest={panel.focusRequest} />;
-  }
+  const when = describeWindow(state);
+  const results = inPlaceOfRows({
+    what: 'security events',
+    read: first,
+    rows: rows.length,
+    window: state,
+    words,
+    emptyText: 'Sign-ins, user and token changes, approvals, flag and configuration changes, and reads of the audit trail appear here as they happen.',
+    sentence: words.length ? `Nothing with ${listWords(words)} was recorded ${when}.` : `Nothing was recorded ${when}.`,
+    onClear: clearAll,
+    onAllTime: () => setFilters({ window: 'all', from: undefined, to: undefined }),
+  }) ?? <EventsTable rows={rows} busy={first.stale} openRow={panel} />;
 
-  const activeFilters = [state.window !== 'all' || state.from !== undefined || state.to !== undefined, state.type, state.actor, state.outcome, state.decision].filter(Boolean).length;
+  const activeFilters = Number(isWindowed(state)) + words.length;
   const badge = <IntegrityBadge initial={integrity} />;
   const more = events.nextCursor !== null;
 
@@ -147,7 +130,7 @@ export function AuditExplorer({ initial, opened, integrity }: Props) {
       </ResultsSection>
       {narrow ? badge : null}
       {state.event !== undefined ? (
-        <EventPanel id={state.event} event={openEvent} onClose={panel.close} onStep={panel.onStep} canStep={panel.canStep} onDecision={(decision) => setFilters({ decision })} />
+        <EventPanel id={state.event} event={openEvent} openRow={panel} onDecision={(decision) => setFilters({ decision })} />
       ) : null}
     </ExplorerPage>
   );

@@ -5,39 +5,29 @@ import kit from '@/app/(console)/_explorer/explorer.module.css';
 import { DetailPanel } from '@/app/(console)/_explorer/detail-panel';
 import { localDateTime, localZone, utcDateTime } from '@/app/(console)/_explorer/format';
 import { JsonView } from '@/app/(console)/_explorer/json-view';
-import type { CanStep } from '@/app/(console)/_explorer/stepping';
+import type { OpenRow } from '@/app/(console)/_explorer/use-open-row';
 import styles from '@/app/(console)/audit/audit.module.css';
 import { OutcomeLabel } from './outcome-label';
-import { typeLabel } from './vocabulary';
+import { typeLabel } from '@/lib/audit/event-labels';
 
 interface Props {
   id: number;
   /** undefined: there is no such event */
   event: SecurityEventJson | undefined;
-  onClose: () => void;
-  onStep?: (delta: 1 | -1) => void;
-  canStep: CanStep;
+  openRow: OpenRow;
   onDecision: (decisionId: string) => void;
 }
 
 const none = <span className="muted">none</span>;
 
 /** One security event in full: who, what, the outcome, its detail, and what ties it to the evidence. */
-export function EventPanel({ id, event: e, onClose, onStep, canStep, onDecision }: Props) {
+export function EventPanel({ id, event: e, openRow, onDecision }: Props) {
   return (
     <DetailPanel
       id={id}
-      titleId="event-title"
-      testId="event-detail"
-      title={
-        <>
-          Event <span className={kit.mono}>#{id}</span>
-        </>
-      }
-      onStep={onStep}
-      canStep={canStep}
+      noun="Event"
+      openRow={openRow}
       stepLabels={{ prev: 'Newer event in the list', next: 'Older event in the list' }}
-      onClose={onClose}
       closeText="✕"
     >
       {!e ? (

@@ -1,35 +1,28 @@
 'use client';
 
 import type { SecurityEventJson } from '@/lib/http/responses';
-import { ColumnHeads } from '@/app/_components/column-heads';
+import { ColumnHeads } from '@/app/_components/data-table';
 import kit from '@/app/(console)/_explorer/explorer.module.css';
 import { ExplorerTable, rowClassName } from '@/app/(console)/_explorer/explorer-table';
 import { LocalTime } from '@/app/(console)/_explorer/local-time';
+import type { OpenRow } from '@/app/(console)/_explorer/use-open-row';
 import { useRowNavigation } from '@/app/(console)/_explorer/use-row-navigation';
 import styles from '@/app/(console)/audit/audit.module.css';
 import { OutcomeLabel } from './outcome-label';
-import { typeLabel } from './vocabulary';
+import { typeLabel } from '@/lib/audit/event-labels';
 
 interface Props {
   rows: SecurityEventJson[];
   busy: boolean;
-  onOpen: (id: number) => void;
-  /** the row open in the detail panel */
-  openId: number | undefined;
-  /** set to move keyboard focus to a row (after the panel closes) */
-  focusRequest: { id: number; n: number } | undefined;
+  /** the row open in the detail panel, how to open one, and where the focus goes back to */
+  openRow: OpenRow;
 }
 
 const HEADS = ['Time', 'Event', 'Actor', 'Outcome', 'Target'] as const;
 
 /** The events, newest first. One tab stop: arrows move between rows, Enter (or a click) opens one. */
-export function EventsTable({ rows, busy, onOpen, openId, focusRequest }: Props) {
-  const { rowProps } = useRowNavigation(
-    rows.map((r) => r.id),
-    onOpen,
-    openId,
-    focusRequest,
-  );
+export function EventsTable({ rows, busy, openRow }: Props) {
+  const { rowProps } = useRowNavigation(rows, openRow);
   return (
     <ExplorerTable
       label="Security events"
@@ -40,7 +33,7 @@ export function EventsTable({ rows, busy, onOpen, openId, focusRequest }: Props)
       head={<ColumnHeads labels={HEADS} />}
     >
       {rows.map((e) => (
-        <tr key={e.id} {...rowProps(e.id)} className={rowClassName(e.id === openId)} data-event-id={e.id} data-type={e.type}>
+        <tr key={e.id} {...rowProps(e.id)} className={rowClassName(e.id === openRow.openId)} data-event-id={e.id} data-type={e.type}>
           <td className={styles.c_time}>
             <LocalTime seconds={e.timestamp} className={kit.mono} />
           </td>

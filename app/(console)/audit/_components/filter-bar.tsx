@@ -1,12 +1,13 @@
 'use client';
 
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { typeLabel } from '@/lib/audit/event-labels';
 import kit from '@/app/(console)/_explorer/explorer.module.css';
-import { isCustomRange, type RelativeWindow } from '@/app/(console)/_explorer/time-window';
-import { RangeText, WindowButtons } from '@/app/(console)/_explorer/window-buttons';
+import { ClearAll, WindowRow } from '@/app/(console)/_explorer/filters';
+import type { RelativeWindow } from '@/app/(console)/_explorer/time-window';
 import styles from '@/app/(console)/audit/audit.module.css';
 import { hasFilters, OUTCOMES, type AuditState } from './url-state';
-import { familyLabel, OUTCOME_TEXT, TYPE_FAMILIES, typeLabel } from './vocabulary';
+import { familyLabel, OUTCOME_TEXT, TYPE_FAMILIES } from './vocabulary';
 
 /** How long the actor field waits after the last key before it applies (so a name is not searched letter by letter). */
 const ACTOR_DELAY_MS = 500;
@@ -25,7 +26,6 @@ export function AuditFilterBar({ state, onChange, onClear }: Props) {
   const [actor, setActor] = useState(state.actor ?? '');
   // The URL is the truth: back/forward must show up in the field.
   useEffect(() => setActor(state.actor ?? ''), [state.actor]);
-  const custom = isCustomRange(state);
   const exactType = state.type !== undefined && familyLabel(state.type) === undefined;
 
   // Every filter applies as it is chosen, the actor too: a moment after typing stops (Enter at once). Before, the
@@ -45,13 +45,7 @@ export function AuditFilterBar({ state, onChange, onClear }: Props) {
 
   return (
     <section className={kit.filters} aria-label="Filters">
-      <div className={kit.windowRow}>
-        <span className={kit.fieldLabel} id={`${id}-window`}>
-          Time window
-        </span>
-        <WindowButtons labelId={`${id}-window`} state={state} labels={SHORT_LABELS} className={styles.windows} onPick={(w) => onChange({ window: w, from: undefined, to: undefined })} />
-        {custom ? <RangeText state={state} note="local time, from the link" /> : null}
-      </div>
+      <WindowRow state={state} labels={SHORT_LABELS} className={styles.windows} rangeNote="local time, from the link" onPick={(w) => onChange({ window: w, from: undefined, to: undefined })} />
       <form className={styles.fieldRow} onSubmit={submit} role="search" aria-label="Filter security events">
         <div>
           <label className={kit.fieldLabel} htmlFor={`${id}-type`}>
@@ -91,15 +85,7 @@ export function AuditFilterBar({ state, onChange, onClear }: Props) {
           </select>
         </div>
         <div className={kit.fieldActions}>
-          <button
-            type="button"
-            className={`button button-quiet ${hasFilters(state) ? '' : kit.invisible}`}
-            onClick={onClear}
-            aria-hidden={!hasFilters(state)}
-            tabIndex={hasFilters(state) ? undefined : -1}
-          >
-            Clear all
-          </button>
+          <ClearAll shown={hasFilters(state)} onClear={onClear} />
         </div>
       </form>
       {state.decision ? (

@@ -4,8 +4,8 @@
  * links; the rest are the security-event filters of GET /api/v1/audit/events, plus the event open in the panel.
  */
 import { z } from 'zod';
-import { isCustomRange, parseTimeWindow, readableQuery, timeWindowApiParams, WINDOW_SECONDS, writeTimeWindow, type TimeWindow } from '@/app/(console)/_explorer/time-window';
-import { paramReader } from '@/app/(console)/_explorer/url-params';
+import { isCustomRange, isWindowed, parseTimeWindow, readableQuery, timeWindowApiParams, WINDOW_SECONDS, writeTimeWindow, type TimeWindow } from '@/app/(console)/_explorer/time-window';
+import { paramReader, setParams, withoutEmpty, type Parsed } from '@/app/(console)/_explorer/url-params';
 
 export const OUTCOMES = ['succeeded', 'failed', 'refused'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -32,73 +32,31 @@ const FIELDS = {
   event: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
 } as const;
 
-export interface ParsedAuditState {
-  state: AuditState;
-  /** parameters that were present but not valid, and were ignored */
-  ignored: string[];
-}
-
-export function parseAuditState(params: URLSearchParams): ParsedAuditState {
+export function parseAuditState(params: URLSearchParams): Parsed<AuditState> {
   const ignored: string[] = [];
-  const state: AuditState = parseTimeWindow(params, ignored);
+  const time = parseTimeWindow(params, ignored);
   const value = paramReader(params, FIELDS, ignored);
-  const type = value('type');
-  const actor = value('actor');
-  const outcome = value('outcome');
-  const decision = value('decision_id');
-  const event = value('event');
-  if (type !== undefined) state.type = type;
-  if (actor !== undefined) state.actor = actor;
-  if (outcome !== undefined) state.outcome = outcome;
-  if (decision !== undefined) state.decision = decision;
-  if (event !== undefined) state.event = event;
-  return { state, ignored };
+  const state: AuditState = { ...time, type: value('type'), actor: value('actor'), outcome: value('outcome'), decision: value('decision_id'), event: value('event') };
+  return { state: withoutEmpty(state), ignored };
 }
 
 /** The page's query string: stable order, defaults left out (so /audit is the default view). */
 export function serializeAuditState(s: AuditState): string {
   const time = new URLSearchParams();
   writeTimeWindow(time, s);
-  const parts: string[] = [];
-  const when = readableQuery(time);
-  if (when) parts.push(when);
-  const p = new URLSearchParams();
-  if (s.type) p.set('type', s.type);
-  if (s.actor) p.set('actor', s.actor);
-  if (s.outcome) p.set('outcome', s.outcome);
-  if (s.decision) p.set('decision_id', s.decision);
-  if (s.event !== undefined) p.set('event', String(s.event));
-  const rest = p.toString();
-  if (rest) parts.push(rest);
-  return parts.length ? `?${parts.join('&')}` : '';
+  const rest = setParams(new URLSearchParams(), { type: s.type, actor: s.actor, outcome: s.outcome, decision_id: s.decision, event: s.event });
+  const q = [readableQuery(time), rest.toString()].filter(Boolean).join('&');
+  return q ? `?${q}` : '';
 }
 
-/** The filters as the API's query parameters (no paging). */
-export function apiParams(s: AuditState): URLSearchParams {
-  const p = timeWindowApiParams(s);
-  if (s.type) p.set('type', s.type);
-  const excluded = excludedType(s);
-  if (excluded) p.set('exclude_type', excluded);
-  if (s.actor) p.set('actor', s.actor);
-  if (s.outcome) p.set('outcome', s.outcome);
-  if (s.decision) p.set('decision_id', s.decision);
-  return p;
+/** The page of the view after `cursor` ("Older events"), the filters as the API's query parameters. */
+export function olderUrl(s: AuditState, cursor?: number): string {
+  const filter = { type: s.type, exclude_type: excludedType(s), actor: s.actor, outcome: s.outcome, decision_id: s.decision };
+  return `/api/v1/audit/events?${setParams(timeWindowApiParams(s), { ...filter, cursor, limit: PAGE_SIZE }).toString()}`;
 }
 
 /** The first page of a view (the server renders it with the page; the browser reads it for every later view). */
-export function firstPageUrl(s: AuditState): string {
-  const p = apiParams(s);
-  p.set('limit', String(PAGE_SIZE));
-  return `/api/v1/audit/events?${p.toString()}`;
-}
-
-/** The page of the view after `cursor` ("Older events"). */
-export function olderUrl(s: AuditState, cursor: number): string {
-  const p = apiParams(s);
-  p.set('cursor', String(cursor));
-  p.set('limit', String(PAGE_SIZE));
-  return `/api/v1/audit/events?${p.toString()}`;
-}
+export const firstPageUrl = (s: AuditState): string => olderUrl(s);
 
 /**
  * The type the view leaves out: the decisions logged under decision_log_all (`decision.allowed`, `decision.asked`) are
@@ -126,12 +84,10 @@ export function storeFilter(s: AuditState) {
 
 /** A view with new filters: the detail panel closed. Empty values are dropped. */
 export function withFilters(s: AuditState, change: Partial<AuditState>): AuditState {
-  const next: AuditState = { ...s, ...change, event: undefined };
-  for (const k of Object.keys(next) as (keyof AuditState)[]) if (next[k] === undefined || next[k] === '') delete next[k];
-  return next;
+  return withoutEmpty({ ...s, ...change, event: undefined });
 }
 
-export const hasFilters = (s: AuditState): boolean => s.window !== 'all' || isCustomRange(s) || Boolean(s.type || s.actor || s.outcome || s.decision);
+export const hasFilters = (s: AuditState): boolean => isWindowed(s) || Boolean(s.type || s.actor || s.outcome || s.decision);
 
 /** The view without the open event: what the loaded rows belong to. */
 export const viewKey = (s: AuditState): string => serializeAuditState({ ...s, event: undefined });

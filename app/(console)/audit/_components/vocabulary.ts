@@ -1,13 +1,9 @@
 /**
- * How the audit page names security events: a readable label for each type the recorder writes
- * (lib/permissions/recorder.ts), the type families the filter offers, and the outcomes in words. The raw type is
- * always shown beside its label; an unknown type (a newer server) still reads sensibly.
+ * How the audit page names security events, beside the readable label of each type (lib/audit/event-labels.ts): the
+ * type families the filter offers, and the outcomes in words. The raw type is always shown beside its label; an unknown
+ * type (a newer server) still reads sensibly.
  */
 import type { Outcome } from './url-state';
-
-export { typeLabel } from '@/lib/audit/event-labels';
-
-
 
 /** The families the type filter offers, in the order a reader looks for them. */
 export const TYPE_FAMILIES: readonly { value: string; label: string }[] = [

@@ -5,26 +5,24 @@ import type { DenialDetail } from '@/lib/http/responses';
 import type { Resource } from '@/app/_lib/use-api-resource';
 import kit from '@/app/(console)/_explorer/explorer.module.css';
 import { DetailPanel } from '@/app/(console)/_explorer/detail-panel';
-import type { CanStep } from '@/app/(console)/_explorer/stepping';
+import type { OpenRow } from '@/app/(console)/_explorer/use-open-row';
 import styles from '@/app/(console)/denials/denials.module.css';
 import { DecisionTrace } from './decision-trace';
 import { DenialArguments } from './denial-arguments';
 import { DenialFacts } from './denial-facts';
-import { familyInfo, ruleSourceFamily } from './families';
+import { familyInfo, ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 import { RuleBadge } from './rule-badge';
 import type { ExplorerState } from './url-state';
 
 interface Props {
   id: number;
   detail: Resource<DenialDetail>;
-  onClose: () => void;
+  openRow: OpenRow;
   onFilter: (change: Partial<ExplorerState>) => void;
-  onStep?: (delta: 1 | -1) => void;
-  canStep: CanStep;
 }
 
 /** One denial in full: who was refused what, by which rule and why, its arguments and how the decision was made. */
-export function DenialPanel({ id, detail, onClose, onFilter, onStep, canStep }: Props) {
+export function DenialPanel({ id, detail, openRow, onFilter }: Props) {
   const [copied, setCopied] = useState(false);
   const d = detail.data?.id === id ? detail.data : undefined;
   const copyLink = async () => {
@@ -41,17 +39,9 @@ export function DenialPanel({ id, detail, onClose, onFilter, onStep, canStep }: 
   return (
     <DetailPanel
       id={id}
-      titleId="denial-title"
-      testId="denial-detail"
-      title={
-        <>
-          Denial <span className={kit.mono}>#{id}</span>
-        </>
-      }
-      onStep={onStep}
-      canStep={canStep}
+      noun="Denial"
+      openRow={openRow}
       stepLabels={{ prev: 'Previous denial in the list', next: 'Next denial in the list' }}
-      onClose={onClose}
       closeText="Close"
     >
       {error ? (

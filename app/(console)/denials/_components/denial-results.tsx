@@ -4,12 +4,11 @@ import type { VisibilityState } from '@tanstack/react-table';
 import type { DenialPage } from '@/lib/http/responses';
 import type { Resource } from '@/app/_lib/use-api-resource';
 import { describeWindow } from '@/app/(console)/_explorer/format';
-import { isCustomRange } from '@/app/(console)/_explorer/time-window';
-import { NoMatch } from '@/app/(console)/_explorer/no-match';
-import { ErrorState, LoadingRows, StateBox } from '@/app/(console)/_explorer/state-box';
+import { inPlaceOfRows, StateBox } from '@/app/(console)/_explorer/state-box';
 import { listWords } from '@/app/(console)/_explorer/url-params';
+import type { OpenRow } from '@/app/(console)/_explorer/use-open-row';
 import { DenialsTable } from './denials-table';
-import { hasFilters, type ExplorerState, type TableSort } from './url-state';
+import type { ExplorerState, TableSort } from './url-state';
 
 interface Props {
   state: ExplorerState;
@@ -17,11 +16,10 @@ interface Props {
   visibility: VisibilityState;
   onVisibility: (v: VisibilityState) => void;
   onSort: (column: TableSort) => void;
-  onOpen: (id: number) => void;
   onFilter: (change: Partial<ExplorerState>) => void;
   onClear: () => void;
   onFirstPage: () => void;
-  focusRequest: { id: number; n: number } | undefined;
+  openRow: OpenRow;
 }
 
 /** The attribute filters in words, for the empty state: "agent trainer", "text “m-42”". */
@@ -36,11 +34,9 @@ function filterWords(s: ExplorerState): string[] {
 }
 
 /** The rows of the view, or what stands in their place: the error, the loading lines, or why there are none. */
-export function DenialResults({ state, list, visibility, onVisibility, onSort, onOpen, onFilter, onClear, onFirstPage, focusRequest }: Props) {
+export function DenialResults({ state, list, visibility, onVisibility, onSort, onFilter, onClear, onFirstPage, openRow }: Props) {
   const rows = list.data?.denials ?? [];
-  if (list.error) return <ErrorState title="The denials could not be loaded" error={list.error} onRetry={list.reload} />;
-  if (!list.data) return <LoadingRows label="Loading denials" />;
-  if (rows.length === 0 && state.cursor) {
+  if (!list.error && list.data && rows.length === 0 && state.cursor) {
     return (
       <StateBox title="No more denials on this page">
         <p>The rows this link pointed at are no longer in the view.</p>
@@ -50,26 +46,19 @@ export function DenialResults({ state, list, visibility, onVisibility, onSort, o
       </StateBox>
     );
   }
-  if (rows.length === 0 && !hasFilters(state)) {
-    return (
-      <StateBox title="No denials have been recorded yet" testId="empty-state">
-        <p>When an agent or a person is refused, the refusal appears here, attributed to the rule that caused it.</p>
-      </StateBox>
-    );
-  }
-  if (rows.length === 0) {
-    const words = filterWords(state);
-    const windowed = state.window !== 'all' || isCustomRange(state);
-    return (
-      <NoMatch
-        title="No denials match these filters"
-        sentence={words.length ? `Nothing was denied with ${listWords(words)} ${describeWindow(state)}.` : `Nothing was denied ${describeWindow(state)}.`}
-        offerAllTime={windowed && words.length > 0}
-        onClear={onClear}
-        onAllTime={() => onFilter({ window: 'all', from: undefined, to: undefined })}
-      />
-    );
-  }
+  const words = filterWords(state);
+  const inPlace = inPlaceOfRows({
+    what: 'denials',
+    read: list,
+    rows: rows.length,
+    window: state,
+    words,
+    emptyText: 'When an agent or a person is refused, the refusal appears here, attributed to the rule that caused it.',
+    sentence: words.length ? `Nothing was denied with ${listWords(words)} ${describeWindow(state)}.` : `Nothing was denied ${describeWindow(state)}.`,
+    onClear,
+    onAllTime: () => onFilter({ window: 'all', from: undefined, to: undefined }),
+  });
+  if (inPlace) return inPlace;
   return (
     <DenialsTable
       rows={rows}
@@ -78,10 +67,8 @@ export function DenialResults({ state, list, visibility, onVisibility, onSort, o
       visibility={visibility}
       onVisibility={onVisibility}
       onSort={onSort}
-      onOpen={onOpen}
       onRuleFilter={(ruleSource) => onFilter({ ruleSource })}
-      openId={state.denial}
-      focusRequest={focusRequest}
+      openRow={openRow}
     />
   );
 }

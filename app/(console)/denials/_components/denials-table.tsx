@@ -4,6 +4,7 @@ import { flexRender, getCoreRowModel, useReactTable, type SortingState, type Vis
 import { useMemo } from 'react';
 import type { DenialJson } from '@/lib/http/responses';
 import { ExplorerTable, rowClassName } from '@/app/(console)/_explorer/explorer-table';
+import type { OpenRow } from '@/app/(console)/_explorer/use-open-row';
 import { useRowNavigation } from '@/app/(console)/_explorer/use-row-navigation';
 import styles from '@/app/(console)/denials/denials.module.css';
 import { ColumnsMenu } from './columns-menu';
@@ -17,22 +18,14 @@ interface Props {
   visibility: VisibilityState;
   onVisibility: (v: VisibilityState) => void;
   onSort: (column: TableSort) => void;
-  onOpen: (id: number) => void;
   onRuleFilter: (ruleSource: string) => void;
-  /** the row open in the detail panel */
-  openId: number | undefined;
-  /** set by the explorer to move keyboard focus to a row (after the panel closes) */
-  focusRequest: { id: number; n: number } | undefined;
+  /** the row open in the detail panel, how to open one, and where the focus goes back to */
+  openRow: OpenRow;
 }
 
 /** The denials of the page: sorted on the server (the headers only show which way), columns chosen by the reader. */
-export function DenialsTable({ rows, state, stale, visibility, onVisibility, onSort, onOpen, onRuleFilter, openId, focusRequest }: Props) {
-  const { rowProps } = useRowNavigation(
-    rows.map((r) => r.id),
-    onOpen,
-    openId,
-    focusRequest,
-  );
+export function DenialsTable({ rows, state, stale, visibility, onVisibility, onSort, onRuleFilter, openRow }: Props) {
+  const { rowProps } = useRowNavigation(rows, openRow);
   const columns = useMemo(() => denialColumns(onRuleFilter), [onRuleFilter]);
   // No sort parameter means newest first.
   const sorting: SortingState = state.sort ? [{ id: state.sort, desc: state.order === 'desc' }] : [{ id: 'timestamp', desc: true }];
@@ -89,7 +82,7 @@ export function DenialsTable({ rows, state, stale, visibility, onVisibility, onS
       {table.getRowModel().rows.map((row) => {
         const id = row.original.id;
         return (
-          <tr key={row.id} {...rowProps(id)} className={rowClassName(id === openId)} data-denial-id={id}>
+          <tr key={row.id} {...rowProps(id)} className={rowClassName(id === openRow.openId)} data-denial-id={id}>
             {row.getVisibleCells().map((cell) => (
               <td key={cell.id} className={styles[`col_${cell.column.id}`]}>
                 {flexRender(cell.column.columnDef.cell, cell.getContext())}

@@ -4,21 +4,23 @@ import { useCallback } from 'react';
 import { denialDetailSchema, denialHistogramSchema, denialPageSchema, denialSummarySchema } from '@/lib/http/responses';
 import { staleWhile, useApiResource } from '@/app/_lib/use-api-resource';
 import { ExplorerHead, ExplorerPage, IgnoredNotice } from '@/app/(console)/_explorer/explorer-head';
-import { FiltersDisclosure } from '@/app/(console)/_explorer/filters-disclosure';
+import { FiltersDisclosure } from '@/app/(console)/_explorer/filters';
 import { count } from '@/app/(console)/_explorer/format';
 import { ResultsSection, ResultsSort } from '@/app/(console)/_explorer/results-section';
-import { isCustomRange } from '@/app/(console)/_explorer/time-window';
+import { ErrorState } from '@/app/(console)/_explorer/state-box';
+import { isWindowed } from '@/app/(console)/_explorer/time-window';
 import { useNarrow } from '@/app/(console)/_explorer/use-narrow';
 import { useOpenRow, type RowMove } from '@/app/(console)/_explorer/use-open-row';
 import { useUrlState } from '@/app/(console)/_explorer/use-url-state';
 import { CopiedLinkNotice } from './copied-link-notice';
-import { DenialOverview } from './denial-overview';
 import { DenialPanel } from './denial-panel';
 import { DenialResults } from './denial-results';
 import { ExportActions } from './export-actions';
-import { FilterBar, type Suggestions } from './filter-bar';
+import { FilterBar } from './filter-bar';
+import { HistogramChart } from './histogram-chart';
 import { LiveTailNotice } from './live-tail-notice';
 import { Pager } from './pager';
+import { SummaryCards } from './summary-cards';
 import { useColumnVisibility } from './use-column-visibility';
 import { useCopyExactLink } from './use-copy-exact-link';
 import { useLiveTail } from './use-live-tail';
@@ -45,7 +47,7 @@ function nextSort(s: ExplorerState, column: TableSort): Pick<ExplorerState, 'sor
  * of it in the window fixed when the view was loaded (use-live-tail.ts), so the list, the counts, the chart, the
  * exports and the exact link hold the same rows.
  */
-export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
+export function DenialExplorer() {
   const { state, ignored, stateRef, go, moving } = useUrlState(parseState, serializeState);
   const setFilters = useCallback((change: Partial<ExplorerState>) => go(withFilters(stateRef.current, change)), [go, stateRef]);
   const clearAll = useCallback(() => go(clearedFilters(stateRef.current)), [go, stateRef]);
@@ -68,11 +70,7 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
     (denial: number | undefined, move: RowMove) => go({ ...stateRef.current, denial }, move === 'open' ? 'push' : 'replace'),
     [go, stateRef],
   );
-  const panel = useOpenRow(
-    state.denial,
-    rows.map((r) => r.id),
-    show,
-  );
+  const panel = useOpenRow(state.denial, rows, show);
   const showNew = () => {
     tail.renew();
     // A new window is loaded (a new baseline and load time); an exact link's until_id is let go.
@@ -84,8 +82,27 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
   const total = summary.data && !summary.stale ? summary.data.total : undefined;
   const firstRow = (state.page - 1) * state.size + 1;
   const nextCursor = list.data && !list.stale ? list.data.next_cursor : null;
-  const activeFilters = [state.window !== 'all' || isCustomRange(state), state.agent, state.tool, state.ruleSource, state.role, state.q].filter(Boolean).length;
-  const overview = <DenialOverview state={state} summary={summary} histogram={histogram} onFilter={setFilters} />;
+  const activeFilters = [isWindowed(state), state.agent, state.tool, state.ruleSource, state.role, state.q].filter(Boolean).length;
+  // The counts and the chart of the view, each with its own error state; each click on them narrows the filter.
+  const overview = (
+    <>
+      {summary.error ? (
+        <ErrorState title="The summary could not be loaded" error={summary.error} onRetry={summary.reload} />
+      ) : (
+        <SummaryCards state={state} summary={summary.data} stale={summary.stale} onFilter={setFilters} />
+      )}
+      {histogram.error ? (
+        <ErrorState title="The chart could not be loaded" error={histogram.error} onRetry={histogram.reload} />
+      ) : (
+        <HistogramChart
+          histogram={histogram.data}
+          stale={histogram.stale}
+          onNarrow={(from, to) => setFilters({ from, to, window: 'all' })}
+          onFamily={(family) => setFilters({ ruleSource: family })}
+        />
+      )}
+    </>
+  );
 
   return (
     <ExplorerPage resultsId="denial-results">
@@ -95,7 +112,7 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
       {exact.copied ? <CopiedLinkNotice url={exact.copied} view={view} state={state} onDismiss={exact.dismiss} /> : null}
       <IgnoredNotice ignored={ignored} />
       <FiltersDisclosure narrow={narrow} active={activeFilters}>
-        <FilterBar key="filters" state={state} suggestions={suggestions} onChange={setFilters} onClear={clearAll} />
+        <FilterBar key="filters" state={state} onChange={setFilters} onClear={clearAll} />
       </FiltersDisclosure>
       <LiveTailNotice newCount={tail.newCount} onShow={showNew} />
       {narrow ? null : overview}
@@ -140,16 +157,15 @@ export function DenialExplorer({ suggestions }: { suggestions: Suggestions }) {
             const { sort, order } = nextSort(stateRef.current, column);
             toPage({ sort, order, cursor: undefined, page: 1 });
           }}
-          onOpen={panel.open}
           onFilter={setFilters}
           onClear={clearAll}
           onFirstPage={() => toPage({ cursor: undefined, page: 1 })}
-          focusRequest={panel.focusRequest}
+          openRow={panel}
         />
       </ResultsSection>
       {narrow ? overview : null}
       {state.denial !== undefined ? (
-        <DenialPanel id={state.denial} detail={detail} onClose={panel.close} onFilter={setFilters} onStep={panel.onStep} canStep={panel.canStep} />
+        <DenialPanel id={state.denial} detail={detail} openRow={panel} onFilter={setFilters} />
       ) : null}
     </ExplorerPage>
   );

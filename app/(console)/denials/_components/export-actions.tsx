@@ -1,3 +1,4 @@
+import { DownloadLink } from '@/app/_components/download-link';
 import styles from '@/app/(console)/denials/denials.module.css';
 import { exportUrl, reportUrl, type ExplorerState } from './url-state';
 
@@ -19,37 +20,22 @@ export function ExportActions({ view, onCopyLink }: { view: ExplorerState | unde
       >
         Copy link for this exact window
       </button>
-      {view ? (
-        <>
-          <a className="button" href={exportUrl(view, 'csv')} download data-testid="export-csv">
-            Export CSV
-          </a>
-          <a className="button" href={exportUrl(view, 'ndjson')} download data-testid="export-json">
-            Export JSON lines
-          </a>
-          {report ? (
-            <a
-              className="button"
-              href={report}
-              download
-              data-testid="report-for-window"
-              title="The audit report (PDF) of this view's period, from its start to its end as loaded: every denial of the period, not only the filtered ones"
-            >
-              Audit report for this period
-            </a>
-          ) : null}
-        </>
-      ) : (
-        // Until the view's window is fixed there is nothing exact to export yet: the same buttons, unavailable.
-        <>
-          <button type="button" className="button" disabled>
-            Export CSV
-          </button>
-          <button type="button" className="button" disabled>
-            Export JSON lines
-          </button>
-        </>
-      )}
+      {/* Until the view's window is fixed there is nothing exact to export yet: the same buttons, unavailable. */}
+      <DownloadLink href={view && exportUrl(view, 'csv')} testId="export-csv">
+        Export CSV
+      </DownloadLink>
+      <DownloadLink href={view && exportUrl(view, 'ndjson')} testId="export-json">
+        Export JSON lines
+      </DownloadLink>
+      {report ? (
+        <DownloadLink
+          href={report}
+          testId="report-for-window"
+          title="The audit report (PDF) of this view's period, from its start to its end as loaded: every denial of the period, not only the filtered ones"
+        >
+          Audit report for this period
+        </DownloadLink>
+      ) : null}
     </div>
   );
 }

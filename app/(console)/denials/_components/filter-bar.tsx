@@ -2,23 +2,15 @@
 
 import { useEffect, useId, useState, type FormEvent } from 'react';
 import kit from '@/app/(console)/_explorer/explorer.module.css';
+import { ClearAll, WindowRow } from '@/app/(console)/_explorer/filters';
 import { isCustomRange, type RelativeWindow } from '@/app/(console)/_explorer/time-window';
-import { RangeText, WindowButtons } from '@/app/(console)/_explorer/window-buttons';
 import styles from '@/app/(console)/denials/denials.module.css';
 import { CustomRangeForm } from './custom-range-form';
 import { FacetCombobox } from './facet-combobox';
 import { filterParams, hasFilters, ROLE_OPTIONS, type ExplorerState } from './url-state';
 
-export interface Suggestions {
-  agents: string[];
-  tools: string[];
-  ruleSources: string[];
-}
-
 interface Props {
   state: ExplorerState;
-  /** the declared names (the page's first render); the fields suggest from the denials themselves */
-  suggestions?: Suggestions;
   onChange: (change: Partial<ExplorerState>) => void;
   onClear: () => void;
 }
@@ -33,7 +25,7 @@ interface Draft {
   role: string;
 }
 
-const draftOf = (s: ExplorerState): Draft => ({ q: s.q ?? '', agent: s.agent ?? '', tool: s.tool ?? '', ruleSource: s.ruleSource ?? '', role: s.role ?? '' });
+const draftOf = (s: Pick<ExplorerState, keyof Draft>): Draft => ({ q: s.q ?? '', agent: s.agent ?? '', tool: s.tool ?? '', ruleSource: s.ruleSource ?? '', role: s.role ?? '' });
 
 export function FilterBar({ state, onChange, onClear }: Props) {
   const id = useId();
@@ -44,7 +36,7 @@ export function FilterBar({ state, onChange, onClear }: Props) {
   // The URL is the truth: back/forward and clicks elsewhere (badges, cards, bars) must show up in the fields.
   const { q, agent, tool, ruleSource, role } = state;
   useEffect(() => {
-    setDraft({ q: q ?? '', agent: agent ?? '', tool: tool ?? '', ruleSource: ruleSource ?? '', role: role ?? '' });
+    setDraft(draftOf({ q, agent, tool, ruleSource, role }));
   }, [q, agent, tool, ruleSource, role]);
 
   const apply = (d: Draft) => {
@@ -63,28 +55,29 @@ export function FilterBar({ state, onChange, onClear }: Props) {
     setDraft(next);
     apply(next);
   };
+  /** A suggesting field's value, typed (applied with Apply or Enter) or picked from its suggestions (applied at once). */
+  const facet = (key: 'agent' | 'tool' | 'ruleSource') => ({
+    value: draft[key],
+    filterQuery: facetQuery,
+    onInput: (v: string) => setDraft({ ...draft, [key]: v }),
+    onPick: (v: string) => pickValue({ [key]: v }),
+  });
 
   return (
     <section className={kit.filters} aria-label="Filters">
-      <div className={kit.windowRow}>
-        <span className={kit.fieldLabel} id={`${id}-window`}>
-          Time window
-        </span>
-        <WindowButtons
-          labelId={`${id}-window`}
-          state={state}
-          labels={SHORT_LABELS}
-          onPick={(w) => {
-            setCustomOpen(false);
-            onChange({ window: w, from: undefined, to: undefined });
-          }}
-        >
-          <button type="button" aria-pressed={custom} aria-expanded={customOpen} aria-controls={`${id}-range`} onClick={() => setCustomOpen((o) => !o)}>
-            Custom range
-          </button>
-        </WindowButtons>
-        {custom && !customOpen ? <RangeText state={state} note="local time" /> : null}
-      </div>
+      <WindowRow
+        state={state}
+        labels={SHORT_LABELS}
+        rangeNote={customOpen ? null : 'local time'}
+        onPick={(w) => {
+          setCustomOpen(false);
+          onChange({ window: w, from: undefined, to: undefined });
+        }}
+      >
+        <button type="button" aria-pressed={custom} aria-expanded={customOpen} aria-controls={`${id}-range`} onClick={() => setCustomOpen((o) => !o)}>
+          Custom range
+        </button>
+      </WindowRow>
       {customOpen ? (
         <CustomRangeForm
           id={`${id}-range`}
@@ -102,49 +95,17 @@ export function FilterBar({ state, onChange, onClear }: Props) {
           <span className={kit.fieldLabel}>Search reason, agent, tool, path and arguments</span>
           <input type="search" value={draft.q} placeholder="e.g. m-42, batch_runner, &quot;trials&quot;: 500" maxLength={200} onChange={(e) => setDraft({ ...draft, q: e.target.value })} />
         </label>
-        <FacetCombobox
-          field="agent"
-          label="Agent"
-          placeholder="Any agent"
-          value={draft.agent}
-          filterQuery={facetQuery}
-          onInput={(v) => setDraft({ ...draft, agent: v })}
-          onPick={(v) => pickValue({ agent: v })}
-        />
-        <FacetCombobox
-          field="tool"
-          label="Tool"
-          placeholder="Any tool"
-          value={draft.tool}
-          filterQuery={facetQuery}
-          onInput={(v) => setDraft({ ...draft, tool: v })}
-          onPick={(v) => pickValue({ tool: v })}
-        />
+        <FacetCombobox field="agent" label="Agent" placeholder="Any agent" {...facet('agent')} />
+        <FacetCombobox field="tool" label="Tool" placeholder="Any tool" {...facet('tool')} />
         <div>
-          <FacetCombobox
-            field="rule_source"
-            label="Rule source"
-            placeholder="e.g. policy"
-            value={draft.ruleSource}
-            filterQuery={facetQuery}
-            describedBy={`${id}-rule-hint`}
-            onInput={(v) => setDraft({ ...draft, ruleSource: v })}
-            onPick={(v) => pickValue({ ruleSource: v })}
-          />
+          <FacetCombobox field="rule_source" label="Rule source" placeholder="e.g. policy" describedBy={`${id}-rule-hint`} {...facet('ruleSource')} />
           <span id={`${id}-rule-hint`} className={kit.srOnly}>
             A name without a colon, such as policy, matches the whole family. A prefix or another case also matches.
           </span>
         </div>
         <label>
           <span className={kit.fieldLabel}>User role</span>
-          <select
-            value={draft.role}
-            onChange={(e) => {
-              const next = { ...draft, role: e.target.value };
-              setDraft(next);
-              apply(next);
-            }}
-          >
+          <select value={draft.role} onChange={(e) => pickValue({ role: e.target.value })}>
             <option value="">Any role</option>
             {ROLE_OPTIONS.map((r) => (
               <option key={r} value={r}>
@@ -157,9 +118,7 @@ export function FilterBar({ state, onChange, onClear }: Props) {
           <button type="submit" className={`button ${dirty ? 'button-primary' : ''}`}>
             Apply
           </button>
-          <button type="button" className={`button button-quiet ${hasFilters(state) ? '' : kit.invisible}`} onClick={onClear} aria-hidden={!hasFilters(state)} tabIndex={hasFilters(state) ? undefined : -1}>
-            Clear all
-          </button>
+          <ClearAll shown={hasFilters(state)} onClear={onClear} />
         </div>
       </form>
     </section>

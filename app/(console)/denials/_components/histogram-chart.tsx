@@ -4,7 +4,7 @@ import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import kit from '@/app/(console)/_explorer/explorer.module.css';
 import styles from '@/app/(console)/denials/denials.module.css';
 import type { DenialHistogram as Histogram } from '@/lib/http/responses';
-import { familyInfo, orderFamilies } from './families';
+import { familyInfo, orderFamilies } from '@/lib/audit/denials/vocabulary';
 import { count, duration, plural, shortDateTime } from '@/app/(console)/_explorer/format';
 
 interface Props {

@@ -1,7 +1,10 @@
 'use client';
 
+import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 import styles from '@/app/(console)/denials/denials.module.css';
-import { badgeClass } from './families';
+
+/** The class of the global badge colours (app/globals.css) for a rule source's family. */
+const badgeClass = (ruleSource: string): string => `badge badge-${ruleSourceFamily(ruleSource).replace(/[^a-z_]/g, '')}`;
 
 /**
  * A rule-source badge that filters by its rule when clicked. Its text is the rule source itself, so the colour is

@@ -6,12 +6,12 @@
  */
 import { z } from 'zod';
 import { DENIAL_SORT_KEYS, SORT_ORDERS, type DenialSortKey, type SortOrder } from '@/lib/audit/denials/vocabulary';
-import { isCustomRange, parseTimeWindow, readableQuery, timeWindowApiParams, WINDOW_SECONDS, writeTimeWindow, type TimeWindow } from '@/app/(console)/_explorer/time-window';
-import { paramReader } from '@/app/(console)/_explorer/url-params';
+import { isCustomRange, isWindowed, parseTimeWindow, readableQuery, timeWindowApiParams, WINDOW_SECONDS, writeTimeWindow, type TimeWindow } from '@/app/(console)/_explorer/time-window';
+import { paramReader, setParams, withoutEmpty, type Parsed } from '@/app/(console)/_explorer/url-params';
 
 export const ROLE_OPTIONS = ['anonymous', 'viewer', 'auditor', 'operator', 'admin'] as const;
 export const PAGE_SIZES = [25, 50, 100] as const;
-export const DEFAULT_PAGE_SIZE = 50;
+const DEFAULT_PAGE_SIZE = 50;
 
 /** The sorts the table offers; `id` (newest first, the record order) is the default and is never written. */
 export type TableSort = Exclude<DenialSortKey, 'id'>;
@@ -35,8 +35,6 @@ export interface ExplorerState extends TimeWindow {
   untilId?: number;
 }
 
-export const DEFAULT_STATE: ExplorerState = { window: 'all', page: 1, size: DEFAULT_PAGE_SIZE };
-
 const text = z.string().trim().min(1).max(200);
 
 const FIELDS = {
@@ -54,58 +52,32 @@ const FIELDS = {
   until_id: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
 } as const;
 
-export interface ParsedState {
-  state: ExplorerState;
-  /** the parameters that were present but not valid, and were ignored */
-  ignored: string[];
+/** Read the state from a URL's search params. Unknown parameters are ignored silently, invalid ones are reported. */
+export function parseState(params: URLSearchParams): Parsed<ExplorerState> {
+  const ignored: string[] = [];
+  const time = parseTimeWindow(params, ignored);
+  const value = paramReader(params, FIELDS, ignored);
+  const filters = { agent: value('agent'), tool: value('tool'), ruleSource: value('rule_source'), role: value('role'), q: value('q') };
+  // An order only with a sort; a page number only with a cursor (the first page has none).
+  const sort = value('sort');
+  const order = sort === undefined ? undefined : (value('order') ?? 'asc');
+  const cursor = value('cursor');
+  const page = cursor === undefined ? 1 : (value('page') ?? 2);
+  const state: ExplorerState = { ...time, ...filters, sort, order, cursor, page, size: value('size') ?? DEFAULT_PAGE_SIZE, denial: value('denial'), untilId: value('until_id') };
+  return { state: withoutEmpty(state), ignored };
 }
 
-/** Read the state from a URL's search params. Unknown parameters are ignored silently, invalid ones are reported. */
-export function parseState(params: URLSearchParams): ParsedState {
-  const ignored: string[] = [];
-  const state: ExplorerState = { ...DEFAULT_STATE, ...parseTimeWindow(params, ignored) };
-  const value = paramReader(params, FIELDS, ignored);
-  const set = <K extends keyof ExplorerState>(key: K, v: ExplorerState[K] | undefined) => {
-    if (v !== undefined) state[key] = v;
-  };
-  set('agent', value('agent'));
-  set('tool', value('tool'));
-  set('ruleSource', value('rule_source'));
-  set('role', value('role'));
-  set('q', value('q'));
-  const sort = value('sort');
-  if (sort !== undefined) {
-    state.sort = sort;
-    state.order = value('order') ?? 'asc';
-  }
-  set('cursor', value('cursor'));
-  if (state.cursor !== undefined) state.page = value('page') ?? 2;
-  state.size = value('size') ?? DEFAULT_PAGE_SIZE;
-  set('denial', value('denial'));
-  set('untilId', value('until_id'));
-  return { state, ignored };
-}
+/** The attribute filters by their names in a query. */
+const filterValues = (s: ExplorerState) => ({ agent: s.agent, tool: s.tool, rule_source: s.ruleSource, role: s.role, q: s.q });
+/** The sort as the query says it: an order only with a sort. */
+const sortValues = (s: ExplorerState) => ({ sort: s.sort, order: s.sort && (s.order ?? 'asc') });
 
 /** The page's query string for a state: stable order, defaults left out (so /denials is the default view). */
 export function serializeState(s: ExplorerState): string {
   const p = new URLSearchParams();
   writeTimeWindow(p, s);
-  if (s.agent) p.set('agent', s.agent);
-  if (s.tool) p.set('tool', s.tool);
-  if (s.ruleSource) p.set('rule_source', s.ruleSource);
-  if (s.role) p.set('role', s.role);
-  if (s.q) p.set('q', s.q);
-  if (s.sort) {
-    p.set('sort', s.sort);
-    p.set('order', s.order ?? 'asc');
-  }
-  if (s.cursor) {
-    p.set('cursor', s.cursor);
-    p.set('page', String(s.page));
-  }
-  if (s.size !== DEFAULT_PAGE_SIZE) p.set('size', String(s.size));
-  if (s.denial !== undefined) p.set('denial', String(s.denial));
-  if (s.untilId !== undefined) p.set('until_id', String(s.untilId));
+  const size = s.size === DEFAULT_PAGE_SIZE ? undefined : s.size;
+  setParams(p, { ...filterValues(s), ...sortValues(s), cursor: s.cursor, page: s.cursor && s.page, size, denial: s.denial, until_id: s.untilId });
   // ':' and '/' are legal in a query string: keep times and rule sources (policy:bfsi/x) readable in a shared link.
   const q = readableQuery(p);
   return q ? `?${q}` : '';
@@ -113,27 +85,13 @@ export function serializeState(s: ExplorerState): string {
 
 /** The filter part of a state as the API's query parameters (no sort, no paging). */
 export function filterParams(s: ExplorerState): URLSearchParams {
-  const p = timeWindowApiParams(s);
-  if (s.agent) p.set('agent', s.agent);
-  if (s.tool) p.set('tool', s.tool);
-  if (s.ruleSource) p.set('rule_source', s.ruleSource);
-  if (s.role) p.set('role', s.role);
-  if (s.q) p.set('q', s.q);
-  if (s.untilId !== undefined) p.set('until_id', String(s.untilId));
-  return p;
+  return setParams(timeWindowApiParams(s), { ...filterValues(s), until_id: s.untilId });
 }
 
 const API = '/api/v1/permissions/denials';
 
 export function listUrl(s: ExplorerState): string {
-  const p = filterParams(s);
-  if (s.sort) {
-    p.set('sort', s.sort);
-    p.set('order', s.order ?? 'asc');
-  }
-  if (s.cursor) p.set('cursor', s.cursor);
-  p.set('limit', String(s.size));
-  return `${API}?${p.toString()}`;
+  return `${API}?${setParams(filterParams(s), { ...sortValues(s), cursor: s.cursor, limit: s.size }).toString()}`;
 }
 
 export const summaryUrl = (s: ExplorerState): string => `${API}/summary?${filterParams(s).toString()}`;
@@ -150,9 +108,7 @@ export function tailUrl(filterKey: string, after: number | 'newest'): string {
 }
 
 export function exportUrl(s: ExplorerState, format: 'csv' | 'ndjson'): string {
-  const p = filterParams(s);
-  p.set('format', format);
-  return `${API}?${p.toString()}`;
+  return `${API}?${setParams(filterParams(s), { format }).toString()}`;
 }
 
 /**
@@ -206,13 +162,10 @@ export function exactLinkState(view: ExplorerState): ExplorerState {
 
 /** A copy of the state with new filters: back to the first page, the detail panel closed, a new window loaded. */
 export function withFilters(s: ExplorerState, change: Partial<ExplorerState>): ExplorerState {
-  const next: ExplorerState = { ...s, ...change, cursor: undefined, page: 1, denial: undefined, untilId: undefined };
-  for (const k of Object.keys(next) as (keyof ExplorerState)[]) if (next[k] === undefined || next[k] === '') delete next[k];
-  return next;
+  return withoutEmpty({ ...s, ...change, cursor: undefined, page: 1, denial: undefined, untilId: undefined });
 }
 
-export const hasFilters = (s: ExplorerState): boolean =>
-  s.window !== 'all' || isCustomRange(s) || Boolean(s.agent || s.tool || s.ruleSource || s.role || s.q);
+export const hasFilters = (s: ExplorerState): boolean => isWindowed(s) || Boolean(s.agent || s.tool || s.ruleSource || s.role || s.q);
 
 /** The state with every filter cleared, keeping the sort, page size and column choices. */
 export function clearedFilters(s: ExplorerState): ExplorerState {
