@@ -55,17 +55,6 @@ function Parameters({ params }: { params: Parameter[] }) {
   );
 }
 
-function Schema({ label, schema }: { label: string; schema: unknown }) {
-  return (
-    <details className={styles.schema}>
-      <summary>{label}</summary>
-      <pre className={styles.pre} tabIndex={0}>
-        {JSON.stringify(schema, null, 2)}
-      </pre>
-    </details>
-  );
-}
-
 export default async function ApiDocsPage() {
   const doc = await openApiDocument();
   const entries: Entry[] = Object.entries(doc.paths).flatMap(([path, ops]) =>
@@ -137,7 +126,12 @@ export default async function ApiDocsPage() {
                   {e.op.requestBody ? (
                     <>
                       <h4 className={styles.sub}>Request body</h4>
-                      <Schema label="application/json schema" schema={e.op.requestBody.content['application/json']?.schema} />
+                      <details className={styles.schema}>
+                        <summary>application/json schema</summary>
+                        <pre className={styles.pre} tabIndex={0}>
+                          {JSON.stringify(e.op.requestBody.content['application/json']?.schema, null, 2)}
+                        </pre>
+                      </details>
                     </>
                   ) : null}
                   <h4 className={styles.sub}>Responses</h4>

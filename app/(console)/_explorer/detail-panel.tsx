@@ -1,7 +1,8 @@
 'use client';
 
-import { useEffect, useRef, type ReactNode } from 'react';
+import { Fragment, useEffect, useRef, type ReactNode } from 'react';
 import styles from './explorer.module.css';
+import { localDateTime, localZone, utcDateTime } from './format';
 import { stepping } from './stepping';
 import type { OpenRow } from './use-open-row';
 
@@ -54,5 +55,30 @@ export function DetailPanel({ id, noun, openRow, stepLabels, closeText, children
       </header>
       <div className={styles.panelBody}>{children}</div>
     </aside>
+  );
+}
+
+/** One fact of an open row: its label, its value (null: "none"), and the value's class and test id. */
+export type Fact = readonly [label: string, value: ReactNode, className?: string, testId?: string];
+
+/** Everything recorded about a row, field by field, its time first: in the reader's zone and in UTC. */
+export function Facts({ at, facts }: { at: number; facts: readonly Fact[] }) {
+  return (
+    <dl className={styles.facts}>
+      <dt>Local time</dt>
+      <dd>
+        <span className={styles.mono}>{localDateTime(at)}</span> <span className="muted">({localZone(at * 1000)})</span>
+      </dd>
+      <dt>UTC</dt>
+      <dd className={styles.mono}>{utcDateTime(at)}</dd>
+      {facts.map(([label, value, className, testId]) => (
+        <Fragment key={label}>
+          <dt>{label}</dt>
+          <dd className={className} data-testid={testId}>
+            {value ?? <span className="muted">none</span>}
+          </dd>
+        </Fragment>
+      ))}
+    </dl>
   );
 }

@@ -1,12 +1,33 @@
+'use client';
+
 import type { ReactNode } from 'react';
 import styles from './explorer.module.css';
-import { SkipToResults } from './skip-to-results';
 
-/** An explorer page: the skip link to its results first, then everything else. */
+/**
+ * An explorer page: everything else after its first stop (after the console's "Skip to content"), "Skip to results".
+ * It moves the focus to the table's current row, so a keyboard user reaches the first denial or event in two Tab
+ * presses instead of fifty past the filters, cards and chart. Hidden until focused. `resultsId`: the results section.
+ */
 export function ExplorerPage({ resultsId, children }: { resultsId: string; children: ReactNode }) {
   return (
     <div className={styles.page}>
-      <SkipToResults results={resultsId} />
+      <a
+        href={`#${resultsId}`}
+        className={styles.skipToResults}
+        data-testid="skip-to-results"
+        onClick={(e) => {
+          const section = document.getElementById(resultsId);
+          if (!section) return;
+          e.preventDefault();
+          // The table's one tab stop (the current row); without rows, the section's heading.
+          const target = section.querySelector<HTMLElement>('tbody tr[tabindex="0"]') ?? section.querySelector<HTMLElement>('h2');
+          if (target && !target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
+          target?.focus();
+          target?.scrollIntoView({ block: 'nearest' });
+        }}
+      >
+        Skip to results
+      </a>
       {children}
     </div>
   );

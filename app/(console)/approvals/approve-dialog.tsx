@@ -42,13 +42,12 @@ export function ApproveDialog({ candidates, onCancel, onConfirm }: { candidates:
   }, [deliberate]);
 
   const step = single ? approvalStep(single.a) : null;
-  const confirmLabel = single
-    ? step
-      ? step.completes
-        ? `Approve (${single.a.approvals_required} of ${single.a.approvals_required})`
-        : `Approve (${single.a.approvals.length + 1} of ${single.a.approvals_required})`
-      : 'Approve'
-    : `Approve ${ids.length} ${ids.length === 1 ? 'request' : 'requests'}`;
+  // A step of a gate that needs several people says which: "Approve (2 of 2)".
+  const confirmLabel = !single
+    ? `Approve ${ids.length} ${ids.length === 1 ? 'request' : 'requests'}`
+    : step
+      ? `Approve (${step.completes ? single.a.approvals_required : single.a.approvals.length + 1} of ${single.a.approvals_required})`
+      : 'Approve';
 
   return (
     <dialog

@@ -1,6 +1,24 @@
+'use client';
+
+import { useCallback, useState } from 'react';
 import type { Approval } from './approval-types';
-import { filterChoices, FILTER_KEYS, isFiltered, type FilterKey, type QueueFilter } from './queue-filter';
+import { filterChoices, FILTER_KEYS, isFiltered, queueFilterQuery, type FilterKey, type QueueFilter } from './queue-filter';
 import styles from './approvals.module.css';
+
+const NO_FILTER: QueueFilter = { agent: '', tool: '', gate: '', risk: '', compact: false };
+
+/**
+ * The pending queue's filter and view. The URL is the filter (reload, share, come back after signing in), replaced
+ * in place: the queue is already on the page, nothing is navigated to or read again.
+ */
+export function useQueueFilter(initial: QueueFilter | undefined) {
+  const [filter, setFilter] = useState<QueueFilter>(initial ?? NO_FILTER);
+  const updateFilter = useCallback((next: QueueFilter) => {
+    setFilter(next);
+    window.history.replaceState(window.history.state, '', `${window.location.pathname}${queueFilterQuery(new URLSearchParams(window.location.search), next)}`);
+  }, []);
+  return { filter, updateFilter };
+}
 
 const FILTER_LABEL: Record<FilterKey, string> = { agent: 'Agent', tool: 'Tool', gate: 'Gate', risk: 'Risk' };
 

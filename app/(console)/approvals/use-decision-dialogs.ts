@@ -14,9 +14,7 @@ export function useDecisionDialogs({ list, blocked, note, ended }: { list: reado
   const [approving, setApproving] = useState<ApproveCandidate[] | null>(null);
   const [rejecting, setRejecting] = useState<Approval[] | null>(null);
   const openIds = useRef<readonly string[]>([]);
-  useEffect(() => {
-    openIds.current = approving ? approving.map((c) => c.a.id) : rejecting ? rejecting.map((a) => a.id) : [];
-  }, [approving, rejecting]);
+  openIds.current = approving ? approving.map((c) => c.a.id) : rejecting ? rejecting.map((a) => a.id) : [];
 
   const closeAll = useCallback(() => {
     setApproving(null);

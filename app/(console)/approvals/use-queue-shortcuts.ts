@@ -1,9 +1,23 @@
 'use client';
 
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { Approval } from './approval-types';
 
 const MOVE_FIRST = 'Move to a request first (j/k).';
+const SHORTCUTS_KEY = 'swarm.approvals.shortcuts';
+
+/** Whether the single-key shortcuts listen: on unless this browser turned them off (read after mount). */
+export function useShortcutsSetting(): [boolean, (on: boolean) => void] {
+  const [on, setOn] = useState(true);
+  useEffect(() => {
+    setOn(window.localStorage.getItem(SHORTCUTS_KEY) !== 'off');
+  }, []);
+  const set = (next: boolean) => {
+    setOn(next);
+    window.localStorage.setItem(SHORTCUTS_KEY, next ? 'on' : 'off');
+  };
+  return [on, set];
+}
 
 interface Options {
   /** the shortcuts listen (switched on, no dialog open, nothing being decided, still signed in) */

@@ -8,24 +8,15 @@
  */
 import { useRouter } from 'next/navigation';
 import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import type { TransparencyFlag } from '@/lib/flags/transparency';
 import { flagSchema } from '@/lib/http/responses';
 import { apiDelete, apiPut, asApiError } from '@/app/_lib/api-client';
 import styles from './transparency.module.css';
 
-export interface FlagSummary {
-  name: string;
-  tier: 'invariant' | 'flag' | 'experiment';
-  value: boolean;
-  /** how the current value was decided, in words: "default", "override by admin", "env SWARM_FLAG_X" */
-  decidedBy: string;
-  hasOverride: boolean;
-  guards: string[];
-}
-
 type Action = { kind: 'set'; value: boolean } | { kind: 'reset' };
 
 interface Request {
-  flag: FlagSummary;
+  flag: TransparencyFlag;
   action: Action;
   trigger: HTMLElement | null;
 }
@@ -33,6 +24,15 @@ interface Request {
 const Ctx = createContext<((r: Request) => void) | null>(null);
 
 const onOff = (v: boolean) => (v ? 'on' : 'off');
+
+/** How a value was decided, in words: "the environment variable SWARM_FLAG_X", "a runtime override by admin". */
+function decidedBy(f: TransparencyFlag): string {
+  if (f.layer === 'override' && f.override) return `a runtime override by ${f.override.set_by}`;
+  if (f.layer === 'env') return `the environment variable ${f.variable ?? f.env_var ?? ''}`.trim();
+  if (f.layer === 'alias') return `the legacy alias ${f.variable ?? ''}`.trim();
+  if (f.layer === 'profile' && f.locked_by) return `the compliance profile ${f.locked_by.join(', ')}, which locks it`;
+  return 'its declared default';
+}
 
 function verb(action: Action): string {
   return action.kind === 'reset' ? 'Reset' : action.value ? 'Turn on' : 'Turn off';
@@ -77,11 +77,11 @@ export function FlagAdminProvider({ children }: { children: ReactNode }) {
 }
 
 /** The buttons of one flag's row (only for a flag a change can take effect on: not an invariant, not a locked flag). */
-export function FlagActions({ flag }: { flag: FlagSummary }) {
+export function FlagActions({ flag }: { flag: TransparencyFlag }) {
   const open = useContext(Ctx);
   if (!open) return null;
   // Turn it the other way; reset only an override in place.
-  const actions: Action[] = flag.hasOverride ? [{ kind: 'set', value: !flag.value }, { kind: 'reset' }] : [{ kind: 'set', value: !flag.value }];
+  const actions: Action[] = flag.override !== null ? [{ kind: 'set', value: !flag.value }, { kind: 'reset' }] : [{ kind: 'set', value: !flag.value }];
   return (
     <div className={styles.actionButtons}>
       {actions.map((action) => (
@@ -143,6 +143,7 @@ function FlagChangeDialog({ request, onClose }: { request: Request; onClose: (sa
   }
 
   const title = `${verb(action)} ${flag.name}`;
+  const guards = [...flag.guards.tools, ...flag.guards.paths];
   return (
     <dialog
       ref={ref}
@@ -167,12 +168,12 @@ function FlagChangeDialog({ request, onClose }: { request: Request; onClose: (sa
         </h2>
         <div id={`${id}-what`}>
           <p>
-            Now <strong>{onOff(flag.value)}</strong>, decided by {flag.decidedBy}.
+            Now <strong>{onOff(flag.value)}</strong>, decided by {decidedBy(flag)}.
           </p>
           {action.kind === 'set' ? (
             <p>
               A runtime override sets it <strong>{onOff(action.value)}</strong> in every process within a second, until it is reset.
-              {!action.value && flag.guards.length > 0 ? <> While it is off, the engine denies {flag.guards.join(', ')}.</> : null}
+              {!action.value && guards.length > 0 ? <> While it is off, the engine denies {guards.join(', ')}.</> : null}
             </p>
           ) : (
             <p>The override is removed; the flag falls back to its environment variable, alias or declared default.</p>

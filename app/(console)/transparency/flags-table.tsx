@@ -1,36 +1,24 @@
 import { Fragment } from 'react';
 import type { TransparencyFlag, TransparencyReport } from '@/lib/flags/transparency';
 import { Time } from '@/app/_components/time';
-import { FlagActions, type FlagSummary } from './flag-admin';
+import { FlagActions } from './flag-admin';
 import { Ident } from './ident';
 import { OnOff } from './on-off';
 import styles from './transparency.module.css';
-
-/** How a value was decided, in words, for the dialog and the table. */
-function decidedBy(f: TransparencyFlag): string {
-  if (f.layer === 'override' && f.override) return `a runtime override by ${f.override.set_by}`;
-  if (f.layer === 'env') return `the environment variable ${f.variable ?? f.env_var ?? ''}`.trim();
-  if (f.layer === 'alias') return `the legacy alias ${f.variable ?? ''}`.trim();
-  if (f.layer === 'profile' && f.locked_by) return `the compliance profile ${f.locked_by.join(', ')}, which locks it`;
-  return 'its declared default';
-}
 
 /** The layer that decided, as the table says it: "On, from override". */
 const LAYER_LABEL = { override: 'override', env: 'environment', alias: 'alias', profile: 'profile lock', default: 'default' } as const;
 
 function DecidedBy({ flag: f }: { flag: TransparencyFlag }) {
+  // Who set an override or which profiles lock it. When and why are in the last change, which for an override in place
+  // is always the one that set it.
+  const by = f.layer === 'override' ? f.override?.set_by : f.layer === 'profile' ? f.locked_by?.join(', ') : undefined;
   return (
     <>
       <div className={styles.layer}>from {LAYER_LABEL[f.layer]}</div>
-      {f.layer === 'override' && f.override ? (
-        // When and why are in the last change, which for an override in place is always the one that set it.
+      {by ? (
         <div className={styles.detail}>
-          by <strong>{f.override.set_by}</strong>
-        </div>
-      ) : null}
-      {f.layer === 'profile' && f.locked_by ? (
-        <div className={styles.detail}>
-          by <strong>{f.locked_by.join(', ')}</strong>
+          by <strong>{by}</strong>
         </div>
       ) : null}
       {(f.layer === 'env' || f.layer === 'alias') && f.variable ? (
@@ -81,17 +69,6 @@ function LastChange({ change }: { change: TransparencyFlag['last_change'] }) {
       <q className={styles.quote}>{change.reason}</q>
     </>
   );
-}
-
-function summary(f: TransparencyFlag): FlagSummary {
-  return {
-    name: f.name,
-    tier: f.tier,
-    value: f.value,
-    decidedBy: decidedBy(f),
-    hasOverride: f.override !== null,
-    guards: [...f.guards.tools, ...f.guards.paths],
-  };
 }
 
 /**
@@ -173,7 +150,7 @@ export function FlagsTable({ tiers, admin }: { tiers: TransparencyReport['tiers'
                 </td>
                 {admin ? (
                   <td className={styles.actionsCol}>
-                    {f.changeable ? <FlagActions flag={summary(f)} /> : <Unchangeable flag={f} />}
+                    {f.changeable ? <FlagActions flag={f} /> : <Unchangeable flag={f} />}
                   </td>
                 ) : null}
               </tr>

@@ -2,8 +2,7 @@
 
 import type { SecurityEventJson } from '@/lib/http/responses';
 import kit from '@/app/(console)/_explorer/explorer.module.css';
-import { DetailPanel } from '@/app/(console)/_explorer/detail-panel';
-import { localDateTime, localZone, utcDateTime } from '@/app/(console)/_explorer/format';
+import { DetailPanel, Facts } from '@/app/(console)/_explorer/detail-panel';
 import { JsonView } from '@/app/(console)/_explorer/json-view';
 import type { OpenRow } from '@/app/(console)/_explorer/use-open-row';
 import styles from '@/app/(console)/audit/audit.module.css';
@@ -17,8 +16,6 @@ interface Props {
   openRow: OpenRow;
   onDecision: (decisionId: string) => void;
 }
-
-const none = <span className="muted">none</span>;
 
 /** One security event in full: who, what, the outcome, its detail, and what ties it to the evidence. */
 export function EventPanel({ id, event: e, openRow, onDecision }: Props) {
@@ -37,28 +34,22 @@ export function EventPanel({ id, event: e, openRow, onDecision }: Props) {
           <p className={kit.panelLead}>
             <strong>{typeLabel(e.type)}</strong> <code>{e.type}</code> — <OutcomeLabel outcome={e.outcome} />
           </p>
-          <dl className={kit.facts}>
-            <dt>Local time</dt>
-            <dd>
-              <span className={kit.mono}>{localDateTime(e.timestamp)}</span> <span className="muted">({localZone(e.timestamp * 1000)})</span>
-            </dd>
-            <dt>UTC</dt>
-            <dd className={kit.mono}>{utcDateTime(e.timestamp)}</dd>
-            <dt>Actor</dt>
-            <dd>
-              {e.actor} <span className="muted">({e.actor_role ?? 'no role'})</span>
-            </dd>
-            <dt>Target</dt>
-            <dd>{e.target ?? none}</dd>
-            <dt>Decision ID</dt>
-            <dd className={kit.mono}>{e.decision_id ?? none}</dd>
-            <dt>Policy revision</dt>
-            <dd className={kit.mono}>{e.policy_revision ?? none}</dd>
-            <dt>IP</dt>
-            <dd className={kit.mono}>{e.ip ?? none}</dd>
-            <dt>Row hash</dt>
-            <dd className={`${kit.mono} ${styles.hash}`}>{e.row_hash ?? <span className="muted">none (written before the chain began)</span>}</dd>
-          </dl>
+          <Facts
+            at={e.timestamp}
+            facts={[
+              [
+                'Actor',
+                <>
+                  {e.actor} <span className="muted">({e.actor_role ?? 'no role'})</span>
+                </>,
+              ],
+              ['Target', e.target],
+              ['Decision ID', e.decision_id, kit.mono],
+              ['Policy revision', e.policy_revision, kit.mono],
+              ['IP', e.ip, kit.mono],
+              ['Row hash', e.row_hash ?? <span className="muted">none (written before the chain began)</span>, `${kit.mono} ${styles.hash}`],
+            ]}
+          />
           {e.decision_id ? (
             <div className={kit.panelActions}>
               <button type="button" className="button" onClick={() => onDecision(e.decision_id ?? '')}>

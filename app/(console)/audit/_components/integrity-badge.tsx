@@ -43,18 +43,16 @@ export function IntegrityBadge({ initial }: { initial: Integrity | undefined }) 
       <div className={styles.integrityText}>
         <h2 id="integrity-title" className={styles.integrityTitle} aria-live="polite">
           {!integrity ? (
-            <>Integrity: Not verified yet</>
+            'Integrity: Not verified yet'
           ) : integrity.ok ? (
             <>
               Integrity: verified <LocalTime seconds={integrity.checkedAt} /> — intact, {plural(rows, 'row')}
               {integrity.chains.length === 1 ? <>, head <code title={integrity.chains[0]?.head ?? undefined}>{short(integrity.chains[0]?.head ?? null)}</code></> : null}
             </>
           ) : first ? (
-            <>
-              FAILED: {first.table} row {first.id}: {first.problem}
-            </>
+            `FAILED: ${first.table} row ${first.id}: ${first.problem}`
           ) : (
-            <>FAILED: the verification reported a problem</>
+            'FAILED: the verification reported a problem'
           )}
         </h2>
         {!integrity ? (

@@ -1,7 +1,7 @@
 import type { ColumnDef } from '@tanstack/react-table';
 import type { DenialJson } from '@/lib/http/responses';
 import kit from '@/app/(console)/_explorer/explorer.module.css';
-import { localDateTime, utcDateTime } from '@/app/(console)/_explorer/format';
+import { LocalTime } from '@/app/(console)/_explorer/local-time';
 import styles from '@/app/(console)/denials/denials.module.css';
 import { RowRuleBadge } from './rule-badge';
 
@@ -31,11 +31,7 @@ export function denialColumns(onRuleFilter: (ruleSource: string) => void): Colum
       accessorKey: 'timestamp',
       header: COLUMN_LABELS.timestamp,
       enableHiding: false,
-      cell: ({ row }) => (
-        <time dateTime={new Date(row.original.timestamp * 1000).toISOString()} title={utcDateTime(row.original.timestamp)} className={kit.mono}>
-          {localDateTime(row.original.timestamp)}
-        </time>
-      ),
+      cell: ({ row }) => <LocalTime seconds={row.original.timestamp} className={kit.mono} />,
     },
     { id: 'agent_name', accessorKey: 'agent_name', header: COLUMN_LABELS.agent_name, cell: ({ row }) => row.original.agent_name ?? none },
     {

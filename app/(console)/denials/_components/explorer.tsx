@@ -5,16 +5,17 @@ import { denialDetailSchema, denialHistogramSchema, denialPageSchema, denialSumm
 import { staleWhile, useApiResource } from '@/app/_lib/use-api-resource';
 import { ExplorerHead, ExplorerPage, IgnoredNotice } from '@/app/(console)/_explorer/explorer-head';
 import { FiltersDisclosure } from '@/app/(console)/_explorer/filters';
-import { count } from '@/app/(console)/_explorer/format';
+import { count, describeWindow } from '@/app/(console)/_explorer/format';
 import { ResultsSection, ResultsSort } from '@/app/(console)/_explorer/results-section';
-import { ErrorState } from '@/app/(console)/_explorer/state-box';
+import { ErrorState, inPlaceOfRows, StateBox } from '@/app/(console)/_explorer/state-box';
 import { isWindowed } from '@/app/(console)/_explorer/time-window';
+import { listWords } from '@/app/(console)/_explorer/url-params';
 import { useNarrow } from '@/app/(console)/_explorer/use-narrow';
 import { useOpenRow, type RowMove } from '@/app/(console)/_explorer/use-open-row';
 import { useUrlState } from '@/app/(console)/_explorer/use-url-state';
 import { CopiedLinkNotice } from './copied-link-notice';
 import { DenialPanel } from './denial-panel';
-import { DenialResults } from './denial-results';
+import { DenialsTable } from './denials-table';
 import { ExportActions } from './export-actions';
 import { FilterBar } from './filter-bar';
 import { HistogramChart } from './histogram-chart';
@@ -26,6 +27,17 @@ import { useCopyExactLink } from './use-copy-exact-link';
 import { useLiveTail } from './use-live-tail';
 import { usePageCursors } from './use-page-cursors';
 import { clearedFilters, detailUrl, histogramUrl, listUrl, parseState, serializeState, summaryUrl, withFilters, type ExplorerState, type TableSort } from './url-state';
+
+/** The attribute filters in words, for the empty state: "agent trainer", "text “m-42”". */
+function filterWords(s: ExplorerState): string[] {
+  const out: string[] = [];
+  if (s.agent) out.push(`agent ${s.agent}`);
+  if (s.tool) out.push(`tool ${s.tool}`);
+  if (s.ruleSource) out.push(s.ruleSource.includes(':') ? `rule ${s.ruleSource}` : `the ${s.ruleSource} family`);
+  if (s.role) out.push(`role ${s.role}`);
+  if (s.q) out.push(`the text “${s.q}”`);
+  return out;
+}
 
 function sortText(s: ExplorerState): string {
   const names: Record<TableSort, string> = { timestamp: 'time', agent_name: 'agent', tool_name: 'tool', rule_source: 'rule source' };
@@ -82,7 +94,46 @@ export function DenialExplorer() {
   const total = summary.data && !summary.stale ? summary.data.total : undefined;
   const firstRow = (state.page - 1) * state.size + 1;
   const nextCursor = list.data && !list.stale ? list.data.next_cursor : null;
-  const activeFilters = [isWindowed(state), state.agent, state.tool, state.ruleSource, state.role, state.q].filter(Boolean).length;
+  const words = filterWords(state);
+  const activeFilters = Number(isWindowed(state)) + words.length;
+  const when = describeWindow(state);
+  // The rows of the view, or what stands in their place: a page a link pointed at that is gone, the error, the loading
+  // lines, or why there are none.
+  const results =
+    !list.error && list.data && rows.length === 0 && state.cursor ? (
+      <StateBox title="No more denials on this page">
+        <p>The rows this link pointed at are no longer in the view.</p>
+        <button type="button" className="button" onClick={() => toPage({ cursor: undefined, page: 1 })}>
+          Go to the first page
+        </button>
+      </StateBox>
+    ) : (
+      (inPlaceOfRows({
+        what: 'denials',
+        read: list,
+        rows: rows.length,
+        window: state,
+        words,
+        emptyText: 'When an agent or a person is refused, the refusal appears here, attributed to the rule that caused it.',
+        sentence: words.length ? `Nothing was denied with ${listWords(words)} ${when}.` : `Nothing was denied ${when}.`,
+        onClear: clearAll,
+        onAllTime: () => setFilters({ window: 'all', from: undefined, to: undefined }),
+      }) ?? (
+        <DenialsTable
+          rows={rows}
+          state={state}
+          stale={list.stale}
+          visibility={visibility}
+          onVisibility={setVisibility}
+          onSort={(column) => {
+            const { sort, order } = nextSort(stateRef.current, column);
+            toPage({ sort, order, cursor: undefined, page: 1 });
+          }}
+          onRuleFilter={(ruleSource) => setFilters({ ruleSource })}
+          openRow={panel}
+        />
+      ))
+    );
   // The counts and the chart of the view, each with its own error state; each click on them narrows the filter.
   const overview = (
     <>
@@ -148,20 +199,7 @@ export function DenialExplorer() {
             : undefined
         }
       >
-        <DenialResults
-          state={state}
-          list={list}
-          visibility={visibility}
-          onVisibility={setVisibility}
-          onSort={(column) => {
-            const { sort, order } = nextSort(stateRef.current, column);
-            toPage({ sort, order, cursor: undefined, page: 1 });
-          }}
-          onFilter={setFilters}
-          onClear={clearAll}
-          onFirstPage={() => toPage({ cursor: undefined, page: 1 })}
-          openRow={panel}
-        />
+        {results}
       </ResultsSection>
       {narrow ? overview : null}
       {state.denial !== undefined ? (

@@ -52,18 +52,15 @@ export function FacetCombobox({ field, label, placeholder, value, filterQuery, d
         if (n !== request.current) return;
         setOptions(facets.values);
         setTotal(facets.total);
-        setLoaded(true);
-        setActive(-1);
       } catch (e) {
         if (n !== request.current) return;
         setOptions([]);
         // The server answered, but with nothing this field can offer: say so as for no values. Not reached: quiet.
-        if (asApiError(e).status !== 0) {
-          setTotal(0);
-          setLoaded(true);
-          setActive(-1);
-        }
+        if (asApiError(e).status === 0) return;
+        setTotal(0);
       }
+      setLoaded(true);
+      setActive(-1);
     }, 120);
     return () => window.clearTimeout(timer);
   }, [open, value, filterQuery, field]);

@@ -1,8 +1,9 @@
 'use client';
 
 import { useCallback, useState } from 'react';
+import styles from './approvals.module.css';
 
-export interface Note {
+interface Note {
   id: string;
   text: string;
   kind: 'info' | 'error';
@@ -20,4 +21,17 @@ export function useNotes() {
     setTimeout(() => setNotes((n) => n.filter((x) => x.id !== id)), NOTE_MS);
   }, []);
   return { notes, note };
+}
+
+/** The queue's notes, read out politely as they come (role status). */
+export function QueueNotes({ notes }: { notes: readonly Note[] }) {
+  return (
+    <div className={styles.notes} role="status" aria-live="polite">
+      {notes.map((n) => (
+        <p key={n.id} className={n.kind === 'error' ? styles.noteError : styles.note}>
+          {n.text}
+        </p>
+      ))}
+    </div>
+  );
 }
