@@ -59,10 +59,13 @@ for (const path of ['/denials', '/audit', '/reports', '/notifications', '/transp
     await page.goto(path);
     await expect(page.getByTestId('signed-in-user')).toBeVisible();
     await endSessionElsewhere(page);
-    // the check runs when the person comes back to the tab (and every 30 s); a 401 of the page's own fetches counts too
-    await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+    // the check runs when the person comes back to the tab (and every 30 s); a 401 of the page's own fetches counts too.
+    // The person comes back until the page says it: a heavy page may not listen yet the moment its HTML is shown.
     const banner = page.getByRole('alert').filter({ hasText: 'You are signed out' });
-    await expect(banner).toBeVisible();
+    await expect(async () => {
+      await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+      await expect(banner).toBeVisible({ timeout: 1_000 });
+    }).toPass({ timeout: 15_000 });
     await expect(banner.getByRole('link', { name: 'Sign in again' })).toHaveAttribute('href', `/login?next=${encodeURIComponent(path)}`);
   });
 }

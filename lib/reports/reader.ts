@@ -9,7 +9,6 @@
  * not SQL: each database's chains are verified by a verifier of its own, and only SQLite keeps daily denial counts.
  */
 import { sql, type SQL } from 'drizzle-orm';
-import type pg from 'pg';
 import type { Db } from '@/db/client';
 import type { DialectName, SqlDatabase } from '@/db/dialect';
 import type { App } from '@/lib/app';
@@ -114,7 +113,7 @@ export function sqliteTrail(db: Db, database: SqlDatabase): ReportTrail {
 }
 
 /** A PostgreSQL database's trail (no daily counts are kept there yet: the report reads the rows after their zero high-water mark). */
-export function postgresTrail(pool: pg.Pool, database: SqlDatabase): ReportTrail {
+export function postgresTrail(database: SqlDatabase): ReportTrail {
   return {
     database,
     verifyChains: (verifierKey, options) => verifyTrail(database, verifierKey, options),

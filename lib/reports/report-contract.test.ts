@@ -129,7 +129,7 @@ function pgSide(pool: import('pg').Pool, flags: FlagService, facts: Omit<ReportF
         await pool.query('INSERT INTO audit_checkpoints (chain, size, head_hash, created_at, note) VALUES ($1, $2, $3, $4, $5)', [chain, head.id, head.row_hash, time, note]);
       }
     },
-    reader: () => reportReader(postgresTrail(pool, new PostgresDatabase(pool)), { ...facts, flags: () => flags.resolution() }),
+    reader: () => reportReader(postgresTrail(new PostgresDatabase(pool)), { ...facts, flags: () => flags.resolution() }),
     approvalIds: [],
   };
 }

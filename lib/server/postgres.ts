@@ -215,7 +215,7 @@ export class PostgresSide implements DatabaseSide {
   }
 
   reportTrail(): ReportTrail {
-    return postgresTrail(this.pool, this.database);
+    return postgresTrail(this.database);
   }
 
   /** Every server's signing key lives in SWARM_AUDIT_KEY_DIR: none when it is not set. */
