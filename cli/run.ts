@@ -1,5 +1,5 @@
 /** Dispatch a command line to its command and turn every outcome into an exit status. */
-import { AppError } from '@/lib/errors';
+import { AppError, messageOf } from '@/lib/errors';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { approvalsCommand } from './commands/approvals';
 import { auditCommand } from './commands/audit';
@@ -86,7 +86,7 @@ function report(ctx: CliContext, error: unknown): number {
     io.err(`error: the configuration file ${error.file} is invalid:\n${error.message}\n`);
     return 1;
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   io.err(`error: ${message}\n`);
   if (ctx.env.SWARM_DEBUG && error instanceof Error && error.stack) io.err(`${error.stack}\n`);
   return 1;

@@ -80,3 +80,8 @@ export class AppError extends Error {
     return ERROR_STATUS[this.code];
   }
 }
+
+/** What an error says: its message, or the thrown value as text (a throw of something that is not an Error). */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -33,6 +33,7 @@ import { DatabaseUnavailable, openPool } from '@/db/pg/client';
 import type { DbLocation } from '@/db/location';
 import { CliError, UsageError } from '@/cli/errors';
 import { cell, isoTime, plural, printJson, printTable } from '@/cli/format';
+import { messageOf } from '@/lib/errors';
 
 export function auditCommand(ctx: CliContext, sub: string | undefined, args: string[]): number | Promise<number> {
   return runSubcommand<number | Promise<number>>(ctx, 'audit', sub, args, { verify, checkpoint, key, explain, archive, events, report, witness });
@@ -55,7 +56,7 @@ async function witness(ctx: CliContext, args: string[]): Promise<number> {
   try {
     trusted = parseVerifierKeys(readKeyFile(trustFile));
   } catch (error) {
-    throw new CliError(`--trust ${trustFile}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CliError(`--trust ${trustFile}: ${messageOf(error)}`);
   }
   const key = loadOrCreateSigningKey(keyDir, name);
   const server = witnessServer({ key, trusted, logDir });
@@ -168,7 +169,7 @@ async function witnessedCheckpoints(witnesses: readonly string[]): Promise<Witne
     try {
       out.push(...(await readWitness(w)));
     } catch (error) {
-      throw new CliError(`the witness ${w} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+      throw new CliError(`the witness ${w} cannot be read: ${messageOf(error)}`);
     }
   }
   return out;
@@ -180,7 +181,7 @@ async function verifyPostgres(url: string, keyText: string | undefined, range: V
   try {
     return await verifyTrail(new PostgresDatabase(pool), keyText, range);
   } catch (error) {
-    throw new CliError(error instanceof DatabaseUnavailable ? error.message : `the chains could not be read: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CliError(error instanceof DatabaseUnavailable ? error.message : `the chains could not be read: ${messageOf(error)}`);
   } finally {
     await pool.end();
   }
@@ -316,7 +317,7 @@ async function report(ctx: CliContext, args: string[]): Promise<number> {
       writeFileSync(partial, r.bytes);
       renameSync(partial, out);
     } catch (error) {
-      throw new CliError(`cannot write ${out}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new CliError(`cannot write ${out}: ${messageOf(error)}`);
     }
     const d = r.data;
     ctx.io.out(

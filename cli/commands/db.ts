@@ -20,6 +20,7 @@ import { dbLocation, dbPath, type CliContext } from '@/cli/context';
 import { CliError, UsageError } from '@/cli/errors';
 import { printJson } from '@/cli/format';
 import { formatVerifyReport } from './audit';
+import { messageOf } from '@/lib/errors';
 
 export function dbCommand(ctx: CliContext, sub: string | undefined, args: string[]): number | Promise<number> {
   return runSubcommand<number | Promise<number>>(ctx, 'db', sub, args, { backup, check, migrate: migrateCommand, copy });
@@ -55,7 +56,7 @@ async function backup(ctx: CliContext, args: string[]): Promise<number> {
     });
   } catch (error) {
     rmSync(partial, { force: true });
-    throw new CliError(`the backup failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CliError(`the backup failed: ${messageOf(error)}`);
   } finally {
     db.close();
   }
@@ -119,7 +120,7 @@ function check(ctx: CliContext, args: string[]): number {
     try {
       audit = verifyAudit(db, trustedVerifierKeys(keyDirFor(file, ctx.env), ctx.env));
     } catch (error) {
-      audit = { ok: false, error: `the chains could not be verified: ${error instanceof Error ? error.message : String(error)}` };
+      audit = { ok: false, error: `the chains could not be verified: ${messageOf(error)}` };
     }
     report = {
       ok: integrity.length === 1 && integrity[0] === 'ok' && fk.length === 0 && missing.length === 0 && audit.ok,

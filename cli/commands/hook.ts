@@ -22,6 +22,7 @@ import { expectPositionals, parseCommand } from '@/cli/args';
 import { dbLocation, type Env, type Io } from '@/cli/context';
 import { UsageError } from '@/cli/errors';
 import { argumentsSchema } from '@/lib/http/schemas';
+import { messageOf } from '@/lib/errors';
 
 export const HOOK_CLIENTS = ['claude-code', 'codex'] as const;
 export const DEFAULT_HOOK_AGENT = 'claude_code';
@@ -159,7 +160,7 @@ export async function hookCommand(io: Io, env: Env, argv: string[], readStdin: (
     if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join('.') || 'event'}: ${i.message}`).join('; '));
     event = parsed.data;
   } catch (error) {
-    print(output('deny', `Swarm Permissions could not read the hook event (${error instanceof Error ? error.message : String(error)}); denied.`));
+    print(output('deny', `Swarm Permissions could not read the hook event (${messageOf(error)}); denied.`));
     return 0;
   }
   const tool = toolNameOf(event.tool_name);
@@ -168,7 +169,7 @@ export async function hookCommand(io: Io, env: Env, argv: string[], readStdin: (
       await reportFinished(env, agent, tool, event);
     } catch (error) {
       // The call has run already: nothing to refuse. Say so on stderr (Claude Code shows it in verbose mode).
-      io.err(`Swarm Permissions could not report the finished call to its hooks: ${error instanceof Error ? error.message : String(error)}\n`);
+      io.err(`Swarm Permissions could not report the finished call to its hooks: ${messageOf(error)}\n`);
     }
     return 0;
   }
@@ -180,7 +181,7 @@ export async function hookCommand(io: Io, env: Env, argv: string[], readStdin: (
       : await decideInProcess(env, agent, tool, event.tool_input, event.tool_use_id);
     print(answerToHook(answer, env.SWARM_URL));
   } catch (error) {
-    print(output('deny', `Swarm Permissions could not decide this call (${error instanceof Error ? error.message : String(error)}); denied, as every call is when the decision cannot be made.`));
+    print(output('deny', `Swarm Permissions could not decide this call (${messageOf(error)}); denied, as every call is when the decision cannot be made.`));
   }
   return 0;
 }

@@ -19,6 +19,7 @@ import { expectPositionals, parseCommand, runSubcommand } from '@/cli/args';
 import type { CliContext, Env } from '@/cli/context';
 import { CliError } from '@/cli/errors';
 import { clean, plural } from '@/cli/format';
+import { messageOf } from '@/lib/errors';
 
 /** Exit statuses of `swarm policy test`, as `cerbos compile` uses them. */
 export const EXIT_DOES_NOT_COMPILE = 3;
@@ -131,5 +132,5 @@ function readProblem(error: unknown): string {
   if (code === 'ENOENT') return 'no such file.';
   if (code === 'EISDIR') return 'it is a directory, not a file.';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied.';
-  return error instanceof Error ? error.message : String(error);
+  return messageOf(error);
 }

@@ -8,6 +8,7 @@ import type { App } from '@/lib/app';
 import { ApprovalRequired, PermissionDenied } from '@/lib/permissions';
 import { PLATFORM_TOOLS } from './platform-tools';
 import { AgentRuntime } from './runtime';
+import { messageOf } from '@/lib/errors';
 
 type Step = { agent: string; tool: string; args: () => Record<string, unknown> };
 
@@ -92,7 +93,7 @@ export class DemoTeam {
     } catch (e) {
       if (e instanceof PermissionDenied) this.onEvent({ agent: step.agent, tool: step.tool, outcome: 'denied', detail: e.result.ruleSource });
       else if (e instanceof ApprovalRequired) this.onEvent({ agent: step.agent, tool: step.tool, outcome: 'asked', detail: e.approvalId });
-      else this.onEvent({ agent: step.agent, tool: step.tool, outcome: 'error', detail: e instanceof Error ? e.message : String(e) });
+      else this.onEvent({ agent: step.agent, tool: step.tool, outcome: 'error', detail: messageOf(e) });
     }
   }
 

@@ -13,7 +13,7 @@ import { requesterOf } from '@/lib/approvals/store';
 import { isComplete } from '@/lib/approvals/binding';
 import { ApprovalRequired, type PermissionEngine, type Principal } from '@/lib/permissions';
 import type { ApprovalStore } from '@/lib/approvals/store';
-import { AppError } from '@/lib/errors';
+import { AppError, messageOf } from '@/lib/errors';
 import type { ToolDefinition } from './tool';
 
 export type ResumeOutcome =
@@ -68,7 +68,7 @@ export class AgentRuntime {
     try {
       result = await def.run(runWith);
     } catch (error) {
-      this.engine.finished({ ...finished, outcome: 'failed', error: error instanceof Error ? error.message : String(error) });
+      this.engine.finished({ ...finished, outcome: 'failed', error: messageOf(error) });
       throw error;
     }
     this.engine.finished({ ...finished, outcome: 'succeeded', result });
@@ -95,7 +95,7 @@ export class AgentRuntime {
         try {
           outcomes.push({ approvalId: row.id, tool: row.toolName, status: 'ran', result: await this.call(row.toolName, args, row.toolCallId ?? undefined) });
         } catch (error) {
-          outcomes.push({ approvalId: row.id, tool: row.toolName, status: 'failed', error: error instanceof Error ? error.message : String(error) });
+          outcomes.push({ approvalId: row.id, tool: row.toolName, status: 'failed', error: messageOf(error) });
         }
         continue;
       }

@@ -21,7 +21,7 @@ import { approvals, type ApprovalRow, type ApprovalVoteRow } from '@/db/schema';
 import type { ApprovalState, CheckResult, PermissionContext, Principal, Role, ToolContext } from '@/lib/permissions';
 import { DEFAULT_APPROVAL_TTL_SECONDS } from './gates';
 import type { GateRisk } from '@/lib/permissions/gates';
-import { AppError } from '@/lib/errors';
+import { AppError, messageOf } from '@/lib/errors';
 import { isKeyedBinding, storedCanonical, type CallBinding } from './binding';
 import { trailQuery, type TrailRow } from './trail';
 import { alreadyDecided, approvalListQuery, callState, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, outcomesQuery } from './rules';
@@ -297,7 +297,7 @@ export class SqlApprovalStore implements ApprovalStore {
       // A refused attempt changes nothing (its transaction is rolled back), and is recorded after it.
       const refusal = refusalOf(error);
       if (refusal) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = messageOf(error);
         await this.transition(function* (tx, tell) {
           const row = yield* tx.one<ApprovalRow>(sql`SELECT ${APPROVAL_ROW} FROM approvals WHERE id = ${id}`);
           if (row) yield* tell({ type: 'refused', row, by, refusal: { rule: refusal, message } });

@@ -4,6 +4,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { relative } from 'node:path';
+import { messageOf } from '@/lib/errors';
 
 /** The file as a person finds it: relative to the working directory when inside it, else absolute. */
 function displayName(path: string): string {
@@ -121,7 +122,7 @@ export class WatchedFile<T> {
       return true;
     } catch (e) {
       this.stamp = stamp;
-      this.error = `${e instanceof Error ? e.message : String(e)}\nThe last good version stays in force.`;
+      this.error = `${messageOf(e)}\nThe last good version stays in force.`;
       try {
         this.refusedListener?.(this.error);
       } catch (listenerError) {

@@ -28,6 +28,7 @@ import { SHELL_HOOKS_FLAG, TS_HOOKS_FLAG, type CompiledHook, type HooksConfig, t
 import type { RateCounter, RateTake } from './rates';
 import { applyRewrite, changedKeys } from './rewrite';
 import { CircuitBreaker, hookAnswerSchema, HookFailure, parseAnswer, postHook, runShellHook, type HookAnswer } from './transport';
+import { messageOf } from '@/lib/errors';
 
 
 /** The JSON a hook receives (webhook body, shell stdin, TypeScript argument). */
@@ -336,7 +337,7 @@ export class HookRunner implements CallHooks {
 
   /** A webhook or shell hook that could not answer: the call is blocked, unless the hook says on_error: allow. */
   private failedBefore(pass: HookPass, h: CompiledHook, error: unknown): void {
-    const why = error instanceof Error ? error.message : String(error);
+    const why = messageOf(error);
     const blocks = h.onError === 'block';
     this.outcome(pass, {
       hook: h.id,
@@ -356,7 +357,7 @@ export class HookRunner implements CallHooks {
     try {
       answer = r.hook.run(this.payload('before_tool_call', r.hook.id, c, before, false));
     } catch (error) {
-      this.outcome(pass, { hook: r.hook.id, event: 'before_tool_call', action: 'typescript', outcome: 'failed', reason: `Hook "${r.hook.id}" threw (${error instanceof Error ? error.message : String(error)}); the call is not let through.` }, true);
+      this.outcome(pass, { hook: r.hook.id, event: 'before_tool_call', action: 'typescript', outcome: 'failed', reason: `Hook "${r.hook.id}" threw (${messageOf(error)}); the call is not let through.` }, true);
       return;
     }
     if (answer instanceof Promise) {
@@ -470,7 +471,7 @@ export class HookRunner implements CallHooks {
   private reportFailed(hook: string, event: HookEventName, action: string, error: unknown, c: ToolContext): void {
     processMetrics().hookRuns.inc({ hook, event, outcome: 'failed' });
     try {
-      this.options.onFailure({ hook, event, action, reason: error instanceof Error ? error.message : String(error), target: `${c.agent} ${c.tool}` });
+      this.options.onFailure({ hook, event, action, reason: messageOf(error), target: `${c.agent} ${c.tool}` });
     } catch (recordError) {
       console.error(`Recording the failure of hook "${hook}" failed`, recordError);
     }

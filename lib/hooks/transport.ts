@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { argPath, pathValues } from './config';
 import { DELIVERY_HEADER, EVENT_HEADER, signature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '@/lib/notifications/service';
+import { messageOf } from '@/lib/errors';
 
 /** What a webhook or a shell hook may answer to a before_tool_call (an empty answer is `allow`). */
 export const hookAnswerSchema = z.strictObject({
@@ -159,7 +160,7 @@ export function runShellHook(command: readonly string[], cwd: string, payload: u
         env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SWARM_HOOK_ID: env.id, SWARM_HOOK_EVENT: env.event } as unknown as NodeJS.ProcessEnv,
       });
     } catch (error) {
-      reject(new HookFailure(`its command could not start (${error instanceof Error ? error.message : String(error)})`));
+      reject(new HookFailure(`its command could not start (${messageOf(error)})`));
       return;
     }
     const out: Buffer[] = [];

@@ -7,6 +7,7 @@
 import { getApp, type App } from '@/lib/app';
 import { errorResponse, fromWebRequest, toResponse, type RouteDefinition } from './route';
 import { routeEntry, type HttpMethod, type MethodsOf, type RouteMethod, type RoutePath } from './route-table';
+import { messageOf } from '@/lib/errors';
 
 /** What Next.js passes a route handler beside the Request: the dynamic segments, decoded. */
 export interface NextRouteContext {
@@ -26,7 +27,7 @@ export function nextHandler(definition: RouteDefinition): NextRouteHandler {
       app = await getApp();
     } catch (error) {
       console.error('The application could not start', error);
-      return errorResponse(503, 'UNAVAILABLE', `The server is not ready: ${error instanceof Error ? error.message : String(error)}`);
+      return errorResponse(503, 'UNAVAILABLE', `The server is not ready: ${messageOf(error)}`);
     }
     const rawParams = context?.params ? await context.params : {};
     return toResponse(await definition.core(app, fromWebRequest(request), rawParams));

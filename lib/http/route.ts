@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import type { App } from '@/lib/app';
 import { isDatabaseUnreachable } from '@/db/pg/client';
-import { AppError, CODED_ERRORS } from '@/lib/errors';
+import { AppError, CODED_ERRORS, messageOf } from '@/lib/errors';
 import { logRequest } from '@/lib/ops/log';
 import { forwardedClientAddress } from './client-address';
 import { canonicalPath } from './route-path';
@@ -260,7 +260,7 @@ async function readBody(request: ApiRequest, max = MAX_BODY_BYTES): Promise<unkn
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {
-    throw new AppError('BAD_REQUEST', `The body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
+    throw new AppError('BAD_REQUEST', `The body is not valid JSON: ${messageOf(e)}`);
   }
 }
 
@@ -299,7 +299,7 @@ function mapError(error: unknown): ApiAnswer {
     return errorAnswer(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');
   }
   if (known.log) console.error(known.log, error instanceof AuditUnavailable ? error.cause : error);
-  const answer = errorAnswer(known.status, known.code ?? (code as string), known.message ?? (error instanceof Error ? error.message : String(error)));
+  const answer = errorAnswer(known.status, known.code ?? (code as string), known.message ?? (messageOf(error)));
   return known.retry ? { ...answer, headers: { ...NO_STORE, 'retry-after': '1' } } : answer;
 }
 

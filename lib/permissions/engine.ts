@@ -23,6 +23,7 @@ import {
   ruleSourceOf,
 } from './types';
 import { isBuiltInSource } from './types';
+import { messageOf } from '@/lib/errors';
 
 /**
  * What the engine needs from the outside world. The engine itself does no I/O: the application wires these ports to
@@ -283,7 +284,7 @@ export class PermissionEngine {
           decision: 'DENY',
           priority: PRIORITY.sourceError,
           attribution: { source: source.attributedTo, id: 'error' },
-          reason: `Rule source "${source.name}" failed: ${error instanceof Error ? error.message : String(error)}`,
+          reason: `Rule source "${source.name}" failed: ${messageOf(error)}`,
         });
       }
     }

@@ -7,6 +7,7 @@
  * decision is never acknowledged without its row, as Vault refuses a request it cannot audit).
  */
 import type { CheckResult, HttpContext, PermissionContext, Role, ToolContext } from './types';
+import { messageOf } from '@/lib/errors';
 
 /** A decision of the engine: a tool call or an HTTP request, with the context it was made for. */
 export interface DecisionEvent {
@@ -107,7 +108,7 @@ export interface Recorder {
 export class AuditUnavailable extends Error {
   readonly code = 'AUDIT_UNAVAILABLE';
   constructor(failure: unknown) {
-    super(`The decision could not be recorded, so it is refused: ${failure instanceof Error ? failure.message : String(failure)}`, { cause: failure });
+    super(`The decision could not be recorded, so it is refused: ${messageOf(failure)}`, { cause: failure });
     this.name = 'AuditUnavailable';
   }
 }

@@ -20,6 +20,7 @@ import { CLIENT_ADDRESS_HEADER, CLIENT_ADDRESS_PROOF_HEADER, clientAddressProof,
 import { log, logRequest } from '@/lib/ops/log';
 import { INTERNAL_METRICS_PATH, INTERNAL_SECRET_ENV, INTERNAL_SECRET_HEADER } from '@/lib/ops/internal';
 import { mergedText, processMetrics, PROMETHEUS_CONTENT_TYPE, stateRegistry, type MetricsJson } from '@/lib/ops/metrics';
+import { messageOf } from '@/lib/errors';
 
 /** A route answered here: its core, and the largest body it reads (its route() spec's). */
 interface DirectRoute {
@@ -315,7 +316,7 @@ export function createFrontServer(options: FrontOptions): FrontServer {
           logRequest({ method: 'GET', route: '/metrics', status: 200, durationMs: performance.now() - started, principal: 'metrics-token', ip: clientOf(req) });
         },
         (error: unknown) => {
-          log('error', 'metrics failed', { error: error instanceof Error ? error.message : String(error) });
+          log('error', 'metrics failed', { error: messageOf(error) });
           void done(INTERNAL_ERROR);
         },
       );

@@ -7,6 +7,7 @@ import { log } from '@/lib/ops/log';
 import { INTERNAL_SECRET_ENV } from '@/lib/ops/internal';
 import { createFrontServer } from './front';
 import { askPrimaryForMetrics, serveThePrimary, WORKER_HOST_ENV, WORKER_PORT_ENV, WORKER_UPSTREAM_ENV } from './workers';
+import { messageOf } from '@/lib/errors';
 
 const env = process.env;
 const port = Number(env[WORKER_PORT_ENV]);
@@ -20,6 +21,6 @@ try {
   });
   front.listen(port, env[WORKER_HOST_ENV] || undefined);
 } catch (error) {
-  log('error', 'a decision listener worker cannot start', { error: error instanceof Error ? error.message : String(error) });
+  log('error', 'a decision listener worker cannot start', { error: messageOf(error) });
   process.exit(1);
 }

@@ -28,6 +28,7 @@ import { SqliteRateCounter } from '@/lib/hooks/rates';
 import { timedRecorder } from '@/lib/ops/metrics';
 import type { AuditEvent } from '@/lib/permissions';
 import { App, type AppOptions, type BackgroundStatus, type DatabaseSide, type SidePorts } from './app';
+import { messageOf } from '@/lib/errors';
 
 /** A SQLite application, opened at once. */
 export function openSqlite(options: AppOptions): App<SqliteSide> {
@@ -227,7 +228,7 @@ export class SqliteSide implements DatabaseSide {
           // nothing to roll back
         }
       }
-      return { ok: false, detail: `the database is not writable: ${error instanceof Error ? error.message : String(error)}` };
+      return { ok: false, detail: `the database is not writable: ${messageOf(error)}` };
     }
   }
 

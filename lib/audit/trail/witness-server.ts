@@ -21,6 +21,7 @@ import { z } from 'zod';
 import { CHAIN_NAMES, GENESIS_HASH, chainHash, type ChainName } from './chain';
 import { keyId, openCheckpointWithAny, originOf, type ParsedVerifierKey, type SigningKey } from './checkpoints';
 import { latestInWitnessDir, recordInWitnessDir, type WitnessedCheckpoint } from './witness';
+import { messageOf } from '@/lib/errors';
 
 export interface WitnessServerOptions {
   /** the witness's own key (its name is the signature line's name) */
@@ -147,7 +148,7 @@ export function witnessServer(options: WitnessServerOptions): Server {
           }
           send(res, answer.status, answer.body);
         },
-        (error: unknown) => send(res, 500, { error: error instanceof Error ? error.message : String(error) }),
+        (error: unknown) => send(res, 500, { error: messageOf(error) }),
       );
     });
   });

@@ -6,6 +6,7 @@ import type { Failure, VerifyReport } from '@/lib/audit/trail/verify';
 import { configuredWitnessed, type WitnessedCheckpoint } from '@/lib/audit/trail/witness';
 import { requireRole, route } from '../route';
 import { eventQuerySchema } from '../schemas';
+import { messageOf } from '@/lib/errors';
 
 /**
  * Security events, newest first: `since` (seconds back) or `from`/`to`, `type` (exact, or the family before the first
@@ -41,7 +42,7 @@ export const verifyAuditTrail = route({ role: requireRole('auditor') }, async ({
   try {
     witnessed = configuredWitnessed(app.env);
   } catch (error) {
-    witnessFailure = { table: 'witness', id: 0, problem: 'witness unreadable', message: `a witness folder of SWARM_AUDIT_WITNESSES cannot be read: ${error instanceof Error ? error.message : String(error)}` };
+    witnessFailure = { table: 'witness', id: 0, problem: 'witness unreadable', message: `a witness folder of SWARM_AUDIT_WITNESSES cannot be read: ${messageOf(error)}` };
   }
   let report: VerifyReport = await app.verifyAudit(key, { witnessed });
   if (witnessFailure) report = { ...report, ok: false, failures: [...report.failures, witnessFailure] };
