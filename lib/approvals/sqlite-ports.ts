@@ -35,14 +35,24 @@ export class SqliteApprovalPorts {
     this.trailLookup = database.client.prepare(trailSql('?'));
   }
 
-  /** The store's stateFor, at once (rules.ts callState, its reads answered by the prepared statements). */
+  /**
+   * The store's stateFor, at once (rules.ts callState, its reads answered by the prepared statements). As there, a
+   * doubt is read again in one snapshot (another process may have changed the call between the two reads).
+   */
   stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): ApprovalState {
     const hash = this.binding().bind(args);
     const reads: CallStateReads = { newest: (by) => this.newestLookup.get(agent, tool, hash, by), trail: (id) => this.trailLookup.all(id) };
-    const steps = callState(reads, { agentName: agent, toolName: tool, argumentsHash: hash }, ttlSeconds, principal);
-    let next = steps.next();
-    while (!next.done) next = steps.next(next.value);
-    return next.value;
+    const read = () => {
+      const steps = callState(reads, { agentName: agent, toolName: tool, argumentsHash: hash }, ttlSeconds, principal);
+      let next = steps.next();
+      while (!next.done) next = steps.next(next.value);
+      return next.value;
+    };
+    const state = read();
+    if (state.status !== 'unverified') return state;
+    return this.database.transactionSync(function* () {
+      return read();
+    }, { readOnly: true });
   }
 
   /** The store's request, at once. */

@@ -24,6 +24,7 @@ import type { GateRisk } from '@/lib/permissions/gates';
 import { AppError, messageOf } from '@/lib/errors';
 import { isKeyedBinding, storedCanonical, type CallBinding } from './binding';
 import { trailQuery, type TrailRow } from './trail';
+import { AUDIT_TRAIL_LOCK } from '@/lib/audit/trail/chain';
 import { alreadyDecided, approvalListQuery, callState, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, outcomesQuery } from './rules';
 import { refusalOf, requesterOf, type ApprovalListFilter, type ApprovalRefusal, type CallStateReads, type NewestFacts } from './rules';
 
@@ -185,10 +186,15 @@ export class SqlApprovalStore implements ApprovalStore {
     private readonly binding: () => CallBinding,
   ) {}
 
-  /** Run a transition in a transaction of its own; its events are told after the commit. */
+  /**
+   * Run a transition in a transaction of its own; its events are told after the commit. It takes the audit trail's
+   * lock first, before any row: a transition locks its approval row and then appends to the trail, so two of them
+   * taking those in opposite orders (a decision locking a pending row while a new request of the same call, holding
+   * the trail, waits for that row) would deadlock on PostgreSQL. On SQLite BEGIN IMMEDIATE is that lock.
+   */
   private async transition<T>(body: Transition<T>): Promise<T> {
     const t = transitionOf(this.listener, body);
-    const out = await this.database.transaction(t.body);
+    const out = await this.database.transaction(t.body, { serialise: AUDIT_TRAIL_LOCK });
     t.committed();
     return out;
   }
@@ -197,21 +203,30 @@ export class SqlApprovalStore implements ApprovalStore {
     return this.database.one<ApprovalRow>(sql`SELECT ${APPROVAL_ROW} FROM approvals WHERE id = ${id}`);
   }
 
-  /** The state of this exact call for the engine, as `principal` asks it (rules.ts callState, its reads awaited). */
+  /**
+   * The state of this exact call for the engine, as `principal` asks it (rules.ts callState, its reads awaited). The
+   * row and its trail are two reads: another server consuming or re-asking the call between them would make an intact
+   * approval look unverified, so a doubt is read again in one snapshot before it is believed.
+   */
   async stateFor(agent: string, tool: string, args: unknown, ttlSeconds: number, principal: Principal): Promise<ApprovalState> {
-    const hash = this.binding().bind(args);
-    const reads: CallStateReads = {
-      newest: (by) =>
-        this.database.one<NewestFacts>(
-          sql`SELECT ${sql.raw(NEWEST_FACTS)} FROM approvals WHERE agent_name = ${agent} AND tool_name = ${tool} AND arguments_hash = ${hash} AND requested_by = ${by}
-              ORDER BY requested_at DESC, id DESC LIMIT 1`,
-        ),
-      trail: (id) => this.database.all<TrailRow>(trailQuery(id)),
-    };
-    const steps = callState(reads, { agentName: agent, toolName: tool, argumentsHash: hash }, ttlSeconds, principal);
+    const call = { agentName: agent, toolName: tool, argumentsHash: this.binding().bind(args) };
+    const newest = (by: string) =>
+      sql`SELECT ${sql.raw(NEWEST_FACTS)} FROM approvals WHERE agent_name = ${agent} AND tool_name = ${tool} AND arguments_hash = ${call.argumentsHash} AND requested_by = ${by}
+          ORDER BY requested_at DESC, id DESC LIMIT 1`;
+    const steps = callState({ newest: (by) => this.database.one<NewestFacts>(newest(by)), trail: (id) => this.database.all<TrailRow>(trailQuery(id)) }, call, ttlSeconds, principal);
     let next = steps.next();
     while (!next.done) next = steps.next(await next.value);
-    return next.value;
+    if (next.value.status !== 'unverified') return next.value;
+    return this.database.transaction(
+      function* (tx) {
+        // the same rules, each read a step of the snapshot's transaction
+        const again = callState({ newest: (by: string) => tx.one(newest(by)), trail: (id: string) => tx.all(trailQuery(id)) } as unknown as CallStateReads, call, ttlSeconds, principal);
+        let step = again.next();
+        while (!step.done) step = again.next(yield* step.value as TxSteps<unknown>);
+        return step.value;
+      },
+      { readOnly: true },
+    );
   }
 
   request(r: ApprovalRequest): Promise<ApprovalRow> {

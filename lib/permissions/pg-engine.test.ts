@@ -73,6 +73,26 @@ describe('the engine on PostgreSQL, two servers', () => {
     expect((await verifyTrail(new PostgresDatabase(a.pool), undefined)).failures).toEqual([]);
   });
 
+  it('never deadlocks when the same call is asked, approved and asked again on two servers at once', async () => {
+    // An approval's transitions lock its row and append to the trail; a new request of the same call, its decision
+    // and its consumption race them. Each round: asks from both servers, approvals and asks again all at once.
+    const [a, b] = [await server(), await server()];
+    for (let round = 0; round < 20; round++) {
+      const args = { model_id: `m-race-${round}`, env: 'prod' };
+      const first = await a.engine.decideAsync(call('deployer', 'deploy_serving', args));
+      const settled = await Promise.allSettled([
+        b.approvals.approve(first.approvalId!, { id: 'olivia', role: 'operator' }, 'ok'),
+        ...Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).engine.decideAsync(call('deployer', 'deploy_serving', args))),
+      ]);
+      expect(settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason))).toEqual([]);
+      const again = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).engine.decideAsync(call('deployer', 'deploy_serving', args))));
+      expect(again.every((r) => r.decision === 'ALLOW' || r.decision === 'ASK')).toBe(true);
+    }
+    expect((await verifyTrail(new PostgresDatabase(a.pool), undefined)).failures).toEqual([]);
+    // Nothing was tampered with: no approval may be reported as missing from the trail.
+    expect((await a.pool.query("SELECT id FROM security_events WHERE type = 'approval.unverified'")).rows).toEqual([]);
+  });
+
   it('denies on every server within a second of a kill switch thrown on one', async () => {
     const [a, b] = [await server(), await server()];
     expect((await b.engine.decideAsync(call('deployer', 'monitor_drift'))).decision).toBe('ALLOW');
