@@ -212,12 +212,12 @@ export function approvalListQuery(t: ApprovalColumns, filter: ApprovalListFilter
   return { where: c.length ? and(...c) : undefined, orderBy, limit: filter.limit ?? 200 };
 }
 
-type OutcomeColumns = Record<'agentName' | 'requestedBy' | 'status' | 'reportedAt' | 'expiresAt' | 'requestedAt', Column>;
+type OutcomeColumns = Record<'agentName' | 'requestedBy' | 'status' | 'reportedAt' | 'expiresAt' | 'requestedAt' | 'id', Column>;
 
 /**
  * What an agent runtime that asked must settle, for either database's approvals table: its approved calls not yet run,
  * and its rejected or expired calls not yet reported (a request past its expiry that the sweeper has not closed yet
- * counts as expired), oldest first.
+ * counts as expired), oldest first (ties in the same millisecond by id, so that every read gives one order).
  */
 export function outcomesQuery(t: OutcomeColumns, agent: string, requestedBy: string): { where: SQL | undefined; orderBy: SQL } {
   return {
@@ -230,6 +230,6 @@ export function outcomesQuery(t: OutcomeColumns, agent: string, requestedBy: str
         and(eq(t.status, 'pending'), lte(t.expiresAt, nowSeconds()), isNull(t.reportedAt)),
       ),
     ),
-    orderBy: asc(t.requestedAt),
+    orderBy: sql`${t.requestedAt} ASC, ${t.id} ASC`,
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Reading the audit trail is itself recorded (audit.queried, audit.exported): who read which filter. A page that
  * refreshes its query every few seconds would drown the trail in identical rows, so the same reader asking the same
- * filter again within five minutes is recorded once per process; every export is recorded.
+ * filter again within five minutes is recorded once per application (a process has one); every export is recorded.
  */
 import { createHash } from 'node:crypto';
 import type { App } from '@/lib/app';
@@ -38,7 +38,8 @@ export class RecentReads {
   }
 }
 
-const recent = new RecentReads();
+/** Each application remembers its own readers' recent reads. */
+const recentReads = new WeakMap<App, RecentReads>();
 
 export function recordAuditRead(
   app: App,
@@ -52,6 +53,8 @@ export function recordAuditRead(
   },
 ): Promise<void> | void {
   const filter = Object.fromEntries(Object.entries(read.filter).filter(([, v]) => v !== undefined));
+  let recent = recentReads.get(app);
+  if (!recent) recentReads.set(app, (recent = new RecentReads()));
   if (!read.export && recent.isRepeat(read.principal, read.what, filter)) return;
   const recorded = app.recorder.record({
     kind: 'audit',
