@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { signIn } from './fixtures/session';
-import { adminHeaders, approvalState, askDeploy, askMail, openQueue, rejectAsAdmin } from './fixtures/approval-requests';
+import { adminHeaders, approvalState, askDeploy, askMail, openQueue, pollNow, rejectAsAdmin } from './fixtures/approval-requests';
 
 /**
  * The queue under load (issue 24, the smaller points): a dialog whose request is decided elsewhere closes with a
@@ -14,13 +14,15 @@ const SHOTS = 'test-results/screens';
 test('an open dialog closes with a note when its request is decided elsewhere, instead of a 409 on confirm', async ({ page, request }) => {
   const approveId = await askMail(request, `closed-a ${Date.now()}`);
   const rejectId = await askMail(request, `closed-r ${Date.now()}`);
+  await page.clock.install();
   await openQueue(page);
 
   await page.locator(`[data-approval-id="${approveId}"]`).getByRole('button', { name: 'Approve…' }).click();
   const approve = page.getByRole('dialog', { name: 'Approve this request?' });
   await expect(approve).toBeVisible();
   await rejectAsAdmin(request, approveId, 'handled by the admin');
-  await expect(approve).toHaveCount(0); // at the next poll
+  await pollNow(page);
+  await expect(approve).toHaveCount(0);
   await expect(page.getByRole('status')).toContainText('The dialog was closed, nothing was sent: this request was decided elsewhere.');
   await expect(page.getByRole('status')).toContainText('rejected by admin (handled by the admin)');
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import { E2E, user } from './fixtures/accounts';
 import { isolatedServer, type IsolatedServer } from './fixtures/isolated-server';
-import { nextPoll } from './fixtures/approval-requests';
+import { nextPoll, pollNow } from './fixtures/approval-requests';
 import { signIn, signInWithForm } from './fixtures/session';
 
 /**
@@ -153,6 +153,7 @@ test.describe('a safe approval queue', () => {
     const stamp = Date.now();
     const first = await deployerChecks(request, `m-count-a-${stamp}`);
     await deployerChecks(request, `m-count-b-${stamp}`);
+    await page.clock.install();
     await openQueue(page);
     const tab = page.getByRole('link', { name: /^Pending \(\d+\)$/ });
     const heading = page.getByRole('heading', { name: /waiting, oldest first$/ });
@@ -173,9 +174,11 @@ test.describe('a safe approval queue', () => {
     await agree(n - 1);
 
     const third = await deployerChecks(request, `m-count-c-${stamp}`);
-    await agree(n); // by the poll
+    await pollNow(page);
+    await agree(n);
 
     expect((await request.post(`/api/v1/approvals/${third.approval_id}/reject`, { headers: admin, data: { reason: 'not now' } })).ok()).toBe(true);
+    await pollNow(page);
     await agree(n - 1);
   });
 

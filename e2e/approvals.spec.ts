@@ -1,6 +1,6 @@
 import { expect, test, type APIRequestContext } from '@playwright/test';
 import { E2E } from './fixtures/accounts';
-import { rendered } from './fixtures/approval-requests';
+import { pollNow, rendered } from './fixtures/approval-requests';
 import { signIn } from './fixtures/session';
 
 const agent = { authorization: `Bearer ${E2E.deployerToken}` };
@@ -150,12 +150,14 @@ test.describe('human-in-the-loop approvals', () => {
   test('a request decided elsewhere leaves the list with a note of who decided it', async ({ page, request }) => {
     const asked = await deployerChecks(request, `m-else-${Date.now()}`);
     await signIn(page, 'olivia');
+    await page.clock.install();
     await page.goto('/approvals');
     const card = page.locator(`[data-approval-id="${asked.approval_id}"]`);
     await expect(card).toBeVisible();
     const res = await request.post(`/api/v1/approvals/${asked.approval_id}/reject`, { headers: admin, data: { reason: 'decided by the admin' } });
     expect(res.ok()).toBe(true);
-    await expect(card).toHaveCount(0, { timeout: 10_000 });
+    await pollNow(page);
+    await expect(card).toHaveCount(0);
     await expect(page.getByRole('status')).toContainText('Decided elsewhere: deployer → deploy_serving: rejected by admin');
   });
 });

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import { nextTailPoll } from './fixtures/live-tail';
 import { E2E } from './fixtures/accounts';
 import { signIn, signInWithForm } from './fixtures/session';
 
@@ -167,11 +168,13 @@ test.describe('the denial explorer', () => {
   test('tells the reader about new denials without moving the rows under them', async ({ page, request }) => {
     test.setTimeout(60_000);
     await signIn(page, 'alex');
+    await page.clock.install();
     await openExplorer(page, '?agent=trainer');
     const before = await rows(page).first().getAttribute('data-denial-id');
     await deny(request, 'trainer', 'tune_hyperparameters', { model_id: `m-late-${Date.now()}`, trials: 1000 });
     const notice = page.getByTestId('live-tail');
-    await expect(notice).toContainText('1 new denial since this view loaded', { timeout: 30_000 });
+    await nextTailPoll(page);
+    await expect(notice).toContainText('1 new denial since this view loaded');
     await expect(rows(page).first()).toHaveAttribute('data-denial-id', before ?? 'missing');
     await notice.getByRole('button', { name: 'Show it' }).click();
     await expect(rows(page).first()).toContainText('tune_hyperparameters');
@@ -382,13 +385,15 @@ test.describe('the denial explorer as a log explorer', () => {
 
   test('announces new denials without moving the rows, and shows them on request', async ({ page, request }) => {
     await signIn(page, 'alex');
+    await page.clock.install();
     await openExplorer(page, '?window=1h');
     const before = await rows(page).first().getAttribute('data-denial-id');
     const tail = `tail${RUN}`;
     await deny(request, 'shadow_agent', 'web_fetch', { url: tail });
     await deny(request, 'shadow_agent', 'web_fetch', { url: `${tail}-2` });
     const notice = page.getByTestId('live-tail');
-    await expect(notice).toContainText(/2 new denials/, { timeout: 15_000 });
+    await nextTailPoll(page);
+    await expect(notice).toContainText(/2 new denials/);
     // Nothing moved under the reader's eyes.
     await expect(rows(page).first()).toHaveAttribute('data-denial-id', before ?? 'missing');
     await page.screenshot({ path: `${SHOTS}/denials-live-tail.png` });

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, test, type APIRequestContext, type Download, type Page } from '@playwright/test';
+import { nextTailPoll } from './fixtures/live-tail';
 import { E2E } from './fixtures/accounts';
 import { signIn } from './fixtures/session';
 
@@ -47,6 +48,7 @@ test.describe('exact evidence on /denials', () => {
     for (let i = 0; i < 3; i++) await deny(request, `${RUN}-a${i}`);
     await context.grantPermissions(['clipboard-read', 'clipboard-write']);
     await signIn(page, 'alex');
+    await page.clock.install();
     await page.goto(`/denials?window=1h&q=${RUN}`);
     await expect(rows(page)).toHaveCount(3);
     await expect(table(page)).toHaveAttribute('aria-busy', 'false');
@@ -57,7 +59,8 @@ test.describe('exact evidence on /denials', () => {
     // Newer denials of the same filter arrive while the auditor reviews; the page announces them, and waits.
     await deny(request, `${RUN}-b0`);
     await deny(request, `${RUN}-b1`);
-    await expect(page.getByTestId('live-tail')).toContainText(/2 new denials/, { timeout: 15_000 });
+    await nextTailPoll(page);
+    await expect(page.getByTestId('live-tail')).toContainText(/2 new denials/);
     expect(await shownIds(page)).toEqual(shown);
 
     // The link: the window as loaded (absolute) and the newest id shown.
@@ -103,6 +106,7 @@ test.describe('exact evidence on /denials', () => {
   test('the whole trail: the export holds the count the view showed and its newest row, not the rows recorded since', async ({ page, request }) => {
     await deny(request, `${RUN}-c0`);
     await signIn(page, 'alex');
+    await page.clock.install();
     await page.goto('/denials');
     await expect(rows(page).first()).toBeVisible();
     await expect(table(page)).toHaveAttribute('aria-busy', 'false');
@@ -111,7 +115,8 @@ test.describe('exact evidence on /denials', () => {
     const newest = (await shownIds(page))[0]!;
     await deny(request, `${RUN}-c1`);
     await deny(request, `${RUN}-c2`);
-    await expect(page.getByTestId('live-tail')).toContainText(/2 new denials/, { timeout: 15_000 });
+    await nextTailPoll(page);
+    await expect(page.getByTestId('live-tail')).toContainText(/2 new denials/);
     const csv = await download(page, 'export-csv');
     const ids = csvIds(csv.text);
     expect(ids.length).toBe(total);

@@ -1,4 +1,5 @@
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import { nextTailPoll } from './fixtures/live-tail';
 import { E2E } from './fixtures/accounts';
 import { signIn } from './fixtures/session';
 
@@ -156,10 +157,13 @@ test.describe('/audit reads well', () => {
     page.on('response', (r) => {
       if (r.url().includes('/api/v1/permissions/denials/tail') && !r.url().includes('newest=1') && r.ok()) polled++;
     });
+    await page.clock.install();
     await page.goto('/denials');
     await expect(denialRows(page).first()).toBeVisible();
-    // Two polls of the live tail (every 5 s), each sent with x-swarm-background: 1.
-    await expect.poll(() => polled, { timeout: 20_000 }).toBeGreaterThanOrEqual(2);
+    // Two polls of the live tail, each sent with x-swarm-background: 1.
+    await nextTailPoll(page);
+    await nextTailPoll(page);
+    await expect.poll(() => polled).toBeGreaterThanOrEqual(2);
     const logged = await request.get('/api/v1/audit/events?type=decision.allowed&actor=alex&limit=1000', { headers: admin });
     const targets = ((await logged.json()) as { events: { target: string | null }[] }).events.map((e) => e.target ?? '');
     expect(targets.filter((t) => t.includes('/denials/tail'))).toEqual([]);
