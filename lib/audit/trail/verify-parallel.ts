@@ -76,7 +76,7 @@ export async function verifyAuditInParallel(
   options: ParallelOptions = {},
 ): Promise<ParallelVerifyReport> {
   const rowByRow = (): ParallelVerifyReport => ({ ...verifyAudit(sqlite, verifierKeyText, range), threads: 0 });
-  const workerFile = options.workerFile === undefined ? verifyWorkerFile() : existsSync(options.workerFile) ? options.workerFile : undefined;
+  const workerFile = options.workerFile === undefined ? verifyWorkerFile() : existsSync(/* turbopackIgnore: true */ options.workerFile) ? options.workerFile : undefined;
   const maxThreads = Math.max(1, Math.floor(options.threads ?? Math.min(4, availableParallelism())));
   const minRows = Math.max(1, options.minRowsPerThread ?? DEFAULT_MIN_ROWS_PER_THREAD);
   if (maxThreads < 2 || sqlite.memory || workerFile === undefined) return rowByRow();
