@@ -453,13 +453,13 @@ export class SigningGuard {
 type Head = { id: number; hash: string };
 
 /** How many rows of a chain are read at a time. */
-const ROWS_PAGE = 5_000;
+export const ROWS_PAGE = 5_000;
 
 /**
- * The rows of a chain after one id up to another, at most a page of them, in chain order, as ExtensionCheck and a
- * witness server read them: [id, ...chained columns, prev_hash, row_hash].
+ * The rows of a chain after one id up to another, at most a page of them, in chain order, as ExtensionCheck, a witness
+ * server and verifyTrail read them: [id, ...chained columns, prev_hash, row_hash].
  */
-function* rowsAfter(tx: TxRunner, chain: ChainName, after: number, upTo: number): TxSteps<unknown[][]> {
+export function* rowsAfter(tx: TxRunner, chain: ChainName, after: number, upTo: number): TxSteps<unknown[][]> {
   // The column names are the chain's own constants, never input.
   const columns = sql.raw(CHAIN_COLUMNS[chain].join(', '));
   const rows = yield* tx.all<Record<string, unknown>>(

@@ -20,7 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { CHAIN_NAMES, type ChainName } from './chain';
-import { chainRowLayout, chainRowsBetweenSql, chainVerifierFor, finishAudit, timestampLookup, verifierKeyOf, verifyAudit, verifyReportOf, verifyRowByRow, type ChainReport, type VerifiedRun, type VerifyOptions, type VerifyReport } from './verify';
+import { SqliteDatabase } from '@/db/dialect';
+import { chainRowLayout, chainRowsSql, chainVerifierFor, finishAudit, timestampLookup, verifierKeyOf, verifyAudit, verifyReportOf, verifyRowByRow, type ChainReport, type VerifiedRun, type VerifyOptions, type VerifyReport } from './verify';
 
 export interface ParallelOptions {
   /** worker threads at most (default: the cores, up to 4) */
@@ -82,10 +83,11 @@ export async function verifyAuditInParallel(
   if (maxThreads < 2 || sqlite.memory || workerFile === undefined) return rowByRow();
 
   const { key, failures } = verifierKeyOf(verifierKeyText);
+  const database = new SqliteDatabase(sqlite);
   const chains: ChainReport[] = [];
   let threads = 0;
   for (const chain of CHAIN_NAMES) {
-    const verifier = chainVerifierFor(sqlite, chain, key, failures, range);
+    const verifier = database.transactionSync((tx) => chainVerifierFor(tx, chain, key, failures, range), { readOnly: true });
     const { first, last } = sqlite.prepare<[], { first: number | null; last: number | null }>(`SELECT min(id) AS first, max(id) AS last FROM ${chain}`).get()!;
     const runs = first === null || last === null ? 0 : Math.min(maxThreads, Math.floor((last - first + 1) / minRows));
     if (runs < 2) {
@@ -98,7 +100,8 @@ export async function verifyAuditInParallel(
     threads = Math.max(threads, runs);
     chains.push(verifier.finish(timestampLookup(sqlite, chain)));
   }
-  return { ...verifyReportOf(finishAudit(sqlite, chains, failures), failures, verifierKeyText), threads };
+  database.transactionSync((tx) => finishAudit(tx, chains, failures), { readOnly: true });
+  return { ...verifyReportOf(chains, failures, verifierKeyText), threads };
 }
 
 /** [first, last] cut into `runs` consecutive ranges of ids of (nearly) equal length. */
@@ -124,7 +127,7 @@ async function verifyRuns(
   range: VerifyOptions,
 ): Promise<VerifiedRun[] | undefined> {
   const at = chainRowLayout(chain);
-  const sql = chainRowsBetweenSql(chain);
+  const sql = chainRowsSql(chain, true);
   const started = ranges.map(
     ([fromId, toId]) =>
       new Promise<VerifiedRun | undefined>((resolve) => {

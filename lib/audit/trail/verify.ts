@@ -6,9 +6,9 @@
  */
 import type Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
-import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
+import { SqliteDatabase, step, type SqlDatabase, type TxRunner, type TxSteps } from '@/db/dialect';
 import { CHAIN_COLUMNS, CHAIN_NAMES, chainHash, encodeRow, GENESIS_HASH, type ChainName } from './chain';
-import { isArchiveCheckpoint, openCheckpointWithAny, originOf, parseVerifierKeys, type ParsedVerifierKey } from './checkpoints';
+import { isArchiveCheckpoint, openCheckpointWithAny, originOf, parseVerifierKeys, ROWS_PAGE, rowsAfter, type ParsedVerifierKey } from './checkpoints';
 import type { WitnessedCheckpoint } from './witness';
 
 export type Problem =
@@ -97,13 +97,12 @@ export interface ArchiveRecord {
   archivedAt: number;
 }
 
-/** The newest archive record of a chain (verification of what remains starts after it); `?` or `$1` is the chain. */
-export function archiveRecordSql(param: string): string {
-  return `SELECT id, up_to_id AS "upToId", head_hash AS "headHash", note, archived_at AS "archivedAt" FROM audit_archives WHERE chain = ${param} ORDER BY up_to_id DESC, id DESC LIMIT 1`;
+/** The newest archive record of a chain (verification of what remains starts after it). */
+function* newestArchive(tx: TxRunner, chain: ChainName): TxSteps<ArchiveRecord | undefined> {
+  return yield* tx.one<ArchiveRecord>(
+    sql`SELECT id, up_to_id AS "upToId", head_hash AS "headHash", note, archived_at AS "archivedAt" FROM audit_archives WHERE chain = ${chain} ORDER BY up_to_id DESC, id DESC LIMIT 1`,
+  );
 }
-
-/** The retention.archived events, whose details name the archive records (checkArchivesRecorded). */
-export const ARCHIVE_EVENTS_SQL = `SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'retention.archived' ORDER BY id`;
 
 /** Every checkpoint id, to find one that is missing: ids are given gapless, 1, 2, 3… (both chains share them). */
 export function checkGapless(ids: readonly number[], failures: Failure[]): void {
@@ -163,16 +162,13 @@ export interface VerifyReport {
   keyUsed: string | null;
 }
 
-
-/** Verify every chain of this database. `verifierKey`: the public key to check checkpoints with (text). */
+/**
+ * Verify every chain of the SQLite database open on `sqlite`, in one read-only transaction: the steps of verifyTrail,
+ * each chain's rows read as arrays in one statement (verifyRowByRow), faster than in pages.
+ */
 export function verifyAudit(sqlite: Database.Database, verifierKeyText: string | undefined, options: VerifyOptions = {}): VerifyReport {
-  const { key, failures } = verifierKeyOf(verifierKeyText);
-  const chains = CHAIN_NAMES.map((chain) => verifyChain(sqlite, chain, key, failures, options));
-  return verifyReportOf(finishAudit(sqlite, chains, failures), failures, verifierKeyText);
+  return new SqliteDatabase(sqlite).transactionSync((tx) => verifySteps(tx, verifierKeyText, options, (verifier) => step(verifyRowByRow(sqlite, verifier))), { readOnly: true });
 }
-
-/** How many rows verifyTrail reads at a time. */
-const VERIFY_PAGE = 5_000;
 
 /**
  * Verify every chain of a database through the dialect port (PostgreSQL's, and any SQLite one): the same checks and the
@@ -181,56 +177,46 @@ const VERIFY_PAGE = 5_000;
  * statement, and by verifyAuditInParallel on several threads.)
  */
 export function verifyTrail(database: SqlDatabase, verifierKeyText: string | undefined, options: VerifyOptions = {}): Promise<VerifyReport> {
-  const { key, failures } = verifierKeyOf(verifierKeyText);
   return database.transaction(
-    function* (tx) {
-      const chains: ChainReport[] = [];
-      const archives = new Map<ChainName, ArchiveRecord>();
-      for (const chain of CHAIN_NAMES) {
-        const archive = yield* tx.one<ArchiveRecord>(
-          sql`SELECT id, up_to_id AS "upToId", head_hash AS "headHash", note, archived_at AS "archivedAt" FROM audit_archives WHERE chain = ${chain} ORDER BY up_to_id DESC, id DESC LIMIT 1`,
-        );
-        if (archive) archives.set(chain, archive);
-        const checkpoints = yield* tx.all<StoredCheckpoint>(sql`SELECT id, size, head_hash AS "headHash", note FROM audit_checkpoints WHERE chain = ${chain} ORDER BY id`);
-        const verifier = new ChainVerifier(chain, archive, checkpoints, key, failures, options);
+    (tx) =>
+      verifySteps(tx, verifierKeyText, options, function* (verifier) {
         for (let after = -1; ; ) {
-          const page = yield* chainPage(tx, chain, after);
+          const page = yield* rowsAfter(tx, verifier.chain, after, Number.MAX_SAFE_INTEGER);
           for (const row of page) verifier.add(row);
-          if (page.length < VERIFY_PAGE) break;
+          if (page.length < ROWS_PAGE) return verifier.finish();
           after = page[page.length - 1]![0] as number;
         }
-        chains.push(verifier.finish());
-      }
-      // The same checks as finishAudit: checkpoint ids without gaps, every archive recorded in the trail.
-      checkGapless((yield* tx.all<{ id: number }>(sql`SELECT id FROM audit_checkpoints ORDER BY id`)).map((r) => Number(r.id)), failures);
-      if (archives.size > 0) checkArchivesRecorded(chains, archives, yield* tx.all<{ detailJson: string | null }>(sql.raw(ARCHIVE_EVENTS_SQL)), failures);
-      return verifyReportOf(chains, failures, verifierKeyText);
-    },
+      }),
     { readOnly: true },
   );
 }
 
-/** A page of a chain's rows after an id, as the verifier reads them: [id, ...chained columns, prev_hash, row_hash]. */
-function* chainPage(tx: TxRunner, chain: ChainName, after: number): TxSteps<unknown[][]> {
-  // The column names are the chain's own constants, never input.
-  const rows = yield* tx.all<Record<string, unknown>>(
-    sql`SELECT id, ${sql.raw(CHAIN_COLUMNS[chain].join(', '))}, prev_hash, row_hash FROM ${sql.identifier(chain)} WHERE id > ${after} ORDER BY id LIMIT ${VERIFY_PAGE}`,
-  );
-  // The values in the order selected (no column name looks like an array index, which an object would put first).
-  return rows.map((r) => Object.values(r));
+/** Every chain verified, its rows fed to its verifier by `feed`, then what is checked across the chains. */
+function* verifySteps(
+  tx: TxRunner,
+  verifierKeyText: string | undefined,
+  options: VerifyOptions,
+  feed: (verifier: ChainVerifier) => TxSteps<ChainReport>,
+): TxSteps<VerifyReport> {
+  const { key, failures } = verifierKeyOf(verifierKeyText);
+  const chains: ChainReport[] = [];
+  for (const chain of CHAIN_NAMES) chains.push(yield* feed(yield* chainVerifierFor(tx, chain, key, failures, options)));
+  yield* finishAudit(tx, chains, failures);
+  return verifyReportOf(chains, failures, verifierKeyText);
 }
 
 /** What is checked once both chains are: checkpoint ids without gaps, every archive recorded in the trail. */
-export function finishAudit(sqlite: Database.Database, chains: ChainReport[], failures: Failure[]): ChainReport[] {
-  const ids = sqlite.prepare<[], number>('SELECT id FROM audit_checkpoints ORDER BY id').pluck().all();
-  checkGapless(ids, failures);
+export function* finishAudit(tx: TxRunner, chains: readonly ChainReport[], failures: Failure[]): TxSteps<void> {
+  checkGapless((yield* tx.all<{ id: number }>(sql`SELECT id FROM audit_checkpoints ORDER BY id`)).map((r) => Number(r.id)), failures);
   const archives = new Map<ChainName, ArchiveRecord>();
   for (const chain of CHAIN_NAMES) {
-    const a = sqlite.prepare<[string], ArchiveRecord>(archiveRecordSql('?')).get(chain);
+    const a = yield* newestArchive(tx, chain);
     if (a) archives.set(chain, a);
   }
-  if (archives.size > 0) checkArchivesRecorded(chains, archives, sqlite.prepare<[], { detailJson: string | null }>(ARCHIVE_EVENTS_SQL).all(), failures);
-  return chains;
+  if (archives.size === 0) return;
+  // The retention.archived events, whose details name the archive records.
+  const events = yield* tx.all<{ detailJson: string | null }>(sql`SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'retention.archived' ORDER BY id`);
+  checkArchivesRecorded(chains, archives, events, failures);
 }
 
 /** The report of chains verified with this key text: intact when nothing failed. */
@@ -248,10 +234,6 @@ export function verifierKeyOf(text: string | undefined): { key: readonly ParsedV
     failures.push({ table: 'audit_checkpoints', id: 0, problem: 'checkpoint key unknown', message: (e as Error).message });
     return { key: undefined, failures };
   }
-}
-
-function verifyChain(sqlite: Database.Database, chain: ChainName, key: readonly ParsedVerifierKey[] | undefined, failures: Failure[], options: VerifyOptions): ChainReport {
-  return verifyRowByRow(sqlite, chainVerifierFor(sqlite, chain, key, failures, options));
 }
 
 /** Feed a verifier every row of its chain, on this connection, in one statement; its report. */
@@ -274,11 +256,15 @@ export function timestampLookup(sqlite: Database.Database, chain: ChainName): Ti
 }
 
 /** A verifier of one chain of this database: where an archive left it and the checkpoints signed over it, read first. */
-export function chainVerifierFor(sqlite: Database.Database, chain: ChainName, key: readonly ParsedVerifierKey[] | undefined, failures: Failure[], options: VerifyOptions): ChainVerifier {
-  const archive = sqlite.prepare<[string], ArchiveRecord>(archiveRecordSql('?')).get(chain);
-  const checkpoints = sqlite
-    .prepare<[string], StoredCheckpoint>('SELECT id, size, head_hash AS headHash, note FROM audit_checkpoints WHERE chain = ? ORDER BY id')
-    .all(chain);
+export function* chainVerifierFor(
+  tx: TxRunner,
+  chain: ChainName,
+  key: readonly ParsedVerifierKey[] | undefined,
+  failures: Failure[],
+  options: VerifyOptions,
+): TxSteps<ChainVerifier> {
+  const archive = yield* newestArchive(tx, chain);
+  const checkpoints = yield* tx.all<StoredCheckpoint>(sql`SELECT id, size, head_hash AS "headHash", note FROM audit_checkpoints WHERE chain = ${chain} ORDER BY id`);
   return new ChainVerifier(chain, archive, checkpoints, key, failures, options);
 }
 
@@ -309,18 +295,12 @@ export interface StoredCheckpoint {
   note: string;
 }
 
-/** The rows of a chain as the verifier reads them, in chain order: [id, ...chained columns, prev_hash, row_hash]. */
-export function chainRowsSql(chain: ChainName, after?: string): string {
-  return chainSelect(chain, after ? ` WHERE id > ${after}` : '');
-}
-
-/** The same rows, of the id range its two parameters give (one run of a verification on several threads). */
-export function chainRowsBetweenSql(chain: ChainName): string {
-  return chainSelect(chain, ' WHERE id BETWEEN ? AND ?');
-}
-
-function chainSelect(chain: ChainName, where: string): string {
-  return `SELECT id, ${CHAIN_COLUMNS[chain].join(', ')}, prev_hash, row_hash FROM ${chain}${where} ORDER BY id`;
+/**
+ * The rows of a chain as the verifier reads them, in chain order: [id, ...chained columns, prev_hash, row_hash]; with
+ * `between`, of the id range its two parameters give (one run of a verification on several threads).
+ */
+export function chainRowsSql(chain: ChainName, between = false): string {
+  return `SELECT id, ${CHAIN_COLUMNS[chain].join(', ')}, prev_hash, row_hash FROM ${chain}${between ? ' WHERE id BETWEEN ? AND ?' : ''} ORDER BY id`;
 }
 
 /** Where a row read by chainRowsSql keeps its timestamp, its prev_hash and its row_hash (the chained values end before prev). */
