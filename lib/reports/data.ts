@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { parseVerifierKey } from '@/lib/audit/trail/checkpoints';
 import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
-import { bucketOrigin, chooseBucketSeconds, SummaryFold, topOf, type DenialGroup, type Ranked } from '@/lib/audit/denials/stats';
+import { bucketOrigin, chooseBucketSeconds, SummaryFold, topOf, type DenialGroup } from '@/lib/audit/denials/stats';
 import type { ChainReport, Failure } from '@/lib/audit/trail/verify';
 import { canonicalJson } from '@/lib/approvals/canonical';
 import { AppError } from '@/lib/errors';
@@ -95,16 +95,6 @@ export interface TwoPersonDecision {
   required: number;
 }
 
-export interface FlagChangeRow {
-  at: number;
-  name: string;
-  action: string;
-  oldValue: boolean | null;
-  newValue: boolean | null;
-  by: string;
-  reason: string;
-}
-
 export interface EventLine {
   at: number;
   type: string;
@@ -133,29 +123,6 @@ export interface AppendixRow {
   role: string | null;
   principal: string | null;
   reason: string | null;
-}
-
-/**
- * How much of the period the audit trail can speak for: a period before the trail's first row holds nothing that could
- * demonstrate a control, and a day of rows that no signed checkpoint covers is not yet provable. Stated on the cover.
- */
-export interface Coverage {
-  /** the oldest live row of either chain (seconds), null when the trail holds none */
-  firstRowAt: number | null;
-  /** rows were archived: the trail began before firstRowAt, at a time the live tables no longer show */
-  archived: boolean;
-  /** the UTC days of the period that had begun when the report was generated (YYYY-MM-DD), oldest first */
-  days: string[];
-  /** of those, the days wholly before the trail's first row (nothing could be recorded on them) */
-  daysBeforeTrail: string[];
-  /** the days on which a person (not an agent) read or exported the trail (audit.queried, audit.exported) */
-  reviewedDays: string[];
-  /** the days that hold rows */
-  daysWithRows: string[];
-  /** days holding rows that no signed checkpoint covers yet (a gap in the checkpoints) */
-  unsignedDays: string[];
-  /** signed checkpoints of each chain, the newest's size (rows covered) */
-  signedUpTo: { chain: string; size: number | null }[];
 }
 
 /**
@@ -192,56 +159,11 @@ export interface ReportData {
   };
   integrity: IntegrityResult;
   decisions: { denied: number; allowed: number; asked: number; total: number };
-  denials: {
-    total: number;
-    families: Ranked<string>[];
-    topAgents: Ranked<string | null>[];
-    topTools: Ranked<string>[];
-    topRuleSources: Ranked<string>[];
-    /** distinct agents, tools and rule sources denied in the period */
-    distinct: { agents: number; tools: number; ruleSources: number };
-    chart: { bucketSeconds: number; families: string[]; buckets: { start: number; total: number; counts: Record<string, number> }[] };
-    /** rows whose arguments had values masked (only counted when a control asks for masking evidence) */
-    masked?: number;
-    hitl: HitlBreakdown;
-  };
-  coverage: Coverage;
-  oversight: {
-    requested: number;
-    approved: number;
-    rejected: number;
-    expired: number;
-    pending: number;
-    /** approved requests whose call has run (status consumed): included in approved */
-    ran: number;
-    decidedByPeople: number;
-    medianSecondsToDecision: number | null;
-    byGate: { gate: string; requested: number; approved: number; rejected: number; expired: number; pending: number }[];
-    approvers: { name: string; role: string | null; approvals: number; rejections: number }[];
-    twoPerson: Capped<TwoPersonDecision>;
-    /** approval attempts refused and recorded (a requester deciding their own call, a second vote by one person) */
-    refusedAttempts: number;
-  };
-  changes: {
-    /** the flag history of the period, refused attempts included (`refused` of `total`) */
-    flagChanges: Capped<FlagChangeRow> & { refused: number };
-    configEvents: Capped<EventLine>;
-    revisions: Capped<RevisionLine>;
-    /** the revision in force when the period began */
-    revisionAtStart: string | null;
-  };
-  security: {
-    total: number;
-    byType: { type: string; outcome: string; count: number }[];
-    signIns: number;
-    signInUsers: number;
-    failedSignIns: number;
-    failedSignInTargets: Ranked<string>[];
-    refused: Capped<EventLine>;
-    exports: Capped<EventLine>;
-    reads: number;
-    reportsGenerated: number;
-  };
+  denials: Awaited<ReturnType<typeof gatherDenials>> & { hitl: HitlBreakdown };
+  coverage: Awaited<ReturnType<typeof gatherCoverage>>;
+  oversight: Awaited<ReturnType<typeof gatherOversight>>;
+  changes: Awaited<ReturnType<typeof gatherChanges>>;
+  security: Awaited<ReturnType<typeof gatherSecurity>>;
   flags: { invariants: FlagState[]; locked: FlagState[] };
   retention?: { minDays: number; profile: string; basis: string; archives: number; archivedRows: number; oldestLiveRow: number | null };
   masking?: { keys: string[] };
@@ -492,7 +414,7 @@ export async function checkDailyCounts(r: ReportReader, p: ReportPeriod): Promis
   return undefined;
 }
 
-async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: boolean, countsTrusted = true): Promise<Omit<ReportData['denials'], 'hitl'>> {
+async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: boolean, countsTrusted = true) {
   await r.refreshDailyCounts();
   const u = (column: string) => unindexed(r, column);
 
@@ -545,8 +467,10 @@ async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: bool
     topAgents,
     topTools,
     topRuleSources,
+    /** distinct agents, tools and rule sources denied in the period */
     distinct: fold.distinct(),
     chart: { bucketSeconds, families: families.map((f) => f.value), buckets },
+    /** rows whose arguments had values masked (only counted when a control asks for masking evidence) */
     masked,
   };
 }
@@ -629,11 +553,14 @@ async function gatherHitl(r: ReportReader, p: ReportPeriod, total: number): Prom
 const ymd = (day: number) => new Date(day * DAY * 1000).toISOString().slice(0, 10);
 
 /**
+ * How much of the period the audit trail can speak for: a period before the trail's first row holds nothing that could
+ * demonstrate a control, and a day of rows that no signed checkpoint covers is not yet provable. Stated on the cover.
+ *
  * What the trail holds for each UTC day of the period (up to the generation time): whether it had begun, whether a
  * person read or exported it (the daily review of PCI DSS 10.4.1), and whether a signed checkpoint covers its rows.
  * Each figure is one grouped statement over the period's rows (at most one row per day back).
  */
-export async function gatherCoverage(r: ReportReader, p: ReportPeriod, now: number): Promise<Coverage> {
+async function gatherCoverage(r: ReportReader, p: ReportPeriod, now: number) {
   const firsts = await r.get<{ d: number | null; s: number | null }>('SELECT (SELECT min(timestamp) FROM permission_denials) AS d, (SELECT min(timestamp) FROM security_events) AS s');
   const known = [firsts?.d, firsts?.s].filter((t): t is number => t !== null && t !== undefined).map(Number);
   const firstRowAt = known.length ? Math.min(...known) : null;
@@ -682,13 +609,21 @@ export async function gatherCoverage(r: ReportReader, p: ReportPeriod, now: numb
   }
   const sorted = (set: Set<number>) => [...set].sort((a, b) => a - b).map(ymd);
   return {
+    /** the oldest live row of either chain (seconds), null when the trail holds none */
     firstRowAt,
+    /** rows were archived: the trail began before firstRowAt, at a time the live tables no longer show */
     archived,
+    /** the UTC days of the period that had begun when the report was generated (YYYY-MM-DD), oldest first */
     days: days.map(ymd),
+    /** of those, the days wholly before the trail's first row (nothing could be recorded on them) */
     daysBeforeTrail: days.filter(before).map(ymd),
+    /** the days on which a person (not an agent) read or exported the trail (audit.queried, audit.exported) */
     reviewedDays: sorted(reviewed),
+    /** the days that hold rows */
     daysWithRows: sorted(withRows),
+    /** days holding rows that no signed checkpoint covers yet (a gap in the checkpoints) */
     unsignedDays: sorted(unsigned),
+    /** signed checkpoints of each chain, the newest's size (rows covered) */
     signedUpTo: ['permission_denials', 'security_events'].map((chain) => ({ chain, size: checkpoints.get(chain) ?? null })),
   };
 }
@@ -698,7 +633,7 @@ export async function gatherCoverage(r: ReportReader, p: ReportPeriod, now: numb
 // ---------------------------------------------------------------------------------------------------------------
 
 /** The count of one type and outcome of security event. */
-type TypeCount = ReportData['security']['byType'][number];
+type TypeCount = { type: string; outcome: string; count: number };
 
 /**
  * Counts of the period's security events by type and outcome. The types are few (a few dozen) while allowed decisions
@@ -786,7 +721,7 @@ async function eventList(r: ReportReader, where: string, params: SqlParam[], cap
   return rows.map(eventLine);
 }
 
-async function gatherSecurity(r: ReportReader, p: ReportPeriod, cap: number, events: TypeCount[]): Promise<ReportData['security']> {
+async function gatherSecurity(r: ReportReader, p: ReportPeriod, cap: number, events: TypeCount[]) {
   const sum = (pred: (e: TypeCount) => boolean) => events.filter(pred).reduce((n, e) => n + e.count, 0);
   const refusedTotal = sum((e) => e.outcome === 'refused' && !e.type.startsWith('decision.'));
   const exportsTotal = sum((e) => e.type === 'audit.exported');
@@ -822,14 +757,14 @@ async function gatherSecurity(r: ReportReader, p: ReportPeriod, cap: number, eve
 // Human oversight
 // ---------------------------------------------------------------------------------------------------------------
 
-async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, cap: number, events: TypeCount[]): Promise<ReportData['oversight']> {
+async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, cap: number, events: TypeCount[]) {
   // A request past its expiry that the sweeper has not marked yet reads as expired (as the approval store reads it).
   const byGate = await r.all<{ gate: string; state: string; n: number }>(
     `SELECT gate, CASE WHEN status = 'pending' AND expires_at <= ? THEN 'expired' ELSE status END AS state, count(*) AS n
      FROM approvals WHERE requested_at >= ? AND requested_at < ? GROUP BY 1, 2`,
     [now, p.from, p.to],
   );
-  const gates = new Map<string, ReportData['oversight']['byGate'][number]>();
+  const gates = new Map<string, { gate: string; requested: number; approved: number; rejected: number; expired: number; pending: number }>();
   let ran = 0;
   for (const row of byGate) {
     const g = gates.get(row.gate) ?? { gate: row.gate, requested: 0, approved: 0, rejected: 0, expired: 0, pending: 0 };
@@ -854,7 +789,7 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
   }
 
   // Each person's approvals (their votes) and rejections (the request's decision), by name.
-  const approvers = new Map<string, ReportData['oversight']['approvers'][number]>();
+  const approvers = new Map<string, { name: string; role: string | null; approvals: number; rejections: number }>();
   const tally = async (kind: 'approvals' | 'rejections', sql: string) => {
     for (const row of await r.all<{ name: string; role: string | null; n: number }>(sql, [p.from, p.to])) {
       const a = approvers.get(row.name) ?? { name: row.name, role: row.role, approvals: 0, rejections: 0 };
@@ -890,12 +825,14 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
     rejected: total('rejected'),
     expired: total('expired'),
     pending: total('pending'),
+    /** approved requests whose call has run (status consumed): included in approved */
     ran,
     decidedByPeople: n,
     medianSecondsToDecision: median,
     byGate: list,
     approvers: [...approvers.values()].sort((a, b) => b.approvals + b.rejections - (a.approvals + a.rejections) || a.name.localeCompare(b.name)),
     twoPerson: { rows: twoRows, total: twoTotal },
+    /** approval attempts refused and recorded (a requester deciding their own call, a second vote by one person) */
     refusedAttempts: events.filter((e) => e.type.startsWith('approval.') && e.outcome === 'refused').reduce((s, e) => s + e.count, 0),
   };
 }
@@ -907,7 +844,7 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
 /** A flag value as stored: 0/1 on SQLite, a boolean on PostgreSQL. */
 const flagValue = (v: number | boolean | null): boolean | null => (v === null ? null : Boolean(v));
 
-async function gatherChanges(r: ReportReader, p: ReportPeriod, cap: number): Promise<ReportData['changes']> {
+async function gatherChanges(r: ReportReader, p: ReportPeriod, cap: number) {
   const flagCounts = await r.get<{ n: number; refused: number | null }>(
     `SELECT count(*) AS n, sum(CASE WHEN action = 'refused' THEN 1 ELSE 0 END) AS refused FROM flag_changes WHERE changed_at >= ? AND changed_at < ?`,
     [p.from, p.to],
@@ -934,9 +871,11 @@ async function gatherChanges(r: ReportReader, p: ReportPeriod, cap: number): Pro
   }
   const atStart = (await r.get<{ revision: string }>('SELECT revision FROM policy_revisions WHERE first_seen_at < ? ORDER BY first_seen_at DESC LIMIT 1', [p.from]))?.revision ?? null;
   return {
+    /** the flag history of the period, refused attempts included (`refused` of `total`) */
     flagChanges: { rows: flagRows, total: flagCounts?.n ?? 0, refused: flagCounts?.refused ?? 0 },
     configEvents: { rows: configEvents, total: configTotal },
     revisions: { rows: revisions, total: revTotal },
+    /** the revision in force when the period began */
     revisionAtStart: atStart,
   };
 }
