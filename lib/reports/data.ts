@@ -56,19 +56,6 @@ export type ChainIntegrity = Pick<ChainReport, 'chain' | 'rowsChecked' | 'headHa
   newest?: { id: number; size: number; signedAt: number; rowsAfter: number };
 };
 
-export interface IntegrityResult {
-  ok: boolean;
-  verifiedAt: number;
-  /** how long the verification of both chains took (it reads every row) */
-  verifyMs: number;
-  /** the public key the checkpoints were checked with (the installation's, kept beside the database) */
-  key?: { keyId: string; fingerprint: string; verifierKey: string };
-  chains: ChainIntegrity[];
-  failures: Failure[];
-  /** signed checkpoints created inside the period */
-  checkpointsInPeriod: number;
-}
-
 /** A profile in the report's scope: what the report says of it. */
 export type ControlScope = Pick<LoadedProfile, 'name' | 'title' | 'description' | 'frameworks'>;
 
@@ -157,7 +144,7 @@ export interface ReportData {
     revisionInForce: string;
     decisionLogAll: boolean;
   };
-  integrity: IntegrityResult;
+  integrity: Awaited<ReturnType<typeof gatherIntegrity>>;
   decisions: { denied: number; allowed: number; asked: number; total: number };
   denials: Awaited<ReturnType<typeof gatherDenials>> & { hitl: HitlBreakdown };
   coverage: Awaited<ReturnType<typeof gatherCoverage>>;
@@ -178,7 +165,7 @@ export function newReportId(now = Date.now()): string {
   return `rpt_${newDecisionId(now)}`;
 }
 
-function fingerprintOf(verifierKey: string): { keyId: string; fingerprint: string; verifierKey: string } {
+function fingerprintOf(verifierKey: string) {
   const parsed = parseVerifierKey(verifierKey);
   const raw = Buffer.from(verifierKey.trim().split('+')[2] ?? '', 'base64').subarray(1);
   return { keyId: parsed.id.toString('hex'), fingerprint: `SHA256:${createHash('sha256').update(raw).digest('base64').replace(/=+$/, '')}`, verifierKey: verifierKey.trim() };
@@ -260,14 +247,14 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
 // Integrity
 // ---------------------------------------------------------------------------------------------------------------
 
-async function gatherIntegrity(r: ReportReader, p: ReportPeriod): Promise<IntegrityResult> {
+async function gatherIntegrity(r: ReportReader, p: ReportPeriod) {
   const keyText = r.facts.verifierKey();
   // The whole chain is verified (a break before the period would make the period's rows unprovable), streaming.
   const t0 = performance.now();
   const report = await r.verify(keyText, { from: p.from, to: p.to });
   const verifyMs = performance.now() - t0;
   const inPeriod = await r.get<{ n: number }>('SELECT count(*) AS n FROM audit_checkpoints WHERE created_at >= ? AND created_at < ?', [p.from, p.to]);
-  let key: IntegrityResult['key'];
+  let key: ReturnType<typeof fingerprintOf> | undefined;
   try {
     key = keyText ? fingerprintOf(keyText) : undefined;
   } catch {
@@ -294,9 +281,12 @@ async function gatherIntegrity(r: ReportReader, p: ReportPeriod): Promise<Integr
   return {
     ok: report.ok,
     verifiedAt: Date.now() / 1000,
+    /** how long the verification of both chains took (it reads every row) */
     verifyMs,
+    /** the public key the checkpoints were checked with (the installation's, kept beside the database) */
     key,
-    failures: report.failures.map((f) => ({ ...f, message: withoutPaths(f.message) })),
+    failures: report.failures.map((f): Failure => ({ ...f, message: withoutPaths(f.message) })),
+    /** signed checkpoints created inside the period */
     checkpointsInPeriod: inPeriod?.n ?? 0,
     chains,
   };
