@@ -434,34 +434,26 @@ export class HookRunner implements CallHooks {
     const call = c as Call;
     const work = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       const runs: Promise<unknown>[] = [];
-      for (const h of file) {
-        if (!this.matches(h, call)) continue;
-        if (h.action === 'shell' && !this.flagOn(SHELL_HOOKS_FLAG)) {
-          processMetrics().hookRuns.inc({ hook: h.id, event, outcome: 'skipped' });
-          continue;
-        }
-        runs.push(
-          this.deliver(h, payloadOf(h.id), this.options.backoffMs?.report ?? 1_000).then(
-            () => processMetrics().hookRuns.inc({ hook: h.id, event, outcome: 'delivered' }),
-            (error: unknown) => this.reportFailed(h.id, event, h.action, error, c),
-          ),
-        );
-      }
-      for (const r of ts) {
-        if (!this.matches(r, call)) continue;
-        if (!this.flagOn(TS_HOOKS_FLAG)) {
-          processMetrics().hookRuns.inc({ hook: r.hook.id, event, outcome: 'skipped' });
-          continue;
+      // One hook's report: skipped while its flag is off, else sent, its failure recorded.
+      const run = (hook: string, action: string, flag: string | undefined, send: () => unknown) => {
+        if (flag !== undefined && !this.flagOn(flag)) {
+          processMetrics().hookRuns.inc({ hook, event, outcome: 'skipped' });
+          return;
         }
         runs.push(
           Promise.resolve()
-            .then(() => r.hook.run(payloadOf(r.hook.id)))
+            .then(send)
             .then(
-              () => processMetrics().hookRuns.inc({ hook: r.hook.id, event, outcome: 'delivered' }),
-              (error: unknown) => this.reportFailed(r.hook.id, event, 'typescript', error, c),
+              () => processMetrics().hookRuns.inc({ hook, event, outcome: 'delivered' }),
+              (error: unknown) => this.reportFailed(hook, event, action, error, c),
             ),
         );
+      };
+      for (const h of file) {
+        const flag = h.action === 'shell' ? SHELL_HOOKS_FLAG : undefined;
+        if (this.matches(h, call)) run(h.id, h.action, flag, () => this.deliver(h, payloadOf(h.id), this.options.backoffMs?.report ?? 1_000));
       }
+      for (const r of ts) if (this.matches(r, call)) run(r.hook.id, 'typescript', TS_HOOKS_FLAG, () => r.hook.run(payloadOf(r.hook.id)));
       await Promise.all(runs);
     });
     this.inFlight.add(work);
