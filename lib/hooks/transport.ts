@@ -5,7 +5,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { argPath, pathValues } from './config';
+import { argPath, pathValues, type CompiledHook } from './config';
 import { DELIVERY_HEADER, EVENT_HEADER, signature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '@/lib/notifications/service';
 import { messageOf } from '@/lib/errors';
 
@@ -90,14 +90,6 @@ export class CircuitBreaker {
   }
 }
 
-export interface WebhookTarget {
-  url: string | undefined;
-  secret: string | undefined;
-  secretEnv: string;
-  timeoutMs: number;
-  retries: number;
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref?.());
 
 /**
@@ -105,7 +97,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref?.());
  * `X-Swarm-Timestamp`, as the notifications do. Retries a network error, a timeout or a 5xx after `backoffMs`,
  * 4 times longer each time; a 4xx is final. Returns the answer's text.
  */
-export async function postHook(target: WebhookTarget, event: string, payload: unknown, backoffMs: number): Promise<string> {
+export async function postHook(target: NonNullable<CompiledHook['webhook']>, event: string, payload: unknown, backoffMs: number): Promise<string> {
   if (!target.url) throw new HookFailure('its URL is not set in this process', true);
   if (!target.secret) throw new HookFailure(`its signing secret (${target.secretEnv}) is not set in this process`, true);
   const body = JSON.stringify(payload);
