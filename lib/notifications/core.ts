@@ -188,16 +188,9 @@ export async function post(row: NotificationDeliveryRow, channel: Channel | unde
 }
 
 /** What a sent row becomes: the columns the store writes (only while the row is still claimed by `claimToken`). */
-export interface Settled {
-  id: number;
-  claimToken: string | null;
+export type Settled = Pick<NotificationDeliveryRow, 'id' | 'claimToken' | 'nextAttemptAt' | 'lastStatus' | 'lastError' | 'deliveredAt' | 'updatedAt'> & {
   status: 'delivered' | 'pending' | 'failed';
-  nextAttemptAt: number;
-  lastStatus: number | null;
-  lastError: string | null;
-  deliveredAt: number | null;
-  updatedAt: number;
-}
+};
 
 /** The retry schedule: the first retry after `base` seconds, each next one four times longer, at most 10 minutes. */
 export function backoffSeconds(base: number, attempts: number): number {
