@@ -59,14 +59,6 @@ export type ChainIntegrity = Pick<ChainReport, 'chain' | 'rowsChecked' | 'headHa
 /** A profile in the report's scope: what the report says of it. */
 export type ControlScope = Pick<LoadedProfile, 'name' | 'title' | 'description' | 'frameworks'>;
 
-/** A flag as it is in force now, with its changes and refused changes in the period. */
-export type FlagState = Pick<ResolvedFlag, 'name' | 'tier' | 'value' | 'layer'> & {
-  lockedBy: readonly string[];
-  description: string;
-  changesInPeriod: number;
-  refusedInPeriod: number;
-};
-
 export interface TwoPersonDecision {
   id: string;
   gate: string;
@@ -151,7 +143,7 @@ export interface ReportData {
   oversight: Awaited<ReturnType<typeof gatherOversight>>;
   changes: Awaited<ReturnType<typeof gatherChanges>>;
   security: Awaited<ReturnType<typeof gatherSecurity>>;
-  flags: { invariants: FlagState[]; locked: FlagState[] };
+  flags: Awaited<ReturnType<typeof gatherFlags>>;
   retention?: { minDays: number; profile: string; basis: string; archives: number; archivedRows: number; oldestLiveRow: number | null };
   masking?: { keys: string[] };
   twoPersonRule?: { fromRisk: string; profiles: readonly string[] };
@@ -874,7 +866,7 @@ async function gatherChanges(r: ReportReader, p: ReportPeriod, cap: number) {
 // Flags, retention
 // ---------------------------------------------------------------------------------------------------------------
 
-async function gatherFlags(r: ReportReader, p: ReportPeriod, flags: ReadonlyMap<string, ResolvedFlag>): Promise<ReportData['flags']> {
+async function gatherFlags(r: ReportReader, p: ReportPeriod, flags: ReadonlyMap<string, ResolvedFlag>) {
   // The flag history keeps refused attempts beside the changes (action 'refused').
   const counts = await r.all<{ name: string; refused: number; n: number }>(
     `SELECT name, CASE WHEN action = 'refused' THEN 1 ELSE 0 END AS refused, count(*) AS n FROM flag_changes WHERE changed_at >= ? AND changed_at < ? GROUP BY 1, 2`,
@@ -882,7 +874,8 @@ async function gatherFlags(r: ReportReader, p: ReportPeriod, flags: ReadonlyMap<
   );
   const changes = new Map(counts.filter((c) => !c.refused).map((c) => [c.name, c.n]));
   const refused = new Map(counts.filter((c) => c.refused).map((c) => [c.name, c.n]));
-  const state = (f: ResolvedFlag): FlagState => ({
+  // A flag as it is in force now, with its changes and refused changes in the period.
+  const state = (f: ResolvedFlag) => ({
     name: f.name,
     tier: f.tier,
     value: f.value,
