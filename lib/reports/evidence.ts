@@ -223,20 +223,7 @@ export function assessEvidence(kind: EvidenceKind, d: ReportData): EvidenceAsses
   }
 }
 
-export interface ControlRow {
-  profile: string;
-  control: ControlMapping;
-  evidence: EvidenceAssessment[];
-  servedBy: ServedByState[];
-  /** every serving element in force and, where the control asks for it, the chain verified */
-  inForce: boolean;
-  /** what is not in force */
-  problems: string[];
-  /** demonstrated only with its evidence for the period and everything that serves it in force */
-  status: ControlStatus;
-  /** why it is not demonstrated, or not applicable: what is missing, and what is not in force */
-  reasons: string[];
-}
+export type ControlRow = ReturnType<typeof controlRows>[number];
 
 /**
  * A control's status: not demonstrated when anything that serves it is not in force or any of its evidence is missing;
@@ -255,7 +242,7 @@ export function controlCounts(rows: readonly Pick<ControlRow, 'status'>[]): stri
   return `${int(n('demonstrated'))} demonstrated, ${int(n('not_demonstrated'))} not demonstrated, ${int(n('not_applicable'))} not applicable`;
 }
 
-export function controlRows(app: App, d: ReportData): ControlRow[] {
+export function controlRows(app: App, d: ReportData) {
   return d.controls.flatMap(({ profile }) =>
     profile.controls.map((control) => {
       const servedBy = servedByState(app, profile, control);
@@ -269,9 +256,13 @@ export function controlRows(app: App, d: ReportData): ControlRow[] {
         control,
         evidence,
         servedBy,
+        /** every serving element in force and, where the control asks for it, the chain verified */
         inForce: problems.length === 0,
+        /** what is not in force */
         problems,
-        // What serves it must be in force as well: evidence of a period says nothing of a rule no longer loaded.
+        // What serves it must be in force as well: evidence of a period says nothing of a rule no longer loaded. The
+        // status is demonstrated only with its evidence for the period and everything that serves it in force; the
+        // reasons say why it is not demonstrated, or not applicable: what is missing, and what is not in force.
         ...controlStatus(evidence, problems.map((p) => (servedBy.some((x) => !x.ok && x.text === p) ? `not in force: ${p}` : p))),
       };
     }),

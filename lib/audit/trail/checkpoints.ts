@@ -490,8 +490,8 @@ function* allRowsAfter(tx: TxRunner, chain: ChainName, after: number, upTo: numb
  * than the newest, so they stay gapless. The heads are read and checked before it (the rows are append-only, so a head
  * read stays), so appends wait only for a signature and an insert per chain.
  *
- * Two drivers of the same steps: `checkpoint()` awaited, and on SQLite `checkpointNow()` (SqliteCheckpointer), done
- * before it returns: a process's last checkpoint at exit, where nothing can be awaited.
+ * Two drivers of the same steps: `checkpoint()` awaited, and on SQLite SqliteCheckpointer's, done before it returns: a
+ * process's last checkpoint at exit, where nothing can be awaited.
  */
 export class Checkpointer {
   readonly guard: SigningGuard;
