@@ -53,7 +53,7 @@ export function rowHash(prevHash: string, id: number, values: readonly unknown[]
 }
 
 /** The newest row of a chain (or where an archive left it), as the next row must follow it. */
-interface Head {
+export interface Head {
   id: number;
   hash: string;
 }

@@ -19,7 +19,7 @@ import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, r
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { sql } from 'drizzle-orm';
 import type { SqlDatabase, SqliteDatabase, TxRunner, TxSteps } from '@/db/dialect';
-import { AUDIT_TRAIL_LOCK, CHAIN_COLUMNS, CHAIN_NAMES, type ChainName } from './chain';
+import { AUDIT_TRAIL_LOCK, CHAIN_COLUMNS, CHAIN_NAMES, type ChainName, type Head } from './chain';
 import { ExtensionCheck, newestHead, witnessRow } from './extension';
 import { latestInWitnessDir, readSignedHeads, recordInWitnessDir, signedHeadsFile, WitnessClient, writeSignedHeads, type RowsBetween, type WitnessedCheckpoint } from './witness';
 
@@ -449,8 +449,6 @@ export class SigningGuard {
     }
   }
 }
-
-type Head = { id: number; hash: string };
 
 /** How many rows of a chain are read at a time. */
 export const ROWS_PAGE = 5_000;

@@ -10,15 +10,10 @@
  */
 import type pg from 'pg';
 import { advisoryLockSql } from '@/db/dialect';
-import { AUDIT_TRAIL_LOCK, CHAIN_COLUMNS, GENESIS_HASH, chainHash, encodeRow, type ChainName } from './chain';
+import { AUDIT_TRAIL_LOCK, CHAIN_COLUMNS, GENESIS_HASH, chainHash, encodeRow, type ChainName, type Head } from './chain';
 
 /** The advisory lock of the audit trail, as SqlDatabase.transaction takes it for `serialise: AUDIT_TRAIL_LOCK`. */
 export const AUDIT_APPEND_LOCK_SQL = advisoryLockSql(AUDIT_TRAIL_LOCK);
-
-interface Head {
-  id: number;
-  hash: string;
-}
 
 /**
  * Appends rows to the chains inside one transaction of `client` (the caller begins and commits it). One writer per
