@@ -70,12 +70,22 @@ export function recordInWitnessDir(dir: string, checkpoints: readonly WitnessedC
   if (checkpoints.length === 0) return;
   mkdirSync(dir, { recursive: true });
   appendFileSync(join(/*turbopackIgnore: true*/ dir, LOG), checkpoints.map((c) => `${JSON.stringify(c)}\n`).join(''));
-  const latest = latestInWitnessDir(dir);
-  for (const c of checkpoints) if ((latest.get(c.chain)?.size ?? -1) <= c.size) latest.set(c.chain, c);
-  writeLatest(join(/*turbopackIgnore: true*/ dir, LATEST), latest);
+  keepNewest(join(/*turbopackIgnore: true*/ dir, LATEST), checkpoints);
 }
 
-function writeLatest(file: string, latest: ReadonlyMap<ChainName, WitnessedCheckpoint>): void {
+/** The newest checkpoint of each chain, kept in a JSON file (latest.json, the key folder's signed heads). Empty: none yet. */
+function readNewest(file: string): Map<ChainName, WitnessedCheckpoint> {
+  const out = new Map<ChainName, WitnessedCheckpoint>();
+  if (!existsSync(file)) return out;
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  for (const [chain, value] of Object.entries(parsed)) out.set(chain as ChainName, parseCheckpoint(value, `${file} (${chain})`));
+  return out;
+}
+
+/** Keep these checkpoints in such a file where they are newer (a head never goes back: the larger size stays). */
+function keepNewest(file: string, checkpoints: readonly WitnessedCheckpoint[]): void {
+  const latest = readNewest(file);
+  for (const c of checkpoints) if ((latest.get(c.chain)?.size ?? -1) <= c.size) latest.set(c.chain, c);
   // Written whole and renamed over the old one: a reader never sees half a file.
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(Object.fromEntries(latest), null, 2)}\n`);
@@ -101,12 +111,7 @@ function parseCheckpoint(value: unknown, where: string): WitnessedCheckpoint {
 
 /** The newest checkpoint of each chain a witness folder holds (empty: none yet). */
 export function latestInWitnessDir(dir: string): Map<ChainName, WitnessedCheckpoint> {
-  const file = join(/*turbopackIgnore: true*/ dir, LATEST);
-  const out = new Map<ChainName, WitnessedCheckpoint>();
-  if (!existsSync(file)) return out;
-  const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-  for (const [chain, value] of Object.entries(parsed)) out.set(chain as ChainName, parseCheckpoint(value, `${file} (${chain})`));
-  return out;
+  return readNewest(join(/*turbopackIgnore: true*/ dir, LATEST));
 }
 
 /** Every checkpoint a witness folder holds, in the order it received them. */
@@ -181,20 +186,12 @@ export function signedHeadsFile(keyDir: string, dbPath?: string): string {
 
 /** The newest head of each chain signed with the key of this folder for this database (by any process that used it). */
 export function readSignedHeads(keyDir: string, dbPath?: string): Map<ChainName, WitnessedCheckpoint> {
-  const file = signedHeadsFile(keyDir, dbPath);
-  const out = new Map<ChainName, WitnessedCheckpoint>();
-  if (!existsSync(file)) return out;
-  const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-  for (const [chain, value] of Object.entries(parsed)) out.set(chain as ChainName, parseCheckpoint(value, `${file} (${chain})`));
-  return out;
+  return readNewest(signedHeadsFile(keyDir, dbPath));
 }
 
 /** Remember the heads just signed (a head never goes back: the larger size stays). */
 export function writeSignedHeads(keyDir: string, signed: readonly WitnessedCheckpoint[], dbPath?: string): void {
-  if (signed.length === 0) return;
-  const heads = readSignedHeads(keyDir, dbPath);
-  for (const c of signed) if ((heads.get(c.chain)?.size ?? -1) <= c.size) heads.set(c.chain, c);
-  writeLatest(signedHeadsFile(keyDir, dbPath), heads);
+  if (signed.length > 0) keepNewest(signedHeadsFile(keyDir, dbPath), signed);
 }
 
 /** The rows of a chain after `afterId` up to `upToId`, as a witness server checks them: [id, encoded row, row_hash]. */
