@@ -5,9 +5,9 @@
  */
 import { isRole } from '@/lib/permissions';
 import type { App } from '@/lib/app';
-import { gatherReport, type ReportData, type ReportOptions } from './data';
+import { gatherReport, type ReportOptions } from './data';
 import { reportReaderFor, type ReportReader } from './reader';
-import { controlRows, type ControlRow } from './evidence';
+import { controlRows } from './evidence';
 import { buildOscal } from './oscal';
 import { renderReportPdf } from './pdf';
 import { isoSeconds, reportFileName, type ReportFormat } from './period';
@@ -18,24 +18,13 @@ export interface GenerateRequest extends ReportOptions {
   ip?: string | null;
 }
 
-export interface GeneratedReport {
-  id: string;
-  format: ReportFormat;
-  contentType: string;
-  fileName: string;
-  bytes: Buffer;
-  data: ReportData;
-  /** each control of the profiles in scope with its status for the period */
-  rows: ControlRow[];
-  /** milliseconds spent gathering and rendering */
-  timings: { gatherMs: number; renderMs: number };
-}
+export type GeneratedReport = Awaited<ReturnType<typeof buildReport>>;
 
 /**
  * Gather and render a report; does not record anything (see generateReport). `reader`: where the trail is read
  * (default: the application's own database, SQLite or PostgreSQL).
  */
-export async function buildReport(app: App, request: GenerateRequest, reader?: ReportReader): Promise<GeneratedReport> {
+export async function buildReport(app: App, request: GenerateRequest, reader?: ReportReader) {
   const t0 = performance.now();
   const data = await gatherReport(reader ?? reportReaderFor(app), request);
   const rows = controlRows(app, data);
@@ -49,7 +38,9 @@ export async function buildReport(app: App, request: GenerateRequest, reader?: R
     fileName: reportFileName(request.period, request.format),
     bytes,
     data,
+    /** each control of the profiles in scope with its status for the period */
     rows,
+    /** milliseconds spent gathering and rendering */
     timings: { gatherMs: t1 - t0, renderMs: t2 - t1 },
   };
 }
