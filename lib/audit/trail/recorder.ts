@@ -6,7 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { sqliteTx, type TxRunner } from '@/db/dialect';
-import type { NewDenialRow } from '@/db/schema';
+import type { NewDenialRow, securityEvents } from '@/db/schema';
 import { PRIORITY, ruleSourceOf, type AuditEvent, type CheckResult, type DecisionEvent, type PermissionContext, type Recorded, type Recorder, type SecurityEvent } from '@/lib/permissions';
 import { ChainAppender, type ChainName } from './chain';
 import { nowSeconds } from '../denials/filter';
@@ -19,20 +19,14 @@ import { hookSummary } from '@/lib/hooks/summary';
 /** A row of permission_denials as the recorder writes it (the chain columns, all but the hashes). */
 export type DenialInput = Omit<NewDenialRow, 'id' | 'timestamp' | 'prevHash' | 'rowHash'> & { timestamp?: number };
 
-/** A security event row before it is chained. */
-export interface EventRow {
-  decisionId?: string | null;
-  type: string;
-  actor: string;
-  actorRole?: string | null;
-  outcome: string;
-  target?: string | null;
+/**
+ * A security event row before it is chained. Its detail is an object, or `detailJson` the detail already serialised
+ * (the hot path of decision_log_all: no parse and stringify round trip).
+ */
+export type EventRow = Omit<typeof securityEvents.$inferInsert, 'id' | 'timestamp' | 'policyRevision' | 'prevHash' | 'rowHash'> & {
   detail?: Record<string, unknown> | null;
-  /** the detail already serialised (the hot path of decision_log_all: no parse and stringify round trip) */
-  detailJson?: string;
-  ip?: string | null;
   timestamp?: number;
-}
+};
 
 export interface RecorderOptions {
   /** the content hash of the configuration in force (see revisions.ts): named by the rows that are not decisions */
