@@ -7,6 +7,7 @@
 import type Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
 import { SqliteDatabase, step, type SqlDatabase, type TxRunner, type TxSteps } from '@/db/dialect';
+import type { AuditArchiveRow, AuditCheckpointRow } from '@/db/schema';
 import { CHAIN_COLUMNS, CHAIN_NAMES, chainHash, encodeRow, GENESIS_HASH, type ChainName } from './chain';
 import { isArchiveCheckpoint, openCheckpointWithAny, originOf, parseVerifierKeys, ROWS_PAGE, rowsAfter, type ParsedVerifierKey } from './checkpoints';
 import type { WitnessedCheckpoint } from './witness';
@@ -87,15 +88,8 @@ export interface VerifyOptions extends VerifyRange {
   witnessed?: readonly WitnessedCheckpoint[];
 }
 
-/** An archive record, as the verifier reads it. */
-export interface ArchiveRecord {
-  id: number;
-  upToId: number;
-  headHash: string;
-  /** the signed checkpoint of the archived prefix's last row (with its `archive` extension line) */
-  note: string | null;
-  archivedAt: number;
-}
+/** An archive record, as the verifier reads it (its note: the signed checkpoint of the archived prefix's last row). */
+export type ArchiveRecord = Pick<AuditArchiveRow, 'id' | 'upToId' | 'headHash' | 'note' | 'archivedAt'>;
 
 /** The newest archive record of a chain (verification of what remains starts after it). */
 function* newestArchive(tx: TxRunner, chain: ChainName): TxSteps<ArchiveRecord | undefined> {
@@ -288,12 +282,7 @@ export interface VerifiedRun {
 }
 
 /** A checkpoint as stored beside the chains. */
-export interface StoredCheckpoint {
-  id: number;
-  size: number;
-  headHash: string;
-  note: string;
-}
+export type StoredCheckpoint = Pick<AuditCheckpointRow, 'id' | 'size' | 'headHash' | 'note'>;
 
 /**
  * The rows of a chain as the verifier reads them, in chain order: [id, ...chained columns, prev_hash, row_hash]; with
