@@ -5,7 +5,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { ApprovalRow, NotificationDeliveryRow } from '@/db/schema';
 import { maskArguments } from '@/lib/audit/redact';
+import type { z } from 'zod';
 import type { BurstRule, Channel, NotificationConfig, NotificationEvent } from './config';
+import type { deliveriesQuerySchema } from './query';
 import { approvalLink, bodyFor, burstLink, publicBase, type ApprovalNotice, type BurstNotice, type Notice } from './messages';
 
 export const SIGNATURE_HEADER = 'X-Swarm-Signature';
@@ -27,14 +29,8 @@ export interface DeliveryOptions {
   retryBaseSeconds?: number;
 }
 
-export interface DeliveryFilter {
-  status?: DeliveryStatus;
-  channel?: string;
-  event?: NotificationEvent;
-  /** only rows with a smaller id (the cursor of the next page) */
-  before?: number;
-  limit?: number;
-}
+/** Which deliveries a list shows, as query.ts reads them from a URL (`before`: only rows with a smaller id). */
+export type DeliveryFilter = Partial<z.output<typeof deliveriesQuerySchema>>;
 
 export const clock = () => Date.now() / 1000;
 export const MAX_BACKOFF_SECONDS = 600;
