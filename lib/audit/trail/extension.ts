@@ -5,11 +5,9 @@
  * is never signed again with the genuine key; a witness server checks the same on the rows it is sent.
  */
 import { CHAIN_COLUMNS, chainHash, encodeRow, type ChainName } from './chain';
+import type { WitnessedCheckpoint } from './witness';
 
-export interface SignedHead {
-  size: number;
-  headHash: string;
-}
+export type SignedHead = Pick<WitnessedCheckpoint, 'size' | 'headHash'>;
 
 /** A row of a chain ([id, ...chained columns, prev_hash, row_hash]) as a witness server checks it: [id, encoded row, row_hash]. */
 export function witnessRow(chain: ChainName, row: readonly unknown[]): [number, string, string] {
