@@ -155,8 +155,6 @@ export interface DatabaseSide {
   decisionOptions(): Omit<DecisionServiceOptions, 'engine'>;
   /** the background work, once every store exists (awaited on PostgreSQL, where opening is asynchronous anyway) */
   start(): void | Promise<void>;
-  /** after a rolled-back transaction of several decisions: forget what was remembered inside it */
-  forgetUncommitted(): void;
   checkpointAudit(): string[] | Promise<string[]>;
   auditCheckpoints(): { chain: string; note: string }[] | Promise<{ chain: string; note: string }[]>;
   databaseReady(): Promise<{ ok: true } | { ok: false; detail: string }>;
@@ -313,11 +311,6 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   /** PostgreSQL: the pool; undefined on SQLite. */
   get pool(): S['pool'] {
     return this.side.pool;
-  }
-
-  /** Its last words are asynchronous: it handles the server's signals itself (lib/server/serve.ts). */
-  get handlesSignals(): boolean {
-    return this.side.handlesSignals;
   }
 
   /**
@@ -585,14 +578,6 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       await this.auth.ensureToken(token, { username: 'admin' }, 'SWARM_ADMIN_TOKEN');
     }
     return report;
-  }
-
-  /**
-   * After a transaction of several decisions was rolled back (a batch, a group commit): what was remembered inside it
-   * may not be stored, so the policy revision in force is stored again with the next row that names it.
-   */
-  forgetUncommitted(): void {
-    this.side.forgetUncommitted();
   }
 
   /** Sign the heads of the audit chains now (when they moved since the last checkpoint); at once on SQLite. */

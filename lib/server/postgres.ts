@@ -120,9 +120,6 @@ export class PostgresSide implements DatabaseSide {
     if (app.options.server) await this.startServerAudit();
   }
 
-  /** Nothing to forget: a PostgreSQL transaction stores its revision with its rows or not at all. */
-  forgetUncommitted(): void {}
-
   private signingKeyDir(): string {
     if (!this.app.env.SWARM_AUDIT_KEY_DIR) {
       throw new Error(

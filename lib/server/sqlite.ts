@@ -109,7 +109,9 @@ export class SqliteSide implements DatabaseSide {
   }
 
   decisionOptions() {
-    return { sqlite: this.db.$client, pinTokens: () => this.tokens.pinGeneration(), afterRollback: () => this.forgetUncommitted() };
+    // After a rolled-back group of decisions, what was remembered inside it may not be stored: the revision in force is
+    // stored again with the next row that names it (on PostgreSQL a transaction stores it with its rows or not at all).
+    return { sqlite: this.db.$client, pinTokens: () => this.tokens.pinGeneration(), afterRollback: () => this.recorder.forgetStoredRevisions() };
   }
 
   start(): void {
@@ -142,10 +144,6 @@ export class SqliteSide implements DatabaseSide {
     if (options.sweepApprovals) app.startSweeper();
     if (options.deliverNotifications ?? options.sweepApprovals) app.notifications.startDelivery();
     if (options.server) this.startServerAudit();
-  }
-
-  forgetUncommitted(): void {
-    this.recorder.forgetStoredRevisions();
   }
 
   /**
