@@ -37,7 +37,7 @@ import type { Leadership } from '@/lib/ops/leader';
 import { observeDecision } from '@/lib/ops/metrics';
 import type { ReportTrail } from '@/lib/reports/reader';
 import { PermissionEngine, type EnginePorts } from '@/lib/permissions';
-import { openSqlite, type SqliteSide } from './sqlite';
+import { createApp, type SqliteSide } from './sqlite';
 import type { PostgresSide } from './postgres';
 import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from '@/lib/approvals/gates';
 import { CallBinding, loadBindingKey } from '@/lib/approvals/binding';
@@ -644,11 +644,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
 export type SqliteApp = App<SqliteSide>;
 /** An application on PostgreSQL. */
 export type PostgresApp = App<PostgresSide>;
-
-/** A SQLite application, opened at once (tests, the demo team, SQLite-only tools). */
-export function createApp(options: AppOptions): SqliteApp {
-  return openSqlite(options);
-}
+export { createApp };
 
 /**
  * The application SWARM_DB names: PostgreSQL for a postgres:// URL (asynchronous: it connects, migrates and loads
@@ -660,7 +656,7 @@ export async function openApp(options: AppOptions): Promise<App> {
     const { openPostgres } = await import('./postgres');
     return openPostgres(options);
   }
-  return openSqlite(options);
+  return createApp(options);
 }
 
 const GLOBAL_KEY = Symbol.for('swarm-permissions.app');
@@ -688,7 +684,7 @@ export function getApp(): Promise<App> {
   if (!g[GLOBAL_KEY]) {
     const options = serverOptions();
     if (parseDbLocation(options.dbPath).kind === 'sqlite') {
-      const app = openSqlite(options);
+      const app = createApp(options);
       g[SQLITE_KEY] = app;
       // Nothing but SQLite statements: done before the next I/O event, so before the first request is read.
       g[GLOBAL_KEY] = app.bootstrap().then(() => app);

@@ -30,8 +30,8 @@ import type { AuditEvent } from '@/lib/permissions';
 import { App, type AppOptions, type BackgroundStatus, type DatabaseSide, type SidePorts } from './app';
 import { messageOf } from '@/lib/errors';
 
-/** A SQLite application, opened at once. */
-export function openSqlite(options: AppOptions): App<SqliteSide> {
+/** A SQLite application, opened at once (tests, the demo team, SQLite-only tools). */
+export function createApp(options: AppOptions): App<SqliteSide> {
   // A URL the product cannot use is refused here, before anything starts (never a file named after it).
   const where = parseDbLocation(options.dbPath);
   if (where.kind === 'postgres') {
