@@ -54,6 +54,8 @@ import { assertPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, 
 import type { CompiledGate, GateSet, GateSpec } from '@/lib/permissions/gates';
 import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from '@/lib/permissions/policy';
 import { archivableBefore } from '@/lib/audit/trail/archive';
+import { checkpointRefusedEvent, trustedVerifierKeys, type SignerOptions } from '@/lib/audit/trail/checkpoints';
+import { witnessTargets } from '@/lib/audit/trail/witness';
 import { processMetrics } from '@/lib/ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from '@/lib/notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from '@/lib/hooks/config';
@@ -412,6 +414,16 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
 
   configLoaded(file: WatchedFile<unknown>): AuditEvent {
     return { kind: 'config', type: 'config.loaded', actor: 'system', outcome: 'succeeded', target: file.status().path, detail: { revision: this.currentRevision() } };
+  }
+
+  /**
+   * What the signer of checkpoints is given on either database: the key folder and the database it keeps the signed
+   * heads of, the witnesses (SWARM_AUDIT_WITNESSES), the pinned key ring; a refused head is recorded.
+   */
+  signerOptions(keyDir: string, database: string): SignerOptions {
+    const { dirs, urls } = witnessTargets(this.env);
+    const trustedKeys = trustedVerifierKeys(keyDir, this.env);
+    return { keyDir, database, witnessDirs: dirs, witnessUrls: urls, trustedKeys, onRefused: (r) => this.side.recordEvent(checkpointRefusedEvent(r)) };
   }
 
   /**

@@ -12,8 +12,7 @@ import { PostgresDatabase } from '@/db/dialect';
 import { parseDbLocation } from '@/db/location';
 import { approvalRequestOf, type SqlApprovalStore } from '@/lib/approvals/store';
 import { consumerOf } from '@/lib/approvals/rules';
-import { Checkpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
-import { witnessTargets } from '@/lib/audit/trail/witness';
+import { Checkpointer, hasSigningKey, keyDirFor, loadSigningKey } from '@/lib/audit/trail/checkpoints';
 import { PgAuditRecorder } from '@/lib/audit/trail/pg-recorder';
 import { verifyTrail, type VerifyOptions, type VerifyReport } from '@/lib/audit/trail/verify';
 import { PostgresTokenPrincipals } from '@/lib/auth/tokens-postgres';
@@ -131,16 +130,8 @@ export class PostgresSide implements DatabaseSide {
 
   private signer(): Checkpointer {
     if (!this.checkpointer) {
-      const env = this.app.env;
       const keyDir = this.signingKeyDir();
-      this.checkpointer = new Checkpointer(this.database, loadSigningKey(keyDir), {
-        keyDir,
-        database: this.app.options.dbPath,
-        witnessDirs: witnessTargets(env).dirs,
-        witnessUrls: witnessTargets(env).urls,
-        trustedKeys: trustedVerifierKeys(keyDir, env),
-        onRefused: (r) => this.recordEvent(checkpointRefusedEvent(r)),
-      });
+      this.checkpointer = new Checkpointer(this.database, loadSigningKey(keyDir), this.app.signerOptions(keyDir, this.app.options.dbPath));
     }
     return this.checkpointer;
   }

@@ -15,8 +15,7 @@ import { approvalRequestOf, LEGACY_APPROVALS, type SqlApprovalStore } from '@/li
 import { SqliteApprovalPorts } from '@/lib/approvals/sqlite-ports';
 import { consumerOf } from '@/lib/approvals/rules';
 import { AuditRecorder } from '@/lib/audit/trail/recorder';
-import { SqliteCheckpointer as AuditCheckpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
-import { witnessTargets } from '@/lib/audit/trail/witness';
+import { SqliteCheckpointer as AuditCheckpointer, hasSigningKey, keyDirFor, loadOrCreateSigningKey } from '@/lib/audit/trail/checkpoints';
 import { eventListQuery } from '@/lib/audit/security-events';
 import type { VerifyOptions, VerifyReport } from '@/lib/audit/trail/verify';
 import { verifyAuditInParallel } from '@/lib/audit/trail/verify-parallel';
@@ -173,16 +172,8 @@ export class SqliteSide implements DatabaseSide {
 
   private signer(): AuditCheckpointer {
     if (!this.auditCheckpointer) {
-      const env = this.app.env;
-      const keyDir = keyDirFor(this.dbFile, env);
-      this.auditCheckpointer = new AuditCheckpointer(this.database, loadOrCreateSigningKey(keyDir), {
-        keyDir,
-        database: this.dbFile,
-        witnessDirs: witnessTargets(env).dirs,
-        witnessUrls: witnessTargets(env).urls,
-        trustedKeys: trustedVerifierKeys(keyDir, env),
-        onRefused: (r) => this.recorder.record(checkpointRefusedEvent(r)),
-      });
+      const keyDir = keyDirFor(this.dbFile, this.app.env);
+      this.auditCheckpointer = new AuditCheckpointer(this.database, loadOrCreateSigningKey(keyDir), this.app.signerOptions(keyDir, this.dbFile));
     }
     return this.auditCheckpointer;
   }
