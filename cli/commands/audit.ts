@@ -30,7 +30,7 @@ import { describePeriod, reportOptionsSchema } from '@/lib/reports/period';
 import { expectPositionals, givenValues, parseCommand, parseOptions, requireOption, runSubcommand, validate, valueOptions } from '@/cli/args';
 import { cliActor, dbLocation, withAnyApp, type CliContext } from '@/cli/context';
 import { DatabaseUnavailable, openPool } from '@/db/pg/client';
-import type { DbLocation } from '@/db/location';
+import { locationTarget, type DbLocation } from '@/db/location';
 import { CliError, UsageError } from '@/cli/errors';
 import { cell, isoTime, plural, printJson, printTable } from '@/cli/format';
 import { messageOf } from '@/lib/errors';
@@ -121,9 +121,9 @@ async function verify(ctx: CliContext, args: string[]): Promise<number> {
     return t / 1000;
   };
   const range: VerifyOptions = { from: date(values.from, '--from'), to: date(values.to, '--to'), witnessed: await witnessedCheckpoints(values.witness ?? []) };
-  const where = dbLocation(ctx.env, values.db ?? ctx.env.SWARM_DB);
+  const where = dbLocation(ctx.env, values.db);
   // The key ring: --public-key, else the trusted keys: pinned in SWARM_AUDIT_PUBLIC_KEYS, and the key folder's own key.
-  const localKeys = () => trustedVerifierKeys(where.kind === 'sqlite' || ctx.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(where.kind === 'sqlite' ? where.path : where.url, ctx.env) : undefined, ctx.env);
+  const localKeys = () => trustedVerifierKeys(where.kind === 'sqlite' || ctx.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(locationTarget(where), ctx.env) : undefined, ctx.env);
   const keyText = values['public-key'] ? readKeyFile(values['public-key']) : localKeys();
   // A bundle is checked on its own, whatever database SWARM_DB names.
   if (values.bundle) {
@@ -187,11 +187,6 @@ async function verifyPostgres(url: string, keyText: string | undefined, range: V
   }
 }
 
-/** The database of a command: --db, else SWARM_DB; a SQLite file is opened through the application as before. */
-function where(ctx: CliContext, db: string | undefined): DbLocation {
-  return dbLocation(ctx.env, db ?? ctx.env.SWARM_DB);
-}
-
 /** The context of a command on the database --db names (a SQLite file or a PostgreSQL URL), else SWARM_DB's. */
 function onDb(ctx: CliContext, db: string | undefined): CliContext {
   return db === undefined ? ctx : { ...ctx, env: { ...ctx.env, SWARM_DB: db } };
@@ -204,7 +199,7 @@ function onDb(ctx: CliContext, db: string | undefined): CliContext {
  */
 function signingKey(ctx: CliContext, location: DbLocation, create = false): SigningKey {
   try {
-    const dir = keyDirFor(location.kind === 'postgres' ? location.url : location.path, ctx.env);
+    const dir = keyDirFor(locationTarget(location), ctx.env);
     if (location.kind === 'postgres' && !create) return loadSigningKey(dir);
     const existed = hasSigningKey(dir);
     const key = loadOrCreateSigningKey(dir);
@@ -219,7 +214,7 @@ function signingKey(ctx: CliContext, location: DbLocation, create = false): Sign
 function checkpoint(ctx: CliContext, args: string[]): Promise<number> {
   const values = parseOptions(args, { db: { type: 'string' } });
   // No key folder, or no key in it (PostgreSQL): refused here with the reason, before the database is opened.
-  signingKey(ctx, where(ctx, values.db));
+  signingKey(ctx, dbLocation(ctx.env, values.db));
   return withAnyApp(onDb(ctx, values.db), async (app) => {
     await app.checkpointAudit();
     const latest = await app.auditCheckpoints();
@@ -232,7 +227,7 @@ function checkpoint(ctx: CliContext, args: string[]): Promise<number> {
 
 function key(ctx: CliContext, args: string[]): number {
   const values = parseOptions(args, { db: { type: 'string' } });
-  const location = where(ctx, values.db);
+  const location = dbLocation(ctx.env, values.db);
   const k = signingKey(ctx, location, true);
   ctx.io.out(`${verifierKey(k.name, k.raw)}\n`);
   return 0;
@@ -272,7 +267,7 @@ function archive(ctx: CliContext, args: string[]): Promise<number> {
   if (Number.isNaN(before)) throw new UsageError(`--before must be an ISO date (2026-01-31 or 2026-01-31T00:00:00Z), not "${values.before}".`);
   const out = requireOption(values.output, '-o', 'the bundle file to write (it must not exist)');
   if (existsSync(out)) throw new CliError(`${out} exists already: an archive never overwrites a file.`);
-  const location = where(ctx, values.db);
+  const location = dbLocation(ctx.env, values.db);
   // The key first: on PostgreSQL a missing key folder or key is refused with its reason before the database is opened.
   const k = signingKey(ctx, location);
   return withAnyApp(onDb(ctx, values.db), async (app) => {

@@ -148,7 +148,7 @@ function check(ctx: CliContext, args: string[]): number {
 /** `swarm db migrate [--db FILE|URL]`: apply the committed migrations; servers do it at start, this does it ahead. */
 async function migrateCommand(ctx: CliContext, args: string[]): Promise<number> {
   const values = parseOptions(args, { db: { type: 'string' } });
-  const where = dbLocation(ctx.env, values.db ?? ctx.env.SWARM_DB);
+  const where = dbLocation(ctx.env, values.db);
   if (where.kind === 'sqlite') {
     openDatabase({ path: where.path }).$client.close();
     ctx.io.out(`${where.path}: migrated (${shippedMigrations().length} migrations in this version).\n`);
