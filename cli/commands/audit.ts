@@ -129,8 +129,8 @@ async function verify(ctx: CliContext, args: string[]): Promise<number> {
   if (values.bundle) {
     if (!keyText) throw new CliError('give --public-key FILE: a bundle is checked against the key that signed it.');
     const r = verifyBundle(readFileSync(values.bundle, 'utf8'), keyText);
-    if (values.json) ctx.io.out(`${JSON.stringify(r, null, 2)}\n`);
-    else ctx.io.out(r.ok ? `Bundle intact: ${Object.entries(r.rows).map(([c, n]) => `${c} ${n} rows`).join(', ')}.\n` : `FAILED: ${r.problem}\n`);
+    if (values.json) return printJson(ctx.io, r, r.ok ? 0 : 1);
+    ctx.io.out(r.ok ? `Bundle intact: ${Object.entries(r.rows).map(([c, n]) => `${c} ${n} rows`).join(', ')}.\n` : `FAILED: ${r.problem}\n`);
     return r.ok ? 0 : 1;
   }
   const report = where.kind === 'postgres' ? await verifyPostgres(where.url, keyText, range) : await verifySqlite(where.path, keyText, range);

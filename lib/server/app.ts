@@ -148,13 +148,13 @@ export interface DatabaseSide {
   readonly rates: RateCounter;
   /** its last words are asynchronous: under NEXT_MANUAL_SIG_HANDLE it handles SIGTERM and SIGINT itself */
   readonly handlesSignals: boolean;
-  /** the flag overrides, when the side reads them at once (SQLite opens synchronously) */
-  initialOverrides(): Map<string, FlagOverride> | undefined;
+  /** the flag overrides, read at once (SQLite opens synchronously; PostgreSQL's are read by start(), asynchronously) */
+  initialOverrides?(): Map<string, FlagOverride>;
   /** record an event nothing waits for (a reload, a hook's failure): on SQLite at once, on PostgreSQL in the background (a failure logged) */
   recordEvent(event: AuditEvent): void;
   enginePorts(approvals: SqlApprovalStore): SidePorts;
   /** the decision service's options beyond the engine (SQLite: the connection its groups commit in) */
-  decisionOptions(): Omit<DecisionServiceOptions, 'engine'>;
+  decisionOptions?(): Omit<DecisionServiceOptions, 'engine'>;
   /** the background work, once every store exists (awaited on PostgreSQL, where opening is asynchronous anyway) */
   start(): void | Promise<void>;
   checkpointAudit(): string[] | Promise<string[]>;
@@ -165,8 +165,8 @@ export interface DatabaseSide {
   reportTrail(): ReportTrail;
   /** the folder of the audit signing key this process reads checkpoints' keys from (none: not configured) */
   verifierKeyDir(): string | undefined;
-  /** the size of the write-ahead log, bytes (null: none of this process's to measure) */
-  walBytes(): number | null;
+  /** the size of the write-ahead log, bytes (none on PostgreSQL: no log of this process's to measure) */
+  walBytes?(): number;
   /** where one server at a time sweeps the approvals (PostgreSQL's advisory lock); undefined: every process sweeps */
   readonly sweeperLead: Leadership | undefined;
   backgroundStatus(): Omit<BackgroundStatus, 'sweeper'>;
@@ -273,7 +273,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
     const database = (this.database = this.side.database);
     this.recorder = this.side.recorder;
     this.tokens = this.side.tokens;
-    this.flags = new FlagService(new SqlFlagStore(database), { env: this.env, locks: this.profiles.locks, initial: this.side.initialOverrides() });
+    this.flags = new FlagService(new SqlFlagStore(database), { env: this.env, locks: this.profiles.locks, initial: this.side.initialOverrides?.() });
     this.revisions = new SqlRevisionStore(database);
     this.denials = new SqlDenialStore(database);
     this.securityEvents = new SqlSecurityEventQueries(database);
@@ -302,7 +302,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       config: () => this.configSnapshot(),
       ports: { flagValues: () => this.flags.values(), observe: observeDecision, callHooks: this.hooks, ...this.side.enginePorts(this.approvals) },
     });
-    this.decisions = new DecisionService({ engine: this.engine, ...this.side.decisionOptions() });
+    this.decisions = new DecisionService({ engine: this.engine, ...this.side.decisionOptions?.() });
   }
 
   /** SQLite: the connection (Drizzle); undefined on PostgreSQL. */
@@ -614,7 +614,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
 
   /** The size of the write-ahead log, bytes (0 when checkpointed and truncated; null on PostgreSQL). */
   walBytes(): number | null {
-    return this.side.walBytes();
+    return this.side.walBytes?.() ?? null;
   }
 
   /**

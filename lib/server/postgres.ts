@@ -83,11 +83,6 @@ export class PostgresSide implements DatabaseSide {
     if (app.options.server) this.signerLead = new Leadership(pool, LEADER_LOCKS.checkpoints);
   }
 
-  /** Read when the application starts (start()), asynchronously. */
-  initialOverrides(): undefined {
-    return undefined;
-  }
-
   recordEvent(event: AuditEvent): void {
     void this.recorder.record(event).catch((error: unknown) => console.error(`Recording a ${event.kind} event failed.`, error));
   }
@@ -101,10 +96,6 @@ export class PostgresSide implements DatabaseSide {
       requestApproval: async (ctx, result) => (await approvals.request(approvalRequestOf(ctx, result))).id,
       consumeApproval: (id, ctx) => approvals.consume(id, consumerOf(ctx.principal)),
     };
-  }
-
-  decisionOptions() {
-    return {};
   }
 
   async start(): Promise<void> {
@@ -209,11 +200,6 @@ export class PostgresSide implements DatabaseSide {
   /** Every server's signing key lives in SWARM_AUDIT_KEY_DIR: none when it is not set. */
   verifierKeyDir(): string | undefined {
     return this.app.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(this.app.options.dbPath, this.app.env) : undefined;
-  }
-
-  /** No write-ahead log of this process's to measure on PostgreSQL. */
-  walBytes(): number | null {
-    return null;
   }
 
   backgroundStatus(): Omit<BackgroundStatus, 'sweeper'> {

@@ -243,7 +243,7 @@ export class SqliteSide implements DatabaseSide {
     return keyDirFor(this.dbFile, this.app.env);
   }
 
-  walBytes(): number | null {
+  walBytes(): number {
     try {
       return statSync(`${this.dbFile}-wal`).size;
     } catch {
