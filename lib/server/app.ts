@@ -167,8 +167,8 @@ export interface DatabaseSide {
   verifierKeyDir(): string | undefined;
   /** the size of the write-ahead log, bytes (none on PostgreSQL: no log of this process's to measure) */
   walBytes?(): number;
-  /** where one server at a time sweeps the approvals (PostgreSQL's advisory lock); undefined: every process sweeps */
-  readonly sweeperLead: Leadership | undefined;
+  /** where one server at a time sweeps the approvals (PostgreSQL's advisory lock); none: every process sweeps (SQLite) */
+  readonly sweeperLead?: Leadership;
   backgroundStatus(): Omit<BackgroundStatus, 'sweeper'>;
   close(): void | Promise<void>;
 }

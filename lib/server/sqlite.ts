@@ -58,8 +58,6 @@ export class SqliteSide implements DatabaseSide {
   private readonly checkpointer: Checkpointer | undefined;
   private rollupTimer: NodeJS.Timeout | undefined;
   private searchTimer: NodeJS.Timeout | undefined;
-  /** every process on the file sweeps (each expiry is a conditional update) */
-  readonly sweeperLead = undefined;
   private auditTimer: NodeJS.Timeout | undefined;
   private auditCheckpointer: AuditCheckpointer | undefined;
   private closed = false;
