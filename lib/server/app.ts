@@ -14,7 +14,7 @@ import type { Db } from '@/db/client';
 import type { PostgresDatabase, SqliteDatabase, TxRunner, TxSteps } from '@/db/dialect';
 import { parseDbLocation } from '@/db/location';
 import { SqlApprovalStore } from '@/lib/approvals/store';
-import type { AuditRecorder } from '@/lib/audit/trail/recorder';
+import type { AuditRecorder, RecorderOptions } from '@/lib/audit/trail/recorder';
 import type { PgAuditRecorder } from '@/lib/audit/trail/pg-recorder';
 import { SqlDenialStore, type DenialStore } from '@/lib/audit/denials/store';
 import { SqlRevisionStore, type RevisionStore } from '@/lib/audit/revisions';
@@ -344,6 +344,16 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
 
   /** The content of a revision this process computed (for the recorder, which stores it once). */
   readonly contentOfRevision = (revision: string): RevisionContent | undefined => this.revisionContents.get(revision);
+
+  /** What the audit recorder reads from the application, on either database (lib/audit/trail/recorder.ts). */
+  recorderOptions(): RecorderOptions {
+    return {
+      revision: () => this.currentRevision(),
+      revisionContent: this.contentOfRevision,
+      logAllDecisions: () => this.flags.values().get('decision_log_all') === true,
+      maskKeys: this.profiles.maskKeys,
+    };
+  }
 
   /**
    * The configuration in force as one frozen snapshot (the engine's `config`): the built-in sources bound to this

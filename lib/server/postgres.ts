@@ -71,12 +71,7 @@ export class PostgresSide implements DatabaseSide {
     url: string,
   ) {
     this.database = new PostgresDatabase(pool, url);
-    this.recorder = new PgAuditRecorder(pool, {
-      revision: () => app.currentRevision(),
-      revisionContent: app.contentOfRevision,
-      logAllDecisions: () => app.flags.values().get('decision_log_all') === true,
-      maskKeys: app.profiles.maskKeys,
-    });
+    this.recorder = new PgAuditRecorder(pool, app.recorderOptions());
     this.tokens = new PostgresTokenPrincipals(this.database);
     this.rates = new SqlRateCounter(this.database);
     if (app.options.sweepApprovals) this.sweeperLead = new Leadership(pool, LEADER_LOCKS.sweeper);

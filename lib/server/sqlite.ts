@@ -75,12 +75,7 @@ export class SqliteSide implements DatabaseSide {
     });
     this.checkpointer = options.backgroundCheckpoints ? startCheckpointer(file) : undefined;
     this.database = new SqliteDatabase(this.db.$client);
-    this.recorder = new AuditRecorder(this.db.$client, {
-      revision: () => app.currentRevision(),
-      revisionContent: app.contentOfRevision,
-      logAllDecisions: () => app.flags.values().get('decision_log_all') === true,
-      maskKeys: app.profiles.maskKeys,
-    });
+    this.recorder = new AuditRecorder(this.db.$client, app.recorderOptions());
     this.tokens = new SqliteTokenPrincipals(this.db.$client);
     this.rates = new SqliteRateCounter(this.database);
   }
