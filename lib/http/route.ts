@@ -154,7 +154,7 @@ function zodIssues(error: z.ZodError, where: string) {
   return error.issues.map((i) => ({ in: where, path: i.path.join('.'), message: i.message, code: i.code }));
 }
 
-function readCookie(request: Pick<ApiRequest, 'header'>, name: string): string | undefined {
+export function readCookie(request: Pick<ApiRequest, 'header'>, name: string): string | undefined {
   const header = request.header('cookie');
   if (!header) return undefined;
   for (const part of header.split(';')) {
