@@ -13,8 +13,7 @@
  *                              the audit report of a period (PDF or OSCAL assessment results), recorded as a security event
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import { resolve } from 'node:path';
 import { archiveBefore, archivedEvent, verifyBundle } from '@/lib/audit/trail/archive';
 import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/trail/checkpoints';
 import { explainDecision, type Explanation } from '@/lib/audit/explain';
@@ -23,7 +22,7 @@ import { eventToJson } from '@/lib/audit/security-events';
 import { verifyTrail, type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/trail/verify';
 import { readWitness, type WitnessedCheckpoint } from '@/lib/audit/trail/witness';
 import { witnessServer } from '@/lib/audit/trail/witness-server';
-import { verifyAuditInParallel } from '@/lib/audit/trail/verify-parallel';
+import { verifySqliteFile } from '@/lib/server/sqlite';
 import { controlCounts, coverageNotes } from '@/lib/reports/evidence';
 import { generateReport } from '@/lib/reports/generate';
 import { describePeriod, reportOptionsSchema } from '@/lib/reports/period';
@@ -153,13 +152,8 @@ async function verify(ctx: CliContext, args: string[]): Promise<number> {
 /** The chains of a SQLite file as it is: no migrations, no writes, triggers or not; long chains on every core. */
 async function verifySqlite(file: string, keyText: string | undefined, range: VerifyOptions): Promise<VerifyReport> {
   if (!existsSync(file)) throw new CliError(`there is no database at ${file}.`);
-  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    const { threads: _threads, ...report } = await verifyAuditInParallel(sqlite, keyText, range);
-    return report;
-  } finally {
-    sqlite.close();
-  }
+  const { threads: _threads, ...report } = await verifySqliteFile(file, keyText, range);
+  return report;
 }
 
 /** The checkpoints every --witness holds (a folder or a witness server's URL); one that cannot be read is an error. */

@@ -42,7 +42,7 @@ import type { PostgresSide } from './postgres';
 import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from '@/lib/approvals/gates';
 import { CallBinding, loadBindingKey } from '@/lib/approvals/binding';
 import type { ApprovalEvent, ApprovalListener } from '@/lib/approvals/store';
-import { recordApprovalTransition, type TransitionRecorder } from '@/lib/audit/approval-events';
+import { recordApprovalTransition } from '@/lib/audit/approval-events';
 import { queueIn } from '@/lib/notifications/store';
 import { revisionOf, type RevisionContent } from '@/lib/audit/revisions';
 import { EMPTY_AGENTS, parseAgents, type AgentsConfig } from '@/lib/config/agents';

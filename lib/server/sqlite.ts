@@ -18,7 +18,7 @@ import { AuditRecorder } from '@/lib/audit/trail/recorder';
 import { SqliteCheckpointer as AuditCheckpointer, hasSigningKey, keyDirFor, loadOrCreateSigningKey } from '@/lib/audit/trail/checkpoints';
 import { eventListQuery } from '@/lib/audit/security-events';
 import type { VerifyOptions, VerifyReport } from '@/lib/audit/trail/verify';
-import { verifyAuditInParallel } from '@/lib/audit/trail/verify-parallel';
+import { verifyAuditInParallel, type ParallelVerifyReport } from '@/lib/audit/trail/verify-parallel';
 import { SqliteTokenPrincipals } from '@/lib/auth/tokens-sqlite';
 import { OVERRIDES_QUERY, overridesOf } from '@/lib/flags/store';
 import type { FlagOverride } from '@/lib/flags/resolve';
@@ -39,6 +39,19 @@ export function createApp(options: AppOptions): App<SqliteSide> {
   const app = new App<SqliteSide>(options, (a) => new SqliteSide(a, where.path));
   app.side.start();
   return app;
+}
+
+/**
+ * Verify the audit chains of a SQLite file (and the checkpoints and witnesses given) on a read-only connection of its
+ * own, as the file is (no migrations, no writes), long chains on every core (lib/audit/trail/verify-parallel.ts).
+ */
+export async function verifySqliteFile(file: string, verifierKey: string | undefined, options: VerifyOptions): Promise<ParallelVerifyReport> {
+  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return await verifyAuditInParallel(sqlite, verifierKey, options);
+  } finally {
+    sqlite.close();
+  }
 }
 
 export class SqliteSide implements DatabaseSide {
@@ -214,17 +227,8 @@ export class SqliteSide implements DatabaseSide {
     }
   }
 
-  /**
-   * Verify the audit chains (and the checkpoints and witnesses given) on a read-only connection of its own, long chains
-   * on every core (lib/audit/trail/verify-parallel.ts).
-   */
-  async verifyAudit(verifierKey: string | undefined, options: VerifyOptions): Promise<VerifyReport> {
-    const sqlite = new Database(this.dbFile, { readonly: true, fileMustExist: true });
-    try {
-      return await verifyAuditInParallel(sqlite, verifierKey, options);
-    } finally {
-      sqlite.close();
-    }
+  verifyAudit(verifierKey: string | undefined, options: VerifyOptions): Promise<VerifyReport> {
+    return verifySqliteFile(this.dbFile, verifierKey, options);
   }
 
   reportTrail(): ReportTrail {
