@@ -238,7 +238,10 @@ const MAX_PREPARED = 500;
 /** better-sqlite3 binds numbers, strings, bigints, buffers and null; a boolean is stored as 0 or 1. */
 const sqliteParam = (p: unknown): unknown => (typeof p === 'boolean' ? (p ? 1 : 0) : p);
 
-class SqliteRunner {
+export class SqliteDatabase implements SqlDatabase {
+  readonly dialect = 'sqlite' as const;
+  readonly forUpdate = sql``;
+  readonly skipLocked = sql``;
   private readonly prepared = new BoundedCache<string, Database.Statement>(MAX_PREPARED);
 
   constructor(readonly client: Database.Database) {}
@@ -253,48 +256,33 @@ class SqliteRunner {
     return { stmt, params: q.params.map(sqliteParam) };
   }
 
-  all<T>(query: SQL): T[] {
+  async all<T>(query: SQL): Promise<T[]> {
+    return this.allSync<T>(query);
+  }
+
+  /** The rows at once: for the composition root, which opens a SQLite application synchronously, and transactions. */
+  allSync<T>(query: SQL): T[] {
     const { stmt, params } = this.statement(query);
     return stmt.all(...params) as T[];
   }
 
-  one<T>(query: SQL): T | undefined {
+  async one<T>(query: SQL): Promise<T | undefined> {
+    return this.oneSync<T>(query);
+  }
+
+  private oneSync<T>(query: SQL): T | undefined {
     const { stmt, params } = this.statement(query);
     return stmt.get(...params) as T | undefined;
   }
 
-  run(query: SQL): number {
+  async run(query: SQL): Promise<number> {
+    return this.runSync(query);
+  }
+
+  private runSync(query: SQL): number {
     const { stmt, params } = this.statement(query);
     announceWrite(this.client);
     return stmt.run(...params).changes;
-  }
-}
-
-export class SqliteDatabase implements SqlDatabase {
-  readonly dialect = 'sqlite' as const;
-  readonly forUpdate = sql``;
-  readonly skipLocked = sql``;
-  private readonly runner: SqliteRunner;
-
-  constructor(readonly client: Database.Database) {
-    this.runner = new SqliteRunner(client);
-  }
-
-  async all<T>(query: SQL): Promise<T[]> {
-    return this.runner.all<T>(query);
-  }
-
-  /** The rows at once: only for the composition root, which opens a SQLite application synchronously. */
-  allSync<T>(query: SQL): T[] {
-    return this.runner.all<T>(query);
-  }
-
-  async one<T>(query: SQL): Promise<T | undefined> {
-    return this.runner.one<T>(query);
-  }
-
-  async run(query: SQL): Promise<number> {
-    return this.runner.run(query);
   }
 
   ilike(column: SQL, pattern: string): SQL {
@@ -349,17 +337,17 @@ export class SqliteDatabase implements SqlDatabase {
     const table = sql.identifier(index.table);
     const key = keyOf(index);
     const dir = orderOf(page.order);
-    const indexed = this.runner.all<{ k: number }>(
+    const indexed = this.allSync<{ k: number }>(
       sql`SELECT ${key} AS k FROM ${fts} CROSS JOIN ${table} ON ${key} = ${fts}.rowid
           WHERE ${fts} MATCH ${ftsPhrase(text)}${andWhere(page.where)} ORDER BY ${fts}.rowid ${dir} LIMIT ${page.limit}`,
     );
     // The rows written since the index last moved (a second's worth in a running server): scanned, then merged.
-    const recent = this.runner.all<{ k: number }>(
+    const recent = this.allSync<{ k: number }>(
       sql`SELECT ${key} AS k FROM ${table} WHERE ${this.unindexedMatch(index, likeContains(text))}${andWhere(page.where)} ORDER BY ${key} ${dir} LIMIT ${page.limit}`,
     );
     const keys = [...new Set([...indexed, ...recent].map((r) => r.k))].sort((a, b) => (page.order === 'asc' ? a - b : b - a)).slice(0, page.limit);
     if (keys.length === 0) return [];
-    return this.runner.all<T>(
+    return this.allSync<T>(
       sql`SELECT ${page.select} FROM ${table} WHERE ${key} IN (${sql.join(
         keys.map((k) => sql`${k}`),
         sql`, `,
@@ -401,13 +389,12 @@ export class SqliteDatabase implements SqlDatabase {
    */
   transactionSync<T>(body: (tx: TxRunner) => TxSteps<T>, options: TransactionOptions = {}): T {
     const client = this.client;
-    const r = this.runner;
     const tx: SqliteTx = {
       dialect: 'sqlite',
       client,
-      all: (q) => step(r.all(q)),
-      one: (q) => step(r.one(q)),
-      run: (q) => step(r.run(q)),
+      all: (q) => step(this.allSync(q)),
+      one: (q) => step(this.oneSync(q)),
+      run: (q) => step(this.runSync(q)),
       // Every commit moves PRAGMA data_version for the other connections: that is the signal (see changes()).
       publish: () => step(undefined),
     };

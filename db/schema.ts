@@ -280,11 +280,8 @@ export type NewDenialRow = typeof permissionDenials.$inferInsert;
 export type ApprovalRow = typeof approvals.$inferSelect;
 export type ApprovalVoteRow = typeof approvalVotes.$inferSelect;
 export type SecurityEventRow = typeof securityEvents.$inferSelect;
-export type AuditCheckpointRow = typeof auditCheckpoints.$inferSelect;
-export type AuditArchiveRow = typeof auditArchives.$inferSelect;
 export type UserRow = typeof users.$inferSelect;
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
-export type FlagOverrideRow = typeof flagOverrides.$inferSelect;
 export type FlagChangeRow = typeof flagChanges.$inferSelect;
 
 /**

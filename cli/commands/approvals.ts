@@ -13,7 +13,7 @@ function list(ctx: CliContext, args: string[]): Promise<number> {
   const values = parseOptions(args, { ...valueOptions('status', 'gate', 'agent', 'limit'), json: { type: 'boolean' } });
   const query = validate(approvalListQuerySchema, givenValues(values, ['status', 'gate', 'agent', 'limit']));
   return withAnyApp(ctx, async (app) => {
-    const rows = await app.approvals.list({ status: query.status, gate: query.gate, agent: query.agent, limit: query.limit });
+    const rows = await app.approvals.list(query);
     if (values.json) return printJson(ctx.io, { approvals: await app.approvals.toJson(rows) });
     printTable(
       ctx.io,

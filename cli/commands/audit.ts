@@ -13,8 +13,7 @@
  *                              the audit report of a period (PDF or OSCAL assessment results), recorded as a security event
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import { resolve } from 'node:path';
 import { archiveBefore, archivedEvent, verifyBundle } from '@/lib/audit/trail/archive';
 import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/trail/checkpoints';
 import { explainDecision, type Explanation } from '@/lib/audit/explain';
@@ -23,14 +22,14 @@ import { eventToJson } from '@/lib/audit/security-events';
 import { verifyTrail, type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/trail/verify';
 import { readWitness, type WitnessedCheckpoint } from '@/lib/audit/trail/witness';
 import { witnessServer } from '@/lib/audit/trail/witness-server';
-import { verifyAuditInParallel } from '@/lib/audit/trail/verify-parallel';
+import { verifySqliteFile } from '@/lib/server/sqlite';
 import { controlCounts, coverageNotes } from '@/lib/reports/evidence';
 import { generateReport } from '@/lib/reports/generate';
 import { describePeriod, reportOptionsSchema } from '@/lib/reports/period';
 import { expectPositionals, givenValues, parseCommand, parseOptions, requireOption, runSubcommand, validate, valueOptions } from '@/cli/args';
 import { cliActor, dbLocation, withAnyApp, type CliContext } from '@/cli/context';
 import { DatabaseUnavailable, openPool } from '@/db/pg/client';
-import type { DbLocation } from '@/db/location';
+import { locationTarget, type DbLocation } from '@/db/location';
 import { CliError, UsageError } from '@/cli/errors';
 import { cell, isoTime, plural, printJson, printTable } from '@/cli/format';
 import { messageOf } from '@/lib/errors';
@@ -121,16 +120,16 @@ async function verify(ctx: CliContext, args: string[]): Promise<number> {
     return t / 1000;
   };
   const range: VerifyOptions = { from: date(values.from, '--from'), to: date(values.to, '--to'), witnessed: await witnessedCheckpoints(values.witness ?? []) };
-  const where = dbLocation(ctx.env, values.db ?? ctx.env.SWARM_DB);
+  const where = dbLocation(ctx.env, values.db);
   // The key ring: --public-key, else the trusted keys: pinned in SWARM_AUDIT_PUBLIC_KEYS, and the key folder's own key.
-  const localKeys = () => trustedVerifierKeys(where.kind === 'sqlite' || ctx.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(where.kind === 'sqlite' ? where.path : where.url, ctx.env) : undefined, ctx.env);
+  const localKeys = () => trustedVerifierKeys(where.kind === 'sqlite' || ctx.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(locationTarget(where), ctx.env) : undefined, ctx.env);
   const keyText = values['public-key'] ? readKeyFile(values['public-key']) : localKeys();
   // A bundle is checked on its own, whatever database SWARM_DB names.
   if (values.bundle) {
     if (!keyText) throw new CliError('give --public-key FILE: a bundle is checked against the key that signed it.');
     const r = verifyBundle(readFileSync(values.bundle, 'utf8'), keyText);
-    if (values.json) ctx.io.out(`${JSON.stringify(r, null, 2)}\n`);
-    else ctx.io.out(r.ok ? `Bundle intact: ${Object.entries(r.rows).map(([c, n]) => `${c} ${n} rows`).join(', ')}.\n` : `FAILED: ${r.problem}\n`);
+    if (values.json) return printJson(ctx.io, r, r.ok ? 0 : 1);
+    ctx.io.out(r.ok ? `Bundle intact: ${Object.entries(r.rows).map(([c, n]) => `${c} ${n} rows`).join(', ')}.\n` : `FAILED: ${r.problem}\n`);
     return r.ok ? 0 : 1;
   }
   const report = where.kind === 'postgres' ? await verifyPostgres(where.url, keyText, range) : await verifySqlite(where.path, keyText, range);
@@ -153,13 +152,8 @@ async function verify(ctx: CliContext, args: string[]): Promise<number> {
 /** The chains of a SQLite file as it is: no migrations, no writes, triggers or not; long chains on every core. */
 async function verifySqlite(file: string, keyText: string | undefined, range: VerifyOptions): Promise<VerifyReport> {
   if (!existsSync(file)) throw new CliError(`there is no database at ${file}.`);
-  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    const { threads: _threads, ...report } = await verifyAuditInParallel(sqlite, keyText, range);
-    return report;
-  } finally {
-    sqlite.close();
-  }
+  const { threads: _threads, ...report } = await verifySqliteFile(file, keyText, range);
+  return report;
 }
 
 /** The checkpoints every --witness holds (a folder or a witness server's URL); one that cannot be read is an error. */
@@ -187,11 +181,6 @@ async function verifyPostgres(url: string, keyText: string | undefined, range: V
   }
 }
 
-/** The database of a command: --db, else SWARM_DB; a SQLite file is opened through the application as before. */
-function where(ctx: CliContext, db: string | undefined): DbLocation {
-  return dbLocation(ctx.env, db ?? ctx.env.SWARM_DB);
-}
-
 /** The context of a command on the database --db names (a SQLite file or a PostgreSQL URL), else SWARM_DB's. */
 function onDb(ctx: CliContext, db: string | undefined): CliContext {
   return db === undefined ? ctx : { ...ctx, env: { ...ctx.env, SWARM_DB: db } };
@@ -204,7 +193,7 @@ function onDb(ctx: CliContext, db: string | undefined): CliContext {
  */
 function signingKey(ctx: CliContext, location: DbLocation, create = false): SigningKey {
   try {
-    const dir = keyDirFor(location.kind === 'postgres' ? location.url : location.path, ctx.env);
+    const dir = keyDirFor(locationTarget(location), ctx.env);
     if (location.kind === 'postgres' && !create) return loadSigningKey(dir);
     const existed = hasSigningKey(dir);
     const key = loadOrCreateSigningKey(dir);
@@ -219,7 +208,7 @@ function signingKey(ctx: CliContext, location: DbLocation, create = false): Sign
 function checkpoint(ctx: CliContext, args: string[]): Promise<number> {
   const values = parseOptions(args, { db: { type: 'string' } });
   // No key folder, or no key in it (PostgreSQL): refused here with the reason, before the database is opened.
-  signingKey(ctx, where(ctx, values.db));
+  signingKey(ctx, dbLocation(ctx.env, values.db));
   return withAnyApp(onDb(ctx, values.db), async (app) => {
     await app.checkpointAudit();
     const latest = await app.auditCheckpoints();
@@ -232,7 +221,7 @@ function checkpoint(ctx: CliContext, args: string[]): Promise<number> {
 
 function key(ctx: CliContext, args: string[]): number {
   const values = parseOptions(args, { db: { type: 'string' } });
-  const location = where(ctx, values.db);
+  const location = dbLocation(ctx.env, values.db);
   const k = signingKey(ctx, location, true);
   ctx.io.out(`${verifierKey(k.name, k.raw)}\n`);
   return 0;
@@ -272,7 +261,7 @@ function archive(ctx: CliContext, args: string[]): Promise<number> {
   if (Number.isNaN(before)) throw new UsageError(`--before must be an ISO date (2026-01-31 or 2026-01-31T00:00:00Z), not "${values.before}".`);
   const out = requireOption(values.output, '-o', 'the bundle file to write (it must not exist)');
   if (existsSync(out)) throw new CliError(`${out} exists already: an archive never overwrites a file.`);
-  const location = where(ctx, values.db);
+  const location = dbLocation(ctx.env, values.db);
   // The key first: on PostgreSQL a missing key folder or key is refused with its reason before the database is opened.
   const k = signingKey(ctx, location);
   return withAnyApp(onDb(ctx, values.db), async (app) => {

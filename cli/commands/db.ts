@@ -76,11 +76,11 @@ async function backup(ctx: CliContext, args: string[]): Promise<number> {
   for (const suffix of ['-wal', '-shm', '-journal']) rmSync(`${out}${suffix}`, { force: true });
   renameSync(partial, out);
   // The public verifier key beside the copy (never the private key), unless one is there already.
-  const key = trustedVerifierKeys(keyDirFor(source, ctx.env), ctx.env);
+  const key = trustedVerifierKeys(keyDir, ctx.env);
   const keyHere = join(keyDirFor(out, {}), 'audit-signing-key.pub');
   let keyNote = '';
   if (key && !existsSync(keyHere)) {
-    copyFileSync(join(keyDirFor(source, ctx.env), 'audit-signing-key.pub'), keyHere);
+    copyFileSync(join(keyDir, 'audit-signing-key.pub'), keyHere);
     keyNote = ` The public verifier key is beside it (${keyHere}).`;
   } else if (key && existsSync(keyHere) && readFileSync(keyHere, 'utf8').trim() !== key) {
     keyNote = ` Note: ${keyHere} is another installation's key; verify with --public-key.`;
@@ -148,7 +148,7 @@ function check(ctx: CliContext, args: string[]): number {
 /** `swarm db migrate [--db FILE|URL]`: apply the committed migrations; servers do it at start, this does it ahead. */
 async function migrateCommand(ctx: CliContext, args: string[]): Promise<number> {
   const values = parseOptions(args, { db: { type: 'string' } });
-  const where = dbLocation(ctx.env, values.db ?? ctx.env.SWARM_DB);
+  const where = dbLocation(ctx.env, values.db);
   if (where.kind === 'sqlite') {
     openDatabase({ path: where.path }).$client.close();
     ctx.io.out(`${where.path}: migrated (${shippedMigrations().length} migrations in this version).\n`);

@@ -3,7 +3,7 @@ import type { DenialRow } from '@/db/schema';
 import { denialCsvHeader, denialCsvLine, denialToJson } from '@/lib/audit/denials/export';
 import type { DenialFilter } from '@/lib/audit/denials/store';
 import { recordAuditRead } from '@/lib/audit/reads';
-import { denialQuerySchema } from '@/lib/http/schemas';
+import { denialFilterOf, denialQuerySchema } from '@/lib/http/schemas';
 import { givenValues, parseOptions, validate, valueOptions } from '@/cli/args';
 import { cliActor, withAnyApp, type CliContext } from '@/cli/context';
 import { UsageError } from '@/cli/errors';
@@ -17,14 +17,7 @@ export function denialsCommand(ctx: CliContext, args: string[]): Promise<number>
   if (values.json && values.csv) throw new UsageError('--json and --csv cannot be combined.');
   if (values.csv && values.limit !== undefined) throw new UsageError('--limit does not apply to --csv, which exports every matching row.');
   const query = validate(denialQuerySchema, givenValues(values, ['since', 'agent', 'tool', 'role', 'rule-source', 'limit', 'cursor']));
-  const filter: Omit<DenialFilter, 'limit'> = {
-    since: query.since,
-    agent: query.agent,
-    tool: query.tool,
-    role: query.role,
-    ruleSource: query.rule_source,
-    cursor: query.cursor,
-  };
+  const filter: Omit<DenialFilter, 'limit'> = { ...denialFilterOf(query), cursor: query.cursor };
 
   return withAnyApp(ctx, async (app) => {
     // Reading the trail is recorded: who read which filter (an export always).

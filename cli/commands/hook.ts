@@ -17,6 +17,7 @@
  */
 import { z } from 'zod';
 import { openApp, type App } from '@/lib/app';
+import { locationTarget } from '@/db/location';
 import { checkAnswer } from '@/lib/decisions/check';
 import { expectPositionals, parseCommand } from '@/cli/args';
 import { dbLocation, type Env, type Io } from '@/cli/context';
@@ -105,8 +106,7 @@ const agentPrincipal = (agent: string) => ({ kind: 'agent' as const, id: agent, 
  * are heard (a denial's, a finished call's) before this process ends.
  */
 async function withHookApp<T>(env: Env, fn: (app: App) => T): Promise<Awaited<T>> {
-  const where = dbLocation(env);
-  const app = await openApp({ dbPath: where.kind === 'postgres' ? where.url : where.path, env, watchConfig: false });
+  const app = await openApp({ dbPath: locationTarget(dbLocation(env)), env, watchConfig: false });
   try {
     const result = await fn(app);
     await app.hooks.drain();

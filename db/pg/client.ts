@@ -150,11 +150,10 @@ async function pendingMigrations(client: pg.ClientBase): Promise<string[]> {
 }
 
 /**
- * One transaction on one connection, for typed queries (`db`, Drizzle bound to the connection) and raw ones (`client`:
- * the audit chain writer) alike, so that a state change and its audit rows commit together or not at all.
+ * One transaction on one connection (`client`: the dialect port's statements and the audit chain writer alike), so that
+ * a state change and its audit rows commit together or not at all.
  */
 export interface PgTx {
-  db: NodePgDatabase<typeof schema>;
   client: pg.PoolClient;
 }
 
@@ -174,7 +173,7 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (tx: PgTx) => Promise<
   const unguard = guardClient(client, () => (broken = true));
   try {
     await client.query(begin);
-    const out = await fn({ db: drizzle(client, { schema }), client });
+    const out = await fn({ client });
     await client.query('COMMIT');
     return out;
   } catch (error) {

@@ -9,11 +9,6 @@ import type { Principal, Role } from '@/lib/permissions';
 import { forwardedClientAddress } from './client-address';
 import { SESSION_COOKIE } from './route';
 
-export interface PageAccess {
-  app: App;
-  principal: Principal;
-}
-
 /** A `next` parameter that can only lead back into this site. */
 export function safeNextPath(value: string | undefined | null): string {
   if (!value || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return '/denials';
@@ -42,7 +37,7 @@ export async function requireSignedIn(fallbackPath: string): Promise<{ app: App;
  * The principal of a console page that needs `role`. A refusal is recorded as a denial (engine.decide) and answered
  * with HTTP 403: forbidden() renders app/(console)/forbidden.tsx with that status.
  */
-export async function requirePage(path: string, role: Role): Promise<PageAccess> {
+export async function requirePage(path: string, role: Role): Promise<{ app: App; principal: Principal }> {
   const { app, principal } = await requireSignedIn(path);
   const h = await headers();
   const ip = forwardedClientAddress((name) => h.get(name));

@@ -136,9 +136,12 @@ export interface RouteDefinition {
 
 const NO_STORE = { 'cache-control': 'no-store' };
 
-function errorAnswer(status: number, code: string, message: string, extra: Record<string, unknown> = {}): ApiAnswer {
+export function errorAnswer(status: number, code: string, message: string, extra: Record<string, unknown> = {}): ApiAnswer {
   return { status, headers: NO_STORE, body: { error: { code, message, ...extra } } };
 }
+
+/** The answer to a failure nobody foresaw (logged where it happened). */
+export const INTERNAL_ERROR = errorAnswer(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');
 
 export const errorResponse = (...error: Parameters<typeof errorAnswer>): Response => toResponse(errorAnswer(...error));
 
@@ -151,7 +154,7 @@ function zodIssues(error: z.ZodError, where: string) {
   return error.issues.map((i) => ({ in: where, path: i.path.join('.'), message: i.message, code: i.code }));
 }
 
-function readCookie(request: Pick<ApiRequest, 'header'>, name: string): string | undefined {
+export function readCookie(request: Pick<ApiRequest, 'header'>, name: string): string | undefined {
   const header = request.header('cookie');
   if (!header) return undefined;
   for (const part of header.split(';')) {
@@ -296,7 +299,7 @@ function mapError(error: unknown): ApiAnswer {
   const known = typeof code === 'string' ? CODED_ERRORS[code] : undefined;
   if (!known) {
     console.error('Unhandled error in route', error);
-    return errorAnswer(500, 'INTERNAL', 'Something went wrong on the server; it has been logged.');
+    return INTERNAL_ERROR;
   }
   if (known.log) console.error(known.log, error instanceof AuditUnavailable ? error.cause : error);
   const answer = errorAnswer(known.status, known.code ?? (code as string), known.message ?? (messageOf(error)));

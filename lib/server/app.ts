@@ -14,7 +14,7 @@ import type { Db } from '@/db/client';
 import type { PostgresDatabase, SqliteDatabase, TxRunner, TxSteps } from '@/db/dialect';
 import { parseDbLocation } from '@/db/location';
 import { SqlApprovalStore } from '@/lib/approvals/store';
-import type { AuditRecorder } from '@/lib/audit/trail/recorder';
+import type { AuditRecorder, RecorderOptions } from '@/lib/audit/trail/recorder';
 import type { PgAuditRecorder } from '@/lib/audit/trail/pg-recorder';
 import { SqlDenialStore, type DenialStore } from '@/lib/audit/denials/store';
 import { SqlRevisionStore, type RevisionStore } from '@/lib/audit/revisions';
@@ -37,12 +37,12 @@ import type { Leadership } from '@/lib/ops/leader';
 import { observeDecision } from '@/lib/ops/metrics';
 import type { ReportTrail } from '@/lib/reports/reader';
 import { PermissionEngine, type EnginePorts } from '@/lib/permissions';
-import { openSqlite, type SqliteSide } from './sqlite';
+import { createApp, type SqliteSide } from './sqlite';
 import type { PostgresSide } from './postgres';
 import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from '@/lib/approvals/gates';
 import { CallBinding, loadBindingKey } from '@/lib/approvals/binding';
 import type { ApprovalEvent, ApprovalListener } from '@/lib/approvals/store';
-import { recordApprovalTransition, type TransitionRecorder } from '@/lib/audit/approval-events';
+import { recordApprovalTransition } from '@/lib/audit/approval-events';
 import { queueIn } from '@/lib/notifications/store';
 import { revisionOf, type RevisionContent } from '@/lib/audit/revisions';
 import { EMPTY_AGENTS, parseAgents, type AgentsConfig } from '@/lib/config/agents';
@@ -54,6 +54,8 @@ import { assertPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, 
 import type { CompiledGate, GateSet, GateSpec } from '@/lib/permissions/gates';
 import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from '@/lib/permissions/policy';
 import { archivableBefore } from '@/lib/audit/trail/archive';
+import { checkpointRefusedEvent, trustedVerifierKeys, type SignerOptions } from '@/lib/audit/trail/checkpoints';
+import { witnessTargets } from '@/lib/audit/trail/witness';
 import { processMetrics } from '@/lib/ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from '@/lib/notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from '@/lib/hooks/config';
@@ -146,17 +148,15 @@ export interface DatabaseSide {
   readonly rates: RateCounter;
   /** its last words are asynchronous: under NEXT_MANUAL_SIG_HANDLE it handles SIGTERM and SIGINT itself */
   readonly handlesSignals: boolean;
-  /** the flag overrides, when the side reads them at once (SQLite opens synchronously) */
-  initialOverrides(): Map<string, FlagOverride> | undefined;
+  /** the flag overrides, read at once (SQLite opens synchronously; PostgreSQL's are read by start(), asynchronously) */
+  initialOverrides?(): Map<string, FlagOverride>;
   /** record an event nothing waits for (a reload, a hook's failure): on SQLite at once, on PostgreSQL in the background (a failure logged) */
   recordEvent(event: AuditEvent): void;
   enginePorts(approvals: SqlApprovalStore): SidePorts;
   /** the decision service's options beyond the engine (SQLite: the connection its groups commit in) */
-  decisionOptions(): Omit<DecisionServiceOptions, 'engine'>;
+  decisionOptions?(): Omit<DecisionServiceOptions, 'engine'>;
   /** the background work, once every store exists (awaited on PostgreSQL, where opening is asynchronous anyway) */
   start(): void | Promise<void>;
-  /** after a rolled-back transaction of several decisions: forget what was remembered inside it */
-  forgetUncommitted(): void;
   checkpointAudit(): string[] | Promise<string[]>;
   auditCheckpoints(): { chain: string; note: string }[] | Promise<{ chain: string; note: string }[]>;
   databaseReady(): Promise<{ ok: true } | { ok: false; detail: string }>;
@@ -165,10 +165,10 @@ export interface DatabaseSide {
   reportTrail(): ReportTrail;
   /** the folder of the audit signing key this process reads checkpoints' keys from (none: not configured) */
   verifierKeyDir(): string | undefined;
-  /** the size of the write-ahead log, bytes (null: none of this process's to measure) */
-  walBytes(): number | null;
-  /** where one server at a time sweeps the approvals (PostgreSQL's advisory lock); undefined: every process sweeps */
-  readonly sweeperLead: Leadership | undefined;
+  /** the size of the write-ahead log, bytes (none on PostgreSQL: no log of this process's to measure) */
+  walBytes?(): number;
+  /** where one server at a time sweeps the approvals (PostgreSQL's advisory lock); none: every process sweeps (SQLite) */
+  readonly sweeperLead?: Leadership;
   backgroundStatus(): Omit<BackgroundStatus, 'sweeper'>;
   close(): void | Promise<void>;
 }
@@ -273,7 +273,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
     const database = (this.database = this.side.database);
     this.recorder = this.side.recorder;
     this.tokens = this.side.tokens;
-    this.flags = new FlagService(new SqlFlagStore(database), { env: this.env, locks: this.profiles.locks, initial: this.side.initialOverrides() });
+    this.flags = new FlagService(new SqlFlagStore(database), { env: this.env, locks: this.profiles.locks, initial: this.side.initialOverrides?.() });
     this.revisions = new SqlRevisionStore(database);
     this.denials = new SqlDenialStore(database);
     this.securityEvents = new SqlSecurityEventQueries(database);
@@ -302,7 +302,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       config: () => this.configSnapshot(),
       ports: { flagValues: () => this.flags.values(), observe: observeDecision, callHooks: this.hooks, ...this.side.enginePorts(this.approvals) },
     });
-    this.decisions = new DecisionService({ engine: this.engine, ...this.side.decisionOptions() });
+    this.decisions = new DecisionService({ engine: this.engine, ...this.side.decisionOptions?.() });
   }
 
   /** SQLite: the connection (Drizzle); undefined on PostgreSQL. */
@@ -313,11 +313,6 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   /** PostgreSQL: the pool; undefined on SQLite. */
   get pool(): S['pool'] {
     return this.side.pool;
-  }
-
-  /** Its last words are asynchronous: it handles the server's signals itself (lib/server/serve.ts). */
-  get handlesSignals(): boolean {
-    return this.side.handlesSignals;
   }
 
   /**
@@ -349,6 +344,16 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
 
   /** The content of a revision this process computed (for the recorder, which stores it once). */
   readonly contentOfRevision = (revision: string): RevisionContent | undefined => this.revisionContents.get(revision);
+
+  /** What the audit recorder reads from the application, on either database (lib/audit/trail/recorder.ts). */
+  recorderOptions(): RecorderOptions {
+    return {
+      revision: () => this.currentRevision(),
+      revisionContent: this.contentOfRevision,
+      logAllDecisions: () => this.flags.values().get('decision_log_all') === true,
+      maskKeys: this.profiles.maskKeys,
+    };
+  }
 
   /**
    * The configuration in force as one frozen snapshot (the engine's `config`): the built-in sources bound to this
@@ -419,6 +424,16 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
 
   configLoaded(file: WatchedFile<unknown>): AuditEvent {
     return { kind: 'config', type: 'config.loaded', actor: 'system', outcome: 'succeeded', target: file.status().path, detail: { revision: this.currentRevision() } };
+  }
+
+  /**
+   * What the signer of checkpoints is given on either database: the key folder and the database it keeps the signed
+   * heads of, the witnesses (SWARM_AUDIT_WITNESSES), the pinned key ring; a refused head is recorded.
+   */
+  signerOptions(keyDir: string, database: string): SignerOptions {
+    const { dirs, urls } = witnessTargets(this.env);
+    const trustedKeys = trustedVerifierKeys(keyDir, this.env);
+    return { keyDir, database, witnessDirs: dirs, witnessUrls: urls, trustedKeys, onRefused: (r) => this.side.recordEvent(checkpointRefusedEvent(r)) };
   }
 
   /**
@@ -587,14 +602,6 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
     return report;
   }
 
-  /**
-   * After a transaction of several decisions was rolled back (a batch, a group commit): what was remembered inside it
-   * may not be stored, so the policy revision in force is stored again with the next row that names it.
-   */
-  forgetUncommitted(): void {
-    this.side.forgetUncommitted();
-  }
-
   /** Sign the heads of the audit chains now (when they moved since the last checkpoint); at once on SQLite. */
   checkpointAudit(): ReturnType<S['checkpointAudit']> {
     return this.side.checkpointAudit() as ReturnType<S['checkpointAudit']>;
@@ -617,7 +624,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
 
   /** The size of the write-ahead log, bytes (0 when checkpointed and truncated; null on PostgreSQL). */
   walBytes(): number | null {
-    return this.side.walBytes();
+    return this.side.walBytes?.() ?? null;
   }
 
   /**
@@ -659,11 +666,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
 export type SqliteApp = App<SqliteSide>;
 /** An application on PostgreSQL. */
 export type PostgresApp = App<PostgresSide>;
-
-/** A SQLite application, opened at once (tests, the demo team, SQLite-only tools). */
-export function createApp(options: AppOptions): SqliteApp {
-  return openSqlite(options);
-}
+export { createApp };
 
 /**
  * The application SWARM_DB names: PostgreSQL for a postgres:// URL (asynchronous: it connects, migrates and loads
@@ -675,7 +678,7 @@ export async function openApp(options: AppOptions): Promise<App> {
     const { openPostgres } = await import('./postgres');
     return openPostgres(options);
   }
-  return openSqlite(options);
+  return createApp(options);
 }
 
 const GLOBAL_KEY = Symbol.for('swarm-permissions.app');
@@ -703,7 +706,7 @@ export function getApp(): Promise<App> {
   if (!g[GLOBAL_KEY]) {
     const options = serverOptions();
     if (parseDbLocation(options.dbPath).kind === 'sqlite') {
-      const app = openSqlite(options);
+      const app = createApp(options);
       g[SQLITE_KEY] = app;
       // Nothing but SQLite statements: done before the next I/O event, so before the first request is read.
       g[GLOBAL_KEY] = app.bootstrap().then(() => app);

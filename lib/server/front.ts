@@ -12,7 +12,7 @@ import type { App } from '@/lib/app';
 import { timingSafeEqual } from 'node:crypto';
 import { Gauge } from 'prom-client';
 import type { GroupCall } from '@/lib/decisions/group-commit';
-import { BodyTooLarge, bodyText, MALFORMED_PATH, MAX_BODY_BYTES, requireRole, route, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
+import { BodyTooLarge, bodyText, errorAnswer, INTERNAL_ERROR, MALFORMED_PATH, MAX_BODY_BYTES, requireRole, route, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
 import { allowedMethods } from '@/lib/http/route-match';
 import { isWellEscaped } from '@/lib/http/route-path';
 import { ROUTES } from '@/lib/http/route-table';
@@ -211,16 +211,7 @@ export function directCore(req: IncomingMessage): (DirectRoute & { path: string 
 }
 
 
-const INTERNAL_ERROR: ApiAnswer = {
-  status: 500,
-  headers: { 'cache-control': 'no-store' },
-  body: { error: { code: 'INTERNAL', message: 'Something went wrong on the server; it has been logged.' } },
-};
-const UNRECORDED: ApiAnswer = {
-  status: 503,
-  headers: { 'cache-control': 'no-store' },
-  body: { error: { code: 'AUDIT_UNAVAILABLE', message: 'The request was refused because it could not be recorded in the audit trail. Try again; if it persists, the server needs attention.' } },
-};
+const UNRECORDED = errorAnswer(503, 'AUDIT_UNAVAILABLE', 'The request was refused because it could not be recorded in the audit trail. Try again; if it persists, the server needs attention.');
 
 /**
  * A decision call, handed to the decision service (app.decisions.callGroups(): lib/decisions/group-commit.ts), which

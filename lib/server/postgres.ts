@@ -12,8 +12,7 @@ import { PostgresDatabase } from '@/db/dialect';
 import { parseDbLocation } from '@/db/location';
 import { approvalRequestOf, type SqlApprovalStore } from '@/lib/approvals/store';
 import { consumerOf } from '@/lib/approvals/rules';
-import { Checkpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadSigningKey, trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
-import { witnessTargets } from '@/lib/audit/trail/witness';
+import { Checkpointer, hasSigningKey, keyDirFor, loadSigningKey } from '@/lib/audit/trail/checkpoints';
 import { PgAuditRecorder } from '@/lib/audit/trail/pg-recorder';
 import { verifyTrail, type VerifyOptions, type VerifyReport } from '@/lib/audit/trail/verify';
 import { PostgresTokenPrincipals } from '@/lib/auth/tokens-postgres';
@@ -72,21 +71,11 @@ export class PostgresSide implements DatabaseSide {
     url: string,
   ) {
     this.database = new PostgresDatabase(pool, url);
-    this.recorder = new PgAuditRecorder(pool, {
-      revision: () => app.currentRevision(),
-      revisionContent: app.contentOfRevision,
-      logAllDecisions: () => app.flags.values().get('decision_log_all') === true,
-      maskKeys: app.profiles.maskKeys,
-    });
+    this.recorder = new PgAuditRecorder(pool, app.recorderOptions());
     this.tokens = new PostgresTokenPrincipals(this.database);
     this.rates = new SqlRateCounter(this.database);
     if (app.options.sweepApprovals) this.sweeperLead = new Leadership(pool, LEADER_LOCKS.sweeper);
     if (app.options.server) this.signerLead = new Leadership(pool, LEADER_LOCKS.checkpoints);
-  }
-
-  /** Read when the application starts (start()), asynchronously. */
-  initialOverrides(): undefined {
-    return undefined;
   }
 
   recordEvent(event: AuditEvent): void {
@@ -104,10 +93,6 @@ export class PostgresSide implements DatabaseSide {
     };
   }
 
-  decisionOptions() {
-    return {};
-  }
-
   async start(): Promise<void> {
     const { app } = this;
     await app.flags.start();
@@ -120,9 +105,6 @@ export class PostgresSide implements DatabaseSide {
     if (app.options.server) await this.startServerAudit();
   }
 
-  /** Nothing to forget: a PostgreSQL transaction stores its revision with its rows or not at all. */
-  forgetUncommitted(): void {}
-
   private signingKeyDir(): string {
     if (!this.app.env.SWARM_AUDIT_KEY_DIR) {
       throw new Error(
@@ -134,16 +116,8 @@ export class PostgresSide implements DatabaseSide {
 
   private signer(): Checkpointer {
     if (!this.checkpointer) {
-      const env = this.app.env;
       const keyDir = this.signingKeyDir();
-      this.checkpointer = new Checkpointer(this.database, loadSigningKey(keyDir), {
-        keyDir,
-        database: this.app.options.dbPath,
-        witnessDirs: witnessTargets(env).dirs,
-        witnessUrls: witnessTargets(env).urls,
-        trustedKeys: trustedVerifierKeys(keyDir, env),
-        onRefused: (r) => this.recordEvent(checkpointRefusedEvent(r)),
-      });
+      this.checkpointer = new Checkpointer(this.database, loadSigningKey(keyDir), this.app.signerOptions(keyDir, this.app.options.dbPath));
     }
     return this.checkpointer;
   }
@@ -221,11 +195,6 @@ export class PostgresSide implements DatabaseSide {
   /** Every server's signing key lives in SWARM_AUDIT_KEY_DIR: none when it is not set. */
   verifierKeyDir(): string | undefined {
     return this.app.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(this.app.options.dbPath, this.app.env) : undefined;
-  }
-
-  /** No write-ahead log of this process's to measure on PostgreSQL. */
-  walBytes(): number | null {
-    return null;
   }
 
   backgroundStatus(): Omit<BackgroundStatus, 'sweeper'> {

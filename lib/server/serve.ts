@@ -88,7 +88,7 @@ export async function serve(options: ServeOptions): Promise<Serving> {
       [VERIFY_WORKER_ENV]: fileURLToPath(new URL('../audit/trail/verify-worker.mjs', import.meta.url)),
       // An application whose last words (its stop, a final checkpoint) are asynchronous handles SIGTERM itself and
       // exits when they are written, instead of Next.js exiting under them.
-      ...(options.app.handlesSignals ? { NEXT_MANUAL_SIG_HANDLE: '1' } : {}),
+      ...(options.app.side.handlesSignals ? { NEXT_MANUAL_SIG_HANDLE: '1' } : {}),
     },
   });
   let front: FrontServer | WorkerPool;

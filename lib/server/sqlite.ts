@@ -15,11 +15,10 @@ import { approvalRequestOf, LEGACY_APPROVALS, type SqlApprovalStore } from '@/li
 import { SqliteApprovalPorts } from '@/lib/approvals/sqlite-ports';
 import { consumerOf } from '@/lib/approvals/rules';
 import { AuditRecorder } from '@/lib/audit/trail/recorder';
-import { SqliteCheckpointer as AuditCheckpointer, checkpointRefusedEvent, hasSigningKey, keyDirFor, loadOrCreateSigningKey, trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
-import { witnessTargets } from '@/lib/audit/trail/witness';
+import { SqliteCheckpointer as AuditCheckpointer, hasSigningKey, keyDirFor, loadOrCreateSigningKey } from '@/lib/audit/trail/checkpoints';
 import { eventListQuery } from '@/lib/audit/security-events';
 import type { VerifyOptions, VerifyReport } from '@/lib/audit/trail/verify';
-import { verifyAuditInParallel } from '@/lib/audit/trail/verify-parallel';
+import { verifyAuditInParallel, type ParallelVerifyReport } from '@/lib/audit/trail/verify-parallel';
 import { SqliteTokenPrincipals } from '@/lib/auth/tokens-sqlite';
 import { OVERRIDES_QUERY, overridesOf } from '@/lib/flags/store';
 import type { FlagOverride } from '@/lib/flags/resolve';
@@ -30,8 +29,8 @@ import type { AuditEvent } from '@/lib/permissions';
 import { App, type AppOptions, type BackgroundStatus, type DatabaseSide, type SidePorts } from './app';
 import { messageOf } from '@/lib/errors';
 
-/** A SQLite application, opened at once. */
-export function openSqlite(options: AppOptions): App<SqliteSide> {
+/** A SQLite application, opened at once (tests, the demo team, SQLite-only tools). */
+export function createApp(options: AppOptions): App<SqliteSide> {
   // A URL the product cannot use is refused here, before anything starts (never a file named after it).
   const where = parseDbLocation(options.dbPath);
   if (where.kind === 'postgres') {
@@ -40,6 +39,19 @@ export function openSqlite(options: AppOptions): App<SqliteSide> {
   const app = new App<SqliteSide>(options, (a) => new SqliteSide(a, where.path));
   app.side.start();
   return app;
+}
+
+/**
+ * Verify the audit chains of a SQLite file (and the checkpoints and witnesses given) on a read-only connection of its
+ * own, as the file is (no migrations, no writes), long chains on every core (lib/audit/trail/verify-parallel.ts).
+ */
+export async function verifySqliteFile(file: string, verifierKey: string | undefined, options: VerifyOptions): Promise<ParallelVerifyReport> {
+  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return await verifyAuditInParallel(sqlite, verifierKey, options);
+  } finally {
+    sqlite.close();
+  }
 }
 
 export class SqliteSide implements DatabaseSide {
@@ -59,8 +71,6 @@ export class SqliteSide implements DatabaseSide {
   private readonly checkpointer: Checkpointer | undefined;
   private rollupTimer: NodeJS.Timeout | undefined;
   private searchTimer: NodeJS.Timeout | undefined;
-  /** every process on the file sweeps (each expiry is a conditional update) */
-  readonly sweeperLead = undefined;
   private auditTimer: NodeJS.Timeout | undefined;
   private auditCheckpointer: AuditCheckpointer | undefined;
   private closed = false;
@@ -78,12 +88,7 @@ export class SqliteSide implements DatabaseSide {
     });
     this.checkpointer = options.backgroundCheckpoints ? startCheckpointer(file) : undefined;
     this.database = new SqliteDatabase(this.db.$client);
-    this.recorder = new AuditRecorder(this.db.$client, {
-      revision: () => app.currentRevision(),
-      revisionContent: app.contentOfRevision,
-      logAllDecisions: () => app.flags.values().get('decision_log_all') === true,
-      maskKeys: app.profiles.maskKeys,
-    });
+    this.recorder = new AuditRecorder(this.db.$client, app.recorderOptions());
     this.tokens = new SqliteTokenPrincipals(this.db.$client);
     this.rates = new SqliteRateCounter(this.database);
   }
@@ -109,7 +114,9 @@ export class SqliteSide implements DatabaseSide {
   }
 
   decisionOptions() {
-    return { sqlite: this.db.$client, pinTokens: () => this.tokens.pinGeneration(), afterRollback: () => this.forgetUncommitted() };
+    // After a rolled-back group of decisions, what was remembered inside it may not be stored: the revision in force is
+    // stored again with the next row that names it (on PostgreSQL a transaction stores it with its rows or not at all).
+    return { sqlite: this.db.$client, pinTokens: () => this.tokens.pinGeneration(), afterRollback: () => this.recorder.forgetStoredRevisions() };
   }
 
   start(): void {
@@ -144,10 +151,6 @@ export class SqliteSide implements DatabaseSide {
     if (options.server) this.startServerAudit();
   }
 
-  forgetUncommitted(): void {
-    this.recorder.forgetStoredRevisions();
-  }
-
   /**
    * A server records its start, every configuration version it loads or refuses, and its stop; and it signs the heads
    * of the audit chains every 10 seconds when they moved (every 1,000 rows sooner), and at shutdown.
@@ -175,16 +178,8 @@ export class SqliteSide implements DatabaseSide {
 
   private signer(): AuditCheckpointer {
     if (!this.auditCheckpointer) {
-      const env = this.app.env;
-      const keyDir = keyDirFor(this.dbFile, env);
-      this.auditCheckpointer = new AuditCheckpointer(this.database, loadOrCreateSigningKey(keyDir), {
-        keyDir,
-        database: this.dbFile,
-        witnessDirs: witnessTargets(env).dirs,
-        witnessUrls: witnessTargets(env).urls,
-        trustedKeys: trustedVerifierKeys(keyDir, env),
-        onRefused: (r) => this.recorder.record(checkpointRefusedEvent(r)),
-      });
+      const keyDir = keyDirFor(this.dbFile, this.app.env);
+      this.auditCheckpointer = new AuditCheckpointer(this.database, loadOrCreateSigningKey(keyDir), this.app.signerOptions(keyDir, this.dbFile));
     }
     return this.auditCheckpointer;
   }
@@ -232,17 +227,8 @@ export class SqliteSide implements DatabaseSide {
     }
   }
 
-  /**
-   * Verify the audit chains (and the checkpoints and witnesses given) on a read-only connection of its own, long chains
-   * on every core (lib/audit/trail/verify-parallel.ts).
-   */
-  async verifyAudit(verifierKey: string | undefined, options: VerifyOptions): Promise<VerifyReport> {
-    const sqlite = new Database(this.dbFile, { readonly: true, fileMustExist: true });
-    try {
-      return await verifyAuditInParallel(sqlite, verifierKey, options);
-    } finally {
-      sqlite.close();
-    }
+  verifyAudit(verifierKey: string | undefined, options: VerifyOptions): Promise<VerifyReport> {
+    return verifySqliteFile(this.dbFile, verifierKey, options);
   }
 
   reportTrail(): ReportTrail {
@@ -254,7 +240,7 @@ export class SqliteSide implements DatabaseSide {
     return keyDirFor(this.dbFile, this.app.env);
   }
 
-  walBytes(): number | null {
+  walBytes(): number {
     try {
       return statSync(`${this.dbFile}-wal`).size;
     } catch {

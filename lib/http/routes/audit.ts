@@ -14,18 +14,8 @@ import { messageOf } from '@/lib/errors';
  */
 export const listSecurityEvents = route({ role: requireRole('auditor'), query: eventQuerySchema }, async ({ app, query, principal, ip }) => {
   await recordAuditRead(app, { principal, what: 'security_events', filter: { ...query, cursor: undefined, limit: undefined }, ip });
-  const page = await app.securityEvents.list({
-    since: query.since,
-    from: query.from,
-    to: query.to,
-    type: query.type,
-    excludeType: query.exclude_type,
-    actor: query.actor,
-    outcome: query.outcome,
-    decisionId: query.decision_id,
-    cursor: query.cursor,
-    limit: query.limit,
-  });
+  const { exclude_type: excludeType, decision_id: decisionId, ...filter } = query;
+  const page = await app.securityEvents.list({ ...filter, excludeType, decisionId });
   return { events: page.rows.map(eventToJson), next_cursor: page.nextCursor };
 });
 

@@ -1,6 +1,6 @@
 /** Console sessions: sign in, sign out, and who the request is authenticated as. */
 import { passwordLogin, sessionCookieHeader } from '@/lib/auth/login';
-import { errorResponse, requireRole, route, SESSION_COOKIE } from '../route';
+import { errorResponse, readCookie, requireRole, route, SESSION_COOKIE } from '../route';
 import { loginBodySchema } from '../schemas';
 
 /** Sign in with user name and password; sets an HttpOnly, SameSite=Strict session cookie. */
@@ -19,10 +19,9 @@ export const signIn = route({ role: requireRole('anonymous'), body: loginBodySch
 });
 
 /** Sign out: the session is deleted on the server and the cookie cleared. */
-export const signOut = route({ role: requireRole('viewer') }, async ({ app, request, principal, ip }) => {
-  const cookie = request.headers.get('cookie') ?? '';
-  const m = new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=([^;]+)`).exec(cookie);
-  if (m) await app.auth.deleteSession(decodeURIComponent(m[1]!));
+export const signOut = route({ role: requireRole('viewer') }, async ({ app, header, principal, ip }) => {
+  const session = readCookie({ header }, SESSION_COOKIE);
+  if (session) await app.auth.deleteSession(session);
   await app.recorder.record({ kind: 'auth', type: 'auth.logout', actor: principal.id, actorRole: principal.role, outcome: 'succeeded', target: principal.id, ip: ip ?? null });
   return Response.json(
     { signed_out: true },
