@@ -9,6 +9,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { SqlDatabase } from '@/db/dialect';
+import type { ApprovalRow, DenialRow, SecurityEventRow } from '@/db/schema';
 import type { App, SqliteApp } from '@/lib/app';
 import { parseAgents } from '@/lib/config/agents';
 import { builtInSources } from '@/lib/config/sources';
@@ -21,40 +22,19 @@ import { combineProfiles, gatesWithProfiles, NO_PROFILES, withProfileRules } fro
 import { revisionOf, SqlRevisionStore, type RevisionContent } from './revisions';
 
 /** A recorded denial, as explain reads it (the columns of permission_denials it uses). */
-export interface RecordedDenial {
-  id: number;
-  toolName: string;
-  agentName: string | null;
-  argumentsJson: string | null;
-  ruleSource: string;
-  reason: string | null;
-  userRole: string | null;
-  httpMethod: string | null;
-  httpPath: string | null;
-  timestamp: number;
-  principal: string | null;
-  traceJson: string | null;
-  policyRevision: string | null;
-  maskedPaths: string | null;
-}
+type RecordedDenial = Pick<
+  DenialRow,
+  'id' | 'toolName' | 'agentName' | 'argumentsJson' | 'ruleSource' | 'reason' | 'userRole' | 'httpMethod' | 'httpPath' | 'timestamp' | 'principal' | 'traceJson' | 'policyRevision' | 'maskedPaths'
+>;
 
 /** A recorded decision event (decision.allowed, decision.asked) of security_events. */
-export interface RecordedEvent {
-  id: number;
-  type: string;
-  actor: string;
-  actorRole: string | null;
-  target: string | null;
-  detailJson: string | null;
-  policyRevision: string | null;
-  timestamp: number;
-}
+type RecordedEvent = Pick<SecurityEventRow, 'id' | 'type' | 'actor' | 'actorRole' | 'target' | 'detailJson' | 'policyRevision' | 'timestamp'>;
 
 /** What a decision id leads to: its denial or its decision event, and the approval the call was bound to. */
 export interface RecordedDecision {
   denial?: RecordedDenial;
   event?: RecordedEvent;
-  approval?: { id: string; status: string; decisionReason: string | null };
+  approval?: Pick<ApprovalRow, 'id' | 'status' | 'decisionReason'>;
 }
 
 /** The reading port of explain (explainReads on either database; a test may give rows of its own). */
@@ -260,7 +240,7 @@ export function explainReads(db: SqlDatabase): ExplainReads {
             sql`SELECT id, type, actor, actor_role AS "actorRole", target, detail_json AS "detailJson", policy_revision AS "policyRevision", timestamp
                   FROM security_events WHERE decision_id = ${decisionId} AND substr(type, 1, 9) = 'decision.' ORDER BY id LIMIT 1`,
           );
-      const approval = await db.one<{ id: string; status: string; decisionReason: string | null }>(
+      const approval = await db.one<NonNullable<RecordedDecision['approval']>>(
         sql`SELECT id, status, decision_reason AS "decisionReason" FROM approvals WHERE decision_id = ${decisionId} LIMIT 1`,
       );
       return { denial, event, approval };
