@@ -9,7 +9,8 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { SqlDatabase } from '@/db/dialect';
-import type { ApprovalRow, DenialRow, SecurityEventRow } from '@/db/schema';
+import { columnsAs } from '@/db/columns';
+import { permissionDenials, securityEvents, type ApprovalRow, type DenialRow, type SecurityEventRow } from '@/db/schema';
 import type { App, SqliteApp } from '@/lib/app';
 import { parseAgents } from '@/lib/config/agents';
 import { builtInSources } from '@/lib/config/sources';
@@ -21,14 +22,12 @@ import { EMPTY_AGENTS } from '@/lib/config/agents';
 import { combineProfiles, gatesWithProfiles, NO_PROFILES, withProfileRules } from '@/lib/profiles/load';
 import { revisionOf, SqlRevisionStore, type RevisionContent } from './revisions';
 
-/** A recorded denial, as explain reads it (the columns of permission_denials it uses). */
-type RecordedDenial = Pick<
-  DenialRow,
-  'id' | 'toolName' | 'agentName' | 'argumentsJson' | 'ruleSource' | 'reason' | 'userRole' | 'httpMethod' | 'httpPath' | 'timestamp' | 'principal' | 'traceJson' | 'policyRevision' | 'maskedPaths'
->;
-
-/** A recorded decision event (decision.allowed, decision.asked) of security_events. */
-type RecordedEvent = Pick<SecurityEventRow, 'id' | 'type' | 'actor' | 'actorRole' | 'target' | 'detailJson' | 'policyRevision' | 'timestamp'>;
+/** The columns of permission_denials explain reads. */
+const DENIAL_KEYS = ['id', 'toolName', 'agentName', 'argumentsJson', 'ruleSource', 'reason', 'userRole', 'httpMethod', 'httpPath', 'timestamp', 'principal', 'traceJson', 'policyRevision', 'maskedPaths'] as const;
+/** The columns of security_events explain reads of a decision event (decision.allowed, decision.asked). */
+const EVENT_KEYS = ['id', 'type', 'actor', 'actorRole', 'target', 'detailJson', 'policyRevision', 'timestamp'] as const;
+type RecordedDenial = Pick<DenialRow, (typeof DENIAL_KEYS)[number]>;
+type RecordedEvent = Pick<SecurityEventRow, (typeof EVENT_KEYS)[number]>;
 
 /** What a decision id leads to: its denial or its decision event, and the approval the call was bound to. */
 export interface RecordedDecision {
@@ -213,9 +212,7 @@ export function decisionTime(decisionId: string): number | undefined {
   return parseInt(hex.slice(0, 12), 16) / 1000;
 }
 
-const DENIAL_COLUMNS = sql.raw(`id, tool_name AS "toolName", agent_name AS "agentName", arguments_json AS "argumentsJson", rule_source AS "ruleSource", reason,
-  user_role AS "userRole", http_method AS "httpMethod", http_path AS "httpPath", timestamp, principal, trace_json AS "traceJson",
-  policy_revision AS "policyRevision", masked_paths AS "maskedPaths"`);
+const DENIAL_COLUMNS = sql.raw(columnsAs(permissionDenials, DENIAL_KEYS));
 
 /**
  * The reads of explain, on either database (plain reads, no transaction: each row is immutable once written).
@@ -237,7 +234,7 @@ export function explainReads(db: SqlDatabase): ExplainReads {
       const event = denial
         ? undefined
         : await db.one<RecordedEvent>(
-            sql`SELECT id, type, actor, actor_role AS "actorRole", target, detail_json AS "detailJson", policy_revision AS "policyRevision", timestamp
+            sql`SELECT ${sql.raw(columnsAs(securityEvents, EVENT_KEYS))}
                   FROM security_events WHERE decision_id = ${decisionId} AND substr(type, 1, 9) = 'decision.' ORDER BY id LIMIT 1`,
           );
       const approval = await db.one<NonNullable<RecordedDecision['approval']>>(
