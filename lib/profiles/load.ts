@@ -5,7 +5,8 @@
  * takes the strictest of each setting; two profiles that lock one flag to different values cannot be combined.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
+import { displayPath } from '@/lib/config/watched-file';
 import { z } from 'zod';
 import { AppError } from '@/lib/errors';
 import { GATE_RISKS, type GateRisk, type GateSet, type GateSpec, mergeGates, parseGates, parseGateSpecs } from '@/lib/permissions/gates';
@@ -77,11 +78,6 @@ export function selectedProfileNames(env: Readonly<Record<string, string | undef
   const { data } = parseYamlConfigLocated(readFileSync(file, 'utf8'), displayPath(file), swarmFileSchema);
   const names = splitNames(data.profile);
   return { names, selectedBy: names.length > 0 ? 'swarm.yaml' : 'none' };
-}
-
-export function displayPath(path: string): string {
-  const rel = relative(process.cwd(), path);
-  return rel.startsWith('..') || rel === '' ? path : rel;
 }
 
 /** Read the selected profiles from disk. Throws AppError('BAD_REQUEST') naming the known profiles for an unknown one. */
