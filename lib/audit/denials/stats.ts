@@ -98,14 +98,8 @@ export interface Ranked<T> {
   count: number;
 }
 
-export interface DenialSummary {
-  total: number;
-  topAgents: Ranked<string | null>[];
-  topRuleSources: Ranked<string>[];
-  topTools: Ranked<string>[];
-  /** every rule-source family present, largest first */
-  families: Ranked<string>[];
-}
+/** The total and the top agents, rule sources and tools of a filter (SummaryFold.summary). */
+export type DenialSummary = ReturnType<SummaryFold['summary']>;
 
 /** The `n` largest counts, largest first (ties by value). */
 export function topOf<T>(counts: Map<T, number>, n: number): Ranked<T>[] {
@@ -187,12 +181,13 @@ export class SummaryFold {
     add(this.families, ruleSourceFamily(r.rule), n);
   }
 
-  summary(top: number): DenialSummary {
+  summary(top: number) {
     return {
       total: this.total,
       topAgents: topOf(this.agents, top),
       topRuleSources: topOf(this.rules, top),
       topTools: topOf(this.tools, top),
+      /** every rule-source family present, largest first */
       families: topOf(this.families, Number.POSITIVE_INFINITY),
     };
   }
