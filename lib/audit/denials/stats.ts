@@ -234,14 +234,8 @@ export interface HistogramBucket {
   counts: Record<string, number>;
 }
 
-export interface DenialHistogram {
-  from: number;
-  to: number;
-  bucketSeconds: number;
-  /** the families present, largest first */
-  families: string[];
-  buckets: HistogramBucket[];
-}
+/** Denials over time, stacked by rule-source family (HistogramTally.result). */
+export type DenialHistogram = ReturnType<HistogramTally['result']>;
 
 /** The start of the oldest day with a denial of these attributes (the text filter aside), or undefined. */
 function* oldestDay(tx: TxRunner, db: SqlDatabase, f: DenialMatch, useRollup: boolean): TxSteps<number | undefined> {
@@ -321,7 +315,8 @@ export class HistogramTally {
     add(this.familyTotals, family, n);
   }
 
-  result(): DenialHistogram {
+  result() {
+    // the families present, largest first
     const families = topOf(this.familyTotals, Number.POSITIVE_INFINITY).map((x) => x.value);
     return { from: this.from, to: this.to, bucketSeconds: this.width, families, buckets: this.buckets };
   }
