@@ -58,13 +58,7 @@ export function explainConfigOf(app: Pick<SqliteApp, 'codeGates' | 'configSnapsh
   return { codeGates: app.codeGates, defaultSources: () => [...app.configSnapshot().sources], gates: app.gates, flagValues: () => app.flags.values() };
 }
 
-export interface Replay {
-  decision: string;
-  rule_source: string;
-  reason: string;
-  /** same decision and attribution as recorded */
-  same: boolean;
-}
+export type Replay = ReturnType<typeof replay>;
 
 export interface Explanation {
   decision_id: string;
@@ -82,7 +76,8 @@ export interface Explanation {
   notes: string[];
 }
 
-function replay(result: CheckResult, recorded: { decision: string; rule_source: string }): Replay {
+function replay(result: CheckResult, recorded: { decision: string; rule_source: string }) {
+  // same: the same decision and attribution as recorded
   return { decision: result.decision, rule_source: result.ruleSource, reason: result.reason, same: result.decision === recorded.decision && result.ruleSource === recorded.rule_source };
 }
 
