@@ -14,13 +14,8 @@ import type { Role } from '@/lib/permissions';
 
 export const DEFAULT_APPROVAL_TTL_SECONDS = DEFAULT_GATE_TTL_SECONDS;
 
-export interface GateDeclaration {
-  readonly gate: string;
-  readonly expiresInSeconds: number;
-  readonly approvers: { readonly roles: readonly Role[]; readonly count: number };
-  readonly risk: GateRisk;
-  readonly description?: string;
-}
+/** A tool's gate as declared in code: its id, and the settings a GateSpec holds. */
+export type GateDeclaration = { readonly gate: string } & Pick<GateSpec, 'expiresInSeconds' | 'approvers' | 'risk' | 'description'>;
 
 export interface GateOptions {
   expiresInSeconds?: number;

@@ -28,8 +28,6 @@ import { AUDIT_TRAIL_LOCK } from '@/lib/audit/trail/chain';
 import { alreadyDecided, approvalListQuery, callState, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, outcomesQuery } from './rules';
 import { refusalOf, requesterOf, type ApprovalListFilter, type ApprovalRefusal, type CallStateReads, type NewestFacts } from './rules';
 
-export type ApprovalStatusValue = ApprovalRow['status'];
-
 export interface ApprovalRequest {
   gate: string;
   agent: string;
@@ -438,7 +436,7 @@ function* expireRow(tx: TxRunner, row: ApprovalRow): TxSteps<ApprovalRow | undef
     RETURNING ${APPROVAL_ROW}`);
 }
 
-const OUTCOME: Record<ApprovalStatusValue, string> = {
+const OUTCOME: Record<ApprovalRow['status'], string> = {
   pending: 'waiting for an operator',
   approved: 'approved, not yet run',
   consumed: 'approved and run',
@@ -450,7 +448,7 @@ export type ApprovalJson = ReturnType<typeof approvalToJson>;
 
 export function approvalToJson(row: ApprovalRow, votes: readonly ApprovalVoteRow[] = []) {
   // A read never writes: a request past its expiry that the sweeper has not closed yet is shown as what it is.
-  const status: ApprovalStatusValue = row.status === 'pending' && row.expiresAt <= now() ? 'expired' : row.status;
+  const status: ApprovalRow['status'] = row.status === 'pending' && row.expiresAt <= now() ? 'expired' : row.status;
   return {
     id: row.id,
     gate: row.gate,

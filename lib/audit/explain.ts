@@ -9,6 +9,8 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { SqlDatabase } from '@/db/dialect';
+import { columnsAs } from '@/db/columns';
+import { permissionDenials, securityEvents, type ApprovalRow, type DenialRow, type SecurityEventRow } from '@/db/schema';
 import type { App, SqliteApp } from '@/lib/app';
 import { parseAgents } from '@/lib/config/agents';
 import { builtInSources } from '@/lib/config/sources';
@@ -20,41 +22,18 @@ import { EMPTY_AGENTS } from '@/lib/config/agents';
 import { combineProfiles, gatesWithProfiles, NO_PROFILES, withProfileRules } from '@/lib/profiles/load';
 import { revisionOf, SqlRevisionStore, type RevisionContent } from './revisions';
 
-/** A recorded denial, as explain reads it (the columns of permission_denials it uses). */
-export interface RecordedDenial {
-  id: number;
-  toolName: string;
-  agentName: string | null;
-  argumentsJson: string | null;
-  ruleSource: string;
-  reason: string | null;
-  userRole: string | null;
-  httpMethod: string | null;
-  httpPath: string | null;
-  timestamp: number;
-  principal: string | null;
-  traceJson: string | null;
-  policyRevision: string | null;
-  maskedPaths: string | null;
-}
-
-/** A recorded decision event (decision.allowed, decision.asked) of security_events. */
-export interface RecordedEvent {
-  id: number;
-  type: string;
-  actor: string;
-  actorRole: string | null;
-  target: string | null;
-  detailJson: string | null;
-  policyRevision: string | null;
-  timestamp: number;
-}
+/** The columns of permission_denials explain reads. */
+const DENIAL_KEYS = ['id', 'toolName', 'agentName', 'argumentsJson', 'ruleSource', 'reason', 'userRole', 'httpMethod', 'httpPath', 'timestamp', 'principal', 'traceJson', 'policyRevision', 'maskedPaths'] as const;
+/** The columns of security_events explain reads of a decision event (decision.allowed, decision.asked). */
+const EVENT_KEYS = ['id', 'type', 'actor', 'actorRole', 'target', 'detailJson', 'policyRevision', 'timestamp'] as const;
+type RecordedDenial = Pick<DenialRow, (typeof DENIAL_KEYS)[number]>;
+type RecordedEvent = Pick<SecurityEventRow, (typeof EVENT_KEYS)[number]>;
 
 /** What a decision id leads to: its denial or its decision event, and the approval the call was bound to. */
 export interface RecordedDecision {
   denial?: RecordedDenial;
   event?: RecordedEvent;
-  approval?: { id: string; status: string; decisionReason: string | null };
+  approval?: Pick<ApprovalRow, 'id' | 'status' | 'decisionReason'>;
 }
 
 /** The reading port of explain (explainReads on either database; a test may give rows of its own). */
@@ -79,13 +58,7 @@ export function explainConfigOf(app: Pick<SqliteApp, 'codeGates' | 'configSnapsh
   return { codeGates: app.codeGates, defaultSources: () => [...app.configSnapshot().sources], gates: app.gates, flagValues: () => app.flags.values() };
 }
 
-export interface Replay {
-  decision: string;
-  rule_source: string;
-  reason: string;
-  /** same decision and attribution as recorded */
-  same: boolean;
-}
+export type Replay = ReturnType<typeof replay>;
 
 export interface Explanation {
   decision_id: string;
@@ -103,7 +76,8 @@ export interface Explanation {
   notes: string[];
 }
 
-function replay(result: CheckResult, recorded: { decision: string; rule_source: string }): Replay {
+function replay(result: CheckResult, recorded: { decision: string; rule_source: string }) {
+  // same: the same decision and attribution as recorded
   return { decision: result.decision, rule_source: result.ruleSource, reason: result.reason, same: result.decision === recorded.decision && result.ruleSource === recorded.rule_source };
 }
 
@@ -233,9 +207,7 @@ export function decisionTime(decisionId: string): number | undefined {
   return parseInt(hex.slice(0, 12), 16) / 1000;
 }
 
-const DENIAL_COLUMNS = sql.raw(`id, tool_name AS "toolName", agent_name AS "agentName", arguments_json AS "argumentsJson", rule_source AS "ruleSource", reason,
-  user_role AS "userRole", http_method AS "httpMethod", http_path AS "httpPath", timestamp, principal, trace_json AS "traceJson",
-  policy_revision AS "policyRevision", masked_paths AS "maskedPaths"`);
+const DENIAL_COLUMNS = sql.raw(columnsAs(permissionDenials, DENIAL_KEYS));
 
 /**
  * The reads of explain, on either database (plain reads, no transaction: each row is immutable once written).
@@ -257,10 +229,10 @@ export function explainReads(db: SqlDatabase): ExplainReads {
       const event = denial
         ? undefined
         : await db.one<RecordedEvent>(
-            sql`SELECT id, type, actor, actor_role AS "actorRole", target, detail_json AS "detailJson", policy_revision AS "policyRevision", timestamp
+            sql`SELECT ${sql.raw(columnsAs(securityEvents, EVENT_KEYS))}
                   FROM security_events WHERE decision_id = ${decisionId} AND substr(type, 1, 9) = 'decision.' ORDER BY id LIMIT 1`,
           );
-      const approval = await db.one<{ id: string; status: string; decisionReason: string | null }>(
+      const approval = await db.one<NonNullable<RecordedDecision['approval']>>(
         sql`SELECT id, status, decision_reason AS "decisionReason" FROM approvals WHERE decision_id = ${decisionId} LIMIT 1`,
       );
       return { denial, event, approval };

@@ -88,7 +88,7 @@ interface MaskState {
 export const MASKED = '[MASKED]';
 
 function walk(value: unknown, depth: number, state: MaskState | null): unknown {
-  if (typeof value === 'string') return state === null ? cutLongString(value) : maskString(value, state);
+  if (typeof value === 'string') return state === null ? cutString(value, value.length - MAX_STRING_CHARS) : maskString(value, state);
   if (value === null || typeof value !== 'object') {
     return typeof value === 'bigint' ? value.toString() : value;
   }
@@ -126,10 +126,9 @@ function walk(value: unknown, depth: number, state: MaskState | null): unknown {
   return out;
 }
 
-function cutLongString(value: string): string {
-  return value.length > MAX_STRING_CHARS
-    ? `${value.slice(0, MAX_STRING_CHARS)}…[truncated: ${value.length - MAX_STRING_CHARS} more characters]`
-    : value;
+/** `text` cut at MAX_STRING_CHARS with a marker saying how many characters were left out (`cutChars`, when over 0). */
+function cutString(text: string, cutChars: number): string {
+  return cutChars > 0 ? `${text.slice(0, MAX_STRING_CHARS)}…[truncated: ${cutChars} more characters]` : text;
 }
 
 /**
@@ -159,9 +158,7 @@ function maskString(value: string, state: MaskState): string {
     }
   }
   if (maskCount !== before) state.paths.add(state.segs.join('.'));
-  return cutChars > 0
-    ? `${masked.slice(0, MAX_STRING_CHARS)}…[truncated: ${cutChars} more characters]`
-    : masked;
+  return cutString(masked, cutChars);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

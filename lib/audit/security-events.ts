@@ -5,7 +5,8 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { SqlDatabase } from '@/db/dialect';
-import type { SecurityEventRow } from '@/db/schema';
+import { columnsAs } from '@/db/columns';
+import { securityEvents, type SecurityEventRow } from '@/db/schema';
 
 export interface EventFilter {
   /** seconds back from now */
@@ -34,10 +35,7 @@ export interface SecurityEventQueries {
   ofType(type: string, limit?: number): Promise<SecurityEventRow[]>;
 }
 
-const EVENT_COLUMNS = sql.raw(
-  `id, decision_id AS "decisionId", type, actor, actor_role AS "actorRole", outcome, target, detail_json AS "detailJson",
-   policy_revision AS "policyRevision", ip, timestamp, prev_hash AS "prevHash", row_hash AS "rowHash"`,
-);
+const EVENT_COLUMNS = sql.raw(columnsAs(securityEvents));
 
 /**
  * A type or its family: an exact type (it has a dot) matches itself; a family (no dot) matches itself and every type

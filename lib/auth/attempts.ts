@@ -19,6 +19,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
+import type { loginAttempts } from '@/db/schema';
 
 /** The first failures cost nothing; then each attempt waits BASE_DELAY_MS, doubling with each failure, up to the cap. */
 export const FREE_ATTEMPTS = 3;
@@ -46,13 +47,8 @@ export interface LockoutPolicy {
   lockSeconds: number;
 }
 
-/** One key's row. Times in seconds since the epoch. */
-export interface AttemptRow {
-  failures: number;
-  lastFailureAt: number | null;
-  lockedUntil: number | null;
-  busyUntil: number | null;
-}
+/** One key's row (login_attempts without its key). Times in seconds since the epoch. */
+export type AttemptRow = Omit<typeof loginAttempts.$inferSelect, 'key'>;
 
 /** Whether an attempt may go on: with the failures that set its delay; or refused, the name locked or busy. */
 export type AttemptStart = { kind: 'go'; failures: number; delayMs: number } | { kind: 'busy' } | { kind: 'locked'; until: number };

@@ -70,16 +70,16 @@ export async function passwordLogin(app: App, credentials: { username: string; p
   const userKey = `user:${credentials.username.toLowerCase()}`;
   const turn = inTurn(userKey, () => attempt(app, credentials, userKey, ip));
   if (turn) return turn;
-  await refusedAttempt(app, credentials.username, ip, 'other attempts for this user name were under way');
+  await failedAttempt(app, credentials.username, ip, 'refused', 'other attempts for this user name were under way');
   return UNDER_WAY;
 }
 
 const UNDER_WAY: PasswordLogin = { ok: false, status: 429, code: 'TOO_MANY_REQUESTS', message: ATTEMPT_UNDER_WAY, retryAfterSeconds: 1 };
 
-/** An attempt refused without checking its password, in the trail as a refused sign-in. */
-async function refusedAttempt(app: App, username: string, ip: string | undefined, reason: string, detail: Record<string, unknown> = {}): Promise<void> {
+/** A sign-in that did not succeed, in the trail: refused without checking its password, or failed on it. */
+async function failedAttempt(app: App, username: string, ip: string | undefined, outcome: 'refused' | 'failed', reason: string, detail: Record<string, unknown> = {}): Promise<void> {
   const name = username.slice(0, 64);
-  await app.recorder.record({ kind: 'auth', type: 'auth.login.failed', actor: name, outcome: 'refused', target: name, ip: ip ?? null, detail: { reason, ...detail } });
+  await app.recorder.record({ kind: 'auth', type: 'auth.login.failed', actor: name, outcome, target: name, ip: ip ?? null, detail: { reason, ...detail } });
 }
 
 /** One attempt, in its turn in this process: the database's turn (other processes), the lock, the delay, the check. */
@@ -88,7 +88,7 @@ async function attempt(app: App, credentials: { username: string; password: stri
   const otherKeys = ip ? [`ip:${ip}`] : [];
   const policy = app.profiles.lockout;
   const name = username.slice(0, 64);
-  const refused = (reason: string, detail: Record<string, unknown> = {}) => refusedAttempt(app, username, ip, reason, detail);
+  const refused = (reason: string, detail: Record<string, unknown> = {}) => failedAttempt(app, username, ip, 'refused', reason, detail);
 
   const now = Date.now() / 1000;
   const start = await app.loginAttempts.start(userKey, otherKeys, now, policy);
@@ -107,15 +107,7 @@ async function attempt(app: App, credentials: { username: string; password: stri
     if (!user) {
       const failure = await app.loginAttempts.failed(userKey, otherKeys, Date.now() / 1000, policy);
       settled = true;
-      await app.recorder.record({
-        kind: 'auth',
-        type: 'auth.login.failed',
-        actor: name,
-        outcome: 'failed',
-        target: name,
-        ip: ip ?? null,
-        detail: { reason: 'wrong user name or password', throttled_ms: start.delayMs },
-      });
+      await failedAttempt(app, username, ip, 'failed', 'wrong user name or password', { throttled_ms: start.delayMs });
       if (failure.lockedUntil === null || !policy) return { ok: false, status: 401, code: 'UNAUTHENTICATED', message: WRONG_CREDENTIALS };
       await app.recorder.record({
         kind: 'auth',

@@ -45,15 +45,6 @@ function assertPassword(password: string): void {
   if (password.length < 8) throw new AppError('BAD_REQUEST', 'A password has at least 8 characters.');
 }
 
-/** The principal of a live session row (joined with its user), unless the user is disabled. */
-function principalOfSession(row: { username: string; role: UserRole; disabled: unknown } | undefined): Principal | undefined {
-  if (!row || row.disabled === true || row.disabled === 1) return undefined;
-  return { kind: 'user', id: row.username, role: row.role };
-}
-
-/** What a token's owner is, in the security event that records the token. */
-const tokenOwner = (owner: TokenOwner) => ('username' in owner ? owner.username : `agent:${owner.agent}`);
-
 /** Users, sessions and tokens, on either database. */
 export interface AuthStore {
   /** True when an enabled admin exists. */
@@ -164,13 +155,15 @@ export class SqlAuthStore implements AuthStore {
     await this.db.run(sql`DELETE FROM sessions WHERE id_hash = ${sha256(token)}`);
   }
 
+  /** The principal of a live session (joined with its user), unless the user is disabled. */
   async principalForSession(token: string): Promise<Principal | undefined> {
-    return principalOfSession(
-      await this.db.one(sql`
-        SELECT u.username AS "username", u.role AS "role", u.disabled AS "disabled"
-        FROM sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.id_hash = ${sha256(token)} AND s.expires_at > ${now()}`),
-    );
+    const row = await this.db.one<Pick<UserRow, 'username' | 'role'> & { disabled: unknown }>(sql`
+      SELECT u.username AS "username", u.role AS "role", u.disabled AS "disabled"
+      FROM sessions s JOIN users u ON u.id = s.user_id
+      WHERE s.id_hash = ${sha256(token)} AND s.expires_at > ${now()}`);
+    // (SQLite answers the boolean as 0 or 1)
+    if (!row || row.disabled === true || row.disabled === 1) return undefined;
+    return { kind: 'user', id: row.username, role: row.role };
   }
 
   async createToken(owner: TokenOwner, name: string, by = 'system'): Promise<string> {
@@ -265,5 +258,5 @@ const tokenCreated = (id: number, name: string, owner: TokenOwner, by: string): 
   type: 'token.created',
   by,
   target: String(id),
-  detail: { name, owner: tokenOwner(owner) },
+  detail: { name, owner: 'username' in owner ? owner.username : `agent:${owner.agent}` },
 });

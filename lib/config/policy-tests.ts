@@ -7,15 +7,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { z } from 'zod';
-import { PermissionEngine, DECISIONS, ROLES, type ApprovalStatus, type CheckResult, type Principal } from '@/lib/permissions';
+import { PermissionEngine, ROLES, type ApprovalStatus, type CheckResult, type Principal } from '@/lib/permissions';
 import type { GateSet } from '@/lib/permissions/gates';
-import type { CompiledPolicy } from '@/lib/permissions/policy';
+import { decisionSchema, type CompiledPolicy } from '@/lib/permissions/policy';
 import type { AgentDirectory } from '@/lib/permissions/sources';
 import { parseYamlConfigLocated } from '@/lib/permissions/yaml-config';
 import { agentDirectory, agentMapSchema } from './agents';
 import { builtInSources, DEFAULT_FLAG_VALUES } from './sources';
-
-const decision = z.preprocess((v) => (typeof v === 'string' ? v.toUpperCase() : v), z.enum(DECISIONS, { error: 'decision must be ALLOW, DENY or ASK' }));
 
 const caseSchema = z.strictObject({
   name: z.string().trim().min(1),
@@ -33,7 +31,7 @@ const caseSchema = z.strictObject({
     /** the time conditions see as `now`, ISO 8601 */
     now: z.iso.datetime({ offset: true }).optional(),
   }),
-  expect: z.strictObject({ decision, rule_source: z.string().min(1).optional() }),
+  expect: z.strictObject({ decision: decisionSchema, rule_source: z.string().min(1).optional() }),
 });
 
 export const policyTestsFileSchema = z.strictObject({

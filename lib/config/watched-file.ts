@@ -7,9 +7,9 @@ import { relative } from 'node:path';
 import { messageOf } from '@/lib/errors';
 
 /** The file as a person finds it: relative to the working directory when inside it, else absolute. */
-function displayName(path: string): string {
+export function displayPath(path: string): string {
   const rel = relative(process.cwd(), path);
-  return rel.startsWith('..') ? path : rel;
+  return rel.startsWith('..') || rel === '' ? path : rel;
 }
 
 export interface WatchedFileStatus {
@@ -49,7 +49,7 @@ export class WatchedFile<T> {
       return;
     }
     const text = readFileSync(path, 'utf8');
-    this.value = this.parse(text, displayName(path));
+    this.value = this.parse(text, displayPath(path));
     this.source = text;
     this.stamp = stamp;
     this.loadedAt = Date.now() / 1000;
@@ -106,7 +106,7 @@ export class WatchedFile<T> {
     if (!force && stamp === this.stamp) return false;
     try {
       const text = readFileSync(this.path, 'utf8');
-      const next = this.parse(text, displayName(this.path));
+      const next = this.parse(text, displayPath(this.path));
       this.acceptor?.(next);
       this.value = next;
       this.source = text;

@@ -39,13 +39,12 @@ export const evaluationSchema = z.object({ subject: entity, action, resource: en
 export const EVALUATIONS_SEMANTICS = ['execute_all', 'deny_on_first_deny', 'permit_on_first_permit'] as const;
 export const MAX_EVALUATIONS = 1_000;
 
-export const evaluationsSchema = z.object({
-  subject: entity.optional(),
-  action: action.optional(),
-  resource: entity.optional(),
-  context: properties.optional(),
+/** An evaluation whose parts may be left to the request's defaults. */
+const evaluationDefaults = evaluationSchema.partial();
+
+export const evaluationsSchema = evaluationDefaults.extend({
   evaluations: z
-    .array(z.object({ subject: entity.optional(), action: action.optional(), resource: entity.optional(), context: properties.optional() }))
+    .array(evaluationDefaults)
     .max(MAX_EVALUATIONS, `at most ${MAX_EVALUATIONS} evaluations in one request`)
     .optional(),
   options: z

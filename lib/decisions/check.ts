@@ -59,8 +59,6 @@ function hookAnswer(h: HookOutcome) {
   return { hook: h.hook, event: h.event, action: h.action, outcome: h.outcome, blocks: h.blocks === true, reason: h.reason ?? null, changed: h.changed ?? [], ms: h.ms ?? null };
 }
 
-export type CheckAnswer = ReturnType<typeof checkAnswer>;
-
 const NO_HOOKS: readonly never[] = Object.freeze([]);
 
 /** Decide one check (or only ask the question, for a dry run: no hook runs and nothing is recorded). */

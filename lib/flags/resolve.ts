@@ -3,6 +3,7 @@
  * Each answer names the layer that decided. Invariants refuse anything that would turn them off, and every value
  * that could not be used (unknown flag, not a boolean, refused) is reported as a problem, never ignored silently.
  */
+import type { FlagOverrideRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { FLAG_CATALOG, FLAG_ENV_PREFIX, type FlagDefinition, type FlagTier } from './catalog';
 
@@ -13,12 +14,8 @@ export type FlagLocks = ReadonlyMap<string, { value: boolean; profiles: readonly
 
 export const NO_LOCKS: FlagLocks = new Map();
 
-export interface FlagOverride {
-  value: boolean;
-  setBy: string;
-  setAt: number;
-  reason: string;
-}
+/** A runtime override: its flag_overrides row, without the name it is kept under. */
+export type FlagOverride = Omit<FlagOverrideRow, 'name'>;
 
 export interface ResolvedFlag {
   name: string;

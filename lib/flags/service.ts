@@ -14,9 +14,8 @@ import type { FlagStore } from './store';
 
 /** A runtime override may be set: a known flag, a reason, not an invariant turned off, not a flag a profile locks. */
 export function assertOverrideAllowed(name: string, value: boolean, reason: string, locks: FlagLocks): void {
-  const def = FLAGS_BY_NAME.get(name);
-  if (!def) throw new AppError('NOT_FOUND', `There is no flag named "${name}".`);
-  if (!reason.trim()) throw new AppError('BAD_REQUEST', 'A flag change needs a reason.');
+  assertUnsetAllowed(name, reason);
+  const def = FLAGS_BY_NAME.get(name)!;
   if (def.tier === 'invariant' && value !== def.defaultValue) {
     throw new AppError('INVARIANT', `"${name}" is an invariant: it cannot be turned off at runtime, by anyone.`);
   }

@@ -78,14 +78,10 @@ function alternatives(values: readonly unknown[]): string {
 /** A policy rule's `match`, in one line per condition: "tool is export_raw_data", "argument contains_pii is true". */
 export function describeMatch(match: PolicyRuleInput['match']): string[] {
   const out: string[] = [];
-  const plain: [string, readonly unknown[]][] = [
-    ['agent', list(match.agent)],
-    ['tool', list(match.tool)],
-    ['role', list(match.role)],
-    ['method', list(match.method)],
-    ['path', list(match.path)],
-  ];
-  for (const [what, values] of plain) if (values.length > 0) out.push(`${what} is ${alternatives(values)}`);
+  for (const what of ['agent', 'tool', 'role', 'method', 'path'] as const) {
+    const values = list<unknown>(match[what]);
+    if (values.length > 0) out.push(`${what} is ${alternatives(values)}`);
+  }
   for (const [key, value] of Object.entries(match.arguments ?? {})) out.push(`argument ${key} is ${alternatives(list(value))}`);
   return out.length > 0 ? out : ['every tool call and every HTTP request'];
 }

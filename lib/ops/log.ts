@@ -9,11 +9,7 @@ const ORDER: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 }
 
 /** The level in force (read on every call: tests and operators may change it at run time). */
 export function logLevel(env: Readonly<Record<string, string | undefined>> = process.env): LogLevel {
-  return parseLevel(env.SWARM_LOG_LEVEL);
-}
-
-function parseLevel(raw: string | undefined): LogLevel {
-  const v = raw?.trim().toLowerCase();
+  const v = env.SWARM_LOG_LEVEL?.trim().toLowerCase();
   return v && v in ORDER ? (v as LogLevel) : 'info';
 }
 

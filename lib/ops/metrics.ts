@@ -9,6 +9,7 @@ import { AggregatorRegistry, Counter, Gauge, Registry, type MetricObjectWithValu
 import type { Recorded, Recorder, AuditEvent } from '@/lib/permissions/recorder';
 import type { CheckResult } from '@/lib/permissions';
 import type { App } from '@/lib/app';
+import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 
@@ -196,15 +197,9 @@ export function processMetrics(): ProcessMetrics {
   return m;
 }
 
-/** The family of a rule source: `policy:x` -> `policy`, `hitl:deploy` -> `hitl`, `default` -> `default`. */
-export function sourceFamily(ruleSource: string): string {
-  const i = ruleSource.indexOf(':');
-  return i < 0 ? ruleSource : ruleSource.slice(0, i);
-}
-
 export function observeDecision(kind: string, result: CheckResult, seconds: number): void {
   const m = processMetrics();
-  m.decisions.inc(kind, result.decision, sourceFamily(result.ruleSource));
+  m.decisions.inc(kind, result.decision, ruleSourceFamily(result.ruleSource));
   m.decisionSeconds.observe(seconds, kind);
 }
 
@@ -241,29 +236,23 @@ export function timedAsyncRecorder(inner: { record(event: AuditEvent): Promise<R
   };
 }
 
-/** What the state gauges read, from either database. */
-interface StateFacts {
-  pending: { n: number; oldest: number | null };
-  heads: Record<'permission_denials' | 'security_events', { id: number; timestamp: number } | undefined>;
-  checkpoints: Record<'permission_denials' | 'security_events', { size: number; created_at: number } | undefined>;
-  walBytes: number | null;
-}
-
 const CHAINS = ['permission_denials', 'security_events'] as const;
 
-async function stateFacts(app: App): Promise<StateFacts> {
+/** What the state gauges read, from either database: pending approvals, and each audit chain's head and checkpoint. */
+async function stateFacts(app: App) {
   const db = app.database;
-  const head = (chain: (typeof CHAINS)[number]) => db.one<{ id: number; timestamp: number }>(sql`SELECT id, timestamp FROM ${sql.identifier(chain)} ORDER BY id DESC LIMIT 1`);
-  const checkpoint = (chain: (typeof CHAINS)[number]) =>
-    db.one<{ size: number; created_at: number }>(sql`SELECT size, created_at FROM audit_checkpoints WHERE chain = ${chain} ORDER BY size DESC LIMIT 1`);
-  const [pending, dh, eh, dc, ec] = await Promise.all([
-    db.one<StateFacts['pending']>(sql`SELECT count(*) AS n, min(requested_at) AS oldest FROM approvals WHERE status = 'pending'`),
-    head('permission_denials'),
-    head('security_events'),
-    checkpoint('permission_denials'),
-    checkpoint('security_events'),
+  const chainFacts = async (chain: (typeof CHAINS)[number]) => {
+    const [head, cp] = await Promise.all([
+      db.one<{ id: number; timestamp: number }>(sql`SELECT id, timestamp FROM ${sql.identifier(chain)} ORDER BY id DESC LIMIT 1`),
+      db.one<{ size: number; created_at: number }>(sql`SELECT size, created_at FROM audit_checkpoints WHERE chain = ${chain} ORDER BY size DESC LIMIT 1`),
+    ]);
+    return { chain, head, cp };
+  };
+  const [pending, chains] = await Promise.all([
+    db.one<{ n: number; oldest: number | null }>(sql`SELECT count(*) AS n, min(requested_at) AS oldest FROM approvals WHERE status = 'pending'`),
+    Promise.all(CHAINS.map(chainFacts)),
   ]);
-  return { pending: pending!, heads: { permission_denials: dh, security_events: eh }, checkpoints: { permission_denials: dc, security_events: ec }, walBytes: app.walBytes() };
+  return { pending: pending!, chains, walBytes: app.walBytes() };
 }
 
 /** The state of the installation, read from the database at scrape time (not counted per process). */
@@ -273,7 +262,7 @@ export async function stateRegistry(app: App, now = Date.now() / 1000): Promise<
   const refused = gauge('swarm_config_files_refused', 'Configuration files whose newest version is refused (the last good version is in force).');
   refused.set(app.configStatus().filter((s) => s.error !== null).length);
   const up = gauge('swarm_database_up', '1 when the database answered the state queries of this scrape, 0 when it did not (an outage).');
-  let facts: StateFacts;
+  let facts: Awaited<ReturnType<typeof stateFacts>>;
   try {
     facts = await stateFacts(app);
   } catch (error) {
@@ -291,9 +280,7 @@ export async function stateRegistry(app: App, now = Date.now() / 1000): Promise<
   const headAge = gauge('swarm_audit_chain_head_age_seconds', 'Age of the newest row of each audit chain.', ['chain']);
   const checkpointAge = gauge('swarm_audit_checkpoint_age_seconds', 'Age of the newest signed checkpoint of each audit chain (-1 when there is none).', ['chain']);
   const behind = gauge('swarm_audit_rows_unsigned', 'Rows of each audit chain written after its newest signed checkpoint.', ['chain']);
-  for (const chain of CHAINS) {
-    const head = facts.heads[chain];
-    const cp = facts.checkpoints[chain];
+  for (const { chain, head, cp } of facts.chains) {
     headAge.set({ chain }, head ? Math.max(0, now - head.timestamp) : 0);
     checkpointAge.set({ chain }, cp ? Math.max(0, now - cp.created_at) : -1);
     behind.set({ chain }, Math.max(0, (head?.id ?? 0) - (cp?.size ?? 0)));

@@ -98,27 +98,21 @@ export const gatesFileSchema = z.strictObject({
   gates: z.array(gateEntrySchema).nullable().default([]),
 });
 
-type GateEntry = z.output<typeof gateEntrySchema>;
-
-function specOfEntry(g: GateEntry, origin: string): GateSpec {
-  return {
-    id: g.id,
-    tools: g.tools,
-    when: g.when,
-    approvers: { roles: g.approvers.roles, count: g.approvers.count },
-    expiresInSeconds: g.expires_in,
-    risk: g.risk,
-    description: g.description,
-    origin,
-  };
-}
-
 /** The gates a file declares, each with its origin `file:line:column` (not merged with anything). */
 export function parseGateSpecs(text: string, file = 'gates.yaml'): GateSpec[] {
   const { data, at } = parseYamlConfigLocated(text, file, gatesFileSchema);
   return (data.gates ?? []).map((g, i) => {
     const pos = at(['gates', i]);
-    return specOfEntry(g, `${file}:${pos.line}:${pos.column}`);
+    return {
+      id: g.id,
+      tools: g.tools,
+      when: g.when,
+      approvers: { roles: g.approvers.roles, count: g.approvers.count },
+      expiresInSeconds: g.expires_in,
+      risk: g.risk,
+      description: g.description,
+      origin: `${file}:${pos.line}:${pos.column}`,
+    };
   });
 }
 

@@ -14,14 +14,15 @@ const patterns = z.union([pattern, z.array(pattern).min(1, 'must list at least o
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const argumentValue = z.union([scalar, z.array(scalar).min(1)]);
 
-const decision = z.preprocess(
+/** ALLOW, DENY or ASK, in any letter case (policy rules, and the expectations of policy tests). */
+export const decisionSchema = z.preprocess(
   (v) => (typeof v === 'string' ? v.toUpperCase() : v),
   z.enum(DECISIONS, { error: 'decision must be ALLOW, DENY or ASK' }),
 );
 
 export const policyRuleSchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'id must be letters, digits, "_", "." or "-"'),
-  decision,
+  decision: decisionSchema,
   priority: z.number().int().min(0).max(1_000_000).default(PRIORITY.policyDefault),
   reason: z.string().optional(),
   description: z.string().optional(),

@@ -26,11 +26,7 @@ export interface DecisionEvent {
 }
 
 /** What the caller of a decision knows beyond its input: where it came from, and whether nobody asked for it. */
-export interface DecisionMeta {
-  ip?: string;
-  /** see DecisionEvent.background */
-  background?: boolean;
-}
+export type DecisionMeta = Pick<DecisionEvent, 'ip' | 'background'>;
 
 export type ApprovalEventType =
   | 'approval.requested'

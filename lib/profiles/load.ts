@@ -5,7 +5,8 @@
  * takes the strictest of each setting; two profiles that lock one flag to different values cannot be combined.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
+import { displayPath } from '@/lib/config/watched-file';
 import { z } from 'zod';
 import { AppError } from '@/lib/errors';
 import { GATE_RISKS, type GateRisk, type GateSet, type GateSpec, mergeGates, parseGates, parseGateSpecs } from '@/lib/permissions/gates';
@@ -37,7 +38,7 @@ export interface ActiveProfiles {
    * the lock of a user name after failed sign-ins: the fewest failures and the longest lock of the profiles that ask
    * for one (each may come from another profile), and which profiles ask
    */
-  readonly lockout?: SignInLockout;
+  readonly lockout?: { afterFailures: number; lockSeconds: number; profiles: readonly string[] };
   /** the gates the profiles declare (origin `profile <name>: <file>:<line>:<col>`) */
   readonly gates: readonly GateSpec[];
   /** their policy rules, ids prefixed with the profile's name */
@@ -45,12 +46,6 @@ export interface ActiveProfiles {
   readonly rulePositions: readonly string[];
   /** the texts, for the policy revision and explain */
   readonly sources: readonly ProfileSource[];
-}
-
-export interface SignInLockout {
-  afterFailures: number;
-  lockSeconds: number;
-  profiles: readonly string[];
 }
 
 export const NO_PROFILES: ActiveProfiles = combineProfiles([], 'none');
@@ -85,11 +80,6 @@ export function selectedProfileNames(env: Readonly<Record<string, string | undef
   return { names, selectedBy: names.length > 0 ? 'swarm.yaml' : 'none' };
 }
 
-export function displayPath(path: string): string {
-  const rel = relative(process.cwd(), path);
-  return rel.startsWith('..') || rel === '' ? path : rel;
-}
-
 /** Read the selected profiles from disk. Throws AppError('BAD_REQUEST') naming the known profiles for an unknown one. */
 export function readProfiles(names: readonly string[], profilesDir: string): ProfileSource[] {
   const known = knownProfiles(profilesDir);
@@ -114,6 +104,9 @@ export function readProfiles(names: readonly string[], profilesDir: string): Pro
 export function combineProfiles(sources: readonly ProfileSource[], selectedBy: ActiveProfiles['selectedBy']): ActiveProfiles {
   const profiles = sources.map((s) => parseProfile(s.name, s.folder, s.texts));
   const locks = new Map<string, { value: boolean; profiles: string[] }>();
+  let retention: ActiveProfiles['retention'];
+  let twoPerson: { fromRisk: GateRisk; profiles: string[] } | undefined;
+  let lockout: { afterFailures: number; lockSeconds: number; profiles: string[] } | undefined;
   for (const p of profiles) {
     for (const [flag, value] of p.locks) {
       const prev = locks.get(flag);
@@ -126,25 +119,16 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
       if (prev) prev.profiles.push(p.name);
       else locks.set(flag, { value, profiles: [p.name] });
     }
-  }
-  let retention: ActiveProfiles['retention'];
-  for (const p of profiles) {
     if (p.retention && (!retention || p.retention.minDays > retention.minDays)) retention = { minDays: p.retention.minDays, profile: p.name, basis: p.retention.basis };
-  }
-  let twoPerson: { fromRisk: GateRisk; profiles: string[] } | undefined;
-  for (const p of profiles) {
-    if (!p.approvals) continue;
-    const r = p.approvals.twoPersonFromRisk;
-    if (!twoPerson || GATE_RISKS.indexOf(r) < GATE_RISKS.indexOf(twoPerson.fromRisk)) twoPerson = { fromRisk: r, profiles: [p.name] };
-    else if (r === twoPerson.fromRisk) twoPerson.profiles.push(p.name);
-  }
-  let lockout: { afterFailures: number; lockSeconds: number; profiles: string[] } | undefined;
-  for (const p of profiles) {
-    if (!p.signIn) continue;
-    lockout ??= { afterFailures: p.signIn.lockAfterFailures, lockSeconds: p.signIn.lockMinutes * 60, profiles: [] };
-    lockout.afterFailures = Math.min(lockout.afterFailures, p.signIn.lockAfterFailures);
-    lockout.lockSeconds = Math.max(lockout.lockSeconds, p.signIn.lockMinutes * 60);
-    lockout.profiles.push(p.name);
+    const r = p.approvals?.twoPersonFromRisk;
+    if (r && (!twoPerson || GATE_RISKS.indexOf(r) < GATE_RISKS.indexOf(twoPerson.fromRisk))) twoPerson = { fromRisk: r, profiles: [p.name] };
+    else if (r && twoPerson?.fromRisk === r) twoPerson.profiles.push(p.name);
+    if (p.signIn) {
+      lockout ??= { afterFailures: p.signIn.lockAfterFailures, lockSeconds: p.signIn.lockMinutes * 60, profiles: [] };
+      lockout.afterFailures = Math.min(lockout.afterFailures, p.signIn.lockAfterFailures);
+      lockout.lockSeconds = Math.max(lockout.lockSeconds, p.signIn.lockMinutes * 60);
+      lockout.profiles.push(p.name);
+    }
   }
   const gates: GateSpec[] = [];
   for (const s of sources) {

@@ -104,38 +104,9 @@ export const profileFileSchema = z.strictObject({
   controls: z.array(controlSchema).default([]),
 });
 
-export interface ControlMapping {
-  id: string;
-  framework: string;
-  title: string;
-  servedBy: readonly { kind: ServedByKind; ref: string }[];
-  evidence: readonly EvidenceKind[];
-  how: string;
-  /** profile.yaml:line:column */
-  position: string;
-}
-
-export interface LoadedProfile {
-  name: string;
-  title: string;
-  description: string;
-  frameworks: readonly string[];
-  /** the folder as shown to people: relative to the working directory, never an absolute server path */
-  folder: string;
-  locks: ReadonlyMap<string, boolean>;
-  retention?: { minDays: number; basis: string };
-  masking?: { keys: readonly string[]; basis: string };
-  approvals?: { twoPersonFromRisk: GateRisk; basis: string };
-  /** the lock of a user name after failed sign-ins (lib/auth/login.ts) */
-  signIn?: { lockAfterFailures: number; lockMinutes: number; basis: string };
-  /** its policy rules, ids already prefixed `<name>/` (attributed `policy:<name>/<id>`) */
-  rules: readonly PolicyRuleInput[];
-  /** file:line:column of each rule */
-  rulePositions: readonly string[];
-  controls: readonly ControlMapping[];
-  /** the files it was read from, for the revision and the report (display paths) */
-  files: Readonly<Record<string, string>>;
-}
+/** A profile as read (parseProfile): its settings under the product's names, its rules and its control mapping. */
+export type LoadedProfile = ReturnType<typeof parseProfile>;
+export type ControlMapping = LoadedProfile['controls'][number];
 
 export interface ProfileTexts {
   profile: string;
@@ -148,7 +119,7 @@ export interface ProfileTexts {
  * Parse a profile's profile.yaml and policy.yaml (its gates and tests are parsed where gates and tests are, with the
  * rest of the configuration). Throws ConfigFileError naming the file, line and column.
  */
-export function parseProfile(name: string, folder: string, texts: ProfileTexts): LoadedProfile {
+export function parseProfile(name: string, folder: string, texts: ProfileTexts) {
   const profileFile = `${folder}/profile.yaml`;
   const { data, at } = parseYamlConfigLocated(texts.profile, profileFile, profileFileSchema);
   const issues: ConfigIssue[] = [];
@@ -194,18 +165,23 @@ export function parseProfile(name: string, folder: string, texts: ProfileTexts):
     title: data.title,
     description: data.description,
     frameworks: data.frameworks,
+    /** the folder as shown to people: relative to the working directory, never an absolute server path */
     folder,
     locks: new Map(Object.entries(data.locks)),
     retention: data.retention && { minDays: data.retention.min_days, basis: data.retention.basis },
     masking: data.masking && { keys: data.masking.keys, basis: data.masking.basis },
     approvals: data.approvals && { twoPersonFromRisk: data.approvals.two_person_from_risk, basis: data.approvals.basis },
+    /** the lock of a user name after failed sign-ins (lib/auth/login.ts) */
     signIn: data.sign_in && { lockAfterFailures: data.sign_in.lock_after_failures, lockMinutes: data.sign_in.lock_minutes, basis: data.sign_in.basis },
+    /** its policy rules, ids already prefixed `<name>/` (attributed `policy:<name>/<id>`) */
     rules,
+    /** file:line:column of each rule */
     rulePositions,
     controls: data.controls.map((c, i) => {
       const p = at(['controls', i]);
       return { id: c.id, framework: c.framework, title: c.title, servedBy: c.served_by, evidence: c.evidence, how: c.how, position: `${profileFile}:${p.line}:${p.column}` };
     }),
+    /** the files it was read from, for the revision and the report (display paths) */
     files: {
       profile: texts.profile,
       ...(texts.policy === undefined ? {} : { policy: texts.policy }),

@@ -173,11 +173,9 @@ export function denialExportFileName(filter: DenialMatch, format: ExportFormat, 
   const parts = ['permission_denials'];
   if (filter.from !== undefined || filter.to !== undefined) parts.push(`${filter.from !== undefined ? fileTime(filter.from) : 'start'}-${filter.to !== undefined ? fileTime(filter.to) : 'now'}`);
   if (filter.since !== undefined) parts.push(`last-${spanText(filter.since)}`);
-  if (filter.agent) parts.push(`agent-${safe(filter.agent)}`);
-  if (filter.tool) parts.push(`tool-${safe(filter.tool)}`);
-  if (filter.ruleSource) parts.push(`rule-${safe(filter.ruleSource)}`);
-  if (filter.role) parts.push(`role-${safe(filter.role)}`);
-  if (filter.q) parts.push(`text-${safe(filter.q)}`);
+  for (const [label, value] of [['agent', filter.agent], ['tool', filter.tool], ['rule', filter.ruleSource], ['role', filter.role], ['text', filter.q]]) {
+    if (value) parts.push(`${label}-${safe(value)}`);
+  }
   parts.push(`exported-${fileTime(now)}`);
   return `${parts.filter((p) => p !== '' && !p.endsWith('-')).join('_')}.${EXPORT_TYPES[format].extension}`;
 }

@@ -152,14 +152,7 @@ export interface FacetValue {
   family?: boolean;
 }
 
-export interface Facet {
-  field: FacetField;
-  prefix: string;
-  /** matching values in the window, most denials first */
-  values: FacetValue[];
-  /** how many values matched before the limit */
-  total: number;
-}
+export type Facet = ReturnType<typeof facetOf>;
 
 export interface FacetOptions {
   prefix?: string;
@@ -175,7 +168,7 @@ export function facetFilter(field: FacetField, filter: DenialMatch): DenialMatch
 }
 
 /** A facet from the full summary (every value, `top` unlimited) of its facetFilter. */
-export function facetOf(field: FacetField, s: DenialSummary, options: Pick<FacetOptions, 'prefix' | 'limit'> = {}): Facet {
+export function facetOf(field: FacetField, s: DenialSummary, options: Pick<FacetOptions, 'prefix' | 'limit'> = {}) {
   const prefix = options.prefix ?? '';
   const p = lower(prefix);
   let values: FacetValue[];
@@ -190,5 +183,6 @@ export function facetOf(field: FacetField, s: DenialSummary, options: Pick<Facet
   const matching = values
     .filter((v) => lower(v.value).startsWith(p))
     .sort((a, b) => b.count - a.count || Number(b.family ?? false) - Number(a.family ?? false) || a.value.localeCompare(b.value));
+  // the matching values in the window, most denials first; `total`: how many matched before the limit
   return { field, prefix, values: matching.slice(0, options.limit ?? 20), total: matching.length };
 }

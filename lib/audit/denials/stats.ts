@@ -35,12 +35,13 @@ const C = {
 } as const satisfies AttributeColumns & Record<string, SQL>;
 
 /**
- * Attribute filters on the audit table that SQLite will not use an index for (db.unindexed): the part's time or id
- * range must drive the scan. Without it the planner prefers, say, the agent index for `agent = x` and then visits every
- * row of that agent, hundreds of thousands, to keep the few in a partial day.
+ * The attribute filters of a part read from the audit table. `unindexed`: filters SQLite will not use an index for
+ * (db.unindexed), so the part's time or id range must drive the scan. Without it the planner prefers, say, the agent
+ * index for `agent = x` and then visits every row of that agent, hundreds of thousands, to keep the few in a partial
+ * day. Indexed: the only bound of a query without a window.
  */
-function unindexedAttributes(db: SqlDatabase, f: DenialMatch): SQL[] {
-  const c = attributeConditions(db, f, D, true);
+function auditConditions(db: SqlDatabase, f: DenialMatch, unindexed: boolean): SQL[] {
+  const c = attributeConditions(db, f, D, unindexed);
   // The newest row of the view (untilId) bounds every part read from the audit table. The daily counts cannot say
   // which ids they hold; they are read only for whole days before the window's end, and the explorer sends untilId
   // with a `to` pinned when the view loaded, so the rows recorded after it are never in those days.
@@ -63,12 +64,12 @@ interface ReadPlan {
  */
 function* planRead(tx: TxRunner, db: SqlDatabase, f: DenialMatch, useRollup: boolean): TxSteps<ReadPlan> {
   const t = D;
-  const attrs = unindexedAttributes(db, f);
+  const attrs = auditConditions(db, f, true);
   const window: SQL[] = [];
   if (f.from !== undefined) window.push(sql`${t.timestamp} >= ${f.from}`);
   if (f.to !== undefined) window.push(sql`${t.timestamp} <= ${f.to}`);
   // Only with a window can the attribute filters give up their indexes: without one they are the only bound.
-  const wholeTable = (): ReadPlan => ({ base: [and(...window, ...(window.length ? attrs : attributeIndexed(db, f)))] });
+  const wholeTable = (): ReadPlan => ({ base: [and(...window, ...(window.length ? attrs : auditConditions(db, f, false)))] });
   // An id bound without an end of the window: today's counts may hold newer rows, so the audit table alone answers.
   if (!useRollup || hasText(f.q) || (f.untilId !== undefined && f.to === undefined)) return wholeTable();
   const firstDay = f.from === undefined ? undefined : Math.ceil(f.from / DAY);
@@ -92,27 +93,13 @@ function* planRead(tx: TxRunner, db: SqlDatabase, f: DenialMatch, useRollup: boo
   return { rollup: and(...days, ...attributeConditions(db, f, C)) ?? sql`1 = 1`, base };
 }
 
-/** The attribute filters with their indexes: the only bound of a query without a window. */
-function attributeIndexed(db: SqlDatabase, f: DenialMatch): SQL[] {
-  const c = attributeConditions(db, f);
-  if (f.untilId !== undefined) c.push(sql`${D.id} <= ${f.untilId}`);
-  if (hasText(f.q)) c.push(textCondition(db, f.q));
-  return c;
-}
-
 export interface Ranked<T> {
   value: T;
   count: number;
 }
 
-export interface DenialSummary {
-  total: number;
-  topAgents: Ranked<string | null>[];
-  topRuleSources: Ranked<string>[];
-  topTools: Ranked<string>[];
-  /** every rule-source family present, largest first */
-  families: Ranked<string>[];
-}
+/** The total and the top agents, rule sources and tools of a filter (SummaryFold.summary). */
+export type DenialSummary = ReturnType<SummaryFold['summary']>;
 
 /** The `n` largest counts, largest first (ties by value). */
 export function topOf<T>(counts: Map<T, number>, n: number): Ranked<T>[] {
@@ -194,12 +181,13 @@ export class SummaryFold {
     add(this.families, ruleSourceFamily(r.rule), n);
   }
 
-  summary(top: number): DenialSummary {
+  summary(top: number) {
     return {
       total: this.total,
       topAgents: topOf(this.agents, top),
       topRuleSources: topOf(this.rules, top),
       topTools: topOf(this.tools, top),
+      /** every rule-source family present, largest first */
       families: topOf(this.families, Number.POSITIVE_INFINITY),
     };
   }
@@ -246,14 +234,8 @@ export interface HistogramBucket {
   counts: Record<string, number>;
 }
 
-export interface DenialHistogram {
-  from: number;
-  to: number;
-  bucketSeconds: number;
-  /** the families present, largest first */
-  families: string[];
-  buckets: HistogramBucket[];
-}
+/** Denials over time, stacked by rule-source family (HistogramTally.result). */
+export type DenialHistogram = ReturnType<HistogramTally['result']>;
 
 /** The start of the oldest day with a denial of these attributes (the text filter aside), or undefined. */
 function* oldestDay(tx: TxRunner, db: SqlDatabase, f: DenialMatch, useRollup: boolean): TxSteps<number | undefined> {
@@ -266,12 +248,12 @@ function* oldestDay(tx: TxRunner, db: SqlDatabase, f: DenialMatch, useRollup: bo
       sql`SELECT min(${C.day}) AS day FROM permission_denial_daily_counts${whereClause(and(...attributeConditions(db, f, C)))}`,
     ))?.day;
     const uncounted = (yield* tx.one<{ day: number | null }>(
-      sql`SELECT min(${day}) AS day FROM permission_denials WHERE ${and(sql`${t.id} > ${highWater}`, ...unindexedAttributes(db, attributes))}`,
+      sql`SELECT min(${day}) AS day FROM permission_denials WHERE ${and(sql`${t.id} > ${highWater}`, ...auditConditions(db, attributes, true))}`,
     ))?.day;
     const days = [counted, uncounted].filter((x): x is number => typeof x === 'number');
     return days.length ? Math.min(...days) : undefined;
   }
-  const r = yield* tx.one<{ day: number | null }>(sql`SELECT min(${day}) AS day FROM permission_denials${whereClause(and(...attributeIndexed(db, attributes)))}`);
+  const r = yield* tx.one<{ day: number | null }>(sql`SELECT min(${day}) AS day FROM permission_denials${whereClause(and(...auditConditions(db, attributes, false)))}`);
   return typeof r?.day === 'number' ? r.day : undefined;
 }
 
@@ -333,7 +315,8 @@ export class HistogramTally {
     add(this.familyTotals, family, n);
   }
 
-  result(): DenialHistogram {
+  result() {
+    // the families present, largest first
     const families = topOf(this.familyTotals, Number.POSITIVE_INFINITY).map((x) => x.value);
     return { from: this.from, to: this.to, bucketSeconds: this.width, families, buckets: this.buckets };
   }

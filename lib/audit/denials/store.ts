@@ -9,7 +9,8 @@
  */
 import { and, sql, type SQL } from 'drizzle-orm';
 import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
-import type { DenialRow } from '@/db/schema';
+import { columnsAs } from '@/db/columns';
+import { permissionDenials, type DenialRow } from '@/db/schema';
 import { afterPosition, denialWhere, pageOf, pageOrder, pagePosition, resolveWindow, type DenialFilter, type DenialMatch } from './filter';
 import { facetFilter, facetOf, resolveFilter, type Facet, type FacetField, type FacetOptions } from './facets';
 import { catchUpIfBehind } from './rollup';
@@ -61,12 +62,7 @@ export interface DenialStore {
 }
 
 /** A row of permission_denials under the names of db/schema.ts (DenialRow). */
-const ROW = sql.raw(
-  `id, tool_call_id AS "toolCallId", tool_name AS "toolName", agent_name AS "agentName", arguments_json AS "argumentsJson",
-   rule_source AS "ruleSource", reason, user_role AS "userRole", http_method AS "httpMethod", http_path AS "httpPath", "timestamp",
-   principal, trace_json AS "traceJson", decision_id AS "decisionId", policy_revision AS "policyRevision",
-   masked_paths AS "maskedPaths", prev_hash AS "prevHash", row_hash AS "rowHash"`,
-);
+const ROW = sql.raw(columnsAs(permissionDenials));
 
 /** The one DenialStore, over the dialect port. */
 export class SqlDenialStore implements DenialStore {
