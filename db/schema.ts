@@ -284,6 +284,7 @@ export type AuditCheckpointRow = typeof auditCheckpoints.$inferSelect;
 export type AuditArchiveRow = typeof auditArchives.$inferSelect;
 export type UserRow = typeof users.$inferSelect;
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
+export type FlagOverrideRow = typeof flagOverrides.$inferSelect;
 export type FlagChangeRow = typeof flagChanges.$inferSelect;
 
 /**
