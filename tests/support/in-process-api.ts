@@ -32,7 +32,9 @@ export function useTempServerEnv(
     SWARM_ADMIN_PASSWORD: 'admin-password-1',
     ...options.env,
   });
-  return { dir, adminToken, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  // The application's WAL checkpointer thread stops after close() returns and may still leave its -wal/-shm files for a
+  // moment: the removal tries again on ENOTEMPTY (a temp folder's cleanup, never an assertion).
+  return { dir, adminToken, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }) };
 }
 
 /** Call a route handler as Next.js would: a Request, and the params as a promise. */
