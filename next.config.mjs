@@ -7,7 +7,9 @@ const nextConfig = {
   poweredByHeader: false,
   reactStrictMode: true,
   // forbidden(): a console page refused to a role answers HTTP 403 (lib/http/page-auth.ts, app/(console)/forbidden.tsx).
-  experimental: { authInterrupts: true },
+  // The build's type check runs TypeScript's own command line (TypeScript 7, native): 4 s instead of 14 s through the
+  // API, and a type error still fails the build.
+  experimental: { authInterrupts: true, useTypeScriptCli: true },
   // Next.js does not route folders whose name starts with a dot: the AuthZEN metadata lives under /api.
   async rewrites() {
     return [{ source: '/.well-known/authzen-configuration', destination: '/api/authzen/configuration' }];
