@@ -3,7 +3,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
-const db = new Database(workerData.path);
+// Never create a database: a worker that starts after its file was removed (a test's temp folder) ends instead.
+const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma('busy_timeout = 5000');
 const checkpoint = (mode) => {
   try {

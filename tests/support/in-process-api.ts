@@ -32,9 +32,10 @@ export function useTempServerEnv(
     SWARM_ADMIN_PASSWORD: 'admin-password-1',
     ...options.env,
   });
-  // The application's WAL checkpointer thread stops after close() returns and may still leave its -wal/-shm files for a
-  // moment: the removal tries again on ENOTEMPTY (a temp folder's cleanup, never an assertion).
-  return { dir, adminToken, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }) };
+  // The application's WAL checkpointer thread stops after close() returns (on a busy machine it may only be starting)
+  // and may still leave its -wal/-shm files for a moment: the removal tries again on ENOTEMPTY for about five seconds
+  // (a temp folder's cleanup, never an assertion).
+  return { dir, adminToken, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 25 }) };
 }
 
 /** Call a route handler as Next.js would: a Request, and the params as a promise. */
