@@ -56,6 +56,18 @@ export interface ApprovalState {
 /** Effective flag values, filled in by the engine. */
 export type FlagValues = ReadonlyMap<string, boolean>;
 
+/**
+ * What an MCP server says about one of its tools (the specification's ToolAnnotations). Hints, not guarantees: the
+ * gateway passes what the upstream declared, and the policy reads them with the specification's defaults
+ * (effectiveAnnotations in lib/permissions/annotations.ts). Absent on a call that did not come through the MCP gateway.
+ */
+export interface ToolAnnotations {
+  readonly readOnlyHint?: boolean;
+  readonly destructiveHint?: boolean;
+  readonly idempotentHint?: boolean;
+  readonly openWorldHint?: boolean;
+}
+
 export interface ToolContext {
   kind: 'tool';
   principal: Principal;
@@ -65,6 +77,8 @@ export interface ToolContext {
   toolCallId?: string;
   /** optional role the caller demands for this tool (RBAC applies when set) */
   requiredRole?: Role;
+  /** the tool's MCP annotations, as its server declared them (calls through the MCP gateway only) */
+  annotations?: ToolAnnotations;
   /** the time conditions see as `now`, in ms since the epoch (policy tests and `explain` pin it); default: the clock */
   now?: number;
 }
