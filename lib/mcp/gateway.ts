@@ -294,13 +294,14 @@ export class McpGateway {
   }
 }
 
-/** A tool's annotations as the engine reads them: what the upstream declared, or nothing (the specification's defaults apply). */
-function annotationsOf(tool: Tool): ToolAnnotations {
-  const a = tool.annotations ?? {};
+/** A tool's annotations as the engine reads them: the hints the upstream declared (the specification's defaults apply to the rest). */
+export function declaredAnnotations(a: Tool['annotations']): ToolAnnotations {
   const out: { -readonly [K in keyof ToolAnnotations]: boolean } = {};
-  for (const k of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) if (typeof a[k] === 'boolean') out[k] = a[k];
+  for (const k of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) if (typeof a?.[k] === 'boolean') out[k] = a[k];
   return out;
 }
+
+const annotationsOf = (tool: Tool): ToolAnnotations => declaredAnnotations(tool.annotations);
 
 function signature(tools: readonly Tool[]): string {
   return JSON.stringify(tools.map((t) => [t.name, t.description ?? '']));
