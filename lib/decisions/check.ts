@@ -12,12 +12,13 @@ export interface CheckRequest {
   arguments: Record<string, unknown>;
   tool_call_id?: string;
   annotations?: ToolAnnotations;
+  client?: string;
   dry_run: boolean;
 }
 
 /** The engine's input for a tool call checked by `principal`. */
 export function toolInput(principal: Principal, c: Omit<CheckRequest, 'dry_run'>): ToolContext {
-  return { kind: 'tool', principal, agent: c.agent, tool: c.tool, arguments: c.arguments, toolCallId: c.tool_call_id, ...(c.annotations ? { annotations: c.annotations } : {}) };
+  return { kind: 'tool', principal, agent: c.agent, tool: c.tool, arguments: c.arguments, toolCallId: c.tool_call_id, ...(c.annotations ? { annotations: c.annotations } : {}), ...(c.client ? { client: c.client } : {}) };
 }
 
 /** One check as the API answers it. */

@@ -134,6 +134,8 @@ const callFields = {
   annotations: z
     .strictObject({ readOnlyHint: z.boolean().optional(), destructiveHint: z.boolean().optional(), idempotentHint: z.boolean().optional(), openWorldHint: z.boolean().optional() })
     .optional(),
+  /** the MCP client that made the call, as it named itself (the gateway sends it; shown on an approval request) */
+  client: z.string().trim().min(1).max(200).optional(),
 };
 
 export const checkBodySchema = z.strictObject({

@@ -18,6 +18,8 @@ export interface ToolQuestion {
   tool: string;
   arguments: Record<string, unknown>;
   annotations?: ToolAnnotations;
+  /** the MCP client that made the call, as it named itself at initialize */
+  client?: string;
 }
 
 export interface FinishedCall extends ToolQuestion {
@@ -55,7 +57,15 @@ export class InProcessDecider implements GatewayDecider {
   }
 
   private input(q: ToolQuestion) {
-    return { kind: 'tool' as const, principal: this.principal, agent: this.agent, tool: q.tool, arguments: q.arguments, ...(q.annotations ? { annotations: q.annotations } : {}) };
+    return {
+      kind: 'tool' as const,
+      principal: this.principal,
+      agent: this.agent,
+      tool: q.tool,
+      arguments: q.arguments,
+      ...(q.annotations ? { annotations: q.annotations } : {}),
+      ...(q.client ? { client: q.client } : {}),
+    };
   }
 
   async decide(q: ToolQuestion): Promise<Answer> {
@@ -122,7 +132,7 @@ export class RestDecider implements GatewayDecider {
   }
 
   private body(q: ToolQuestion) {
-    return { agent: this.agent, tool: q.tool, arguments: q.arguments, ...(q.annotations ? { annotations: q.annotations } : {}) };
+    return { agent: this.agent, tool: q.tool, arguments: q.arguments, ...(q.annotations ? { annotations: q.annotations } : {}), ...(q.client ? { client: q.client } : {}) };
   }
 
   decide(q: ToolQuestion): Promise<Answer> {

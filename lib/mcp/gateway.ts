@@ -144,7 +144,7 @@ export class McpGateway {
       shown = signature(tools);
       return { tools };
     });
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(decider, request.params.name, request.params.arguments ?? {}, extra));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(decider, request.params.name, request.params.arguments ?? {}, extra, clientName(server)));
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await this.visibleResources(decider) }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
       const upstream = this.pool.all().find((u) => u.resources.some((r) => r.uri === request.params.uri));
@@ -201,14 +201,14 @@ export class McpGateway {
   }
 
   /** tools/call: decide, then forward, refuse or hold. */
-  async callTool(decider: GatewayDecider, name: string, args: Record<string, unknown>, extra: Extra): Promise<CallToolResult> {
+  async callTool(decider: GatewayDecider, name: string, args: Record<string, unknown>, extra: Extra, client?: string): Promise<CallToolResult> {
     const listed = this.catalog().get(name);
     if (!listed) {
       const { upstream } = this.split(name);
       if (upstream) return errorResult(`The MCP server "${upstream.config.id}" is not connected (${upstream.status().state}); this call was not decided or run. Try again shortly.`);
       throw new McpError(ErrorCode.InvalidParams, `There is no tool "${name}".`);
     }
-    const question: ToolQuestion = { tool: name, arguments: args, annotations: annotationsOf(listed.tool) };
+    const question: ToolQuestion = { tool: name, arguments: args, annotations: annotationsOf(listed.tool), ...(client ? { client } : {}) };
     let answer: Answer;
     try {
       answer = await decider.decide(question);
@@ -302,6 +302,13 @@ export function declaredAnnotations(a: Tool['annotations']): ToolAnnotations {
 }
 
 const annotationsOf = (tool: Tool): ToolAnnotations => declaredAnnotations(tool.annotations);
+
+/** The client of a session as it named itself at initialize (`Claude Desktop 1.2`), if it did. */
+function clientName(server: Server): string | undefined {
+  const info = server.getClientVersion();
+  if (!info?.name) return undefined;
+  return `${info.title ?? info.name}${info.version ? ` ${info.version}` : ''}`.slice(0, 200);
+}
 
 function signature(tools: readonly Tool[]): string {
   return JSON.stringify(tools.map((t) => [t.name, t.description ?? '']));
