@@ -43,21 +43,23 @@ writeFileSync(
   - id: everything
     command: ${JSON.stringify(process.execPath)}
     args: [${JSON.stringify(EVERYTHING)}, stdio]
+  - id: slow
+    command: ${JSON.stringify(process.execPath)}
+    args: [${JSON.stringify(EVERYTHING)}, stdio]
+    call_timeout: 1s
 approval_wait: 60s
 `,
 );
-writeFileSync(
-  join(config, 'agents.yaml'),
-  `agents:
+const AGENTS = `agents:
   desk:
     description: A desktop assistant with the shared folder and the reference server.
     tools: [files__read_text_file, files__list_directory, files__write_file, files__edit_file, files__list_allowed_directories,
             everything__echo, everything__get-sum, everything__get-env, everything__trigger-long-running-operation,
-            everything__get_prompt, everything__read_resource]
+            everything__get_prompt, everything__read_resource, slow__trigger-long-running-operation]
   clerk:
     tools: [everything__echo]
-`,
-);
+`;
+writeFileSync(join(config, 'agents.yaml'), AGENTS);
 writeFileSync(
   join(config, 'permission_policies.yaml'),
   `rules:
@@ -251,6 +253,42 @@ describe('swarm mcp serve, deciding in process', () => {
     const echo = (await client.callTool({ name: 'everything__echo', arguments: { message: 'back' } })) as CallToolResult;
     expect(text(echo)).toContain('back');
   }, 60_000);
+
+  it('a call the upstream does not answer within call_timeout fails with the reason, and does not hold the session', async () => {
+    const r = (await client.callTool({ name: 'slow__trigger-long-running-operation', arguments: { duration: 10, steps: 10 } })) as CallToolResult;
+    expect(r.isError).toBe(true);
+    expect(text(r)).toMatch(/The MCP server "slow" did not answer .*timed out/i);
+    expect(text((await client.callTool({ name: 'everything__echo', arguments: { message: 'still here' } })) as CallToolResult)).toContain('still here');
+  }, 30_000);
+
+  it('passes resources and prompts through, namespaced, each read decided like a tool call', async () => {
+    const { resources } = await client.listResources();
+    const doc = resources.find((r) => r.name === 'everything__architecture.md')!;
+    expect(doc.uri).toBe('demo://resource/static/document/architecture.md');
+    const read = await client.readResource({ uri: doc.uri });
+    expect(JSON.stringify(read.contents)).toContain('Architecture');
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((p) => p.name)).toContain('everything__simple-prompt');
+    const prompt = await client.getPrompt({ name: 'everything__simple-prompt' });
+    expect(prompt.messages.length).toBeGreaterThan(0);
+    await expect(client.getPrompt({ name: 'files__nothing' })).rejects.toThrow(/no prompt "files__nothing"/);
+  });
+
+  it('tells the client when the policy changes what it may use (notifications/tools/list_changed)', async () => {
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('everything__get-sum');
+    writeFileSync(join(config, 'agents.yaml'), AGENTS.replace('everything__get-sum, ', ''));
+    try {
+      await within(15_000, () => changes > 0);
+      expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('everything__get-sum');
+      const r = (await client.callTool({ name: 'everything__get-sum', arguments: { a: 1, b: 2 } })) as CallToolResult;
+      expect(text(r)).toMatch(/rule agent_allowlist/);
+    } finally {
+      writeFileSync(join(config, 'agents.yaml'), AGENTS);
+    }
+    await within(15_000, async () => (await client.listTools()).tools.some((t) => t.name === 'everything__get-sum'));
+  }, 40_000);
 });
 
 describe('swarm mcp serve, fuzzed JSON-RPC on stdin', () => {
@@ -345,6 +383,9 @@ describe('/mcp over Streamable HTTP', () => {
       const clerk = new Client({ name: 'clerk', version: '1' });
       await clerk.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${clerkToken}` } } }));
       expect((await clerk.listTools()).tools.map((t) => t.name)).toEqual(['everything__echo']);
+      // nothing to read for the clerk: no resource is listed, and a read is refused with the rule
+      expect((await clerk.listResources()).resources).toEqual([]);
+      await expect(clerk.readResource({ uri: 'demo://resource/static/document/architecture.md' })).rejects.toThrow(/Refused by Swarm Permissions.*agent_allowlist/);
       await clerk.close();
     } finally {
       await transport.terminateSession();
