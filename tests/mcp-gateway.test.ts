@@ -11,7 +11,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Server as HttpServer } from 'node:http';
+import { createServer, request as httpRequest, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -53,7 +53,7 @@ approval_wait: 60s
 const AGENTS = `agents:
   desk:
     description: A desktop assistant with the shared folder and the reference server.
-    tools: [files__read_text_file, files__list_directory, files__write_file, files__edit_file, files__list_allowed_directories,
+    tools: [files__read_text_file, files__list_directory, files__create_directory, files__write_file, files__edit_file, files__list_allowed_directories,
             everything__echo, everything__get-sum, everything__get-env, everything__trigger-long-running-operation,
             everything__get_prompt, everything__read_resource, slow__trigger-long-running-operation]
   clerk:
@@ -335,6 +335,37 @@ describe('swarm mcp serve, deciding over REST (SWARM_URL, SWARM_TOKEN)', () => {
       expect(text(echo)).toContain('over rest');
     } finally {
       await client.close();
+    }
+  }, 60_000);
+
+  it('fails closed: when the permission service cannot answer, the call is refused and never reaches the upstream', async () => {
+    // the service behind a switch: forwarded while up, 503 once down
+    let up = true;
+    const proxy = createServer((req, res) => {
+      if (!up) return void res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"message":"down for maintenance"}}');
+      const forward = httpRequest(`${base}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(forward);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    const { client } = await serve([], childEnv({ SWARM_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, SWARM_TOKEN: deskToken }));
+    try {
+      await listWhenReady(client);
+      up = false;
+      const target = join(root, 'made-while-down');
+      const r = (await client.callTool({ name: 'files__create_directory', arguments: { path: target } })) as CallToolResult;
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/could not decide this call \(the permission service answered 503: down for maintenance\); it is refused/);
+      expect(existsSync(target)).toBe(false);
+      up = true;
+      expect(((await client.callTool({ name: 'files__create_directory', arguments: { path: target } })) as CallToolResult).isError).toBeFalsy();
+      expect(existsSync(target)).toBe(true);
+    } finally {
+      await client.close();
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
     }
   }, 60_000);
 
