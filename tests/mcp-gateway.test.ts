@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTempServerEnv } from './support/in-process-api';
 import { REPO_ROOT, runSwarm } from '@/lib/test-support/cli';
@@ -403,6 +403,29 @@ describe('/mcp over Streamable HTTP', () => {
       expect(denied.isError).toBe(true);
       expect(text(denied)).toMatch(/rule policy:no-secret-files/);
       expect(text((await client.callTool({ name: 'everything__get-sum', arguments: { a: 2, b: 3 } })) as CallToolResult)).toContain('5');
+      // A client that supports tasks: the ASK is a task that works until the operator decides, even where on_ask says return.
+      const target = join(root, 'by-task.txt');
+      const seen: string[] = [];
+      let result: CallToolResult | undefined;
+      const stream = client.experimental.tasks.callToolStream({ name: 'files__write_file', arguments: { path: target, content: 'via a task\n' } }, CallToolResultSchema, { task: { ttl: 60_000 } });
+      for await (const m of stream) {
+        if (m.type === 'taskCreated') seen.push('created');
+        if (m.type === 'taskStatus') {
+          seen.push(`${m.task.status}: ${m.task.statusMessage ?? ''}`);
+          const id = /\((apr_[\w-]+)\)/.exec(m.task.statusMessage ?? '')?.[1];
+          if (id && !seen.includes('approved')) {
+            expect(existsSync(target)).toBe(false);
+            seen.push('approved');
+            expect((await approve(id)).code).toBe(0);
+          }
+        }
+        if (m.type === 'result') result = m.result as CallToolResult;
+        if (m.type === 'error') throw m.error;
+      }
+      expect(seen[0]).toBe('created');
+      expect(seen.some((x) => x.startsWith("working: Waiting for a person's approval"))).toBe(true);
+      expect(result?.isError).toBeFalsy();
+      expect(readFileSync(target, 'utf8')).toBe('via a task\n');
       // the clerk's token with the desk's session: no such session
       const stolen = await fetch(`${base}/mcp`, {
         method: 'POST',

@@ -19,6 +19,8 @@
  * shared (UpstreamPool).
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
+import type { RequestTaskStore } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -59,7 +61,21 @@ type Extra = {
   signal: AbortSignal;
   _meta?: { progressToken?: string | number };
   sendNotification: (n: ServerNotification) => Promise<void>;
+  taskStore?: RequestTaskStore;
 };
+
+/** How a held call is kept: the request's own wait (`approval_wait`), or a task's (until the operator decides). */
+interface Holding {
+  /** how long to wait for the decision (ms) */
+  waitMs: number;
+  /** hears that the call is held for an approval */
+  onHold?: (asked: Answer) => void;
+  /** false once nobody wants the answer any more (a cancelled task) */
+  wanted?: () => Promise<boolean>;
+}
+
+/** How long a task-augmented call may wait for a person when the client gives no TTL: a gate's default expiry. */
+const TASK_WAIT_MS = 24 * 60 * 60 * 1000;
 
 export class McpGateway {
   private readonly pollMs: number;
@@ -94,7 +110,13 @@ export class McpGateway {
       const v = tools[i];
       if (v === 'hidden' || v === undefined) return;
       const note = v === 'gated' ? 'Needs a person\'s approval before it runs (Swarm Permissions).' : undefined;
-      out.push({ ...t.tool, name: t.name, ...(t.tool.title ? { title: t.tool.title } : {}), description: note ? (t.tool.description ? `${note} ${t.tool.description}` : note) : t.tool.description });
+      out.push({
+        ...t.tool,
+        name: t.name,
+        description: note ? (t.tool.description ? `${note} ${t.tool.description}` : note) : t.tool.description,
+        // a call that waits for a person may be made a task (the client polls it instead of holding a request)
+        ...(v === 'gated' ? { execution: { ...t.tool.execution, taskSupport: t.tool.execution?.taskSupport === 'required' ? 'required' : 'optional' } } : {}),
+      });
     });
     return out;
   }
@@ -105,8 +127,16 @@ export class McpGateway {
    */
   session(decider: GatewayDecider): Server {
     this.pool.sync();
+    const tasks = new InMemoryTaskStore();
     const server = new Server(GATEWAY_INFO, {
-      capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { listChanged: true },
+        prompts: { listChanged: true },
+        // A client that supports tasks may make any call a task: an ASK is then a task that works until a person decides.
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      },
+      taskStore: tasks,
       instructions: 'The tools of several MCP servers, each call decided by Swarm Permissions. A refused call says why; a call that needs a person\'s approval says where to get it.',
     });
     let shown: string | undefined;
@@ -135,6 +165,7 @@ export class McpGateway {
     server.onclose = () => {
       offPool();
       if (watching) clearInterval(watching);
+      tasks.cleanup();
     };
 
     server.setRequestHandler(ListToolsRequestSchema, async () => {
@@ -144,7 +175,11 @@ export class McpGateway {
       shown = signature(tools);
       return { tools };
     });
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(decider, request.params.name, request.params.arguments ?? {}, extra, clientName(server)));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const { name, arguments: args = {}, task } = request.params;
+      if (!task || !extra.taskStore) return this.callTool(decider, name, args, extra, clientName(server));
+      return this.callToolAsTask(decider, name, args, { ...extra, taskStore: extra.taskStore }, task.ttl ?? undefined, clientName(server));
+    });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await this.visibleResources(decider) }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
       const upstream = this.pool.all().find((u) => u.resources.some((r) => r.uri === request.params.uri));
@@ -201,7 +236,7 @@ export class McpGateway {
   }
 
   /** tools/call: decide, then forward, refuse or hold. */
-  async callTool(decider: GatewayDecider, name: string, args: Record<string, unknown>, extra: Extra, client?: string): Promise<CallToolResult> {
+  async callTool(decider: GatewayDecider, name: string, args: Record<string, unknown>, extra: Extra, client?: string, holding?: Holding): Promise<CallToolResult> {
     const listed = this.catalog().get(name);
     if (!listed) {
       const { upstream } = this.split(name);
@@ -216,9 +251,11 @@ export class McpGateway {
       return errorResult(refusedUndecided(error));
     }
     if (answer.decision === 'ASK') {
-      if (askModeOf(listed.upstream.config, listed.tool.name) === 'return') return errorResult(askText(answer, decider.consoleUrl, true));
-      const decided = await this.holdForApproval(decider, question, answer, extra);
-      if (decided.decision === 'ASK') return errorResult(askText(decided, decider.consoleUrl, true, this.config.approvalWaitMs));
+      if (!holding && askModeOf(listed.upstream.config, listed.tool.name) === 'return') return errorResult(askText(answer, decider.consoleUrl, true));
+      const hold = holding ?? { waitMs: this.config.approvalWaitMs };
+      hold.onHold?.(answer);
+      const decided = await this.holdForApproval(decider, question, answer, extra, hold);
+      if (decided.decision === 'ASK') return errorResult(askText(decided, decider.consoleUrl, true, hold.waitMs));
       answer = decided;
     }
     if (answer.decision === 'DENY') return errorResult(denyText(answer));
@@ -230,16 +267,16 @@ export class McpGateway {
    * client cancels; then decide once more, recorded: an approved call is allowed once (and its approval used), a
    * rejected or expired one denied.
    */
-  private async holdForApproval(decider: GatewayDecider, q: ToolQuestion, asked: Answer, extra: Extra): Promise<Answer> {
+  private async holdForApproval(decider: GatewayDecider, q: ToolQuestion, asked: Answer, extra: Extra, hold: Holding): Promise<Answer> {
     const started = Date.now();
-    const deadline = started + this.config.approvalWaitMs;
+    const deadline = started + hold.waitMs;
     const token = extra._meta?.progressToken;
-    while (Date.now() < deadline && !extra.signal.aborted) {
+    while (Date.now() < deadline && !extra.signal.aborted && (await (hold.wanted?.() ?? true))) {
       if (token !== undefined) {
         await extra
           .sendNotification({
             method: 'notifications/progress',
-            params: { progressToken: token, progress: Math.round((Date.now() - started) / 1000), total: Math.round(this.config.approvalWaitMs / 1000), message: `Waiting for a person's approval (${asked.approval_id ?? 'request'}).` },
+            params: { progressToken: token, progress: Math.round((Date.now() - started) / 1000), total: Math.round(hold.waitMs / 1000), message: `Waiting for a person's approval (${asked.approval_id ?? 'request'}).` },
           })
           .catch(() => {});
       }
@@ -257,6 +294,42 @@ export class McpGateway {
     } catch (error) {
       return { ...asked, decision: 'DENY', reason: refusedUndecided(error), decision_id: null, rule_source: 'gateway' };
     }
+  }
+
+  /**
+   * A task-augmented tools/call: answered at once with a task that works while the call is decided, held for a person's
+   * approval if it asks (the task's status says so), and run; its result is the call's. A cancelled task stops waiting.
+   */
+  private async callToolAsTask(
+    decider: GatewayDecider,
+    name: string,
+    args: Record<string, unknown>,
+    extra: Extra & { taskStore: RequestTaskStore },
+    ttl: number | undefined,
+    client: string | undefined,
+  ) {
+    const store = extra.taskStore;
+    const task = await store.createTask({ ttl: ttl ?? TASK_WAIT_MS, pollInterval: this.pollMs });
+    const running = new AbortController();
+    const wanted = async () => {
+      const now = await store.getTask(task.taskId).catch(() => undefined);
+      return now !== undefined && now.status !== 'cancelled';
+    };
+    const holding: Holding = {
+      waitMs: ttl ?? TASK_WAIT_MS,
+      wanted,
+      onHold: (asked) => void store.updateTaskStatus(task.taskId, 'working', `Waiting for a person's approval (${asked.approval_id ?? 'requested'}): ${askText(asked, decider.consoleUrl, false)}`).catch(() => {}),
+    };
+    void (async () => {
+      let result: CallToolResult;
+      try {
+        result = await this.callTool(decider, name, args, { ...extra, signal: running.signal, _meta: {} }, client, holding);
+      } catch (error) {
+        result = errorResult(messageOf(error));
+      }
+      if (await wanted()) await store.storeTaskResult(task.taskId, result.isError ? 'failed' : 'completed', result).catch(() => {});
+    })();
+    return { task };
   }
 
   private async forward(decider: GatewayDecider, listed: ListedTool, q: ToolQuestion, answer: Answer, extra: Extra): Promise<CallToolResult> {
