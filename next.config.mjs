@@ -3,7 +3,8 @@ const nextConfig = {
   // A separate build folder lets two builds (e.g. two e2e runs) share a checkout: NEXT_DIST_DIR=.next-b
   distDir: process.env.NEXT_DIST_DIR || '.next',
   // better-sqlite3 is a native addon: load it from node_modules at run time, never bundle it.
-  serverExternalPackages: ['better-sqlite3'],
+  // The MCP SDK starts child processes and reads its own files: loaded from node_modules too.
+  serverExternalPackages: ['better-sqlite3', '@modelcontextprotocol/sdk'],
   poweredByHeader: false,
   reactStrictMode: true,
   // forbidden(): a console page refused to a role answers HTTP 403 (lib/http/page-auth.ts, app/(console)/forbidden.tsx).
@@ -12,7 +13,10 @@ const nextConfig = {
   experimental: { authInterrupts: true, useTypeScriptCli: true },
   // Next.js does not route folders whose name starts with a dot: the AuthZEN metadata lives under /api.
   async rewrites() {
-    return [{ source: '/.well-known/authzen-configuration', destination: '/api/authzen/configuration' }];
+    return [
+      { source: '/.well-known/authzen-configuration', destination: '/api/authzen/configuration' },
+      { source: '/.well-known/oauth-protected-resource/mcp', destination: '/api/mcp/resource-metadata' },
+    ];
   },
   async headers() {
     return [

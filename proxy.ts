@@ -11,5 +11,5 @@ export function proxy(request: NextRequest) {
 }
 
 export const config = {
-  matcher: ['/((?!api/|access/|_next/|favicon.ico).*)'],
+  matcher: ['/((?!api/|access/|mcp$|_next/|favicon.ico).*)'],
 };

@@ -7,6 +7,7 @@ import { dbCommand } from './commands/db';
 import { denialsCommand } from './commands/denials';
 import { featuresCommand } from './commands/features';
 import { hookCommand } from './commands/hook';
+import { mcpCommand } from './commands/mcp';
 import { policyCommand } from './commands/policy';
 import { tokensCommand, usersCommand } from './commands/users';
 import type { CliContext } from './context';
@@ -61,10 +62,19 @@ export const run = (ctx: CliContext, argv: string[]): Promise<number> => settle(
  * The whole command line, as `swarm` runs it: its exit status, never process.exit. The process entry (main.ts) gives it
  * the process's argv, environment, stdout/stderr and stdin; the tests run it in process with their own.
  */
-export function main(ctx: CliContext, argv: string[], readStdin: () => Promise<string>): Promise<number> {
-  if (argv[0] === 'hook' && !argv.includes('--help') && !argv.includes('-h')) {
+export function main(
+  ctx: CliContext,
+  argv: string[],
+  readStdin: () => Promise<string>,
+  streams: { stdin: NodeJS.ReadableStream; stdout: NodeJS.WritableStream } = { stdin: process.stdin, stdout: process.stdout },
+): Promise<number> {
+  if (argv[0] === 'hook' && !wantsHelp(argv)) {
     // The one command that reads stdin and may call the server: asynchronous.
     return settle(ctx, () => hookCommand(ctx.io, ctx.env, argv.slice(1), readStdin));
+  }
+  if (argv[0] === 'mcp' && !wantsHelp(argv)) {
+    // The MCP gateway on stdio: stdin and stdout carry the protocol until the client closes them.
+    return settle(ctx, () => mcpCommand({ ...ctx.io, ...streams }, ctx.env, argv[1], argv.slice(2)));
   }
   return run(ctx, argv);
 }

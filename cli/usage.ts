@@ -81,6 +81,14 @@ Agents you already run
       denied with the request to decide). In process on SWARM_DB, or over REST with SWARM_URL
       and SWARM_TOKEN. Fails closed.
 
+MCP gateway
+  swarm mcp serve [--agent NAME] [--config-dir DIR]
+      The MCP servers of config/mcp.yaml behind the engine, on stdio: give this command to an MCP
+      client (Claude Desktop, Cursor, Claude Code) instead of the servers. Every tools/call is
+      decided for the agent first: denied calls never reach a server, calls that need a person's
+      approval wait for it (or answer with the approval to get). Decides over REST with SWARM_URL
+      and the agent's SWARM_TOKEN, else in process on SWARM_DB as --agent (or SWARM_AGENT).
+
 Database
   swarm db backup FILE [--force]
       An online backup of $SWARM_DB (SQLite's backup API), consistent while servers write.

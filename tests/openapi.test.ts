@@ -28,9 +28,10 @@ function routeFiles(dir: string): string[] {
   });
 }
 
-/** The public path of a route file: [id] -> {id}; the AuthZEN metadata is rewritten to /.well-known (next.config.mjs). */
+/** The public path of a route file: [id] -> {id}; the AuthZEN and MCP metadata are rewritten to /.well-known (next.config.mjs). */
 function publicPath(file: string): string {
   if (file === 'app/api/authzen/configuration/route.ts') return '/.well-known/authzen-configuration';
+  if (file === 'app/api/mcp/resource-metadata/route.ts') return '/.well-known/oauth-protected-resource/mcp';
   return file.replace(/^app/, '').replace(/\/route\.ts$/, '').replace(/\[([^\]]+)\]/g, '{$1}');
 }
 
@@ -48,7 +49,7 @@ describe('GET /api/v1/openapi.json', () => {
     expect(doc.openapi).toBe('3.1.0');
   });
 
-  const files = [...routeFiles('app/api'), ...routeFiles('app/access')];
+  const files = [...routeFiles('app/api'), ...routeFiles('app/access'), ...routeFiles('app/mcp')];
 
   it.each(files)('describes %s (a route file missing from lib/http/route-table.ts fails here)', (file) => {
     const entry = ROUTES.find((r) => r.adapter === file);

@@ -24,7 +24,7 @@ const ADAPTER = /^export const \{ ((?:GET|POST|PUT|PATCH|DELETE)(?:, (?:GET|POST
 
 describe('API routes', () => {
   // Every route handler of the app: the v1 API, the AuthZEN endpoints (/access/v1) and the metadata.
-  const files = [...routeFiles('app/api'), ...routeFiles('app/access')];
+  const files = [...routeFiles('app/api'), ...routeFiles('app/access'), ...routeFiles('app/mcp')];
 
   it('exist', () => {
     expect(files.length).toBeGreaterThanOrEqual(10);
@@ -68,10 +68,11 @@ describe('API routes', () => {
     expect(DIRECT_ROUTES.get('/api/v1/permissions/check/batch')!.maxBodyBytes).toBe(4 * 1024 * 1024);
   });
 
-  it('are public only where that is meant: health, readiness, login, the API description and the AuthZEN metadata', () => {
+  it('are public only where that is meant: health, readiness, login, the API description, the AuthZEN and MCP metadata', () => {
     const open = ROUTES.filter((r) => Object.values(r.methods).some((m) => m.route.spec.role.role === 'anonymous'));
     expect(open.map((r) => r.adapter).sort()).toEqual([
       'app/api/authzen/configuration/route.ts',
+      'app/api/mcp/resource-metadata/route.ts',
       'app/api/v1/auth/login/route.ts',
       'app/api/v1/health/route.ts',
       'app/api/v1/openapi.json/route.ts',

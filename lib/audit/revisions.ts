@@ -14,7 +14,7 @@ import { canonicalJson } from '@/lib/approvals/canonical';
 
 export interface RevisionContent {
   /** the texts of the files in force (null: the file is absent) and the policy file's name */
-  files: { agents: string | null; policy: string | null; gates: string | null; policy_file: string; hooks?: string };
+  files: { agents: string | null; policy: string | null; gates: string | null; policy_file: string; hooks?: string; mcp?: string };
   /** effective flag values, by name */
   flags: Record<string, boolean>;
   /** the active compliance profiles and the texts of their files (absent: none was active) */

@@ -3,7 +3,7 @@
  * evaluation endpoints: one input shape, one answer shape, and batches committed as one transaction.
  */
 import type { App } from '@/lib/app';
-import { PRIORITY, ruleSourceOf, type CheckInput, type CheckResult, type HookOutcome, type Principal, type ToolContext } from '@/lib/permissions';
+import { PRIORITY, ruleSourceOf, type CheckInput, type CheckResult, type HookOutcome, type Principal, type ToolAnnotations, type ToolContext } from '@/lib/permissions';
 import { hookSummary } from '@/lib/hooks/summary';
 
 export interface CheckRequest {
@@ -11,12 +11,14 @@ export interface CheckRequest {
   tool: string;
   arguments: Record<string, unknown>;
   tool_call_id?: string;
+  annotations?: ToolAnnotations;
+  client?: string;
   dry_run: boolean;
 }
 
 /** The engine's input for a tool call checked by `principal`. */
 export function toolInput(principal: Principal, c: Omit<CheckRequest, 'dry_run'>): ToolContext {
-  return { kind: 'tool', principal, agent: c.agent, tool: c.tool, arguments: c.arguments, toolCallId: c.tool_call_id };
+  return { kind: 'tool', principal, agent: c.agent, tool: c.tool, arguments: c.arguments, toolCallId: c.tool_call_id, ...(c.annotations ? { annotations: c.annotations } : {}), ...(c.client ? { client: c.client } : {}) };
 }
 
 /** One check as the API answers it. */

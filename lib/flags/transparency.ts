@@ -7,6 +7,7 @@
 import { NO_PROFILES, type ActiveProfiles } from '@/lib/profiles/load';
 import type { FlagChangeRow } from '@/db/schema';
 import type { App } from '@/lib/app';
+import { mcpTransparency, type McpTransparency } from '@/lib/mcp/transparency';
 import type { AgentsFile } from '@/lib/config/agents';
 import type { WatchedFileStatus } from '@/lib/config/watched-file';
 import { durationWords } from '@/lib/config/duration-words';
@@ -323,13 +324,19 @@ export function profilesToJson(active: ActiveProfiles, gates: readonly GateSpec[
   };
 }
 
-export type TransparencyReport = ReturnType<typeof buildTransparency>;
+export type TransparencyReport = ReturnType<typeof buildTransparency> & { mcp?: McpTransparency };
 export type TransparencyFlag = TransparencyReport['tiers'][number]['flags'][number];
 
 /** The report of a running application, with the history filtered as asked. */
 export async function transparencyReport(app: App, filter: FlagHistoryQuery): Promise<TransparencyReport> {
-  const [lastChanges, rows, names, authors] = await Promise.all([app.flags.lastChanges(), readHistory(app, filter), app.flags.historyNames(), app.flags.historyAuthors()]);
-  return buildTransparency({
+  const [lastChanges, rows, names, authors, mcp] = await Promise.all([
+    app.flags.lastChanges(),
+    readHistory(app, filter),
+    app.flags.historyNames(),
+    app.flags.historyAuthors(),
+    mcpTransparency(app),
+  ]);
+  const report = buildTransparency({
     resolution: app.flags.resolution(),
     lastChanges,
     sources: app.engine.listSources(),
@@ -347,4 +354,5 @@ export async function transparencyReport(app: App, filter: FlagHistoryQuery): Pr
     profiles: app.profiles,
     hooks: { status: app.hooksFile.status(), hooks: app.hooksFile.current.hooks, registered: app.hooks.all().filter((h) => h.action === 'typescript') },
   });
+  return { ...report, mcp };
 }

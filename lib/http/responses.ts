@@ -73,6 +73,9 @@ export const traceEntrySchema = z.object({
   hook: z.record(z.string(), z.unknown()).optional(),
 });
 
+/** Which tools an agent may ever use, in the order asked (POST /api/v1/permissions/tools). */
+export const toolVisibilitySchema = z.object({ revision: z.string(), tools: z.array(z.enum(['hidden', 'open', 'gated'])) });
+
 /** One denial with the trace of its decision (null: none was stored, as for a rejected approval). */
 export const denialDetailSchema = denialSchema.extend({ trace: z.array(traceEntrySchema).nullable() });
 export type DenialDetail = z.infer<typeof denialDetailSchema>;

@@ -20,10 +20,11 @@ import type { RouteDefinition, RouteDoc } from './route';
 import { approveRequest, getApproval, listApprovals, rejectRequest } from './routes/approvals';
 import { listSecurityEvents, verifyAuditTrail } from './routes/audit';
 import { evaluateAccess, evaluateAccessMany, getAuthzenConfiguration } from './routes/authzen';
-import { checkToolCall, checkToolCalls, reportToolCallFinished } from './routes/decisions';
+import { checkToolCall, checkToolCalls, listUsableTools, reportToolCallFinished } from './routes/decisions';
 import { countDenialsOverTime, getDenial, listDenialFacetValues, listDenials, summarizeDenials, tailDenials } from './routes/denials';
 import { getFlag, getTransparencyReport, listFlagHistory, listFlags, removeFlagOverride, setFlagOverride } from './routes/flags';
 import { listDeliveries } from './routes/notifications';
+import { endMcpSession, getMcpResourceMetadata, openMcpStream, postMcpMessage } from './routes/mcp';
 import { checkHealth, checkReadiness, getOpenApiDocument } from './routes/operations';
 import { auditReportOscal, auditReportPdf } from './routes/reports';
 import { signIn, signOut, whoAmI } from './routes/sessions';
@@ -75,6 +76,11 @@ export const ROUTE_TABLE = [
   entry('/api/v1/permissions/finished', {
     POST: op(reportToolCallFinished, 'Decisions', 'Report that an allowed tool call ran or failed: the after_tool_call hooks hear of it (202).'),
   }, { decisionListener: true }),
+  entry('/api/v1/permissions/tools', {
+    POST: op(listUsableTools, 'Decisions', 'Which of these tools an agent may ever use (hidden, gated or open): what an MCP gateway lists. Records nothing.', {
+      response: R.toolVisibilitySchema,
+    }),
+  }),
   entry('/api/v1/permissions/check', {
     POST: op(checkToolCall, 'Decisions', 'Decide one tool call: ALLOW, DENY (recorded before the answer) or ASK (an approval request).', {
       description: 'Answered by the decision listener itself when the call carries a bearer token.',
@@ -93,6 +99,18 @@ export const ROUTE_TABLE = [
   entry('/.well-known/authzen-configuration', {
     GET: op(getAuthzenConfiguration, 'AuthZEN', 'The AuthZEN PDP metadata: where the evaluation endpoints are.'),
   }, { adapter: 'app/api/authzen/configuration/route.ts' }),
+  // The MCP gateway (Streamable HTTP): JSON-RPC in, JSON or an SSE stream out; a session per Mcp-Session-Id.
+  entry('/mcp', {
+    POST: op(postMcpMessage, 'MCP', 'An MCP JSON-RPC message of a session (initialize opens one): tools of config/mcp.yaml, each call decided.', {
+      description: 'Agent tokens only. 401 names the protected-resource metadata in WWW-Authenticate.',
+    }),
+    GET: op(openMcpStream, 'MCP', 'The stream of an MCP session\'s server messages (resumable with Last-Event-ID).'),
+    DELETE: op(endMcpSession, 'MCP', 'End an MCP session.'),
+  }),
+  // Next.js serves it from here; next.config.mjs rewrites /.well-known/oauth-protected-resource/mcp to it.
+  entry('/.well-known/oauth-protected-resource/mcp', {
+    GET: op(getMcpResourceMetadata, 'MCP', 'Protected-resource metadata (RFC 9728) of the /mcp endpoint.'),
+  }, { adapter: 'app/api/mcp/resource-metadata/route.ts' }),
   entry('/api/v1/permissions/denials', {
     GET: op(listDenials, 'Denials', 'Denials, newest first, filtered and keyset-paged; also as CSV or a JSON-lines export (format).', { response: R.denialPageSchema }),
   }),

@@ -123,6 +123,8 @@ export interface RouteSpec<PS, QS, BS> {
   fastBody?: (raw: unknown) => Out<BS> | undefined;
   /** the largest body this route reads (default MAX_BODY_BYTES); a batch of 1,000 checks needs more */
   maxBodyBytes?: number;
+  /** the WWW-Authenticate challenge of a 401 (the MCP endpoint's names its protected-resource metadata) */
+  challenge?: (request: Request, env: Readonly<Record<string, string | undefined>>) => string;
 }
 
 /**
@@ -371,10 +373,12 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
       if (decision.decision !== 'ALLOW') {
         const anonymous = principal.kind === 'anonymous' && decision.rule.attribution.source === 'rbac';
         const message = anonymous && invalid ? 'The token or session is not valid (expired, revoked or unknown).' : decision.reason;
-        return errorAnswer(anonymous ? 401 : 403, anonymous ? 'UNAUTHENTICATED' : 'FORBIDDEN', message, {
+        const refused = errorAnswer(anonymous ? 401 : 403, anonymous ? 'UNAUTHENTICATED' : 'FORBIDDEN', message, {
           rule_source: decision.ruleSource,
           decision_id: decision.decisionId ?? null,
         });
+        if (anonymous && spec.challenge && !(refused instanceof Response)) refused.headers = { ...refused.headers, 'www-authenticate': spec.challenge(request.toRequest(), app.env) };
+        return refused;
       }
       const params = spec.params ? spec.params.safeParse(rawParams) : undefined;
       if (params && !params.success) return errorAnswer(400, 'BAD_REQUEST', 'The path is not valid.', { issues: zodIssues(params.error, 'path') });

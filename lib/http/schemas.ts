@@ -130,6 +130,12 @@ const callFields = {
   tool: name,
   arguments: argumentsSchema.default({}),
   tool_call_id: z.string().min(1).max(200).optional(),
+  /** the tool's MCP annotations, as its server declared them (the MCP gateway sends them; rules may match on them) */
+  annotations: z
+    .strictObject({ readOnlyHint: z.boolean().optional(), destructiveHint: z.boolean().optional(), idempotentHint: z.boolean().optional(), openWorldHint: z.boolean().optional() })
+    .optional(),
+  /** the MCP client that made the call, as it named itself (the gateway sends it; shown on an approval request) */
+  client: z.string().trim().min(1).max(200).optional(),
 };
 
 export const checkBodySchema = z.strictObject({
@@ -148,6 +154,12 @@ export const finishedBodySchema = z.strictObject({
   result: z.unknown().optional(),
   /** why it failed (failed) */
   error: z.string().max(2000).optional(),
+});
+
+/** The MCP gateway asks which of its tools an agent may ever use (tools/list). */
+export const toolVisibilityBodySchema = z.strictObject({
+  agent: name,
+  tools: z.array(z.strictObject({ tool: name, annotations: callFields.annotations })).max(2000),
 });
 
 export type CheckBody = z.output<typeof checkBodySchema>;

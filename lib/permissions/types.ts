@@ -79,6 +79,8 @@ export interface ToolContext {
   requiredRole?: Role;
   /** the tool's MCP annotations, as its server declared them (calls through the MCP gateway only) */
   annotations?: ToolAnnotations;
+  /** the MCP client that made the call, as it named itself (`Claude Desktop 1.2`): shown on its approval request */
+  client?: string;
   /** the time conditions see as `now`, in ms since the epoch (policy tests and `explain` pin it); default: the clock */
   now?: number;
 }

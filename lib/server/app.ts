@@ -59,6 +59,7 @@ import { witnessTargets } from '@/lib/audit/trail/witness';
 import { processMetrics } from '@/lib/ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from '@/lib/notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from '@/lib/hooks/config';
+import { NO_MCP, parseMcpConfig, type McpConfig } from '@/lib/mcp/config';
 import { parseTrustedProxies, TRUSTED_PROXIES_ENV, type TrustedProxies } from '@/lib/http/client-address';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
 import { repeatWithoutOverlap } from './repeat';
@@ -185,6 +186,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   readonly notificationsFile: WatchedFile<NotificationConfig>;
   /** config/hooks.yaml: lifecycle hooks that block, rewrite, rate-limit or report tool calls */
   readonly hooksFile: WatchedFile<HooksConfig>;
+  /** config/mcp.yaml: the upstream MCP servers the gateway puts behind the engine (lib/mcp) */
+  readonly mcpFile: WatchedFile<McpConfig>;
   /** config/policy_tests.yaml and <policy file>.test.yaml: a reload whose tests fail is refused */
   readonly testFiles: WatchedFile<PolicyTests>[];
   /** the active compliance profiles: their rules, gates, tests, locked flags, retention, masking and control mapping */
@@ -261,6 +264,12 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       (text, file) => parseHooks(text, file, this.env, { secrets: options.server || options.enforcePolicyTests ? 'required' : 'optional' }),
       NO_HOOKS,
     );
+    this.mcpFile = new WatchedFile(
+      join(configDir, 'mcp.yaml'),
+      // Only a process that connects to the upstreams (the gateway's) needs their secrets; the others only read the file.
+      (text, file) => parseMcpConfig(text, file, this.env, { secrets: options.server ? 'required' : 'optional' }),
+      NO_MCP,
+    );
     this.testFiles = [...policyTestFiles(configDir, this.policyFile.path), ...profileTestFiles(configDir, this.profiles)].map(
       (f) => new WatchedFile(f, parsePolicyTests, NO_POLICY_TESTS),
     );
@@ -329,7 +338,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
    */
   currentRevision(): string {
     const flags = this.flags.values();
-    const key = [this.agentsFile.current, this.policyFile.current, this.gatesFile.current, this.hooksFile.current, flags] as const;
+    const key = [this.agentsFile.current, this.policyFile.current, this.gatesFile.current, this.hooksFile.current, this.mcpFile.current, flags] as const;
     const memo = this.revisionMemo;
     if (memo && memo.key.every((k, i) => k === key[i])) return memo.revision;
     const content = this.revisionContent(flags);
@@ -389,6 +398,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
         policy_file: this.policyFile.path,
         // Absent rather than null without a hooks file, so that the revisions of a configuration without hooks stay.
         ...(this.hooksFile.text !== null ? { hooks: this.hooksFile.text } : {}),
+        // Likewise for the MCP gateway's servers (their tool names and how an ASK is answered are part of the policy).
+        ...(this.mcpFile.text !== null ? { mcp: this.mcpFile.text } : {}),
       },
       flags: Object.fromEntries([...flags].sort(([a], [b]) => (a < b ? -1 : 1))),
       ...(this.profiles.sources.length > 0 ? { profiles: this.profiles.sources.map((p) => ({ name: p.name, folder: p.folder, texts: p.texts })) } : {}),
@@ -471,7 +482,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   }
 
   configFiles(): WatchedFile<unknown>[] {
-    return [this.agentsFile, this.policyFile, this.gatesFile, this.hooksFile, this.notificationsFile, ...this.testFiles] as WatchedFile<unknown>[];
+    return [this.agentsFile, this.policyFile, this.gatesFile, this.hooksFile, this.notificationsFile, this.mcpFile, ...this.testFiles] as WatchedFile<unknown>[];
   }
 
   /**

@@ -6,7 +6,8 @@
 import { checkAnswer, decideBatch, decideCheck, toolInput } from '@/lib/decisions/check';
 import { AppError } from '@/lib/errors';
 import { Reply, requireRole, route } from '../route';
-import { batchCheckBodyFast, batchCheckBodySchema, checkBodyFast, checkBodySchema, finishedBodySchema } from '../schemas';
+import { toolVisibility } from '@/lib/mcp/visibility';
+import { batchCheckBodyFast, batchCheckBodySchema, checkBodyFast, checkBodySchema, finishedBodySchema, toolVisibilityBodySchema } from '../schemas';
 
 /**
  * Decide one tool call for an agent. A DENY is recorded before this answers; an ASK returns the approval id; once an
@@ -49,4 +50,14 @@ export const reportToolCallFinished = route({ role: requireRole('viewer'), body:
       : { context, decisionId: body.decision_id, outcome: 'failed', error: body.error ?? 'failed' },
   );
   return new Reply({ accepted: true }, { status: 202 });
+});
+
+/**
+ * Which of these tools the agent may ever use, for an MCP gateway's tools/list: `hidden` (no arguments could allow it:
+ * its allowlist, its role, a flag that is off, an unconditional DENY), `gated` (a person's approval is needed) or
+ * `open`. Nothing is recorded and no hook runs; the revision names the configuration the answer was computed under.
+ */
+export const listUsableTools = route({ role: requireRole('viewer'), body: toolVisibilityBodySchema, maxBodyBytes: 1024 * 1024 }, async ({ app, principal, body }) => {
+  const { revision, tools } = await toolVisibility(app, principal, body.agent, body.tools);
+  return { revision, tools };
 });

@@ -1,0 +1,353 @@
+/**
+ * The MCP gateway: one MCP server in front of the upstream servers of config/mcp.yaml, every tool call decided by the
+ * engine before anything reaches an upstream.
+ *
+ * - tools/list: the union of the upstreams' tools, named `<server><separator><tool>`, with their schemas and
+ *   annotations. A tool the agent can never use is left out; a tool that needs a person's approval says so in its
+ *   description (lib/mcp/visibility.ts). `notifications/tools/list_changed` when that list changes (the policy, the
+ *   flags, an upstream's tools).
+ * - tools/call: decided and recorded (agent = the session's, tool = the namespaced name, arguments = the call's, the
+ *   tool's annotations). DENY: an error result that says what was refused, by which rule and why, and the decision id;
+ *   the upstream never sees the call. ASK: `return` answers at once with the approval to wait for; `wait` holds the
+ *   call (with progress notifications) until an operator decides or `approval_wait` is up. ALLOW: forwarded with the
+ *   arguments the hooks left, its outcome reported to the after_tool_call hooks. A decision that cannot be made or
+ *   recorded refuses the call: it is never forwarded.
+ * - resources and prompts pass through, namespaced; reading one is decided as the tool `<server>__read_resource`
+ *   (arguments: uri), getting a prompt as `<server>__get_prompt` (arguments: name, arguments).
+ *
+ * One McpGateway serves any number of sessions (each with its own decider: its agent); the upstream connections are
+ * shared (UpstreamPool).
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type ServerNotification,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { messageOf } from '@/lib/errors';
+import type { ToolAnnotations } from '@/lib/permissions';
+import { askModeOf, type McpConfig, type McpServerConfig } from './config';
+import type { Answer, GatewayDecider, ToolQuestion } from './decider';
+import { UpstreamUnavailable, type Upstream, type UpstreamPool } from './upstreams';
+
+export const GATEWAY_INFO = { name: 'swarm-permissions', version: '1' };
+/** the decision a read of an upstream's resource is taken as, and a prompt's */
+export const READ_RESOURCE = 'read_resource';
+export const GET_PROMPT = 'get_prompt';
+
+export interface GatewayOptions {
+  /** how often a session checks whether its tool list changed, and a held call whether its approval was decided (ms) */
+  pollMs?: number;
+}
+
+/** One upstream tool as the agent sees it. */
+interface ListedTool {
+  name: string;
+  upstream: Upstream;
+  tool: Tool;
+}
+
+type Extra = {
+  signal: AbortSignal;
+  _meta?: { progressToken?: string | number };
+  sendNotification: (n: ServerNotification) => Promise<void>;
+};
+
+export class McpGateway {
+  private readonly pollMs: number;
+
+  constructor(
+    readonly pool: UpstreamPool,
+    private readonly options: GatewayOptions = {},
+  ) {
+    this.pollMs = options.pollMs ?? 1_000;
+  }
+
+  private get config(): McpConfig {
+    return this.pool.sync();
+  }
+
+  /** Every tool of every connected upstream, by its namespaced name. */
+  private catalog(): Map<string, ListedTool> {
+    const sep = this.config.separator;
+    const out = new Map<string, ListedTool>();
+    for (const upstream of this.pool.all()) {
+      for (const tool of upstream.tools) out.set(`${upstream.config.id}${sep}${tool.name}`, { name: `${upstream.config.id}${sep}${tool.name}`, upstream, tool });
+    }
+    return out;
+  }
+
+  /** The tools this session's agent is shown, with how each is described. */
+  private async visibleTools(decider: GatewayDecider): Promise<Tool[]> {
+    const listed = [...this.catalog().values()];
+    const { tools } = await decider.visibility(listed.map((t) => ({ tool: t.name, annotations: annotationsOf(t.tool) })));
+    const out: Tool[] = [];
+    listed.forEach((t, i) => {
+      const v = tools[i];
+      if (v === 'hidden' || v === undefined) return;
+      const note = v === 'gated' ? 'Needs a person\'s approval before it runs (Swarm Permissions).' : undefined;
+      out.push({ ...t.tool, name: t.name, ...(t.tool.title ? { title: t.tool.title } : {}), description: note ? (t.tool.description ? `${note} ${t.tool.description}` : note) : t.tool.description });
+    });
+    return out;
+  }
+
+  /**
+   * An MCP server for one session (one client, one agent): connect it to a transport. `close()` it with the session;
+   * the upstreams stay.
+   */
+  session(decider: GatewayDecider): Server {
+    this.pool.sync();
+    const server = new Server(GATEWAY_INFO, {
+      capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
+      instructions: 'The tools of several MCP servers, each call decided by Swarm Permissions. A refused call says why; a call that needs a person\'s approval says where to get it.',
+    });
+    let shown: string | undefined;
+    let watching: NodeJS.Timeout | undefined;
+    let checking = false;
+    const listChanged = async () => {
+      if (shown === undefined || checking) return;
+      checking = true;
+      try {
+        const now = signature(await this.visibleTools(decider));
+        if (now !== shown) {
+          shown = now;
+          await server.sendToolListChanged();
+        }
+      } catch {
+        // the decision service is unreachable: the list is asked again at the next poll, and every call is refused
+      } finally {
+        checking = false;
+      }
+    };
+    const offPool = this.pool.onChange(() => void listChanged());
+    server.oninitialized = () => {
+      watching = setInterval(() => void listChanged(), Math.max(this.pollMs, 1_000));
+      watching.unref();
+    };
+    server.onclose = () => {
+      offPool();
+      if (watching) clearInterval(watching);
+    };
+
+    server.setRequestHandler(ListToolsRequestSchema, async () => {
+      const tools = await this.visibleTools(decider).catch((error) => {
+        throw new McpError(ErrorCode.InternalError, `Swarm Permissions could not decide which tools to list (${messageOf(error)}).`);
+      });
+      shown = signature(tools);
+      return { tools };
+    });
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(decider, request.params.name, request.params.arguments ?? {}, extra, clientName(server)));
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await this.visibleResources(decider) }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+      const upstream = this.pool.all().find((u) => u.resources.some((r) => r.uri === request.params.uri));
+      if (!upstream) throw new McpError(-32002, `There is no resource "${request.params.uri}".`);
+      await this.decideOrRefuse(decider, upstream.config, READ_RESOURCE, { uri: request.params.uri });
+      return upstream.connected().readResource({ uri: request.params.uri }, { timeout: upstream.config.callTimeoutMs });
+    });
+    server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: await this.visiblePrompts(decider) }));
+    server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+      const { upstream, name } = this.split(request.params.name);
+      if (!upstream || !upstream.prompts.some((p) => p.name === name)) throw new McpError(ErrorCode.InvalidParams, `There is no prompt "${request.params.name}".`);
+      const args = request.params.arguments ?? {};
+      await this.decideOrRefuse(decider, upstream.config, GET_PROMPT, { name, arguments: args });
+      return upstream.connected().getPrompt({ name, arguments: args }, { timeout: upstream.config.callTimeoutMs });
+    });
+    return server;
+  }
+
+  /** `<server><sep><name>` to its upstream and the upstream's own name. */
+  private split(listed: string): { upstream: Upstream | undefined; name: string } {
+    const sep = this.config.separator;
+    const at = listed.indexOf(sep);
+    if (at <= 0) return { upstream: undefined, name: listed };
+    return { upstream: this.pool.get(listed.slice(0, at)), name: listed.slice(at + sep.length) };
+  }
+
+  private async visibleResources(decider: GatewayDecider) {
+    const readable = await this.readableServers(decider, READ_RESOURCE);
+    const sep = this.config.separator;
+    return this.pool.all().flatMap((u) => (readable.has(u.config.id) ? u.resources.map((r) => ({ ...r, name: `${u.config.id}${sep}${r.name}` })) : []));
+  }
+
+  private async visiblePrompts(decider: GatewayDecider) {
+    const readable = await this.readableServers(decider, GET_PROMPT);
+    const sep = this.config.separator;
+    return this.pool.all().flatMap((u) => (readable.has(u.config.id) ? u.prompts.map((p) => ({ ...p, name: `${u.config.id}${sep}${p.name}` })) : []));
+  }
+
+  /** The servers whose `<server>__<action>` this agent may ever be allowed. */
+  private async readableServers(decider: GatewayDecider, action: string): Promise<Set<string>> {
+    const sep = this.config.separator;
+    const servers = this.pool.all().map((u) => u.config.id);
+    const { tools } = await decider.visibility(servers.map((id) => ({ tool: `${id}${sep}${action}`, annotations: { readOnlyHint: true } })));
+    return new Set(servers.filter((_, i) => tools[i] !== 'hidden'));
+  }
+
+  /** A read of a resource or a prompt: allowed, or refused with the engine's reason (an ASK is refused too: it says where to approve). */
+  private async decideOrRefuse(decider: GatewayDecider, server: McpServerConfig, action: string, args: Record<string, unknown>): Promise<void> {
+    const answer = await decider.decide({ tool: `${server.id}${this.config.separator}${action}`, arguments: args, annotations: { readOnlyHint: true } }).catch((error) => {
+      throw new McpError(ErrorCode.InternalError, refusedUndecided(error));
+    });
+    if (answer.decision === 'ALLOW') return;
+    throw new McpError(ErrorCode.InvalidRequest, answer.decision === 'ASK' ? askText(answer, decider.consoleUrl, false) : denyText(answer));
+  }
+
+  /** tools/call: decide, then forward, refuse or hold. */
+  async callTool(decider: GatewayDecider, name: string, args: Record<string, unknown>, extra: Extra, client?: string): Promise<CallToolResult> {
+    const listed = this.catalog().get(name);
+    if (!listed) {
+      const { upstream } = this.split(name);
+      if (upstream) return errorResult(`The MCP server "${upstream.config.id}" is not connected (${upstream.status().state}); this call was not decided or run. Try again shortly.`);
+      throw new McpError(ErrorCode.InvalidParams, `There is no tool "${name}".`);
+    }
+    const question: ToolQuestion = { tool: name, arguments: args, annotations: annotationsOf(listed.tool), ...(client ? { client } : {}) };
+    let answer: Answer;
+    try {
+      answer = await decider.decide(question);
+    } catch (error) {
+      return errorResult(refusedUndecided(error));
+    }
+    if (answer.decision === 'ASK') {
+      if (askModeOf(listed.upstream.config, listed.tool.name) === 'return') return errorResult(askText(answer, decider.consoleUrl, true));
+      const decided = await this.holdForApproval(decider, question, answer, extra);
+      if (decided.decision === 'ASK') return errorResult(askText(decided, decider.consoleUrl, true, this.config.approvalWaitMs));
+      answer = decided;
+    }
+    if (answer.decision === 'DENY') return errorResult(denyText(answer));
+    return this.forward(decider, listed, question, answer, extra);
+  }
+
+  /**
+   * Hold an ASK until the approval is decided (asked again without recording, every poll), the wait is up or the
+   * client cancels; then decide once more, recorded: an approved call is allowed once (and its approval used), a
+   * rejected or expired one denied.
+   */
+  private async holdForApproval(decider: GatewayDecider, q: ToolQuestion, asked: Answer, extra: Extra): Promise<Answer> {
+    const started = Date.now();
+    const deadline = started + this.config.approvalWaitMs;
+    const token = extra._meta?.progressToken;
+    while (Date.now() < deadline && !extra.signal.aborted) {
+      if (token !== undefined) {
+        await extra
+          .sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: Math.round((Date.now() - started) / 1000), total: Math.round(this.config.approvalWaitMs / 1000), message: `Waiting for a person's approval (${asked.approval_id ?? 'request'}).` },
+          })
+          .catch(() => {});
+      }
+      await sleep(Math.min(this.pollMs, deadline - Date.now()), extra.signal);
+      let now: Answer;
+      try {
+        now = await decider.check(q);
+      } catch {
+        continue; // the service is unreachable for a moment: keep holding; the final decision refuses if it still is
+      }
+      if (now.decision !== 'ASK') break;
+    }
+    try {
+      return await decider.decide(q);
+    } catch (error) {
+      return { ...asked, decision: 'DENY', reason: refusedUndecided(error), decision_id: null, rule_source: 'gateway' };
+    }
+  }
+
+  private async forward(decider: GatewayDecider, listed: ListedTool, q: ToolQuestion, answer: Answer, extra: Extra): Promise<CallToolResult> {
+    const runWith = answer.arguments ?? q.arguments;
+    const report = (outcome: 'succeeded' | 'failed', detail: { result?: unknown; error?: string }) =>
+      void decider.finished({ ...q, arguments: runWith, decisionId: answer.decision_id, outcome, ...detail }).catch(() => {});
+    let client;
+    try {
+      client = listed.upstream.connected();
+    } catch (error) {
+      report('failed', { error: messageOf(error) });
+      return errorResult(`${messageOf(error)} The call was allowed (decision ${answer.decision_id}) but did not run.`);
+    }
+    const token = extra._meta?.progressToken;
+    try {
+      const result = (await client.callTool({ name: listed.tool.name, arguments: runWith }, undefined, {
+        timeout: listed.upstream.config.callTimeoutMs,
+        signal: extra.signal,
+        ...(token !== undefined
+          ? { onprogress: (p) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } }).catch(() => {}), resetTimeoutOnProgress: true }
+          : {}),
+      })) as CallToolResult;
+      if (result.isError) report('failed', { error: textOf(result) });
+      else report('succeeded', { result: result.structuredContent ?? result.content });
+      return result;
+    } catch (error) {
+      report('failed', { error: messageOf(error) });
+      if (error instanceof UpstreamUnavailable) return errorResult(`${error.message} The call was allowed (decision ${answer.decision_id}) but did not run.`);
+      const code = error instanceof McpError ? error.code : ErrorCode.InternalError;
+      if (code === ErrorCode.RequestTimeout || code === ErrorCode.ConnectionClosed) {
+        return errorResult(`The MCP server "${listed.upstream.config.id}" did not answer (${messageOf(error)}); the call may or may not have run (decision ${answer.decision_id}).`);
+      }
+      throw new McpError(code, `The MCP server "${listed.upstream.config.id}" answered with an error: ${messageOf(error)}`);
+    }
+  }
+}
+
+/** A tool's annotations as the engine reads them: the hints the upstream declared (the specification's defaults apply to the rest). */
+export function declaredAnnotations(a: Tool['annotations']): ToolAnnotations {
+  const out: { -readonly [K in keyof ToolAnnotations]: boolean } = {};
+  for (const k of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) if (typeof a?.[k] === 'boolean') out[k] = a[k];
+  return out;
+}
+
+const annotationsOf = (tool: Tool): ToolAnnotations => declaredAnnotations(tool.annotations);
+
+/** The client of a session as it named itself at initialize (`Claude Desktop 1.2`), if it did. */
+function clientName(server: Server): string | undefined {
+  const info = server.getClientVersion();
+  if (!info?.name) return undefined;
+  return `${info.title ?? info.name}${info.version ? ` ${info.version}` : ''}`.slice(0, 200);
+}
+
+function signature(tools: readonly Tool[]): string {
+  return JSON.stringify(tools.map((t) => [t.name, t.description ?? '']));
+}
+
+function errorResult(text: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text }] };
+}
+
+function denyText(a: Answer): string {
+  return `Refused by Swarm Permissions: ${a.reason} (rule ${a.rule_source}${a.decision_id ? `, decision ${a.decision_id}` : ''}). The call did not run.`;
+}
+
+function askText(a: Answer, consoleUrl: string | undefined, retry: boolean, waitedMs?: number): string {
+  const where = `${consoleUrl ? consoleUrl.replace(/\/+$/, '') : ''}/approvals${a.approval_id ? `?request=${encodeURIComponent(a.approval_id)}` : ''}`;
+  const waited = waitedMs ? ` No one decided within ${Math.round(waitedMs / 1000)} s.` : '';
+  return (
+    `This call needs a person's approval (approval ${a.approval_id ?? 'requested'}, rule ${a.rule_source}): ${a.reason}${waited} ` +
+    `An operator can decide it at ${where}.${retry ? ' Once it is approved, make the same call again: it runs once.' : ''} The call did not run.`
+  );
+}
+
+function refusedUndecided(error: unknown): string {
+  return `Swarm Permissions could not decide this call (${messageOf(error)}); it is refused, as every call is when the decision cannot be made or recorded. The call did not run.`;
+}
+
+function textOf(result: CallToolResult): string {
+  return result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join(' ').slice(0, 2000) || 'the tool reported an error';
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted || ms <= 0) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,88 @@
+/**
+ * The MCP gateway on /transparency: the servers of config/mcp.yaml with their state as this server's gateway sees
+ * them (connected, how many tools, the last error), and a matrix of the agents by the MCP tools with the decision each
+ * would get today for a call without arguments (what tools/list shows them: hidden, needs approval, allowed).
+ */
+import type { App } from '@/lib/app';
+import type { WatchedFileStatus } from '@/lib/config/watched-file';
+import { declaredAnnotations } from './gateway';
+import { mcpEndpointFor } from './http';
+import { toolVisibility, type Visibility } from './visibility';
+
+export interface McpTransparency {
+  file: WatchedFileStatus;
+  separator: string;
+  approval_wait_seconds: number;
+  servers: {
+    id: string;
+    description: string | null;
+    transport: 'stdio' | 'http';
+    /** the command and its arguments, or the URL without its query */
+    shown: string;
+    /** the names of the variables it is given (never their values) */
+    env_from: string[];
+    on_ask: 'wait' | 'return';
+    position: string;
+    state: 'starting' | 'connected' | 'restarting' | 'stopped';
+    tools: number;
+    last_error: { message: string; at: number } | null;
+    restarts: number;
+  }[];
+  /** every listed tool (as agents see its name), and per agent what tools/list gives it */
+  tools: { name: string; server: string; destructive: boolean; read_only: boolean }[];
+  agents: { agent: string; visibility: Visibility[] }[];
+}
+
+/** How long a page waits for the upstreams that are still starting (their first start, when the page starts them). */
+const FIRST_START_WAIT_MS = 3_000;
+
+export async function mcpTransparency(app: App): Promise<McpTransparency> {
+  const config = app.mcpFile.current;
+  if (config.servers.length === 0) {
+    // Nothing to connect: no gateway is started for a page.
+    return { file: app.mcpFile.status(), separator: config.separator, approval_wait_seconds: config.approvalWaitMs / 1000, servers: [], tools: [], agents: [] };
+  }
+  const pool = mcpEndpointFor(app).gateway.pool;
+  pool.sync();
+  await pool.settled(FIRST_START_WAIT_MS);
+  const statuses = new Map(pool.statuses().map((s) => [s.id, s]));
+  const servers = config.servers.map((s) => {
+    const st = statuses.get(s.id);
+    return {
+      id: s.id,
+      description: s.description ?? null,
+      transport: s.transport.kind,
+      shown: s.shown,
+      env_from: Object.values(s.envFrom),
+      on_ask: s.onAsk,
+      position: s.position,
+      state: st?.state ?? 'starting',
+      tools: st?.tools ?? 0,
+      last_error: st?.lastError ?? null,
+      restarts: st?.restarts ?? 0,
+    };
+  });
+  const tools = pool.all().flatMap((u) =>
+    u.tools.map((t) => ({
+      name: `${u.config.id}${config.separator}${t.name}`,
+      server: u.config.id,
+      annotations: t.annotations,
+      read_only: t.annotations?.readOnlyHint === true,
+      destructive: t.annotations?.readOnlyHint !== true && t.annotations?.destructiveHint !== false,
+    })),
+  );
+  const agents = [];
+  for (const agent of [...app.agentsFile.current.agents.keys()].sort()) {
+    const principal = { kind: 'agent' as const, id: agent, role: 'viewer' as const, agent };
+    const { tools: visibility } = await toolVisibility(app, principal, agent, tools.map((t) => ({ tool: t.name, annotations: declaredAnnotations(t.annotations) })));
+    agents.push({ agent, visibility });
+  }
+  return {
+    file: app.mcpFile.status(),
+    separator: config.separator,
+    approval_wait_seconds: config.approvalWaitMs / 1000,
+    servers,
+    tools: tools.map(({ name, server, destructive, read_only }) => ({ name, server, destructive, read_only })),
+    agents,
+  };
+}
