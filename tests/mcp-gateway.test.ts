@@ -80,9 +80,13 @@ writeFileSync(
   join(config, 'gates.yaml'),
   `gates:
   - id: file-writes
-    tools: [files__write_file, files__edit_file]
+    tools: [files__write_file]
     risk: medium
     description: Writes to the shared folder are reviewed by a person.
+  - id: destructive-mcp
+    annotations: { destructiveHint: true }
+    risk: high
+    description: Every tool its MCP server calls destructive is reviewed by a person, whichever server it is on.
 `,
 );
 writeFileSync(
@@ -175,6 +179,9 @@ describe('swarm mcp serve, deciding in process', () => {
     expect(write.inputSchema.properties).toHaveProperty('content');
     expect(write.annotations).toMatchObject({ destructiveHint: true });
     expect(tools.find((t) => t.name === 'everything__echo')!.description).not.toMatch(/approval/);
+    // gated by its annotation alone (destructiveHint: true), not by name; a tool declared not destructive is not
+    expect(tools.find((t) => t.name === 'files__edit_file')!.description).toMatch(/^Needs a person's approval/);
+    expect(tools.find((t) => t.name === 'files__create_directory')!.description).not.toMatch(/approval/);
   }, 60_000);
 
   it('refuses a denied call with the rule, the reason and the decision id; the upstream never sees it; the denial is recorded', async () => {
@@ -210,7 +217,7 @@ describe('swarm mcp serve, deciding in process', () => {
     expect(text(await call())).toMatch(/needs a person's approval/);
   });
 
-  it('ASK `wait`: holds the call, with progress, until an operator approves; then it runs once', async () => {
+  it('ASK `wait` (a destructive tool, gated by its annotation): holds the call, with progress, until an operator approves; then it runs once', async () => {
     const target = join(root, 'plan.txt');
     const progress: string[] = [];
     const pending = client.callTool(
@@ -224,6 +231,7 @@ describe('swarm mcp serve, deciding in process', () => {
       return id !== '';
     });
     expect(readFileSync(target, 'utf8')).toBe('ship on friday\n');
+    expect(app.db.$client.prepare('SELECT gate FROM approvals WHERE id = ?').get(id)).toEqual({ gate: 'destructive-mcp' });
     expect((await approve(id)).code).toBe(0);
     const r = await pending;
     expect(r.isError).toBeFalsy();

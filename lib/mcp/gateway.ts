@@ -36,6 +36,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { messageOf } from '@/lib/errors';
 import type { ToolAnnotations } from '@/lib/permissions';
+import { ANNOTATION_HINTS } from '@/lib/permissions/annotations';
 import { askModeOf, type McpConfig, type McpServerConfig } from './config';
 import type { Answer, GatewayDecider, ToolQuestion } from './decider';
 import { UpstreamUnavailable, type Upstream, type UpstreamPool } from './upstreams';
@@ -95,7 +96,7 @@ export class McpGateway {
   private catalog(): Map<string, ListedTool> {
     const sep = this.config.separator;
     const out = new Map<string, ListedTool>();
-    for (const upstream of this.pool.all()) {
+    for (const upstream of this.pool.live()) {
       for (const tool of upstream.tools) out.set(`${upstream.config.id}${sep}${tool.name}`, { name: `${upstream.config.id}${sep}${tool.name}`, upstream, tool });
     }
     return out;
@@ -182,7 +183,7 @@ export class McpGateway {
     });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await this.visibleResources(decider) }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-      const upstream = this.pool.all().find((u) => u.resources.some((r) => r.uri === request.params.uri));
+      const upstream = this.pool.live().find((u) => u.resources.some((r) => r.uri === request.params.uri));
       if (!upstream) throw new McpError(-32002, `There is no resource "${request.params.uri}".`);
       await this.decideOrRefuse(decider, upstream.config, READ_RESOURCE, { uri: request.params.uri });
       return upstream.connected().readResource({ uri: request.params.uri }, { timeout: upstream.config.callTimeoutMs });
@@ -209,19 +210,19 @@ export class McpGateway {
   private async visibleResources(decider: GatewayDecider) {
     const readable = await this.readableServers(decider, READ_RESOURCE);
     const sep = this.config.separator;
-    return this.pool.all().flatMap((u) => (readable.has(u.config.id) ? u.resources.map((r) => ({ ...r, name: `${u.config.id}${sep}${r.name}` })) : []));
+    return this.pool.live().flatMap((u) => (readable.has(u.config.id) ? u.resources.map((r) => ({ ...r, name: `${u.config.id}${sep}${r.name}` })) : []));
   }
 
   private async visiblePrompts(decider: GatewayDecider) {
     const readable = await this.readableServers(decider, GET_PROMPT);
     const sep = this.config.separator;
-    return this.pool.all().flatMap((u) => (readable.has(u.config.id) ? u.prompts.map((p) => ({ ...p, name: `${u.config.id}${sep}${p.name}` })) : []));
+    return this.pool.live().flatMap((u) => (readable.has(u.config.id) ? u.prompts.map((p) => ({ ...p, name: `${u.config.id}${sep}${p.name}` })) : []));
   }
 
   /** The servers whose `<server>__<action>` this agent may ever be allowed. */
   private async readableServers(decider: GatewayDecider, action: string): Promise<Set<string>> {
     const sep = this.config.separator;
-    const servers = this.pool.all().map((u) => u.config.id);
+    const servers = this.pool.live().map((u) => u.config.id);
     const { tools } = await decider.visibility(servers.map((id) => ({ tool: `${id}${sep}${action}`, annotations: { readOnlyHint: true } })));
     return new Set(servers.filter((_, i) => tools[i] !== 'hidden'));
   }
@@ -370,7 +371,7 @@ export class McpGateway {
 /** A tool's annotations as the engine reads them: the hints the upstream declared (the specification's defaults apply to the rest). */
 export function declaredAnnotations(a: Tool['annotations']): ToolAnnotations {
   const out: { -readonly [K in keyof ToolAnnotations]: boolean } = {};
-  for (const k of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) if (typeof a?.[k] === 'boolean') out[k] = a[k];
+  for (const k of ANNOTATION_HINTS) if (typeof a?.[k] === 'boolean') out[k] = a[k];
   return out;
 }
 
