@@ -28,6 +28,7 @@ const config = join(server.dir, 'config');
 const root = join(server.dir, 'shared');
 const FS = join(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 const EVERYTHING = join(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const NOISY = join(REPO_ROOT, 'tests/fixtures/mcp/noisy-server.mjs');
 
 mkdirSync(root);
 writeFileSync(join(root, 'notes.txt'), 'first line\nsecond line\nthird line\n');
@@ -47,6 +48,9 @@ writeFileSync(
     command: ${JSON.stringify(process.execPath)}
     args: [${JSON.stringify(EVERYTHING)}, stdio]
     call_timeout: 1s
+  - id: noisy
+    command: ${JSON.stringify(process.execPath)}
+    args: [${JSON.stringify(NOISY)}]
 approval_wait: 60s
 `,
 );
@@ -55,7 +59,8 @@ const AGENTS = `agents:
     description: A desktop assistant with the shared folder and the reference server.
     tools: [files__read_text_file, files__list_directory, files__create_directory, files__write_file, files__edit_file, files__list_allowed_directories,
             everything__echo, everything__get-sum, everything__get-env, everything__trigger-long-running-operation,
-            everything__get_prompt, everything__read_resource, slow__trigger-long-running-operation]
+            everything__get_prompt, everything__read_resource, slow__trigger-long-running-operation,
+            noisy__noisy, noisy__plain]
   clerk:
     tools: [everything__echo]
 `;
@@ -182,6 +187,9 @@ describe('swarm mcp serve, deciding in process', () => {
     // gated by its annotation alone (destructiveHint: true), not by name; a tool declared not destructive is not
     expect(tools.find((t) => t.name === 'files__edit_file')!.description).toMatch(/^Needs a person's approval/);
     expect(tools.find((t) => t.name === 'files__create_directory')!.description).not.toMatch(/approval/);
+    // a tool that declares no annotation at all is destructive (the specification's default): gated too
+    expect(tools.find((t) => t.name === 'noisy__plain')!.description).toMatch(/^Needs a person's approval/);
+    expect(tools.find((t) => t.name === 'noisy__noisy')!.description).toBe('Answers after writing garbage to stdout.');
   }, 60_000);
 
   it('refuses a denied call with the rule, the reason and the decision id; the upstream never sees it; the denial is recorded', async () => {
@@ -261,6 +269,29 @@ describe('swarm mcp serve, deciding in process', () => {
     const echo = (await client.callTool({ name: 'everything__echo', arguments: { message: 'back' } })) as CallToolResult;
     expect(text(echo)).toContain('back');
   }, 60_000);
+
+  it('ASK `wait` rejected by the operator: answered as a DENY with the reason, and the call never runs', async () => {
+    const target = join(root, 'notes.txt');
+    const pending = client.callTool({ name: 'files__edit_file', arguments: { path: target, edits: [{ oldText: 'first', newText: 'FIRST' }] } }, undefined, { timeout: 60_000 }) as Promise<CallToolResult>;
+    let id = '';
+    await within(20_000, () => {
+      id = pendingApproval('files__edit_file')?.id ?? '';
+      return id !== '';
+    });
+    expect((await runSwarm(['approvals', 'reject', id, '--as', 'olivia', '--reason', 'not before the audit'], childEnv())).code).toBe(0);
+    const r = await pending;
+    expect(r.isError).toBe(true);
+    expect(text(r)).toMatch(/Refused by Swarm Permissions: Rejected by an operator: not before the audit \(rule hitl:destructive-mcp, decision \S+\)/);
+    expect(readFileSync(target, 'utf8')).toContain('first line');
+  }, 60_000);
+
+  it('an upstream that writes malformed JSON-RPC: its garbage is dropped, its answers still arrive, nothing crashes', async () => {
+    for (let i = 0; i < 2; i++) {
+      const r = (await client.callTool({ name: 'noisy__noisy', arguments: {} })) as CallToolResult;
+      expect(r.isError).toBeFalsy();
+      expect(text(r)).toBe('noisy answered');
+    }
+  });
 
   it('a call the upstream does not answer within call_timeout fails with the reason, and does not hold the session', async () => {
     const r = (await client.callTool({ name: 'slow__trigger-long-running-operation', arguments: { duration: 10, steps: 10 } })) as CallToolResult;
@@ -397,6 +428,54 @@ describe('/mcp over Streamable HTTP', () => {
     const r = await fetch(`${base}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${viewerToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
     expect(r.status).toBe(403);
   });
+
+  it('resumes a broken stream: the events after Last-Event-ID are sent again on a GET of the session', async () => {
+    const headers = { authorization: `Bearer ${deskToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const post = (body: unknown, session?: string) =>
+      fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } : {}) }, body: JSON.stringify(body) });
+    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const session = init.headers.get('mcp-session-id')!;
+    await init.text();
+    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).text();
+    await within(30_000, async () => {
+      const r = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, session);
+      return (await r.text()).includes('everything__trigger-long-running-operation');
+    });
+    const call = await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'everything__trigger-long-running-operation', arguments: { duration: 2, steps: 4 }, _meta: { progressToken: 'p' } } }, session);
+    // read up to the first event that has an id, then drop the connection as a network failure would
+    const reader = call.body!.getReader();
+    let seen = '';
+    let lastId: string | undefined;
+    while (!lastId) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += Buffer.from(value).toString('utf8');
+      lastId = /^id: (.+)$/m.exec(seen)?.[1];
+    }
+    await reader.cancel();
+    expect(lastId).toBeDefined();
+    // (409 until the server has noticed that the broken stream is gone)
+    let resumed: Response | undefined;
+    await within(10_000, async () => {
+      resumed = await fetch(`${base}/mcp`, { headers: { authorization: `Bearer ${deskToken}`, accept: 'text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18', 'last-event-id': lastId! } });
+      if (resumed.status === 409) await resumed.body?.cancel();
+      return resumed.status !== 409;
+    });
+    expect(resumed!.status).toBe(200);
+    const replay = resumed!.body!.getReader();
+    let after = '';
+    while (!after.includes('"id":3')) {
+      const { value, done } = await replay.read();
+      if (done) break;
+      after += Buffer.from(value).toString('utf8');
+    }
+    await replay.cancel();
+    // what came after the last event it had: further progress, and the call's result
+    expect(after).toContain('notifications/progress');
+    expect(after).toMatch(/"result":\{"content":\[\{"type":"text","text":"Long running operation completed/);
+    expect(after).not.toContain(`id: ${lastId}\n`);
+    await fetch(`${base}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${deskToken}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } });
+  }, 60_000);
 
   it('serves a session as the token\'s agent: filtered list, denials, calls; another agent cannot use its session', async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${deskToken}` } } });
