@@ -60,7 +60,7 @@ const AGENTS = `agents:
     tools: [files__read_text_file, files__list_directory, files__create_directory, files__write_file, files__edit_file, files__list_allowed_directories,
             everything__echo, everything__get-sum, everything__get-env, everything__trigger-long-running-operation,
             everything__get_prompt, everything__read_resource, slow__trigger-long-running-operation,
-            noisy__noisy, noisy__plain]
+            noisy__noisy, noisy__plain, remote__everything__echo]
   clerk:
     tools: [everything__echo]
 `;
@@ -407,6 +407,35 @@ describe('swarm mcp serve, deciding over REST (SWARM_URL, SWARM_TOKEN)', () => {
       await new Promise((r) => proxy.close(r));
     }
   }, 60_000);
+
+  it('reaches a remote upstream over Streamable HTTP, its headers taken from named variables (here: this server\'s /mcp as the clerk)', async () => {
+    const remoteConfig = join(server.dir, 'remote-config');
+    mkdirSync(remoteConfig);
+    writeFileSync(join(remoteConfig, 'mcp.yaml'), `servers:\n  - id: remote\n    url: ${base}/mcp\n    headers: { Authorization: CLERK_MCP_AUTHORIZATION }\n`);
+    const { client } = await serve(['--config-dir', remoteConfig], childEnv({ SWARM_URL: base, SWARM_TOKEN: deskToken, CLERK_MCP_AUTHORIZATION: `Bearer ${clerkToken}` }));
+    try {
+      let names: string[] = [];
+      await within(30_000, async () => {
+        names = (await client.listTools()).tools.map((t) => t.name);
+        return names.length > 0;
+      });
+      // the remote gateway lists the clerk's one tool; this one lets the desk use it as remote__everything__echo
+      expect(names).toEqual(['remote__everything__echo']);
+      const r = (await client.callTool({ name: 'remote__everything__echo', arguments: { message: 'two gateways' } })) as CallToolResult;
+      expect(text(r)).toContain('two gateways');
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it('refuses to start when a variable config/mcp.yaml names is not set, at its line', async () => {
+    const remoteConfig = join(server.dir, 'unset-config');
+    mkdirSync(remoteConfig);
+    writeFileSync(join(remoteConfig, 'mcp.yaml'), 'servers:\n  - id: remote\n    url: https://x.example/mcp\n    headers: { Authorization: NOT_SET_ANYWHERE }\n');
+    const r = await runSwarm(['mcp', 'serve', '--agent', 'desk', '--config-dir', remoteConfig], childEnv());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/mcp\.yaml:4:31: servers\.0\.headers\.Authorization: the environment variable NOT_SET_ANYWHERE is not set/);
+  });
 
   it('refuses to start with a token that is not an agent\'s, saying why', async () => {
     const r = await runSwarm(['mcp', 'serve'], childEnv({ SWARM_URL: base, SWARM_TOKEN: viewerToken }));
