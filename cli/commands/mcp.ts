@@ -50,7 +50,8 @@ export async function mcpCommand(io: McpServeIo, env: Env, sub: string | undefin
   file.onRefused((error) => io.err(`swarm mcp serve: ${file.path} was changed but cannot be used; the last good version stays: ${error}\n`));
   file.watch();
   const pool = new UpstreamPool(() => file.current);
-  const gateway = new McpGateway(pool);
+  // Over REST each check of the tool list is a request to the server: every 3 s rather than every second.
+  const gateway = new McpGateway(pool, { watchMs: env.SWARM_URL ? 3_000 : 1_000 });
   const server = gateway.session(decider);
   const closed = new Promise<void>((done) => {
     server.onclose = ((previous) => () => {

@@ -47,8 +47,10 @@ export const READ_RESOURCE = 'read_resource';
 export const GET_PROMPT = 'get_prompt';
 
 export interface GatewayOptions {
-  /** how often a session checks whether its tool list changed, and a held call whether its approval was decided (ms) */
+  /** how often a held call asks whether its approval was decided (ms; default 1 s) */
   pollMs?: number;
+  /** how often a session asks whether its tool list changed with the policy or the flags (ms; default 1 s) */
+  watchMs?: number;
 }
 
 /** One upstream tool as the agent sees it. */
@@ -80,12 +82,14 @@ const TASK_WAIT_MS = 24 * 60 * 60 * 1000;
 
 export class McpGateway {
   private readonly pollMs: number;
+  private readonly watchMs: number;
 
   constructor(
     readonly pool: UpstreamPool,
-    private readonly options: GatewayOptions = {},
+    options: GatewayOptions = {},
   ) {
     this.pollMs = options.pollMs ?? 1_000;
+    this.watchMs = options.watchMs ?? 1_000;
   }
 
   private get config(): McpConfig {
@@ -160,7 +164,7 @@ export class McpGateway {
     };
     const offPool = this.pool.onChange(() => void listChanged());
     server.oninitialized = () => {
-      watching = setInterval(() => void listChanged(), Math.max(this.pollMs, 1_000));
+      watching = setInterval(() => void listChanged(), this.watchMs);
       watching.unref();
     };
     server.onclose = () => {
