@@ -23,7 +23,7 @@ import { useTempServerEnv } from './support/in-process-api';
 import { REPO_ROOT, runSwarm } from '@/lib/test-support/cli';
 import { within } from '@/lib/test-support/wait';
 
-const server = useTempServerEnv('mcp', { policy: 'empty' });
+const server = useTempServerEnv('mcp', { policy: 'empty', env: { SWARM_FLAG_PLUGIN_SHELL_HOOKS_ENABLED: 'true' } });
 const config = join(server.dir, 'config');
 const root = join(server.dir, 'shared');
 const FS = join(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -101,6 +101,11 @@ writeFileSync(
     event: before_tool_call
     match: { tool: files__read_text_file }
     rewrite: { set: { head: 1 } }
+  - id: log-finished
+    event: after_tool_call
+    match: { tool: everything__echo }
+    shell:
+      command: ["${process.execPath}", "-e", "require('fs').appendFileSync(process.argv[1], require('fs').readFileSync(0, 'utf8') + '\\\\n')", "${join(server.dir, 'finished.jsonl')}"]
 `,
 );
 writeFileSync(join(config, 'policy_tests.yaml'), 'tests: []\n');
@@ -167,6 +172,7 @@ describe('swarm mcp serve, deciding in process', () => {
 
   beforeAll(async () => {
     ({ client, transport } = await serve(['--agent', 'desk'], childEnv()));
+    await listWhenReady(client);
   }, 60_000);
   afterAll(async () => {
     await client?.close();
@@ -200,6 +206,15 @@ describe('swarm mcp serve, deciding in process', () => {
     const id = /decision (\S+)\)/.exec(text(r))![1];
     const row = app.db.$client.prepare('SELECT agent_name, tool_name, rule_source FROM permission_denials WHERE decision_id = ?').get(id);
     expect(row).toEqual({ agent_name: 'desk', tool_name: 'files__read_text_file', rule_source: 'policy:no-secret-files' });
+  });
+
+  it('reports an allowed call\'s outcome to the after_tool_call hooks, with its decision id', async () => {
+    const log = join(server.dir, 'finished.jsonl');
+    expect(((await client.callTool({ name: 'everything__echo', arguments: { message: 'report me' } })) as CallToolResult).isError).toBeFalsy();
+    await within(10_000, () => existsSync(log) && readFileSync(log, 'utf8').includes('report me'));
+    const reported = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => JSON.stringify(e).includes('report me'))!;
+    expect(reported).toMatchObject({ event: 'after_tool_call', call: { agent: 'desk', tool: 'everything__echo' }, outcome: 'succeeded' });
+    expect(String(reported.decision_id)).toMatch(/\S+/);
   });
 
   it('forwards an allowed call with the arguments a rewrite hook left: the filesystem server reads one line', async () => {
