@@ -162,8 +162,16 @@ export class McpGateway {
         checking = false;
       }
     };
-    const offPool = this.pool.onChange(() => void listChanged());
+    let initialized = false;
+    const offPool = this.pool.onChange(() => {
+      void listChanged();
+      // An upstream came, went or changed its lists: what the resources and prompts lists hold may have changed too.
+      if (!initialized) return;
+      void server.sendResourceListChanged().catch(() => {});
+      void server.sendPromptListChanged().catch(() => {});
+    });
     server.oninitialized = () => {
+      initialized = true;
       watching = setInterval(() => void listChanged(), this.watchMs);
       watching.unref();
     };
