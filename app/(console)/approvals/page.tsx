@@ -28,6 +28,9 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
   const tab = sp.tab === 'history' ? 'history' : 'pending';
   const canDecide = isRoleAtLeast(principal.role, 'operator');
   const pending = await app.approvals.toJson(await app.approvals.list({ status: 'pending' }));
+  // MCP tools are shown as their server and tool (config/mcp.yaml names both): the separator and the servers' ids.
+  const mcp = app.mcpFile.current;
+  const mcpNaming = { separator: mcp.separator, servers: mcp.servers.map((s) => s.id) };
 
   // /approvals?request=<id>, the link notifications send: that request, pending (shown and focused) or decided (said)
   let deepLink: DeepLink | null = null;
@@ -72,9 +75,10 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
             serverNow={Date.now() / 1000}
             initialFilter={queueFilterFrom(sp)}
             deepLink={deepLink}
+            mcpNaming={mcpNaming}
           />
         ) : (
-          <ApprovalHistory rows={history} filter={filter} />
+          <ApprovalHistory rows={history} filter={filter} mcpNaming={mcpNaming} />
         )}
       </PendingCountProvider>
     </>
