@@ -19,7 +19,7 @@ const STATE: Record<Server['state'], { mark: string; text: string }> = {
 /** What tools/list gives an agent for a tool today (lib/mcp/visibility.ts). */
 const SHOWN: Record<Visibility, { mark: string; text: string }> = {
   open: { mark: '✓', text: 'allowed' },
-  gated: { mark: '⏸', text: 'needs approval' },
+  gated: { mark: '◐', text: 'needs approval' },
   hidden: { mark: '—', text: 'hidden' },
 };
 
@@ -66,7 +66,7 @@ export function McpGateway({ mcp }: { mcp: McpTransparency }) {
       <ScrollTable id="mcp-servers-table" caption="MCP servers and their state" heads={['Server', 'Transport', 'What runs', 'Variables it is given', 'When a call needs approval', 'State', 'Tools']}>
         {mcp.servers.map((s) => (
           <tr key={s.id} data-mcp-server={s.id}>
-            <th scope="row" className={styles.mcpServerCell}>
+            <th scope="row" className={`${styles.rowHead} ${styles.mcpServerCell}`}>
               <code>{s.id}</code>
               {s.description ? <div className={styles.detail}>{s.description}</div> : null}
               <div className={styles.detail}>declared at {s.position}</div>
@@ -151,14 +151,20 @@ function Matrix({ mcp }: { mcp: McpTransparency }) {
             <th scope="colgroup" colSpan={columns}>
               <span className={styles.tierTitle}>
                 server <code>{server}</code>
+              </span>{' '}
+              <span className={styles.tierSummary}>
+                {plural(tools.length, 'tool')}, listed as <code>{`${server}${mcp.separator}`}</code>&lt;tool&gt;
               </span>
-              <span className={styles.tierSummary}>{plural(tools.length, 'tool')}</span>
             </th>
           </tr>,
           ...tools.map((t) => (
             <tr key={t.name} data-mcp-tool={t.name}>
-              <th scope="row" className={styles.mcpToolCell}>
-                <code>{t.name}</code>
+              <th scope="row" className={`${styles.rowHead} ${styles.mcpToolCell}`} title={t.name}>
+                {/* the server is the group's header: the upstream's own name is shown, the full name is read aloud */}
+                <code>
+                  <span className="visually-hidden">{`${server}${mcp.separator}`}</span>
+                  {t.name.slice(server.length + mcp.separator.length)}
+                </code>
                 {t.destructive ? <span className={styles.destructiveLabel}>destructive</span> : t.read_only ? <span className={styles.readOnlyLabel}>read-only</span> : null}
               </th>
               {mcp.agents.map((a) => {
