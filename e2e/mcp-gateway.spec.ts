@@ -6,6 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect, test, type Page } from '@playwright/test';
 import { E2E, user } from './fixtures/accounts';
 import { isolatedServer, type IsolatedServer } from './fixtures/isolated-server';
+import { signIn } from './fixtures/session';
 
 /**
  * The MCP gateway end to end (issue 26): a server of its own whose config/mcp.yaml puts the real reference servers
@@ -186,4 +187,15 @@ approval_wait: 90s
       await section.screenshot({ path: `${SHOTS}/transparency-mcp-${width}.png` });
     }
   });
+});
+
+test('/transparency without config/mcp.yaml says in one sentence how to add MCP servers', async ({ page }) => {
+  // The shared e2e server: its configuration ships no mcp.yaml.
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await signIn(page, 'victor');
+  await page.goto('/transparency#mcp');
+  const section = page.locator('section[aria-labelledby="mcp"]');
+  await expect(section.getByTestId('mcp-none')).toHaveText(/^No MCP server is configured\. To put MCP servers behind the engine, add config\/mcp\.yaml/);
+  await expect(section.getByRole('table')).toHaveCount(0);
+  await section.screenshot({ path: `${SHOTS}/transparency-none-1440.png` });
 });
