@@ -14,7 +14,7 @@ import { signIn } from './fixtures/session';
  * SDK, Streamable HTTP on /mcp with the agent's token) calls a gated files__write_file in `wait` mode; while the call
  * is held, an operator signs in, finds the card (server, tool, and the client that asked) on /approvals and approves
  * it through the confirmation; the held call then completes and the file is there. /transparency shows the servers
- * connected and what each agent is shown.
+ * connected and what each agent is shown, and the denial explorer names the server of a refused MCP call.
  */
 const SHOTS = '/tmp/mcp-ui';
 const FS = join(process.cwd(), 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -146,6 +146,17 @@ approval_wait: 90s
       const row = page.getByRole('row').filter({ hasText: 'write_file' });
       await expect(row).toContainText('approved and run');
       await expect(row).toContainText('through remote-test 1');
+
+      // A refused MCP call: the denial explorer's detail names its server and the server's own tool.
+      const refused = (await client.callTool({ name: 'files__edit_file', arguments: { path: target, edits: [] } })) as CallToolResult;
+      expect(refused.isError).toBe(true);
+      await page.goto(`${server.url}/denials?tool=files__edit_file`);
+      const denial = page.getByRole('table', { name: 'Denials' }).locator('tbody tr').first();
+      await expect(denial).toContainText('files__edit_file');
+      await denial.locator('td').first().click();
+      await expect(page.getByTestId('denial-detail')).toBeVisible();
+      await expect(page.getByTestId('denial-mcp-server')).toHaveText('files (its tool edit_file)');
+      await page.getByTestId('denial-detail').screenshot({ path: `${SHOTS}/denial-detail-1440.png` });
     } finally {
       await client.close();
     }

@@ -3,8 +3,9 @@ import type { Approval } from './approval-types';
 import { plainReason } from './approval-text';
 import { ArgumentsView } from './arguments-view';
 import { ApprovalProgress } from './card-parts';
-import { useMcpNaming, QueueToolName } from './mcp-naming';
-import { toolWords } from './mcp-tool-name';
+import { useMcpNaming } from '@/app/(console)/_mcp/mcp-naming';
+import { QueueToolName } from './tool-name';
+import { toolWords } from '@/app/(console)/_mcp/mcp-tool-name';
 import { GateTags, RequestedBy, RequestLine, RiskBadge } from './request-parts';
 import styles from './approvals.module.css';
 

@@ -1,7 +1,7 @@
 import type { Approval } from './approval-types';
 import { ColumnHeads } from '@/app/_components/data-table';
 import { ArgumentsView } from './arguments-view';
-import type { McpNaming } from './mcp-tool-name';
+import type { McpNaming } from '@/app/(console)/_mcp/mcp-tool-name';
 import { ToolName } from './tool-name';
 import styles from './approvals.module.css';
 import { Time } from '@/app/_components/time';

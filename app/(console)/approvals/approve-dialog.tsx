@@ -4,7 +4,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { Approval } from './approval-types';
 import { approvalStep, confirmsStep, deliberateStep, plainReason } from './approval-text';
 import { ArgumentsView } from './arguments-view';
-import { QueueToolName } from './mcp-naming';
+import { QueueToolName } from './tool-name';
 import { GateTags, RequestedBy, RequestLine, RiskBadge } from './request-parts';
 import styles from './approvals.module.css';
 

@@ -1,6 +1,6 @@
 import { Time } from '@/app/_components/time';
 import type { Approval } from './approval-types';
-import { QueueToolName } from './mcp-naming';
+import { QueueToolName } from './tool-name';
 import styles from './approvals.module.css';
 
 /** The request a link names (/approvals?request=<id>): as the server found it at load, or null for no such request. */

@@ -2,7 +2,7 @@
 import type { Approval, Risk } from './approval-types';
 import { keyArguments, RISK_LABEL } from './approval-text';
 import { ProductionValue } from './arguments-view';
-import { QueueToolName } from './mcp-naming';
+import { QueueToolName } from './tool-name';
 import styles from './approvals.module.css';
 
 const RISK_MARK: Record<Risk, string> = { low: '●', medium: '◆', high: '▲' };

@@ -1,4 +1,5 @@
-import { splitMcpTool, type McpNaming } from './mcp-tool-name';
+import { useMcpNaming } from '@/app/(console)/_mcp/mcp-naming';
+import { splitMcpTool, type McpNaming } from '@/app/(console)/_mcp/mcp-tool-name';
 import styles from './approvals.module.css';
 
 /**
@@ -13,4 +14,9 @@ export function ToolName({ name, naming }: { name: string; naming: McpNaming }) 
       <code className={styles.tool}>{split.tool}</code> <span className={styles.mcpServer}>on MCP server <code>{split.server}</code></span>
     </span>
   );
+}
+
+/** ToolName with the naming the page provided (McpNamingProvider): for the queue's client parts. */
+export function QueueToolName({ name }: { name: string }) {
+  return <ToolName name={name} naming={useMcpNaming()} />;
 }
