@@ -10,6 +10,7 @@ import { formatCompareResult, ratios, runCompareBench, RATIO_TARGET, type Compar
 import { formatDenialsResult, runDenialsBench, type DenialsBenchResult } from './denials';
 import { formatEngineResult, runEngineBench, type EngineBenchResult } from './engine';
 import { formatHttpResult, runHttpBench, type HttpBenchResult } from './http';
+import { formatMcpResult, MCP_ADDED_P50_TARGET_MS, runMcpBench, type McpBenchResult } from './mcp';
 import { formatPostgresResult, runPostgresBench, type PgBenchResult } from './postgres';
 import { formatReportResult, REPORT_TARGET_SECONDS, runReportBench, type ReportBenchResult } from './report';
 import { formatFreeText, freeTextFirstPage, runFreeTextBench, type FreeTextResult } from './denial-queries';
@@ -46,6 +47,7 @@ function summary(
   postgres: PgBenchResult,
   freeText: { rows: number; result: FreeTextResult },
   soak: SoakResult,
+  mcp: McpBenchResult,
 ): string {
   const noLookup = engine.rows.find((r) => r.label.startsWith('no approval lookup'));
   const all = engine.rows.find((r) => r.label.startsWith('all calls'));
@@ -165,6 +167,14 @@ function summary(
     `< ${FREE_TEXT_TARGET_MS} ms`,
     verdict(ft.trigramMs < FREE_TEXT_TARGET_MS),
   ]);
+  for (const row of mcp.rows.filter((r) => r.addedP50Ms !== null)) {
+    rows.push([
+      `MCP tools/call ${row.label}: added p50 against the upstream called directly (same run)`,
+      `${fmt(row.addedP50Ms!)} ms (${fmt(row.p50Ms)} vs ${fmt(mcp.rows[0]!.p50Ms)} ms)`,
+      row.label.includes('in process') ? `< ${MCP_ADDED_P50_TARGET_MS} ms` : '–',
+      row.label.includes('in process') ? verdict(row.addedP50Ms! < MCP_ADDED_P50_TARGET_MS) : '–',
+    ]);
+  }
   const v = soak.verdict;
   rows.push([
     `RSS of every server process under ${fmt(soak.minutes)} min of denials for new agent names: idle / peak / end (after warm-up: slope over the second half, last minute and highest sample against the first minute after warm-up)`,
@@ -186,12 +196,13 @@ async function main(): Promise<void> {
   const http = await runHttpBench({ log });
   const report = await runReportBench({ log });
   const freeText = await runFreeTextBench({ log });
+  const mcp = await runMcpBench({ log });
   // Last, so that its load slows none of the measures before it; ten minutes unless SOAK_MINUTES says (bench/README.md).
   const soak = await runSoakBench(soakOptionsFromEnv({ minutes: SOAK_BENCH_MINUTES, log }));
   const seconds = (Date.now() - started.getTime()) / 1000;
   const loadAtEnd = os.loadavg().map((l) => l.toFixed(2)).join(' / ');
 
-  const sum = summary(engine, denials, compare, http, report, postgres, freeText, soak);
+  const sum = summary(engine, denials, compare, http, report, postgres, freeText, soak, mcp);
   const engineText = formatEngineResult(engine);
   const compareText = formatCompareResult(compare);
   const denialsText = formatDenialsResult(denials);
@@ -200,7 +211,8 @@ async function main(): Promise<void> {
   const postgresText = formatPostgresResult(postgres);
   const freeTextText = formatFreeText(freeText.result, freeText.rows);
   const soakText = formatSoakResult(soak);
-  console.log(['', sum, '', engineText, '', compareText, '', denialsText, '', postgresText, '', httpText, '', reportText, '', freeTextText, '', soakText, ''].join('\n'));
+  const mcpText = formatMcpResult(mcp);
+  console.log(['', sum, '', engineText, '', compareText, '', denialsText, '', postgresText, '', httpText, '', reportText, '', freeTextText, '', mcpText, '', soakText, ''].join('\n'));
 
   const md = [
     '# Benchmark results',
@@ -244,6 +256,10 @@ async function main(): Promise<void> {
     '## Free text in the denial explorer, before and after (`bench/denial-queries.ts`)',
     '',
     freeTextText,
+    '',
+    '## MCP gateway (`bench/mcp.ts`)',
+    '',
+    mcpText,
     '',
     SOAK_SECTION,
     '',

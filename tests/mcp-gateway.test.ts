@@ -11,23 +11,24 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Server as HttpServer } from 'node:http';
+import { createServer, request as httpRequest, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTempServerEnv } from './support/in-process-api';
 import { REPO_ROOT, runSwarm } from '@/lib/test-support/cli';
 import { within } from '@/lib/test-support/wait';
 
-const server = useTempServerEnv('mcp', { policy: 'empty' });
+const server = useTempServerEnv('mcp', { policy: 'empty', env: { SWARM_FLAG_PLUGIN_SHELL_HOOKS_ENABLED: 'true' } });
 const config = join(server.dir, 'config');
 const root = join(server.dir, 'shared');
 const FS = join(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 const EVERYTHING = join(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const NOISY = join(REPO_ROOT, 'tests/fixtures/mcp/noisy-server.mjs');
 
 mkdirSync(root);
 writeFileSync(join(root, 'notes.txt'), 'first line\nsecond line\nthird line\n');
@@ -43,21 +44,27 @@ writeFileSync(
   - id: everything
     command: ${JSON.stringify(process.execPath)}
     args: [${JSON.stringify(EVERYTHING)}, stdio]
+  - id: slow
+    command: ${JSON.stringify(process.execPath)}
+    args: [${JSON.stringify(EVERYTHING)}, stdio]
+    call_timeout: 1s
+  - id: noisy
+    command: ${JSON.stringify(process.execPath)}
+    args: [${JSON.stringify(NOISY)}]
 approval_wait: 60s
 `,
 );
-writeFileSync(
-  join(config, 'agents.yaml'),
-  `agents:
+const AGENTS = `agents:
   desk:
     description: A desktop assistant with the shared folder and the reference server.
-    tools: [files__read_text_file, files__list_directory, files__write_file, files__edit_file, files__list_allowed_directories,
+    tools: [files__read_text_file, files__list_directory, files__create_directory, files__write_file, files__edit_file, files__list_allowed_directories,
             everything__echo, everything__get-sum, everything__get-env, everything__trigger-long-running-operation,
-            everything__get_prompt, everything__read_resource]
+            everything__get_prompt, everything__read_resource, slow__trigger-long-running-operation,
+            noisy__noisy, noisy__plain, remote__everything__echo]
   clerk:
     tools: [everything__echo]
-`,
-);
+`;
+writeFileSync(join(config, 'agents.yaml'), AGENTS);
 writeFileSync(
   join(config, 'permission_policies.yaml'),
   `rules:
@@ -78,9 +85,13 @@ writeFileSync(
   join(config, 'gates.yaml'),
   `gates:
   - id: file-writes
-    tools: [files__write_file, files__edit_file]
+    tools: [files__write_file]
     risk: medium
     description: Writes to the shared folder are reviewed by a person.
+  - id: destructive-mcp
+    annotations: { destructiveHint: true }
+    risk: high
+    description: Every tool its MCP server calls destructive is reviewed by a person, whichever server it is on.
 `,
 );
 writeFileSync(
@@ -90,6 +101,11 @@ writeFileSync(
     event: before_tool_call
     match: { tool: files__read_text_file }
     rewrite: { set: { head: 1 } }
+  - id: log-finished
+    event: after_tool_call
+    match: { tool: everything__echo }
+    shell:
+      command: ["${process.execPath}", "-e", "require('fs').appendFileSync(process.argv[1], require('fs').readFileSync(0, 'utf8') + '\\\\n')", "${join(server.dir, 'finished.jsonl')}"]
 `,
 );
 writeFileSync(join(config, 'policy_tests.yaml'), 'tests: []\n');
@@ -156,6 +172,7 @@ describe('swarm mcp serve, deciding in process', () => {
 
   beforeAll(async () => {
     ({ client, transport } = await serve(['--agent', 'desk'], childEnv()));
+    await listWhenReady(client);
   }, 60_000);
   afterAll(async () => {
     await client?.close();
@@ -173,6 +190,12 @@ describe('swarm mcp serve, deciding in process', () => {
     expect(write.inputSchema.properties).toHaveProperty('content');
     expect(write.annotations).toMatchObject({ destructiveHint: true });
     expect(tools.find((t) => t.name === 'everything__echo')!.description).not.toMatch(/approval/);
+    // gated by its annotation alone (destructiveHint: true), not by name; a tool declared not destructive is not
+    expect(tools.find((t) => t.name === 'files__edit_file')!.description).toMatch(/^Needs a person's approval/);
+    expect(tools.find((t) => t.name === 'files__create_directory')!.description).not.toMatch(/approval/);
+    // a tool that declares no annotation at all is destructive (the specification's default): gated too
+    expect(tools.find((t) => t.name === 'noisy__plain')!.description).toMatch(/^Needs a person's approval/);
+    expect(tools.find((t) => t.name === 'noisy__noisy')!.description).toBe('Answers after writing garbage to stdout.');
   }, 60_000);
 
   it('refuses a denied call with the rule, the reason and the decision id; the upstream never sees it; the denial is recorded', async () => {
@@ -183,6 +206,15 @@ describe('swarm mcp serve, deciding in process', () => {
     const id = /decision (\S+)\)/.exec(text(r))![1];
     const row = app.db.$client.prepare('SELECT agent_name, tool_name, rule_source FROM permission_denials WHERE decision_id = ?').get(id);
     expect(row).toEqual({ agent_name: 'desk', tool_name: 'files__read_text_file', rule_source: 'policy:no-secret-files' });
+  });
+
+  it('reports an allowed call\'s outcome to the after_tool_call hooks, with its decision id', async () => {
+    const log = join(server.dir, 'finished.jsonl');
+    expect(((await client.callTool({ name: 'everything__echo', arguments: { message: 'report me' } })) as CallToolResult).isError).toBeFalsy();
+    await within(10_000, () => existsSync(log) && readFileSync(log, 'utf8').includes('report me'));
+    const reported = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => JSON.stringify(e).includes('report me'))!;
+    expect(reported).toMatchObject({ event: 'after_tool_call', call: { agent: 'desk', tool: 'everything__echo' }, outcome: 'succeeded' });
+    expect(String(reported.decision_id)).toMatch(/\S+/);
   });
 
   it('forwards an allowed call with the arguments a rewrite hook left: the filesystem server reads one line', async () => {
@@ -208,7 +240,7 @@ describe('swarm mcp serve, deciding in process', () => {
     expect(text(await call())).toMatch(/needs a person's approval/);
   });
 
-  it('ASK `wait`: holds the call, with progress, until an operator approves; then it runs once', async () => {
+  it('ASK `wait` (a destructive tool, gated by its annotation): holds the call, with progress, until an operator approves; then it runs once', async () => {
     const target = join(root, 'plan.txt');
     const progress: string[] = [];
     const pending = client.callTool(
@@ -222,6 +254,7 @@ describe('swarm mcp serve, deciding in process', () => {
       return id !== '';
     });
     expect(readFileSync(target, 'utf8')).toBe('ship on friday\n');
+    expect(app.db.$client.prepare('SELECT gate FROM approvals WHERE id = ?').get(id)).toEqual({ gate: 'destructive-mcp' });
     expect((await approve(id)).code).toBe(0);
     const r = await pending;
     expect(r.isError).toBeFalsy();
@@ -251,6 +284,65 @@ describe('swarm mcp serve, deciding in process', () => {
     const echo = (await client.callTool({ name: 'everything__echo', arguments: { message: 'back' } })) as CallToolResult;
     expect(text(echo)).toContain('back');
   }, 60_000);
+
+  it('ASK `wait` rejected by the operator: answered as a DENY with the reason, and the call never runs', async () => {
+    const target = join(root, 'notes.txt');
+    const pending = client.callTool({ name: 'files__edit_file', arguments: { path: target, edits: [{ oldText: 'first', newText: 'FIRST' }] } }, undefined, { timeout: 60_000 }) as Promise<CallToolResult>;
+    let id = '';
+    await within(20_000, () => {
+      id = pendingApproval('files__edit_file')?.id ?? '';
+      return id !== '';
+    });
+    expect((await runSwarm(['approvals', 'reject', id, '--as', 'olivia', '--reason', 'not before the audit'], childEnv())).code).toBe(0);
+    const r = await pending;
+    expect(r.isError).toBe(true);
+    expect(text(r)).toMatch(/Refused by Swarm Permissions: Rejected by an operator: not before the audit \(rule hitl:destructive-mcp, decision \S+\)/);
+    expect(readFileSync(target, 'utf8')).toContain('first line');
+  }, 60_000);
+
+  it('an upstream that writes malformed JSON-RPC: its garbage is dropped, its answers still arrive, nothing crashes', async () => {
+    for (let i = 0; i < 2; i++) {
+      const r = (await client.callTool({ name: 'noisy__noisy', arguments: {} })) as CallToolResult;
+      expect(r.isError).toBeFalsy();
+      expect(text(r)).toBe('noisy answered');
+    }
+  });
+
+  it('a call the upstream does not answer within call_timeout fails with the reason, and does not hold the session', async () => {
+    const r = (await client.callTool({ name: 'slow__trigger-long-running-operation', arguments: { duration: 10, steps: 10 } })) as CallToolResult;
+    expect(r.isError).toBe(true);
+    expect(text(r)).toMatch(/The MCP server "slow" did not answer .*timed out/i);
+    expect(text((await client.callTool({ name: 'everything__echo', arguments: { message: 'still here' } })) as CallToolResult)).toContain('still here');
+  }, 30_000);
+
+  it('passes resources and prompts through, namespaced, each read decided like a tool call', async () => {
+    const { resources } = await client.listResources();
+    const doc = resources.find((r) => r.name === 'everything__architecture.md')!;
+    expect(doc.uri).toBe('demo://resource/static/document/architecture.md');
+    const read = await client.readResource({ uri: doc.uri });
+    expect(JSON.stringify(read.contents)).toContain('Architecture');
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((p) => p.name)).toContain('everything__simple-prompt');
+    const prompt = await client.getPrompt({ name: 'everything__simple-prompt' });
+    expect(prompt.messages.length).toBeGreaterThan(0);
+    await expect(client.getPrompt({ name: 'files__nothing' })).rejects.toThrow(/no prompt "files__nothing"/);
+  });
+
+  it('tells the client when the policy changes what it may use (notifications/tools/list_changed)', async () => {
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('everything__get-sum');
+    writeFileSync(join(config, 'agents.yaml'), AGENTS.replace('everything__get-sum, ', ''));
+    try {
+      await within(15_000, () => changes > 0);
+      expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('everything__get-sum');
+      const r = (await client.callTool({ name: 'everything__get-sum', arguments: { a: 1, b: 2 } })) as CallToolResult;
+      expect(text(r)).toMatch(/rule agent_allowlist/);
+    } finally {
+      writeFileSync(join(config, 'agents.yaml'), AGENTS);
+    }
+    await within(15_000, async () => (await client.listTools()).tools.some((t) => t.name === 'everything__get-sum'));
+  }, 40_000);
 });
 
 describe('swarm mcp serve, fuzzed JSON-RPC on stdin', () => {
@@ -300,6 +392,66 @@ describe('swarm mcp serve, deciding over REST (SWARM_URL, SWARM_TOKEN)', () => {
     }
   }, 60_000);
 
+  it('fails closed: when the permission service cannot answer, the call is refused and never reaches the upstream', async () => {
+    // the service behind a switch: forwarded while up, 503 once down
+    let up = true;
+    const proxy = createServer((req, res) => {
+      if (!up) return void res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"message":"down for maintenance"}}');
+      const forward = httpRequest(`${base}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(forward);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    const { client } = await serve([], childEnv({ SWARM_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, SWARM_TOKEN: deskToken }));
+    try {
+      await listWhenReady(client);
+      up = false;
+      const target = join(root, 'made-while-down');
+      const r = (await client.callTool({ name: 'files__create_directory', arguments: { path: target } })) as CallToolResult;
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/could not decide this call \(the permission service answered 503: down for maintenance\); it is refused/);
+      expect(existsSync(target)).toBe(false);
+      up = true;
+      expect(((await client.callTool({ name: 'files__create_directory', arguments: { path: target } })) as CallToolResult).isError).toBeFalsy();
+      expect(existsSync(target)).toBe(true);
+    } finally {
+      await client.close();
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
+    }
+  }, 60_000);
+
+  it('reaches a remote upstream over Streamable HTTP, its headers taken from named variables (here: this server\'s /mcp as the clerk)', async () => {
+    const remoteConfig = join(server.dir, 'remote-config');
+    mkdirSync(remoteConfig);
+    writeFileSync(join(remoteConfig, 'mcp.yaml'), `servers:\n  - id: remote\n    url: ${base}/mcp\n    headers: { Authorization: CLERK_MCP_AUTHORIZATION }\n`);
+    const { client } = await serve(['--config-dir', remoteConfig], childEnv({ SWARM_URL: base, SWARM_TOKEN: deskToken, CLERK_MCP_AUTHORIZATION: `Bearer ${clerkToken}` }));
+    try {
+      let names: string[] = [];
+      await within(30_000, async () => {
+        names = (await client.listTools()).tools.map((t) => t.name);
+        return names.length > 0;
+      });
+      // the remote gateway lists the clerk's one tool; this one lets the desk use it as remote__everything__echo
+      expect(names).toEqual(['remote__everything__echo']);
+      const r = (await client.callTool({ name: 'remote__everything__echo', arguments: { message: 'two gateways' } })) as CallToolResult;
+      expect(text(r)).toContain('two gateways');
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it('refuses to start when a variable config/mcp.yaml names is not set, at its line', async () => {
+    const remoteConfig = join(server.dir, 'unset-config');
+    mkdirSync(remoteConfig);
+    writeFileSync(join(remoteConfig, 'mcp.yaml'), 'servers:\n  - id: remote\n    url: https://x.example/mcp\n    headers: { Authorization: NOT_SET_ANYWHERE }\n');
+    const r = await runSwarm(['mcp', 'serve', '--agent', 'desk', '--config-dir', remoteConfig], childEnv());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/mcp\.yaml:4:31: servers\.0\.headers\.Authorization: the environment variable NOT_SET_ANYWHERE is not set/);
+  });
+
   it('refuses to start with a token that is not an agent\'s, saying why', async () => {
     const r = await runSwarm(['mcp', 'serve'], childEnv({ SWARM_URL: base, SWARM_TOKEN: viewerToken }));
     expect(r.code).toBe(1);
@@ -321,6 +473,54 @@ describe('/mcp over Streamable HTTP', () => {
     expect(r.status).toBe(403);
   });
 
+  it('resumes a broken stream: the events after Last-Event-ID are sent again on a GET of the session', async () => {
+    const headers = { authorization: `Bearer ${deskToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const post = (body: unknown, session?: string) =>
+      fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } : {}) }, body: JSON.stringify(body) });
+    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const session = init.headers.get('mcp-session-id')!;
+    await init.text();
+    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).text();
+    await within(30_000, async () => {
+      const r = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, session);
+      return (await r.text()).includes('everything__trigger-long-running-operation');
+    });
+    const call = await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'everything__trigger-long-running-operation', arguments: { duration: 2, steps: 4 }, _meta: { progressToken: 'p' } } }, session);
+    // read up to the first event that has an id, then drop the connection as a network failure would
+    const reader = call.body!.getReader();
+    let seen = '';
+    let lastId: string | undefined;
+    while (!lastId) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += Buffer.from(value).toString('utf8');
+      lastId = /^id: (.+)$/m.exec(seen)?.[1];
+    }
+    await reader.cancel();
+    expect(lastId).toBeDefined();
+    // (409 until the server has noticed that the broken stream is gone)
+    let resumed: Response | undefined;
+    await within(10_000, async () => {
+      resumed = await fetch(`${base}/mcp`, { headers: { authorization: `Bearer ${deskToken}`, accept: 'text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18', 'last-event-id': lastId! } });
+      if (resumed.status === 409) await resumed.body?.cancel();
+      return resumed.status !== 409;
+    });
+    expect(resumed!.status).toBe(200);
+    const replay = resumed!.body!.getReader();
+    let after = '';
+    while (!after.includes('"id":3')) {
+      const { value, done } = await replay.read();
+      if (done) break;
+      after += Buffer.from(value).toString('utf8');
+    }
+    await replay.cancel();
+    // what came after the last event it had: further progress, and the call's result
+    expect(after).toContain('notifications/progress');
+    expect(after).toMatch(/"result":\{"content":\[\{"type":"text","text":"Long running operation completed/);
+    expect(after).not.toContain(`id: ${lastId}\n`);
+    await fetch(`${base}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${deskToken}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } });
+  }, 60_000);
+
   it('serves a session as the token\'s agent: filtered list, denials, calls; another agent cannot use its session', async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${deskToken}` } } });
     const client = new Client({ name: 'remote-test', version: '1' });
@@ -334,6 +534,29 @@ describe('/mcp over Streamable HTTP', () => {
       expect(denied.isError).toBe(true);
       expect(text(denied)).toMatch(/rule policy:no-secret-files/);
       expect(text((await client.callTool({ name: 'everything__get-sum', arguments: { a: 2, b: 3 } })) as CallToolResult)).toContain('5');
+      // A client that supports tasks: the ASK is a task that works until the operator decides, even where on_ask says return.
+      const target = join(root, 'by-task.txt');
+      const seen: string[] = [];
+      let result: CallToolResult | undefined;
+      const stream = client.experimental.tasks.callToolStream({ name: 'files__write_file', arguments: { path: target, content: 'via a task\n' } }, CallToolResultSchema, { task: { ttl: 60_000 } });
+      for await (const m of stream) {
+        if (m.type === 'taskCreated') seen.push('created');
+        if (m.type === 'taskStatus') {
+          seen.push(`${m.task.status}: ${m.task.statusMessage ?? ''}`);
+          const id = /\((apr_[\w-]+)\)/.exec(m.task.statusMessage ?? '')?.[1];
+          if (id && !seen.includes('approved')) {
+            expect(existsSync(target)).toBe(false);
+            seen.push('approved');
+            expect((await approve(id)).code).toBe(0);
+          }
+        }
+        if (m.type === 'result') result = m.result as CallToolResult;
+        if (m.type === 'error') throw m.error;
+      }
+      expect(seen[0]).toBe('created');
+      expect(seen.some((x) => x.startsWith("working: Waiting for a person's approval"))).toBe(true);
+      expect(result?.isError).toBeFalsy();
+      expect(readFileSync(target, 'utf8')).toBe('via a task\n');
       // the clerk's token with the desk's session: no such session
       const stolen = await fetch(`${base}/mcp`, {
         method: 'POST',
@@ -345,6 +568,9 @@ describe('/mcp over Streamable HTTP', () => {
       const clerk = new Client({ name: 'clerk', version: '1' });
       await clerk.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${clerkToken}` } } }));
       expect((await clerk.listTools()).tools.map((t) => t.name)).toEqual(['everything__echo']);
+      // nothing to read for the clerk: no resource is listed, and a read is refused with the rule
+      expect((await clerk.listResources()).resources).toEqual([]);
+      await expect(clerk.readResource({ uri: 'demo://resource/static/document/architecture.md' })).rejects.toThrow(/Refused by Swarm Permissions.*agent_allowlist/);
       await clerk.close();
     } finally {
       await transport.terminateSession();

@@ -33,7 +33,6 @@ export async function mcpCommand(io: McpServeIo, env: Env, sub: string | undefin
   expectPositionals(positionals, []);
   const configDir = resolve(values['config-dir'] ?? (env.SWARM_CONFIG_DIR || 'config'));
   const file = new WatchedFile(join(configDir, 'mcp.yaml'), (text, path) => parseMcpConfig(text, path, env, { secrets: 'required' }), NO_MCP);
-  if (file.current.servers.length === 0) io.err(`swarm mcp serve: ${file.path} names no MCP server: the client will see no tools.\n`);
 
   let app: App | undefined;
   let decider: GatewayDecider;
@@ -47,10 +46,12 @@ export async function mcpCommand(io: McpServeIo, env: Env, sub: string | undefin
     decider = new InProcessDecider(app, { kind: 'agent', id: agent, role: 'viewer', agent }, env.SWARM_CONSOLE_URL || undefined);
   }
 
+  if (file.current.servers.length === 0) io.err(`swarm mcp serve: ${file.path} names no MCP server (see the README, MCP gateway): the client will see no tools.\n`);
   file.onRefused((error) => io.err(`swarm mcp serve: ${file.path} was changed but cannot be used; the last good version stays: ${error}\n`));
   file.watch();
   const pool = new UpstreamPool(() => file.current);
-  const gateway = new McpGateway(pool);
+  // Over REST each check of the tool list is a request to the server: every 3 s rather than every second.
+  const gateway = new McpGateway(pool, { watchMs: env.SWARM_URL ? 3_000 : 1_000 });
   const server = gateway.session(decider);
   const closed = new Promise<void>((done) => {
     server.onclose = ((previous) => () => {

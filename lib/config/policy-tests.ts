@@ -1,6 +1,6 @@
 /**
  * Policy tests as code: `config/policy_tests.yaml` (and `*.test.yaml` beside a profile's policy file) hold cases
- *   { name, input: { agent, tool, args, principal?, flags?, approval? }, expect: { decision, rule_source } }
+ *   { name, input: { agent, tool, args, principal?, flags?, approval?, annotations? }, expect: { decision, rule_source } }
  * run against a configuration (agents, policy, gates) with an engine of its own: no database, nothing recorded.
  * `swarm policy test` runs them; a hot reload whose tests fail is refused like a malformed file.
  */
@@ -12,6 +12,7 @@ import type { GateSet } from '@/lib/permissions/gates';
 import { decisionSchema, type CompiledPolicy } from '@/lib/permissions/policy';
 import type { AgentDirectory } from '@/lib/permissions/sources';
 import { parseYamlConfigLocated } from '@/lib/permissions/yaml-config';
+import { toolAnnotationsSchema } from '@/lib/permissions/annotations';
 import { agentDirectory, agentMapSchema } from './agents';
 import { builtInSources, DEFAULT_FLAG_VALUES } from './sources';
 
@@ -30,6 +31,11 @@ const caseSchema = z.strictObject({
     approval: z.enum(['none', 'pending', 'approved', 'rejected', 'expired']).default('none'),
     /** the time conditions see as `now`, ISO 8601 */
     now: z.iso.datetime({ offset: true }).optional(),
+    /**
+     * the MCP annotations the call's tool declares, as if it came through the MCP gateway (`{}`: a tool that declares
+     * none, so the specification's defaults apply); absent: a call from elsewhere, which no annotations rule matches
+     */
+    annotations: toolAnnotationsSchema.optional(),
   }),
   expect: z.strictObject({ decision: decisionSchema, rule_source: z.string().min(1).optional() }),
 });
@@ -114,6 +120,7 @@ export function runPolicyTests(config: PolicyConfig, tests: PolicyTests): CaseRe
       agent: c.input.agent,
       tool: c.input.tool,
       arguments: c.input.args,
+      annotations: c.input.annotations,
       now: c.input.now === undefined ? undefined : Date.parse(c.input.now),
     });
     const passed = r.decision === c.expect.decision && (c.expect.rule_source === undefined || r.ruleSource === c.expect.rule_source);

@@ -137,13 +137,14 @@ describe('the transparency report', () => {
   });
 
   it('lists the gates in force with their condition, approvers, expiry, risk and where they were declared', async () => {
-    t = tempApp({ gates: "gates:\n  - id: deploy\n    tools: [deploy_serving]\n    when: \"args.env == 'prod'\"\n    approvers: { count: 2 }\n    expires_in: 4h\n    risk: high\n    description: Customers see it.\n  - id: mail\n    tools: [send_*]\n" });
+    t = tempApp({ gates: "gates:\n  - id: deploy\n    tools: [deploy_serving]\n    when: \"args.env == 'prod'\"\n    approvers: { count: 2 }\n    expires_in: 4h\n    risk: high\n    description: Customers see it.\n  - id: mail\n    tools: [send_*]\n  - id: destructive\n    annotations: { destructiveHint: true }\n  - id: github-writes\n    tools: ['github__*']\n    annotations: { readOnlyHint: false }\n" });
     const { gates } = (await transparencyReport(t.app, q())).sources;
     expect(gates.file.error).toBeNull();
     expect(gates.gates.find((g) => g.id === 'deploy')).toEqual({
       id: 'deploy',
       rule_source: 'hitl:deploy',
       tools: ['deploy_serving', 'promote_challenger'],
+      annotations: null,
       when: "args.env == 'prod'",
       approvals_required: 2,
       approver_roles: ['operator', 'admin'],
@@ -154,6 +155,9 @@ describe('the transparency report', () => {
     });
     expect(gates.gates.find((g) => g.id === 'export')).toMatchObject({ declared_in: 'code', when: null, approvals_required: 1 });
     expect(gates.gates.find((g) => g.id === 'mail')).toMatchObject({ declared_in: 'gates.yaml', tools: ['send_*'], risk: 'medium' });
+    // a gate by MCP annotations, alone or beside tools, says which annotations it covers
+    expect(gates.gates.find((g) => g.id === 'destructive')).toMatchObject({ tools: [], annotations: 'destructiveHint' });
+    expect(gates.gates.find((g) => g.id === 'github-writes')).toMatchObject({ tools: ['github__*'], annotations: 'not readOnlyHint' });
   });
 
   it('filters the history by flag and by who, and pages it', async () => {
@@ -197,5 +201,12 @@ describe('a policy rule in words', () => {
       'argument dry_run is false',
     ]);
     expect(describeMatch({})).toEqual(['every tool call and every HTTP request']);
+  });
+
+  it('says which MCP annotations a rule requires', () => {
+    expect(describeMatch({ tool: 'github__*', annotations: { destructiveHint: true, openWorldHint: false } })).toEqual([
+      'tool is github__*',
+      'annotations: destructiveHint and not openWorldHint',
+    ]);
   });
 });

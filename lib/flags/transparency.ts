@@ -13,6 +13,7 @@ import type { WatchedFileStatus } from '@/lib/config/watched-file';
 import { durationWords } from '@/lib/config/duration-words';
 import type { PolicyRuleInput } from '@/lib/permissions/policy';
 import type { GateSpec } from '@/lib/permissions/gates';
+import { describeAnnotations } from '@/lib/permissions/annotations';
 import { SHELL_HOOKS_FLAG, TS_HOOKS_FLAG, type CompiledHook } from '@/lib/hooks/config';
 import { FLAG_CATALOG, FLAG_TIERS, FLAGS_BY_NAME, type FlagTier } from './catalog';
 import type { FlagHistoryQuery } from './query';
@@ -84,12 +85,13 @@ export function describeMatch(match: PolicyRuleInput['match']): string[] {
     if (values.length > 0) out.push(`${what} is ${alternatives(values)}`);
   }
   for (const [key, value] of Object.entries(match.arguments ?? {})) out.push(`argument ${key} is ${alternatives(list(value))}`);
+  if (match.annotations) out.push(`annotations: ${describeAnnotations(match.annotations)}`);
   return out.length > 0 ? out : ['every tool call and every HTTP request'];
 }
 
 function appliesTo(match: PolicyRuleInput['match']): 'tool calls' | 'HTTP requests' | 'tool calls and HTTP requests' {
   const http = match.method !== undefined || match.path !== undefined;
-  const tool = match.tool !== undefined || match.arguments !== undefined;
+  const tool = match.tool !== undefined || match.arguments !== undefined || match.annotations !== undefined;
   if (http && !tool) return 'HTTP requests';
   if (tool && !http) return 'tool calls';
   // A rule naming both a tool and a path can match neither; it is shown as written so the mistake is visible.
@@ -193,6 +195,8 @@ export function buildTransparency(input: TransparencyInput) {
           id: g.id,
           rule_source: `hitl:${g.id}`,
           tools: g.tools,
+          /** the MCP annotations the gated tools must have, in words ("destructiveHint"); null: any tool it names */
+          annotations: g.annotations ? describeAnnotations(g.annotations) : null,
           when: g.when ?? null,
           approvals_required: g.approvers.count,
           approver_roles: g.approvers.roles,

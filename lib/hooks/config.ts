@@ -9,8 +9,8 @@
  *       when: "args.to.endsWith('@rival.com')"
  *       block: Mail to competitors is not sent by agents.
  *
- * A hook has an id, an event, an optional `match` (agent, tool, role, arguments, as in the policy) and `when` (CEL, as
- * in the policy), and exactly one action: block, rewrite, rate_limit (before_tool_call only), webhook or shell. A
+ * A hook has an id, an event, an optional `match` (agent, tool, role, arguments, MCP annotations, as in the policy) and
+ * `when` (CEL, as in the policy), and exactly one action: block, rewrite, rate_limit (before_tool_call only), webhook or shell. A
  * webhook's signing secret comes from the environment (`secret_env`), never from the file.
  */
 import { z } from 'zod';

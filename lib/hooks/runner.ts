@@ -227,7 +227,7 @@ export class HookRunner implements CallHooks {
    * argument, say), in which case it applies: a guard that cannot tell stays on guard, and says why.
    */
   private applies(h: CompiledHook | Registered, c: Call): boolean | string {
-    if (!ruleMatches(h.rule, { kind: 'tool', agent: c.agent, tool: c.tool, role: c.principal.role, arguments: c.arguments })) return false;
+    if (!ruleMatches(h.rule, { kind: 'tool', agent: c.agent, tool: c.tool, role: c.principal.role, arguments: c.arguments, annotations: c.annotations })) return false;
     if (!h.rule.condition) return true;
     try {
       return h.rule.condition.evaluate(conditionVars(c));
@@ -475,6 +475,7 @@ export class HookRunner implements CallHooks {
   }
 }
 
+/** By agent and tool name only: what the call itself carries (role, arguments, MCP annotations) is tested per call. */
 function nameMatches(rule: CompiledRule, agent: string, tool: string): boolean {
-  return ruleMatches({ ...rule, roles: undefined, args: undefined }, { kind: 'tool', agent, tool, role: 'admin' });
+  return ruleMatches({ ...rule, roles: undefined, args: undefined, annotations: undefined }, { kind: 'tool', agent, tool, role: 'admin' });
 }

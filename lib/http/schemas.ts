@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { blankToUndefined } from '@/lib/http/blank';
 import { decodeCursor, DENIAL_SORT_KEYS, SORT_ORDERS, type DenialMatch } from '@/lib/audit/denials/filter';
 import { argumentsProblem, MAX_ARGUMENT_DEPTH, ROLES } from '@/lib/permissions';
+import { toolAnnotationsSchema } from '@/lib/permissions/annotations';
 
 export * from './responses';
 
@@ -131,9 +132,7 @@ const callFields = {
   arguments: argumentsSchema.default({}),
   tool_call_id: z.string().min(1).max(200).optional(),
   /** the tool's MCP annotations, as its server declared them (the MCP gateway sends them; rules may match on them) */
-  annotations: z
-    .strictObject({ readOnlyHint: z.boolean().optional(), destructiveHint: z.boolean().optional(), idempotentHint: z.boolean().optional(), openWorldHint: z.boolean().optional() })
-    .optional(),
+  annotations: toolAnnotationsSchema.optional(),
   /** the MCP client that made the call, as it named itself (the gateway sends it; shown on an approval request) */
   client: z.string().trim().min(1).max(200).optional(),
 };

@@ -19,6 +19,8 @@
  * shared (UpstreamPool).
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
+import type { RequestTaskStore } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -34,6 +36,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { messageOf } from '@/lib/errors';
 import type { ToolAnnotations } from '@/lib/permissions';
+import { ANNOTATION_HINTS } from '@/lib/permissions/annotations';
 import { askModeOf, type McpConfig, type McpServerConfig } from './config';
 import type { Answer, GatewayDecider, ToolQuestion } from './decider';
 import { UpstreamUnavailable, type Upstream, type UpstreamPool } from './upstreams';
@@ -44,8 +47,10 @@ export const READ_RESOURCE = 'read_resource';
 export const GET_PROMPT = 'get_prompt';
 
 export interface GatewayOptions {
-  /** how often a session checks whether its tool list changed, and a held call whether its approval was decided (ms) */
+  /** how often a held call asks whether its approval was decided (ms; default 1 s) */
   pollMs?: number;
+  /** how often a session asks whether its tool list changed with the policy or the flags (ms; default 1 s) */
+  watchMs?: number;
 }
 
 /** One upstream tool as the agent sees it. */
@@ -59,16 +64,32 @@ type Extra = {
   signal: AbortSignal;
   _meta?: { progressToken?: string | number };
   sendNotification: (n: ServerNotification) => Promise<void>;
+  taskStore?: RequestTaskStore;
 };
+
+/** How a held call is kept: the request's own wait (`approval_wait`), or a task's (until the operator decides). */
+interface Holding {
+  /** how long to wait for the decision (ms) */
+  waitMs: number;
+  /** hears that the call is held for an approval */
+  onHold?: (asked: Answer) => void;
+  /** false once nobody wants the answer any more (a cancelled task) */
+  wanted?: () => Promise<boolean>;
+}
+
+/** How long a task-augmented call may wait for a person when the client gives no TTL: a gate's default expiry. */
+const TASK_WAIT_MS = 24 * 60 * 60 * 1000;
 
 export class McpGateway {
   private readonly pollMs: number;
+  private readonly watchMs: number;
 
   constructor(
     readonly pool: UpstreamPool,
-    private readonly options: GatewayOptions = {},
+    options: GatewayOptions = {},
   ) {
     this.pollMs = options.pollMs ?? 1_000;
+    this.watchMs = options.watchMs ?? 1_000;
   }
 
   private get config(): McpConfig {
@@ -79,7 +100,7 @@ export class McpGateway {
   private catalog(): Map<string, ListedTool> {
     const sep = this.config.separator;
     const out = new Map<string, ListedTool>();
-    for (const upstream of this.pool.all()) {
+    for (const upstream of this.pool.live()) {
       for (const tool of upstream.tools) out.set(`${upstream.config.id}${sep}${tool.name}`, { name: `${upstream.config.id}${sep}${tool.name}`, upstream, tool });
     }
     return out;
@@ -94,7 +115,13 @@ export class McpGateway {
       const v = tools[i];
       if (v === 'hidden' || v === undefined) return;
       const note = v === 'gated' ? 'Needs a person\'s approval before it runs (Swarm Permissions).' : undefined;
-      out.push({ ...t.tool, name: t.name, ...(t.tool.title ? { title: t.tool.title } : {}), description: note ? (t.tool.description ? `${note} ${t.tool.description}` : note) : t.tool.description });
+      out.push({
+        ...t.tool,
+        name: t.name,
+        description: note ? (t.tool.description ? `${note} ${t.tool.description}` : note) : t.tool.description,
+        // a call that waits for a person may be made a task (the client polls it instead of holding a request)
+        ...(v === 'gated' ? { execution: { ...t.tool.execution, taskSupport: t.tool.execution?.taskSupport === 'required' ? 'required' : 'optional' } } : {}),
+      });
     });
     return out;
   }
@@ -105,8 +132,16 @@ export class McpGateway {
    */
   session(decider: GatewayDecider): Server {
     this.pool.sync();
+    const tasks = new InMemoryTaskStore();
     const server = new Server(GATEWAY_INFO, {
-      capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { listChanged: true },
+        prompts: { listChanged: true },
+        // A client that supports tasks may make any call a task: an ASK is then a task that works until a person decides.
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      },
+      taskStore: tasks,
       instructions: 'The tools of several MCP servers, each call decided by Swarm Permissions. A refused call says why; a call that needs a person\'s approval says where to get it.',
     });
     let shown: string | undefined;
@@ -129,12 +164,13 @@ export class McpGateway {
     };
     const offPool = this.pool.onChange(() => void listChanged());
     server.oninitialized = () => {
-      watching = setInterval(() => void listChanged(), Math.max(this.pollMs, 1_000));
+      watching = setInterval(() => void listChanged(), this.watchMs);
       watching.unref();
     };
     server.onclose = () => {
       offPool();
       if (watching) clearInterval(watching);
+      tasks.cleanup();
     };
 
     server.setRequestHandler(ListToolsRequestSchema, async () => {
@@ -144,10 +180,14 @@ export class McpGateway {
       shown = signature(tools);
       return { tools };
     });
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(decider, request.params.name, request.params.arguments ?? {}, extra, clientName(server)));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const { name, arguments: args = {}, task } = request.params;
+      if (!task || !extra.taskStore) return this.callTool(decider, name, args, extra, clientName(server));
+      return this.callToolAsTask(decider, name, args, { ...extra, taskStore: extra.taskStore }, task.ttl ?? undefined, clientName(server));
+    });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await this.visibleResources(decider) }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-      const upstream = this.pool.all().find((u) => u.resources.some((r) => r.uri === request.params.uri));
+      const upstream = this.pool.live().find((u) => u.resources.some((r) => r.uri === request.params.uri));
       if (!upstream) throw new McpError(-32002, `There is no resource "${request.params.uri}".`);
       await this.decideOrRefuse(decider, upstream.config, READ_RESOURCE, { uri: request.params.uri });
       return upstream.connected().readResource({ uri: request.params.uri }, { timeout: upstream.config.callTimeoutMs });
@@ -174,19 +214,19 @@ export class McpGateway {
   private async visibleResources(decider: GatewayDecider) {
     const readable = await this.readableServers(decider, READ_RESOURCE);
     const sep = this.config.separator;
-    return this.pool.all().flatMap((u) => (readable.has(u.config.id) ? u.resources.map((r) => ({ ...r, name: `${u.config.id}${sep}${r.name}` })) : []));
+    return this.pool.live().flatMap((u) => (readable.has(u.config.id) ? u.resources.map((r) => ({ ...r, name: `${u.config.id}${sep}${r.name}` })) : []));
   }
 
   private async visiblePrompts(decider: GatewayDecider) {
     const readable = await this.readableServers(decider, GET_PROMPT);
     const sep = this.config.separator;
-    return this.pool.all().flatMap((u) => (readable.has(u.config.id) ? u.prompts.map((p) => ({ ...p, name: `${u.config.id}${sep}${p.name}` })) : []));
+    return this.pool.live().flatMap((u) => (readable.has(u.config.id) ? u.prompts.map((p) => ({ ...p, name: `${u.config.id}${sep}${p.name}` })) : []));
   }
 
   /** The servers whose `<server>__<action>` this agent may ever be allowed. */
   private async readableServers(decider: GatewayDecider, action: string): Promise<Set<string>> {
     const sep = this.config.separator;
-    const servers = this.pool.all().map((u) => u.config.id);
+    const servers = this.pool.live().map((u) => u.config.id);
     const { tools } = await decider.visibility(servers.map((id) => ({ tool: `${id}${sep}${action}`, annotations: { readOnlyHint: true } })));
     return new Set(servers.filter((_, i) => tools[i] !== 'hidden'));
   }
@@ -201,7 +241,7 @@ export class McpGateway {
   }
 
   /** tools/call: decide, then forward, refuse or hold. */
-  async callTool(decider: GatewayDecider, name: string, args: Record<string, unknown>, extra: Extra, client?: string): Promise<CallToolResult> {
+  async callTool(decider: GatewayDecider, name: string, args: Record<string, unknown>, extra: Extra, client?: string, holding?: Holding): Promise<CallToolResult> {
     const listed = this.catalog().get(name);
     if (!listed) {
       const { upstream } = this.split(name);
@@ -216,9 +256,11 @@ export class McpGateway {
       return errorResult(refusedUndecided(error));
     }
     if (answer.decision === 'ASK') {
-      if (askModeOf(listed.upstream.config, listed.tool.name) === 'return') return errorResult(askText(answer, decider.consoleUrl, true));
-      const decided = await this.holdForApproval(decider, question, answer, extra);
-      if (decided.decision === 'ASK') return errorResult(askText(decided, decider.consoleUrl, true, this.config.approvalWaitMs));
+      if (!holding && askModeOf(listed.upstream.config, listed.tool.name) === 'return') return errorResult(askText(answer, decider.consoleUrl, true));
+      const hold = holding ?? { waitMs: this.config.approvalWaitMs };
+      hold.onHold?.(answer);
+      const decided = await this.holdForApproval(decider, question, answer, extra, hold);
+      if (decided.decision === 'ASK') return errorResult(askText(decided, decider.consoleUrl, true, hold.waitMs));
       answer = decided;
     }
     if (answer.decision === 'DENY') return errorResult(denyText(answer));
@@ -230,16 +272,16 @@ export class McpGateway {
    * client cancels; then decide once more, recorded: an approved call is allowed once (and its approval used), a
    * rejected or expired one denied.
    */
-  private async holdForApproval(decider: GatewayDecider, q: ToolQuestion, asked: Answer, extra: Extra): Promise<Answer> {
+  private async holdForApproval(decider: GatewayDecider, q: ToolQuestion, asked: Answer, extra: Extra, hold: Holding): Promise<Answer> {
     const started = Date.now();
-    const deadline = started + this.config.approvalWaitMs;
+    const deadline = started + hold.waitMs;
     const token = extra._meta?.progressToken;
-    while (Date.now() < deadline && !extra.signal.aborted) {
+    while (Date.now() < deadline && !extra.signal.aborted && (await (hold.wanted?.() ?? true))) {
       if (token !== undefined) {
         await extra
           .sendNotification({
             method: 'notifications/progress',
-            params: { progressToken: token, progress: Math.round((Date.now() - started) / 1000), total: Math.round(this.config.approvalWaitMs / 1000), message: `Waiting for a person's approval (${asked.approval_id ?? 'request'}).` },
+            params: { progressToken: token, progress: Math.round((Date.now() - started) / 1000), total: Math.round(hold.waitMs / 1000), message: `Waiting for a person's approval (${asked.approval_id ?? 'request'}).` },
           })
           .catch(() => {});
       }
@@ -257,6 +299,42 @@ export class McpGateway {
     } catch (error) {
       return { ...asked, decision: 'DENY', reason: refusedUndecided(error), decision_id: null, rule_source: 'gateway' };
     }
+  }
+
+  /**
+   * A task-augmented tools/call: answered at once with a task that works while the call is decided, held for a person's
+   * approval if it asks (the task's status says so), and run; its result is the call's. A cancelled task stops waiting.
+   */
+  private async callToolAsTask(
+    decider: GatewayDecider,
+    name: string,
+    args: Record<string, unknown>,
+    extra: Extra & { taskStore: RequestTaskStore },
+    ttl: number | undefined,
+    client: string | undefined,
+  ) {
+    const store = extra.taskStore;
+    const task = await store.createTask({ ttl: ttl ?? TASK_WAIT_MS, pollInterval: this.pollMs });
+    const running = new AbortController();
+    const wanted = async () => {
+      const now = await store.getTask(task.taskId).catch(() => undefined);
+      return now !== undefined && now.status !== 'cancelled';
+    };
+    const holding: Holding = {
+      waitMs: ttl ?? TASK_WAIT_MS,
+      wanted,
+      onHold: (asked) => void store.updateTaskStatus(task.taskId, 'working', `Waiting for a person's approval (${asked.approval_id ?? 'requested'}): ${askText(asked, decider.consoleUrl, false)}`).catch(() => {}),
+    };
+    void (async () => {
+      let result: CallToolResult;
+      try {
+        result = await this.callTool(decider, name, args, { ...extra, signal: running.signal, _meta: {} }, client, holding);
+      } catch (error) {
+        result = errorResult(messageOf(error));
+      }
+      if (await wanted()) await store.storeTaskResult(task.taskId, result.isError ? 'failed' : 'completed', result).catch(() => {});
+    })();
+    return { task };
   }
 
   private async forward(decider: GatewayDecider, listed: ListedTool, q: ToolQuestion, answer: Answer, extra: Extra): Promise<CallToolResult> {
@@ -297,7 +375,7 @@ export class McpGateway {
 /** A tool's annotations as the engine reads them: the hints the upstream declared (the specification's defaults apply to the rest). */
 export function declaredAnnotations(a: Tool['annotations']): ToolAnnotations {
   const out: { -readonly [K in keyof ToolAnnotations]: boolean } = {};
-  for (const k of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) if (typeof a?.[k] === 'boolean') out[k] = a[k];
+  for (const k of ANNOTATION_HINTS) if (typeof a?.[k] === 'boolean') out[k] = a[k];
   return out;
 }
 

@@ -5,6 +5,7 @@
  */
 import type { App } from '@/lib/app';
 import type { WatchedFileStatus } from '@/lib/config/watched-file';
+import { effectiveHint } from '@/lib/permissions/annotations';
 import { declaredAnnotations } from './gateway';
 import { mcpEndpointFor } from './http';
 import { toolVisibility, type Visibility } from './visibility';
@@ -62,19 +63,22 @@ export async function mcpTransparency(app: App): Promise<McpTransparency> {
       restarts: st?.restarts ?? 0,
     };
   });
-  const tools = pool.all().flatMap((u) =>
-    u.tools.map((t) => ({
-      name: `${u.config.id}${config.separator}${t.name}`,
-      server: u.config.id,
-      annotations: t.annotations,
-      read_only: t.annotations?.readOnlyHint === true,
-      destructive: t.annotations?.readOnlyHint !== true && t.annotations?.destructiveHint !== false,
-    })),
+  const tools = pool.live().flatMap((u) =>
+    u.tools.map((t) => {
+      const annotations = declaredAnnotations(t.annotations);
+      return {
+        name: `${u.config.id}${config.separator}${t.name}`,
+        server: u.config.id,
+        annotations,
+        read_only: effectiveHint(annotations, 'readOnlyHint'),
+        destructive: effectiveHint(annotations, 'destructiveHint'),
+      };
+    }),
   );
   const agents = [];
   for (const agent of [...app.agentsFile.current.agents.keys()].sort()) {
     const principal = { kind: 'agent' as const, id: agent, role: 'viewer' as const, agent };
-    const { tools: visibility } = await toolVisibility(app, principal, agent, tools.map((t) => ({ tool: t.name, annotations: declaredAnnotations(t.annotations) })));
+    const { tools: visibility } = await toolVisibility(app, principal, agent, tools.map((t) => ({ tool: t.name, annotations: t.annotations })));
     agents.push({ agent, visibility });
   }
   return {

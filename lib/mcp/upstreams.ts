@@ -148,6 +148,11 @@ export class Upstream {
     if (was !== state) this.changed();
   }
 
+  /** Connected: what it offers may be listed and called (its lists are filled while it is still starting). */
+  get live(): boolean {
+    return this.client !== undefined && this.state === 'connected';
+  }
+
   /** The connected client, or an error that says why there is none. */
   connected(): Client {
     if (this.client && this.state === 'connected') return this.client;
@@ -240,6 +245,11 @@ export class UpstreamPool {
 
   all(): Upstream[] {
     return [...this.upstreams.values()];
+  }
+
+  /** The upstreams that are connected now. */
+  live(): Upstream[] {
+    return this.all().filter((u) => u.live);
   }
 
   statuses(): UpstreamStatus[] {

@@ -14,7 +14,7 @@
  */
 import type { App } from '@/lib/app';
 import { candidateRules, type CompiledPolicy } from '@/lib/permissions/policy';
-import { matchesName } from '@/lib/permissions/glob';
+import { gatesOfCall } from '@/lib/permissions/gates';
 import type { CheckResult, PermissionRule, Principal, ToolAnnotations } from '@/lib/permissions';
 
 export type Visibility = 'hidden' | 'open' | 'gated';
@@ -32,14 +32,15 @@ export async function toolVisibility(app: App, principal: Principal, agent: stri
   const out: Visibility[] = [];
   for (const t of tools) {
     const r = await app.decisions.authorize({ kind: 'tool', principal, agent, tool: t.tool, arguments: {}, ...(t.annotations ? { annotations: t.annotations } : {}) });
-    out.push(visibilityOf(app, r, t.tool, agent));
+    out.push(visibilityOf(app, r, t, agent));
   }
   return { revision, tools: out };
 }
 
-function visibilityOf(app: App, r: CheckResult, tool: string, agent: string): Visibility {
+function visibilityOf(app: App, r: CheckResult, { tool, annotations }: ToolToShow, agent: string): Visibility {
   if (r.decision === 'ASK') return 'gated';
-  if (r.decision === 'ALLOW') return conditionallyGated(app, tool) ? 'gated' : 'open';
+  // A gate with a condition covers this tool: some of its calls will wait for a person (the ALLOW had other arguments).
+  if (r.decision === 'ALLOW') return gatesOfCall(app.gates, tool, annotations).some((g) => g.condition !== undefined) ? 'gated' : 'open';
   const policy = app.policy;
   // The strongest DENY that no arguments can change, and whether any policy rule about this tool and agent could beat
   // it with other arguments (a conditional ALLOW or ASK above it; ALLOW wins a tie).
@@ -61,9 +62,4 @@ function unconditional(policy: CompiledPolicy, rule: PermissionRule): boolean {
   if (source !== 'policy') return false;
   const compiled = policy.rules.find((p) => p.id === rule.attribution.id);
   return compiled !== undefined && !compiled.condition && !compiled.args;
-}
-
-/** A gate with a condition covers this tool: some of its calls will wait for a person (the ALLOW above had other arguments). */
-function conditionallyGated(app: App, tool: string): boolean {
-  return app.gates.gates.some((g) => g.condition !== undefined && matchesName(g.matcher, tool));
 }

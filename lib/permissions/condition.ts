@@ -6,12 +6,15 @@
  * unknown functions and variables at load (bufbuild's only fails when the branch runs), positions in every error,
  * and no dependencies (284 KB against ~11 MB with protobuf).
  *
- * Variables: agent, tool, args, principal (id, role, kind), method, path, flags (name -> bool), now (timestamp).
+ * Variables: agent, tool, args, principal (id, role, kind), method, path, flags (name -> bool), now (timestamp), and
+ * tool_annotations (hint -> bool: the call's MCP annotations with the specification's defaults, an empty map for a call
+ * that did not come through the MCP gateway; see annotations.ts).
  * JS numbers are CEL doubles: `args.trials >= 500` holds for 750 and for 750.5; write `1.0` in arithmetic with them.
  */
 import { Environment, ParseError } from '@marcbachmann/cel-js';
 import { z } from 'zod';
-import type { FlagValues, Principal } from './types';
+import { annotationVars } from './annotations';
+import type { FlagValues, Principal, ToolAnnotations } from './types';
 
 /** Built once: every condition is parsed and type-checked against these declarations. */
 const env = new Environment({ limits: { maxAstNodes: 2000, maxDepth: 50 } })
@@ -22,7 +25,8 @@ const env = new Environment({ limits: { maxAstNodes: 2000, maxDepth: 50 } })
   .registerVariable('method', 'string')
   .registerVariable('path', 'string')
   .registerVariable('flags', 'map<string, bool>')
-  .registerVariable('now', 'google.protobuf.Timestamp');
+  .registerVariable('now', 'google.protobuf.Timestamp')
+  .registerVariable('tool_annotations', 'map<string, bool>');
 
 export class ConditionError extends Error {
   constructor(
@@ -51,6 +55,8 @@ export interface ConditionVars {
   path: string;
   flags: Record<string, boolean>;
   now: Date;
+  /** the effective MCP annotations of the call (annotations.ts); empty for a call without any */
+  tool_annotations: Readonly<Record<string, boolean>>;
 }
 
 type CelError = { summary?: string; message: string; range?: { start: number } };
@@ -105,6 +111,7 @@ export function conditionVars(c: {
   path?: string;
   flags: FlagValues;
   now?: number;
+  annotations?: ToolAnnotations;
 }): ConditionVars {
   const flags: Record<string, boolean> = {};
   for (const [k, v] of c.flags) flags[k] = v;
@@ -117,6 +124,7 @@ export function conditionVars(c: {
     path: c.path ?? '',
     flags,
     now: new Date(c.now ?? Date.now()),
+    tool_annotations: annotationVars(c.annotations),
   };
 }
 

@@ -6,6 +6,7 @@ import { drive, isPromise, type Step } from './steps';
 import { conditionHolds } from './condition';
 import { assertArguments } from './arguments';
 import { EMPTY_GATES, gateOfTool, type CompiledGate, type GateSet } from './gates';
+import { annotationsMatch } from './annotations';
 import { isStronger, winningRule } from './resolve';
 import {
   PRIORITY,
@@ -250,6 +251,7 @@ export class PermissionEngine {
         arguments: input.arguments,
         toolCallId: input.toolCallId,
         requiredRole: input.requiredRole,
+        annotations: input.annotations,
         now: input.now,
         flags,
         gate,
@@ -514,12 +516,25 @@ function withHooks(evaluated: CheckResult, pass: HookPass): CheckResult {
   return { ...result, decision: 'DENY', rule, trace: [...result.trace, rule], ruleSource: ruleSourceOf(rule.attribution), reason: rule.reason, approvalId: undefined };
 }
 
-/** The gate that applies to this tool call: its tool is covered and its condition (if any) holds. */
+/**
+ * The gate that applies to this tool call: the gate that names its tool, if its annotations (if it names any) and its
+ * condition (if any) hold; else the first gate that names only annotations whose annotations and condition hold.
+ */
 function gateFor(gates: GateSet, input: ToolContext, flags: FlagValues): CompiledGate | undefined {
-  const gate = gateOfTool(gates, input.tool);
-  if (!gate?.condition) return gate;
+  const named = gateOfTool(gates, input.tool);
+  if (named !== undefined && gateHolds(named, input, flags)) return named;
+  // Gates by annotations only are tried per call (never memoised by tool name): a call without annotations skips them.
+  const byAnnotations = gates.byAnnotations;
+  if (byAnnotations.length === 0 || input.annotations === undefined) return undefined;
+  for (let i = 0; i < byAnnotations.length; i++) if (gateHolds(byAnnotations[i]!, input, flags)) return byAnnotations[i];
+  return undefined;
+}
+
+/** Does a gate that may cover this call hold for it: its annotations match, and its condition holds? */
+function gateHolds(gate: CompiledGate, input: ToolContext, flags: FlagValues): boolean {
+  if (gate.annotationMatcher !== undefined && !annotationsMatch(gate.annotationMatcher, input.annotations)) return false;
   // A condition that cannot be evaluated gates the call: asking a person is the safe side.
-  return conditionHolds(gate.condition, { ...input, flags }, true) ? gate : undefined;
+  return gate.condition === undefined || conditionHolds(gate.condition, { ...input, flags }, true);
 }
 
 /**

@@ -39,6 +39,8 @@ export function covers(b: CompiledRule, a: CompiledRule): boolean {
   if (!coversNames(b.path, asList(bm.path), asList(am.path))) return false;
   if (b.methods && (!a.methods || [...a.methods].some((m) => !b.methods!.has(m)))) return false;
   if (b.roles && (!a.roles || [...a.roles].some((r) => !b.roles!.has(r)))) return false;
+  // Annotations as written: b covers a only if a requires each hint b requires, with the same value.
+  for (const [hint, want] of b.annotations ?? []) if (am.annotations?.[hint] !== want) return false;
   for (const bArg of b.args ?? []) {
     const aValues = am.arguments?.[bArg.key];
     if (aValues === undefined) return false;

@@ -7,7 +7,8 @@ import { BoundedPairCache } from '@/lib/bounded-cache';
 import { parseYamlConfigLocated } from './yaml-config';
 import { compileCondition, conditionSchema, type Condition } from './condition';
 import { compileNames, matchesName, type NameMatcher } from './glob';
-import { DECISIONS, PRIORITY, ROLES, type Decision, type PermissionRule, type Role } from './types';
+import { annotationRequirementSchema, annotationsMatch, compileAnnotations, type AnnotationMatcher } from './annotations';
+import { DECISIONS, PRIORITY, ROLES, type Decision, type PermissionRule, type Role, type ToolAnnotations } from './types';
 
 const pattern = z.string().min(1, 'must not be empty');
 const patterns = z.union([pattern, z.array(pattern).min(1, 'must list at least one value')]);
@@ -26,7 +27,10 @@ export const policyRuleSchema = z.strictObject({
   priority: z.number().int().min(0).max(1_000_000).default(PRIORITY.policyDefault),
   reason: z.string().optional(),
   description: z.string().optional(),
-  /** a CEL condition over agent, tool, args, principal, method, path, flags, now: the rule applies only when it holds */
+  /**
+   * a CEL condition over agent, tool, args, principal, method, path, flags, now, tool_annotations: the rule applies only
+   * when it holds
+   */
   when: conditionSchema.optional(),
   match: z
     .strictObject({
@@ -36,6 +40,11 @@ export const policyRuleSchema = z.strictObject({
       method: patterns.optional(),
       path: patterns.optional(),
       arguments: z.record(z.string(), argumentValue).optional(),
+      /**
+       * MCP tool annotations the call's tool must have, with the specification's defaults for a hint it does not
+       * declare (annotations.ts). Tool calls only; a call without annotations (not through the MCP gateway) never matches.
+       */
+      annotations: annotationRequirementSchema.optional(),
     })
     .default({}),
 });
@@ -71,6 +80,8 @@ export interface CompiledRule {
   readonly methods?: ReadonlySet<string>;
   readonly path?: NameMatcher;
   readonly args?: readonly ArgumentMatcher[];
+  /** the MCP annotations the call must carry (tested per call, like roles and arguments) */
+  readonly annotations?: AnnotationMatcher;
   readonly condition?: Condition;
   /** where the rule is written, `file:line:column` (for warnings and test output) */
   readonly position?: string;
@@ -127,9 +138,19 @@ export function candidateRules(p: CompiledPolicy, tool: string, agent: string): 
   return frozen;
 }
 
-/** The parts of a match that depend on the call itself, not on its tool and agent (those are in candidateRules). */
-export function callMatches(rule: CompiledRule, role: Role, args: Readonly<Record<string, unknown>> | undefined): boolean {
+/**
+ * The parts of a match that depend on the call itself, not on its tool and agent (those are in candidateRules): the
+ * role, the arguments and the MCP annotations. Annotations belong here, not in the (tool, agent) memo: two upstreams
+ * may offer a tool of one name with different annotations, and a call without annotations names the same tool too.
+ */
+export function callMatches(
+  rule: CompiledRule,
+  role: Role,
+  args: Readonly<Record<string, unknown>> | undefined,
+  annotations?: ToolAnnotations,
+): boolean {
   if (rule.roles && !rule.roles.has(role)) return false;
+  if (rule.annotations && !annotationsMatch(rule.annotations, annotations)) return false;
   return argsMatch(rule, args);
 }
 
@@ -166,7 +187,7 @@ export function compilePolicy(rules: readonly PolicyRuleInput[], positions: read
   for (const [index, r] of rules.entries()) {
     const m = r.match;
     const isHttpOnly = m.method !== undefined || m.path !== undefined;
-    const isToolOnly = m.tool !== undefined || m.arguments !== undefined;
+    const isToolOnly = m.tool !== undefined || m.arguments !== undefined || m.annotations !== undefined;
     const rule: CompiledRule = {
       id: r.id,
       decision: r.decision,
@@ -181,6 +202,7 @@ export function compilePolicy(rules: readonly PolicyRuleInput[], positions: read
       methods: m.method ? new Set(list(m.method)!.map((x) => x.toUpperCase())) : undefined,
       path: m.path ? compileNames(list(m.path)!) : undefined,
       args: m.arguments ? Object.entries(m.arguments).map(([key, v]) => compileArgument(key, list(v)!)) : undefined,
+      annotations: m.annotations ? compileAnnotations(m.annotations) : undefined,
       condition: r.when === undefined ? undefined : compileCondition(r.when),
       position: positions[index],
       source: r,
@@ -222,7 +244,16 @@ function argumentMatches(m: ArgumentMatcher, actual: unknown): boolean {
 /** Does a compiled rule match this call? Used by the policy source; exported for the transparency view and tests. */
 export function ruleMatches(
   rule: CompiledRule,
-  c: { kind: 'tool' | 'http'; agent?: string; tool?: string; role: Role; method?: string; path?: string; arguments?: Readonly<Record<string, unknown>> },
+  c: {
+    kind: 'tool' | 'http';
+    agent?: string;
+    tool?: string;
+    role: Role;
+    method?: string;
+    path?: string;
+    arguments?: Readonly<Record<string, unknown>>;
+    annotations?: ToolAnnotations;
+  },
 ): boolean {
   if (c.kind === 'tool' ? !rule.appliesToTools : !rule.appliesToHttp) return false;
   if (rule.agent && !matchesName(rule.agent, c.agent)) return false;
@@ -230,6 +261,7 @@ export function ruleMatches(
   if (rule.roles && !rule.roles.has(c.role)) return false;
   if (rule.methods && (c.method === undefined || !rule.methods.has(c.method.toUpperCase()))) return false;
   if (rule.path && !matchesName(rule.path, c.path)) return false;
+  if (rule.annotations && !annotationsMatch(rule.annotations, c.annotations)) return false;
   return argsMatch(rule, c.arguments);
 }
 

@@ -207,7 +207,18 @@ export function withProfileGates(set: GateSet, active: ActiveProfiles): GateSet 
 }
 
 function stripCompiled(g: GateSpec): GateSpec {
-  return { id: g.id, tools: g.tools, when: g.when, approvers: g.approvers, expiresInSeconds: g.expiresInSeconds, risk: g.risk, description: g.description, origin: g.origin };
+  return {
+    id: g.id,
+    tools: g.tools,
+    // a gate by annotations keeps them: without, it would cover nothing
+    ...(g.annotations ? { annotations: g.annotations } : {}),
+    when: g.when,
+    approvers: g.approvers,
+    expiresInSeconds: g.expiresInSeconds,
+    risk: g.risk,
+    description: g.description,
+    origin: g.origin,
+  };
 }
 
 /** The gate ids a profile declares; the operator's gates file may not reuse them. */

@@ -107,7 +107,7 @@ export function inputsSuite(name: string, app: () => Promise<App>, admin: () => 
       const cookie = 'swarm_session=%E0%A4%A';
       const guarded = ROUTES.flatMap((r) =>
         Object.keys(r.methods).map((method) => ({ method, path: r.path.replace('{id}', 'apr_AAAAAAAAAAAAAAAA').replace('{name}', 'batch_runner') })),
-      ).filter((c) => !['/api/v1/health', '/api/v1/ready', '/api/v1/openapi.json', '/.well-known/authzen-configuration', '/api/v1/auth/login'].includes(c.path));
+      ).filter((c) => !['/api/v1/health', '/api/v1/ready', '/api/v1/openapi.json', '/.well-known/authzen-configuration', '/.well-known/oauth-protected-resource/mcp', '/api/v1/auth/login'].includes(c.path));
       expect(guarded.length).toBeGreaterThan(20);
       for (const c of guarded) {
         const body = c.method === 'GET' ? undefined : '{}';

@@ -57,6 +57,15 @@ async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> 
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) headers['set-cookie'] = cookies;
+  // A stream (the MCP endpoint's server-sent events) is written as it comes, as Next.js does; anything else at once.
+  if (headers['content-type'] === 'text/event-stream' && response.body && req.method !== 'HEAD') {
+    res.writeHead(response.status, headers);
+    res.flushHeaders();
+    const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
+    res.on('close', () => body.destroy());
+    body.pipe(res);
+    return;
+  }
   const bytes = Buffer.from(await response.arrayBuffer());
   res.writeHead(response.status, { ...headers, 'content-length': bytes.length });
   res.end(req.method === 'HEAD' ? undefined : bytes);

@@ -134,7 +134,12 @@ export function RuleSources({ sources }: { sources: Sources }) {
               <div className="muted">declared in {g.declared_in}</div>
             </td>
             <td>
-              <CodeList items={g.tools} />
+              {g.tools.length > 0 && <CodeList items={g.tools} />}
+              {g.annotations && (
+                <div>
+                  {g.tools.length > 0 ? 'when annotated' : 'every MCP tool annotated'} <code>{g.annotations}</code>
+                </div>
+              )}
             </td>
             <td>{g.when ? <code>{g.when}</code> : <span className="muted">every call</span>}</td>
             <td className="nowrap">

@@ -28,9 +28,9 @@ function emit(rule: CompiledRule, context: PermissionContext): PermissionRule {
 
 /**
  * What the policy source does for one (tool, agent): the candidates of candidateRules, and, when none of them depends
- * on the call itself (no role, arguments or `when:` to test, no ASK to turn by the approval state), the rules it emits,
- * built once. Pure data of the compiled policy: memoised per policy object (at most MAX_PLANS), dropped when the policy
- * is replaced.
+ * on the call itself (no role, arguments, annotations or `when:` to test, no ASK to turn by the approval state), the
+ * rules it emits, built once. Pure data of the compiled policy: memoised per policy object (at most MAX_PLANS), dropped
+ * when the policy is replaced.
  */
 interface Plan {
   readonly candidates: readonly CompiledRule[];
@@ -50,7 +50,7 @@ function planOf(candidates: readonly CompiledRule[]): Plan {
   if (candidates.length === 0) return EMPTY_PLAN;
   for (let i = 0; i < candidates.length; i++) {
     const r = candidates[i]!;
-    if (r.roles || r.args || r.condition !== undefined || r.decision === 'ASK') return { candidates, fixed: undefined };
+    if (r.roles || r.args || r.annotations || r.condition !== undefined || r.decision === 'ASK') return { candidates, fixed: undefined };
   }
   return { candidates, fixed: Object.freeze(candidates.map((r) => r.emitted)) };
 }
@@ -87,7 +87,7 @@ export function createPolicySource(policy: () => CompiledPolicy, options: { maxM
         let out: PermissionRule[] | undefined;
         for (let i = 0; i < candidates.length; i++) {
           const r = candidates[i]!;
-          if ((r.roles || r.args) && !callMatches(r, role, args)) continue;
+          if ((r.roles || r.args || r.annotations) && !callMatches(r, role, args, context.annotations)) continue;
           if (r.condition !== undefined && !conditionMet(r, context)) continue;
           (out ??= []).push(r.decision === 'ASK' ? emit(r, context) : r.emitted);
         }
