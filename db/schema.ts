@@ -109,6 +109,8 @@ export const approvals = sqliteTable(
     reportedAt: real('reported_at'),
     /** the decision that asked (its id joins the request, its approvals and its denial to the agent's logs) */
     decisionId: text('decision_id'),
+    /** the MCP client that made the call, as it named itself at initialize (`Claude Desktop 1.2`); null for other calls */
+    client: text('client'),
   },
   (t) => [
     // Identical pending calls of one requester share one approval (an approval belongs to who asked for it).

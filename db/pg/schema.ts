@@ -91,6 +91,8 @@ export const approvals = pgTable(
     gateDescription: text('gate_description'),
     reportedAt: time('reported_at'),
     decisionId: text('decision_id'),
+    /** the MCP client that made the call, as it named itself at initialize; null for other calls */
+    client: text('client'),
   },
   (t) => [
     // Identical pending calls of one requester share one approval (an approval belongs to who asked for it).

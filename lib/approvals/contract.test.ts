@@ -270,6 +270,23 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('the application on %s', (kind)
     });
   }, 60_000);
 
+  it('stores the MCP client that asked with its approval request, and shows it in the approval JSON (null for a call without one)', async () => {
+    const deployer: Principal = { kind: 'agent', id: 'deployer', role: 'viewer', agent: 'deployer' };
+    const ask = (model: string, client?: string) =>
+      app.decisions.decide({ kind: 'tool', principal: deployer, agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: model, env: 'prod' }, ...(client ? { client } : {}) });
+    const viaMcp = await ask('m-client-1', 'remote-test 1');
+    const direct = await ask('m-client-2');
+    expect(viaMcp.decision).toBe('ASK');
+    // Read back from another connection: what the row holds, not what the process remembers.
+    const rows = await read('SELECT id, client FROM approvals WHERE id IN (?, ?)', [viaMcp.approvalId, direct.approvalId]);
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.client]))).toEqual({ [viaMcp.approvalId!]: 'remote-test 1', [direct.approvalId!]: null });
+    const json = await app.approvals.toJson([(await app.approvals.get(viaMcp.approvalId!))!, (await app.approvals.get(direct.approvalId!))!]);
+    expect(json.map((j) => j.client)).toEqual(['remote-test 1', null]);
+    // A name longer than the check API accepts is cut to its bound, whoever built the request.
+    const long = await app.approvals.request(deploy({ arguments: { model_id: 'm-client-3', env: 'prod' }, client: `  ${'x'.repeat(300)}  ` }));
+    expect(long.client).toBe('x'.repeat(200));
+  });
+
   it('tells the approval hooks only once the transition and its audit rows are readable from another connection', async () => {
     await app.flags.setOverride('hooks_enabled', true, 'test', 'approval hooks');
     const heard: Promise<{ event: string; status: unknown; securityEvent: boolean; denial: boolean }>[] = [];

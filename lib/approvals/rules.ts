@@ -122,6 +122,8 @@ export function newRequestRow(r: ApprovalRequest, hash: string, at = nowSeconds(
     gateDescription: r.gateDescription ?? null,
     reportedAt: null,
     decisionId: r.decisionId ?? null,
+    // Named by the client itself: bounded like the check API bounds it, whoever built the request.
+    client: r.client?.trim().slice(0, 200) || null,
   };
 }
 

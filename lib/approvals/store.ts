@@ -46,6 +46,8 @@ export interface ApprovalRequest {
   gateDescription?: string;
   /** the decision that asked */
   decisionId?: string;
+  /** the MCP client that made the call, as it named itself (ToolContext.client): shown on the approval card */
+  client?: string;
   /**
    * the call's approved approval that the audit trail does not hold, which this request replaces: recorded as
    * `approval.unverified` with the request
@@ -470,6 +472,8 @@ export function approvalToJson(row: ApprovalRow, votes: readonly ApprovalVoteRow
     consumed_at: row.consumedAt,
     consumed_by: row.consumedBy,
     gate_description: row.gateDescription,
+    /** the MCP client that asked, as it named itself (null: the call did not come through the MCP gateway) */
+    client: row.client,
     risk: row.risk,
     approvals_required: row.approvalsRequired,
     approver_roles: row.approverRoles.split(','),
@@ -495,6 +499,7 @@ export function approvalRequestOf(ctx: PermissionContext & ToolContext, result: 
     risk: gate?.risk,
     gateDescription: gate?.description,
     decisionId: result.decisionId,
+    ...(ctx.client ? { client: ctx.client } : {}),
     ...(ctx.approval?.status === 'unverified' && ctx.approval.id ? { unverified: { id: ctx.approval.id, problem: ctx.approval.reason ?? 'the audit trail does not hold it' } } : {}),
   };
 }

@@ -203,6 +203,8 @@ export const approvalSchema = z.object({
   consumed_at: z.number().nullable(),
   consumed_by: z.string().nullable(),
   gate_description: z.string().nullable(),
+  /** the MCP client that asked, as it named itself ("Claude Desktop 1.2"); null for a call that did not come through the gateway */
+  client: z.string().nullable(),
   risk: z.enum(RISKS),
   approvals_required: z.number(),
   approver_roles: z.array(z.string()),

@@ -256,6 +256,8 @@ export class PermissionEngine {
         flags,
         gate,
         approval,
+        // the MCP client that made the call: its approval request names it (lib/approvals/store.ts approvalRequestOf)
+        client: input.client,
       };
     }
     return {

@@ -3,7 +3,10 @@ import type { Approval } from './approval-types';
 import { plainReason } from './approval-text';
 import { ArgumentsView } from './arguments-view';
 import { ApprovalProgress } from './card-parts';
-import { GateTags, RequestLine, RiskBadge } from './request-parts';
+import { useMcpNaming } from '@/app/(console)/_mcp/mcp-naming';
+import { QueueToolName } from './tool-name';
+import { toolWords } from '@/app/(console)/_mcp/mcp-tool-name';
+import { GateTags, RequestedBy, RequestLine, RiskBadge } from './request-parts';
 import styles from './approvals.module.css';
 
 interface Props {
@@ -28,13 +31,14 @@ interface Props {
 /** One pending request: who wants to run what, why it waits, its arguments, its times, and what can be done. */
 export function ApprovalCard({ a, twin, compact, isCurrent, highlighted, select, me, now, times, actions, cardRef, onFocus }: Props) {
   const reason = plainReason(a);
+  const naming = useMcpNaming();
   const className = [styles.card, compact ? styles.compactCard : '', isCurrent ? styles.current : '', highlighted ? styles.highlighted : '', select?.checked ? styles.selected : ''].join(' ');
   return (
     <li
       ref={cardRef}
       tabIndex={0}
       className={className}
-      aria-label={`${a.agent} wants to run ${a.tool}${twin ? `, ${twin}` : ''}${highlighted ? ' (the request the link points to)' : ''}`}
+      aria-label={`${a.agent} wants to run ${toolWords(a.tool, naming)}${twin ? `, ${twin}` : ''}${highlighted ? ' (the request the link points to)' : ''}`}
       aria-current={isCurrent ? 'true' : undefined}
       data-approval-id={a.id}
       data-highlighted={highlighted ? 'true' : undefined}
@@ -62,7 +66,7 @@ export function ApprovalCard({ a, twin, compact, isCurrent, highlighted, select,
         <>
           <div className={styles.cardHead}>
             <h3 className={styles.ask}>
-              <span className={styles.agent}>{a.agent}</span> wants to run <code className={styles.tool}>{a.tool}</code>
+              <span className={styles.agent}>{a.agent}</span> wants to run <QueueToolName name={a.tool} />
               {twin ? <span className={styles.twin}> · {twin}</span> : null}
             </h3>
             {select ? (
@@ -80,7 +84,7 @@ export function ApprovalCard({ a, twin, compact, isCurrent, highlighted, select,
           <ArgumentsView args={a.arguments} markProduction />
           {a.approvals_required > 1 ? <ApprovalProgress a={a} me={me} now={now} /> : null}
           <p className={styles.meta}>
-            Requested by <strong>{a.requested_by}</strong> · {times} · rule <code>{a.rule_source}</code>
+            <RequestedBy a={a} /> · {times} · rule <code>{a.rule_source}</code>
           </p>
           {actions}
         </>

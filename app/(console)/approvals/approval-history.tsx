@@ -1,6 +1,8 @@
 import type { Approval } from './approval-types';
 import { ColumnHeads } from '@/app/_components/data-table';
 import { ArgumentsView } from './arguments-view';
+import type { McpNaming } from '@/app/(console)/_mcp/mcp-tool-name';
+import { ToolName } from './tool-name';
 import styles from './approvals.module.css';
 import { Time } from '@/app/_components/time';
 
@@ -26,7 +28,7 @@ const TEXT_FIELDS = [
 ] as const;
 
 /** Every decided request: who decided, when, why, and what came of it. A plain GET form, so the URL is the filter. */
-export function ApprovalHistory({ rows, filter }: { rows: Approval[]; filter: HistoryFilter }) {
+export function ApprovalHistory({ rows, filter, mcpNaming }: { rows: Approval[]; filter: HistoryFilter; mcpNaming: McpNaming }) {
   return (
     <section aria-labelledby="history-title">
       <h2 id="history-title" className="visually-hidden">
@@ -74,12 +76,15 @@ export function ApprovalHistory({ rows, filter }: { rows: Approval[]; filter: Hi
                     <span className={`${styles.outcome} ${styles[`outcome_${a.status}`] ?? ''}`}>{a.outcome}</span>
                   </td>
                   <td>
-                    <span className="badge badge-hitl">{a.gate}</span> {a.agent} → <code>{a.tool}</code>
+                    <span className="badge badge-hitl">{a.gate}</span> {a.agent} → <ToolName name={a.tool} naming={mcpNaming} />
                   </td>
                   <td className={styles.argsCell}>
                     <ArgumentsView args={a.arguments} />
                   </td>
-                  <td>{a.requested_by}</td>
+                  <td>
+                    {a.requested_by}
+                    {a.client ? <div className="muted">through {a.client}</div> : null}
+                  </td>
                   <td>{a.decided_by ?? '—'}</td>
                   <td className={`reason ${styles.reasonCell}`}>{a.decision_reason ?? '—'}</td>
                 </tr>

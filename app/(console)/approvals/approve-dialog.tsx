@@ -4,7 +4,8 @@ import { useEffect, useRef, useState } from 'react';
 import type { Approval } from './approval-types';
 import { approvalStep, confirmsStep, deliberateStep, plainReason } from './approval-text';
 import { ArgumentsView } from './arguments-view';
-import { GateTags, RequestLine, RiskBadge } from './request-parts';
+import { QueueToolName } from './tool-name';
+import { GateTags, RequestedBy, RequestLine, RiskBadge } from './request-parts';
 import styles from './approvals.module.css';
 
 export interface ApproveCandidate {
@@ -82,9 +83,12 @@ export function ApproveDialog({ candidates, onCancel, onConfirm }: { candidates:
         {single ? (
           <div className={styles.confirmOne}>
             <p className={styles.confirmWho}>
-              <strong>{single.a.agent}</strong> wants to run <code className={styles.tool}>{single.a.tool}</code>
+              <strong>{single.a.agent}</strong> wants to run <QueueToolName name={single.a.tool} />
             </p>
             <GateTags a={single.a} />
+            <p className={styles.meta}>
+              <RequestedBy a={single.a} />
+            </p>
             <p className={styles.why}>
               <strong>Why it is gated:</strong> {single.a.gate_description ?? plainReason(single.a) ?? `Calls behind the “${single.a.gate}” gate need a person to approve them.`}
             </p>

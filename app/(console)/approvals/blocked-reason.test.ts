@@ -24,6 +24,7 @@ const request = (over: Partial<Approval> = {}): Approval =>
     consumed_at: null,
     consumed_by: null,
     gate_description: null,
+    client: null,
     risk: 'high',
     approvals_required: 1,
     approver_roles: ['operator', 'admin'],

@@ -1,5 +1,6 @@
 import { Time } from '@/app/_components/time';
 import type { Approval } from './approval-types';
+import { QueueToolName } from './tool-name';
 import styles from './approvals.module.css';
 
 /** The request a link names (/approvals?request=<id>): as the server found it at load, or null for no such request. */
@@ -25,7 +26,7 @@ export function DeepLinkResult({ link }: { link: DeepLink }) {
   return (
     <div className={`panel ${styles.linkResult}`} role="status" data-testid="deep-link-result">
       <p className={styles.linkHead}>
-        <strong>This request was already decided.</strong> {a.agent} → <code>{a.tool}</code>
+        <strong>This request was already decided.</strong> {a.agent} → <QueueToolName name={a.tool} />
       </p>
       <p>
         {verb}

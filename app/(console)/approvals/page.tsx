@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { approvalToJson } from '@/lib/approvals/store';
+import { mcpNamingOf } from '@/app/(console)/_mcp/naming-of';
 import { approvalIdSchema, approvalListQuerySchema } from '@/lib/http/schemas';
 import { currentPrincipal, requirePage } from '@/lib/http/page-auth';
 import { isRoleAtLeast } from '@/lib/permissions';
@@ -28,6 +29,8 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
   const tab = sp.tab === 'history' ? 'history' : 'pending';
   const canDecide = isRoleAtLeast(principal.role, 'operator');
   const pending = await app.approvals.toJson(await app.approvals.list({ status: 'pending' }));
+  // MCP tools are shown as their server and tool (config/mcp.yaml names both).
+  const mcpNaming = mcpNamingOf(app);
 
   // /approvals?request=<id>, the link notifications send: that request, pending (shown and focused) or decided (said)
   let deepLink: DeepLink | null = null;
@@ -72,9 +75,10 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
             serverNow={Date.now() / 1000}
             initialFilter={queueFilterFrom(sp)}
             deepLink={deepLink}
+            mcpNaming={mcpNaming}
           />
         ) : (
-          <ApprovalHistory rows={history} filter={filter} />
+          <ApprovalHistory rows={history} filter={filter} mcpNaming={mcpNaming} />
         )}
       </PendingCountProvider>
     </>

@@ -2,6 +2,7 @@
 import type { Approval, Risk } from './approval-types';
 import { keyArguments, RISK_LABEL } from './approval-text';
 import { ProductionValue } from './arguments-view';
+import { QueueToolName } from './tool-name';
 import styles from './approvals.module.css';
 
 const RISK_MARK: Record<Risk, string> = { low: '●', medium: '◆', high: '▲' };
@@ -35,7 +36,7 @@ export function RequestLine({ a, max = 4 }: { a: Approval; max?: number }) {
   return (
     <span className={styles.requestLine}>
       <span className={styles.requestWho}>
-        <strong>{a.agent}</strong> → <code className={styles.tool}>{a.tool}</code>
+        <strong>{a.agent}</strong> → <QueueToolName name={a.tool} />
       </span>
       {args.map((k) => (
         <span key={k.key} className={styles.keyArg}>
@@ -43,6 +44,21 @@ export function RequestLine({ a, max = 4 }: { a: Approval; max?: number }) {
           <span className="visually-hidden">;</span>
         </span>
       ))}
+    </span>
+  );
+}
+
+/** "Requested by agent:desk through Claude Desktop 1.2": who asked, and the MCP client it asked through (as it named itself). */
+export function RequestedBy({ a }: { a: Pick<Approval, 'requested_by' | 'client'> }) {
+  return (
+    <span className={styles.requestedBy}>
+      Requested by <strong>{a.requested_by}</strong>
+      {a.client ? (
+        <>
+          {' '}
+          through <strong className={styles.client}>{a.client}</strong>
+        </>
+      ) : null}
     </span>
   );
 }

@@ -1,6 +1,8 @@
 import type { Metadata } from 'next';
 import { Suspense } from 'react';
 import { requirePage } from '@/lib/http/page-auth';
+import { McpNamingProvider } from '@/app/(console)/_mcp/mcp-naming';
+import { mcpNamingOf } from '@/app/(console)/_mcp/naming-of';
 import { DenialExplorer } from './_components/explorer';
 
 export const metadata: Metadata = { title: 'Denials' };
@@ -12,10 +14,13 @@ export const dynamic = 'force-dynamic';
  * denials themselves, facet-combobox.tsx).
  */
 export default async function DenialsPage() {
-  await requirePage('/denials', 'auditor');
+  const { app } = await requirePage('/denials', 'auditor');
+  // An MCP tool's detail names its server (config/mcp.yaml's naming).
   return (
-    <Suspense fallback={<p className="muted">Loading the denial explorer…</p>}>
-      <DenialExplorer />
-    </Suspense>
+    <McpNamingProvider naming={mcpNamingOf(app)}>
+      <Suspense fallback={<p className="muted">Loading the denial explorer…</p>}>
+        <DenialExplorer />
+      </Suspense>
+    </McpNamingProvider>
   );
 }

@@ -8,6 +8,7 @@ import { FlagAdminProvider } from './flag-admin';
 import { FlagHistory } from './flag-history';
 import { FlagsTable } from './flags-table';
 import { HooksList } from './hooks-list';
+import { McpGateway } from './mcp-gateway';
 import { withoutHostPaths } from './host-paths';
 import { PrintButton } from './print-button';
 import { RuleSources } from './rule-sources';
@@ -55,6 +56,7 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
         <a href="#problems">Configuration problems</a>
         <a href="#sources">Rule sources in force</a>
         <a href="#hooks">Hooks</a>
+        <a href="#mcp">MCP gateway</a>
         <a href="#history">Flag history</a>
       </nav>
 
@@ -115,6 +117,13 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
         <h2 id="hooks">Hooks</h2>
         <HooksList hooks={report.hooks} />
       </section>
+
+      {report.mcp ? (
+        <section className={styles.section} aria-labelledby="mcp">
+          <h2 id="mcp">MCP gateway</h2>
+          <McpGateway mcp={report.mcp} />
+        </section>
+      ) : null}
 
       <section className={styles.section} aria-labelledby="history">
         <h2 id="history">Flag history</h2>
