@@ -20,6 +20,11 @@ export interface WatchedFileStatus {
   missing: boolean;
 }
 
+/** A file's status as the API answers it (snake_case, like the rest of the JSON). */
+export function fileStatusJson(s: WatchedFileStatus) {
+  return { path: s.path, loaded_at: s.loadedAt, error: s.error, missing: s.missing };
+}
+
 export class WatchedFile<T> {
   private value: T;
   private source: string | null = null;

@@ -9,7 +9,7 @@ import type { FlagChangeRow } from '@/db/schema';
 import type { App } from '@/lib/app';
 import { mcpTransparency, type McpTransparency } from '@/lib/mcp/transparency';
 import type { AgentsFile } from '@/lib/config/agents';
-import type { WatchedFileStatus } from '@/lib/config/watched-file';
+import { fileStatusJson, type WatchedFileStatus } from '@/lib/config/watched-file';
 import { durationWords } from '@/lib/config/duration-words';
 import type { PolicyRuleInput } from '@/lib/permissions/policy';
 import type { GateSpec } from '@/lib/permissions/gates';
@@ -98,10 +98,6 @@ function appliesTo(match: PolicyRuleInput['match']): 'tool calls' | 'HTTP reques
   return 'tool calls and HTTP requests';
 }
 
-function fileToJson(s: WatchedFileStatus) {
-  return { path: s.path, loaded_at: s.loadedAt, error: s.error, missing: s.missing };
-}
-
 function changedFlags(names: readonly string[]): string[] {
   const changed = new Set(names);
   const inCatalog = FLAG_CATALOG.map((f) => f.name).filter((n) => changed.has(n));
@@ -174,7 +170,7 @@ export function buildTransparency(input: TransparencyInput) {
         };
       }),
       policy: {
-        file: fileToJson(input.policy.status),
+        file: fileStatusJson(input.policy.status),
         rules: input.policy.rules.map((r) => ({
           id: r.id,
           rule_source: `policy:${r.id}`,
@@ -190,7 +186,7 @@ export function buildTransparency(input: TransparencyInput) {
         })),
       },
       gates: {
-        file: fileToJson(input.gates.status),
+        file: fileStatusJson(input.gates.status),
         gates: input.gates.gates.map((g) => ({
           id: g.id,
           rule_source: `hitl:${g.id}`,
@@ -206,9 +202,9 @@ export function buildTransparency(input: TransparencyInput) {
           declared_in: declaredIn(g.origin),
         })),
       },
-      tests: input.tests.map((t) => ({ file: fileToJson(t.status), cases: t.cases })),
+      tests: input.tests.map((t) => ({ file: fileStatusJson(t.status), cases: t.cases })),
       agents: {
-        file: fileToJson(input.agents.status),
+        file: fileStatusJson(input.agents.status),
         agents: Object.entries(input.agents.file.agents ?? {}).map(([name, a]) => ({
           name,
           owner: a.owner ?? null,
@@ -236,7 +232,7 @@ function hooksToJson(hooks: TransparencyInput['hooks'], resolution: FlagResoluti
   const shellOn = on(SHELL_HOOKS_FLAG);
   const tsOn = on(TS_HOOKS_FLAG);
   return {
-    file: hooks ? fileToJson(hooks.status) : null,
+    file: hooks ? fileStatusJson(hooks.status) : null,
     flags: { [SHELL_HOOKS_FLAG]: shellOn, [TS_HOOKS_FLAG]: tsOn },
     hooks: (hooks?.hooks ?? []).map((h) => ({
       id: h.id,

@@ -4,14 +4,14 @@
  * would get today for a call without arguments (what tools/list shows them: hidden, needs approval, allowed).
  */
 import type { App } from '@/lib/app';
-import type { WatchedFileStatus } from '@/lib/config/watched-file';
+import { fileStatusJson } from '@/lib/config/watched-file';
 import { effectiveHint } from '@/lib/permissions/annotations';
 import { declaredAnnotations } from './gateway';
 import { mcpEndpointFor } from './http';
 import { toolVisibility, type Visibility } from './visibility';
 
 export interface McpTransparency {
-  file: WatchedFileStatus;
+  file: ReturnType<typeof fileStatusJson>;
   separator: string;
   approval_wait_seconds: number;
   servers: {
@@ -41,7 +41,7 @@ export async function mcpTransparency(app: App): Promise<McpTransparency> {
   const config = app.mcpFile.current;
   if (config.servers.length === 0) {
     // Nothing to connect: no gateway is started for a page.
-    return { file: app.mcpFile.status(), separator: config.separator, approval_wait_seconds: config.approvalWaitMs / 1000, servers: [], tools: [], agents: [] };
+    return { file: fileStatusJson(app.mcpFile.status()), separator: config.separator, approval_wait_seconds: config.approvalWaitMs / 1000, servers: [], tools: [], agents: [] };
   }
   const pool = mcpEndpointFor(app).gateway.pool;
   pool.sync();
@@ -82,7 +82,7 @@ export async function mcpTransparency(app: App): Promise<McpTransparency> {
     agents.push({ agent, visibility });
   }
   return {
-    file: app.mcpFile.status(),
+    file: fileStatusJson(app.mcpFile.status()),
     separator: config.separator,
     approval_wait_seconds: config.approvalWaitMs / 1000,
     servers,

@@ -35,7 +35,7 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
  * agent's tools/list holds today. Wide tables scroll inside a focusable region, so a keyboard can scroll them too.
  */
 export function McpGateway({ mcp }: { mcp: McpTransparency }) {
-  const file = { path: mcp.file.path, loaded_at: mcp.file.loadedAt, error: mcp.file.error, missing: mcp.file.missing };
+  const file = mcp.file;
   if (mcp.servers.length === 0 && !file.error) {
     return (
       <p className={`panel ${styles.quietPanel}`} data-testid="mcp-none">
