@@ -89,3 +89,13 @@ export function parseDuration(text: string): number | undefined {
   const m = /^(\d{1,6})([smhdw])$/.exec(text.trim());
   return m ? Number(m[1]) * UNITS[m[2]!]! : undefined;
 }
+
+/** A token's state as people see it: in use, revoked, past its expiry, or disabled for disuse. */
+export type TokenState = 'active' | 'revoked' | 'expired' | 'disabled';
+
+export function tokenState(t: { revokedAt: number | null; expiresAt: number | null; disabledAt: number | null; disabledReason: string | null }, now: number): TokenState {
+  if (t.revokedAt !== null) return 'revoked';
+  if (t.disabledAt !== null) return t.disabledReason === 'expired' ? 'expired' : 'disabled';
+  if (t.expiresAt !== null && t.expiresAt <= now) return 'expired';
+  return 'active';
+}
