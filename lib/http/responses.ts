@@ -245,3 +245,23 @@ export const meSchema = z.object({ kind: z.string(), id: z.string(), role: z.str
 
 /** POST /api/v1/auth/logout: the session is gone. */
 export const signedOutSchema = z.object({ signed_out: z.literal(true) });
+
+/** A token as listed to admins (GET /api/v1/tokens): never its secret (only a hash is stored). */
+export const tokenSchema = z.object({
+  id: z.number(),
+  name: z.string(),
+  owner: z.string(),
+  owner_kind: z.enum(['user', 'agent']),
+  scopes: z.array(z.string()),
+  created_at: z.number(),
+  expires_at: z.number().nullable(),
+  last_used_at: z.number().nullable(),
+  revoked_at: z.number().nullable(),
+  disabled_at: z.number().nullable(),
+  disabled_reason: z.string().nullable(),
+  rotated_from: z.number().nullable(),
+  state: z.enum(['active', 'revoked', 'expired', 'disabled']),
+});
+export const tokenListSchema = z.object({ tokens: z.array(tokenSchema), now: z.number() });
+/** POST /api/v1/tokens/{id}/rotate: the new token, its secret shown this once. */
+export const rotatedTokenSchema = z.object({ token: z.string(), id: z.number(), rotated_from: z.number(), scopes: z.array(z.string()), expires_at: z.number().nullable(), old_expires_at: z.number() });

@@ -19,7 +19,7 @@ export const signIn = route({ role: requireRole('anonymous'), body: loginBodySch
 });
 
 /** Sign out: the session is deleted on the server and the cookie cleared. */
-export const signOut = route({ role: requireRole('viewer') }, async ({ app, header, principal, ip }) => {
+export const signOut = route({ role: requireRole('viewer'), scope: 'none' }, async ({ app, header, principal, ip }) => {
   const session = readCookie({ header }, SESSION_COOKIE);
   if (session) await app.auth.deleteSession(session);
   await app.recorder.record({ kind: 'auth', type: 'auth.logout', actor: principal.id, actorRole: principal.role, outcome: 'succeeded', target: principal.id, ip: ip ?? null });
@@ -30,7 +30,7 @@ export const signOut = route({ role: requireRole('viewer') }, async ({ app, head
 });
 
 /** Who the request is authenticated as. */
-export const whoAmI = route({ role: requireRole('viewer') }, ({ principal }) => ({
+export const whoAmI = route({ role: requireRole('viewer'), scope: 'none' }, ({ principal }) => ({
   kind: principal.kind,
   id: principal.id,
   role: principal.role,
