@@ -64,6 +64,12 @@ Policy
       Run the policy tests (default: $SWARM_CONFIG_DIR/policy_tests.yaml and the policy
       file's .test.yaml) against agents, policy and gates. Exit 0 when all pass, 3 when the
       configuration does not compile, 4 when a test fails.
+  swarm policy impact DIR [--since 7d] [--json]
+      Decide the tool calls recorded in the period (every denial; allowed and asked calls kept
+      under decision_log_all) again under the configuration in DIR and under the one in force,
+      and report every call whose decision or rule changes: by direction, agent and tool, with
+      examples and their decision ids. Masked arguments are replayed masked (counted uncertain);
+      hooks are not replayed. Exit 0 nothing changes, 5 something does, 3 DIR does not compile.
 
 Feature flags
   swarm features list [--json]
