@@ -104,6 +104,17 @@ test.describe('API tokens page', () => {
     expect(refused.status).toBe(401);
   });
 
+  test('the transparency page says what the bfsi profile asks of tokens', async ({ page }) => {
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await server.signIn(page);
+    await page.goto(`${server.url}/transparency`);
+    const bfsi = page.getByRole('region', { name: 'Compliance profiles' }).getByRole('article', { name: /Banks and insurers \(BFSI\)/ });
+    await expect(bfsi).toContainText(/API tokens\s*A token expires 90 days after it is made; one unused for 90 days is disabled\./);
+    await expect(bfsi.locator('tr[data-control="8.6.3"]')).toContainText('setting:identity');
+    await bfsi.getByText('A token expires 90 days').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${shots}/transparency-tokens-1440.png` });
+  });
+
   test('is for admins only: an operator is refused the page and is not offered it', async ({ page }) => {
     await server.signIn(page, 'olivia', 'operator-e2e-password');
     await expect(page.getByRole('link', { name: /Tokens/ })).toHaveCount(0);

@@ -301,6 +301,10 @@ export function profilesToJson(active: ActiveProfiles, gates: readonly GateSpec[
       masking: p.masking ? { keys: p.masking.keys, basis: p.masking.basis } : null,
       approvals: p.approvals ? { two_person_from_risk: p.approvals.twoPersonFromRisk, basis: p.approvals.basis } : null,
       sign_in: p.signIn ? { lock_after_failures: p.signIn.lockAfterFailures, lock_minutes: p.signIn.lockMinutes, basis: p.signIn.basis } : null,
+      // the lifecycle of API tokens (issue 27): their longest life and the disuse that disables them
+      tokens: p.identity && (p.identity.tokenMaxDays !== undefined || p.identity.tokenInactiveDays !== undefined)
+        ? { max_days: p.identity.tokenMaxDays ?? null, inactive_days: p.identity.tokenInactiveDays ?? null, basis: p.identity.basis }
+        : null,
       rules: p.rules.map((r) => r.id),
       gates: active.gates.filter((g) => g.origin.startsWith(`profile ${p.name}:`)).map((g) => g.id),
       controls: p.controls.map((c) => ({

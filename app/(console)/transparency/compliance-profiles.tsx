@@ -149,6 +149,22 @@ function ProfileCard({ profile: p }: { profile: Profile }) {
           </Minimum>
         </dd>
 
+        <dt>API tokens</dt>
+        <dd>
+          <Minimum basis={p.tokens?.basis} otherwise="tokens expire only when asked; unused ones stay enabled">
+            {p.tokens?.max_days ? (
+              <>
+                A token expires <strong>{p.tokens.max_days} days</strong> after it is made{p.tokens.inactive_days ? '; ' : '.'}
+              </>
+            ) : null}
+            {p.tokens?.inactive_days ? (
+              <>
+                {p.tokens.max_days ? 'one' : 'A token'} unused for <strong>{p.tokens.inactive_days} days</strong> is disabled.
+              </>
+            ) : null}
+          </Minimum>
+        </dd>
+
         <dt>Policy rules</dt>
         <dd>
           <Added items={p.rules} prefix="policy:" none="none" href="#policy" where="YAML policy rules" />
