@@ -60,6 +60,7 @@ import { processMetrics } from '@/lib/ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from '@/lib/notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from '@/lib/hooks/config';
 import { NO_MCP, parseMcpConfig, type McpConfig } from '@/lib/mcp/config';
+import { NO_SSO, parseSsoConfig, type SsoConfig } from '@/lib/sso/config';
 import { parseTrustedProxies, TRUSTED_PROXIES_ENV, type TrustedProxies } from '@/lib/http/client-address';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
 import { repeatWithoutOverlap } from './repeat';
@@ -188,6 +189,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   readonly hooksFile: WatchedFile<HooksConfig>;
   /** config/mcp.yaml: the upstream MCP servers the gateway puts behind the engine (lib/mcp) */
   readonly mcpFile: WatchedFile<McpConfig>;
+  /** config/sso.yaml: OpenID Connect providers for people, roles from their groups, and whether passwords still work */
+  readonly ssoFile: WatchedFile<SsoConfig>;
   /** config/policy_tests.yaml and <policy file>.test.yaml: a reload whose tests fail is refused */
   readonly testFiles: WatchedFile<PolicyTests>[];
   /** the active compliance profiles: their rules, gates, tests, locked flags, retention, masking and control mapping */
@@ -269,6 +272,12 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       // Only a process that connects to the upstreams (the gateway's) needs their secrets; the others only read the file.
       (text, file) => parseMcpConfig(text, file, this.env, { secrets: options.server ? 'required' : 'optional' }),
       NO_MCP,
+    );
+    this.ssoFile = new WatchedFile(
+      join(configDir, 'sso.yaml'),
+      // Only a server signs people in (and needs the client secrets); a command or a page only shows the file.
+      (text, file) => parseSsoConfig(text, file, this.env, { secrets: options.server ? 'required' : 'optional' }),
+      NO_SSO,
     );
     this.testFiles = [...policyTestFiles(configDir, this.policyFile.path), ...profileTestFiles(configDir, this.profiles)].map(
       (f) => new WatchedFile(f, parsePolicyTests, NO_POLICY_TESTS),
@@ -482,7 +491,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   }
 
   configFiles(): WatchedFile<unknown>[] {
-    return [this.agentsFile, this.policyFile, this.gatesFile, this.hooksFile, this.notificationsFile, this.mcpFile, ...this.testFiles] as WatchedFile<unknown>[];
+    return [this.agentsFile, this.policyFile, this.gatesFile, this.hooksFile, this.notificationsFile, this.mcpFile, this.ssoFile, ...this.testFiles] as WatchedFile<unknown>[];
   }
 
   /**
