@@ -61,6 +61,7 @@ import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from '@
 import { NO_HOOKS, parseHooks, type HooksConfig } from '@/lib/hooks/config';
 import { NO_MCP, parseMcpConfig, type McpConfig } from '@/lib/mcp/config';
 import { NO_SSO, parseSsoConfig, type SsoConfig } from '@/lib/sso/config';
+import { SsoService } from '@/lib/sso/service';
 import { parseTrustedProxies, TRUSTED_PROXIES_ENV, type TrustedProxies } from '@/lib/http/client-address';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
 import { repeatWithoutOverlap } from './repeat';
@@ -220,6 +221,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   readonly auth: AuthStore;
   /** failed sign-ins, locks and the attempt under way per user name, shared with every process on the database */
   readonly loginAttempts: LoginAttempts;
+  /** single sign-on for people (config/sso.yaml, lib/sso) */
+  readonly sso: SsoService;
   readonly engine: PermissionEngine;
   /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
   readonly decisions: DecisionService;
@@ -316,6 +319,9 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       await this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail });
     });
     this.loginAttempts = new SqlLoginAttempts(database);
+    this.sso = new SsoService(this);
+    // A single sign-on session asks its provider again when due, and ends when the provider's session ended.
+    this.auth.setSessionRefresher(this.sso.refresh);
     this.engine = new PermissionEngine({
       config: () => this.configSnapshot(),
       ports: { flagValues: () => this.flags.values(), observe: observeDecision, callHooks: this.hooks, ...this.side.enginePorts(this.approvals) },
