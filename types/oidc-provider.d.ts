@@ -46,6 +46,7 @@ declare module 'oidc-provider' {
     findAccount?: (ctx: KoaContextLike, sub: string) => Promise<AccountLike | undefined>;
     loadExistingGrant?: (ctx: KoaContextLike) => Promise<GrantLike | undefined>;
     cookies?: { keys?: string[] };
+    fetch?: (url: URL | string, options: RequestInit & { dispatcher?: unknown }) => Promise<Response>;
     jwks?: { keys: Array<Record<string, unknown>> };
   }
   export default class Provider {

@@ -73,6 +73,8 @@ export async function startTestProvider(options: TestProviderOptions): Promise<T
       backchannelLogout: { enabled: true },
     },
     pkce: { required: () => true },
+    // The provider refuses to post to loopback addresses (its guard against SSRF); the test's relying party is on one.
+    fetch: (url, options) => globalThis.fetch(url, { ...options, dispatcher: undefined } as RequestInit),
     ttl: { AccessToken: options.accessTokenTtl ?? 3600, IdToken: 3600, RefreshToken: 86400, Session: 86400, Grant: 86400, Interaction: 600 },
     // Claims in the ID token too (not only at userinfo): the relying party reads groups from the ID token.
     conformIdTokenClaims: false,
@@ -109,6 +111,8 @@ export async function startTestProvider(options: TestProviderOptions): Promise<T
   // The test server speaks plain HTTP on loopback.
   provider.proxy = false;
   server.on('request', provider.callback());
+  // A back-channel logout the relying party refused is a test failure to see, not a silence.
+  provider.on('backchannel.error', (...args: unknown[]) => console.error('test provider: back-channel logout failed', ...args));
 
   return {
     issuer,
