@@ -17,7 +17,7 @@ describe('Sealer', () => {
   it('opens nothing tampered with, truncated, or sealed under another key', () => {
     const sealed = sealer.seal('sso-flow', { state: 's' });
     const raw = Buffer.from(sealed, 'base64url');
-    raw[raw.length - 1] ^= 1;
+    raw[raw.length - 1] = raw[raw.length - 1]! ^ 1;
     expect(sealer.open('sso-flow', raw.toString('base64url'))).toBeUndefined();
     expect(sealer.open('sso-flow', sealed.slice(0, 20))).toBeUndefined();
     expect(sealer.open('sso-flow', 'not base64 at all!')).toBeUndefined();
