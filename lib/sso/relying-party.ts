@@ -123,7 +123,11 @@ export async function finishSignIn(provider: SsoProvider, sealer: Sealer, callba
   }
   try {
     const config = await configurationOf(provider);
-    const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce }, { redirect_uri: provider.redirectUri });
+    // The redirect URI sent with the code is the registered one (openid-client takes it from the address given): the
+    // address this server sees may differ behind a proxy (another host name, http instead of https).
+    const current = new URL(provider.redirectUri);
+    current.search = callbackUrl.search;
+    const tokens = await oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce });
     const idClaims = tokens.claims();
     if (!idClaims || !tokens.id_token) return { ok: false, reason: 'provider_error', flow, message: 'The provider sent no ID token.' };
     const claims: Record<string, unknown> = { ...idClaims };
@@ -144,8 +148,15 @@ export async function finishSignIn(provider: SsoProvider, sealer: Sealer, callba
     };
   } catch (error) {
     if (isNonceMismatch(error)) return { ok: false, reason: 'nonce_mismatch', flow, message: 'The provider\'s ID token is not for the sign-in this browser started (its nonce differs).' };
-    return { ok: false, reason: 'provider_error', flow, message: `The sign-in could not be completed with the provider: ${messageOf(error).slice(0, 300)}` };
+    return { ok: false, reason: 'provider_error', flow, message: `The sign-in could not be completed with the provider: ${providerMessage(error)}` };
   }
+}
+
+/** An error of openid-client in words, with the provider's own error code and description when it sent them. */
+function providerMessage(error: unknown): string {
+  const e = error as { error?: unknown; error_description?: unknown };
+  const said = typeof e.error === 'string' ? ` (${e.error}${typeof e.error_description === 'string' ? `: ${e.error_description}` : ''})` : '';
+  return `${messageOf(error)}${said}`.slice(0, 300);
 }
 
 /** Ask the provider for fresh tokens: its session still stands, or (an error) it ended. */

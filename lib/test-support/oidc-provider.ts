@@ -113,6 +113,7 @@ export async function startTestProvider(options: TestProviderOptions): Promise<T
   server.on('request', provider.callback());
   // A back-channel logout the relying party refused is a test failure to see, not a silence.
   provider.on('backchannel.error', (...args: unknown[]) => console.error('test provider: back-channel logout failed', ...args));
+  provider.on('grant.error', (_ctx: unknown, error: unknown) => console.error('test provider: token request refused:', error));
 
   return {
     issuer,

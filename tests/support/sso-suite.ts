@@ -79,7 +79,8 @@ export function ssoSuite(name: string, host: SsoSuiteHost): void {
       dir = mkdtempSync(join(tmpdir(), 'swarm-sso-'));
       server = createServer((req, res) => {
         void (async () => {
-          const url = new URL(req.url ?? '/', base);
+          // the address as the request names it (its Host header), as Next.js builds request.url
+          const url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
           const found = routes.find(([re, method]) => method === req.method && re.test(url.pathname));
           if (!found) {
             res.writeHead(404).end();
@@ -212,6 +213,14 @@ providers:
       expect(session?.refreshAt).not.toBeNull();
       expect(session!.expiresAt - Date.now() / 1000).toBeGreaterThan(2 * 3600 - 60);
       expect(session!.expiresAt - Date.now() / 1000).toBeLessThanOrEqual(2 * 3600);
+    });
+
+    it('the callback reached under another host name (behind a proxy) still sends the registered redirect URI', async () => {
+      const browser = new Browser();
+      const back = await toCallback(browser, 'u-alex');
+      const elsewhere = back.replace('//localhost:', '//127.0.0.1:');
+      const r = await fetch(elsewhere, { redirect: 'manual', headers: { cookie: browser.cookieHeader(back) } });
+      expect(r.status, r.headers.get('location') ?? '').toBe(200);
     });
 
     it('a person in no mapped group is refused, with the reason, and no user is made', async () => {
