@@ -11,6 +11,7 @@ import { formatDenialsResult, runDenialsBench, type DenialsBenchResult } from '.
 import { formatEngineResult, runEngineBench, type EngineBenchResult } from './engine';
 import { formatHttpResult, runHttpBench, type HttpBenchResult } from './http';
 import { formatMcpResult, MCP_ADDED_P50_TARGET_MS, runMcpBench, type McpBenchResult } from './mcp';
+import { formatImpactResult, IMPACT_TARGET_SECONDS, runImpactBench, type ImpactBenchResult } from './impact';
 import { formatPostgresResult, runPostgresBench, type PgBenchResult } from './postgres';
 import { formatReportResult, REPORT_TARGET_SECONDS, runReportBench, type ReportBenchResult } from './report';
 import { formatFreeText, freeTextFirstPage, runFreeTextBench, type FreeTextResult } from './denial-queries';
@@ -48,6 +49,7 @@ function summary(
   freeText: { rows: number; result: FreeTextResult },
   soak: SoakResult,
   mcp: McpBenchResult,
+  impact: ImpactBenchResult,
 ): string {
   const noLookup = engine.rows.find((r) => r.label.startsWith('no approval lookup'));
   const all = engine.rows.find((r) => r.label.startsWith('all calls'));
@@ -175,6 +177,12 @@ function summary(
       row.label.includes('in process') ? verdict(row.addedP50Ms! < MCP_ADDED_P50_TARGET_MS) : '–',
     ]);
   }
+  rows.push([
+    `policy impact: ${fmtInt(impact.rows)} recorded calls replayed under two configurations (engine alone beside it: ${fmtInt(impact.engineDecisionsPerSec)} decisions/s)`,
+    `${fmt(impact.replaySeconds)} s (${fmt(impact.replayDecisionsPerSec / impact.engineDecisionsPerSec)}x the engine's rate)`,
+    `< ${IMPACT_TARGET_SECONDS} s`,
+    verdict(impact.replaySeconds < IMPACT_TARGET_SECONDS),
+  ]);
   const v = soak.verdict;
   rows.push([
     `RSS of every server process under ${fmt(soak.minutes)} min of denials for new agent names: idle / peak / end (after warm-up: slope over the second half, last minute and highest sample against the first minute after warm-up)`,
@@ -197,12 +205,13 @@ async function main(): Promise<void> {
   const report = await runReportBench({ log });
   const freeText = await runFreeTextBench({ log });
   const mcp = await runMcpBench({ log });
+  const impact = await runImpactBench({ log });
   // Last, so that its load slows none of the measures before it; ten minutes unless SOAK_MINUTES says (bench/README.md).
   const soak = await runSoakBench(soakOptionsFromEnv({ minutes: SOAK_BENCH_MINUTES, log }));
   const seconds = (Date.now() - started.getTime()) / 1000;
   const loadAtEnd = os.loadavg().map((l) => l.toFixed(2)).join(' / ');
 
-  const sum = summary(engine, denials, compare, http, report, postgres, freeText, soak, mcp);
+  const sum = summary(engine, denials, compare, http, report, postgres, freeText, soak, mcp, impact);
   const engineText = formatEngineResult(engine);
   const compareText = formatCompareResult(compare);
   const denialsText = formatDenialsResult(denials);
@@ -212,7 +221,8 @@ async function main(): Promise<void> {
   const freeTextText = formatFreeText(freeText.result, freeText.rows);
   const soakText = formatSoakResult(soak);
   const mcpText = formatMcpResult(mcp);
-  console.log(['', sum, '', engineText, '', compareText, '', denialsText, '', postgresText, '', httpText, '', reportText, '', freeTextText, '', mcpText, '', soakText, ''].join('\n'));
+  const impactText = formatImpactResult(impact);
+  console.log(['', sum, '', engineText, '', compareText, '', denialsText, '', postgresText, '', httpText, '', reportText, '', freeTextText, '', mcpText, '', impactText, '', soakText, ''].join('\n'));
 
   const md = [
     '# Benchmark results',
@@ -260,6 +270,10 @@ async function main(): Promise<void> {
     '## MCP gateway (`bench/mcp.ts`)',
     '',
     mcpText,
+    '',
+    '## Policy impact by replay (`bench/impact.ts`)',
+    '',
+    impactText,
     '',
     SOAK_SECTION,
     '',

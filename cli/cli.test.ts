@@ -81,7 +81,7 @@ describe('swarm users and tokens', () => {
     const tokens = r.stdout.match(TOKEN) ?? [];
     expect(tokens).toHaveLength(1);
     expect(r.stdout).toContain('will not be shown again');
-    expect(await app.auth.principalForToken(tokens[0]!)).toEqual({ kind: 'user', id: 'alice', role: 'auditor' });
+    expect(await app.auth.principalForToken(tokens[0]!)).toEqual({ kind: 'user', id: 'alice', role: 'auditor', scopes: ['read'] });
     expect((await app.auth.verifyLogin('alice', 'correct-horse-battery'))?.username).toBe('alice');
   });
 
@@ -106,7 +106,37 @@ describe('swarm users and tokens', () => {
     expect(r.code).toBe(0);
     const tokens = r.stdout.match(TOKEN) ?? [];
     expect(tokens).toHaveLength(1);
-    expect(await app.auth.principalForToken(tokens[0]!)).toEqual({ kind: 'agent', id: 'data_cleaner', role: 'viewer', agent: 'data_cleaner' });
+    expect(await app.auth.principalForToken(tokens[0]!)).toEqual({ kind: 'agent', id: 'data_cleaner', role: 'viewer', agent: 'data_cleaner', scopes: ['decide'] });
+    expect(r.stdout).toContain('Scopes: decide. It does not expire.');
+  });
+
+  it('gives a token a life and a scope within the role, lists them, and rotates a token with an overlap', async () => {
+    const r = await swarm('tokens', 'add', '--user', 'olivia', '--scopes', 'read', '--expires', '30d', '--name', 'olivia ci');
+    expect(r.code).toBe(0);
+    const [token] = r.stdout.match(TOKEN) ?? [];
+    expect(r.stdout).toMatch(/Scopes: read\. It expires \d{4}-\d\d-\d\dT/);
+    expect(await app.auth.principalForToken(token!)).toEqual({ kind: 'user', id: 'olivia', role: 'operator', scopes: ['read'] });
+    const above = await swarm('tokens', 'add', '--user', 'victor', '--scopes', 'admin');
+    expect(above.code).not.toBe(0);
+    expect(above.stderr).toContain('above what role "viewer" allows');
+    expect((await swarm('tokens', 'add', '--agent', 'trainer', '--expires', 'soon')).stderr).toContain('--expires is a duration');
+    const listed = await swarm('tokens', 'list');
+    expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+OWNER\s+SCOPES\s+CREATED \(UTC\)\s+EXPIRES \(UTC\)\s+LAST USED \(UTC\)\s+STATE$/);
+    const row = listed.stdout.split('\n').find((l) => l.includes('olivia ci'))!;
+    expect(row).toMatch(/user olivia\s+read\s+/);
+    expect(row).toMatch(/active$/);
+    const id = (await app.auth.listTokens()).find((t) => t.name === 'olivia ci')!.id;
+    const rotated = await swarm('tokens', 'rotate', String(id), '--overlap', '2h');
+    expect(rotated.code).toBe(0);
+    const [next] = rotated.stdout.match(TOKEN) ?? [];
+    expect(rotated.stdout).toContain(`replacing token ${id}`);
+    expect(await app.auth.principalForToken(next!)).toEqual({ kind: 'user', id: 'olivia', role: 'operator', scopes: ['read'] });
+    // both work during the overlap; the old one expires in two hours
+    expect((await app.auth.principalForToken(token!))?.id).toBe('olivia');
+    const old = (await app.auth.listTokens()).find((t) => t.id === id)!;
+    expect(old.expiresAt! - Date.now() / 1000).toBeGreaterThan(7_100);
+    expect(old.expiresAt! - Date.now() / 1000).toBeLessThanOrEqual(7_200);
+    expect((await app.securityEvents.ofType('token.rotated', 1))[0]).toMatchObject({ actor: expect.stringMatching(/^cli:/) });
   });
 });
 

@@ -105,14 +105,14 @@ describe('swarm users and tokens on PostgreSQL', () => {
     const stored = await rows<{ token_hash: string; name: string; user_id: number }>('SELECT token_hash, name, user_id FROM api_tokens WHERE user_id = $1', [user!.id]);
     expect(stored).toEqual([{ token_hash: sha256(token), name: 'alice laptop', user_id: user!.id }]);
     expect(await rows('SELECT 1 FROM api_tokens WHERE token_hash = $1 OR name = $1', [token])).toHaveLength(0);
-    expect(await app.auth.principalForToken(token)).toEqual({ kind: 'user', id: 'alice', role: 'auditor' });
+    expect(await app.auth.principalForToken(token)).toEqual({ kind: 'user', id: 'alice', role: 'auditor', scopes: ['read'] });
     expect((await app.auth.verifyLogin('alice', 'correct-horse-battery'))?.username).toBe('alice');
 
     const [created] = await events('user.created');
     expect(created).toMatchObject({ actor: ME, outcome: 'succeeded', target: 'alice' });
     expect(JSON.parse(created!.detailJson!)).toEqual({ role: 'auditor', password: 'set' });
     const tokenEvent = (await events('token.created')).find((e) => e.actor === ME);
-    expect(JSON.parse(tokenEvent!.detailJson!)).toEqual({ name: 'alice laptop', owner: 'alice' });
+    expect(JSON.parse(tokenEvent!.detailJson!)).toEqual({ name: 'alice laptop', owner: 'alice', scopes: ['read'], expires_at: null });
   });
 
   it('refuses a user that exists, and writes nothing for it (no second token, no event)', async () => {
@@ -142,7 +142,7 @@ describe('swarm users and tokens on PostgreSQL', () => {
     expect(agent.code).toBe(0);
     expect(agent.stderr).toBe('');
     const agentToken = (agent.stdout.match(TOKEN) ?? [])[0]!;
-    expect(await app.auth.principalForToken(agentToken)).toEqual({ kind: 'agent', id: 'data_cleaner', role: 'viewer', agent: 'data_cleaner' });
+    expect(await app.auth.principalForToken(agentToken)).toEqual({ kind: 'agent', id: 'data_cleaner', role: 'viewer', agent: 'data_cleaner', scopes: ['decide'] });
 
     const unknownAgent = await swarm('tokens', 'add', '--agent', 'ghost');
     expect(unknownAgent.code).toBe(0);
@@ -157,8 +157,8 @@ describe('swarm users and tokens on PostgreSQL', () => {
     const list = await swarm('tokens', 'list');
     expect(list.code).toBe(0);
     const lines = list.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ID\s+NAME\s+OWNER\s+CREATED \(UTC\)\s+REVOKED \(UTC\)$/);
-    expect(lines.find((l) => l.includes('cleaner ci'))).toMatch(/agent data_cleaner\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+OWNER\s+SCOPES\s+CREATED \(UTC\)\s+EXPIRES \(UTC\)\s+LAST USED \(UTC\)\s+STATE$/);
+    expect(lines.find((l) => l.includes('cleaner ci'))).toMatch(/agent data_cleaner\s+decide\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\s+.*active$/);
     expect(lines.find((l) => l.includes('victor dashboards'))).toContain('user victor');
     expect(lines.find((l) => l.includes('alice laptop'))).toContain('user alice');
     expect(list.stdout).not.toMatch(TOKEN);
@@ -173,8 +173,16 @@ describe('swarm users and tokens on PostgreSQL', () => {
     expect(unknown).toEqual({ code: 1, stdout: '', stderr: 'error: There is no token 999999.\n' });
     expect((await events('token.revoked')).filter((e) => e.target === String(id))).toHaveLength(1);
 
+    // A rotation on PostgreSQL: the new token works at once, the old one for the overlap (here none).
+    const [{ id: victorId }] = (await rows<{ id: number }>("SELECT id FROM api_tokens WHERE name = 'victor dashboards'")) as [{ id: number }];
+    const rotated = await swarm('tokens', 'rotate', String(victorId), '--overlap', '0s');
+    expect(rotated.code).toBe(0);
+    const next = (rotated.stdout.match(TOKEN) ?? [])[0]!;
+    expect(await app.auth.principalForToken(next)).toEqual({ kind: 'user', id: 'victor', role: 'viewer', scopes: ['read'] });
+    expect((await events('token.rotated')).filter((e) => (JSON.parse(e.detailJson ?? '{}') as { old_id?: number }).old_id === Number(victorId))).toHaveLength(1);
+
     const listed = await swarm('tokens', 'list');
-    expect(listed.stdout.split('\n').find((l) => l.includes('cleaner ci'))).toMatch(/Z\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(listed.stdout.split('\n').find((l) => l.includes('cleaner ci'))).toMatch(/\s+revoked$/);
   });
 
   it('says that a database without an enabled admin has none yet', async () => {

@@ -5,12 +5,19 @@ Usage: swarm <command> [options]
 Users and tokens
   swarm users add NAME --role viewer|auditor|operator|admin [--password PW] [--token-name LABEL]
       Create a user and print an API token for it (shown once).
-  swarm tokens add --agent NAME [--name LABEL]
-  swarm tokens add --user NAME [--name LABEL]
-      Create an API token for an agent or a user (shown once).
+  swarm tokens add --agent NAME [--name LABEL] [--expires 30d]
+  swarm tokens add --user NAME [--name LABEL] [--expires 30d] [--scopes read|operate|admin]
+      Create an API token for an agent or a user (shown once). An agent's token is scoped
+      decide (checks, AuthZEN, MCP); a person's token defaults to the scope of their role
+      and can never go above it. --expires: a duration (30d, 12h) or never; default the
+      profile's token_max_days (bfsi: 90 days), else never.
   swarm tokens list
   swarm tokens revoke ID
-      List tokens (no secrets), or revoke one: it stops authenticating at once.
+      List tokens (no secrets: scopes, expiry, last use, state), or revoke one: it stops
+      authenticating at once.
+  swarm tokens rotate ID [--overlap 24h]
+      A new token with the same owner, name and scopes (shown once); the old one keeps
+      working for the overlap, then expires.
   swarm users set-role NAME viewer|auditor|operator|admin
   swarm users unlock NAME
       Lift the lock a compliance profile put on a user name after failed sign-ins.
@@ -57,6 +64,12 @@ Policy
       Run the policy tests (default: $SWARM_CONFIG_DIR/policy_tests.yaml and the policy
       file's .test.yaml) against agents, policy and gates. Exit 0 when all pass, 3 when the
       configuration does not compile, 4 when a test fails.
+  swarm policy impact DIR [--since 7d] [--json]
+      Decide the tool calls recorded in the period (every denial; allowed and asked calls kept
+      under decision_log_all) again under the configuration in DIR and under the one in force,
+      and report every call whose decision or rule changes: by direction, agent and tool, with
+      examples and their decision ids. Masked arguments are replayed masked (counted uncertain);
+      hooks are not replayed. Exit 0 nothing changes, 5 something does, 3 DIR does not compile.
 
 Feature flags
   swarm features list [--json]

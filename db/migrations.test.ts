@@ -14,6 +14,12 @@ import { migrationsFolder, openDatabase } from './client';
 import { SqlAuthStore } from '@/lib/auth/store';
 import { SqliteTokenPrincipals } from '@/lib/auth/tokens-sqlite';
 import { SqliteDatabase } from './dialect';
+import { drizzle as pgDrizzle } from 'drizzle-orm/node-postgres';
+import { migrate as pgMigrate } from 'drizzle-orm/node-postgres/migrator';
+import { migratePostgres } from './pg/client';
+import { usePostgres } from '@/lib/test-support/use-postgres';
+
+const postgres = usePostgres();
 
 interface Journal {
   entries: { idx: number; when: number; tag: string }[];
@@ -96,6 +102,75 @@ describe('migrations', () => {
     db.$client.prepare("INSERT INTO hook_rate_calls (hook, agent, tool, at) VALUES ('h', 'a', 't', 1)").run();
     expect(generation()).toBe(before);
     other.close();
+    db.$client.close();
+  });
+
+  it('moves auth_generation with a token\'s expiry, scopes and disabling, never with its last use (0014)', async () => {
+    const db = openDatabase({ path: join(dir, 'last-use.db') });
+    const generation = () => db.$client.prepare('SELECT n FROM auth_generation WHERE id = 1').pluck().get() as number;
+    const auth = new SqlAuthStore(new SqliteDatabase(db.$client), new SqliteTokenPrincipals(db.$client));
+    await auth.createToken({ agent: 'bot' }, 'bot');
+    for (const set of ['expires_at = 5', "scopes = 'decide'", "disabled_at = 1, disabled_reason = 'inactive'"]) {
+      const before = generation();
+      db.$client.prepare(`UPDATE api_tokens SET ${set}`).run();
+      expect({ set, moved: generation() > before }).toEqual({ set, moved: true });
+    }
+    const before = generation();
+    db.$client.prepare('UPDATE api_tokens SET last_used_at = 12345').run();
+    expect(generation()).toBe(before);
+    db.$client.close();
+  });
+
+  it('gives the tokens of a PostgreSQL database before 0009 the scopes they had, as SQLite\'s 0014 does', async () => {
+    const folder = join('db', 'pg', 'migrations');
+    const old = join(dir, 'pg-release-8');
+    mkdirSync(join(old, 'meta'), { recursive: true });
+    const journal = journalOf(folder);
+    const shipped = journal.entries.filter((e) => e.idx <= 8);
+    for (const e of shipped) copyFileSync(join(folder, `${e.tag}.sql`), join(old, `${e.tag}.sql`));
+    writeFileSync(join(old, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: shipped }));
+    const name = await postgres.emptyDatabase('scopes');
+    const pool = postgres.pool(name, 2);
+    await pgMigrate(pgDrizzle(pool), { migrationsFolder: old });
+    const roles = ['admin', 'operator', 'auditor', 'viewer'];
+    for (const [i, role] of roles.entries()) {
+      await pool.query('INSERT INTO users (id, username, role, created_at) VALUES ($1, $2, $3, 1)', [i + 1, role, role]);
+      await pool.query('INSERT INTO api_tokens (token_hash, name, user_id, created_at) VALUES ($1, $2, $3, 1)', [`h-${role}`, role, i + 1]);
+    }
+    await pool.query("INSERT INTO api_tokens (token_hash, name, agent_name, created_at) VALUES ('h-bot', 'bot', 'bot', 1)");
+    await migratePostgres(pool, name);
+    expect((await pool.query('SELECT name, scopes FROM api_tokens ORDER BY id')).rows).toEqual([
+      { name: 'admin', scopes: 'admin' },
+      { name: 'operator', scopes: 'operate' },
+      { name: 'auditor', scopes: 'read' },
+      { name: 'viewer', scopes: 'read' },
+      { name: 'bot', scopes: 'decide' },
+    ]);
+  });
+
+  it('gives the tokens of a database before 0014 the scopes they had: agents decide, people their role\'s', () => {
+    const old = join(dir, 'release-13');
+    mkdirSync(join(old, 'meta'), { recursive: true });
+    const journal = journalOf(migrationsFolder());
+    const shipped = journal.entries.filter((e) => e.idx <= 13);
+    for (const e of shipped) copyFileSync(join(migrationsFolder(), `${e.tag}.sql`), join(old, `${e.tag}.sql`));
+    writeFileSync(join(old, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: shipped }));
+    const file = join(dir, 'scopes.db');
+    const sqlite = new Database(file);
+    migrate(drizzle(sqlite), { migrationsFolder: old });
+    const roles = ['admin', 'operator', 'auditor', 'viewer'];
+    roles.forEach((role, i) => sqlite.prepare('INSERT INTO users (id, username, role, created_at) VALUES (?, ?, ?, 1)').run(i + 1, role, role));
+    roles.forEach((role, i) => sqlite.prepare('INSERT INTO api_tokens (token_hash, name, user_id, created_at) VALUES (?, ?, ?, 1)').run(`h-${role}`, role, i + 1));
+    sqlite.prepare("INSERT INTO api_tokens (token_hash, name, agent_name, created_at) VALUES ('h-bot', 'bot', 'bot', 1)").run();
+    sqlite.close();
+    const db = openDatabase({ path: file });
+    expect(db.$client.prepare('SELECT name, scopes FROM api_tokens ORDER BY id').all()).toEqual([
+      { name: 'admin', scopes: 'admin' },
+      { name: 'operator', scopes: 'operate' },
+      { name: 'auditor', scopes: 'read' },
+      { name: 'viewer', scopes: 'read' },
+      { name: 'bot', scopes: 'decide' },
+    ]);
     db.$client.close();
   });
 });

@@ -288,6 +288,17 @@ export const apiTokens = sqliteTable('api_tokens', {
   agentName: text('agent_name'),
   createdAt: real('created_at').notNull(),
   revokedAt: real('revoked_at'),
+  /** (migration 0014, issue 27) when the token stops authenticating, seconds; null: never (no profile sets a limit) */
+  expiresAt: real('expires_at'),
+  /** the last time it authenticated, written in the background at most once a minute per token (lib/auth/last-use.ts) */
+  lastUsedAt: real('last_used_at'),
+  /** what it may do, comma-separated: `decide` (agents), `read`, `operate`, `admin` (people, never above their role) */
+  scopes: text('scopes').notNull().default(''),
+  /** the token this one replaced (`swarm tokens rotate`): the old one expires after the overlap */
+  rotatedFrom: integer('rotated_from'),
+  /** set by the sweeper: the token expired (`expired`) or went unused too long (`inactive`); it no longer authenticates */
+  disabledAt: real('disabled_at'),
+  disabledReason: text('disabled_reason'),
 });
 
 export type DenialRow = typeof permissionDenials.$inferSelect;

@@ -18,6 +18,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTempServerEnv } from './support/in-process-api';
 import { REPO_ROOT, runSwarm } from '@/lib/test-support/cli';
@@ -358,11 +359,22 @@ describe('swarm mcp serve, fuzzed JSON-RPC on stdin', () => {
       send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
       const garbage = ['{', 'not json at all', '[]', '{"jsonrpc":"2.0"}', '{"jsonrpc":"1.0","id":2,"method":"tools/list"}', '\u0000\u0001', '{"id":{},"method":5}', '9'.repeat(400)];
       for (const g of garbage) send(g);
+      // generated: lines that are not JSON, and requests of every method with parameters of any shape
+      for (const line of fc.sample(fc.string({ maxLength: 200 }), { numRuns: 40, seed: 26 })) send(line.replace(/[\r\n]/g, ' '));
+      const methods = ['tools/call', 'tools/list', 'resources/read', 'resources/list', 'prompts/get', 'ping', 'tasks/get', 'tasks/result', 'completion/complete', 'logging/setLevel', 'x/y'];
+      const fuzzed = fc.sample(fc.record({ method: fc.constantFrom(...methods), params: fc.oneof(fc.jsonValue(), fc.dictionary(fc.string(), fc.jsonValue()), fc.record({ name: fc.string(), arguments: fc.jsonValue() })) }), { numRuns: 60, seed: 26 });
+      fuzzed.forEach((m, i) => send(JSON.stringify({ jsonrpc: '2.0', id: `fuzz-${i}`, ...m })));
       send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 5 } }));
       send(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'no/such/method' }));
       send(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'nobody__nothing', arguments: {} } }));
       send(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/list' }));
       await within(30_000, () => [3, 4, 5, 6].every((id) => lines().some((l) => l.id === id)));
+      // every generated request is answered, with a result or the protocol's error
+      await within(30_000, () => fuzzed.every((_, i) => lines().some((l) => l.id === `fuzz-${i}`)));
+      for (const l of lines().filter((x) => String(x.id).startsWith('fuzz-'))) expect(l.error !== undefined || l.result !== undefined).toBe(true);
+      // and every line that was not JSON, or not a request, got the protocol's error without an id
+      expect(lines().filter((l) => l.id === null && l.error?.code === -32700).length).toBeGreaterThanOrEqual(3);
+      expect(lines().some((l) => l.id === null && l.error?.code === -32600)).toBe(true);
       const by = (id: number) => lines().find((l) => l.id === id)!;
       // (the SDK answers a request its schema refuses with an internal error; a bad request all the same, with its id)
       expect([-32602, -32603]).toContain(by(3).error?.code);
@@ -472,6 +484,31 @@ describe('/mcp over Streamable HTTP', () => {
     const r = await fetch(`${base}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${viewerToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
     expect(r.status).toBe(403);
   });
+
+  it('answers fuzzed JSON-RPC bodies with the protocol\'s errors (4xx), never a 500, and keeps serving', async () => {
+    const headers = { authorization: `Bearer ${deskToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '0' } } }) });
+    const session = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const inSession = { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+    const bodies = [
+      ...fc.sample(fc.string({ maxLength: 300 }), { numRuns: 25, seed: 7 }),
+      ...fc.sample(fc.jsonValue(), { numRuns: 25, seed: 7 }).map((v) => JSON.stringify(v)),
+      ...fc.sample(fc.record({ jsonrpc: fc.constantFrom('2.0', '1.0'), id: fc.oneof(fc.integer(), fc.string(), fc.constant(null)), method: fc.string(), params: fc.jsonValue() }), { numRuns: 25, seed: 7 }).map((v) => JSON.stringify(v)),
+    ];
+    const statuses = new Set<number>();
+    for (const body of bodies) {
+      const r = await fetch(`${base}/mcp`, { method: 'POST', headers: inSession, body });
+      statuses.add(r.status);
+      await r.text();
+    }
+    expect([...statuses].every((st) => st === 200 || st === 202 || (st >= 400 && st < 500))).toBe(true);
+    expect(statuses.has(400)).toBe(true);
+    const list = await fetch(`${base}/mcp`, { method: 'POST', headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/list' }) });
+    expect(list.status).toBe(200);
+    expect(await list.text()).toContain('everything__echo');
+    await fetch(`${base}/mcp`, { method: 'DELETE', headers: inSession });
+  }, 60_000);
 
   it('resumes a broken stream: the events after Last-Event-ID are sent again on a GET of the session', async () => {
     const headers = { authorization: `Bearer ${deskToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };

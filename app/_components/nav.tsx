@@ -11,6 +11,7 @@ const LINKS = [
   { href: '/approvals', label: 'Approvals', hint: 'Gated calls waiting for a person' },
   { href: '/transparency', label: 'Transparency', hint: 'Flags and rules in force' },
   { href: '/notifications', label: 'Notifications', hint: 'Who was told, and what failed' },
+  { href: '/settings/tokens', label: 'Tokens', hint: 'API tokens: scopes, expiry, last use' },
 ];
 
 /** The console's navigation: only the pages the signed-in role can open. */

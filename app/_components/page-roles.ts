@@ -14,6 +14,8 @@ export const PAGE_ROLES: Record<string, ConsoleRole> = {
   '/approvals': 'auditor',
   '/transparency': 'viewer',
   '/notifications': 'admin',
+  '/settings': 'admin',
+  '/settings/tokens': 'admin',
 };
 
 const atLeast = (role: string, needed: ConsoleRole): boolean => (RANK[role as ConsoleRole] ?? 0) >= RANK[needed];

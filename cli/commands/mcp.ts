@@ -15,6 +15,7 @@ import { WatchedFile } from '@/lib/config/watched-file';
 import { NO_MCP, parseMcpConfig } from '@/lib/mcp/config';
 import { InProcessDecider, RestDecider, type GatewayDecider } from '@/lib/mcp/decider';
 import { McpGateway } from '@/lib/mcp/gateway';
+import { guardedStdin } from '@/lib/mcp/stdio';
 import { UpstreamPool } from '@/lib/mcp/upstreams';
 import { messageOf } from '@/lib/errors';
 import { expectPositionals, parseCommand } from '@/cli/args';
@@ -63,7 +64,7 @@ export async function mcpCommand(io: McpServeIo, env: Env, sub: string | undefin
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   try {
-    await server.connect(new StdioServerTransport(io.stdin as never, io.stdout as never));
+    await server.connect(new StdioServerTransport(guardedStdin(io.stdin, io.stdout), io.stdout as never));
     io.stdin.once('end', stop);
     await closed;
   } catch (error) {

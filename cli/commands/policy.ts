@@ -16,8 +16,10 @@ import { parsePolicy } from '@/lib/permissions/policy';
 import { lintPolicy } from '@/lib/permissions/policy-lint';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { expectPositionals, parseCommand, runSubcommand } from '@/cli/args';
-import type { CliContext, Env } from '@/cli/context';
-import { CliError } from '@/cli/errors';
+import { withAnyApp, type CliContext, type Env } from '@/cli/context';
+import { CliError, UsageError } from '@/cli/errors';
+import { impactOf, recordedCalls, type ImpactReport } from '@/lib/audit/impact';
+import { durationSchema } from '@/lib/permissions/gates';
 import { clean, plural } from '@/cli/format';
 import { messageOf } from '@/lib/errors';
 
@@ -34,8 +36,8 @@ export function defaultPolicyFile(env: Env): string {
   return join(configDir(env), 'permission_policies.yaml');
 }
 
-export function policyCommand(ctx: CliContext, sub: string | undefined, args: string[]): number {
-  return runSubcommand(ctx, 'policy', sub, args, { validate, test }, ' [FILE]');
+export function policyCommand(ctx: CliContext, sub: string | undefined, args: string[]): number | Promise<number> {
+  return runSubcommand<number | Promise<number>>(ctx, 'policy', sub, args, { validate, test, impact }, ' [FILE]');
 }
 
 function readText(file: string, what: string): string {
@@ -77,10 +79,13 @@ function validate(ctx: CliContext, args: string[]): number {
  * the profiles' locks.
  */
 function loadConfig(env: Env, profiles: ActiveProfiles): PolicyConfig {
-  const dir = configDir(env);
+  return loadConfigFrom(configDir(env), defaultPolicyFile(env), profiles);
+}
+
+/** The configuration of a folder (agents.yaml, permission_policies.yaml, gates.yaml) with these profiles. */
+function loadConfigFrom(dir: string, policyPath: string, profiles: ActiveProfiles): PolicyConfig {
   const agentsPath = join(dir, 'agents.yaml');
   const gatesPath = join(dir, 'gates.yaml');
-  const policyPath = defaultPolicyFile(env);
   return {
     agents: parseAgents(readText(agentsPath, 'agents file'), agentsPath),
     policy: withProfileRules(parsePolicy(readText(policyPath, 'policy file'), policyPath), profiles),
@@ -133,4 +138,63 @@ function readProblem(error: unknown): string {
   if (code === 'EISDIR') return 'it is a directory, not a file.';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied.';
   return messageOf(error);
+}
+
+/** Exit status of `swarm policy impact` when some recorded call would be decided otherwise (0: none would). */
+export const EXIT_IMPACT = 5;
+
+/**
+ * `swarm policy impact DIR [--since 7d] [--json]`: the recorded calls of the period decided again under the
+ * configuration in DIR and under the one in force (lib/audit/impact.ts). Exit 0 when nothing changes, 5 when
+ * something does, 3 when DIR does not compile: a CI job on a policy repository shows it on every pull request.
+ */
+async function impact(ctx: CliContext, args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, { since: { type: 'string' }, json: { type: 'boolean' } });
+  const [dir] = expectPositionals(positionals, ['DIR']);
+  const since = durationSchema.safeParse(values.since ?? '7d');
+  if (!since.success) throw new UsageError(`--since: ${since.error.issues[0]?.message ?? 'not a duration'}`);
+  if (!existsSync(join(dir!, 'agents.yaml')) && !existsSync(join(dir!, 'permission_policies.yaml'))) {
+    throw new CliError(`${dir} holds neither agents.yaml nor permission_policies.yaml: give the folder of a configuration.`);
+  }
+  let candidate: PolicyConfig;
+  try {
+    candidate = loadConfigFrom(dir!, join(dir!, 'permission_policies.yaml'), activeProfiles(ctx.env, dir!));
+  } catch (error) {
+    if (!(error instanceof ConfigFileError)) throw error;
+    printIssues(ctx, error);
+    ctx.io.err('The proposed configuration does not compile; nothing was replayed.\n');
+    return EXIT_DOES_NOT_COMPILE;
+  }
+  return withAnyApp(ctx, async (app) => {
+    const flags = app.flags.values();
+    const from = Date.now() / 1000 - since.data;
+    const started = performance.now();
+    const report = await impactOf(recordedCalls(app.database, from), app.policyConfig(), candidate, flags);
+    const seconds = (performance.now() - started) / 1000;
+    if (values.json) {
+      ctx.io.out(`${JSON.stringify({ directory: dir, since: from, ...report, seconds: Math.round(seconds * 1000) / 1000 }, null, 2)}\n`);
+    } else {
+      printImpact(ctx, dir!, from, report, seconds);
+    }
+    return report.changed > 0 ? EXIT_IMPACT : 0;
+  });
+}
+
+function printImpact(ctx: CliContext, dir: string, from: number, r: ImpactReport, seconds: number): void {
+  const out = (line = '') => ctx.io.out(`${line}\n`);
+  out(`Replayed ${r.replayed.toLocaleString('en-US')} recorded tool calls since ${new Date(from * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC under ${dir} and under the configuration in force (${seconds.toFixed(1)} s).`);
+  if (r.changed === 0) {
+    out('Nothing changes: every call is decided alike, by the same rule.');
+    return;
+  }
+  out(`${plural(r.changed, 'call')} would be decided otherwise:`);
+  const d = r.by_direction;
+  out(`  newly denied ${d.newly_denied}, newly allowed ${d.newly_allowed}, newly asking ${d.newly_asking}, same decision by another rule ${d.other_rule}`);
+  out(`  by agent: ${r.by_agent.slice(0, 10).map((a) => `${clean(a.agent)} ${a.count}`).join(', ')}`);
+  out(`  by tool:  ${r.by_tool.slice(0, 10).map((t) => `${clean(t.tool)} ${t.count}`).join(', ')}`);
+  out('Examples:');
+  if (r.uncertain > 0) out(`(${plural(r.uncertain, 'replayed call')} had masked arguments that a rule reads: uncertain, marked below where they changed)`);
+  for (const e of r.examples) {
+    out(`  ${e.decision_id ?? '(no id)'}  ${clean(e.agent)} ${clean(e.tool)}: ${e.before.decision} ${clean(e.before.rule_source)} -> ${e.after.decision} ${clean(e.after.rule_source)}${e.uncertain ? ' (uncertain)' : ''}`);
+  }
 }

@@ -245,6 +245,12 @@ export const apiTokens = pgTable('api_tokens', {
   agentName: text('agent_name'),
   createdAt: time('created_at').notNull(),
   revokedAt: time('revoked_at'),
+  expiresAt: time('expires_at'),
+  lastUsedAt: time('last_used_at'),
+  scopes: text('scopes').notNull().default(''),
+  rotatedFrom: bigint('rotated_from', { mode: 'number' }),
+  disabledAt: time('disabled_at'),
+  disabledReason: text('disabled_reason'),
 });
 
 export const notificationDeliveries = pgTable(

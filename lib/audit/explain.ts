@@ -124,13 +124,9 @@ export function explainRecorded(config: ExplainConfig, decisionId: string, rows:
   let input: CheckInput;
   let recorded: Explanation['recorded'];
   let shown: Explanation['input'];
-  const roleOf = (r: string | null | undefined): Role => (isRole(r) ? r : 'anonymous');
   if (denial) {
     recorded = { table: 'permission_denials', id: denial.id, decision: 'DENY', rule_source: denial.ruleSource, reason: denial.reason, timestamp: denial.timestamp, policy_revision: denial.policyRevision };
-    const agentToken = denial.principal !== null && denial.principal === denial.agentName;
-    const principal: Principal = agentToken
-      ? { kind: 'agent', id: denial.principal!, role: roleOf(denial.userRole), agent: denial.principal! }
-      : { kind: denial.principal === 'anonymous' ? 'anonymous' : 'user', id: denial.principal ?? 'anonymous', role: roleOf(denial.userRole) };
+    const principal = denialPrincipal(denial);
     if (denial.toolName === 'http') {
       const rbac = /^rbac:(\w+)$/.exec(denial.ruleSource);
       const requiredRole: Role = rbac && isRole(rbac[1]) ? rbac[1] : 'anonymous';
@@ -155,8 +151,7 @@ export function explainRecorded(config: ExplainConfig, decisionId: string, rows:
       policy_revision: e.policyRevision,
     };
     const [first, second] = (e.target ?? '').split(' ');
-    const actorAgent = e.actor.startsWith('agent:') ? e.actor.slice('agent:'.length) : undefined;
-    const principal: Principal = actorAgent ? { kind: 'agent', id: actorAgent, role: roleOf(e.actorRole), agent: actorAgent } : { kind: 'user', id: e.actor, role: roleOf(e.actorRole) };
+    const principal = eventPrincipal(e);
     if (first && /^[A-Z]+$/.test(first)) {
       input = { kind: 'http', principal, method: first, path: second ?? '/', requiredRole: 'anonymous', now: e.timestamp * 1000 };
       notes.push('The route\'s required role is not kept in the row: RBAC is not re-checked.');
@@ -207,6 +202,20 @@ export function decisionTime(decisionId: string): number | undefined {
   return parseInt(hex.slice(0, 12), 16) / 1000;
 }
 
+const roleOf = (r: string | null | undefined): Role => (isRole(r) ? r : 'anonymous');
+
+/** Who made a recorded denial's call: the agent of an agent token, else the user (or nobody), with the recorded role. */
+export function denialPrincipal(d: Pick<DenialRow, 'principal' | 'agentName' | 'userRole'>): Principal {
+  if (d.principal !== null && d.principal === d.agentName) return { kind: 'agent', id: d.principal, role: roleOf(d.userRole), agent: d.principal };
+  return { kind: d.principal === 'anonymous' ? 'anonymous' : 'user', id: d.principal ?? 'anonymous', role: roleOf(d.userRole) };
+}
+
+/** Who made a recorded decision event's call (actor `agent:NAME` for an agent token). */
+export function eventPrincipal(e: Pick<SecurityEventRow, 'actor' | 'actorRole'>): Principal {
+  const agent = e.actor.startsWith('agent:') ? e.actor.slice('agent:'.length) : undefined;
+  return agent ? { kind: 'agent', id: agent, role: roleOf(e.actorRole), agent } : { kind: 'user', id: e.actor, role: roleOf(e.actorRole) };
+}
+
 const DENIAL_COLUMNS = sql.raw(columnsAs(permissionDenials, DENIAL_KEYS));
 
 /**
@@ -241,7 +250,7 @@ export function explainReads(db: SqlDatabase): ExplainReads {
   };
 }
 
-function parseArgs(json: string | null, notes: string[]): Record<string, unknown> {
+export function parseArgs(json: string | null, notes: string[]): Record<string, unknown> {
   if (!json) return {};
   try {
     const v = JSON.parse(json) as unknown;

@@ -87,7 +87,7 @@ describe.each(Object.keys(servers) as (keyof typeof servers)[])('sign-in on %s, 
 
   it('accepts a token created on one server on the other, and refuses it everywhere once revoked', async () => {
     const agentToken = await a.createToken({ agent: 'deployer' }, 'deployer on server a');
-    expect(await b.principalForToken(agentToken)).toEqual({ kind: 'agent', id: 'deployer', role: 'viewer', agent: 'deployer' });
+    expect(await b.principalForToken(agentToken)).toEqual({ kind: 'agent', id: 'deployer', role: 'viewer', agent: 'deployer', scopes: ['decide'] });
     const id = (await b.listTokens()).find((t) => t.name === 'deployer on server a')!.id;
     await b.revokeToken(id);
     expect(await b.principalForToken(agentToken)).toBeUndefined();
@@ -101,15 +101,15 @@ describe.each(Object.keys(servers) as (keyof typeof servers)[])('sign-in on %s, 
     await a.createUser('uma', 'operator', 'operator-password-2');
     const userToken = await a.createToken({ username: 'uma' }, 'uma on server a');
     for (let i = 0; i < 3; i++) {
-      expect(await a.principalForToken(userToken)).toEqual({ kind: 'user', id: 'uma', role: 'operator' });
-      expect(await b.principalForToken(userToken)).toEqual({ kind: 'user', id: 'uma', role: 'operator' });
+      expect(await a.principalForToken(userToken)).toEqual({ kind: 'user', id: 'uma', role: 'operator', scopes: ['operate'] });
+      expect(await b.principalForToken(userToken)).toEqual({ kind: 'user', id: 'uma', role: 'operator', scopes: ['operate'] });
     }
     // Both servers keep the token now: what follows is the cache being told, not a first lookup.
     expect([serverA.tokens.knownTokens, serverB.tokens.knownTokens]).toEqual([expect.any(Number), expect.any(Number)]);
     expect(Math.min(serverA.tokens.knownTokens, serverB.tokens.knownTokens)).toBeGreaterThan(0);
 
     await b.setRole('uma', 'auditor');
-    expect(await b.principalForToken(userToken)).toEqual({ kind: 'user', id: 'uma', role: 'auditor' });
+    expect(await b.principalForToken(userToken)).toEqual({ kind: 'user', id: 'uma', role: 'auditor', scopes: ['operate'] });
     // SQLite reads the generation row on every lookup: the very next lookup follows. PostgreSQL hears the change feed.
     if (kind === 'SQLite') expect((await a.principalForToken(userToken))?.role).toBe('auditor');
     else await within(1_000, async () => (await a.principalForToken(userToken))?.role === 'auditor');
@@ -123,7 +123,7 @@ describe.each(Object.keys(servers) as (keyof typeof servers)[])('sign-in on %s, 
   it('refuses within a second a token whose user was disabled by hand (no store told anyone)', async () => {
     await a.createUser('dora', 'viewer');
     const token = await a.createToken({ username: 'dora' }, 'dora');
-    for (let i = 0; i < 3; i++) expect(await a.principalForToken(token)).toEqual({ kind: 'user', id: 'dora', role: 'viewer' });
+    for (let i = 0; i < 3; i++) expect(await a.principalForToken(token)).toEqual({ kind: 'user', id: 'dora', role: 'viewer', scopes: ['read'] });
     await serverB.byHand(sql`UPDATE users SET disabled = ${true} WHERE username = 'dora'`);
     await within(1_100, async () => (await a.principalForToken(token)) === undefined);
     expect(await b.verifyLogin('dora', 'anything')).toBeUndefined();
@@ -138,7 +138,7 @@ describe.each(Object.keys(servers) as (keyof typeof servers)[])('sign-in on %s, 
   it('creates a user with a token, both or neither, and lists each token with its user', async () => {
     const { user, token } = await a.createUserWithToken({ username: 'ines', role: 'operator', password: 'operator-password-3' }, 'ines laptop');
     expect(user).toMatchObject({ username: 'ines', role: 'operator', disabled: false });
-    expect(await b.principalForToken(token)).toEqual({ kind: 'user', id: 'ines', role: 'operator' });
+    expect(await b.principalForToken(token)).toEqual({ kind: 'user', id: 'ines', role: 'operator', scopes: ['operate'] });
     const before = (await b.listTokens()).length;
     await expect(b.createUserWithToken({ username: 'ines', role: 'admin' }, 'second')).rejects.toMatchObject({ code: 'CONFLICT' });
     const listed = await b.listTokens();
@@ -154,7 +154,7 @@ describe.each(Object.keys(servers) as (keyof typeof servers)[])('sign-in on %s, 
     await a.createUser('root', 'admin');
     await Promise.all([a.ensureToken(admin, { username: 'root' }, 'SWARM_ADMIN_TOKEN'), b.ensureToken(admin, { username: 'root' }, 'SWARM_ADMIN_TOKEN')]);
     expect((await a.listTokens()).filter((t) => t.name === 'SWARM_ADMIN_TOKEN')).toHaveLength(1);
-    expect(await b.principalForToken(admin)).toEqual({ kind: 'user', id: 'root', role: 'admin' });
+    expect(await b.principalForToken(admin)).toEqual({ kind: 'user', id: 'root', role: 'admin', scopes: ['admin'] });
     expect(await b.hasAdmin()).toBe(true);
     await expect(a.ensureToken('short', { username: 'root' }, 'x')).rejects.toMatchObject({ code: 'BAD_REQUEST' });
   });

@@ -10,9 +10,10 @@ import { sql } from 'drizzle-orm';
 import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
 import type { ApiTokenRow, UserRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
-import type { AuthEventType, Principal, Role } from '@/lib/permissions';
+import type { AuthEventType, Principal, Role, TokenScope } from '@/lib/permissions';
 import { DUMMY_PASSWORD_HASH, hashPassword, randomToken, sha256, verifyPassword } from './secrets';
-import { AUTH_CHANNEL, type TokenPrincipals } from './token-cache';
+import { AUTH_CHANNEL, parseScopes, type TokenPrincipals } from './token-cache';
+import { assertScopes, defaultScopes, expiryOf, type IssuedToken, type RotatedToken, type TokenOptions, type TokenPolicy, type TokenSweep } from './token-lifecycle';
 
 export type UserRole = Exclude<Role, 'anonymous'>;
 export const SESSION_TTL_SECONDS = 12 * 60 * 60;
@@ -70,6 +71,22 @@ export interface AuthStore {
   /** Make sure a token with this exact value exists (SWARM_ADMIN_TOKEN); idempotent, also when servers start at once. */
   ensureToken(token: string, owner: TokenOwner, name: string, by?: string): Promise<void>;
   principalForToken(token: string): Promise<Principal | undefined>;
+  /**
+   * A token with its scopes and expiry (issue 27): by default an agent's `decide`, a person's the scope of their role,
+   * and the profile's longest life; 400 for a scope above the owner's role or a life beyond the profile's. Shown once.
+   */
+  issueToken(owner: TokenOwner, name: string, options?: TokenOptions, by?: string): Promise<IssuedToken>;
+  /**
+   * A new token for the owner, name and scopes of a live one, which expires `overlapSeconds` from now (or sooner, if it
+   * would anyway): both work meanwhile. 404 for an unknown id, 409 for one revoked, disabled or expired.
+   */
+  rotateToken(id: number, overlapSeconds: number, by?: string): Promise<RotatedToken>;
+  /**
+   * The sweeper's pass (lib/server/app.ts): a token past its expiry is marked (`token.expired`, once), one unused for
+   * the profile's inactive days is disabled (`token.disabled`). `keep`: the hash of a token the environment names
+   * (SWARM_ADMIN_TOKEN), never disabled for disuse.
+   */
+  sweepTokens(options?: { now?: number; keep?: string }): Promise<TokenSweep>;
   /** Single sign-on: the user a provider's subject was first seen as (lib/sso). */
   findUserByIdentity(issuer: string, subject: string): Promise<UserRow | undefined>;
   /**
@@ -135,7 +152,8 @@ const USER_COLUMNS = sql`id, username, role, password_hash AS "passwordHash", cr
 const SSO_SESSION_COLUMNS = sql`s.id_hash AS "idHash", u.username AS "username", u.role AS "role", s.sso_provider AS "provider", s.sso_issuer AS "issuer",
   s.sso_subject AS "subject", s.sso_sid AS "sid", s.sso_refresh_token AS "sealedRefreshToken", s.sso_id_token AS "sealedIdToken",
   s.sso_refresh_at AS "refreshAt", s.expires_at AS "expiresAt"`;
-const TOKEN_COLUMNS = sql`id, token_hash AS "tokenHash", name, user_id AS "userId", agent_name AS "agentName", created_at AS "createdAt", revoked_at AS "revokedAt"`;
+const TOKEN_COLUMNS = sql`id, token_hash AS "tokenHash", name, user_id AS "userId", agent_name AS "agentName", created_at AS "createdAt", revoked_at AS "revokedAt",
+  expires_at AS "expiresAt", last_used_at AS "lastUsedAt", scopes, rotated_from AS "rotatedFrom", disabled_at AS "disabledAt", disabled_reason AS "disabledReason"`;
 
 /** A user row as either database returns it (SQLite: the boolean as 0 or 1). */
 const userRow = (r: Omit<UserRow, 'disabled'> & { disabled: unknown }): UserRow => ({ ...r, disabled: r.disabled === true || r.disabled === 1 });
@@ -146,6 +164,8 @@ export class SqlAuthStore implements AuthStore {
     /** the decision path's token lookup (token-cache.ts), told of this store's changes at once */
     private readonly tokens: TokenPrincipals,
     private readonly onEvent: AuthListener = () => {},
+    /** the active profiles' token lifecycle (lib/profiles: identity), read at each use (a profile may change) */
+    private readonly tokenPolicy: () => TokenPolicy = () => ({}),
   ) {}
 
   private refresher: SessionRefresher | undefined;
@@ -171,13 +191,14 @@ export class SqlAuthStore implements AuthStore {
   async createUserWithToken(u: { username: string; role: UserRole; password?: string }, tokenName: string, by = 'system'): Promise<{ user: UserRow; token: string }> {
     assertNewUser(u.username, u.password);
     const token = randomToken('swt');
+    const life = { scopes: defaultScopes(u.role), expiresAt: expiryOf(this.tokenPolicy(), undefined, now()) };
     const { user, tokenId } = await this.changing(function* (tx) {
       const user = yield* insertUser(tx, u.username, u.role, u.password);
-      const tokenId = yield* insertToken(tx, token, { username: user.username }, tokenName);
+      const tokenId = yield* insertToken(tx, token, { username: user.username }, tokenName, life);
       return { user, tokenId: tokenId! };
     });
     await this.onEvent(userCreated(user, u.password, by));
-    await this.onEvent(tokenCreated(tokenId, tokenName, { username: user.username }, by));
+    await this.onEvent(tokenCreated(tokenId, tokenName, { username: user.username }, by, life));
     return { user, token };
   }
 
@@ -239,9 +260,7 @@ export class SqlAuthStore implements AuthStore {
   }
 
   async createToken(owner: TokenOwner, name: string, by = 'system'): Promise<string> {
-    const token = randomToken('swt');
-    await this.addToken(token, owner, name, by);
-    return token;
+    return (await this.issueToken(owner, name, {}, by)).token;
   }
 
   async listTokens(): Promise<ListedToken[]> {
@@ -261,9 +280,16 @@ export class SqlAuthStore implements AuthStore {
     return revoked;
   }
 
+  /**
+   * A token the environment names (SWARM_ADMIN_TOKEN, the e2e server's): the full scope of its owner and no expiry,
+   * whatever the profile says, so that the scripts and tests that use it keep working; the sweeper never disables it
+   * for disuse while the environment names it (sweepTokens' `keep`), and the audit report lists it once it is older
+   * than the profile's longest life. Change it by changing the environment (and revoking the old one).
+   */
   async ensureToken(token: string, owner: TokenOwner, name: string, by = 'system'): Promise<void> {
     if (token.length < 16) throw new AppError('BAD_REQUEST', `The token for "${name}" must have at least 16 characters.`);
-    await this.addToken(token, owner, name, by);
+    const scopes = 'agent' in owner ? defaultScopes('agent') : defaultScopes((await this.findUser(owner.username))?.role ?? 'viewer');
+    await this.addToken(token, owner, name, by, { scopes, expiresAt: null });
   }
 
   async principalForToken(token: string): Promise<Principal | undefined> {
@@ -342,12 +368,97 @@ export class SqlAuthStore implements AuthStore {
     this.refresher = refresher;
   }
 
-  /** Store a token's hash for its owner and record it; a token that exists already is left alone (ensureToken). */
-  private async addToken(token: string, owner: TokenOwner, name: string, by: string): Promise<void> {
-    const id = await this.changing(function* (tx) {
-      return yield* insertToken(tx, token, owner, name);
+  async issueToken(owner: TokenOwner, name: string, options: TokenOptions = {}, by = 'system'): Promise<IssuedToken> {
+    const at = now();
+    const role = 'agent' in owner ? 'agent' : (await this.findUser(owner.username))?.role;
+    if (!role) throw new AppError('NOT_FOUND', `There is no user "${(owner as { username: string }).username}".`);
+    const scopes = options.scopes ?? defaultScopes(role);
+    assertScopes(role, scopes);
+    const expiresAt = expiryOf(this.tokenPolicy(), options.expiresInSeconds, at);
+    const token = randomToken('swt');
+    const id = await this.addToken(token, owner, name, by, { scopes, expiresAt });
+    return { token, id: id!, scopes, expiresAt };
+  }
+
+  async rotateToken(id: number, overlapSeconds: number, by = 'system'): Promise<RotatedToken> {
+    if (!Number.isFinite(overlapSeconds) || overlapSeconds < 0) throw new AppError('BAD_REQUEST', 'The overlap is a duration of 0 or more (e.g. 24h).');
+    const db = this.db;
+    const at = now();
+    const policy = this.tokenPolicy();
+    const token = randomToken('swt');
+    const out = await this.changing(function* (tx) {
+      const old = yield* tx.one<ApiTokenRow>(sql`SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE id = ${id}${db.forUpdate}`);
+      if (!old) throw new AppError('NOT_FOUND', `There is no token ${id}.`);
+      if (old.revokedAt !== null) throw new AppError('CONFLICT', `Token ${id} was revoked: there is nothing to rotate.`);
+      if (old.disabledAt !== null || (old.expiresAt !== null && old.expiresAt <= at)) throw new AppError('CONFLICT', `Token ${id} is ${old.disabledReason === 'inactive' ? 'disabled' : 'expired'}: issue a new one instead.`);
+      // The new token lives as long as the profile allows, else as long as the old one was made to live.
+      const life = old.expiresAt === null ? undefined : Math.max(1, old.expiresAt - old.createdAt);
+      const expiresAt = expiryOf(policy, life, at);
+      const scopes = parseScopes(old.scopes);
+      const row = yield* tx.one<{ id: number }>(sql`
+        INSERT INTO api_tokens (token_hash, name, user_id, agent_name, created_at, scopes, expires_at, rotated_from)
+        VALUES (${sha256(token)}, ${old.name}, ${old.userId}, ${old.agentName}, ${at}, ${scopes.join(',')}, ${expiresAt}, ${old.id}) RETURNING id`);
+      const oldExpiresAt = Math.min(old.expiresAt ?? Infinity, at + overlapSeconds);
+      yield* tx.run(sql`UPDATE api_tokens SET expires_at = ${oldExpiresAt} WHERE id = ${old.id}`);
+      return { old, newId: Number(row!.id), scopes, expiresAt, oldExpiresAt };
     });
-    if (id !== undefined) await this.onEvent(tokenCreated(id, name, owner, by));
+    const owner = out.old.agentName ? `agent:${out.old.agentName}` : await this.ownerName(out.old.userId);
+    await this.onEvent({
+      type: 'token.rotated',
+      by,
+      target: String(out.newId),
+      detail: { old_id: id, new_id: out.newId, overlap_seconds: overlapSeconds, name: out.old.name, owner, scopes: out.scopes, expires_at: out.expiresAt, old_expires_at: out.oldExpiresAt },
+    });
+    return { token, id: out.newId, scopes: out.scopes, expiresAt: out.expiresAt, rotatedFrom: id, oldExpiresAt: out.oldExpiresAt };
+  }
+
+  async sweepTokens(options: { now?: number; keep?: string } = {}): Promise<TokenSweep> {
+    const at = options.now ?? now();
+    const inactiveDays = this.tokenPolicy().inactiveDays;
+    const keep = options.keep ?? '';
+    type Swept = Pick<ApiTokenRow, 'id' | 'name' | 'agentName' | 'userId' | 'expiresAt' | 'lastUsedAt' | 'createdAt'>;
+    const returning = sql`RETURNING id, name, agent_name AS "agentName", user_id AS "userId", expires_at AS "expiresAt", last_used_at AS "lastUsedAt", created_at AS "createdAt"`;
+    const swept = await this.db.transaction(function* (tx) {
+      const expired = yield* tx.all<Swept>(sql`
+        UPDATE api_tokens SET disabled_at = ${at}, disabled_reason = 'expired'
+        WHERE revoked_at IS NULL AND disabled_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ${at} ${returning}`);
+      const inactive =
+        inactiveDays === undefined
+          ? []
+          : yield* tx.all<Swept>(sql`
+              UPDATE api_tokens SET disabled_at = ${at}, disabled_reason = 'inactive'
+              WHERE revoked_at IS NULL AND disabled_at IS NULL AND token_hash <> ${keep}
+                AND COALESCE(last_used_at, created_at) < ${at - inactiveDays * 86_400} ${returning}`);
+      // Only a pass that changed something tells the token caches (an idle pass every few seconds must not).
+      if (expired.length + inactive.length > 0) yield* tx.publish(AUTH_CHANNEL);
+      return { expired, inactive };
+    });
+    if (swept.expired.length + swept.inactive.length > 0) this.tokens.forget();
+    for (const t of swept.expired) {
+      await this.onEvent({ type: 'token.expired', by: 'system', target: String(t.id), detail: { name: t.name, owner: await this.ownerOf(t), expires_at: t.expiresAt } });
+    }
+    for (const t of swept.inactive) {
+      await this.onEvent({ type: 'token.disabled', by: 'system', target: String(t.id), detail: { name: t.name, owner: await this.ownerOf(t), last_used_at: t.lastUsedAt, days: inactiveDays, reason: 'inactive' } });
+    }
+    return { expired: swept.expired.map((t) => Number(t.id)), disabled: swept.inactive.map((t) => Number(t.id)) };
+  }
+
+  private ownerOf(t: Pick<ApiTokenRow, 'agentName' | 'userId'>): Promise<string> | string {
+    return t.agentName ? `agent:${t.agentName}` : this.ownerName(t.userId);
+  }
+
+  private async ownerName(userId: number | null): Promise<string> {
+    const row = userId === null ? undefined : await this.db.one<{ username: string }>(sql`SELECT username FROM users WHERE id = ${userId}`);
+    return row?.username ?? `user#${userId}`;
+  }
+
+  /** Store a token's hash for its owner and record it; a token that exists already is left alone (ensureToken). */
+  private async addToken(token: string, owner: TokenOwner, name: string, by: string, life: TokenLife): Promise<number | undefined> {
+    const id = await this.changing(function* (tx) {
+      return yield* insertToken(tx, token, owner, name, life);
+    });
+    if (id !== undefined) await this.onEvent(tokenCreated(id, name, owner, by, life));
+    return id;
   }
 
   /**
@@ -376,8 +487,14 @@ function* insertUser(tx: TxRunner, username: string, role: UserRole, password: s
   return userRow(row);
 }
 
+/** What a new token may do and until when. */
+interface TokenLife {
+  scopes: readonly TokenScope[];
+  expiresAt: number | null;
+}
+
 /** A token's hash for its owner: its id, or undefined when this exact token exists already. */
-function* insertToken(tx: TxRunner, token: string, owner: TokenOwner, name: string): TxSteps<number | undefined> {
+function* insertToken(tx: TxRunner, token: string, owner: TokenOwner, name: string, life: TokenLife): TxSteps<number | undefined> {
   let userId: number | null = null;
   if ('username' in owner) {
     const user = yield* tx.one<{ id: number }>(sql`SELECT id FROM users WHERE username = ${owner.username}`);
@@ -386,9 +503,10 @@ function* insertToken(tx: TxRunner, token: string, owner: TokenOwner, name: stri
   }
   const agentName = 'agent' in owner ? owner.agent : null;
   const row = yield* tx.one<{ id: number }>(sql`
-    INSERT INTO api_tokens (token_hash, name, user_id, agent_name, created_at) VALUES (${sha256(token)}, ${name}, ${userId}, ${agentName}, ${now()})
+    INSERT INTO api_tokens (token_hash, name, user_id, agent_name, created_at, scopes, expires_at)
+    VALUES (${sha256(token)}, ${name}, ${userId}, ${agentName}, ${now()}, ${life.scopes.join(',')}, ${life.expiresAt})
     ON CONFLICT (token_hash) DO NOTHING RETURNING id`);
-  return row?.id;
+  return row === undefined ? undefined : Number(row.id);
 }
 
 const userCreated = (user: UserRow, password: string | undefined, by: string): AuthEvent => ({
@@ -398,9 +516,9 @@ const userCreated = (user: UserRow, password: string | undefined, by: string): A
   detail: { role: user.role, password: password ? 'set' : 'none' },
 });
 
-const tokenCreated = (id: number, name: string, owner: TokenOwner, by: string): AuthEvent => ({
+const tokenCreated = (id: number, name: string, owner: TokenOwner, by: string, life: TokenLife): AuthEvent => ({
   type: 'token.created',
   by,
   target: String(id),
-  detail: { name, owner: 'username' in owner ? owner.username : `agent:${owner.agent}` },
+  detail: { name, owner: 'username' in owner ? owner.username : `agent:${owner.agent}`, scopes: life.scopes, expires_at: life.expiresAt },
 });

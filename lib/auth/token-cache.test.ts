@@ -63,7 +63,7 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('the token principal cache on %
     const created = await Promise.all(Array.from({ length: 200 }, (_, i) => store.createToken({ agent: `agent-${i}` }, `t${i}`)));
     for (let round = 0; round < 3; round++) {
       for (const [i, token] of created.entries()) {
-        expect(await store.principalForToken(token)).toEqual({ kind: 'agent', id: `agent-${i}`, role: 'viewer', agent: `agent-${i}` });
+        expect(await store.principalForToken(token)).toEqual({ kind: 'agent', id: `agent-${i}`, role: 'viewer', agent: `agent-${i}`, scopes: ['decide'] });
         expect(tokens.knownTokens).toBeLessThanOrEqual(16);
       }
     }
@@ -139,8 +139,8 @@ describe('TokenCache', () => {
   it('forgets everything when the generation moves, and each principal after its time', () => {
     const cache = new TokenCache(4);
     cache.at(1);
-    cache.keep('a', { kind: 'agent', id: 'a', role: 'viewer', agent: 'a' }, 100);
-    cache.keep('b', { kind: 'agent', id: 'b', role: 'viewer', agent: 'b' });
+    cache.keep('a', { kind: 'agent', id: 'a', role: 'viewer', agent: 'a' }, 1, 0, 100);
+    cache.keep('b', { kind: 'agent', id: 'b', role: 'viewer', agent: 'b' }, 2, 0);
     expect(cache.get('a', 99)?.id).toBe('a');
     expect(cache.get('a', 100)).toBeUndefined();
     expect(cache.get('b', 1e12)?.id).toBe('b');

@@ -19,7 +19,8 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import { BoundedCache } from '@/lib/bounded-cache';
-import type { Principal, Role } from '@/lib/permissions';
+import { isTokenScope, type Principal, type Role, type TokenScope } from '@/lib/permissions';
+import { LAST_USE_EVERY_MS, type LastUse } from './last-use';
 
 /**
  * The most token principals kept between changes of the database (about 2 MB at most). Only tokens that exist are
@@ -32,7 +33,12 @@ export const AUTH_CHANNEL = 'swarm_auth';
 
 /** A token row joined with its user, as the lookup reads it (SQLite answers the boolean as 0 or 1). */
 export interface TokenRow {
+  id: number | string;
   agentName: string | null;
+  /** comma-separated (TOKEN_SCOPES) */
+  scopes: string;
+  /** seconds; null: it never expires */
+  expiresAt: number | null;
   username: string | null;
   role: Exclude<Role, 'anonymous'> | null;
   disabled: unknown;
@@ -40,16 +46,35 @@ export interface TokenRow {
 
 /** The lookup of a token's hash: one statement, the same on both databases (each prepares it once). */
 export const tokenPrincipalQuery = (hash: string): SQL =>
-  sql`SELECT t.agent_name AS "agentName", u.username AS "username", u.role AS "role", u.disabled AS "disabled"
+  sql`SELECT t.id AS "id", t.agent_name AS "agentName", t.scopes AS "scopes", t.expires_at AS "expiresAt",
+        u.username AS "username", u.role AS "role", u.disabled AS "disabled"
       FROM api_tokens t LEFT JOIN users u ON u.id = t.user_id
-      WHERE t.token_hash = ${hash} AND t.revoked_at IS NULL`;
+      WHERE t.token_hash = ${hash} AND t.revoked_at IS NULL AND t.disabled_at IS NULL`;
 
-/** The principal of a token row (joined with its user): an agent, an enabled user, or nobody. */
-export function principalOfToken(row: TokenRow | undefined): Principal | undefined {
+/** A token's scopes as stored (comma-separated); what is not a scope is dropped (a token without any does nothing). */
+export function parseScopes(text: string | null | undefined): TokenScope[] {
+  return (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(isTokenScope);
+}
+
+/**
+ * The principal of a token row (joined with its user) at `nowSeconds`: an agent, an enabled user, or nobody (also for
+ * a token past its expiry: refused as a revoked one is, before the sweeper marks it).
+ */
+export function principalOfToken(row: TokenRow | undefined, nowSeconds: number): Principal | undefined {
   if (!row) return undefined;
-  if (row.agentName) return { kind: 'agent', id: row.agentName, role: 'viewer', agent: row.agentName };
+  if (row.expiresAt !== null && row.expiresAt <= nowSeconds) return undefined;
+  const scopes = parseScopes(row.scopes);
+  if (row.agentName) return { kind: 'agent', id: row.agentName, role: 'viewer', agent: row.agentName, scopes };
   if (!row.username || !row.role || row.disabled === true || row.disabled === 1) return undefined;
-  return { kind: 'user', id: row.username, role: row.role };
+  return { kind: 'user', id: row.username, role: row.role, scopes };
+}
+
+/** How long, ms from `nowMs`, a row's principal may be kept before its expiry (Infinity: it never expires). */
+export function msToExpiry(row: TokenRow, nowMs: number): number {
+  return row.expiresAt === null ? Infinity : row.expiresAt * 1000 - nowMs;
 }
 
 /** What the auth store needs of the port: the lookup, and to say that this process changed tokens or users. */
@@ -60,6 +85,8 @@ export interface TokenPrincipals {
   forget(): void;
   /** tokens whose principal is kept now (at most the bound) */
   readonly knownTokens: number;
+  /** the last use of the tokens this process saw, written in the background (last-use.ts) */
+  readonly lastUse: LastUse | undefined;
 }
 
 /**
@@ -67,10 +94,15 @@ export interface TokenPrincipals {
  * generation moves), all of them valid for one generation of the database.
  */
 export class TokenCache {
-  private readonly known: BoundedCache<string, { principal: Principal; until: number }>;
+  /** `noted`: when the token's use was last told to `uses` (the caller's clock) */
+  private readonly known: BoundedCache<string, { principal: Principal; until: number; id: number; noted: number }>;
   private generation: number | undefined;
 
-  constructor(max = MAX_KNOWN_TOKENS) {
+  constructor(
+    max = MAX_KNOWN_TOKENS,
+    /** told of a token's use at most once a minute (a hit of a kept token costs a comparison, no write) */
+    private readonly uses?: LastUse,
+  ) {
     this.known = new BoundedCache(max);
   }
 
@@ -82,14 +114,26 @@ export class TokenCache {
     }
   }
 
-  /** The principal kept for `token` and still valid at `now`, else undefined. */
-  get(token: string, now = 0): Principal | undefined {
+  /** The principal kept for `token` and still valid at `now`, else undefined; a hit is a use of the token. */
+  get(token: string, now: number): Principal | undefined {
     const hit = this.known.get(token);
-    return hit && now < hit.until ? hit.principal : undefined;
+    if (!hit || now >= hit.until) return undefined;
+    if (now - hit.noted >= LAST_USE_EVERY_MS && this.uses) {
+      hit.noted = now;
+      this.uses.note(hit.id);
+    }
+    return hit.principal;
   }
 
-  keep(token: string, principal: Principal, until = Infinity): void {
-    this.known.set(token, { principal: Object.freeze(principal), until });
+  /** Keep the principal of token `id` (found by a lookup now, which is a use of it) until `until`. */
+  keep(token: string, principal: Principal, id: number, now: number, until = Infinity): void {
+    this.known.set(token, { principal: Object.freeze(principal), until, id, noted: now });
+    this.uses?.note(id);
+  }
+
+  /** Tell of a use of a token that is not kept (found by a lookup that may not keep it). */
+  used(id: number): void {
+    this.uses?.note(id);
   }
 
   clear(): void {

@@ -14,8 +14,9 @@
  */
 import type { SqlDatabase } from '@/db/dialect';
 import type { Principal } from '@/lib/permissions';
+import { LastUse } from './last-use';
 import { sha256 } from './secrets';
-import { AUTH_CHANNEL, MAX_KNOWN_TOKENS, principalOfToken, TokenCache, tokenPrincipalQuery, type TokenPrincipals, type TokenRow } from './token-cache';
+import { AUTH_CHANNEL, MAX_KNOWN_TOKENS, msToExpiry, principalOfToken, TokenCache, tokenPrincipalQuery, type TokenPrincipals, type TokenRow } from './token-cache';
 
 /** The longest a principal is used after its lookup began, whatever the feed says: the bound on every change. */
 export const TOKEN_TTL_MS = 1_000;
@@ -26,12 +27,14 @@ export class PostgresTokenPrincipals implements TokenPrincipals {
   /** moves with every change heard of: a lookup that began before it keeps nothing */
   private changesHeard = 0;
   private stopFeed: (() => Promise<void>) | undefined;
+  readonly lastUse: LastUse;
 
   constructor(
     private readonly db: SqlDatabase,
-    options: { maxKnownTokens?: number; ttlMs?: number } = {},
+    options: { maxKnownTokens?: number; ttlMs?: number; lastUseFlushMs?: number } = {},
   ) {
-    this.cache = new TokenCache(options.maxKnownTokens ?? MAX_KNOWN_TOKENS);
+    this.lastUse = new LastUse(db, options.lastUseFlushMs);
+    this.cache = new TokenCache(options.maxKnownTokens ?? MAX_KNOWN_TOKENS, this.lastUse);
     this.ttlMs = options.ttlMs ?? TOKEN_TTL_MS;
   }
 
@@ -44,6 +47,7 @@ export class PostgresTokenPrincipals implements TokenPrincipals {
     const stop = this.stopFeed;
     this.stopFeed = undefined;
     await stop?.();
+    await this.lastUse.close();
   }
 
   /** At once for a token kept (as on SQLite: the request goes on without a turn of the event loop), else a lookup. */
@@ -54,8 +58,12 @@ export class PostgresTokenPrincipals implements TokenPrincipals {
 
   private async lookUp(token: string, began: number): Promise<Principal | undefined> {
     const heard = this.changesHeard;
-    const principal = principalOfToken(await this.db.one<TokenRow>(tokenPrincipalQuery(sha256(token))));
-    if (principal && heard === this.changesHeard) this.cache.keep(token, principal, began + this.ttlMs);
+    const row = await this.db.one<TokenRow>(tokenPrincipalQuery(sha256(token)));
+    const wall = Date.now();
+    const principal = principalOfToken(row, wall / 1000);
+    // Kept a second at most, and never past the token's expiry (a wall-clock time, carried over to this clock).
+    if (principal && heard === this.changesHeard) this.cache.keep(token, principal, Number(row!.id), began, began + Math.min(this.ttlMs, msToExpiry(row!, wall)));
+    else if (principal) this.cache.used(Number(row!.id));
     return principal;
   }
 

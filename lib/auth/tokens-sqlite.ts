@@ -6,9 +6,11 @@
  */
 import type Database from 'better-sqlite3';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
+import { SqliteDatabase } from '@/db/dialect';
 import type { Principal } from '@/lib/permissions';
+import { LastUse } from './last-use';
 import { sha256 } from './secrets';
-import { MAX_KNOWN_TOKENS, principalOfToken, TokenCache, tokenPrincipalQuery, type TokenPrincipals, type TokenRow } from './token-cache';
+import { MAX_KNOWN_TOKENS, msToExpiry, principalOfToken, TokenCache, tokenPrincipalQuery, type TokenPrincipals, type TokenRow } from './token-cache';
 
 const LOOKUP = new SQLiteSyncDialect().sqlToQuery(tokenPrincipalQuery('')).sql;
 
@@ -18,19 +20,24 @@ export class SqliteTokenPrincipals implements TokenPrincipals {
   private readonly cache: TokenCache;
   /** the generation read once for a group of decisions (pinGeneration), else undefined: read on every lookup */
   private pinned: number | undefined;
+  readonly lastUse: LastUse;
 
-  constructor(client: Database.Database, options: { maxKnownTokens?: number } = {}) {
-    this.cache = new TokenCache(options.maxKnownTokens ?? MAX_KNOWN_TOKENS);
+  constructor(client: Database.Database, options: { maxKnownTokens?: number; lastUseFlushMs?: number } = {}) {
+    this.lastUse = new LastUse(new SqliteDatabase(client), options.lastUseFlushMs);
+    this.cache = new TokenCache(options.maxKnownTokens ?? MAX_KNOWN_TOKENS, this.lastUse);
     this.lookup = client.prepare<[string], TokenRow>(LOOKUP);
     this.generation = client.prepare<[], number>('SELECT n FROM auth_generation WHERE id = 1').pluck();
   }
 
   principalForToken(token: string): Principal | undefined {
     this.cache.at(this.pinned ?? this.generation.get()!);
-    const seen = this.cache.get(token);
+    // (the wall clock: a token's expiry is a time of day; kept principals are valid until it)
+    const now = Date.now();
+    const seen = this.cache.get(token, now);
     if (seen) return seen;
-    const principal = principalOfToken(this.lookup.get(sha256(token)));
-    if (principal) this.cache.keep(token, principal);
+    const row = this.lookup.get(sha256(token));
+    const principal = principalOfToken(row, now / 1000);
+    if (principal) this.cache.keep(token, principal, Number(row!.id), now, now + msToExpiry(row!, now));
     return principal;
   }
 

@@ -249,3 +249,23 @@ export const signedOutSchema = z.object({
   /** a single sign-on session: the provider's sign-out address, where the browser goes next to end that session too */
   end_session_url: z.string().optional(),
 });
+
+/** A token as listed to admins (GET /api/v1/tokens): never its secret (only a hash is stored). */
+export const tokenSchema = z.object({
+  id: z.number(),
+  name: z.string(),
+  owner: z.string(),
+  owner_kind: z.enum(['user', 'agent']),
+  scopes: z.array(z.string()),
+  created_at: z.number(),
+  expires_at: z.number().nullable(),
+  last_used_at: z.number().nullable(),
+  revoked_at: z.number().nullable(),
+  disabled_at: z.number().nullable(),
+  disabled_reason: z.string().nullable(),
+  rotated_from: z.number().nullable(),
+  state: z.enum(['active', 'revoked', 'expired', 'disabled']),
+});
+export const tokenListSchema = z.object({ tokens: z.array(tokenSchema), now: z.number() });
+/** POST /api/v1/tokens/{id}/rotate: the new token, its secret shown this once. */
+export const rotatedTokenSchema = z.object({ token: z.string(), id: z.number(), rotated_from: z.number(), scopes: z.array(z.string()), expires_at: z.number().nullable(), old_expires_at: z.number() });

@@ -29,6 +29,7 @@ import { checkHealth, checkReadiness, getOpenApiDocument } from './routes/operat
 import { auditReportOscal, auditReportPdf } from './routes/reports';
 import { signIn, signOut, whoAmI } from './routes/sessions';
 import { ssoBackchannelLogout, ssoCallback, startSso } from './routes/sso';
+import { listTokens, revokeToken, rotateToken } from './routes/tokens';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
@@ -141,6 +142,18 @@ export const ROUTE_TABLE = [
   }),
   entry('/api/v1/approvals/{id}/reject', {
     POST: op(rejectRequest, 'Approvals', 'Reject with a reason; recorded as a denial hitl:<gate>.', { response: R.approvalSchema, responses: { ...ERR_NOT_FOUND, ...ERR_CONFLICT } }),
+  }),
+  entry('/api/v1/tokens', {
+    GET: op(listTokens, 'Tokens', 'Every API token, newest first: owner, scopes, creation, expiry, last use and state. Never a secret.', { response: R.tokenListSchema }),
+  }),
+  entry('/api/v1/tokens/{id}/revoke', {
+    POST: op(revokeToken, 'Tokens', 'Revoke a token: it stops authenticating on every server within a second.', { response: R.tokenSchema, responses: { ...ERR_NOT_FOUND, '409': 'Revoked already.' } }),
+  }),
+  entry('/api/v1/tokens/{id}/rotate', {
+    POST: op(rotateToken, 'Tokens', 'A new token for the owner, name and scopes of this one (shown once); the old one keeps working for the overlap (default 24h).', {
+      response: R.rotatedTokenSchema,
+      responses: { ...ERR_NOT_FOUND, '409': 'Revoked, expired or disabled: nothing to rotate.' },
+    }),
   }),
   entry('/api/v1/notifications/deliveries', {
     GET: op(listDeliveries, 'Notifications', 'Notifications queued for the channels of config/notifications.yaml, newest first: state, attempts, last error.'),

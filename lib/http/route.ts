@@ -16,7 +16,7 @@ import { AppError, CODED_ERRORS, messageOf } from '@/lib/errors';
 import { logRequest } from '@/lib/ops/log';
 import { forwardedClientAddress } from './client-address';
 import { canonicalPath } from './route-path';
-import { ANONYMOUS, argumentsPath, AuditUnavailable, InvalidArguments, isRole, PermissionDenied, type CheckResult, type Principal, type Role } from '@/lib/permissions';
+import { ANONYMOUS, argumentsPath, AuditUnavailable, InvalidArguments, isRole, PermissionDenied, type CheckResult, type Principal, type Role, type TokenScope } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
 export interface RoleRequirement {
@@ -113,6 +113,12 @@ type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 export interface RouteSpec<PS, QS, BS> {
   role: RoleRequirement;
+  /**
+   * what a token must be scoped for (lib/permissions/types.ts TOKEN_SCOPES): `decide` for the decision routes, `none`
+   * for what any valid token may do (who am I); by default `admin` for an admin route, else `read` for GET and HEAD
+   * and `operate` for a change (routeScope)
+   */
+  scope?: TokenScope | 'none';
   params?: PS;
   query?: QS;
   body?: BS;
@@ -207,6 +213,13 @@ export function principalOf(app: App, credential: Credential) {
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The scope a token needs for a request to a route (undefined: none, a public route or one any token may call). */
+export function routeScope(declared: TokenScope | 'none' | undefined, role: Role, method: string): TokenScope | undefined {
+  if (declared === 'none' || role === 'anonymous') return undefined;
+  if (declared) return declared;
+  return role === 'admin' ? 'admin' : SAFE_METHODS.has(method) ? 'read' : 'operate';
+}
 
 /** A state-changing request carried by a cookie must come from our own origin (SameSite is the first line). */
 function isCrossOrigin(request: ApiRequest): boolean {
@@ -364,7 +377,9 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
           meta.background = session && SAFE_METHODS.has(request.method) && request.header(BACKGROUND_HEADER) === '1';
           // A session's state change from another origin is refused by the engine (csrf:origin), recorded like any denial.
           const crossOrigin = session && !SAFE_METHODS.has(request.method) && isCrossOrigin(request);
-          return { kind: 'http', principal, method: request.method, path, requiredRole: required, ...(crossOrigin ? { crossOrigin } : {}) } as const;
+          // A token's scope is checked only when the principal has one (a token); the scope is worked out only then.
+          const requiredScope = principal.scopes ? routeScope(spec.scope, required, request.method) : undefined;
+          return { kind: 'http', principal, method: request.method, path, requiredRole: required, ...(requiredScope ? { requiredScope } : {}), ...(crossOrigin ? { crossOrigin } : {}) } as const;
         },
         meta,
       );

@@ -101,6 +101,19 @@ export const conditionSchema = z.string().superRefine((text, ctx) => {
 
 const NO_ARGS: Readonly<Record<string, unknown>> = Object.freeze({});
 
+/** The flag values as the record a condition reads, made once per set of values (a set is replaced, never changed). */
+const flagRecords = new WeakMap<FlagValues, Readonly<Record<string, boolean>>>();
+function flagRecord(values: FlagValues): Readonly<Record<string, boolean>> {
+  let record = flagRecords.get(values);
+  if (!record) {
+    const r: Record<string, boolean> = {};
+    for (const [k, v] of values) r[k] = v;
+    record = Object.freeze(r);
+    flagRecords.set(values, record);
+  }
+  return record;
+}
+
 /** The variables a condition sees for a check. */
 export function conditionVars(c: {
   agent?: string;
@@ -113,8 +126,7 @@ export function conditionVars(c: {
   now?: number;
   annotations?: ToolAnnotations;
 }): ConditionVars {
-  const flags: Record<string, boolean> = {};
-  for (const [k, v] of c.flags) flags[k] = v;
+  const flags = flagRecord(c.flags);
   return {
     agent: c.agent ?? '',
     tool: c.tool ?? '',

@@ -266,6 +266,7 @@ export class PermissionEngine {
       method: input.method,
       path: input.path,
       requiredRole: input.requiredRole,
+      requiredScope: input.requiredScope,
       crossOrigin: input.crossOrigin,
       agent: input.agent,
       arguments: input.arguments,

@@ -49,7 +49,11 @@ export type AuthEventType =
   | 'user.created'
   | 'user.role_changed'
   | 'token.created'
-  | 'token.revoked';
+  | 'token.revoked'
+  // the lifecycle of tokens (issue 27): a rotation, an expiry the sweeper saw, a token disabled for disuse
+  | 'token.rotated'
+  | 'token.expired'
+  | 'token.disabled';
 export type ConfigEventType = 'config.loaded' | 'config.refused' | 'flag.changed' | 'flag.refused' | 'profile.switched';
 export type AuditReadEventType =
   | 'audit.queried'

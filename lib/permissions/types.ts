@@ -24,6 +24,26 @@ export function isRole(value: unknown): value is Role {
   return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
 }
 
+/**
+ * What a token may do (issue 27). An agent's token `decide`s (check, batch, AuthZEN, MCP, finished, tools visibility);
+ * a person's token reads (`read`: the decision routes and what the person may read), operates (`operate`: besides,
+ * what changes state below admin, such as deciding approvals) or administers (`admin`: everything the role allows).
+ * Each includes the ones before it; a token never does more than its owner's role (RBAC still applies).
+ */
+export const TOKEN_SCOPES = ['decide', 'read', 'operate', 'admin'] as const;
+export type TokenScope = (typeof TOKEN_SCOPES)[number];
+
+export function isTokenScope(value: unknown): value is TokenScope {
+  return typeof value === 'string' && (TOKEN_SCOPES as readonly string[]).includes(value);
+}
+
+/** True when a token of `scopes` may do what needs `required` (each scope includes the ones before it). */
+export function scopesAllow(scopes: readonly TokenScope[], required: TokenScope): boolean {
+  const need = TOKEN_SCOPES.indexOf(required);
+  for (const s of scopes) if (TOKEN_SCOPES.indexOf(s) >= need) return true;
+  return false;
+}
+
 /** Who is asking: a signed-in user, a user's API token, an agent token, or nobody. */
 export interface Principal {
   kind: 'user' | 'agent' | 'anonymous';
@@ -32,6 +52,8 @@ export interface Principal {
   role: Role;
   /** for agent tokens: the only agent this principal may act as */
   agent?: string;
+  /** a token's scopes (what it may do within its role); absent for a session, which does all its role allows */
+  scopes?: readonly TokenScope[];
   /**
    * Who really asks, when it is not this principal itself: an administrator naming another subject through AuthZEN
    * (an explicit delegation). An approval such a call uses is recorded as used by this caller.
@@ -92,6 +114,8 @@ export interface HttpContext {
   path: string;
   /** declared by the route with requireRole(); RBAC denies principals below it */
   requiredRole: Role;
+  /** what a token must be scoped for to reach the route (lib/http/route.ts); RBAC denies a token without it (`rbac:scope`) */
+  requiredScope?: TokenScope;
   /**
    * A person's session sent this state-changing request from another origin (the HTTP wrapper's check of Origin and
    * Sec-Fetch-Site): the engine refuses it above every source, as `csrf:origin`, and records it like any denial.

@@ -39,6 +39,11 @@ export interface ActiveProfiles {
    * for one (each may come from another profile), and which profiles ask
    */
   readonly lockout?: { afterFailures: number; lockSeconds: number; profiles: readonly string[] };
+  /**
+   * the lifecycle of tokens: the shortest longest-life and the shortest inactivity of the profiles that set one (each
+   * may come from another profile), and which profiles ask; none: tokens never expire and are never disabled for disuse
+   */
+  readonly tokens?: { maxDays?: number; inactiveDays?: number; profiles: readonly string[] };
   /** the gates the profiles declare (origin `profile <name>: <file>:<line>:<col>`) */
   readonly gates: readonly GateSpec[];
   /** their policy rules, ids prefixed with the profile's name */
@@ -107,6 +112,8 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
   let retention: ActiveProfiles['retention'];
   let twoPerson: { fromRisk: GateRisk; profiles: string[] } | undefined;
   let lockout: { afterFailures: number; lockSeconds: number; profiles: string[] } | undefined;
+  let tokens: { maxDays?: number; inactiveDays?: number; profiles: string[] } | undefined;
+  const least = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
   for (const p of profiles) {
     for (const [flag, value] of p.locks) {
       const prev = locks.get(flag);
@@ -129,6 +136,12 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
       lockout.lockSeconds = Math.max(lockout.lockSeconds, p.signIn.lockMinutes * 60);
       lockout.profiles.push(p.name);
     }
+    if (p.identity && (p.identity.tokenMaxDays !== undefined || p.identity.tokenInactiveDays !== undefined)) {
+      tokens ??= { profiles: [] };
+      tokens.maxDays = least(tokens.maxDays, p.identity.tokenMaxDays);
+      tokens.inactiveDays = least(tokens.inactiveDays, p.identity.tokenInactiveDays);
+      tokens.profiles.push(p.name);
+    }
   }
   const gates: GateSpec[] = [];
   for (const s of sources) {
@@ -145,6 +158,7 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
     maskKeys: new Set(profiles.flatMap((p) => p.masking?.keys ?? []).map((k) => k.toLowerCase())),
     twoPerson,
     lockout,
+    tokens,
     gates,
     rules: profiles.flatMap((p) => p.rules),
     rulePositions: profiles.flatMap((p) => p.rulePositions),

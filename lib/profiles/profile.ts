@@ -42,7 +42,7 @@ export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 export const SERVED_BY_KINDS = ['rule', 'gate', 'flag', 'invariant', 'setting'] as const;
 export type ServedByKind = (typeof SERVED_BY_KINDS)[number];
 /** The settings of a profile that a control may name. */
-export const PROFILE_SETTINGS = ['retention', 'masking', 'approvals', 'sign_in', 'locks'] as const;
+export const PROFILE_SETTINGS = ['retention', 'masking', 'approvals', 'sign_in', 'locks', 'identity'] as const;
 
 const servedBy = z
   .string()
@@ -101,6 +101,15 @@ export const profileFileSchema = z.strictObject({
       basis: z.string().trim().min(1),
     })
     .optional(),
+  identity: z
+    .strictObject({
+      /** a new token expires this many days after it is made (`swarm tokens add --expires` may ask for less) */
+      token_max_days: z.number().int().min(1).max(3_650).optional(),
+      /** a token unused this many days is disabled by the sweeper (recorded as token.disabled) */
+      token_inactive_days: z.number().int().min(1).max(3_650).optional(),
+      basis: z.string().trim().min(1),
+    })
+    .optional(),
   controls: z.array(controlSchema).default([]),
 });
 
@@ -153,7 +162,7 @@ export function parseProfile(name: string, folder: string, texts: ProfileTexts) 
       if ((s.kind === 'flag' || s.kind === 'invariant') && !FLAGS_BY_NAME.has(s.ref)) issue(where, `"${s.ref}" names no flag in the catalog`);
       if (s.kind === 'invariant' && FLAGS_BY_NAME.get(s.ref)?.tier !== 'invariant' && FLAGS_BY_NAME.has(s.ref)) issue(where, `"${s.ref}" is not an invariant`);
       if (s.kind === 'setting' && !(PROFILE_SETTINGS as readonly string[]).includes(s.ref)) issue(where, `setting is one of ${PROFILE_SETTINGS.join(', ')}`);
-      if (s.kind === 'setting' && s.ref !== 'locks' && data[s.ref as 'retention' | 'masking' | 'approvals' | 'sign_in'] === undefined) {
+      if (s.kind === 'setting' && s.ref !== 'locks' && data[s.ref as 'retention' | 'masking' | 'approvals' | 'sign_in' | 'identity'] === undefined) {
         issue(where, `the profile has no "${s.ref}" setting`);
       }
     }),
@@ -173,6 +182,8 @@ export function parseProfile(name: string, folder: string, texts: ProfileTexts) 
     approvals: data.approvals && { twoPersonFromRisk: data.approvals.two_person_from_risk, basis: data.approvals.basis },
     /** the lock of a user name after failed sign-ins (lib/auth/login.ts) */
     signIn: data.sign_in && { lockAfterFailures: data.sign_in.lock_after_failures, lockMinutes: data.sign_in.lock_minutes, basis: data.sign_in.basis },
+    /** the lifecycle of tokens (lib/auth/store.ts): their longest life and the inactivity that disables them */
+    identity: data.identity && { tokenMaxDays: data.identity.token_max_days, tokenInactiveDays: data.identity.token_inactive_days, basis: data.identity.basis },
     /** its policy rules, ids already prefixed `<name>/` (attributed `policy:<name>/<id>`) */
     rules,
     /** file:line:column of each rule */

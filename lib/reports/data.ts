@@ -143,6 +143,8 @@ export interface ReportData {
   oversight: Awaited<ReturnType<typeof gatherOversight>>;
   changes: Awaited<ReturnType<typeof gatherChanges>>;
   security: Awaited<ReturnType<typeof gatherSecurity>>;
+  /** who held which role, break-glass sign-ins, tokens past their rotation period (issue 27) */
+  access: AccessFindings;
   flags: Awaited<ReturnType<typeof gatherFlags>>;
   retention?: { minDays: number; profile: string; basis: string; archives: number; archivedRows: number; oldestLiveRow: number | null };
   masking?: { keys: string[] };
@@ -198,6 +200,7 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
   const oversight = await gatherOversight(reader, options.period, now, listCap, events);
   const changes = await gatherChanges(reader, options.period, listCap);
   const security = await gatherSecurity(reader, options.period, listCap, events);
+  const access = await gatherAccess(reader, options.period, now, listCap, profiles.tokens);
   const flags = await gatherFlags(reader, options.period, resolution.flags);
   const retention = profiles.retention && { ...profiles.retention, ...(await archiveFigures(reader)) };
   const appendix = await gatherAppendix(reader, options.period, appendixCap, denials.total);
@@ -226,6 +229,7 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
     oversight,
     changes,
     security,
+    access,
     flags,
     retention,
     masking: profiles.maskKeys.size > 0 ? { keys: [...profiles.maskKeys].sort() } : undefined,
@@ -732,6 +736,130 @@ async function gatherSecurity(r: ReportReader, p: ReportPeriod, cap: number, eve
     exports: { rows: exports, total: exportsTotal },
     reads: sum((e) => e.type === 'audit.queried'),
     reportsGenerated: sum((e) => e.type === 'audit.report_generated'),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Access
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A person and the roles they held in the period: the role at its end, and each change within it. */
+export interface RoleHolder {
+  username: string;
+  /** the role at the period's end (today's role, with the changes after the period undone) */
+  role: string;
+  /** every role held at some moment of the period, highest first */
+  rolesHeld: string[];
+  /** the changes within the period, oldest first */
+  changes: { at: number; from: string | null; to: string; by: string }[];
+  /** how the account came: `sso` for one made at a single sign-on (JIT), else a local account */
+  via: string;
+  disabled: boolean;
+}
+
+/** A token not revoked whose life ran past what the profile allows (PCI DSS 8.3.9, 8.6.3), or past its expiry. */
+export interface StaleToken {
+  id: number;
+  name: string;
+  owner: string;
+  createdAt: number;
+  expiresAt: number | null;
+  ageDays: number;
+  reason: 'older_than_max' | 'past_expiry';
+  state: string;
+}
+
+export interface AccessFindings {
+  roleHolders: RoleHolder[];
+  breakGlass: Capped<EventLine>;
+  staleTokens: Capped<StaleToken>;
+  /** the lifecycle the active profiles ask of tokens (none: no profile sets one) */
+  tokenPolicy: { maxDays?: number; inactiveDays?: number } | null;
+}
+
+const ROLE_ORDER = ['admin', 'operator', 'auditor', 'viewer'];
+
+/**
+ * Who held which role in the period: every account made before its end, its role then (today's role with the role
+ * changes after the period undone, newest first) and the changes within it (user.created and user.role_changed
+ * events, which the sign-in through SSO records too); the break-glass sign-ins (auth.break_glass); and the tokens
+ * still not revoked that are older than the profile's longest life or past their expiry, as of the report's time.
+ */
+async function gatherAccess(r: ReportReader, p: ReportPeriod, now: number, cap: number, policy: { maxDays?: number; inactiveDays?: number } | undefined): Promise<AccessFindings> {
+  const users = await r.all<{ username: string; role: string; disabled: unknown; createdAt: number }>(
+    'SELECT username, role, disabled, created_at AS "createdAt" FROM users WHERE created_at < ? ORDER BY username',
+    [p.to],
+  );
+  const events = await r.all<{ at: number; type: string; actor: string; target: string | null; detail: string | null }>(
+    `SELECT timestamp AS at, type, actor, target, detail_json AS detail FROM security_events
+     WHERE type IN ('user.created', 'user.role_changed') AND timestamp >= ? ORDER BY timestamp DESC, id DESC LIMIT 20000`,
+    [p.from],
+  );
+  const detailOf = (e: { detail: string | null }): Record<string, unknown> => {
+    try {
+      return e.detail ? (JSON.parse(e.detail) as Record<string, unknown>) : {};
+    } catch {
+      return {};
+    }
+  };
+  const str = (v: unknown) => (typeof v === 'string' ? v : null);
+  const roleHolders: RoleHolder[] = users.map((u) => {
+    let role = u.role;
+    const changes: RoleHolder['changes'] = [];
+    let via = 'local';
+    for (const e of events) {
+      if (e.target !== u.username) continue;
+      const d = detailOf(e);
+      if (e.type === 'user.created' && str(d.via)) via = str(d.via)!;
+      if (e.at >= p.to) {
+        // after the period: undo it to find the role the period ended with
+        if (e.type === 'user.role_changed' && str(d.from)) role = str(d.from)!;
+        continue;
+      }
+      if (e.type === 'user.role_changed') changes.push({ at: e.at, from: str(d.from), to: str(d.to) ?? role, by: e.actor });
+      else changes.push({ at: e.at, from: null, to: str(d.role) ?? role, by: e.actor });
+    }
+    changes.reverse();
+    const held = new Set([role, ...changes.flatMap((c) => (c.from ? [c.from, c.to] : [c.to]))]);
+    return {
+      username: u.username,
+      role,
+      rolesHeld: [...held].sort((a, b) => ROLE_ORDER.indexOf(a) - ROLE_ORDER.indexOf(b)),
+      changes,
+      via,
+      disabled: u.disabled === true || u.disabled === 1,
+    };
+  });
+
+  const breakGlassTotal = (await r.get<{ n: number }>(`SELECT count(*) AS n FROM security_events WHERE type = 'auth.break_glass' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to]))?.n ?? 0;
+  const breakGlass = breakGlassTotal ? await eventList(r, `type = 'auth.break_glass' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to], cap) : [];
+
+  const maxAge = policy?.maxDays === undefined ? null : now - policy.maxDays * DAY;
+  const staleWhere = `t.revoked_at IS NULL AND ((t.expires_at IS NOT NULL AND t.expires_at <= ?)${maxAge === null ? '' : ' OR t.created_at < ?'})`;
+  const staleParams: SqlParam[] = maxAge === null ? [now] : [now, maxAge];
+  const staleTotal = (await r.get<{ n: number }>(`SELECT count(*) AS n FROM api_tokens t WHERE ${staleWhere}`, staleParams))?.n ?? 0;
+  const stale = await r.all<{ id: number; name: string; agent: string | null; username: string | null; createdAt: number; expiresAt: number | null; disabledReason: string | null }>(
+    `SELECT t.id, t.name, t.agent_name AS agent, u.username, t.created_at AS "createdAt", t.expires_at AS "expiresAt", t.disabled_reason AS "disabledReason"
+     FROM api_tokens t LEFT JOIN users u ON u.id = t.user_id WHERE ${staleWhere} ORDER BY t.created_at, t.id LIMIT ?`,
+    [...staleParams, cap],
+  );
+  return {
+    roleHolders,
+    breakGlass: { rows: breakGlass, total: breakGlassTotal },
+    staleTokens: {
+      total: staleTotal,
+      rows: stale.map((t) => ({
+        id: Number(t.id),
+        name: t.name,
+        owner: t.agent ? `agent:${t.agent}` : (t.username ?? '(unknown user)'),
+        createdAt: t.createdAt,
+        expiresAt: t.expiresAt,
+        ageDays: Math.floor((now - t.createdAt) / DAY),
+        reason: t.expiresAt !== null && t.expiresAt <= now ? 'past_expiry' : 'older_than_max',
+        state: t.disabledReason === 'inactive' ? 'disabled (unused)' : t.expiresAt !== null && t.expiresAt <= now ? 'expired, not revoked' : 'active',
+      })),
+    },
+    tokenPolicy: policy ? { maxDays: policy.maxDays, inactiveDays: policy.inactiveDays } : null,
   };
 }
 

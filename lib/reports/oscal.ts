@@ -112,6 +112,20 @@ export function buildOscal(d: ReportData, controls: readonly ControlRow[]) {
       'npx swarm audit verify --public-key KEYFILE reproduces this result.',
       iso(d.integrity.verifiedAt),
     ),
+    observation(
+      u('observation:access'),
+      'Access',
+      `${int(d.access.roleHolders.length)} people held a role in the period; ${int(d.access.breakGlass.total)} break-glass sign-ins; ${int(d.access.staleTokens.total)} API tokens not revoked are past their rotation period${d.access.tokenPolicy?.maxDays ? ` (older than ${d.access.tokenPolicy.maxDays} days, or expired)` : ' (expired)'}.`,
+      [
+        prop('role-holders', d.access.roleHolders.length),
+        prop('break-glass-sign-ins', d.access.breakGlass.total),
+        prop('tokens-past-rotation', d.access.staleTokens.total),
+        ...d.access.roleHolders.map((h) => prop('role-holder', h.username, { class: h.role, remarks: `roles held: ${h.rolesHeld.join(', ')}` })),
+        ...d.access.staleTokens.rows.map((t) => prop('token-past-rotation', t.id, { remarks: `${t.name} (${t.owner}), created ${iso(t.createdAt)}, ${t.reason.replace('_', ' ')}` })),
+      ],
+      `Computed from the users, API tokens and security events for ${describePeriod(d.period)}, report ${d.id}.`,
+      generated,
+    ),
     ...kinds.map((kind) =>
       observation(observationOf(kind), EVIDENCE_TITLES[kind], observationText(kind, d), [prop('evidence-kind', kind)], `Computed from the audit trail for ${describePeriod(d.period)}, report ${d.id}.`, generated),
     ),

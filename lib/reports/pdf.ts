@@ -29,8 +29,9 @@ const SECTIONS: [string, string][] = [
   ['oversight', '2  Human oversight'],
   ['changes', '3  Policy and flag changes'],
   ['security', '4  Security events'],
-  ['flags', '5  Invariants and locked flags'],
-  ['controls', '6  Control mapping'],
+  ['access', '5  Access'],
+  ['flags', '6  Invariants and locked flags'],
+  ['controls', '7  Control mapping'],
   ['appendix', 'Appendix A  Denials of the period'],
 ];
 
@@ -47,6 +48,7 @@ export function renderReportPdf(d: ReportData, controls: readonly ControlRow[]):
   oversight(L, d);
   changes(L, d);
   security(L, d);
+  access(L, d);
   flags(L, d);
   controlMapping(L, d, controls);
   appendix(L, d);
@@ -425,8 +427,56 @@ function security(L: PdfLayout, d: ReportData): void {
 
 // ---------------------------------------------------------------------------------------------------------------
 
+function access(L: PdfLayout, d: ReportData): void {
+  const a = d.access;
+  const policy = a.tokenPolicy;
+  L.section(
+    'access',
+    '5  Access',
+    'Who held which role in the period, every break-glass sign-in, and the API tokens still not revoked that are older than the profile allows or past their expiry (as of the report\'s generation).',
+  );
+  L.figures([
+    { value: int(a.roleHolders.length), label: 'People with a role', note: `${int(a.roleHolders.reduce((n, h) => n + h.changes.filter((c) => c.from !== null).length, 0))} role changes` },
+    { value: int(a.breakGlass.total), label: 'Break-glass sign-ins' },
+    { value: int(a.staleTokens.total), label: 'Tokens past rotation', note: policy?.maxDays ? `older than ${policy.maxDays} days, or expired` : 'expired and not revoked' },
+  ]);
+  L.heading('Role holders');
+  L.table(
+    [['Person', 110], ['Role at the end', 80], ['Roles held', 110], ['Changes in the period', 170]],
+    a.roleHolders.map((h) => [
+      `${h.username}${h.disabled ? ' (disabled)' : ''}${h.via === 'sso' ? ' (SSO)' : ''}`,
+      h.role,
+      h.rolesHeld.join(', '),
+      h.changes.length === 0 ? '–' : h.changes.map((c) => `${minute(c.at)} ${c.from ? `${c.from} to ${c.to}` : `created ${c.to}`} by ${c.by}`).join('; '),
+    ]),
+    { caption: 'Role holders', maxLines: 4 },
+  );
+  L.heading('Break-glass sign-ins');
+  L.table(
+    [['When (UTC)', 90], ['Who', 120], ['Target', 110], ['Detail', 150]],
+    a.breakGlass.rows.map((e) => [minute(e.at), e.actor, e.target ?? '–', e.note || '–']),
+    { caption: 'Break-glass sign-ins' },
+  );
+  firstOf(L, a.breakGlass, '; /audit?type=auth.break_glass lists all of them.');
+  L.heading('Tokens past their rotation period');
+  L.table(
+    [['Token', 40, 'right'], ['Name', 110], ['Owner', 100], ['Created (UTC)', 80], ['Why', 140]],
+    a.staleTokens.rows.map((t) => [
+      t.id,
+      t.name,
+      t.owner,
+      minute(t.createdAt),
+      t.reason === 'past_expiry' ? `expired ${t.expiresAt === null ? '' : minute(t.expiresAt)}, not revoked (${t.state})` : `${int(t.ageDays)} days old, over ${policy?.maxDays ?? '?'} (${t.state})`,
+    ]),
+    { caption: 'Tokens past their rotation period' },
+  );
+  firstOf(L, a.staleTokens, '; swarm tokens list shows every token.');
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
 function flags(L: PdfLayout, d: ReportData): void {
-  L.section('flags', '5  Invariants and locked flags', 'Their state when the report was generated. An invariant can never be turned off; a locked flag behaves like one while its profile is active.');
+  L.section('flags', '6  Invariants and locked flags', 'Their state when the report was generated. An invariant can never be turned off; a locked flag behaves like one while its profile is active.');
   const rows = (list: ReportData['flags']['invariants']) =>
     list.map((f) => [
       { text: f.name, bold: true },
@@ -455,7 +505,7 @@ function flags(L: PdfLayout, d: ReportData): void {
 function controlMapping(L: PdfLayout, d: ReportData, rows: readonly ControlRow[]): void {
   L.section(
     'controls',
-    '6  Control mapping',
+    '7  Control mapping',
     d.controls.length === 0
       ? 'No compliance profile is active, so there is no control mapping. Select one with SWARM_PROFILE (for example bfsi).'
       : 'Each control of the active profiles with its status for the period: demonstrated (the evidence it names exists in the trail for the period and what serves it is in force now), not demonstrated (what is missing is said), or not applicable (nothing in the period for it to act on). Configuration alone never demonstrates a control.',

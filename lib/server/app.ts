@@ -22,7 +22,7 @@ import { SqlSecurityEventQueries, type SecurityEventQueries } from '@/lib/audit/
 import type { VerifyOptions, VerifyReport } from '@/lib/audit/trail/verify';
 import { SqlAuthStore, type AuthStore } from '@/lib/auth/store';
 import { SqlLoginAttempts, type LoginAttempts } from '@/lib/auth/attempts';
-import { randomPassword } from '@/lib/auth/secrets';
+import { randomPassword, sha256 } from '@/lib/auth/secrets';
 import type { SqliteTokenPrincipals } from '@/lib/auth/tokens-sqlite';
 import type { PostgresTokenPrincipals } from '@/lib/auth/tokens-postgres';
 import { DecisionService, type DecisionServiceOptions } from '@/lib/decisions/service';
@@ -176,6 +176,9 @@ export interface DatabaseSide {
   close(): void | Promise<void>;
 }
 
+/** How often the sweeper looks for expired and unused tokens (a scan of api_tokens; an expired token is refused anyway). */
+const TOKEN_SWEEP_EVERY_MS = 10_000;
+
 export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly configDir: string;
@@ -236,6 +239,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   private sweepTimer: NodeJS.Timeout | undefined;
   /** when the approval sweeper last ran (seconds since the epoch), for the readiness check */
   private lastSweepAt = 0;
+  /** when the sweeper last swept the tokens (ms), at most every TOKEN_SWEEP_EVERY_MS */
+  private lastTokenSweepMs = 0;
 
   /** `side` builds what differs for this application (see openApp, createApp). */
   constructor(
@@ -315,9 +320,14 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       onFailure: (f) =>
         this.side.recordEvent({ kind: 'hook', type: 'hook.failed', actor: 'system', outcome: 'failed', target: f.target ?? null, detail: { hook: f.hook, event: f.event, action: f.action, reason: f.reason } }),
     });
-    this.auth = new SqlAuthStore(database, this.tokens, async (e) => {
-      await this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail });
-    });
+    this.auth = new SqlAuthStore(
+      database,
+      this.tokens,
+      async (e) => {
+        await this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail });
+      },
+      () => this.profiles.tokens ?? {},
+    );
     this.loginAttempts = new SqlLoginAttempts(database);
     this.sso = new SsoService(this);
     // A single sign-on session asks its provider again when due, and ends when the provider's session ended.
@@ -667,7 +677,22 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       if (lead && !(await lead.tryLead())) return;
       await this.approvals.expireDue().catch((error: unknown) => console.error('Expiring due approval requests failed; retrying in a second.', error));
       await this.notifications.tick().catch((error: unknown) => console.error('Checking for notifications failed; retrying in a second.', error));
+      if (Date.now() - this.lastTokenSweepMs >= TOKEN_SWEEP_EVERY_MS) {
+        this.lastTokenSweepMs = Date.now();
+        await this.sweepTokens().catch((error: unknown) => console.error('Sweeping expired and unused tokens failed; retrying shortly.', error));
+      }
     });
+  }
+
+  /**
+   * Mark the tokens past their expiry (token.expired) and disable those unused for the profile's inactive days
+   * (token.disabled). The sweeper does it every few seconds (on PostgreSQL only the server that leads the sweep);
+   * an expired token is refused from its expiry on anyway (token-cache.ts), this records it. SWARM_ADMIN_TOKEN is
+   * never disabled for disuse while the environment names it (see AuthStore.ensureToken).
+   */
+  sweepTokens(now?: number): ReturnType<AuthStore['sweepTokens']> {
+    const adminToken = this.env.SWARM_ADMIN_TOKEN;
+    return this.auth.sweepTokens({ now, keep: adminToken ? sha256(adminToken) : undefined });
   }
 
   stopSweeper(): void {

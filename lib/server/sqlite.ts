@@ -276,6 +276,8 @@ export class SqliteSide implements DatabaseSide {
       }
     }
     void this.checkpointer?.stop();
+    // the last uses of tokens noted and not yet written (synchronous on SQLite, before the connection closes)
+    void this.tokens.lastUse.close();
     this.db.$client.close();
   }
 }

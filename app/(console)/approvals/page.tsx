@@ -54,7 +54,7 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
       <div className="page-head">
         <h1>Approvals</h1>
         <p className="muted">
-          Gated tool calls wait here for a person. {canDecide ? 'Approve or reject each exact call; the agent runs it once on its next turn.' : 'You can read the queue and its history; deciding needs the operator role.'}
+          Gated tool calls wait here for a person. {canDecide ? 'Approve or reject each exact call; an approved call runs once: at once if the agent is waiting for it, else when it makes the call again.' : 'You can read the queue and its history; deciding needs the operator role.'}
         </p>
       </div>
       <PendingCountProvider key={tab} initial={pending.length}>

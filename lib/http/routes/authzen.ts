@@ -6,7 +6,7 @@ import { AppError } from '@/lib/errors';
 import { requireRole, route } from '../route';
 
 /** AuthZEN Access Evaluation API 1.0: one decision, recorded like a check. */
-export const evaluateAccess = route({ role: requireRole('viewer'), body: evaluationSchema }, async ({ app, principal, body, ip, header }) =>
+export const evaluateAccess = route({ role: requireRole('viewer'), scope: 'decide', body: evaluationSchema }, async ({ app, principal, body, ip, header }) =>
   withRequestId(header, await evaluate(app, principal, body, ip)),
 );
 
@@ -15,7 +15,7 @@ export const evaluateAccess = route({ role: requireRole('viewer'), body: evaluat
  * options.evaluations_semantic (execute_all, deny_on_first_deny, permit_on_first_permit). Without `evaluations` it
  * is one evaluation of the top-level subject, action and resource.
  */
-export const evaluateAccessMany = route({ role: requireRole('viewer'), body: evaluationsSchema, maxBodyBytes: 4 * 1024 * 1024 }, async ({ app, principal, body, ip, header }) => {
+export const evaluateAccessMany = route({ role: requireRole('viewer'), scope: 'decide', body: evaluationsSchema, maxBodyBytes: 4 * 1024 * 1024 }, async ({ app, principal, body, ip, header }) => {
   if (body.evaluations && body.evaluations.length > 0) return withRequestId(header, await evaluateMany(app, principal, body, ip));
   const single = evaluationSchema.safeParse(body);
   if (!single.success) throw new AppError('BAD_REQUEST', 'Without evaluations, the request is one evaluation: subject, action and resource are required.');

@@ -16,7 +16,7 @@ import { batchCheckBodyFast, batchCheckBodySchema, checkBodyFast, checkBodySchem
  * before_tool_call hooks (config/hooks.yaml) may block the call or rewrite its arguments: `arguments_changed_by` names
  * them and `arguments` is what the call must run with; `hooks` says what each did. A dry run runs no hook.
  */
-export const checkToolCall = route({ role: requireRole('viewer'), body: checkBodySchema, fastBody: checkBodyFast }, async ({ app, principal, body, ip }) =>
+export const checkToolCall = route({ role: requireRole('viewer'), scope: 'decide', body: checkBodySchema, fastBody: checkBodyFast }, async ({ app, principal, body, ip }) =>
   checkAnswer(await decideCheck(app, principal, body, ip), body.dry_run),
 );
 
@@ -27,7 +27,7 @@ export const checkToolCall = route({ role: requireRole('viewer'), body: checkBod
  * order, outside the transaction.
  */
 export const checkToolCalls = route(
-  { role: requireRole('viewer'), body: batchCheckBodySchema, fastBody: batchCheckBodyFast, maxBodyBytes: 4 * 1024 * 1024 },
+  { role: requireRole('viewer'), scope: 'decide', body: batchCheckBodySchema, fastBody: batchCheckBodyFast, maxBodyBytes: 4 * 1024 * 1024 },
   async ({ app, principal, body, ip }) => {
     const inputs = body.checks.map((c) => (c.dry_run ? { dryRun: toolInput(principal, c) } : toolInput(principal, c)));
     const results = await decideBatch(app, inputs, ip);
@@ -39,7 +39,7 @@ export const checkToolCalls = route(
  * An allowed tool call ran (or failed): the after_tool_call hooks of config/hooks.yaml hear of it, after this answers
  * (202). An agent token reports only its own agent's calls.
  */
-export const reportToolCallFinished = route({ role: requireRole('viewer'), body: finishedBodySchema }, ({ app, principal, body }) => {
+export const reportToolCallFinished = route({ role: requireRole('viewer'), scope: 'decide', body: finishedBodySchema }, ({ app, principal, body }) => {
   if (principal.kind === 'agent' && principal.agent !== body.agent) {
     throw new AppError('FORBIDDEN', `This token acts as agent "${principal.agent}", not "${body.agent}".`);
   }
@@ -57,7 +57,7 @@ export const reportToolCallFinished = route({ role: requireRole('viewer'), body:
  * its allowlist, its role, a flag that is off, an unconditional DENY), `gated` (a person's approval is needed) or
  * `open`. Nothing is recorded and no hook runs; the revision names the configuration the answer was computed under.
  */
-export const listUsableTools = route({ role: requireRole('viewer'), body: toolVisibilityBodySchema, maxBodyBytes: 1024 * 1024 }, async ({ app, principal, body }) => {
+export const listUsableTools = route({ role: requireRole('viewer'), scope: 'decide', body: toolVisibilityBodySchema, maxBodyBytes: 1024 * 1024 }, async ({ app, principal, body }) => {
   const { revision, tools } = await toolVisibility(app, principal, body.agent, body.tools);
   return { revision, tools };
 });

@@ -19,7 +19,7 @@ export const signIn = route({ role: requireRole('anonymous'), body: loginBodySch
 });
 
 /** Sign out: the session is deleted on the server and the cookie cleared; an SSO session's answer says where it ends at the provider. */
-export const signOut = route({ role: requireRole('viewer') }, async ({ app, header, principal, ip }) => {
+export const signOut = route({ role: requireRole('viewer'), scope: 'none' }, async ({ app, header, principal, ip }) => {
   const session = readCookie({ header }, SESSION_COOKIE);
   // A single sign-on session ends at its provider too: the browser is sent to its end_session_endpoint (RP-initiated).
   const endSessionUrl = session ? await app.sso.endSessionUrlFor(session) : null;
@@ -32,7 +32,7 @@ export const signOut = route({ role: requireRole('viewer') }, async ({ app, head
 });
 
 /** Who the request is authenticated as. */
-export const whoAmI = route({ role: requireRole('viewer') }, ({ principal }) => ({
+export const whoAmI = route({ role: requireRole('viewer'), scope: 'none' }, ({ principal }) => ({
   kind: principal.kind,
   id: principal.id,
   role: principal.role,

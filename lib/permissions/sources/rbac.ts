@@ -1,10 +1,12 @@
-import { isRoleAtLeast, PRIORITY, type PermissionRule, type RuleSource } from '@/lib/permissions/types';
+import { isRoleAtLeast, PRIORITY, scopesAllow, type PermissionRule, type RuleSource } from '@/lib/permissions/types';
 
 const NONE: readonly PermissionRule[] = Object.freeze([]);
 
 /**
  * RBAC: a principal below the role a route (or tool) requires is denied, attributed to `rbac:<required role>`.
  * An agent token may act only as its own agent; naming another agent is denied as `rbac:agent_identity`.
+ * A token not scoped for what the route needs (an agent's `decide` token reading denials, a `read` token deciding an
+ * approval) is denied as `rbac:scope`, whatever its owner's role.
  */
 export function createRbacSource(): RuleSource {
   return {
@@ -25,6 +27,14 @@ export function createRbacSource(): RuleSource {
                 : `Role "${principal.role}" is below the required role "${context.requiredRole}".`,
           },
         ];
+      }
+      if (context.kind === 'http' && context.requiredScope && principal.scopes && !scopesAllow(principal.scopes, context.requiredScope)) {
+        (out ??= []).push({
+          decision: 'DENY',
+          priority: PRIORITY.rbac,
+          attribution: { source: 'rbac', id: 'scope' },
+          reason: `The token's scope (${principal.scopes.join(', ') || 'none'}) does not include "${context.requiredScope}", which this needs.`,
+        });
       }
       if (principal.kind === 'agent' && context.agent !== undefined && principal.agent !== context.agent) {
         (out ??= []).push({

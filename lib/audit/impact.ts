@@ -1,0 +1,196 @@
+/**
+ * Impact by replay: what a candidate configuration would change, decided again on the calls this database recorded.
+ *
+ * The recorded tool calls of a period (every denial; the allowed and asked calls kept under decision_log_all) are
+ * decided twice, without recording anything: under the configuration in force and under the candidate, with the same
+ * flag values and no approval (so a gate asks under both). Every call whose decision or deciding rule differs is
+ * counted by direction, agent and tool, and the first ones are kept as examples with their decision ids. A call whose
+ * arguments were masked when recorded is replayed masked; where a rule or gate about its tool reads arguments under
+ * either configuration, its decision depended on a value the replay cannot see, and it is counted as uncertain.
+ * Hooks are not replayed (their answers cannot be asked again after the fact): both sides are the rules alone.
+ *
+ * Reading (recordedCalls, in id order, a batch at a time, over the dialect port) and deciding (impactOf, pure) are
+ * apart, so the replay is tested on generated traffic without a database.
+ */
+import { sql } from 'drizzle-orm';
+import type { SqlDatabase } from '@/db/dialect';
+import type { DenialRow, SecurityEventRow } from '@/db/schema';
+import { builtInSources } from '@/lib/config/sources';
+import type { PolicyConfig } from '@/lib/config/policy-tests';
+import { PermissionEngine, type CheckResult, type Decision, type Principal } from '@/lib/permissions';
+import { gatesOfCall } from '@/lib/permissions/gates';
+import { candidateRules } from '@/lib/permissions/policy';
+import { denialPrincipal, eventPrincipal, parseArgs } from './explain';
+
+export interface RecordedCall {
+  /** the decision id of the recorded row (null for rows written before decision ids) */
+  decisionId: string | null;
+  agent: string;
+  tool: string;
+  principal: Principal;
+  arguments: Record<string, unknown>;
+  /** some argument values were masked when recorded: the replay sees `[MASKED]` where the call had a value */
+  masked: boolean;
+  /** seconds since the epoch */
+  timestamp: number;
+}
+
+export type Direction = 'newly_denied' | 'newly_allowed' | 'newly_asking' | 'other_rule';
+
+export interface ImpactChange {
+  decision_id: string | null;
+  agent: string;
+  tool: string;
+  direction: Direction;
+  before: { decision: Decision; rule_source: string };
+  after: { decision: Decision; rule_source: string; reason: string };
+  uncertain: boolean;
+}
+
+export interface ImpactReport {
+  replayed: number;
+  changed: number;
+  /**
+   * replayed calls whose recorded arguments were masked while a rule or gate about their tool reads arguments: their
+   * replayed decisions (changed or not) may not be what the real values would get
+   */
+  uncertain: number;
+  by_direction: Record<Direction, number>;
+  by_agent: { agent: string; count: number }[];
+  by_tool: { tool: string; count: number }[];
+  /** the first changes, in the order recorded */
+  examples: ImpactChange[];
+}
+
+export const IMPACT_EXAMPLES = 20;
+
+/** An engine of a configuration: its sources, its gates, these flags, no approval store, nothing recorded. */
+export function replayEngine(config: PolicyConfig, flags: ReadonlyMap<string, boolean>): PermissionEngine {
+  const agents = config.agents;
+  const policy = config.policy;
+  return new PermissionEngine({
+    sources: () => builtInSources(() => agents, () => policy),
+    gates: () => config.gates,
+    ports: { flagValues: () => flags },
+  });
+}
+
+function directionOf(before: CheckResult, after: CheckResult): Direction {
+  if (after.decision === before.decision) return 'other_rule';
+  return after.decision === 'DENY' ? 'newly_denied' : after.decision === 'ALLOW' ? 'newly_allowed' : 'newly_asking';
+}
+
+/** A rule or gate of this configuration about this call reads its arguments (a `when`, an `arguments` match). */
+function readsArguments(config: PolicyConfig, tool: string, agent: string): boolean {
+  return candidateRules(config.policy, tool, agent).some((r) => r.condition !== undefined || r.args !== undefined) || gatesOfCall(config.gates, tool, undefined).some((g) => g.condition !== undefined);
+}
+
+/** Decide each call under both configurations (with these flag values) and report what differs. */
+export async function impactOf(
+  calls: AsyncIterable<RecordedCall> | Iterable<RecordedCall>,
+  currentConfig: PolicyConfig,
+  candidateConfig: PolicyConfig,
+  flags: ReadonlyMap<string, boolean>,
+): Promise<ImpactReport> {
+  const current = replayEngine(currentConfig, flags);
+  const candidate = replayEngine(candidateConfig, flags);
+  const dependsMemo = new Map<string, boolean>();
+  const depends = (tool: string, agent: string) => {
+    const key = `${agent}\u0000${tool}`;
+    let v = dependsMemo.get(key);
+    if (v === undefined) dependsMemo.set(key, (v = readsArguments(currentConfig, tool, agent) || readsArguments(candidateConfig, tool, agent)));
+    return v;
+  };
+  const byDirection: Record<Direction, number> = { newly_denied: 0, newly_allowed: 0, newly_asking: 0, other_rule: 0 };
+  const byAgent = new Map<string, number>();
+  const byTool = new Map<string, number>();
+  const examples: ImpactChange[] = [];
+  let replayed = 0;
+  let changed = 0;
+  let uncertain = 0;
+  for await (const c of calls) {
+    replayed++;
+    const input = { kind: 'tool' as const, principal: c.principal, agent: c.agent, tool: c.tool, arguments: c.arguments, now: c.timestamp * 1000 };
+    const before = current.check(input);
+    const after = candidate.check(input);
+    const doubtful = c.masked && depends(c.tool, c.agent);
+    if (doubtful) uncertain++;
+    if (before.decision === after.decision && before.ruleSource === after.ruleSource) continue;
+    changed++;
+    const direction = directionOf(before, after);
+    byDirection[direction]++;
+    byAgent.set(c.agent, (byAgent.get(c.agent) ?? 0) + 1);
+    byTool.set(c.tool, (byTool.get(c.tool) ?? 0) + 1);
+    if (examples.length < IMPACT_EXAMPLES) {
+      examples.push({
+        decision_id: c.decisionId,
+        agent: c.agent,
+        tool: c.tool,
+        direction,
+        before: { decision: before.decision, rule_source: before.ruleSource },
+        after: { decision: after.decision, rule_source: after.ruleSource, reason: after.reason },
+        uncertain: doubtful,
+      });
+    }
+  }
+  const ranked = <K extends string>(m: Map<string, number>, key: K) =>
+    [...m].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([name, count]) => ({ [key]: name, count }) as Record<K, string> & { count: number });
+  return { replayed, changed, uncertain, by_direction: byDirection, by_agent: ranked(byAgent, 'agent'), by_tool: ranked(byTool, 'tool'), examples };
+}
+
+const BATCH = 5_000;
+
+type DenialCall = Pick<DenialRow, 'id' | 'decisionId' | 'agentName' | 'toolName' | 'argumentsJson' | 'principal' | 'userRole' | 'maskedPaths' | 'timestamp'>;
+type EventCall = Pick<SecurityEventRow, 'id' | 'decisionId' | 'actor' | 'actorRole' | 'target' | 'detailJson' | 'timestamp'>;
+
+/**
+ * The tool calls recorded since `since` (seconds): the denials, then the allowed and asked decisions kept under
+ * decision_log_all, each table in id order, a batch at a time (plain reads: rows are immutable once written).
+ */
+export async function* recordedCalls(db: SqlDatabase, since: number): AsyncGenerator<RecordedCall> {
+  const notes: string[] = [];
+  for (let after = 0; ; ) {
+    const rows = await db.all<DenialCall>(
+      sql`SELECT id, decision_id AS "decisionId", agent_name AS "agentName", tool_name AS "toolName", arguments_json AS "argumentsJson",
+                 principal, user_role AS "userRole", masked_paths AS "maskedPaths", timestamp
+            FROM permission_denials WHERE timestamp >= ${since} AND id > ${after} AND tool_name <> 'http' ORDER BY id LIMIT ${BATCH}`,
+    );
+    for (const d of rows) {
+      yield {
+        decisionId: d.decisionId,
+        agent: d.agentName ?? '',
+        tool: d.toolName,
+        principal: denialPrincipal(d),
+        arguments: parseArgs(d.argumentsJson, notes),
+        masked: d.maskedPaths !== null,
+        timestamp: d.timestamp,
+      };
+    }
+    if (rows.length < BATCH) break;
+    after = rows[rows.length - 1]!.id;
+  }
+  for (let after = 0; ; ) {
+    const rows = await db.all<EventCall>(
+      sql`SELECT id, decision_id AS "decisionId", actor, actor_role AS "actorRole", target, detail_json AS "detailJson", timestamp
+            FROM security_events WHERE type IN ('decision.allowed', 'decision.asked') AND timestamp >= ${since} AND id > ${after}
+           ORDER BY id LIMIT ${BATCH}`,
+    );
+    for (const e of rows) {
+      const [agent, tool] = (e.target ?? '').split(' ');
+      // an HTTP decision's target is `METHOD /path`: only tool calls are replayed
+      if (!agent || !tool || /^[A-Z]+$/.test(agent)) continue;
+      const detail = (e.detailJson ? JSON.parse(e.detailJson) : {}) as { arguments?: Record<string, unknown> | null; masked_paths?: string[] };
+      yield {
+        decisionId: e.decisionId,
+        agent,
+        tool,
+        principal: eventPrincipal(e),
+        arguments: detail.arguments ?? {},
+        masked: (detail.masked_paths?.length ?? 0) > 0,
+        timestamp: e.timestamp,
+      };
+    }
+    if (rows.length < BATCH) break;
+    after = rows[rows.length - 1]!.id;
+  }
+}
