@@ -13,7 +13,7 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
   const { app, principal } = await currentPrincipal();
   if (principal) redirect(next);
   const sso = app.ssoFile.current;
-  const passwordsOff = sso.localLogin === 'break_glass';
+  const passwordsOff = app.sso.localLogin === 'break_glass';
   return (
     <main className="login-page">
       <section className="login-card" aria-labelledby="login-title">

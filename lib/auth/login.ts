@@ -141,7 +141,7 @@ async function attempt(app: App, credentials: { username: string; password: stri
     const session = await app.auth.createSession(user.id);
     await app.recorder.record({ kind: 'auth', type: 'auth.login.succeeded', actor: user.username, actorRole: user.role, outcome: 'succeeded', target: user.username, ip: ip ?? null });
     // While passwords are off for everyone else, each use of the break-glass account is a security event of its own.
-    if (app.sso.config.localLogin === 'break_glass') {
+    if (app.sso.localLogin === 'break_glass') {
       await app.recorder.record({ kind: 'auth', type: 'auth.break_glass', actor: user.username, actorRole: user.role, outcome: 'succeeded', target: user.username, ip: ip ?? null, detail: { via: 'password' } });
     }
     return { ok: true, user: { username: user.username, role: user.role }, token: session.token, expiresAt: session.expiresAt };

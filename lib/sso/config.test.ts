@@ -3,9 +3,11 @@
  * from a named environment variable (never from the file, never shown), roles from groups with the highest winning,
  * and the file as part of an application: hot reload with the last good version kept.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from '@/lib/app';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { parseSsoConfig, roleFromGroups, ssoConfigJson } from './config';
@@ -105,5 +107,34 @@ describe('config/sso.yaml in an application', () => {
     expect(t.app.ssoFile.reload()).toBe(false);
     expect(t.app.ssoFile.current.localLogin).toBe('break_glass');
     expect(t.app.ssoFile.status().error).toMatch(/sso.yaml/);
+  });
+});
+
+describe('a compliance profile that turns passwords off (identity.local_login: break_glass)', () => {
+  let dir: string | undefined;
+  afterEach(() => dir && rmSync(dir, { recursive: true, force: true }));
+
+  it('makes passwords break-glass only whatever config/sso.yaml says, and none at all without a break_glass_user', () => {
+    dir = mkdtempSync(join(tmpdir(), 'swarm-sso-profile-'));
+    writeFileSync(join(dir, 'agents.yaml'), 'agents: {}\n');
+    writeFileSync(join(dir, 'permission_policies.yaml'), 'rules: []\n');
+    mkdirSync(join(dir, 'profiles', 'glass'), { recursive: true });
+    writeFileSync(
+      join(dir, 'profiles', 'glass', 'profile.yaml'),
+      'title: Break-glass only (tests)\ndescription: Passwords only for the break-glass administrator.\nframeworks: [PCI DSS v4.0 8.2.2]\nidentity:\n  local_login: break_glass\n  basis: the tests of break-glass\n',
+    );
+    const app = createApp({ dbPath: join(dir, 'test.db'), configDir: dir, env: {}, profile: 'glass' });
+    try {
+      expect(app.profiles.breakGlassOnly?.profiles).toEqual(['glass']);
+      expect(app.sso.localLogin).toBe('break_glass');
+      // closed, never open: without a break_glass_user in config/sso.yaml no password works
+      expect(app.sso.passwordAllowed('admin')).toBe(false);
+      writeFileSync(join(dir, 'sso.yaml'), 'break_glass_user: admin\n');
+      expect(app.ssoFile.reload(), String(app.ssoFile.status().error)).toBe(true);
+      expect(app.sso.passwordAllowed('admin')).toBe(true);
+      expect(app.sso.passwordAllowed('olivia')).toBe(false);
+    } finally {
+      app.close();
+    }
   });
 });

@@ -35,6 +35,8 @@ export interface SsoHost {
   readonly recorder: Recorder;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly options: { readonly dbPath: string };
+  /** a compliance profile may turn passwords off but for the break-glass administrator (identity.local_login) */
+  readonly profiles: { readonly breakGlassOnly?: { readonly profiles: readonly string[] } };
 }
 
 export class SsoService {
@@ -222,10 +224,22 @@ export class SsoService {
     return { ended: ended.length };
   }
 
-  /** Whether a password may sign this user name in: always, unless local_login is break_glass and it is not that user. */
+  /**
+   * Passwords for everyone (password), or only for the break-glass administrator (break_glass): config/sso.yaml's
+   * local_login, or a compliance profile's identity.local_login, the stricter winning.
+   */
+  get localLogin(): 'password' | 'break_glass' {
+    return this.config.localLogin === 'break_glass' || this.app.profiles.breakGlassOnly ? 'break_glass' : 'password';
+  }
+
+  /**
+   * Whether a password may sign this user name in: always, unless passwords are break-glass only and it is not that
+   * user. A profile that asks for break-glass while config/sso.yaml names no break_glass_user leaves no password working
+   * (closed, never open): `swarm users` on the server still works.
+   */
   passwordAllowed(username: string): boolean {
-    const c = this.config;
-    return c.localLogin === 'password' || (c.breakGlassUser !== null && c.breakGlassUser.toLowerCase() === username.toLowerCase());
+    const glass = this.config.breakGlassUser;
+    return this.localLogin === 'password' || (glass !== null && glass.toLowerCase() === username.toLowerCase());
   }
 
   private async refused(provider: SsoProvider, reason: RefusalReason, detail: Record<string, unknown>, ip: string | undefined): Promise<void> {

@@ -129,7 +129,7 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
 
       <section className={styles.section} aria-labelledby="sso">
         <h2 id="sso">Single sign-on</h2>
-        <SingleSignOn config={app.ssoFile.current} status={app.ssoFile.status()} />
+        <SingleSignOn config={app.ssoFile.current} status={app.ssoFile.status()} localLogin={app.sso.localLogin} byProfiles={app.profiles.breakGlassOnly?.profiles ?? []} />
       </section>
 
       <section className={styles.section} aria-labelledby="history">

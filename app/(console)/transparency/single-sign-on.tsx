@@ -11,7 +11,7 @@ import styles from './transparency.module.css';
  * still work. No secret is shown, only the name of the variable that holds it; no host path either (the page is
  * printed and shared).
  */
-export function SingleSignOn({ config, status }: { config: SsoConfig; status: WatchedFileStatus }) {
+export function SingleSignOn({ config, status, localLogin, byProfiles }: { config: SsoConfig; status: WatchedFileStatus; localLogin: 'password' | 'break_glass'; byProfiles: readonly string[] }) {
   const file = fileStatusJson(status);
   const shownFile = { ...file, path: displayFile(file.path), error: file.error ? withoutPaths(file.error) : null };
   const sso = ssoConfigJson(config);
@@ -26,10 +26,12 @@ export function SingleSignOn({ config, status }: { config: SsoConfig; status: Wa
       <dl className={styles.fileStatus} aria-label="Passwords">
         <dt>Passwords</dt>
         <dd data-testid="sso-local-login">
-          {sso.local_login === 'break_glass' ? (
+          {localLogin === 'break_glass' ? (
             <>
-              off for everyone but the break-glass administrator <code>{sso.break_glass_user}</code>, whose every sign-in is recorded
-              (auth.break_glass, on /audit)
+              off for everyone but the break-glass administrator{' '}
+              {sso.break_glass_user ? <code>{sso.break_glass_user}</code> : <strong>(none named in config/sso.yaml: no password works)</strong>}, whose every
+              sign-in is recorded (auth.break_glass, on /audit)
+              {byProfiles.length > 0 ? <> · asked by the compliance profile {byProfiles.join(', ')}</> : null}
             </>
           ) : (
             'on for every user with a password (users created through single sign-on never have one)'
