@@ -438,7 +438,7 @@ function access(L: PdfLayout, d: ReportData): void {
   L.figures([
     { value: int(a.roleHolders.length), label: 'People with a role', note: `${int(a.roleHolders.reduce((n, h) => n + h.changes.filter((c) => c.from !== null).length, 0))} role changes` },
     { value: int(a.breakGlass.total), label: 'Break-glass sign-ins' },
-    { value: int(a.staleTokens.total), label: 'Tokens past rotation', note: policy?.maxDays ? `older than ${policy.maxDays} days, or expired` : 'expired and not revoked' },
+    { value: int(a.staleTokens.total), label: 'Tokens past rotation', note: policy?.maxDays ? `over ${policy.maxDays} days or expired` : 'expired, not revoked' },
   ]);
   L.heading('Role holders');
   L.table(

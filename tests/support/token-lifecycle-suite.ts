@@ -182,8 +182,14 @@ export function tokenLifecycleSuite(name: string, app: () => Promise<App>, admin
       const bad = await call('POST', `/api/v1/tokens/${next.id}/rotate`, admin(), { overlap: 'a day' });
       expect(bad.status).toBe(400);
       expect((await call('POST', '/api/v1/tokens/999999/rotate', admin(), {})).status).toBe(404);
-      // Admins only, and never for a token scoped below admin.
+      // Admins only, and never with an admin's token scoped below admin: the scope decides, recorded as rbac:scope.
       expect((await call('POST', `/api/v1/tokens/${next.id}/rotate`, old.token, {})).status).toBe(401);
+      const adminRead = await a.auth.issueToken({ username: 'admin' }, 'admin dashboards', { scopes: ['read'] });
+      expect((await call('GET', '/api/v1/permissions/denials', adminRead.token)).status).toBe(200);
+      for (const [method, path] of [['GET', '/api/v1/tokens'], ['POST', `/api/v1/tokens/${next.id}/rotate`]] as const) {
+        const refused = await call(method, path, adminRead.token, method === 'POST' ? {} : undefined);
+        expect({ path, status: refused.status, rule: refused.body.error?.rule_source }).toEqual({ path, status: 403, rule: 'rbac:scope' });
+      }
     });
 
     it('writes the last use in the background, and disables the tokens unused for the profile\'s 90 days (not SWARM_ADMIN_TOKEN)', async () => {

@@ -1,7 +1,6 @@
 import type { Metadata } from 'next';
 import { requirePage } from '@/lib/http/page-auth';
 import { DataTable } from '@/app/_components/data-table';
-import { Time } from '@/app/_components/time';
 import { tokenToJson } from '@/lib/http/routes/tokens';
 import { RevokeToken } from './revoke-token';
 import styles from './tokens.module.css';
@@ -11,6 +10,16 @@ export const dynamic = 'force-dynamic';
 
 /** Each state in words and with a symbol, never by colour alone. */
 const STATE_WORDS: Record<string, string> = { active: '● Active', revoked: '✕ Revoked', expired: '○ Expired', disabled: '◌ Disabled (unused)' };
+/** A time to the minute, in UTC (the column heads say so), with the exact ISO value on hover: the table fits 1440 px. */
+function Minute({ seconds }: { seconds: number }) {
+  const iso = new Date(seconds * 1000).toISOString();
+  return (
+    <time dateTime={iso} title={iso}>
+      {iso.slice(0, 16).replace('T', ' ')}
+    </time>
+  );
+}
+
 const SCOPE_WORDS: Record<string, string> = { decide: 'decide', read: 'read', operate: 'operate', admin: 'admin' };
 
 /**
@@ -54,7 +63,7 @@ export default async function TokensPage() {
         {tokens.length === 0 ? (
           <p className="muted">No token yet. Make one with <code>swarm tokens add --agent NAME</code>.</p>
         ) : (
-          <DataTable caption="API tokens, newest first" heads={['ID', 'Owner', 'Name', 'Scopes', 'Created', 'Expires', 'Last used', 'State', '']} className={styles.tokens}>
+          <DataTable caption="API tokens, newest first" heads={['ID', 'Owner', 'Name', 'Scopes', 'Created (UTC)', 'Expires (UTC)', 'Last used (UTC)', 'State', '']} className={styles.tokens}>
             {tokens.map((t) => (
               <tr key={t.id} data-token-id={t.id}>
                 <td className="nowrap" data-label="ID">
@@ -76,14 +85,14 @@ export default async function TokensPage() {
                   {t.rotated_from !== null ? <span className="muted"> (replaces {t.rotated_from})</span> : null}
                 </td>
                 <td data-label="Scopes">{t.scopes.map((s) => SCOPE_WORDS[s] ?? s).join(', ') || <span className="muted">none</span>}</td>
-                <td className="nowrap" data-label="Created">
-                  <Time seconds={t.created_at} />
+                <td className="nowrap" data-label="Created (UTC)">
+                  <Minute seconds={t.created_at} />
                 </td>
-                <td className="nowrap" data-label="Expires">
-                  {t.expires_at === null ? <span className="muted">never</span> : <Time seconds={t.expires_at} />}
+                <td className="nowrap" data-label="Expires (UTC)">
+                  {t.expires_at === null ? <span className="muted">never</span> : <Minute seconds={t.expires_at} />}
                 </td>
-                <td className="nowrap" data-label="Last used">
-                  {t.last_used_at === null ? <span className="muted">never</span> : <Time seconds={t.last_used_at} />}
+                <td className="nowrap" data-label="Last used (UTC)">
+                  {t.last_used_at === null ? <span className="muted">never</span> : <Minute seconds={t.last_used_at} />}
                 </td>
                 <td data-label="State">
                   <span className={`${styles.state} ${styles[`state-${t.state}`] ?? ''}`}>{STATE_WORDS[t.state] ?? t.state}</span>
