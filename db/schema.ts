@@ -248,7 +248,10 @@ export const users = sqliteTable('users', {
   passwordHash: text('password_hash'),
   createdAt: real('created_at').notNull(),
   disabled: integer('disabled', { mode: 'boolean' }).notNull().default(false),
-});
+  /** single sign-on: the provider's issuer and the person's subject there (a user first seen through SSO; never a password) */
+  issuer: text('issuer'),
+  subject: text('subject'),
+}, (t) => [uniqueIndex('users_identity').on(t.issuer, t.subject)]);
 
 export const sessions = sqliteTable(
   'sessions',
@@ -260,8 +263,18 @@ export const sessions = sqliteTable(
       .references(() => users.id),
     createdAt: real('created_at').notNull(),
     expiresAt: real('expires_at').notNull(),
+    /** single sign-on: the provider (config id) and its issuer, the person's subject and the provider session (sid) */
+    ssoProvider: text('sso_provider'),
+    ssoIssuer: text('sso_issuer'),
+    ssoSubject: text('sso_subject'),
+    ssoSid: text('sso_sid'),
+    /** the refresh token and ID token, sealed (lib/sso/seal.ts): never stored or shown in the clear */
+    ssoRefreshToken: text('sso_refresh_token'),
+    ssoIdToken: text('sso_id_token'),
+    /** when the session next asks the provider whether it still stands (refresh); null: not an SSO session */
+    ssoRefreshAt: real('sso_refresh_at'),
   },
-  (t) => [index('sessions_user').on(t.userId)],
+  (t) => [index('sessions_user').on(t.userId), index('sessions_sso').on(t.ssoIssuer, t.ssoSubject)],
 );
 
 export const apiTokens = sqliteTable('api_tokens', {

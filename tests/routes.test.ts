@@ -68,12 +68,16 @@ describe('API routes', () => {
     expect(DIRECT_ROUTES.get('/api/v1/permissions/check/batch')!.maxBodyBytes).toBe(4 * 1024 * 1024);
   });
 
-  it('are public only where that is meant: health, readiness, login, the API description, the AuthZEN and MCP metadata', () => {
+  it('are public only where that is meant: health, readiness, login and single sign-on, the API description, the AuthZEN and MCP metadata', () => {
     const open = ROUTES.filter((r) => Object.values(r.methods).some((m) => m.route.spec.role.role === 'anonymous'));
     expect(open.map((r) => r.adapter).sort()).toEqual([
       'app/api/authzen/configuration/route.ts',
       'app/api/mcp/resource-metadata/route.ts',
       'app/api/v1/auth/login/route.ts',
+      // single sign-on: a person is not signed in yet, a provider has no session (state, nonce, PKCE and signatures protect them)
+      'app/api/v1/auth/sso/[provider]/backchannel-logout/route.ts',
+      'app/api/v1/auth/sso/[provider]/callback/route.ts',
+      'app/api/v1/auth/sso/[provider]/start/route.ts',
       'app/api/v1/health/route.ts',
       'app/api/v1/openapi.json/route.ts',
       'app/api/v1/ready/route.ts',

@@ -8,12 +8,14 @@ export function SignOutButton() {
   const [busy, setBusy] = useState(false);
   async function signOut() {
     setBusy(true);
+    let next = '/login';
     try {
-      await apiPost('/api/v1/auth/logout', undefined, signedOutSchema);
+      // A single sign-on session is ended at its provider too, which then sends the browser back to the login page.
+      next = (await apiPost('/api/v1/auth/logout', undefined, signedOutSchema)).end_session_url ?? '/login';
     } catch {
       // Signed out already, or the server is away: the login page is where this ends either way.
     } finally {
-      window.location.assign('/login');
+      window.location.assign(next);
     }
   }
   return (

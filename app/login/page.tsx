@@ -10,8 +10,10 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
   const raw = (await searchParams).next;
   // Without a page to come back to, '/' sends each role to where it works (app/page.tsx).
   const next = typeof raw === 'string' && raw !== '' ? safeNextPath(raw) : '/';
-  const { principal } = await currentPrincipal();
+  const { app, principal } = await currentPrincipal();
   if (principal) redirect(next);
+  const sso = app.ssoFile.current;
+  const passwordsOff = app.sso.localLogin === 'break_glass';
   return (
     <main className="login-page">
       <section className="login-card" aria-labelledby="login-title">
@@ -20,7 +22,30 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
         </div>
         <h1 id="login-title">Sign in</h1>
         <p className="muted">The permission and audit console for your AI agents.</p>
-        <LoginForm next={next} />
+        {sso.providers.length > 0 ? (
+          <ul className="sso-providers" aria-label="Single sign-on">
+            {sso.providers.map((p) => (
+              <li key={p.id}>
+                {/* a plain link: the browser goes to the provider (keyboard: Tab, Enter) */}
+                <a className="button button-primary sso-button" href={`/api/v1/auth/sso/${p.id}/start?next=${encodeURIComponent(next)}`}>
+                  Sign in with {p.name}
+                </a>
+              </li>
+            ))}
+          </ul>
+        ) : null}
+        {passwordsOff ? (
+          <details className="break-glass">
+            <summary>Break-glass administrator</summary>
+            <p className="muted">Passwords are off here except for the break-glass administrator; every such sign-in is recorded.</p>
+            <LoginForm next={next} />
+          </details>
+        ) : (
+          <>
+            {sso.providers.length > 0 ? <p className="login-or muted">or with a user name and password</p> : null}
+            <LoginForm next={next} />
+          </>
+        )}
       </section>
     </main>
   );

@@ -209,7 +209,10 @@ export const users = pgTable('users', {
   passwordHash: text('password_hash'),
   createdAt: time('created_at').notNull(),
   disabled: boolean('disabled').notNull().default(false),
-});
+  /** single sign-on: the provider's issuer and the person's subject there (a user first seen through SSO; never a password) */
+  issuer: text('issuer'),
+  subject: text('subject'),
+}, (t) => [uniqueIndex('users_identity').on(t.issuer, t.subject)]);
 
 export const sessions = pgTable(
   'sessions',
@@ -220,8 +223,18 @@ export const sessions = pgTable(
       .references(() => users.id),
     createdAt: time('created_at').notNull(),
     expiresAt: time('expires_at').notNull(),
+    /** single sign-on: the provider (config id) and its issuer, the person's subject and the provider session (sid) */
+    ssoProvider: text('sso_provider'),
+    ssoIssuer: text('sso_issuer'),
+    ssoSubject: text('sso_subject'),
+    ssoSid: text('sso_sid'),
+    /** the refresh token and ID token, sealed (lib/sso/seal.ts): never stored or shown in the clear */
+    ssoRefreshToken: text('sso_refresh_token'),
+    ssoIdToken: text('sso_id_token'),
+    /** when the session next asks the provider whether it still stands (refresh); null: not an SSO session */
+    ssoRefreshAt: time('sso_refresh_at'),
   },
-  (t) => [index('sessions_user').on(t.userId)],
+  (t) => [index('sessions_user').on(t.userId), index('sessions_sso').on(t.ssoIssuer, t.ssoSubject)],
 );
 
 export const apiTokens = pgTable('api_tokens', {

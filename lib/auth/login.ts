@@ -9,6 +9,8 @@ import { SESSION_TTL_SECONDS } from './store';
 
 /** Never says which part was wrong. */
 export const WRONG_CREDENTIALS = 'The user name or password is not correct.';
+/** The same words for every name refused while passwords are off (which names may still use one is not said). */
+export const PASSWORDS_OFF = 'Passwords are turned off here: sign in with your organisation\'s single sign-on.';
 /** Attempts for one user name are taken one at a time, on every server (lib/auth/attempts.ts). */
 export const ATTEMPT_UNDER_WAY = 'Other sign-ins for this user name are under way; wait for their answers, then try again.';
 /**
@@ -27,9 +29,12 @@ export type PasswordLogin =
   | { ok: true; user: { username: string; role: string }; token: string; expiresAt: number }
   | {
       ok: false;
-      /** 401 wrong credentials; 429 while the name is locked or another attempt for it is under way */
-      status: 401 | 429;
-      code: 'UNAUTHENTICATED' | 'ACCOUNT_LOCKED' | 'TOO_MANY_REQUESTS';
+      /**
+       * 401 wrong credentials; 403 passwords are off for this name (config/sso.yaml, local_login: break_glass); 429
+       * while the name is locked or another attempt for it is under way
+       */
+      status: 401 | 403 | 429;
+      code: 'UNAUTHENTICATED' | 'FORBIDDEN' | 'ACCOUNT_LOCKED' | 'TOO_MANY_REQUESTS';
       message: string;
       /** when to try again (Retry-After), for a 429 */
       retryAfterSeconds?: number;
@@ -67,6 +72,12 @@ function inTurn<T>(userKey: string, attempt: () => Promise<T>): Promise<T> | und
  * written throws.
  */
 export async function passwordLogin(app: App, credentials: { username: string; password: string }, ip: string | undefined): Promise<PasswordLogin> {
+  // With local_login: break_glass only the break-glass administrator has a password that works; no other is checked.
+  if (!app.sso.passwordAllowed(credentials.username)) {
+    const name = credentials.username.slice(0, 64);
+    await app.recorder.record({ kind: 'auth', type: 'auth.sso.refused', actor: name, outcome: 'refused', target: name, ip: ip ?? null, detail: { reason: 'password_login_off', username: name } });
+    return { ok: false, status: 403, code: 'FORBIDDEN', message: PASSWORDS_OFF };
+  }
   const userKey = `user:${credentials.username.toLowerCase()}`;
   const turn = inTurn(userKey, () => attempt(app, credentials, userKey, ip));
   if (turn) return turn;
@@ -129,6 +140,10 @@ async function attempt(app: App, credentials: { username: string; password: stri
     settled = true;
     const session = await app.auth.createSession(user.id);
     await app.recorder.record({ kind: 'auth', type: 'auth.login.succeeded', actor: user.username, actorRole: user.role, outcome: 'succeeded', target: user.username, ip: ip ?? null });
+    // While passwords are off for everyone else, each use of the break-glass account is a security event of its own.
+    if (app.sso.localLogin === 'break_glass') {
+      await app.recorder.record({ kind: 'auth', type: 'auth.break_glass', actor: user.username, actorRole: user.role, outcome: 'succeeded', target: user.username, ip: ip ?? null, detail: { via: 'password' } });
+    }
     return { ok: true, user: { username: user.username, role: user.role }, token: session.token, expiresAt: session.expiresAt };
   } finally {
     // An attempt that ended without an outcome (the database failed under it) frees the name for the next one.

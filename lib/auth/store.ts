@@ -87,9 +87,71 @@ export interface AuthStore {
    * (SWARM_ADMIN_TOKEN), never disabled for disuse.
    */
   sweepTokens(options?: { now?: number; keep?: string }): Promise<TokenSweep>;
+  /** Single sign-on: the user a provider's subject was first seen as (lib/sso). */
+  findUserByIdentity(issuer: string, subject: string): Promise<UserRow | undefined>;
+  /**
+   * A user first seen through single sign-on, marked with its issuer and subject: it never has a password. 409 when
+   * the name is taken. Recorded as user.created with `via: 'sso'`.
+   */
+  createSsoUser(username: string, role: UserRole, identity: SsoIdentity, by?: string): Promise<UserRow>;
+  /** A session opened through single sign-on, for `lifetimeSeconds`, keeping what ending and refreshing it need. */
+  createSsoSession(userId: number, sso: SsoSessionInput, lifetimeSeconds: number): Promise<{ token: string; expiresAt: number }>;
+  /** The SSO part of a live session (by its cookie value), or undefined for a password session or none. */
+  ssoSessionOf(token: string): Promise<SsoSessionRow | undefined>;
+  /** The SSO session with this id hash: the refresher's view. */
+  ssoSessionByHash(idHash: string): Promise<SsoSessionRow | undefined>;
+  /**
+   * Claim the refresh of a session that is due (one process does it; the others go on with the session meanwhile):
+   * true when this caller got it. `until` is when it may be claimed again, should this refresh never finish.
+   */
+  claimSsoRefresh(idHash: string, due: number, until: number): Promise<boolean>;
+  /** After a refresh: the new (sealed) refresh token and ID token, and when to ask again. */
+  refreshedSsoSession(idHash: string, sealedRefreshToken: string | null, sealedIdToken: string | null, nextAt: number): Promise<void>;
+  /** End sessions by their id hash; the usernames whose sessions ended. */
+  deleteSessionByHash(idHash: string): Promise<string[]>;
+  /** End the SSO sessions of a provider session (sid) or of a person (subject) at one issuer; the usernames they were. */
+  endSsoSessions(issuer: string, match: { sid: string | null; subject: string | null }): Promise<string[]>;
+  /**
+   * Ask a due SSO session's provider whether it still stands (lib/sso/service.ts sets this): false ends the session.
+   * Without one, SSO sessions live until they expire.
+   */
+  setSessionRefresher(refresher: SessionRefresher): void;
 }
 
-const USER_COLUMNS = sql`id, username, role, password_hash AS "passwordHash", created_at AS "createdAt", disabled`;
+/** A person at a provider: what marks a user first seen through single sign-on. */
+export interface SsoIdentity {
+  issuer: string;
+  subject: string;
+}
+
+export interface SsoSessionInput extends SsoIdentity {
+  provider: string;
+  sid: string | null;
+  sealedRefreshToken: string | null;
+  sealedIdToken: string;
+  /** when to first ask the provider again (null: never; without a refresh token the session lives its lifetime) */
+  refreshAt: number | null;
+}
+
+export interface SsoSessionRow extends SsoIdentity {
+  idHash: string;
+  username: string;
+  role: UserRole;
+  provider: string;
+  sid: string | null;
+  sealedRefreshToken: string | null;
+  sealedIdToken: string | null;
+  refreshAt: number | null;
+  expiresAt: number;
+}
+
+/** Told of an SSO session whose refresh is due; answers whether it still stands. */
+export type SessionRefresher = (idHash: string) => Promise<boolean>;
+
+const USER_COLUMNS = sql`id, username, role, password_hash AS "passwordHash", created_at AS "createdAt", disabled, issuer, subject`;
+const SSO_SESSION_COLUMNS = sql`s.id_hash AS "idHash", u.username AS "username", u.role AS "role", s.sso_provider AS "provider", s.sso_issuer AS "issuer",
+  s.sso_subject AS "subject", s.sso_sid AS "sid", s.sso_refresh_token AS "sealedRefreshToken", s.sso_id_token AS "sealedIdToken",
+  s.sso_refresh_at AS "refreshAt", s.expires_at AS "expiresAt"`;
 const TOKEN_COLUMNS = sql`id, token_hash AS "tokenHash", name, user_id AS "userId", agent_name AS "agentName", created_at AS "createdAt", revoked_at AS "revokedAt",
   expires_at AS "expiresAt", last_used_at AS "lastUsedAt", scopes, rotated_from AS "rotatedFrom", disabled_at AS "disabledAt", disabled_reason AS "disabledReason"`;
 
@@ -105,6 +167,8 @@ export class SqlAuthStore implements AuthStore {
     /** the active profiles' token lifecycle (lib/profiles: identity), read at each use (a profile may change) */
     private readonly tokenPolicy: () => TokenPolicy = () => ({}),
   ) {}
+
+  private refresher: SessionRefresher | undefined;
 
   async hasAdmin(): Promise<boolean> {
     return (await this.db.one(sql`SELECT id FROM users WHERE role = 'admin' AND disabled = ${false} LIMIT 1`)) !== undefined;
@@ -140,8 +204,12 @@ export class SqlAuthStore implements AuthStore {
 
   async setPassword(username: string, password: string): Promise<void> {
     assertPassword(password);
-    const changed = await this.db.run(sql`UPDATE users SET password_hash = ${hashPassword(password)} WHERE username = ${username}`);
-    if (changed !== 1) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
+    // A user of single sign-on signs in at its provider only: it never gets a password.
+    const changed = await this.db.run(sql`UPDATE users SET password_hash = ${hashPassword(password)} WHERE username = ${username} AND issuer IS NULL`);
+    if (changed !== 1) {
+      if (await this.findUser(username)) throw new AppError('CONFLICT', `User "${username}" signs in through single sign-on and cannot have a password.`);
+      throw new AppError('NOT_FOUND', `There is no user "${username}".`);
+    }
   }
 
   async setRole(username: string, role: UserRole, by = 'system'): Promise<void> {
@@ -178,12 +246,16 @@ export class SqlAuthStore implements AuthStore {
 
   /** The principal of a live session (joined with its user), unless the user is disabled. */
   async principalForSession(token: string): Promise<Principal | undefined> {
-    const row = await this.db.one<Pick<UserRow, 'username' | 'role'> & { disabled: unknown }>(sql`
-      SELECT u.username AS "username", u.role AS "role", u.disabled AS "disabled"
+    const idHash = sha256(token);
+    const at = now();
+    const row = await this.db.one<Pick<UserRow, 'username' | 'role'> & { disabled: unknown; refreshAt: number | null }>(sql`
+      SELECT u.username AS "username", u.role AS "role", u.disabled AS "disabled", s.sso_refresh_at AS "refreshAt"
       FROM sessions s JOIN users u ON u.id = s.user_id
-      WHERE s.id_hash = ${sha256(token)} AND s.expires_at > ${now()}`);
+      WHERE s.id_hash = ${idHash} AND s.expires_at > ${at}`);
     // (SQLite answers the boolean as 0 or 1)
     if (!row || row.disabled === true || row.disabled === 1) return undefined;
+    // A single sign-on session whose provider session must be asked again: it ends here if that session ended.
+    if (row.refreshAt !== null && row.refreshAt <= at && this.refresher && !(await this.refresher(idHash))) return undefined;
     return { kind: 'user', id: row.username, role: row.role };
   }
 
@@ -222,6 +294,78 @@ export class SqlAuthStore implements AuthStore {
 
   async principalForToken(token: string): Promise<Principal | undefined> {
     return this.tokens.principalForToken(token);
+  }
+
+  async findUserByIdentity(issuer: string, subject: string): Promise<UserRow | undefined> {
+    const row = await this.db.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE issuer = ${issuer} AND subject = ${subject}`);
+    return row && userRow(row);
+  }
+
+  async createSsoUser(username: string, role: UserRole, identity: SsoIdentity, by = 'system'): Promise<UserRow> {
+    assertNewUser(username, undefined);
+    const user = await this.changing(function* (tx) {
+      const row = yield* tx.one<UserRow>(sql`
+        INSERT INTO users (username, role, password_hash, created_at, issuer, subject) VALUES (${username}, ${role}, ${null}, ${now()}, ${identity.issuer}, ${identity.subject})
+        ON CONFLICT DO NOTHING RETURNING ${USER_COLUMNS}`);
+      if (!row) throw new AppError('CONFLICT', `User "${username}" already exists.`);
+      return userRow(row);
+    });
+    await this.onEvent({ type: 'user.created', by, target: user.username, detail: { role: user.role, password: 'none', via: 'sso', issuer: identity.issuer, subject: identity.subject } });
+    return user;
+  }
+
+  async createSsoSession(userId: number, sso: SsoSessionInput, lifetimeSeconds: number): Promise<{ token: string; expiresAt: number }> {
+    const token = randomToken('sws');
+    const at = now();
+    const expiresAt = at + lifetimeSeconds;
+    await this.db.transaction(function* (tx) {
+      yield* tx.run(sql`DELETE FROM sessions WHERE expires_at < ${at}`);
+      yield* tx.run(sql`
+        INSERT INTO sessions (id_hash, user_id, created_at, expires_at, sso_provider, sso_issuer, sso_subject, sso_sid, sso_refresh_token, sso_id_token, sso_refresh_at)
+        VALUES (${sha256(token)}, ${userId}, ${at}, ${expiresAt}, ${sso.provider}, ${sso.issuer}, ${sso.subject}, ${sso.sid}, ${sso.sealedRefreshToken}, ${sso.sealedIdToken}, ${sso.refreshAt})`);
+    });
+    return { token, expiresAt };
+  }
+
+  async ssoSessionOf(token: string): Promise<SsoSessionRow | undefined> {
+    return this.ssoSessionByHash(sha256(token));
+  }
+
+  async ssoSessionByHash(idHash: string): Promise<SsoSessionRow | undefined> {
+    return this.db.one<SsoSessionRow>(sql`
+      SELECT ${SSO_SESSION_COLUMNS} FROM sessions s JOIN users u ON u.id = s.user_id
+      WHERE s.id_hash = ${idHash} AND s.sso_provider IS NOT NULL AND s.expires_at > ${now()}`);
+  }
+
+  async claimSsoRefresh(idHash: string, due: number, until: number): Promise<boolean> {
+    return (await this.db.run(sql`UPDATE sessions SET sso_refresh_at = ${until} WHERE id_hash = ${idHash} AND sso_refresh_at = ${due}`)) === 1;
+  }
+
+  async refreshedSsoSession(idHash: string, sealedRefreshToken: string | null, sealedIdToken: string | null, nextAt: number): Promise<void> {
+    await this.db.run(sql`
+      UPDATE sessions SET sso_refresh_token = COALESCE(${sealedRefreshToken}, sso_refresh_token), sso_id_token = COALESCE(${sealedIdToken}, sso_id_token), sso_refresh_at = ${nextAt}
+      WHERE id_hash = ${idHash}`);
+  }
+
+  async deleteSessionByHash(idHash: string): Promise<string[]> {
+    const rows = await this.db.all<{ username: string }>(sql`
+      DELETE FROM sessions WHERE id_hash = ${idHash} RETURNING (SELECT username FROM users u WHERE u.id = sessions.user_id) AS "username"`);
+    return rows.map((r) => r.username);
+  }
+
+  async endSsoSessions(issuer: string, match: { sid: string | null; subject: string | null }): Promise<string[]> {
+    // A logout token naming both ends the sessions matching both; one naming either ends every session matching it.
+    if (match.sid === null && match.subject === null) return [];
+    const bySid = match.sid !== null ? sql` AND sso_sid = ${match.sid}` : sql``;
+    const bySubject = match.subject !== null ? sql` AND sso_subject = ${match.subject}` : sql``;
+    const rows = await this.db.all<{ username: string }>(sql`
+      DELETE FROM sessions WHERE sso_issuer = ${issuer}${bySid}${bySubject}
+      RETURNING (SELECT username FROM users u WHERE u.id = sessions.user_id) AS "username"`);
+    return rows.map((r) => r.username);
+  }
+
+  setSessionRefresher(refresher: SessionRefresher): void {
+    this.refresher = refresher;
   }
 
   async issueToken(owner: TokenOwner, name: string, options: TokenOptions = {}, by = 'system'): Promise<IssuedToken> {

@@ -244,7 +244,11 @@ export const flagSchema = z.object({
 export const meSchema = z.object({ kind: z.string(), id: z.string(), role: z.string(), agent: z.string().nullable() });
 
 /** POST /api/v1/auth/logout: the session is gone. */
-export const signedOutSchema = z.object({ signed_out: z.literal(true) });
+export const signedOutSchema = z.object({
+  signed_out: z.literal(true),
+  /** a single sign-on session: the provider's sign-out address, where the browser goes next to end that session too */
+  end_session_url: z.string().optional(),
+});
 
 /** A token as listed to admins (GET /api/v1/tokens): never its secret (only a hash is stored). */
 export const tokenSchema = z.object({

@@ -28,6 +28,7 @@ import { endMcpSession, getMcpResourceMetadata, openMcpStream, postMcpMessage } 
 import { checkHealth, checkReadiness, getOpenApiDocument } from './routes/operations';
 import { auditReportOscal, auditReportPdf } from './routes/reports';
 import { signIn, signOut, whoAmI } from './routes/sessions';
+import { ssoBackchannelLogout, ssoCallback, startSso } from './routes/sso';
 import { listTokens, revokeToken, rotateToken } from './routes/tokens';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -181,6 +182,25 @@ export const ROUTE_TABLE = [
   }),
   entry('/api/v1/auth/me', {
     GET: op(whoAmI, 'Sessions', 'Who the request is authenticated as.', { response: R.meSchema }),
+  }),
+  entry('/api/v1/auth/sso/{provider}/start', {
+    GET: op(startSso, 'Sessions', 'Sign in through a single sign-on provider of config/sso.yaml: 303 to the provider, with the sign-in under way in a sealed cookie.', {
+      contentType: 'text/plain',
+      responses: { '303': 'To the provider\'s sign-in page (or to /login/refused when it cannot be reached).', ...ERR_NOT_FOUND },
+    }),
+  }),
+  entry('/api/v1/auth/sso/{provider}/callback', {
+    GET: op(ssoCallback, 'Sessions', 'Where the provider sends the browser back: signs the person in (roles from groups) or refuses, saying why.', {
+      contentType: 'text/html',
+      description: 'Checks state, nonce and PKCE; takes the role from the person\'s groups at every sign-in; creates a user first seen. Signed in: the session cookie and a page that moves on. Refused: 303 to /login/refused?reason=… (recorded as auth.sso.refused).',
+      responses: { '303': 'Refused: to the page that says why.', ...ERR_NOT_FOUND },
+    }),
+  }),
+  entry('/api/v1/auth/sso/{provider}/backchannel-logout', {
+    POST: op(ssoBackchannelLogout, 'Sessions', 'OpenID Connect back-channel logout: the provider ends the sessions of a provider session (sid) or a person (sub).', {
+      description: 'Body: logout_token=<signed JWT> (application/x-www-form-urlencoded), verified against the provider\'s keys.',
+      responses: { '400': 'The logout token is missing or not valid.', ...ERR_NOT_FOUND },
+    }),
   }),
   entry('/api/v1/audit/events', {
     GET: op(listSecurityEvents, 'Audit', 'Security events (sign-ins, approvals, changes, reads of the trail), filtered and paged.', { response: R.eventPageSchema }),

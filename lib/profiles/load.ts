@@ -44,6 +44,8 @@ export interface ActiveProfiles {
    * may come from another profile), and which profiles ask; none: tokens never expire and are never disabled for disuse
    */
   readonly tokens?: { maxDays?: number; inactiveDays?: number; profiles: readonly string[] };
+  /** the profiles that turn passwords off but for the break-glass administrator (identity.local_login: break_glass) */
+  readonly breakGlassOnly?: { profiles: readonly string[] };
   /** the gates the profiles declare (origin `profile <name>: <file>:<line>:<col>`) */
   readonly gates: readonly GateSpec[];
   /** their policy rules, ids prefixed with the profile's name */
@@ -113,6 +115,7 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
   let twoPerson: { fromRisk: GateRisk; profiles: string[] } | undefined;
   let lockout: { afterFailures: number; lockSeconds: number; profiles: string[] } | undefined;
   let tokens: { maxDays?: number; inactiveDays?: number; profiles: string[] } | undefined;
+  let breakGlassOnly: { profiles: string[] } | undefined;
   const least = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
   for (const p of profiles) {
     for (const [flag, value] of p.locks) {
@@ -142,6 +145,7 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
       tokens.inactiveDays = least(tokens.inactiveDays, p.identity.tokenInactiveDays);
       tokens.profiles.push(p.name);
     }
+    if (p.identity?.localLogin === 'break_glass') (breakGlassOnly ??= { profiles: [] }).profiles.push(p.name);
   }
   const gates: GateSpec[] = [];
   for (const s of sources) {
@@ -159,6 +163,7 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
     twoPerson,
     lockout,
     tokens,
+    breakGlassOnly,
     gates,
     rules: profiles.flatMap((p) => p.rules),
     rulePositions: profiles.flatMap((p) => p.rulePositions),

@@ -107,6 +107,8 @@ export const profileFileSchema = z.strictObject({
       token_max_days: z.number().int().min(1).max(3_650).optional(),
       /** a token unused this many days is disabled by the sweeper (recorded as token.disabled) */
       token_inactive_days: z.number().int().min(1).max(3_650).optional(),
+      /** break_glass: passwords only for config/sso.yaml's break_glass_user, whatever the file says (password: no demand) */
+      local_login: z.enum(['password', 'break_glass']).optional(),
       basis: z.string().trim().min(1),
     })
     .optional(),
@@ -183,7 +185,7 @@ export function parseProfile(name: string, folder: string, texts: ProfileTexts) 
     /** the lock of a user name after failed sign-ins (lib/auth/login.ts) */
     signIn: data.sign_in && { lockAfterFailures: data.sign_in.lock_after_failures, lockMinutes: data.sign_in.lock_minutes, basis: data.sign_in.basis },
     /** the lifecycle of tokens (lib/auth/store.ts): their longest life and the inactivity that disables them */
-    identity: data.identity && { tokenMaxDays: data.identity.token_max_days, tokenInactiveDays: data.identity.token_inactive_days, basis: data.identity.basis },
+    identity: data.identity && { tokenMaxDays: data.identity.token_max_days, tokenInactiveDays: data.identity.token_inactive_days, localLogin: data.identity.local_login, basis: data.identity.basis },
     /** its policy rules, ids already prefixed `<name>/` (attributed `policy:<name>/<id>`) */
     rules,
     /** file:line:column of each rule */

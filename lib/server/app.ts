@@ -60,6 +60,8 @@ import { processMetrics } from '@/lib/ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from '@/lib/notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from '@/lib/hooks/config';
 import { NO_MCP, parseMcpConfig, type McpConfig } from '@/lib/mcp/config';
+import { NO_SSO, parseSsoConfig, type SsoConfig } from '@/lib/sso/config';
+import { SsoService } from '@/lib/sso/service';
 import { parseTrustedProxies, TRUSTED_PROXIES_ENV, type TrustedProxies } from '@/lib/http/client-address';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
 import { repeatWithoutOverlap } from './repeat';
@@ -191,6 +193,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   readonly hooksFile: WatchedFile<HooksConfig>;
   /** config/mcp.yaml: the upstream MCP servers the gateway puts behind the engine (lib/mcp) */
   readonly mcpFile: WatchedFile<McpConfig>;
+  /** config/sso.yaml: OpenID Connect providers for people, roles from their groups, and whether passwords still work */
+  readonly ssoFile: WatchedFile<SsoConfig>;
   /** config/policy_tests.yaml and <policy file>.test.yaml: a reload whose tests fail is refused */
   readonly testFiles: WatchedFile<PolicyTests>[];
   /** the active compliance profiles: their rules, gates, tests, locked flags, retention, masking and control mapping */
@@ -220,6 +224,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   readonly auth: AuthStore;
   /** failed sign-ins, locks and the attempt under way per user name, shared with every process on the database */
   readonly loginAttempts: LoginAttempts;
+  /** single sign-on for people (config/sso.yaml, lib/sso) */
+  readonly sso: SsoService;
   readonly engine: PermissionEngine;
   /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
   readonly decisions: DecisionService;
@@ -275,6 +281,12 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       (text, file) => parseMcpConfig(text, file, this.env, { secrets: options.server ? 'required' : 'optional' }),
       NO_MCP,
     );
+    this.ssoFile = new WatchedFile(
+      join(configDir, 'sso.yaml'),
+      // Only a server signs people in (and needs the client secrets); a command or a page only shows the file.
+      (text, file) => parseSsoConfig(text, file, this.env, { secrets: options.server ? 'required' : 'optional' }),
+      NO_SSO,
+    );
     this.testFiles = [...policyTestFiles(configDir, this.policyFile.path), ...profileTestFiles(configDir, this.profiles)].map(
       (f) => new WatchedFile(f, parsePolicyTests, NO_POLICY_TESTS),
     );
@@ -317,6 +329,9 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       () => this.profiles.tokens ?? {},
     );
     this.loginAttempts = new SqlLoginAttempts(database);
+    this.sso = new SsoService(this);
+    // A single sign-on session asks its provider again when due, and ends when the provider's session ended.
+    this.auth.setSessionRefresher(this.sso.refresh);
     this.engine = new PermissionEngine({
       config: () => this.configSnapshot(),
       ports: { flagValues: () => this.flags.values(), observe: observeDecision, callHooks: this.hooks, ...this.side.enginePorts(this.approvals) },
@@ -492,7 +507,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   }
 
   configFiles(): WatchedFile<unknown>[] {
-    return [this.agentsFile, this.policyFile, this.gatesFile, this.hooksFile, this.notificationsFile, this.mcpFile, ...this.testFiles] as WatchedFile<unknown>[];
+    return [this.agentsFile, this.policyFile, this.gatesFile, this.hooksFile, this.notificationsFile, this.mcpFile, this.ssoFile, ...this.testFiles] as WatchedFile<unknown>[];
   }
 
   /**

@@ -9,6 +9,7 @@ import { FlagHistory } from './flag-history';
 import { FlagsTable } from './flags-table';
 import { HooksList } from './hooks-list';
 import { McpGateway } from './mcp-gateway';
+import { SingleSignOn } from './single-sign-on';
 import { withoutHostPaths } from './host-paths';
 import { PrintButton } from './print-button';
 import { RuleSources } from './rule-sources';
@@ -57,6 +58,7 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
         <a href="#sources">Rule sources in force</a>
         <a href="#hooks">Hooks</a>
         <a href="#mcp">MCP gateway</a>
+        <a href="#sso">Single sign-on</a>
         <a href="#history">Flag history</a>
       </nav>
 
@@ -124,6 +126,11 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
           <McpGateway mcp={report.mcp} />
         </section>
       ) : null}
+
+      <section className={styles.section} aria-labelledby="sso">
+        <h2 id="sso">Single sign-on</h2>
+        <SingleSignOn config={app.ssoFile.current} status={app.ssoFile.status()} localLogin={app.sso.localLogin} byProfiles={app.profiles.breakGlassOnly?.profiles ?? []} />
+      </section>
 
       <section className={styles.section} aria-labelledby="history">
         <h2 id="history">Flag history</h2>

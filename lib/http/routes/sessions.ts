@@ -18,13 +18,15 @@ export const signIn = route({ role: requireRole('anonymous'), body: loginBodySch
   );
 });
 
-/** Sign out: the session is deleted on the server and the cookie cleared. */
+/** Sign out: the session is deleted on the server and the cookie cleared; an SSO session's answer says where it ends at the provider. */
 export const signOut = route({ role: requireRole('viewer'), scope: 'none' }, async ({ app, header, principal, ip }) => {
   const session = readCookie({ header }, SESSION_COOKIE);
+  // A single sign-on session ends at its provider too: the browser is sent to its end_session_endpoint (RP-initiated).
+  const endSessionUrl = session ? await app.sso.endSessionUrlFor(session) : null;
   if (session) await app.auth.deleteSession(session);
-  await app.recorder.record({ kind: 'auth', type: 'auth.logout', actor: principal.id, actorRole: principal.role, outcome: 'succeeded', target: principal.id, ip: ip ?? null });
+  await app.recorder.record({ kind: 'auth', type: 'auth.logout', actor: principal.id, actorRole: principal.role, outcome: 'succeeded', target: principal.id, ip: ip ?? null, ...(endSessionUrl ? { detail: { via: 'rp' } } : {}) });
   return Response.json(
-    { signed_out: true },
+    { signed_out: true, ...(endSessionUrl ? { end_session_url: endSessionUrl } : {}) },
     { headers: { 'set-cookie': `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`, 'cache-control': 'no-store' } },
   );
 });

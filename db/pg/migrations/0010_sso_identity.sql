@@ -1,0 +1,15 @@
+-- Single sign-on (issue 27): a user first seen through an OpenID Connect provider is marked with its issuer and subject
+-- (never a password; one user per person at a provider), and a session opened through one keeps what ending and
+-- refreshing it needs: the provider, issuer, subject and provider session (sid), the refresh and ID tokens sealed
+-- (lib/sso/seal.ts), and when to ask the provider again. All null for users and sessions of passwords.
+ALTER TABLE "sessions" ADD COLUMN "sso_provider" text;--> statement-breakpoint
+ALTER TABLE "sessions" ADD COLUMN "sso_issuer" text;--> statement-breakpoint
+ALTER TABLE "sessions" ADD COLUMN "sso_subject" text;--> statement-breakpoint
+ALTER TABLE "sessions" ADD COLUMN "sso_sid" text;--> statement-breakpoint
+ALTER TABLE "sessions" ADD COLUMN "sso_refresh_token" text;--> statement-breakpoint
+ALTER TABLE "sessions" ADD COLUMN "sso_id_token" text;--> statement-breakpoint
+ALTER TABLE "sessions" ADD COLUMN "sso_refresh_at" double precision;--> statement-breakpoint
+ALTER TABLE "users" ADD COLUMN "issuer" text;--> statement-breakpoint
+ALTER TABLE "users" ADD COLUMN "subject" text;--> statement-breakpoint
+CREATE INDEX "sessions_sso" ON "sessions" USING btree ("sso_issuer","sso_subject");--> statement-breakpoint
+CREATE UNIQUE INDEX "users_identity" ON "users" USING btree ("issuer","subject");

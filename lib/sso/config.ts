@@ -1,0 +1,191 @@
+/**
+ * config/sso.yaml: single sign-on for people through OpenID Connect providers, and whether passwords still work.
+ *
+ *   base_url: https://swarm.example.com      # where people reach the console; the callback is under it
+ *   session_lifetime: 8h                     # a signed-in session ends after this, whatever the provider says
+ *   local_login: break_glass                 # password (default): everyone may; break_glass: only break_glass_user
+ *   break_glass_user: admin
+ *   providers:
+ *     - id: corp                             # in the callback address: <base_url>/api/v1/auth/sso/corp/callback
+ *       name: Corporate sign-in              # on the button: "Sign in with Corporate sign-in"
+ *       issuer: https://login.example.com/realms/corp
+ *       client_id: swarm-console
+ *       client_secret_env: SWARM_SSO_CORP_SECRET   # the variable that holds the secret (never the secret itself)
+ *       scopes: [openid, profile, email, offline_access]
+ *       groups_claim: groups                 # the ID token claim (or userinfo's) listing the person's groups
+ *       username_claim: preferred_username
+ *       roles:                               # the provider's groups that give each role; the highest wins
+ *         admin: [swarm-admins]
+ *         operator: [swarm-operators]
+ *         auditor: [risk-audit]
+ *         viewer: [everyone]
+ *
+ * Pure: text in, a frozen configuration (or ConfigFileError with file:line:column) out.
+ */
+import { z } from 'zod';
+import { durationSchema } from '@/lib/permissions/gates';
+import { ConfigFileError, parseYamlConfigLocated, type ConfigIssue } from '@/lib/permissions/yaml-config';
+import type { UserRole } from '@/lib/auth/store';
+
+/** Highest first: the order in which a person's groups are matched. */
+export const SSO_ROLES = ['admin', 'operator', 'auditor', 'viewer'] as const satisfies readonly UserRole[];
+export const LOCAL_LOGIN = ['password', 'break_glass'] as const;
+export type LocalLogin = (typeof LOCAL_LOGIN)[number];
+
+const PROVIDER_ID = /^[a-z][a-z0-9-]{0,39}$/;
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the name of an environment variable (letters, digits, "_")');
+const claimName = z.string().regex(/^[A-Za-z0-9_.:/-]{1,100}$/, 'a claim name');
+const groupList = z.array(z.string().min(1).max(200)).default([]);
+
+const providerSchema = z.strictObject({
+  id: z.string().regex(PROVIDER_ID, 'id is lower-case letters, digits and "-", starting with a letter (at most 40)'),
+  name: z.string().trim().min(1).max(60),
+  issuer: z.url({ protocol: /^https?$/, error: 'issuer is the provider\'s https URL (its discovery document is under it)' }),
+  client_id: z.string().min(1).max(200),
+  client_secret_env: envName.optional(),
+  scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'a scope')).default(['openid', 'profile', 'email', 'offline_access']),
+  groups_claim: claimName.default('groups'),
+  username_claim: claimName.default('preferred_username'),
+  roles: z
+    .strictObject({ admin: groupList, operator: groupList, auditor: groupList, viewer: groupList })
+    .partial()
+    .default({}),
+});
+
+const fileSchema = z
+  .strictObject({
+    version: z.literal(1).default(1),
+    base_url: z.url({ protocol: /^https?$/, error: 'base_url is the console\'s own http(s) address' }).optional(),
+    session_lifetime: durationSchema.refine((s) => s >= 60 && s <= 30 * 86400, 'between 1m and 30d').default(12 * 3600),
+    local_login: z.enum(LOCAL_LOGIN, { error: 'local_login is password or break_glass' }).default('password'),
+    break_glass_user: z.string().regex(/^[a-zA-Z0-9_.@-]{1,64}$/, 'a user name').optional(),
+    providers: z.array(providerSchema).nullable().default([]),
+  })
+  .superRefine((f, ctx) => {
+    if (f.local_login === 'break_glass' && f.break_glass_user === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['local_login'], message: 'local_login: break_glass needs break_glass_user: the one administrator who may still sign in with a password' });
+    }
+    const providers = f.providers ?? [];
+    if (providers.length > 0 && f.base_url === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['providers'], message: 'providers need base_url: the console\'s own address, which the callback address starts with' });
+    }
+    const seen = new Set<string>();
+    providers.forEach((p, i) => {
+      if (seen.has(p.id)) ctx.addIssue({ code: 'custom', path: ['providers', i, 'id'], message: `duplicate provider id "${p.id}"` });
+      seen.add(p.id);
+      if (!p.scopes.includes('openid')) ctx.addIssue({ code: 'custom', path: ['providers', i, 'scopes'], message: 'scopes must include openid' });
+      if (SSO_ROLES.every((r) => (p.roles[r] ?? []).length === 0)) {
+        ctx.addIssue({ code: 'custom', path: ['providers', i, 'roles'], message: 'roles maps at least one group to a role (admin, operator, auditor, viewer): without one nobody could sign in' });
+      }
+    });
+  });
+
+export interface SsoProvider {
+  readonly id: string;
+  readonly name: string;
+  readonly issuer: string;
+  readonly clientId: string;
+  /** the variable the secret is read from (shown), and its value (never shown; '' for a public client) */
+  readonly clientSecretEnv: string | null;
+  readonly clientSecret: string;
+  readonly scopes: readonly string[];
+  readonly groupsClaim: string;
+  readonly usernameClaim: string;
+  /** per role, the groups that give it */
+  readonly roles: Readonly<Record<UserRole, readonly string[]>>;
+  /** <base_url>/api/v1/auth/sso/<id>/callback: what the provider must have as a redirect URI */
+  readonly redirectUri: string;
+  /** <base_url>/api/v1/auth/sso/<id>/backchannel-logout */
+  readonly backchannelLogoutUri: string;
+  /** where it is declared, file:line:column */
+  readonly position: string;
+}
+
+export interface SsoConfig {
+  readonly baseUrl: string | null;
+  readonly sessionLifetimeSeconds: number;
+  readonly localLogin: LocalLogin;
+  readonly breakGlassUser: string | null;
+  readonly providers: readonly SsoProvider[];
+}
+
+export const NO_SSO: SsoConfig = Object.freeze({ baseUrl: null, sessionLifetimeSeconds: 12 * 3600, localLogin: 'password', breakGlassUser: null, providers: Object.freeze([]) as readonly SsoProvider[] });
+
+/**
+ * Parse config/sso.yaml. `secrets: 'optional'` is for a process that only shows the file (a page, a command): a secret
+ * variable that is not set is left empty; a server refuses the file instead, pointing at the line naming the variable.
+ */
+export function parseSsoConfig(
+  text: string,
+  file = 'sso.yaml',
+  env: Readonly<Record<string, string | undefined>> = {},
+  options: { secrets?: 'required' | 'optional' } = {},
+): SsoConfig {
+  const { data, at } = parseYamlConfigLocated(text, file, fileSchema);
+  const issues: ConfigIssue[] = [];
+  const base = (data.base_url ?? '').replace(/\/+$/, '');
+  const providers = (data.providers ?? []).map((p, i): SsoProvider => {
+    const pos = at(['providers', i]);
+    let clientSecret = '';
+    if (p.client_secret_env !== undefined) {
+      const value = env[p.client_secret_env];
+      if ((value === undefined || value === '') && options.secrets !== 'optional') {
+        issues.push({ ...at(['providers', i, 'client_secret_env']), path: `providers.${i}.client_secret_env`, message: `the environment variable ${p.client_secret_env} is not set` });
+      }
+      clientSecret = value ?? '';
+    }
+    const roles = Object.freeze(Object.fromEntries(SSO_ROLES.map((r) => [r, Object.freeze([...(p.roles[r] ?? [])])]))) as Readonly<Record<UserRole, readonly string[]>>;
+    return Object.freeze({
+      id: p.id,
+      name: p.name,
+      issuer: p.issuer,
+      clientId: p.client_id,
+      clientSecretEnv: p.client_secret_env ?? null,
+      clientSecret,
+      scopes: Object.freeze([...p.scopes]),
+      groupsClaim: p.groups_claim,
+      usernameClaim: p.username_claim,
+      roles,
+      redirectUri: `${base}/api/v1/auth/sso/${p.id}/callback`,
+      backchannelLogoutUri: `${base}/api/v1/auth/sso/${p.id}/backchannel-logout`,
+      position: `${file}:${pos.line}:${pos.column}`,
+    });
+  });
+  if (issues.length > 0) throw new ConfigFileError(file, issues);
+  return Object.freeze({
+    baseUrl: data.base_url === undefined ? null : base,
+    sessionLifetimeSeconds: data.session_lifetime,
+    localLogin: data.local_login,
+    breakGlassUser: data.break_glass_user ?? null,
+    providers: Object.freeze(providers),
+  });
+}
+
+/** The role a person's groups give under a provider: the highest role any of them maps to, or null for none. */
+export function roleFromGroups(provider: SsoProvider, groups: readonly string[]): UserRole | null {
+  const held = new Set(groups);
+  for (const role of SSO_ROLES) if (provider.roles[role].some((g) => held.has(g))) return role;
+  return null;
+}
+
+/** What /transparency shows of the file: no secret, only the variable that holds it. */
+export function ssoConfigJson(c: SsoConfig) {
+  return {
+    local_login: c.localLogin,
+    break_glass_user: c.breakGlassUser,
+    session_lifetime_seconds: c.sessionLifetimeSeconds,
+    providers: c.providers.map((p) => ({
+      id: p.id,
+      name: p.name,
+      issuer: p.issuer,
+      client_id: p.clientId,
+      client_secret_env: p.clientSecretEnv,
+      scopes: [...p.scopes],
+      groups_claim: p.groupsClaim,
+      username_claim: p.usernameClaim,
+      roles: Object.fromEntries(SSO_ROLES.map((r) => [r, [...p.roles[r]]])),
+      redirect_uri: p.redirectUri,
+      position: p.position,
+    })),
+  };
+}
