@@ -86,9 +86,15 @@ const SETTINGS: Record<string, (p: LoadedProfile) => string | undefined> = {
   sign_in: (p) => p.signIn && `sign-in lock after ${p.signIn.lockAfterFailures} failures for ${p.signIn.lockMinutes} min`,
   locks: (p) => plural(p.locks.size, 'locked flag'),
   identity: (p) =>
-    p.identity && (p.identity.tokenMaxDays !== undefined || p.identity.tokenInactiveDays !== undefined)
-      ? [p.identity.tokenMaxDays && `tokens expire after ${p.identity.tokenMaxDays} days`, p.identity.tokenInactiveDays && `disabled after ${p.identity.tokenInactiveDays} days unused`].filter(Boolean).join(', ')
-      : undefined,
+    p.identity &&
+    ([
+      p.identity.tokenMaxDays && `tokens expire after ${p.identity.tokenMaxDays} days`,
+      p.identity.tokenInactiveDays && `disabled after ${p.identity.tokenInactiveDays} days unused`,
+      p.identity.localLogin && `local sign-in: ${p.identity.localLogin.replace('_', '-')}`,
+    ]
+      .filter(Boolean)
+      .join(', ') ||
+      undefined),
 };
 
 /** Whether each rule, gate, flag, invariant or setting that serves a control is in force now. */
