@@ -83,7 +83,7 @@ test.describe('the console shell', () => {
       { name: 'alex', landing: /\/denials$/, links: ['Denials', 'Audit', 'Reports', 'Approvals', 'Transparency'] },
       { name: 'olivia', landing: /\/approvals$/, links: ['Denials', 'Audit', 'Reports', 'Approvals', 'Transparency'] },
       { name: 'victor', landing: /\/transparency$/, links: ['Transparency'] },
-      { name: 'admin', landing: /\/denials$/, links: ['Denials', 'Audit', 'Reports', 'Approvals', 'Transparency', 'Notifications'] },
+      { name: 'admin', landing: /\/denials$/, links: ['Denials', 'Audit', 'Reports', 'Approvals', 'Transparency', 'Notifications', 'Tokens'] },
     ] as const;
     for (const c of cases) {
       const context = await browser.newContext();
