@@ -32,7 +32,8 @@ describe('leadership (the sweeper and the checkpoint signer run on one server at
   });
 
   it('moves the lead when the leader loses its connection (as when its server is killed), never to two at once', async () => {
-    const a = new Leadership(pool(), LEADER_LOCKS.checkpoints);
+    const aChanges: boolean[] = [];
+    const a = new Leadership(pool(), LEADER_LOCKS.checkpoints, (leading) => void aChanges.push(leading));
     const b = new Leadership(pool(), LEADER_LOCKS.checkpoints);
     const held = async () =>
       (
@@ -50,8 +51,9 @@ describe('leadership (the sweeper and the checkpoint signer run on one server at
         "SELECT pg_terminate_backend(l.pid) FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND (l.classid::int8 << 32 | l.objid::int8) = $1 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
         [LEADER_LOCKS.checkpoints],
       );
-      // The lead settles on one server that holds the lock: the old leader has learnt it lost its session (it would
-      // otherwise go on believing it leads beside the new one) and one of the two has taken the lock again.
+      // First the event: the old leader learns that it lost its session (until then it still believes it leads, and the
+      // dying session may still show the lock). Then the lead settles on one server that holds the lock again.
+      await until(() => aChanges.includes(false));
       await until(async () => [a, b].filter((s) => s.isLeader()).length === 1 && (await held()) === 1);
       expect([a, b].filter((s) => s.isLeader())).toHaveLength(1);
       // A server that stops for good (its timer gone, its session closed) leaves the lead to the other.
