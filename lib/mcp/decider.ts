@@ -5,7 +5,7 @@
  * gateway refuses the call (fail closed).
  */
 import type { App } from '@/lib/app';
-import { checkAnswer } from '@/lib/decisions/check';
+import { checkAnswer, toolInput } from '@/lib/decisions/check';
 import type { Principal, ToolAnnotations } from '@/lib/permissions';
 import { messageOf } from '@/lib/errors';
 import { toolVisibility, type ToolToShow, type Visibility } from './visibility';
@@ -56,16 +56,9 @@ export class InProcessDecider implements GatewayDecider {
     this.agent = principal.agent;
   }
 
+  /** The engine's input for a call, built as the check API builds it. */
   private input(q: ToolQuestion) {
-    return {
-      kind: 'tool' as const,
-      principal: this.principal,
-      agent: this.agent,
-      tool: q.tool,
-      arguments: q.arguments,
-      ...(q.annotations ? { annotations: q.annotations } : {}),
-      ...(q.client ? { client: q.client } : {}),
-    };
+    return toolInput(this.principal, { agent: this.agent, tool: q.tool, arguments: q.arguments, annotations: q.annotations, client: q.client });
   }
 
   async decide(q: ToolQuestion): Promise<Answer> {
