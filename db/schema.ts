@@ -184,6 +184,67 @@ export const policyRevisions = sqliteTable('policy_revisions', {
 });
 
 /**
+ * Policy change control (issue 28): proposed configurations, each stored as a revision (policy_revisions) with the
+ * impact of the change on the recorded calls and its policy tests' result; the votes of the people who may approve;
+ * and the activations, in order: the configuration in force is the newest activation's revision, on every server.
+ * Votes and activations are never changed once written (append-only triggers); each is backed by a security event.
+ */
+export const policyProposals = sqliteTable(
+  'policy_proposals',
+  {
+    id: text('id').primaryKey(),
+    /** change: new files; rollback: the files of an earlier revision */
+    kind: text('kind', { enum: ['change', 'rollback'] }).notNull(),
+    /** the proposed configuration (policy_revisions) */
+    revision: text('revision').notNull(),
+    /** the revision in force when it was proposed (its impact and diff are against it) */
+    baseRevision: text('base_revision'),
+    message: text('message').notNull(),
+    proposedBy: text('proposed_by').notNull(),
+    proposedAt: real('proposed_at').notNull(),
+    status: text('status', { enum: ['open', 'approved', 'activated', 'rejected', 'withdrawn'] }).notNull(),
+    /** the policy tests' result, JSON: { passed, failed, files, failures: [{ name, position, message }] } */
+    testsJson: text('tests_json').notNull(),
+    /** the impact on the recorded calls, JSON (lib/audit/impact.ts ImpactReport with its period) */
+    impactJson: text('impact_json').notNull(),
+    approvalsRequired: integer('approvals_required').notNull(),
+    /** the roles that may approve, comma-separated */
+    approverRoles: text('approver_roles').notNull(),
+    decidedBy: text('decided_by'),
+    decidedAt: real('decided_at'),
+    decisionReason: text('decision_reason'),
+    /** a rollback activated at once through the break-glass path, without votes */
+    emergency: integer('emergency', { mode: 'boolean' }).notNull().default(false),
+  },
+  (t) => [index('policy_proposals_status').on(t.status, t.proposedAt)],
+);
+
+export const policyVotes = sqliteTable(
+  'policy_votes',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    proposalId: text('proposal_id').notNull(),
+    voter: text('voter').notNull(),
+    voterRole: text('voter_role').notNull(),
+    vote: text('vote', { enum: ['approve', 'reject'] }).notNull(),
+    reason: text('reason').notNull(),
+    votedAt: real('voted_at').notNull(),
+  },
+  (t) => [uniqueIndex('policy_votes_one_each').on(t.proposalId, t.voter)],
+);
+
+export const policyActivations = sqliteTable('policy_activations', {
+  seq: integer('seq').primaryKey({ autoIncrement: true }),
+  revision: text('revision').notNull(),
+  /** the proposal activated (null: the files on disk, seeded at the first start under change control) */
+  proposalId: text('proposal_id'),
+  kind: text('kind', { enum: ['seed', 'proposal', 'emergency'] }).notNull(),
+  activatedBy: text('activated_by').notNull(),
+  activatedAt: real('activated_at').notNull(),
+});
+
+
+/**
  * Signed checkpoints of the audit chains (C2SP signed-note checkpoint format): the chain head, its row count and the
  * time, signed with the installation's Ed25519 key. Verification checks the chains against every checkpoint.
  */

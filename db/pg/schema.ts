@@ -153,6 +153,53 @@ export const policyRevisions = pgTable('policy_revisions', {
   firstSeenAt: time('first_seen_at').notNull(),
 });
 
+export const policyProposals = pgTable(
+  'policy_proposals',
+  {
+    id: text('id').primaryKey(),
+    kind: text('kind', { enum: ['change', 'rollback'] }).notNull(),
+    revision: text('revision').notNull(),
+    baseRevision: text('base_revision'),
+    message: text('message').notNull(),
+    proposedBy: text('proposed_by').notNull(),
+    proposedAt: time('proposed_at').notNull(),
+    status: text('status', { enum: ['open', 'approved', 'activated', 'rejected', 'withdrawn'] }).notNull(),
+    testsJson: text('tests_json').notNull(),
+    impactJson: text('impact_json').notNull(),
+    approvalsRequired: integer('approvals_required').notNull(),
+    approverRoles: text('approver_roles').notNull(),
+    decidedBy: text('decided_by'),
+    decidedAt: time('decided_at'),
+    decisionReason: text('decision_reason'),
+    emergency: boolean('emergency').notNull().default(false),
+  },
+  (t) => [index('policy_proposals_status').on(t.status, t.proposedAt)],
+);
+
+export const policyVotes = pgTable(
+  'policy_votes',
+  {
+    id: id(),
+    proposalId: text('proposal_id').notNull(),
+    voter: text('voter').notNull(),
+    voterRole: text('voter_role').notNull(),
+    vote: text('vote', { enum: ['approve', 'reject'] }).notNull(),
+    reason: text('reason').notNull(),
+    votedAt: time('voted_at').notNull(),
+  },
+  (t) => [uniqueIndex('policy_votes_one_each').on(t.proposalId, t.voter)],
+);
+
+export const policyActivations = pgTable('policy_activations', {
+  seq: bigint('seq', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+  revision: text('revision').notNull(),
+  proposalId: text('proposal_id'),
+  kind: text('kind', { enum: ['seed', 'proposal', 'emergency'] }).notNull(),
+  activatedBy: text('activated_by').notNull(),
+  activatedAt: time('activated_at').notNull(),
+});
+
+
 export const auditCheckpoints = pgTable(
   'audit_checkpoints',
   {

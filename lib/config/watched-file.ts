@@ -18,11 +18,15 @@ export interface WatchedFileStatus {
   /** the error that kept the last good version in force, if the newest version could not be used */
   error: string | null;
   missing: boolean;
+  /** under change control: the version in force is the active revision's, not the file on disk */
+  pinned: boolean;
+  /** pinned, and the file on disk differs from the version in force (it is not loaded) */
+  drift: boolean;
 }
 
 /** A file's status as the API answers it (snake_case, like the rest of the JSON). */
 export function fileStatusJson(s: WatchedFileStatus) {
-  return { path: s.path, loaded_at: s.loadedAt, error: s.error, missing: s.missing };
+  return { path: s.path, loaded_at: s.loadedAt, error: s.error, missing: s.missing, pinned: s.pinned, drift: s.drift };
 }
 
 export class WatchedFile<T> {
@@ -36,6 +40,10 @@ export class WatchedFile<T> {
   private acceptor: ((next: T) => void) | undefined;
   private refusedListener: ((error: string) => void) | undefined;
   private loadedListener: (() => void) | undefined;
+  /** under change control: the text in force comes from the active revision (null: the revision has no such file) */
+  private pinnedText: string | null | undefined;
+  private drifted = false;
+  private driftListener: ((disk: string | null) => void) | undefined;
 
   /**
    * Loads the file now. A file that exists but does not parse throws: a process must not start on a broken policy.
@@ -87,8 +95,60 @@ export class WatchedFile<T> {
     this.refusedListener = listener;
   }
 
+  /** Told when the file on disk changes to a version that differs from the pinned one (once per version of the file). */
+  onDrift(listener: (disk: string | null) => void): void {
+    this.driftListener = listener;
+  }
+
   status(): WatchedFileStatus {
-    return { path: this.path, loadedAt: this.loadedAt, error: this.error, missing: this.missing };
+    return { path: this.path, loadedAt: this.loadedAt, error: this.error, missing: this.missing, pinned: this.pinnedText !== undefined, drift: this.drifted };
+  }
+
+  /** Whether the version in force is pinned (change control) rather than read from disk. */
+  get isPinned(): boolean {
+    return this.pinnedText !== undefined;
+  }
+
+  /**
+   * Put this text in force instead of the file on disk (change control: the active revision's version; null: the
+   * revision has no such file). Parsed like the file (a text that does not parse throws, and the version in force
+   * stays); not checked by the acceptor: a proposal's tests were run when it was proposed. From now on the file on
+   * disk is only compared with it: a difference is drift, reported, never loaded. Returns true when the text changed.
+   */
+  pin(text: string | null): boolean {
+    if (this.pinnedText !== undefined && this.pinnedText === text) return false;
+    const next = text === null ? this.whenMissing : this.parse(text, `${displayPath(this.path)} (the active revision)`);
+    const changed = text !== this.source;
+    this.value = next;
+    this.source = text;
+    this.pinnedText = text;
+    this.loadedAt = Date.now() / 1000;
+    this.error = null;
+    this.missing = text === null;
+    this.stamp = '';
+    this.checkDrift();
+    return changed;
+  }
+
+  /** Compare the file on disk with the pinned text (a new version of the file that differs is told once). */
+  private checkDrift(): void {
+    const stamp = this.readStamp() ?? 'missing';
+    if (stamp === this.stamp) return;
+    this.stamp = stamp;
+    let disk: string | null = null;
+    try {
+      disk = stamp === 'missing' ? null : readFileSync(this.path, 'utf8');
+    } catch {
+      disk = null;
+    }
+    const drifted = disk !== this.pinnedText;
+    this.drifted = drifted;
+    if (!drifted) return;
+    try {
+      this.driftListener?.(disk);
+    } catch (listenerError) {
+      console.error('Recording a drifted configuration file failed.', listenerError);
+    }
   }
 
   private readStamp(): string | null {
@@ -102,6 +162,10 @@ export class WatchedFile<T> {
 
   /** Re-read the file if it changed. Returns true when a new version took effect. */
   reload(force = false): boolean {
+    if (this.pinnedText !== undefined) {
+      this.checkDrift();
+      return false;
+    }
     const stamp = this.readStamp();
     if (stamp === null) {
       // A deleted file is treated like a broken one: the last good version stays, and we say so.

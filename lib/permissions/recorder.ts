@@ -54,7 +54,24 @@ export type AuthEventType =
   | 'token.rotated'
   | 'token.expired'
   | 'token.disabled';
-export type ConfigEventType = 'config.loaded' | 'config.refused' | 'flag.changed' | 'flag.refused' | 'profile.switched';
+export type ConfigEventType =
+  | 'config.loaded'
+  | 'config.refused'
+  | 'flag.changed'
+  | 'flag.refused'
+  | 'profile.switched'
+  // policy change control (issue 28): a proposal, a vote, a refused act, an activation, a rollback, a file on disk
+  // that differs from the rules in force, an activation whose evidence is missing from the trail
+  | 'policy.proposed'
+  | 'policy.voted'
+  | 'policy.rejected'
+  | 'policy.withdrawn'
+  | 'policy.approved'
+  | 'policy.activated'
+  | 'policy.rolled_back'
+  | 'policy.refused'
+  | 'policy.unverified'
+  | 'config.drift';
 export type AuditReadEventType =
   | 'audit.queried'
   | 'audit.exported'

@@ -46,6 +46,11 @@ export interface ActiveProfiles {
   readonly tokens?: { maxDays?: number; inactiveDays?: number; profiles: readonly string[] };
   /** the profiles that turn passwords off but for the break-glass administrator (identity.local_login: break_glass) */
   readonly breakGlassOnly?: { profiles: readonly string[] };
+  /**
+   * change control: the most approvers any profile asks for, from the roles every such profile allows, and which
+   * profiles ask; none: the files on disk are the rules, and proposals are advisory
+   */
+  readonly changeControl?: { approvers: number; roles: readonly ('viewer' | 'auditor' | 'operator' | 'admin')[]; profiles: readonly string[]; basis: string };
   /** the gates the profiles declare (origin `profile <name>: <file>:<line>:<col>`) */
   readonly gates: readonly GateSpec[];
   /** their policy rules, ids prefixed with the profile's name */
@@ -116,6 +121,7 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
   let lockout: { afterFailures: number; lockSeconds: number; profiles: string[] } | undefined;
   let tokens: { maxDays?: number; inactiveDays?: number; profiles: string[] } | undefined;
   let breakGlassOnly: { profiles: string[] } | undefined;
+  let changeControl: { approvers: number; roles: ('viewer' | 'auditor' | 'operator' | 'admin')[]; profiles: string[]; basis: string } | undefined;
   const least = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
   for (const p of profiles) {
     for (const [flag, value] of p.locks) {
@@ -146,6 +152,19 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
       tokens.profiles.push(p.name);
     }
     if (p.identity?.localLogin === 'break_glass') (breakGlassOnly ??= { profiles: [] }).profiles.push(p.name);
+    if (p.changeControl) {
+      if (!changeControl) changeControl = { ...p.changeControl, roles: [...p.changeControl.roles], profiles: [p.name] };
+      else {
+        const roles = changeControl.roles.filter((r) => p.changeControl!.roles.includes(r));
+        if (roles.length === 0) {
+          throw new AppError('BAD_REQUEST', `Profiles ${changeControl.profiles.join(', ')} and ${p.name} let no role in common approve changes to the rules; they cannot be active together.`);
+        }
+        changeControl.roles = roles;
+        if (p.changeControl.approvers > changeControl.approvers) changeControl.basis = p.changeControl.basis;
+        changeControl.approvers = Math.max(changeControl.approvers, p.changeControl.approvers);
+        changeControl.profiles.push(p.name);
+      }
+    }
   }
   const gates: GateSpec[] = [];
   for (const s of sources) {
@@ -164,6 +183,7 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
     lockout,
     tokens,
     breakGlassOnly,
+    changeControl,
     gates,
     rules: profiles.flatMap((p) => p.rules),
     rulePositions: profiles.flatMap((p) => p.rulePositions),

@@ -42,7 +42,7 @@ export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 export const SERVED_BY_KINDS = ['rule', 'gate', 'flag', 'invariant', 'setting'] as const;
 export type ServedByKind = (typeof SERVED_BY_KINDS)[number];
 /** The settings of a profile that a control may name. */
-export const PROFILE_SETTINGS = ['retention', 'masking', 'approvals', 'sign_in', 'locks', 'identity'] as const;
+export const PROFILE_SETTINGS = ['retention', 'masking', 'approvals', 'sign_in', 'locks', 'identity', 'change_control'] as const;
 
 const servedBy = z
   .string()
@@ -112,6 +112,15 @@ export const profileFileSchema = z.strictObject({
       basis: z.string().trim().min(1),
     })
     .optional(),
+  change_control: z
+    .strictObject({
+      /** how many people other than the proposer must approve a change to the rules before it is activated */
+      approvers: z.number().int().min(1).max(10),
+      /** the roles whose members may approve */
+      roles: z.array(z.enum(['viewer', 'auditor', 'operator', 'admin'], { error: 'a role: viewer, auditor, operator or admin' })).min(1),
+      basis: z.string().trim().min(1),
+    })
+    .optional(),
   controls: z.array(controlSchema).default([]),
 });
 
@@ -164,7 +173,7 @@ export function parseProfile(name: string, folder: string, texts: ProfileTexts) 
       if ((s.kind === 'flag' || s.kind === 'invariant') && !FLAGS_BY_NAME.has(s.ref)) issue(where, `"${s.ref}" names no flag in the catalog`);
       if (s.kind === 'invariant' && FLAGS_BY_NAME.get(s.ref)?.tier !== 'invariant' && FLAGS_BY_NAME.has(s.ref)) issue(where, `"${s.ref}" is not an invariant`);
       if (s.kind === 'setting' && !(PROFILE_SETTINGS as readonly string[]).includes(s.ref)) issue(where, `setting is one of ${PROFILE_SETTINGS.join(', ')}`);
-      if (s.kind === 'setting' && s.ref !== 'locks' && data[s.ref as 'retention' | 'masking' | 'approvals' | 'sign_in' | 'identity'] === undefined) {
+      if (s.kind === 'setting' && s.ref !== 'locks' && data[s.ref as 'retention' | 'masking' | 'approvals' | 'sign_in' | 'identity' | 'change_control'] === undefined) {
         issue(where, `the profile has no "${s.ref}" setting`);
       }
     }),
@@ -186,6 +195,8 @@ export function parseProfile(name: string, folder: string, texts: ProfileTexts) 
     signIn: data.sign_in && { lockAfterFailures: data.sign_in.lock_after_failures, lockMinutes: data.sign_in.lock_minutes, basis: data.sign_in.basis },
     /** the lifecycle of tokens (lib/auth/store.ts): their longest life and the inactivity that disables them */
     identity: data.identity && { tokenMaxDays: data.identity.token_max_days, tokenInactiveDays: data.identity.token_inactive_days, localLogin: data.identity.local_login, basis: data.identity.basis },
+    /** policy change control (lib/change-control): the configuration in force changes only through approved proposals */
+    changeControl: data.change_control && { approvers: data.change_control.approvers, roles: data.change_control.roles, basis: data.change_control.basis },
     /** its policy rules, ids already prefixed `<name>/` (attributed `policy:<name>/<id>`) */
     rules,
     /** file:line:column of each rule */

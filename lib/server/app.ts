@@ -65,6 +65,8 @@ import { SsoService } from '@/lib/sso/service';
 import { parseTrustedProxies, TRUSTED_PROXIES_ENV, type TrustedProxies } from '@/lib/http/client-address';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
 import { repeatWithoutOverlap } from './repeat';
+import { ChangeControl } from '@/lib/change-control/service';
+import type { RuleFile, RuleTexts } from '@/lib/change-control/files';
 
 export interface AppOptions {
   /** SWARM_DB: a SQLite file path, or a postgres:// URL */
@@ -229,6 +231,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   readonly engine: PermissionEngine;
   /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
   readonly decisions: DecisionService;
+  /** policy change control: proposals, votes, activations on every server, drift (lib/change-control) */
+  readonly changeControl: ChangeControl;
   private readonly withProfiles = new WeakMap<CompiledPolicy, CompiledPolicy>();
   private revisionMemo: { key: readonly unknown[]; revision: string } | undefined;
   /** the content of the revisions this process computed, for the recorder to store beside the first row naming one */
@@ -337,6 +341,67 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       ports: { flagValues: () => this.flags.values(), observe: observeDecision, callHooks: this.hooks, ...this.side.enginePorts(this.approvals) },
     });
     this.decisions = new DecisionService({ engine: this.engine, ...this.side.decisionOptions?.() });
+    this.changeControl = new ChangeControl({
+      database,
+      revisions: this.revisions,
+      profiles: this.profiles,
+      recorder: this.recorder,
+      recordEvent: (event) => this.side.recordEvent(event),
+      textsInForce: () => this.ruleTexts(),
+      configInForce: () => this.policyConfig(),
+      testsInForce: () => this.policyTests(),
+      flagValues: () => this.flags.values(),
+      revisionContentOf: (texts) => this.revisionContentOf(texts, this.flags.values()),
+      currentRevision: () => this.currentRevision(),
+      pin: (texts) => this.pinRules(texts),
+    });
+    for (const [key, file] of this.ruleFiles()) {
+      file.onDrift((disk) =>
+        this.side.recordEvent({
+          kind: 'config',
+          type: 'config.drift',
+          actor: 'system',
+          outcome: 'refused',
+          target: file.status().path,
+          detail: { file: key, active_revision: this.changeControl.active?.revision ?? null, disk_sha256: disk === null ? null : sha256(disk), missing_on_disk: disk === null },
+        }),
+      );
+    }
+  }
+
+  /** The five files a policy revision is made of, by their key in a proposal. */
+  private ruleFiles(): [RuleFile, WatchedFile<unknown>][] {
+    return [
+      ['agents', this.agentsFile],
+      ['policy', this.policyFile],
+      ['gates', this.gatesFile],
+      ['hooks', this.hooksFile],
+      ['mcp', this.mcpFile],
+    ] as [RuleFile, WatchedFile<unknown>][];
+  }
+
+  /** The texts of the rule files in force (null: absent). */
+  ruleTexts(): RuleTexts {
+    return Object.fromEntries(this.ruleFiles().map(([key, file]) => [key, file.text])) as RuleTexts;
+  }
+
+  /**
+   * Change control: put an active revision's texts in force instead of the files on disk. The MCP servers first (their
+   * secrets must be in this server's environment), so that a text this server cannot use stops the activation before
+   * any file changed.
+   */
+  private pinRules(texts: RuleTexts): void {
+    const order: RuleFile[] = ['mcp', 'hooks', 'agents', 'gates', 'policy'];
+    const files = new Map(this.ruleFiles());
+    for (const key of order) files.get(key)!.pin(texts[key]);
+  }
+
+  /**
+   * Start policy change control where a profile asks for it: seed the first activation from the files on disk, put
+   * the newest activation in force, and (a server) hear of every later one. Idempotent.
+   */
+  startChangeControl(): Promise<void> {
+    return this.changeControl.start({ watch: this.options.watchConfig === true });
   }
 
   /** SQLite: the connection (Drizzle); undefined on PostgreSQL. */
@@ -415,16 +480,21 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   }
 
   private revisionContent(flags: ReadonlyMap<string, boolean>): RevisionContent {
+    return this.revisionContentOf(this.ruleTexts(), flags);
+  }
+
+  /** The content of a revision of these texts, with these flag values and the active profiles. */
+  private revisionContentOf(texts: RuleTexts, flags: ReadonlyMap<string, boolean>): RevisionContent {
     return {
       files: {
-        agents: this.agentsFile.text,
-        policy: this.policyFile.text,
-        gates: this.gatesFile.text,
+        agents: texts.agents,
+        policy: texts.policy,
+        gates: texts.gates,
         policy_file: this.policyFile.path,
         // Absent rather than null without a hooks file, so that the revisions of a configuration without hooks stay.
-        ...(this.hooksFile.text !== null ? { hooks: this.hooksFile.text } : {}),
+        ...(texts.hooks !== null ? { hooks: texts.hooks } : {}),
         // Likewise for the MCP gateway's servers (their tool names and how an ASK is answered are part of the policy).
-        ...(this.mcpFile.text !== null ? { mcp: this.mcpFile.text } : {}),
+        ...(texts.mcp !== null ? { mcp: texts.mcp } : {}),
       },
       flags: Object.fromEntries([...flags].sort(([a], [b]) => (a < b ? -1 : 1))),
       ...(this.profiles.sources.length > 0 ? { profiles: this.profiles.sources.map((p) => ({ name: p.name, folder: p.folder, texts: p.texts })) } : {}),
@@ -618,6 +688,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
    */
   async bootstrap(): Promise<StartupReport> {
     const report: StartupReport = {};
+    await this.startChangeControl();
     if (!(await this.auth.hasAdmin())) {
       const given = this.env.SWARM_ADMIN_PASSWORD;
       const password = given && given.length > 0 ? given : randomPassword();
@@ -709,6 +780,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
 
   /** Stop the background work, record the stop and sign a last checkpoint (a server), close the database. */
   close(): ReturnType<S['close']> {
+    void this.changeControl.stop();
     return this.side.close() as ReturnType<S['close']>;
   }
 }
@@ -727,9 +799,13 @@ export async function openApp(options: AppOptions): Promise<App> {
   if (parseDbLocation(options.dbPath).kind === 'postgres') {
     // Loaded only when asked for: a SQLite process never loads the PostgreSQL driver.
     const { openPostgres } = await import('./postgres');
-    return openPostgres(options);
+    const app = await openPostgres(options);
+    await app.startChangeControl();
+    return app;
   }
-  return createApp(options);
+  const app = createApp(options);
+  await app.startChangeControl();
+  return app;
 }
 
 const GLOBAL_KEY = Symbol.for('swarm-permissions.app');

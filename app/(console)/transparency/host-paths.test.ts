@@ -5,7 +5,7 @@ import { mcpWithoutHostPaths } from './host-paths';
 const cwd = '/home/ops/swarm';
 
 const section = (over: Partial<McpTransparency['servers'][number]> = {}): McpTransparency => ({
-  file: { path: '/home/ops/swarm/config/mcp.yaml', loaded_at: 1, error: '/home/ops/swarm/config/mcp.yaml:4:5 servers.0.id: duplicate server id "files"', missing: false },
+  file: { path: '/home/ops/swarm/config/mcp.yaml', loaded_at: 1, error: '/home/ops/swarm/config/mcp.yaml:4:5 servers.0.id: duplicate server id "files"', missing: false, pinned: false, drift: false },
   separator: '__',
   approval_wait_seconds: 600,
   servers: [

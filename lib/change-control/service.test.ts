@@ -1,0 +1,195 @@
+/**
+ * Policy change control on both databases, with two applications on one database standing for two servers: the
+ * seed, a proposal with its impact and tests, votes (the proposer refused, two admins needed), activation heard by
+ * the other server within a second, drift, a failing test that blocks approval, a stale proposal, a rollback proposal,
+ * an emergency rollback, and an activation row written behind the service's back refused.
+ */
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openApp, type App } from '@/lib/app';
+import type { CheckInput } from '@/lib/permissions';
+import { TEST_AGENTS, TEST_APPROVAL_KEY } from '@/lib/test-support/temp-app';
+import { usePostgres } from '@/lib/test-support/use-postgres';
+import { within } from '@/lib/test-support/wait';
+import { AppError } from '@/lib/errors';
+import { readRuleFolder } from './files';
+import { revisionOf } from '@/lib/audit/revisions';
+
+const pg15 = usePostgres();
+const cleanups: (() => unknown)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const SEED_POLICY = 'rules: []\n';
+const DENY_DRIFT = 'rules:\n  - { id: no-drift-watch, decision: DENY, match: { tool: monitor_drift }, reason: drift is watched elsewhere }\n';
+
+const call = (agent: string, tool: string): CheckInput => ({ kind: 'tool', principal: { kind: 'agent', id: agent, role: 'viewer', agent }, agent, tool, arguments: {} });
+const alice = { id: 'alice', role: 'admin' as const };
+const bob = { id: 'bob', role: 'admin' as const };
+const carol = { id: 'carol', role: 'admin' as const };
+const olivia = { id: 'olivia', role: 'operator' as const };
+
+function configFolder(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'swarm-change-control-'));
+  writeFileSync(join(dir, 'agents.yaml'), TEST_AGENTS);
+  writeFileSync(join(dir, 'permission_policies.yaml'), SEED_POLICY);
+  writeFileSync(join(dir, 'policy_tests.yaml'), 'tests: []\n');
+  cpSync('config/profiles', join(dir, 'profiles'), { recursive: true });
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function twoServers(kind: 'SQLite' | 'PostgreSQL'): Promise<{ a: App; b: App; dirA: string; dirB: string }> {
+  const dirA = configFolder();
+  const dirB = configFolder();
+  const dbPath = kind === 'SQLite' ? join(dirA, 'cc.db') : pg15.cluster.urlOf(await pg15.freshDatabase('cc'));
+  const open = async (dir: string) => {
+    const env = { SWARM_APPROVAL_KEY: TEST_APPROVAL_KEY, SWARM_PROFILE: 'bfsi' };
+    const app = await openApp({ dbPath, configDir: dir, env, profile: 'bfsi', watchConfig: true });
+    cleanups.push(() => app.close());
+    return app;
+  };
+  const a = await open(dirA);
+  const b = await open(dirB);
+  return { a, b, dirA, dirB };
+}
+
+const decisionOf = async (app: App, tool = 'monitor_drift') => (await app.decisions.authorize(call('deployer', tool))).decision;
+
+async function refusal(p: Promise<unknown>): Promise<AppError> {
+  const e = await p.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  expect(e).toBeInstanceOf(AppError);
+  return e as AppError;
+}
+
+describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', (kind) => {
+  it('changes the rules only through a proposal two other admins approve, on both servers within a second', async () => {
+    const { a, b, dirA, dirB } = await twoServers(kind);
+    // One seed, whichever server started first.
+    expect((await a.changeControl.store.activations()).map((x) => x.kind)).toEqual(['seed']);
+    expect(a.changeControl.active?.revision).toBe(b.changeControl.active?.revision);
+    expect(await decisionOf(a)).toBe('ALLOW');
+    await a.decisions.decide(call('deployer', 'monitor_drift'));
+
+    // A proposal from a folder: compiled, tested, its impact replayed from the recorded calls.
+    const proposed = mkdtempSync(join(tmpdir(), 'swarm-proposed-'));
+    cleanups.push(() => rmSync(proposed, { recursive: true, force: true }));
+    cpSync(join(dirA, 'agents.yaml'), join(proposed, 'agents.yaml'));
+    writeFileSync(join(proposed, 'permission_policies.yaml'), DENY_DRIFT);
+    const p = await a.changeControl.propose({ texts: readRuleFolder(proposed), message: 'Drift is watched by the platform team', by: alice });
+    expect(p).toMatchObject({ status: 'open', approvalsRequired: 2, approverRoles: ['admin'], tests: { failed: 0 } });
+    expect(p.impact.replayed).toBeGreaterThanOrEqual(1);
+    expect(p.impact.by_direction.newly_denied).toBeGreaterThanOrEqual(1);
+    const detail = await b.changeControl.detail(p.id);
+    expect(detail.files.map((f) => f.name)).toEqual(['permission_policies.yaml']);
+    expect(detail.files[0]).toMatchObject({ before: SEED_POLICY, after: DENY_DRIFT });
+    expect(detail.stale).toBe(false);
+
+    // The proposer cannot approve; an operator may not vote; each refusal is recorded.
+    expect((await refusal(a.changeControl.vote(p.id, alice, 'approve', 'mine'))).code).toBe('FORBIDDEN');
+    expect((await refusal(a.changeControl.vote(p.id, olivia, 'approve', 'ok'))).code).toBe('FORBIDDEN');
+    const refused = await a.database.all<{ actor: string }>(sql`SELECT actor FROM security_events WHERE type = 'policy.refused' ORDER BY id`);
+    expect(refused.map((r) => r.actor)).toEqual(['alice', 'olivia']);
+
+    // One approval of two: nothing changes yet.
+    expect((await b.changeControl.vote(p.id, bob, 'approve', 'reviewed the impact')).proposal.status).toBe('open');
+    expect((await refusal(a.changeControl.vote(p.id, bob, 'approve', 'again'))).code).toBe('CONFLICT');
+    expect(await decisionOf(a)).toBe('ALLOW');
+
+    // The second activates it; the other server enforces it within a second.
+    const started = Date.now();
+    const done = await a.changeControl.vote(p.id, carol, 'approve', 'agreed');
+    expect(done.proposal.status).toBe('activated');
+    expect(await decisionOf(a)).toBe('DENY');
+    const waited = await within(1_000, async () => (await decisionOf(b)) === 'DENY');
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(waited).toBeLessThan(1_000);
+    expect((await b.decisions.authorize(call('deployer', 'monitor_drift'))).ruleSource).toBe('policy:no-drift-watch');
+    const votes = await a.database.all<{ type: string }>(sql`SELECT type FROM security_events WHERE type LIKE 'policy.%' ORDER BY id`);
+    expect(votes.map((v) => v.type)).toEqual(['policy.activated', 'policy.proposed', 'policy.refused', 'policy.refused', 'policy.voted', 'policy.refused', 'policy.voted', 'policy.activated']);
+
+    // The file on disk is now drift on both servers: shown, recorded, never loaded.
+    expect(a.configStatus().find((s) => s.path.endsWith('permission_policies.yaml'))).toMatchObject({ pinned: true, drift: true });
+    writeFileSync(join(dirB, 'permission_policies.yaml'), 'rules:\n  - { id: sneaky, decision: ALLOW, match: { tool: "*" } }\n');
+    b.policyFile.reload();
+    expect(await decisionOf(b)).toBe('DENY');
+    await within(2_000, async () => (await b.database.all(sql`SELECT id FROM security_events WHERE type = 'config.drift'`)).length >= 1);
+
+    // A rollback is a proposal too, with its impact; approved by two, it restores the seed.
+    const seed = (await a.changeControl.store.activations()).find((x) => x.kind === 'seed')!;
+    const back = await b.changeControl.proposeRollback(seed.revision, 'Back to the seed', bob);
+    expect(back).toMatchObject({ kind: 'rollback', status: 'open' });
+    expect(back.impact.by_direction.newly_allowed).toBeGreaterThanOrEqual(0);
+    await a.changeControl.vote(back.id, alice, 'approve', 'ok');
+    await a.changeControl.vote(back.id, carol, 'approve', 'ok');
+    await within(1_000, async () => (await decisionOf(a)) === 'ALLOW' && (await decisionOf(b)) === 'ALLOW');
+
+    // An emergency rollback through the break-glass path: at once, recorded as such.
+    const activated = (await a.changeControl.store.activations()).find((x) => x.kind === 'proposal' && x.proposalId === p.id)!;
+    const emergency = await a.changeControl.emergencyRollback(activated.revision, 'incident 42', { id: 'cli:root', role: 'admin' });
+    expect(emergency.proposal).toMatchObject({ emergency: true, status: 'activated' });
+    await within(1_000, async () => (await decisionOf(b)) === 'DENY');
+    const rolled = await a.database.one<{ detailJson: string }>(sql`SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'policy.rolled_back'`);
+    expect(JSON.parse(rolled!.detailJson)).toMatchObject({ emergency: true, activation: emergency.activation });
+  });
+
+  it('refuses to approve a proposal whose tests fail, or one made against rules no longer in force', async () => {
+    const { a, dirA } = await twoServers(kind);
+    const texts = readRuleFolder(dirA);
+    const failing = await a.changeControl.propose({
+      texts: { ...texts, policy: DENY_DRIFT },
+      message: 'deny drift',
+      by: alice,
+      tests: { files: ['t.yaml'], cases: [{ name: 'drift stays allowed', position: 't.yaml:1:1', input: { agent: 'deployer', tool: 'monitor_drift', arguments: {}, flags: {}, approval: 'none' }, expect: { decision: 'ALLOW' } }] as never },
+    });
+    expect(failing.tests).toMatchObject({ failed: 1 });
+    expect((await refusal(a.changeControl.vote(failing.id, bob, 'approve', 'ok'))).message).toMatch(/tests fail/);
+
+    const one = await a.changeControl.propose({ texts: { ...texts, policy: DENY_DRIFT }, message: 'one', by: alice });
+    const two = await a.changeControl.propose({ texts: { ...texts, policy: 'rules:\n  - { id: x, decision: DENY, match: { tool: fairness_audit } }\n' }, message: 'two', by: alice });
+    await a.changeControl.vote(one.id, bob, 'approve', 'ok');
+    await a.changeControl.vote(one.id, carol, 'approve', 'ok');
+    expect((await a.changeControl.detail(two.id)).stale).toBe(true);
+    expect((await refusal(a.changeControl.vote(two.id, bob, 'approve', 'ok'))).message).toMatch(/changed since/);
+    // Nothing to change, and a file that does not compile, are refused before anything is stored.
+    expect((await refusal(a.changeControl.propose({ texts: a.ruleTexts(), message: 'same', by: alice }))).message).toMatch(/Nothing changes/);
+    const bad = await refusal(a.changeControl.propose({ texts: { ...texts, policy: 'rules:\n  - { id: y, decision: MAYBE }\n' }, message: 'bad', by: alice }));
+    expect(bad.code).toBe('BAD_REQUEST');
+    expect(JSON.stringify(bad.details)).toMatch(/permission_policies\.yaml/);
+  });
+
+  it('never loads an activation the audit trail does not record', async () => {
+    const { a, b } = await twoServers(kind);
+    const seed = a.changeControl.active!;
+    // Someone with the database stores a permissive revision, hashed as the product would, and activates it behind
+    // the service's back; then a second whose content does not hash to its id.
+    const content = { files: { agents: TEST_AGENTS, policy: 'rules:\n  - { id: all, decision: ALLOW, match: { tool: "*" } }\n', gates: null, policy_file: 'p' }, flags: {} };
+    const forged = revisionOf(content);
+    await a.database.run(sql`INSERT INTO policy_revisions (revision, content_json, first_seen_at) VALUES (${forged}, ${JSON.stringify(content)}, 1)`);
+    await a.database.run(sql`INSERT INTO policy_activations (revision, proposal_id, kind, activated_by, activated_at) VALUES (${forged}, NULL, 'proposal', 'mallory', 1)`);
+    await a.changeControl.sync();
+    await b.changeControl.sync();
+    expect(a.changeControl.active?.revision).toBe(seed.revision);
+    expect(b.changeControl.active?.revision).toBe(seed.revision);
+    const problems = async () =>
+      (await a.database.all<{ detailJson: string }>(sql`SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'policy.unverified'`)).map(
+        (r) => (JSON.parse(r.detailJson) as { problem: string }).problem,
+      );
+    await within(2_000, async () => (await problems()).length >= 2);
+    expect(await problems()).toEqual(['the audit trail holds no security event recording it', 'the audit trail holds no security event recording it']);
+
+    await a.database.run(sql`INSERT INTO policy_revisions (revision, content_json, first_seen_at) VALUES ('rev_forged', ${JSON.stringify(content)}, 1)`);
+    await a.database.run(sql`INSERT INTO policy_activations (revision, proposal_id, kind, activated_by, activated_at) VALUES ('rev_forged', NULL, 'proposal', 'mallory', 1)`);
+    await a.changeControl.sync();
+    expect(a.changeControl.active?.revision).toBe(seed.revision);
+    await within(2_000, async () => (await problems()).includes('its stored content does not hash to its revision'));
+    expect(await decisionOf(a, 'deploy_serving')).not.toBe('ALLOW');
+  });
+});

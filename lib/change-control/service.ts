@@ -1,0 +1,518 @@
+/**
+ * Policy change control (issue 28). A change to the rules is a proposal: the proposed files stored as a revision,
+ * with the impact of the change on the recorded calls (lib/audit/impact.ts) and the policy tests' result. Where a
+ * compliance profile asks for change control (`change_control: { approvers, roles }`), the configuration in force
+ * changes only through an approved proposal: the proposer cannot approve, every vote is a security event, and once the
+ * last approval needed is given the proposal is activated in the same transaction; every server hears of it on the
+ * change feed and puts the revision in force within a second. The files on disk are then the seed (activated at the
+ * first start) and a file that differs from the active revision is drift: shown, recorded, never loaded. A rollback
+ * is a proposal of an earlier revision's files; an emergency rollback from the command line (the break-glass path)
+ * activates at once and is recorded as such.
+ *
+ * Without a profile that asks for it, the files on disk are the rules as before and proposals are advisory: the same
+ * review (diff, impact, tests, votes), and an approval says the files may be deployed.
+ *
+ * An activation is put in force only when its revision's content hashes to its id and the chained trail holds the
+ * security event that recorded it: a row written into policy_activations by someone with the database file is refused
+ * (recorded as policy.unverified), never loaded.
+ */
+import { randomBytes } from 'node:crypto';
+import type { SqlDatabase, Step, TxRunner } from '@/db/dialect';
+import { step } from '@/db/dialect';
+import { impactOf, recordedCalls } from '@/lib/audit/impact';
+import { revisionOf, type RevisionContent, type RevisionStore } from '@/lib/audit/revisions';
+import { describeFailure, runPolicyTests, type PolicyConfig, type PolicyTests } from '@/lib/config/policy-tests';
+import { AppError, messageOf } from '@/lib/errors';
+import type { AuditEvent, Role, SecurityEvent } from '@/lib/permissions';
+import type { ActiveProfiles } from '@/lib/profiles/load';
+import { changedFiles, configOfTexts, RULE_FILE_NAMES, textsOfRevision, type RuleTexts } from './files';
+import { CHANGE_CONTROL_LOCK, ChangeControlStore, RULES_CHANNEL, tx, type Activation, type ImpactSummary, type Proposal, type TestsSummary, type Vote } from './store';
+
+/** How far back a proposal's impact replays the recorded calls by default (seconds). */
+export const DEFAULT_IMPACT_PERIOD = 7 * 86_400;
+
+/** Who acts: a person (or the command line's user) and their role. */
+export interface Actor {
+  id: string;
+  role: Role;
+}
+
+/** What the service needs of the application (lib/server/app.ts), and nothing more. */
+export interface ChangeControlHost {
+  readonly database: SqlDatabase;
+  readonly revisions: RevisionStore;
+  readonly profiles: ActiveProfiles;
+  /** writes a security event inside a transaction of the port (the recorder the engine uses) */
+  readonly recorder: { recordWithin(t: TxRunner, event: SecurityEvent): Step<unknown> };
+  /** records an event nothing waits for (drift, an unverified activation) */
+  recordEvent(event: AuditEvent): void;
+  /** the texts of the five rule files in force */
+  textsInForce(): RuleTexts;
+  /** the configuration in force, as the policy tests see it */
+  configInForce(): PolicyConfig;
+  /** every policy test case in force (the configuration folder's and the profiles') */
+  testsInForce(): PolicyTests;
+  flagValues(): ReadonlyMap<string, boolean>;
+  /** the content a revision of these texts has with the flags and profiles in force */
+  revisionContentOf(texts: RuleTexts): RevisionContent;
+  /** the revision in force as the audit rows name it */
+  currentRevision(): string;
+  /** put these texts in force instead of the files on disk; throws when one does not parse */
+  pin(texts: RuleTexts): void;
+}
+
+export interface ProposeInput {
+  texts: RuleTexts;
+  message: string;
+  by: Actor;
+  /** the policy tests to run (default: those in force); the profiles' tests are always run */
+  tests?: PolicyTests;
+  /** replay the calls recorded since (seconds since the epoch; default: the last seven days) */
+  since?: number;
+  kind?: 'change' | 'rollback';
+}
+
+export interface ProposalDetail {
+  proposal: Proposal;
+  votes: Vote[];
+  /** the files of the proposal and of its base (the revision in force when proposed), for the diff */
+  files: { name: string; key: keyof RuleTexts; before: string | null; after: string | null }[];
+  /** under change control, this proposal can no longer be approved: the rules in force changed since */
+  stale: boolean;
+}
+
+const newProposalId = (): string => `prp_${randomBytes(9).toString('base64url')}`;
+
+/** The impact, short, for events and the report. */
+export function impactDigest(i: ImpactSummary) {
+  return { replayed: i.replayed, changed: i.changed, uncertain: i.uncertain, ...i.by_direction };
+}
+
+export class ChangeControl {
+  readonly store: ChangeControlStore;
+  private appliedSeq = 0;
+  private stopFeed: (() => Promise<void>) | undefined;
+  private resync: NodeJS.Timeout | undefined;
+  private syncing: Promise<void> | undefined;
+  private syncAgain = false;
+  private readonly unverified = new Set<number>();
+  private lastActivation: Activation | undefined;
+  private started = false;
+
+  constructor(private readonly host: ChangeControlHost) {
+    this.store = new ChangeControlStore(host.database);
+  }
+
+  /** The profiles' requirement (undefined: the files on disk are the rules; proposals are advisory). */
+  get settings(): ActiveProfiles['changeControl'] {
+    return this.host.profiles.changeControl;
+  }
+
+  get enforced(): boolean {
+    return this.settings !== undefined;
+  }
+
+  /** The activation in force on this server (undefined: none applied, or change control is off). */
+  get active(): Activation | undefined {
+    return this.lastActivation;
+  }
+
+  /**
+   * Under change control: seed the first activation from the files on disk when there is none, put the newest in
+   * force, and hear of every later one (`watch`: the change feed, and a read every few seconds in case a notification
+   * was lost). Without change control, nothing.
+   */
+  async start(options: { watch?: boolean } = {}): Promise<void> {
+    if (!this.enforced) return;
+    if (!this.started) {
+      this.started = true;
+      if (!(await this.store.latestActivation())) await this.seed();
+      await this.sync();
+    }
+    if (options.watch && !this.stopFeed && !this.resync) {
+      this.stopFeed = await this.host.database.changes(RULES_CHANNEL, () => void this.sync());
+      this.resync = setInterval(() => void this.sync(), 5_000);
+      this.resync.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.resync) clearInterval(this.resync);
+    this.resync = undefined;
+    const stop = this.stopFeed;
+    this.stopFeed = undefined;
+    await stop?.();
+  }
+
+  /** The files on disk become the first activation (once, whichever server starts first). */
+  private async seed(): Promise<void> {
+    const texts = this.host.textsInForce();
+    const content = this.host.revisionContentOf(texts);
+    const revision = revisionOf(content);
+    const at = Date.now() / 1000;
+    const recorder = this.host.recorder;
+    await this.host.database.transaction(
+      function* (t) {
+        if (yield* tx.latestActivation(t)) return;
+        yield* tx.storeRevision(t, revision, JSON.stringify(content), at);
+        const seq = yield* tx.insertActivation(t, { revision, proposalId: null, kind: 'seed', activatedBy: 'system', activatedAt: at });
+        yield* step(
+          recorder.recordWithin(t, {
+            kind: 'config',
+            type: 'policy.activated',
+            actor: 'system',
+            outcome: 'succeeded',
+            target: revision,
+            detail: { activation: seq, kind: 'seed', files: Object.entries(RULE_FILE_NAMES).filter(([k]) => texts[k as keyof RuleTexts] !== null).map(([, n]) => n) },
+          }),
+        );
+        yield* t.publish(RULES_CHANNEL);
+      },
+      { serialise: CHANGE_CONTROL_LOCK },
+    );
+  }
+
+  /** Put the newest activation in force if it is not yet (one at a time; a call meanwhile runs once more after). */
+  sync(): Promise<void> {
+    if (this.syncing) {
+      this.syncAgain = true;
+      return this.syncing;
+    }
+    this.syncing = (async () => {
+      try {
+        do {
+          this.syncAgain = false;
+          await this.applyNewest();
+        } while (this.syncAgain);
+      } catch (error) {
+        console.error('Reading the active policy revision failed; trying again in a few seconds.', error);
+      } finally {
+        this.syncing = undefined;
+      }
+    })();
+    return this.syncing;
+  }
+
+  private async applyNewest(): Promise<void> {
+    if (!this.enforced) return;
+    const latest = await this.store.latestActivation();
+    if (!latest || latest.seq === this.appliedSeq) return;
+    const problem = await this.unverifiedBecause(latest);
+    if (problem) {
+      if (!this.unverified.has(latest.seq)) {
+        this.unverified.add(latest.seq);
+        console.error(`Activation ${latest.seq} of ${latest.revision} is not loaded: ${problem}`);
+        this.host.recordEvent({ kind: 'config', type: 'policy.unverified', actor: 'system', outcome: 'refused', target: latest.revision, detail: { activation: latest.seq, problem } });
+      }
+      return;
+    }
+    const content = (await this.host.revisions.get(latest.revision))!;
+    try {
+      this.host.pin(textsOfRevision(content));
+    } catch (error) {
+      if (!this.unverified.has(latest.seq)) {
+        this.unverified.add(latest.seq);
+        this.host.recordEvent({ kind: 'config', type: 'config.refused', actor: 'system', outcome: 'refused', target: latest.revision, detail: { activation: latest.seq, error: messageOf(error) } });
+      }
+      return;
+    }
+    this.appliedSeq = latest.seq;
+    this.lastActivation = latest;
+  }
+
+  /** Why an activation must not be loaded: its content does not hash to it, or the trail does not record it. */
+  private async unverifiedBecause(a: Activation): Promise<string | undefined> {
+    const content = await this.host.revisions.get(a.revision);
+    if (!content) return 'its revision is not stored';
+    if (revisionOf(content) !== a.revision) return 'its stored content does not hash to its revision';
+    const evidence = await this.store.activationEvidence(a.revision);
+    const recorded = evidence.some((e) => (JSON.parse(e.detailJson ?? '{}') as { activation?: number }).activation === a.seq);
+    return recorded ? undefined : 'the audit trail holds no security event recording it';
+  }
+
+  /** The revision a proposal is measured against: the active one under change control, else the one in force. */
+  private baseRevision(): string {
+    return this.lastActivation?.revision ?? this.host.currentRevision();
+  }
+
+  /**
+   * Store a proposal: the files compiled (a file that does not compile is refused with its file:line:column), its
+   * policy tests run, its impact replayed, and the proposal recorded with its security event.
+   */
+  async propose(input: ProposeInput): Promise<Proposal> {
+    const message = input.message.trim();
+    if (!message) throw new AppError('BAD_REQUEST', 'A proposal needs a message that says why.');
+    if (this.enforced) await this.sync();
+    const candidate = configOfTexts(input.texts, this.host.profiles, 'proposed');
+    const before = this.host.textsInForce();
+    if (changedFiles(before, input.texts).length === 0) throw new AppError('BAD_REQUEST', 'Nothing changes: the proposed files are the ones in force.');
+    const tests = this.testsOf(candidate, input.tests);
+    const since = input.since ?? Date.now() / 1000 - DEFAULT_IMPACT_PERIOD;
+    const flags = this.host.flagValues();
+    const impact: ImpactSummary = { since, ...(await impactOf(recordedCalls(this.host.database, since), this.host.configInForce(), candidate, flags)) };
+    const content = this.host.revisionContentOf(input.texts);
+    const settings = this.settings;
+    const proposal: Proposal = {
+      id: newProposalId(),
+      kind: input.kind ?? 'change',
+      revision: revisionOf(content),
+      baseRevision: this.baseRevision(),
+      message,
+      proposedBy: input.by.id,
+      proposedAt: Date.now() / 1000,
+      status: 'open',
+      tests,
+      impact,
+      approvalsRequired: settings?.approvers ?? 1,
+      approverRoles: [...(settings?.roles ?? ['admin'])],
+      decidedBy: null,
+      decidedAt: null,
+      decisionReason: null,
+      emergency: false,
+    };
+    const recorder = this.host.recorder;
+    await this.host.database.transaction(
+      function* (t) {
+        yield* tx.storeRevision(t, proposal.revision, JSON.stringify(content), proposal.proposedAt);
+        yield* tx.insertProposal(t, proposal);
+        yield* step(
+          recorder.recordWithin(t, {
+            kind: 'config',
+            type: 'policy.proposed',
+            actor: input.by.id,
+            actorRole: input.by.role,
+            outcome: 'succeeded',
+            target: proposal.id,
+            detail: {
+              proposal: proposal.id,
+              kind: proposal.kind,
+              revision: proposal.revision,
+              base_revision: proposal.baseRevision,
+              message,
+              files: changedFiles(before, input.texts).map((f) => RULE_FILE_NAMES[f]),
+              tests: { passed: tests.passed, failed: tests.failed },
+              impact: impactDigest(impact),
+            },
+          }),
+        );
+      },
+      { serialise: CHANGE_CONTROL_LOCK },
+    );
+    return proposal;
+  }
+
+  /** The proposal's policy tests (given, or those in force) with the profiles' tests, as a summary. */
+  private testsOf(candidate: PolicyConfig, given: PolicyTests | undefined): TestsSummary {
+    const inForce = this.host.testsInForce();
+    const profileFolders = this.host.profiles.sources.map((s) => s.folder);
+    const profileCases = inForce.cases.filter((c) => profileFolders.some((f) => c.position.startsWith(f)));
+    const tests: PolicyTests = given ? { files: [...given.files, ...inForce.files.filter((f) => profileFolders.some((p) => f.startsWith(p)))], cases: [...given.cases, ...profileCases] } : inForce;
+    const results = runPolicyTests(candidate, tests);
+    const failures = results.filter((r) => !r.passed);
+    return {
+      passed: results.length - failures.length,
+      failed: failures.length,
+      files: [...tests.files],
+      failures: failures.map((r) => ({ name: r.case.name, position: r.case.position, message: describeFailure(r) })),
+    };
+  }
+
+  /** A proposal with its votes, its files and those of its base, and whether it can still be approved. */
+  async detail(id: string): Promise<ProposalDetail> {
+    const proposal = await this.store.proposal(id);
+    if (!proposal) throw new AppError('NOT_FOUND', `There is no proposal ${id}.`);
+    const [votes, after, before] = await Promise.all([
+      this.store.votes(id),
+      this.host.revisions.get(proposal.revision),
+      proposal.baseRevision ? this.host.revisions.get(proposal.baseRevision) : Promise.resolve(undefined),
+    ]);
+    const a = after ? textsOfRevision(after) : undefined;
+    const b = before ? textsOfRevision(before) : undefined;
+    const files = (Object.keys(RULE_FILE_NAMES) as (keyof RuleTexts)[])
+      .map((key) => ({ name: RULE_FILE_NAMES[key], key, before: b?.[key] ?? null, after: a?.[key] ?? null }))
+      .filter((f) => f.before !== f.after);
+    if (this.enforced) await this.sync();
+    const stale = proposal.status === 'open' && this.enforced && proposal.baseRevision !== this.lastActivation?.revision;
+    return { proposal, votes, files, stale };
+  }
+
+  /**
+   * A vote. Refused (and recorded as policy.refused): the proposer approving their own, a role that may not approve,
+   * a second vote, a proposal no longer open, an approval of a proposal whose tests fail or (under change control)
+   * that was made against rules no longer in force. The last approval needed activates it (change control) or
+   * approves it (advisory) in the same transaction.
+   */
+  async vote(id: string, by: Actor, vote: 'approve' | 'reject', reason: string): Promise<{ proposal: Proposal; activation?: number }> {
+    const why = reason.trim();
+    if (!why) throw new AppError('BAD_REQUEST', 'A vote needs a reason.');
+    if (this.enforced) await this.sync();
+    const enforced = this.enforced;
+    const recorder = this.host.recorder;
+    const db = this.host.database;
+    const at = Date.now() / 1000;
+    const outcome = await db.transaction(
+      function* (t) {
+        const p = yield* tx.proposalForUpdate(t, db, id);
+        if (!p) return { refused: new AppError('NOT_FOUND', `There is no proposal ${id}.`) };
+        const votes = yield* tx.votes(t, id);
+        const latest = enforced ? yield* tx.latestActivation(t) : undefined;
+        const refusal =
+          p.status !== 'open'
+            ? new AppError('CONFLICT', `Proposal ${id} is ${p.status}: it takes no more votes.`)
+            : by.id === p.proposedBy
+              ? new AppError('FORBIDDEN', vote === 'approve' ? 'You proposed this change: someone else must approve it.' : 'You proposed this change: withdraw it instead of rejecting it.')
+              : !p.approverRoles.includes(by.role)
+                ? new AppError('FORBIDDEN', `Only ${p.approverRoles.join(' or ')} users may vote on changes to the rules.`)
+                : votes.some((v) => v.voter === by.id)
+                  ? new AppError('CONFLICT', 'You have voted on this proposal already.')
+                  : vote === 'approve' && p.tests.failed > 0
+                    ? new AppError('CONFLICT', `${p.tests.failed} of its policy tests fail: a proposal whose tests fail cannot be approved.`)
+                    : vote === 'approve' && enforced && latest?.revision !== p.baseRevision
+                      ? new AppError('CONFLICT', 'The rules in force changed since this was proposed: propose it again, so that its impact is measured against them.')
+                      : undefined;
+        if (refusal) return { refused: refusal, proposal: p };
+        yield* tx.insertVote(t, { proposalId: id, voter: by.id, voterRole: by.role, vote, reason: why, votedAt: at });
+        const approvals = votes.filter((v) => v.vote === 'approve').length + (vote === 'approve' ? 1 : 0);
+        const event = (type: SecurityEvent['type'], detail: Record<string, unknown>, target = id): SecurityEvent =>
+          ({ kind: 'config', type, actor: by.id, actorRole: by.role, outcome: 'succeeded', target, detail: { proposal: id, revision: p.revision, ...detail } }) as SecurityEvent;
+        yield* step(recorder.recordWithin(t, event('policy.voted', { vote, reason: why, approvals_given: approvals, approvals_required: p.approvalsRequired })));
+        if (vote === 'reject') {
+          yield* tx.decide(t, id, 'rejected', by.id, at, why);
+          yield* step(recorder.recordWithin(t, event('policy.rejected', { reason: why })));
+          return { proposal: { ...p, status: 'rejected' as const } };
+        }
+        if (approvals < p.approvalsRequired) return { proposal: p };
+        const approvers = [...votes.filter((v) => v.vote === 'approve').map((v) => v.voter), by.id];
+        if (!enforced) {
+          yield* tx.decide(t, id, 'approved', by.id, at, why);
+          yield* step(recorder.recordWithin(t, event('policy.approved', { approvers, impact: impactDigest(p.impact) })));
+          return { proposal: { ...p, status: 'approved' as const } };
+        }
+        const seq = yield* tx.insertActivation(t, { revision: p.revision, proposalId: id, kind: 'proposal', activatedBy: by.id, activatedAt: at });
+        yield* tx.decide(t, id, 'activated', by.id, at, why);
+        yield* step(
+          recorder.recordWithin(
+            t,
+            event('policy.activated', { activation: seq, kind: p.kind === 'rollback' ? 'rollback' : 'proposal', proposed_by: p.proposedBy, approvers, base_revision: p.baseRevision, impact: impactDigest(p.impact) }, p.revision),
+          ),
+        );
+        yield* t.publish(RULES_CHANNEL);
+        return { proposal: { ...p, status: 'activated' as const }, activation: seq };
+      },
+      { serialise: CHANGE_CONTROL_LOCK },
+    );
+    if ('refused' in outcome && outcome.refused) {
+      await this.recordRefusal(by, id, `vote ${vote}`, outcome.refused.message);
+      throw outcome.refused;
+    }
+    if (outcome.activation !== undefined) await this.sync();
+    const proposal = outcome.proposal!;
+    return { proposal: { ...proposal, decidedBy: proposal.status === 'open' ? null : by.id }, activation: outcome.activation };
+  }
+
+  /** Withdraw an open proposal (its proposer, or an admin). */
+  async withdraw(id: string, by: Actor, reason: string): Promise<Proposal> {
+    const db = this.host.database;
+    const recorder = this.host.recorder;
+    const at = Date.now() / 1000;
+    const why = reason.trim() || 'withdrawn';
+    const result = await db.transaction(
+      function* (t) {
+        const p = yield* tx.proposalForUpdate(t, db, id);
+        if (!p) return { refused: new AppError('NOT_FOUND', `There is no proposal ${id}.`) };
+        if (p.status !== 'open') return { refused: new AppError('CONFLICT', `Proposal ${id} is ${p.status}: it cannot be withdrawn.`) };
+        if (p.proposedBy !== by.id && by.role !== 'admin') return { refused: new AppError('FORBIDDEN', 'Only its proposer or an admin can withdraw a proposal.') };
+        yield* tx.decide(t, id, 'withdrawn', by.id, at, why);
+        yield* step(recorder.recordWithin(t, { kind: 'config', type: 'policy.withdrawn', actor: by.id, actorRole: by.role, outcome: 'succeeded', target: id, detail: { proposal: id, reason: why } }));
+        return { proposal: { ...p, status: 'withdrawn' as const, decidedBy: by.id, decidedAt: at, decisionReason: why } };
+      },
+      { serialise: CHANGE_CONTROL_LOCK },
+    );
+    if (result.refused) {
+      await this.recordRefusal(by, id, 'withdraw', result.refused.message);
+      throw result.refused;
+    }
+    return result.proposal!;
+  }
+
+  /** The content of a revision that was once in force (a rollback's target). */
+  private async formerRevision(revision: string): Promise<RevisionContent> {
+    const activations = await this.store.activations(10_000);
+    const content = activations.some((a) => a.revision === revision) ? await this.host.revisions.get(revision) : undefined;
+    if (!content) throw new AppError('NOT_FOUND', `Revision ${revision} was never in force here: a rollback goes back to an earlier activation (see swarm policy history).`);
+    return content;
+  }
+
+  /** A proposal to go back to the files of an earlier activation, reviewed like any other. */
+  async proposeRollback(revision: string, message: string, by: Actor, since?: number): Promise<Proposal> {
+    if (!this.enforced) throw new AppError('CONFLICT', 'Change control is off: the files on disk are the rules. Restore the files to roll back.');
+    const content = await this.formerRevision(revision);
+    return this.propose({ texts: textsOfRevision(content), message, by, kind: 'rollback', since });
+  }
+
+  /**
+   * The break-glass path: go back to the files of an earlier activation at once, without votes (from the command line
+   * on a host that holds the database). Recorded as policy.rolled_back with `emergency: true`, and kept as an
+   * activated proposal so that the review of it can follow.
+   */
+  async emergencyRollback(revision: string, message: string, by: Actor): Promise<{ proposal: Proposal; activation: number }> {
+    if (!this.enforced) throw new AppError('CONFLICT', 'Change control is off: the files on disk are the rules. Restore the files to roll back.');
+    const why = message.trim();
+    if (!why) throw new AppError('BAD_REQUEST', 'An emergency rollback needs a message that says why.');
+    await this.sync();
+    const content = await this.formerRevision(revision);
+    const texts = textsOfRevision(content);
+    const candidate = configOfTexts(texts, this.host.profiles, revision);
+    const since = Date.now() / 1000 - DEFAULT_IMPACT_PERIOD;
+    const impact: ImpactSummary = { since, ...(await impactOf(recordedCalls(this.host.database, since), this.host.configInForce(), candidate, this.host.flagValues())) };
+    const at = Date.now() / 1000;
+    const proposal: Proposal = {
+      id: newProposalId(),
+      kind: 'rollback',
+      revision,
+      baseRevision: this.baseRevision(),
+      message: why,
+      proposedBy: by.id,
+      proposedAt: at,
+      status: 'activated',
+      tests: this.testsOf(candidate, undefined),
+      impact,
+      approvalsRequired: 0,
+      approverRoles: [...(this.settings?.roles ?? ['admin'])],
+      decidedBy: by.id,
+      decidedAt: at,
+      decisionReason: why,
+      emergency: true,
+    };
+    const recorder = this.host.recorder;
+    const seq = await this.host.database.transaction(
+      function* (t) {
+        yield* tx.insertProposal(t, proposal);
+        const seq = yield* tx.insertActivation(t, { revision, proposalId: proposal.id, kind: 'emergency', activatedBy: by.id, activatedAt: at });
+        yield* step(
+          recorder.recordWithin(t, {
+            kind: 'config',
+            type: 'policy.rolled_back',
+            actor: by.id,
+            actorRole: by.role,
+            outcome: 'succeeded',
+            target: revision,
+            detail: { activation: seq, proposal: proposal.id, emergency: true, via: 'break-glass (command line)', reason: why, base_revision: proposal.baseRevision, impact: impactDigest(impact) },
+          }),
+        );
+        yield* t.publish(RULES_CHANNEL);
+        return seq;
+      },
+      { serialise: CHANGE_CONTROL_LOCK },
+    );
+    await this.sync();
+    return { proposal, activation: seq };
+  }
+
+  private async recordRefusal(by: Actor, target: string, act: string, message: string): Promise<void> {
+    const recorder = this.host.recorder;
+    await this.host.database.transaction(function* (t) {
+      yield* step(recorder.recordWithin(t, { kind: 'config', type: 'policy.refused', actor: by.id, actorRole: by.role, outcome: 'refused', target, detail: { act, reason: message } }));
+    });
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * Where policy change control is kept (issue 28): proposals, their votes and the activations, one implementation for
+ * SQLite and PostgreSQL over the dialect port. The writes that matter happen inside transactions of the service
+ * (service.ts), so that a vote, an activation and their security events commit together or not at all.
+ */
+import { sql } from 'drizzle-orm';
+import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
+import type { ImpactReport } from '@/lib/audit/impact';
+
+export type ProposalStatus = 'open' | 'approved' | 'activated' | 'rejected' | 'withdrawn';
+
+export interface TestsSummary {
+  passed: number;
+  failed: number;
+  files: string[];
+  failures: { name: string; position: string; message: string }[];
+}
+
+export interface ImpactSummary extends ImpactReport {
+  /** the start of the replayed period, seconds since the epoch */
+  since: number;
+}
+
+export interface Proposal {
+  id: string;
+  kind: 'change' | 'rollback';
+  revision: string;
+  baseRevision: string | null;
+  message: string;
+  proposedBy: string;
+  proposedAt: number;
+  status: ProposalStatus;
+  tests: TestsSummary;
+  impact: ImpactSummary;
+  approvalsRequired: number;
+  approverRoles: string[];
+  decidedBy: string | null;
+  decidedAt: number | null;
+  decisionReason: string | null;
+  emergency: boolean;
+}
+
+export interface Vote {
+  proposalId: string;
+  voter: string;
+  voterRole: string;
+  vote: 'approve' | 'reject';
+  reason: string;
+  votedAt: number;
+}
+
+export interface Activation {
+  seq: number;
+  revision: string;
+  proposalId: string | null;
+  kind: 'seed' | 'proposal' | 'emergency';
+  activatedBy: string;
+  activatedAt: number;
+}
+
+/** The channel every server hears an activation on (PostgreSQL NOTIFY; on SQLite, any commit to the file). */
+export const RULES_CHANNEL = 'swarm_rules';
+
+/** The key that serialises every change-control write across servers. */
+export const CHANGE_CONTROL_LOCK = 'swarm-policy-change-control';
+
+const PROPOSAL_COLUMNS = sql`id, kind, revision, base_revision AS "baseRevision", message, proposed_by AS "proposedBy", proposed_at AS "proposedAt",
+  status, tests_json AS "testsJson", impact_json AS "impactJson", approvals_required AS "approvalsRequired", approver_roles AS "approverRoles",
+  decided_by AS "decidedBy", decided_at AS "decidedAt", decision_reason AS "decisionReason", emergency`;
+const ACTIVATION_COLUMNS = sql`seq, revision, proposal_id AS "proposalId", kind, activated_by AS "activatedBy", activated_at AS "activatedAt"`;
+const VOTE_COLUMNS = sql`proposal_id AS "proposalId", voter, voter_role AS "voterRole", vote, reason, voted_at AS "votedAt"`;
+
+type RawProposal = Omit<Proposal, 'tests' | 'impact' | 'approverRoles' | 'emergency'> & { testsJson: string; impactJson: string; approverRoles: string; emergency: unknown };
+
+const proposalOf = (r: RawProposal): Proposal => {
+  const { testsJson, impactJson, approverRoles, emergency, ...rest } = r;
+  return {
+    ...rest,
+    approvalsRequired: Number(rest.approvalsRequired),
+    tests: JSON.parse(testsJson) as TestsSummary,
+    impact: JSON.parse(impactJson) as ImpactSummary,
+    approverRoles: approverRoles.split(','),
+    emergency: emergency === true || emergency === 1,
+  };
+};
+const activationOf = (r: Activation): Activation => ({ ...r, seq: Number(r.seq) });
+
+export class ChangeControlStore {
+  constructor(readonly db: SqlDatabase) {}
+
+  async latestActivation(): Promise<Activation | undefined> {
+    const row = await this.db.one<Activation>(sql`SELECT ${ACTIVATION_COLUMNS} FROM policy_activations ORDER BY seq DESC LIMIT 1`);
+    return row && activationOf(row);
+  }
+
+  async activations(limit = 100): Promise<Activation[]> {
+    return (await this.db.all<Activation>(sql`SELECT ${ACTIVATION_COLUMNS} FROM policy_activations ORDER BY seq DESC LIMIT ${limit}`)).map(activationOf);
+  }
+
+  async activationsBetween(from: number, to: number): Promise<Activation[]> {
+    return (await this.db.all<Activation>(sql`SELECT ${ACTIVATION_COLUMNS} FROM policy_activations WHERE activated_at >= ${from} AND activated_at < ${to} ORDER BY seq`)).map(activationOf);
+  }
+
+  async proposal(id: string): Promise<Proposal | undefined> {
+    const row = await this.db.one<RawProposal>(sql`SELECT ${PROPOSAL_COLUMNS} FROM policy_proposals WHERE id = ${id}`);
+    return row && proposalOf(row);
+  }
+
+  async proposals(filter: { status?: ProposalStatus; limit?: number } = {}): Promise<Proposal[]> {
+    const where = filter.status ? sql`WHERE status = ${filter.status}` : sql``;
+    const rows = await this.db.all<RawProposal>(sql`SELECT ${PROPOSAL_COLUMNS} FROM policy_proposals ${where} ORDER BY proposed_at DESC, id DESC LIMIT ${filter.limit ?? 100}`);
+    return rows.map(proposalOf);
+  }
+
+  async votes(proposalId: string): Promise<Vote[]> {
+    return this.db.all<Vote>(sql`SELECT ${VOTE_COLUMNS} FROM policy_votes WHERE proposal_id = ${proposalId} ORDER BY id`);
+  }
+
+  /** The security events that record an activation of this revision (the evidence an activation is loaded on). */
+  async activationEvidence(revision: string): Promise<{ type: string; detailJson: string | null }[]> {
+    return this.db.all(
+      sql`SELECT type, detail_json AS "detailJson" FROM security_events WHERE target = ${revision} AND type IN ('policy.activated', 'policy.rolled_back') ORDER BY id`,
+    );
+  }
+}
+
+/** The statements of the service's transactions (generators over the port, see db/dialect.ts). */
+export const tx = {
+  *proposalForUpdate(t: TxRunner, db: SqlDatabase, id: string): TxSteps<Proposal | undefined> {
+    const row = yield* t.one<RawProposal>(sql`SELECT ${PROPOSAL_COLUMNS} FROM policy_proposals WHERE id = ${id}${db.forUpdate}`);
+    return row && proposalOf(row);
+  },
+  *latestActivation(t: TxRunner): TxSteps<Activation | undefined> {
+    const row = yield* t.one<Activation>(sql`SELECT ${ACTIVATION_COLUMNS} FROM policy_activations ORDER BY seq DESC LIMIT 1`);
+    return row && activationOf(row);
+  },
+  *votes(t: TxRunner, proposalId: string): TxSteps<Vote[]> {
+    return yield* t.all<Vote>(sql`SELECT ${VOTE_COLUMNS} FROM policy_votes WHERE proposal_id = ${proposalId} ORDER BY id`);
+  },
+  *storeRevision(t: TxRunner, revision: string, contentJson: string, at: number): TxSteps<void> {
+    yield* t.run(sql`INSERT INTO policy_revisions (revision, content_json, first_seen_at) VALUES (${revision}, ${contentJson}, ${at}) ON CONFLICT (revision) DO NOTHING`);
+  },
+  *insertProposal(t: TxRunner, p: Proposal): TxSteps<void> {
+    yield* t.run(sql`INSERT INTO policy_proposals (id, kind, revision, base_revision, message, proposed_by, proposed_at, status, tests_json, impact_json,
+        approvals_required, approver_roles, decided_by, decided_at, decision_reason, emergency)
+      VALUES (${p.id}, ${p.kind}, ${p.revision}, ${p.baseRevision}, ${p.message}, ${p.proposedBy}, ${p.proposedAt}, ${p.status}, ${JSON.stringify(p.tests)},
+        ${JSON.stringify(p.impact)}, ${p.approvalsRequired}, ${p.approverRoles.join(',')}, ${p.decidedBy}, ${p.decidedAt}, ${p.decisionReason}, ${p.emergency})`);
+  },
+  *insertVote(t: TxRunner, v: Vote): TxSteps<void> {
+    yield* t.run(sql`INSERT INTO policy_votes (proposal_id, voter, voter_role, vote, reason, voted_at)
+      VALUES (${v.proposalId}, ${v.voter}, ${v.voterRole}, ${v.vote}, ${v.reason}, ${v.votedAt})`);
+  },
+  *decide(t: TxRunner, id: string, status: ProposalStatus, by: string, at: number, reason: string): TxSteps<void> {
+    yield* t.run(sql`UPDATE policy_proposals SET status = ${status}, decided_by = ${by}, decided_at = ${at}, decision_reason = ${reason} WHERE id = ${id} AND status = 'open'`);
+  },
+  *insertActivation(t: TxRunner, a: Omit<Activation, 'seq'>): TxSteps<number> {
+    const row = yield* t.one<{ seq: number }>(sql`INSERT INTO policy_activations (revision, proposal_id, kind, activated_by, activated_at)
+      VALUES (${a.revision}, ${a.proposalId}, ${a.kind}, ${a.activatedBy}, ${a.activatedAt}) RETURNING seq`);
+    return Number(row!.seq);
+  },
+};
