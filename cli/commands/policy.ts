@@ -16,7 +16,11 @@ import { parsePolicy } from '@/lib/permissions/policy';
 import { lintPolicy } from '@/lib/permissions/policy-lint';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { expectPositionals, parseCommand, runSubcommand } from '@/cli/args';
-import { withAnyApp, type CliContext, type Env } from '@/cli/context';
+import { actAs, cliActor, withAnyApp, type CliContext, type Env } from '@/cli/context';
+import { readRuleFolder } from '@/lib/change-control/files';
+import { impactDigest, type Actor } from '@/lib/change-control/service';
+import type { Proposal } from '@/lib/change-control/store';
+import type { App } from '@/lib/app';
 import { CliError, UsageError } from '@/cli/errors';
 import { impactOf, recordedCalls, type ImpactReport } from '@/lib/audit/impact';
 import { durationSchema } from '@/lib/permissions/gates';
@@ -37,7 +41,7 @@ export function defaultPolicyFile(env: Env): string {
 }
 
 export function policyCommand(ctx: CliContext, sub: string | undefined, args: string[]): number | Promise<number> {
-  return runSubcommand<number | Promise<number>>(ctx, 'policy', sub, args, { validate, test, impact }, ' [FILE]');
+  return runSubcommand<number | Promise<number>>(ctx, 'policy', sub, args, { validate, test, impact, propose, proposals, vote, history, rollback }, ' [FILE]');
 }
 
 function readText(file: string, what: string): string {
@@ -197,4 +201,128 @@ function printImpact(ctx: CliContext, dir: string, from: number, r: ImpactReport
   for (const e of r.examples) {
     out(`  ${e.decision_id ?? '(no id)'}  ${clean(e.agent)} ${clean(e.tool)}: ${e.before.decision} ${clean(e.before.rule_source)} -> ${e.after.decision} ${clean(e.after.rule_source)}${e.uncertain ? ' (uncertain)' : ''}`);
   }
+}
+
+/** Who proposes or rolls back: the user of --as (checked like the REST route), else the command line's user as an admin. */
+async function actorOf(app: App, as: string | undefined, ctx: CliContext, path: string): Promise<Actor> {
+  if (!as) return { id: cliActor(ctx.env), role: 'admin' };
+  const p = await actAs(app, as, { method: 'POST', path, role: 'admin' });
+  return { id: p.id, role: p.role };
+}
+
+function printProposal(ctx: CliContext, p: Proposal): void {
+  const out = (line = '') => ctx.io.out(`${line}\n`);
+  const d = impactDigest(p.impact);
+  out(`${p.id}  ${p.kind}  ${p.status}${p.emergency ? ' (emergency)' : ''}  by ${clean(p.proposedBy)}  ${new Date(p.proposedAt * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`);
+  out(`  ${clean(p.message)}`);
+  out(`  revision ${p.revision} (against ${p.baseRevision ?? 'none'})`);
+  out(`  tests: ${p.tests.passed} passed, ${p.tests.failed} failed${p.tests.failed > 0 ? ' (it cannot be approved)' : ''}`);
+  for (const f of p.tests.failures) out(`    ${clean(f.message)}`);
+  out(`  impact: ${d.replayed.toLocaleString('en-US')} calls replayed, ${d.changed} decided otherwise (newly denied ${d.newly_denied}, newly allowed ${d.newly_allowed}, newly asking ${d.newly_asking}, other rule ${d.other_rule}); ${d.uncertain} uncertain`);
+  if (p.status === 'open') out(`  needs ${plural(p.approvalsRequired, 'approval')} from ${p.approverRoles.join(' or ')} users other than the proposer`);
+}
+
+/**
+ * `swarm policy propose DIR -m "why" [--as USER] [--since 7d] [--json]`: store the files of DIR as a proposal with its
+ * impact and its policy tests' result (DIR's policy_tests.yaml when it has one). Exit 0; 3 when DIR does not compile.
+ */
+async function propose(ctx: CliContext, args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, { message: { type: 'string', short: 'm' }, as: { type: 'string' }, since: { type: 'string' }, json: { type: 'boolean' } });
+  const [dir] = expectPositionals(positionals, ['DIR']);
+  if (!values.message?.trim()) throw new UsageError('-m "why": a proposal says why the change is made.');
+  const since = durationSchema.safeParse(values.since ?? '7d');
+  if (!since.success) throw new UsageError(`--since: ${since.error.issues[0]?.message ?? 'not a duration'}`);
+  const texts = readRuleFolder(dir!);
+  const testFile = join(dir!, 'policy_tests.yaml');
+  const tests = existsSync(testFile) ? loadPolicyTests([testFile]) : undefined;
+  return withAnyApp(ctx, async (app) => {
+    const by = await actorOf(app, values.as, ctx, '/api/v1/policy/proposals');
+    let p: Proposal;
+    try {
+      p = await app.changeControl.propose({ texts, message: values.message!, by, tests, since: Date.now() / 1000 - since.data });
+    } catch (error) {
+      const issues = (error as { details?: { issues?: unknown[] } }).details?.issues;
+      if (issues) {
+        ctx.io.err(`${messageOf(error)}\nNothing was proposed.\n`);
+        return EXIT_DOES_NOT_COMPILE;
+      }
+      throw error;
+    }
+    if (values.json) ctx.io.out(`${JSON.stringify(p, null, 2)}\n`);
+    else {
+      printProposal(ctx, p);
+      ctx.io.out(app.changeControl.enforced ? `Review it at /policy/${p.id}.\n` : `Change control is off (no active profile asks for it): the review at /policy/${p.id} is advisory; deploy the files as usual.\n`);
+    }
+    return 0;
+  });
+}
+
+/** `swarm policy proposals [--status open] [--json]`: the proposals, newest first. */
+async function proposals(ctx: CliContext, args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, { status: { type: 'string' }, json: { type: 'boolean' } });
+  expectPositionals(positionals, []);
+  const statuses = ['open', 'approved', 'activated', 'rejected', 'withdrawn'] as const;
+  const status = values.status as (typeof statuses)[number] | undefined;
+  if (status !== undefined && !statuses.includes(status)) throw new UsageError(`--status is one of ${statuses.join(', ')}`);
+  return withAnyApp(ctx, async (app) => {
+    const list = await app.changeControl.store.proposals({ status });
+    if (values.json) ctx.io.out(`${JSON.stringify(list, null, 2)}\n`);
+    else if (list.length === 0) ctx.io.out('No proposals.\n');
+    else for (const p of list) printProposal(ctx, p);
+    return 0;
+  });
+}
+
+/** `swarm policy vote ID approve|reject -m "why" --as USER`: a person's vote (the last approval needed activates it). */
+async function vote(ctx: CliContext, args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, { message: { type: 'string', short: 'm' }, as: { type: 'string' } });
+  const [id, choice] = expectPositionals(positionals, ['ID', 'approve|reject']);
+  if (choice !== 'approve' && choice !== 'reject') throw new UsageError('the vote is approve or reject');
+  if (!values.as) throw new UsageError('--as USER: a vote is a person\'s, and the proposer cannot approve their own.');
+  if (!values.message?.trim()) throw new UsageError('-m "why": a vote needs a reason.');
+  return withAnyApp(ctx, async (app) => {
+    const p = await actAs(app, values.as!, { method: 'POST', path: `/api/v1/policy/proposals/${id}/votes`, role: 'viewer' });
+    const r = await app.changeControl.vote(id!, { id: p.id, role: p.role }, choice, values.message!);
+    printProposal(ctx, r.proposal);
+    if (r.activation !== undefined) ctx.io.out(`Activated (activation ${r.activation}): every server puts it in force within a second.\n`);
+    return 0;
+  });
+}
+
+/** `swarm policy history [--json]`: every activation, newest first. */
+async function history(ctx: CliContext, args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, { json: { type: 'boolean' } });
+  expectPositionals(positionals, []);
+  return withAnyApp(ctx, async (app) => {
+    const list = await app.changeControl.store.activations();
+    if (values.json) ctx.io.out(`${JSON.stringify(list, null, 2)}\n`);
+    else if (list.length === 0) ctx.io.out(app.changeControl.enforced ? 'No activation yet.\n' : 'Change control is off: the files on disk are the rules, and nothing is activated.\n');
+    for (const a of values.json ? [] : list) {
+      ctx.io.out(`${String(a.seq).padStart(4)}  ${new Date(a.activatedAt * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC  ${a.revision}  ${a.kind.padEnd(9)}  ${a.proposalId ?? '-'}  by ${clean(a.activatedBy)}\n`);
+    }
+    return 0;
+  });
+}
+
+/**
+ * `swarm policy rollback REVISION -m "why" [--as USER] [--emergency]`: propose going back to an earlier activation's
+ * files; with --emergency, the break-glass path: activated at once, without votes, recorded as an emergency rollback.
+ */
+async function rollback(ctx: CliContext, args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, { message: { type: 'string', short: 'm' }, as: { type: 'string' }, emergency: { type: 'boolean' } });
+  const [revision] = expectPositionals(positionals, ['REVISION']);
+  if (!values.message?.trim()) throw new UsageError('-m "why": a rollback says why.');
+  return withAnyApp(ctx, async (app) => {
+    const by = await actorOf(app, values.as, ctx, '/api/v1/policy/rollback');
+    if (values.emergency) {
+      const r = await app.changeControl.emergencyRollback(revision!, values.message!, by);
+      printProposal(ctx, r.proposal);
+      ctx.io.out(`Emergency rollback activated (activation ${r.activation}) and recorded as such; review it at /policy/${r.proposal.id}.\n`);
+      return 0;
+    }
+    const p = await app.changeControl.proposeRollback(revision!, values.message!, by);
+    printProposal(ctx, p);
+    ctx.io.out(`Review it at /policy/${p.id}.\n`);
+    return 0;
+  });
 }

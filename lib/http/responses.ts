@@ -269,3 +269,72 @@ export const tokenSchema = z.object({
 export const tokenListSchema = z.object({ tokens: z.array(tokenSchema), now: z.number() });
 /** POST /api/v1/tokens/{id}/rotate: the new token, its secret shown this once. */
 export const rotatedTokenSchema = z.object({ token: z.string(), id: z.number(), rotated_from: z.number(), scopes: z.array(z.string()), expires_at: z.number().nullable(), old_expires_at: z.number() });
+
+// ---------------------------------------------------------------------------------------------------------------
+// Policy change control (issue 28): proposals, votes, activations.
+// ---------------------------------------------------------------------------------------------------------------
+
+const decisionName = z.enum(['ALLOW', 'DENY', 'ASK']);
+export const impactSchema = z.object({
+  since: z.number(),
+  replayed: z.number(),
+  changed: z.number(),
+  uncertain: z.number(),
+  by_direction: z.object({ newly_denied: z.number(), newly_allowed: z.number(), newly_asking: z.number(), other_rule: z.number() }),
+  by_agent: z.array(z.object({ agent: z.string(), count: z.number() })),
+  by_tool: z.array(z.object({ tool: z.string(), count: z.number() })),
+  examples: z.array(
+    z.object({
+      decision_id: z.string().nullable(),
+      agent: z.string(),
+      tool: z.string(),
+      direction: z.enum(['newly_denied', 'newly_allowed', 'newly_asking', 'other_rule']),
+      before: z.object({ decision: decisionName, rule_source: z.string() }),
+      after: z.object({ decision: decisionName, rule_source: z.string(), reason: z.string() }),
+      uncertain: z.boolean(),
+    }),
+  ),
+});
+export const proposalSchema = z.object({
+  id: z.string(),
+  kind: z.enum(['change', 'rollback']),
+  revision: z.string(),
+  base_revision: z.string().nullable(),
+  message: z.string(),
+  proposed_by: z.string(),
+  proposed_at: z.number(),
+  status: z.enum(['open', 'approved', 'activated', 'rejected', 'withdrawn']),
+  tests: z.object({ passed: z.number(), failed: z.number(), files: z.array(z.string()), failures: z.array(z.object({ name: z.string(), position: z.string(), message: z.string() })) }),
+  impact: impactSchema,
+  approvals_required: z.number(),
+  approver_roles: z.array(z.string()),
+  decided_by: z.string().nullable(),
+  decided_at: z.number().nullable(),
+  decision_reason: z.string().nullable(),
+  emergency: z.boolean(),
+});
+export type ProposalJson = z.infer<typeof proposalSchema>;
+export const activationSchema = z.object({
+  seq: z.number(),
+  revision: z.string(),
+  proposal_id: z.string().nullable(),
+  kind: z.enum(['seed', 'proposal', 'emergency']),
+  activated_by: z.string(),
+  activated_at: z.number(),
+});
+export const proposalListSchema = z.object({
+  change_control: z.union([
+    z.object({ enforced: z.literal(true), approvers: z.number(), roles: z.array(z.string()), profiles: z.array(z.string()), basis: z.string() }),
+    z.object({ enforced: z.literal(false) }),
+  ]),
+  active: activationSchema.nullable(),
+  proposals: z.array(proposalSchema),
+});
+export const proposalDetailSchema = proposalSchema.extend({
+  votes: z.array(z.object({ voter: z.string(), role: z.string(), vote: z.enum(['approve', 'reject']), reason: z.string(), voted_at: z.number() })),
+  files: z.array(z.object({ name: z.string(), key: z.enum(['agents', 'policy', 'gates', 'hooks', 'mcp']), before: z.string().nullable(), after: z.string().nullable() })),
+  stale: z.boolean(),
+});
+export type ProposalDetailJson = z.infer<typeof proposalDetailSchema>;
+export const voteResultSchema = proposalDetailSchema.extend({ activation: z.number().nullable() });
+export const activationListSchema = z.object({ activations: z.array(activationSchema) });

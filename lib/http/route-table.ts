@@ -30,6 +30,7 @@ import { auditReportOscal, auditReportPdf } from './routes/reports';
 import { signIn, signOut, whoAmI } from './routes/sessions';
 import { ssoBackchannelLogout, ssoCallback, startSso } from './routes/sso';
 import { listTokens, revokeToken, rotateToken } from './routes/tokens';
+import { createProposal, getProposal, listActivations, listProposals, proposeRollback, voteOnProposal, withdrawProposal } from './routes/policy';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
@@ -154,6 +155,38 @@ export const ROUTE_TABLE = [
       response: R.rotatedTokenSchema,
       responses: { ...ERR_NOT_FOUND, '409': 'Revoked, expired or disabled: nothing to rotate.' },
     }),
+  }),
+  entry('/api/v1/policy/proposals', {
+    GET: op(listProposals, 'Policy changes', 'Proposed changes to the rules, newest first, with whether change control is enforced and the activation in force.', {
+      response: R.proposalListSchema,
+    }),
+    POST: op(createProposal, 'Policy changes', 'Propose new rule files: compiled (400 names each problem at file:line:column), tested, and replayed against the recorded calls.', {
+      response: R.proposalSchema,
+    }),
+  }),
+  entry('/api/v1/policy/proposals/{id}', {
+    GET: op(getProposal, 'Policy changes', 'One proposal: the diff of every file, its impact with examples, its tests, its votes, and whether it is stale.', {
+      response: R.proposalDetailSchema,
+      responses: ERR_NOT_FOUND,
+    }),
+  }),
+  entry('/api/v1/policy/proposals/{id}/votes', {
+    POST: op(voteOnProposal, 'Policy changes', 'Approve or reject with a reason. The proposer cannot approve; the last approval needed activates the change on every server.', {
+      response: R.voteResultSchema,
+      responses: { ...ERR_NOT_FOUND, '403': 'The proposer, or a role that may not approve.', '409': 'Voted already, no longer open, tests failing, or the rules changed since.' },
+    }),
+  }),
+  entry('/api/v1/policy/proposals/{id}/withdraw', {
+    POST: op(withdrawProposal, 'Policy changes', 'Withdraw an open proposal (its proposer or an admin).', { response: R.proposalSchema, responses: { ...ERR_NOT_FOUND, '409': 'No longer open.' } }),
+  }),
+  entry('/api/v1/policy/rollback', {
+    POST: op(proposeRollback, 'Policy changes', 'Propose going back to the files of an earlier activation; reviewed and approved like any change.', {
+      response: R.proposalSchema,
+      responses: { ...ERR_NOT_FOUND, '409': 'Change control is off.' },
+    }),
+  }),
+  entry('/api/v1/policy/activations', {
+    GET: op(listActivations, 'Policy changes', 'Every activation of the rules, newest first: the seed, approved proposals, emergency rollbacks.', { response: R.activationListSchema }),
   }),
   entry('/api/v1/notifications/deliveries', {
     GET: op(listDeliveries, 'Notifications', 'Notifications queued for the channels of config/notifications.yaml, newest first: state, attempts, last error.'),
