@@ -46,6 +46,11 @@ export interface ActiveProfiles {
   readonly tokens?: { maxDays?: number; inactiveDays?: number; profiles: readonly string[] };
   /** the profiles that turn passwords off but for the break-glass administrator (identity.local_login: break_glass) */
   readonly breakGlassOnly?: { profiles: readonly string[] };
+  /**
+   * the fraction of allowed and asked decisions the trail keeps while decision_log_all is off: the largest rate the
+   * profiles ask for (its profile and basis), and every profile that asks for one
+   */
+  readonly decisionLog?: { sample: number; profile: string; basis: string; profiles: readonly string[] };
   /** the gates the profiles declare (origin `profile <name>: <file>:<line>:<col>`) */
   readonly gates: readonly GateSpec[];
   /** their policy rules, ids prefixed with the profile's name */
@@ -116,6 +121,7 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
   let lockout: { afterFailures: number; lockSeconds: number; profiles: string[] } | undefined;
   let tokens: { maxDays?: number; inactiveDays?: number; profiles: string[] } | undefined;
   let breakGlassOnly: { profiles: string[] } | undefined;
+  let decisionLog: { sample: number; profile: string; basis: string; profiles: string[] } | undefined;
   const least = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
   for (const p of profiles) {
     for (const [flag, value] of p.locks) {
@@ -146,6 +152,11 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
       tokens.profiles.push(p.name);
     }
     if (p.identity?.localLogin === 'break_glass') (breakGlassOnly ??= { profiles: [] }).profiles.push(p.name);
+    if (p.decisionLog) {
+      // The largest rate wins: a profile that asks for a tenth must get at least a tenth, whatever another asks for.
+      if (!decisionLog || p.decisionLog.sample > decisionLog.sample) decisionLog = { sample: p.decisionLog.sample, profile: p.name, basis: p.decisionLog.basis, profiles: [...(decisionLog?.profiles ?? [])] };
+      decisionLog.profiles.push(p.name);
+    }
   }
   const gates: GateSpec[] = [];
   for (const s of sources) {
@@ -164,6 +175,7 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
     lockout,
     tokens,
     breakGlassOnly,
+    decisionLog,
     gates,
     rules: profiles.flatMap((p) => p.rules),
     rulePositions: profiles.flatMap((p) => p.rulePositions),
