@@ -123,6 +123,8 @@ test.describe('/transparency', () => {
     await expect(bfsi).toContainText(/Locks.*decision_log_all locked on/s);
     await expect(bfsi).toContainText(/Retention.*at least \d+ days/s);
     await expect(bfsi).toContainText(/Masking.*card_number/s);
+    // bfsi keeps every decision (decision_log_all locked on): no sample of its own
+    await expect(bfsi).toContainText(/Decision log.*allowed calls are kept as decision_log_all says; denials always/s);
     await expect(bfsi).toContainText('policy:bfsi/no-pii-export');
     const controls = bfsi.getByRole('table', { name: 'Control mapping of bfsi' });
     const control = controls.locator('tr[data-control="10.2.1"]');

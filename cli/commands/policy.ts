@@ -184,9 +184,18 @@ async function impact(ctx: CliContext, args: string[]): Promise<number> {
   });
 }
 
+/** A sampling rate as people read it: 10%, 2.5%, 0.1%. */
+function samplePercent(rate: number): string {
+  return `${Number((rate * 100).toPrecision(3))}%`;
+}
+
 function printImpact(ctx: CliContext, dir: string, from: number, r: ImpactReport, seconds: number): void {
   const out = (line = '') => ctx.io.out(`${line}\n`);
   out(`Replayed ${r.replayed.toLocaleString('en-US')} recorded tool calls since ${new Date(from * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC under ${dir} and under the configuration in force (${seconds.toFixed(1)} s).`);
+  // Denials are all recorded; allowed calls may be a profile's sample: a newly denied count is then of the sample.
+  if (r.allowed_sample_rate !== null && r.allowed_sample_rate < 1) {
+    out(`Allowed calls are a ${samplePercent(r.allowed_sample_rate)} sample: counts of newly denied calls are of the sample.`);
+  }
   if (r.changed === 0) {
     out('Nothing changes: every call is decided alike, by the same rule.');
     return;

@@ -1,7 +1,8 @@
 /**
  * Impact by replay: what a candidate configuration would change, decided again on the calls this database recorded.
  *
- * The recorded tool calls of a period (every denial; the allowed and asked calls kept under decision_log_all) are
+ * The recorded tool calls of a period (every denial; the allowed and asked calls kept under decision_log_all, or the
+ * fraction a profile's decision_log.sample kept, which the report names) are
  * decided twice, without recording anything: under the configuration in force and under the candidate, with the same
  * flag values and no approval (so a gate asks under both). Every call whose decision or deciding rule differs is
  * counted by direction, agent and tool, and the first ones are kept as examples with their decision ids. A call whose
@@ -33,6 +34,11 @@ export interface RecordedCall {
   masked: boolean;
   /** seconds since the epoch */
   timestamp: number;
+  /**
+   * an allowed or asked call of the decision log: the fraction of such calls that was kept when it was recorded (1 under
+   * decision_log_all, a profile's decision_log.sample otherwise); absent for a denial, which is always recorded
+   */
+  sampleRate?: number;
 }
 
 export type Direction = 'newly_denied' | 'newly_allowed' | 'newly_asking' | 'other_rule';
@@ -60,6 +66,12 @@ export interface ImpactReport {
   by_tool: { tool: string; count: number }[];
   /** the first changes, in the order recorded */
   examples: ImpactChange[];
+  /**
+   * the sampling in force for the allowed and asked calls replayed: 1 when every one was logged, the rate of a
+   * profile's decision_log.sample when only a fraction was (the lowest, when the rate changed within the period), null
+   * when none was replayed. Below 1, changes of such calls (newly denied ones above all) are counts of the sample.
+   */
+  allowed_sample_rate: number | null;
 }
 
 export const IMPACT_EXAMPLES = 20;
@@ -108,8 +120,10 @@ export async function impactOf(
   let replayed = 0;
   let changed = 0;
   let uncertain = 0;
+  let allowedSampleRate: number | null = null;
   for await (const c of calls) {
     replayed++;
+    if (c.sampleRate !== undefined && (allowedSampleRate === null || c.sampleRate < allowedSampleRate)) allowedSampleRate = c.sampleRate;
     const input = { kind: 'tool' as const, principal: c.principal, agent: c.agent, tool: c.tool, arguments: c.arguments, now: c.timestamp * 1000 };
     const before = current.check(input);
     const after = candidate.check(input);
@@ -135,7 +149,7 @@ export async function impactOf(
   }
   const ranked = <K extends string>(m: Map<string, number>, key: K) =>
     [...m].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([name, count]) => ({ [key]: name, count }) as Record<K, string> & { count: number });
-  return { replayed, changed, uncertain, by_direction: byDirection, by_agent: ranked(byAgent, 'agent'), by_tool: ranked(byTool, 'tool'), examples };
+  return { replayed, changed, uncertain, by_direction: byDirection, by_agent: ranked(byAgent, 'agent'), by_tool: ranked(byTool, 'tool'), examples, allowed_sample_rate: allowedSampleRate };
 }
 
 const BATCH = 5_000;
@@ -145,7 +159,7 @@ type EventCall = Pick<SecurityEventRow, 'id' | 'decisionId' | 'actor' | 'actorRo
 
 /**
  * The tool calls recorded since `since` (seconds): the denials, then the allowed and asked decisions kept under
- * decision_log_all, each table in id order, a batch at a time (plain reads: rows are immutable once written).
+ * decision_log_all or a profile's sampling (each with its rate), each table in id order, a batch at a time (plain reads: rows are immutable once written).
  */
 export async function* recordedCalls(db: SqlDatabase, since: number): AsyncGenerator<RecordedCall> {
   const notes: string[] = [];
@@ -179,7 +193,7 @@ export async function* recordedCalls(db: SqlDatabase, since: number): AsyncGener
       const [agent, tool] = (e.target ?? '').split(' ');
       // an HTTP decision's target is `METHOD /path`: only tool calls are replayed
       if (!agent || !tool || /^[A-Z]+$/.test(agent)) continue;
-      const detail = (e.detailJson ? JSON.parse(e.detailJson) : {}) as { arguments?: Record<string, unknown> | null; masked_paths?: string[] };
+      const detail = (e.detailJson ? JSON.parse(e.detailJson) : {}) as { arguments?: Record<string, unknown> | null; masked_paths?: string[]; sample_rate?: unknown };
       yield {
         decisionId: e.decisionId,
         agent,
@@ -188,6 +202,8 @@ export async function* recordedCalls(db: SqlDatabase, since: number): AsyncGener
         arguments: detail.arguments ?? {},
         masked: (detail.masked_paths?.length ?? 0) > 0,
         timestamp: e.timestamp,
+        // a row kept by a profile's sampling says its rate (lib/audit/trail/sampling.ts); one without was logged with all
+        sampleRate: typeof detail.sample_rate === 'number' && detail.sample_rate > 0 && detail.sample_rate <= 1 ? detail.sample_rate : 1,
       };
     }
     if (rows.length < BATCH) break;

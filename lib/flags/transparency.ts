@@ -299,6 +299,8 @@ export function profilesToJson(active: ActiveProfiles, gates: readonly GateSpec[
       locks: [...p.locks].map(([flag, value]) => ({ flag, value })),
       retention: p.retention ? { min_days: p.retention.minDays, basis: p.retention.basis } : null,
       masking: p.masking ? { keys: p.masking.keys, basis: p.masking.basis } : null,
+      // the fraction of allowed and asked decisions the trail keeps while decision_log_all is off (issue 28)
+      decision_log: p.decisionLog ? { sample: p.decisionLog.sample, basis: p.decisionLog.basis } : null,
       approvals: p.approvals ? { two_person_from_risk: p.approvals.twoPersonFromRisk, basis: p.approvals.basis } : null,
       sign_in: p.signIn ? { lock_after_failures: p.signIn.lockAfterFailures, lock_minutes: p.signIn.lockMinutes, basis: p.signIn.basis } : null,
       // the lifecycle of API tokens (issue 27): their longest life and the disuse that disables them

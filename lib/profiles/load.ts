@@ -51,6 +51,11 @@ export interface ActiveProfiles {
    * profiles ask; none: the files on disk are the rules, and proposals are advisory
    */
   readonly changeControl?: { approvers: number; roles: readonly ('viewer' | 'auditor' | 'operator' | 'admin')[]; profiles: readonly string[]; basis: string };
+  /**
+   * the fraction of allowed and asked decisions the trail keeps while decision_log_all is off: the largest rate the
+   * profiles ask for (its profile and basis), and every profile that asks for one
+   */
+  readonly decisionLog?: { sample: number; profile: string; basis: string; profiles: readonly string[] };
   /** the gates the profiles declare (origin `profile <name>: <file>:<line>:<col>`) */
   readonly gates: readonly GateSpec[];
   /** their policy rules, ids prefixed with the profile's name */
@@ -122,6 +127,7 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
   let tokens: { maxDays?: number; inactiveDays?: number; profiles: string[] } | undefined;
   let breakGlassOnly: { profiles: string[] } | undefined;
   let changeControl: { approvers: number; roles: ('viewer' | 'auditor' | 'operator' | 'admin')[]; profiles: string[]; basis: string } | undefined;
+  let decisionLog: { sample: number; profile: string; basis: string; profiles: string[] } | undefined;
   const least = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
   for (const p of profiles) {
     for (const [flag, value] of p.locks) {
@@ -165,6 +171,11 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
         changeControl.profiles.push(p.name);
       }
     }
+    if (p.decisionLog) {
+      // The largest rate wins: a profile that asks for a tenth must get at least a tenth, whatever another asks for.
+      if (!decisionLog || p.decisionLog.sample > decisionLog.sample) decisionLog = { sample: p.decisionLog.sample, profile: p.name, basis: p.decisionLog.basis, profiles: [...(decisionLog?.profiles ?? [])] };
+      decisionLog.profiles.push(p.name);
+    }
   }
   const gates: GateSpec[] = [];
   for (const s of sources) {
@@ -184,6 +195,7 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
     tokens,
     breakGlassOnly,
     changeControl,
+    decisionLog,
     gates,
     rules: profiles.flatMap((p) => p.rules),
     rulePositions: profiles.flatMap((p) => p.rulePositions),

@@ -42,7 +42,7 @@ export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 export const SERVED_BY_KINDS = ['rule', 'gate', 'flag', 'invariant', 'setting'] as const;
 export type ServedByKind = (typeof SERVED_BY_KINDS)[number];
 /** The settings of a profile that a control may name. */
-export const PROFILE_SETTINGS = ['retention', 'masking', 'approvals', 'sign_in', 'locks', 'identity', 'change_control'] as const;
+export const PROFILE_SETTINGS = ['retention', 'masking', 'approvals', 'sign_in', 'locks', 'identity', 'decision_log', 'change_control'] as const;
 
 const servedBy = z
   .string()
@@ -121,6 +121,16 @@ export const profileFileSchema = z.strictObject({
       basis: z.string().trim().min(1),
     })
     .optional(),
+  decision_log: z
+    .strictObject({
+      /**
+       * the fraction of allowed and asked decisions kept in the trail while decision_log_all is off (denials are all
+       * kept): chosen by the decision id, so every server keeps the same ones (lib/audit/trail/sampling.ts)
+       */
+      sample: z.number({ error: 'sample is a number, more than 0 and at most 1' }).gt(0, 'sample is more than 0 (to keep none, leave decision_log out)').max(1, 'sample is at most 1 (1 keeps every decision)'),
+      basis: z.string().trim().min(1),
+    })
+    .optional(),
   controls: z.array(controlSchema).default([]),
 });
 
@@ -151,6 +161,10 @@ export function parseProfile(name: string, folder: string, texts: ProfileTexts) 
     else if (def.tier === 'invariant' && value !== def.defaultValue) issue(['locks', flag], `"${flag}" is an invariant: it is always ${def.defaultValue ? 'on' : 'off'}`);
   }
 
+  // A rate beside a lock of decision_log_all on would never apply (every decision is kept): refused, not ignored, so
+  // that nobody reads the profile as sampling its decisions.
+  if (data.decision_log && data.locks.decision_log_all === true) issue(['decision_log'], 'the profile locks decision_log_all on, which keeps every decision: a sample would never apply');
+
   const policyFile = `${folder}/policy.yaml`;
   let rules: PolicyRuleInput[] = [];
   let rulePositions: string[] = [];
@@ -173,7 +187,7 @@ export function parseProfile(name: string, folder: string, texts: ProfileTexts) 
       if ((s.kind === 'flag' || s.kind === 'invariant') && !FLAGS_BY_NAME.has(s.ref)) issue(where, `"${s.ref}" names no flag in the catalog`);
       if (s.kind === 'invariant' && FLAGS_BY_NAME.get(s.ref)?.tier !== 'invariant' && FLAGS_BY_NAME.has(s.ref)) issue(where, `"${s.ref}" is not an invariant`);
       if (s.kind === 'setting' && !(PROFILE_SETTINGS as readonly string[]).includes(s.ref)) issue(where, `setting is one of ${PROFILE_SETTINGS.join(', ')}`);
-      if (s.kind === 'setting' && s.ref !== 'locks' && data[s.ref as 'retention' | 'masking' | 'approvals' | 'sign_in' | 'identity' | 'change_control'] === undefined) {
+      if (s.kind === 'setting' && s.ref !== 'locks' && data[s.ref as Exclude<(typeof PROFILE_SETTINGS)[number], 'locks'>] === undefined) {
         issue(where, `the profile has no "${s.ref}" setting`);
       }
     }),
@@ -197,6 +211,8 @@ export function parseProfile(name: string, folder: string, texts: ProfileTexts) 
     identity: data.identity && { tokenMaxDays: data.identity.token_max_days, tokenInactiveDays: data.identity.token_inactive_days, localLogin: data.identity.local_login, basis: data.identity.basis },
     /** policy change control (lib/change-control): the configuration in force changes only through approved proposals */
     changeControl: data.change_control && { approvers: data.change_control.approvers, roles: data.change_control.roles, basis: data.change_control.basis },
+    /** the sampling of allowed and asked decisions into the trail while decision_log_all is off (the recorder) */
+    decisionLog: data.decision_log && { sample: data.decision_log.sample, basis: data.decision_log.basis },
     /** its policy rules, ids already prefixed `<name>/` (attributed `policy:<name>/<id>`) */
     rules,
     /** file:line:column of each rule */

@@ -149,6 +149,11 @@ export interface ReportData {
   retention?: { minDays: number; profile: string; basis: string; archives: number; archivedRows: number; oldestLiveRow: number | null };
   masking?: { keys: string[] };
   twoPersonRule?: { fromRisk: string; profiles: readonly string[] };
+  /**
+   * the fraction of allowed and asked decisions the trail keeps while decision_log_all is off (the profiles'
+   * decision_log.sample): with decision_log_all off, the period's allowed and asked counts are of this sample
+   */
+  decisionSample?: { rate: number; profile: string; basis: string; profiles: readonly string[] };
   controls: { profile: LoadedProfile }[];
   /** the newest `cap` denials of the period, newest first */
   appendix: { rows: AppendixRow[]; total: number; cap: number; omitted: number };
@@ -234,6 +239,7 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
     retention,
     masking: profiles.maskKeys.size > 0 ? { keys: [...profiles.maskKeys].sort() } : undefined,
     twoPersonRule: profiles.twoPerson && { fromRisk: profiles.twoPerson.fromRisk, profiles: profiles.twoPerson.profiles },
+    decisionSample: profiles.decisionLog && { rate: profiles.decisionLog.sample, profile: profiles.decisionLog.profile, basis: profiles.decisionLog.basis, profiles: profiles.decisionLog.profiles },
     controls: inScope.map((profile) => ({ profile })),
     appendix,
   };

@@ -10,6 +10,13 @@ import { isoSeconds } from './period';
 
 export const int = (n: number): string => Math.round(n).toLocaleString('en-US');
 export const plural = (n: number, one: string, many = `${one}s`): string => `${int(n)} ${n === 1 ? one : many}`;
+/** A sampling rate as people read it: 10%, 2.5%, 0.1%. */
+export const percent = (rate: number): string => `${Number((rate * 100).toPrecision(3))}%`;
+
+/** The profiles' sampling when it is what keeps allowed decisions (decision_log_all off and a rate below 1). */
+export function sampledDecisions(d: ReportData): NonNullable<ReportData['decisionSample']> | undefined {
+  return !d.scope.decisionLogAll && d.decisionSample && d.decisionSample.rate < 1 ? d.decisionSample : undefined;
+}
 
 /** One line of evidence for one kind over the report's period. */
 export function evidenceFor(kind: EvidenceKind, d: ReportData): string {
@@ -18,10 +25,15 @@ export function evidenceFor(kind: EvidenceKind, d: ReportData): string {
       const fams = d.denials.families.slice(0, 3).map((f) => `${f.value} ${int(f.count)}`).join(', ');
       return `${plural(d.denials.total, 'denial')} recorded, each attributed to its rule${fams ? ` (${fams}${d.denials.families.length > 3 ? ', …' : ''})` : ''}`;
     }
-    case 'decisions_logged':
+    case 'decisions_logged': {
+      const sample = sampledDecisions(d);
+      if (sample) {
+        return `${plural(d.decisions.denied, 'denial')} logged; allowed and asked decisions are a ${percent(sample.rate)} sample (decision_log_all is off; ${sample.profile}): ${int(d.decisions.allowed)} allowed, ${int(d.decisions.asked)} asked kept`;
+      }
       return d.scope.decisionLogAll
         ? `${plural(d.decisions.total, 'decision')} logged: ${int(d.decisions.allowed)} allowed, ${int(d.decisions.asked)} asked, ${int(d.decisions.denied)} denied`
         : `${plural(d.decisions.denied, 'denial')} logged; allowed decisions are not logged (decision_log_all is off): ${int(d.decisions.allowed)} in the trail`;
+    }
     case 'approvals': {
       const o = d.oversight;
       return `${plural(o.requested, 'approval request')}: ${int(o.approved)} approved, ${int(o.rejected)} rejected, ${int(o.expired)} expired, ${int(o.pending)} pending`;
@@ -83,6 +95,7 @@ const SETTINGS: Record<string, (p: LoadedProfile) => string | undefined> = {
   retention: (p) => p.retention && `retention ${p.retention.minDays} days`,
   masking: (p) => p.masking && `masking ${p.masking.keys.length} keys`,
   approvals: (p) => p.approvals && `two people from ${p.approvals.twoPersonFromRisk} risk`,
+  decision_log: (p) => p.decisionLog && `a ${percent(p.decisionLog.sample)} sample of allowed decisions`,
   sign_in: (p) => p.signIn && `sign-in lock after ${p.signIn.lockAfterFailures} failures for ${p.signIn.lockMinutes} min`,
   locks: (p) => plural(p.locks.size, 'locked flag'),
   identity: (p) =>
@@ -193,7 +206,11 @@ export function assessEvidence(kind: EvidenceKind, d: ReportData): EvidenceAsses
   }
   switch (kind) {
     case 'decisions_logged':
-      if (!d.scope.decisionLogAll) return missing('allowed decisions are not logged (decision_log_all is off)');
+      // A sample is not every decision: the control asks for the log of all of them.
+      if (!d.scope.decisionLogAll) {
+        const sample = sampledDecisions(d);
+        return missing(sample ? `allowed decisions are a ${percent(sample.rate)} sample, not all of them (decision_log_all is off)` : 'allowed decisions are not logged (decision_log_all is off)');
+      }
       return d.decisions.total > 0 ? shown : missing('no decisions logged in the period');
     case 'denials':
     case 'flag_changes':

@@ -8,7 +8,7 @@ import { typeLabel } from '@/lib/audit/event-labels';
 import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 import type { Capped, ReportData } from './data';
 import type { ControlRow } from './evidence';
-import { controlCounts, coverageNotes, int, plural, STATUS_LABEL } from './evidence';
+import { controlCounts, coverageNotes, int, percent, plural, sampledDecisions, STATUS_LABEL } from './evidence';
 import { COLORS, CONTENT_WIDTH, MARGIN, PdfLayout, type Column } from './pdf-layout';
 import { describePeriod, isoSeconds, periodEnd } from './period';
 import { familyInfo } from '@/lib/audit/denials/vocabulary';
@@ -134,12 +134,18 @@ function contents(L: PdfLayout, at: { page: number; y: number }): void {
 // ---------------------------------------------------------------------------------------------------------------
 
 function summary(L: PdfLayout, d: ReportData): void {
+  const sample = sampledDecisions(d);
   L.section('summary', '1  Summary', `Figures for ${describePeriod(d.period)}. Denials are counted exactly as the denial explorer and its API count them.`, { newPage: true });
   L.figures([
     {
       value: int(d.decisions.total),
       label: 'Decisions logged',
-      note: d.scope.decisionLogAll ? `${int(d.decisions.allowed)} allowed, ${int(d.decisions.asked)} asked` : 'allowed decisions not logged',
+      note: d.scope.decisionLogAll
+        ? `${int(d.decisions.allowed)} allowed, ${int(d.decisions.asked)} asked`
+        : sample
+          ? // one short line fits a figure's box; the counts are in the control evidence and the settings
+            `allowed: a ${percent(sample.rate)} sample`
+          : 'allowed decisions not logged',
     },
     { value: int(d.denials.total), label: 'Denials', note: `${plural(d.denials.distinct.agents, 'agent')}, ${plural(d.denials.distinct.tools, 'tool')}` },
     { value: int(d.oversight.requested), label: 'Approval requests', note: `${int(d.oversight.approved)} approved, ${int(d.oversight.rejected)} rejected` },
@@ -493,6 +499,9 @@ function flags(L: PdfLayout, d: ReportData): void {
   const settings: [string, string][] = [];
   if (d.retention) settings.push(['Retention', `${int(d.retention.minDays)} days minimum in the live trail (${d.retention.profile}): ${d.retention.basis}`]);
   if (d.masking) settings.push(['Masked keys', d.masking.keys.join(', ')]);
+  if (d.decisionSample) {
+    settings.push(['Decision log', `${percent(d.decisionSample.rate)} of allowed and asked calls kept while decision_log_all is off (${d.decisionSample.profiles.join(', ')}): ${d.decisionSample.basis}`]);
+  }
   if (d.twoPersonRule) settings.push(['Two people', `from ${d.twoPersonRule.fromRisk} risk (${d.twoPersonRule.profiles.join(', ')})`]);
   if (settings.length) {
     L.heading('Settings of the active profiles', 40);

@@ -450,6 +450,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       revision: () => this.currentRevision(),
       revisionContent: this.contentOfRevision,
       logAllDecisions: () => this.flags.values().get('decision_log_all') === true,
+      decisionSampleRate: () => this.profiles.decisionLog?.sample ?? 0,
       maskKeys: this.profiles.maskKeys,
     };
   }

@@ -19,6 +19,11 @@ const SELECTED_BY: Record<Profiles['selected_by'], string> = {
 
 const RISK_FROM: Record<string, string> = { low: 'every gate', medium: 'medium- and high-risk gates', high: 'high-risk gates' };
 
+/** A sampling rate as people read it: 10%, 2.5%, 0.1%. */
+function samplePercent(rate: number): string {
+  return `${Number((rate * 100).toPrecision(3))}%`;
+}
+
 /** Which compliance profiles are active, what each holds the platform to, and the controls it maps. */
 export function ComplianceProfiles({ profiles }: { profiles: Profiles }) {
   const { active, selected_by } = profiles;
@@ -41,7 +46,7 @@ export function ComplianceProfiles({ profiles }: { profiles: Profiles }) {
     <>
       <p className={styles.sectionLead}>
         {active.length === 1 ? 'One profile is' : `${active.length} profiles are`} active, selected by {SELECTED_BY[selected_by]}. A
-        profile locks flags, sets minimums for retention, masking, approvals and sign-in, adds policy rules and gates, and maps each control of its
+        profile locks flags, sets minimums for retention, masking, approvals and sign-in, may keep a sample of allowed calls, adds policy rules and gates, and maps each control of its
         frameworks to what serves it. Read once at start: a change needs a restart.
       </p>
       {active.map((p) => (
@@ -131,6 +136,14 @@ function ProfileCard({ profile: p }: { profile: Profile }) {
               </span>
             ))}
             .
+          </Minimum>
+        </dd>
+
+        <dt>Decision log</dt>
+        <dd>
+          <Minimum basis={p.decision_log?.basis} otherwise="allowed calls are kept as decision_log_all says; denials always">
+            While <Ident>decision_log_all</Ident> is off, <strong>{samplePercent(p.decision_log?.sample ?? 0)}</strong> of allowed and asked calls
+            are kept in the trail, chosen by their decision id; denials are all kept.
           </Minimum>
         </dd>
 

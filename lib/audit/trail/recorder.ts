@@ -15,6 +15,7 @@ import type { RevisionContent } from '../revisions';
 import { announceWrite } from '@/db/write-intent';
 import { canonicalJson } from '@/lib/approvals/canonical';
 import { hookSummary } from '@/lib/hooks/summary';
+import { isSampled } from './sampling';
 
 /** A row of permission_denials as the recorder writes it (the chain columns, all but the hashes). */
 export type DenialInput = Omit<NewDenialRow, 'id' | 'timestamp' | 'prevHash' | 'rowHash'> & { timestamp?: number };
@@ -35,6 +36,11 @@ export interface RecorderOptions {
   revisionContent?(revision: string): RevisionContent | undefined;
   /** is the flag decision_log_all on: allowed and asked decisions are recorded too */
   logAllDecisions(): boolean;
+  /**
+   * the fraction of allowed and asked decisions kept while decision_log_all is off (the active profiles'
+   * decision_log.sample; absent or 0: none), chosen by the decision id (sampling.ts)
+   */
+  decisionSampleRate?(): number;
   /** argument keys whose values the active compliance profiles mask (lower case) */
   maskKeys?: ReadonlySet<string>;
 }
@@ -165,8 +171,8 @@ export class AuditRecorder implements Recorder {
 
 /**
  * Where an event is recorded and its chained values (both databases write these): a denied decision in
- * permission_denials, an allowed or asked one in security_events when decision_log_all is on (undefined when it is
- * off), every other event in security_events.
+ * permission_denials, an allowed or asked one in security_events when decision_log_all is on or the profiles' sampling
+ * keeps it (undefined otherwise), every other event in security_events.
  */
 export function auditRowOf(event: AuditEvent, options: RecorderOptions): { chain: ChainName; values: unknown[]; revision: string | null } | undefined {
   if (!isDecision(event)) {
@@ -179,7 +185,14 @@ export function auditRowOf(event: AuditEvent, options: RecorderOptions): { chain
   if (result.decision === 'DENY') return { chain: 'permission_denials', values: denialValues(denialOfDecision(context, result, options.maskKeys), revision), revision };
   // A console page refreshing itself in the background is not an agent's or a person's decision: logging it would
   // bury the trail under the poll (the route sets `background` only for a signed-in session, never for a token).
-  if (!options.logAllDecisions() || event.background === true) return undefined;
+  if (event.background === true) return undefined;
+  // Under decision_log_all every decision is kept; else the profiles' rate keeps a fraction, and the row says which
+  // rate, so that a replay or a report knows it stands for 1/rate calls. A rate of 1 is every decision: no mark.
+  let sampleRate = 1;
+  if (!options.logAllDecisions()) {
+    sampleRate = options.decisionSampleRate?.() ?? 0;
+    if (!isSampled(result.decisionId, sampleRate)) return undefined;
+  }
   const masked = maskedArgumentsJson(context.arguments, options.maskKeys);
   const row: EventRow = {
     decisionId: result.decisionId ?? null,
@@ -192,7 +205,8 @@ export function auditRowOf(event: AuditEvent, options: RecorderOptions): { chain
     detailJson:
       `{"rule_source":${JSON.stringify(result.ruleSource)},"reason":${JSON.stringify(result.reason)},` +
       `"approval_id":${JSON.stringify(result.approvalId ?? null)},"arguments":${masked.json ?? 'null'},` +
-      `"masked_paths":${JSON.stringify(masked.maskedPaths)},"trace":${traceJson(result)}}`,
+      `"masked_paths":${JSON.stringify(masked.maskedPaths)},"trace":${traceJson(result)}` +
+      (sampleRate < 1 ? `,"sample_rate":${sampleRate}}` : '}'),
     ip: event.ip ?? null,
   };
   return { chain: 'security_events', values: eventValues(row, revision), revision };
