@@ -17,6 +17,8 @@ import { within } from '@/lib/test-support/wait';
 import { AppError } from '@/lib/errors';
 import { readRuleFolder } from './files';
 import { revisionOf } from '@/lib/audit/revisions';
+import { execFileSync } from 'node:child_process';
+import { buildReport } from '@/lib/reports/generate';
 
 const pg15 = usePostgres();
 const cleanups: (() => unknown)[] = [];
@@ -138,6 +140,20 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', 
     await within(1_000, async () => (await decisionOf(b)) === 'DENY');
     const rolled = await a.database.one<{ detailJson: string }>(sql`SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'policy.rolled_back'`);
     expect(JSON.parse(rolled!.detailJson)).toMatchObject({ emergency: true, activation: emergency.activation });
+
+    // The compliance report lists each activation with its approvers and its impact.
+    const now = Date.now() / 1000;
+    const report = await buildReport(a, { period: { from: now - 3600, to: now + 60 }, format: 'pdf', generatedBy: { actor: 'alex', role: 'auditor' } });
+    const rows = report.data.changes.ruleChanges.rows;
+    expect(rows.map((r) => r.kind)).toEqual(['seed', 'change', 'rollback', 'emergency rollback']);
+    expect(rows[1]).toMatchObject({ proposal: p.id, proposedBy: 'alice', approvers: ['bob', 'carol'], message: 'Drift is watched by the platform team' });
+    expect(rows[1]!.impact!.newlyDenied).toBeGreaterThanOrEqual(1);
+    const pdf = join(dirA, 'report.pdf');
+    writeFileSync(pdf, report.bytes);
+    const text = execFileSync('pdftotext', ['-layout', pdf, '-'], { encoding: 'utf8' }).replace(/\s+/g, ' ');
+    expect(text).toMatch(/Changes to the rules Change control is enforced \(2 approvers \(admin\) other than the proposer, by bfsi\)/);
+    expect(text).toMatch(/change alice: Drift is watched by the bob, carol/);
+    expect(text).toMatch(/emergency cli:root: incident 42 none \(break-glass/);
   });
 
   it('refuses to approve a proposal whose tests fail, or one made against rules no longer in force', async () => {

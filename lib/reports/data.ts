@@ -135,6 +135,8 @@ export interface ReportData {
     restrictedTo?: string;
     revisionInForce: string;
     decisionLogAll: boolean;
+    /** change control enforced by the active profiles, in words (undefined: not enforced) */
+    changeControl?: string;
   };
   integrity: Awaited<ReturnType<typeof gatherIntegrity>>;
   decisions: { denied: number; allowed: number; asked: number; total: number };
@@ -226,6 +228,7 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
       restrictedTo: options.profile,
       revisionInForce: reader.facts.revision(),
       decisionLogAll: resolution.values.get('decision_log_all') === true,
+      changeControl: profiles.changeControl && `${profiles.changeControl.approvers} approvers (${profiles.changeControl.roles.join(' or ')}) other than the proposer, by ${profiles.changeControl.profiles.join(', ')}`,
     },
     integrity,
     decisions: { denied: denials.total, allowed, asked, total: denials.total + allowed + asked },
@@ -960,6 +963,20 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
 /** A flag value as stored: 0/1 on SQLite, a boolean on PostgreSQL. */
 const flagValue = (v: number | boolean | null): boolean | null => (v === null ? null : Boolean(v));
 
+/** One activation of the rules (change control): the seed, an approved change or rollback, an emergency rollback. */
+export interface RuleChangeLine {
+  seq: number;
+  revision: string;
+  at: number;
+  kind: 'seed' | 'change' | 'rollback' | 'emergency rollback';
+  proposal: string | null;
+  message: string | null;
+  proposedBy: string | null;
+  activatedBy: string;
+  approvers: string[];
+  impact: { replayed: number; changed: number; uncertain: number; newlyDenied: number; newlyAllowed: number; newlyAsking: number } | null;
+}
+
 async function gatherChanges(r: ReportReader, p: ReportPeriod, cap: number) {
   const flagCounts = await r.get<{ n: number; refused: number | null }>(
     `SELECT count(*) AS n, sum(CASE WHEN action = 'refused' THEN 1 ELSE 0 END) AS refused FROM flag_changes WHERE changed_at >= ? AND changed_at < ?`,
@@ -986,7 +1003,34 @@ async function gatherChanges(r: ReportReader, p: ReportPeriod, cap: number) {
     revisions.push({ revision: row.revision, firstSeenAt: row.at, sha256: createHash('sha256').update(content).digest('hex') });
   }
   const atStart = (await r.get<{ revision: string }>('SELECT revision FROM policy_revisions WHERE first_seen_at < ? ORDER BY first_seen_at DESC LIMIT 1', [p.from]))?.revision ?? null;
+  // Change control (issue 28): every activation of the period, with its proposal, approvers and impact.
+  const activationTotal = (await r.get<{ n: number }>('SELECT count(*) AS n FROM policy_activations WHERE activated_at >= ? AND activated_at < ?', [p.from, p.to]))?.n ?? 0;
+  const activations: RuleChangeLine[] = [];
+  for (const a of await r.all<{ seq: number; revision: string; kind: string; at: number; by: string; proposal: string | null; proposalKind: string | null; message: string | null; proposedBy: string | null; impact: string | null }>(
+    `SELECT a.seq, a.revision, a.kind, a.activated_at AS at, a.activated_by AS "by", a.proposal_id AS proposal, p.kind AS "proposalKind", p.message, p.proposed_by AS "proposedBy", p.impact_json AS impact
+     FROM policy_activations a LEFT JOIN policy_proposals p ON p.id = a.proposal_id WHERE a.activated_at >= ? AND a.activated_at < ? ORDER BY a.seq LIMIT ?`,
+    [p.from, p.to, cap],
+  )) {
+    const approvers = a.proposal
+      ? (await r.all<{ voter: string }>(`SELECT voter FROM policy_votes WHERE proposal_id = ? AND vote = 'approve' ORDER BY id`, [a.proposal])).map((v) => v.voter)
+      : [];
+    const impact = a.impact ? (JSON.parse(a.impact) as { replayed: number; changed: number; uncertain: number; by_direction: Record<string, number> }) : null;
+    activations.push({
+      seq: Number(a.seq),
+      revision: a.revision,
+      at: a.at,
+      kind: a.kind === 'seed' ? 'seed' : a.kind === 'emergency' ? 'emergency rollback' : a.proposalKind === 'rollback' ? 'rollback' : 'change',
+      proposal: a.proposal,
+      message: a.message,
+      proposedBy: a.proposedBy,
+      activatedBy: a.by,
+      approvers,
+      impact: impact && { replayed: impact.replayed, changed: impact.changed, uncertain: impact.uncertain, newlyDenied: impact.by_direction.newly_denied ?? 0, newlyAllowed: impact.by_direction.newly_allowed ?? 0, newlyAsking: impact.by_direction.newly_asking ?? 0 },
+    });
+  }
   return {
+    /** the activations of the rules in the period (change control), each with its proposal, approvers and impact */
+    ruleChanges: { rows: activations, total: activationTotal },
     /** the flag history of the period, refused attempts included (`refused` of `total`) */
     flagChanges: { rows: flagRows, total: flagCounts?.n ?? 0, refused: flagCounts?.refused ?? 0 },
     configEvents: { rows: configEvents, total: configTotal },

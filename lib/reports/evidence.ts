@@ -98,6 +98,7 @@ const SETTINGS: Record<string, (p: LoadedProfile) => string | undefined> = {
   decision_log: (p) => p.decisionLog && `a ${percent(p.decisionLog.sample)} sample of allowed decisions`,
   sign_in: (p) => p.signIn && `sign-in lock after ${p.signIn.lockAfterFailures} failures for ${p.signIn.lockMinutes} min`,
   locks: (p) => plural(p.locks.size, 'locked flag'),
+  change_control: (p) => p.changeControl && `changes to the rules need ${plural(p.changeControl.approvers, 'approver')} (${p.changeControl.roles.join(' or ')}) other than the proposer`,
   identity: (p) =>
     p.identity &&
     ([

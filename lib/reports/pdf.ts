@@ -355,6 +355,26 @@ function oversight(L: PdfLayout, d: ReportData): void {
 function changes(L: PdfLayout, d: ReportData): void {
   const c = d.changes;
   L.section('changes', '3  Policy and flag changes', 'Who changed what and why, refused attempts included (they are listed with the other refusals in section 4 too).');
+  L.heading('Changes to the rules');
+  L.note(
+    d.scope.changeControl
+      ? `Change control is enforced (${d.scope.changeControl}): the rules in force changed only through these activations of approved proposals, each with the impact replayed on the recorded calls before it was approved.`
+      : 'No active profile enforces change control: the files on disk were the rules, and activations are listed only where a profile enforced it.',
+  );
+  L.table(
+    [['Activated (UTC)', 75], ['Change', 70], ['Proposed by, why', 130], ['Approvers', 80], ['Impact when proposed', 130]],
+    c.ruleChanges.rows.map((a) => [
+      minute(a.at),
+      { text: `${a.kind}${a.proposal ? `\n${a.proposal}` : ''}`, bold: a.kind === 'emergency rollback' },
+      a.kind === 'seed' ? 'the files on disk at the first start under change control' : `${a.proposedBy ?? a.activatedBy}: ${a.message ?? ''}`,
+      a.kind === 'emergency rollback' ? `none (break-glass by ${a.activatedBy})` : a.approvers.join(', ') || '–',
+      a.impact
+        ? `${a.impact.changed} of ${a.impact.replayed} replayed calls decided otherwise (newly denied ${a.impact.newlyDenied}, allowed ${a.impact.newlyAllowed}, asking ${a.impact.newlyAsking}); ${a.impact.uncertain} uncertain`
+        : '–',
+    ]),
+    { caption: 'Changes to the rules' },
+  );
+  firstOf(L, c.ruleChanges, ' activations; swarm policy history lists all of them.');
   L.heading('Flag changes');
   L.table(
     [['When (UTC)', 80], ['Flag', 110], ['Change', 90], ['By', 70], ['Why', 150]],

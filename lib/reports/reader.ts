@@ -25,7 +25,7 @@ export type SqlParam = string | number | null;
 /** The facts of the installation the report states beside its figures. */
 export interface ReportFacts {
   /** the active compliance profiles: the control mapping, retention, masking, the two-person rule, the decision log's sampling */
-  profiles: Pick<ActiveProfiles, 'profiles' | 'retention' | 'maskKeys' | 'twoPerson' | 'tokens' | 'decisionLog'>;
+  profiles: Pick<ActiveProfiles, 'profiles' | 'retention' | 'maskKeys' | 'twoPerson' | 'tokens' | 'decisionLog' | 'changeControl'>;
   /** the policy revision in force now */
   revision(): string;
   /** the flags in force now */
