@@ -31,7 +31,7 @@ import { cliActor, dbLocation, withAnyApp, type CliContext } from '@/cli/context
 import { DatabaseUnavailable, openPool } from '@/db/pg/client';
 import { locationTarget, type DbLocation } from '@/db/location';
 import { CliError, UsageError } from '@/cli/errors';
-import { cell, isoTime, plural, printJson, printTable } from '@/cli/format';
+import { cell, clean, isoTime, plural, printJson, printTable } from '@/cli/format';
 import { messageOf } from '@/lib/errors';
 
 export function auditCommand(ctx: CliContext, sub: string | undefined, args: string[]): number | Promise<number> {
@@ -235,6 +235,14 @@ function printExplanation(ctx: CliContext, e: Explanation, json: boolean): numbe
   ctx.io.out(`Decision ${e.decision_id}: ${what}, by ${e.input.principal ?? 'unknown'} (${e.input.role ?? 'no role'}), at ${isoTime(e.recorded.timestamp)}\n`);
   ctx.io.out(`Recorded:        ${e.recorded.decision} ${e.recorded.rule_source} (${cell(e.recorded.reason, 120)})\n`);
   ctx.io.out(`Policy revision: ${e.recorded.policy_revision ?? 'not recorded'}${e.revision_intact === false ? ' (CHANGED in the database: its content no longer hashes to its id)' : ''}\n`);
+  if (e.introduced_by) {
+    const o = e.introduced_by;
+    ctx.io.out(
+      o.proposal_id
+        ? `Introduced by:   proposal ${o.proposal_id} (${clean(o.proposed_by ?? '')}: ${clean(o.message ?? '')}), activated ${new Date(o.activated_at * 1000).toISOString()}${o.kind === 'emergency' ? ' as an emergency rollback' : ''}\n`
+        : `Introduced by:   the files seeded at the first start under change control (${new Date(o.activated_at * 1000).toISOString()})\n`,
+    );
+  }
   if (e.at_the_time) {
     ctx.io.out(`Re-run then:     ${e.at_the_time.decision} ${e.at_the_time.rule_source}: ${e.at_the_time.same ? 'the same as recorded' : 'DIFFERENT from the record'}\n`);
   }

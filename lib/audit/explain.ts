@@ -7,6 +7,7 @@
  * approval, a revision's content), implemented once over the dialect port for both databases (explainReads); the
  * re-run (explainRecorded) is pure.
  */
+import { ruleOrigin, type RuleOrigin } from '@/lib/change-control/origin';
 import { sql, type SQL } from 'drizzle-orm';
 import type { SqlDatabase } from '@/db/dialect';
 import { columnsAs } from '@/db/columns';
@@ -74,6 +75,11 @@ export interface Explanation {
   /** the same input under the configuration in force now */
   today: Replay;
   notes: string[];
+  /**
+   * under change control: the proposal whose activation brought in the rule that decided, as it was then (null: not a
+   * rule of the files, or no activation before the decision); absent where it was not looked up
+   */
+  introduced_by?: RuleOrigin | null;
 }
 
 function replay(result: CheckResult, recorded: { decision: string; rule_source: string }) {
@@ -105,8 +111,10 @@ export async function explainDecisionWith(config: ExplainConfig, reads: ExplainR
 }
 
 /** Explain a decision of an application, on either database, under its configuration in force. */
-export function explainDecision(app: App, decisionId: string): Promise<Explanation> {
-  return explainDecisionWith(explainConfigOf(app), explainReads(app.database), decisionId);
+export async function explainDecision(app: App, decisionId: string): Promise<Explanation> {
+  const e = await explainDecisionWith(explainConfigOf(app), explainReads(app.database), decisionId);
+  const introducedBy = await ruleOrigin(app.changeControl.store, app.revisions, e.recorded.rule_source, e.input.agent, e.recorded.timestamp);
+  return { ...e, introduced_by: introducedBy };
 }
 
 /**

@@ -19,6 +19,7 @@ import { readRuleFolder } from './files';
 import { revisionOf } from '@/lib/audit/revisions';
 import { execFileSync } from 'node:child_process';
 import { buildReport } from '@/lib/reports/generate';
+import { explainDecision } from '@/lib/audit/explain';
 
 const pg15 = usePostgres();
 const cleanups: (() => unknown)[] = [];
@@ -114,6 +115,14 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', 
     expect(Date.now() - started).toBeLessThan(1_500);
     expect(waited).toBeLessThan(1_000);
     expect((await b.decisions.authorize(call('deployer', 'monitor_drift'))).ruleSource).toBe('policy:no-drift-watch');
+    // explain names the proposal that brought in the rule that decided a call.
+    const denied = await b.decisions.decide(call('deployer', 'monitor_drift'));
+    const explained = await explainDecision(b, denied.decisionId!);
+    expect(explained.recorded.rule_source).toBe('policy:no-drift-watch');
+    expect(explained.introduced_by).toMatchObject({ proposal_id: p.id, proposed_by: 'alice', message: 'Drift is watched by the platform team', kind: 'proposal' });
+    const allowedFairness = await explainDecision(b, (await b.decisions.decide(call('deployer', 'fairness_audit'))).decisionId!);
+    expect(allowedFairness.introduced_by).toMatchObject({ proposal_id: null, kind: 'seed' });
+
     const votes = await a.database.all<{ type: string }>(sql`SELECT type FROM security_events WHERE type LIKE 'policy.%' ORDER BY id`);
     expect(votes.map((v) => v.type)).toEqual(['policy.activated', 'policy.proposed', 'policy.refused', 'policy.refused', 'policy.voted', 'policy.refused', 'policy.voted', 'policy.activated']);
 
