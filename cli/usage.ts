@@ -70,6 +70,19 @@ Policy
       and report every call whose decision or rule changes: by direction, agent and tool, with
       examples and their decision ids. Masked arguments are replayed masked (counted uncertain);
       hooks are not replayed. Exit 0 nothing changes, 5 something does, 3 DIR does not compile.
+  swarm policy propose DIR -m WHY [--as USER] [--since 7d] [--json]
+      Store the rule files of DIR as a proposal with its impact and its policy tests' result
+      (DIR's policy_tests.yaml if present, and the profiles' tests). Under a profile with
+      change_control it takes effect only once approved. Exit 3 when DIR does not compile.
+  swarm policy proposals [--status open|approved|activated|rejected|withdrawn] [--json]
+  swarm policy vote ID approve|reject -m WHY --as USER
+      A person's vote; the proposer cannot approve. The last approval needed activates the
+      proposal on every server within a second.
+  swarm policy history [--json]
+      Every activation of the rules, newest first (the seed, proposals, emergency rollbacks).
+  swarm policy rollback REVISION -m WHY [--as USER] [--emergency]
+      Propose going back to an earlier activation's files; --emergency (the break-glass path)
+      activates it at once without votes and records it as an emergency rollback.
 
 Feature flags
   swarm features list [--json]
