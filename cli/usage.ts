@@ -69,7 +69,8 @@ Policy
       under decision_log_all) again under the configuration in DIR and under the one in force,
       and report every call whose decision or rule changes: by direction, agent and tool, with
       examples and their decision ids. Masked arguments are replayed masked (counted uncertain);
-      hooks are not replayed. Exit 0 nothing changes, 5 something does, 3 DIR does not compile.
+      hooks that block or rewrite run as they did (webhooks, shell hooks and rate limits are not
+      replayed). Exit 0 nothing changes, 5 something does, 3 DIR does not compile.
   swarm policy propose DIR -m WHY [--as USER] [--since 7d] [--json]
       Store the rule files of DIR as a proposal with its impact and its policy tests' result
       (DIR's policy_tests.yaml if present, and the profiles' tests). Under a profile with

@@ -17,7 +17,8 @@ import { lintPolicy } from '@/lib/permissions/policy-lint';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { expectPositionals, parseCommand, runSubcommand } from '@/cli/args';
 import { actAs, cliActor, withAnyApp, type CliContext, type Env } from '@/cli/context';
-import { readRuleFolder } from '@/lib/change-control/files';
+import { configOfTexts, readRuleFolder } from '@/lib/change-control/files';
+import { AppError } from '@/lib/errors';
 import { impactDigest, type Actor } from '@/lib/change-control/service';
 import type { Proposal } from '@/lib/change-control/store';
 import type { App } from '@/lib/app';
@@ -157,16 +158,18 @@ async function impact(ctx: CliContext, args: string[]): Promise<number> {
   const [dir] = expectPositionals(positionals, ['DIR']);
   const since = durationSchema.safeParse(values.since ?? '7d');
   if (!since.success) throw new UsageError(`--since: ${since.error.issues[0]?.message ?? 'not a duration'}`);
-  if (!existsSync(join(dir!, 'agents.yaml')) && !existsSync(join(dir!, 'permission_policies.yaml'))) {
-    throw new CliError(`${dir} holds neither agents.yaml nor permission_policies.yaml: give the folder of a configuration.`);
-  }
   let candidate: PolicyConfig;
   try {
-    candidate = loadConfigFrom(dir!, join(dir!, 'permission_policies.yaml'), activeProfiles(ctx.env, dir!));
+    candidate = configOfTexts(readRuleFolder(dir!), activeProfiles(ctx.env, dir!), dir!);
   } catch (error) {
+    if (error instanceof AppError && error.details && typeof error.details === 'object' && 'issues' in error.details) {
+      ctx.io.err(`${error.message}\nThe proposed configuration does not compile; nothing was replayed.\n`);
+      return EXIT_DOES_NOT_COMPILE;
+    }
+    if (error instanceof AppError) throw new CliError(error.message);
     if (!(error instanceof ConfigFileError)) throw error;
     printIssues(ctx, error);
-    ctx.io.err('The proposed configuration does not compile; nothing was replayed.\n');
+    ctx.io.err('A compliance profile does not compile; nothing was replayed.\n');
     return EXIT_DOES_NOT_COMPILE;
   }
   return withAnyApp(ctx, async (app) => {

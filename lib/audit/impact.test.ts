@@ -14,6 +14,7 @@ import { gatesWithProfiles } from '@/lib/profiles/load';
 import { parsePolicy } from '@/lib/permissions/policy';
 import type { ToolContext } from '@/lib/permissions';
 import { impactOf, recordedCalls, replayEngine } from './impact';
+import { parseHooks } from '@/lib/hooks/config';
 
 const AGENTS = `agents:
   deployer:
@@ -124,6 +125,39 @@ describe('impact by replay', () => {
     expect(maskedChanges).toBeGreaterThan(0);
     expect(report.uncertain).toBe(mails.length);
     for (const e of report.examples) expect(e.uncertain ? e.tool === 'send_email' : changedIds.has(e.decision_id!)).toBe(true);
+  });
+
+  it('replays the hooks that block or rewrite, as the engine ran them; not webhooks', async () => {
+    const flags = t.app.flags.values();
+    const currentConfig = t.app.policyConfig();
+    const hooks = parseHooks(
+      `hooks:
+  - id: batch-freeze
+    event: before_tool_call
+    match: { tool: run_batch }
+    block: Batch jobs are frozen this week.
+  - id: no-big-training
+    event: before_tool_call
+    match: { tool: train_model }
+    when: "args.gpus > 12"
+    block: Ask the platform team for more than 12 GPUs.
+  - id: audit-mail
+    event: before_tool_call
+    match: { tool: monitor_drift }
+    webhook: { url: "http://127.0.0.1:9/never", secret_env: HOOK_SECRET }
+`,
+      'hooks.yaml',
+      {},
+      { secrets: 'optional' },
+    );
+    const report = await impactOf(recordedCalls(t.app.database, 0), currentConfig, { ...currentConfig, hooks }, flags);
+    const batches = recorded.filter((r) => r.input.tool === 'run_batch').length;
+    const big = recorded.filter((r) => r.input.tool === 'train_model' && (r.input.arguments.gpus as number) > 12).length;
+    expect(report.by_tool).toEqual(expect.arrayContaining([{ tool: 'run_batch', count: batches }, { tool: 'train_model', count: big }]));
+    expect(report.by_tool.find((x) => x.tool === 'monitor_drift')).toBeUndefined();
+    expect(report.changed).toBe(batches + big);
+    expect(report.by_direction.newly_denied).toBe(batches + big);
+    expect(report.examples.every((e) => e.after.rule_source === 'hook:batch-freeze' || e.after.rule_source === 'hook:no-big-training')).toBe(true);
   });
 
   it('exits 0 when nothing changes, 5 when something does, 3 when the proposed configuration does not compile', async () => {

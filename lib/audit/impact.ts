@@ -8,7 +8,9 @@
  * counted by direction, agent and tool, and the first ones are kept as examples with their decision ids. A call whose
  * arguments were masked when recorded is replayed masked; where a rule or gate about its tool reads arguments under
  * either configuration, its decision depended on a value the replay cannot see, and it is counted as uncertain.
- * Hooks are not replayed (their answers cannot be asked again after the fact): both sides are the rules alone.
+ * The hooks that block or rewrite (config/hooks.yaml, pure: a match, a condition, an action) run before the rules as
+ * they would have; webhooks, shell hooks and rate limits are not replayed (their answers and windows cannot be asked
+ * again after the fact).
  *
  * Reading (recordedCalls, in id order, a batch at a time, over the dialect port) and deciding (impactOf, pure) are
  * apart, so the replay is tested on generated traffic without a database.
@@ -18,7 +20,9 @@ import type { SqlDatabase } from '@/db/dialect';
 import type { DenialRow, SecurityEventRow } from '@/db/schema';
 import { builtInSources } from '@/lib/config/sources';
 import type { PolicyConfig } from '@/lib/config/policy-tests';
-import { PermissionEngine, type CheckResult, type Decision, type Principal } from '@/lib/permissions';
+import { PermissionEngine, type CheckInput, type CheckResult, type Decision, type PreparedCall, type Principal } from '@/lib/permissions';
+import { compileHooks } from '@/lib/hooks/config';
+import { HookRunner, nameMatches } from '@/lib/hooks/runner';
 import { gatesOfCall } from '@/lib/permissions/gates';
 import { candidateRules } from '@/lib/permissions/policy';
 import { denialPrincipal, eventPrincipal, parseArgs } from './explain';
@@ -80,11 +84,34 @@ export const IMPACT_EXAMPLES = 20;
 export function replayEngine(config: PolicyConfig, flags: ReadonlyMap<string, boolean>): PermissionEngine {
   const agents = config.agents;
   const policy = config.policy;
+  // Only the hooks whose effect is a function of the call: a block or a rewrite (a webhook's or shell's answer and a
+  // rate limit's window belong to the moment of the call).
+  const pure = compileHooks((config.hooks?.hooks ?? []).filter((h) => h.action === 'block' || h.action === 'rewrite'));
+  const callHooks =
+    pure.hooks.length === 0
+      ? undefined
+      : new HookRunner({
+          hooks: () => pure,
+          flags: () => flags,
+          cwd: '.',
+          onFailure: () => undefined,
+          rates: { take: () => { throw new Error('Rate limits are not replayed.'); } },
+        });
   return new PermissionEngine({
     sources: () => builtInSources(() => agents, () => policy),
     gates: () => config.gates,
-    ports: { flagValues: () => flags },
+    ports: { flagValues: () => flags, ...(callHooks ? { callHooks } : {}) },
   });
+}
+
+/** A call decided as the engine would, its blocking and rewriting hooks included, without recording anything. */
+export function replayDecision(engine: PermissionEngine, input: CheckInput): CheckResult {
+  const prepared = engine.prepare(input, { sync: true }) as PreparedCall;
+  const result = engine.check(prepared.input);
+  const blocked = prepared.hooks?.blocked;
+  if (!blocked || result.decision === 'DENY') return result;
+  // The hook's refusal outranks what the sources said, as when the call was made.
+  return { ...result, decision: 'DENY', ruleSource: `hook:${blocked.hook}`, reason: blocked.reason, approvalId: undefined };
 }
 
 function directionOf(before: CheckResult, after: CheckResult): Direction {
@@ -92,9 +119,15 @@ function directionOf(before: CheckResult, after: CheckResult): Direction {
   return after.decision === 'DENY' ? 'newly_denied' : after.decision === 'ALLOW' ? 'newly_allowed' : 'newly_asking';
 }
 
-/** A rule or gate of this configuration about this call reads its arguments (a `when`, an `arguments` match). */
+/** A rule, gate or replayed hook of this configuration about this call reads its arguments (a `when`, an `arguments` match). */
 function readsArguments(config: PolicyConfig, tool: string, agent: string): boolean {
-  return candidateRules(config.policy, tool, agent).some((r) => r.condition !== undefined || r.args !== undefined) || gatesOfCall(config.gates, tool, undefined).some((g) => g.condition !== undefined);
+  return (
+    candidateRules(config.policy, tool, agent).some((r) => r.condition !== undefined || r.args !== undefined) ||
+    gatesOfCall(config.gates, tool, undefined).some((g) => g.condition !== undefined) ||
+    (config.hooks?.hooks ?? []).some(
+      (h) => (h.action === 'block' || h.action === 'rewrite') && h.event === 'before_tool_call' && nameMatches(h.rule, agent, tool) && (h.rule.condition !== undefined || h.rule.args !== undefined),
+    )
+  );
 }
 
 /** Decide each call under both configurations (with these flag values) and report what differs. */
@@ -125,8 +158,8 @@ export async function impactOf(
     replayed++;
     if (c.sampleRate !== undefined && (allowedSampleRate === null || c.sampleRate < allowedSampleRate)) allowedSampleRate = c.sampleRate;
     const input = { kind: 'tool' as const, principal: c.principal, agent: c.agent, tool: c.tool, arguments: c.arguments, now: c.timestamp * 1000 };
-    const before = current.check(input);
-    const after = candidate.check(input);
+    const before = replayDecision(current, input);
+    const after = replayDecision(candidate, input);
     const doubtful = c.masked && depends(c.tool, c.agent);
     if (doubtful) uncertain++;
     if (before.decision === after.decision && before.ruleSource === after.ruleSource) continue;

@@ -13,7 +13,7 @@ import { DEFAULT_FLAG_VALUES } from '@/lib/config/sources';
 import type { PolicyConfig } from '@/lib/config/policy-tests';
 import type { RevisionContent } from '@/lib/audit/revisions';
 import { AppError } from '@/lib/errors';
-import { parseHooks } from '@/lib/hooks/config';
+import { NO_HOOKS, parseHooks } from '@/lib/hooks/config';
 import { parseMcpConfig } from '@/lib/mcp/config';
 import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
@@ -98,12 +98,12 @@ export function configOfTexts(texts: RuleTexts, profiles: ActiveProfiles, label:
   const policy = attempt('policy', parsePolicy, EMPTY_POLICY);
   const codeGates = codeGateSpecs(PLATFORM_TOOLS);
   const gates = attempt('gates', (text, file) => gatesWithProfiles(codeGates, profiles, { text, file }), gatesWithProfiles(codeGates, profiles));
-  attempt('hooks', (text, file) => parseHooks(text, file, {}, { secrets: 'optional' }), undefined);
+  const hooks = attempt('hooks', (text, file) => parseHooks(text, file, {}, { secrets: 'optional' }), NO_HOOKS);
   attempt('mcp', (text, file) => parseMcpConfig(text, file, {}, { secrets: 'optional' }), undefined);
   if (problems.length > 0) {
     throw new AppError('BAD_REQUEST', `The proposed files do not compile:\n${problems.map((p) => p.message).join('\n')}`, {
       issues: problems.flatMap((p) => p.issues.map((i) => ({ file: p.file, line: i.line, column: i.column, path: i.path, message: i.message }))),
     });
   }
-  return { agents, policy: withProfileRules(policy, profiles), gates, flags: lockedFlagDefaults(DEFAULT_FLAG_VALUES, profiles) };
+  return { agents, policy: withProfileRules(policy, profiles), gates, hooks, flags: lockedFlagDefaults(DEFAULT_FLAG_VALUES, profiles) };
 }

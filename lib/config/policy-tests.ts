@@ -4,6 +4,7 @@
  * run against a configuration (agents, policy, gates) with an engine of its own: no database, nothing recorded.
  * `swarm policy test` runs them; a hot reload whose tests fail is refused like a malformed file.
  */
+import type { HooksConfig } from '@/lib/hooks/config';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { z } from 'zod';
@@ -92,6 +93,8 @@ export interface PolicyConfig {
   gates: GateSet;
   /** flag values before a case's own (default: every flag at its declared default); the profiles' locks are here */
   flags?: ReadonlyMap<string, boolean>;
+  /** the hooks in force (config/hooks.yaml): the impact replay runs those that block or rewrite */
+  hooks?: HooksConfig;
 }
 
 export interface CaseResult {

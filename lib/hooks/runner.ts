@@ -476,6 +476,6 @@ export class HookRunner implements CallHooks {
 }
 
 /** By agent and tool name only: what the call itself carries (role, arguments, MCP annotations) is tested per call. */
-function nameMatches(rule: CompiledRule, agent: string, tool: string): boolean {
+export function nameMatches(rule: CompiledRule, agent: string, tool: string): boolean {
   return ruleMatches({ ...rule, roles: undefined, args: undefined, annotations: undefined }, { kind: 'tool', agent, tool, role: 'admin' });
 }

@@ -554,7 +554,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   /** The configuration in force, as the policy tests see it. */
   policyConfig(over: Partial<PolicyConfig> = {}): PolicyConfig {
     const flags = lockedFlagDefaults(DEFAULT_FLAG_VALUES, this.profiles);
-    return { agents: this.agentsFile.current, gates: this.gatesFile.current, flags, ...over, policy: this.combinedPolicy(over.policy ?? this.policyFile.current) };
+    return { agents: this.agentsFile.current, gates: this.gatesFile.current, hooks: this.hooksFile.current, flags, ...over, policy: this.combinedPolicy(over.policy ?? this.policyFile.current) };
   }
 
   /** The policy in force: the operator's file with the active profiles' rules beside it. */
