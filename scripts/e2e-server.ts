@@ -69,6 +69,8 @@ app.close();
 // The product's server, as `npm start` runs it: the decision listener on the port, Next.js behind it on loopback.
 // The listener decides with an application of its own on the same database, as a long-lived server does.
 const front = createApp({ dbPath: db, env, watchConfig: true, backgroundCheckpoints: true, enforcePolicyTests: true });
+// Under a profile with change control the listener decides with the active revision, as every process of a server does.
+await front.startChangeControl();
 const serving = await serve({ app: front, port: E2E.port, env });
 const stop = () =>
   void serving.close().then(() => {

@@ -160,6 +160,12 @@ void waitForServer().then((up) => {
       ? `  Compliance profile${profiles.length > 1 ? 's' : ''}: ${profiles.map((p) => `${p.name} (${p.title})`).join(', ')}; see /transparency`
       : '  No compliance profile is active (SWARM_PROFILE=bfsi, healthcare or eu_ai_act_high_risk selects one).',
   );
+  const control = app.profiles.changeControl;
+  if (control) {
+    console.log(
+      `  Change control: the rules change only through proposals approved by ${control.approvers} ${control.roles.join(' or ')} users other than the proposer (/policy, npx swarm policy propose); edits of config/*.yaml are shown as drift, not loaded.`,
+    );
+  }
   for (const l of lines) console.log(l);
   if (!demo) return;
   console.log('  The demo team is calling tools every few seconds. Open /denials and /approvals. Ctrl-C stops.');
