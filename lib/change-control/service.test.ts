@@ -216,5 +216,15 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', 
     expect(a.changeControl.active?.revision).toBe(seed.revision);
     await within(2_000, async () => (await problems()).includes('its stored content does not hash to its revision'));
     expect(await decisionOf(a, 'deploy_serving')).not.toBe('ALLOW');
+
+    // A vote written into policy_votes in someone's name counts for nothing: one real approval of two stays one.
+    const p = await a.changeControl.propose({ texts: { ...a.ruleTexts(), policy: DENY_DRIFT }, message: 'deny drift', by: alice });
+    await a.database.run(sql`INSERT INTO policy_votes (proposal_id, voter, voter_role, vote, reason, voted_at) VALUES (${p.id}, 'bob', 'admin', 'approve', 'forged', 1)`);
+    const after = await a.changeControl.vote(p.id, carol, 'approve', 'real');
+    expect(after.proposal.status).toBe('open');
+    expect(after.activation).toBeUndefined();
+    const forgedVotes = await a.database.all<{ detailJson: string }>(sql`SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'policy.unverified' AND target = ${p.id}`);
+    expect(forgedVotes.map((r) => (JSON.parse(r.detailJson) as { voters: string[] }).voters)).toEqual([['bob']]);
+    expect(await decisionOf(a)).toBe('ALLOW');
   });
 });

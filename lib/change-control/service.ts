@@ -126,7 +126,7 @@ export class ChangeControl {
     if (!this.enforced) return;
     if (!this.started) {
       this.started = true;
-      if (!(await this.store.latestActivation())) await this.seed();
+      await this.seed();
       await this.sync();
     }
     if (options.watch && !this.stopFeed && !this.resync) {
@@ -146,6 +146,9 @@ export class ChangeControl {
 
   /** The files on disk become the first activation (once, whichever server starts first). */
   private async seed(): Promise<void> {
+    // The common case, read without the lock; the transaction checks again, against what the trail records.
+    const latest = await this.store.latestActivation();
+    if (latest && !(await this.unverifiedBecause(latest))) return;
     const texts = this.host.textsInForce();
     const content = this.host.revisionContentOf(texts);
     const revision = revisionOf(content);
@@ -153,7 +156,8 @@ export class ChangeControl {
     const recorder = this.host.recorder;
     await this.host.database.transaction(
       function* (t) {
-        if (yield* tx.latestActivation(t)) return;
+        // Once: whichever server starts first (a row the trail does not record is no activation).
+        if (yield* tx.latestVerifiedActivation(t)) return;
         yield* tx.storeRevision(t, revision, JSON.stringify(content), at);
         const seq = yield* tx.insertActivation(t, { revision, proposalId: null, kind: 'seed', activatedBy: 'system', activatedAt: at });
         yield* step(
@@ -355,7 +359,7 @@ export class ChangeControl {
         const p = yield* tx.proposalForUpdate(t, db, id);
         if (!p) return { refused: new AppError('NOT_FOUND', `There is no proposal ${id}.`) };
         const votes = yield* tx.votes(t, id);
-        const latest = enforced ? yield* tx.latestActivation(t) : undefined;
+        const latest = enforced ? yield* tx.latestVerifiedActivation(t) : undefined;
         const refusal =
           p.status !== 'open'
             ? new AppError('CONFLICT', `Proposal ${id} is ${p.status}: it takes no more votes.`)
@@ -372,7 +376,18 @@ export class ChangeControl {
                       : undefined;
         if (refusal) return { refused: refusal, proposal: p };
         yield* tx.insertVote(t, { proposalId: id, voter: by.id, voterRole: by.role, vote, reason: why, votedAt: at });
-        const approvals = votes.filter((v) => v.vote === 'approve').length + (vote === 'approve' ? 1 : 0);
+        // Only the approvals the chained trail records count: a row written into policy_votes behind the service's
+        // back approves nothing (it is named in a policy.unverified event instead).
+        const chained = yield* tx.chainedApprovers(t, id);
+        const earlier = votes.filter((v) => v.vote === 'approve');
+        const forged = earlier.filter((v) => !chained.has(v.voter));
+        if (forged.length > 0) {
+          yield* step(
+            recorder.recordWithin(t, { kind: 'config', type: 'policy.unverified', actor: 'system', outcome: 'refused', target: id, detail: { proposal: id, problem: 'votes the audit trail does not record', voters: forged.map((v) => v.voter) } }),
+          );
+        }
+        const counted = earlier.filter((v) => chained.has(v.voter));
+        const approvals = counted.length + (vote === 'approve' ? 1 : 0);
         const event = (type: SecurityEvent['type'], detail: Record<string, unknown>, target = id): SecurityEvent =>
           ({ kind: 'config', type, actor: by.id, actorRole: by.role, outcome: 'succeeded', target, detail: { proposal: id, revision: p.revision, ...detail } }) as SecurityEvent;
         yield* step(recorder.recordWithin(t, event('policy.voted', { vote, reason: why, approvals_given: approvals, approvals_required: p.approvalsRequired })));
@@ -382,7 +397,7 @@ export class ChangeControl {
           return { proposal: { ...p, status: 'rejected' as const } };
         }
         if (approvals < p.approvalsRequired) return { proposal: p };
-        const approvers = [...votes.filter((v) => v.vote === 'approve').map((v) => v.voter), by.id];
+        const approvers = [...counted.map((v) => v.voter), by.id];
         if (!enforced) {
           yield* tx.decide(t, id, 'approved', by.id, at, why);
           yield* step(recorder.recordWithin(t, event('policy.approved', { approvers, impact: impactDigest(p.impact) })));

@@ -6,6 +6,7 @@
 import { sql } from 'drizzle-orm';
 import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
 import type { ImpactReport } from '@/lib/audit/impact';
+import { revisionOf, type RevisionContent } from '@/lib/audit/revisions';
 
 export type ProposalStatus = 'open' | 'approved' | 'activated' | 'rejected' | 'withdrawn';
 
@@ -134,8 +135,32 @@ export const tx = {
     const row = yield* t.one<Activation>(sql`SELECT ${ACTIVATION_COLUMNS} FROM policy_activations ORDER BY seq DESC LIMIT 1`);
     return row && activationOf(row);
   },
+  /**
+   * The newest activation the trail records and whose stored content hashes to its revision (what every server has in
+   * force): a row written behind the service's back is passed over, never taken as the base of a new change.
+   */
+  *latestVerifiedActivation(t: TxRunner): TxSteps<Activation | undefined> {
+    const rows = yield* t.all<Activation>(sql`SELECT ${ACTIVATION_COLUMNS} FROM policy_activations ORDER BY seq DESC LIMIT 50`);
+    for (const raw of rows) {
+      const a = activationOf(raw);
+      const events = yield* t.all<{ detailJson: string | null }>(
+        sql`SELECT detail_json AS "detailJson" FROM security_events WHERE target = ${a.revision} AND type IN ('policy.activated', 'policy.rolled_back')`,
+      );
+      if (!events.some((e) => (JSON.parse(e.detailJson ?? '{}') as { activation?: number }).activation === a.seq)) continue;
+      const stored = yield* t.one<{ contentJson: string }>(sql`SELECT content_json AS "contentJson" FROM policy_revisions WHERE revision = ${a.revision}`);
+      if (stored && revisionOf(JSON.parse(stored.contentJson) as RevisionContent) === a.revision) return a;
+    }
+    return undefined;
+  },
   *votes(t: TxRunner, proposalId: string): TxSteps<Vote[]> {
     return yield* t.all<Vote>(sql`SELECT ${VOTE_COLUMNS} FROM policy_votes WHERE proposal_id = ${proposalId} ORDER BY id`);
+  },
+  /** the voters whose approval of a proposal the chained trail records (policy.voted events) */
+  *chainedApprovers(t: TxRunner, proposalId: string): TxSteps<Set<string>> {
+    const rows = yield* t.all<{ actor: string; detailJson: string | null }>(
+      sql`SELECT actor, detail_json AS "detailJson" FROM security_events WHERE type = 'policy.voted' AND target = ${proposalId}`,
+    );
+    return new Set(rows.filter((r) => (JSON.parse(r.detailJson ?? '{}') as { vote?: string }).vote === 'approve').map((r) => r.actor));
   },
   *storeRevision(t: TxRunner, revision: string, contentJson: string, at: number): TxSteps<void> {
     yield* t.run(sql`INSERT INTO policy_revisions (revision, content_json, first_seen_at) VALUES (${revision}, ${contentJson}, ${at}) ON CONFLICT (revision) DO NOTHING`);
