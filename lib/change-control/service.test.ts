@@ -227,4 +227,26 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', 
     expect(forgedVotes.map((r) => (JSON.parse(r.detailJson) as { voters: string[] }).voters)).toEqual([['bob']]);
     expect(await decisionOf(a)).toBe('ALLOW');
   });
+
+  it('is an advisory review without a profile that asks for it: the files on disk stay the rules', async () => {
+    const dir = configFolder();
+    const dbPath = kind === 'SQLite' ? join(dir, 'advisory.db') : pg15.cluster.urlOf(await pg15.freshDatabase('advisory'));
+    const app = await openApp({ dbPath, configDir: dir, env: { SWARM_APPROVAL_KEY: TEST_APPROVAL_KEY, SWARM_PROFILE: '' }, profile: '', watchConfig: true });
+    cleanups.push(() => app.close());
+    expect(app.changeControl.enforced).toBe(false);
+    expect(await app.changeControl.store.activations()).toEqual([]);
+    const p = await app.changeControl.propose({ texts: { ...app.ruleTexts(), policy: DENY_DRIFT }, message: 'deny drift', by: alice });
+    expect(p).toMatchObject({ approvalsRequired: 1, approverRoles: ['admin'] });
+    expect((await refusal(app.changeControl.vote(p.id, alice, 'approve', 'mine'))).code).toBe('FORBIDDEN');
+    const done = await app.changeControl.vote(p.id, bob, 'approve', 'deploy it');
+    expect(done).toMatchObject({ proposal: { status: 'approved' }, activation: undefined });
+    expect(await decisionOf(app)).toBe('ALLOW');
+    expect(await app.changeControl.store.activations()).toEqual([]);
+    // The file on disk is the rules, as before: edited, it is loaded.
+    writeFileSync(join(dir, 'permission_policies.yaml'), DENY_DRIFT);
+    expect(app.policyFile.reload(true)).toBe(true);
+    expect(await decisionOf(app)).toBe('DENY');
+    expect(app.configStatus().find((f) => f.path.endsWith('permission_policies.yaml'))).toMatchObject({ pinned: false, drift: false });
+    await expect(refusal(app.changeControl.proposeRollback('rev_00000000000000000000000000000000', 'x', bob))).resolves.toMatchObject({ code: 'CONFLICT' });
+  });
 });
