@@ -6,7 +6,8 @@
  * proposal approved by two restores it. Then, on SQLite without a profile, the same review is advisory.
  */
 import { expect, test, type Browser, type Page } from '@playwright/test';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
 import { E2E } from './fixtures/accounts';
 import { isolatedServer, type IsolatedServer } from './fixtures/isolated-server';
@@ -190,6 +191,8 @@ test.describe('under change control, on two PostgreSQL servers', () => {
     await carl.getByRole('button', { name: 'Approve…' }).click();
     const dialog = carl.getByRole('dialog');
     await expect(dialog).toContainText('Yours is the last approval needed');
+    await expect(dialog.getByLabel('Reason (required)')).toBeFocused();
+    await shoot(carl, 'approve-dialog');
     await dialog.getByLabel('Reason (required)').fill('Agreed with the review.');
     const voted = carl
       .waitForResponse((r) => r.url().endsWith(`/api/v1/policy/proposals/${changeId}/votes`) && r.request().method() === 'POST')
@@ -248,6 +251,19 @@ test.describe('under change control, on two PostgreSQL servers', () => {
       await expect.poll(async () => (await check(server, agentToken)).decision, { timeout: 2_000, intervals: [20] }).toBe('ALLOW');
     }
     expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  test('a rule file edited on a server\'s disk is drift: shown on /transparency, never loaded', async ({ browser }) => {
+    const admin = await signedIn(browser, s1.url, 'admin', PG_ADMIN_PASSWORD);
+    await admin.goto(`${s1.url}/transparency`);
+    await expect(admin.getByTestId('rules-under-change-control')).toContainText('the rules below come from the active revision');
+    writeFileSync(join(servers.configDir, 'permission_policies.yaml'), DENY_DRIFT);
+    await expect(async () => {
+      await admin.reload();
+      await expect(admin.getByRole('note', { name: 'Policy file drift' })).toContainText('Differs from the active revision; not loaded.', { timeout: 500 });
+    }).toPass({ timeout: 15_000 });
+    expect((await check(s1, agentToken)).decision).toBe('ALLOW');
+    await admin.context().close();
   });
 });
 

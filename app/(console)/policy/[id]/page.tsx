@@ -18,6 +18,9 @@ export const dynamic = 'force-dynamic';
 /** A decision id the audit explorer can follow (its decision_id filter). */
 const DECISION_ID = /^[0-9a-f-]{36}$/;
 
+/** A test file by its folder and name (the server's full path on hover): the page is read away from the server. */
+const testFileName = (path: string): string => path.split(/[\\/]/).slice(-2).join('/');
+
 /**
  * One proposal: who proposed it, when and why; its status; the diff of every file it changes; its tests; its impact
  * on the recorded calls; the votes; and the decisions the viewer may take, or why they may not.
@@ -149,7 +152,16 @@ export default async function ProposalPage({ params }: { params: Promise<{ id: s
           </>
         ) : (
           <p data-testid="tests-result">
-            ✓ all {p.tests.passed} passed <span className="muted">({p.tests.files.length === 0 ? 'no test file' : p.tests.files.join(', ')})</span>
+            ✓ all {p.tests.passed} passed <span className="muted">(
+              {p.tests.files.length === 0
+                ? 'no test file'
+                : p.tests.files.map((f, n) => (
+                    <span key={f}>
+                      {n > 0 ? ', ' : null}
+                      <code title={f}>{testFileName(f)}</code>
+                    </span>
+                  ))}
+              )</span>
           </p>
         )}
       </section>
@@ -207,7 +219,9 @@ export default async function ProposalPage({ params }: { params: Promise<{ id: s
                 </td>
                 <td data-label="Decision">
                   {e.decision_id && DECISION_ID.test(e.decision_id) ? (
-                    <Link href={`/audit?decision_id=${e.decision_id}`}>{e.decision_id.slice(0, 8)}…</Link>
+                    <Link href={`/audit?decision_id=${e.decision_id}`} className={styles.decisionId} title="This decision in the audit explorer">
+                      {e.decision_id}
+                    </Link>
                   ) : (
                     <span className="muted">{e.decision_id ?? 'none'}</span>
                   )}
