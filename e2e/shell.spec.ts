@@ -80,10 +80,10 @@ test.describe('the console shell', () => {
 
   test('each role lands where it works, and is offered only the pages it can open', async ({ browser }) => {
     const cases = [
-      { name: 'alex', landing: /\/denials$/, links: ['Denials', 'Audit', 'Reports', 'Approvals', 'Transparency'] },
-      { name: 'olivia', landing: /\/approvals$/, links: ['Denials', 'Audit', 'Reports', 'Approvals', 'Transparency'] },
+      { name: 'alex', landing: /\/denials$/, links: ['Denials', 'Audit', 'Reports', 'Approvals', 'Transparency', 'Policy'] },
+      { name: 'olivia', landing: /\/approvals$/, links: ['Denials', 'Audit', 'Reports', 'Approvals', 'Transparency', 'Policy'] },
       { name: 'victor', landing: /\/transparency$/, links: ['Transparency'] },
-      { name: 'admin', landing: /\/denials$/, links: ['Denials', 'Audit', 'Reports', 'Approvals', 'Transparency', 'Notifications', 'Tokens'] },
+      { name: 'admin', landing: /\/denials$/, links: ['Denials', 'Audit', 'Reports', 'Approvals', 'Transparency', 'Policy', 'Notifications', 'Tokens'] },
     ] as const;
     for (const c of cases) {
       const context = await browser.newContext();

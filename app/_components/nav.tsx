@@ -10,6 +10,7 @@ const LINKS = [
   { href: '/reports', label: 'Reports', hint: 'The audit report of a period' },
   { href: '/approvals', label: 'Approvals', hint: 'Gated calls waiting for a person' },
   { href: '/transparency', label: 'Transparency', hint: 'Flags and rules in force' },
+  { href: '/policy', label: 'Policy', hint: 'Proposed changes to the rules' },
   { href: '/notifications', label: 'Notifications', hint: 'Who was told, and what failed' },
   { href: '/settings/tokens', label: 'Tokens', hint: 'API tokens: scopes, expiry, last use' },
 ];

@@ -13,6 +13,7 @@ export const PAGE_ROLES: Record<string, ConsoleRole> = {
   '/reports': 'auditor',
   '/approvals': 'auditor',
   '/transparency': 'viewer',
+  '/policy': 'auditor',
   '/notifications': 'admin',
   '/settings': 'admin',
   '/settings/tokens': 'admin',

@@ -28,6 +28,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly issues: readonly ApiIssue[] = [],
+    /** the server's further detail of the error, where it gave one (e.g. a proposal's problems at file:line:column) */
+    readonly details?: unknown,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -74,8 +76,8 @@ async function call<S extends z.ZodType>(method: Method, path: string, schema: S
   if (!response.ok) {
     const refused = apiErrorBodySchema.safeParse(json);
     if (!refused.success) throw new ApiError(response.status, `HTTP_${response.status}`, `The server answered ${response.status}.`);
-    const { code, message, issues } = refused.data.error;
-    throw new ApiError(response.status, code, message, issues ?? []);
+    const { code, message, issues, details } = refused.data.error;
+    throw new ApiError(response.status, code, message, issues ?? [], details);
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) throw new ApiError(response.status, 'UNREADABLE_ANSWER', NOT_UNDERSTOOD);

@@ -2,6 +2,8 @@ import type { Metadata } from 'next';
 import { flagHistoryQuerySchema, HISTORY_PAGE_SIZE } from '@/lib/flags/query';
 import { transparencyReport } from '@/lib/flags/transparency';
 import { requirePage } from '@/lib/http/page-auth';
+import Link from 'next/link';
+import { canOpen } from '@/app/_components/page-roles';
 import { Time } from '@/app/_components/time';
 import { ComplianceProfiles } from './compliance-profiles';
 import { FlagAdminProvider } from './flag-admin';
@@ -35,6 +37,7 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
   const report = withoutHostPaths(await transparencyReport(app, filter));
   const admin = principal.role === 'admin';
   const { summary, problems } = report;
+  const changeControl = app.changeControl.settings ? { settings: app.changeControl.settings, revision: app.changeControl.active?.revision } : undefined;
   const locked = report.tiers.reduce((n, t) => n + t.flags.filter((f) => f.locked_by !== null).length, 0);
 
   return (
@@ -112,6 +115,19 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
 
       <section className={styles.section} aria-labelledby="sources">
         <h2 id="sources">Rule sources in force</h2>
+        {changeControl ? (
+          <p className={styles.sectionLead} data-testid="rules-under-change-control">
+            <strong>Under change control</strong> (profile {changeControl.settings.profiles.join(', ')}): the rules below come from the active revision
+            {changeControl.revision ? (
+              <>
+                {' '}
+                <code title={changeControl.revision}>{changeControl.revision.slice(0, 12)}</code>
+              </>
+            ) : null}
+            , changed only by an approved proposal{canOpen(principal.role, '/policy') ? <> (<Link href="/policy">Policy changes</Link>)</> : null}. A file edited on disk is shown as
+            drift and not loaded.
+          </p>
+        ) : null}
         <RuleSources sources={report.sources} />
       </section>
 

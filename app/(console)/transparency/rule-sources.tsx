@@ -22,6 +22,15 @@ export function FileStatus({ file, what, missingMeans }: { file: FileState; what
             <strong>Error: the last good version stays in force.</strong>
             <pre>{file.error}</pre>
           </div>
+        ) : file.drift ? (
+          <div className={styles.fileError} role="note" aria-label={`${what} drift`}>
+            <strong>Differs from the active revision; not loaded.</strong> Under change control the rules in force are the active revision&apos;s: this file
+            changes them only through an approved proposal.
+          </div>
+        ) : file.pinned ? (
+          <span>
+            <strong>From the active revision</strong> (change control); the file on disk is the same
+          </span>
         ) : file.missing ? (
           <span>
             <strong>No file.</strong> {missingMeans}

@@ -1,0 +1,252 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { notFound } from 'next/navigation';
+import { DataTable } from '@/app/_components/data-table';
+import { Time } from '@/app/_components/time';
+import { AppError } from '@/lib/errors';
+import { requirePage } from '@/lib/http/page-auth';
+import type { ProposalDetailJson } from '@/lib/http/responses';
+import { activationJson, proposalJson } from '@/lib/http/routes/policy';
+import { FileDiff } from '../diff-view';
+import { DIRECTION_WORDS, shortRevision, STATUS_WORDS } from '../policy-words';
+import { VoteActions } from '../vote-actions';
+import styles from '../policy.module.css';
+
+export const metadata: Metadata = { title: 'Policy change' };
+export const dynamic = 'force-dynamic';
+
+/** A decision id the audit explorer can follow (its decision_id filter). */
+const DECISION_ID = /^[0-9a-f-]{36}$/;
+
+/** A test file by its folder and name (the server's full path on hover): the page is read away from the server. */
+const testFileName = (path: string): string => path.split(/[\\/]/).slice(-2).join('/');
+
+/**
+ * One proposal: who proposed it, when and why; its status; the diff of every file it changes; its tests; its impact
+ * on the recorded calls; the votes; and the decisions the viewer may take, or why they may not.
+ */
+export default async function ProposalPage({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  const { app, principal } = await requirePage('/policy', 'auditor');
+  if (!/^prp_[A-Za-z0-9_-]{6,40}$/.test(id)) notFound();
+  const cc = app.changeControl;
+  let detail;
+  try {
+    detail = await cc.detail(id);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'NOT_FOUND') notFound();
+    throw error;
+  }
+  const p: ProposalDetailJson = {
+    ...proposalJson(detail.proposal),
+    votes: detail.votes.map((v) => ({ voter: v.voter, role: v.voterRole, vote: v.vote, reason: v.reason, voted_at: v.votedAt })),
+    files: detail.files,
+    stale: detail.stale,
+  };
+  const enforced = cc.enforced;
+  const activation = p.status === 'activated' ? (await cc.store.activations()).map(activationJson).find((a) => a.proposal_id === p.id) : undefined;
+  const inForce = activation !== undefined && cc.active?.seq === activation.seq;
+
+  const approvals = p.votes.filter((v) => v.vote === 'approve').length;
+  const isProposer = principal.id === p.proposed_by;
+  const voted = p.votes.some((v) => v.voter === principal.id);
+  const open = p.status === 'open';
+  const roleVotes = principal.kind === 'user' && p.approver_roles.includes(principal.role);
+  const canVote = open && roleVotes && !isProposer && !voted;
+  const approveBlocked = p.tests.failed > 0 ? `${p.tests.failed} of its policy tests fail; a proposal whose tests fail cannot be approved.` : p.stale ? 'the rules in force changed since it was proposed; it must be proposed again.' : null;
+  const canWithdraw = open && (isProposer || principal.role === 'admin');
+  const whyNoVote = !open
+    ? null
+    : isProposer
+      ? 'You proposed this change: someone else must approve it.'
+      : voted
+        ? 'You have voted on this proposal.'
+        : !roleVotes
+          ? `Only ${p.approver_roles.join(' or ')} users vote on changes to the rules.`
+          : null;
+  const impact = p.impact;
+
+  return (
+    <div className={styles.page}>
+      <p className={styles.back}>
+        <Link href="/policy">← Policy changes</Link>
+      </p>
+      <header className="page-head">
+        <h1>{p.kind === 'rollback' ? 'Rollback proposal' : 'Proposed change'}</h1>
+        <p className={styles.message} data-testid="proposal-message">
+          {p.message}
+        </p>
+        <p className="muted">
+          <code>{p.id}</code> · proposed by <strong>{p.proposed_by}</strong> on <Time seconds={p.proposed_at} /> · revision <code title={p.revision}>{shortRevision(p.revision)}</code>
+          {p.base_revision ? (
+            <>
+              {' '}
+              against <code title={p.base_revision}>{shortRevision(p.base_revision)}</code>
+            </>
+          ) : null}
+        </p>
+      </header>
+
+      <section className={`panel ${styles.statusPanel}`} aria-labelledby="status-head" data-testid="proposal-status">
+        <h2 id="status-head">
+          <span className={`${styles.status} ${styles[`status-${p.status}`] ?? ''}`}>{STATUS_WORDS[p.status]}</span>
+          {p.emergency ? <strong className={styles.emergencyTag}> ⚠ emergency rollback (break-glass, no votes)</strong> : null}
+        </h2>
+        {p.status === 'activated' ? (
+          <p>
+            {inForce ? <strong>Active on every server</strong> : <strong>Was activated</strong>}
+            {activation ? (
+              <>
+                {' '}
+                since <Time seconds={activation.activated_at} /> (activation {activation.seq})
+              </>
+            ) : null}
+            {inForce ? '.' : '; a later activation has replaced it.'}
+          </p>
+        ) : p.status === 'approved' ? (
+          <p>Approved. Change control is not enforced here: the files on disk stay the rules until they are deployed.</p>
+        ) : p.status === 'open' ? (
+          <p>
+            {approvals} of {p.approvals_required} approvals ({p.approver_roles.join(' or ')}, not the proposer).{' '}
+            {enforced ? 'The last approval needed makes it the rules on every server.' : 'Advisory: change control is not enforced, so nothing is activated.'}
+          </p>
+        ) : (
+          <p>
+            {p.status === 'rejected' ? 'Rejected' : 'Withdrawn'} by <strong>{p.decided_by}</strong>
+            {p.decided_at ? (
+              <>
+                {' '}
+                on <Time seconds={p.decided_at} />
+              </>
+            ) : null}
+            : {p.decision_reason}
+          </p>
+        )}
+        {p.stale ? <p className={styles.blocked}>Stale: the rules in force changed since this was proposed, so it can no longer be approved. Propose it again.</p> : null}
+        {whyNoVote ? <p className={styles.blocked}>{whyNoVote}</p> : null}
+        {canVote || canWithdraw ? <VoteActions id={p.id} canVote={canVote} approveBlocked={approveBlocked} canWithdraw={canWithdraw} lastApproval={approvals + 1 >= p.approvals_required} enforced={enforced} /> : null}
+      </section>
+
+      <section className="section" aria-labelledby="diff-head">
+        <h2 id="diff-head">
+          Changes <span className="muted">({p.files.length} {p.files.length === 1 ? 'file' : 'files'})</span>
+        </h2>
+        {p.files.length === 0 ? <p className="muted">No file differs from the rules it was proposed against.</p> : p.files.map((f) => <FileDiff key={f.key} name={f.name} before={f.before} after={f.after} />)}
+      </section>
+
+      <section className="section" aria-labelledby="tests-head">
+        <h2 id="tests-head">Policy tests</h2>
+        {p.tests.failed > 0 ? (
+          <>
+            <p className={styles.fail} data-testid="tests-result">
+              ✕ {p.tests.failed} failed, {p.tests.passed} passed
+            </p>
+            <ul className={styles.failures}>
+              {p.tests.failures.map((f) => (
+                <li key={`${f.position}-${f.name}`}>
+                  <strong>{f.name}</strong> <code className="muted">{f.position}</code>
+                  <div>{f.message}</div>
+                </li>
+              ))}
+            </ul>
+          </>
+        ) : (
+          <p data-testid="tests-result">
+            ✓ all {p.tests.passed} passed <span className="muted">(
+              {p.tests.files.length === 0
+                ? 'no test file'
+                : p.tests.files.map((f, n) => (
+                    <span key={f}>
+                      {n > 0 ? ', ' : null}
+                      <code title={f}>{testFileName(f)}</code>
+                    </span>
+                  ))}
+              )</span>
+          </p>
+        )}
+      </section>
+
+      <section className="section" aria-labelledby="impact-head">
+        <h2 id="impact-head">Impact on the recorded calls</h2>
+        <p data-testid="impact-summary">
+          Of {impact.replayed} calls recorded since <Time seconds={impact.since} />, <strong>{impact.changed}</strong> would be decided otherwise:{' '}
+          {(Object.keys(DIRECTION_WORDS) as (keyof typeof DIRECTION_WORDS)[]).map((k, n) => (
+            <span key={k}>
+              {n > 0 ? ', ' : ''}
+              {impact.by_direction[k]} {DIRECTION_WORDS[k]}
+            </span>
+          ))}
+          .{impact.uncertain > 0 ? <> {impact.uncertain} of them are uncertain (marked ? below): the replay could not know everything the call was decided on.</> : null}
+        </p>
+        {impact.changed > 0 ? (
+          <div className={styles.impactGrid}>
+            <DataTable caption="Changed calls by agent" heads={['Agent', 'Calls']}>
+              {impact.by_agent.map((a) => (
+                <tr key={a.agent}>
+                  <td>
+                    <code>{a.agent}</code>
+                  </td>
+                  <td>{a.count}</td>
+                </tr>
+              ))}
+            </DataTable>
+            <DataTable caption="Changed calls by tool" heads={['Tool', 'Calls']}>
+              {impact.by_tool.map((t) => (
+                <tr key={t.tool}>
+                  <td>
+                    <code>{t.tool}</code>
+                  </td>
+                  <td>{t.count}</td>
+                </tr>
+              ))}
+            </DataTable>
+          </div>
+        ) : null}
+        {impact.examples.length > 0 ? (
+          <DataTable caption="Examples of changed calls" heads={['Call', 'Before', 'After', 'Decision']} className={styles.stack}>
+            {impact.examples.map((e, n) => (
+              <tr key={`${e.decision_id ?? 'x'}-${n}`}>
+                <td data-label="Call">
+                  <code>{e.agent}</code> → <code>{e.tool}</code>
+                  <div className="muted">{DIRECTION_WORDS[e.direction]}</div>
+                </td>
+                <td data-label="Before">
+                  {e.before.decision} <span className="muted">({e.before.rule_source})</span>
+                </td>
+                <td data-label="After">
+                  {e.after.decision} <span className="muted">({e.after.rule_source})</span>
+                  {e.uncertain ? <strong title="The replay could not know everything this call was decided on"> ? uncertain</strong> : null}
+                </td>
+                <td data-label="Decision">
+                  {e.decision_id && DECISION_ID.test(e.decision_id) ? (
+                    <Link href={`/audit?decision_id=${e.decision_id}`} className={styles.decisionId} title="This decision in the audit explorer">
+                      {e.decision_id}
+                    </Link>
+                  ) : (
+                    <span className="muted">{e.decision_id ?? 'none'}</span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
+        ) : null}
+      </section>
+
+      <section className="section" aria-labelledby="votes-head">
+        <h2 id="votes-head">Votes</h2>
+        {p.votes.length === 0 ? (
+          <p className="muted">No vote yet.</p>
+        ) : (
+          <ul className={styles.votes}>
+            {p.votes.map((v) => (
+              <li key={v.voter}>
+                <strong>{v.vote === 'approve' ? '✓ Approved' : '✕ Rejected'}</strong> by <strong>{v.voter}</strong> <span className="muted">({v.role})</span> on <Time seconds={v.voted_at} />
+                <div>{v.reason}</div>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+    </div>
+  );
+}

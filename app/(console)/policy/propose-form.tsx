@@ -1,0 +1,113 @@
+'use client';
+
+import { useRouter } from 'next/navigation';
+import { useState } from 'react';
+import { apiPost, asApiError, errorSentence } from '@/app/_lib/api-client';
+import { proposalSchema } from '@/lib/http/responses';
+import { fileIssuesOf, issuePlace, type FileIssue } from './policy-words';
+import styles from './policy.module.css';
+
+/** The files a proposal may carry, with the key the API names each by. */
+const RULE_INPUTS = [
+  { key: 'agents', name: 'agents.yaml' },
+  { key: 'policy', name: 'permission_policies.yaml' },
+  { key: 'gates', name: 'gates.yaml' },
+  { key: 'hooks', name: 'hooks.yaml' },
+  { key: 'mcp', name: 'mcp.yaml' },
+] as const;
+
+type RuleKey = (typeof RULE_INPUTS)[number]['key'];
+
+/**
+ * Propose a change (admins): why, and the new text of the files that change; a file not given stays as in force.
+ * The files are read here in the browser and sent as JSON (POST /api/v1/policy/proposals); the server compiles them,
+ * runs the policy tests and replays the recorded calls. A refusal lists every problem at its file:line:column; a
+ * proposal made opens its page.
+ */
+export function ProposeForm() {
+  const router = useRouter();
+  const [files, setFiles] = useState<Partial<Record<RuleKey | 'tests', File>>>({});
+  const [message, setMessage] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<{ text: string; issues: FileIssue[] } | undefined>();
+
+  const submit = async () => {
+    const why = message.trim();
+    const chosen = RULE_INPUTS.filter((f) => files[f.key]);
+    if (!why || chosen.length === 0) {
+      setError({ text: !why ? 'Say why the change is made: the approvers read it first.' : 'Choose at least one rule file to change.', issues: [] });
+      return;
+    }
+    setBusy(true);
+    setError(undefined);
+    try {
+      const texts: Partial<Record<RuleKey, string>> = {};
+      for (const f of chosen) texts[f.key] = await files[f.key]!.text();
+      const tests = files.tests ? await files.tests.text() : undefined;
+      const made = await apiPost('/api/v1/policy/proposals', { message: why, files: texts, ...(tests === undefined ? {} : { tests }) }, proposalSchema);
+      router.push(`/policy/${made.id}`);
+    } catch (e) {
+      const err = asApiError(e);
+      // The compiler's headline is the message's first line; its problems are listed one a line below it.
+      setError({ text: errorSentence(err).split('\n')[0]!, issues: fileIssuesOf(err.details) });
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form
+      className={styles.propose}
+      aria-labelledby="propose-head"
+      noValidate
+      onSubmit={(e) => {
+        e.preventDefault();
+        void submit();
+      }}
+    >
+      <label htmlFor="propose-message" className={styles.fieldLabel}>
+        Why this change (required)
+      </label>
+      <textarea id="propose-message" rows={2} value={message} onChange={(e) => setMessage(e.target.value)} aria-describedby="propose-message-help" />
+      <p id="propose-message-help" className={styles.fieldHelp}>
+        Shown to the approvers and kept in the audit trail.
+      </p>
+      <fieldset className={styles.fileInputs}>
+        <legend>New versions of the files that change (the others stay as in force)</legend>
+        {RULE_INPUTS.map((f) => (
+          <label key={f.key} className={styles.fileInput}>
+            <span>
+              <code>{f.name}</code>
+            </span>
+            <input type="file" accept=".yaml,.yml,text/yaml,text/plain" onChange={(e) => setFiles((s) => ({ ...s, [f.key]: e.target.files?.[0] }))} />
+          </label>
+        ))}
+        <label className={styles.fileInput}>
+          <span>
+            <code>policy_tests.yaml</code> <span className="muted">(optional: run instead of the tests in force)</span>
+          </span>
+          <input type="file" accept=".yaml,.yml,text/yaml,text/plain" onChange={(e) => setFiles((s) => ({ ...s, tests: e.target.files?.[0] }))} />
+        </label>
+      </fieldset>
+      {error ? (
+        <div role="alert" className={styles.formError}>
+          <p>{error.text}</p>
+          {error.issues.length > 0 ? (
+            <ul aria-label="Problems in the proposed files">
+              {error.issues.map((i, n) => (
+                <li key={n}>
+                  <code>{issuePlace(i)}</code> {i.message}
+                </li>
+              ))}
+            </ul>
+          ) : null}
+        </div>
+      ) : null}
+      <div className={styles.formActions}>
+        <button type="submit" className="button button-primary" disabled={busy}>
+          {busy ? 'Measuring the impact…' : 'Propose this change'}
+        </button>
+        <span className="muted">Its tests run and its impact on the recorded calls is measured before anyone votes.</span>
+      </div>
+    </form>
+  );
+}
