@@ -8,6 +8,7 @@
  * re-run (explainRecorded) is pure.
  */
 import { ruleOrigin, type RuleOrigin } from '@/lib/change-control/origin';
+import { ChangeControlStore } from '@/lib/change-control/store';
 import { sql, type SQL } from 'drizzle-orm';
 import type { SqlDatabase } from '@/db/dialect';
 import { columnsAs } from '@/db/columns';
@@ -43,6 +44,8 @@ export interface ExplainReads {
   decision(decisionId: string): Promise<RecordedDecision>;
   /** the content of a kept policy revision */
   revision(revision: string): Promise<RevisionContent | undefined>;
+  /** under change control, the proposal that brought in the rule that decided (lib/change-control/origin.ts) */
+  ruleOrigin?(ruleSource: string, agent: string | null, at: number): Promise<RuleOrigin | null>;
 }
 
 /** Today's configuration, to re-run the decision under: what the application has. */
@@ -107,14 +110,14 @@ function engineFor(config: ExplainConfig, content: RevisionContent, approval: Ap
 export async function explainDecisionWith(config: ExplainConfig, reads: ExplainReads, decisionId: string): Promise<Explanation> {
   const recorded = await reads.decision(decisionId);
   const revision = recorded.denial?.policyRevision ?? recorded.event?.policyRevision;
-  return explainRecorded(config, decisionId, recorded, revision ? await reads.revision(revision) : undefined);
+  const e = explainRecorded(config, decisionId, recorded, revision ? await reads.revision(revision) : undefined);
+  if (!reads.ruleOrigin) return e;
+  return { ...e, introduced_by: await reads.ruleOrigin(e.recorded.rule_source, e.input.agent, e.recorded.timestamp) };
 }
 
 /** Explain a decision of an application, on either database, under its configuration in force. */
-export async function explainDecision(app: App, decisionId: string): Promise<Explanation> {
-  const e = await explainDecisionWith(explainConfigOf(app), explainReads(app.database), decisionId);
-  const introducedBy = await ruleOrigin(app.changeControl.store, app.revisions, e.recorded.rule_source, e.input.agent, e.recorded.timestamp);
-  return { ...e, introduced_by: introducedBy };
+export function explainDecision(app: App, decisionId: string): Promise<Explanation> {
+  return explainDecisionWith(explainConfigOf(app), explainReads(app.database), decisionId);
 }
 
 /**
@@ -255,6 +258,7 @@ export function explainReads(db: SqlDatabase): ExplainReads {
       return { denial, event, approval };
     },
     revision: (revision) => revisions.get(revision),
+    ruleOrigin: (ruleSource, agent, at) => ruleOrigin(new ChangeControlStore(db), revisions, ruleSource, agent, at),
   };
 }
 
