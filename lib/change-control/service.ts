@@ -118,15 +118,16 @@ export class ChangeControl {
   }
 
   /**
-   * Under change control: seed the first activation from the files on disk when there is none, put the newest in
-   * force, and hear of every later one (`watch`: the change feed, and a read every few seconds in case a notification
-   * was lost). Without change control, nothing.
+   * Under change control: put the newest activation in force and (`watch`: a long-lived process) hear of every later
+   * one (the change feed, and a read every few seconds in case a notification was lost). A server (`watch`) seeds the
+   * first activation from the files on disk when there is none; a one-shot command only reads (it may run against a
+   * copy), and seeds only when it changes the rules (propose, vote, rollback). Without change control, nothing.
    */
   async start(options: { watch?: boolean } = {}): Promise<void> {
     if (!this.enforced) return;
     if (!this.started) {
       this.started = true;
-      await this.seed();
+      if (options.watch) await this.seed();
       await this.sync();
     }
     if (options.watch && !this.stopFeed && !this.resync) {
@@ -142,6 +143,13 @@ export class ChangeControl {
     const stop = this.stopFeed;
     this.stopFeed = undefined;
     await stop?.();
+  }
+
+  /** Before a change to the rules under change control: the seed exists, and the newest activation is in force. */
+  private async seeded(): Promise<void> {
+    if (!this.enforced) return;
+    await this.seed();
+    await this.sync();
   }
 
   /** The files on disk become the first activation (once, whichever server starts first). */
@@ -246,7 +254,7 @@ export class ChangeControl {
   async propose(input: ProposeInput): Promise<Proposal> {
     const message = input.message.trim();
     if (!message) throw new AppError('BAD_REQUEST', 'A proposal needs a message that says why.');
-    if (this.enforced) await this.sync();
+    await this.seeded();
     const candidate = configOfTexts(input.texts, this.host.profiles, 'proposed');
     const before = this.host.textsInForce();
     if (changedFiles(before, input.texts).length === 0) throw new AppError('BAD_REQUEST', 'Nothing changes: the proposed files are the ones in force.');
@@ -349,7 +357,7 @@ export class ChangeControl {
   async vote(id: string, by: Actor, vote: 'approve' | 'reject', reason: string): Promise<{ proposal: Proposal; activation?: number }> {
     const why = reason.trim();
     if (!why) throw new AppError('BAD_REQUEST', 'A vote needs a reason.');
-    if (this.enforced) await this.sync();
+    await this.seeded();
     const enforced = this.enforced;
     const recorder = this.host.recorder;
     const db = this.host.database;
@@ -474,7 +482,7 @@ export class ChangeControl {
     if (!this.enforced) throw new AppError('CONFLICT', 'Change control is off: the files on disk are the rules. Restore the files to roll back.');
     const why = message.trim();
     if (!why) throw new AppError('BAD_REQUEST', 'An emergency rollback needs a message that says why.');
-    await this.sync();
+    await this.seeded();
     const content = await this.formerRevision(revision);
     const texts = textsOfRevision(content);
     const candidate = configOfTexts(texts, this.host.profiles, revision);
