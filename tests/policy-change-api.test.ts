@@ -3,7 +3,8 @@
  * the proposer): a proposal uploaded as JSON, its problems at file:line:column, the roles, the proposer refused, the
  * activation by the second approval, a rollback proposal, and the list and history.
  */
-import { request as httpRequest, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { sendJson } from './support/send';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTempServerEnv } from './support/in-process-api';
@@ -21,23 +22,7 @@ let port = 0;
 let upstream: Server;
 const tokens: Record<string, string> = {};
 
-function call(method: string, path: string, token: string, body?: unknown): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const text = body === undefined ? undefined : JSON.stringify(body);
-    const headers: Record<string, string | number> = { authorization: `Bearer ${token}` };
-    if (text !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, body: raw ? (JSON.parse(raw) as Answer['body']) : {} });
-      });
-    });
-    req.on('error', reject);
-    req.end(text);
-  });
-}
+const call = (method: string, path: string, token: string, body?: unknown) => sendJson<Answer['body']>(port, method, path, token, body);
 
 beforeAll(async () => {
   const app = await getApp();

@@ -6,7 +6,8 @@
  * tests/token-lifecycle.test.ts (SQLite) and tests/pg-token-lifecycle.test.ts (PostgreSQL): the environment names the
  * database, with the bfsi profile (tokens live 90 days at most, 90 days unused disables them), before it is imported.
  */
-import { request as httpRequest, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { sendJson } from './send';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,23 +25,6 @@ interface Answer {
 
 const listen = (s: Server) => new Promise<number>((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port)));
 
-function send(port: number, method: string, path: string, token: string, body?: unknown): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const text = body === undefined ? undefined : JSON.stringify(body);
-    const headers: Record<string, string | number> = { authorization: `Bearer ${token}` };
-    if (text !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, body: raw ? (JSON.parse(raw) as Answer['body']) : {} });
-      });
-    });
-    req.on('error', reject);
-    req.end(text);
-  });
-}
 
 const DAY = 86_400;
 const CHECK = { agent: 'deployer', tool: 'monitor_drift', arguments: {} };
@@ -51,7 +35,7 @@ export function tokenLifecycleSuite(name: string, app: () => Promise<App>, admin
   let port = 0;
   let a: App;
   /** a request through the decision listener (which passes what it does not answer itself to the route handlers) */
-  const call = (method: string, path: string, token: string, body?: unknown) => send(port, method, path, token, body);
+  const call = (method: string, path: string, token: string, body?: unknown) => sendJson<Answer['body']>(port, method, path, token, body);
   const events = async (type: string) => {
     const r = await call('GET', `/api/v1/audit/events?type=${type}&limit=100`, admin());
     expect(r.status).toBe(200);
