@@ -128,10 +128,22 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', 
 
     // The file on disk is now drift on both servers: shown, recorded, never loaded.
     expect(a.configStatus().find((s) => s.path.endsWith('permission_policies.yaml'))).toMatchObject({ pinned: true, drift: true });
+    const driftOfB = async () => b.database.all(sql`SELECT id FROM security_events WHERE type = 'config.drift' AND target = ${join(dirB, 'permission_policies.yaml')}`);
+    // The seed's file, left on B's disk, is drift from the activation on: recorded once.
+    await within(2_000, async () => (await driftOfB()).length === 1);
     writeFileSync(join(dirB, 'permission_policies.yaml'), 'rules:\n  - { id: sneaky, decision: ALLOW, match: { tool: "*" } }\n');
     b.policyFile.reload();
     expect(await decisionOf(b)).toBe('DENY');
-    await within(2_000, async () => (await b.database.all(sql`SELECT id FROM security_events WHERE type = 'config.drift'`)).length >= 1);
+    await within(2_000, async () => (await driftOfB()).length === 2);
+    // The same version written again (a new modification time) is the same drift: not recorded twice.
+    const sneaky = 'rules:\n  - { id: sneaky, decision: ALLOW, match: { tool: "*" } }\n';
+    writeFileSync(join(dirB, 'permission_policies.yaml'), sneaky);
+    b.policyFile.reload();
+    // A third version, written after it, is recorded: once it is, the rewrite before it has had its say.
+    writeFileSync(join(dirB, 'permission_policies.yaml'), `${sneaky}# third\n`);
+    b.policyFile.reload();
+    await within(2_000, async () => (await driftOfB()).length >= 3);
+    expect(await driftOfB()).toHaveLength(3);
 
     // A rollback is a proposal too, with its impact; approved by two, it restores the seed.
     const seed = (await a.changeControl.store.activations()).find((x) => x.kind === 'seed')!;
