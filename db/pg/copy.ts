@@ -28,6 +28,9 @@ export const COPIED_TABLES = [
   'permission_denial_rollup_state',
   'notification_deliveries',
   'hook_rate_calls',
+  'policy_proposals',
+  'policy_votes',
+  'policy_activations',
 ] as const;
 
 export interface CopyReport {
@@ -103,8 +106,8 @@ async function copyTable(sqlite: Database.Database, client: pg.PoolClient, table
   }
   await flush();
   // Identity columns continue after the copied ids.
-  if (count > 0 && targetColumns.some((c) => c.column_name === 'id' && c.is_identity === 'YES')) {
-    await client.query(`SELECT setval(pg_get_serial_sequence($1, 'id'), (SELECT max(id) FROM ${table}))`, [table]);
+  for (const c of count > 0 ? targetColumns.filter((t) => t.is_identity === 'YES') : []) {
+    await client.query(`SELECT setval(pg_get_serial_sequence($1, $2), (SELECT max(${c.column_name}) FROM ${table}))`, [table, c.column_name]);
   }
   return count;
 }

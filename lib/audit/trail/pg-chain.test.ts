@@ -152,6 +152,9 @@ describe('swarm db copy: a SQLite trail moved to PostgreSQL', () => {
       for (let i = 0; i < 30; i++) a.engine.decide({ kind: 'tool', principal: { kind: 'agent', id: 'deployer', role: 'viewer', agent: 'deployer' }, agent: 'deployer', tool: 'train_model', arguments: { i } });
       await a.auth.createUser('olivia', 'operator', 'pw-olivia-123');
       await a.flags.setOverride('cron_scheduler', false, 'olivia', 'maintenance');
+      // A reviewed change to the rules (advisory without a profile): its proposal and vote are copied too.
+      const proposal = await a.changeControl.propose({ texts: { ...a.ruleTexts(), policy: 'rules:\n  - { id: x, decision: DENY, match: { tool: run_batch } }\n' }, message: 'freeze', by: { id: 'admin', role: 'admin' } });
+      await a.changeControl.vote(proposal.id, { id: 'olivia', role: 'admin' }, 'approve', 'ok');
       a.checkpointAudit();
       const key = readFileSync(join(t.dir, 'audit-signing-key.pub'), 'utf8');
       const copied = await pg15.emptyDatabase('copied');
@@ -163,6 +166,12 @@ describe('swarm db copy: a SQLite trail moved to PostgreSQL', () => {
       expect(report.headsMatch).toBe(true);
       expect(report.target.chains.find((c) => c.chain === 'permission_denials')).toMatchObject({ rowsChecked: 30, checkpointsValid: 1 });
       expect(report.tables.find((x) => x.table === 'users')!.rows).toBe(1);
+      expect(report.tables.filter((x) => x.table.startsWith('policy_p') || x.table === 'policy_votes').map((x) => [x.table, x.rows])).toEqual([
+        ['policy_proposals', 1],
+        ['policy_votes', 1],
+      ]);
+      // Identity columns continue after the copied ids: the next vote gets a new one.
+      await target.query(`INSERT INTO policy_votes (proposal_id, voter, voter_role, vote, reason, voted_at) VALUES ($1, 'carl', 'admin', 'approve', 'ok', 1)`, [proposal.id]);
       // The copy continues the chain: a new row follows the copied head.
       await appendIn(target, { denials: [denialRow(99, 'after-copy')] });
       expect((await verifyTrail(new PostgresDatabase(target), key, WRITTEN)).failures).toEqual([]);
