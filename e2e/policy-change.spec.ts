@@ -299,6 +299,18 @@ test.describe('without a profile that asks for it (SQLite)', () => {
     await expect(bea.getByTestId('proposal-status')).toContainText('the files on disk stay the rules');
     const activations = await fetch(`${server.url}/api/v1/policy/activations`, { headers: { authorization: `Bearer ${server.token}` } });
     expect(((await activations.json()) as { activations: unknown[] }).activations).toEqual([]);
+
+    // A file is removed by the form's checkbox (by keyboard): its diff shows every line gone.
+    await bea.goto(`${server.url}/policy`);
+    await bea.getByLabel('Why this change (required)').fill('Gates come from the profiles only');
+    const remove = bea.getByRole('checkbox', { name: 'remove gates.yaml' });
+    await remove.focus();
+    await bea.keyboard.press('Space');
+    await expect(remove).toBeChecked();
+    await expect(bea.getByLabel(/^gates\.yaml/)).toBeDisabled();
+    await bea.getByRole('button', { name: 'Propose this change' }).click();
+    await bea.waitForURL(/\/policy\/prp_/);
+    await expect(bea.getByRole('region', { name: 'Changes to gates.yaml' }).getByRole('heading')).toContainText(/removed \+0 −\d+/);
     await bea.context().close();
   });
 });

@@ -91,5 +91,11 @@ describe('policy change control over REST (SQLite, bfsi)', () => {
     expect((await call('POST', '/api/v1/policy/rollback', tokens.bob!, { revision: 'rev_0123', message: 'x' })).status).toBe(400);
     const withdrawn = await call('POST', `/api/v1/policy/proposals/${back.body.id as string}/withdraw`, tokens.bob!, { reason: 'not needed' });
     expect(withdrawn.body).toMatchObject({ status: 'withdrawn' });
+
+    // A file is removed by proposing null for it: the diff shows it gone.
+    const removal = await call('POST', '/api/v1/policy/proposals', tokens.bob!, { message: 'No gates of our own', files: { gates: null } });
+    expect(removal.status).toBe(200);
+    const removed = await call('GET', `/api/v1/policy/proposals/${removal.body.id as string}`, tokens.aldo!);
+    expect(removed.body.files).toEqual([{ name: 'gates.yaml', key: 'gates', before: expect.stringContaining('gates:'), after: null }]);
   });
 });

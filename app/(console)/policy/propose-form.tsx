@@ -27,22 +27,26 @@ type RuleKey = (typeof RULE_INPUTS)[number]['key'];
 export function ProposeForm() {
   const router = useRouter();
   const [files, setFiles] = useState<Partial<Record<RuleKey | 'tests', File>>>({});
+  /** the files the change removes (sent as null: the configuration then has no such file) */
+  const [removed, setRemoved] = useState<Partial<Record<RuleKey, boolean>>>({});
   const [message, setMessage] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<{ text: string; issues: FileIssue[] } | undefined>();
 
   const submit = async () => {
     const why = message.trim();
-    const chosen = RULE_INPUTS.filter((f) => files[f.key]);
-    if (!why || chosen.length === 0) {
-      setError({ text: !why ? 'Say why the change is made: the approvers read it first.' : 'Choose at least one rule file to change.', issues: [] });
+    const chosen = RULE_INPUTS.filter((f) => files[f.key] && !removed[f.key]);
+    const removing = RULE_INPUTS.filter((f) => removed[f.key]);
+    if (!why || chosen.length + removing.length === 0) {
+      setError({ text: !why ? 'Say why the change is made: the approvers read it first.' : 'Choose at least one rule file to change or remove.', issues: [] });
       return;
     }
     setBusy(true);
     setError(undefined);
     try {
-      const texts: Partial<Record<RuleKey, string>> = {};
+      const texts: Partial<Record<RuleKey, string | null>> = {};
       for (const f of chosen) texts[f.key] = await files[f.key]!.text();
+      for (const f of removing) texts[f.key] = null;
       const tests = files.tests ? await files.tests.text() : undefined;
       const made = await apiPost('/api/v1/policy/proposals', { message: why, files: texts, ...(tests === undefined ? {} : { tests }) }, proposalSchema);
       router.push(`/policy/${made.id}`);
@@ -72,14 +76,26 @@ export function ProposeForm() {
         Shown to the approvers and kept in the audit trail.
       </p>
       <fieldset className={styles.fileInputs}>
-        <legend>New versions of the files that change (the others stay as in force)</legend>
+        <legend>New versions of the files that change, or a file to remove (the others stay as in force)</legend>
         {RULE_INPUTS.map((f) => (
-          <label key={f.key} className={styles.fileInput}>
-            <span>
+          <div key={f.key} className={styles.fileInput}>
+            <label htmlFor={`propose-file-${f.key}`}>
               <code>{f.name}</code>
+            </label>
+            <span className={styles.fileChoice}>
+              <input
+                id={`propose-file-${f.key}`}
+                type="file"
+                accept=".yaml,.yml,text/yaml,text/plain"
+                disabled={removed[f.key] === true}
+                onChange={(e) => setFiles((s) => ({ ...s, [f.key]: e.target.files?.[0] }))}
+              />
+              <label className={styles.removeFile}>
+                <input type="checkbox" checked={removed[f.key] === true} onChange={(e) => setRemoved((r) => ({ ...r, [f.key]: e.target.checked }))} /> remove
+                <span className="visually-hidden"> {f.name}</span>
+              </label>
             </span>
-            <input type="file" accept=".yaml,.yml,text/yaml,text/plain" onChange={(e) => setFiles((s) => ({ ...s, [f.key]: e.target.files?.[0] }))} />
-          </label>
+          </div>
         ))}
         <label className={styles.fileInput}>
           <span>
