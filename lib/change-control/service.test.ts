@@ -4,7 +4,7 @@
  * the other server within a second, drift, a failing test that blocks approval, a stale proposal, a rollback proposal,
  * an emergency rollback, and an activation row written behind the service's back refused.
  */
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
@@ -238,6 +238,26 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', 
     const forgedVotes = await a.database.all<{ detailJson: string }>(sql`SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'policy.unverified' AND target = ${p.id}`);
     expect(forgedVotes.map((r) => (JSON.parse(r.detailJson) as { voters: string[] }).voters)).toEqual([['bob']]);
     expect(await decisionOf(a)).toBe('ALLOW');
+  });
+
+  it('records a compliance profile whose files differ from those of the active revision as drift', async () => {
+    const dirA = configFolder();
+    const dirB = configFolder();
+    const dbPath = kind === 'SQLite' ? join(dirA, 'profiles.db') : pg15.cluster.urlOf(await pg15.freshDatabase('profiles'));
+    const env = { SWARM_APPROVAL_KEY: TEST_APPROVAL_KEY, SWARM_PROFILE: 'bfsi' };
+    const a = await openApp({ dbPath, configDir: dirA, env, profile: 'bfsi', watchConfig: true });
+    cleanups.push(() => a.close());
+    // B's copy of the profile was edited on its disk: B starts with it (profiles are read at start), and says so.
+    const file = join(dirB, 'profiles', 'bfsi', 'profile.yaml');
+    writeFileSync(file, `${readFileSync(file, 'utf8')}\n# edited on this server only\n`);
+    const b = await openApp({ dbPath, configDir: dirB, env, profile: 'bfsi', watchConfig: true });
+    cleanups.push(() => b.close());
+    const drift = async () =>
+      (await a.database.all<{ detailJson: string }>(sql`SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'config.drift' AND target = 'profiles'`)).map(
+        (r) => JSON.parse(r.detailJson) as { profiles: string[]; active_revision: string },
+      );
+    await within(2_000, async () => (await drift()).length >= 1);
+    expect(await drift()).toEqual([{ profiles: ['bfsi'], active_revision: a.changeControl.active!.revision }]);
   });
 
   it('is an advisory review without a profile that asks for it: the files on disk stay the rules', async () => {

@@ -17,6 +17,8 @@
  * (recorded as policy.unverified), never loaded.
  */
 import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { canonicalJson } from '@/lib/approvals/canonical';
 import type { SqlDatabase, Step, TxRunner } from '@/db/dialect';
 import { step } from '@/db/dialect';
 import { impactOf, recordedCalls } from '@/lib/audit/impact';
@@ -230,6 +232,27 @@ export class ChangeControl {
     }
     this.appliedSeq = latest.seq;
     this.lastActivation = latest;
+    await this.checkProfiles(latest, content);
+  }
+
+  /**
+   * The compliance profiles are read from disk when a process starts (their rules, gates, locks and settings shape the
+   * whole application), so an activation cannot swap them; a profile whose files differ from those the active revision
+   * was made with is drift too: recorded once per revision (`config.drift`, target `profiles`), and named in the log.
+   */
+  private async checkProfiles(a: Activation, content: RevisionContent): Promise<void> {
+    const key = (list: readonly { name: string; texts: unknown }[] | undefined) => canonicalJson((list ?? []).map((p) => ({ name: p.name, texts: p.texts })));
+    const loaded = this.host.profiles.sources;
+    if (key(loaded) === key(content.profiles)) return;
+    const differing = [...new Set([...loaded.map((p) => p.name), ...(content.profiles ?? []).map((p) => p.name)])].filter(
+      (name) => key(loaded.filter((p) => p.name === name)) !== key((content.profiles ?? []).filter((p) => p.name === name)),
+    );
+    const seen = await this.store.db.all<{ detailJson: string | null }>(
+      sql`SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'config.drift' AND target = 'profiles' ORDER BY id DESC LIMIT 20`,
+    );
+    if (seen.some((e) => (JSON.parse(e.detailJson ?? '{}') as { active_revision?: string }).active_revision === a.revision)) return;
+    console.error(`The compliance profiles ${differing.join(', ')} on this server's disk differ from those of the active revision ${a.revision}; they stay as loaded at start.`);
+    this.host.recordEvent({ kind: 'config', type: 'config.drift', actor: 'system', outcome: 'refused', target: 'profiles', detail: { profiles: differing, active_revision: a.revision } });
   }
 
   /** Why an activation must not be loaded: its content does not hash to it, or the trail does not record it. */
