@@ -240,6 +240,25 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', 
     expect(await decisionOf(a)).toBe('ALLOW');
   });
 
+  it('counts votes cast at the same moment on two servers once: one activation, the vote after it refused', async () => {
+    const { a, b } = await twoServers(kind);
+    const p = await a.changeControl.propose({ texts: { ...a.ruleTexts(), policy: DENY_DRIFT }, message: 'deny drift', by: alice });
+    const dave = { id: 'dave', role: 'admin' as const };
+    const outcomes = await Promise.allSettled([
+      a.changeControl.vote(p.id, bob, 'approve', 'from A'),
+      b.changeControl.vote(p.id, carol, 'approve', 'from B'),
+      b.changeControl.vote(p.id, dave, 'approve', 'from B too'),
+    ]);
+    const done = outcomes.filter((o) => o.status === 'fulfilled').map((o) => (o as PromiseFulfilledResult<Awaited<ReturnType<App['changeControl']['vote']>>>).value);
+    const refused = outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason as AppError);
+    expect(done).toHaveLength(2);
+    expect(done.filter((d) => d.activation !== undefined)).toHaveLength(1);
+    expect(refused.map((e) => e.code)).toEqual(['CONFLICT']);
+    const activations = await a.changeControl.store.activations();
+    expect(activations.filter((x) => x.proposalId === p.id)).toHaveLength(1);
+    await within(1_000, async () => (await decisionOf(a)) === 'DENY' && (await decisionOf(b)) === 'DENY');
+  });
+
   it('records a compliance profile whose files differ from those of the active revision as drift', async () => {
     const dirA = configFolder();
     const dirB = configFolder();
