@@ -684,6 +684,12 @@ function noteOf(e: EventRowLite): string {
       return `refused: ${s(d.error)}`;
     case 'config.loaded':
       return d.revision ? `revision ${s(d.revision)}` : '';
+    case 'config.drift':
+      return Array.isArray(d.profiles)
+        ? `profiles ${d.profiles.join(', ')} differ from the active revision ${s(d.active_revision)}`
+        : `differs from the active revision ${s(d.active_revision)}; not loaded`;
+    case 'policy.unverified':
+      return `not loaded: ${s(d.problem)}`;
     case 'profile.switched':
       return `from ${(Array.isArray(d.from) && d.from.length ? d.from.join(', ') : '(none)')} to ${(Array.isArray(d.to) && d.to.length ? d.to.join(', ') : '(none)')}`;
     case 'audit.exported': {
@@ -989,7 +995,7 @@ async function gatherChanges(r: ReportReader, p: ReportPeriod, cap: number) {
       [p.from, p.to, cap],
     )
   ).map((row) => ({ ...row, oldValue: flagValue(row.oldValue), newValue: flagValue(row.newValue) }));
-  const configWhere = `type IN ('config.loaded', 'config.refused', 'profile.switched') AND timestamp >= ? AND timestamp < ?`;
+  const configWhere = `type IN ('config.loaded', 'config.refused', 'config.drift', 'policy.unverified', 'profile.switched') AND timestamp >= ? AND timestamp < ?`;
   const configTotal = (await r.get<{ n: number }>(`SELECT count(*) AS n FROM security_events WHERE ${configWhere}`, [p.from, p.to]))?.n ?? 0;
   const configEvents = await eventList(r, configWhere, [p.from, p.to], cap);
   const revTotal = (await r.get<{ n: number }>('SELECT count(*) AS n FROM policy_revisions WHERE first_seen_at >= ? AND first_seen_at < ?', [p.from, p.to]))?.n ?? 0;

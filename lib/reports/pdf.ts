@@ -393,7 +393,7 @@ function changes(L: PdfLayout, d: ReportData): void {
   );
   firstOf(L, c.flagChanges, ' changes; GET /api/v1/flags/history lists all of them.');
 
-  L.heading('Configuration loads and profile switches');
+  L.heading('Configuration loads, drift and profile switches');
   L.table(
     [['When (UTC)', 80], ['Event', 110], ['By', 60], ['File or profile', 110], ['Detail', 140]],
     c.configEvents.rows.map((e) => [minute(e.at), typeLabel(e.type), e.actor, e.target ?? '–', e.note]),
