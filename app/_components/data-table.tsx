@@ -23,15 +23,21 @@ interface Props {
   /** the page's own classes, added to the global .table-wrap and .table */
   wrapClassName?: string;
   className?: string;
+  /**
+   * on a narrow screen each row reads as a small card, its cells labelled by their `data-label`, rather than a table
+   * that scrolls sideways (every cell of the rows must carry data-label)
+   */
+  cardsWhenNarrow?: boolean;
   /** the rows */
   children: ReactNode;
 }
 
-/** A plain data table in the console's look, scrolling sideways inside its frame on a narrow screen. */
-export function DataTable({ label, caption, heads, wrapClassName, className, children }: Props) {
+/** A plain data table in the console's look, scrolling sideways inside its frame on a narrow screen (or read as cards). */
+export function DataTable({ label, caption, heads, wrapClassName, className, cardsWhenNarrow, children }: Props) {
+  const classes = ['table', cardsWhenNarrow ? 'table-cards-when-narrow' : '', className ?? ''].filter(Boolean).join(' ');
   return (
     <div className={wrapClassName ? `table-wrap ${wrapClassName}` : 'table-wrap'}>
-      <table className={className ? `table ${className}` : 'table'} aria-label={label}>
+      <table className={classes} aria-label={label}>
         {caption ? <caption className="visually-hidden">{caption}</caption> : null}
         <ColumnHeads labels={heads} />
         <tbody>{children}</tbody>

@@ -256,14 +256,10 @@ export class ChangeControl {
   }
 
   /** Why an activation must not be loaded: its content does not hash to it, or the trail does not record it. */
-  private async unverifiedBecause(a: Activation): Promise<string | undefined> {
-    const content = await this.host.revisions.get(a.revision);
-    if (!content) return 'its revision is not stored';
-    if (revisionOf(content) !== a.revision) return 'its stored content does not hash to its revision';
-    const evidence = await this.store.activationEvidence(a.revision);
-    const recorded = evidence.some((e) => (JSON.parse(e.detailJson ?? '{}') as { activation?: number }).activation === a.seq);
-    return recorded ? undefined : 'the audit trail holds no security event recording it';
+  private unverifiedBecause(a: Activation): Promise<string | undefined> {
+    return this.host.database.transaction((t) => tx.problemOf(t, a), { readOnly: true });
   }
+
 
   /** The revision a proposal is measured against: the active one under change control, else the one in force. */
   private baseRevision(): string {

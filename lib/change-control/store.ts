@@ -117,12 +117,6 @@ export class ChangeControlStore {
     return this.db.all<Vote>(sql`SELECT ${VOTE_COLUMNS} FROM policy_votes WHERE proposal_id = ${proposalId} ORDER BY id`);
   }
 
-  /** The security events that record an activation of this revision (the evidence an activation is loaded on). */
-  async activationEvidence(revision: string): Promise<{ type: string; detailJson: string | null }[]> {
-    return this.db.all(
-      sql`SELECT type, detail_json AS "detailJson" FROM security_events WHERE target = ${revision} AND type IN ('policy.activated', 'policy.rolled_back') ORDER BY id`,
-    );
-  }
 }
 
 /** The statements of the service's transactions (generators over the port, see db/dialect.ts). */
@@ -136,19 +130,29 @@ export const tx = {
     return row && activationOf(row);
   },
   /**
-   * The newest activation the trail records and whose stored content hashes to its revision (what every server has in
-   * force): a row written behind the service's back is passed over, never taken as the base of a new change.
+   * Why an activation must not be loaded: its revision is not stored, its content does not hash to it, or the chained
+   * trail holds no security event that recorded it (undefined: it is sound). A row written behind the service's back
+   * fails here.
+   */
+  *problemOf(t: TxRunner, a: Activation): TxSteps<string | undefined> {
+    const stored = yield* t.one<{ contentJson: string }>(sql`SELECT content_json AS "contentJson" FROM policy_revisions WHERE revision = ${a.revision}`);
+    if (!stored) return 'its revision is not stored';
+    if (revisionOf(JSON.parse(stored.contentJson) as RevisionContent) !== a.revision) return 'its stored content does not hash to its revision';
+    const events = yield* t.all<{ detailJson: string | null }>(
+      sql`SELECT detail_json AS "detailJson" FROM security_events WHERE target = ${a.revision} AND type IN ('policy.activated', 'policy.rolled_back')`,
+    );
+    const recorded = events.some((e) => (JSON.parse(e.detailJson ?? '{}') as { activation?: number }).activation === a.seq);
+    return recorded ? undefined : 'the audit trail holds no security event recording it';
+  },
+  /**
+   * The newest sound activation (problemOf): what every server has in force. A row written behind the service's back is
+   * passed over, never taken as the base of a new change.
    */
   *latestVerifiedActivation(t: TxRunner): TxSteps<Activation | undefined> {
     const rows = yield* t.all<Activation>(sql`SELECT ${ACTIVATION_COLUMNS} FROM policy_activations ORDER BY seq DESC LIMIT 50`);
     for (const raw of rows) {
       const a = activationOf(raw);
-      const events = yield* t.all<{ detailJson: string | null }>(
-        sql`SELECT detail_json AS "detailJson" FROM security_events WHERE target = ${a.revision} AND type IN ('policy.activated', 'policy.rolled_back')`,
-      );
-      if (!events.some((e) => (JSON.parse(e.detailJson ?? '{}') as { activation?: number }).activation === a.seq)) continue;
-      const stored = yield* t.one<{ contentJson: string }>(sql`SELECT content_json AS "contentJson" FROM policy_revisions WHERE revision = ${a.revision}`);
-      if (stored && revisionOf(JSON.parse(stored.contentJson) as RevisionContent) === a.revision) return a;
+      if ((yield* tx.problemOf(t, a)) === undefined) return a;
     }
     return undefined;
   },

@@ -125,7 +125,7 @@ export default async function NotificationsPage({ searchParams }: { searchParams
         {rows.length === 0 ? (
           <p className="muted">{status ? 'No delivery in this state.' : 'Nothing has been sent yet.'}</p>
         ) : (
-          <DataTable caption="Notification deliveries, newest first" heads={['Queued', 'Event', 'About', 'Channel', 'State', 'Attempts', 'Last answer']} className={styles.deliveries}>
+          <DataTable caption="Notification deliveries, newest first" heads={['Queued', 'Event', 'About', 'Channel', 'State', 'Attempts', 'Last answer']} cardsWhenNarrow>
             {rows.map((d) => (
               <tr key={d.id}>
                 <td className="nowrap" data-label="Queued">

@@ -78,7 +78,7 @@ export default async function PolicyPage() {
             <p className="muted">No activation yet: the servers seed one from the files on disk when they start.</p>
           )}
           {activations.length > 0 ? (
-            <DataTable caption="Activations, newest first" heads={['#', 'Revision', 'How', 'By', 'When (UTC)', '']} className={styles.stack}>
+            <DataTable caption="Activations, newest first" heads={['#', 'Revision', 'How', 'By', 'When (UTC)', '']} cardsWhenNarrow>
               {activations.map((a) => (
                 <tr key={a.seq} data-activation={a.seq} className={a.kind === 'emergency' ? styles.emergency : undefined}>
                   <td data-label="#">{a.seq}</td>
@@ -115,7 +115,7 @@ export default async function PolicyPage() {
         {proposals.length === 0 ? (
           <p className="muted">No proposal yet.</p>
         ) : (
-          <DataTable caption="Proposals, open first" heads={['Proposal', 'Status', 'Proposed by', 'When (UTC)', 'Tests', 'Impact', 'Votes needed']} className={styles.stack}>
+          <DataTable caption="Proposals, open first" heads={['Proposal', 'Status', 'Proposed by', 'When (UTC)', 'Tests', 'Impact', 'Votes needed']} cardsWhenNarrow>
             {proposals.map((p) => (
               <tr key={p.id} data-proposal={p.id}>
                 <td data-label="Proposal" className={styles.proposalCell}>

@@ -203,7 +203,7 @@ export default async function ProposalPage({ params }: { params: Promise<{ id: s
           </div>
         ) : null}
         {impact.examples.length > 0 ? (
-          <DataTable caption="Examples of changed calls" heads={['Call', 'Before', 'After', 'Decision']} className={styles.stack}>
+          <DataTable caption="Examples of changed calls" heads={['Call', 'Before', 'After', 'Decision']} cardsWhenNarrow>
             {impact.examples.map((e, n) => (
               <tr key={`${e.decision_id ?? 'x'}-${n}`}>
                 <td data-label="Call">

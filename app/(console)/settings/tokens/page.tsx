@@ -63,7 +63,7 @@ export default async function TokensPage() {
         {tokens.length === 0 ? (
           <p className="muted">No token yet. Make one with <code>swarm tokens add --agent NAME</code>.</p>
         ) : (
-          <DataTable caption="API tokens, newest first" heads={['ID', 'Owner', 'Name', 'Scopes', 'Created (UTC)', 'Expires (UTC)', 'Last used (UTC)', 'State', '']} className={styles.tokens}>
+          <DataTable caption="API tokens, newest first" heads={['ID', 'Owner', 'Name', 'Scopes', 'Created (UTC)', 'Expires (UTC)', 'Last used (UTC)', 'State', '']} cardsWhenNarrow>
             {tokens.map((t) => (
               <tr key={t.id} data-token-id={t.id}>
                 <td className="nowrap" data-label="ID">
