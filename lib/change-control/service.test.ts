@@ -230,6 +230,14 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', 
     await within(2_000, async () => (await problems()).includes('its stored content does not hash to its revision'));
     expect(await decisionOf(a, 'deploy_serving')).not.toBe('ALLOW');
 
+    // A server that starts after the forgery takes the newest sound activation, not the files on its disk.
+    const dirC = configFolder();
+    writeFileSync(join(dirC, 'permission_policies.yaml'), DENY_DRIFT);
+    const c = await openApp({ dbPath: a.options.dbPath, configDir: dirC, env: { SWARM_APPROVAL_KEY: TEST_APPROVAL_KEY, SWARM_PROFILE: 'bfsi' }, profile: 'bfsi', watchConfig: true });
+    cleanups.push(() => c.close());
+    expect(c.changeControl.active?.revision).toBe(seed.revision);
+    expect(await decisionOf(c)).toBe('ALLOW');
+
     // A vote written into policy_votes in someone's name counts for nothing: one real approval of two stays one.
     const p = await a.changeControl.propose({ texts: { ...a.ruleTexts(), policy: DENY_DRIFT }, message: 'deny drift', by: alice });
     await a.database.run(sql`INSERT INTO policy_votes (proposal_id, voter, voter_role, vote, reason, voted_at) VALUES (${p.id}, 'bob', 'admin', 'approve', 'forged', 1)`);

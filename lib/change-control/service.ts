@@ -207,10 +207,15 @@ export class ChangeControl {
     return this.syncing;
   }
 
+  /**
+   * Put the newest sound activation in force. A newer row that is not sound (written behind the service's back) is
+   * recorded once as policy.unverified and passed over: the server keeps, or at its start takes, the newest sound one.
+   */
   private async applyNewest(): Promise<void> {
     if (!this.enforced) return;
     const latest = await this.store.latestActivation();
     if (!latest || latest.seq === this.appliedSeq) return;
+    let sound: Activation | undefined = latest;
     const problem = await this.unverifiedBecause(latest);
     if (problem) {
       if (!this.unverified.has(latest.seq)) {
@@ -218,21 +223,22 @@ export class ChangeControl {
         console.error(`Activation ${latest.seq} of ${latest.revision} is not loaded: ${problem}`);
         this.host.recordEvent({ kind: 'config', type: 'policy.unverified', actor: 'system', outcome: 'refused', target: latest.revision, detail: { activation: latest.seq, problem } });
       }
-      return;
+      sound = await this.host.database.transaction((t) => tx.latestVerifiedActivation(t), { readOnly: true });
     }
-    const content = (await this.host.revisions.get(latest.revision))!;
+    if (!sound || sound.seq === this.appliedSeq) return;
+    const content = (await this.host.revisions.get(sound.revision))!;
     try {
       this.host.pin(textsOfRevision(content));
     } catch (error) {
-      if (!this.unverified.has(latest.seq)) {
-        this.unverified.add(latest.seq);
-        this.host.recordEvent({ kind: 'config', type: 'config.refused', actor: 'system', outcome: 'refused', target: latest.revision, detail: { activation: latest.seq, error: messageOf(error) } });
+      if (!this.unverified.has(sound.seq)) {
+        this.unverified.add(sound.seq);
+        this.host.recordEvent({ kind: 'config', type: 'config.refused', actor: 'system', outcome: 'refused', target: sound.revision, detail: { activation: sound.seq, error: messageOf(error) } });
       }
       return;
     }
-    this.appliedSeq = latest.seq;
-    this.lastActivation = latest;
-    await this.checkProfiles(latest, content);
+    this.appliedSeq = sound.seq;
+    this.lastActivation = sound;
+    await this.checkProfiles(sound, content);
   }
 
   /**
