@@ -242,6 +242,26 @@ export class ChangeControl {
   }
 
   /**
+   * Record a drift (`config.drift`) unless the newest one of this target already says the same in `keys`: once per
+   * version, whichever process of a server sees it first (two that see it at the same moment may both record it).
+   * Returns whether it recorded.
+   */
+  async recordDriftOnce(target: string, detail: Record<string, unknown>, keys: readonly string[]): Promise<boolean> {
+    try {
+      const last = await this.store.db.one<{ detailJson: string | null }>(
+        sql`SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'config.drift' AND target = ${target} ORDER BY id DESC LIMIT 1`,
+      );
+      const seen = last ? (JSON.parse(last.detailJson ?? '{}') as Record<string, unknown>) : undefined;
+      if (seen && keys.every((k) => canonicalJson(seen[k] ?? null) === canonicalJson(detail[k] ?? null))) return false;
+      this.host.recordEvent({ kind: 'config', type: 'config.drift', actor: 'system', outcome: 'refused', target, detail });
+      return true;
+    } catch (error) {
+      console.error('Recording a drifted configuration failed.', error);
+      return false;
+    }
+  }
+
+  /**
    * The compliance profiles are read from disk when a process starts (their rules, gates, locks and settings shape the
    * whole application), so an activation cannot swap them; a profile whose files differ from those the active revision
    * was made with is drift too: recorded once per revision (`config.drift`, target `profiles`), and named in the log.
@@ -253,12 +273,9 @@ export class ChangeControl {
     const differing = [...new Set([...loaded.map((p) => p.name), ...(content.profiles ?? []).map((p) => p.name)])].filter(
       (name) => key(loaded.filter((p) => p.name === name)) !== key((content.profiles ?? []).filter((p) => p.name === name)),
     );
-    const seen = await this.store.db.all<{ detailJson: string | null }>(
-      sql`SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'config.drift' AND target = 'profiles' ORDER BY id DESC LIMIT 20`,
-    );
-    if (seen.some((e) => (JSON.parse(e.detailJson ?? '{}') as { active_revision?: string }).active_revision === a.revision)) return;
-    console.error(`The compliance profiles ${differing.join(', ')} on this server's disk differ from those of the active revision ${a.revision}; they stay as loaded at start.`);
-    this.host.recordEvent({ kind: 'config', type: 'config.drift', actor: 'system', outcome: 'refused', target: 'profiles', detail: { profiles: differing, active_revision: a.revision } });
+    if (await this.recordDriftOnce('profiles', { profiles: differing, active_revision: a.revision }, ['profiles', 'active_revision'])) {
+      console.error(`The compliance profiles ${differing.join(', ')} on this server's disk differ from those of the active revision ${a.revision}; they stay as loaded at start.`);
+    }
   }
 
   /** Why an activation must not be loaded: its content does not hash to it, or the trail does not record it. */

@@ -10,7 +10,6 @@
  */
 import { join, resolve as resolvePath } from 'node:path';
 import type pg from 'pg';
-import { sql } from 'drizzle-orm';
 import type { Db } from '@/db/client';
 import type { PostgresDatabase, SqliteDatabase, TxRunner, TxSteps } from '@/db/dialect';
 import { parseDbLocation } from '@/db/location';
@@ -357,26 +356,11 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       pin: (texts) => this.pinRules(texts),
     });
     for (const [key, file] of this.ruleFiles()) {
-      file.onDrift((disk) => void this.recordDrift(key, file.status().path, disk));
-    }
-  }
-
-  /**
-   * A rule file on disk that differs from the active revision, recorded once per version of the file and active
-   * revision, whichever process of the server (Next.js, the listener, its workers) sees it first: the others find the
-   * event and stay silent (two that see it at the same moment may both record it).
-   */
-  private async recordDrift(key: RuleFile, path: string, disk: string | null): Promise<void> {
-    const detail = { file: key, active_revision: this.changeControl.active?.revision ?? null, disk_sha256: disk === null ? null : sha256(disk), missing_on_disk: disk === null };
-    try {
-      const last = await this.database.one<{ detailJson: string | null }>(
-        sql`SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'config.drift' AND target = ${path} ORDER BY id DESC LIMIT 1`,
-      );
-      const seen = last ? (JSON.parse(last.detailJson ?? '{}') as typeof detail) : undefined;
-      if (seen && seen.disk_sha256 === detail.disk_sha256 && seen.active_revision === detail.active_revision) return;
-      this.side.recordEvent({ kind: 'config', type: 'config.drift', actor: 'system', outcome: 'refused', target: path, detail });
-    } catch (error) {
-      console.error('Recording a drifted configuration file failed.', error);
+      // Once per version of the file and active revision, whichever process of the server sees it first.
+      file.onDrift((disk) => {
+        const detail = { file: key, active_revision: this.changeControl.active?.revision ?? null, disk_sha256: disk === null ? null : sha256(disk), missing_on_disk: disk === null };
+        void this.changeControl.recordDriftOnce(file.status().path, detail, ['disk_sha256', 'active_revision']);
+      });
     }
   }
 
