@@ -1,0 +1,107 @@
+/**
+ * The `swarm` command's sources as one file, so that a command starts in a fraction of a second.
+ *
+ * Loaded through tsx, cli/main.ts's ~170 TypeScript modules are resolved and compiled one by one by its loader hooks:
+ * 3–5 s on a 2-core machine before any command runs, and `swarm hook claude-code` runs before every tool call of an
+ * agent. esbuild makes them one ES module in under a second. It is kept in node_modules/.cache/swarm-cli/ with the size
+ * and modification time of every source it was made from, and made again as soon as one of them differs (an edit, a
+ * `git pull`, another checkout). Packages stay imports, resolved in node_modules when the command runs, and each
+ * source's `import.meta.url` stays its own file's URL, as under tsx (the migrations and the worker files are found
+ * next to the sources).
+ *
+ * Returns the bundle's URL, or undefined when it cannot be had (the cache is not writable, esbuild is missing or
+ * refuses a source): the caller then loads the sources through tsx, which says what is wrong with a source.
+ */
+import { createHash } from 'node:crypto';
+import { accessSync, constants, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const MANIFEST_PREFIX = '// swarm-cli-sources: ';
+
+/** [path, size, mtimeMs] of every source the bundle was made from, from its first line; [] when unreadable */
+function sourcesOf(file) {
+  try {
+    const text = readFileSync(file, 'utf8');
+    const first = text.slice(0, text.indexOf('\n'));
+    return first.startsWith(MANIFEST_PREFIX) ? JSON.parse(first.slice(MANIFEST_PREFIX.length)) : [];
+  } catch {
+    return [];
+  }
+}
+
+function stamp(path) {
+  const s = statSync(path);
+  return [path, s.size, s.mtimeMs];
+}
+
+function unchanged(sources) {
+  if (sources.length === 0) return false;
+  try {
+    return sources.every(([path, size, mtimeMs]) => {
+      const [, s, m] = stamp(path);
+      return s === size && m === mtimeMs;
+    });
+  } catch {
+    return false; // a source is gone
+  }
+}
+
+async function make(root, file) {
+  const { build } = await import('esbuild');
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: [join(root, 'cli', 'main.ts')],
+    tsconfig: join(root, 'tsconfig.json'),
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+    plugins: [
+      {
+        name: 'sources-as-under-tsx',
+        setup(b) {
+          // `@/...` is the checkout's root, as in tsconfig.json; resolved here so that one that names no file is an
+          // error, never an import of a package called "@"
+          b.onResolve({ filter: /^@\// }, async (args) => {
+            const found = await b.resolve(`./${args.path.slice(2)}`, { resolveDir: root, kind: args.kind });
+            return found.errors.length > 0 ? { errors: found.errors } : { path: found.path };
+          });
+          b.onLoad({ filter: /\.[cm]?tsx?$/ }, (args) => ({
+            contents: readFileSync(args.path, 'utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+            loader: args.path.endsWith('x') ? 'tsx' : 'ts',
+          }));
+        },
+      },
+    ],
+  });
+  const sources = [join(root, 'tsconfig.json'), ...Object.keys(result.metafile.inputs).map((p) => join(root, p))].map(stamp);
+  // written beside it, then renamed over it: a command starting meanwhile reads the old bundle or the new one, whole
+  const partial = `${file}.${process.pid}.partial`;
+  try {
+    writeFileSync(partial, `${MANIFEST_PREFIX}${JSON.stringify(sources)}\n${result.outputFiles[0].text}`);
+    renameSync(partial, file);
+  } finally {
+    rmSync(partial, { force: true });
+  }
+}
+
+export async function bundledCli(root) {
+  // one bundle per checkout: worktrees share node_modules through a link
+  const dir = join(root, 'node_modules', '.cache', 'swarm-cli');
+  const file = join(dir, `cli-${createHash('sha256').update(root).digest('hex').slice(0, 12)}.mjs`);
+  try {
+    if (!unchanged(sourcesOf(file))) {
+      mkdirSync(dir, { recursive: true });
+      accessSync(dir, constants.W_OK); // a read-only installation: not worth making a bundle it cannot keep
+      await make(root, file);
+    }
+    return pathToFileURL(file).href;
+  } catch {
+    return undefined;
+  }
+}
