@@ -72,7 +72,7 @@ describe('npm start keeps the signing key apart from the database (SQLite)', () 
     const clean: NodeJS.ProcessEnv = { ...process.env };
     for (const k of Object.keys(clean)) if (k.startsWith('SWARM_')) delete clean[k];
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { cwd: REPO_ROOT, env: { ...clean, NEXT_DIST_DIR: next, PORT: '18999', ...env }, timeout: 120_000 });
+      const child = spawn(process.execPath, ['bin/run.mjs', 'scripts/start.ts'], { cwd: REPO_ROOT, env: { ...clean, NEXT_DIST_DIR: next, PORT: '18999', ...env }, timeout: 120_000 });
       let stdout = '';
       let stderr = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

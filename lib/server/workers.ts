@@ -78,9 +78,10 @@ export interface WorkerPool {
 export async function startListenerWorkers(options: WorkerPoolOptions): Promise<WorkerPool> {
   if (!cluster.isPrimary) throw new Error('Listener workers are started by the primary process.');
   cluster.setupPrimary({
-    exec: fileURLToPath(new URL('./listener-worker.ts', import.meta.url)),
-    // The worker is TypeScript, run as the server itself is (npm start: node --import tsx).
-    execArgv: ['--import', 'tsx'],
+    // The worker is TypeScript, run as the server itself is (npm start): from a bundle of its sources, or through tsx.
+    exec: fileURLToPath(new URL('../../bin/run.mjs', import.meta.url)),
+    args: ['lib/server/listener-worker.ts'],
+    execArgv: [],
   });
   const env: NodeJS.ProcessEnv = {
     ...options.env,

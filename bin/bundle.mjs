@@ -1,13 +1,14 @@
 /**
- * The `swarm` command's sources as one file, so that a command starts in a fraction of a second.
+ * A TypeScript entry of this repository (the `swarm` command, the server's start, a listener worker) as one file, so
+ * that its process starts in a fraction of a second.
  *
- * Loaded through tsx, cli/main.ts's ~170 TypeScript modules are resolved and compiled one by one by its loader hooks:
- * 3–5 s on a 2-core machine before any command runs, and `swarm hook claude-code` runs before every tool call of an
- * agent. esbuild makes them one ES module in under a second. It is kept in node_modules/.cache/swarm-cli/ with the size
- * and modification time of every source it was made from, and made again as soon as one of them differs (an edit, a
- * `git pull`, another checkout). Packages stay imports, resolved in node_modules when the command runs, and each
- * source's `import.meta.url` stays its own file's URL, as under tsx (the migrations and the worker files are found
- * next to the sources).
+ * Loaded through tsx, an entry's ~170 TypeScript modules are resolved and compiled one by one by its loader hooks: 3–5 s
+ * on a 2-core machine before anything runs, for every command (`swarm hook claude-code` runs before every tool call of
+ * an agent) and for each process of a server that (re)starts. esbuild makes them one ES module in under a second. It is
+ * kept in node_modules/.cache/swarm/ with the size and modification time of every source it was made from, and made
+ * again as soon as one of them differs (an edit, a `git pull`, another checkout). Packages stay imports, resolved in
+ * node_modules when the process runs, and each source's `import.meta.url` stays its own file's URL, as under tsx (the
+ * migrations and the worker files are found next to the sources).
  *
  * Returns the bundle's URL, or undefined when it cannot be had (the cache is not writable, esbuild is missing or
  * refuses a source): the caller then loads the sources through tsx, which says what is wrong with a source.
@@ -15,9 +16,9 @@
 import { createHash } from 'node:crypto';
 import { accessSync, constants, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const MANIFEST_PREFIX = '// swarm-cli-sources: ';
+const MANIFEST_PREFIX = '// swarm-bundle-sources: ';
 
 /** [path, size, mtimeMs] of every source the bundle was made from, from its first line; [] when unreadable */
 function sourcesOf(file) {
@@ -47,11 +48,11 @@ function unchanged(sources) {
   }
 }
 
-async function make(root, file) {
+async function make(root, entry, file) {
   const { build } = await import('esbuild');
   const result = await build({
     absWorkingDir: root,
-    entryPoints: [join(root, 'cli', 'main.ts')],
+    entryPoints: [join(root, entry)],
     tsconfig: join(root, 'tsconfig.json'),
     bundle: true,
     packages: 'external',
@@ -90,18 +91,35 @@ async function make(root, file) {
   }
 }
 
-export async function bundledCli(root) {
-  // one bundle per checkout: worktrees share node_modules through a link
-  const dir = join(root, 'node_modules', '.cache', 'swarm-cli');
-  const file = join(dir, `cli-${createHash('sha256').update(root).digest('hex').slice(0, 12)}.mjs`);
+/** `entry`: a path from `root`, such as cli/main.ts */
+export async function bundled(root, entry) {
+  // one bundle per checkout and entry: worktrees share node_modules through a link
+  const dir = join(root, 'node_modules', '.cache', 'swarm');
+  const name = entry.replace(/\.[cm]?tsx?$/, '').replaceAll(/[^A-Za-z0-9]+/g, '-');
+  const file = join(dir, `${name}-${createHash('sha256').update(root).digest('hex').slice(0, 12)}.mjs`);
   try {
     if (!unchanged(sourcesOf(file))) {
       mkdirSync(dir, { recursive: true });
       accessSync(dir, constants.W_OK); // a read-only installation: not worth making a bundle it cannot keep
-      await make(root, file);
+      await make(root, entry, file);
     }
     return pathToFileURL(file).href;
   } catch {
     return undefined;
   }
+}
+
+/** This repository's root (where bin/ is). */
+export const ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+
+/**
+ * Run `entry` (a path from the root): from its bundle, or, where that cannot be had, through tsx from the sources.
+ * tsx is pointed at this repository's tsconfig.json so that the `@/` import alias resolves from any directory.
+ */
+export async function runEntry(entry) {
+  const bundle = await bundled(ROOT, entry);
+  if (bundle) return import(bundle);
+  const { register } = await import('tsx/esm/api');
+  register({ tsconfig: join(ROOT, 'tsconfig.json') });
+  return import(pathToFileURL(join(ROOT, entry)).href);
 }
