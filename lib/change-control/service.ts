@@ -273,11 +273,6 @@ export class ChangeControl {
     return this.host.database.transaction((t) => tx.problemOf(t, a), { readOnly: true });
   }
 
-  /** The revision a proposal is measured against: the active one under change control, else the one in force. */
-  private baseRevision(): string {
-    return this.lastActivation?.revision ?? this.host.currentRevision();
-  }
-
   /**
    * Store a proposal: the files compiled (a file that does not compile is refused with its file:line:column), its
    * policy tests run, its impact replayed, and the proposal recorded with its security event.
@@ -329,7 +324,8 @@ export class ChangeControl {
       id: newProposalId(),
       kind: p.kind,
       revision: p.revision,
-      baseRevision: this.baseRevision(),
+      // measured against the active revision under change control, else the one in force
+      baseRevision: this.lastActivation?.revision ?? this.host.currentRevision(),
       message: p.message,
       proposedBy: p.by.id,
       proposedAt: Date.now() / 1000,
