@@ -484,19 +484,18 @@ export class ChangeControl {
     throw outcome;
   }
 
-  /** The content of a revision that was once in force (a rollback's target). */
-  private async formerRevision(revision: string): Promise<RevisionContent> {
+  /** The files of a revision that was once in force (a rollback's target). */
+  private async formerTexts(revision: string): Promise<RuleTexts> {
     const activations = await this.store.activations(10_000);
     const content = activations.some((a) => a.revision === revision) ? await this.host.revisions.get(revision) : undefined;
     if (!content) throw new AppError('NOT_FOUND', `Revision ${revision} was never in force here: a rollback goes back to an earlier activation (see swarm policy history).`);
-    return content;
+    return textsOfRevision(content);
   }
 
   /** A proposal to go back to the files of an earlier activation, reviewed like any other. */
   async proposeRollback(revision: string, message: string, by: Actor, since?: number): Promise<Proposal> {
     if (!this.enforced) throw new AppError('CONFLICT', 'Change control is off: the files on disk are the rules. Restore the files to roll back.');
-    const content = await this.formerRevision(revision);
-    return this.propose({ texts: textsOfRevision(content), message, by, kind: 'rollback', since });
+    return this.propose({ texts: await this.formerTexts(revision), message, by, kind: 'rollback', since });
   }
 
   /**
@@ -509,7 +508,7 @@ export class ChangeControl {
     const why = message.trim();
     if (!why) throw new AppError('BAD_REQUEST', 'An emergency rollback needs a message that says why.');
     await this.seeded();
-    const candidate = configOfTexts(textsOfRevision(await this.formerRevision(revision)), this.host.profiles, revision);
+    const candidate = configOfTexts(await this.formerTexts(revision), this.host.profiles, revision);
     const measured = await this.measured(candidate, { kind: 'rollback', revision, message: why, by });
     const at = measured.proposedAt;
     const proposal: Proposal = { ...measured, status: 'activated', approvalsRequired: 0, decidedBy: by.id, decidedAt: at, decisionReason: why, emergency: true };

@@ -61,8 +61,7 @@ export class ChangeControlStore {
   constructor(readonly db: SqlDatabase) {}
 
   async latestActivation(): Promise<Activation | undefined> {
-    const row = await this.db.one<Activation>(sql`SELECT ${ACTIVATION_COLUMNS} FROM policy_activations ORDER BY seq DESC LIMIT 1`);
-    return row && activationOf(row);
+    return (await this.activations(1))[0];
   }
 
   async activations(limit = 100): Promise<Activation[]> {
