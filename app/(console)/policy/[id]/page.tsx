@@ -169,26 +169,21 @@ export default async function ProposalPage({ params }: { params: Promise<{ id: s
         </p>
         {impact.changed > 0 ? (
           <div className={styles.impactGrid}>
-            <DataTable caption="Changed calls by agent" heads={['Agent', 'Calls']}>
-              {impact.by_agent.map((a) => (
-                <tr key={a.agent}>
-                  <td>
-                    <code>{a.agent}</code>
-                  </td>
-                  <td>{a.count}</td>
-                </tr>
-              ))}
-            </DataTable>
-            <DataTable caption="Changed calls by tool" heads={['Tool', 'Calls']}>
-              {impact.by_tool.map((t) => (
-                <tr key={t.tool}>
-                  <td>
-                    <code>{t.tool}</code>
-                  </td>
-                  <td>{t.count}</td>
-                </tr>
-              ))}
-            </DataTable>
+            {[
+              { by: 'agent', head: 'Agent', rows: impact.by_agent.map((a) => ({ name: a.agent, count: a.count })) },
+              { by: 'tool', head: 'Tool', rows: impact.by_tool.map((t) => ({ name: t.tool, count: t.count })) },
+            ].map((table) => (
+              <DataTable key={table.by} caption={`Changed calls by ${table.by}`} heads={[table.head, 'Calls']}>
+                {table.rows.map((r) => (
+                  <tr key={r.name}>
+                    <td>
+                      <code>{r.name}</code>
+                    </td>
+                    <td>{r.count}</td>
+                  </tr>
+                ))}
+              </DataTable>
+            ))}
           </div>
         ) : null}
         {impact.examples.length > 0 ? (
