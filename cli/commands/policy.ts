@@ -18,15 +18,14 @@ import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { expectPositionals, parseCommand, runSubcommand } from '@/cli/args';
 import { actAs, cliActor, withAnyApp, type CliContext, type Env } from '@/cli/context';
 import { configOfTexts, readRuleFolder } from '@/lib/change-control/files';
-import { AppError } from '@/lib/errors';
+import { AppError, messageOf } from '@/lib/errors';
 import { impactDigest, type Actor } from '@/lib/change-control/service';
 import type { Proposal } from '@/lib/change-control/store';
 import type { App } from '@/lib/app';
 import { CliError, UsageError } from '@/cli/errors';
 import { impactOf, recordedCalls, type ImpactReport } from '@/lib/audit/impact';
 import { durationSchema } from '@/lib/permissions/gates';
-import { clean, plural } from '@/cli/format';
-import { messageOf } from '@/lib/errors';
+import { clean, plural, printJson } from '@/cli/format';
 
 /** Exit statuses of `swarm policy test`, as `cerbos compile` uses them. */
 export const EXIT_DOES_NOT_COMPILE = 3;
@@ -84,13 +83,9 @@ function validate(ctx: CliContext, args: string[]): number {
  * the profiles' locks.
  */
 function loadConfig(env: Env, profiles: ActiveProfiles): PolicyConfig {
-  return loadConfigFrom(configDir(env), defaultPolicyFile(env), profiles);
-}
-
-/** The configuration of a folder (agents.yaml, permission_policies.yaml, gates.yaml) with these profiles. */
-function loadConfigFrom(dir: string, policyPath: string, profiles: ActiveProfiles): PolicyConfig {
-  const agentsPath = join(dir, 'agents.yaml');
-  const gatesPath = join(dir, 'gates.yaml');
+  const agentsPath = join(configDir(env), 'agents.yaml');
+  const gatesPath = join(configDir(env), 'gates.yaml');
+  const policyPath = defaultPolicyFile(env);
   return {
     agents: parseAgents(readText(agentsPath, 'agents file'), agentsPath),
     policy: withProfileRules(parsePolicy(readText(policyPath, 'policy file'), policyPath), profiles),
@@ -148,6 +143,21 @@ function readProblem(error: unknown): string {
 /** Exit status of `swarm policy impact` when some recorded call would be decided otherwise (0: none would). */
 export const EXIT_IMPACT = 5;
 
+/** The start of the period `--since` names (default: the last seven days), in seconds since the epoch. */
+function sinceOf(value: string | undefined): number {
+  const since = durationSchema.safeParse(value ?? '7d');
+  if (!since.success) throw new UsageError(`--since: ${since.error.issues[0]?.message ?? 'not a duration'}`);
+  return Date.now() / 1000 - since.data;
+}
+
+/** Whether an error is the refusal of files that do not compile (configOfTexts: its details list each problem). */
+function doesNotCompile(error: unknown): error is AppError {
+  return error instanceof AppError && typeof error.details === 'object' && error.details !== null && 'issues' in error.details;
+}
+
+/** Seconds since the epoch to the minute, as the listings show it. */
+const minute = (seconds: number): string => `${new Date(seconds * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
 /**
  * `swarm policy impact DIR [--since 7d] [--json]`: the recorded calls of the period decided again under the
  * configuration in DIR and under the one in force (lib/audit/impact.ts). Exit 0 when nothing changes, 5 when
@@ -156,34 +166,29 @@ export const EXIT_IMPACT = 5;
 async function impact(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, { since: { type: 'string' }, json: { type: 'boolean' } });
   const [dir] = expectPositionals(positionals, ['DIR']);
-  const since = durationSchema.safeParse(values.since ?? '7d');
-  if (!since.success) throw new UsageError(`--since: ${since.error.issues[0]?.message ?? 'not a duration'}`);
+  const from = sinceOf(values.since);
   let candidate: PolicyConfig;
   try {
     candidate = configOfTexts(readRuleFolder(dir!), activeProfiles(ctx.env, dir!), dir!);
   } catch (error) {
-    if (error instanceof AppError && error.details && typeof error.details === 'object' && 'issues' in error.details) {
+    if (doesNotCompile(error)) {
       ctx.io.err(`${error.message}\nThe proposed configuration does not compile; nothing was replayed.\n`);
       return EXIT_DOES_NOT_COMPILE;
     }
-    if (error instanceof AppError) throw new CliError(error.message);
+    // any other refusal (not a folder, a file too large) is an AppError, reported as `error: …` like a CliError
     if (!(error instanceof ConfigFileError)) throw error;
     printIssues(ctx, error);
     ctx.io.err('A compliance profile does not compile; nothing was replayed.\n');
     return EXIT_DOES_NOT_COMPILE;
   }
   return withAnyApp(ctx, async (app) => {
-    const flags = app.flags.values();
-    const from = Date.now() / 1000 - since.data;
     const started = performance.now();
-    const report = await impactOf(recordedCalls(app.database, from), app.policyConfig(), candidate, flags);
+    const report = await impactOf(recordedCalls(app.database, from), app.policyConfig(), candidate, app.flags.values());
     const seconds = (performance.now() - started) / 1000;
-    if (values.json) {
-      ctx.io.out(`${JSON.stringify({ directory: dir, since: from, ...report, seconds: Math.round(seconds * 1000) / 1000 }, null, 2)}\n`);
-    } else {
-      printImpact(ctx, dir!, from, report, seconds);
-    }
-    return report.changed > 0 ? EXIT_IMPACT : 0;
+    const status = report.changed > 0 ? EXIT_IMPACT : 0;
+    if (values.json) return printJson(ctx.io, { directory: dir, since: from, ...report, seconds: Math.round(seconds * 1000) / 1000 }, status);
+    printImpact(ctx, dir!, from, report, seconds);
+    return status;
   });
 }
 
@@ -194,7 +199,7 @@ function samplePercent(rate: number): string {
 
 function printImpact(ctx: CliContext, dir: string, from: number, r: ImpactReport, seconds: number): void {
   const out = (line = '') => ctx.io.out(`${line}\n`);
-  out(`Replayed ${r.replayed.toLocaleString('en-US')} recorded tool calls since ${new Date(from * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC under ${dir} and under the configuration in force (${seconds.toFixed(1)} s).`);
+  out(`Replayed ${r.replayed.toLocaleString('en-US')} recorded tool calls since ${minute(from)} under ${dir} and under the configuration in force (${seconds.toFixed(1)} s).`);
   // Denials are all recorded; allowed calls may be a profile's sample: a newly denied count is then of the sample.
   if (r.allowed_sample_rate !== null && r.allowed_sample_rate < 1) {
     out(`Allowed calls are a ${samplePercent(r.allowed_sample_rate)} sample: counts of newly denied calls are of the sample.`);
@@ -225,7 +230,7 @@ async function actorOf(app: App, as: string | undefined, ctx: CliContext, path: 
 function printProposal(ctx: CliContext, p: Proposal): void {
   const out = (line = '') => ctx.io.out(`${line}\n`);
   const d = impactDigest(p.impact);
-  out(`${p.id}  ${p.kind}  ${p.status}${p.emergency ? ' (emergency)' : ''}  by ${clean(p.proposedBy)}  ${new Date(p.proposedAt * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`);
+  out(`${p.id}  ${p.kind}  ${p.status}${p.emergency ? ' (emergency)' : ''}  by ${clean(p.proposedBy)}  ${minute(p.proposedAt)}`);
   out(`  ${clean(p.message)}`);
   out(`  revision ${p.revision} (against ${p.baseRevision ?? 'none'})`);
   out(`  tests: ${p.tests.passed} passed, ${p.tests.failed} failed${p.tests.failed > 0 ? ' (it cannot be approved)' : ''}`);
@@ -242,8 +247,7 @@ async function propose(ctx: CliContext, args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, { message: { type: 'string', short: 'm' }, as: { type: 'string' }, since: { type: 'string' }, json: { type: 'boolean' } });
   const [dir] = expectPositionals(positionals, ['DIR']);
   if (!values.message?.trim()) throw new UsageError('-m "why": a proposal says why the change is made.');
-  const since = durationSchema.safeParse(values.since ?? '7d');
-  if (!since.success) throw new UsageError(`--since: ${since.error.issues[0]?.message ?? 'not a duration'}`);
+  const since = sinceOf(values.since);
   const texts = readRuleFolder(dir!);
   const testFile = join(dir!, 'policy_tests.yaml');
   const tests = existsSync(testFile) ? loadPolicyTests([testFile]) : undefined;
@@ -251,20 +255,17 @@ async function propose(ctx: CliContext, args: string[]): Promise<number> {
     const by = await actorOf(app, values.as, ctx, '/api/v1/policy/proposals');
     let p: Proposal;
     try {
-      p = await app.changeControl.propose({ texts, message: values.message!, by, tests, since: Date.now() / 1000 - since.data });
+      p = await app.changeControl.propose({ texts, message: values.message!, by, tests, since });
     } catch (error) {
-      const issues = (error as { details?: { issues?: unknown[] } }).details?.issues;
-      if (issues) {
-        ctx.io.err(`${messageOf(error)}\nNothing was proposed.\n`);
+      if (doesNotCompile(error)) {
+        ctx.io.err(`${error.message}\nNothing was proposed.\n`);
         return EXIT_DOES_NOT_COMPILE;
       }
       throw error;
     }
-    if (values.json) ctx.io.out(`${JSON.stringify(p, null, 2)}\n`);
-    else {
-      printProposal(ctx, p);
-      ctx.io.out(app.changeControl.enforced ? `Review it at /policy/${p.id}.\n` : `Change control is off (no active profile asks for it): the review at /policy/${p.id} is advisory; deploy the files as usual.\n`);
-    }
+    if (values.json) return printJson(ctx.io, p);
+    printProposal(ctx, p);
+    ctx.io.out(app.changeControl.enforced ? `Review it at /policy/${p.id}.\n` : `Change control is off (no active profile asks for it): the review at /policy/${p.id} is advisory; deploy the files as usual.\n`);
     return 0;
   });
 }
@@ -278,8 +279,8 @@ async function proposals(ctx: CliContext, args: string[]): Promise<number> {
   if (status !== undefined && !statuses.includes(status)) throw new UsageError(`--status is one of ${statuses.join(', ')}`);
   return withAnyApp(ctx, async (app) => {
     const list = await app.changeControl.store.proposals({ status });
-    if (values.json) ctx.io.out(`${JSON.stringify(list, null, 2)}\n`);
-    else if (list.length === 0) ctx.io.out('No proposals.\n');
+    if (values.json) return printJson(ctx.io, list);
+    if (list.length === 0) ctx.io.out('No proposals.\n');
     else for (const p of list) printProposal(ctx, p);
     return 0;
   });
@@ -307,10 +308,10 @@ async function history(ctx: CliContext, args: string[]): Promise<number> {
   expectPositionals(positionals, []);
   return withAnyApp(ctx, async (app) => {
     const list = await app.changeControl.store.activations();
-    if (values.json) ctx.io.out(`${JSON.stringify(list, null, 2)}\n`);
-    else if (list.length === 0) ctx.io.out(app.changeControl.enforced ? 'No activation yet.\n' : 'Change control is off: the files on disk are the rules, and nothing is activated.\n');
-    for (const a of values.json ? [] : list) {
-      ctx.io.out(`${String(a.seq).padStart(4)}  ${new Date(a.activatedAt * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC  ${a.revision}  ${a.kind.padEnd(9)}  ${a.proposalId ?? '-'}  by ${clean(a.activatedBy)}\n`);
+    if (values.json) return printJson(ctx.io, list);
+    if (list.length === 0) ctx.io.out(app.changeControl.enforced ? 'No activation yet.\n' : 'Change control is off: the files on disk are the rules, and nothing is activated.\n');
+    for (const a of list) {
+      ctx.io.out(`${String(a.seq).padStart(4)}  ${minute(a.activatedAt)}  ${a.revision}  ${a.kind.padEnd(9)}  ${a.proposalId ?? '-'}  by ${clean(a.activatedBy)}\n`);
     }
     return 0;
   });

@@ -39,13 +39,8 @@ export const MAX_RULE_FILE_BYTES = 1024 * 1024;
 
 /** The texts of a revision's files. */
 export function textsOfRevision(content: RevisionContent): RuleTexts {
-  return {
-    agents: content.files.agents,
-    policy: content.files.policy,
-    gates: content.files.gates,
-    hooks: content.files.hooks ?? null,
-    mcp: content.files.mcp ?? null,
-  };
+  const { agents, policy, gates, hooks = null, mcp = null } = content.files;
+  return { agents, policy, gates, hooks, mcp };
 }
 
 /**

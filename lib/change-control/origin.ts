@@ -9,17 +9,6 @@ import { canonicalJson } from '@/lib/approvals/canonical';
 import type { RevisionStore } from '@/lib/audit/revisions';
 import type { ChangeControlStore } from './store';
 
-export interface RuleOrigin {
-  /** the proposal that brought the rule in as it was when it decided (null: the seed, the files at the first start) */
-  proposal_id: string | null;
-  activation: number;
-  kind: 'seed' | 'proposal' | 'emergency';
-  activated_at: number;
-  activated_by: string;
-  proposed_by: string | null;
-  message: string | null;
-}
-
 type Doc = Record<string, unknown> | null;
 
 const entries = (doc: Doc, key: string): Record<string, unknown>[] => {
@@ -54,7 +43,11 @@ export function definitionOf(ruleSource: string, agent: string | null, files: { 
   return undefined;
 }
 
-export async function ruleOrigin(store: ChangeControlStore, revisions: RevisionStore, ruleSource: string, agent: string | null, at: number): Promise<RuleOrigin | null> {
+/**
+ * The activation that brought in the rule as it was when it decided, and its proposal (proposal_id null: the seed, the
+ * files at the first start); null when the rule is not from a proposal's files.
+ */
+export async function ruleOrigin(store: ChangeControlStore, revisions: RevisionStore, ruleSource: string, agent: string | null, at: number) {
   const activations = (await store.activations(10_000)).filter((a) => a.activatedAt <= at).sort((x, y) => x.seq - y.seq);
   if (activations.length === 0) return null;
   const defs = new Map<string, string | undefined>();
@@ -81,3 +74,5 @@ export async function ruleOrigin(store: ChangeControlStore, revisions: RevisionS
     message: proposal?.message ?? null,
   };
 }
+
+export type RuleOrigin = NonNullable<Awaited<ReturnType<typeof ruleOrigin>>>;

@@ -19,16 +19,16 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { canonicalJson } from '@/lib/approvals/canonical';
-import type { SqlDatabase, Step, TxRunner } from '@/db/dialect';
+import type { SqlDatabase, Step, TxRunner, TxSteps } from '@/db/dialect';
 import { step } from '@/db/dialect';
 import { impactOf, recordedCalls } from '@/lib/audit/impact';
 import { revisionOf, type RevisionContent, type RevisionStore } from '@/lib/audit/revisions';
 import { describeFailure, runPolicyTests, type PolicyConfig, type PolicyTests } from '@/lib/config/policy-tests';
 import { AppError, messageOf } from '@/lib/errors';
-import type { AuditEvent, Role, SecurityEvent } from '@/lib/permissions';
+import type { AuditEvent, ConfigEventType, Outcome, Role, SecurityEvent } from '@/lib/permissions';
 import type { ActiveProfiles } from '@/lib/profiles/load';
-import { changedFiles, configOfTexts, RULE_FILE_NAMES, textsOfRevision, type RuleTexts } from './files';
-import { CHANGE_CONTROL_LOCK, ChangeControlStore, RULES_CHANNEL, tx, type Activation, type ImpactSummary, type Proposal, type TestsSummary, type Vote } from './store';
+import { changedFiles, configOfTexts, RULE_FILE_NAMES, RULE_FILES, textsOfRevision, type RuleFile, type RuleTexts } from './files';
+import { CHANGE_CONTROL_LOCK, ChangeControlStore, RULES_CHANNEL, tx, type Activation, type ImpactSummary, type Proposal, type TestsSummary } from './store';
 
 /** How far back a proposal's impact replays the recorded calls by default (seconds). */
 export const DEFAULT_IMPACT_PERIOD = 7 * 86_400;
@@ -74,20 +74,18 @@ export interface ProposeInput {
   kind?: 'change' | 'rollback';
 }
 
-export interface ProposalDetail {
-  proposal: Proposal;
-  votes: Vote[];
-  /** the files of the proposal and of its base (the revision in force when proposed), for the diff */
-  files: { name: string; key: keyof RuleTexts; before: string | null; after: string | null }[];
-  /** under change control, this proposal can no longer be approved: the rules in force changed since */
-  stale: boolean;
-}
+export type ProposalDetail = Awaited<ReturnType<ChangeControl['detail']>>;
 
 const newProposalId = (): string => `prp_${randomBytes(9).toString('base64url')}`;
 
 /** The impact, short, for events and the report. */
 export function impactDigest(i: ImpactSummary) {
   return { replayed: i.replayed, changed: i.changed, uncertain: i.uncertain, ...i.by_direction };
+}
+
+/** A security event of change control, by a person or (no actor) the system. */
+function configEvent(type: ConfigEventType, by: Actor | undefined, target: string, detail: Record<string, unknown>, outcome: Outcome = 'succeeded'): SecurityEvent {
+  return { kind: 'config', type, actor: by?.id ?? 'system', actorRole: by?.role, outcome, target, detail };
 }
 
 export class ChangeControl {
@@ -170,16 +168,8 @@ export class ChangeControl {
         if (yield* tx.latestVerifiedActivation(t)) return;
         yield* tx.storeRevision(t, revision, JSON.stringify(content), at);
         const seq = yield* tx.insertActivation(t, { revision, proposalId: null, kind: 'seed', activatedBy: 'system', activatedAt: at });
-        yield* step(
-          recorder.recordWithin(t, {
-            kind: 'config',
-            type: 'policy.activated',
-            actor: 'system',
-            outcome: 'succeeded',
-            target: revision,
-            detail: { activation: seq, kind: 'seed', files: Object.entries(RULE_FILE_NAMES).filter(([k]) => texts[k as keyof RuleTexts] !== null).map(([, n]) => n) },
-          }),
-        );
+        const files = RULE_FILES.filter((f) => texts[f] !== null).map((f) => RULE_FILE_NAMES[f]);
+        yield* step(recorder.recordWithin(t, configEvent('policy.activated', undefined, revision, { activation: seq, kind: 'seed', files })));
         yield* t.publish(RULES_CHANNEL);
       },
       { serialise: CHANGE_CONTROL_LOCK },
@@ -221,7 +211,7 @@ export class ChangeControl {
       if (!this.unverified.has(latest.seq)) {
         this.unverified.add(latest.seq);
         console.error(`Activation ${latest.seq} of ${latest.revision} is not loaded: ${problem}`);
-        this.host.recordEvent({ kind: 'config', type: 'policy.unverified', actor: 'system', outcome: 'refused', target: latest.revision, detail: { activation: latest.seq, problem } });
+        this.host.recordEvent(configEvent('policy.unverified', undefined, latest.revision, { activation: latest.seq, problem }, 'refused'));
       }
       sound = await this.host.database.transaction((t) => tx.latestVerifiedActivation(t), { readOnly: true });
     }
@@ -232,7 +222,7 @@ export class ChangeControl {
     } catch (error) {
       if (!this.unverified.has(sound.seq)) {
         this.unverified.add(sound.seq);
-        this.host.recordEvent({ kind: 'config', type: 'config.refused', actor: 'system', outcome: 'refused', target: sound.revision, detail: { activation: sound.seq, error: messageOf(error) } });
+        this.host.recordEvent(configEvent('config.refused', undefined, sound.revision, { activation: sound.seq, error: messageOf(error) }, 'refused'));
       }
       return;
     }
@@ -253,7 +243,7 @@ export class ChangeControl {
       );
       const seen = last ? (JSON.parse(last.detailJson ?? '{}') as Record<string, unknown>) : undefined;
       if (seen && keys.every((k) => canonicalJson(seen[k] ?? null) === canonicalJson(detail[k] ?? null))) return false;
-      this.host.recordEvent({ kind: 'config', type: 'config.drift', actor: 'system', outcome: 'refused', target, detail });
+      this.host.recordEvent(configEvent('config.drift', undefined, target, detail, 'refused'));
       return true;
     } catch (error) {
       console.error('Recording a drifted configuration failed.', error);
@@ -283,12 +273,6 @@ export class ChangeControl {
     return this.host.database.transaction((t) => tx.problemOf(t, a), { readOnly: true });
   }
 
-
-  /** The revision a proposal is measured against: the active one under change control, else the one in force. */
-  private baseRevision(): string {
-    return this.lastActivation?.revision ?? this.host.currentRevision();
-  }
-
   /**
    * Store a proposal: the files compiled (a file that does not compile is refused with its file:line:column), its
    * policy tests run, its impact replayed, and the proposal recorded with its security event.
@@ -298,61 +282,63 @@ export class ChangeControl {
     if (!message) throw new AppError('BAD_REQUEST', 'A proposal needs a message that says why.');
     await this.seeded();
     const candidate = configOfTexts(input.texts, this.host.profiles, 'proposed');
-    const before = this.host.textsInForce();
-    if (changedFiles(before, input.texts).length === 0) throw new AppError('BAD_REQUEST', 'Nothing changes: the proposed files are the ones in force.');
-    const tests = this.testsOf(candidate, input.tests);
-    const since = input.since ?? Date.now() / 1000 - DEFAULT_IMPACT_PERIOD;
-    const flags = this.host.flagValues();
-    const impact: ImpactSummary = { since, ...(await impactOf(recordedCalls(this.host.database, since), this.host.configInForce(), candidate, flags)) };
+    const files = changedFiles(this.host.textsInForce(), input.texts).map((f) => RULE_FILE_NAMES[f]);
+    if (files.length === 0) throw new AppError('BAD_REQUEST', 'Nothing changes: the proposed files are the ones in force.');
     const content = this.host.revisionContentOf(input.texts);
-    const settings = this.settings;
-    const proposal: Proposal = {
-      id: newProposalId(),
-      kind: input.kind ?? 'change',
-      revision: revisionOf(content),
-      baseRevision: this.baseRevision(),
-      message,
-      proposedBy: input.by.id,
-      proposedAt: Date.now() / 1000,
-      status: 'open',
-      tests,
-      impact,
-      approvalsRequired: settings?.approvers ?? 1,
-      approverRoles: [...(settings?.roles ?? ['admin'])],
-      decidedBy: null,
-      decidedAt: null,
-      decisionReason: null,
-      emergency: false,
-    };
+    const proposal = await this.measured(candidate, { kind: input.kind ?? 'change', revision: revisionOf(content), message, by: input.by, tests: input.tests, since: input.since });
     const recorder = this.host.recorder;
     await this.host.database.transaction(
       function* (t) {
         yield* tx.storeRevision(t, proposal.revision, JSON.stringify(content), proposal.proposedAt);
         yield* tx.insertProposal(t, proposal);
         yield* step(
-          recorder.recordWithin(t, {
-            kind: 'config',
-            type: 'policy.proposed',
-            actor: input.by.id,
-            actorRole: input.by.role,
-            outcome: 'succeeded',
-            target: proposal.id,
-            detail: {
+          recorder.recordWithin(
+            t,
+            configEvent('policy.proposed', input.by, proposal.id, {
               proposal: proposal.id,
               kind: proposal.kind,
               revision: proposal.revision,
               base_revision: proposal.baseRevision,
               message,
-              files: changedFiles(before, input.texts).map((f) => RULE_FILE_NAMES[f]),
-              tests: { passed: tests.passed, failed: tests.failed },
-              impact: impactDigest(impact),
-            },
-          }),
+              files,
+              tests: { passed: proposal.tests.passed, failed: proposal.tests.failed },
+              impact: impactDigest(proposal.impact),
+            }),
+          ),
         );
       },
       { serialise: CHANGE_CONTROL_LOCK },
     );
     return proposal;
+  }
+
+  /**
+   * A new open proposal of a compiled configuration, measured against the rules in force: its policy tests (given, or
+   * those in force) and its impact on the calls recorded since `since` (default: the last seven days).
+   */
+  private async measured(candidate: PolicyConfig, p: { kind: Proposal['kind']; revision: string; message: string; by: Actor; tests?: PolicyTests; since?: number }): Promise<Proposal> {
+    const tests = this.testsOf(candidate, p.tests);
+    const since = p.since ?? Date.now() / 1000 - DEFAULT_IMPACT_PERIOD;
+    const impact: ImpactSummary = { since, ...(await impactOf(recordedCalls(this.host.database, since), this.host.configInForce(), candidate, this.host.flagValues())) };
+    return {
+      id: newProposalId(),
+      kind: p.kind,
+      revision: p.revision,
+      // measured against the active revision under change control, else the one in force
+      baseRevision: this.lastActivation?.revision ?? this.host.currentRevision(),
+      message: p.message,
+      proposedBy: p.by.id,
+      proposedAt: Date.now() / 1000,
+      status: 'open',
+      tests,
+      impact,
+      approvalsRequired: this.settings?.approvers ?? 1,
+      approverRoles: [...(this.settings?.roles ?? ['admin'])],
+      decidedBy: null,
+      decidedAt: null,
+      decisionReason: null,
+      emergency: false,
+    };
   }
 
   /** The proposal's policy tests (given, or those in force) with the profiles' tests, as a summary. */
@@ -371,8 +357,12 @@ export class ChangeControl {
     };
   }
 
-  /** A proposal with its votes, its files and those of its base, and whether it can still be approved. */
-  async detail(id: string): Promise<ProposalDetail> {
+  /**
+   * A proposal with its votes, the files that differ between it and its base (the revision in force when proposed),
+   * for the diff, and whether it is stale: under change control, the rules in force changed since, so it can no longer
+   * be approved.
+   */
+  async detail(id: string) {
     const proposal = await this.store.proposal(id);
     if (!proposal) throw new AppError('NOT_FOUND', `There is no proposal ${id}.`);
     const [votes, after, before] = await Promise.all([
@@ -380,11 +370,8 @@ export class ChangeControl {
       this.host.revisions.get(proposal.revision),
       proposal.baseRevision ? this.host.revisions.get(proposal.baseRevision) : Promise.resolve(undefined),
     ]);
-    const a = after ? textsOfRevision(after) : undefined;
-    const b = before ? textsOfRevision(before) : undefined;
-    const files = (Object.keys(RULE_FILE_NAMES) as (keyof RuleTexts)[])
-      .map((key) => ({ name: RULE_FILE_NAMES[key], key, before: b?.[key] ?? null, after: a?.[key] ?? null }))
-      .filter((f) => f.before !== f.after);
+    const text = (content: RevisionContent | undefined, key: RuleFile) => (content ? textsOfRevision(content)[key] : null);
+    const files = RULE_FILES.map((key) => ({ name: RULE_FILE_NAMES[key], key, before: text(before, key), after: text(after, key) })).filter((f) => f.before !== f.after);
     if (this.enforced) await this.sync();
     const stale = proposal.status === 'open' && this.enforced && proposal.baseRevision !== this.lastActivation?.revision;
     return { proposal, votes, files, stale };
@@ -402,117 +389,113 @@ export class ChangeControl {
     await this.seeded();
     const enforced = this.enforced;
     const recorder = this.host.recorder;
-    const db = this.host.database;
     const at = Date.now() / 1000;
-    const outcome = await db.transaction(
-      function* (t) {
-        const p = yield* tx.proposalForUpdate(t, db, id);
-        if (!p) return { refused: new AppError('NOT_FOUND', `There is no proposal ${id}.`) };
-        const votes = yield* tx.votes(t, id);
-        const latest = enforced ? yield* tx.latestVerifiedActivation(t) : undefined;
-        const refusal =
-          p.status !== 'open'
-            ? new AppError('CONFLICT', `Proposal ${id} is ${p.status}: it takes no more votes.`)
-            : by.id === p.proposedBy
-              ? new AppError('FORBIDDEN', vote === 'approve' ? 'You proposed this change: someone else must approve it.' : 'You proposed this change: withdraw it instead of rejecting it.')
-              : !p.approverRoles.includes(by.role)
-                ? new AppError('FORBIDDEN', `Only ${p.approverRoles.join(' or ')} users may vote on changes to the rules.`)
-                : votes.some((v) => v.voter === by.id)
-                  ? new AppError('CONFLICT', 'You have voted on this proposal already.')
-                  : vote === 'approve' && p.tests.failed > 0
-                    ? new AppError('CONFLICT', `${p.tests.failed} of its policy tests fail: a proposal whose tests fail cannot be approved.`)
-                    : vote === 'approve' && enforced && latest?.revision !== p.baseRevision
-                      ? new AppError('CONFLICT', 'The rules in force changed since this was proposed: propose it again, so that its impact is measured against them.')
-                      : undefined;
-        if (refusal) return { refused: refusal, proposal: p };
-        yield* tx.insertVote(t, { proposalId: id, voter: by.id, voterRole: by.role, vote, reason: why, votedAt: at });
-        // Only the approvals the chained trail records count: a row written into policy_votes behind the service's
-        // back approves nothing (it is named in a policy.unverified event instead).
-        const chained = yield* tx.chainedApprovers(t, id);
-        const earlier = votes.filter((v) => v.vote === 'approve');
-        const forged = earlier.filter((v) => !chained.has(v.voter));
-        if (forged.length > 0) {
-          yield* step(
-            recorder.recordWithin(t, { kind: 'config', type: 'policy.unverified', actor: 'system', outcome: 'refused', target: id, detail: { proposal: id, problem: 'votes the audit trail does not record', voters: forged.map((v) => v.voter) } }),
-          );
-        }
-        const counted = earlier.filter((v) => chained.has(v.voter));
-        const approvals = counted.length + (vote === 'approve' ? 1 : 0);
-        const event = (type: SecurityEvent['type'], detail: Record<string, unknown>, target = id): SecurityEvent =>
-          ({ kind: 'config', type, actor: by.id, actorRole: by.role, outcome: 'succeeded', target, detail: { proposal: id, revision: p.revision, ...detail } }) as SecurityEvent;
-        yield* step(recorder.recordWithin(t, event('policy.voted', { vote, reason: why, approvals_given: approvals, approvals_required: p.approvalsRequired })));
-        if (vote === 'reject') {
-          yield* tx.decide(t, id, 'rejected', by.id, at, why);
-          yield* step(recorder.recordWithin(t, event('policy.rejected', { reason: why })));
-          return { proposal: { ...p, status: 'rejected' as const } };
-        }
-        if (approvals < p.approvalsRequired) return { proposal: p };
-        const approvers = [...counted.map((v) => v.voter), by.id];
-        if (!enforced) {
-          yield* tx.decide(t, id, 'approved', by.id, at, why);
-          yield* step(recorder.recordWithin(t, event('policy.approved', { approvers, impact: impactDigest(p.impact) })));
-          return { proposal: { ...p, status: 'approved' as const } };
-        }
-        const seq = yield* tx.insertActivation(t, { revision: p.revision, proposalId: id, kind: 'proposal', activatedBy: by.id, activatedAt: at });
-        yield* tx.decide(t, id, 'activated', by.id, at, why);
-        yield* step(
-          recorder.recordWithin(
-            t,
-            event('policy.activated', { activation: seq, kind: p.kind === 'rollback' ? 'rollback' : 'proposal', proposed_by: p.proposedBy, approvers, base_revision: p.baseRevision, impact: impactDigest(p.impact) }, p.revision),
-          ),
-        );
-        yield* t.publish(RULES_CHANNEL);
-        return { proposal: { ...p, status: 'activated' as const }, activation: seq };
-      },
-      { serialise: CHANGE_CONTROL_LOCK },
-    );
-    if ('refused' in outcome && outcome.refused) {
-      await this.recordRefusal(by, id, `vote ${vote}`, outcome.refused.message);
-      throw outcome.refused;
-    }
+    const outcome = await this.onProposal(id, by, `vote ${vote}`, function* (t, p) {
+      const votes = yield* tx.votes(t, id);
+      const latest = enforced ? yield* tx.latestVerifiedActivation(t) : undefined;
+      const refusal =
+        p.status !== 'open'
+          ? new AppError('CONFLICT', `Proposal ${id} is ${p.status}: it takes no more votes.`)
+          : by.id === p.proposedBy
+            ? new AppError('FORBIDDEN', vote === 'approve' ? 'You proposed this change: someone else must approve it.' : 'You proposed this change: withdraw it instead of rejecting it.')
+            : !p.approverRoles.includes(by.role)
+              ? new AppError('FORBIDDEN', `Only ${p.approverRoles.join(' or ')} users may vote on changes to the rules.`)
+              : votes.some((v) => v.voter === by.id)
+                ? new AppError('CONFLICT', 'You have voted on this proposal already.')
+                : vote === 'approve' && p.tests.failed > 0
+                  ? new AppError('CONFLICT', `${p.tests.failed} of its policy tests fail: a proposal whose tests fail cannot be approved.`)
+                  : vote === 'approve' && enforced && latest?.revision !== p.baseRevision
+                    ? new AppError('CONFLICT', 'The rules in force changed since this was proposed: propose it again, so that its impact is measured against them.')
+                    : undefined;
+      if (refusal) return refusal;
+      yield* tx.insertVote(t, { proposalId: id, voter: by.id, voterRole: by.role, vote, reason: why, votedAt: at });
+      // Only the approvals the chained trail records count: a row written into policy_votes behind the service's
+      // back approves nothing (it is named in a policy.unverified event instead).
+      const chained = yield* tx.chainedApprovers(t, id);
+      const earlier = votes.filter((v) => v.vote === 'approve');
+      const forged = earlier.filter((v) => !chained.has(v.voter));
+      if (forged.length > 0) {
+        yield* step(recorder.recordWithin(t, configEvent('policy.unverified', undefined, id, { proposal: id, problem: 'votes the audit trail does not record', voters: forged.map((v) => v.voter) }, 'refused')));
+      }
+      const counted = earlier.filter((v) => chained.has(v.voter));
+      const approvals = counted.length + (vote === 'approve' ? 1 : 0);
+      const event = (type: ConfigEventType, detail: Record<string, unknown>, target = id) => configEvent(type, by, target, { proposal: id, revision: p.revision, ...detail });
+      yield* step(recorder.recordWithin(t, event('policy.voted', { vote, reason: why, approvals_given: approvals, approvals_required: p.approvalsRequired })));
+      if (vote === 'reject') {
+        yield* tx.decide(t, id, 'rejected', by.id, at, why);
+        yield* step(recorder.recordWithin(t, event('policy.rejected', { reason: why })));
+        return { proposal: { ...p, status: 'rejected' as const } };
+      }
+      if (approvals < p.approvalsRequired) return { proposal: p };
+      const approvers = [...counted.map((v) => v.voter), by.id];
+      if (!enforced) {
+        yield* tx.decide(t, id, 'approved', by.id, at, why);
+        yield* step(recorder.recordWithin(t, event('policy.approved', { approvers, impact: impactDigest(p.impact) })));
+        return { proposal: { ...p, status: 'approved' as const } };
+      }
+      const seq = yield* tx.insertActivation(t, { revision: p.revision, proposalId: id, kind: 'proposal', activatedBy: by.id, activatedAt: at });
+      yield* tx.decide(t, id, 'activated', by.id, at, why);
+      yield* step(
+        recorder.recordWithin(
+          t,
+          event('policy.activated', { activation: seq, kind: p.kind === 'rollback' ? 'rollback' : 'proposal', proposed_by: p.proposedBy, approvers, base_revision: p.baseRevision, impact: impactDigest(p.impact) }, p.revision),
+        ),
+      );
+      yield* t.publish(RULES_CHANNEL);
+      return { proposal: { ...p, status: 'activated' as const }, activation: seq };
+    });
     if (outcome.activation !== undefined) await this.sync();
-    const proposal = outcome.proposal!;
+    const proposal = outcome.proposal;
     return { proposal: { ...proposal, decidedBy: proposal.status === 'open' ? null : by.id }, activation: outcome.activation };
   }
 
   /** Withdraw an open proposal (its proposer, or an admin). */
   async withdraw(id: string, by: Actor, reason: string): Promise<Proposal> {
-    const db = this.host.database;
     const recorder = this.host.recorder;
     const at = Date.now() / 1000;
     const why = reason.trim() || 'withdrawn';
-    const result = await db.transaction(
+    return this.onProposal(id, by, 'withdraw', function* (t, p) {
+      if (p.status !== 'open') return new AppError('CONFLICT', `Proposal ${id} is ${p.status}: it cannot be withdrawn.`);
+      if (p.proposedBy !== by.id && by.role !== 'admin') return new AppError('FORBIDDEN', 'Only its proposer or an admin can withdraw a proposal.');
+      yield* tx.decide(t, id, 'withdrawn', by.id, at, why);
+      yield* step(recorder.recordWithin(t, configEvent('policy.withdrawn', by, id, { proposal: id, reason: why })));
+      return { ...p, status: 'withdrawn' as const, decidedBy: by.id, decidedAt: at, decisionReason: why };
+    });
+  }
+
+  /**
+   * A decision on a proposal, in a transaction under the change-control lock with the proposal's row locked. A refusal
+   * the decision returns, or that there is no such proposal, is recorded (policy.refused) and thrown.
+   */
+  private async onProposal<T>(id: string, by: Actor, act: string, decide: (t: TxRunner, p: Proposal) => TxSteps<T | AppError>): Promise<T> {
+    const db = this.host.database;
+    const outcome = await db.transaction(
       function* (t) {
         const p = yield* tx.proposalForUpdate(t, db, id);
-        if (!p) return { refused: new AppError('NOT_FOUND', `There is no proposal ${id}.`) };
-        if (p.status !== 'open') return { refused: new AppError('CONFLICT', `Proposal ${id} is ${p.status}: it cannot be withdrawn.`) };
-        if (p.proposedBy !== by.id && by.role !== 'admin') return { refused: new AppError('FORBIDDEN', 'Only its proposer or an admin can withdraw a proposal.') };
-        yield* tx.decide(t, id, 'withdrawn', by.id, at, why);
-        yield* step(recorder.recordWithin(t, { kind: 'config', type: 'policy.withdrawn', actor: by.id, actorRole: by.role, outcome: 'succeeded', target: id, detail: { proposal: id, reason: why } }));
-        return { proposal: { ...p, status: 'withdrawn' as const, decidedBy: by.id, decidedAt: at, decisionReason: why } };
+        return p ? yield* decide(t, p) : new AppError('NOT_FOUND', `There is no proposal ${id}.`);
       },
       { serialise: CHANGE_CONTROL_LOCK },
     );
-    if (result.refused) {
-      await this.recordRefusal(by, id, 'withdraw', result.refused.message);
-      throw result.refused;
-    }
-    return result.proposal!;
+    if (!(outcome instanceof AppError)) return outcome;
+    const recorder = this.host.recorder;
+    await db.transaction(function* (t) {
+      yield* step(recorder.recordWithin(t, configEvent('policy.refused', by, id, { act, reason: outcome.message }, 'refused')));
+    });
+    throw outcome;
   }
 
-  /** The content of a revision that was once in force (a rollback's target). */
-  private async formerRevision(revision: string): Promise<RevisionContent> {
+  /** The files of a revision that was once in force (a rollback's target). */
+  private async formerTexts(revision: string): Promise<RuleTexts> {
     const activations = await this.store.activations(10_000);
     const content = activations.some((a) => a.revision === revision) ? await this.host.revisions.get(revision) : undefined;
     if (!content) throw new AppError('NOT_FOUND', `Revision ${revision} was never in force here: a rollback goes back to an earlier activation (see swarm policy history).`);
-    return content;
+    return textsOfRevision(content);
   }
 
   /** A proposal to go back to the files of an earlier activation, reviewed like any other. */
   async proposeRollback(revision: string, message: string, by: Actor, since?: number): Promise<Proposal> {
     if (!this.enforced) throw new AppError('CONFLICT', 'Change control is off: the files on disk are the rules. Restore the files to roll back.');
-    const content = await this.formerRevision(revision);
-    return this.propose({ texts: textsOfRevision(content), message, by, kind: 'rollback', since });
+    return this.propose({ texts: await this.formerTexts(revision), message, by, kind: 'rollback', since });
   }
 
   /**
@@ -525,46 +508,17 @@ export class ChangeControl {
     const why = message.trim();
     if (!why) throw new AppError('BAD_REQUEST', 'An emergency rollback needs a message that says why.');
     await this.seeded();
-    const content = await this.formerRevision(revision);
-    const texts = textsOfRevision(content);
-    const candidate = configOfTexts(texts, this.host.profiles, revision);
-    const since = Date.now() / 1000 - DEFAULT_IMPACT_PERIOD;
-    const impact: ImpactSummary = { since, ...(await impactOf(recordedCalls(this.host.database, since), this.host.configInForce(), candidate, this.host.flagValues())) };
-    const at = Date.now() / 1000;
-    const proposal: Proposal = {
-      id: newProposalId(),
-      kind: 'rollback',
-      revision,
-      baseRevision: this.baseRevision(),
-      message: why,
-      proposedBy: by.id,
-      proposedAt: at,
-      status: 'activated',
-      tests: this.testsOf(candidate, undefined),
-      impact,
-      approvalsRequired: 0,
-      approverRoles: [...(this.settings?.roles ?? ['admin'])],
-      decidedBy: by.id,
-      decidedAt: at,
-      decisionReason: why,
-      emergency: true,
-    };
+    const candidate = configOfTexts(await this.formerTexts(revision), this.host.profiles, revision);
+    const measured = await this.measured(candidate, { kind: 'rollback', revision, message: why, by });
+    const at = measured.proposedAt;
+    const proposal: Proposal = { ...measured, status: 'activated', approvalsRequired: 0, decidedBy: by.id, decidedAt: at, decisionReason: why, emergency: true };
     const recorder = this.host.recorder;
     const seq = await this.host.database.transaction(
       function* (t) {
         yield* tx.insertProposal(t, proposal);
         const seq = yield* tx.insertActivation(t, { revision, proposalId: proposal.id, kind: 'emergency', activatedBy: by.id, activatedAt: at });
-        yield* step(
-          recorder.recordWithin(t, {
-            kind: 'config',
-            type: 'policy.rolled_back',
-            actor: by.id,
-            actorRole: by.role,
-            outcome: 'succeeded',
-            target: revision,
-            detail: { activation: seq, proposal: proposal.id, emergency: true, via: 'break-glass (command line)', reason: why, base_revision: proposal.baseRevision, impact: impactDigest(impact) },
-          }),
-        );
+        const detail = { activation: seq, proposal: proposal.id, emergency: true, via: 'break-glass (command line)', reason: why, base_revision: proposal.baseRevision, impact: impactDigest(proposal.impact) };
+        yield* step(recorder.recordWithin(t, configEvent('policy.rolled_back', by, revision, detail)));
         yield* t.publish(RULES_CHANNEL);
         return seq;
       },
@@ -572,12 +526,5 @@ export class ChangeControl {
     );
     await this.sync();
     return { proposal, activation: seq };
-  }
-
-  private async recordRefusal(by: Actor, target: string, act: string, message: string): Promise<void> {
-    const recorder = this.host.recorder;
-    await this.host.database.transaction(function* (t) {
-      yield* step(recorder.recordWithin(t, { kind: 'config', type: 'policy.refused', actor: by.id, actorRole: by.role, outcome: 'refused', target, detail: { act, reason: message } }));
-    });
   }
 }

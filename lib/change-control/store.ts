@@ -4,11 +4,10 @@
  * (service.ts), so that a vote, an activation and their security events commit together or not at all.
  */
 import { sql } from 'drizzle-orm';
+import type { policyActivations, policyProposals, policyVotes } from '@/db/schema';
 import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
 import type { ImpactReport } from '@/lib/audit/impact';
 import { revisionOf, type RevisionContent } from '@/lib/audit/revisions';
-
-export type ProposalStatus = 'open' | 'approved' | 'activated' | 'rejected' | 'withdrawn';
 
 export interface TestsSummary {
   passed: number;
@@ -22,42 +21,13 @@ export interface ImpactSummary extends ImpactReport {
   since: number;
 }
 
-export interface Proposal {
-  id: string;
-  kind: 'change' | 'rollback';
-  revision: string;
-  baseRevision: string | null;
-  message: string;
-  proposedBy: string;
-  proposedAt: number;
-  status: ProposalStatus;
-  tests: TestsSummary;
-  impact: ImpactSummary;
-  approvalsRequired: number;
-  approverRoles: string[];
-  decidedBy: string | null;
-  decidedAt: number | null;
-  decisionReason: string | null;
-  emergency: boolean;
-}
+type ProposalRow = typeof policyProposals.$inferSelect;
 
-export interface Vote {
-  proposalId: string;
-  voter: string;
-  voterRole: string;
-  vote: 'approve' | 'reject';
-  reason: string;
-  votedAt: number;
-}
-
-export interface Activation {
-  seq: number;
-  revision: string;
-  proposalId: string | null;
-  kind: 'seed' | 'proposal' | 'emergency';
-  activatedBy: string;
-  activatedAt: number;
-}
+/** A proposal as its row holds it, with its tests and impact parsed and its approver roles a list. */
+export type Proposal = Omit<ProposalRow, 'testsJson' | 'impactJson' | 'approverRoles'> & { tests: TestsSummary; impact: ImpactSummary; approverRoles: string[] };
+export type ProposalStatus = Proposal['status'];
+export type Vote = Omit<typeof policyVotes.$inferSelect, 'id'>;
+export type Activation = typeof policyActivations.$inferSelect;
 
 /** The channel every server hears an activation on (PostgreSQL NOTIFY; on SQLite, any commit to the file). */
 export const RULES_CHANNEL = 'swarm_rules';
@@ -71,7 +41,8 @@ const PROPOSAL_COLUMNS = sql`id, kind, revision, base_revision AS "baseRevision"
 const ACTIVATION_COLUMNS = sql`seq, revision, proposal_id AS "proposalId", kind, activated_by AS "activatedBy", activated_at AS "activatedAt"`;
 const VOTE_COLUMNS = sql`proposal_id AS "proposalId", voter, voter_role AS "voterRole", vote, reason, voted_at AS "votedAt"`;
 
-type RawProposal = Omit<Proposal, 'tests' | 'impact' | 'approverRoles' | 'emergency'> & { testsJson: string; impactJson: string; approverRoles: string; emergency: unknown };
+/** SQLite answers a boolean as 0 or 1. */
+type RawProposal = Omit<ProposalRow, 'emergency'> & { emergency: unknown };
 
 const proposalOf = (r: RawProposal): Proposal => {
   const { testsJson, impactJson, approverRoles, emergency, ...rest } = r;
@@ -90,16 +61,11 @@ export class ChangeControlStore {
   constructor(readonly db: SqlDatabase) {}
 
   async latestActivation(): Promise<Activation | undefined> {
-    const row = await this.db.one<Activation>(sql`SELECT ${ACTIVATION_COLUMNS} FROM policy_activations ORDER BY seq DESC LIMIT 1`);
-    return row && activationOf(row);
+    return (await this.activations(1))[0];
   }
 
   async activations(limit = 100): Promise<Activation[]> {
     return (await this.db.all<Activation>(sql`SELECT ${ACTIVATION_COLUMNS} FROM policy_activations ORDER BY seq DESC LIMIT ${limit}`)).map(activationOf);
-  }
-
-  async activationsBetween(from: number, to: number): Promise<Activation[]> {
-    return (await this.db.all<Activation>(sql`SELECT ${ACTIVATION_COLUMNS} FROM policy_activations WHERE activated_at >= ${from} AND activated_at < ${to} ORDER BY seq`)).map(activationOf);
   }
 
   async proposal(id: string): Promise<Proposal | undefined> {
@@ -107,16 +73,15 @@ export class ChangeControlStore {
     return row && proposalOf(row);
   }
 
-  async proposals(filter: { status?: ProposalStatus; limit?: number } = {}): Promise<Proposal[]> {
+  async proposals(filter: { status?: ProposalStatus } = {}): Promise<Proposal[]> {
     const where = filter.status ? sql`WHERE status = ${filter.status}` : sql``;
-    const rows = await this.db.all<RawProposal>(sql`SELECT ${PROPOSAL_COLUMNS} FROM policy_proposals ${where} ORDER BY proposed_at DESC, id DESC LIMIT ${filter.limit ?? 100}`);
+    const rows = await this.db.all<RawProposal>(sql`SELECT ${PROPOSAL_COLUMNS} FROM policy_proposals ${where} ORDER BY proposed_at DESC, id DESC LIMIT 100`);
     return rows.map(proposalOf);
   }
 
   async votes(proposalId: string): Promise<Vote[]> {
     return this.db.all<Vote>(sql`SELECT ${VOTE_COLUMNS} FROM policy_votes WHERE proposal_id = ${proposalId} ORDER BY id`);
   }
-
 }
 
 /** The statements of the service's transactions (generators over the port, see db/dialect.ts). */
@@ -124,10 +89,6 @@ export const tx = {
   *proposalForUpdate(t: TxRunner, db: SqlDatabase, id: string): TxSteps<Proposal | undefined> {
     const row = yield* t.one<RawProposal>(sql`SELECT ${PROPOSAL_COLUMNS} FROM policy_proposals WHERE id = ${id}${db.forUpdate}`);
     return row && proposalOf(row);
-  },
-  *latestActivation(t: TxRunner): TxSteps<Activation | undefined> {
-    const row = yield* t.one<Activation>(sql`SELECT ${ACTIVATION_COLUMNS} FROM policy_activations ORDER BY seq DESC LIMIT 1`);
-    return row && activationOf(row);
   },
   /**
    * Why an activation must not be loaded: its revision is not stored, its content does not hash to it, or the chained

@@ -96,12 +96,9 @@ export function diffParts(lines: readonly DiffLine[], context = 3): DiffPart[] {
       while (i < lines.length && keep[i]) run.push(lines[i++]!);
       parts.push({ kind: 'lines', lines: run });
     } else {
-      let count = 0;
-      while (i < lines.length && !keep[i]) {
-        count++;
-        i++;
-      }
-      parts.push({ kind: 'skipped', count });
+      const start = i;
+      while (i < lines.length && !keep[i]) i++;
+      parts.push({ kind: 'skipped', count: i - start });
     }
   }
   return parts;
@@ -109,11 +106,5 @@ export function diffParts(lines: readonly DiffLine[], context = 3): DiffPart[] {
 
 /** How many lines were added and removed. */
 export function diffCounts(lines: readonly DiffLine[]): { added: number; removed: number } {
-  let added = 0;
-  let removed = 0;
-  for (const l of lines) {
-    if (l.kind === 'added') added++;
-    else if (l.kind === 'removed') removed++;
-  }
-  return { added, removed };
+  return { added: lines.filter((l) => l.kind === 'added').length, removed: lines.filter((l) => l.kind === 'removed').length };
 }

@@ -3,7 +3,7 @@ import Link from 'next/link';
 import { DataTable } from '@/app/_components/data-table';
 import { Time } from '@/app/_components/time';
 import { requirePage } from '@/lib/http/page-auth';
-import { activationJson, proposalJson } from '@/lib/http/routes/policy';
+import { RULE_FILE_NAMES } from '@/lib/change-control/files';
 import { openFirst, shortRevision, STATUS_WORDS } from './policy-words';
 import { ProposeForm } from './propose-form';
 import { RollbackButton } from './rollback-button';
@@ -24,9 +24,9 @@ export default async function PolicyPage() {
   const cc = app.changeControl;
   await cc.sync();
   const settings = cc.settings;
-  const active = cc.active ? activationJson(cc.active) : null;
-  const activations = (await cc.store.activations()).map(activationJson);
-  const proposals = openFirst((await cc.store.proposals()).map(proposalJson));
+  const active = cc.active;
+  const activations = await cc.store.activations();
+  const proposals = openFirst(await cc.store.proposals());
   const isAdmin = principal.role === 'admin';
   const open = proposals.filter((p) => p.status === 'open').length;
 
@@ -62,12 +62,12 @@ export default async function PolicyPage() {
           <h2 id="active-head">In force</h2>
           {active ? (
             <p className={styles.lead} data-testid="active-revision">
-              Revision <code title={active.revision}>{shortRevision(active.revision)}</code>, activation {active.seq}, since <Time seconds={active.activated_at} /> by{' '}
-              <strong>{active.activated_by}</strong>
-              {active.proposal_id ? (
+              Revision <code title={active.revision}>{shortRevision(active.revision)}</code>, activation {active.seq}, since <Time seconds={active.activatedAt} /> by{' '}
+              <strong>{active.activatedBy}</strong>
+              {active.proposalId ? (
                 <>
                   {' '}
-                  (proposal <Link href={`/policy/${active.proposal_id}`}>{active.proposal_id}</Link>)
+                  (proposal <Link href={`/policy/${active.proposalId}`}>{active.proposalId}</Link>)
                 </>
               ) : (
                 <> (the files on disk at the first start)</>
@@ -87,16 +87,16 @@ export default async function PolicyPage() {
                   </td>
                   <td data-label="How">
                     {ACTIVATION_WORDS[a.kind]}
-                    {a.proposal_id ? (
+                    {a.proposalId ? (
                       <>
                         {' '}
-                        <Link href={`/policy/${a.proposal_id}`}>{a.proposal_id}</Link>
+                        <Link href={`/policy/${a.proposalId}`}>{a.proposalId}</Link>
                       </>
                     ) : null}
                   </td>
-                  <td data-label="By">{a.activated_by}</td>
+                  <td data-label="By">{a.activatedBy}</td>
                   <td className="nowrap" data-label="When (UTC)">
-                    <Time seconds={a.activated_at} />
+                    <Time seconds={a.activatedAt} />
                   </td>
                   <td data-label="Action">
                     {a.seq === active?.seq ? <span className="muted">in force</span> : isAdmin && a.revision !== active?.revision ? <RollbackButton revision={a.revision} seq={a.seq} /> : null}
@@ -128,9 +128,9 @@ export default async function PolicyPage() {
                 <td data-label="Status" className="nowrap">
                   <span className={`${styles.status} ${styles[`status-${p.status}`] ?? ''}`}>{STATUS_WORDS[p.status]}</span>
                 </td>
-                <td data-label="Proposed by">{p.proposed_by}</td>
+                <td data-label="Proposed by">{p.proposedBy}</td>
                 <td className="nowrap" data-label="When (UTC)">
-                  <Time seconds={p.proposed_at} />
+                  <Time seconds={p.proposedAt} />
                 </td>
                 <td data-label="Tests" className="nowrap">
                   {p.tests.failed > 0 ? <strong className={styles.fail}>✕ {p.tests.failed} failed</strong> : <span>✓ {p.tests.passed} passed</span>}
@@ -146,7 +146,7 @@ export default async function PolicyPage() {
                   <div className="muted">of {p.impact.replayed} replayed</div>
                 </td>
                 <td data-label="Votes needed">
-                  {p.approvals_required} <span className="muted">({p.approver_roles.join(' or ')})</span>
+                  {p.approvalsRequired} <span className="muted">({p.approverRoles.join(' or ')})</span>
                 </td>
               </tr>
             ))}
@@ -157,7 +157,7 @@ export default async function PolicyPage() {
       {isAdmin ? (
         <section className="section" aria-labelledby="propose-head">
           <h2 id="propose-head">Propose a change</h2>
-          <ProposeForm />
+          <ProposeForm names={RULE_FILE_NAMES} />
         </section>
       ) : null}
     </div>

@@ -3,40 +3,31 @@
 import { useRouter } from 'next/navigation';
 import { useState } from 'react';
 import { apiPost, asApiError, errorSentence } from '@/app/_lib/api-client';
+import type { RuleFile } from '@/lib/change-control/files';
 import { proposalSchema } from '@/lib/http/responses';
 import { fileIssuesOf, issuePlace, type FileIssue } from './policy-words';
 import styles from './policy.module.css';
-
-/** The files a proposal may carry, with the key the API names each by. */
-const RULE_INPUTS = [
-  { key: 'agents', name: 'agents.yaml' },
-  { key: 'policy', name: 'permission_policies.yaml' },
-  { key: 'gates', name: 'gates.yaml' },
-  { key: 'hooks', name: 'hooks.yaml' },
-  { key: 'mcp', name: 'mcp.yaml' },
-] as const;
-
-type RuleKey = (typeof RULE_INPUTS)[number]['key'];
 
 /**
  * Propose a change (admins): why, and the new text of the files that change; a file not given stays as in force.
  * The files are read here in the browser and sent as JSON (POST /api/v1/policy/proposals); the server compiles them,
  * runs the policy tests and replays the recorded calls. A refusal lists every problem at its file:line:column; a
- * proposal made opens its page.
+ * proposal made opens its page. `names`: the files a proposal may carry, by the key the API names each by.
  */
-export function ProposeForm() {
+export function ProposeForm({ names }: { names: Readonly<Record<RuleFile, string>> }) {
+  const inputs = (Object.keys(names) as RuleFile[]).map((key) => ({ key, name: names[key] }));
   const router = useRouter();
-  const [files, setFiles] = useState<Partial<Record<RuleKey | 'tests', File>>>({});
+  const [files, setFiles] = useState<Partial<Record<RuleFile | 'tests', File>>>({});
   /** the files the change removes (sent as null: the configuration then has no such file) */
-  const [removed, setRemoved] = useState<Partial<Record<RuleKey, boolean>>>({});
+  const [removed, setRemoved] = useState<Partial<Record<RuleFile, boolean>>>({});
   const [message, setMessage] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<{ text: string; issues: FileIssue[] } | undefined>();
 
   const submit = async () => {
     const why = message.trim();
-    const chosen = RULE_INPUTS.filter((f) => files[f.key] && !removed[f.key]);
-    const removing = RULE_INPUTS.filter((f) => removed[f.key]);
+    const chosen = inputs.filter((f) => files[f.key] && !removed[f.key]);
+    const removing = inputs.filter((f) => removed[f.key]);
     if (!why || chosen.length + removing.length === 0) {
       setError({ text: !why ? 'Say why the change is made: the approvers read it first.' : 'Choose at least one rule file to change or remove.', issues: [] });
       return;
@@ -44,7 +35,7 @@ export function ProposeForm() {
     setBusy(true);
     setError(undefined);
     try {
-      const texts: Partial<Record<RuleKey, string | null>> = {};
+      const texts: Partial<Record<RuleFile, string | null>> = {};
       for (const f of chosen) texts[f.key] = await files[f.key]!.text();
       for (const f of removing) texts[f.key] = null;
       const tests = files.tests ? await files.tests.text() : undefined;
@@ -77,7 +68,7 @@ export function ProposeForm() {
       </p>
       <fieldset className={styles.fileInputs}>
         <legend>New versions of the files that change, or a file to remove (the others stay as in force)</legend>
-        {RULE_INPUTS.map((f) => (
+        {inputs.map((f) => (
           <div key={f.key} className={styles.fileInput}>
             <label htmlFor={`propose-file-${f.key}`}>
               <code>{f.name}</code>

@@ -1,6 +1,7 @@
 'use client';
 
 import { useEffect, useRef, useState, type ReactNode } from 'react';
+import { errorSentence } from '@/app/_lib/api-client';
 import styles from './policy.module.css';
 
 /**
@@ -24,8 +25,8 @@ export function ReasonDialog({
   busyLabel: string;
   danger?: boolean;
   onCancel: () => void;
-  /** sends the decision; resolves to an error sentence to show, or undefined when done (the dialog then closes) */
-  onConfirm: (reason: string) => Promise<string | undefined>;
+  /** sends the decision; what it throws is shown in the dialog, else the dialog closes */
+  onConfirm: (reason: string) => Promise<unknown>;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const textRef = useRef<HTMLTextAreaElement>(null);
@@ -49,9 +50,10 @@ export function ReasonDialog({
     }
     setBusy(true);
     setError(undefined);
-    const failed = await onConfirm(reason);
-    if (failed) {
-      setError(failed);
+    try {
+      await onConfirm(reason);
+    } catch (e) {
+      setError(errorSentence(e));
       setBusy(false);
       return;
     }

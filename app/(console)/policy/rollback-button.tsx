@@ -2,7 +2,7 @@
 
 import { useRouter } from 'next/navigation';
 import { useState } from 'react';
-import { apiPost, errorSentence } from '@/app/_lib/api-client';
+import { apiPost } from '@/app/_lib/api-client';
 import { proposalSchema } from '@/lib/http/responses';
 import { ReasonDialog } from './reason-dialog';
 
@@ -25,13 +25,8 @@ export function RollbackButton({ revision, seq }: { revision: string; seq: numbe
           busyLabel="Proposing…"
           onCancel={() => setOpen(false)}
           onConfirm={async (reason) => {
-            try {
-              const p = await apiPost('/api/v1/policy/rollback', { revision, message: reason }, proposalSchema);
-              router.push(`/policy/${p.id}`);
-              return undefined;
-            } catch (e) {
-              return errorSentence(e);
-            }
+            const p = await apiPost('/api/v1/policy/rollback', { revision, message: reason }, proposalSchema);
+            router.push(`/policy/${p.id}`);
           }}
         >
           <p>

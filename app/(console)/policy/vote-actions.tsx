@@ -2,7 +2,7 @@
 
 import { useRouter } from 'next/navigation';
 import { useState } from 'react';
-import { apiPost, errorSentence } from '@/app/_lib/api-client';
+import { apiPost } from '@/app/_lib/api-client';
 import { proposalSchema, voteResultSchema } from '@/lib/http/responses';
 import { ReasonDialog } from './reason-dialog';
 import styles from './policy.module.css';
@@ -33,15 +33,10 @@ export function VoteActions({
   const router = useRouter();
   const [act, setAct] = useState<Act | undefined>();
 
-  const send = async (reason: string): Promise<string | undefined> => {
-    try {
-      if (act === 'withdraw') await apiPost(`/api/v1/policy/proposals/${id}/withdraw`, { reason }, proposalSchema);
-      else await apiPost(`/api/v1/policy/proposals/${id}/votes`, { vote: act, reason }, voteResultSchema);
-      router.refresh();
-      return undefined;
-    } catch (e) {
-      return errorSentence(e);
-    }
+  const send = async (reason: string) => {
+    if (act === 'withdraw') await apiPost(`/api/v1/policy/proposals/${id}/withdraw`, { reason }, proposalSchema);
+    else await apiPost(`/api/v1/policy/proposals/${id}/votes`, { vote: act, reason }, voteResultSchema);
+    router.refresh();
   };
 
   return (

@@ -5,8 +5,6 @@ import { DataTable } from '@/app/_components/data-table';
 import { Time } from '@/app/_components/time';
 import { AppError } from '@/lib/errors';
 import { requirePage } from '@/lib/http/page-auth';
-import type { ProposalDetailJson } from '@/lib/http/responses';
-import { activationJson, proposalJson } from '@/lib/http/routes/policy';
 import { FileDiff } from '../diff-view';
 import { DIRECTION_WORDS, shortRevision, STATUS_WORDS } from '../policy-words';
 import { VoteActions } from '../vote-actions';
@@ -30,30 +28,21 @@ export default async function ProposalPage({ params }: { params: Promise<{ id: s
   const { app, principal } = await requirePage('/policy', 'auditor');
   if (!/^prp_[A-Za-z0-9_-]{6,40}$/.test(id)) notFound();
   const cc = app.changeControl;
-  let detail;
-  try {
-    detail = await cc.detail(id);
-  } catch (error) {
+  const { proposal: p, votes, files, stale } = await cc.detail(id).catch((error: unknown) => {
     if (error instanceof AppError && error.code === 'NOT_FOUND') notFound();
     throw error;
-  }
-  const p: ProposalDetailJson = {
-    ...proposalJson(detail.proposal),
-    votes: detail.votes.map((v) => ({ voter: v.voter, role: v.voterRole, vote: v.vote, reason: v.reason, voted_at: v.votedAt })),
-    files: detail.files,
-    stale: detail.stale,
-  };
+  });
   const enforced = cc.enforced;
-  const activation = p.status === 'activated' ? (await cc.store.activations()).map(activationJson).find((a) => a.proposal_id === p.id) : undefined;
+  const activation = p.status === 'activated' ? (await cc.store.activations()).find((a) => a.proposalId === p.id) : undefined;
   const inForce = activation !== undefined && cc.active?.seq === activation.seq;
 
-  const approvals = p.votes.filter((v) => v.vote === 'approve').length;
-  const isProposer = principal.id === p.proposed_by;
-  const voted = p.votes.some((v) => v.voter === principal.id);
+  const approvals = votes.filter((v) => v.vote === 'approve').length;
+  const isProposer = principal.id === p.proposedBy;
+  const voted = votes.some((v) => v.voter === principal.id);
   const open = p.status === 'open';
-  const roleVotes = principal.kind === 'user' && p.approver_roles.includes(principal.role);
+  const roleVotes = principal.kind === 'user' && p.approverRoles.includes(principal.role);
   const canVote = open && roleVotes && !isProposer && !voted;
-  const approveBlocked = p.tests.failed > 0 ? `${p.tests.failed} of its policy tests fail; a proposal whose tests fail cannot be approved.` : p.stale ? 'the rules in force changed since it was proposed; it must be proposed again.' : null;
+  const approveBlocked = p.tests.failed > 0 ? `${p.tests.failed} of its policy tests fail; a proposal whose tests fail cannot be approved.` : stale ? 'the rules in force changed since it was proposed; it must be proposed again.' : null;
   const canWithdraw = open && (isProposer || principal.role === 'admin');
   const whyNoVote = !open
     ? null
@@ -62,7 +51,7 @@ export default async function ProposalPage({ params }: { params: Promise<{ id: s
       : voted
         ? 'You have voted on this proposal.'
         : !roleVotes
-          ? `Only ${p.approver_roles.join(' or ')} users vote on changes to the rules.`
+          ? `Only ${p.approverRoles.join(' or ')} users vote on changes to the rules.`
           : null;
   const impact = p.impact;
 
@@ -77,11 +66,11 @@ export default async function ProposalPage({ params }: { params: Promise<{ id: s
           {p.message}
         </p>
         <p className="muted">
-          <code>{p.id}</code> · proposed by <strong>{p.proposed_by}</strong> on <Time seconds={p.proposed_at} /> · revision <code title={p.revision}>{shortRevision(p.revision)}</code>
-          {p.base_revision ? (
+          <code>{p.id}</code> · proposed by <strong>{p.proposedBy}</strong> on <Time seconds={p.proposedAt} /> · revision <code title={p.revision}>{shortRevision(p.revision)}</code>
+          {p.baseRevision ? (
             <>
               {' '}
-              against <code title={p.base_revision}>{shortRevision(p.base_revision)}</code>
+              against <code title={p.baseRevision}>{shortRevision(p.baseRevision)}</code>
             </>
           ) : null}
         </p>
@@ -98,7 +87,7 @@ export default async function ProposalPage({ params }: { params: Promise<{ id: s
             {activation ? (
               <>
                 {' '}
-                since <Time seconds={activation.activated_at} /> (activation {activation.seq})
+                since <Time seconds={activation.activatedAt} /> (activation {activation.seq})
               </>
             ) : null}
             {inForce ? '.' : '; a later activation has replaced it.'}
@@ -107,31 +96,31 @@ export default async function ProposalPage({ params }: { params: Promise<{ id: s
           <p>Approved. Change control is not enforced here: the files on disk stay the rules until they are deployed.</p>
         ) : p.status === 'open' ? (
           <p>
-            {approvals} of {p.approvals_required} approvals ({p.approver_roles.join(' or ')}, not the proposer).{' '}
+            {approvals} of {p.approvalsRequired} approvals ({p.approverRoles.join(' or ')}, not the proposer).{' '}
             {enforced ? 'The last approval needed makes it the rules on every server.' : 'Advisory: change control is not enforced, so nothing is activated.'}
           </p>
         ) : (
           <p>
-            {p.status === 'rejected' ? 'Rejected' : 'Withdrawn'} by <strong>{p.decided_by}</strong>
-            {p.decided_at ? (
+            {p.status === 'rejected' ? 'Rejected' : 'Withdrawn'} by <strong>{p.decidedBy}</strong>
+            {p.decidedAt ? (
               <>
                 {' '}
-                on <Time seconds={p.decided_at} />
+                on <Time seconds={p.decidedAt} />
               </>
             ) : null}
-            : {p.decision_reason}
+            : {p.decisionReason}
           </p>
         )}
-        {p.stale ? <p className={styles.blocked}>Stale: the rules in force changed since this was proposed, so it can no longer be approved. Propose it again.</p> : null}
+        {stale ? <p className={styles.blocked}>Stale: the rules in force changed since this was proposed, so it can no longer be approved. Propose it again.</p> : null}
         {whyNoVote ? <p className={styles.blocked}>{whyNoVote}</p> : null}
-        {canVote || canWithdraw ? <VoteActions id={p.id} canVote={canVote} approveBlocked={approveBlocked} canWithdraw={canWithdraw} lastApproval={approvals + 1 >= p.approvals_required} enforced={enforced} /> : null}
+        {canVote || canWithdraw ? <VoteActions id={p.id} canVote={canVote} approveBlocked={approveBlocked} canWithdraw={canWithdraw} lastApproval={approvals + 1 >= p.approvalsRequired} enforced={enforced} /> : null}
       </section>
 
       <section className="section" aria-labelledby="diff-head">
         <h2 id="diff-head">
-          Changes <span className="muted">({p.files.length} {p.files.length === 1 ? 'file' : 'files'})</span>
+          Changes <span className="muted">({files.length} {files.length === 1 ? 'file' : 'files'})</span>
         </h2>
-        {p.files.length === 0 ? <p className="muted">No file differs from the rules it was proposed against.</p> : p.files.map((f) => <FileDiff key={f.key} name={f.name} before={f.before} after={f.after} />)}
+        {files.length === 0 ? <p className="muted">No file differs from the rules it was proposed against.</p> : files.map((f) => <FileDiff key={f.key} name={f.name} before={f.before} after={f.after} />)}
       </section>
 
       <section className="section" aria-labelledby="tests-head">
@@ -180,26 +169,21 @@ export default async function ProposalPage({ params }: { params: Promise<{ id: s
         </p>
         {impact.changed > 0 ? (
           <div className={styles.impactGrid}>
-            <DataTable caption="Changed calls by agent" heads={['Agent', 'Calls']}>
-              {impact.by_agent.map((a) => (
-                <tr key={a.agent}>
-                  <td>
-                    <code>{a.agent}</code>
-                  </td>
-                  <td>{a.count}</td>
-                </tr>
-              ))}
-            </DataTable>
-            <DataTable caption="Changed calls by tool" heads={['Tool', 'Calls']}>
-              {impact.by_tool.map((t) => (
-                <tr key={t.tool}>
-                  <td>
-                    <code>{t.tool}</code>
-                  </td>
-                  <td>{t.count}</td>
-                </tr>
-              ))}
-            </DataTable>
+            {[
+              { by: 'agent', head: 'Agent', rows: impact.by_agent.map((a) => ({ name: a.agent, count: a.count })) },
+              { by: 'tool', head: 'Tool', rows: impact.by_tool.map((t) => ({ name: t.tool, count: t.count })) },
+            ].map((table) => (
+              <DataTable key={table.by} caption={`Changed calls by ${table.by}`} heads={[table.head, 'Calls']}>
+                {table.rows.map((r) => (
+                  <tr key={r.name}>
+                    <td>
+                      <code>{r.name}</code>
+                    </td>
+                    <td>{r.count}</td>
+                  </tr>
+                ))}
+              </DataTable>
+            ))}
           </div>
         ) : null}
         {impact.examples.length > 0 ? (
@@ -234,13 +218,13 @@ export default async function ProposalPage({ params }: { params: Promise<{ id: s
 
       <section className="section" aria-labelledby="votes-head">
         <h2 id="votes-head">Votes</h2>
-        {p.votes.length === 0 ? (
+        {votes.length === 0 ? (
           <p className="muted">No vote yet.</p>
         ) : (
           <ul className={styles.votes}>
-            {p.votes.map((v) => (
+            {votes.map((v) => (
               <li key={v.voter}>
-                <strong>{v.vote === 'approve' ? '✓ Approved' : '✕ Rejected'}</strong> by <strong>{v.voter}</strong> <span className="muted">({v.role})</span> on <Time seconds={v.voted_at} />
+                <strong>{v.vote === 'approve' ? '✓ Approved' : '✕ Rejected'}</strong> by <strong>{v.voter}</strong> <span className="muted">({v.voterRole})</span> on <Time seconds={v.votedAt} />
                 <div>{v.reason}</div>
               </li>
             ))}
