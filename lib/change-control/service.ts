@@ -77,6 +77,8 @@ export interface ProposeInput {
 export type ProposalDetail = Awaited<ReturnType<ChangeControl['detail']>>;
 
 const newProposalId = (): string => `prp_${randomBytes(9).toString('base64url')}`;
+/** what a proposal id looks like (older or longer ones included): anything else names no proposal */
+export const PROPOSAL_ID = /^prp_[A-Za-z0-9_-]{6,40}$/;
 
 /** The impact, short, for events and the report. */
 export function impactDigest(i: ImpactSummary) {

@@ -335,6 +335,5 @@ export const proposalDetailSchema = proposalSchema.extend({
   files: z.array(z.object({ name: z.string(), key: z.enum(['agents', 'policy', 'gates', 'hooks', 'mcp']), before: z.string().nullable(), after: z.string().nullable() })),
   stale: z.boolean(),
 });
-export type ProposalDetailJson = z.infer<typeof proposalDetailSchema>;
 export const voteResultSchema = proposalDetailSchema.extend({ activation: z.number().nullable() });
 export const activationListSchema = z.object({ activations: z.array(activationSchema) });

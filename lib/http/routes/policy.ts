@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { parsePolicyTests } from '@/lib/config/policy-tests';
 import { MAX_RULE_FILE_BYTES, RULE_FILES, type RuleTexts } from '@/lib/change-control/files';
 import type { Activation, Proposal } from '@/lib/change-control/store';
-import type { ProposalDetail } from '@/lib/change-control/service';
+import { PROPOSAL_ID, type ProposalDetail } from '@/lib/change-control/service';
 import { AppError } from '@/lib/errors';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { requireRole, route } from '../route';
@@ -39,10 +39,10 @@ export const rollbackBodySchema = z.strictObject({
   message: z.string().trim().min(1, 'say why').max(2_000),
 });
 
-const proposalIdSchema = z.object({ id: z.string().regex(/^prp_[A-Za-z0-9_-]{6,40}$/, 'a proposal id: prp_…') });
+const proposalIdSchema = z.object({ id: z.string().regex(PROPOSAL_ID, 'a proposal id: prp_…') });
 const listQuerySchema = z.object({ status: z.enum(['open', 'approved', 'activated', 'rejected', 'withdrawn']).optional() });
 
-export function proposalJson(p: Proposal) {
+function proposalJson(p: Proposal) {
   return {
     id: p.id,
     kind: p.kind,
@@ -63,7 +63,7 @@ export function proposalJson(p: Proposal) {
   };
 }
 
-export function activationJson(a: Activation) {
+function activationJson(a: Activation) {
   return { seq: a.seq, revision: a.revision, proposal_id: a.proposalId, kind: a.kind, activated_by: a.activatedBy, activated_at: a.activatedAt };
 }
 

@@ -3,6 +3,7 @@ import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { DataTable } from '@/app/_components/data-table';
 import { Time } from '@/app/_components/time';
+import { PROPOSAL_ID } from '@/lib/change-control/service';
 import { AppError } from '@/lib/errors';
 import { requirePage } from '@/lib/http/page-auth';
 import { FileDiff } from '../diff-view';
@@ -26,7 +27,7 @@ const testFileName = (path: string): string => path.split(/[\\/]/).slice(-2).joi
 export default async function ProposalPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
   const { app, principal } = await requirePage('/policy', 'auditor');
-  if (!/^prp_[A-Za-z0-9_-]{6,40}$/.test(id)) notFound();
+  if (!PROPOSAL_ID.test(id)) notFound();
   const cc = app.changeControl;
   const { proposal: p, votes, files, stale } = await cc.detail(id).catch((error: unknown) => {
     if (error instanceof AppError && error.code === 'NOT_FOUND') notFound();
