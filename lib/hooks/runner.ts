@@ -22,14 +22,13 @@ import { conditionVars } from '@/lib/permissions/condition';
 import { compilePolicy, ruleMatches, type CompiledRule } from '@/lib/permissions/policy';
 import type { BeforeToolCall, CallHooks, HookEventName, HookOutcome, HookPass, ToolCallFinished } from '@/lib/permissions/call-hooks';
 import { HookWouldWait } from '@/lib/permissions/call-hooks';
-import type { CheckResult, FlagValues, PermissionContext, Principal, ToolContext } from '@/lib/permissions/types';
+import type { CheckResult, FlagValues, PermissionContext, ToolContext } from '@/lib/permissions/types';
 import { processMetrics } from '@/lib/ops/metrics';
 import { SHELL_HOOKS_FLAG, TS_HOOKS_FLAG, type CompiledHook, type HooksConfig, type Rewrite } from './config';
 import type { RateCounter, RateTake } from './rates';
 import { applyRewrite, changedKeys } from './rewrite';
 import { CircuitBreaker, hookAnswerSchema, HookFailure, parseAnswer, postHook, runShellHook, type HookAnswer } from './transport';
 import { messageOf } from '@/lib/errors';
-
 
 /** The JSON a hook receives (webhook body, shell stdin, TypeScript argument). */
 export interface HookEvent {
@@ -82,8 +81,6 @@ export interface HookRunnerOptions {
 }
 
 type Call = PermissionContext & ToolContext;
-
-const principalOf = (p: Principal) => ({ kind: p.kind, id: p.id, role: p.role });
 
 export class HookRunner implements CallHooks {
   private readonly registered: Registered[] = [];
@@ -140,7 +137,7 @@ export class HookRunner implements CallHooks {
   }
 
   before(call: BeforeToolCall, options: { sync: boolean }): HookPass | Promise<HookPass> {
-    const hooks = this.beforeHooks();
+    const hooks = this.hooksFor('before_tool_call');
     const { context } = call;
     if (options.sync) {
       // Nothing runs when something would have to wait: refuse before the first hook counts or rewrites anything.
@@ -159,9 +156,10 @@ export class HookRunner implements CallHooks {
     return h.action === 'webhook' || (h.action === 'shell' && this.flagOn(SHELL_HOOKS_FLAG)) || (h.action === 'rate_limit' && this.options.rates.async === true);
   }
 
-  private beforeHooks(): (CompiledHook | Registered)[] {
-    const file = this.options.hooks().byEvent.get('before_tool_call') ?? [];
-    const ts = this.registered.filter((r) => r.hook.event === 'before_tool_call');
+  /** The hooks of an event in the order they run: the file's, then the registered ones. */
+  private hooksFor(event: HookEventName): (CompiledHook | Registered)[] {
+    const file = this.options.hooks().byEvent.get(event) ?? [];
+    const ts = this.registered.filter((r) => r.hook.event === event);
     return ts.length === 0 ? (file as CompiledHook[]) : [...file, ...ts];
   }
 
@@ -218,10 +216,6 @@ export class HookRunner implements CallHooks {
     if (pass.blocked?.hook === o.hook) pass.blocked.reason = o.reason;
   }
 
-  private matches(h: CompiledHook | Registered, c: Call): boolean {
-    return this.applies(h, c) !== false;
-  }
-
   /**
    * Does the hook apply to this call: true, false, or the error of a `when` that cannot be evaluated for it (a missing
    * argument, say), in which case it applies: a guard that cannot tell stays on guard, and says why.
@@ -238,10 +232,10 @@ export class HookRunner implements CallHooks {
 
   /** Note what a hook did; `blocks`: a failure that stops the call (the hook could not vouch for it). */
   private outcome(pass: HookPass, o: HookOutcome, blocks = false): void {
-    if (o.outcome === 'blocked' || blocks) o.blocks = true;
     pass.outcomes.push(o);
     processMetrics().hookRuns.inc({ hook: o.hook, event: o.event, outcome: o.outcome });
     if (o.outcome === 'blocked' || blocks) {
+      o.blocks = true;
       pass.blocked = { hook: o.hook, reason: o.reason ?? `Blocked by hook "${o.hook}".` };
     }
   }
@@ -349,28 +343,27 @@ export class HookRunner implements CallHooks {
   }
 
   private runTypeScriptBefore(r: Registered, c: Call, before: CheckResult, pass: HookPass): void {
+    const id = r.hook.id;
     if (!this.flagOn(TS_HOOKS_FLAG)) {
-      this.outcome(pass, { hook: r.hook.id, event: 'before_tool_call', action: 'typescript', outcome: 'skipped', reason: `the flag ${TS_HOOKS_FLAG} is off` });
+      this.outcome(pass, { hook: id, event: 'before_tool_call', action: 'typescript', outcome: 'skipped', reason: `the flag ${TS_HOOKS_FLAG} is off` });
       return;
     }
+    const fail = (why: string) => this.outcome(pass, { hook: id, event: 'before_tool_call', action: 'typescript', outcome: 'failed', reason: `Hook "${id}" ${why}` }, true);
     let answer: HookAnswer | void | Promise<unknown>;
     try {
-      answer = r.hook.run(this.payload('before_tool_call', r.hook.id, c, before, false));
+      answer = r.hook.run(this.payload('before_tool_call', id, c, before, false));
     } catch (error) {
-      this.outcome(pass, { hook: r.hook.id, event: 'before_tool_call', action: 'typescript', outcome: 'failed', reason: `Hook "${r.hook.id}" threw (${messageOf(error)}); the call is not let through.` }, true);
-      return;
+      return fail(`threw (${messageOf(error)}); the call is not let through.`);
     }
     if (answer instanceof Promise) {
       answer.catch(() => undefined);
-      this.outcome(pass, { hook: r.hook.id, event: 'before_tool_call', action: 'typescript', outcome: 'failed', reason: `Hook "${r.hook.id}" answered with a promise; a before_tool_call hook in TypeScript answers synchronously, so the call is not let through.` }, true);
-      return;
+      return fail('answered with a promise; a before_tool_call hook in TypeScript answers synchronously, so the call is not let through.');
     }
     // The answer is checked as a webhook's is: an answer that is not one (a typo, a "deny") blocks rather than passes.
     const checked = hookAnswerSchema.safeParse(answer ?? { decision: 'allow' });
     if (!checked.success) {
       const why = checked.error.issues.map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ');
-      this.outcome(pass, { hook: r.hook.id, event: 'before_tool_call', action: 'typescript', outcome: 'failed', reason: `Hook "${r.hook.id}" answered something that is not an answer (${why}); the call is not let through.` }, true);
-      return;
+      return fail(`answered something that is not an answer (${why}); the call is not let through.`);
     }
     this.applyAnswer(pass, r, checked.data, undefined, c.arguments);
   }
@@ -391,7 +384,7 @@ export class HookRunner implements CallHooks {
         tool: c.tool,
         arguments: mask ? maskArguments(c.arguments, this.options.maskKeys).value : c.arguments,
         tool_call_id: c.toolCallId ?? null,
-        principal: principalOf(c.principal),
+        principal: { kind: c.principal.kind, id: c.principal.id, role: c.principal.role },
       },
       ...(r ? { decision: { decision: r.decision, rule_source: r.ruleSource, reason: r.reason } } : {}),
     };
@@ -429,8 +422,7 @@ export class HookRunner implements CallHooks {
    * it). Failures after the retries are recorded; nothing is thrown to the caller.
    */
   private report(event: HookEventName, c: ToolContext, payloadOf: (hook: string) => HookEvent): void {
-    const file = this.options.hooks().byEvent.get(event) ?? [];
-    const ts = this.registered.filter((r) => r.hook.event === event);
+    const hooks = this.hooksFor(event);
     const call = c as Call;
     const work = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       const runs: Promise<unknown>[] = [];
@@ -449,11 +441,11 @@ export class HookRunner implements CallHooks {
             ),
         );
       };
-      for (const h of file) {
-        const flag = h.action === 'shell' ? SHELL_HOOKS_FLAG : undefined;
-        if (this.matches(h, call)) run(h.id, h.action, flag, () => this.deliver(h, payloadOf(h.id), this.options.backoffMs?.report ?? 1_000));
+      for (const h of hooks) {
+        if (this.applies(h, call) === false) continue;
+        if ('action' in h) run(h.id, h.action, h.action === 'shell' ? SHELL_HOOKS_FLAG : undefined, () => this.deliver(h, payloadOf(h.id), this.options.backoffMs?.report ?? 1_000));
+        else run(h.hook.id, 'typescript', TS_HOOKS_FLAG, () => h.hook.run(payloadOf(h.hook.id)));
       }
-      for (const r of ts) if (this.matches(r, call)) run(r.hook.id, 'typescript', TS_HOOKS_FLAG, () => r.hook.run(payloadOf(r.hook.id)));
       await Promise.all(runs);
     });
     this.inFlight.add(work);
