@@ -177,9 +177,7 @@ export class SqlAuthStore implements AuthStore {
 
   async createUser(username: string, role: UserRole, password?: string, by = 'system'): Promise<UserRow> {
     assertNewUser(username, password);
-    const user = await this.changing(function* (tx) {
-      return yield* insertUser(tx, username, role, password);
-    });
+    const user = await this.changing((tx) => insertUser(tx, username, role, password));
     await this.onEvent(userCreated(user, password, by));
     return user;
   }
@@ -292,13 +290,7 @@ export class SqlAuthStore implements AuthStore {
 
   async createSsoUser(username: string, role: UserRole, identity: SsoIdentity, by = 'system'): Promise<UserRow> {
     assertNewUser(username, undefined);
-    const user = await this.changing(function* (tx) {
-      const row = yield* tx.one<UserRow>(sql`
-        INSERT INTO users (username, role, password_hash, created_at, issuer, subject) VALUES (${username}, ${role}, ${null}, ${now()}, ${identity.issuer}, ${identity.subject})
-        ON CONFLICT DO NOTHING RETURNING ${USER_COLUMNS}`);
-      if (!row) throw new AppError('CONFLICT', `User "${username}" already exists.`);
-      return userRow(row);
-    });
+    const user = await this.changing((tx) => insertUser(tx, username, role, undefined, identity));
     await this.onEvent({ type: 'user.created', by, target: user.username, detail: { role: user.role, password: 'none', via: 'sso', issuer: identity.issuer, subject: identity.subject } });
     return user;
   }
@@ -445,9 +437,7 @@ export class SqlAuthStore implements AuthStore {
 
   /** Store a token's hash for its owner and record it; a token that exists already is left alone (ensureToken). */
   private async addToken(token: string, owner: TokenOwner, name: string, by: string, life: TokenLife): Promise<number | undefined> {
-    const id = await this.changing(function* (tx) {
-      return yield* insertToken(tx, token, owner, name, life);
-    });
+    const id = await this.changing((tx) => insertToken(tx, token, owner, name, life));
     if (id !== undefined) await this.onEvent(tokenCreated(id, name, owner, by, life));
     return id;
   }
@@ -469,11 +459,15 @@ export class SqlAuthStore implements AuthStore {
   }
 }
 
-/** A new user; 409 when the name is taken (the unique name decides between two servers creating it at once). */
-function* insertUser(tx: TxRunner, username: string, role: UserRole, password: string | undefined): TxSteps<UserRow> {
+/**
+ * A new user (`identity`: first seen through single sign-on); 409 when the name is taken (the unique name decides
+ * between two servers creating it at once), or the person was created by another sign-in at the same moment.
+ */
+function* insertUser(tx: TxRunner, username: string, role: UserRole, password: string | undefined, identity?: SsoIdentity): TxSteps<UserRow> {
   const row = yield* tx.one<UserRow>(sql`
-    INSERT INTO users (username, role, password_hash, created_at) VALUES (${username}, ${role}, ${password ? hashPassword(password) : null}, ${now()})
-    ON CONFLICT (username) DO NOTHING RETURNING ${USER_COLUMNS}`);
+    INSERT INTO users (username, role, password_hash, created_at, issuer, subject)
+    VALUES (${username}, ${role}, ${password ? hashPassword(password) : null}, ${now()}, ${identity?.issuer ?? null}, ${identity?.subject ?? null})
+    ON CONFLICT DO NOTHING RETURNING ${USER_COLUMNS}`);
   if (!row) throw new AppError('CONFLICT', `User "${username}" already exists.`);
   return userRow(row);
 }
