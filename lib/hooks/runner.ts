@@ -175,7 +175,7 @@ export class HookRunner implements CallHooks {
       if (!('action' in h)) {
         this.runTypeScriptBefore(h, context, call.result, pass);
       } else if (h.action === 'block') {
-        this.outcome(pass, { hook: h.id, event: 'before_tool_call', action: 'block', outcome: 'blocked', reason: h.block! });
+        this.outcome(pass, { hook: h.id, action: 'block', outcome: 'blocked', reason: h.block! });
       } else if (h.action === 'rewrite') {
         this.rewrite(pass, h.id, 'rewrite', h.rewrite!, call.context.arguments);
       } else if (h.action === 'rate_limit') {
@@ -188,7 +188,7 @@ export class HookRunner implements CallHooks {
           });
         }
       } else if (h.action === 'shell' && !this.flagOn(SHELL_HOOKS_FLAG)) {
-        this.outcome(pass, { hook: h.id, event: 'before_tool_call', action: 'shell', outcome: 'skipped', reason: `the flag ${SHELL_HOOKS_FLAG} is off` });
+        this.outcome(pass, { hook: h.id, action: 'shell', outcome: 'skipped', reason: `the flag ${SHELL_HOOKS_FLAG} is off` });
       } else {
         const next = i + 1;
         return this.ask(h, context, call.result).then(
@@ -230,8 +230,9 @@ export class HookRunner implements CallHooks {
     }
   }
 
-  /** Note what a hook did; `blocks`: a failure that stops the call (the hook could not vouch for it). */
-  private outcome(pass: HookPass, o: HookOutcome, blocks = false): void {
+  /** Note what a hook did to the call; `blocks`: a failure that stops the call (the hook could not vouch for it). */
+  private outcome(pass: HookPass, { hook, ...what }: Omit<HookOutcome, 'event'>, blocks = false): void {
+    const o: HookOutcome = { hook, event: 'before_tool_call', ...what };
     pass.outcomes.push(o);
     processMetrics().hookRuns.inc({ hook: o.hook, event: o.event, outcome: o.outcome });
     if (o.outcome === 'blocked' || blocks) {
@@ -247,12 +248,12 @@ export class HookRunner implements CallHooks {
 
   private changed(pass: HookPass, hook: string, action: HookOutcome['action'], args: Readonly<Record<string, unknown>>, changed: string[], original: Readonly<Record<string, unknown>>, ms?: number): void {
     if (changed.length === 0) {
-      this.outcome(pass, { hook, event: 'before_tool_call', action, outcome: 'passed', reason: 'nothing to change', ...(ms === undefined ? {} : { ms }) });
+      this.outcome(pass, { hook, action, outcome: 'passed', reason: 'nothing to change', ...(ms === undefined ? {} : { ms }) });
       return;
     }
     pass.arguments = args;
     pass.originalArgumentsSha256 ??= hashArguments(original);
-    this.outcome(pass, { hook, event: 'before_tool_call', action, outcome: 'rewrote', changed, reason: `changed ${changed.join(', ')}`, ...(ms === undefined ? {} : { ms }) });
+    this.outcome(pass, { hook, action, outcome: 'rewrote', changed, reason: `changed ${changed.join(', ')}`, ...(ms === undefined ? {} : { ms }) });
   }
 
   /** Count the call in the hook's window; a promise only when the counter answers asynchronously. */
@@ -272,14 +273,13 @@ export class HookRunner implements CallHooks {
     if (!took.allowed) {
       this.outcome(pass, {
         hook: h.id,
-        event: 'before_tool_call',
         action: 'rate_limit',
         outcome: 'blocked',
         reason: `Rate limit of hook "${h.id}": ${calls} call${calls === 1 ? '' : 's'} of ${c.tool} by ${c.agent} per ${perSeconds}s; the next is allowed in ${took.retryInSeconds}s.`,
       });
       return;
     }
-    this.outcome(pass, { hook: h.id, event: 'before_tool_call', action: 'rate_limit', outcome: 'passed', reason: `${took.count} of ${calls} in ${perSeconds}s` });
+    this.outcome(pass, { hook: h.id, action: 'rate_limit', outcome: 'passed', reason: `${took.count} of ${calls} in ${perSeconds}s` });
   }
 
   private breaker(id: string): CircuitBreaker {
@@ -319,9 +319,9 @@ export class HookRunner implements CallHooks {
     const action = 'action' in h ? h.action : 'typescript';
     const timing = ms === undefined ? {} : { ms };
     if (answer.decision === 'allow') {
-      this.outcome(pass, { hook: id, event: 'before_tool_call', action, outcome: 'passed', ...(answer.reason ? { reason: answer.reason } : {}), ...timing });
+      this.outcome(pass, { hook: id, action, outcome: 'passed', ...(answer.reason ? { reason: answer.reason } : {}), ...timing });
     } else if (answer.decision === 'block') {
-      this.outcome(pass, { hook: id, event: 'before_tool_call', action, outcome: 'blocked', reason: answer.reason || `Blocked by hook "${id}".`, ...timing });
+      this.outcome(pass, { hook: id, action, outcome: 'blocked', reason: answer.reason || `Blocked by hook "${id}".`, ...timing });
     } else if (answer.arguments) {
       this.changed(pass, id, action, answer.arguments, changedKeys(pass.arguments, answer.arguments), original, ms);
     } else {
@@ -335,7 +335,6 @@ export class HookRunner implements CallHooks {
     const blocks = h.onError === 'block';
     this.outcome(pass, {
       hook: h.id,
-      event: 'before_tool_call',
       action: h.action,
       outcome: 'failed',
       reason: blocks ? `Hook "${h.id}" could not answer (${why}); a call it cannot vouch for is not let through.` : `Let through (on_error: allow): hook "${h.id}" could not answer (${why}).`,
@@ -345,10 +344,10 @@ export class HookRunner implements CallHooks {
   private runTypeScriptBefore(r: Registered, c: Call, before: CheckResult, pass: HookPass): void {
     const id = r.hook.id;
     if (!this.flagOn(TS_HOOKS_FLAG)) {
-      this.outcome(pass, { hook: id, event: 'before_tool_call', action: 'typescript', outcome: 'skipped', reason: `the flag ${TS_HOOKS_FLAG} is off` });
+      this.outcome(pass, { hook: id, action: 'typescript', outcome: 'skipped', reason: `the flag ${TS_HOOKS_FLAG} is off` });
       return;
     }
-    const fail = (why: string) => this.outcome(pass, { hook: id, event: 'before_tool_call', action: 'typescript', outcome: 'failed', reason: `Hook "${id}" ${why}` }, true);
+    const fail = (why: string) => this.outcome(pass, { hook: id, action: 'typescript', outcome: 'failed', reason: `Hook "${id}" ${why}` }, true);
     let answer: HookAnswer | void | Promise<unknown>;
     try {
       answer = r.hook.run(this.payload('before_tool_call', id, c, before, false));
