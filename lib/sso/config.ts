@@ -96,13 +96,9 @@ export function parseSsoConfig(
   const base = (data.base_url ?? '').replace(/\/+$/, '');
   const providers = (data.providers ?? []).map((p, i) => {
     const pos = at(['providers', i]);
-    let clientSecret = '';
-    if (p.client_secret_env !== undefined) {
-      const value = env[p.client_secret_env];
-      if ((value === undefined || value === '') && options.secrets !== 'optional') {
-        issues.push({ ...at(['providers', i, 'client_secret_env']), path: `providers.${i}.client_secret_env`, message: `the environment variable ${p.client_secret_env} is not set` });
-      }
-      clientSecret = value ?? '';
+    const clientSecret = p.client_secret_env === undefined ? '' : (env[p.client_secret_env] ?? '');
+    if (p.client_secret_env !== undefined && clientSecret === '' && options.secrets !== 'optional') {
+      issues.push({ ...at(['providers', i, 'client_secret_env']), path: `providers.${i}.client_secret_env`, message: `the environment variable ${p.client_secret_env} is not set` });
     }
     const roles = Object.freeze(Object.fromEntries(SSO_ROLES.map((r) => [r, Object.freeze([...(p.roles[r] ?? [])])]))) as Readonly<Record<UserRole, readonly string[]>>;
     return Object.freeze({
