@@ -131,7 +131,6 @@ export class HookRunner implements CallHooks {
     if (before && (config.beforeTools === 'any' || config.beforeTools.has(tool))) {
       for (const h of before) if (nameMatches(h.rule, agent, tool)) return true;
     }
-    if (this.registered.length === 0) return false;
     for (const r of this.registered) if (r.hook.event === 'before_tool_call' && nameMatches(r.rule, agent, tool)) return true;
     return false;
   }

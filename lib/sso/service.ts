@@ -157,10 +157,7 @@ export class SsoService {
         reason = `the provider did not refresh it: ${messageOf(error).slice(0, 200)}`;
       }
     }
-    const ended = await this.app.auth.deleteSessionByHash(idHash);
-    for (const username of ended) {
-      await this.app.recorder.record({ kind: 'auth', type: 'auth.logout', actor: 'system', outcome: 'succeeded', target: username, detail: { via: 'refresh', provider: session.provider, reason } });
-    }
+    await this.loggedOut(await this.app.auth.deleteSessionByHash(idHash), 'system', { via: 'refresh', provider: session.provider, reason });
     return false;
   };
 
@@ -194,18 +191,15 @@ export class SsoService {
       throw new AppError('BAD_REQUEST', `The logout token is not valid: ${messageOf(error)}`);
     }
     const ended = await this.app.auth.endSsoSessions(provider.issuer, { sid: claims.sid, subject: claims.sub });
-    for (const username of ended) {
-      await this.app.recorder.record({
-        kind: 'auth',
-        type: 'auth.logout',
-        actor: by(provider),
-        outcome: 'succeeded',
-        target: username,
-        ip: ip ?? null,
-        detail: { via: 'backchannel', provider: provider.id, issuer: provider.issuer, sid: claims.sid, subject: claims.sub },
-      });
-    }
+    await this.loggedOut(ended, by(provider), { via: 'backchannel', provider: provider.id, issuer: provider.issuer, sid: claims.sid, subject: claims.sub }, ip);
     return { ended: ended.length };
+  }
+
+  /** Sessions ended from the provider's side (a refresh it refused, its back channel): an auth.logout for each. */
+  private async loggedOut(usernames: readonly string[], actor: string, detail: Record<string, unknown>, ip?: string): Promise<void> {
+    for (const username of usernames) {
+      await this.app.recorder.record({ kind: 'auth', type: 'auth.logout', actor, outcome: 'succeeded', target: username, ip: ip ?? null, detail });
+    }
   }
 
   /**
