@@ -93,11 +93,6 @@ export function afterFailure(row: AttemptRow | undefined, now: number, policy: L
   return { failures, lastFailureAt: now, lockedUntil: row?.lockedUntil ?? null, busyUntil };
 }
 
-/** The rows that can go: no failure counted, no lock, no attempt under way. */
-export function pruneBefore(now: number, policy: LockoutPolicy | undefined): number {
-  return now - forgetSeconds(policy);
-}
-
 const COLUMNS = sql`failures, last_failure_at AS "lastFailureAt", locked_until AS "lockedUntil", busy_until AS "busyUntil"`;
 
 /** Failed sign-ins, locks and the attempt under way per user name, shared by every process on the database. */
@@ -166,9 +161,10 @@ export class SqlLoginAttempts implements LoginAttempts {
       return { failures: user.failures, lockedUntil: user.lockedUntil !== null && user.lockedUntil > now ? user.lockedUntil : null };
     });
     if (++this.failuresSeen % PRUNE_EVERY === 0) {
+      // The rows that can go: no failure counted, no lock, no attempt under way.
       await this.db
         .run(
-          sql`DELETE FROM login_attempts WHERE coalesce(last_failure_at, 0) < ${pruneBefore(now, policy)} AND coalesce(locked_until, 0) < ${now} AND coalesce(busy_until, 0) < ${now}`,
+          sql`DELETE FROM login_attempts WHERE coalesce(last_failure_at, 0) < ${now - forgetSeconds(policy)} AND coalesce(locked_until, 0) < ${now} AND coalesce(busy_until, 0) < ${now}`,
         )
         .catch((error: unknown) => console.error('Pruning old sign-in attempts failed.', error));
     }

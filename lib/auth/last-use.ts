@@ -36,11 +36,6 @@ export class LastUse {
     }
   }
 
-  /** Tokens noted and not yet written. */
-  get pendingCount(): number {
-    return this.pending.size;
-  }
-
   /** Write the notes now (the timer does this; a process that stops and the tests call it too). */
   async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);

@@ -6,7 +6,7 @@
  * token or a changed role is in force everywhere within a second (token-cache.ts: every change is published on the
  * change feed, and each process's token cache forgets).
  */
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
 import type { ApiTokenRow, UserRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
@@ -133,15 +133,11 @@ export interface SsoSessionInput extends SsoIdentity {
   refreshAt: number | null;
 }
 
-export interface SsoSessionRow extends SsoIdentity {
+export interface SsoSessionRow extends Omit<SsoSessionInput, 'sealedIdToken'> {
   idHash: string;
   username: string;
   role: UserRole;
-  provider: string;
-  sid: string | null;
-  sealedRefreshToken: string | null;
   sealedIdToken: string | null;
-  refreshAt: number | null;
   expiresAt: number;
 }
 
@@ -181,9 +177,7 @@ export class SqlAuthStore implements AuthStore {
 
   async createUser(username: string, role: UserRole, password?: string, by = 'system'): Promise<UserRow> {
     assertNewUser(username, password);
-    const user = await this.changing(function* (tx) {
-      return yield* insertUser(tx, username, role, password);
-    });
+    const user = await this.changing((tx) => insertUser(tx, username, role, password));
     await this.onEvent(userCreated(user, password, by));
     return user;
   }
@@ -230,14 +224,7 @@ export class SqlAuthStore implements AuthStore {
   }
 
   async createSession(userId: number): Promise<{ token: string; expiresAt: number }> {
-    const token = randomToken('sws');
-    const at = now();
-    const expiresAt = at + SESSION_TTL_SECONDS;
-    await this.db.transaction(function* (tx) {
-      yield* tx.run(sql`DELETE FROM sessions WHERE expires_at < ${at}`);
-      yield* tx.run(sql`INSERT INTO sessions (id_hash, user_id, created_at, expires_at) VALUES (${sha256(token)}, ${userId}, ${at}, ${expiresAt})`);
-    });
-    return { token, expiresAt };
+    return this.createSsoSession(userId, null, SESSION_TTL_SECONDS);
   }
 
   async deleteSession(token: string): Promise<void> {
@@ -303,18 +290,13 @@ export class SqlAuthStore implements AuthStore {
 
   async createSsoUser(username: string, role: UserRole, identity: SsoIdentity, by = 'system'): Promise<UserRow> {
     assertNewUser(username, undefined);
-    const user = await this.changing(function* (tx) {
-      const row = yield* tx.one<UserRow>(sql`
-        INSERT INTO users (username, role, password_hash, created_at, issuer, subject) VALUES (${username}, ${role}, ${null}, ${now()}, ${identity.issuer}, ${identity.subject})
-        ON CONFLICT DO NOTHING RETURNING ${USER_COLUMNS}`);
-      if (!row) throw new AppError('CONFLICT', `User "${username}" already exists.`);
-      return userRow(row);
-    });
+    const user = await this.changing((tx) => insertUser(tx, username, role, undefined, identity));
     await this.onEvent({ type: 'user.created', by, target: user.username, detail: { role: user.role, password: 'none', via: 'sso', issuer: identity.issuer, subject: identity.subject } });
     return user;
   }
 
-  async createSsoSession(userId: number, sso: SsoSessionInput, lifetimeSeconds: number): Promise<{ token: string; expiresAt: number }> {
+  /** (`sso` null: a password session, createSession) */
+  async createSsoSession(userId: number, sso: SsoSessionInput | null, lifetimeSeconds: number): Promise<{ token: string; expiresAt: number }> {
     const token = randomToken('sws');
     const at = now();
     const expiresAt = at + lifetimeSeconds;
@@ -322,7 +304,8 @@ export class SqlAuthStore implements AuthStore {
       yield* tx.run(sql`DELETE FROM sessions WHERE expires_at < ${at}`);
       yield* tx.run(sql`
         INSERT INTO sessions (id_hash, user_id, created_at, expires_at, sso_provider, sso_issuer, sso_subject, sso_sid, sso_refresh_token, sso_id_token, sso_refresh_at)
-        VALUES (${sha256(token)}, ${userId}, ${at}, ${expiresAt}, ${sso.provider}, ${sso.issuer}, ${sso.subject}, ${sso.sid}, ${sso.sealedRefreshToken}, ${sso.sealedIdToken}, ${sso.refreshAt})`);
+        VALUES (${sha256(token)}, ${userId}, ${at}, ${expiresAt}, ${sso?.provider ?? null}, ${sso?.issuer ?? null}, ${sso?.subject ?? null}, ${sso?.sid ?? null},
+          ${sso?.sealedRefreshToken ?? null}, ${sso?.sealedIdToken ?? null}, ${sso?.refreshAt ?? null})`);
     });
     return { token, expiresAt };
   }
@@ -348,9 +331,7 @@ export class SqlAuthStore implements AuthStore {
   }
 
   async deleteSessionByHash(idHash: string): Promise<string[]> {
-    const rows = await this.db.all<{ username: string }>(sql`
-      DELETE FROM sessions WHERE id_hash = ${idHash} RETURNING (SELECT username FROM users u WHERE u.id = sessions.user_id) AS "username"`);
-    return rows.map((r) => r.username);
+    return this.endSessions(sql`id_hash = ${idHash}`);
   }
 
   async endSsoSessions(issuer: string, match: { sid: string | null; subject: string | null }): Promise<string[]> {
@@ -358,9 +339,13 @@ export class SqlAuthStore implements AuthStore {
     if (match.sid === null && match.subject === null) return [];
     const bySid = match.sid !== null ? sql` AND sso_sid = ${match.sid}` : sql``;
     const bySubject = match.subject !== null ? sql` AND sso_subject = ${match.subject}` : sql``;
+    return this.endSessions(sql`sso_issuer = ${issuer}${bySid}${bySubject}`);
+  }
+
+  /** Delete the sessions `where` says; the usernames they were. */
+  private async endSessions(where: SQL): Promise<string[]> {
     const rows = await this.db.all<{ username: string }>(sql`
-      DELETE FROM sessions WHERE sso_issuer = ${issuer}${bySid}${bySubject}
-      RETURNING (SELECT username FROM users u WHERE u.id = sessions.user_id) AS "username"`);
+      DELETE FROM sessions WHERE ${where} RETURNING (SELECT username FROM users u WHERE u.id = sessions.user_id) AS "username"`);
     return rows.map((r) => r.username);
   }
 
@@ -402,7 +387,7 @@ export class SqlAuthStore implements AuthStore {
       yield* tx.run(sql`UPDATE api_tokens SET expires_at = ${oldExpiresAt} WHERE id = ${old.id}`);
       return { old, newId: Number(row!.id), scopes, expiresAt, oldExpiresAt };
     });
-    const owner = out.old.agentName ? `agent:${out.old.agentName}` : await this.ownerName(out.old.userId);
+    const owner = await this.ownerOf(out.old);
     await this.onEvent({
       type: 'token.rotated',
       by,
@@ -443,20 +428,16 @@ export class SqlAuthStore implements AuthStore {
     return { expired: swept.expired.map((t) => Number(t.id)), disabled: swept.inactive.map((t) => Number(t.id)) };
   }
 
-  private ownerOf(t: Pick<ApiTokenRow, 'agentName' | 'userId'>): Promise<string> | string {
-    return t.agentName ? `agent:${t.agentName}` : this.ownerName(t.userId);
-  }
-
-  private async ownerName(userId: number | null): Promise<string> {
-    const row = userId === null ? undefined : await this.db.one<{ username: string }>(sql`SELECT username FROM users WHERE id = ${userId}`);
-    return row?.username ?? `user#${userId}`;
+  /** `agent:<name>`, or the name of the token's user (`user#<id>` when it is gone). */
+  private async ownerOf(t: Pick<ApiTokenRow, 'agentName' | 'userId'>): Promise<string> {
+    if (t.agentName) return `agent:${t.agentName}`;
+    const row = t.userId === null ? undefined : await this.db.one<{ username: string }>(sql`SELECT username FROM users WHERE id = ${t.userId}`);
+    return row?.username ?? `user#${t.userId}`;
   }
 
   /** Store a token's hash for its owner and record it; a token that exists already is left alone (ensureToken). */
   private async addToken(token: string, owner: TokenOwner, name: string, by: string, life: TokenLife): Promise<number | undefined> {
-    const id = await this.changing(function* (tx) {
-      return yield* insertToken(tx, token, owner, name, life);
-    });
+    const id = await this.changing((tx) => insertToken(tx, token, owner, name, life));
     if (id !== undefined) await this.onEvent(tokenCreated(id, name, owner, by, life));
     return id;
   }
@@ -478,11 +459,15 @@ export class SqlAuthStore implements AuthStore {
   }
 }
 
-/** A new user; 409 when the name is taken (the unique name decides between two servers creating it at once). */
-function* insertUser(tx: TxRunner, username: string, role: UserRole, password: string | undefined): TxSteps<UserRow> {
+/**
+ * A new user (`identity`: first seen through single sign-on); 409 when the name is taken (the unique name decides
+ * between two servers creating it at once), or the person was created by another sign-in at the same moment.
+ */
+function* insertUser(tx: TxRunner, username: string, role: UserRole, password: string | undefined, identity?: SsoIdentity): TxSteps<UserRow> {
   const row = yield* tx.one<UserRow>(sql`
-    INSERT INTO users (username, role, password_hash, created_at) VALUES (${username}, ${role}, ${password ? hashPassword(password) : null}, ${now()})
-    ON CONFLICT (username) DO NOTHING RETURNING ${USER_COLUMNS}`);
+    INSERT INTO users (username, role, password_hash, created_at, issuer, subject)
+    VALUES (${username}, ${role}, ${password ? hashPassword(password) : null}, ${now()}, ${identity?.issuer ?? null}, ${identity?.subject ?? null})
+    ON CONFLICT DO NOTHING RETURNING ${USER_COLUMNS}`);
   if (!row) throw new AppError('CONFLICT', `User "${username}" already exists.`);
   return userRow(row);
 }

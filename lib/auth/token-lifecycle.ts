@@ -2,6 +2,7 @@
  * The lifecycle of tokens (issue 27), the rules without I/O: which scopes a token may have, how long it lives, and
  * the durations people write (`--expires 30d`, `--overlap 24h`). The auth store (store.ts) applies them.
  */
+import type { ApiTokenRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { isTokenScope, TOKEN_SCOPES, type Role, type TokenScope } from '@/lib/permissions';
 
@@ -91,9 +92,7 @@ export function parseDuration(text: string): number | undefined {
 }
 
 /** A token's state as people see it: in use, revoked, past its expiry, or disabled for disuse. */
-export type TokenState = 'active' | 'revoked' | 'expired' | 'disabled';
-
-export function tokenState(t: { revokedAt: number | null; expiresAt: number | null; disabledAt: number | null; disabledReason: string | null }, now: number): TokenState {
+export function tokenState(t: Pick<ApiTokenRow, 'revokedAt' | 'expiresAt' | 'disabledAt' | 'disabledReason'>, now: number) {
   if (t.revokedAt !== null) return 'revoked';
   if (t.disabledAt !== null) return t.disabledReason === 'expired' ? 'expired' : 'disabled';
   if (t.expiresAt !== null && t.expiresAt <= now) return 'expired';

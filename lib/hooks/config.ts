@@ -18,7 +18,7 @@ import { HOOK_EVENTS, type HookAction, type HookEventName } from '@/lib/permissi
 import { conditionSchema } from '@/lib/permissions/condition';
 import { durationSchema } from '@/lib/permissions/gates';
 import { compilePolicy, policyRuleSchema, type CompiledRule } from '@/lib/permissions/policy';
-import { ConfigFileError, parseYamlConfigLocated, type ConfigIssue } from '@/lib/permissions/yaml-config';
+import { ConfigFileError, idList, parseYamlConfigLocated, type ConfigIssue } from '@/lib/permissions/yaml-config';
 import { pathProblem } from './rewrite';
 
 /** Shell hooks run only while this flag is on; TypeScript hooks (registerHook) only while TS_HOOKS_FLAG is. */
@@ -102,18 +102,10 @@ const hookSchema = z
 
 const ACTIONS = ['block', 'rewrite', 'rate_limit', 'webhook', 'shell'] as const;
 
-const hooksFileSchema = z
-  .strictObject({
-    version: z.literal(1).default(1),
-    hooks: z.array(hookSchema).nullable().default([]),
-  })
-  .superRefine((file, ctx) => {
-    const seen = new Set<string>();
-    (file.hooks ?? []).forEach((h, i) => {
-      if (seen.has(h.id)) ctx.addIssue({ code: 'custom', path: ['hooks', i, 'id'], message: `duplicate hook id "${h.id}"` });
-      seen.add(h.id);
-    });
-  });
+const hooksFileSchema = z.strictObject({
+  version: z.literal(1).default(1),
+  hooks: idList(hookSchema, 'hook'),
+});
 
 type HookInput = z.output<typeof hookSchema>;
 

@@ -70,12 +70,12 @@ function writable(parent: Json, key: string): boolean {
 export function applyRewrite(args: Readonly<Record<string, unknown>>, rw: Rewrite): { arguments: Readonly<Record<string, unknown>>; changed: string[] } {
   const usable = (p: string) => pathProblem(p) === undefined;
   const out = structuredClone(args) as Record<string, unknown>;
+  // The container that holds a path's last segment, and that segment.
+  const locate = (segs: readonly string[], create: boolean) => ({ parent: parentOf(out, segs, create), key: segs[segs.length - 1]! });
   const changed: string[] = [];
   for (const [path, value] of rw.set) {
     if (!usable(path)) continue;
-    const segs = path.split('.');
-    const parent = parentOf(out, segs, true);
-    const key = segs[segs.length - 1]!;
+    const { parent, key } = locate(path.split('.'), true);
     if (!parent || !writable(parent, key)) continue;
     if (child(parent, key) !== undefined && canonicalJson(child(parent, key)) === canonicalJson(value)) continue;
     (parent as Record<string, unknown>)[key] = structuredClone(value);
@@ -89,8 +89,7 @@ export function applyRewrite(args: Readonly<Record<string, unknown>>, rw: Rewrit
     return isIndex(ka) && isIndex(kb) ? Number(kb) - Number(ka) : 0;
   });
   for (const { path, segs } of removals) {
-    const parent = parentOf(out, segs, false);
-    const key = segs[segs.length - 1]!;
+    const { parent, key } = locate(segs, false);
     if (!parent) continue;
     if (Array.isArray(parent)) {
       if (!isIndex(key) || Number(key) >= parent.length) continue;
@@ -103,9 +102,7 @@ export function applyRewrite(args: Readonly<Record<string, unknown>>, rw: Rewrit
   }
   for (const path of rw.mask) {
     if (!usable(path)) continue;
-    const segs = path.split('.');
-    const parent = parentOf(out, segs, false);
-    const key = segs[segs.length - 1]!;
+    const { parent, key } = locate(path.split('.'), false);
     const current = parent ? child(parent, key) : undefined;
     if (!parent || current === undefined || current === MASKED) continue;
     (parent as Record<string, unknown>)[key] = MASKED;

@@ -22,14 +22,13 @@ import { conditionVars } from '@/lib/permissions/condition';
 import { compilePolicy, ruleMatches, type CompiledRule } from '@/lib/permissions/policy';
 import type { BeforeToolCall, CallHooks, HookEventName, HookOutcome, HookPass, ToolCallFinished } from '@/lib/permissions/call-hooks';
 import { HookWouldWait } from '@/lib/permissions/call-hooks';
-import type { CheckResult, FlagValues, PermissionContext, Principal, ToolContext } from '@/lib/permissions/types';
+import type { CheckResult, FlagValues, PermissionContext, ToolContext } from '@/lib/permissions/types';
 import { processMetrics } from '@/lib/ops/metrics';
 import { SHELL_HOOKS_FLAG, TS_HOOKS_FLAG, type CompiledHook, type HooksConfig, type Rewrite } from './config';
 import type { RateCounter, RateTake } from './rates';
 import { applyRewrite, changedKeys } from './rewrite';
 import { CircuitBreaker, hookAnswerSchema, HookFailure, parseAnswer, postHook, runShellHook, type HookAnswer } from './transport';
 import { messageOf } from '@/lib/errors';
-
 
 /** The JSON a hook receives (webhook body, shell stdin, TypeScript argument). */
 export interface HookEvent {
@@ -83,8 +82,6 @@ export interface HookRunnerOptions {
 
 type Call = PermissionContext & ToolContext;
 
-const principalOf = (p: Principal) => ({ kind: p.kind, id: p.id, role: p.role });
-
 export class HookRunner implements CallHooks {
   private readonly registered: Registered[] = [];
   private readonly breakers = new Map<string, CircuitBreaker>();
@@ -134,13 +131,12 @@ export class HookRunner implements CallHooks {
     if (before && (config.beforeTools === 'any' || config.beforeTools.has(tool))) {
       for (const h of before) if (nameMatches(h.rule, agent, tool)) return true;
     }
-    if (this.registered.length === 0) return false;
     for (const r of this.registered) if (r.hook.event === 'before_tool_call' && nameMatches(r.rule, agent, tool)) return true;
     return false;
   }
 
   before(call: BeforeToolCall, options: { sync: boolean }): HookPass | Promise<HookPass> {
-    const hooks = this.beforeHooks();
+    const hooks = this.hooksFor('before_tool_call');
     const { context } = call;
     if (options.sync) {
       // Nothing runs when something would have to wait: refuse before the first hook counts or rewrites anything.
@@ -159,9 +155,10 @@ export class HookRunner implements CallHooks {
     return h.action === 'webhook' || (h.action === 'shell' && this.flagOn(SHELL_HOOKS_FLAG)) || (h.action === 'rate_limit' && this.options.rates.async === true);
   }
 
-  private beforeHooks(): (CompiledHook | Registered)[] {
-    const file = this.options.hooks().byEvent.get('before_tool_call') ?? [];
-    const ts = this.registered.filter((r) => r.hook.event === 'before_tool_call');
+  /** The hooks of an event in the order they run: the file's, then the registered ones. */
+  private hooksFor(event: HookEventName): (CompiledHook | Registered)[] {
+    const file = this.options.hooks().byEvent.get(event) ?? [];
+    const ts = this.registered.filter((r) => r.hook.event === event);
     return ts.length === 0 ? (file as CompiledHook[]) : [...file, ...ts];
   }
 
@@ -177,7 +174,7 @@ export class HookRunner implements CallHooks {
       if (!('action' in h)) {
         this.runTypeScriptBefore(h, context, call.result, pass);
       } else if (h.action === 'block') {
-        this.outcome(pass, { hook: h.id, event: 'before_tool_call', action: 'block', outcome: 'blocked', reason: h.block! });
+        this.outcome(pass, { hook: h.id, action: 'block', outcome: 'blocked', reason: h.block! });
       } else if (h.action === 'rewrite') {
         this.rewrite(pass, h.id, 'rewrite', h.rewrite!, call.context.arguments);
       } else if (h.action === 'rate_limit') {
@@ -190,7 +187,7 @@ export class HookRunner implements CallHooks {
           });
         }
       } else if (h.action === 'shell' && !this.flagOn(SHELL_HOOKS_FLAG)) {
-        this.outcome(pass, { hook: h.id, event: 'before_tool_call', action: 'shell', outcome: 'skipped', reason: `the flag ${SHELL_HOOKS_FLAG} is off` });
+        this.outcome(pass, { hook: h.id, action: 'shell', outcome: 'skipped', reason: `the flag ${SHELL_HOOKS_FLAG} is off` });
       } else {
         const next = i + 1;
         return this.ask(h, context, call.result).then(
@@ -218,10 +215,6 @@ export class HookRunner implements CallHooks {
     if (pass.blocked?.hook === o.hook) pass.blocked.reason = o.reason;
   }
 
-  private matches(h: CompiledHook | Registered, c: Call): boolean {
-    return this.applies(h, c) !== false;
-  }
-
   /**
    * Does the hook apply to this call: true, false, or the error of a `when` that cannot be evaluated for it (a missing
    * argument, say), in which case it applies: a guard that cannot tell stays on guard, and says why.
@@ -236,12 +229,13 @@ export class HookRunner implements CallHooks {
     }
   }
 
-  /** Note what a hook did; `blocks`: a failure that stops the call (the hook could not vouch for it). */
-  private outcome(pass: HookPass, o: HookOutcome, blocks = false): void {
-    if (o.outcome === 'blocked' || blocks) o.blocks = true;
+  /** Note what a hook did to the call; `blocks`: a failure that stops the call (the hook could not vouch for it). */
+  private outcome(pass: HookPass, { hook, ...what }: Omit<HookOutcome, 'event'>, blocks = false): void {
+    const o: HookOutcome = { hook, event: 'before_tool_call', ...what };
     pass.outcomes.push(o);
     processMetrics().hookRuns.inc({ hook: o.hook, event: o.event, outcome: o.outcome });
     if (o.outcome === 'blocked' || blocks) {
+      o.blocks = true;
       pass.blocked = { hook: o.hook, reason: o.reason ?? `Blocked by hook "${o.hook}".` };
     }
   }
@@ -253,12 +247,12 @@ export class HookRunner implements CallHooks {
 
   private changed(pass: HookPass, hook: string, action: HookOutcome['action'], args: Readonly<Record<string, unknown>>, changed: string[], original: Readonly<Record<string, unknown>>, ms?: number): void {
     if (changed.length === 0) {
-      this.outcome(pass, { hook, event: 'before_tool_call', action, outcome: 'passed', reason: 'nothing to change', ...(ms === undefined ? {} : { ms }) });
+      this.outcome(pass, { hook, action, outcome: 'passed', reason: 'nothing to change', ...(ms === undefined ? {} : { ms }) });
       return;
     }
     pass.arguments = args;
     pass.originalArgumentsSha256 ??= hashArguments(original);
-    this.outcome(pass, { hook, event: 'before_tool_call', action, outcome: 'rewrote', changed, reason: `changed ${changed.join(', ')}`, ...(ms === undefined ? {} : { ms }) });
+    this.outcome(pass, { hook, action, outcome: 'rewrote', changed, reason: `changed ${changed.join(', ')}`, ...(ms === undefined ? {} : { ms }) });
   }
 
   /** Count the call in the hook's window; a promise only when the counter answers asynchronously. */
@@ -278,14 +272,13 @@ export class HookRunner implements CallHooks {
     if (!took.allowed) {
       this.outcome(pass, {
         hook: h.id,
-        event: 'before_tool_call',
         action: 'rate_limit',
         outcome: 'blocked',
         reason: `Rate limit of hook "${h.id}": ${calls} call${calls === 1 ? '' : 's'} of ${c.tool} by ${c.agent} per ${perSeconds}s; the next is allowed in ${took.retryInSeconds}s.`,
       });
       return;
     }
-    this.outcome(pass, { hook: h.id, event: 'before_tool_call', action: 'rate_limit', outcome: 'passed', reason: `${took.count} of ${calls} in ${perSeconds}s` });
+    this.outcome(pass, { hook: h.id, action: 'rate_limit', outcome: 'passed', reason: `${took.count} of ${calls} in ${perSeconds}s` });
   }
 
   private breaker(id: string): CircuitBreaker {
@@ -325,9 +318,9 @@ export class HookRunner implements CallHooks {
     const action = 'action' in h ? h.action : 'typescript';
     const timing = ms === undefined ? {} : { ms };
     if (answer.decision === 'allow') {
-      this.outcome(pass, { hook: id, event: 'before_tool_call', action, outcome: 'passed', ...(answer.reason ? { reason: answer.reason } : {}), ...timing });
+      this.outcome(pass, { hook: id, action, outcome: 'passed', ...(answer.reason ? { reason: answer.reason } : {}), ...timing });
     } else if (answer.decision === 'block') {
-      this.outcome(pass, { hook: id, event: 'before_tool_call', action, outcome: 'blocked', reason: answer.reason || `Blocked by hook "${id}".`, ...timing });
+      this.outcome(pass, { hook: id, action, outcome: 'blocked', reason: answer.reason || `Blocked by hook "${id}".`, ...timing });
     } else if (answer.arguments) {
       this.changed(pass, id, action, answer.arguments, changedKeys(pass.arguments, answer.arguments), original, ms);
     } else {
@@ -341,7 +334,6 @@ export class HookRunner implements CallHooks {
     const blocks = h.onError === 'block';
     this.outcome(pass, {
       hook: h.id,
-      event: 'before_tool_call',
       action: h.action,
       outcome: 'failed',
       reason: blocks ? `Hook "${h.id}" could not answer (${why}); a call it cannot vouch for is not let through.` : `Let through (on_error: allow): hook "${h.id}" could not answer (${why}).`,
@@ -349,28 +341,27 @@ export class HookRunner implements CallHooks {
   }
 
   private runTypeScriptBefore(r: Registered, c: Call, before: CheckResult, pass: HookPass): void {
+    const id = r.hook.id;
     if (!this.flagOn(TS_HOOKS_FLAG)) {
-      this.outcome(pass, { hook: r.hook.id, event: 'before_tool_call', action: 'typescript', outcome: 'skipped', reason: `the flag ${TS_HOOKS_FLAG} is off` });
+      this.outcome(pass, { hook: id, action: 'typescript', outcome: 'skipped', reason: `the flag ${TS_HOOKS_FLAG} is off` });
       return;
     }
+    const fail = (why: string) => this.outcome(pass, { hook: id, action: 'typescript', outcome: 'failed', reason: `Hook "${id}" ${why}` }, true);
     let answer: HookAnswer | void | Promise<unknown>;
     try {
-      answer = r.hook.run(this.payload('before_tool_call', r.hook.id, c, before, false));
+      answer = r.hook.run(this.payload('before_tool_call', id, c, before, false));
     } catch (error) {
-      this.outcome(pass, { hook: r.hook.id, event: 'before_tool_call', action: 'typescript', outcome: 'failed', reason: `Hook "${r.hook.id}" threw (${messageOf(error)}); the call is not let through.` }, true);
-      return;
+      return fail(`threw (${messageOf(error)}); the call is not let through.`);
     }
     if (answer instanceof Promise) {
       answer.catch(() => undefined);
-      this.outcome(pass, { hook: r.hook.id, event: 'before_tool_call', action: 'typescript', outcome: 'failed', reason: `Hook "${r.hook.id}" answered with a promise; a before_tool_call hook in TypeScript answers synchronously, so the call is not let through.` }, true);
-      return;
+      return fail('answered with a promise; a before_tool_call hook in TypeScript answers synchronously, so the call is not let through.');
     }
     // The answer is checked as a webhook's is: an answer that is not one (a typo, a "deny") blocks rather than passes.
     const checked = hookAnswerSchema.safeParse(answer ?? { decision: 'allow' });
     if (!checked.success) {
       const why = checked.error.issues.map((i) => `${i.path.join('.') || 'answer'}: ${i.message}`).join('; ');
-      this.outcome(pass, { hook: r.hook.id, event: 'before_tool_call', action: 'typescript', outcome: 'failed', reason: `Hook "${r.hook.id}" answered something that is not an answer (${why}); the call is not let through.` }, true);
-      return;
+      return fail(`answered something that is not an answer (${why}); the call is not let through.`);
     }
     this.applyAnswer(pass, r, checked.data, undefined, c.arguments);
   }
@@ -391,7 +382,7 @@ export class HookRunner implements CallHooks {
         tool: c.tool,
         arguments: mask ? maskArguments(c.arguments, this.options.maskKeys).value : c.arguments,
         tool_call_id: c.toolCallId ?? null,
-        principal: principalOf(c.principal),
+        principal: { kind: c.principal.kind, id: c.principal.id, role: c.principal.role },
       },
       ...(r ? { decision: { decision: r.decision, rule_source: r.ruleSource, reason: r.reason } } : {}),
     };
@@ -429,8 +420,7 @@ export class HookRunner implements CallHooks {
    * it). Failures after the retries are recorded; nothing is thrown to the caller.
    */
   private report(event: HookEventName, c: ToolContext, payloadOf: (hook: string) => HookEvent): void {
-    const file = this.options.hooks().byEvent.get(event) ?? [];
-    const ts = this.registered.filter((r) => r.hook.event === event);
+    const hooks = this.hooksFor(event);
     const call = c as Call;
     const work = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       const runs: Promise<unknown>[] = [];
@@ -449,11 +439,11 @@ export class HookRunner implements CallHooks {
             ),
         );
       };
-      for (const h of file) {
-        const flag = h.action === 'shell' ? SHELL_HOOKS_FLAG : undefined;
-        if (this.matches(h, call)) run(h.id, h.action, flag, () => this.deliver(h, payloadOf(h.id), this.options.backoffMs?.report ?? 1_000));
+      for (const h of hooks) {
+        if (this.applies(h, call) === false) continue;
+        if ('action' in h) run(h.id, h.action, h.action === 'shell' ? SHELL_HOOKS_FLAG : undefined, () => this.deliver(h, payloadOf(h.id), this.options.backoffMs?.report ?? 1_000));
+        else run(h.hook.id, 'typescript', TS_HOOKS_FLAG, () => h.hook.run(payloadOf(h.hook.id)));
       }
-      for (const r of ts) if (this.matches(r, call)) run(r.hook.id, 'typescript', TS_HOOKS_FLAG, () => r.hook.run(payloadOf(r.hook.id)));
       await Promise.all(runs);
     });
     this.inFlight.add(work);

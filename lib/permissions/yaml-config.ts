@@ -3,7 +3,7 @@
  * Pure: text in, typed data out (or ConfigFileError).
  */
 import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
-import type { z } from 'zod';
+import { z } from 'zod';
 
 export interface ConfigIssue {
   line: number;
@@ -22,6 +22,24 @@ export class ConfigFileError extends Error {
     super(issues.map((i) => `${file}:${i.line}:${i.column}: ${i.path ? `${i.path}: ` : ''}${i.message}`).join('\n'));
     this.name = 'ConfigFileError';
   }
+}
+
+/**
+ * A file's list of entries with ids (rules, hooks, providers): an empty list may be written as nothing, and an id
+ * written a second time is refused there.
+ */
+export function idList<E extends z.ZodType<{ id: string }>>(entry: E, noun: string) {
+  return z
+    .array(entry)
+    .superRefine((list, ctx) => {
+      const seen = new Set<string>();
+      list.forEach((e, i) => {
+        if (seen.has(e.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate ${noun} id "${e.id}"` });
+        seen.add(e.id);
+      });
+    })
+    .nullable()
+    .default([]);
 }
 
 type Ranged = { range?: [number, number, number] | null };

@@ -24,13 +24,11 @@
  */
 import { z } from 'zod';
 import { durationSchema } from '@/lib/permissions/gates';
-import { ConfigFileError, parseYamlConfigLocated, type ConfigIssue } from '@/lib/permissions/yaml-config';
+import { ConfigFileError, idList, parseYamlConfigLocated, type ConfigIssue } from '@/lib/permissions/yaml-config';
 import type { UserRole } from '@/lib/auth/store';
 
 /** Highest first: the order in which a person's groups are matched. */
 export const SSO_ROLES = ['admin', 'operator', 'auditor', 'viewer'] as const satisfies readonly UserRole[];
-export const LOCAL_LOGIN = ['password', 'break_glass'] as const;
-export type LocalLogin = (typeof LOCAL_LOGIN)[number];
 
 const PROVIDER_ID = /^[a-z][a-z0-9-]{0,39}$/;
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the name of an environment variable (letters, digits, "_")');
@@ -57,9 +55,9 @@ const fileSchema = z
     version: z.literal(1).default(1),
     base_url: z.url({ protocol: /^https?$/, error: 'base_url is the console\'s own http(s) address' }).optional(),
     session_lifetime: durationSchema.refine((s) => s >= 60 && s <= 30 * 86400, 'between 1m and 30d').default(12 * 3600),
-    local_login: z.enum(LOCAL_LOGIN, { error: 'local_login is password or break_glass' }).default('password'),
+    local_login: z.enum(['password', 'break_glass'], { error: 'local_login is password or break_glass' }).default('password'),
     break_glass_user: z.string().regex(/^[a-zA-Z0-9_.@-]{1,64}$/, 'a user name').optional(),
-    providers: z.array(providerSchema).nullable().default([]),
+    providers: idList(providerSchema, 'provider'),
   })
   .superRefine((f, ctx) => {
     if (f.local_login === 'break_glass' && f.break_glass_user === undefined) {
@@ -69,10 +67,7 @@ const fileSchema = z
     if (providers.length > 0 && f.base_url === undefined) {
       ctx.addIssue({ code: 'custom', path: ['providers'], message: 'providers need base_url: the console\'s own address, which the callback address starts with' });
     }
-    const seen = new Set<string>();
     providers.forEach((p, i) => {
-      if (seen.has(p.id)) ctx.addIssue({ code: 'custom', path: ['providers', i, 'id'], message: `duplicate provider id "${p.id}"` });
-      seen.add(p.id);
       if (!p.scopes.includes('openid')) ctx.addIssue({ code: 'custom', path: ['providers', i, 'scopes'], message: 'scopes must include openid' });
       if (SSO_ROLES.every((r) => (p.roles[r] ?? []).length === 0)) {
         ctx.addIssue({ code: 'custom', path: ['providers', i, 'roles'], message: 'roles maps at least one group to a role (admin, operator, auditor, viewer): without one nobody could sign in' });
@@ -80,34 +75,9 @@ const fileSchema = z
     });
   });
 
-export interface SsoProvider {
-  readonly id: string;
-  readonly name: string;
-  readonly issuer: string;
-  readonly clientId: string;
-  /** the variable the secret is read from (shown), and its value (never shown; '' for a public client) */
-  readonly clientSecretEnv: string | null;
-  readonly clientSecret: string;
-  readonly scopes: readonly string[];
-  readonly groupsClaim: string;
-  readonly usernameClaim: string;
-  /** per role, the groups that give it */
-  readonly roles: Readonly<Record<UserRole, readonly string[]>>;
-  /** <base_url>/api/v1/auth/sso/<id>/callback: what the provider must have as a redirect URI */
-  readonly redirectUri: string;
-  /** <base_url>/api/v1/auth/sso/<id>/backchannel-logout */
-  readonly backchannelLogoutUri: string;
-  /** where it is declared, file:line:column */
-  readonly position: string;
-}
-
-export interface SsoConfig {
-  readonly baseUrl: string | null;
-  readonly sessionLifetimeSeconds: number;
-  readonly localLogin: LocalLogin;
-  readonly breakGlassUser: string | null;
-  readonly providers: readonly SsoProvider[];
-}
+/** A provider as the console uses it (parseSsoConfig). */
+export type SsoProvider = SsoConfig['providers'][number];
+export type SsoConfig = ReturnType<typeof parseSsoConfig>;
 
 export const NO_SSO: SsoConfig = Object.freeze({ baseUrl: null, sessionLifetimeSeconds: 12 * 3600, localLogin: 'password', breakGlassUser: null, providers: Object.freeze([]) as readonly SsoProvider[] });
 
@@ -120,19 +90,15 @@ export function parseSsoConfig(
   file = 'sso.yaml',
   env: Readonly<Record<string, string | undefined>> = {},
   options: { secrets?: 'required' | 'optional' } = {},
-): SsoConfig {
+) {
   const { data, at } = parseYamlConfigLocated(text, file, fileSchema);
   const issues: ConfigIssue[] = [];
   const base = (data.base_url ?? '').replace(/\/+$/, '');
-  const providers = (data.providers ?? []).map((p, i): SsoProvider => {
+  const providers = (data.providers ?? []).map((p, i) => {
     const pos = at(['providers', i]);
-    let clientSecret = '';
-    if (p.client_secret_env !== undefined) {
-      const value = env[p.client_secret_env];
-      if ((value === undefined || value === '') && options.secrets !== 'optional') {
-        issues.push({ ...at(['providers', i, 'client_secret_env']), path: `providers.${i}.client_secret_env`, message: `the environment variable ${p.client_secret_env} is not set` });
-      }
-      clientSecret = value ?? '';
+    const clientSecret = p.client_secret_env === undefined ? '' : (env[p.client_secret_env] ?? '');
+    if (p.client_secret_env !== undefined && clientSecret === '' && options.secrets !== 'optional') {
+      issues.push({ ...at(['providers', i, 'client_secret_env']), path: `providers.${i}.client_secret_env`, message: `the environment variable ${p.client_secret_env} is not set` });
     }
     const roles = Object.freeze(Object.fromEntries(SSO_ROLES.map((r) => [r, Object.freeze([...(p.roles[r] ?? [])])]))) as Readonly<Record<UserRole, readonly string[]>>;
     return Object.freeze({
@@ -140,14 +106,19 @@ export function parseSsoConfig(
       name: p.name,
       issuer: p.issuer,
       clientId: p.client_id,
+      /** the variable the secret is read from (shown), and its value (never shown; '' for a public client) */
       clientSecretEnv: p.client_secret_env ?? null,
       clientSecret,
       scopes: Object.freeze([...p.scopes]),
       groupsClaim: p.groups_claim,
       usernameClaim: p.username_claim,
+      /** per role, the groups that give it */
       roles,
+      /** <base_url>/api/v1/auth/sso/<id>/callback: what the provider must have as a redirect URI */
       redirectUri: `${base}/api/v1/auth/sso/${p.id}/callback`,
+      /** <base_url>/api/v1/auth/sso/<id>/backchannel-logout */
       backchannelLogoutUri: `${base}/api/v1/auth/sso/${p.id}/backchannel-logout`,
+      /** where it is declared, file:line:column */
       position: `${file}:${pos.line}:${pos.column}`,
     });
   });

@@ -40,7 +40,7 @@ export type CodeOutcome =
       /** seconds the access token lives: when the session next asks the provider whether it still stands */
       expiresIn: number | null;
     }
-  | { ok: false; reason: RefusalReason; message: string; flow: Flow | null };
+  | { ok: false; reason: RefusalReason; message: string };
 
 /** The provider's metadata and client, discovered once per provider version (a reload of sso.yaml discovers anew). */
 const configurations = new WeakMap<SsoProvider, Promise<oidc.Configuration>>();
@@ -114,12 +114,12 @@ export async function finishSignIn(provider: SsoProvider, sealer: Sealer, callba
   const flow = openFlow(sealer, cookie, provider);
   const returned = callbackUrl.searchParams.get('state');
   if (!flow || returned === null || returned !== flow.state) {
-    return { ok: false, reason: 'state_mismatch', flow, message: flow ? 'The answer from the provider is not for the sign-in this browser started.' : 'This browser has no sign-in under way (it expired after 10 minutes, or cookies are off).' };
+    return { ok: false, reason: 'state_mismatch', message: flow ? 'The answer from the provider is not for the sign-in this browser started.' : 'This browser has no sign-in under way (it expired after 10 minutes, or cookies are off).' };
   }
   const providerError = callbackUrl.searchParams.get('error');
   if (providerError !== null) {
     const description = callbackUrl.searchParams.get('error_description');
-    return { ok: false, reason: 'provider_error', flow, message: `The provider refused the sign-in: ${providerError}${description ? ` (${description.slice(0, 200)})` : ''}.` };
+    return { ok: false, reason: 'provider_error', message: `The provider refused the sign-in: ${providerError}${description ? ` (${description.slice(0, 200)})` : ''}.` };
   }
   try {
     const config = await configurationOf(provider);
@@ -129,7 +129,7 @@ export async function finishSignIn(provider: SsoProvider, sealer: Sealer, callba
     current.search = callbackUrl.search;
     const tokens = await oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce });
     const idClaims = tokens.claims();
-    if (!idClaims || !tokens.id_token) return { ok: false, reason: 'provider_error', flow, message: 'The provider sent no ID token.' };
+    if (!idClaims || !tokens.id_token) return { ok: false, reason: 'provider_error', message: 'The provider sent no ID token.' };
     const claims: Record<string, unknown> = { ...idClaims };
     // Groups and names are often only at userinfo (Okta, Entra by default): asked for when the ID token lacks them.
     if (claims[provider.groupsClaim] === undefined || claims[provider.usernameClaim] === undefined) {
@@ -147,8 +147,8 @@ export async function finishSignIn(provider: SsoProvider, sealer: Sealer, callba
       expiresIn: tokens.expiresIn() ?? null,
     };
   } catch (error) {
-    if (isNonceMismatch(error)) return { ok: false, reason: 'nonce_mismatch', flow, message: 'The provider\'s ID token is not for the sign-in this browser started (its nonce differs).' };
-    return { ok: false, reason: 'provider_error', flow, message: `The sign-in could not be completed with the provider: ${providerMessage(error)}` };
+    if (isNonceMismatch(error)) return { ok: false, reason: 'nonce_mismatch', message: 'The provider\'s ID token is not for the sign-in this browser started (its nonce differs).' };
+    return { ok: false, reason: 'provider_error', message: `The sign-in could not be completed with the provider: ${providerMessage(error)}` };
   }
 }
 

@@ -79,10 +79,7 @@ export class SsoService {
   async callback(providerId: string, url: URL, cookie: string | undefined, ip: string | undefined): Promise<CallbackOutcome> {
     const provider = this.providerOrThrow(providerId);
     const code = await finishSignIn(provider, this.sealer, url, cookie);
-    if (!code.ok) {
-      await this.refused(provider, code.reason, { message: code.message }, ip);
-      return { ok: false, reason: code.reason, provider: provider.id };
-    }
+    if (!code.ok) return this.refused(provider, code.reason, { message: code.message }, ip);
     const issuer = provider.issuer;
     const subject = code.subject;
     const groups = groupsOf(code.claims, provider.groupsClaim);
@@ -90,35 +87,22 @@ export class SsoService {
     const username = typeof claimed === 'string' ? claimed.trim() : '';
     const role = roleFromGroups(provider, groups);
     const known = { subject, username: username.slice(0, 64), groups: groups.slice(0, 50) };
-    if (role === null) {
-      await this.refused(provider, 'no_mapped_group', known, ip);
-      return { ok: false, reason: 'no_mapped_group', provider: provider.id };
-    }
-    const by = `sso:${provider.id}`;
+    if (role === null) return this.refused(provider, 'no_mapped_group', known, ip);
     let user = await this.app.auth.findUserByIdentity(issuer, subject);
     if (!user) {
-      if (!/^[a-zA-Z0-9_.@-]{1,64}$/.test(username)) {
-        await this.refused(provider, 'no_username', { ...known, claim: provider.usernameClaim }, ip);
-        return { ok: false, reason: 'no_username', provider: provider.id };
-      }
+      if (!/^[a-zA-Z0-9_.@-]{1,64}$/.test(username)) return this.refused(provider, 'no_username', { ...known, claim: provider.usernameClaim }, ip);
       try {
-        user = await this.app.auth.createSsoUser(username, role, { issuer, subject }, by);
+        user = await this.app.auth.createSsoUser(username, role, { issuer, subject }, by(provider));
       } catch (error) {
         // A local user (or another provider's person) has this name: never taken over by a sign-in elsewhere.
-        if (error instanceof AppError && error.code === 'CONFLICT') {
-          await this.refused(provider, 'username_taken', known, ip);
-          return { ok: false, reason: 'username_taken', provider: provider.id };
-        }
+        if (error instanceof AppError && error.code === 'CONFLICT') return this.refused(provider, 'username_taken', known, ip);
         throw error;
       }
     } else if (user.role !== role) {
       // The role is the groups' of this sign-in: a group change applies now.
-      await this.app.auth.setRole(user.username, role, by);
+      await this.app.auth.setRole(user.username, role, by(provider));
     }
-    if (user.disabled) {
-      await this.refused(provider, 'provider_error', { ...known, message: 'the user is disabled here' }, ip);
-      return { ok: false, reason: 'provider_error', provider: provider.id };
-    }
+    if (user.disabled) return this.refused(provider, 'provider_error', { ...known, message: 'the user is disabled here' }, ip);
     const at = now();
     const session = await this.app.auth.createSsoSession(
       user.id,
@@ -173,10 +157,7 @@ export class SsoService {
         reason = `the provider did not refresh it: ${messageOf(error).slice(0, 200)}`;
       }
     }
-    const ended = await this.app.auth.deleteSessionByHash(idHash);
-    for (const username of ended) {
-      await this.app.recorder.record({ kind: 'auth', type: 'auth.logout', actor: 'system', outcome: 'succeeded', target: username, detail: { via: 'refresh', provider: session.provider, reason } });
-    }
+    await this.loggedOut(await this.app.auth.deleteSessionByHash(idHash), 'system', { via: 'refresh', provider: session.provider, reason });
     return false;
   };
 
@@ -210,18 +191,15 @@ export class SsoService {
       throw new AppError('BAD_REQUEST', `The logout token is not valid: ${messageOf(error)}`);
     }
     const ended = await this.app.auth.endSsoSessions(provider.issuer, { sid: claims.sid, subject: claims.sub });
-    for (const username of ended) {
-      await this.app.recorder.record({
-        kind: 'auth',
-        type: 'auth.logout',
-        actor: by(provider),
-        outcome: 'succeeded',
-        target: username,
-        ip: ip ?? null,
-        detail: { via: 'backchannel', provider: provider.id, issuer: provider.issuer, sid: claims.sid, subject: claims.sub },
-      });
-    }
+    await this.loggedOut(ended, by(provider), { via: 'backchannel', provider: provider.id, issuer: provider.issuer, sid: claims.sid, subject: claims.sub }, ip);
     return { ended: ended.length };
+  }
+
+  /** Sessions ended from the provider's side (a refresh it refused, its back channel): an auth.logout for each. */
+  private async loggedOut(usernames: readonly string[], actor: string, detail: Record<string, unknown>, ip?: string): Promise<void> {
+    for (const username of usernames) {
+      await this.app.recorder.record({ kind: 'auth', type: 'auth.logout', actor, outcome: 'succeeded', target: username, ip: ip ?? null, detail });
+    }
   }
 
   /**
@@ -242,7 +220,8 @@ export class SsoService {
     return this.localLogin === 'password' || (glass !== null && glass.toLowerCase() === username.toLowerCase());
   }
 
-  private async refused(provider: SsoProvider, reason: RefusalReason, detail: Record<string, unknown>, ip: string | undefined): Promise<void> {
+  /** Record a refused sign-in (auth.sso.refused); the callback's outcome for it. */
+  private async refused(provider: SsoProvider, reason: RefusalReason, detail: Record<string, unknown>, ip: string | undefined): Promise<CallbackOutcome & { ok: false }> {
     const name = typeof detail.username === 'string' && detail.username !== '' ? detail.username : 'unknown';
     await this.app.recorder.record({
       kind: 'auth',
@@ -253,6 +232,7 @@ export class SsoService {
       ip: ip ?? null,
       detail: { provider: provider.id, issuer: provider.issuer, reason, ...detail },
     });
+    return { ok: false, reason, provider: provider.id };
   }
 }
 

@@ -20,8 +20,6 @@ function Minute({ seconds }: { seconds: number }) {
   );
 }
 
-const SCOPE_WORDS: Record<string, string> = { decide: 'decide', read: 'read', operate: 'operate', admin: 'admin' };
-
 /**
  * Every API token, newest first: whose it is, what it may do, when it expires and when it was last used, and its
  * state; admins revoke from here, each revocation confirmed in a dialog (the same as POST /api/v1/tokens/{id}/revoke).
@@ -70,21 +68,13 @@ export default async function TokensPage() {
                   {t.id}
                 </td>
                 <td className={styles.owner} data-label="Owner">
-                  {t.owner_kind === 'agent' ? (
-                    <>
-                      <span className={styles.kind}>agent</span> {t.owner.slice('agent:'.length)}
-                    </>
-                  ) : (
-                    <>
-                      <span className={styles.kind}>person</span> {t.owner}
-                    </>
-                  )}
+                  <span className={styles.kind}>{t.owner_kind === 'agent' ? 'agent' : 'person'}</span> {t.owner_kind === 'agent' ? t.owner.slice('agent:'.length) : t.owner}
                 </td>
                 <td className={styles.name} data-label="Name">
                   {t.name}
                   {t.rotated_from !== null ? <span className="muted"> (replaces {t.rotated_from})</span> : null}
                 </td>
-                <td data-label="Scopes">{t.scopes.map((s) => SCOPE_WORDS[s] ?? s).join(', ') || <span className="muted">none</span>}</td>
+                <td data-label="Scopes">{t.scopes.join(', ') || <span className="muted">none</span>}</td>
                 <td className="nowrap" data-label="Created (UTC)">
                   <Minute seconds={t.created_at} />
                 </td>
