@@ -15,6 +15,7 @@ import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 import { bucketOrigin, chooseBucketSeconds, SummaryFold, topOf, type DenialGroup } from '@/lib/audit/denials/stats';
 import type { ChainReport, Failure } from '@/lib/audit/trail/verify';
 import { canonicalJson } from '@/lib/approvals/canonical';
+import type { ImpactSummary } from '@/lib/change-control/store';
 import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from '@/lib/flags/catalog';
 import type { ResolvedFlag } from '@/lib/flags/resolve';
@@ -74,23 +75,6 @@ export interface AppendixRow {
   role: string | null;
   principal: string | null;
   reason: string | null;
-}
-
-/**
- * The hitl denials of the period, told apart: the row that records a person's rejection (or an expiry) of a request,
- * and the denials of the same call made again while it stayed rejected or waiting (same agent, tool and arguments as a
- * rejected, expired or pending request asked earlier). "hitl 49" beside "2 rejected" is then "2 decisions, 47 repeats".
- */
-export interface HitlBreakdown {
-  total: number;
-  /** denials that record the decision on a request itself (the rejection or expiry) */
-  decisions: number;
-  /** denials of a call already rejected, expired or waiting */
-  repeats: number;
-  /** the other hitl denials (an HTTP request that a gate would ask for, a call whose request was never made) */
-  other: number;
-  /** the most repeated calls */
-  repeatedCalls: { agent: string; tool: string; approval: string; status: string; repeats: number; first: number; last: number }[];
 }
 
 /** What a report says: the findings of gatherReport. */
@@ -473,21 +457,24 @@ function canonicalText(text: string | null): string | null {
 }
 
 /**
- * The hitl denials of the period, told apart (see HitlBreakdown). The denial rows keep the call's arguments as they
- * were written (masked), not the approval's keyed hash, so a repeat is found by the same agent and tool and the same
- * arguments (compared canonically, with the request's redacted copy) as a rejected, expired or pending request asked
- * no later than the repeat. Grouped in SQL by call, so a runaway agent's million retries are one group.
+ * The hitl denials of the period, told apart: the row that records a person's rejection (or an expiry) of a request,
+ * and the denials of the same call made again while it stayed rejected or waiting (same agent, tool and arguments as a
+ * rejected, expired or pending request asked earlier). "hitl 49" beside "2 rejected" is then "2 decisions, 47 repeats".
+ *
+ * The denial rows keep the call's arguments as they were written (masked), not the approval's keyed hash, so a repeat
+ * is found by the same agent and tool and the same arguments (compared canonically, with the request's redacted copy)
+ * as a rejected, expired or pending request asked no later than the repeat. Grouped in SQL by call, so a runaway
+ * agent's million retries are one group. Without hitl denials, nothing is read.
  */
-async function gatherHitl(r: ReportReader, p: ReportPeriod, total: number): Promise<HitlBreakdown> {
-  if (total === 0) return { total: 0, decisions: 0, repeats: 0, other: 0, repeatedCalls: [] };
-  const decisions = await countOf(r, `permission_denials WHERE ${HITL} AND ${DECISION_RECORD}`, [p.from, p.to]);
-  const groups = await r.all<{ agent: string | null; tool: string; args: string | null; n: number; first: number; last: number }>(
+async function gatherHitl(r: ReportReader, p: ReportPeriod, total: number) {
+  const decisions = total === 0 ? 0 : await countOf(r, `permission_denials WHERE ${HITL} AND ${DECISION_RECORD}`, [p.from, p.to]);
+  const groups = total === 0 ? [] : await r.all<{ agent: string | null; tool: string; args: string | null; n: number; first: number; last: number }>(
     `SELECT agent_name AS agent, tool_name AS tool, arguments_json AS args, count(*) AS n, min(timestamp) AS "first", max(timestamp) AS "last"
      FROM permission_denials WHERE ${HITL} AND NOT ${DECISION_RECORD}
      GROUP BY agent_name, tool_name, arguments_json ORDER BY count(*) DESC, min(timestamp) LIMIT ?`,
     [p.from, p.to, HITL_GROUPS],
   );
-  const repeatedCalls: HitlBreakdown['repeatedCalls'] = [];
+  const repeatedCalls: { agent: string; tool: string; approval: string; status: string; repeats: number; first: number; last: number }[] = [];
   for (const g of groups) {
     const args = canonicalText(g.args);
     if (g.agent === null || args === null) continue;
@@ -500,7 +487,17 @@ async function gatherHitl(r: ReportReader, p: ReportPeriod, total: number): Prom
     if (request) repeatedCalls.push({ agent: g.agent, tool: g.tool, approval: request.id, status: request.status, repeats: g.n, first: g.first, last: g.last });
   }
   const repeats = repeatedCalls.reduce((n, c) => n + c.repeats, 0);
-  return { total, decisions, repeats, other: Math.max(0, total - decisions - repeats), repeatedCalls: repeatedCalls.slice(0, TOP) };
+  return {
+    total,
+    /** denials that record the decision on a request itself (the rejection or expiry) */
+    decisions,
+    /** denials of a call already rejected, expired or waiting */
+    repeats,
+    /** the other hitl denials (an HTTP request that a gate would ask for, a call whose request was never made) */
+    other: Math.max(0, total - decisions - repeats),
+    /** the most repeated calls */
+    repeatedCalls: repeatedCalls.slice(0, TOP),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -934,7 +931,7 @@ async function gatherChanges(r: ReportReader, p: ReportPeriod, cap: number) {
     const approvers = a.proposal
       ? (await r.all<{ voter: string }>(`SELECT voter FROM policy_votes WHERE proposal_id = ? AND vote = 'approve' ORDER BY id`, [a.proposal])).map((v) => v.voter)
       : [];
-    const impact = a.impact ? (JSON.parse(a.impact) as { replayed: number; changed: number; uncertain: number; by_direction: Record<string, number> }) : null;
+    const impact = a.impact ? (JSON.parse(a.impact) as ImpactSummary) : null;
     return {
       seq: Number(a.seq),
       revision: a.revision,
