@@ -84,12 +84,6 @@ export function evidenceFor(kind: EvidenceKind, d: ReportData): string {
   }
 }
 
-export interface ServedByState {
-  ref: string;
-  ok: boolean;
-  text: string;
-}
-
 /** What each profile setting a control can be served by says, when the profile sets it (undefined: it does not). */
 const SETTINGS: Record<string, (p: LoadedProfile) => string | undefined> = {
   retention: (p) => p.retention && `retention ${p.retention.minDays} days`,
@@ -112,7 +106,7 @@ const SETTINGS: Record<string, (p: LoadedProfile) => string | undefined> = {
 };
 
 /** Whether each rule, gate, flag, invariant or setting that serves a control is in force now. */
-export function servedByState(app: App, profile: LoadedProfile, c: ControlMapping): ServedByState[] {
+export function servedByState(app: App, profile: LoadedProfile, c: ControlMapping) {
   const flags = app.flags.resolution().flags;
   return c.servedBy.map((s) => {
     const ref = `${s.kind}:${s.ref}`;

@@ -5,13 +5,12 @@
  * Pure: the report's data in, the PDF's bytes out. No absolute server path is ever printed.
  */
 import { typeLabel } from '@/lib/audit/event-labels';
-import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
+import { familyInfo, ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 import type { Capped, ReportData } from './data';
 import type { ControlRow } from './evidence';
 import { controlCounts, coverageNotes, int, percent, plural, sampledDecisions, STATUS_LABEL } from './evidence';
 import { COLORS, CONTENT_WIDTH, MARGIN, PdfLayout, type Column } from './pdf-layout';
 import { describePeriod, isoSeconds, periodEnd } from './period';
-import { familyInfo } from '@/lib/audit/denials/vocabulary';
 
 const minute = (t: number) => `${isoSeconds(t).slice(0, 16).replace('T', ' ')}`;
 const share = (n: number, total: number) => (total > 0 ? `${((100 * n) / total).toFixed(n / total < 0.1 ? 1 : 0)}%` : '–');
