@@ -125,7 +125,6 @@ async function inTurn<T, U>(items: readonly T[], f: (item: T) => Promise<U>): Pr
  */
 export async function gatherReport(reader: ReportReader, options: ReportOptions) {
   const now = options.now ?? Date.now() / 1000;
-  const { from, to } = options.period;
   const listCap = options.listCap ?? DEFAULT_LIST_CAP;
   const appendixCap = options.appendixCap ?? DEFAULT_APPENDIX_CAP;
   const { profiles } = reader.facts;
@@ -143,8 +142,8 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
   // the figures are read, and is awaited last. A failure of either is the report's failure, never an unhandled one.
   const integrityRead = gatherIntegrity(reader, options.period);
   integrityRead.catch(() => undefined);
-  const countsFailure = await checkDailyCounts(reader, { from, to });
-  const denials = await gatherDenials(reader, { from, to }, evidenceWanted.has('masking'), countsFailure === undefined);
+  const countsFailure = await checkDailyCounts(reader, options.period);
+  const denials = await gatherDenials(reader, options.period, evidenceWanted.has('masking'), countsFailure === undefined);
   const events = await eventCounts(reader, options.period);
   const allowed = sumOf(events, (e) => e.type === 'decision.allowed');
   const asked = sumOf(events, (e) => e.type === 'decision.asked');
@@ -686,13 +685,12 @@ async function eventList(r: ReportReader, where: string, params: SqlParam[], cap
 
 async function gatherSecurity(r: ReportReader, p: ReportPeriod, cap: number, events: TypeCount[]) {
   const sum = (pick: (e: TypeCount) => boolean) => sumOf(events, pick);
-  const refusedTotal = sum((e) => e.outcome === 'refused' && !e.type.startsWith('decision.'));
-  const exportsTotal = sum((e) => e.type === 'audit.exported');
-  const refusedTypes = [...new Set(events.filter((e) => e.outcome === 'refused' && !e.type.startsWith('decision.')).map((e) => e.type))];
+  const refusal = (e: TypeCount) => e.outcome === 'refused' && !e.type.startsWith('decision.');
+  const refusedTypes = [...new Set(events.filter(refusal).map((e) => e.type))];
   const refused = refusedTypes.length
-    ? await eventList(r, `type IN (${refusedTypes.map(() => '?').join(', ')}) AND timestamp >= ? AND timestamp < ? AND outcome = 'refused'`, [...refusedTypes, p.from, p.to], cap, refusedTotal)
+    ? await eventList(r, `type IN (${refusedTypes.map(() => '?').join(', ')}) AND timestamp >= ? AND timestamp < ? AND outcome = 'refused'`, [...refusedTypes, p.from, p.to], cap, sum(refusal))
     : { rows: [], total: 0 };
-  const exports = await eventList(r, `type = 'audit.exported' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to], cap, exportsTotal);
+  const exports = await eventList(r, `type = 'audit.exported' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to], cap, sum((e) => e.type === 'audit.exported'));
   // The most tried targets: every target tried as often as the tenth, ranked here (ties by name, as every list of
   // the report, whatever the database's collation).
   const failed = `SELECT coalesce(target, actor) AS target, count(*) AS n FROM security_events WHERE type = 'auth.login.failed' AND timestamp >= ? AND timestamp < ? GROUP BY 1`;
