@@ -551,11 +551,8 @@ async function gatherCoverage(r: ReportReader, p: ReportPeriod, now: number) {
       for (const day of days) if (withRows.has(day)) unsigned.add(day);
       continue;
     }
-    for (const row of await r.all<{ d: number }>(`SELECT floor(timestamp / ${DAY}) AS d FROM ${chain} WHERE id > ? AND ${unindexed(r, 'timestamp')} >= ? AND ${unindexed(r, 'timestamp')} < ? GROUP BY 1`, [
-      size,
-      p.from,
-      p.to,
-    ])) {
+    const t = unindexed(r, 'timestamp');
+    for (const row of await r.all<{ d: number }>(`SELECT floor(timestamp / ${DAY}) AS d FROM ${chain} WHERE id > ? AND ${t} >= ? AND ${t} < ? GROUP BY 1`, [size, p.from, p.to])) {
       unsigned.add(Number(row.d));
     }
   }
