@@ -13,12 +13,12 @@ import { createHash } from 'node:crypto';
 import { parseVerifierKey } from '@/lib/audit/trail/checkpoints';
 import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 import { bucketOrigin, chooseBucketSeconds, SummaryFold, topOf, type DenialGroup } from '@/lib/audit/denials/stats';
-import type { ChainReport, Failure } from '@/lib/audit/trail/verify';
+import type { Failure } from '@/lib/audit/trail/verify';
 import { canonicalJson } from '@/lib/approvals/canonical';
+import type { ImpactSummary } from '@/lib/change-control/store';
 import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from '@/lib/flags/catalog';
 import type { ResolvedFlag } from '@/lib/flags/resolve';
-import type { LoadedProfile } from '@/lib/profiles/profile';
 import { newDecisionId } from '@/lib/permissions/decision-id';
 import { displayFile, withoutPaths } from './paths';
 import { isoSeconds, type ReportPeriod } from './period';
@@ -49,16 +49,6 @@ export interface Capped<T> {
   total: number;
 }
 
-/** A chain as its verification found it, with its rows in the period. */
-export type ChainIntegrity = Pick<ChainReport, 'chain' | 'rowsChecked' | 'headHash' | 'lastId' | 'checkpoints' | 'checkpointsValid'> & {
-  rowsInPeriod: number;
-  /** the newest signed checkpoint of the chain, when there is one */
-  newest?: { id: number; size: number; signedAt: number; rowsAfter: number };
-};
-
-/** A profile in the report's scope: what the report says of it. */
-export type ControlScope = Pick<LoadedProfile, 'name' | 'title' | 'description' | 'frameworks'>;
-
 export interface TwoPersonDecision {
   id: string;
   gate: string;
@@ -74,24 +64,6 @@ export interface TwoPersonDecision {
   required: number;
 }
 
-export interface EventLine {
-  at: number;
-  type: string;
-  actor: string;
-  role: string | null;
-  outcome: string;
-  target: string | null;
-  /** a short, path-free summary of the detail */
-  note: string;
-}
-
-export interface RevisionLine {
-  revision: string;
-  firstSeenAt: number;
-  /** SHA-256 of the revision's canonical content (the revision id is its first 128 bits) */
-  sha256: string;
-}
-
 export interface AppendixRow {
   id: number;
   at: number;
@@ -104,72 +76,45 @@ export interface AppendixRow {
   reason: string | null;
 }
 
-/**
- * The hitl denials of the period, told apart: the row that records a person's rejection (or an expiry) of a request,
- * and the denials of the same call made again while it stayed rejected or waiting (same agent, tool and arguments as a
- * rejected, expired or pending request asked earlier). "hitl 49" beside "2 rejected" is then "2 decisions, 47 repeats".
- */
-export interface HitlBreakdown {
-  total: number;
-  /** denials that record the decision on a request itself (the rejection or expiry) */
-  decisions: number;
-  /** denials of a call already rejected, expired or waiting */
-  repeats: number;
-  /** the other hitl denials (an HTTP request that a gate would ask for, a call whose request was never made) */
-  other: number;
-  /** the most repeated calls */
-  repeatedCalls: { agent: string; tool: string; approval: string; status: string; repeats: number; first: number; last: number }[];
-}
-
-export interface ReportData {
-  id: string;
-  system: string;
-  generatedAt: number;
-  generatedBy: { actor: string; role: string | null };
-  period: ReportPeriod;
-  scope: {
-    /** the active profiles the control mapping covers */
-    profiles: ControlScope[];
-    /** every active profile, whether or not the report is restricted */
-    activeProfiles: readonly string[];
-    restrictedTo?: string;
-    revisionInForce: string;
-    decisionLogAll: boolean;
-    /** change control enforced by the active profiles, in words (undefined: not enforced) */
-    changeControl?: string;
-  };
-  integrity: Awaited<ReturnType<typeof gatherIntegrity>>;
-  decisions: { denied: number; allowed: number; asked: number; total: number };
-  denials: Awaited<ReturnType<typeof gatherDenials>> & { hitl: HitlBreakdown };
-  coverage: Awaited<ReturnType<typeof gatherCoverage>>;
-  oversight: Awaited<ReturnType<typeof gatherOversight>>;
-  changes: Awaited<ReturnType<typeof gatherChanges>>;
-  security: Awaited<ReturnType<typeof gatherSecurity>>;
-  /** who held which role, break-glass sign-ins, tokens past their rotation period (issue 27) */
-  access: AccessFindings;
-  flags: Awaited<ReturnType<typeof gatherFlags>>;
-  retention?: { minDays: number; profile: string; basis: string; archives: number; archivedRows: number; oldestLiveRow: number | null };
-  masking?: { keys: string[] };
-  twoPersonRule?: { fromRisk: string; profiles: readonly string[] };
-  /**
-   * the fraction of allowed and asked decisions the trail keeps while decision_log_all is off (the profiles'
-   * decision_log.sample): with decision_log_all off, the period's allowed and asked counts are of this sample
-   */
-  decisionSample?: { rate: number; profile: string; basis: string; profiles: readonly string[] };
-  controls: { profile: LoadedProfile }[];
-  /** the newest `cap` denials of the period, newest first */
-  appendix: { rows: AppendixRow[]; total: number; cap: number; omitted: number };
-}
+/** What a report says: the findings of gatherReport. */
+export type ReportData = Awaited<ReturnType<typeof gatherReport>>;
 
 /** rpt_ and a UUIDv7: time-ordered, like the decision ids. */
 export function newReportId(now = Date.now()): string {
   return `rpt_${newDecisionId(now)}`;
 }
 
-function fingerprintOf(verifierKey: string) {
-  const parsed = parseVerifierKey(verifierKey);
-  const raw = Buffer.from(verifierKey.trim().split('+')[2] ?? '', 'base64').subarray(1);
-  return { keyId: parsed.id.toString('hex'), fingerprint: `SHA256:${createHash('sha256').update(raw).digest('base64').replace(/=+$/, '')}`, verifierKey: verifierKey.trim() };
+/** The key's id and fingerprint (undefined: no key, or one that does not parse). */
+function fingerprintOf(verifierKey: string | undefined) {
+  if (!verifierKey) return undefined;
+  try {
+    const parsed = parseVerifierKey(verifierKey);
+    const raw = Buffer.from(verifierKey.trim().split('+')[2] ?? '', 'base64').subarray(1);
+    return { keyId: parsed.id.toString('hex'), fingerprint: `SHA256:${createHash('sha256').update(raw).digest('base64').replace(/=+$/, '')}`, verifierKey: verifierKey.trim() };
+  } catch {
+    return undefined;
+  }
+}
+
+/** How many rows `from` (a FROM and its WHERE, bound to `params`) holds. */
+async function countOf(r: ReportReader, from: string, params: SqlParam[] = []): Promise<number> {
+  return (await r.get<{ n: number }>(`SELECT count(*) AS n FROM ${from}`, params))?.n ?? 0;
+}
+
+/**
+ * The first `cap` rows of a list in `order` and how many it holds: `from` is its FROM and WHERE, bound to `params`;
+ * `total` where the caller has counted them already. Nothing is listed when there is nothing to list.
+ */
+async function cappedList<T>(r: ReportReader, columns: string, from: string, order: string, params: SqlParam[], cap: number, total?: number): Promise<Capped<T>> {
+  const n = total ?? (await countOf(r, from, params));
+  return { rows: n > 0 ? await r.all<T>(`SELECT ${columns} FROM ${from} ORDER BY ${order} LIMIT ?`, [...params, cap]) : [], total: n };
+}
+
+/** `f` of each item, one after the other: one statement at a time, and one large value in memory at a time. */
+async function inTurn<T, U>(items: readonly T[], f: (item: T) => Promise<U>): Promise<U[]> {
+  const out: U[] = [];
+  for (const item of items) out.push(await f(item));
+  return out;
 }
 
 /**
@@ -177,9 +122,8 @@ function fingerprintOf(verifierKey: string) {
  * figure is one statement, so it is consistent in itself; figures read a moment apart may differ by the rows written
  * in between, as they did when they were read one after the other on one connection.
  */
-export async function gatherReport(reader: ReportReader, options: ReportOptions): Promise<ReportData> {
+export async function gatherReport(reader: ReportReader, options: ReportOptions) {
   const now = options.now ?? Date.now() / 1000;
-  const { from, to } = options.period;
   const listCap = options.listCap ?? DEFAULT_LIST_CAP;
   const appendixCap = options.appendixCap ?? DEFAULT_APPENDIX_CAP;
   const { profiles } = reader.facts;
@@ -197,13 +141,11 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
   // the figures are read, and is awaited last. A failure of either is the report's failure, never an unhandled one.
   const integrityRead = gatherIntegrity(reader, options.period);
   integrityRead.catch(() => undefined);
-  const countsFailure = await checkDailyCounts(reader, { from, to });
-  const denials = await gatherDenials(reader, { from, to }, evidenceWanted.has('masking'), countsFailure === undefined);
+  const countsFailure = await checkDailyCounts(reader, options.period);
+  const denials = await gatherDenials(reader, options.period, evidenceWanted.has('masking'), countsFailure === undefined);
   const events = await eventCounts(reader, options.period);
-  const count = (type: string, outcome?: string) => events.filter((e) => e.type === type && (outcome === undefined || e.outcome === outcome)).reduce((n, e) => n + e.count, 0);
-
-  const allowed = count('decision.allowed');
-  const asked = count('decision.asked');
+  const allowed = sumOf(events, (e) => e.type === 'decision.allowed');
+  const asked = sumOf(events, (e) => e.type === 'decision.asked');
   const oversight = await gatherOversight(reader, options.period, now, listCap, events);
   const changes = await gatherChanges(reader, options.period, listCap);
   const security = await gatherSecurity(reader, options.period, listCap, events);
@@ -223,11 +165,14 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
     generatedBy: options.generatedBy,
     period: options.period,
     scope: {
+      /** the active profiles the control mapping covers */
       profiles: inScope.map((p) => ({ name: p.name, title: p.title, description: p.description, frameworks: p.frameworks })),
+      /** every active profile, whether or not the report is restricted */
       activeProfiles: active.map((p) => p.name),
       restrictedTo: options.profile,
       revisionInForce: reader.facts.revision(),
       decisionLogAll: resolution.values.get('decision_log_all') === true,
+      /** change control enforced by the active profiles, in words (undefined: not enforced) */
       changeControl: profiles.changeControl && `${profiles.changeControl.approvers} approvers (${profiles.changeControl.roles.join(' or ')}) other than the proposer, by ${profiles.changeControl.profiles.join(', ')}`,
     },
     integrity,
@@ -237,13 +182,19 @@ export async function gatherReport(reader: ReportReader, options: ReportOptions)
     oversight,
     changes,
     security,
+    /** who held which role, break-glass sign-ins, tokens past their rotation period (issue 27) */
     access,
     flags,
     retention,
     masking: profiles.maskKeys.size > 0 ? { keys: [...profiles.maskKeys].sort() } : undefined,
     twoPersonRule: profiles.twoPerson && { fromRisk: profiles.twoPerson.fromRisk, profiles: profiles.twoPerson.profiles },
+    /**
+     * the fraction of allowed and asked decisions the trail keeps while decision_log_all is off (the profiles'
+     * decision_log.sample): with decision_log_all off, the period's allowed and asked counts are of this sample
+     */
     decisionSample: profiles.decisionLog && { rate: profiles.decisionLog.sample, profile: profiles.decisionLog.profile, basis: profiles.decisionLog.basis, profiles: profiles.decisionLog.profiles },
     controls: inScope.map((profile) => ({ profile })),
+    /** the newest `cap` denials of the period, newest first */
     appendix,
   };
 }
@@ -258,41 +209,35 @@ async function gatherIntegrity(r: ReportReader, p: ReportPeriod) {
   const t0 = performance.now();
   const report = await r.verify(keyText, { from: p.from, to: p.to });
   const verifyMs = performance.now() - t0;
-  const inPeriod = await r.get<{ n: number }>('SELECT count(*) AS n FROM audit_checkpoints WHERE created_at >= ? AND created_at < ?', [p.from, p.to]);
-  let key: ReturnType<typeof fingerprintOf> | undefined;
-  try {
-    key = keyText ? fingerprintOf(keyText) : undefined;
-  } catch {
-    key = undefined;
-  }
-  const chains: ChainIntegrity[] = [];
-  for (const c of report.chains) {
+  const inPeriod = await countOf(r, 'audit_checkpoints WHERE created_at >= ? AND created_at < ?', [p.from, p.to]);
+  const chains = await inTurn(report.chains, async (c) => {
     const cp = await r.get<{ id: number; size: number; createdAt: number }>(
       'SELECT id, size, created_at AS "createdAt" FROM audit_checkpoints WHERE chain = ? ORDER BY id DESC LIMIT 1',
       [c.chain],
     );
-    // verify's range includes its end; the rows at exactly `to` are few, and this figure is only informational.
-    chains.push({
+    return {
       chain: c.chain,
       rowsChecked: c.rowsChecked,
+      // verify's range includes its end; the rows at exactly `to` are few, and this figure is only informational.
       rowsInPeriod: c.inRange.rows,
       headHash: c.headHash,
       lastId: c.lastId,
       checkpoints: c.checkpoints,
       checkpointsValid: c.checkpointsValid,
+      /** the newest signed checkpoint of the chain, when there is one */
       newest: cp ? { id: cp.id, size: cp.size, signedAt: cp.createdAt, rowsAfter: Math.max(0, (c.lastId ?? 0) - cp.size) } : undefined,
-    });
-  }
+    };
+  });
   return {
     ok: report.ok,
     verifiedAt: Date.now() / 1000,
     /** how long the verification of both chains took (it reads every row) */
     verifyMs,
     /** the public key the checkpoints were checked with (the installation's, kept beside the database) */
-    key,
+    key: fingerprintOf(keyText),
     failures: report.failures.map((f): Failure => ({ ...f, message: withoutPaths(f.message) })),
     /** signed checkpoints created inside the period */
-    checkpointsInPeriod: inPeriod?.n ?? 0,
+    checkpointsInPeriod: inPeriod,
     chains,
   };
 }
@@ -360,11 +305,10 @@ function planStatement(plan: DenialPlan, columns: string, fromDays: string, from
  */
 export async function checkDailyCounts(r: ReportReader, p: ReportPeriod): Promise<Failure | undefined> {
   await r.refreshDailyCounts();
-  const oldest = await r.get<{ t: number | null }>('SELECT min(timestamp) AS t FROM permission_denials');
-  const archived = (await r.get<{ n: number }>('SELECT count(*) AS n FROM audit_archives'))?.n ?? 0;
-  if (oldest?.t == null) return undefined;
+  const { archives, oldestLiveRow } = await archiveFigures(r);
+  if (oldestLiveRow === null) return undefined;
   // With an archive, the day of the oldest live row may be partly archived: only the days after it are whole.
-  const liveFirstDay = Math.floor(oldest.t / DAY) + (archived > 0 ? 1 : 0);
+  const liveFirstDay = Math.floor(oldestLiveRow / DAY) + (archives > 0 ? 1 : 0);
   const firstDay = Math.max(Math.ceil(p.from / DAY), liveFirstDay);
   const lastDay = Math.floor(p.to / DAY) - 1;
   if (firstDay > lastDay) return undefined;
@@ -394,7 +338,7 @@ export async function checkDailyCounts(r: ReportReader, p: ReportPeriod): Promis
   );
   const dayTotal = (groups: Map<string, Group>, day: number) => [...groups.values()].filter((g) => g.day === day).reduce((n, g) => n + g.n, 0);
   for (let day = firstDay; day <= lastDay; day++) {
-    const date = new Date(day * DAY * 1000).toISOString().slice(0, 10);
+    const date = ymd(day);
     const failure = (message: string): Failure => ({ table: 'permission_denial_daily_counts', id: day, problem: 'changed', message: `${message}: the counts were changed outside the product, so this report counts every figure from the rows` });
     const c = dayTotal(counted, day);
     const n = dayTotal(rows, day);
@@ -453,7 +397,7 @@ async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: bool
   }
 
   const masked = countMasked
-    ? ((await r.get<{ n: number }>('SELECT count(*) AS n FROM permission_denials WHERE timestamp >= ? AND timestamp < ? AND masked_paths IS NOT NULL', [p.from, p.to]))?.n ?? 0)
+    ? await countOf(r, 'permission_denials WHERE timestamp >= ? AND timestamp < ? AND masked_paths IS NOT NULL', [p.from, p.to])
     : undefined;
   const { total, families, topAgents, topTools, topRuleSources } = fold.summary(TOP);
   return {
@@ -474,7 +418,7 @@ async function gatherDenials(r: ReportReader, p: ReportPeriod, countMasked: bool
  * The newest `cap` denials of the period, newest first: a reader of the report looks for what happened last, and the
  * rest are one export away (the appendix says how many it left out and how to get them).
  */
-async function gatherAppendix(r: ReportReader, p: ReportPeriod, cap: number, total: number): Promise<ReportData['appendix']> {
+async function gatherAppendix(r: ReportReader, p: ReportPeriod, cap: number, total: number) {
   const rows = (
     await r.all<Omit<AppendixRow, 'http'> & { method: string | null; path: string | null }>(
       `SELECT id, timestamp AS at, agent_name AS agent, tool_name AS tool, http_method AS method, http_path AS path, rule_source AS "ruleSource",
@@ -511,21 +455,24 @@ function canonicalText(text: string | null): string | null {
 }
 
 /**
- * The hitl denials of the period, told apart (see HitlBreakdown). The denial rows keep the call's arguments as they
- * were written (masked), not the approval's keyed hash, so a repeat is found by the same agent and tool and the same
- * arguments (compared canonically, with the request's redacted copy) as a rejected, expired or pending request asked
- * no later than the repeat. Grouped in SQL by call, so a runaway agent's million retries are one group.
+ * The hitl denials of the period, told apart: the row that records a person's rejection (or an expiry) of a request,
+ * and the denials of the same call made again while it stayed rejected or waiting (same agent, tool and arguments as a
+ * rejected, expired or pending request asked earlier). "hitl 49" beside "2 rejected" is then "2 decisions, 47 repeats".
+ *
+ * The denial rows keep the call's arguments as they were written (masked), not the approval's keyed hash, so a repeat
+ * is found by the same agent and tool and the same arguments (compared canonically, with the request's redacted copy)
+ * as a rejected, expired or pending request asked no later than the repeat. Grouped in SQL by call, so a runaway
+ * agent's million retries are one group. Without hitl denials, nothing is read.
  */
-async function gatherHitl(r: ReportReader, p: ReportPeriod, total: number): Promise<HitlBreakdown> {
-  if (total === 0) return { total: 0, decisions: 0, repeats: 0, other: 0, repeatedCalls: [] };
-  const decisions = (await r.get<{ n: number }>(`SELECT count(*) AS n FROM permission_denials WHERE ${HITL} AND ${DECISION_RECORD}`, [p.from, p.to]))?.n ?? 0;
-  const groups = await r.all<{ agent: string | null; tool: string; args: string | null; n: number; first: number; last: number }>(
+async function gatherHitl(r: ReportReader, p: ReportPeriod, total: number) {
+  const decisions = total === 0 ? 0 : await countOf(r, `permission_denials WHERE ${HITL} AND ${DECISION_RECORD}`, [p.from, p.to]);
+  const groups = total === 0 ? [] : await r.all<{ agent: string | null; tool: string; args: string | null; n: number; first: number; last: number }>(
     `SELECT agent_name AS agent, tool_name AS tool, arguments_json AS args, count(*) AS n, min(timestamp) AS "first", max(timestamp) AS "last"
      FROM permission_denials WHERE ${HITL} AND NOT ${DECISION_RECORD}
      GROUP BY agent_name, tool_name, arguments_json ORDER BY count(*) DESC, min(timestamp) LIMIT ?`,
     [p.from, p.to, HITL_GROUPS],
   );
-  const repeatedCalls: HitlBreakdown['repeatedCalls'] = [];
+  const repeatedCalls: { agent: string; tool: string; approval: string; status: string; repeats: number; first: number; last: number }[] = [];
   for (const g of groups) {
     const args = canonicalText(g.args);
     if (g.agent === null || args === null) continue;
@@ -538,7 +485,17 @@ async function gatherHitl(r: ReportReader, p: ReportPeriod, total: number): Prom
     if (request) repeatedCalls.push({ agent: g.agent, tool: g.tool, approval: request.id, status: request.status, repeats: g.n, first: g.first, last: g.last });
   }
   const repeats = repeatedCalls.reduce((n, c) => n + c.repeats, 0);
-  return { total, decisions, repeats, other: Math.max(0, total - decisions - repeats), repeatedCalls: repeatedCalls.slice(0, TOP) };
+  return {
+    total,
+    /** denials that record the decision on a request itself (the rejection or expiry) */
+    decisions,
+    /** denials of a call already rejected, expired or waiting */
+    repeats,
+    /** the other hitl denials (an HTTP request that a gate would ask for, a call whose request was never made) */
+    other: Math.max(0, total - decisions - repeats),
+    /** the most repeated calls */
+    repeatedCalls: repeatedCalls.slice(0, TOP),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -559,7 +516,7 @@ async function gatherCoverage(r: ReportReader, p: ReportPeriod, now: number) {
   const firsts = await r.get<{ d: number | null; s: number | null }>('SELECT (SELECT min(timestamp) FROM permission_denials) AS d, (SELECT min(timestamp) FROM security_events) AS s');
   const known = [firsts?.d, firsts?.s].filter((t): t is number => t !== null && t !== undefined).map(Number);
   const firstRowAt = known.length ? Math.min(...known) : null;
-  const archived = ((await r.get<{ n: number }>('SELECT count(*) AS n FROM audit_archives'))?.n ?? 0) > 0;
+  const archived = (await countOf(r, 'audit_archives')) > 0;
 
   const end = Math.min(p.to, now);
   const days: number[] = [];
@@ -594,11 +551,8 @@ async function gatherCoverage(r: ReportReader, p: ReportPeriod, now: number) {
       for (const day of days) if (withRows.has(day)) unsigned.add(day);
       continue;
     }
-    for (const row of await r.all<{ d: number }>(`SELECT floor(timestamp / ${DAY}) AS d FROM ${chain} WHERE id > ? AND ${unindexed(r, 'timestamp')} >= ? AND ${unindexed(r, 'timestamp')} < ? GROUP BY 1`, [
-      size,
-      p.from,
-      p.to,
-    ])) {
+    const t = unindexed(r, 'timestamp');
+    for (const row of await r.all<{ d: number }>(`SELECT floor(timestamp / ${DAY}) AS d FROM ${chain} WHERE id > ? AND ${t} >= ? AND ${t} < ? GROUP BY 1`, [size, p.from, p.to])) {
       unsigned.add(Number(row.d));
     }
   }
@@ -630,6 +584,9 @@ async function gatherCoverage(r: ReportReader, p: ReportPeriod, now: number) {
 /** The count of one type and outcome of security event. */
 type TypeCount = { type: string; outcome: string; count: number };
 
+/** The events of the counts `pick` picks, added up. */
+const sumOf = (events: readonly TypeCount[], pick: (e: TypeCount) => boolean) => events.filter(pick).reduce((n, e) => n + e.count, 0);
+
 /**
  * Counts of the period's security events by type and outcome. The types are few (a few dozen) while allowed decisions
  * may be millions of rows, so each type is counted on the (type, timestamp) index: the distinct types by skipping
@@ -641,7 +598,7 @@ async function eventCounts(r: ReportReader, p: ReportPeriod): Promise<TypeCount[
   let type = await next('');
   while (type !== null) {
     if (type.startsWith('decision.')) {
-      const n = (await r.get<{ n: number }>('SELECT count(*) AS n FROM security_events WHERE type = ? AND timestamp >= ? AND timestamp < ?', [type, p.from, p.to]))?.n ?? 0;
+      const n = await countOf(r, 'security_events WHERE type = ? AND timestamp >= ? AND timestamp < ?', [type, p.from, p.to]);
       if (n > 0) out.push({ type, outcome: 'succeeded', count: n });
     } else {
       for (const row of await r.all<{ outcome: string; n: number }>(
@@ -656,8 +613,17 @@ async function eventCounts(r: ReportReader, p: ReportPeriod): Promise<TypeCount[
   return out.sort((a, b) => b.count - a.count || a.type.localeCompare(b.type) || a.outcome.localeCompare(b.outcome));
 }
 
-/** A security event as read for a list: an EventLine before its detail became a note. */
-type EventRowLite = Omit<EventLine, 'note'> & { detail: string | null };
+/** A security event as read for a list, before its detail becomes a note. */
+type EventRow = { at: number; type: string; actor: string; role: string | null; outcome: string; target: string | null; detail: string | null };
+
+/** An event's detail_json as an object ({} when there is none, or it is not JSON). */
+function detailOf(e: { detail: string | null }): Record<string, unknown> {
+  try {
+    return e.detail ? (JSON.parse(e.detail) as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
 
 /** Seconds of a filter as a reader reads them: instants in ISO 8601, `since` as the span back (never epoch seconds). */
 export function filterValue(key: string, value: unknown): string {
@@ -669,13 +635,8 @@ export function filterValue(key: string, value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-function noteOf(e: EventRowLite): string {
-  let d: Record<string, unknown> = {};
-  try {
-    d = e.detail ? (JSON.parse(e.detail) as Record<string, unknown>) : {};
-  } catch {
-    d = {};
-  }
+function noteOf(e: EventRow): string {
+  const d = detailOf(e);
   const s = (v: unknown) => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
   switch (e.type) {
     case 'flag.refused':
@@ -701,54 +662,47 @@ function noteOf(e: EventRowLite): string {
   }
 }
 
-function eventLine(e: EventRowLite): EventLine {
-  const configTarget = e.type.startsWith('config.');
+function eventLine(e: EventRow) {
+  const { detail, ...line } = e;
   return {
-    at: e.at,
-    type: e.type,
-    actor: e.actor,
-    role: e.role,
-    outcome: e.outcome,
-    target: configTarget ? displayFile(e.target) : e.target,
+    ...line,
+    target: e.type.startsWith('config.') ? displayFile(e.target) : e.target,
+    /** a short, path-free summary of the detail */
     note: withoutPaths(noteOf(e)),
   };
 }
 
-async function eventList(r: ReportReader, where: string, params: SqlParam[], cap: number): Promise<EventLine[]> {
-  const rows = await r.all<EventRowLite>(
-    `SELECT timestamp AS at, type, actor, actor_role AS role, outcome, target, detail_json AS detail FROM security_events WHERE ${where} ORDER BY timestamp, id LIMIT ?`,
-    [...params, cap],
-  );
-  return rows.map(eventLine);
+/** The first `cap` security events of `where` (oldest first) and how many there are (`total`, where it is known). */
+async function eventList(r: ReportReader, where: string, params: SqlParam[], cap: number, total?: number): Promise<Capped<ReturnType<typeof eventLine>>> {
+  const columns = 'timestamp AS at, type, actor, actor_role AS role, outcome, target, detail_json AS detail';
+  const list = await cappedList<EventRow>(r, columns, `security_events WHERE ${where}`, 'timestamp, id', params, cap, total);
+  return { rows: list.rows.map(eventLine), total: list.total };
 }
 
 async function gatherSecurity(r: ReportReader, p: ReportPeriod, cap: number, events: TypeCount[]) {
-  const sum = (pred: (e: TypeCount) => boolean) => events.filter(pred).reduce((n, e) => n + e.count, 0);
-  const refusedTotal = sum((e) => e.outcome === 'refused' && !e.type.startsWith('decision.'));
-  const exportsTotal = sum((e) => e.type === 'audit.exported');
-  const refusedTypes = [...new Set(events.filter((e) => e.outcome === 'refused' && !e.type.startsWith('decision.')).map((e) => e.type))];
+  const sum = (pick: (e: TypeCount) => boolean) => sumOf(events, pick);
+  const refusal = (e: TypeCount) => e.outcome === 'refused' && !e.type.startsWith('decision.');
+  const refusedTypes = [...new Set(events.filter(refusal).map((e) => e.type))];
   const refused = refusedTypes.length
-    ? await eventList(r, `type IN (${refusedTypes.map(() => '?').join(', ')}) AND timestamp >= ? AND timestamp < ? AND outcome = 'refused'`, [...refusedTypes, p.from, p.to], cap)
-    : [];
-  const exports = exportsTotal ? await eventList(r, `type = 'audit.exported' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to], cap) : [];
+    ? await eventList(r, `type IN (${refusedTypes.map(() => '?').join(', ')}) AND timestamp >= ? AND timestamp < ? AND outcome = 'refused'`, [...refusedTypes, p.from, p.to], cap, sum(refusal))
+    : { rows: [], total: 0 };
+  const exports = await eventList(r, `type = 'audit.exported' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to], cap, sum((e) => e.type === 'audit.exported'));
   // The most tried targets: every target tried as often as the tenth, ranked here (ties by name, as every list of
   // the report, whatever the database's collation).
   const failed = `SELECT coalesce(target, actor) AS target, count(*) AS n FROM security_events WHERE type = 'auth.login.failed' AND timestamp >= ? AND timestamp < ? GROUP BY 1`;
   const tenth = (await r.get<{ n: number }>(`SELECT n FROM (${failed}) AS f ORDER BY n DESC LIMIT 1 OFFSET ${TOP - 1}`, [p.from, p.to]))?.n ?? 1;
   const tried = await r.all<{ target: string | null; n: number }>(`${failed} HAVING count(*) >= ?`, [p.from, p.to, tenth]);
   const failedTargets = topOf(new Map(tried.map((t) => [t.target ?? '(unknown)', t.n])), TOP);
-  const signInUsers =
-    (await r.get<{ n: number }>(`SELECT count(DISTINCT actor) AS n FROM security_events WHERE type = 'auth.login.succeeded' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to]))?.n ??
-    0;
+  const signedIn = await r.get<{ n: number }>(`SELECT count(DISTINCT actor) AS n FROM security_events WHERE type = 'auth.login.succeeded' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to]);
   return {
     total: sum(() => true),
     byType: events.filter((e) => !e.type.startsWith('decision.')),
     signIns: sum((e) => e.type === 'auth.login.succeeded'),
-    signInUsers,
+    signInUsers: signedIn?.n ?? 0,
     failedSignIns: sum((e) => e.type === 'auth.login.failed'),
     failedSignInTargets: failedTargets,
-    refused: { rows: refused, total: refusedTotal },
-    exports: { rows: exports, total: exportsTotal },
+    refused,
+    exports,
     reads: sum((e) => e.type === 'audit.queried'),
     reportsGenerated: sum((e) => e.type === 'audit.report_generated'),
   };
@@ -758,40 +712,6 @@ async function gatherSecurity(r: ReportReader, p: ReportPeriod, cap: number, eve
 // Access
 // ---------------------------------------------------------------------------------------------------------------
 
-/** A person and the roles they held in the period: the role at its end, and each change within it. */
-export interface RoleHolder {
-  username: string;
-  /** the role at the period's end (today's role, with the changes after the period undone) */
-  role: string;
-  /** every role held at some moment of the period, highest first */
-  rolesHeld: string[];
-  /** the changes within the period, oldest first */
-  changes: { at: number; from: string | null; to: string; by: string }[];
-  /** how the account came: `sso` for one made at a single sign-on (JIT), else a local account */
-  via: string;
-  disabled: boolean;
-}
-
-/** A token not revoked whose life ran past what the profile allows (PCI DSS 8.3.9, 8.6.3), or past its expiry. */
-export interface StaleToken {
-  id: number;
-  name: string;
-  owner: string;
-  createdAt: number;
-  expiresAt: number | null;
-  ageDays: number;
-  reason: 'older_than_max' | 'past_expiry';
-  state: string;
-}
-
-export interface AccessFindings {
-  roleHolders: RoleHolder[];
-  breakGlass: Capped<EventLine>;
-  staleTokens: Capped<StaleToken>;
-  /** the lifecycle the active profiles ask of tokens (none: no profile sets one) */
-  tokenPolicy: { maxDays?: number; inactiveDays?: number } | null;
-}
-
 const ROLE_ORDER = ['admin', 'operator', 'auditor', 'viewer'];
 
 /**
@@ -800,7 +720,7 @@ const ROLE_ORDER = ['admin', 'operator', 'auditor', 'viewer'];
  * events, which the sign-in through SSO records too); the break-glass sign-ins (auth.break_glass); and the tokens
  * still not revoked that are older than the profile's longest life or past their expiry, as of the report's time.
  */
-async function gatherAccess(r: ReportReader, p: ReportPeriod, now: number, cap: number, policy: { maxDays?: number; inactiveDays?: number } | undefined): Promise<AccessFindings> {
+async function gatherAccess(r: ReportReader, p: ReportPeriod, now: number, cap: number, policy: { maxDays?: number; inactiveDays?: number } | undefined) {
   const users = await r.all<{ username: string; role: string; disabled: unknown; createdAt: number }>(
     'SELECT username, role, disabled, created_at AS "createdAt" FROM users WHERE created_at < ? ORDER BY username',
     [p.to],
@@ -810,17 +730,11 @@ async function gatherAccess(r: ReportReader, p: ReportPeriod, now: number, cap: 
      WHERE type IN ('user.created', 'user.role_changed') AND timestamp >= ? ORDER BY timestamp DESC, id DESC LIMIT 20000`,
     [p.from],
   );
-  const detailOf = (e: { detail: string | null }): Record<string, unknown> => {
-    try {
-      return e.detail ? (JSON.parse(e.detail) as Record<string, unknown>) : {};
-    } catch {
-      return {};
-    }
-  };
   const str = (v: unknown) => (typeof v === 'string' ? v : null);
-  const roleHolders: RoleHolder[] = users.map((u) => {
+  // A person and the roles they held in the period: the role at its end, and each change within it.
+  const roleHolders = users.map((u) => {
     let role = u.role;
-    const changes: RoleHolder['changes'] = [];
+    const changes: { at: number; from: string | null; to: string; by: string }[] = [];
     let via = 'local';
     for (const e of events) {
       if (e.target !== u.username) continue;
@@ -838,42 +752,47 @@ async function gatherAccess(r: ReportReader, p: ReportPeriod, now: number, cap: 
     const held = new Set([role, ...changes.flatMap((c) => (c.from ? [c.from, c.to] : [c.to]))]);
     return {
       username: u.username,
+      /** the role at the period's end (today's role, with the changes after the period undone) */
       role,
+      /** every role held at some moment of the period, highest first */
       rolesHeld: [...held].sort((a, b) => ROLE_ORDER.indexOf(a) - ROLE_ORDER.indexOf(b)),
+      /** the changes within the period, oldest first */
       changes,
+      /** how the account came: `sso` for one made at a single sign-on (JIT), else a local account */
       via,
       disabled: u.disabled === true || u.disabled === 1,
     };
   });
 
-  const breakGlassTotal = (await r.get<{ n: number }>(`SELECT count(*) AS n FROM security_events WHERE type = 'auth.break_glass' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to]))?.n ?? 0;
-  const breakGlass = breakGlassTotal ? await eventList(r, `type = 'auth.break_glass' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to], cap) : [];
-
   const maxAge = policy?.maxDays === undefined ? null : now - policy.maxDays * DAY;
   const staleWhere = `t.revoked_at IS NULL AND ((t.expires_at IS NOT NULL AND t.expires_at <= ?)${maxAge === null ? '' : ' OR t.created_at < ?'})`;
   const staleParams: SqlParam[] = maxAge === null ? [now] : [now, maxAge];
-  const staleTotal = (await r.get<{ n: number }>(`SELECT count(*) AS n FROM api_tokens t WHERE ${staleWhere}`, staleParams))?.n ?? 0;
-  const stale = await r.all<{ id: number; name: string; agent: string | null; username: string | null; createdAt: number; expiresAt: number | null; disabledReason: string | null }>(
-    `SELECT t.id, t.name, t.agent_name AS agent, u.username, t.created_at AS "createdAt", t.expires_at AS "expiresAt", t.disabled_reason AS "disabledReason"
-     FROM api_tokens t LEFT JOIN users u ON u.id = t.user_id WHERE ${staleWhere} ORDER BY t.created_at, t.id LIMIT ?`,
-    [...staleParams, cap],
+  const stale = await cappedList<{ id: number; name: string; agent: string | null; username: string | null; createdAt: number; expiresAt: number | null; disabledReason: string | null }>(
+    r,
+    't.id, t.name, t.agent_name AS agent, u.username, t.created_at AS "createdAt", t.expires_at AS "expiresAt", t.disabled_reason AS "disabledReason"',
+    `api_tokens t LEFT JOIN users u ON u.id = t.user_id WHERE ${staleWhere}`,
+    't.created_at, t.id',
+    staleParams,
+    cap,
   );
   return {
     roleHolders,
-    breakGlass: { rows: breakGlass, total: breakGlassTotal },
+    breakGlass: await eventList(r, `type = 'auth.break_glass' AND timestamp >= ? AND timestamp < ?`, [p.from, p.to], cap),
+    /** the tokens not revoked whose life ran past what the profile allows (PCI DSS 8.3.9, 8.6.3), or past their expiry */
     staleTokens: {
-      total: staleTotal,
-      rows: stale.map((t) => ({
+      total: stale.total,
+      rows: stale.rows.map((t) => ({
         id: Number(t.id),
         name: t.name,
         owner: t.agent ? `agent:${t.agent}` : (t.username ?? '(unknown user)'),
         createdAt: t.createdAt,
         expiresAt: t.expiresAt,
         ageDays: Math.floor((now - t.createdAt) / DAY),
-        reason: t.expiresAt !== null && t.expiresAt <= now ? 'past_expiry' : 'older_than_max',
+        reason: t.expiresAt !== null && t.expiresAt <= now ? ('past_expiry' as const) : ('older_than_max' as const),
         state: t.disabledReason === 'inactive' ? 'disabled (unused)' : t.expiresAt !== null && t.expiresAt <= now ? 'expired, not revoked' : 'active',
       })),
     },
+    /** the lifecycle the active profiles ask of tokens (none: no profile sets one) */
     tokenPolicy: policy ? { maxDays: policy.maxDays, inactiveDays: policy.inactiveDays } : null,
   };
 }
@@ -881,6 +800,9 @@ async function gatherAccess(r: ReportReader, p: ReportPeriod, now: number, cap: 
 // ---------------------------------------------------------------------------------------------------------------
 // Human oversight
 // ---------------------------------------------------------------------------------------------------------------
+
+/** The column of the oversight figures a request's state counts in (any other state is still pending). */
+const STATE_COLUMN: Record<string, 'approved' | 'rejected' | 'expired'> = { approved: 'approved', consumed: 'approved', rejected: 'rejected', expired: 'expired' };
 
 async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, cap: number, events: TypeCount[]) {
   // A request past its expiry that the sweeper has not marked yet reads as expired (as the approval store reads it).
@@ -894,10 +816,7 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
   for (const row of byGate) {
     const g = gates.get(row.gate) ?? { gate: row.gate, requested: 0, approved: 0, rejected: 0, expired: 0, pending: 0 };
     g.requested += row.n;
-    if (row.state === 'approved' || row.state === 'consumed') g.approved += row.n;
-    else if (row.state === 'rejected') g.rejected += row.n;
-    else if (row.state === 'expired') g.expired += row.n;
-    else g.pending += row.n;
+    g[STATE_COLUMN[row.state] ?? 'pending'] += row.n;
     if (row.state === 'consumed') ran += row.n;
     gates.set(row.gate, g);
   }
@@ -905,11 +824,11 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
   const total = (k: 'requested' | 'approved' | 'rejected' | 'expired' | 'pending') => list.reduce((n, g) => n + g[k], 0);
 
   // Median time from request to a person's decision, by an ORDER BY ... OFFSET on the decided requests.
-  const decided = `FROM approvals WHERE requested_at >= ? AND requested_at < ? AND decided_at IS NOT NULL AND status IN ('approved', 'consumed', 'rejected')`;
-  const n = (await r.get<{ n: number }>(`SELECT count(*) AS n ${decided}`, [p.from, p.to]))?.n ?? 0;
+  const decided = `approvals WHERE requested_at >= ? AND requested_at < ? AND decided_at IS NOT NULL AND status IN ('approved', 'consumed', 'rejected')`;
+  const n = await countOf(r, decided, [p.from, p.to]);
   let median: number | null = null;
   if (n > 0) {
-    const mid = (await r.all<{ d: number }>(`SELECT decided_at - requested_at AS d ${decided} ORDER BY d LIMIT 2 OFFSET ?`, [p.from, p.to, Math.floor((n - 1) / 2)])).map((row) => row.d);
+    const mid = (await r.all<{ d: number }>(`SELECT decided_at - requested_at AS d FROM ${decided} ORDER BY d LIMIT 2 OFFSET ?`, [p.from, p.to, Math.floor((n - 1) / 2)])).map((row) => row.d);
     median = n % 2 === 1 ? (mid[0] ?? null) : ((mid[0] ?? 0) + (mid[1] ?? mid[0] ?? 0)) / 2;
   }
 
@@ -933,15 +852,16 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
      WHERE a.status = 'rejected' AND a.decided_by IS NOT NULL AND a.requested_at >= ? AND a.requested_at < ? GROUP BY 1, 2`,
   );
 
-  const twoWhere = `FROM approvals a WHERE a.approvals_required >= 2 AND a.status IN ('approved', 'consumed', 'rejected') AND a.requested_at >= ? AND a.requested_at < ?`;
-  const twoTotal = (await r.get<{ n: number }>(`SELECT count(*) AS n ${twoWhere}`, [p.from, p.to]))?.n ?? 0;
   // The approvers in the order they voted (string_agg with ORDER BY: SQLite 3.44 and PostgreSQL alike).
-  const twoRows = await r.all<TwoPersonDecision>(
-    `SELECT a.id, a.gate, a.agent_name AS agent, a.tool_name AS tool, a.risk, a.status, a.requested_by AS "requestedBy", a.requested_at AS "requestedAt",
-            a.decided_at AS "decidedAt", a.decided_by AS "decidedBy", a.approvals_required AS required,
-            coalesce((SELECT string_agg(v.approver || ' (' || v.approver_role || ')', ', ' ORDER BY v.at, v.approver) FROM approval_votes v WHERE v.approval_id = a.id), '') AS approvers
-     ${twoWhere} ORDER BY a.requested_at, a.id LIMIT ?`,
-    [p.from, p.to, cap],
+  const twoPerson = await cappedList<TwoPersonDecision>(
+    r,
+    `a.id, a.gate, a.agent_name AS agent, a.tool_name AS tool, a.risk, a.status, a.requested_by AS "requestedBy", a.requested_at AS "requestedAt",
+     a.decided_at AS "decidedAt", a.decided_by AS "decidedBy", a.approvals_required AS required,
+     coalesce((SELECT string_agg(v.approver || ' (' || v.approver_role || ')', ', ' ORDER BY v.at, v.approver) FROM approval_votes v WHERE v.approval_id = a.id), '') AS approvers`,
+    `approvals a WHERE a.approvals_required >= 2 AND a.status IN ('approved', 'consumed', 'rejected') AND a.requested_at >= ? AND a.requested_at < ?`,
+    'a.requested_at, a.id',
+    [p.from, p.to],
+    cap,
   );
 
   return {
@@ -956,9 +876,9 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
     medianSecondsToDecision: median,
     byGate: list,
     approvers: [...approvers.values()].sort((a, b) => b.approvals + b.rejections - (a.approvals + a.rejections) || a.name.localeCompare(b.name)),
-    twoPerson: { rows: twoRows, total: twoTotal },
+    twoPerson,
     /** approval attempts refused and recorded (a requester deciding their own call, a second vote by one person) */
-    refusedAttempts: events.filter((e) => e.type.startsWith('approval.') && e.outcome === 'refused').reduce((s, e) => s + e.count, 0),
+    refusedAttempts: sumOf(events, (e) => e.type.startsWith('approval.') && e.outcome === 'refused'),
   };
 }
 
@@ -968,20 +888,6 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
 
 /** A flag value as stored: 0/1 on SQLite, a boolean on PostgreSQL. */
 const flagValue = (v: number | boolean | null): boolean | null => (v === null ? null : Boolean(v));
-
-/** One activation of the rules (change control): the seed, an approved change or rollback, an emergency rollback. */
-export interface RuleChangeLine {
-  seq: number;
-  revision: string;
-  at: number;
-  kind: 'seed' | 'change' | 'rollback' | 'emergency rollback';
-  proposal: string | null;
-  message: string | null;
-  proposedBy: string | null;
-  activatedBy: string;
-  approvers: string[];
-  impact: { replayed: number; changed: number; uncertain: number; newlyDenied: number; newlyAllowed: number; newlyAsking: number } | null;
-}
 
 async function gatherChanges(r: ReportReader, p: ReportPeriod, cap: number) {
   const flagCounts = await r.get<{ n: number; refused: number | null }>(
@@ -996,32 +902,31 @@ async function gatherChanges(r: ReportReader, p: ReportPeriod, cap: number) {
     )
   ).map((row) => ({ ...row, oldValue: flagValue(row.oldValue), newValue: flagValue(row.newValue) }));
   const configWhere = `type IN ('config.loaded', 'config.refused', 'config.drift', 'policy.unverified', 'profile.switched') AND timestamp >= ? AND timestamp < ?`;
-  const configTotal = (await r.get<{ n: number }>(`SELECT count(*) AS n FROM security_events WHERE ${configWhere}`, [p.from, p.to]))?.n ?? 0;
   const configEvents = await eventList(r, configWhere, [p.from, p.to], cap);
-  const revTotal = (await r.get<{ n: number }>('SELECT count(*) AS n FROM policy_revisions WHERE first_seen_at >= ? AND first_seen_at < ?', [p.from, p.to]))?.n ?? 0;
-  const revisions: RevisionLine[] = [];
+  const revisions = await cappedList<{ revision: string; at: number }>(r, 'revision, first_seen_at AS at', 'policy_revisions WHERE first_seen_at >= ? AND first_seen_at < ?', 'first_seen_at, revision', [p.from, p.to], cap);
   // One revision's content at a time: the texts of the configuration files can be large.
-  for (const row of await r.all<{ revision: string; at: number }>(
-    'SELECT revision, first_seen_at AS at FROM policy_revisions WHERE first_seen_at >= ? AND first_seen_at < ? ORDER BY first_seen_at, revision LIMIT ?',
-    [p.from, p.to, cap],
-  )) {
+  const revisionLines = await inTurn(revisions.rows, async (row) => {
     const content = (await r.get<{ content: string }>('SELECT content_json AS content FROM policy_revisions WHERE revision = ?', [row.revision]))?.content ?? '';
-    revisions.push({ revision: row.revision, firstSeenAt: row.at, sha256: createHash('sha256').update(content).digest('hex') });
-  }
+    // The SHA-256 of the revision's canonical content: the revision id is its first 128 bits.
+    return { revision: row.revision, firstSeenAt: row.at, sha256: createHash('sha256').update(content).digest('hex') };
+  });
   const atStart = (await r.get<{ revision: string }>('SELECT revision FROM policy_revisions WHERE first_seen_at < ? ORDER BY first_seen_at DESC LIMIT 1', [p.from]))?.revision ?? null;
   // Change control (issue 28): every activation of the period, with its proposal, approvers and impact.
-  const activationTotal = (await r.get<{ n: number }>('SELECT count(*) AS n FROM policy_activations WHERE activated_at >= ? AND activated_at < ?', [p.from, p.to]))?.n ?? 0;
-  const activations: RuleChangeLine[] = [];
-  for (const a of await r.all<{ seq: number; revision: string; kind: string; at: number; by: string; proposal: string | null; proposalKind: string | null; message: string | null; proposedBy: string | null; impact: string | null }>(
-    `SELECT a.seq, a.revision, a.kind, a.activated_at AS at, a.activated_by AS "by", a.proposal_id AS proposal, p.kind AS "proposalKind", p.message, p.proposed_by AS "proposedBy", p.impact_json AS impact
-     FROM policy_activations a LEFT JOIN policy_proposals p ON p.id = a.proposal_id WHERE a.activated_at >= ? AND a.activated_at < ? ORDER BY a.seq LIMIT ?`,
-    [p.from, p.to, cap],
-  )) {
+  const activations = await cappedList<{ seq: number; revision: string; kind: string; at: number; by: string; proposal: string | null; proposalKind: string | null; message: string | null; proposedBy: string | null; impact: string | null }>(
+    r,
+    'a.seq, a.revision, a.kind, a.activated_at AS at, a.activated_by AS "by", a.proposal_id AS proposal, p.kind AS "proposalKind", p.message, p.proposed_by AS "proposedBy", p.impact_json AS impact',
+    'policy_activations a LEFT JOIN policy_proposals p ON p.id = a.proposal_id WHERE a.activated_at >= ? AND a.activated_at < ?',
+    'a.seq',
+    [p.from, p.to],
+    cap,
+  );
+  // One activation of the rules (change control): the seed, an approved change or rollback, an emergency rollback.
+  const ruleChanges = await inTurn(activations.rows, async (a) => {
     const approvers = a.proposal
       ? (await r.all<{ voter: string }>(`SELECT voter FROM policy_votes WHERE proposal_id = ? AND vote = 'approve' ORDER BY id`, [a.proposal])).map((v) => v.voter)
       : [];
-    const impact = a.impact ? (JSON.parse(a.impact) as { replayed: number; changed: number; uncertain: number; by_direction: Record<string, number> }) : null;
-    activations.push({
+    const impact = a.impact ? (JSON.parse(a.impact) as ImpactSummary) : null;
+    return {
       seq: Number(a.seq),
       revision: a.revision,
       at: a.at,
@@ -1032,15 +937,15 @@ async function gatherChanges(r: ReportReader, p: ReportPeriod, cap: number) {
       activatedBy: a.by,
       approvers,
       impact: impact && { replayed: impact.replayed, changed: impact.changed, uncertain: impact.uncertain, newlyDenied: impact.by_direction.newly_denied ?? 0, newlyAllowed: impact.by_direction.newly_allowed ?? 0, newlyAsking: impact.by_direction.newly_asking ?? 0 },
-    });
-  }
+    };
+  });
   return {
     /** the activations of the rules in the period (change control), each with its proposal, approvers and impact */
-    ruleChanges: { rows: activations, total: activationTotal },
+    ruleChanges: { rows: ruleChanges, total: activations.total },
     /** the flag history of the period, refused attempts included (`refused` of `total`) */
     flagChanges: { rows: flagRows, total: flagCounts?.n ?? 0, refused: flagCounts?.refused ?? 0 },
-    configEvents: { rows: configEvents, total: configTotal },
-    revisions: { rows: revisions, total: revTotal },
+    configEvents,
+    revisions: { rows: revisionLines, total: revisions.total },
     /** the revision in force when the period began */
     revisionAtStart: atStart,
   };

@@ -18,78 +18,6 @@ export function sampledDecisions(d: ReportData): NonNullable<ReportData['decisio
   return !d.scope.decisionLogAll && d.decisionSample && d.decisionSample.rate < 1 ? d.decisionSample : undefined;
 }
 
-/** One line of evidence for one kind over the report's period. */
-export function evidenceFor(kind: EvidenceKind, d: ReportData): string {
-  switch (kind) {
-    case 'denials': {
-      const fams = d.denials.families.slice(0, 3).map((f) => `${f.value} ${int(f.count)}`).join(', ');
-      return `${plural(d.denials.total, 'denial')} recorded, each attributed to its rule${fams ? ` (${fams}${d.denials.families.length > 3 ? ', …' : ''})` : ''}`;
-    }
-    case 'decisions_logged': {
-      const sample = sampledDecisions(d);
-      if (sample) {
-        return `${plural(d.decisions.denied, 'denial')} logged; allowed and asked decisions are a ${percent(sample.rate)} sample (decision_log_all is off; ${sample.profile}): ${int(d.decisions.allowed)} allowed, ${int(d.decisions.asked)} asked kept`;
-      }
-      return d.scope.decisionLogAll
-        ? `${plural(d.decisions.total, 'decision')} logged: ${int(d.decisions.allowed)} allowed, ${int(d.decisions.asked)} asked, ${int(d.decisions.denied)} denied`
-        : `${plural(d.decisions.denied, 'denial')} logged; allowed decisions are not logged (decision_log_all is off): ${int(d.decisions.allowed)} in the trail`;
-    }
-    case 'approvals': {
-      const o = d.oversight;
-      return `${plural(o.requested, 'approval request')}: ${int(o.approved)} approved, ${int(o.rejected)} rejected, ${int(o.expired)} expired, ${int(o.pending)} pending`;
-    }
-    case 'two_person_approvals': {
-      const t = d.oversight.twoPerson;
-      const distinct = t.rows.filter((r) => r.status === 'rejected' || new Set(r.approvers.split(', ').filter(Boolean)).size >= r.required).length;
-      return t.total === 0
-        ? `no two-person decision in the period${d.twoPersonRule ? ` (two people required from ${d.twoPersonRule.fromRisk} risk)` : ''}`
-        : `${plural(t.total, 'two-person decision')}; ${int(distinct)} of ${int(t.rows.length)} listed decided by distinct approvers`;
-    }
-    case 'sign_ins':
-      return `${plural(d.security.signIns, 'sign-in')} by ${plural(d.security.signInUsers, 'person', 'people')}, ${plural(d.security.failedSignIns, 'failed sign-in')}`;
-    case 'security_events': {
-      const refused = d.security.refused.total;
-      return `${plural(d.security.total - d.decisions.allowed - d.decisions.asked, 'security event')} (decisions aside), ${int(refused)} refused`;
-    }
-    case 'flag_changes': {
-      const refused = d.changes.flagChanges.refused;
-      return `${plural(d.changes.flagChanges.total - refused, 'flag change')} with who and why, ${plural(refused, 'refused attempt')}`;
-    }
-    case 'policy_revisions':
-      return `${plural(d.changes.revisions.total, 'policy revision')} first in force in the period; in force now ${d.scope.revisionInForce}`;
-    case 'audit_reads':
-      return `${plural(d.security.reads, 'read')} and ${plural(d.security.exports.total, 'export')} of the trail recorded, ${plural(d.security.reportsGenerated, 'report')} generated`;
-    case 'chain_verification': {
-      const rows = d.integrity.chains.reduce((n, c) => n + c.rowsChecked, 0);
-      if (!d.integrity.ok) {
-        const f = d.integrity.failures[0];
-        return `chain verification FAILED${f ? `: ${f.table} ${f.problem} at ${f.id}` : ''}`;
-      }
-      return `chain verified: ${plural(rows, 'row')} intact at ${isoSeconds(d.integrity.verifiedAt)}`;
-    }
-    case 'signed_checkpoints': {
-      const valid = d.integrity.chains.reduce((n, c) => n + c.checkpointsValid, 0);
-      const all = d.integrity.chains.reduce((n, c) => n + c.checkpoints, 0);
-      if (all === 0) return 'no signed checkpoint yet';
-      return `${int(valid)} of ${plural(all, 'signed checkpoint')} valid, ${int(d.integrity.checkpointsInPeriod)} signed in the period${d.integrity.key ? `; key ${d.integrity.key.keyId}` : ''}`;
-    }
-    case 'retention':
-      return d.retention
-        ? `retention ${int(d.retention.minDays)} days enforced by archive (${d.retention.profile}); ${plural(d.retention.archives, 'archive')} so far${d.retention.oldestLiveRow !== null ? `, oldest live denial ${isoSeconds(d.retention.oldestLiveRow).slice(0, 10)}` : ''}`
-        : 'no retention minimum is set by the active profiles';
-    case 'masking':
-      return d.masking
-        ? `${plural(d.masking.keys.length, 'argument key')} masked beyond the built-in detectors; ${d.denials.masked === undefined ? '' : `${plural(d.denials.masked, 'denial')} in the period had masked values`}`.replace(/; $/, '')
-        : 'built-in detectors only (no profile masking keys)';
-  }
-}
-
-export interface ServedByState {
-  ref: string;
-  ok: boolean;
-  text: string;
-}
-
 /** What each profile setting a control can be served by says, when the profile sets it (undefined: it does not). */
 const SETTINGS: Record<string, (p: LoadedProfile) => string | undefined> = {
   retention: (p) => p.retention && `retention ${p.retention.minDays} days`,
@@ -112,7 +40,7 @@ const SETTINGS: Record<string, (p: LoadedProfile) => string | undefined> = {
 };
 
 /** Whether each rule, gate, flag, invariant or setting that serves a control is in force now. */
-export function servedByState(app: App, profile: LoadedProfile, c: ControlMapping): ServedByState[] {
+export function servedByState(app: App, profile: LoadedProfile, c: ControlMapping) {
   const flags = app.flags.resolution().flags;
   return c.servedBy.map((s) => {
     const ref = `${s.kind}:${s.ref}`;
@@ -154,7 +82,7 @@ export const STATUS_LABEL: Record<ControlStatus, string> = {
 
 export interface EvidenceAssessment {
   kind: EvidenceKind;
-  /** the figure for the period (evidenceFor) */
+  /** the figure for the period, in a line */
   text: string;
   state: ControlStatus;
   /** what is missing (not demonstrated) or why it does not apply (not applicable) */
@@ -194,60 +122,119 @@ export function coverageNotes(d: ReportData): string[] {
 const listDays = (days: readonly string[], max = 3) => `${days.slice(0, max).join(', ')}${days.length > max ? ', …' : ''}`;
 
 /**
- * Whether one kind of evidence exists for the period. Configuration alone never demonstrates anything: the trail must
- * hold rows in the period, and the kinds that are an activity (logging, reviewing, signing) must show that activity.
+ * One kind of evidence over the report's period: its figure in a line, and whether the evidence exists for the period.
+ * Configuration alone never demonstrates anything: the trail must hold rows in the period, and the kinds that are an
+ * activity (logging, reviewing, signing) must show that activity.
  */
 export function assessEvidence(kind: EvidenceKind, d: ReportData): EvidenceAssessment {
-  const text = evidenceFor(kind, d);
   const c = d.coverage;
-  const missing = (why: string): EvidenceAssessment => ({ kind, text, state: 'not_demonstrated', why });
-  const shown: EvidenceAssessment = { kind, text, state: 'demonstrated' };
-  if (c.daysWithRows.length === 0) {
-    return missing(c.days.length > 0 && c.daysBeforeTrail.length === c.days.length ? 'the period predates the audit trail: no rows in the period' : 'no rows in the period');
-  }
+  // The figure and its verdict: demonstrated unless something is `missing` or the kind was `notApplicable` in the period.
+  const judged = (text: string, missing?: string, notApplicable?: string): EvidenceAssessment => {
+    if (c.daysWithRows.length === 0) {
+      const why = c.days.length > 0 && c.daysBeforeTrail.length === c.days.length ? 'the period predates the audit trail: no rows in the period' : 'no rows in the period';
+      return { kind, text, state: 'not_demonstrated', why };
+    }
+    if (missing) return { kind, text, state: 'not_demonstrated', why: missing };
+    return notApplicable ? { kind, text, state: 'not_applicable', why: notApplicable } : { kind, text, state: 'demonstrated' };
+  };
   switch (kind) {
-    case 'decisions_logged':
+    case 'denials': {
+      const fams = d.denials.families.slice(0, 3).map((f) => `${f.value} ${int(f.count)}`).join(', ');
+      // None in a period the trail was recording is itself the evidence: nothing was refused.
+      return judged(`${plural(d.denials.total, 'denial')} recorded, each attributed to its rule${fams ? ` (${fams}${d.denials.families.length > 3 ? ', …' : ''})` : ''}`);
+    }
+    case 'decisions_logged': {
       // A sample is not every decision: the control asks for the log of all of them.
-      if (!d.scope.decisionLogAll) {
-        const sample = sampledDecisions(d);
-        return missing(sample ? `allowed decisions are a ${percent(sample.rate)} sample, not all of them (decision_log_all is off)` : 'allowed decisions are not logged (decision_log_all is off)');
+      const sample = sampledDecisions(d);
+      if (sample) {
+        return judged(
+          `${plural(d.decisions.denied, 'denial')} logged; allowed and asked decisions are a ${percent(sample.rate)} sample (decision_log_all is off; ${sample.profile}): ${int(d.decisions.allowed)} allowed, ${int(d.decisions.asked)} asked kept`,
+          `allowed decisions are a ${percent(sample.rate)} sample, not all of them (decision_log_all is off)`,
+        );
       }
-      return d.decisions.total > 0 ? shown : missing('no decisions logged in the period');
-    case 'denials':
-    case 'flag_changes':
-      // None in a period the trail was recording is itself the evidence: nothing was refused, nothing was changed.
-      return shown;
-    case 'approvals':
-      return d.oversight.requested > 0 ? shown : { kind, text, state: 'not_applicable', why: 'no approval request in the period: no gated call was made' };
-    case 'two_person_approvals':
-      return d.oversight.twoPerson.total > 0 ? shown : { kind, text, state: 'not_applicable', why: 'no call in the period needed two approvers' };
-    case 'sign_ins':
-      return d.security.signIns + d.security.failedSignIns > 0 ? shown : missing('no sign-ins recorded in the period');
-    case 'security_events':
-      return d.security.total - d.decisions.allowed - d.decisions.asked > 0 ? shown : missing('no security events in the period');
+      return d.scope.decisionLogAll
+        ? judged(
+            `${plural(d.decisions.total, 'decision')} logged: ${int(d.decisions.allowed)} allowed, ${int(d.decisions.asked)} asked, ${int(d.decisions.denied)} denied`,
+            d.decisions.total > 0 ? undefined : 'no decisions logged in the period',
+          )
+        : judged(
+            `${plural(d.decisions.denied, 'denial')} logged; allowed decisions are not logged (decision_log_all is off): ${int(d.decisions.allowed)} in the trail`,
+            'allowed decisions are not logged (decision_log_all is off)',
+          );
+    }
+    case 'approvals': {
+      const o = d.oversight;
+      const text = `${plural(o.requested, 'approval request')}: ${int(o.approved)} approved, ${int(o.rejected)} rejected, ${int(o.expired)} expired, ${int(o.pending)} pending`;
+      return judged(text, undefined, o.requested > 0 ? undefined : 'no approval request in the period: no gated call was made');
+    }
+    case 'two_person_approvals': {
+      const t = d.oversight.twoPerson;
+      const distinct = t.rows.filter((r) => r.status === 'rejected' || new Set(r.approvers.split(', ').filter(Boolean)).size >= r.required).length;
+      return t.total === 0
+        ? judged(`no two-person decision in the period${d.twoPersonRule ? ` (two people required from ${d.twoPersonRule.fromRisk} risk)` : ''}`, undefined, 'no call in the period needed two approvers')
+        : judged(`${plural(t.total, 'two-person decision')}; ${int(distinct)} of ${int(t.rows.length)} listed decided by distinct approvers`);
+    }
+    case 'sign_ins': {
+      const s = d.security;
+      const text = `${plural(s.signIns, 'sign-in')} by ${plural(s.signInUsers, 'person', 'people')}, ${plural(s.failedSignIns, 'failed sign-in')}`;
+      return judged(text, s.signIns + s.failedSignIns > 0 ? undefined : 'no sign-ins recorded in the period');
+    }
+    case 'security_events': {
+      const events = d.security.total - d.decisions.allowed - d.decisions.asked;
+      return judged(`${plural(events, 'security event')} (decisions aside), ${int(d.security.refused.total)} refused`, events > 0 ? undefined : 'no security events in the period');
+    }
+    case 'flag_changes': {
+      const refused = d.changes.flagChanges.refused;
+      // None in a period the trail was recording is itself the evidence: nothing was changed.
+      return judged(`${plural(d.changes.flagChanges.total - refused, 'flag change')} with who and why, ${plural(refused, 'refused attempt')}`);
+    }
     case 'policy_revisions':
-      return d.changes.revisionAtStart !== null || d.changes.revisions.total > 0 ? shown : missing('no policy revision is recorded for the period');
+      return judged(
+        `${plural(d.changes.revisions.total, 'policy revision')} first in force in the period; in force now ${d.scope.revisionInForce}`,
+        d.changes.revisionAtStart !== null || d.changes.revisions.total > 0 ? undefined : 'no policy revision is recorded for the period',
+      );
     case 'audit_reads': {
       // Reviewed at least daily: a read or export by a person on every day of the period; a day before the trail's
       // first row was not reviewed (there was nothing to review, and nobody did).
       const reviewed = new Set(c.reviewedDays);
       const notReviewed = c.days.filter((day) => !reviewed.has(day));
-      if (c.days.length === 0) return missing('the period had not begun when the report was generated');
-      if (notReviewed.length === 0) return shown;
-      return missing(`no reviews recorded on ${int(notReviewed.length)} of ${plural(c.days.length, 'day')} (${listDays(notReviewed)})`);
+      return judged(
+        `${plural(d.security.reads, 'read')} and ${plural(d.security.exports.total, 'export')} of the trail recorded, ${plural(d.security.reportsGenerated, 'report')} generated`,
+        c.days.length === 0
+          ? 'the period had not begun when the report was generated'
+          : notReviewed.length === 0
+            ? undefined
+            : `no reviews recorded on ${int(notReviewed.length)} of ${plural(c.days.length, 'day')} (${listDays(notReviewed)})`,
+      );
     }
-    case 'chain_verification':
-      return d.integrity.ok ? shown : missing('the audit chain did not verify');
+    case 'chain_verification': {
+      const rows = d.integrity.chains.reduce((n, chain) => n + chain.rowsChecked, 0);
+      const f = d.integrity.failures[0];
+      return d.integrity.ok
+        ? judged(`chain verified: ${plural(rows, 'row')} intact at ${isoSeconds(d.integrity.verifiedAt)}`)
+        : judged(`chain verification FAILED${f ? `: ${f.table} ${f.problem} at ${f.id}` : ''}`, 'the audit chain did not verify');
+    }
     case 'signed_checkpoints': {
+      const valid = d.integrity.chains.reduce((n, chain) => n + chain.checkpointsValid, 0);
+      const all = d.integrity.chains.reduce((n, chain) => n + chain.checkpoints, 0);
+      const text = all === 0 ? 'no signed checkpoint yet' : `${int(valid)} of ${plural(all, 'signed checkpoint')} valid, ${int(d.integrity.checkpointsInPeriod)} signed in the period${d.integrity.key ? `; key ${d.integrity.key.keyId}` : ''}`;
       const signedInPeriod = c.daysWithRows.filter((day) => !c.unsignedDays.includes(day));
-      if (signedInPeriod.length === 0) return missing('no checkpoints in the period: no signed checkpoint covers its rows');
-      if (c.unsignedDays.length > 0) return missing(`no signed checkpoint covers the rows of ${int(c.unsignedDays.length)} of ${plural(c.daysWithRows.length, 'day')} with rows (${listDays(c.unsignedDays)})`);
-      return d.integrity.ok ? shown : missing('the signed checkpoints did not verify');
+      if (signedInPeriod.length === 0) return judged(text, 'no checkpoints in the period: no signed checkpoint covers its rows');
+      if (c.unsignedDays.length > 0) return judged(text, `no signed checkpoint covers the rows of ${int(c.unsignedDays.length)} of ${plural(c.daysWithRows.length, 'day')} with rows (${listDays(c.unsignedDays)})`);
+      return judged(text, d.integrity.ok ? undefined : 'the signed checkpoints did not verify');
     }
-    case 'retention':
-      return d.retention ? shown : missing('no retention minimum is set by the active profiles');
+    case 'retention': {
+      const none = 'no retention minimum is set by the active profiles';
+      return d.retention
+        ? judged(`retention ${int(d.retention.minDays)} days enforced by archive (${d.retention.profile}); ${plural(d.retention.archives, 'archive')} so far${d.retention.oldestLiveRow !== null ? `, oldest live denial ${isoSeconds(d.retention.oldestLiveRow).slice(0, 10)}` : ''}`)
+        : judged(none, none);
+    }
     case 'masking':
-      return shown;
+      return judged(
+        d.masking
+          ? `${plural(d.masking.keys.length, 'argument key')} masked beyond the built-in detectors; ${d.denials.masked === undefined ? '' : `${plural(d.denials.masked, 'denial')} in the period had masked values`}`.replace(/; $/, '')
+          : 'built-in detectors only (no profile masking keys)',
+      );
   }
 }
 

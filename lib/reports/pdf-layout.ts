@@ -234,15 +234,14 @@ export class PdfLayout {
     this.y += 18;
   }
 
-  paragraph(text: string, o: { size?: number; color?: string; bold?: boolean; x?: number; width?: number; after?: number } = {}): void {
+  paragraph(text: string, o: { size?: number; color?: string; after?: number } = {}): void {
     const size = o.size ?? 9.5;
-    this.font(size, o.bold ? 'bold' : 'normal', o.color ?? COLORS.text);
+    this.font(size, 'normal', o.color ?? COLORS.text);
     const lh = this.lineHeight(size);
-    const x = o.x ?? MARGIN.left;
-    for (const line of this.wrap(text, o.width ?? CONTENT_WIDTH)) {
+    for (const line of this.wrap(text, CONTENT_WIDTH)) {
       this.ensure(lh);
-      this.font(size, o.bold ? 'bold' : 'normal', o.color ?? COLORS.text);
-      this.doc.text(line, x, this.y, { baseline: 'top' });
+      this.font(size, 'normal', o.color ?? COLORS.text);
+      this.doc.text(line, MARGIN.left, this.y, { baseline: 'top' });
       this.y += lh;
     }
     this.y += o.after ?? 6;
@@ -324,8 +323,8 @@ export class PdfLayout {
   }
 
   /**
-   * A table's geometry: its column widths, its header's height, and each row's cells, lines (a lead's lines first, as
-   * blanks, where its text is drawn apart in bold) and height; what table() draws and tableHeight() adds up.
+   * A table's geometry: its column widths, its header's lines and height, and each row's cells, lines (a lead's lines
+   * first, as blanks, where its text is drawn apart in bold) and height; what table() draws and tableHeight() adds up.
    */
   private layTable(columns: Column[], rows: CellInput[][], o: TableOptions) {
     const size = o.fontSize ?? 8;
@@ -334,7 +333,8 @@ export class PdfLayout {
     const total = columns.reduce((n, [, w]) => n + w, 0);
     const widths = columns.map(([, w]) => (w / total) * width);
     this.font(size - 0.5, 'bold');
-    const headerHeight = Math.max(...columns.map(([title], i) => this.wrap(title, widths[i]! - 2 * PAD).length)) * lh + 2 * PAD;
+    const header = columns.map(([title], i) => this.wrap(title, widths[i]! - 2 * PAD));
+    const headerHeight = Math.max(...header.map((l) => l.length)) * lh + 2 * PAD;
     const laid = rows.map((row) => {
       const cells = row.map(cellOf);
       const leads = cells.map((c, i) => {
@@ -350,7 +350,7 @@ export class PdfLayout {
       });
       return { cells, leads, lines, height: Math.max(1, ...lines.map((l) => l.length)) * lh + 2 * PAD - 1 };
     });
-    return { size, lh, width, widths, headerHeight, rows: laid };
+    return { size, lh, width, widths, header, headerHeight, rows: laid };
   }
 
   /** The height a table will take on one page (its header, rows and the space after it), to keep it whole. */
@@ -364,8 +364,11 @@ export class PdfLayout {
    * the header (and the caption, marked "continued") is drawn again.
    */
   table(columns: Column[], rows: CellInput[][], o: TableOptions = {}): void {
-    const { size, lh, width, widths, headerHeight, rows: laid } = this.layTable(columns, rows, o);
+    const { size, lh, width, widths, header, headerHeight, rows: laid } = this.layTable(columns, rows, o);
     const x0 = o.x ?? MARGIN.left;
+    // The lines of column i (at x) from line `from` on, aligned as the column is (a cell's lead always to the left).
+    const draw = (lines: string[], i: number, x: number, right = columns[i]?.[2] === 'right', from = 0) =>
+      lines.forEach((l, j) => j >= from && this.doc.text(l, right ? x + widths[i]! - PAD : x + PAD, this.y + PAD + j * lh, { baseline: 'top', align: right ? 'right' : 'left' }));
 
     const drawHeader = (continued: boolean) => {
       if (continued && o.caption) {
@@ -376,12 +379,9 @@ export class PdfLayout {
       this.doc.setFillColor(COLORS.head);
       this.doc.rect(x0, this.y, width, headerHeight, 'F');
       let x = x0;
-      columns.forEach(([title, , align], i) => {
-        this.font(size - 0.5, 'bold', COLORS.muted);
-        const lines = this.wrap(title, widths[i]! - 2 * PAD);
-        lines.forEach((l, j) =>
-          this.doc.text(l, align === 'right' ? x + widths[i]! - PAD : x + PAD, this.y + PAD + j * lh, { baseline: 'top', align: align === 'right' ? 'right' : 'left' }),
-        );
+      this.font(size - 0.5, 'bold', COLORS.muted);
+      header.forEach((lines, i) => {
+        draw(lines, i, x);
         x += widths[i]!;
       });
       this.y += headerHeight;
@@ -401,15 +401,13 @@ export class PdfLayout {
       }
       let x = x0;
       cells.forEach((c, i) => {
-        this.font(size, styleOf(c), c.color ?? COLORS.text);
-        const right = columns[i]?.[2] === 'right';
         const lead = leads[i]!;
         if (lead.length) {
           this.font(size, 'bold', c.color ?? COLORS.text);
-          lead.forEach((l, j) => this.doc.text(l, x + PAD, this.y + PAD + j * lh, { baseline: 'top' }));
-          this.font(size, styleOf(c), c.color ?? COLORS.text);
+          draw(lead, i, x, false);
         }
-        lines[i]!.forEach((l, j) => j >= lead.length && this.doc.text(l, right ? x + widths[i]! - PAD : x + PAD, this.y + PAD + j * lh, { baseline: 'top', align: right ? 'right' : 'left' }));
+        this.font(size, styleOf(c), c.color ?? COLORS.text);
+        draw(lines[i]!, i, x, undefined, lead.length);
         x += widths[i]!;
       });
       this.y += h;

@@ -5,13 +5,12 @@
  * Pure: the report's data in, the PDF's bytes out. No absolute server path is ever printed.
  */
 import { typeLabel } from '@/lib/audit/event-labels';
-import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
+import { familyInfo, ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 import type { Capped, ReportData } from './data';
 import type { ControlRow } from './evidence';
 import { controlCounts, coverageNotes, int, percent, plural, sampledDecisions, STATUS_LABEL } from './evidence';
 import { COLORS, CONTENT_WIDTH, MARGIN, PdfLayout, type Column } from './pdf-layout';
 import { describePeriod, isoSeconds, periodEnd } from './period';
-import { familyInfo } from '@/lib/audit/denials/vocabulary';
 
 const minute = (t: number) => `${isoSeconds(t).slice(0, 16).replace('T', ' ')}`;
 const share = (n: number, total: number) => (total > 0 ? `${((100 * n) / total).toFixed(n / total < 0.1 ? 1 : 0)}%` : '–');
@@ -251,11 +250,10 @@ function chart(L: PdfLayout, d: ReportData): void {
   const n = Math.max(1, c.buckets.length);
   const slot = w / n;
   const bar = Math.max(1, Math.min(slot * 0.72, 28));
-  const order = c.families;
   c.buckets.forEach((b, i) => {
     let y = base;
     const x = x0 + i * slot + (slot - bar) / 2;
-    for (const fam of order) {
+    for (const fam of c.families) {
       const v = b.counts[fam] ?? 0;
       if (v <= 0) continue;
       const bh = (h * v) / max;
@@ -272,11 +270,10 @@ function chart(L: PdfLayout, d: ReportData): void {
     doc.text(bucketLabel(b.start, c.bucketSeconds), x0 + i * slot + slot / 2, base + 4, { baseline: 'top', align: 'center' });
   });
   L.y = base + 18;
-  // Legend: swatch, name and count of each family.
+  // Legend: swatch, name and count of each family (the chart's families, in its order).
   let lx = MARGIN.left + 40;
-  for (const fam of order) {
-    const total = d.denials.families.find((f) => f.value === fam)?.count ?? 0;
-    const label = `${fam} ${int(total)}`;
+  for (const { value: fam, count } of d.denials.families) {
+    const label = `${fam} ${int(count)}`;
     L.font(7.5, 'normal', COLORS.text);
     const tw = doc.getTextWidth(label);
     if (lx + tw + 22 > MARGIN.left + CONTENT_WIDTH) {
