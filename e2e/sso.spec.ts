@@ -135,6 +135,11 @@ providers:
     }
     await page.getByRole('link', { name: 'Back to sign-in' }).click();
     await expect(page).toHaveURL(/\/login$/);
+    // a reason the page does not know, even one every object has, gets the general sentence
+    for (const reason of ['toString', 'made_up']) {
+      await page.goto(`${server.url}/login/refused?reason=${reason}`);
+      await expect(page.locator('p[role="alert"]')).toHaveText('The sign-in was refused. Start again from the sign-in page.');
+    }
   });
 
   test('a group change at the provider changes the role at the next sign-in', async ({ page }) => {

@@ -22,7 +22,7 @@
  */
 import { z } from 'zod';
 import { durationSchema } from '@/lib/permissions/gates';
-import { ConfigFileError, parseYamlConfigLocated, type ConfigIssue } from '@/lib/permissions/yaml-config';
+import { ConfigFileError, idList, parseYamlConfigLocated, type ConfigIssue } from '@/lib/permissions/yaml-config';
 
 export const ASK_MODES = ['wait', 'return'] as const;
 export type AskMode = (typeof ASK_MODES)[number];
@@ -64,13 +64,10 @@ const fileSchema = z
     separator: z.string().regex(/^[A-Za-z0-9_.-]{1,4}$/, 'separator is 1 to 4 of letters, digits, "_", "." or "-"').default('__'),
     approval_wait: seconds(24 * 3600).default(600),
     call_timeout: seconds(3600).default(60),
-    servers: z.array(serverSchema).nullable().default([]),
+    servers: idList(serverSchema, 'server'),
   })
   .superRefine((f, ctx) => {
-    const seen = new Set<string>();
     (f.servers ?? []).forEach((s, i) => {
-      if (seen.has(s.id)) ctx.addIssue({ code: 'custom', path: ['servers', i, 'id'], message: `duplicate server id "${s.id}"` });
-      seen.add(s.id);
       if (s.id.includes(f.separator)) ctx.addIssue({ code: 'custom', path: ['servers', i, 'id'], message: `the id contains the separator "${f.separator}"` });
     });
   });

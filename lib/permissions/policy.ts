@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { BoundedPairCache } from '@/lib/bounded-cache';
-import { parseYamlConfigLocated } from './yaml-config';
+import { idList, parseYamlConfigLocated } from './yaml-config';
 import { compileCondition, conditionSchema, type Condition } from './condition';
 import { compileNames, matchesName, type NameMatcher } from './glob';
 import { annotationRequirementSchema, annotationsMatch, compileAnnotations, type AnnotationMatcher } from './annotations';
@@ -49,18 +49,10 @@ export const policyRuleSchema = z.strictObject({
     .default({}),
 });
 
-export const policyFileSchema = z
-  .strictObject({
-    version: z.literal(1).default(1),
-    rules: z.array(policyRuleSchema).nullable().default([]),
-  })
-  .superRefine((policy, ctx) => {
-    const seen = new Set<string>();
-    (policy.rules ?? []).forEach((rule, i) => {
-      if (seen.has(rule.id)) ctx.addIssue({ code: 'custom', path: ['rules', i, 'id'], message: `duplicate rule id "${rule.id}"` });
-      seen.add(rule.id);
-    });
-  });
+export const policyFileSchema = z.strictObject({
+  version: z.literal(1).default(1),
+  rules: idList(policyRuleSchema, 'rule'),
+});
 
 export type PolicyRuleInput = z.infer<typeof policyRuleSchema>;
 

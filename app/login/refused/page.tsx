@@ -12,7 +12,7 @@ export const dynamic = 'force-dynamic';
  */
 export default async function SignInRefusedPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const raw = (await searchParams).reason;
-  const reason = typeof raw === 'string' && raw in REFUSAL_TEXT ? (raw as RefusalReason) : null;
+  const reason = typeof raw === 'string' && Object.hasOwn(REFUSAL_TEXT, raw) ? (raw as RefusalReason) : null;
   return (
     <main className="login-page">
       <section className="login-card" aria-labelledby="refused-title">
