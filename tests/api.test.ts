@@ -47,8 +47,8 @@ beforeAll(async () => {
   deployerAgent = await app.auth.createToken({ agent: 'deployer' }, 't');
   cleanerAgent = await app.auth.createToken({ agent: 'data_cleaner' }, 't');
 });
-afterAll(() => {
-  getSqliteApp().close();
+afterAll(async () => {
+  await getSqliteApp().close();
   server.remove();
 });
 

@@ -31,8 +31,8 @@ beforeAll(async () => {
   deployer = await app.auth.createToken({ agent: 'deployer' }, 't');
   trainer = await app.auth.createToken({ agent: 'trainer' }, 't');
 });
-afterAll(() => {
-  getSqliteApp().close();
+afterAll(async () => {
+  await getSqliteApp().close();
   server.remove();
 });
 

@@ -78,8 +78,8 @@ beforeAll(async () => {
     });
   }
 });
-afterAll(() => {
-  getSqliteApp().close();
+afterAll(async () => {
+  await getSqliteApp().close();
   server.remove();
 });
 

@@ -35,7 +35,7 @@ afterAll(async () => {
   front.closeAllConnections();
   upstream.closeAllConnections();
   await new Promise((r) => upstream.close(r));
-  getSqliteApp().close();
+  await getSqliteApp().close();
   server.remove();
 });
 

@@ -45,7 +45,7 @@ afterAll(async () => {
   await new Promise((r) => front.close(r));
   front.closeAllConnections();
   await new Promise((r) => upstream.close(r));
-  getSqliteApp().close();
+  await getSqliteApp().close();
   server.remove();
 });
 

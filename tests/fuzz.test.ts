@@ -27,8 +27,8 @@ const routes: { path: string; params: string[]; mod: Record<string, unknown> }[]
   { path: '/api/v1/auth/me', params: [], mod: await import('@/app/api/v1/auth/me/route') },
 ];
 
-afterAll(() => {
-  getSqliteApp().close();
+afterAll(async () => {
+  await getSqliteApp().close();
   server.remove();
 });
 

@@ -77,7 +77,7 @@ afterAll(async () => {
   await new Promise((r) => upstream.close(r));
   receiver.closeAllConnections();
   await new Promise((r) => receiver.close(r));
-  getSqliteApp().close();
+  await getSqliteApp().close();
   server.remove();
 });
 

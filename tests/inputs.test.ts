@@ -11,8 +11,8 @@ const server = useTempServerEnv('inputs', { env: { SWARM_INTERNAL_SECRET: 'input
 const { getApp, getSqliteApp } = await import('@/lib/app');
 const { inputsSuite } = await import('./support/inputs-suite');
 
-afterAll(() => {
-  getSqliteApp().close();
+afterAll(async () => {
+  await getSqliteApp().close();
   server.remove();
 });
 

@@ -15,8 +15,8 @@ const { getSqliteApp } = await import('@/lib/app');
 const { ROUTES, HTTP_METHODS } = await import('@/lib/http/route-table');
 const { ADAPTED_ROUTE } = await import('@/lib/http/next-handlers');
 const openapi = await import('@/app/api/v1/openapi.json/route');
-afterAll(() => {
-  getSqliteApp().close();
+afterAll(async () => {
+  await getSqliteApp().close();
   server.remove();
 });
 

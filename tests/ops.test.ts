@@ -55,7 +55,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await front.shutdown(1000);
   await new Promise((r) => upstream.close(r));
-  getSqliteApp().close();
+  await getSqliteApp().close();
   server.remove();
 });
 

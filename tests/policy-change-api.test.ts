@@ -37,7 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await new Promise((r) => upstream.close(r));
   upstream.closeAllConnections();
-  getSqliteApp().close();
+  await getSqliteApp().close();
   server.remove();
 });
 

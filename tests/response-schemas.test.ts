@@ -8,8 +8,8 @@ const server = useTempServerEnv('response-schemas');
 const { getApp, getSqliteApp } = await import('@/lib/app');
 const { responseSchemasSuite } = await import('./support/response-schemas-suite');
 
-afterAll(() => {
-  getSqliteApp().close();
+afterAll(async () => {
+  await getSqliteApp().close();
   server.remove();
 });
 

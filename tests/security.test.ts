@@ -10,8 +10,8 @@ const server = useTempServerEnv('sec', { policy: 'empty' });
 
 const { getSqliteApp } = await import('@/lib/app');
 const { ROUTES, HTTP_METHODS } = await import('@/lib/http/route-table');
-afterAll(() => {
-  getSqliteApp().close();
+afterAll(async () => {
+  await getSqliteApp().close();
   server.remove();
 });
 

@@ -15,8 +15,8 @@ const { createApp, getApp, getSqliteApp } = await import('@/lib/app');
 const { passwordLogin } = await import('@/lib/auth/login');
 const { signInSuite } = await import('./support/sign-in-suite');
 
-afterAll(() => {
-  getSqliteApp().close();
+afterAll(async () => {
+  await getSqliteApp().close();
   server.remove();
 });
 

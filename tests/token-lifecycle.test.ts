@@ -9,8 +9,8 @@ const server = useTempServerEnv('token-lifecycle');
 const { getApp, getSqliteApp } = await import('@/lib/app');
 const { tokenLifecycleSuite } = await import('./support/token-lifecycle-suite');
 
-afterAll(() => {
-  getSqliteApp().close();
+afterAll(async () => {
+  await getSqliteApp().close();
   server.remove();
 });
 

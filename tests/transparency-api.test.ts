@@ -77,8 +77,8 @@ beforeAll(async () => {
   viewer = await app.auth.createToken({ username: 'victor' }, 't');
   operator = await app.auth.createToken({ username: 'olivia' }, 't');
 });
-afterAll(() => {
-  getSqliteApp().close();
+afterAll(async () => {
+  await getSqliteApp().close();
   server.remove();
 });
 

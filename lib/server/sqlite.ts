@@ -248,16 +248,20 @@ export class SqliteSide implements DatabaseSide {
     }
   }
 
-  close(): void {
-    if (this.closed) return;
+  /**
+   * Closes at once (the connection, the timers, the last rows); the promise settles when the background work has
+   * stopped too (the flag feed, notification delivery, the WAL checkpointer thread), for whoever removes the file next.
+   */
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
     this.closed = true;
     const { app } = this;
     app.closeConfig();
-    void app.flags.stop();
+    const stopping: Promise<unknown>[] = [app.flags.stop()];
     if (this.rollupTimer) clearInterval(this.rollupTimer);
     if (this.searchTimer) clearInterval(this.searchTimer);
     app.stopSweeper();
-    void app.notifications.stopDelivery();
+    stopping.push(app.notifications.stopDelivery());
     if (this.auditTimer) {
       clearInterval(this.auditTimer);
       // A server's last words: its stop, and a checkpoint that covers everything it wrote.
@@ -275,9 +279,10 @@ export class SqliteSide implements DatabaseSide {
         console.error('Signing a checkpoint of the audit trail failed.', error);
       }
     }
-    void this.checkpointer?.stop();
+    if (this.checkpointer) stopping.push(this.checkpointer.stop());
     // the last uses of tokens noted and not yet written (synchronous on SQLite, before the connection closes)
     void this.tokens.lastUse.close();
     this.db.$client.close();
+    return Promise.allSettled(stopping).then(() => undefined);
   }
 }

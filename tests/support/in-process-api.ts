@@ -12,7 +12,7 @@ export type RouteHandler = (req: Request, ctx: { params: Promise<Record<string, 
 export interface TempServerEnv {
   dir: string;
   adminToken: string;
-  /** remove the temp dir (close the app first) */
+  /** remove the temp dir (await the app's close() first) */
   remove(): void;
 }
 
@@ -32,9 +32,9 @@ export function useTempServerEnv(
     SWARM_ADMIN_PASSWORD: 'admin-password-1',
     ...options.env,
   });
-  // The application's WAL checkpointer thread stops after close() returns (on a busy machine it may only be starting)
-  // and may still leave its -wal/-shm files for a moment: the removal tries again on ENOTEMPTY for about five seconds
-  // (a temp folder's cleanup, never an assertion).
+  // The application's background work (the WAL checkpointer thread above all) stops when the promise of close()
+  // settles: await it first. The removal still tries again on ENOTEMPTY for about five seconds (a temp folder's
+  // cleanup, never an assertion).
   return { dir, adminToken, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 25 }) };
 }
 
