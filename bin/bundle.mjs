@@ -1,13 +1,14 @@
 /**
  * A TypeScript entry of this repository (the `swarm` command, the server's start, a listener worker) as one file, so
- * that its process starts in a fraction of a second.
+ * that its process starts in about half the time.
  *
- * Loaded through tsx, an entry's ~170 TypeScript modules are resolved and compiled one by one by its loader hooks: 3–5 s
- * on a 2-core machine before anything runs, for every command (`swarm hook claude-code` runs before every tool call of
- * an agent) and for each process of a server that (re)starts. esbuild makes them one ES module in under a second. It is
- * kept in node_modules/.cache/swarm/ with the size and modification time of every source it was made from, and made
- * again as soon as one of them differs (an edit, a `git pull`, another checkout). Packages stay imports, resolved in
- * node_modules when the process runs, and each source's `import.meta.url` stays its own file's URL, as under tsx (the
+ * Loaded through tsx, an entry's ~170 TypeScript modules are resolved and compiled one by one by its loader hooks: about
+ * 1.2 s of the 2.3–2.6 s a command takes on a quiet 2-core machine, more under load (bench/start.ts), for every command
+ * (`swarm hook claude-code` runs before every tool call of an agent) and for each process of a server that (re)starts.
+ * esbuild makes them one ES module in under a second, once. It is kept in node_modules/.cache/swarm/ with the size
+ * and modification time of every source it was made from, and made again as soon as one of them differs (an edit, a
+ * `git pull`, another checkout). Packages stay imports, resolved in node_modules when the process runs (most of the
+ * time left is Node loading them), and each source's `import.meta.url` stays its own file's URL, as under tsx (the
  * migrations and the worker files are found next to the sources).
  *
  * Returns the bundle's URL, or undefined when it cannot be had (the cache is not writable, esbuild is missing or
