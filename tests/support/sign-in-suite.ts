@@ -83,7 +83,9 @@ export function signInSuite(name: string, app: () => Promise<App>, expireLock: E
       // the rest refused: never 30 passwords checked on one shared delay.
       expect(checked).toHaveLength(3);
       checked.forEach((c, i) => expect(c.took).toBeGreaterThanOrEqual([250, 750, 1750][i]!));
-      expect(refused.filter((r) => r.code === 'TOO_MANY_REQUESTS').length).toBeGreaterThanOrEqual(20);
+      // How many of the 30 arrive before the sixth failure locks the name depends on the machine's load (16 of them on
+      // a busy 2-core run): some are refused for the full queue, and each refusal is one of the two below.
+      expect(refused.filter((r) => r.code === 'TOO_MANY_REQUESTS').length).toBeGreaterThanOrEqual(1);
       // Refused at once, or (waiting when the sixth failure locked the name: lockfast) refused as locked after it.
       const lockedAt = checked.length >= 3 ? checked[2]!.took : Infinity;
       for (const r of refused) {
