@@ -1,6 +1,7 @@
 'use client';
 
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
+import { useModal } from '@/app/_components/use-modal';
 import type { Approval } from './approval-types';
 import { approvalStep, confirmsStep, deliberateStep, plainReason } from './approval-text';
 import { ArgumentsView } from './arguments-view';
@@ -25,7 +26,6 @@ export interface ApproveCandidate {
  * in words.
  */
 export function ApproveDialog({ candidates, onCancel, onConfirm }: { candidates: ApproveCandidate[]; onCancel: () => void; onConfirm: (ids: string[]) => void }) {
-  const ref = useRef<HTMLDialogElement>(null);
   const confirmRef = useRef<HTMLButtonElement>(null);
   const ids = candidates.filter((c) => !c.blocked).map((c) => c.a.id);
   const single = candidates.length === 1 ? candidates[0] : undefined;
@@ -35,12 +35,7 @@ export function ApproveDialog({ candidates, onCancel, onConfirm }: { candidates:
   const [typed, setTyped] = useState('');
   const [wrong, setWrong] = useState(false);
 
-  useEffect(() => {
-    const d = ref.current;
-    if (d && !d.open) d.showModal();
-    if (deliberate) wordRef.current?.focus();
-    else confirmRef.current?.focus();
-  }, [deliberate]);
+  const ref = useModal(deliberate ? wordRef : confirmRef);
 
   const step = single ? approvalStep(single.a) : null;
   // A step of a gate that needs several people says which: "Approve (2 of 2)".

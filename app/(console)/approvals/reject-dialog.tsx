@@ -1,6 +1,7 @@
 'use client';
 
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
+import { useModal } from '@/app/_components/use-modal';
 import type { Approval } from './approval-types';
 import { PRESET_REASONS, withPreset } from './approval-text';
 import { RequestLine } from './request-parts';
@@ -16,18 +17,11 @@ const MISSING = 'Write the reason for the rejection (or choose a common reason a
  */
 export function RejectDialog({ items, onCancel, onConfirm }: { items: Approval[]; onCancel: () => void; onConfirm: (reason: string) => void }) {
   const count = items.length;
-  const ref = useRef<HTMLDialogElement>(null);
   const textRef = useRef<HTMLTextAreaElement>(null);
+  const ref = useModal(textRef);
   const [text, setText] = useState('');
   const [missing, setMissing] = useState(false);
   const reason = text.trim();
-
-  useEffect(() => {
-    const d = ref.current;
-    if (d && !d.open) d.showModal();
-    // showModal focuses the first control; the reason text is where a person starts
-    textRef.current?.focus();
-  }, []);
 
   const submit = () => {
     if (reason) {

@@ -1,6 +1,7 @@
 'use client';
 
-import { useEffect, useRef, useState, type ReactNode } from 'react';
+import { useRef, useState, type ReactNode } from 'react';
+import { useModal } from '@/app/_components/use-modal';
 import { errorSentence } from '@/app/_lib/api-client';
 import styles from './policy.module.css';
 
@@ -28,18 +29,12 @@ export function ReasonDialog({
   /** sends the decision; what it throws is shown in the dialog, else the dialog closes */
   onConfirm: (reason: string) => Promise<unknown>;
 }) {
-  const ref = useRef<HTMLDialogElement>(null);
   const textRef = useRef<HTMLTextAreaElement>(null);
+  const ref = useModal(textRef);
   const [text, setText] = useState('');
   const [missing, setMissing] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
-
-  useEffect(() => {
-    const d = ref.current;
-    if (d && !d.open) d.showModal();
-    textRef.current?.focus();
-  }, []);
 
   const submit = async () => {
     const reason = text.trim();

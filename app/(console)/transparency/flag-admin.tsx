@@ -8,6 +8,7 @@
  */
 import { useRouter } from 'next/navigation';
 import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { useModal } from '@/app/_components/use-modal';
 import type { TransparencyFlag } from '@/lib/flags/transparency';
 import { flagSchema } from '@/lib/http/responses';
 import { apiDelete, apiPut, asApiError } from '@/app/_lib/api-client';
@@ -95,20 +96,14 @@ export function FlagActions({ flag }: { flag: TransparencyFlag }) {
 
 function FlagChangeDialog({ request, onClose }: { request: Request; onClose: (saved?: string) => void }) {
   const { flag, action } = request;
-  const ref = useRef<HTMLDialogElement>(null);
   const reasonRef = useRef<HTMLTextAreaElement>(null);
+  const ref = useModal(reasonRef);
   const [reason, setReason] = useState('');
   const [missingReason, setMissingReason] = useState(false);
   const [error, setError] = useState<string[] | null>(null);
   const [busy, setBusy] = useState(false);
   const saved = useRef<string | undefined>(undefined);
   const id = useId();
-
-  useEffect(() => {
-    const d = ref.current;
-    if (d && !d.open) d.showModal();
-    reasonRef.current?.focus();
-  }, []);
 
   async function submit() {
     if (!reason.trim()) {

@@ -1,7 +1,8 @@
 'use client';
 
 import { useRouter } from 'next/navigation';
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
+import { useModal } from '@/app/_components/use-modal';
 import styles from './tokens.module.css';
 
 /**
@@ -22,17 +23,11 @@ export function RevokeToken({ id, name, owner }: { id: number; name: string; own
 }
 
 function ConfirmRevoke({ id, name, owner, onClose }: { id: number; name: string; owner: string; onClose: () => void }) {
-  const ref = useRef<HTMLDialogElement>(null);
   const cancelRef = useRef<HTMLButtonElement>(null);
+  const ref = useModal(cancelRef);
   const router = useRouter();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
-
-  useEffect(() => {
-    const d = ref.current;
-    if (d && !d.open) d.showModal();
-    cancelRef.current?.focus();
-  }, []);
 
   const revoke = async () => {
     setBusy(true);
