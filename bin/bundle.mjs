@@ -51,6 +51,7 @@ function unchanged(sources) {
 
 async function make(root, entry, file) {
   const { build } = await import('esbuild');
+  const started = Date.now();
   const result = await build({
     absWorkingDir: root,
     entryPoints: [join(root, entry)],
@@ -82,6 +83,9 @@ async function make(root, entry, file) {
     ],
   });
   const sources = [join(root, 'tsconfig.json'), ...Object.keys(result.metafile.inputs).map((p) => join(root, p))].map(stamp);
+  // a source written while esbuild read the sources may be in the bundle as it was before: nothing is kept, and the
+  // next run makes the bundle again
+  if (sources.some(([, , mtimeMs]) => mtimeMs >= started)) throw new Error('a source changed while the bundle was made');
   // written beside it, then renamed over it: a command starting meanwhile reads the old bundle or the new one, whole
   const partial = `${file}.${process.pid}.partial`;
   try {

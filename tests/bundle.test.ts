@@ -60,7 +60,7 @@ describe('the swarm command from one bundle of its sources', () => {
     expect(readdirSync(join(root, 'node_modules', '.cache', 'swarm'))).toEqual([file.split('/').pop()]); // nothing partial left
   });
 
-  it('is made again when a source it was made from is gone, and is not had when the source does not compile or the cache cannot be written', async () => {
+  it('is made again when a source it was made from is gone, and is not had when a source does not compile, changed while it was made, or the cache cannot be written', async () => {
     const root = checkout('first');
     await bundled(root, 'cli/main.ts');
     rmSync(join(root, 'lib', 'word.ts'));
@@ -69,6 +69,15 @@ describe('the swarm command from one bundle of its sources', () => {
     writeWord(root, 'back');
     writeFileSync(join(root, 'cli', 'main.ts'), 'this is not TypeScript (\n');
     expect(await bundled(root, 'cli/main.ts')).toBeUndefined();
+
+    // a source whose time says it was written while the bundle was being made: not kept, made again next time
+    writeFileSync(join(root, 'cli', 'main.ts'), "import { said } from '@/lib/word';\nconsole.log(said());\n");
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(root, 'lib', 'word.ts'), later, later);
+    expect(await bundled(root, 'cli/main.ts')).toBeUndefined();
+    const earlier = new Date(Date.now() - 60_000);
+    utimesSync(join(root, 'lib', 'word.ts'), earlier, earlier);
+    expect(await bundled(root, 'cli/main.ts')).toBeDefined();
 
     const readOnly = checkout('x');
     writeFileSync(join(readOnly, 'node_modules', '.cache'), 'a file where the cache folder would be');
