@@ -49,9 +49,11 @@ test.describe('the reports page', () => {
 
   test('quick choices set the period; the OSCAL download is assessment results; a backwards period cannot be downloaded', async ({ page }) => {
     await signIn(page, 'alex');
+    // The page's clock is the test's, so that "last month" is known whatever day the test runs (and across midnight).
+    const now = new Date('2026-03-16T10:00:00Z');
+    await page.clock.setFixedTime(now);
     await page.goto('/reports');
     await page.getByRole('button', { name: 'Last month' }).click();
-    const now = new Date();
     const first = ymd(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
     const last = ymd(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) - 86_400_000);
     await expect(page.getByLabel('First day')).toHaveValue(first);
