@@ -5,6 +5,7 @@ import type { CheckInput, Principal, Role } from '@/lib/permissions';
 import { DatabaseUnavailable } from '@/db/pg/client';
 import { CliError } from './errors';
 import { DbLocationError, locationTarget, parseDbLocation, type DbLocation } from '@/db/location';
+import { isError } from '@/lib/errors';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -40,7 +41,7 @@ export function dbLocation(env: Env, value = env.SWARM_DB): DbLocation {
   try {
     return parseDbLocation(value);
   } catch (error) {
-    if (error instanceof DbLocationError) throw new CliError(error.message);
+    if (isError(error, DbLocationError)) throw new CliError(error.message);
     throw error;
   }
 }
@@ -55,7 +56,7 @@ export async function withAnyApp<T>(ctx: CliContext, fn: (app: App) => Promise<T
   try {
     app = await openApp({ dbPath: locationTarget(where), env: ctx.env, watchConfig: false, signOnClose: true });
   } catch (error) {
-    if (error instanceof DatabaseUnavailable) throw new CliError(error.message);
+    if (isError(error, DatabaseUnavailable)) throw new CliError(error.message);
     throw error;
   }
   try {

@@ -1,6 +1,8 @@
 /** The CLI's own errors: each carries its exit status (1 failure, 2 usage). Library errors are mapped in run.ts. */
+import { brand } from '@/lib/errors';
 
 export class CliError extends Error {
+  static readonly kind: string = 'CliError';
   constructor(
     message: string,
     readonly exitCode = 1,
@@ -8,12 +10,13 @@ export class CliError extends Error {
     readonly details: readonly string[] = [],
   ) {
     super(message);
-    this.name = 'CliError';
+    brand(this, CliError);
   }
 }
 
 /** The command line itself is wrong: unknown option, missing argument, invalid value. Exit status 2. */
 export class UsageError extends CliError {
+  static override readonly kind: string = 'UsageError';
   constructor(
     message: string,
     details: readonly string[] = [],
@@ -21,6 +24,6 @@ export class UsageError extends CliError {
     readonly showUsage = false,
   ) {
     super(message, 2, details);
-    this.name = 'UsageError';
+    brand(this, UsageError);
   }
 }

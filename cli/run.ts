@@ -1,5 +1,5 @@
 /** Dispatch a command line to its command and turn every outcome into an exit status. */
-import { AppError, messageOf } from '@/lib/errors';
+import { AppError, messageOf, isError } from '@/lib/errors';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { approvalsCommand } from './commands/approvals';
 import { auditCommand } from './commands/audit';
@@ -81,17 +81,17 @@ export function main(
 
 function report(ctx: CliContext, error: unknown): number {
   const { io } = ctx;
-  if (error instanceof CliError) {
+  if (isError(error, CliError)) {
     io.err(`error: ${error.message}\n`);
     for (const d of error.details) io.err(`  ${d}\n`);
-    if (error instanceof UsageError) io.err(error.showUsage ? `\n${USAGE}` : 'Run "swarm help" for usage.\n');
+    if (isError(error, UsageError)) io.err(error.showUsage ? `\n${USAGE}` : 'Run "swarm help" for usage.\n');
     return error.exitCode;
   }
-  if (error instanceof AppError) {
+  if (isError(error, AppError)) {
     io.err(`error: ${error.message}\n`);
     return 1;
   }
-  if (error instanceof ConfigFileError) {
+  if (isError(error, ConfigFileError)) {
     // createApp loads the configuration files and refuses to run on a broken one.
     io.err(`error: the configuration file ${error.file} is invalid:\n${error.message}\n`);
     return 1;

@@ -30,6 +30,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import { BoundedCache } from '@/lib/bounded-cache';
 import { dedicatedClient, inTransaction } from './pg/client';
 import { announceWrite } from './write-intent';
+import { brand } from '@/lib/errors';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -210,10 +211,11 @@ function prefixRange(prefix: string): [string, string] | undefined {
 
 /** A transaction body on SQLite waited for something: refused, since it would hold the writer lock across the wait. */
 export class TransactionWouldWait extends Error {
+  static readonly kind = 'TransactionWouldWait';
   readonly code = 'TRANSACTION_WOULD_WAIT';
   constructor() {
     super('A SQLite transaction body waited for a promise: a transaction may only run statements (it holds the writer lock).');
-    this.name = 'TransactionWouldWait';
+    brand(this, TransactionWouldWait);
   }
 }
 

@@ -2,15 +2,17 @@
  * Where the data lives, from SWARM_DB: a file path (or nothing) is SQLite, `postgres://` or `postgresql://` is
  * PostgreSQL. Any other URL is refused with the reason, never taken for a file name.
  */
+import { brand } from '@/lib/errors';
 export type DbLocation = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; shown: string };
 
 export const DEFAULT_SQLITE_PATH = 'data/swarm.db';
 
 export class DbLocationError extends Error {
+  static readonly kind = 'DbLocationError';
   readonly code = 'DB_LOCATION_INVALID';
   constructor(message: string) {
     super(message);
-    this.name = 'DbLocationError';
+    brand(this, DbLocationError);
   }
 }
 

@@ -66,14 +66,46 @@ export const CODED_ERRORS: Readonly<Record<string, CodedErrorAnswer>> = {
   WITNESS_CONFIG_INVALID: { status: 500, code: 'INTERNAL', message: 'Something went wrong on the server; it has been logged.', log: 'Unhandled error in route' },
 };
 
+/**
+ * Recognising the product's errors by what they are, not by which copy of a class made them. The built server holds a
+ * class once per chunk that bundles it, and an error made by one copy fails `instanceof` against another (in-process
+ * tests see one copy, so only the build shows it). So each error class of the product names its kind
+ * (`static readonly kind`), its constructor calls brand(this, TheClass), and isError(value, TheClass) asks the kinds
+ * the error carries under a registered symbol, which every copy of every bundle shares. tests/error-brand.test.ts fails
+ * on an error class without a kind and on an `instanceof` of one outside this file.
+ */
+const KINDS = Symbol.for('swarm-permissions.error-kinds');
+
+/** A class of the product's errors, as the recogniser knows it. */
+export interface ErrorKind<T> {
+  readonly kind: string;
+  readonly prototype: T;
+}
+
+/** Marks an error with its class's kind (a subclass's error carries its own kind and its parents'); sets its name. */
+export function brand(error: Error, cls: ErrorKind<unknown>): void {
+  const kinds = (error as unknown as { [KINDS]?: string[] })[KINDS];
+  if (kinds) kinds.push(cls.kind);
+  else Object.defineProperty(error, KINDS, { value: [cls.kind], enumerable: false, configurable: false, writable: false });
+  error.name = cls.kind;
+}
+
+/** Whether a value is an error of this class (or of a subclass of it), whichever copy of the class made it. */
+export function isError<T>(value: unknown, cls: ErrorKind<T>): value is T {
+  if (typeof value !== 'object' || value === null) return false;
+  const kinds = (value as { [KINDS]?: unknown })[KINDS];
+  return Array.isArray(kinds) && kinds.includes(cls.kind);
+}
+
 export class AppError extends Error {
+  static readonly kind = 'AppError';
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly details?: unknown,
   ) {
     super(message);
-    this.name = 'AppError';
+    brand(this, AppError);
   }
 
   get status(): number {

@@ -9,6 +9,7 @@
  */
 import type { z } from 'zod';
 import { apiErrorBodySchema, type ApiIssue } from '@/lib/http/responses';
+import { brand, isError } from '@/lib/errors';
 
 /** Sent on the console's own background requests (polls), so the server does not log them as a person's reads. */
 export const BACKGROUND_HEADER = { 'x-swarm-background': '1' } as const;
@@ -23,6 +24,7 @@ export const SESSION_ENDED = 'Your session has ended: reload the page to sign in
  * listed for a request that is not valid.
  */
 export class ApiError extends Error {
+  static readonly kind = 'ApiError';
   constructor(
     readonly status: number,
     readonly code: string,
@@ -32,7 +34,7 @@ export class ApiError extends Error {
     readonly details?: unknown,
   ) {
     super(message);
-    this.name = 'ApiError';
+    brand(this, ApiError);
   }
 
   /** The message with each issue the server named ("limit: Too small…"), in one sentence for a page to show. */
@@ -43,7 +45,7 @@ export class ApiError extends Error {
 
 /** An error of any kind as an ApiError (a thrown non-ApiError becomes status 0 with its text). */
 export function asApiError(error: unknown): ApiError {
-  return error instanceof ApiError ? error : new ApiError(0, 'CLIENT', error instanceof Error ? error.message : String(error));
+  return isError(error, ApiError) ? error : new ApiError(0, 'CLIENT', error instanceof Error ? error.message : String(error));
 }
 
 /** An error in one sentence for a page: the server's words with its issues, or that the session has ended. */

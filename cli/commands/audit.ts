@@ -32,7 +32,7 @@ import { DatabaseUnavailable, openPool } from '@/db/pg/client';
 import { locationTarget, type DbLocation } from '@/db/location';
 import { CliError, UsageError } from '@/cli/errors';
 import { cell, clean, isoTime, plural, printJson, printTable } from '@/cli/format';
-import { messageOf } from '@/lib/errors';
+import { messageOf, isError } from '@/lib/errors';
 
 export function auditCommand(ctx: CliContext, sub: string | undefined, args: string[]): number | Promise<number> {
   return runSubcommand<number | Promise<number>>(ctx, 'audit', sub, args, { verify, checkpoint, key, explain, archive, events, report, witness });
@@ -175,7 +175,7 @@ async function verifyPostgres(url: string, keyText: string | undefined, range: V
   try {
     return await verifyTrail(new PostgresDatabase(pool), keyText, range);
   } catch (error) {
-    throw new CliError(error instanceof DatabaseUnavailable ? error.message : `the chains could not be read: ${messageOf(error)}`);
+    throw new CliError(isError(error, DatabaseUnavailable) ? error.message : `the chains could not be read: ${messageOf(error)}`);
   } finally {
     await pool.end();
   }
@@ -200,7 +200,7 @@ function signingKey(ctx: CliContext, location: DbLocation, create = false): Sign
     if (!existed && location.kind === 'postgres') ctx.io.err(`Created a new audit signing key pair in ${dir}: install this folder on every server (docs/deployment.md).\n`);
     return key;
   } catch (error) {
-    if (error instanceof KeyDirRequired || error instanceof SigningKeyMissing) throw new CliError(error.message);
+    if (isError(error, KeyDirRequired) || isError(error, SigningKeyMissing)) throw new CliError(error.message);
     throw error;
   }
 }

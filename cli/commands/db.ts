@@ -20,7 +20,7 @@ import { dbLocation, dbPath, type CliContext } from '@/cli/context';
 import { CliError, UsageError } from '@/cli/errors';
 import { printJson } from '@/cli/format';
 import { formatVerifyReport } from './audit';
-import { messageOf } from '@/lib/errors';
+import { messageOf, isError } from '@/lib/errors';
 
 export function dbCommand(ctx: CliContext, sub: string | undefined, args: string[]): number | Promise<number> {
   return runSubcommand<number | Promise<number>>(ctx, 'db', sub, args, { backup, check, migrate: migrateCommand, copy });
@@ -158,7 +158,7 @@ async function migrateCommand(ctx: CliContext, args: string[]): Promise<number> 
   try {
     await migratePostgres(pool, where.url);
   } catch (error) {
-    if (error instanceof DatabaseUnavailable) throw new CliError(error.message);
+    if (isError(error, DatabaseUnavailable)) throw new CliError(error.message);
     throw error;
   } finally {
     await pool.end();
@@ -183,7 +183,7 @@ async function copy(ctx: CliContext, args: string[]): Promise<number> {
     await migratePostgres(pool, to.url);
     report = await copySqliteToPostgres(from.path, pool, key);
   } catch (error) {
-    if (error instanceof DatabaseUnavailable || error instanceof CopyRefused) throw new CliError(error.message);
+    if (isError(error, DatabaseUnavailable) || isError(error, CopyRefused)) throw new CliError(error.message);
     throw error;
   } finally {
     await pool.end();

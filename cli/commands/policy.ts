@@ -18,7 +18,7 @@ import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { expectPositionals, parseCommand, runSubcommand } from '@/cli/args';
 import { actAs, cliActor, withAnyApp, type CliContext, type Env } from '@/cli/context';
 import { configOfTexts, readRuleFolder } from '@/lib/change-control/files';
-import { AppError, messageOf } from '@/lib/errors';
+import { AppError, messageOf, isError } from '@/lib/errors';
 import { impactDigest, type Actor } from '@/lib/change-control/service';
 import type { Proposal } from '@/lib/change-control/store';
 import type { App } from '@/lib/app';
@@ -71,7 +71,7 @@ function validate(ctx: CliContext, args: string[]): number {
     for (const w of lintPolicy(policy)) ctx.io.err(`${w.rule.position ?? file}: warning: ${clean(w.message)}\n`);
     return 0;
   } catch (error) {
-    if (!(error instanceof ConfigFileError)) throw error;
+    if (!isError(error, ConfigFileError)) throw error;
     printIssues(ctx, error);
     return 1;
   }
@@ -101,7 +101,7 @@ function test(ctx: CliContext, args: string[]): number {
   try {
     profiles = activeProfiles(ctx.env, configDir(ctx.env));
   } catch (error) {
-    if (!(error instanceof ConfigFileError)) throw error;
+    if (!isError(error, ConfigFileError)) throw error;
     printIssues(ctx, error);
     ctx.io.err('A compliance profile does not compile; no test was run.\n');
     return EXIT_DOES_NOT_COMPILE;
@@ -117,7 +117,7 @@ function test(ctx: CliContext, args: string[]): number {
     config = loadConfig(ctx.env, profiles);
     tests = loadPolicyTests(files);
   } catch (error) {
-    if (!(error instanceof ConfigFileError)) throw error;
+    if (!isError(error, ConfigFileError)) throw error;
     printIssues(ctx, error);
     ctx.io.err('The policy does not compile; no test was run.\n');
     return EXIT_DOES_NOT_COMPILE;
@@ -152,7 +152,7 @@ function sinceOf(value: string | undefined): number {
 
 /** Whether an error is the refusal of files that do not compile (configOfTexts: its details list each problem). */
 function doesNotCompile(error: unknown): error is AppError {
-  return error instanceof AppError && typeof error.details === 'object' && error.details !== null && 'issues' in error.details;
+  return isError(error, AppError) && typeof error.details === 'object' && error.details !== null && 'issues' in error.details;
 }
 
 /** Seconds since the epoch to the minute, as the listings show it. */
@@ -176,7 +176,7 @@ async function impact(ctx: CliContext, args: string[]): Promise<number> {
       return EXIT_DOES_NOT_COMPILE;
     }
     // any other refusal (not a folder, a file too large) is an AppError, reported as `error: …` like a CliError
-    if (!(error instanceof ConfigFileError)) throw error;
+    if (!isError(error, ConfigFileError)) throw error;
     printIssues(ctx, error);
     ctx.io.err('A compliance profile does not compile; nothing was replayed.\n');
     return EXIT_DOES_NOT_COMPILE;

@@ -10,6 +10,7 @@ import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { redactedUrl } from '@/db/location';
 import * as schema from './schema';
+import { brand, isError } from '@/lib/errors';
 
 export type PgDb = NodePgDatabase<typeof schema> & { $client: pg.Pool };
 
@@ -49,11 +50,12 @@ const types = {
 
 /** The database cannot be reached or refused us: a clear reason, with the URL shown without its password. */
 export class DatabaseUnavailable extends Error {
+  static readonly kind = 'DatabaseUnavailable';
   readonly code = 'DATABASE_UNAVAILABLE';
   constructor(url: string, cause: unknown) {
     const why = cause instanceof Error ? ((cause as { code?: string }).code ? `${(cause as { code?: string }).code}: ${cause.message}` : cause.message) : String(cause);
     super(`PostgreSQL at ${redactedUrl(url)} is not available (${why}).`, { cause });
-    this.name = 'DatabaseUnavailable';
+    brand(this, DatabaseUnavailable);
   }
 }
 
@@ -213,7 +215,7 @@ function isConnectionError(error: unknown): boolean {
 export function isDatabaseUnreachable(error: unknown): boolean {
   // Drizzle wraps the driver's error (DrizzleQueryError, its cause): look through the causes.
   for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof DatabaseUnavailable || isConnectionError(e)) return true;
+    if (isError(e, DatabaseUnavailable) || isConnectionError(e)) return true;
   }
   return false;
 }

@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { PostgresDatabase } from '@/db/dialect';
 import { verifyAudit, verifyTrail, type VerifyReport } from '@/lib/audit/trail/verify';
 import { inTransaction } from './client';
+import { brand } from '@/lib/errors';
 
 /** The tables copied, parents before children (foreign keys hold at every insert). */
 export const COPIED_TABLES = [
@@ -42,9 +43,10 @@ export interface CopyReport {
 }
 
 export class CopyRefused extends Error {
+  static readonly kind = 'CopyRefused';
   constructor(message: string) {
     super(message);
-    this.name = 'CopyRefused';
+    brand(this, CopyRefused);
   }
 }
 

@@ -8,7 +8,7 @@ import type { App } from '@/lib/app';
 import { ApprovalRequired, PermissionDenied } from '@/lib/permissions';
 import { PLATFORM_TOOLS } from './platform-tools';
 import { AgentRuntime } from './runtime';
-import { messageOf } from '@/lib/errors';
+import { messageOf, isError } from '@/lib/errors';
 
 type Step = { agent: string; tool: string; args: () => Record<string, unknown> };
 
@@ -91,8 +91,8 @@ export class DemoTeam {
       await this.runtime(step.agent).call(step.tool, step.args(), `tc_${Date.now().toString(36)}_${this.tick}`);
       this.onEvent({ agent: step.agent, tool: step.tool, outcome: 'allowed', detail: 'ran' });
     } catch (e) {
-      if (e instanceof PermissionDenied) this.onEvent({ agent: step.agent, tool: step.tool, outcome: 'denied', detail: e.result.ruleSource });
-      else if (e instanceof ApprovalRequired) this.onEvent({ agent: step.agent, tool: step.tool, outcome: 'asked', detail: e.approvalId });
+      if (isError(e, PermissionDenied)) this.onEvent({ agent: step.agent, tool: step.tool, outcome: 'denied', detail: e.result.ruleSource });
+      else if (isError(e, ApprovalRequired)) this.onEvent({ agent: step.agent, tool: step.tool, outcome: 'asked', detail: e.approvalId });
       else this.onEvent({ agent: step.agent, tool: step.tool, outcome: 'error', detail: messageOf(e) });
     }
   }

@@ -13,7 +13,7 @@ import { requesterOf } from '@/lib/approvals/store';
 import { isComplete } from '@/lib/approvals/binding';
 import { ApprovalRequired, type PermissionEngine, type Principal } from '@/lib/permissions';
 import type { ApprovalStore } from '@/lib/approvals/store';
-import { AppError, messageOf } from '@/lib/errors';
+import { AppError, messageOf, isError } from '@/lib/errors';
 import type { ToolDefinition } from './tool';
 
 export type ResumeOutcome =
@@ -58,7 +58,7 @@ export class AgentRuntime {
     try {
       allowed = await this.engine.enforceAsync(input);
     } catch (error) {
-      if (error instanceof ApprovalRequired && error.approvalId && !isComplete(canonical)) this.remember(error.approvalId, canonical);
+      if (isError(error, ApprovalRequired) && error.approvalId && !isComplete(canonical)) this.remember(error.approvalId, canonical);
       throw error;
     }
     // A before_tool_call hook may have rewritten the arguments: the call runs with what was decided, and checked again.

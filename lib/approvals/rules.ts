@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, desc, eq, gt, inArray, isNull, lte, ne, or, sql, type Column, type SQL } from 'drizzle-orm';
 import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
-import { AppError } from '@/lib/errors';
+import { AppError, isError } from '@/lib/errors';
 import { redact } from '@/lib/audit/redact';
 import type { ApprovalState, Principal } from '@/lib/permissions';
 import type { Step } from '@/db/dialect';
@@ -132,8 +132,11 @@ export function expiredFields(row: Pick<ApprovalRow, 'expiresAt'>) {
   return { status: 'expired' as const, decidedBy: 'system', decidedAt: row.expiresAt, decisionReason: EXPIRED_REASON };
 }
 
-/** The rules of separation of duties that refuse a decision (each refusal is recorded: approval.refused). */
-export type ApprovalRefusal = 'self_decision' | 'role_not_allowed' | 'second_vote_by_same_person';
+/**
+ * Why a person's decision was refused (each refusal is recorded, naming who tried: approval.refused): the rules of
+ * separation of duties, and a request no longer open to a decision (decided by someone else already, or expired).
+ */
+export type ApprovalRefusal = 'self_decision' | 'role_not_allowed' | 'second_vote_by_same_person' | 'already_decided' | 'expired';
 
 /** What a person's decision does to a request. */
 export type Verdict =
@@ -175,18 +178,18 @@ export function alreadyDecided(current: ApprovalRow): AppError {
   return new AppError(
     'CONFLICT',
     `This request is already ${current.status === 'consumed' ? 'approved and run' : current.status}${current.decidedBy && current.decidedBy !== 'system' ? ` (by ${current.decidedBy})` : ''}.`,
-    { status: current.status, decided_by: current.decidedBy, decided_at: current.decidedAt },
+    { refusal: 'already_decided', status: current.status, decided_by: current.decidedBy, decided_at: current.decidedAt },
   );
 }
 
 /** The refusal of a decision on a request that expired. */
 export function expiredConflict(expiresAt: number): AppError {
-  return new AppError('CONFLICT', `This request expired at ${new Date(expiresAt * 1000).toISOString()} before anyone decided it.`, { status: 'expired' });
+  return new AppError('CONFLICT', `This request expired at ${new Date(expiresAt * 1000).toISOString()} before anyone decided it.`, { refusal: 'expired', status: 'expired' });
 }
 
 /** The refusal rule of an error thrown by judge(), if it is one. */
 export function refusalOf(error: unknown): ApprovalRefusal | undefined {
-  return error instanceof AppError ? (error.details as { refusal?: ApprovalRefusal } | undefined)?.refusal : undefined;
+  return isError(error, AppError) ? (error.details as { refusal?: ApprovalRefusal } | undefined)?.refusal : undefined;
 }
 
 /** The filter of an approval list (the queue, the history), as the API and the pages give it. */

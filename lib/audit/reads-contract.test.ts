@@ -16,7 +16,7 @@ import { openDatabase, type Db } from '@/db/client';
 import type pg from 'pg';
 import { inTransaction, migratePostgres } from '@/db/pg/client';
 import type { DenialRow, SecurityEventRow } from '@/db/schema';
-import { AppError } from '@/lib/errors';
+import { AppError, isError } from '@/lib/errors';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { PostgresDatabase, SqliteDatabase } from '@/db/dialect';
 import { catchUpRollup } from './denials/rollup';
@@ -354,7 +354,7 @@ describe('the denial reads on SQLite and PostgreSQL', () => {
     ] as const) {
       const errors = await same(async (s) => {
         const e = await failure(() => s.denials.query({ sort, cursor }));
-        return e instanceof AppError ? { code: e.code, message: e.message } : e;
+        return isError(e, AppError) ? { code: e.code, message: e.message } : e;
       });
       expect(errors).toMatchObject({ code: 'BAD_REQUEST' });
     }

@@ -12,7 +12,7 @@ import { EMPTY_AGENTS, parseAgents } from '@/lib/config/agents';
 import { DEFAULT_FLAG_VALUES } from '@/lib/config/sources';
 import type { PolicyConfig } from '@/lib/config/policy-tests';
 import type { RevisionContent } from '@/lib/audit/revisions';
-import { AppError } from '@/lib/errors';
+import { AppError, isError } from '@/lib/errors';
 import { NO_HOOKS, parseHooks } from '@/lib/hooks/config';
 import { parseMcpConfig } from '@/lib/mcp/config';
 import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
@@ -84,7 +84,7 @@ export function configOfTexts(texts: RuleTexts, profiles: ActiveProfiles, label:
     try {
       return parse(text, `${label}/${RULE_FILE_NAMES[f]}`);
     } catch (error) {
-      if (!(error instanceof ConfigFileError)) throw error;
+      if (!isError(error, ConfigFileError)) throw error;
       problems.push(error);
       return absent;
     }

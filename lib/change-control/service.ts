@@ -24,7 +24,7 @@ import { step } from '@/db/dialect';
 import { impactOf, recordedCalls } from '@/lib/audit/impact';
 import { revisionOf, type RevisionContent, type RevisionStore } from '@/lib/audit/revisions';
 import { describeFailure, runPolicyTests, type PolicyConfig, type PolicyTests } from '@/lib/config/policy-tests';
-import { AppError, messageOf } from '@/lib/errors';
+import { AppError, messageOf, isError } from '@/lib/errors';
 import type { AuditEvent, ConfigEventType, Outcome, Role, SecurityEvent } from '@/lib/permissions';
 import type { ActiveProfiles } from '@/lib/profiles/load';
 import { changedFiles, configOfTexts, RULE_FILE_NAMES, RULE_FILES, textsOfRevision, type RuleFile, type RuleTexts } from './files';
@@ -478,7 +478,7 @@ export class ChangeControl {
       },
       { serialise: CHANGE_CONTROL_LOCK },
     );
-    if (!(outcome instanceof AppError)) return outcome;
+    if (!isError(outcome, AppError)) return outcome;
     const recorder = this.host.recorder;
     await db.transaction(function* (t) {
       yield* step(recorder.recordWithin(t, configEvent('policy.refused', by, id, { act, reason: outcome.message }, 'refused')));

@@ -16,6 +16,7 @@ import { parseYamlConfigLocated } from '@/lib/permissions/yaml-config';
 import { toolAnnotationsSchema } from '@/lib/permissions/annotations';
 import { agentDirectory, agentMapSchema } from './agents';
 import { builtInSources, DEFAULT_FLAG_VALUES } from './sources';
+import { brand } from '@/lib/errors';
 
 const caseSchema = z.strictObject({
   name: z.string().trim().min(1),
@@ -138,10 +139,11 @@ export function describeFailure(r: CaseResult): string {
 }
 
 export class PolicyTestsFailed extends Error {
+  static readonly kind = 'PolicyTestsFailed';
   readonly code = 'POLICY_TESTS_FAILED';
   constructor(readonly failures: readonly CaseResult[]) {
     super(`${failures.length} policy test${failures.length === 1 ? '' : 's'} failed:\n${failures.map(describeFailure).join('\n')}`);
-    this.name = 'PolicyTestsFailed';
+    brand(this, PolicyTestsFailed);
   }
 }
 

@@ -21,7 +21,7 @@
  */
 import { z } from 'zod';
 import type { App } from '@/lib/app';
-import { AppError } from '@/lib/errors';
+import { AppError, isError } from '@/lib/errors';
 import { MALFORMED_PATH, Reply } from '@/lib/http/route';
 import { canonicalPath } from '@/lib/http/route-path';
 import { exactObjectSchema } from '@/lib/http/schemas';
@@ -171,7 +171,7 @@ export async function evaluateMany(app: App, caller: Principal, req: Evaluations
     try {
       inputs.push(await inputOf(app, caller, parsed.data));
     } catch (error) {
-      if (error instanceof AppError) throw new AppError(error.code, `evaluations[${i}]: ${error.message}`);
+      if (isError(error, AppError)) throw new AppError(error.code, `evaluations[${i}]: ${error.message}`);
       throw error;
     }
   }

@@ -5,16 +5,17 @@
  * second, and every server also reads them again every few seconds, so a notification lost in a reconnect delays a
  * change, never loses it. The same service on both databases.
  */
+import type { TxRunner, TxSteps } from '@/db/dialect';
 import type { FlagChangeRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from './catalog';
 import { refusalReason, type FlagHistoryFilter } from './query';
 import { NO_LOCKS, flagNamed, resolveFlags, type FlagLocks, type FlagOverride, type FlagResolution, type ResolvedFlag } from './resolve';
-import type { FlagStore } from './store';
+import type { AlsoWithin, FlagStore } from './store';
 
 /** A runtime override may be set: a known flag, a reason, not an invariant turned off, not a flag a profile locks. */
 export function assertOverrideAllowed(name: string, value: boolean, reason: string, locks: FlagLocks): void {
-  assertUnsetAllowed(name, reason);
+  assertKnownWithReason(name, reason);
   const def = FLAGS_BY_NAME.get(name)!;
   if (def.tier === 'invariant' && value !== def.defaultValue) {
     throw new AppError('INVARIANT', `"${name}" is an invariant: it cannot be turned off at runtime, by anyone.`);
@@ -31,6 +32,15 @@ export function assertOverrideAllowed(name: string, value: boolean, reason: stri
 
 /** A runtime override may be removed: a known flag, and a reason. */
 export function assertUnsetAllowed(name: string, reason: string): void {
+  assertKnownWithReason(name, reason);
+  // An invariant never has an override (turning it on is its default, turning it off is refused): asking to remove one
+  // is an attempt to change an invariant at runtime, refused and recorded like the others.
+  if (FLAGS_BY_NAME.get(name)!.tier === 'invariant') {
+    throw new AppError('INVARIANT', `"${name}" is an invariant: it has no runtime override to remove, and it cannot be changed at runtime, by anyone.`);
+  }
+}
+
+function assertKnownWithReason(name: string, reason: string): void {
   if (!FLAGS_BY_NAME.has(name)) throw new AppError('NOT_FOUND', `There is no flag named "${name}".`);
   if (!reason.trim()) throw new AppError('BAD_REQUEST', 'A flag change needs a reason.');
 }
@@ -39,6 +49,9 @@ export function assertUnsetAllowed(name: string, reason: string): void {
 export function fallbackValue(name: string, env: Readonly<Record<string, string | undefined>>, locks: FlagLocks): boolean {
   return resolveFlags(new Map(), env, undefined, locks).flags.get(name)!.value;
 }
+
+/** What a change writes in its own transaction, knowing the flag as it resolves after the change. */
+export type FlagAlsoWithin = (tx: TxRunner, after: ResolvedFlag) => TxSteps<void>;
 
 export interface FlagServiceOptions {
   env?: Readonly<Record<string, string | undefined>>;
@@ -124,27 +137,42 @@ export class FlagService {
     return flagNamed(this.resolution(), name);
   }
 
-  /** Set a runtime override; every server has it within a second. Refuses unknown flags and invariants turned off. */
-  async setOverride(name: string, value: boolean, by: string, reason: string): Promise<ResolvedFlag> {
+  /**
+   * Set a runtime override; every server has it within a second. Refuses unknown flags and invariants turned off.
+   * `also(tx, after)` writes in the change's transaction, knowing the flag as it is after the change.
+   */
+  async setOverride(name: string, value: boolean, by: string, reason: string, also?: FlagAlsoWithin): Promise<ResolvedFlag> {
     assertOverrideAllowed(name, value, reason, this.locks);
     const fallback = fallbackValue(name, this.env, this.locks);
     const at = Date.now() / 1000;
     // Back to the value it has without an override (environment, alias or default): the override is removed rather
     // than a second one left behind that would hide a later change of the environment or the default.
+    const override = value === fallback ? undefined : { value, setBy: by, setAt: at, reason };
+    const within = also && this.knowing(name, override, also);
     const changed =
       value === fallback
-        ? await this.store.change({ action: 'unset', name, by, reason, at, fallback, required: false })
-        : await this.store.change({ action: 'set', name, value, by, reason, at, previous: this.get(name).value });
+        ? await this.store.change({ action: 'unset', name, by, reason, at, fallback, required: false }, within)
+        : await this.store.change({ action: 'set', name, value, by, reason, at, previous: this.get(name).value }, within);
     if (changed) await this.reload();
     return this.get(name);
   }
 
   /** Remove a runtime override; the flag falls back to environment, alias or default, on every server. */
-  async unsetOverride(name: string, by: string, reason: string): Promise<ResolvedFlag> {
+  async unsetOverride(name: string, by: string, reason: string, also?: FlagAlsoWithin): Promise<ResolvedFlag> {
     assertUnsetAllowed(name, reason);
-    await this.store.change({ action: 'unset', name, by, reason, at: Date.now() / 1000, fallback: fallbackValue(name, this.env, this.locks), required: true });
+    const within = also && this.knowing(name, undefined, also);
+    await this.store.change({ action: 'unset', name, by, reason, at: Date.now() / 1000, fallback: fallbackValue(name, this.env, this.locks), required: true }, within);
     await this.reload();
     return this.get(name);
+  }
+
+  /** `also` told the flag as it resolves with this override (or none) in place of the one it has. */
+  private knowing(name: string, override: FlagOverride | undefined, also: FlagAlsoWithin): AlsoWithin {
+    const overrides = new Map(this.overrides);
+    if (override) overrides.set(name, override);
+    else overrides.delete(name);
+    const after = flagNamed(resolveFlags(overrides, this.env, undefined, this.locks), name);
+    return (tx) => also(tx, after);
   }
 
   /**
@@ -156,12 +184,13 @@ export class FlagService {
   }
 
   /**
-   * Record a change that was refused (an invariant, a flag a profile locks) in the flag history, beside the changes
-   * that took effect, so the history shows every attempt. Nothing changes, so no server is told.
+   * Record a change that was refused (an invariant, a flag a profile locks, a role below the one a change needs) in
+   * the flag history, beside the changes that took effect, so the history shows every attempt; `also` writes in the
+   * same transaction. Nothing changes, so no server is told.
    */
-  recordRefusal(name: string, requested: boolean | null, by: string, reason: string, refusal: string): Promise<void> {
+  recordRefusal(name: string, requested: boolean | null, by: string, reason: string, refusal: string, also?: AlsoWithin): Promise<void> {
     const current = this.resolution().flags.get(name)?.value ?? null;
-    return this.store.recordRefusal({ name, oldValue: current, newValue: requested, by, reason: refusalReason(reason, refusal), at: Date.now() / 1000 });
+    return this.store.recordRefusal({ name, oldValue: current, newValue: requested, by, reason: refusalReason(reason, refusal), at: Date.now() / 1000 }, also);
   }
 
   /** The newest change that took effect of every flag that was ever changed, by flag name (one query, not one per flag). */

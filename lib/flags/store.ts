@@ -5,9 +5,26 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
 import type { FlagChangeRow } from '@/db/schema';
+import { AUDIT_TRAIL_LOCK } from '@/lib/audit/trail/chain';
 import { AppError } from '@/lib/errors';
 import { HISTORY_LIMIT, type FlagHistoryFilter } from './query';
 import type { FlagOverride } from './resolve';
+
+/**
+ * What is written in a flag change's own transaction beside its history row: its security event in the audit trail
+ * (lib/flags/change.ts), so that the change, or the refusal, and its event commit together or not at all.
+ */
+export type AlsoWithin = (tx: TxRunner) => TxSteps<void>;
+
+/** A refused change as the flag history keeps it. */
+export interface RefusalRow {
+  name: string;
+  oldValue: boolean | null;
+  newValue: boolean | null;
+  by: string;
+  reason: string;
+  at: number;
+}
 
 /** A change that takes effect: the override set, or removed (back to the value the flag has without one). */
 export type FlagChange =
@@ -17,11 +34,13 @@ export type FlagChange =
 export interface FlagStore {
   overrides(): Promise<Map<string, FlagOverride>>;
   /**
-   * Apply one change with its history row, in one transaction that every server hears of (the change feed). An unset
-   * of a flag without an override: NOT_FOUND when `required`, else nothing is written (false).
+   * Apply one change with its history row, in one transaction that every server hears of (the change feed), with what
+   * `also` writes. An unset of a flag without an override: NOT_FOUND when `required` (nothing written), else only what
+   * `also` writes (false).
    */
-  change(change: FlagChange): Promise<boolean>;
-  recordRefusal(row: { name: string; oldValue: boolean | null; newValue: boolean | null; by: string; reason: string; at: number }): Promise<void>;
+  change(change: FlagChange, also?: AlsoWithin): Promise<boolean>;
+  /** A refused change in the history, in one transaction with what `also` writes. */
+  recordRefusal(row: RefusalRow, also?: AlsoWithin): Promise<void>;
   history(filter?: FlagHistoryFilter): Promise<FlagChangeRow[]>;
   lastChanges(): Promise<Map<string, FlagChangeRow>>;
   historyNames(): Promise<string[]>;
@@ -57,33 +76,45 @@ export class SqlFlagStore implements FlagStore {
     return overridesOf(await this.db.all(OVERRIDES_QUERY));
   }
 
-  change(change: FlagChange): Promise<boolean> {
+  change(change: FlagChange, also?: AlsoWithin): Promise<boolean> {
     const db = this.db;
-    return db.transaction(function* (tx: TxRunner): TxSteps<boolean> {
-      const old = yield* tx.one<{ value: unknown }>(sql`SELECT value FROM flag_overrides WHERE name = ${change.name}${db.forUpdate}`);
-      if (change.action === 'unset') {
-        if (!old) {
-          if (change.required) throw new AppError('NOT_FOUND', `Flag "${change.name}" has no runtime override to remove.`);
-          return false;
+    return db.transaction(
+      function* (tx: TxRunner): TxSteps<boolean> {
+        const old = yield* tx.one<{ value: unknown }>(sql`SELECT value FROM flag_overrides WHERE name = ${change.name}${db.forUpdate}`);
+        if (change.action === 'unset') {
+          if (!old) {
+            if (change.required) throw new AppError('NOT_FOUND', `Flag "${change.name}" has no runtime override to remove.`);
+            if (also) yield* also(tx);
+            return false;
+          }
+          yield* tx.run(sql`DELETE FROM flag_overrides WHERE name = ${change.name}`);
+          yield* insertChange(tx, { name: change.name, oldValue: bool(old.value), newValue: change.fallback, action: 'unset', by: change.by, at: change.at, reason: change.reason });
+        } else {
+          yield* tx.run(sql`
+            INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES (${change.name}, ${change.value}, ${change.by}, ${change.at}, ${change.reason})
+            ON CONFLICT (name) DO UPDATE SET value = excluded.value, set_by = excluded.set_by, set_at = excluded.set_at, reason = excluded.reason`);
+          const previous = old ? bool(old.value) : change.previous;
+          yield* insertChange(tx, { name: change.name, oldValue: previous, newValue: change.value, action: 'set', by: change.by, at: change.at, reason: change.reason });
         }
-        yield* tx.run(sql`DELETE FROM flag_overrides WHERE name = ${change.name}`);
-        yield* insertChange(tx, { name: change.name, oldValue: bool(old.value), newValue: change.fallback, action: 'unset', by: change.by, at: change.at, reason: change.reason });
-      } else {
-        yield* tx.run(sql`
-          INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES (${change.name}, ${change.value}, ${change.by}, ${change.at}, ${change.reason})
-          ON CONFLICT (name) DO UPDATE SET value = excluded.value, set_by = excluded.set_by, set_at = excluded.set_at, reason = excluded.reason`);
-        const previous = old ? bool(old.value) : change.previous;
-        yield* insertChange(tx, { name: change.name, oldValue: previous, newValue: change.value, action: 'set', by: change.by, at: change.at, reason: change.reason });
-      }
-      yield* tx.publish(FLAGS_CHANNEL);
-      return true;
-    });
+        if (also) yield* also(tx);
+        yield* tx.publish(FLAGS_CHANNEL);
+        return true;
+      },
+      // The trail's lock first (as every writer of the trail takes it), then the flag's row.
+      also ? { serialise: AUDIT_TRAIL_LOCK } : {},
+    );
   }
 
-  async recordRefusal(row: { name: string; oldValue: boolean | null; newValue: boolean | null; by: string; reason: string; at: number }): Promise<void> {
-    await this.db.run(
-      sql`INSERT INTO flag_changes (name, old_value, new_value, action, changed_by, changed_at, reason)
-          VALUES (${row.name}, ${row.oldValue}, ${row.newValue}, 'refused', ${row.by}, ${row.at}, ${row.reason})`,
+  recordRefusal(row: RefusalRow, also?: AlsoWithin): Promise<void> {
+    return this.db.transaction(
+      function* (tx: TxRunner): TxSteps<void> {
+        yield* tx.run(
+          sql`INSERT INTO flag_changes (name, old_value, new_value, action, changed_by, changed_at, reason)
+              VALUES (${row.name}, ${row.oldValue}, ${row.newValue}, 'refused', ${row.by}, ${row.at}, ${row.reason})`,
+        );
+        if (also) yield* also(tx);
+      },
+      also ? { serialise: AUDIT_TRAIL_LOCK } : {},
     );
   }
 

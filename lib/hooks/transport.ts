@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { argPath, pathValues, type CompiledHook } from './config';
 import { DELIVERY_HEADER, EVENT_HEADER, signature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '@/lib/notifications/service';
-import { messageOf } from '@/lib/errors';
+import { messageOf, brand, isError } from '@/lib/errors';
 
 /** What a webhook or a shell hook may answer to a before_tool_call (an empty answer is `allow`). */
 export const hookAnswerSchema = z.strictObject({
@@ -24,13 +24,14 @@ export type HookAnswer = z.output<typeof hookAnswerSchema>;
 
 /** Why a hook could not answer. */
 export class HookFailure extends Error {
+  static readonly kind = 'HookFailure';
   constructor(
     message: string,
     /** a refusal of the receiver itself (4xx, an answer that is not valid): retrying would not help */
     readonly final = false,
   ) {
     super(message);
-    this.name = 'HookFailure';
+    brand(this, HookFailure);
   }
 }
 
@@ -125,7 +126,7 @@ export async function postHook(target: NonNullable<CompiledHook['webhook']>, eve
       last = new HookFailure(`its webhook answered HTTP ${r.status}`, r.status < 500 && r.status !== 429);
       if (last.final) throw last;
     } catch (error) {
-      if (error instanceof HookFailure) throw error;
+      if (isError(error, HookFailure)) throw error;
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
       const cause = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
       // A redirect is refused (the hook's URL is where it is asked), and would be refused again: not retried.

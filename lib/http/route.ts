@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import type { App } from '@/lib/app';
 import { isDatabaseUnreachable } from '@/db/pg/client';
-import { AppError, CODED_ERRORS, messageOf } from '@/lib/errors';
+import { AppError, CODED_ERRORS, messageOf, brand, isError } from '@/lib/errors';
 import { logRequest } from '@/lib/ops/log';
 import { forwardedClientAddress } from './client-address';
 import { canonicalPath } from './route-path';
@@ -131,6 +131,24 @@ export interface RouteSpec<PS, QS, BS> {
   maxBodyBytes?: number;
   /** the WWW-Authenticate challenge of a 401 (the MCP endpoint's names its protected-resource metadata) */
   challenge?: (request: Request, env: Readonly<Record<string, string | undefined>>) => string;
+  /**
+   * what the refusal of a known principal (a role below the route's, a token's scope) records besides its denial, in
+   * the words of the route's domain (a flag change's history, lib/flags/change.ts); given the request as it came (path
+   * parameters unvalidated, the body parsed as JSON if it could be, else undefined). Recorded before the 403 is sent;
+   * a failure to record fails the request.
+   */
+  onRefused?: (refusal: RouteRefusal) => Promise<void>;
+}
+
+/** A request the engine refused, as a route's onRefused hears of it. */
+export interface RouteRefusal {
+  app: App;
+  principal: Principal;
+  params: Readonly<Record<string, string | string[] | undefined>>;
+  body: unknown;
+  ip: string | undefined;
+  /** the engine's reason */
+  message: string;
 }
 
 /**
@@ -248,9 +266,10 @@ export function bodyText(bytes: Uint8Array): string {
  * reading at 4 MiB): the route answers 413 with its own limit, as it does for a body it measured itself.
  */
 export class BodyTooLarge extends Error {
+  static readonly kind = 'BodyTooLarge';
   constructor() {
     super('The body is larger than the largest body read.');
-    this.name = 'BodyTooLarge';
+    brand(this, BodyTooLarge);
   }
 }
 
@@ -261,7 +280,7 @@ async function readBody(request: ApiRequest, max = MAX_BODY_BYTES): Promise<unkn
   try {
     text = await request.text();
   } catch (error) {
-    if (error instanceof BodyTooLarge) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${max} bytes.`);
+    if (isError(error, BodyTooLarge)) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${max} bytes.`);
     throw error;
   }
   // A UTF-16 unit is at most 3 bytes of UTF-8: only a long text is measured (the measure walks the whole body).
@@ -292,19 +311,19 @@ function queryObject(url: URL): Record<string, string | string[]> {
 }
 
 function mapError(error: unknown): ApiAnswer {
-  if (error instanceof AppError) {
+  if (isError(error, AppError)) {
     return errorAnswer(error.status, error.code, error.message, error.details === undefined ? {} : { details: error.details });
   }
   if (error instanceof z.ZodError) {
     return errorAnswer(400, 'BAD_REQUEST', 'The request is not valid.', { issues: zodIssues(error, 'body') });
   }
-  if (error instanceof InvalidArguments) {
+  if (isError(error, InvalidArguments)) {
     // Arguments the engine refused (a body validated them already; these came another way, a hook's rewrite say).
     return errorAnswer(400, 'BAD_REQUEST', error.message, {
       issues: [{ in: 'body', path: argumentsPath(error.problem), message: error.problem.message, code: error.problem.code }],
     });
   }
-  if (error instanceof PermissionDenied) {
+  if (isError(error, PermissionDenied)) {
     return errorAnswer(403, 'FORBIDDEN', error.message, { rule_source: error.result.ruleSource, decision_id: error.decisionId ?? null });
   }
   // The other coded errors answer from the one map (lib/errors.ts). An audit row that cannot be written fails closed:
@@ -316,7 +335,7 @@ function mapError(error: unknown): ApiAnswer {
     console.error('Unhandled error in route', error);
     return INTERNAL_ERROR;
   }
-  if (known.log) console.error(known.log, error instanceof AuditUnavailable ? error.cause : error);
+  if (known.log) console.error(known.log, isError(error, AuditUnavailable) ? error.cause : error);
   const answer = errorAnswer(known.status, known.code ?? (code as string), known.message ?? (messageOf(error)));
   return known.retry ? { ...answer, headers: { ...NO_STORE, 'retry-after': '1' } } : answer;
 }
@@ -393,6 +412,10 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
           decision_id: decision.decisionId ?? null,
         });
         if (anonymous && spec.challenge && !(refused instanceof Response)) refused.headers = { ...refused.headers, 'www-authenticate': spec.challenge(request.toRequest(), app.env) };
+        if (!anonymous && spec.onRefused) {
+          const body = spec.body ? await readBody(request, spec.maxBodyBytes).catch(() => undefined) : undefined;
+          await spec.onRefused({ app, principal, params: rawParams, body, ip, message: decision.reason });
+        }
         return refused;
       }
       const params = spec.params ? spec.params.safeParse(rawParams) : undefined;

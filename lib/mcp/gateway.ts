@@ -34,7 +34,7 @@ import {
   type ServerNotification,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { messageOf } from '@/lib/errors';
+import { messageOf, isError } from '@/lib/errors';
 import type { ToolAnnotations } from '@/lib/permissions';
 import { ANNOTATION_HINTS } from '@/lib/permissions/annotations';
 import { askModeOf, type McpConfig, type McpServerConfig } from './config';
@@ -370,7 +370,7 @@ export class McpGateway {
       return result;
     } catch (error) {
       report('failed', { error: messageOf(error) });
-      if (error instanceof UpstreamUnavailable) return errorResult(`${error.message} The call was allowed (decision ${answer.decision_id}) but did not run.`);
+      if (isError(error, UpstreamUnavailable)) return errorResult(`${error.message} The call was allowed (decision ${answer.decision_id}) but did not run.`);
       const code = error instanceof McpError ? error.code : ErrorCode.InternalError;
       if (code === ErrorCode.RequestTimeout || code === ErrorCode.ConnectionClosed) {
         return errorResult(`The MCP server "${listed.upstream.config.id}" did not answer (${messageOf(error)}); the call may or may not have run (decision ${answer.decision_id}).`);

@@ -10,7 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema, type Prompt, type Resource, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { messageOf } from '@/lib/errors';
+import { messageOf, brand } from '@/lib/errors';
 import type { McpConfig, McpServerConfig } from './config';
 
 export type UpstreamState = 'starting' | 'connected' | 'restarting' | 'stopped';
@@ -184,13 +184,14 @@ export class Upstream {
 }
 
 export class UpstreamUnavailable extends Error {
+  static readonly kind = 'UpstreamUnavailable';
   constructor(
     readonly server: string,
     readonly state: UpstreamState,
     readonly lastError: string | undefined,
   ) {
     super(`The MCP server "${server}" is not connected (${state}${lastError ? `: ${lastError}` : ''}).`);
-    this.name = 'UpstreamUnavailable';
+    brand(this, UpstreamUnavailable);
   }
 }
 

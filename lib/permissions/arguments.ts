@@ -13,6 +13,7 @@
  *
  * Pure, and bounded: a body nested 5,000 arrays deep is walked to the limit, not to its bottom.
  */
+import { brand } from '@/lib/errors';
 
 /** The deepest nesting of objects and arrays the arguments may have: the arguments object itself is level 1. */
 export const MAX_ARGUMENT_DEPTH = 64;
@@ -81,10 +82,11 @@ export function argumentsPath(problem: Pick<ArgumentsProblem, 'path'>, prefix = 
 
 /** Thrown by the engine (check, decide, enforce and their async forms) for arguments that cannot be kept exactly. */
 export class InvalidArguments extends Error {
+  static readonly kind = 'InvalidArguments';
   readonly code = 'INVALID_ARGUMENTS';
   constructor(readonly problem: ArgumentsProblem) {
     super(`${problem.message} (at ${argumentsPath(problem)})`);
-    this.name = 'InvalidArguments';
+    brand(this, InvalidArguments);
   }
 }
 

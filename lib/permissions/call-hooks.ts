@@ -12,6 +12,7 @@
  * and shell hooks make it asynchronous, and then `decide()` refuses the call and `decideAsync()` waits for them.
  */
 import type { CheckResult, PermissionContext, ToolContext } from './types';
+import { brand } from '@/lib/errors';
 
 export const HOOK_EVENTS = ['before_tool_call', 'after_tool_call', 'approval_requested', 'approval_decided', 'denied'] as const;
 export type HookEventName = (typeof HOOK_EVENTS)[number];
@@ -58,10 +59,11 @@ export interface BeforeToolCall {
 
 /** Thrown by a synchronous decision whose hooks would have to wait (webhook, shell): nothing of the pass has run. */
 export class HookWouldWait extends Error {
+  static readonly kind = 'HookWouldWait';
   readonly code = 'HOOK_WOULD_WAIT';
   constructor(readonly hook: string) {
     super(`Hook "${hook}" answers asynchronously (webhook or shell): decide this call with decideAsync().`);
-    this.name = 'HookWouldWait';
+    brand(this, HookWouldWait);
   }
 }
 

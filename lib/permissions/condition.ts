@@ -15,6 +15,7 @@ import { Environment, ParseError } from '@marcbachmann/cel-js';
 import { z } from 'zod';
 import { annotationVars } from './annotations';
 import type { FlagValues, Principal, ToolAnnotations } from './types';
+import { brand, isError } from '@/lib/errors';
 
 /** Built once: every condition is parsed and type-checked against these declarations. */
 const env = new Environment({ limits: { maxAstNodes: 2000, maxDepth: 50 } })
@@ -29,6 +30,7 @@ const env = new Environment({ limits: { maxAstNodes: 2000, maxDepth: 50 } })
   .registerVariable('tool_annotations', 'map<string, bool>');
 
 export class ConditionError extends Error {
+  static readonly kind = 'ConditionError';
   constructor(
     readonly expression: string,
     readonly summary: string,
@@ -36,7 +38,7 @@ export class ConditionError extends Error {
     readonly offset: number,
   ) {
     super(`${summary} (at character ${offset + 1} of "${expression}")`);
-    this.name = 'ConditionError';
+    brand(this, ConditionError);
   }
 }
 
@@ -94,7 +96,7 @@ export const conditionSchema = z.string().superRefine((text, ctx) => {
   try {
     compileCondition(text);
   } catch (e) {
-    if (!(e instanceof ConditionError)) throw e;
+    if (!isError(e, ConditionError)) throw e;
     ctx.addIssue({ code: 'custom', message: `invalid condition: ${e.message}` });
   }
 });

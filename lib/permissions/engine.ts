@@ -24,7 +24,7 @@ import {
   ruleSourceOf,
 } from './types';
 import { isBuiltInSource } from './types';
-import { messageOf } from '@/lib/errors';
+import { messageOf, brand } from '@/lib/errors';
 
 /**
  * What the engine needs from the outside world. The engine itself does no I/O: the application wires these ports to
@@ -486,10 +486,11 @@ export class PermissionEngine {
 
 /** A synchronous method of an engine whose store answers asynchronously (PostgreSQL). */
 export class EngineIsAsync extends Error {
+  static readonly kind = 'EngineIsAsync';
   readonly code = 'ENGINE_IS_ASYNC';
   constructor(method: 'check' | 'decide') {
     super(`This engine's store answers asynchronously: use ${method}Async() instead of ${method}().`);
-    this.name = 'EngineIsAsync';
+    brand(this, EngineIsAsync);
   }
 }
 

@@ -1,11 +1,13 @@
 import type { CheckResult } from './types';
+import { brand } from '@/lib/errors';
 
 /** Thrown by enforce() when the decision is DENY. */
 export class PermissionDenied extends Error {
+  static readonly kind = 'PermissionDenied';
   readonly code = 'PERMISSION_DENIED';
   constructor(readonly result: CheckResult) {
     super(`Permission denied by ${result.ruleSource}: ${result.reason}`);
-    this.name = 'PermissionDenied';
+    brand(this, PermissionDenied);
   }
 
   /** the id of the denial in the audit trail */
@@ -16,10 +18,11 @@ export class PermissionDenied extends Error {
 
 /** Thrown by enforce() when the decision is ASK: a human must approve this exact call first. */
 export class ApprovalRequired extends Error {
+  static readonly kind = 'ApprovalRequired';
   readonly code = 'APPROVAL_REQUIRED';
   constructor(readonly result: CheckResult, readonly approvalId: string) {
     super(`Approval required (${result.ruleSource}), approval id ${approvalId}: ${result.reason}`);
-    this.name = 'ApprovalRequired';
+    brand(this, ApprovalRequired);
   }
 
   get decisionId(): string | undefined {

@@ -18,6 +18,7 @@ import { compileNames, isGlob, matchesName, type NameMatcher } from './glob';
 import { ConfigFileError, parseYamlConfigLocated } from './yaml-config';
 import { annotationRequirementSchema, annotationsMatch, compileAnnotations, type AnnotationMatcher, type AnnotationRequirement } from './annotations';
 import { ROLES, type Attribution, type Role, type ToolAnnotations } from './types';
+import { brand, isError } from '@/lib/errors';
 
 export const GATE_RISKS = ['low', 'medium', 'high'] as const;
 export type GateRisk = (typeof GATE_RISKS)[number];
@@ -151,7 +152,7 @@ export function parseGates(text: string, file = 'gates.yaml', codeGates: readonl
   try {
     return mergeGates(codeGates, specs);
   } catch (error) {
-    if (error instanceof GateConflict) {
+    if (isError(error, GateConflict)) {
       const where = /:(\d+):(\d+)$/.exec(error.origin);
       throw new ConfigFileError(file, [{ line: where ? Number(where[1]) : 1, column: where ? Number(where[2]) : 1, path: 'gates', message: error.message }]);
     }
@@ -164,13 +165,14 @@ export function parseGates(text: string, file = 'gates.yaml', codeGates: readonl
 // ---------------------------------------------------------------------------------------------------------------
 
 export class GateConflict extends Error {
+  static readonly kind = 'GateConflict';
   constructor(
     message: string,
     /** where the second declaration is */
     readonly origin: string,
   ) {
     super(message);
-    this.name = 'GateConflict';
+    brand(this, GateConflict);
   }
 }
 

@@ -7,7 +7,7 @@
  * decision is never acknowledged without its row, as Vault refuses a request it cannot audit).
  */
 import type { CheckResult, HttpContext, PermissionContext, Role, ToolContext } from './types';
-import { messageOf } from '@/lib/errors';
+import { messageOf, brand } from '@/lib/errors';
 
 /** A decision of the engine: a tool call or an HTTP request, with the context it was made for. */
 export interface DecisionEvent {
@@ -126,9 +126,10 @@ export interface Recorder {
 
 /** Thrown by the engine when the recorder failed: the decision is refused, never acknowledged without its row. */
 export class AuditUnavailable extends Error {
+  static readonly kind = 'AuditUnavailable';
   readonly code = 'AUDIT_UNAVAILABLE';
   constructor(failure: unknown) {
     super(`The decision could not be recorded, so it is refused: ${messageOf(failure)}`, { cause: failure });
-    this.name = 'AuditUnavailable';
+    brand(this, AuditUnavailable);
   }
 }

@@ -4,6 +4,7 @@
  */
 import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
+import { brand } from '@/lib/errors';
 
 export interface ConfigIssue {
   line: number;
@@ -14,13 +15,14 @@ export interface ConfigIssue {
 }
 
 export class ConfigFileError extends Error {
+  static readonly kind = 'ConfigFileError';
   readonly code = 'CONFIG_INVALID';
   constructor(
     readonly file: string,
     readonly issues: ConfigIssue[],
   ) {
     super(issues.map((i) => `${file}:${i.line}:${i.column}: ${i.path ? `${i.path}: ` : ''}${i.message}`).join('\n'));
-    this.name = 'ConfigFileError';
+    brand(this, ConfigFileError);
   }
 }
 

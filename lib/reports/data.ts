@@ -877,7 +877,7 @@ async function gatherOversight(r: ReportReader, p: ReportPeriod, now: number, ca
     byGate: list,
     approvers: [...approvers.values()].sort((a, b) => b.approvals + b.rejections - (a.approvals + a.rejections) || a.name.localeCompare(b.name)),
     twoPerson,
-    /** approval attempts refused and recorded (a requester deciding their own call, a second vote by one person) */
+    /** approval attempts refused and recorded (a requester deciding their own call, a second vote by one person, a decision on a request already decided or expired) */
     refusedAttempts: sumOf(events, (e) => e.type.startsWith('approval.') && e.outcome === 'refused'),
   };
 }

@@ -23,7 +23,7 @@ import { catchUpRollup } from '@/lib/audit/denials/rollup';
 import { PgAuditRecorder } from '@/lib/audit/trail/pg-recorder';
 import { AuditRecorder, type DenialInput } from '@/lib/audit/trail/recorder';
 import { revisionOf, type RevisionContent } from '@/lib/audit/revisions';
-import { AppError } from '@/lib/errors';
+import { AppError, isError } from '@/lib/errors';
 import { SqlFlagStore } from '@/lib/flags/store';
 import { PostgresDatabase, SqliteDatabase } from '@/db/dialect';
 import { FlagService } from '@/lib/flags/service';
@@ -177,7 +177,7 @@ async function writeTrail(s: Side, key: SigningKey): Promise<void> {
     try {
       await what();
     } catch (error) {
-      if (!(error instanceof AppError)) throw error;
+      if (!isError(error, AppError)) throw error;
       return error;
     }
     throw new Error('expected a refusal');
@@ -186,7 +186,7 @@ async function writeTrail(s: Side, key: SigningKey): Promise<void> {
     try {
       await (value === null ? s.flags.unsetOverride(name, by, reason) : s.flags.setOverride(name, value, by, reason));
     } catch (error) {
-      if (!(error instanceof AppError) || error.code !== 'INVARIANT') throw error;
+      if (!isError(error, AppError) || error.code !== 'INVARIANT') throw error;
       await s.record(security('flag.refused', by, 'refused', name, { requested: value, reason, refusal: error.message }, 'admin'));
       await s.flags.recordRefusal(name, value, by, reason, error.message);
       return;

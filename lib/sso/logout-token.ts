@@ -7,6 +7,7 @@
 import { constants, createPublicKey, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { SsoProvider } from './config';
 import { configurationOf } from './relying-party';
+import { brand } from '@/lib/errors';
 
 export const LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 /** How old (by iat) a logout token may be, and how far in the future the provider's clock may be. */
@@ -30,7 +31,13 @@ const ALGORITHMS: Record<string, Verifier> = {
   EdDSA: (d, k, s) => verify(null, d, k, s),
 };
 
-export class LogoutTokenError extends Error {}
+export class LogoutTokenError extends Error {
+  static readonly kind = 'LogoutTokenError';
+  constructor(message: string) {
+    super(message);
+    brand(this, LogoutTokenError);
+  }
+}
 
 /** The provider's published keys, per jwks_uri; fetched again when a token names a key not among them. */
 const keySets = new Map<string, { at: number; keys: Array<JsonWebKey & { kid?: string; use?: string; alg?: string }> }>();

@@ -9,7 +9,7 @@
 import type { WatchedFile } from '@/lib/config/watched-file';
 import type { Recorder } from '@/lib/permissions/recorder';
 import { loadBindingKey } from '@/lib/approvals/binding';
-import { AppError, messageOf } from '@/lib/errors';
+import { AppError, messageOf, isError } from '@/lib/errors';
 import type { AuthStore, UserRole } from '@/lib/auth/store';
 import { roleFromGroups, type SsoConfig, type SsoProvider } from './config';
 import { verifyLogoutToken } from './logout-token';
@@ -95,7 +95,7 @@ export class SsoService {
         user = await this.app.auth.createSsoUser(username, role, { issuer, subject }, by(provider));
       } catch (error) {
         // A local user (or another provider's person) has this name: never taken over by a sign-in elsewhere.
-        if (error instanceof AppError && error.code === 'CONFLICT') return this.refused(provider, 'username_taken', known, ip);
+        if (isError(error, AppError) && error.code === 'CONFLICT') return this.refused(provider, 'username_taken', known, ip);
         throw error;
       }
     } else if (user.role !== role) {

@@ -22,6 +22,7 @@ import type { SqlDatabase, SqliteDatabase, TxRunner, TxSteps } from '@/db/dialec
 import { AUDIT_TRAIL_LOCK, CHAIN_COLUMNS, CHAIN_NAMES, type ChainName, type Head } from './chain';
 import { ExtensionCheck, newestHead, witnessRow } from './extension';
 import { latestInWitnessDir, readSignedHeads, recordInWitnessDir, signedHeadsFile, WitnessClient, writeSignedHeads, type RowsBetween, type WitnessedCheckpoint } from './witness';
+import { brand } from '@/lib/errors';
 
 export const KEY_NAME = 'swarm-permissions';
 const ED25519 = 0x01;
@@ -91,12 +92,13 @@ export function openCheckpointWithAny(note: string, keys: readonly ParsedVerifie
 
 /** A PostgreSQL database has no folder of its own for the key: SWARM_AUDIT_KEY_DIR must say where it is. */
 export class KeyDirRequired extends Error {
+  static readonly kind = 'KeyDirRequired';
   readonly code = 'KEY_DIR_REQUIRED';
   constructor() {
     super(
       'On PostgreSQL the audit signing key has no database folder to live beside: set SWARM_AUDIT_KEY_DIR to the folder that holds audit-signing-key.pem (the same folder on every server, so that they all sign with one key).',
     );
-    this.name = 'KeyDirRequired';
+    brand(this, KeyDirRequired);
   }
 }
 
@@ -118,12 +120,13 @@ function keyFiles(dir: string) {
 
 /** The folder has no signing key (PostgreSQL: the key is made once, by `swarm audit key`, and installed on every server). */
 export class SigningKeyMissing extends Error {
+  static readonly kind = 'SigningKeyMissing';
   readonly code = 'SIGNING_KEY_MISSING';
   constructor(dir: string) {
     super(
       `There is no audit signing key in ${dir} (audit-signing-key.pem): install the installation's key folder there, or create the key once with SWARM_AUDIT_KEY_DIR=${dir} npx swarm audit key (docs/deployment.md). A new key is never made here on its own: checkpoints signed by a key nobody keeps would fail every verification.`,
     );
-    this.name = 'SigningKeyMissing';
+    brand(this, SigningKeyMissing);
   }
 }
 
@@ -179,10 +182,11 @@ function writeAtomically(file: string, content: string): void {
 
 /** SWARM_AUDIT_PUBLIC_KEYS names a key ring that cannot be read. */
 export class PinnedKeysUnreadable extends Error {
+  static readonly kind = 'PinnedKeysUnreadable';
   readonly code = 'PINNED_KEYS_UNREADABLE';
   constructor(file: string, cause: string) {
     super(`SWARM_AUDIT_PUBLIC_KEYS names ${file}, which cannot be used as the trusted audit keys: ${cause}`);
-    this.name = 'PinnedKeysUnreadable';
+    brand(this, PinnedKeysUnreadable);
   }
 }
 
@@ -234,12 +238,13 @@ export function isInside(inner: string, outer: string): boolean {
 
 /** The private key sits in the database's folder, where whoever can edit the database can re-sign it. */
 export class KeyBesideDatabase extends Error {
+  static readonly kind = 'KeyBesideDatabase';
   readonly code = 'KEY_BESIDE_DATABASE';
   constructor(keyDir: string, dbPath: string) {
     super(
       `The audit signing key folder (${keyDir}) is inside the database's folder (${dirname(resolve(/*turbopackIgnore: true*/ dbPath))}): whoever can edit the database could re-sign its trail. Set SWARM_AUDIT_KEY_DIR to a folder the database's users cannot write (another volume or a secret mount; move an existing audit-signing-key.pem and .pub there), or set SWARM_AUDIT_KEY_BESIDE_DB=1 to keep it there knowingly (a demo, a test).`,
     );
-    this.name = 'KeyBesideDatabase';
+    brand(this, KeyBesideDatabase);
   }
 }
 

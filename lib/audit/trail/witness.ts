@@ -17,6 +17,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeF
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { CHAIN_NAMES, type ChainName } from './chain';
+import { brand } from '@/lib/errors';
 
 /** A checkpoint as a witness keeps it. */
 export interface WitnessedCheckpoint {
@@ -35,10 +36,11 @@ export interface WitnessTargets {
 }
 
 export class WitnessConfigInvalid extends Error {
+  static readonly kind = 'WitnessConfigInvalid';
   readonly code = 'WITNESS_CONFIG_INVALID';
   constructor(message: string) {
     super(message);
-    this.name = 'WitnessConfigInvalid';
+    brand(this, WitnessConfigInvalid);
   }
 }
 

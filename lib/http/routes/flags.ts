@@ -1,9 +1,10 @@
 /** Feature flags: every flag, one flag, its runtime override, the change history, and the transparency report. */
-import { changeFlag } from '@/lib/flags/change';
+import { FLAGS_BY_NAME } from '@/lib/flags/catalog';
+import { changeFlag, recordRefusal } from '@/lib/flags/change';
 import { flagHistoryQuerySchema } from '@/lib/flags/query';
 import { historyToJson, readHistory, transparencyReport } from '@/lib/flags/transparency';
 import { flagToJson } from '@/lib/flags/view';
-import { requireRole, route } from '../route';
+import { requireRole, route, type RouteRefusal } from '../route';
 import { flagNameSchema, flagOverrideBodySchema, flagUnsetBodySchema } from '../schemas';
 
 /** Every flag with its tier, effective value and the layer that decided it, and any configuration problems. */
@@ -20,15 +21,34 @@ export const listFlagHistory = route({ role: requireRole('viewer'), query: flagH
 
 export const getFlag = route({ role: requireRole('viewer'), params: flagNameSchema }, ({ app, params }) => flagToJson(app.flags.get(params.name)));
 
-/** Set a runtime override (admins). Turning off an invariant is refused and recorded as a denial. */
+/**
+ * A change of a known flag refused for the role (or a token's scope) is in the flag history too, with what was asked:
+ * the history shows every attempt, whoever made it (the denial itself is in the audit trail as every denial is).
+ */
+function refusedChange(value: (body: Record<string, unknown>) => boolean | null) {
+  return async ({ app, principal, params, body, ip, message }: RouteRefusal): Promise<void> => {
+    const name = params.name;
+    if (typeof name !== 'string' || !FLAGS_BY_NAME.has(name)) return;
+    const asked = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+    await recordRefusal(app, { name, value: value(asked), reason: typeof asked.reason === 'string' ? asked.reason : '' }, principal, ip, message);
+  };
+}
+
+/** Set a runtime override (admins). Turning off an invariant, or changing a locked flag, is refused and recorded. */
 export const setFlagOverride = route(
-  { role: requireRole('admin'), params: flagNameSchema, body: flagOverrideBodySchema },
+  {
+    role: requireRole('admin'),
+    params: flagNameSchema,
+    body: flagOverrideBodySchema,
+    onRefused: refusedChange((asked) => (typeof asked.value === 'boolean' ? asked.value : null)),
+  },
   async ({ app, params, body, principal, ip }) => flagToJson(await changeFlag(app, { name: params.name, value: body.value, reason: body.reason }, principal, ip)),
 );
 
 /** Remove a runtime override (admins); the flag falls back to environment, alias or default. */
-export const removeFlagOverride = route({ role: requireRole('admin'), params: flagNameSchema, body: flagUnsetBodySchema }, async ({ app, params, body, principal, ip }) =>
-  flagToJson(await changeFlag(app, { name: params.name, value: null, reason: body.reason }, principal, ip)),
+export const removeFlagOverride = route(
+  { role: requireRole('admin'), params: flagNameSchema, body: flagUnsetBodySchema, onRefused: refusedChange(() => null) },
+  async ({ app, params, body, principal, ip }) => flagToJson(await changeFlag(app, { name: params.name, value: null, reason: body.reason }, principal, ip)),
 );
 
 /**

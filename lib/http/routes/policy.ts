@@ -7,7 +7,7 @@ import { parsePolicyTests } from '@/lib/config/policy-tests';
 import { MAX_RULE_FILE_BYTES, RULE_FILES, type RuleTexts } from '@/lib/change-control/files';
 import type { Activation, Proposal } from '@/lib/change-control/store';
 import { PROPOSAL_ID, type ProposalDetail } from '@/lib/change-control/service';
-import { AppError } from '@/lib/errors';
+import { AppError, isError } from '@/lib/errors';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { requireRole, route } from '../route';
 
@@ -100,7 +100,7 @@ export const createProposal = route({ role: requireRole('admin'), body: proposeB
     try {
       tests = parsePolicyTests(body.tests, 'proposed/policy_tests.yaml');
     } catch (error) {
-      if (!(error instanceof ConfigFileError)) throw error;
+      if (!isError(error, ConfigFileError)) throw error;
       throw new AppError('BAD_REQUEST', error.message, { issues: error.issues.map((i) => ({ file: error.file, ...i })) });
     }
   }

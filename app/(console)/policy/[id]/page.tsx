@@ -4,7 +4,7 @@ import { notFound } from 'next/navigation';
 import { DataTable } from '@/app/_components/data-table';
 import { Time } from '@/app/_components/time';
 import { PROPOSAL_ID } from '@/lib/change-control/service';
-import { AppError } from '@/lib/errors';
+import { AppError, isError } from '@/lib/errors';
 import { requirePage } from '@/lib/http/page-auth';
 import { FileDiff } from '../diff-view';
 import { DIRECTION_WORDS, shortRevision, STATUS_WORDS } from '../policy-words';
@@ -30,7 +30,7 @@ export default async function ProposalPage({ params }: { params: Promise<{ id: s
   if (!PROPOSAL_ID.test(id)) notFound();
   const cc = app.changeControl;
   const { proposal: p, votes, files, stale } = await cc.detail(id).catch((error: unknown) => {
-    if (error instanceof AppError && error.code === 'NOT_FOUND') notFound();
+    if (isError(error, AppError) && error.code === 'NOT_FOUND') notFound();
     throw error;
   });
   const enforced = cc.enforced;
