@@ -178,6 +178,12 @@ describe('flag changes over REST, as the history shows them', () => {
     }
     expect((await put('cron_scheduler', { value: false, reason: '  ' })).status).toBe(400);
     expect(flagIn(await report(), 'cron_scheduler').last_change).toBeNull();
+    // Each refused attempt is in the history with who made it and what was asked; a 400 is not an attempt.
+    const refused = (await (await call(history.GET, '/api/v1/flags/history?name=cron_scheduler', { token: viewer })).json()) as Report['history'];
+    expect(refused.changes.map((c) => [c.action, c.changed_by, c.new_value])).toEqual([
+      ['refused', 'olivia', false],
+      ['refused', 'victor', false],
+    ]);
   });
 });
 
@@ -193,19 +199,32 @@ describe('GET /api/v1/flags/history', () => {
     await app.flags.setOverride('cron_scheduler', false, 'cli:root', 'maintenance window');
     await app.flags.setOverride('email_notifications', false, 'admin', 'mail relay down');
 
-    expect((await changes('')).changes.map((c) => c.name)).toEqual(['email_notifications', 'cron_scheduler', 'audit_trail_security_events', 'auto_fairness_audit', 'auto_fairness_audit']);
+    expect((await changes('')).changes.map((c) => c.name)).toEqual([
+      'email_notifications',
+      'cron_scheduler',
+      'cron_scheduler', // refused: olivia, an operator
+      'cron_scheduler', // refused: victor, a viewer
+      'audit_trail_security_events', // refused: an invariant
+      'auto_fairness_audit',
+      'auto_fairness_audit',
+    ]);
     expect((await changes('?name=auto_fairness_audit')).changes.map((c) => c.action)).toEqual(['unset', 'set']);
     expect((await changes('?by=cli:root')).changes).toEqual([expect.objectContaining({ name: 'cron_scheduler', changed_by: 'cli:root', reason: 'maintenance window' })]);
     expect((await changes('?name=cron_scheduler&by=admin')).changes).toEqual([]);
     // What a blank filter form sends: no filter.
-    expect((await changes('?name=&by=')).changes).toHaveLength(5);
+    expect((await changes('?name=&by=')).changes).toHaveLength(7);
   });
 
   it('pages with next_cursor, and the transparency JSON filters the same way', async () => {
     const first = await changes('?limit=4');
     expect(first.changes).toHaveLength(4);
     const second = await changes(`?limit=4&before=${first.next_cursor}`);
-    expect(second).toMatchObject({ next_cursor: null, changes: [expect.objectContaining({ action: 'set', name: 'auto_fairness_audit' })] });
+    expect(second.next_cursor).toBeNull();
+    expect(second.changes.map((c) => [c.action, c.name])).toEqual([
+      ['refused', 'audit_trail_security_events'],
+      ['unset', 'auto_fairness_audit'],
+      ['set', 'auto_fairness_audit'],
+    ]);
     const rep = await report('/api/v1/transparency?by=admin');
     expect(rep.history.filter).toEqual({ name: null, by: 'admin' });
     expect(rep.history.changes.map((c) => c.name)).toEqual(['email_notifications', 'audit_trail_security_events', 'auto_fairness_audit', 'auto_fairness_audit']);
