@@ -173,6 +173,16 @@ export function judge(row: ApprovalRow, votes: readonly ApprovalVoteRow[], actio
   return { kind: 'settle', to: { status: 'approved', decidedBy: by.id, decidedAt: at, decisionReason: reason }, vote: true, given };
 }
 
+/**
+ * The time of a decision on a request with these votes: now, or a millisecond after the latest vote if the clock has not
+ * moved past it (two votes in one millisecond, or a clock set back). The votes are listed in time order, so two votes
+ * never share a time and the order in which people approved is never lost.
+ */
+export function decisionTime(votes: readonly Pick<ApprovalVoteRow, 'at'>[], at = nowSeconds()): number {
+  const latest = votes.reduce((max, v) => Math.max(max, v.at), -Infinity);
+  return at > latest ? at : latest + 0.001;
+}
+
 /** The refusal of a decision on a request that is no longer pending. */
 export function alreadyDecided(current: ApprovalRow): AppError {
   return new AppError(

@@ -25,7 +25,7 @@ import { AppError, messageOf } from '@/lib/errors';
 import { isKeyedBinding, storedCanonical, type CallBinding } from './binding';
 import { trailQuery, type TrailRow } from './trail';
 import { AUDIT_TRAIL_LOCK } from '@/lib/audit/trail/chain';
-import { alreadyDecided, approvalListQuery, callState, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, outcomesQuery } from './rules';
+import { alreadyDecided, approvalListQuery, decisionTime, callState, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, outcomesQuery } from './rules';
 import { refusalOf, requesterOf, type ApprovalListFilter, type ApprovalRefusal, type CallStateReads, type NewestFacts } from './rules';
 
 export interface ApprovalRequest {
@@ -329,7 +329,7 @@ export class SqlApprovalStore implements ApprovalStore {
       const row = yield* tx.one<ApprovalRow>(sql`SELECT ${APPROVAL_ROW} FROM approvals WHERE id = ${id}${forUpdate}`);
       if (!row) throw new AppError('NOT_FOUND', `There is no approval "${id}".`);
       const votes = action === 'approve' ? yield* tx.all<ApprovalVoteRow>(sql`SELECT ${VOTE_ROW} FROM approval_votes WHERE approval_id = ${id}`) : [];
-      const verdict = judge(row, votes, action, by, reason);
+      const verdict = judge(row, votes, action, by, reason, decisionTime(votes));
       if (verdict.kind === 'expire') {
         // The expiry is committed (and recorded) before the refusal is thrown.
         const expired = yield* expireRow(tx, row);
@@ -337,7 +337,7 @@ export class SqlApprovalStore implements ApprovalStore {
         return { expiredAt: row.expiresAt };
       }
       if (action === 'approve') {
-        const at = verdict.kind === 'settle' ? verdict.to.decidedAt! : now();
+        const at = verdict.kind === 'settle' ? verdict.to.decidedAt! : decisionTime(votes);
         yield* tx.run(sql`INSERT INTO approval_votes (approval_id, approver, approver_role, reason, "at") VALUES (${id}, ${by.id}, ${by.role}, ${reason}, ${at})`);
       }
       if (verdict.kind === 'vote') {
