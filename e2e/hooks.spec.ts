@@ -22,6 +22,8 @@ let receiver: Server;
 let agentToken = '';
 let shellLog = '';
 const heard: { event: string; hook: string; signed: boolean; json: Record<string, unknown> }[] = [];
+/** deliveries whose body was not JSON (said in a failure message) */
+const unreadable: string[] = [];
 
 const hooksYaml = (url: string, shellLog: string) => `
 hooks:
@@ -84,7 +86,15 @@ test.beforeAll(async () => {
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       const expected = `sha256=${createHmac('sha256', SECRET).update(`${String(req.headers['x-swarm-timestamp'])}.${body}`).digest('hex')}`;
-      const json = JSON.parse(body) as { event: string; hook: string; call?: { arguments: { env?: string } } };
+      let json: { event: string; hook: string; call?: { arguments: { env?: string } } };
+      try {
+        json = JSON.parse(body) as typeof json;
+      } catch {
+        // A delivery cut short (the sender gave up on a slow answer and retries it): not an event, and never a throw
+        // here, which would end whichever test is running.
+        unreadable.push(`${String(req.headers['x-swarm-event'])}: ${body.length} bytes`);
+        return res.writeHead(400).end();
+      }
       heard.push({ event: json.event, hook: json.hook, signed: req.headers['x-swarm-signature'] === expected, json });
       res.writeHead(200, { 'content-type': 'application/json' });
       if (json.event !== 'before_tool_call') return res.end();
@@ -143,7 +153,7 @@ test('a webhook reviews calls before they run, and hears approval requests and d
   expect(asked).toMatchObject({ decision: 'ASK', rule_source: 'hitl:deploy' });
   await expect.poll(() => heard.some((h) => h.event === 'approval_requested' && (h.json.approval as { id: string }).id === asked.approval_id)).toBe(true);
   await expect.poll(() => heard.filter((h) => h.event === 'denied').map((h) => h.json.decision_id)).toContain(prod.decision_id);
-  expect(heard.every((h) => h.signed)).toBe(true);
+  expect(heard.every((h) => h.signed), `deliveries that were not JSON: ${unreadable.join('; ') || 'none'}`).toBe(true);
   expect(heard.filter((h) => h.event === 'before_tool_call')).toHaveLength(2);
 });
 
@@ -179,7 +189,7 @@ test('a shell hook reviews calls with the event on stdin; decisions and finished
   });
   expect(finished.status).toBe(202);
   await expect.poll(() => heard.find((h) => h.event === 'after_tool_call')?.json).toMatchObject({ hook: 'tell-ran', outcome: 'succeeded', result: { drift: 0.02 } });
-  expect(heard.every((h) => h.signed)).toBe(true);
+  expect(heard.every((h) => h.signed), `deliveries that were not JSON: ${unreadable.join('; ') || 'none'}`).toBe(true);
 });
 
 test('/transparency lists every hook, what it does and why', async ({ page }) => {

@@ -15,6 +15,9 @@
  * routes built with it.
  */
 
+/** The answer's words for a path that is not well escaped (400, on every port and in AuthZEN evaluations). */
+export const MALFORMED_PATH = 'The path is not valid: every "%" must start an escape of two hex digits, and the escapes must spell UTF-8.';
+
 /**
  * Does every `%` of the path start an escape, and do the escapes spell UTF-8? A path that does not is refused with
  * 400 by the listener and by the route wrapper alike (the router could not decode it either).

@@ -15,7 +15,7 @@ import { isDatabaseUnreachable } from '@/db/pg/client';
 import { AppError, CODED_ERRORS, messageOf, brand, isError } from '@/lib/errors';
 import { logRequest } from '@/lib/ops/log';
 import { forwardedClientAddress } from './client-address';
-import { canonicalPath } from './route-path';
+import { canonicalPath, MALFORMED_PATH } from './route-path';
 import { ANONYMOUS, argumentsPath, AuditUnavailable, InvalidArguments, isRole, PermissionDenied, type CheckResult, type Principal, type Role, type TokenScope } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
@@ -38,7 +38,7 @@ export const SESSION_COOKIE = 'swarm_session';
 /** Set by the console on its own background refreshes (polls), so that they are not logged as decisions. */
 export const BACKGROUND_HEADER = 'x-swarm-background';
 /** The answer to a path whose escapes do not decode (`/api/v1/flags/%ZZ`), from the listener and the routes alike. */
-export const MALFORMED_PATH = 'The path is not valid: every "%" must start an escape of two hex digits, and the escapes must spell UTF-8.';
+export { MALFORMED_PATH } from './route-path';
 export const MAX_BODY_BYTES = 64 * 1024;
 
 export interface RouteInput<P, Q, B> {

@@ -12,9 +12,8 @@ import type { App } from '@/lib/app';
 import { timingSafeEqual } from 'node:crypto';
 import { Gauge } from 'prom-client';
 import type { GroupCall } from '@/lib/decisions/group-commit';
-import { BodyTooLarge, bodyText, errorAnswer, INTERNAL_ERROR, MALFORMED_PATH, MAX_BODY_BYTES, requireRole, route, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
-import { allowedMethods } from '@/lib/http/route-match';
-import { isWellEscaped } from '@/lib/http/route-path';
+import { BodyTooLarge, bodyText, errorAnswer, INTERNAL_ERROR, MAX_BODY_BYTES, requireRole, route, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
+import { refuseMethod, refusePath, SECURITY_HEADERS } from '@/lib/http/unservable';
 import { ROUTES } from '@/lib/http/route-table';
 import { CLIENT_ADDRESS_HEADER, CLIENT_ADDRESS_PROOF_HEADER, clientAddressProof, resolveClientAddress, type TrustedProxies } from '@/lib/http/client-address';
 import { log, logRequest } from '@/lib/ops/log';
@@ -39,15 +38,6 @@ export const DIRECT_ROUTES: ReadonlyMap<string, DirectRoute> = new Map(
     return [entry.path, { core: post.route.core, maxBodyBytes: post.route.spec.maxBodyBytes ?? MAX_BODY_BYTES }];
   }),
 );
-
-/**
- * The methods served at all. Any other (TRACE, CONNECT, PROPFIND…) is answered 405 here: Next.js cannot even build a
- * web Request for TRACE or CONNECT, and answered them 500.
- */
-const SERVED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
-
-/** The headers next.config.mjs sets on every answer, so a direct answer is indistinguishable. */
-const SECURITY_HEADERS = { 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'same-origin' };
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer']);
 /** Headers only the listener writes toward Next.js: a client's own copy is never passed on. */
@@ -170,13 +160,6 @@ async function send(res: ServerResponse, answer: ApiAnswer): Promise<void> {
   }
   const json = JSON.stringify(answer.body);
   res.writeHead(answer.status, [...headList(answer.headers), 'content-length', String(Buffer.byteLength(json)), ...(close ? ['connection', 'close'] : [])]);
-  res.end(json);
-}
-
-/** A JSON error answered by the listener itself (a method it does not serve, a path that does not decode). */
-function sendError(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
-  const json = JSON.stringify({ error: { code, message } });
-  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json', 'cache-control': 'no-store', ...headers, 'content-length': Buffer.byteLength(json) });
   res.end(json);
 }
 
@@ -371,11 +354,8 @@ export function createFrontServer(options: FrontOptions): FrontServer {
   const server = createServer((req, res) => {
     inFlight++;
     res.once('close', () => inFlight--);
-    if (!SERVED_METHODS.has(req.method ?? '')) {
-      const path = (req.url ?? '/').split('?')[0] ?? '/';
-      sendError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method ?? 'This method'} is not served; Allow lists the methods this path takes.`, { allow: allowedMethods(path).join(', ') });
-      return;
-    }
+    // The same refusals as the Next.js server's own port (lib/http/unservable.ts).
+    if (refuseMethod(req, res)) return;
     // A before_tool_call webhook or shell hook is waited for outside any transaction: such calls go through Next.js,
     // where each decision commits on its own, instead of holding this listener's group commit open.
     const direct = directCore(req);
@@ -386,19 +366,8 @@ export function createFrontServer(options: FrontOptions): FrontServer {
       );
       return;
     }
-    const host = req.headers.host ?? 'localhost';
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', `http://${host}`);
-    } catch {
-      res.writeHead(400).end();
-      return;
-    }
-    if (!isWellEscaped(url.pathname)) {
-      // The routes answer this 400 too (lib/http/route.ts); said here, Next.js never meets a path it cannot decode.
-      sendError(res, 400, 'BAD_REQUEST', MALFORMED_PATH);
-      return;
-    }
+    const url = refusePath(req, res);
+    if (url === true) return;
     if (url.pathname === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
       serveMetrics(req, res, url);
       return;

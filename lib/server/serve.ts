@@ -72,11 +72,11 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 export async function serve(options: ServeOptions): Promise<Serving> {
   const workers = options.workers ?? listenerWorkers(options.env);
   const upstreamPort = options.upstreamPort ?? (await freePort());
-  const nextBin = join('node_modules', 'next', 'dist', 'bin', 'next');
   // The secret of this start for the Next.js server's internal metrics route (lib/ops/internal.ts).
   const internalSecret = randomBytes(24).toString('base64url');
   process.env.SWARM_PROCESS ??= 'listener';
-  const next = spawn(process.execPath, [nextBin, 'start', '-p', String(upstreamPort), '-H', '127.0.0.1'], {
+  // `next start` with the public port's refusals in front (lib/server/next-server.ts): both ports answer alike.
+  const next = spawn(process.execPath, [join('bin', 'run.mjs'), join('lib', 'server', 'next-server.ts'), String(upstreamPort), '127.0.0.1'], {
     stdio: ['ignore', options.stdio ?? 'inherit', options.stdio ?? 'inherit'],
     // Next.js telemetry is off unless the operator turns it on explicitly.
     env: {
@@ -98,7 +98,7 @@ export async function serve(options: ServeOptions): Promise<Serving> {
     next.kill('SIGTERM');
     throw error;
   }
-  log('info', 'decision listener started', { port: options.port, processes: workers });
+  log('info', 'decision listener started', { port: options.port, processes: workers, next_port: upstreamPort });
   let closed: Promise<void> | undefined;
   return {
     front,
