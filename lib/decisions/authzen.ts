@@ -115,9 +115,12 @@ export async function inputOf(app: App, caller: Principal, e: Evaluation): Promi
     // path that differs from one of them only by letter case is taken as that route (and decided on its spelling).
     const routes = await routeMatching();
     const match = routes.matchRoute(canonical, { ignoreCase: true });
-    const declared = match ? routes.declaredRole(match.entry, method) : undefined;
+    // The paths the decision listener answers itself (GET /metrics) declare their role beside the table.
+    const own = match ? undefined : routes.listenerOnlyRole(canonical, method);
+    const declared = match ? routes.declaredRole(match.entry, method) : own?.role;
     const role = declared && (!given || roleRank(given) < roleRank(declared)) ? declared : (given ?? 'viewer');
-    return { kind: 'http', principal, method, path: match?.path ?? canonical, requiredRole: role };
+    const requiredPrincipal = match ? routes.declaredPrincipal(match.entry, method) : undefined;
+    return { kind: 'http', principal, method, path: match?.path ?? own?.path ?? canonical, requiredRole: role, ...(requiredPrincipal ? { requiredPrincipal } : {}) };
   }
   throw new AppError('BAD_REQUEST', `resource.type "${e.resource.type}" is not known here: use "tool" or "http".`);
 }

@@ -5,7 +5,7 @@
  */
 import type { Role } from '@/lib/permissions';
 import { canonicalPath } from './route-path';
-import { ROUTES, type RouteTableEntry } from './route-table';
+import { LISTENER_ONLY_ROUTES, ROUTES, type HttpMethod, type RouteTableEntry } from './route-table';
 
 interface Pattern {
   entry: RouteTableEntry;
@@ -53,14 +53,33 @@ export function matchRoute(path: string, options: { ignoreCase?: boolean } = {})
  */
 export function allowedMethods(path: string): string[] {
   const canonical = canonicalPath(path);
+  const listenerOnly = canonical === undefined ? undefined : LISTENER_ONLY_ROUTES[canonical];
+  if (listenerOnly) return Object.keys(listenerOnly).flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
   const match = canonical === undefined ? undefined : matchRoute(canonical);
   if (!match) return ['GET', 'HEAD', 'POST'];
   const own = Object.keys(match.entry.methods);
   return [...own, ...(own.includes('GET') ? ['HEAD'] : []), 'OPTIONS'];
 }
 
+const servedBy = (entry: RouteTableEntry, method: string) => entry.methods[(method === 'HEAD' ? 'GET' : method) as keyof RouteTableEntry['methods']];
+
 /** The role a route declares for `method` (requireRole), if it serves that method; HEAD is answered by the GET handler. */
 export function declaredRole(entry: RouteTableEntry, method: string): Role | undefined {
-  const served = entry.methods[(method === 'HEAD' ? 'GET' : method) as keyof RouteTableEntry['methods']];
-  return served?.route.spec.role.role;
+  return servedBy(entry, method)?.route.spec.role.role;
+}
+
+/** The kind of principal a route serves for `method`, if only one (its `principals`). */
+export function declaredPrincipal(entry: RouteTableEntry, method: string): 'agent' | 'user' | undefined {
+  return servedBy(entry, method)?.route.spec.principals;
+}
+
+/**
+ * The role a path the listener answers itself requires for `method` (LISTENER_ONLY_ROUTES), letter case ignored as
+ * matchRoute's ignoreCase does: a spelling that differs only by case never asks for less.
+ */
+export function listenerOnlyRole(path: string, method: string): { path: string; role: Role | undefined } | undefined {
+  const found = Object.entries(LISTENER_ONLY_ROUTES).find(([p]) => p.toLowerCase() === path.toLowerCase());
+  if (!found) return undefined;
+  const [own, methods] = found;
+  return { path: own, role: methods[(method === 'HEAD' ? 'GET' : method) as HttpMethod] };
 }

@@ -16,6 +16,7 @@
  * tests/response-schemas.test.ts checks the handlers answer it).
  */
 import * as R from './responses';
+import type { Role } from '@/lib/permissions';
 import type { RouteDefinition, RouteDoc } from './route';
 import { approveRequest, getApproval, listApprovals, rejectRequest } from './routes/approvals';
 import { listSecurityEvents, verifyAuditTrail } from './routes/audit';
@@ -259,6 +260,15 @@ export const ROUTE_TABLE = [
     GET: op(getOpenApiDocument, 'Operations', 'This document: OpenAPI 3.1, generated from the routes and their zod schemas.'),
   }),
 ] as const;
+
+/**
+ * The paths the decision listener answers itself, which no Next.js route adapts (lib/server/front.ts), with the role
+ * each method requires. Read by the listener (the role it asks for) and by lib/http/route-match.ts (AuthZEN `http`
+ * evaluations, a 405's Allow header), so that an evaluation of `GET /metrics` asks for what the listener does.
+ */
+export const LISTENER_ONLY_ROUTES: Readonly<Record<string, Readonly<Partial<Record<HttpMethod, Role>>>>> = {
+  '/metrics': { GET: 'admin' },
+};
 
 type Entry = (typeof ROUTE_TABLE)[number];
 /** A path the table lists. */

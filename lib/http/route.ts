@@ -119,6 +119,8 @@ export interface RouteSpec<PS, QS, BS> {
    * and `operate` for a change (routeScope)
    */
   scope?: TokenScope | 'none';
+  /** the kind of principal the route serves, if only one (RBAC refuses the other, recorded like any denial) */
+  principals?: 'agent' | 'user';
   params?: PS;
   query?: QS;
   body?: BS;
@@ -398,7 +400,16 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
           const crossOrigin = session && !SAFE_METHODS.has(request.method) && isCrossOrigin(request);
           // A token's scope is checked only when the principal has one (a token); the scope is worked out only then.
           const requiredScope = principal.scopes ? routeScope(spec.scope, required, request.method) : undefined;
-          return { kind: 'http', principal, method: request.method, path, requiredRole: required, ...(requiredScope ? { requiredScope } : {}), ...(crossOrigin ? { crossOrigin } : {}) } as const;
+          return {
+            kind: 'http',
+            principal,
+            method: request.method,
+            path,
+            requiredRole: required,
+            ...(requiredScope ? { requiredScope } : {}),
+            ...(spec.principals ? { requiredPrincipal: spec.principals } : {}),
+            ...(crossOrigin ? { crossOrigin } : {}),
+          } as const;
         },
         meta,
       );

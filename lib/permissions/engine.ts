@@ -267,6 +267,7 @@ export class PermissionEngine {
       path: input.path,
       requiredRole: input.requiredRole,
       requiredScope: input.requiredScope,
+      requiredPrincipal: input.requiredPrincipal,
       crossOrigin: input.crossOrigin,
       agent: input.agent,
       arguments: input.arguments,

@@ -116,6 +116,8 @@ export interface HttpContext {
   requiredRole: Role;
   /** what a token must be scoped for to reach the route (lib/http/route.ts); RBAC denies a token without it (`rbac:scope`) */
   requiredScope?: TokenScope;
+  /** the kind of principal the route serves (the MCP endpoint serves agents; people vote on rules): RBAC denies another */
+  requiredPrincipal?: 'agent' | 'user';
   /**
    * A person's session sent this state-changing request from another origin (the HTTP wrapper's check of Origin and
    * Sec-Fetch-Site): the engine refuses it above every source, as `csrf:origin`, and records it like any denial.

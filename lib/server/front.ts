@@ -14,7 +14,7 @@ import { Gauge } from 'prom-client';
 import type { GroupCall } from '@/lib/decisions/group-commit';
 import { BodyTooLarge, bodyText, errorAnswer, INTERNAL_ERROR, MAX_BODY_BYTES, requireRole, route, type ApiAnswer, type ApiRequest, type RouteCore } from '@/lib/http/route';
 import { refuseMethod, refusePath, SECURITY_HEADERS } from '@/lib/http/unservable';
-import { ROUTES } from '@/lib/http/route-table';
+import { LISTENER_ONLY_ROUTES, ROUTES } from '@/lib/http/route-table';
 import { CLIENT_ADDRESS_HEADER, CLIENT_ADDRESS_PROOF_HEADER, clientAddressProof, resolveClientAddress, type TrustedProxies } from '@/lib/http/client-address';
 import { log, logRequest } from '@/lib/ops/log';
 import { INTERNAL_METRICS_PATH, INTERNAL_SECRET_ENV, INTERNAL_SECRET_HEADER } from '@/lib/ops/internal';
@@ -276,7 +276,7 @@ export function createFrontServer(options: FrontOptions): FrontServer {
     up.set(next ? 1 : 0);
     return mergedText([...own, ...(next ? [next] : []), (await state.getMetricsAsJSON()) as MetricsJson]);
   };
-  const metricsCore = route({ role: requireRole('admin') }, async () =>
+  const metricsCore = route({ role: requireRole(LISTENER_ONLY_ROUTES['/metrics']!.GET!) }, async () =>
     new Response(await metricsText(), { headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' } }),
   ).core;
 

@@ -9,7 +9,7 @@ import { publicBase } from '@/lib/decisions/authzen';
 import { challengeFor, mcpEndpointFor, resourceMetadata } from '@/lib/mcp/http';
 import { requireRole, route } from '../route';
 
-const mcpRoute = route({ role: requireRole('viewer'), scope: 'decide', challenge: (request, env) => challengeFor(publicBase(request, env)) }, async ({ app, principal, request }) =>
+const mcpRoute = route({ role: requireRole('viewer'), scope: 'decide', principals: 'agent', challenge: (request, env) => challengeFor(publicBase(request, env)) }, async ({ app, principal, request }) =>
   mcpEndpointFor(app).handle(request, principal),
 );
 

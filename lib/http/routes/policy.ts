@@ -116,8 +116,7 @@ export const getProposal = route({ role: requireRole('auditor'), params: proposa
  * A vote. 403 for the proposer and for a role the profile does not let approve; 409 for a second vote, a proposal no
  * longer open, failing tests or rules changed since. The last approval needed activates the proposal on every server.
  */
-export const voteOnProposal = route({ role: requireRole('viewer'), params: proposalIdSchema, body: voteBodySchema }, async ({ app, params, body, principal }) => {
-  if (principal.kind !== 'user') throw new AppError('FORBIDDEN', 'Only people vote on changes to the rules.');
+export const voteOnProposal = route({ role: requireRole('viewer'), principals: 'user', params: proposalIdSchema, body: voteBodySchema }, async ({ app, params, body, principal }) => {
   const r = await app.changeControl.vote(params.id, { id: principal.id, role: principal.role }, body.vote, body.reason);
   return { ...detailJson(await app.changeControl.detail(params.id)), activation: r.activation ?? null };
 });
