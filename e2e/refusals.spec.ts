@@ -9,7 +9,7 @@
  * request that provokes it here, or says why no request can and which test covers it instead. A new code without
  * either fails the first test, as tests/errors-map.test.ts fails for a code missing from the map.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -297,4 +297,65 @@ test('each refusal is answered with its own status and code through the built se
   }
   expect(answered, server.log().slice(-3000)).toEqual(expected);
   expect(server.log()).not.toMatch(/Unhandled error in route/);
+});
+
+test('the console says why a change or a decision was refused, in the dialog or the queue', async ({ page }) => {
+  // An administrator opens a flag change; before she saves it, her role is lowered to operator.
+  expect((await server.swarm('users', 'add', 'bea', '--role', 'admin', '--password', 'bea-password-12345')).code).toBe(0);
+  await server.signIn(page, 'bea', 'bea-password-12345');
+  await page.goto(`${server.url}/transparency`);
+  await page.getByRole('button', { name: 'Turn off cron_scheduler' }).click();
+  const dialog = page.getByRole('dialog', { name: /cron_scheduler/ });
+  await dialog.getByLabel(/Reason/).fill('maintenance window');
+  const lowered = await server.swarm('users', 'set-role', 'bea', 'operator');
+  expect(lowered.code, lowered.out).toBe(0);
+  await dialog.getByRole('button', { name: 'Turn off' }).click();
+  await expect(dialog.getByRole('alert')).toHaveText(/Not changed\. Role "operator" is below the required role "admin"\./);
+  await expect(dialog.getByRole('alert')).not.toContainText('Something went wrong');
+  await page.screenshot({ path: 'test-results/screens/refused-flag-change.png' });
+  // The refused attempt is in the flag history, naming her.
+  expect(flagHistory('cron_scheduler').at(-1)).toEqual({ action: 'refused', changed_by: 'bea', new_value: 0 });
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+  // An operator approves a request that an administrator rejected a moment before.
+  const asked = await send('POST', '/api/v1/permissions/check', 'deployer', { agent: 'deployer', tool: 'send_email', arguments: { to: 'partner@bank.example', subject: 'Q3 model card' } });
+  expect(asked.body.decision).toBe('ASK');
+  const id = String(asked.body.approval_id);
+  await page.context().clearCookies();
+  await server.signIn(page, 'olivia', 'olivia-password-12345');
+  await page.goto(`${server.url}/approvals`);
+  const card = page.locator(`[data-approval-id="${id}"]`);
+  await expect(card).toBeVisible();
+  expect((await send('POST', `/api/v1/approvals/${id}/reject`, 'admin', { reason: 'not to partners this week' })).status).toBe(200);
+  await card.getByRole('button', { name: 'Approve…' }).click();
+  const approve = page.getByRole('dialog', { name: 'Approve this request?' });
+  await approve.getByRole('button', { name: /^Approve/ }).click();
+  await expect(page.getByText(/Could not approve/)).toContainText('This request is already rejected (by admin).');
+  await expect(card).toHaveCount(0);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: 'test-results/screens/refused-approval-390.png' });
+  expect(events('approval.refused', 'olivia')).toContainEqual(expect.objectContaining({ target: id, detail: expect.objectContaining({ refusal: 'already_decided' }) }));
+});
+
+test('the refused attempt to turn off the audit trail is in the flag history, on /audit and in the report', async ({ page }) => {
+  // The sweep above tried it as admin (value false, "too many rows").
+  await page.context().clearCookies();
+  await server.signIn(page);
+  await page.goto(`${server.url}/transparency#history`);
+  const history = page.getByRole('table', { name: /Flag history/i });
+  await expect(history.getByRole('row').filter({ hasText: 'audit_trail_security_events' }).filter({ hasText: 'too many rows' })).toContainText(/refused/i);
+
+  await page.goto(`${server.url}/audit?window=1h&type=flag&outcome=refused`);
+  await expect(page.getByRole('row').filter({ hasText: 'Flag change refused' }).filter({ hasText: 'audit_trail_security_events' }).first()).toBeVisible();
+
+  // The period around this test's own rows: from an hour before to an hour after now (its own clock, never a date).
+  const at = (offsetHours: number) => new Date(Date.now() + offsetHours * 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const res = await fetch(`${server.url}/api/v1/reports/audit.pdf?from=${at(-1)}&to=${at(1)}`, { headers: { authorization: `Bearer ${server.token}` } });
+  expect(res.status).toBe(200);
+  const file = join(server.dir, 'report.pdf');
+  writeFileSync(file, Buffer.from(await res.arrayBuffer()));
+  const text = execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });
+  const refused = text.slice(text.indexOf('Refused changes'));
+  expect(refused).toMatch(/Flag change refused[\s\S]*audit_trail_security_events/);
+  expect(text).not.toMatch(/Refused changes: none/);
 });

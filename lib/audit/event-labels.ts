@@ -24,7 +24,7 @@ export const EVENT_TYPE_LABELS: Record<string, string> = {
   'approval.rejected': 'Call rejected',
   'approval.expired': 'Approval expired',
   'approval.consumed': 'Approved call ran',
-  'approval.refused': 'Approval refused (separation of duties)',
+  'approval.refused': 'Approval decision refused',
   'approval.unverified': 'Approval not in the audit trail (not used)',
   'flag.changed': 'Flag changed',
   'flag.refused': 'Flag change refused',

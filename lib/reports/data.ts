@@ -643,6 +643,9 @@ function noteOf(e: EventRow): string {
       return `asked ${d.requested === null ? 'reset' : d.requested ? 'on' : 'off'}: ${s(d.reason)}. Refused: ${s(d.refusal)}`;
     case 'config.refused':
       return `refused: ${s(d.error)}`;
+    case 'approval.refused':
+      // the refusal in the words the person was answered with (separation of duties, already decided, expired)
+      return s(d.message) || s(d.refusal);
     case 'config.loaded':
       return d.revision ? `revision ${s(d.revision)}` : '';
     case 'config.drift':
