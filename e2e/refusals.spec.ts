@@ -11,6 +11,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect, test } from '@playwright/test';
@@ -358,4 +359,30 @@ test('the refused attempt to turn off the audit trail is in the flag history, on
   const refused = text.slice(text.indexOf('Refused changes'));
   expect(refused).toMatch(/Flag change refused[\s\S]*audit_trail_security_events/);
   expect(text).not.toMatch(/Refused changes: none/);
+});
+
+test('every port gives one answer: the listener and the Next.js server behind it refuse alike', async () => {
+  for (const base of [server.url, server.nextUrl()]) {
+    // (fetch refuses to send TRACE: a request of node:http's does)
+    const trace = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(`${base}/api/v1/flags`, { method: 'TRACE', headers: { authorization: `Bearer ${tokens.admin}` } }, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect([trace.status, (JSON.parse(trace.body) as { error: { code: string } }).error.code], base).toEqual([405, 'METHOD_NOT_ALLOWED']);
+    const escaped = await send('GET', '/api/v1/flags/%ZZ', 'admin', undefined, {}, base);
+    expect([escaped.status, escaped.code], base).toEqual([400, 'BAD_REQUEST']);
+    const page = await send('GET', '/login%E0%A4%A', null, undefined, {}, base);
+    expect(page.status, base).toBe(400);
+  }
+  // A viewer's GET /metrics: refused by the listener, and AuthZEN says so too.
+  const metrics = await send('GET', '/metrics', 'victor');
+  expect([metrics.status, metrics.code]).toEqual([403, 'FORBIDDEN']);
+  const evaluated = await send('POST', '/access/v1/evaluation', 'admin', { subject: { type: 'user', id: 'victor' }, action: { name: 'GET' }, resource: { type: 'http', id: '/metrics' } });
+  expect(evaluated.body.decision).toBe(false);
+  expect(server.log()).not.toMatch(/Unhandled error in route/);
 });

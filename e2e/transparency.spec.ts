@@ -79,9 +79,12 @@ test.describe('/transparency', () => {
       await expect(history.getByRole('row').nth(1)).toContainText(/auto_fairness_audit.*Override set.*On.*Off.*admin.*INC-4711/s);
       await page.screenshot({ path: `${SCREENS}/transparency-admin.png`, fullPage: true });
 
-      // The engine now denies the guarded tool, attributed to the flag.
-      const check = await request.post('/api/v1/permissions/check', { headers: auth, data: { agent: 'evaluator', tool: 'fairness_audit', arguments: { model_id: 'm' } } });
-      expect(await check.json()).toMatchObject({ decision: 'DENY', rule_source: 'flag:auto_fairness_audit' });
+      // The engine now denies the guarded tool, attributed to the flag: in every process (the decision listener's too)
+      // within a second of the change, as the product promises.
+      const decide = async (dryRun: boolean) =>
+        (await (await request.post('/api/v1/permissions/check', { headers: auth, data: { agent: 'evaluator', tool: 'fairness_audit', arguments: { model_id: 'm' }, ...(dryRun ? { dry_run: true } : {}) } })).json()) as Record<string, unknown>;
+      await expect.poll(async () => (await decide(true)).decision, { timeout: 1_500 }).toBe('DENY');
+      expect(await decide(false)).toMatchObject({ decision: 'DENY', rule_source: 'flag:auto_fairness_audit' });
 
       // The history filters by flag and by who, through the URL.
       await page.getByLabel('Flag', { exact: true }).selectOption('auto_fairness_audit');
@@ -104,8 +107,7 @@ test.describe('/transparency', () => {
       await expect(reset).toBeHidden();
       await expect(flagRow(page, 'auto_fairness_audit')).toContainText(/On.*from default/s);
       await expect(page.getByRole('table', { name: 'Flag history' }).getByRole('row').nth(1)).toContainText(/Override removed.*Off.*On.*admin.*Service restored/s);
-      const after = await request.post('/api/v1/permissions/check', { headers: auth, data: { agent: 'evaluator', tool: 'fairness_audit', arguments: { model_id: 'm' }, dry_run: true } });
-      expect(await after.json()).toMatchObject({ decision: 'ALLOW' });
+      await expect.poll(async () => (await decide(true)).decision, { timeout: 1_500 }).toBe('ALLOW');
     } finally {
       // Whatever happened above, leave the flag as other specs expect it.
       const current = (await (await request.get('/api/v1/flags/auto_fairness_audit', { headers: auth })).json()) as { layer: string };
