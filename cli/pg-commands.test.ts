@@ -47,7 +47,8 @@ beforeAll(async () => {
   const database = await postgres.freshDatabase('cli');
   const ws = cliWorkspace('swarm-clipg-', 'unused.db');
   dir = ws.dir;
-  env = { ...ws.env, SWARM_DB: postgres.cluster.urlOf(database) };
+  // The installation's key, as every server and command of a PostgreSQL installation has it (users and tokens are sealed).
+  env = { ...ws.env, SWARM_DB: postgres.cluster.urlOf(database), SWARM_APPROVAL_KEY: TEST_APPROVAL_KEY };
   app = (await openApp({ dbPath: env.SWARM_DB!, configDir: dir, env: { SWARM_APPROVAL_KEY: TEST_APPROVAL_KEY }, watchConfig: false })) as PostgresApp;
   pool = app.pool;
   await app.auth.createUser('root', 'admin');

@@ -18,6 +18,9 @@ import { drizzle as pgDrizzle } from 'drizzle-orm/node-postgres';
 import { migrate as pgMigrate } from 'drizzle-orm/node-postgres/migrator';
 import { migratePostgres } from './pg/client';
 import { usePostgres } from '@/lib/test-support/use-postgres';
+import { testSealCheck } from '@/lib/test-support/temp-app';
+
+const check = testSealCheck();
 
 const postgres = usePostgres();
 
@@ -84,7 +87,7 @@ describe('migrations', () => {
     const db = openDatabase({ path: file });
     const other = new Database(file);
     const generation = () => other.prepare('SELECT n FROM auth_generation WHERE id = 1').pluck().get() as number;
-    const auth = new SqlAuthStore(new SqliteDatabase(db.$client), new SqliteTokenPrincipals(db.$client));
+    const auth = new SqlAuthStore(new SqliteDatabase(db.$client), new SqliteTokenPrincipals(db.$client, check), check);
     const steps: [string, () => unknown][] = [
       ['a user created', () => auth.createUser('uma', 'operator', 'operator-password-2')],
       ['a token created', () => auth.createToken({ username: 'uma' }, 'uma')],
@@ -108,7 +111,7 @@ describe('migrations', () => {
   it('moves auth_generation with a token\'s expiry, scopes and disabling, never with its last use (0014)', async () => {
     const db = openDatabase({ path: join(dir, 'last-use.db') });
     const generation = () => db.$client.prepare('SELECT n FROM auth_generation WHERE id = 1').pluck().get() as number;
-    const auth = new SqlAuthStore(new SqliteDatabase(db.$client), new SqliteTokenPrincipals(db.$client));
+    const auth = new SqlAuthStore(new SqliteDatabase(db.$client), new SqliteTokenPrincipals(db.$client, check), check);
     await auth.createToken({ agent: 'bot' }, 'bot');
     for (const set of ['expires_at = 5', "scopes = 'decide'", "disabled_at = 1, disabled_reason = 'inactive'"]) {
       const before = generation();

@@ -312,6 +312,8 @@ export const users = sqliteTable('users', {
   /** single sign-on: the provider's issuer and the person's subject there (a user first seen through SSO; never a password) */
   issuer: text('issuer'),
   subject: text('subject'),
+  /** the row's seal: a MAC with the installation's credentials key (lib/auth/seal.ts) */
+  mac: text('mac'),
 }, (t) => [uniqueIndex('users_identity').on(t.issuer, t.subject)]);
 
 export const sessions = sqliteTable(
@@ -334,6 +336,8 @@ export const sessions = sqliteTable(
     ssoIdToken: text('sso_id_token'),
     /** when the session next asks the provider whether it still stands (refresh); null: not an SSO session */
     ssoRefreshAt: real('sso_refresh_at'),
+    /** the row's seal (lib/auth/seal.ts) */
+    mac: text('mac'),
   },
   (t) => [index('sessions_user').on(t.userId), index('sessions_sso').on(t.ssoIssuer, t.ssoSubject)],
 );
@@ -360,6 +364,8 @@ export const apiTokens = sqliteTable('api_tokens', {
   /** set by the sweeper: the token expired (`expired`) or went unused too long (`inactive`); it no longer authenticates */
   disabledAt: real('disabled_at'),
   disabledReason: text('disabled_reason'),
+  /** the row's seal (lib/auth/seal.ts) */
+  mac: text('mac'),
 });
 
 export type DenialRow = typeof permissionDenials.$inferSelect;

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from './app';
-import { verifyPassword } from './auth/secrets';
+import { sha256, verifyPassword } from './auth/secrets';
 import { tempApp, type TempApp } from './test-support/temp-app';
 
 let t: TempApp | undefined;
@@ -105,6 +105,37 @@ describe('two processes on one database', () => {
       expect(await other.approvals.list({ status: 'pending' })).toHaveLength(10);
     } finally {
       other.db.$client.close();
+    }
+  });
+});
+
+describe('credentials from before seals', () => {
+  let t: TempApp | undefined;
+  afterEach(() => t?.cleanup());
+
+  it('are sealed at the first start that finds no record of it in the key folder, and never again', async () => {
+    t = tempApp({ env: { SWARM_AUDIT_KEY_BESIDE_DB: '1' } });
+    const raw = new Database(t.dbPath);
+    try {
+      // A database as a release before seals left it: a user and an agent token without a mac.
+      raw.prepare("INSERT INTO users (username, role, password_hash, created_at) VALUES ('old-admin', 'admin', NULL, 1)").run();
+      raw.prepare("INSERT INTO api_tokens (token_hash, name, agent_name, created_at, scopes) VALUES (?, 'old', 'deployer', 1, 'decide')").run(sha256('swt_from-an-older-release'));
+      expect(await t.app.auth.principalForToken('swt_from-an-older-release')).toBeUndefined();
+      await t.app.bootstrap();
+      expect(await t.app.auth.principalForToken('swt_from-an-older-release')).toMatchObject({ kind: 'agent', id: 'deployer' });
+      expect(await t.app.auth.findUser('old-admin')).toMatchObject({ role: 'admin' });
+      const sealed = raw.prepare("SELECT detail_json FROM security_events WHERE type = 'auth.sealed'").all() as { detail_json: string }[];
+      expect(sealed.map((e) => JSON.parse(e.detail_json))).toEqual([{ users: 1, tokens: 1, sessions: 0 }]);
+      // Written later without a seal, by whoever holds the file: the next start seals nothing.
+      raw.prepare("INSERT INTO api_tokens (token_hash, name, agent_name, created_at, scopes) VALUES (?, 'later', 'deployer', 1, 'decide')").run(sha256('swt_written-later'));
+      await t.app.bootstrap();
+      expect(await t.app.auth.principalForToken('swt_written-later')).toBeUndefined();
+      // Each refusal recorded once: the old row asked for before the start sealed it, and the one written later.
+      const later = (raw.prepare("SELECT id FROM api_tokens WHERE name = 'later'").get() as { id: number }).id;
+      const refused = raw.prepare("SELECT target FROM security_events WHERE type = 'auth.unverified' ORDER BY id").all() as { target: string }[];
+      expect(refused.map((e) => e.target)).toEqual([expect.stringMatching(/^api_tokens#\d+$/), `api_tokens#${later}`]);
+    } finally {
+      raw.close();
     }
   });
 });

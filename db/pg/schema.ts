@@ -259,6 +259,8 @@ export const users = pgTable('users', {
   /** single sign-on: the provider's issuer and the person's subject there (a user first seen through SSO; never a password) */
   issuer: text('issuer'),
   subject: text('subject'),
+  /** the row's seal: a MAC with the installation's credentials key (lib/auth/seal.ts) */
+  mac: text('mac'),
 }, (t) => [uniqueIndex('users_identity').on(t.issuer, t.subject)]);
 
 export const sessions = pgTable(
@@ -280,6 +282,8 @@ export const sessions = pgTable(
     ssoIdToken: text('sso_id_token'),
     /** when the session next asks the provider whether it still stands (refresh); null: not an SSO session */
     ssoRefreshAt: time('sso_refresh_at'),
+    /** the row's seal (lib/auth/seal.ts) */
+    mac: text('mac'),
   },
   (t) => [index('sessions_user').on(t.userId), index('sessions_sso').on(t.ssoIssuer, t.ssoSubject)],
 );
@@ -298,6 +302,8 @@ export const apiTokens = pgTable('api_tokens', {
   rotatedFrom: bigint('rotated_from', { mode: 'number' }),
   disabledAt: time('disabled_at'),
   disabledReason: text('disabled_reason'),
+  /** the row's seal (lib/auth/seal.ts) */
+  mac: text('mac'),
 });
 
 export const notificationDeliveries = pgTable(

@@ -73,7 +73,10 @@ export function loadBindingKey(db: string, env: Readonly<Record<string, string |
   }
   const postgres = /^postgres(ql)?:/i.test(db.trim());
   if (postgres && !env.SWARM_AUDIT_KEY_DIR) {
-    throw new AppError('INTERNAL', 'Approvals are bound with a key this PostgreSQL server does not have: set SWARM_APPROVAL_KEY (the same on every server), or SWARM_AUDIT_KEY_DIR to the installation\'s key folder.');
+    throw new AppError(
+      'INTERNAL',
+      "This PostgreSQL server has no installation key (it binds approvals and seals users, tokens and sessions): set SWARM_APPROVAL_KEY (the same on every server), or SWARM_AUDIT_KEY_DIR to the installation's key folder.",
+    );
   }
   const dir = keyDirFor(db, env);
   const file = join(/*turbopackIgnore: true*/ dir, BINDING_KEY_FILE);

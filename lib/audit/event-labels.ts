@@ -12,6 +12,8 @@ export const EVENT_TYPE_LABELS: Record<string, string> = {
   'auth.sso.succeeded': 'Signed in through single sign-on',
   'auth.sso.refused': 'Single sign-on refused',
   'auth.break_glass': 'Break-glass sign-in',
+  'auth.unverified': 'Credential without its seal (not used)',
+  'auth.sealed': 'Credentials sealed',
   'user.created': 'User created',
   'user.role_changed': 'Role changed',
   'token.created': 'Token created',

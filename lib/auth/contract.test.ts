@@ -19,6 +19,9 @@ import { SqlAuthStore, type AuthStore } from './store';
 import type { TokenPrincipals } from './token-cache';
 import { SqliteTokenPrincipals } from './tokens-sqlite';
 import { PostgresTokenPrincipals } from './tokens-postgres';
+import { testSealCheck } from '@/lib/test-support/temp-app';
+
+const check = testSealCheck();
 
 interface Server {
   store: AuthStore;
@@ -44,8 +47,8 @@ const servers: Record<'SQLite' | 'PostgreSQL', () => Promise<{ a: Server; b: Ser
     });
     const server = (d: typeof d1): Server => {
       const db = new SqliteDatabase(d.$client);
-      const tokens = new SqliteTokenPrincipals(d.$client);
-      return { store: new SqlAuthStore(db, tokens), tokens, byHand: (q) => db.run(q) };
+      const tokens = new SqliteTokenPrincipals(d.$client, check);
+      return { store: new SqlAuthStore(db, tokens, check), tokens, byHand: (q) => db.run(q) };
     };
     return { a: server(d1), b: server(d2) };
   },
@@ -53,10 +56,10 @@ const servers: Record<'SQLite' | 'PostgreSQL', () => Promise<{ a: Server; b: Ser
     const name = await pg15.freshDatabase('auth');
     const server = async (): Promise<Server> => {
       const db = new PostgresDatabase(pg15.pool(name, 3));
-      const tokens = new PostgresTokenPrincipals(db);
+      const tokens = new PostgresTokenPrincipals(db, check);
       await tokens.start();
       cleanups.push(() => tokens.stop());
-      return { store: new SqlAuthStore(db, tokens), tokens, byHand: (q) => db.run(q) };
+      return { store: new SqlAuthStore(db, tokens, check), tokens, byHand: (q) => db.run(q) };
     };
     return { a: await server(), b: await server() };
   },
@@ -157,5 +160,52 @@ describe.each(Object.keys(servers) as (keyof typeof servers)[])('sign-in on %s, 
     expect(await b.principalForToken(admin)).toEqual({ kind: 'user', id: 'root', role: 'admin', scopes: ['admin'] });
     expect(await b.hasAdmin()).toBe(true);
     await expect(a.ensureToken('short', { username: 'root' }, 'x')).rejects.toMatchObject({ code: 'BAD_REQUEST' });
+  });
+  it('uses no user, token or session the database holder wrote or changed without the key, and tells which', async () => {
+    const { hashPassword, sha256 } = await import('./secrets');
+    await a.createUser('nora', 'operator', 'operator-password-4');
+    const root = (await a.findUser('root'))!;
+    const nora = (await a.findUser('nora'))!;
+    const noraToken = await a.createToken({ username: 'nora' }, 'nora laptop');
+    expect((await b.principalForToken(noraToken))?.role).toBe('operator');
+    const failed = () => check.failed.length;
+    let before = failed();
+    // 1. A token row with the hash of a secret of the holder's choosing, for an existing administrator.
+    await serverB.byHand(sql`INSERT INTO api_tokens (token_hash, name, user_id, created_at, scopes) VALUES (${sha256('swt_chosen-by-the-holder')}, 'forged', ${root.id}, 1, 'admin')`);
+    expect(await a.principalForToken('swt_chosen-by-the-holder')).toBeUndefined();
+    expect(failed()).toBe(before + 1);
+    // 2. An administrator inserted with the hash of a chosen password.
+    await serverB.byHand(sql`INSERT INTO users (username, role, password_hash, created_at) VALUES ('mallory', 'admin', ${hashPassword('chosen-password-1')}, 1)`);
+    expect(await b.verifyLogin('mallory', 'chosen-password-1')).toBeUndefined();
+    expect(await b.findUser('mallory')).toBeUndefined();
+    // 3. A session inserted for the administrator.
+    await serverB.byHand(sql`INSERT INTO sessions (id_hash, user_id, created_at, expires_at) VALUES (${sha256('sws_chosen-session')}, ${root.id}, 1, 9999999999)`);
+    expect(await a.principalForSession('sws_chosen-session')).toBeUndefined();
+    // 4. A role raised in place: her own token and her password stop working, until an administrator sets a role.
+    before = failed();
+    await serverB.byHand(sql`UPDATE users SET role = 'admin' WHERE username = 'nora'`);
+    await within(1_100, async () => (await a.principalForToken(noraToken)) === undefined);
+    expect(await b.verifyLogin('nora', 'operator-password-4')).toBeUndefined();
+    expect(failed()).toBeGreaterThan(before);
+    // 5. A token pointed at another person, and its scopes widened.
+    const id = (await a.listTokens()).find((t) => t.name === 'nora laptop')!.id;
+    await serverB.byHand(sql`UPDATE api_tokens SET user_id = ${root.id}, scopes = 'admin' WHERE id = ${id}`);
+    await within(1_100, async () => (await a.principalForToken(noraToken)) === undefined);
+    expect(nora.id).not.toBe(root.id);
+    // What the store itself writes carries its seal: a new person and token work as ever.
+    const { token } = await a.createUserWithToken({ username: 'otto', role: 'viewer' }, 'otto laptop');
+    expect(await b.principalForToken(token)).toMatchObject({ id: 'otto', role: 'viewer' });
+  });
+
+  it('seals the rows of a database from before seals once asked to, and only those', async () => {
+    const { sha256 } = await import('./secrets');
+    // A row as a release before seals wrote it (no mac): refused until the installation seals its rows.
+    await serverA.byHand(sql`INSERT INTO api_tokens (token_hash, name, agent_name, created_at, scopes) VALUES (${sha256('swt_from-before-seals')}, 'old', 'trainer', 1, 'decide')`);
+    expect(await a.principalForToken('swt_from-before-seals')).toBeUndefined();
+    const sealed = await a.sealLegacy();
+    expect(sealed.tokens).toBeGreaterThanOrEqual(1);
+    expect(await b.principalForToken('swt_from-before-seals')).toMatchObject({ kind: 'agent', id: 'trainer' });
+    // Nothing left to seal: a second call changes nothing.
+    expect(await b.sealLegacy()).toEqual({ users: 0, tokens: 0, sessions: 0 });
   });
 });

@@ -12,6 +12,7 @@ import type { ApiTokenRow, UserRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import type { AuthEventType, Principal, Role, TokenScope } from '@/lib/permissions';
 import { DUMMY_PASSWORD_HASH, hashPassword, randomToken, sha256, verifyPassword } from './secrets';
+import { sessionSealed, tokenSealed, userSealed, type CredentialSeal, type SealCheck } from './seal';
 import { AUTH_CHANNEL, parseScopes, type TokenPrincipals } from './token-cache';
 import { assertScopes, defaultScopes, expiryOf, type IssuedToken, type RotatedToken, type TokenOptions, type TokenPolicy, type TokenSweep } from './token-lifecycle';
 
@@ -50,6 +51,8 @@ function assertPassword(password: string): void {
 export interface AuthStore {
   /** True when an enabled admin exists. */
   hasAdmin(): Promise<boolean>;
+  /** Seal the rows from before seals: users and tokens sealed, sessions ended (once per installation). */
+  sealLegacy(): Promise<{ users: number; tokens: number; sessions: number }>;
   findUser(username: string): Promise<UserRow | undefined>;
   /** 400 for a bad name or password, 409 when the name is taken (also by another server at the same moment) */
   createUser(username: string, role: UserRole, password?: string, by?: string): Promise<UserRow>;
@@ -144,12 +147,12 @@ export interface SsoSessionRow extends Omit<SsoSessionInput, 'sealedIdToken'> {
 /** Told of an SSO session whose refresh is due; answers whether it still stands. */
 export type SessionRefresher = (idHash: string) => Promise<boolean>;
 
-const USER_COLUMNS = sql`id, username, role, password_hash AS "passwordHash", created_at AS "createdAt", disabled, issuer, subject`;
+const USER_COLUMNS = sql`id, username, role, password_hash AS "passwordHash", created_at AS "createdAt", disabled, issuer, subject, mac`;
 const SSO_SESSION_COLUMNS = sql`s.id_hash AS "idHash", u.username AS "username", u.role AS "role", s.sso_provider AS "provider", s.sso_issuer AS "issuer",
   s.sso_subject AS "subject", s.sso_sid AS "sid", s.sso_refresh_token AS "sealedRefreshToken", s.sso_id_token AS "sealedIdToken",
   s.sso_refresh_at AS "refreshAt", s.expires_at AS "expiresAt"`;
 const TOKEN_COLUMNS = sql`id, token_hash AS "tokenHash", name, user_id AS "userId", agent_name AS "agentName", created_at AS "createdAt", revoked_at AS "revokedAt",
-  expires_at AS "expiresAt", last_used_at AS "lastUsedAt", scopes, rotated_from AS "rotatedFrom", disabled_at AS "disabledAt", disabled_reason AS "disabledReason"`;
+  expires_at AS "expiresAt", last_used_at AS "lastUsedAt", scopes, rotated_from AS "rotatedFrom", disabled_at AS "disabledAt", disabled_reason AS "disabledReason", mac`;
 
 /** A user row as either database returns it (SQLite: the boolean as 0 or 1). */
 const userRow = (r: Omit<UserRow, 'disabled'> & { disabled: unknown }): UserRow => ({ ...r, disabled: r.disabled === true || r.disabled === 1 });
@@ -159,6 +162,8 @@ export class SqlAuthStore implements AuthStore {
     private readonly db: SqlDatabase,
     /** the decision path's token lookup (token-cache.ts), told of this store's changes at once */
     private readonly tokens: TokenPrincipals,
+    /** the seal every user, token and session row carries, and whom to tell of one that fails (lib/auth/seal.ts) */
+    private readonly check: SealCheck,
     private readonly onEvent: AuthListener = () => {},
     /** the active profiles' token lifecycle (lib/profiles: identity), read at each use (a profile may change) */
     private readonly tokenPolicy: () => TokenPolicy = () => ({}),
@@ -167,17 +172,21 @@ export class SqlAuthStore implements AuthStore {
   private refresher: SessionRefresher | undefined;
 
   async hasAdmin(): Promise<boolean> {
-    return (await this.db.one(sql`SELECT id FROM users WHERE role = 'admin' AND disabled = ${false} LIMIT 1`)) !== undefined;
+    const admins = await this.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE role = 'admin' AND disabled = ${false}`);
+    return admins.some((u) => userSealed(this.check, userRow(u)));
   }
 
   async findUser(username: string): Promise<UserRow | undefined> {
     const row = await this.db.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE username = ${username}`);
-    return row && userRow(row);
+    // A row without its seal is no user (lib/auth/seal.ts): found by nobody, recorded once.
+    const user = row && userRow(row);
+    return user && userSealed(this.check, user) ? user : undefined;
   }
 
   async createUser(username: string, role: UserRole, password?: string, by = 'system'): Promise<UserRow> {
     assertNewUser(username, password);
-    const user = await this.changing((tx) => insertUser(tx, username, role, password));
+    const seal = this.check.seal();
+    const user = await this.changing((tx) => insertUser(tx, seal, username, role, password));
     await this.onEvent(userCreated(user, password, by));
     return user;
   }
@@ -186,9 +195,10 @@ export class SqlAuthStore implements AuthStore {
     assertNewUser(u.username, u.password);
     const token = randomToken('swt');
     const life = { scopes: defaultScopes(u.role), expiresAt: expiryOf(this.tokenPolicy(), undefined, now()) };
+    const seal = this.check.seal();
     const { user, tokenId } = await this.changing(function* (tx) {
-      const user = yield* insertUser(tx, u.username, u.role, u.password);
-      const tokenId = yield* insertToken(tx, token, { username: user.username }, tokenName, life);
+      const user = yield* insertUser(tx, seal, u.username, u.role, u.password);
+      const tokenId = yield* insertToken(tx, seal, token, { username: user.username }, tokenName, life);
       return { user, tokenId: tokenId! };
     });
     await this.onEvent(userCreated(user, u.password, by));
@@ -199,26 +209,23 @@ export class SqlAuthStore implements AuthStore {
   async setPassword(username: string, password: string): Promise<void> {
     assertPassword(password);
     // A user of single sign-on signs in at its provider only: it never gets a password.
-    const changed = await this.db.run(sql`UPDATE users SET password_hash = ${hashPassword(password)} WHERE username = ${username} AND issuer IS NULL`);
-    if (changed !== 1) {
-      if (await this.findUser(username)) throw new AppError('CONFLICT', `User "${username}" signs in through single sign-on and cannot have a password.`);
-      throw new AppError('NOT_FOUND', `There is no user "${username}".`);
-    }
+    const hash = hashPassword(password);
+    await this.changing(updateUser(this.db, this.check, username, (u) => {
+      if (u.issuer !== null) throw new AppError('CONFLICT', `User "${username}" signs in through single sign-on and cannot have a password.`);
+      return { ...u, passwordHash: hash };
+    }));
   }
 
   async setRole(username: string, role: UserRole, by = 'system'): Promise<void> {
-    const db = this.db;
-    const from = await this.changing(function* (tx) {
-      const before = yield* tx.one<{ role: UserRole }>(sql`SELECT role FROM users WHERE username = ${username}${db.forUpdate}`);
-      if (!before) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
-      yield* tx.run(sql`UPDATE users SET role = ${role} WHERE username = ${username}`);
-      return before.role;
-    });
+    const before = await this.changing(updateUser(this.db, this.check, username, (u) => ({ ...u, role })));
+    const from = before.role;
     await this.onEvent({ type: 'user.role_changed', by, target: username, detail: { from, to: role } });
   }
 
   async verifyLogin(username: string, password: string): Promise<UserRow | undefined> {
-    const user = await this.findUser(username);
+    const found = await this.findUser(username);
+    // A user row without its seal is no user: the password is checked against the dummy hash, as for an unknown name.
+    const user = found && userSealed(this.check, found) ? found : undefined;
     const ok = verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     return ok && user && user.passwordHash && !user.disabled ? user : undefined;
   }
@@ -235,12 +242,15 @@ export class SqlAuthStore implements AuthStore {
   async principalForSession(token: string): Promise<Principal | undefined> {
     const idHash = sha256(token);
     const at = now();
-    const row = await this.db.one<Pick<UserRow, 'username' | 'role'> & { disabled: unknown; refreshAt: number | null }>(sql`
-      SELECT u.username AS "username", u.role AS "role", u.disabled AS "disabled", s.sso_refresh_at AS "refreshAt"
+    const row = await this.db.one<Omit<UserRow, 'disabled' | 'createdAt'> & { disabled: unknown; refreshAt: number | null; userId: number; expiresAt: number; sessionMac: string | null }>(sql`
+      SELECT u.id AS "id", u.username AS "username", u.role AS "role", u.password_hash AS "passwordHash", u.disabled AS "disabled", u.issuer AS "issuer",
+        u.subject AS "subject", u.mac AS "mac", s.user_id AS "userId", s.expires_at AS "expiresAt", s.mac AS "sessionMac", s.sso_refresh_at AS "refreshAt"
       FROM sessions s JOIN users u ON u.id = s.user_id
       WHERE s.id_hash = ${idHash} AND s.expires_at > ${at}`);
     // (SQLite answers the boolean as 0 or 1)
     if (!row || row.disabled === true || row.disabled === 1) return undefined;
+    // Neither the session nor its user is trusted for being in the database (lib/auth/seal.ts).
+    if (!sessionSealed(this.check, { idHash, userId: row.userId, expiresAt: row.expiresAt, mac: row.sessionMac }) || !userSealed(this.check, row)) return undefined;
     // A single sign-on session whose provider session must be asked again: it ends here if that session ended.
     if (row.refreshAt !== null && row.refreshAt <= at && this.refresher && !(await this.refresher(idHash))) return undefined;
     return { kind: 'user', id: row.username, role: row.role };
@@ -285,12 +295,14 @@ export class SqlAuthStore implements AuthStore {
 
   async findUserByIdentity(issuer: string, subject: string): Promise<UserRow | undefined> {
     const row = await this.db.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE issuer = ${issuer} AND subject = ${subject}`);
-    return row && userRow(row);
+    const user = row && userRow(row);
+    return user && userSealed(this.check, user) ? user : undefined;
   }
 
   async createSsoUser(username: string, role: UserRole, identity: SsoIdentity, by = 'system'): Promise<UserRow> {
     assertNewUser(username, undefined);
-    const user = await this.changing((tx) => insertUser(tx, username, role, undefined, identity));
+    const seal = this.check.seal();
+    const user = await this.changing((tx) => insertUser(tx, seal, username, role, undefined, identity));
     await this.onEvent({ type: 'user.created', by, target: user.username, detail: { role: user.role, password: 'none', via: 'sso', issuer: identity.issuer, subject: identity.subject } });
     return user;
   }
@@ -300,12 +312,14 @@ export class SqlAuthStore implements AuthStore {
     const token = randomToken('sws');
     const at = now();
     const expiresAt = at + lifetimeSeconds;
+    const idHash = sha256(token);
+    const mac = this.check.seal().session({ idHash, userId, expiresAt });
     await this.db.transaction(function* (tx) {
       yield* tx.run(sql`DELETE FROM sessions WHERE expires_at < ${at}`);
       yield* tx.run(sql`
-        INSERT INTO sessions (id_hash, user_id, created_at, expires_at, sso_provider, sso_issuer, sso_subject, sso_sid, sso_refresh_token, sso_id_token, sso_refresh_at)
-        VALUES (${sha256(token)}, ${userId}, ${at}, ${expiresAt}, ${sso?.provider ?? null}, ${sso?.issuer ?? null}, ${sso?.subject ?? null}, ${sso?.sid ?? null},
-          ${sso?.sealedRefreshToken ?? null}, ${sso?.sealedIdToken ?? null}, ${sso?.refreshAt ?? null})`);
+        INSERT INTO sessions (id_hash, user_id, created_at, expires_at, sso_provider, sso_issuer, sso_subject, sso_sid, sso_refresh_token, sso_id_token, sso_refresh_at, mac)
+        VALUES (${idHash}, ${userId}, ${at}, ${expiresAt}, ${sso?.provider ?? null}, ${sso?.issuer ?? null}, ${sso?.subject ?? null}, ${sso?.sid ?? null},
+          ${sso?.sealedRefreshToken ?? null}, ${sso?.sealedIdToken ?? null}, ${sso?.refreshAt ?? null}, ${mac})`);
     });
     return { token, expiresAt };
   }
@@ -371,20 +385,27 @@ export class SqlAuthStore implements AuthStore {
     const at = now();
     const policy = this.tokenPolicy();
     const token = randomToken('swt');
+    const seal = this.check.seal();
+    const check = this.check;
     const out = await this.changing(function* (tx) {
       const old = yield* tx.one<ApiTokenRow>(sql`SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE id = ${id}${db.forUpdate}`);
       if (!old) throw new AppError('NOT_FOUND', `There is no token ${id}.`);
+      // A token row without its seal is not a token: nothing of it is carried over.
+      if (!tokenSealed(check, old.id, old)) throw new AppError('NOT_FOUND', `There is no token ${id}.`);
       if (old.revokedAt !== null) throw new AppError('CONFLICT', `Token ${id} was revoked: there is nothing to rotate.`);
       if (old.disabledAt !== null || (old.expiresAt !== null && old.expiresAt <= at)) throw new AppError('CONFLICT', `Token ${id} is ${old.disabledReason === 'inactive' ? 'disabled' : 'expired'}: issue a new one instead.`);
       // The new token lives as long as the profile allows, else as long as the old one was made to live.
       const life = old.expiresAt === null ? undefined : Math.max(1, old.expiresAt - old.createdAt);
       const expiresAt = expiryOf(policy, life, at);
       const scopes = parseScopes(old.scopes);
+      const tokenHash = sha256(token);
+      const mac = seal.token({ tokenHash, userId: old.userId, agentName: old.agentName, scopes: scopes.join(','), expiresAt });
       const row = yield* tx.one<{ id: number }>(sql`
-        INSERT INTO api_tokens (token_hash, name, user_id, agent_name, created_at, scopes, expires_at, rotated_from)
-        VALUES (${sha256(token)}, ${old.name}, ${old.userId}, ${old.agentName}, ${at}, ${scopes.join(',')}, ${expiresAt}, ${old.id}) RETURNING id`);
+        INSERT INTO api_tokens (token_hash, name, user_id, agent_name, created_at, scopes, expires_at, rotated_from, mac)
+        VALUES (${tokenHash}, ${old.name}, ${old.userId}, ${old.agentName}, ${at}, ${scopes.join(',')}, ${expiresAt}, ${old.id}, ${mac}) RETURNING id`);
       const oldExpiresAt = Math.min(old.expiresAt ?? Infinity, at + overlapSeconds);
-      yield* tx.run(sql`UPDATE api_tokens SET expires_at = ${oldExpiresAt} WHERE id = ${old.id}`);
+      const oldMac = seal.token({ ...old, expiresAt: oldExpiresAt });
+      yield* tx.run(sql`UPDATE api_tokens SET expires_at = ${oldExpiresAt}, mac = ${oldMac} WHERE id = ${old.id}`);
       return { old, newId: Number(row!.id), scopes, expiresAt, oldExpiresAt };
     });
     const owner = await this.ownerOf(out.old);
@@ -428,6 +449,23 @@ export class SqlAuthStore implements AuthStore {
     return { expired: swept.expired.map((t) => Number(t.id)), disabled: swept.inactive.map((t) => Number(t.id)) };
   }
 
+  /**
+   * Seal the rows of a database from before seals (mac NULL): users and tokens get their seal, sessions end (their
+   * people sign in again). Run once per installation, when the key folder has no record of it (App.sealLegacyCredentials):
+   * a row written without a seal after that stays unusable. Returns how many of each.
+   */
+  async sealLegacy(): Promise<{ users: number; tokens: number; sessions: number }> {
+    const seal = this.check.seal();
+    return this.changing(function* (tx) {
+      const users = (yield* tx.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE mac IS NULL`)).map(userRow);
+      for (const u of users) yield* tx.run(sql`UPDATE users SET mac = ${seal.user(u)} WHERE id = ${u.id} AND mac IS NULL`);
+      const tokens = yield* tx.all<ApiTokenRow>(sql`SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE mac IS NULL`);
+      for (const t of tokens) yield* tx.run(sql`UPDATE api_tokens SET mac = ${seal.token(t)} WHERE id = ${t.id} AND mac IS NULL`);
+      const sessions = yield* tx.all<{ idHash: string }>(sql`DELETE FROM sessions WHERE mac IS NULL RETURNING id_hash AS "idHash"`);
+      return { users: users.length, tokens: tokens.length, sessions: sessions.length };
+    });
+  }
+
   /** `agent:<name>`, or the name of the token's user (`user#<id>` when it is gone). */
   private async ownerOf(t: Pick<ApiTokenRow, 'agentName' | 'userId'>): Promise<string> {
     if (t.agentName) return `agent:${t.agentName}`;
@@ -437,7 +475,8 @@ export class SqlAuthStore implements AuthStore {
 
   /** Store a token's hash for its owner and record it; a token that exists already is left alone (ensureToken). */
   private async addToken(token: string, owner: TokenOwner, name: string, by: string, life: TokenLife): Promise<number | undefined> {
-    const id = await this.changing((tx) => insertToken(tx, token, owner, name, life));
+    const seal = this.check.seal();
+    const id = await this.changing((tx) => insertToken(tx, seal, token, owner, name, life));
     if (id !== undefined) await this.onEvent(tokenCreated(id, name, owner, by, life));
     return id;
   }
@@ -463,13 +502,33 @@ export class SqlAuthStore implements AuthStore {
  * A new user (`identity`: first seen through single sign-on); 409 when the name is taken (the unique name decides
  * between two servers creating it at once), or the person was created by another sign-in at the same moment.
  */
-function* insertUser(tx: TxRunner, username: string, role: UserRole, password: string | undefined, identity?: SsoIdentity): TxSteps<UserRow> {
+function* insertUser(tx: TxRunner, seal: CredentialSeal, username: string, role: UserRole, password: string | undefined, identity?: SsoIdentity): TxSteps<UserRow> {
   const row = yield* tx.one<UserRow>(sql`
     INSERT INTO users (username, role, password_hash, created_at, issuer, subject)
     VALUES (${username}, ${role}, ${password ? hashPassword(password) : null}, ${now()}, ${identity?.issuer ?? null}, ${identity?.subject ?? null})
     ON CONFLICT DO NOTHING RETURNING ${USER_COLUMNS}`);
   if (!row) throw new AppError('CONFLICT', `User "${username}" already exists.`);
-  return userRow(row);
+  // The seal covers the id, which the insert gave: written in the same transaction.
+  const user = userRow(row);
+  user.mac = seal.user(user);
+  yield* tx.run(sql`UPDATE users SET mac = ${user.mac} WHERE id = ${user.id}`);
+  return user;
+}
+
+/**
+ * A change of one user's row, sealed anew: the row read under a lock, checked (a row without its seal is no user: 404),
+ * changed by `change`, and written with its new seal. Returns the row as it was.
+ */
+function updateUser(db: SqlDatabase, check: SealCheck, username: string, change: (u: UserRow) => UserRow) {
+  return function* (tx: TxRunner): TxSteps<UserRow> {
+    const found = yield* tx.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE username = ${username}${db.forUpdate}`);
+    const before = found && userRow(found);
+    if (!before || !userSealed(check, before)) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
+    const after = change(before);
+    const mac = check.seal().user(after);
+    yield* tx.run(sql`UPDATE users SET role = ${after.role}, password_hash = ${after.passwordHash}, mac = ${mac} WHERE id = ${before.id}`);
+    return before;
+  };
 }
 
 /** What a new token may do and until when. */
@@ -479,7 +538,7 @@ interface TokenLife {
 }
 
 /** A token's hash for its owner: its id, or undefined when this exact token exists already. */
-function* insertToken(tx: TxRunner, token: string, owner: TokenOwner, name: string, life: TokenLife): TxSteps<number | undefined> {
+function* insertToken(tx: TxRunner, seal: CredentialSeal, token: string, owner: TokenOwner, name: string, life: TokenLife): TxSteps<number | undefined> {
   let userId: number | null = null;
   if ('username' in owner) {
     const user = yield* tx.one<{ id: number }>(sql`SELECT id FROM users WHERE username = ${owner.username}`);
@@ -487,9 +546,12 @@ function* insertToken(tx: TxRunner, token: string, owner: TokenOwner, name: stri
     userId = user.id;
   }
   const agentName = 'agent' in owner ? owner.agent : null;
+  const tokenHash = sha256(token);
+  const scopes = life.scopes.join(',');
+  const mac = seal.token({ tokenHash, userId, agentName, scopes, expiresAt: life.expiresAt });
   const row = yield* tx.one<{ id: number }>(sql`
-    INSERT INTO api_tokens (token_hash, name, user_id, agent_name, created_at, scopes, expires_at)
-    VALUES (${sha256(token)}, ${name}, ${userId}, ${agentName}, ${now()}, ${life.scopes.join(',')}, ${life.expiresAt})
+    INSERT INTO api_tokens (token_hash, name, user_id, agent_name, created_at, scopes, expires_at, mac)
+    VALUES (${tokenHash}, ${name}, ${userId}, ${agentName}, ${now()}, ${scopes}, ${life.expiresAt}, ${mac})
     ON CONFLICT (token_hash) DO NOTHING RETURNING id`);
   return row === undefined ? undefined : Number(row.id);
 }

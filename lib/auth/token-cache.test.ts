@@ -14,6 +14,9 @@ import { openDatabase } from '@/db/client';
 import { PostgresDatabase, SqliteDatabase, type SqlDatabase } from '@/db/dialect';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { within } from '@/lib/test-support/wait';
+import { testSealCheck } from '@/lib/test-support/temp-app';
+
+const check = testSealCheck();
 import { sha256 } from './secrets';
 import { SqlAuthStore } from './store';
 import { MAX_KNOWN_TOKENS, TokenCache, type TokenPrincipals } from './token-cache';
@@ -38,12 +41,12 @@ const databases: Partial<Record<'SQLite' | 'PostgreSQL', Database>> = {};
 beforeAll(async () => {
   const sqlite = openDatabase({ path: join(dir, 'a.db') });
   closers.push(() => sqlite.$client.close());
-  databases.SQLite = { db: new SqliteDatabase(sqlite.$client), tokens: async (o) => new SqliteTokenPrincipals(sqlite.$client, o) };
+  databases.SQLite = { db: new SqliteDatabase(sqlite.$client), tokens: async (o) => new SqliteTokenPrincipals(sqlite.$client, check, o) };
   const pg = new PostgresDatabase(pg15.pool(await pg15.freshDatabase('tokens'), 4));
   databases.PostgreSQL = {
     db: pg,
     tokens: async (o) => {
-      const t = new PostgresTokenPrincipals(pg, o);
+      const t = new PostgresTokenPrincipals(pg, check, o);
       await t.start();
       closers.push(() => t.stop());
       return t;
@@ -55,7 +58,7 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('the token principal cache on %
   const server = async (options?: { maxKnownTokens?: number }) => {
     const { db, tokens } = databases[kind]!;
     const port = await tokens(options);
-    return { store: new SqlAuthStore(db, port), tokens: port };
+    return { store: new SqlAuthStore(db, port, check), tokens: port };
   };
 
   it('keeps at most its bound of tokens and answers every token with its own agent, forgotten or not', async () => {
@@ -94,10 +97,15 @@ describe('the token principal cache on SQLite, at its default bound', () => {
     const { db, tokens: open } = databases[kind]!;
     const tokens = await open();
     const made = Array.from({ length: MAX_KNOWN_TOKENS + 500 }, (_, i) => `swt_many_${kind}_${i}`);
-    // Stored as `swarm tokens add` stores them (the hash), a thousand rows a statement.
+    // Stored as `swarm tokens add` stores them (the hash and the row's seal), a thousand rows a statement.
+    const seal = check.seal();
     for (let i = 0; i < made.length; i += 1_000) {
-      const rows = made.slice(i, i + 1_000).map((t, k) => sql`(${sha256(t)}, ${t}, ${`many-${i + k}`}, 1)`);
-      await db.run(sql`INSERT INTO api_tokens (token_hash, name, agent_name, created_at) VALUES ${sql.join(rows, sql`, `)}`);
+      const rows = made.slice(i, i + 1_000).map((t, k) => {
+        const agentName = `many-${i + k}`;
+        const mac = seal.token({ tokenHash: sha256(t), userId: null, agentName, scopes: '', expiresAt: null });
+        return sql`(${sha256(t)}, ${t}, ${agentName}, 1, ${mac})`;
+      });
+      await db.run(sql`INSERT INTO api_tokens (token_hash, name, agent_name, created_at, mac) VALUES ${sql.join(rows, sql`, `)}`);
     }
     for (const token of made) await tokens.principalForToken(token);
     expect(tokens.knownTokens).toBeLessThanOrEqual(MAX_KNOWN_TOKENS);
@@ -109,10 +117,10 @@ describe('the token principal cache on SQLite, at its default bound', () => {
 describe('the token principal cache on PostgreSQL, across servers', () => {
   it('forgets on every server when the change feed tells of a change, long before its time limit', async () => {
     const db = databases.PostgreSQL!.db as PostgresDatabase;
-    const other = new PostgresTokenPrincipals(db, { ttlMs: 60_000 });
+    const other = new PostgresTokenPrincipals(db, check, { ttlMs: 60_000 });
     await other.start();
     closers.push(() => other.stop());
-    const store = new SqlAuthStore(db, await databases.PostgreSQL!.tokens());
+    const store = new SqlAuthStore(db, await databases.PostgreSQL!.tokens(), check);
     const token = await store.createToken({ agent: 'heard-of' }, 'heard-of');
     await within(1_000, async () => (await other.principalForToken(token))?.id === 'heard-of' && other.knownTokens === 1);
     const id = (await store.listTokens()).find((t) => t.name === 'heard-of')!.id;
@@ -123,8 +131,8 @@ describe('the token principal cache on PostgreSQL, across servers', () => {
 
   it('refuses a change it never heard of once its time limit has passed', async () => {
     const db = databases.PostgreSQL!.db;
-    const deaf = new PostgresTokenPrincipals(db, { ttlMs: 300 });
-    const store = new SqlAuthStore(db, deaf);
+    const deaf = new PostgresTokenPrincipals(db, check, { ttlMs: 300 });
+    const store = new SqlAuthStore(db, deaf, check);
     const token = await store.createToken({ agent: 'unheard-of' }, 'unheard-of');
     expect((await deaf.principalForToken(token))?.id).toBe('unheard-of');
     // Revoked by hand on the database: no store, no feed (and this port does not listen anyway).

@@ -21,6 +21,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { BoundedCache } from '@/lib/bounded-cache';
 import { isTokenScope, type Principal, type Role, type TokenScope } from '@/lib/permissions';
 import { LAST_USE_EVERY_MS, type LastUse } from './last-use';
+import { tokenSealed, userSealed, type SealCheck } from './seal';
 
 /**
  * The most token principals kept between changes of the database (about 2 MB at most). Only tokens that exist are
@@ -31,9 +32,19 @@ export const MAX_KNOWN_TOKENS = 10_000;
 /** The channel of the change feed on which every change to tokens and users is published. */
 export const AUTH_CHANNEL = 'swarm_auth';
 
-/** A token row joined with its user, as the lookup reads it (SQLite answers the boolean as 0 or 1). */
+/**
+ * A token row joined with its user, as the lookup reads it (SQLite answers the boolean as 0 or 1), with what the seals
+ * of both rows cover (lib/auth/seal.ts).
+ */
 export interface TokenRow {
   id: number | string;
+  tokenHash: string;
+  userId: number | string | null;
+  mac: string | null;
+  userMac: string | null;
+  passwordHash: string | null;
+  issuer: string | null;
+  subject: string | null;
   agentName: string | null;
   /** comma-separated (TOKEN_SCOPES) */
   scopes: string;
@@ -46,8 +57,9 @@ export interface TokenRow {
 
 /** The lookup of a token's hash: one statement, the same on both databases (each prepares it once). */
 export const tokenPrincipalQuery = (hash: string): SQL =>
-  sql`SELECT t.id AS "id", t.agent_name AS "agentName", t.scopes AS "scopes", t.expires_at AS "expiresAt",
-        u.username AS "username", u.role AS "role", u.disabled AS "disabled"
+  sql`SELECT t.id AS "id", t.token_hash AS "tokenHash", t.user_id AS "userId", t.mac AS "mac", t.agent_name AS "agentName",
+        t.scopes AS "scopes", t.expires_at AS "expiresAt", u.username AS "username", u.role AS "role", u.disabled AS "disabled",
+        u.password_hash AS "passwordHash", u.issuer AS "issuer", u.subject AS "subject", u.mac AS "userMac"
       FROM api_tokens t LEFT JOIN users u ON u.id = t.user_id
       WHERE t.token_hash = ${hash} AND t.revoked_at IS NULL AND t.disabled_at IS NULL`;
 
@@ -63,12 +75,17 @@ export function parseScopes(text: string | null | undefined): TokenScope[] {
  * The principal of a token row (joined with its user) at `nowSeconds`: an agent, an enabled user, or nobody (also for
  * a token past its expiry: refused as a revoked one is, before the sweeper marks it).
  */
-export function principalOfToken(row: TokenRow | undefined, nowSeconds: number): Principal | undefined {
+export function principalOfToken(row: TokenRow | undefined, nowSeconds: number, check: SealCheck): Principal | undefined {
   if (!row) return undefined;
   if (row.expiresAt !== null && row.expiresAt <= nowSeconds) return undefined;
+  // Neither a token nor its user is trusted for being in the database: each row carries its seal (lib/auth/seal.ts).
+  if (!tokenSealed(check, row.id, row)) return undefined;
   const scopes = parseScopes(row.scopes);
   if (row.agentName) return { kind: 'agent', id: row.agentName, role: 'viewer', agent: row.agentName, scopes };
   if (!row.username || !row.role || row.disabled === true || row.disabled === 1) return undefined;
+  if (!userSealed(check, { id: row.userId!, username: row.username, role: row.role, passwordHash: row.passwordHash, disabled: row.disabled, issuer: row.issuer, subject: row.subject, mac: row.userMac })) {
+    return undefined;
+  }
   return { kind: 'user', id: row.username, role: row.role, scopes };
 }
 

@@ -15,6 +15,7 @@
 import type { SqlDatabase } from '@/db/dialect';
 import type { Principal } from '@/lib/permissions';
 import { LastUse } from './last-use';
+import type { SealCheck } from './seal';
 import { sha256 } from './secrets';
 import { AUTH_CHANNEL, MAX_KNOWN_TOKENS, msToExpiry, principalOfToken, TokenCache, tokenPrincipalQuery, type TokenPrincipals, type TokenRow } from './token-cache';
 
@@ -31,6 +32,7 @@ export class PostgresTokenPrincipals implements TokenPrincipals {
 
   constructor(
     private readonly db: SqlDatabase,
+    private readonly check: SealCheck,
     options: { maxKnownTokens?: number; ttlMs?: number; lastUseFlushMs?: number } = {},
   ) {
     this.lastUse = new LastUse(db, options.lastUseFlushMs);
@@ -60,7 +62,7 @@ export class PostgresTokenPrincipals implements TokenPrincipals {
     const heard = this.changesHeard;
     const row = await this.db.one<TokenRow>(tokenPrincipalQuery(sha256(token)));
     const wall = Date.now();
-    const principal = principalOfToken(row, wall / 1000);
+    const principal = principalOfToken(row, wall / 1000, this.check);
     // Kept a second at most, and never past the token's expiry (a wall-clock time, carried over to this clock).
     if (principal && heard === this.changesHeard) this.cache.keep(token, principal, Number(row!.id), began, began + Math.min(this.ttlMs, msToExpiry(row!, wall)));
     else if (principal) this.cache.used(Number(row!.id));

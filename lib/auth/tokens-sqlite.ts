@@ -9,6 +9,7 @@ import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import { SqliteDatabase } from '@/db/dialect';
 import type { Principal } from '@/lib/permissions';
 import { LastUse } from './last-use';
+import type { SealCheck } from './seal';
 import { sha256 } from './secrets';
 import { MAX_KNOWN_TOKENS, msToExpiry, principalOfToken, TokenCache, tokenPrincipalQuery, type TokenPrincipals, type TokenRow } from './token-cache';
 
@@ -24,7 +25,11 @@ export class SqliteTokenPrincipals implements TokenPrincipals {
   private pinnedNow = 0;
   readonly lastUse: LastUse;
 
-  constructor(client: Database.Database, options: { maxKnownTokens?: number; lastUseFlushMs?: number } = {}) {
+  constructor(
+    client: Database.Database,
+    private readonly check: SealCheck,
+    options: { maxKnownTokens?: number; lastUseFlushMs?: number } = {},
+  ) {
     this.lastUse = new LastUse(new SqliteDatabase(client), options.lastUseFlushMs);
     this.cache = new TokenCache(options.maxKnownTokens ?? MAX_KNOWN_TOKENS, this.lastUse);
     this.lookup = client.prepare<[string], TokenRow>(LOOKUP);
@@ -39,7 +44,7 @@ export class SqliteTokenPrincipals implements TokenPrincipals {
     const seen = this.cache.get(token, now);
     if (seen) return seen;
     const row = this.lookup.get(sha256(token));
-    const principal = principalOfToken(row, now / 1000);
+    const principal = principalOfToken(row, now / 1000, this.check);
     if (principal) this.cache.keep(token, principal, Number(row!.id), now, now + msToExpiry(row!, now));
     return principal;
   }

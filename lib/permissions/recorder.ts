@@ -46,6 +46,10 @@ export type AuthEventType =
   | 'auth.sso.succeeded'
   | 'auth.sso.refused'
   | 'auth.break_glass'
+  // a user, token or session row whose seal does not verify (written behind the product's back): not used
+  | 'auth.unverified'
+  // the rows of a database from before seals, sealed once when the installation's record of it was made
+  | 'auth.sealed'
   | 'user.created'
   | 'user.role_changed'
   | 'token.created'

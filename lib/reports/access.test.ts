@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { openApp, type App } from '@/lib/app';
+import { TEST_APPROVAL_KEY } from '@/lib/test-support/temp-app';
 import type { AuthEventType } from '@/lib/permissions';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { buildReport } from './generate';
@@ -70,7 +71,7 @@ describe('the audit report\'s Access section', () => {
 
   it.each(['SQLite', 'PostgreSQL'] as const)('says who held which role, the break-glass sign-ins and the tokens past rotation (%s)', async (kind) => {
     const dbPath = kind === 'SQLite' ? join(dir, 'access.db') : pg.cluster.urlOf(await pg.freshDatabase('access'));
-    const app = await openApp({ dbPath, configDir: join(dir, 'config'), env: {}, profile: 'bfsi' });
+    const app = await openApp({ dbPath, configDir: join(dir, 'config'), env: kind === 'PostgreSQL' ? { SWARM_APPROVAL_KEY: TEST_APPROVAL_KEY } : {}, profile: 'bfsi' });
     apps.push(app);
     ids[kind] = await writeHistory(app);
     const report = await buildReport(app, { format: 'oscal', period: PERIOD, now: NOW, id: 'rpt_access', generatedBy: { actor: 'alex', role: 'auditor' } });

@@ -8,7 +8,8 @@
  * background work of a process (checkpoints, the sweeper, the signer). Route handlers, pages, the CLI, the demo team
  * and the tests all start here through openApp(), createApp() or getApp(); only the options differ.
  */
-import { join, resolve as resolvePath } from 'node:path';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve as resolvePath } from 'node:path';
 import type pg from 'pg';
 import type { Db } from '@/db/client';
 import type { PostgresDatabase, SqliteDatabase, TxRunner, TxSteps } from '@/db/dialect';
@@ -41,6 +42,7 @@ import { createApp, type SqliteSide } from './sqlite';
 import type { PostgresSide } from './postgres';
 import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from '@/lib/approvals/gates';
 import { CallBinding, loadBindingKey } from '@/lib/approvals/binding';
+import { CredentialSeal, type SealCheck } from '@/lib/auth/seal';
 import type { ApprovalEvent, ApprovalListener } from '@/lib/approvals/store';
 import { recordApprovalTransition } from '@/lib/audit/approval-events';
 import { queueIn } from '@/lib/notifications/store';
@@ -54,8 +56,8 @@ import { assertPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, 
 import type { CompiledGate, GateSet, GateSpec } from '@/lib/permissions/gates';
 import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from '@/lib/permissions/policy';
 import { archivableBefore } from '@/lib/audit/trail/archive';
-import { checkpointRefusedEvent, trustedVerifierKeys, type SignerOptions } from '@/lib/audit/trail/checkpoints';
-import { witnessTargets } from '@/lib/audit/trail/witness';
+import { checkpointRefusedEvent, keyDirFor, trustedVerifierKeys, type SignerOptions } from '@/lib/audit/trail/checkpoints';
+import { keyFolderRecord, witnessTargets } from '@/lib/audit/trail/witness';
 import { processMetrics } from '@/lib/ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from '@/lib/notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from '@/lib/hooks/config';
@@ -240,6 +242,9 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   private builtInsMemo: { agents: AgentsConfig; policy: CompiledPolicy; sources: readonly RuleSource[] } | undefined;
   private snapshotMemo: ConfigSnapshot | undefined;
   private bindingMemo: CallBinding | undefined;
+  private sealMemo: CredentialSeal | undefined;
+  /** the rows already reported as unverified by this process (each is recorded once) */
+  private readonly unverifiedRows = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
   /** when the approval sweeper last ran (seconds since the epoch), for the readiness check */
   private lastSweepAt = 0;
@@ -327,6 +332,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
     this.auth = new SqlAuthStore(
       database,
       this.tokens,
+      this.credentials,
       async (e) => {
         await this.recorder.record({ kind: 'auth', type: e.type, actor: e.by, outcome: 'succeeded', target: e.target, detail: e.detail });
       },
@@ -415,6 +421,22 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
    * next call (nothing is bound with a key that could not be had).
    */
   readonly callBinding = (): CallBinding => (this.bindingMemo ??= CallBinding.ofKey(loadBindingKey(this.options.dbPath, this.env)));
+
+  /**
+   * How users, tokens and sessions are checked (lib/auth/seal.ts): the seal's key is derived from the same installation
+   * secret as the approval binding, loaded when first needed; a row that fails is not used, and recorded once
+   * (`auth.unverified`) with what it claimed to be.
+   */
+  readonly credentials: SealCheck = {
+    seal: () => (this.sealMemo ??= CredentialSeal.ofSecret(loadBindingKey(this.options.dbPath, this.env))),
+    unverified: (table, id, what) => {
+      const key = `${table}:${id}`;
+      if (this.unverifiedRows.has(key)) return;
+      this.unverifiedRows.add(key);
+      console.error(`Not used: ${what} (${table} row ${id}) does not carry its seal: it was written or changed behind the product's back.`);
+      this.side.recordEvent({ kind: 'auth', type: 'auth.unverified', actor: 'system', outcome: 'refused', target: `${table}#${id}`, detail: { table, row: id, what } });
+    },
+  };
 
   /**
    * The policy revision in force: the content hash of the configuration files and the flag values. Recomputed only
@@ -684,6 +706,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
    */
   async bootstrap(): Promise<StartupReport> {
     const report: StartupReport = {};
+    await this.sealLegacyCredentials();
     await this.startChangeControl();
     if (!(await this.auth.hasAdmin())) {
       const given = this.env.SWARM_ADMIN_PASSWORD;
@@ -703,6 +726,29 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       await this.auth.ensureToken(token, { username: 'admin' }, 'SWARM_ADMIN_TOKEN');
     }
     return report;
+  }
+
+  /**
+   * The users, tokens and sessions of a database from before credential seals (lib/auth/seal.ts) are sealed once, at
+   * the first start that finds no record of it in the key folder (`credentials-sealed.<database>.json`, beside the
+   * signed heads: a folder the database's holder cannot write). After that a row without its seal, whenever it was
+   * written, is never sealed and never used. Without a key folder (PostgreSQL with SWARM_APPROVAL_KEY alone) nothing
+   * is sealed here: such rows stay unusable, and the log says so.
+   */
+  private async sealLegacyCredentials(): Promise<void> {
+    const postgres = parseDbLocation(this.options.dbPath).kind === 'postgres';
+    if (postgres && !this.env.SWARM_AUDIT_KEY_DIR) {
+      console.error('Credentials from before seals are not sealed: no key folder (SWARM_AUDIT_KEY_DIR) to keep the record in.');
+      return;
+    }
+    const record = keyFolderRecord(keyDirFor(this.options.dbPath, this.env), 'credentials-sealed', this.options.dbPath);
+    if (existsSync(record)) return;
+    const sealed = await this.auth.sealLegacy();
+    mkdirSync(dirname(record), { recursive: true });
+    writeFileSync(record, `${JSON.stringify({ sealed_at: new Date().toISOString(), ...sealed })}\n`, { mode: 0o600 });
+    if (sealed.users + sealed.tokens + sealed.sessions > 0) {
+      await this.recorder.record({ kind: 'auth', type: 'auth.sealed', actor: 'system', outcome: 'succeeded', target: null, detail: sealed });
+    }
   }
 
   /** Sign the heads of the audit chains now (when they moved since the last checkpoint); at once on SQLite. */

@@ -72,7 +72,7 @@ export class PostgresSide implements DatabaseSide {
   ) {
     this.database = new PostgresDatabase(pool, url);
     this.recorder = new PgAuditRecorder(pool, app.recorderOptions());
-    this.tokens = new PostgresTokenPrincipals(this.database);
+    this.tokens = new PostgresTokenPrincipals(this.database, this.app.credentials);
     this.rates = new SqlRateCounter(this.database);
     if (app.options.sweepApprovals) this.sweeperLead = new Leadership(pool, LEADER_LOCKS.sweeper);
     if (app.options.server) this.signerLead = new Leadership(pool, LEADER_LOCKS.checkpoints);

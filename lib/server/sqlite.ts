@@ -89,7 +89,7 @@ export class SqliteSide implements DatabaseSide {
     this.checkpointer = options.backgroundCheckpoints ? startCheckpointer(file) : undefined;
     this.database = new SqliteDatabase(this.db.$client);
     this.recorder = new AuditRecorder(this.db.$client, app.recorderOptions());
-    this.tokens = new SqliteTokenPrincipals(this.db.$client);
+    this.tokens = new SqliteTokenPrincipals(this.db.$client, this.app.credentials);
     this.rates = new SqliteRateCounter(this.database);
   }
 

@@ -2,6 +2,7 @@
  * Test fixture: a real application on a real SQLite file in a fresh temp directory, with its own config files.
  * No mocks: the stores, triggers and migrations are the production ones.
  */
+import { CredentialSeal, type SealCheck } from '@/lib/auth/seal';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,6 +83,16 @@ export function deployRequest(over: Partial<ApprovalRequest> = {}): ApprovalRequ
  */
 export const testBinding = (): CallBinding => TEST_BINDING;
 const TEST_BINDING = CallBinding.ofKey(Buffer.alloc(32, 7));
+
+/**
+ * How stores built without an application check the seals of credentials (lib/auth/seal.ts): a fixed key, and the
+ * rows that failed, listed in `unverified` for a test to read.
+ */
+export function testSealCheck(): SealCheck & { unverified: SealCheck['unverified']; failed: string[] } {
+  const failed: string[] = [];
+  return { seal: () => TEST_SEAL, unverified: (table, id) => void failed.push(`${table}#${id}`), failed };
+}
+const TEST_SEAL = CredentialSeal.ofSecret(Buffer.alloc(32, 7));
 
 /** SWARM_APPROVAL_KEY for applications of a test on PostgreSQL (which never makes a key of its own). */
 export const TEST_APPROVAL_KEY = 'test-approval-binding-key-0123456789abcdef';

@@ -21,7 +21,7 @@ import { openApp, type App } from '@/lib/app';
 import { CHAIN_COLUMNS, rowHash, type ChainName } from '@/lib/audit/trail/chain';
 import { archiveExtension, loadOrCreateSigningKey, openCheckpoint, originOf, parseVerifierKey, parseVerifierKeys, signCheckpoint, verifierKey, type SigningKey } from '@/lib/audit/trail/checkpoints';
 import type { DenialInput } from '@/lib/audit/trail/recorder';
-import { latestInWitnessDir, readWitnessUrl, signedHeadsFile } from '@/lib/audit/trail/witness';
+import { keyFolderRecord, latestInWitnessDir, readWitnessUrl, signedHeadsFile } from '@/lib/audit/trail/witness';
 import { witnessServer } from '@/lib/audit/trail/witness-server';
 import { toResponse, type ApiRequest } from '@/lib/http/route';
 import { routeDefinition } from '@/lib/http/route-table';
@@ -115,8 +115,10 @@ export function tamperSuite(target: TamperTarget): void {
     const db = await target.copy(from.db, dir);
     // The copy stands for the same installation's database: the key folder's record of what was signed for the
     // original is the record for the copy (a server's SWARM_DB does not change when an insider edits its file).
-    const signed = signedHeadsFile(from.keys, from.db);
-    if (existsSync(signed)) renameSync(join(dir, 'keys', basename(signed)), signedHeadsFile(join(dir, 'keys'), db));
+    for (const record of ['audit-signed-heads', 'credentials-sealed']) {
+      const kept = keyFolderRecord(from.keys, record, from.db);
+      if (existsSync(kept)) renameSync(join(dir, 'keys', basename(kept)), keyFolderRecord(join(dir, 'keys'), record, db));
+    }
     return { dir, db, keys: join(dir, 'keys'), witness: join(dir, 'witness'), config: join(dir, 'config'), pinned: join(dir, 'trusted-keys.txt') };
   }
 
@@ -228,6 +230,8 @@ export function tamperSuite(target: TamperTarget): void {
 
       const app = await open(ws);
       try {
+        // A server's start: among other things, the key folder's record that this installation's credentials are sealed.
+        await app.bootstrap();
         await app.auth.createUser('alex', 'auditor', 'auditor-password-1');
         auditorToken = await app.auth.createToken({ username: 'alex' }, 'tamper suite');
         // Older denials, through the application's recorder and chain: day A (archived below), day B, then day D's 200
@@ -599,5 +603,37 @@ export function tamperSuite(target: TamperTarget): void {
       const cli = await verifyCli(ws, '--witness', url);
       expectCaught(cli, undefined, 'permission_denials', L + 5, 'rewritten behind a witnessed checkpoint', new RegExp(`row ${L + 5} does not have the head witnessed at .*: the trail was rewritten at or before row ${L + 5}`));
     }, 180_000);
+
+    it('6. credentials written without the key: a token for a chosen secret, an inserted administrator, a raised role; none is used, each is recorded, and a start seals none of them', async () => {
+      const { hashPassword, sha256 } = await import('@/lib/auth/secrets');
+      let alexId = 0;
+      const ws = await tampered(async (raw) => {
+        alexId = Number((await raw.all<{ id: number }>("SELECT id FROM users WHERE username = 'alex'"))[0]!.id);
+        await raw.run('INSERT INTO api_tokens (token_hash, name, user_id, created_at, scopes) VALUES (?, ?, ?, ?, ?)', [sha256('swt_chosen-by-the-holder'), 'forged', alexId, 1, 'read']);
+        await raw.run("INSERT INTO users (username, role, password_hash, created_at) VALUES ('mallory', 'admin', ?, 1)", [hashPassword('chosen-password-1')]);
+        await raw.run("UPDATE users SET role = 'admin' WHERE username = 'alex'");
+      });
+      const app = await open(ws);
+      const me = async (token: string) => {
+        const url = new URL('http://localhost/api/v1/auth/me');
+        const request = new Request(url, { headers: { authorization: `Bearer ${token}` } });
+        const api: ApiRequest = { method: 'GET', path: url.pathname, url, header: (n) => request.headers.get(n), clientAddress: '127.0.0.1', text: async () => '', toRequest: () => request };
+        return toResponse(await routeDefinition('/api/v1/auth/me', 'GET').core(app, api, {})).status;
+      };
+      try {
+        // A start of the server on the edited database: the installation's credentials were sealed before, so nothing is.
+        await app.bootstrap();
+        expect(await me('swt_chosen-by-the-holder')).toBe(401);
+        // alex's own token stops working with his raised role; the inserted administrator cannot sign in.
+        expect(await me(auditorToken)).toBe(401);
+        expect(await app.auth.verifyLogin('mallory', 'chosen-password-1')).toBeUndefined();
+        expect(await app.auth.findUser('alex')).toBeUndefined();
+      } finally {
+        await app.close();
+      }
+      const recorded = await target.raw(ws.db, (raw) => raw.all<{ target: string }>("SELECT target FROM security_events WHERE type = 'auth.unverified' ORDER BY id"));
+      expect(new Set(recorded.map((r) => r.target.split('#')[0]))).toEqual(new Set(['api_tokens', 'users']));
+      expect(recorded.map((r) => r.target)).toContain(`users#${alexId}`);
+    });
   });
 }

@@ -182,8 +182,13 @@ export function databaseIdentity(dbPath: string): string {
 
 /** The file in the key folder that keeps the newest head this key signed for each chain of one database. */
 export function signedHeadsFile(keyDir: string, dbPath?: string): string {
+  return keyFolderRecord(keyDir, 'audit-signed-heads', dbPath);
+}
+
+/** A record the key folder keeps of one database (`<name>.<database's identity>.json`; without a database, `<name>.json`). */
+export function keyFolderRecord(keyDir: string, name: string, dbPath?: string): string {
   const suffix = dbPath === undefined ? '' : `.${createHash('sha256').update(databaseIdentity(dbPath)).digest('hex').slice(0, 16)}`;
-  return join(/*turbopackIgnore: true*/ keyDir, `audit-signed-heads${suffix}.json`);
+  return join(/*turbopackIgnore: true*/ keyDir, `${name}${suffix}.json`);
 }
 
 /** The newest head of each chain signed with the key of this folder for this database (by any process that used it). */

@@ -1,0 +1,119 @@
+/**
+ * What grants power is authenticated with a key, never trusted because it is in the database (issue 39): every row of
+ * `users`, `api_tokens` and `sessions` carries a MAC (HMAC-SHA-256 with the installation's credentials key) over the
+ * fields that decide who a principal is and what it may do. Whoever holds the database file but not the key cannot
+ * insert a token with the hash of a secret of their choosing, an administrator, or a session; nor raise a role, point a
+ * token or a session at another person, lengthen a lifetime, widen a token's scopes or replace a password hash. A row
+ * whose MAC does not verify is not used (the token, session or sign-in is refused as an unknown one) and recorded
+ * (`auth.unverified`).
+ *
+ * Fields that only take power away (a revocation, a disabled token, the time of last use) are not covered: changing
+ * them can only refuse more. What a MAC cannot tell is an older state of the same row put back (a revoked token made
+ * live again from a copy taken before): the revocation is in the chained audit trail (`token.revoked`), and
+ * docs/threat-model.md says so.
+ *
+ * The key is derived (HKDF-SHA-256) from the installation's secret that binds approvals (lib/approvals/binding.ts:
+ * SWARM_APPROVAL_KEY, or the key folder's), kept apart from the database like the audit signing key.
+ */
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+
+export const SEAL_PREFIX = 'mac1:';
+
+/** The fields of a user that decide who they are and what they may do. */
+export interface SealedUser {
+  id: number | string;
+  username: string;
+  role: string;
+  passwordHash: string | null;
+  disabled: unknown;
+  issuer: string | null;
+  subject: string | null;
+}
+
+/** The fields of a token that decide whose it is, what it may do and until when. */
+export interface SealedToken {
+  tokenHash: string;
+  userId: number | string | null;
+  agentName: string | null;
+  scopes: string;
+  expiresAt: number | null;
+}
+
+/** The fields of a session that decide whose it is and until when. */
+export interface SealedSession {
+  idHash: string;
+  userId: number | string;
+  expiresAt: number;
+}
+
+/** A text field as it is MACed (null apart from every text). */
+const field = (v: string | null | undefined): string => (v === null || v === undefined ? '\u0000' : v);
+/** A number as it is MACed, in one spelling whichever database gave it (PostgreSQL answers a bigint as text). */
+const num = (v: number | string | null | undefined): string => (v === null || v === undefined ? '\u0000' : String(Number(v)));
+const flag = (v: unknown): string => (v === true || v === 1 || v === '1' || v === 't' || v === 'true' ? '1' : '0');
+
+export class CredentialSeal {
+  private constructor(private readonly key: Buffer) {}
+
+  /** The seal of an installation, its key derived from the installation's secret (`secret`: at least 32 bytes). */
+  static ofSecret(secret: Buffer): CredentialSeal {
+    if (secret.length < 32) throw new Error('The installation secret a credential seal is derived from has at least 32 bytes.');
+    return new CredentialSeal(Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'swarm-permissions credentials v1', 32)));
+  }
+
+  private mac(kind: string, parts: readonly string[]): string {
+    const h = createHmac('sha256', this.key).update(kind);
+    // Each part with its length first: no two lists of fields spell the same input.
+    for (const p of parts) h.update(`\u0000${Buffer.byteLength(p)}:${p}`);
+    return SEAL_PREFIX + h.digest('base64url');
+  }
+
+  user(u: SealedUser): string {
+    return this.mac('user', [num(u.id), u.username, u.role, field(u.passwordHash), flag(u.disabled), field(u.issuer), field(u.subject)]);
+  }
+
+  token(t: SealedToken): string {
+    return this.mac('token', [t.tokenHash, num(t.userId), field(t.agentName), t.scopes, num(t.expiresAt)]);
+  }
+
+  session(s: SealedSession): string {
+    return this.mac('session', [s.idHash, num(s.userId), num(s.expiresAt)]);
+  }
+
+  /** Whether `stored` is the seal `expected` (constant time). */
+  static matches(stored: string | null | undefined, expected: string): boolean {
+    if (typeof stored !== 'string' || stored.length !== expected.length) return false;
+    return timingSafeEqual(Buffer.from(stored), Buffer.from(expected));
+  }
+}
+
+/** The tables whose rows are sealed. */
+export type SealedTable = 'users' | 'api_tokens' | 'sessions';
+
+/** How a reader checks seals: the seal (loaded when first needed), and whom to tell of a row that fails. */
+export interface SealCheck {
+  seal(): CredentialSeal;
+  /** a row whose seal does not verify (not used; recorded once per row and process) */
+  unverified(table: SealedTable, id: string, what: string): void;
+}
+
+/** Does this user row carry its seal? Tells `check` when not. */
+export function userSealed(check: SealCheck, u: SealedUser & { mac: string | null }): boolean {
+  if (CredentialSeal.matches(u.mac, check.seal().user(u))) return true;
+  check.unverified('users', String(u.id), `user "${u.username}"`);
+  return false;
+}
+
+/** Does this token row carry its seal? Tells `check` when not. */
+export function tokenSealed(check: SealCheck, id: number | string, t: SealedToken & { mac: string | null }): boolean {
+  if (CredentialSeal.matches(t.mac, check.seal().token(t))) return true;
+  check.unverified('api_tokens', String(id), `token ${id}`);
+  return false;
+}
+
+/** Does this session row carry its seal? Tells `check` when not. */
+export function sessionSealed(check: SealCheck, s: SealedSession & { mac: string | null }): boolean {
+  if (CredentialSeal.matches(s.mac, check.seal().session(s))) return true;
+  check.unverified('sessions', s.idHash.slice(0, 12), 'a session');
+  return false;
+}
