@@ -76,7 +76,7 @@ export function changedFiles(before: RuleTexts, after: RuleTexts): RuleFile[] {
  * set here); the problems of all files are thrown together as one AppError BAD_REQUEST whose details list each at its
  * file:line:column (the file named `<label>/<file name>`).
  */
-export function configOfTexts(texts: RuleTexts, profiles: ActiveProfiles, label: string): PolicyConfig {
+export function configOfTexts(texts: RuleTexts, profiles: ActiveProfiles, label: string, options: { allowedCommands?: ReadonlySet<string> } = {}): PolicyConfig {
   const problems: ConfigFileError[] = [];
   const attempt = <T>(f: RuleFile, parse: (text: string, file: string) => T, absent: T): T => {
     const text = texts[f];
@@ -94,7 +94,7 @@ export function configOfTexts(texts: RuleTexts, profiles: ActiveProfiles, label:
   const codeGates = codeGateSpecs(PLATFORM_TOOLS);
   const gates = attempt('gates', (text, file) => gatesWithProfiles(codeGates, profiles, { text, file }), gatesWithProfiles(codeGates, profiles));
   const hooks = attempt('hooks', (text, file) => parseHooks(text, file, {}, { secrets: 'optional' }), NO_HOOKS);
-  attempt('mcp', (text, file) => parseMcpConfig(text, file, {}, { secrets: 'optional' }), undefined);
+  attempt('mcp', (text, file) => parseMcpConfig(text, file, {}, { secrets: 'optional', ...(options.allowedCommands ? { allowedCommands: options.allowedCommands } : {}) }), undefined);
   if (problems.length > 0) {
     throw new AppError('BAD_REQUEST', `The proposed files do not compile:\n${problems.map((p) => p.message).join('\n')}`, {
       issues: problems.flatMap((p) => p.issues.map((i) => ({ file: p.file, line: i.line, column: i.column, path: i.path, message: i.message }))),

@@ -4,7 +4,7 @@
  * the other server within a second, drift, a failing test that blocks approval, a stale proposal, a rollback proposal,
  * an emergency rollback, and an activation row written behind the service's back refused.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
@@ -308,5 +308,36 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', 
     expect(await decisionOf(app)).toBe('DENY');
     expect(app.configStatus().find((f) => f.path.endsWith('permission_policies.yaml'))).toMatchObject({ pinned: false, drift: false });
     await expect(refusal(app.changeControl.proposeRollback('rev_00000000000000000000000000000000', 'x', bob))).resolves.toMatchObject({ code: 'CONFLICT' });
+  });
+
+  it('starts no command a configuration from the database names unless this server\'s disk allows it', async () => {
+    const { a, b, dirA } = await twoServers(kind);
+    // What the command would do if it ever ran: leave a marker file.
+    const marker = join(dirA, 'the-command-ran');
+    const serverOf = (command: string) =>
+      `servers:\n  - id: notes\n    command: ${process.execPath}\n    args: ["-e", "require('fs').writeFileSync(process.argv[1], '')", "${command}"]\n`;
+    const proposedWith = (mcp: string) => {
+      const folder = mkdtempSync(join(tmpdir(), 'swarm-proposed-'));
+      cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
+      cpSync(join(dirA, 'agents.yaml'), join(folder, 'agents.yaml'));
+      cpSync(join(dirA, 'permission_policies.yaml'), join(folder, 'permission_policies.yaml'));
+      writeFileSync(join(folder, 'mcp.yaml'), mcp);
+      return readRuleFolder(folder);
+    };
+    // Not on either server's disk: the proposal is refused at the line of the command.
+    const refused = await refusal(a.changeControl.propose({ texts: proposedWith(serverOf(marker)), message: 'notes server', by: alice }));
+    expect(refused.code).toBe('BAD_REQUEST');
+    expect(refused.message).toMatch(/proposed\/mcp\.yaml:\d+:\d+: servers\.0\.command: ".*" is not a command this server may start/);
+    // On A's disk (its mcp.yaml names it), not on B's: A may propose it, both admins approve, and B does not put it in force.
+    writeFileSync(join(dirA, 'mcp.yaml'), serverOf(marker));
+    const p = await a.changeControl.propose({ texts: proposedWith(serverOf(marker)), message: 'notes server', by: alice });
+    await b.changeControl.vote(p.id, bob, 'approve', 'ok');
+    expect((await a.changeControl.vote(p.id, carol, 'approve', 'ok')).proposal.status).toBe('activated');
+    await within(2_000, async () =>
+      (await b.database.all<{ n: number }>(sql`SELECT count(*) AS n FROM security_events WHERE type = 'config.refused' AND detail_json LIKE '%is not a command this server may start%'`))[0]!.n > 0,
+    );
+    expect(b.mcpFile.current.servers.map((s) => s.id)).toEqual([]);
+    expect(a.mcpFile.current.servers.map((s) => s.id)).toEqual(['notes']);
+    expect(existsSync(marker)).toBe(false);
   });
 });

@@ -61,6 +61,8 @@ export interface ChangeControlHost {
   currentRevision(): string;
   /** put these texts in force instead of the files on disk; throws when one does not parse */
   pin(texts: RuleTexts): void;
+  /** the stdio commands a configuration from the database may start on this server (read from its disk) */
+  allowedMcpCommands(): ReadonlySet<string>;
 }
 
 export interface ProposeInput {
@@ -283,7 +285,7 @@ export class ChangeControl {
     const message = input.message.trim();
     if (!message) throw new AppError('BAD_REQUEST', 'A proposal needs a message that says why.');
     await this.seeded();
-    const candidate = configOfTexts(input.texts, this.host.profiles, 'proposed');
+    const candidate = configOfTexts(input.texts, this.host.profiles, 'proposed', { allowedCommands: this.host.allowedMcpCommands() });
     const files = changedFiles(this.host.textsInForce(), input.texts).map((f) => RULE_FILE_NAMES[f]);
     if (files.length === 0) throw new AppError('BAD_REQUEST', 'Nothing changes: the proposed files are the ones in force.');
     const content = this.host.revisionContentOf(input.texts);
@@ -510,7 +512,7 @@ export class ChangeControl {
     const why = message.trim();
     if (!why) throw new AppError('BAD_REQUEST', 'An emergency rollback needs a message that says why.');
     await this.seeded();
-    const candidate = configOfTexts(await this.formerTexts(revision), this.host.profiles, revision);
+    const candidate = configOfTexts(await this.formerTexts(revision), this.host.profiles, revision, { allowedCommands: this.host.allowedMcpCommands() });
     const measured = await this.measured(candidate, { kind: 'rollback', revision, message: why, by });
     const at = measured.proposedAt;
     const proposal: Proposal = { ...measured, status: 'activated', approvalsRequired: 0, decidedBy: by.id, decidedAt: at, decisionReason: why, emergency: true };

@@ -51,7 +51,8 @@ export class WatchedFile<T> {
    */
   constructor(
     readonly path: string,
-    private readonly parse: (text: string, file: string) => T,
+    /** `origin`: the file on this server's disk, or the active revision's text (from the database) */
+    private readonly parse: (text: string, file: string, origin: 'disk' | 'revision') => T,
     private readonly whenMissing: T,
   ) {
     this.value = whenMissing;
@@ -62,7 +63,7 @@ export class WatchedFile<T> {
       return;
     }
     const text = readFileSync(path, 'utf8');
-    this.value = this.parse(text, displayPath(path));
+    this.value = this.parse(text, displayPath(path), 'disk');
     this.source = text;
     this.stamp = stamp;
     this.loadedAt = Date.now() / 1000;
@@ -117,7 +118,7 @@ export class WatchedFile<T> {
    */
   pin(text: string | null): boolean {
     if (this.pinnedText !== undefined && this.pinnedText === text) return false;
-    const next = text === null ? this.whenMissing : this.parse(text, `${displayPath(this.path)} (the active revision)`);
+    const next = text === null ? this.whenMissing : this.parse(text, `${displayPath(this.path)} (the active revision)`, 'revision');
     const changed = text !== this.source;
     this.value = next;
     this.source = text;
@@ -175,7 +176,7 @@ export class WatchedFile<T> {
     if (!force && stamp === this.stamp) return false;
     try {
       const text = readFileSync(this.path, 'utf8');
-      const next = this.parse(text, displayPath(this.path));
+      const next = this.parse(text, displayPath(this.path), 'disk');
       this.acceptor?.(next);
       this.value = next;
       this.source = text;

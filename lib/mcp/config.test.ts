@@ -3,12 +3,13 @@
  * environment variables (never from the file), and the file as part of an application: hot reload with the last good
  * version kept, and part of the policy revision.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
-import { askModeOf, parseMcpConfig } from './config';
+import { allowedCommandsOnDisk, askModeOf, parseMcpConfig } from './config';
 
 const VALID = `separator: "__"
 approval_wait: 5m
@@ -108,5 +109,29 @@ describe('config/mcp.yaml in an application', () => {
     expect(t.app.mcpFile.current.servers.map((s) => s.id)).toEqual(['files']);
     expect(t.app.mcpFile.status().error).toMatch(/mcp\.yaml:4:9: servers\.1\.id/);
     expect(t.app.currentRevision()).toBe(withFiles);
+  });
+});
+
+describe('the commands a configuration from the database may start', () => {
+  it('are those of the mcp.yaml on the disk and of the list SWARM_MCP_ALLOWED_COMMANDS names, each exactly', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'swarm-mcp-allowed-'));
+    try {
+      const disk = join(dir, 'mcp.yaml');
+      writeFileSync(disk, 'servers:\n  - id: fs\n    command: npx\n    args: [-y, "@modelcontextprotocol/server-filesystem", /data]\n');
+      const list = join(dir, 'allowed-commands');
+      writeFileSync(list, '# reviewed by the platform team\n/usr/local/bin/notes-mcp --read-only\n\n');
+      const allowed = allowedCommandsOnDisk(disk, { SWARM_MCP_ALLOWED_COMMANDS: list });
+      const server = (command: string, args: string[]) => `servers:\n  - id: s\n    command: ${command}\n    args: ${JSON.stringify(args)}\n`;
+      expect(parseMcpConfig(server('npx', ['-y', '@modelcontextprotocol/server-filesystem', '/data']), 'r/mcp.yaml', {}, { allowedCommands: allowed }).servers).toHaveLength(1);
+      expect(parseMcpConfig(server('/usr/local/bin/notes-mcp', ['--read-only']), 'r/mcp.yaml', {}, { allowedCommands: allowed }).servers).toHaveLength(1);
+      // Another argument is another command (npx -y runs whatever package it is given).
+      expect(() => parseMcpConfig(server('npx', ['-y', 'some-other-package']), 'r/mcp.yaml', {}, { allowedCommands: allowed })).toThrow(
+        /r\/mcp\.yaml:3:14: servers\.0\.command: "npx -y some-other-package" is not a command this server may start/,
+      );
+      // A list that cannot be read is an error, never an empty or an open list.
+      expect(() => allowedCommandsOnDisk(disk, { SWARM_MCP_ALLOWED_COMMANDS: join(dir, 'missing') })).toThrow(/ENOENT/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

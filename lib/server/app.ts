@@ -61,7 +61,7 @@ import { keyFolderRecord, witnessTargets } from '@/lib/audit/trail/witness';
 import { processMetrics } from '@/lib/ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from '@/lib/notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from '@/lib/hooks/config';
-import { NO_MCP, parseMcpConfig, type McpConfig } from '@/lib/mcp/config';
+import { allowedCommandsOnDisk, NO_MCP, parseMcpConfig, type McpConfig } from '@/lib/mcp/config';
 import { NO_SSO, parseSsoConfig, type SsoConfig } from '@/lib/sso/config';
 import { SsoService } from '@/lib/sso/service';
 import { parseTrustedProxies, TRUSTED_PROXIES_ENV, type TrustedProxies } from '@/lib/http/client-address';
@@ -287,7 +287,9 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
     this.mcpFile = new WatchedFile(
       join(configDir, 'mcp.yaml'),
       // Only a process that connects to the upstreams (the gateway's) needs their secrets; the others only read the file.
-      (text, file) => parseMcpConfig(text, file, this.env, { secrets: options.server ? 'required' : 'optional' }),
+      // A revision's text (from the database) starts only the commands this server's disk allows.
+      (text, file, origin) =>
+        parseMcpConfig(text, file, this.env, { secrets: options.server ? 'required' : 'optional', ...(origin === 'revision' ? { allowedCommands: this.allowedMcpCommands() } : {}) }),
       NO_MCP,
     );
     this.ssoFile = new WatchedFile(
@@ -360,6 +362,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       revisionContentOf: (texts) => this.revisionContentOf(texts, this.flags.values()),
       currentRevision: () => this.currentRevision(),
       pin: (texts) => this.pinRules(texts),
+      allowedMcpCommands: () => this.allowedMcpCommands(),
     });
     for (const [key, file] of this.ruleFiles()) {
       // Once per version of the file and active revision, whichever process of the server sees it first.
@@ -368,6 +371,14 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
         void this.changeControl.recordDriftOnce(file.status().path, detail, ['disk_sha256', 'active_revision']);
       });
     }
+  }
+
+  /**
+   * The stdio commands a configuration from the database may start here (lib/mcp/config.ts allowedCommandsOnDisk): read
+   * from this server's disk each time a revision is put in force or proposed, never from the database.
+   */
+  allowedMcpCommands(): ReadonlySet<string> {
+    return allowedCommandsOnDisk(this.mcpFile.path, this.env);
   }
 
   /** The five files a policy revision is made of, by their key in a proposal. */
