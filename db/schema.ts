@@ -284,6 +284,8 @@ export const flagOverrides = sqliteTable('flag_overrides', {
   setBy: text('set_by').notNull(),
   setAt: real('set_at').notNull(),
   reason: text('reason').notNull(),
+  /** the row's seal (lib/auth/seal.ts): an override without it is not in force */
+  mac: text('mac'),
 });
 
 export const flagChanges = sqliteTable(

@@ -120,12 +120,15 @@ describe('credentials from before seals', () => {
       // A database as a release before seals left it: a user and an agent token without a mac.
       raw.prepare("INSERT INTO users (username, role, password_hash, created_at) VALUES ('old-admin', 'admin', NULL, 1)").run();
       raw.prepare("INSERT INTO api_tokens (token_hash, name, agent_name, created_at, scopes) VALUES (?, 'old', 'deployer', 1, 'decide')").run(sha256('swt_from-an-older-release'));
+      raw.prepare("INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES ('cron_scheduler', 0, 'admin', 1, 'maintenance')").run();
       expect(await t.app.auth.principalForToken('swt_from-an-older-release')).toBeUndefined();
       await t.app.bootstrap();
       expect(await t.app.auth.principalForToken('swt_from-an-older-release')).toMatchObject({ kind: 'agent', id: 'deployer' });
       expect(await t.app.auth.findUser('old-admin')).toMatchObject({ role: 'admin' });
       const sealed = raw.prepare("SELECT detail_json FROM security_events WHERE type = 'auth.sealed'").all() as { detail_json: string }[];
-      expect(sealed.map((e) => JSON.parse(e.detail_json))).toEqual([{ users: 1, tokens: 1, sessions: 0 }]);
+      expect(sealed.map((e) => JSON.parse(e.detail_json))).toEqual([{ users: 1, tokens: 1, sessions: 0, overrides: 1 }]);
+      await t.app.flags.invalidate();
+      expect(t.app.flags.values().get('cron_scheduler')).toBe(false);
       // Written later without a seal, by whoever holds the file: the next start seals nothing.
       raw.prepare("INSERT INTO api_tokens (token_hash, name, agent_name, created_at, scopes) VALUES (?, 'later', 'deployer', 1, 'decide')").run(sha256('swt_written-later'));
       await t.app.bootstrap();

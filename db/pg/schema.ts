@@ -232,6 +232,8 @@ export const flagOverrides = pgTable('flag_overrides', {
   setBy: text('set_by').notNull(),
   setAt: time('set_at').notNull(),
   reason: text('reason').notNull(),
+  /** the row's seal (lib/auth/seal.ts): an override without it is not in force */
+  mac: text('mac'),
 });
 
 export const flagChanges = pgTable(

@@ -1,6 +1,6 @@
 /**
  * What grants power is authenticated with a key, never trusted because it is in the database (issue 39): every row of
- * `users`, `api_tokens` and `sessions` carries a MAC (HMAC-SHA-256 with the installation's credentials key) over the
+ * `users`, `api_tokens`, `sessions` and `flag_overrides` carries a MAC (HMAC-SHA-256 with the installation's credentials key) over the
  * fields that decide who a principal is and what it may do. Whoever holds the database file but not the key cannot
  * insert a token with the hash of a secret of their choosing, an administrator, or a session; nor raise a role, point a
  * token or a session at another person, lengthen a lifetime, widen a token's scopes or replace a password hash. A row
@@ -37,6 +37,15 @@ export interface SealedToken {
   agentName: string | null;
   scopes: string;
   expiresAt: number | null;
+}
+
+/** A flag's runtime override: what it sets, and who set it when and why (the history names them too). */
+export interface SealedOverride {
+  name: string;
+  value: unknown;
+  setBy: string;
+  setAt: number;
+  reason: string;
 }
 
 /** The fields of a session that decide whose it is and until when. */
@@ -76,6 +85,10 @@ export class CredentialSeal {
     return this.mac('token', [t.tokenHash, num(t.userId), field(t.agentName), t.scopes, num(t.expiresAt)]);
   }
 
+  override(o: SealedOverride): string {
+    return this.mac('override', [o.name, flag(o.value), o.setBy, num(o.setAt), o.reason]);
+  }
+
   session(s: SealedSession): string {
     return this.mac('session', [s.idHash, num(s.userId), num(s.expiresAt)]);
   }
@@ -88,7 +101,7 @@ export class CredentialSeal {
 }
 
 /** The tables whose rows are sealed. */
-export type SealedTable = 'users' | 'api_tokens' | 'sessions';
+export type SealedTable = 'users' | 'api_tokens' | 'sessions' | 'flag_overrides';
 
 /** How a reader checks seals: the seal (loaded when first needed), and whom to tell of a row that fails. */
 export interface SealCheck {
@@ -115,5 +128,12 @@ export function tokenSealed(check: SealCheck, id: number | string, t: SealedToke
 export function sessionSealed(check: SealCheck, s: SealedSession & { mac: string | null }): boolean {
   if (CredentialSeal.matches(s.mac, check.seal().session(s))) return true;
   check.unverified('sessions', s.idHash.slice(0, 12), 'a session');
+  return false;
+}
+
+/** Is this override row sealed? Tells `check` when not. */
+export function overrideSealed(check: SealCheck, o: SealedOverride & { mac: string | null }): boolean {
+  if (CredentialSeal.matches(o.mac, check.seal().override(o))) return true;
+  check.unverified('flag_overrides', o.name, `the runtime override of flag "${o.name}"`);
   return false;
 }

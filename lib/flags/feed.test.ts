@@ -9,6 +9,7 @@ import { usePostgres } from '@/lib/test-support/use-postgres';
 import { within } from '@/lib/test-support/wait';
 import { FlagService } from './service';
 import { SqlFlagStore } from './store';
+import { testSealCheck } from '@/lib/test-support/temp-app';
 
 const pg15 = usePostgres();
 let database = '';
@@ -18,7 +19,7 @@ const pools: pg.Pool[] = [];
 async function server(): Promise<FlagService> {
   const pool = pg15.pool(database);
   pools.push(pool);
-  const s = new FlagService(new SqlFlagStore(new PostgresDatabase(pool)), { env: {} });
+  const s = new FlagService(new SqlFlagStore(new PostgresDatabase(pool), testSealCheck()), { env: {} });
   await s.start();
   services.push(s);
   return s;
@@ -87,7 +88,7 @@ describe('flags on PostgreSQL, several servers', () => {
     const owner = pg15.pool(undefined, 1); // this file's other database: the one under test can be closed to connections
     const pool = pg15.pool(database, 1);
     // A pool of one connection: the listener holds a connection of its own, so the pool still serves.
-    const b = new FlagService(new SqlFlagStore(new PostgresDatabase(pool)), { env: {}, resyncMs: 600_000 });
+    const b = new FlagService(new SqlFlagStore(new PostgresDatabase(pool), testSealCheck()), { env: {}, resyncMs: 600_000 });
     await b.start();
     services.push(b);
     expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);

@@ -16,6 +16,10 @@ import { SqlFlagStore } from './store';
 import type { FlagHistoryFilter } from './query';
 import type { ResolvedFlag } from './resolve';
 import { FlagService } from './service';
+import { testSealCheck } from '@/lib/test-support/temp-app';
+
+/** The installation's seal, as every process of it has the key. */
+const SEAL = testSealCheck().seal();
 
 /** What both services promise (a synchronous answer is awaited like a promise). */
 interface Flags {
@@ -33,8 +37,8 @@ interface Flags {
 interface TwoServers {
   a: Flags;
   b: Flags;
-  /** an override written straight into the table, as no service would (no history, no notification) */
-  writeBehind(name: string, value: boolean): Promise<void>;
+  /** an override written by another process: with its seal (one that holds the key), or without (the database's holder) */
+  writeBehind(name: string, value: boolean, sealed: boolean): Promise<void>;
 }
 
 const pg15 = usePostgres();
@@ -54,15 +58,18 @@ const databases: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
     });
     // No change feed and no resync: only invalidate() makes a service read what was written behind its back.
     const service = async (d: typeof d1) => {
-      const s = new FlagService(new SqlFlagStore(new SqliteDatabase(d.$client)), { env: {}, resyncMs: 0 });
+      const s = new FlagService(new SqlFlagStore(new SqliteDatabase(d.$client), testSealCheck()), { env: {}, resyncMs: 0 });
       await s.invalidate();
       return s;
     };
     return {
       a: await service(d1),
       b: await service(d2),
-      writeBehind: async (name, value) =>
-        void d1.$client.prepare(`INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES (?, ?, 'dba', ?, 'by hand')`).run(name, value ? 1 : 0, Date.now() / 1000),
+      writeBehind: async (name, value, sealed) => {
+        const at = Date.now() / 1000;
+        const mac = sealed ? SEAL.override({ name, value, setBy: 'dba', setAt: at, reason: 'by hand' }) : null;
+        d1.$client.prepare(`INSERT INTO flag_overrides (name, value, set_by, set_at, reason, mac) VALUES (?, ?, 'dba', ?, 'by hand', ?)`).run(name, value ? 1 : 0, at, mac);
+      },
     };
   },
   async PostgreSQL() {
@@ -70,7 +77,7 @@ const databases: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
     const server = async () => {
       const pool = pg15.pool(name, 3);
       // A long resync: only invalidate() (or a notification) makes a service read the overrides again.
-      const s = new FlagService(new SqlFlagStore(new PostgresDatabase(pool)), { env: {}, resyncMs: 60_000 });
+      const s = new FlagService(new SqlFlagStore(new PostgresDatabase(pool), testSealCheck()), { env: {}, resyncMs: 60_000 });
       await s.start();
       cleanups.push(() => s.stop());
       return { s, pool };
@@ -79,8 +86,11 @@ const databases: Record<'SQLite' | 'PostgreSQL', () => Promise<TwoServers>> = {
     return {
       a: a.s,
       b: b.s,
-      writeBehind: async (flag, value) =>
-        void (await a.pool.query(`INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES ($1, $2, 'dba', $3, 'by hand')`, [flag, value, Date.now() / 1000])),
+      writeBehind: async (flag, value, sealed) => {
+        const at = Date.now() / 1000;
+        const mac = sealed ? SEAL.override({ name: flag, value, setBy: 'dba', setAt: at, reason: 'by hand' }) : null;
+        await a.pool.query(`INSERT INTO flag_overrides (name, value, set_by, set_at, reason, mac) VALUES ($1, $2, 'dba', $3, 'by hand', $4)`, [flag, value, at, mac]);
+      },
     };
   },
 };
@@ -138,13 +148,18 @@ describe.each(Object.keys(databases) as (keyof typeof databases)[])('the flag hi
     seen[kind] = plain(history);
   });
 
-  it('reads an override written behind its back when invalidated', async () => {
+  it('reads an override another process of the installation wrote (with the key) when invalidated, and never one without its seal', async () => {
     const { a, b, writeBehind } = await databases[kind]();
     expect(b.values().get('drift_monitoring')).toBe(true);
-    await writeBehind('drift_monitoring', false);
+    await writeBehind('drift_monitoring', false, true);
     expect(b.values().get('drift_monitoring')).toBe(true);
     await b.invalidate();
     expect(b.values().get('drift_monitoring')).toBe(false);
+    // Written by whoever holds the database but not the key: not in force.
+    expect(b.values().get('cron_scheduler')).toBe(true);
+    await writeBehind('cron_scheduler', false, false);
+    await b.invalidate();
+    expect(b.values().get('cron_scheduler')).toBe(true);
     // Nothing was changed through a service: the history has nothing to say.
     expect(await a.history()).toEqual([]);
   });

@@ -14,8 +14,8 @@ export type FlagLocks = ReadonlyMap<string, { value: boolean; profiles: readonly
 
 export const NO_LOCKS: FlagLocks = new Map();
 
-/** A runtime override: its flag_overrides row, without the name it is kept under. */
-export type FlagOverride = Omit<FlagOverrideRow, 'name'>;
+/** A runtime override: its flag_overrides row, without the name it is kept under and its seal (checked when read). */
+export type FlagOverride = Omit<FlagOverrideRow, 'name' | 'mac'>;
 
 export interface ResolvedFlag {
   name: string;

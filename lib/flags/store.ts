@@ -2,6 +2,7 @@
  * Where flags are kept: the runtime overrides (flag_overrides) and the append-only history of every change and refusal
  * (flag_changes). One implementation for SQLite and PostgreSQL, over the dialect port (db/dialect.ts).
  */
+import { overrideSealed, type SealCheck } from '@/lib/auth/seal';
 import { sql, type SQL } from 'drizzle-orm';
 import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
 import type { FlagChangeRow } from '@/db/schema';
@@ -53,7 +54,7 @@ export interface FlagStore {
 export const FLAGS_CHANNEL = 'swarm_flags';
 
 /** The overrides, read by every process at start and after every change it hears of. */
-export const OVERRIDES_QUERY: SQL = sql`SELECT name, value, set_by AS "setBy", set_at AS "setAt", reason FROM flag_overrides`;
+export const OVERRIDES_QUERY: SQL = sql`SELECT name, value, set_by AS "setBy", set_at AS "setAt", reason, mac FROM flag_overrides`;
 
 const CHANGE_COLUMNS = sql`id, name, old_value AS "oldValue", new_value AS "newValue", action, changed_by AS "changedBy", changed_at AS "changedAt", reason`;
 
@@ -64,20 +65,40 @@ const boolOrNull = (v: unknown): boolean | null => (v === null || v === undefine
 type RawChange = Omit<FlagChangeRow, 'oldValue' | 'newValue'> & { oldValue: unknown; newValue: unknown };
 const changeRow = (r: RawChange): FlagChangeRow => ({ ...r, oldValue: boolOrNull(r.oldValue), newValue: boolOrNull(r.newValue) });
 
-/** The overrides from their rows. */
-export function overridesOf(rows: readonly { name: string; value: unknown; setBy: string; setAt: number; reason: string }[]): Map<string, FlagOverride> {
-  return new Map(rows.map((r) => [r.name, { value: bool(r.value), setBy: r.setBy, setAt: r.setAt, reason: r.reason }]));
+type OverrideRow = { name: string; value: unknown; setBy: string; setAt: number; reason: string; mac: string | null };
+
+/**
+ * The overrides from their rows: only those that carry their seal (lib/auth/seal.ts). An override written into the
+ * table behind the product's back is not in force (the flag keeps its other layers) and is recorded once.
+ */
+export function overridesOf(rows: readonly OverrideRow[], check: SealCheck): Map<string, FlagOverride> {
+  return new Map(rows.filter((r) => overrideSealed(check, r)).map((r) => [r.name, { value: bool(r.value), setBy: r.setBy, setAt: Number(r.setAt), reason: r.reason }]));
 }
 
 export class SqlFlagStore implements FlagStore {
-  constructor(private readonly db: SqlDatabase) {}
+  constructor(
+    private readonly db: SqlDatabase,
+    private readonly check: SealCheck,
+  ) {}
 
   async overrides(): Promise<Map<string, FlagOverride>> {
-    return overridesOf(await this.db.all(OVERRIDES_QUERY));
+    return overridesOf(await this.db.all<OverrideRow>(OVERRIDES_QUERY), this.check);
+  }
+
+  /** Seal the overrides of a database from before seals (once per installation: App.sealLegacyCredentials). */
+  async sealLegacy(): Promise<number> {
+    const seal = this.check.seal();
+    return this.db.transaction(function* (tx) {
+      const rows = yield* tx.all<OverrideRow>(sql`${OVERRIDES_QUERY} WHERE mac IS NULL`);
+      for (const r of rows) yield* tx.run(sql`UPDATE flag_overrides SET mac = ${seal.override({ ...r, value: bool(r.value) })} WHERE name = ${r.name} AND mac IS NULL`);
+      if (rows.length > 0) yield* tx.publish(FLAGS_CHANNEL);
+      return rows.length;
+    });
   }
 
   change(change: FlagChange, also?: AlsoWithin): Promise<boolean> {
     const db = this.db;
+    const mac = change.action === 'set' ? this.check.seal().override({ name: change.name, value: change.value, setBy: change.by, setAt: change.at, reason: change.reason }) : null;
     return db.transaction(
       function* (tx: TxRunner): TxSteps<boolean> {
         const old = yield* tx.one<{ value: unknown }>(sql`SELECT value FROM flag_overrides WHERE name = ${change.name}${db.forUpdate}`);
@@ -91,8 +112,8 @@ export class SqlFlagStore implements FlagStore {
           yield* insertChange(tx, { name: change.name, oldValue: bool(old.value), newValue: change.fallback, action: 'unset', by: change.by, at: change.at, reason: change.reason });
         } else {
           yield* tx.run(sql`
-            INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES (${change.name}, ${change.value}, ${change.by}, ${change.at}, ${change.reason})
-            ON CONFLICT (name) DO UPDATE SET value = excluded.value, set_by = excluded.set_by, set_at = excluded.set_at, reason = excluded.reason`);
+            INSERT INTO flag_overrides (name, value, set_by, set_at, reason, mac) VALUES (${change.name}, ${change.value}, ${change.by}, ${change.at}, ${change.reason}, ${mac})
+            ON CONFLICT (name) DO UPDATE SET value = excluded.value, set_by = excluded.set_by, set_at = excluded.set_at, reason = excluded.reason, mac = excluded.mac`);
           const previous = old ? bool(old.value) : change.previous;
           yield* insertChange(tx, { name: change.name, oldValue: previous, newValue: change.value, action: 'set', by: change.by, at: change.at, reason: change.reason });
         }

@@ -33,6 +33,7 @@ import { deployRequest, testBinding } from '@/lib/test-support/temp-app';
 import { usePostgres } from '@/lib/test-support/use-postgres';
 import { gatherReport, type ReportData, type ReportOptions } from './data';
 import { postgresTrail, reportReader, sqliteTrail, type ReportFacts, type ReportReader } from './reader';
+import { testSealCheck } from '@/lib/test-support/temp-app';
 
 const DAY = 86400;
 /** Monday 2 March 2026, 00:00 UTC: the period is that week, less its first six hours (partial days at one edge). */
@@ -86,7 +87,7 @@ const recorderOptions = { revision: () => revision, revisionContent: (r: string)
 function sqliteSide(db: Db, facts: Omit<ReportFacts, 'flags'>): Side {
   const recorder = new AuditRecorder(db.$client, recorderOptions);
   const database = new SqliteDatabase(db.$client);
-  const flags = new FlagService(new SqlFlagStore(database), { env: {}, locks: profiles.locks });
+  const flags = new FlagService(new SqlFlagStore(database, testSealCheck()), { env: {}, locks: profiles.locks });
   // As the application wires them: each transition a security event, a rejection or expiry a denial too.
   const approvals = new SqlApprovalStore(
     new SqliteDatabase(db.$client),
@@ -296,7 +297,7 @@ beforeAll(async () => {
   sqliteDb = openDatabase({ path: join(dir, 'report.db') });
   const name = await pg.freshDatabase('report');
   const pool = pg.pool(name, 4);
-  pgFlags = new FlagService(new SqlFlagStore(new PostgresDatabase(pool)), { env: {}, locks: profiles.locks, resyncMs: 60_000 });
+  pgFlags = new FlagService(new SqlFlagStore(new PostgresDatabase(pool), testSealCheck()), { env: {}, locks: profiles.locks, resyncMs: 60_000 });
   await pgFlags.start();
   sides.SQLite = sqliteSide(sqliteDb, facts);
   sides.PostgreSQL = pgSide(pool, pgFlags, facts);

@@ -243,6 +243,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   private snapshotMemo: ConfigSnapshot | undefined;
   private bindingMemo: CallBinding | undefined;
   private sealMemo: CredentialSeal | undefined;
+  /** the flags' store (its overrides are sealed: App.sealLegacyCredentials seals those of an older database) */
+  private readonly flagStore: SqlFlagStore;
   /** the rows already reported as unverified by this process (each is recorded once) */
   private readonly unverifiedRows = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -310,7 +312,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
     const database = (this.database = this.side.database);
     this.recorder = this.side.recorder;
     this.tokens = this.side.tokens;
-    this.flags = new FlagService(new SqlFlagStore(database), { env: this.env, locks: this.profiles.locks, initial: this.side.initialOverrides?.() });
+    this.flagStore = new SqlFlagStore(database, this.credentials);
+    this.flags = new FlagService(this.flagStore, { env: this.env, locks: this.profiles.locks, initial: this.side.initialOverrides?.() });
     this.revisions = new SqlRevisionStore(database);
     this.denials = new SqlDenialStore(database);
     this.securityEvents = new SqlSecurityEventQueries(database);
@@ -445,7 +448,14 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       if (this.unverifiedRows.has(key)) return;
       this.unverifiedRows.add(key);
       console.error(`Not used: ${what} (${table} row ${id}) does not carry its seal: it was written or changed behind the product's back.`);
-      this.side.recordEvent({ kind: 'auth', type: 'auth.unverified', actor: 'system', outcome: 'refused', target: `${table}#${id}`, detail: { table, row: id, what } });
+      // After the present turn: a row may be read while the application is still being built (the overrides are).
+      queueMicrotask(() => {
+        try {
+          this.side.recordEvent({ kind: 'auth', type: 'auth.unverified', actor: 'system', outcome: 'refused', target: `${table}#${id}`, detail: { table, row: id, what } });
+        } catch (error) {
+          console.error('Recording a row without its seal failed.', error);
+        }
+      });
     },
   };
 
@@ -754,10 +764,10 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
     }
     const record = keyFolderRecord(keyDirFor(this.options.dbPath, this.env), 'credentials-sealed', this.options.dbPath);
     if (existsSync(record)) return;
-    const sealed = await this.auth.sealLegacy();
+    const sealed = { ...(await this.auth.sealLegacy()), overrides: await this.flagStore.sealLegacy() };
     mkdirSync(dirname(record), { recursive: true });
     writeFileSync(record, `${JSON.stringify({ sealed_at: new Date().toISOString(), ...sealed })}\n`, { mode: 0o600 });
-    if (sealed.users + sealed.tokens + sealed.sessions > 0) {
+    if (sealed.users + sealed.tokens + sealed.sessions + sealed.overrides > 0) {
       await this.recorder.record({ kind: 'auth', type: 'auth.sealed', actor: 'system', outcome: 'succeeded', target: null, detail: sealed });
     }
   }

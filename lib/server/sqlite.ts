@@ -95,7 +95,7 @@ export class SqliteSide implements DatabaseSide {
 
   /** Opened synchronously: the overrides are read now, and the flag service hears of later changes from its store. */
   initialOverrides(): Map<string, FlagOverride> {
-    return overridesOf(this.database.allSync(OVERRIDES_QUERY));
+    return overridesOf(this.database.allSync(OVERRIDES_QUERY), this.app.credentials);
   }
 
   recordEvent(event: AuditEvent): void {

@@ -604,7 +604,7 @@ export function tamperSuite(target: TamperTarget): void {
       expectCaught(cli, undefined, 'permission_denials', L + 5, 'rewritten behind a witnessed checkpoint', new RegExp(`row ${L + 5} does not have the head witnessed at .*: the trail was rewritten at or before row ${L + 5}`));
     }, 180_000);
 
-    it('6. credentials written without the key: a token for a chosen secret, an inserted administrator, a raised role; none is used, each is recorded, and a start seals none of them', async () => {
+    it('6. credentials and flags written without the key: a token for a chosen secret, an inserted administrator, a raised role, a flag turned on by SQL; none is used, each is recorded, and a start seals none of them', async () => {
       const { hashPassword, sha256 } = await import('@/lib/auth/secrets');
       let alexId = 0;
       const ws = await tampered(async (raw) => {
@@ -612,6 +612,8 @@ export function tamperSuite(target: TamperTarget): void {
         await raw.run('INSERT INTO api_tokens (token_hash, name, user_id, created_at, scopes) VALUES (?, ?, ?, ?, ?)', [sha256('swt_chosen-by-the-holder'), 'forged', alexId, 1, 'read']);
         await raw.run("INSERT INTO users (username, role, password_hash, created_at) VALUES ('mallory', 'admin', ?, 1)", [hashPassword('chosen-password-1')]);
         await raw.run("UPDATE users SET role = 'admin' WHERE username = 'alex'");
+        // 7. A flag turned on by SQL: shell hooks run programs while it is on.
+        await raw.run("INSERT INTO flag_overrides (name, value, set_by, set_at, reason) VALUES ('plugin_shell_hooks_enabled', ?, 'admin', 1, 'by hand')", [target.name === 'SQLite' ? 1 : true]);
       });
       const app = await open(ws);
       const me = async (token: string) => {
@@ -628,11 +630,14 @@ export function tamperSuite(target: TamperTarget): void {
         expect(await me(auditorToken)).toBe(401);
         expect(await app.auth.verifyLogin('mallory', 'chosen-password-1')).toBeUndefined();
         expect(await app.auth.findUser('alex')).toBeUndefined();
+        // The flag keeps its default: an override is in force only with its seal.
+        expect(app.flags.values().get('plugin_shell_hooks_enabled')).toBe(false);
       } finally {
         await app.close();
       }
       const recorded = await target.raw(ws.db, (raw) => raw.all<{ target: string }>("SELECT target FROM security_events WHERE type = 'auth.unverified' ORDER BY id"));
-      expect(new Set(recorded.map((r) => r.target.split('#')[0]))).toEqual(new Set(['api_tokens', 'users']));
+      expect(new Set(recorded.map((r) => r.target.split('#')[0]))).toEqual(new Set(['api_tokens', 'users', 'flag_overrides']));
+      expect(recorded.map((r) => r.target)).toContain('flag_overrides#plugin_shell_hooks_enabled');
       expect(recorded.map((r) => r.target)).toContain(`users#${alexId}`);
     });
   });
