@@ -230,6 +230,10 @@ const CASES: Record<string, Case> = {
       }
     },
   },
+  RULES_UNAVAILABLE: {
+    notByRequest: 'a state of the database, not of a request: the active revision changed in it under change control; every decision then answers 503 until it is repaired or rolled back',
+    coveredBy: 'lib/change-control/service.test.ts: takes no decision when the active revision was corrupted',
+  },
   HOOK_WOULD_WAIT: {
     notByRequest: 'a hook configuration changed between the start of a decision and its commit (a race inside one decision); answered 503 RETRY',
     coveredBy: 'lib/hooks/hooks.test.ts: HookWouldWait',

@@ -44,6 +44,13 @@ export const CODED_ERRORS: Readonly<Record<string, CodedErrorAnswer>> = {
     message: 'The request was refused because it could not be recorded in the audit trail. Try again; if it persists, the server needs attention.',
     log: 'The audit trail could not be written',
   },
+  // the active revision of the rules cannot be used (its content in the database changed): nothing is decided
+  RULES_UNAVAILABLE: {
+    status: 503,
+    message:
+      'Nothing was decided: the rules in force cannot be read (the active policy revision in the database no longer matches itself). An administrator restores it or rolls back (npx swarm policy rollback --emergency); /api/v1/ready says which.',
+    log: 'The rules in force cannot be used',
+  },
   HOOK_WOULD_WAIT: { status: 503, code: 'RETRY', message: 'The hooks of this call changed while it was being decided. Try again.', retry: true },
   ENGINE_IS_ASYNC: { status: 500, code: 'INTERNAL', message: 'Something went wrong on the server; it has been logged.', log: 'Unhandled error in route' },
   // the database

@@ -46,7 +46,7 @@ function configFolder(): string {
   return dir;
 }
 
-async function twoServers(kind: 'SQLite' | 'PostgreSQL'): Promise<{ a: App; b: App; dirA: string; dirB: string }> {
+async function twoServers(kind: 'SQLite' | 'PostgreSQL'): Promise<{ a: App; b: App; dirA: string; dirB: string; dbPath: string }> {
   const dirA = configFolder();
   const dirB = configFolder();
   const dbPath = kind === 'SQLite' ? join(dirA, 'cc.db') : pg15.cluster.urlOf(await pg15.freshDatabase('cc'));
@@ -58,7 +58,7 @@ async function twoServers(kind: 'SQLite' | 'PostgreSQL'): Promise<{ a: App; b: A
   };
   const a = await open(dirA);
   const b = await open(dirB);
-  return { a, b, dirA, dirB };
+  return { a, b, dirA, dirB, dbPath };
 }
 
 const decisionOf = async (app: App, tool = 'monitor_drift') => (await app.decisions.authorize(call('deployer', tool))).decision;
@@ -339,5 +339,47 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', 
     expect(b.mcpFile.current.servers.map((s) => s.id)).toEqual([]);
     expect(a.mcpFile.current.servers.map((s) => s.id)).toEqual(['notes']);
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it('takes no decision when the active revision was corrupted, instead of falling back to older rules, until it is rolled back', async () => {
+    const { a, b, dirA, dbPath } = await twoServers(kind);
+    const proposed = mkdtempSync(join(tmpdir(), 'swarm-proposed-'));
+    cleanups.push(() => rmSync(proposed, { recursive: true, force: true }));
+    cpSync(join(dirA, 'agents.yaml'), join(proposed, 'agents.yaml'));
+    writeFileSync(join(proposed, 'permission_policies.yaml'), DENY_DRIFT);
+    const p = await a.changeControl.propose({ texts: readRuleFolder(proposed), message: 'Drift is watched elsewhere', by: alice });
+    await b.changeControl.vote(p.id, bob, 'approve', 'ok');
+    await a.changeControl.vote(p.id, carol, 'approve', 'ok');
+    expect(await decisionOf(a)).toBe('DENY');
+    const seed = (await a.changeControl.store.activations()).find((x) => x.kind === 'seed')!;
+
+    // One byte of the active revision's content changed in the database (its append-only trigger out of the way).
+    await a.database.transaction(function* (t) {
+      if (kind === 'PostgreSQL') yield* t.run(sql`SET LOCAL session_replication_role = replica`);
+      else yield* t.run(sql`DROP TRIGGER IF EXISTS policy_revisions_no_update`);
+      yield* t.run(sql`UPDATE policy_revisions SET content_json = replace(content_json, 'no-drift-watch', 'no-drift-watcH') WHERE revision = ${p.revision}`);
+    });
+    // A server that starts now takes no decision: the older rules (the seed, which allowed the call) are not taken instead.
+    const c = await openApp({ dbPath, configDir: dirA, env: { SWARM_APPROVAL_KEY: TEST_APPROVAL_KEY, SWARM_PROFILE: 'bfsi' }, profile: 'bfsi' });
+    cleanups.push(() => c.close());
+    await c.startChangeControl();
+    const refused = await c.decisions.authorize(call('deployer', 'monitor_drift')).then(
+      () => undefined,
+      (error: unknown) => error as { code?: string; message?: string },
+    );
+    expect(refused).toMatchObject({ code: 'RULES_UNAVAILABLE' });
+    expect(refused!.message).toContain('does not hash to its revision');
+    expect(c.rulesRefusal).toMatch(new RegExp(`activation \\d+ of ${p.revision}`));
+    // Recorded once (an event nothing waits for: on PostgreSQL it is written a moment later).
+    const refusals = async () =>
+      (await c.database.all<{ detailJson: string }>(sql`SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'config.refused' AND target = ${p.revision}`)).map(
+        (r) => (JSON.parse(r.detailJson) as { error: string }).error,
+      );
+    await within(2_000, async () => (await refusals()).length > 0);
+    expect(await refusals()).toEqual([expect.stringMatching(/the rules in force cannot be used/)]);
+    // An emergency rollback to the seed (on a host that holds the database) makes a newer activation: decisions resume.
+    await c.changeControl.emergencyRollback(seed.revision, 'the active revision was corrupted', alice);
+    expect(c.rulesRefusal).toBeUndefined();
+    expect(await decisionOf(c)).toBe('ALLOW');
   });
 });

@@ -24,7 +24,7 @@ import { step } from '@/db/dialect';
 import { impactOf, recordedCalls } from '@/lib/audit/impact';
 import { revisionOf, type RevisionContent, type RevisionStore } from '@/lib/audit/revisions';
 import { describeFailure, runPolicyTests, type PolicyConfig, type PolicyTests } from '@/lib/config/policy-tests';
-import { AppError, messageOf, isError } from '@/lib/errors';
+import { AppError, brand, messageOf, isError } from '@/lib/errors';
 import type { AuditEvent, ConfigEventType, Outcome, Role, SecurityEvent } from '@/lib/permissions';
 import type { ActiveProfiles } from '@/lib/profiles/load';
 import { changedFiles, configOfTexts, RULE_FILE_NAMES, RULE_FILES, textsOfRevision, type RuleFile, type RuleTexts } from './files';
@@ -63,6 +63,24 @@ export interface ChangeControlHost {
   pin(texts: RuleTexts): void;
   /** the stdio commands a configuration from the database may start on this server (read from its disk) */
   allowedMcpCommands(): ReadonlySet<string>;
+  /**
+   * Stop deciding (`reason`: why; every decision fails with RulesUnavailable), or decide again (undefined): the newest
+   * activation the trail records cannot be used, and older rules are never taken in its place.
+   */
+  refuseRules(reason: string | undefined): void;
+}
+
+/**
+ * Thrown by a decision while the rules in force cannot be used (issue 39: corruption fails closed): the newest
+ * activation the audit trail records has a revision that is not stored or no longer hashes to its id. Answered 503.
+ */
+export class RulesUnavailable extends Error {
+  static readonly kind = 'RulesUnavailable';
+  readonly code = 'RULES_UNAVAILABLE';
+  constructor(readonly reason: string) {
+    super(`The rules in force cannot be used: ${reason}`);
+    brand(this, RulesUnavailable);
+  }
 }
 
 export interface ProposeInput {
@@ -211,6 +229,20 @@ export class ChangeControl {
     if (!latest || latest.seq === this.appliedSeq) return;
     let sound: Activation | undefined = latest;
     const problem = await this.unverifiedBecause(latest);
+    // An activation the trail records whose revision is gone or changed: the rules in force were corrupted. Nothing is
+    // decided until it is repaired or a newer activation (an emergency rollback) replaces it; older rules are never
+    // put in force in its place (a DENY must not become an ALLOW).
+    const corrupted = problem ? await this.host.database.transaction((t) => tx.contentProblemOf(t, latest), { readOnly: true }) : undefined;
+    if (corrupted && (await this.host.database.transaction((t) => tx.isRecorded(t, latest), { readOnly: true }))) {
+      const reason = `activation ${latest.seq} of ${latest.revision}: ${corrupted}`;
+      if (!this.unverified.has(latest.seq)) {
+        this.unverified.add(latest.seq);
+        console.error(`No decision is taken: the rules in force cannot be used (${reason}).`);
+        this.host.recordEvent(configEvent('config.refused', undefined, latest.revision, { activation: latest.seq, error: `the rules in force cannot be used: ${corrupted}; nothing is decided until they are repaired or rolled back` }, 'refused'));
+      }
+      this.host.refuseRules(reason);
+      return;
+    }
     if (problem) {
       if (!this.unverified.has(latest.seq)) {
         this.unverified.add(latest.seq);
@@ -232,6 +264,7 @@ export class ChangeControl {
     }
     this.appliedSeq = sound.seq;
     this.lastActivation = sound;
+    this.host.refuseRules(undefined);
     await this.checkProfiles(sound, content);
   }
 

@@ -96,14 +96,28 @@ export const tx = {
    * fails here.
    */
   *problemOf(t: TxRunner, a: Activation): TxSteps<string | undefined> {
+    const content = yield* tx.contentProblemOf(t, a);
+    if (content) return content;
+    return (yield* tx.isRecorded(t, a)) ? undefined : 'the audit trail holds no security event recording it';
+  },
+  /** Why an activation's revision cannot be used: it is not stored, or its stored content does not hash to it. */
+  *contentProblemOf(t: TxRunner, a: Activation): TxSteps<string | undefined> {
     const stored = yield* t.one<{ contentJson: string }>(sql`SELECT content_json AS "contentJson" FROM policy_revisions WHERE revision = ${a.revision}`);
     if (!stored) return 'its revision is not stored';
-    if (revisionOf(JSON.parse(stored.contentJson) as RevisionContent) !== a.revision) return 'its stored content does not hash to its revision';
+    let content: RevisionContent;
+    try {
+      content = JSON.parse(stored.contentJson) as RevisionContent;
+    } catch {
+      return 'its stored content is not JSON';
+    }
+    return revisionOf(content) === a.revision ? undefined : 'its stored content does not hash to its revision';
+  },
+  /** Does the chained trail hold the event that activated it (policy.activated or policy.rolled_back naming it)? */
+  *isRecorded(t: TxRunner, a: Activation): TxSteps<boolean> {
     const events = yield* t.all<{ detailJson: string | null }>(
       sql`SELECT detail_json AS "detailJson" FROM security_events WHERE target = ${a.revision} AND type IN ('policy.activated', 'policy.rolled_back')`,
     );
-    const recorded = events.some((e) => (JSON.parse(e.detailJson ?? '{}') as { activation?: number }).activation === a.seq);
-    return recorded ? undefined : 'the audit trail holds no security event recording it';
+    return events.some((e) => (JSON.parse(e.detailJson ?? '{}') as { activation?: number }).activation === a.seq);
   },
   /**
    * The newest sound activation (problemOf): what every server has in force. A row written behind the service's back is

@@ -7,7 +7,7 @@
 import type { App } from '@/lib/app';
 
 export interface ReadyCheck {
-  name: 'database' | 'configuration' | 'checkpointer' | 'sweeper';
+  name: 'database' | 'configuration' | 'rules' | 'checkpointer' | 'sweeper';
   ok: boolean;
   /** what is wrong (or 'off' when this process does not run it) */
   detail?: string;
@@ -29,6 +29,8 @@ export async function readiness(app: App): Promise<Readiness> {
       ? { name: 'configuration', ok: true }
       : { name: 'configuration', ok: false, detail: broken.map((s) => `${s.path}: ${s.error!.split('\n')[0]}`).join('; ') },
   );
+  // The rules in force could not be used (an active revision changed in the database): nothing is decided.
+  checks.push(app.rulesRefusal === undefined ? { name: 'rules', ok: true } : { name: 'rules', ok: false, detail: `no decision is taken: ${app.rulesRefusal}` });
   const bg = app.backgroundStatus();
   checks.push(
     bg.checkpointer === 'stopped'

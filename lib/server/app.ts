@@ -67,7 +67,7 @@ import { SsoService } from '@/lib/sso/service';
 import { parseTrustedProxies, TRUSTED_PROXIES_ENV, type TrustedProxies } from '@/lib/http/client-address';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
 import { repeatWithoutOverlap } from './repeat';
-import { ChangeControl } from '@/lib/change-control/service';
+import { ChangeControl, RulesUnavailable } from '@/lib/change-control/service';
 import type { RuleFile, RuleTexts } from '@/lib/change-control/files';
 
 export interface AppOptions {
@@ -243,6 +243,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   private snapshotMemo: ConfigSnapshot | undefined;
   private bindingMemo: CallBinding | undefined;
   private sealMemo: CredentialSeal | undefined;
+  /** why no decision is taken now (the active revision cannot be used: ChangeControl), else undefined */
+  rulesRefusal: string | undefined;
   /** the flags' store (its overrides are sealed: App.sealLegacyCredentials seals those of an older database) */
   private readonly flagStore: SqlFlagStore;
   /** the rows already reported as unverified by this process (each is recorded once) */
@@ -366,6 +368,9 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       currentRevision: () => this.currentRevision(),
       pin: (texts) => this.pinRules(texts),
       allowedMcpCommands: () => this.allowedMcpCommands(),
+      refuseRules: (reason) => {
+        this.rulesRefusal = reason;
+      },
     });
     for (const [key, file] of this.ruleFiles()) {
       // Once per version of the file and active revision, whichever process of the server sees it first.
@@ -499,6 +504,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
    * decision keeps the one it started with, whatever is reloaded meanwhile.
    */
   configSnapshot(): ConfigSnapshot {
+    // Corruption fails closed: no rules, no decision (never the rules of an older revision).
+    if (this.rulesRefusal !== undefined) throw new RulesUnavailable(this.rulesRefusal);
     const flags = this.flags.values();
     const gates = this.gatesFile.current;
     const revision = this.currentRevision();
