@@ -92,7 +92,7 @@ describe('GET /api/v1/ready', () => {
     const body = (await r.json()) as { status: string; checks: { name: string; ok: boolean }[] };
     expect(r.status).toBe(200);
     expect(body.status).toBe('ready');
-    expect(body.checks.map((c) => [c.name, c.ok])).toEqual([['database', true], ['configuration', true], ['checkpointer', true], ['sweeper', true]]);
+    expect(body.checks.map((c) => [c.name, c.ok])).toEqual([['database', true], ['configuration', true], ['rules', true], ['checkpointer', true], ['sweeper', true]]);
   });
 
   it('is 503 naming the database when it does not take writes', async () => {
