@@ -122,7 +122,10 @@ async function verify(ctx: CliContext, args: string[]): Promise<number> {
   const range: VerifyOptions = { from: date(values.from, '--from'), to: date(values.to, '--to'), witnessed: await witnessedCheckpoints(values.witness ?? []) };
   const where = dbLocation(ctx.env, values.db);
   // The key ring: --public-key, else the trusted keys: pinned in SWARM_AUDIT_PUBLIC_KEYS, and the key folder's own key.
-  const localKeys = () => trustedVerifierKeys(where.kind === 'sqlite' || ctx.env.SWARM_AUDIT_KEY_DIR ? keyDirFor(locationTarget(where), ctx.env) : undefined, ctx.env);
+  // The key folder is the installation's (SWARM_AUDIT_KEY_DIR, or beside the database SWARM_DB names): never a key
+  // found beside a file given with --db, which whoever handed over the file could have put there with it.
+  const ownFolder = ctx.env.SWARM_AUDIT_KEY_DIR || (where.kind === 'sqlite' && !values.db) ? keyDirFor(locationTarget(where), ctx.env) : undefined;
+  const localKeys = () => trustedVerifierKeys(ownFolder, ctx.env);
   const keyText = values['public-key'] ? readKeyFile(values['public-key']) : localKeys();
   // A bundle is checked on its own, whatever database SWARM_DB names.
   if (values.bundle) {

@@ -1,7 +1,8 @@
 /**
  * swarm db backup|check|migrate|copy: running the database.
  *   backup FILE [--force]   an online backup (SQLite's backup API): a consistent copy while servers keep writing;
- *                           the public verifier key goes beside it, so that `swarm audit verify --db FILE` checks it
+ *                           the public verifier key goes beside it (`swarm audit verify --db FILE --public-key` trusts
+ *                           only the key it is given or the pinned ones, never one found beside a file)
  *   check [--json]          integrity_check, foreign keys, migrations applied, and the audit chains verified
  *   migrate [--db FILE|URL] apply the committed migrations (SQLite or PostgreSQL)
  *   copy --from FILE --to URL [--public-key FILE]   move a SQLite trail to an empty PostgreSQL database, then verify it

@@ -14,7 +14,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, 
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '@/db/pg/client';
 import { openApp, type App } from '@/lib/app';
@@ -602,6 +602,29 @@ export function tamperSuite(target: TamperTarget): void {
 
       const cli = await verifyCli(ws, '--witness', url);
       expectCaught(cli, undefined, 'permission_denials', L + 5, 'rewritten behind a witnessed checkpoint', new RegExp(`row ${L + 5} does not have the head witnessed at .*: the trail was rewritten at or before row ${L + 5}`));
+    }, 180_000);
+
+    it.skipIf(target.name !== 'SQLite')('9. a key lying beside a database file given to verify --db is not trusted: a rewrite signed with it is found', async () => {
+      const ws = await tampered(async (raw, w) => {
+        await rewrite(raw, REWRITTEN, 'nothing to see here');
+        // Whoever hands over the file puts a key of their own beside it and signs the rewritten trail with it (its
+        // checkpoints and its archive records).
+        const stranger = loadOrCreateSigningKey(dirname(w.db));
+        await resign(raw, stranger);
+        for (const a of await raw.all<{ id: number; chain: ChainName; upTo: number; head: string }>('SELECT id, chain, up_to_id AS "upTo", head_hash AS head FROM audit_archives')) {
+          const note = signCheckpoint(stranger, { origin: originOf(a.chain, stranger.name), size: Number(a.upTo), headHash: a.head, time: Date.now() / 1000, extensions: [archiveExtension(at(ARCHIVE_BEFORE))] });
+          await raw.run('UPDATE audit_archives SET note = ? WHERE id = ?', [note, a.id]);
+        }
+      });
+      // Checked as a backup is checked, with neither a key folder nor pinned keys in the environment.
+      const bare = cliEnv(ws, { SWARM_AUDIT_KEY_DIR: '', SWARM_AUDIT_PUBLIC_KEYS: '', SWARM_AUDIT_WITNESSES: '' });
+      const alone = await runSwarm(['audit', 'verify', '--db', ws.db], bare);
+      expect(alone.code, alone.stdout + alone.stderr).toBe(1);
+      expect(alone.stdout).not.toContain('Intact');
+      // With the installation's public key given, the checkpoints are not its: the rewrite is found.
+      const given = await runSwarm(['audit', 'verify', '--db', ws.db, '--public-key', ws.pinned], bare);
+      expect(given.code).toBe(1);
+      expect(given.stdout).toMatch(/^FAILED audit_checkpoints at checkpoint 1: checkpoint key unknown/m);
     }, 180_000);
 
     it('6. credentials and flags written without the key: a token for a chosen secret, an inserted administrator, a raised role, a flag turned on by SQL; none is used, each is recorded, and a start seals none of them', async () => {
