@@ -119,7 +119,8 @@ MCP gateway
 Database
   swarm db backup FILE [--force]
       An online backup of $SWARM_DB (SQLite's backup API), consistent while servers write.
-      The public verifier key is copied beside it: swarm audit verify --db FILE checks the copy.
+      The public verifier key is copied beside it; check the copy with swarm audit verify --db FILE --public-key KEY.pub
+      (the installation's key as you keep it: a key found beside a file is never trusted).
   swarm db check [--json]
       integrity_check, foreign keys, migrations applied and the audit chains verified.
       Exit 0 when all hold, 1 naming what does not.
