@@ -104,7 +104,13 @@ export function formatVerifyReport(r: VerifyReport, range: VerifyRange = {}): st
         `${c.headHash ? `; head ${c.headHash.slice(0, 16)}…` : ''}`,
     );
     lines.push(`  ${coverageLine(c)}`);
-    if (c.witnessed.checked > 0) lines.push(`  witnessed: ${plural(c.witnessed.checked, 'checkpoint')} checked, the newest at row ${c.witnessed.newest}: the trail extends every one`);
+    if (c.witnessed.checked > 0) {
+      // Said only when it is so: a witnessed head the trail does not extend is a FAILED line below.
+      const broken = r.failures.filter((f) => f.table === c.chain && /behind a witnessed checkpoint$/.test(f.problem)).length;
+      lines.push(
+        `  witnessed: ${plural(c.witnessed.checked, 'checkpoint')} checked, the newest at row ${c.witnessed.newest}: ${broken === 0 ? 'the trail extends every one' : `the trail does not extend ${broken} of them (below)`}`,
+      );
+    }
   }
   if (r.ok) lines.push('Intact: every row matches its hash chain and every checkpoint.');
   for (const f of r.failures) lines.push(`FAILED ${f.table} at ${f.table === 'audit_checkpoints' ? 'checkpoint' : 'row'} ${f.id}: ${f.problem}: ${f.message}`);

@@ -223,6 +223,8 @@ export class PostgresSide implements DatabaseSide {
           .checkpoint()
           .catch((error: unknown) => console.error('Signing a checkpoint of the audit trail failed.', error));
       }
+      // Checkpoints still on their way to a witness server read the rows they carry from the pool (at most 30 s each).
+      if (this.checkpointer?.guard.delivers) await this.checkpointer.guard.delivered();
       await this.sweeperLead?.stop();
       await this.signerLead?.stop();
       await app.flags.stop();

@@ -282,7 +282,11 @@ export class SqliteSide implements DatabaseSide {
     if (this.checkpointer) stopping.push(this.checkpointer.stop());
     // the last uses of tokens noted and not yet written (synchronous on SQLite, before the connection closes)
     void this.tokens.lastUse.close();
-    this.db.$client.close();
+    // Checkpoints still on their way to a witness server read the rows they carry from this connection (a command's
+    // last checkpoint, signed just above): it closes once they are sent; at once when there is no witness server.
+    const guard = this.auditCheckpointer?.guard;
+    if (guard?.delivers) stopping.push(guard.delivered().finally(() => this.db.$client.close()));
+    else this.db.$client.close();
     return Promise.allSettled(stopping).then(() => undefined);
   }
 }

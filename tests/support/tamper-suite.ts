@@ -527,6 +527,9 @@ export function tamperSuite(target: TamperTarget): void {
         verifyApi(resigned, { SWARM_AUDIT_WITNESSES: '' }),
       ]);
       const L = head.permission_denials;
+      // The witness line says what the FAILED line says, never that the trail extends them all.
+      expect(withWitness.stdout).toMatch(/^  witnessed: \d+ checkpoints? checked, the newest at row \d+: the trail does not extend 1 of them \(below\)$/m);
+      expect(withWitness.stdout).not.toContain('the trail extends every one');
       expectCaught(withWitness, api, 'permission_denials', L + 1, 'rolled back behind a witnessed checkpoint', new RegExp(`a witness holds a checkpoint of row ${L + 10} signed at .*, but the table ends at row ${L}: rows were cut, or an older copy was restored`));
       // The known limit, and why witnesses exist: without one, a restored older copy is a consistent, signed trail.
       expect(withoutWitness.code).toBe(0);
@@ -602,6 +605,25 @@ export function tamperSuite(target: TamperTarget): void {
 
       const cli = await verifyCli(ws, '--witness', url);
       expectCaught(cli, undefined, 'permission_denials', L + 5, 'rewritten behind a witnessed checkpoint', new RegExp(`row ${L + 5} does not have the head witnessed at .*: the trail was rewritten at or before row ${L + 5}`));
+    }, 180_000);
+
+    it('10. a command delivers the checkpoint it signs on exit to a witness server, from a connection still open', async () => {
+      const witnessDir = mkdtempSync(join(tmpdir(), 'swarm-tamper-cli-witness-'));
+      cleanups.push(() => rmSync(witnessDir, { recursive: true, force: true }));
+      const witnessKey = loadOrCreateSigningKey(join(witnessDir, 'key'), 'swarm-witness');
+      const server: Server = witnessServer({ key: witnessKey, trusted: parseVerifierKeys(readFileSync(fixture.pinned, 'utf8')), logDir: join(witnessDir, 'log') });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const ws = await copyOf();
+      // `swarm audit verify` of the live trail records audit.verified, and the command signs a checkpoint over it. The
+      // second time the witness holds the first one and asks for the rows since: they are read from the database.
+      for (const run of [1, 2]) {
+        const cli = await runSwarm(['audit', 'verify'], cliEnv(ws, { SWARM_AUDIT_WITNESSES: url }));
+        expect(cli.stderr, `run ${run}`).not.toMatch(/not open|failed/i);
+        const events = await target.raw(ws.db, async (raw) => headOf(raw, 'security_events'));
+        expect((await readWitnessUrl(url)).filter((c) => c.chain === 'security_events').map((c) => c.size), `run ${run}`).toContain(events);
+      }
     }, 180_000);
 
     it.skipIf(target.name !== 'SQLite')('9. a key lying beside a database file given to verify --db is not trusted: a rewrite signed with it is found', async () => {

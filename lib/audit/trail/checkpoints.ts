@@ -434,6 +434,11 @@ export class SigningGuard {
     });
   }
 
+  /** Whether this signer delivers to witness servers (SWARM_AUDIT_WITNESSES names a URL). */
+  get delivers(): boolean {
+    return this.client !== undefined;
+  }
+
   /** The deliveries to witness servers still under way (a test, a shutdown waits for them). */
   delivered(): Promise<void> {
     return this.client?.deliver([]) ?? Promise.resolve();
