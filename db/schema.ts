@@ -229,6 +229,8 @@ export const policyVotes = sqliteTable(
     vote: text('vote', { enum: ['approve', 'reject'] }).notNull(),
     reason: text('reason').notNull(),
     votedAt: real('voted_at').notNull(),
+    /** the row's seal (lib/auth/seal.ts): a vote without it counts for nothing */
+    mac: text('mac'),
   },
   (t) => [uniqueIndex('policy_votes_one_each').on(t.proposalId, t.voter)],
 );
@@ -241,6 +243,8 @@ export const policyActivations = sqliteTable('policy_activations', {
   kind: text('kind', { enum: ['seed', 'proposal', 'emergency'] }).notNull(),
   activatedBy: text('activated_by').notNull(),
   activatedAt: real('activated_at').notNull(),
+  /** the row's seal (lib/auth/seal.ts): an activation without it is not loaded */
+  mac: text('mac'),
 });
 
 

@@ -186,6 +186,8 @@ export const policyVotes = pgTable(
     vote: text('vote', { enum: ['approve', 'reject'] }).notNull(),
     reason: text('reason').notNull(),
     votedAt: time('voted_at').notNull(),
+    /** the row's seal (lib/auth/seal.ts): a vote without it counts for nothing */
+    mac: text('mac'),
   },
   (t) => [uniqueIndex('policy_votes_one_each').on(t.proposalId, t.voter)],
 );
@@ -197,6 +199,8 @@ export const policyActivations = pgTable('policy_activations', {
   kind: text('kind', { enum: ['seed', 'proposal', 'emergency'] }).notNull(),
   activatedBy: text('activated_by').notNull(),
   activatedAt: time('activated_at').notNull(),
+  /** the row's seal (lib/auth/seal.ts): an activation without it is not loaded */
+  mac: text('mac'),
 });
 
 

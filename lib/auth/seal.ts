@@ -48,6 +48,25 @@ export interface SealedOverride {
   reason: string;
 }
 
+/** A vote on a proposed change to the rules. */
+export interface SealedVote {
+  proposalId: string;
+  voter: string;
+  voterRole: string;
+  vote: string;
+  votedAt: number;
+}
+
+/** An activation: which revision of the rules is in force from which point of the sequence, and who put it there. */
+export interface SealedActivation {
+  seq: number | string;
+  revision: string;
+  proposalId: string | null;
+  kind: string;
+  activatedBy: string;
+  activatedAt: number;
+}
+
 /** The fields of a session that decide whose it is and until when. */
 export interface SealedSession {
   idHash: string;
@@ -87,6 +106,14 @@ export class CredentialSeal {
 
   override(o: SealedOverride): string {
     return this.mac('override', [o.name, flag(o.value), o.setBy, num(o.setAt), o.reason]);
+  }
+
+  vote(v: SealedVote): string {
+    return this.mac('vote', [v.proposalId, v.voter, v.voterRole, v.vote, num(v.votedAt)]);
+  }
+
+  activation(a: SealedActivation): string {
+    return this.mac('activation', [num(a.seq), a.revision, field(a.proposalId), a.kind, a.activatedBy, num(a.activatedAt)]);
   }
 
   session(s: SealedSession): string {

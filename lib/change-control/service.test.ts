@@ -61,6 +61,9 @@ async function twoServers(kind: 'SQLite' | 'PostgreSQL'): Promise<{ a: App; b: A
   return { a, b, dirA, dirB, dbPath };
 }
 
+/** Why an activation written behind the service's back is not loaded. */
+const SEALLESS = "it does not carry its seal (it was written behind the service's back)";
+
 const decisionOf = async (app: App, tool = 'monitor_drift') => (await app.decisions.authorize(call('deployer', tool))).decision;
 
 async function refusal(p: Promise<unknown>): Promise<AppError> {
@@ -211,7 +214,8 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', 
     const content = { files: { agents: TEST_AGENTS, policy: 'rules:\n  - { id: all, decision: ALLOW, match: { tool: "*" } }\n', gates: null, policy_file: 'p' }, flags: {} };
     const forged = revisionOf(content);
     await a.database.run(sql`INSERT INTO policy_revisions (revision, content_json, first_seen_at) VALUES (${forged}, ${JSON.stringify(content)}, 1)`);
-    await a.database.run(sql`INSERT INTO policy_activations (revision, proposal_id, kind, activated_by, activated_at) VALUES (${forged}, NULL, 'proposal', 'mallory', 1)`);
+    const nextSeq = async () => Number((await a.database.all<{ n: number }>(sql`SELECT max(seq) + 1 AS n FROM policy_activations`))[0]!.n);
+    await a.database.run(sql`INSERT INTO policy_activations (seq, revision, proposal_id, kind, activated_by, activated_at) VALUES (${await nextSeq()}, ${forged}, NULL, 'proposal', 'mallory', 1)`);
     await a.changeControl.sync();
     await b.changeControl.sync();
     expect(a.changeControl.active?.revision).toBe(seed.revision);
@@ -221,13 +225,16 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', 
         (r) => (JSON.parse(r.detailJson) as { problem: string }).problem,
       );
     await within(2_000, async () => (await problems()).length >= 2);
-    expect(await problems()).toEqual(['the audit trail holds no security event recording it', 'the audit trail holds no security event recording it']);
+    // (It carries no seal: nothing else of it is asked.)
+    expect(await problems()).toEqual([SEALLESS, SEALLESS]);
 
     await a.database.run(sql`INSERT INTO policy_revisions (revision, content_json, first_seen_at) VALUES ('rev_forged', ${JSON.stringify(content)}, 1)`);
-    await a.database.run(sql`INSERT INTO policy_activations (revision, proposal_id, kind, activated_by, activated_at) VALUES ('rev_forged', NULL, 'proposal', 'mallory', 1)`);
+    await a.database.run(sql`INSERT INTO policy_activations (seq, revision, proposal_id, kind, activated_by, activated_at) VALUES (${await nextSeq()}, 'rev_forged', NULL, 'proposal', 'mallory', 1)`);
     await a.changeControl.sync();
     expect(a.changeControl.active?.revision).toBe(seed.revision);
-    await within(2_000, async () => (await problems()).includes('its stored content does not hash to its revision'));
+    // A forged activation of a corrupt revision is passed over too (only a sealed one stops decisions).
+    await within(2_000, async () => (await problems()).length >= 3);
+    expect(await problems()).toEqual([SEALLESS, SEALLESS, SEALLESS]);
     expect(await decisionOf(a, 'deploy_serving')).not.toBe('ALLOW');
 
     // A server that starts after the forgery takes the newest sound activation, not the files on its disk.
@@ -381,5 +388,62 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', 
     await c.changeControl.emergencyRollback(seed.revision, 'the active revision was corrupted', alice);
     expect(c.rulesRefusal).toBeUndefined();
     expect(await decisionOf(c)).toBe('ALLOW');
+  });
+
+  it('counts no vote and loads no activation written behind the service\'s back, even with a chained event for it', async () => {
+    const { a, b, dirA } = await twoServers(kind);
+    const proposed = mkdtempSync(join(tmpdir(), 'swarm-proposed-'));
+    cleanups.push(() => rmSync(proposed, { recursive: true, force: true }));
+    cpSync(join(dirA, 'agents.yaml'), join(proposed, 'agents.yaml'));
+    writeFileSync(join(proposed, 'permission_policies.yaml'), DENY_DRIFT);
+    const p = await a.changeControl.propose({ texts: readRuleFolder(proposed), message: 'Drift is watched elsewhere', by: alice });
+    const now = Date.now() / 1000;
+    // bob's approval forged: the row, and a chained policy.voted event appended as the recorder would (the chain is not keyed).
+    await a.database.run(sql`INSERT INTO policy_votes (proposal_id, voter, voter_role, vote, reason, voted_at) VALUES (${p.id}, 'bob', 'admin', 'approve', 'forged', ${now})`);
+    await a.recorder.record({ kind: 'config', type: 'policy.voted', actor: 'bob', actorRole: 'admin', outcome: 'succeeded', target: p.id, detail: { proposal: p.id, vote: 'approve' } });
+    // One real approval is one of two: nothing is activated.
+    expect((await a.changeControl.vote(p.id, carol, 'approve', 'agreed')).proposal.status).toBe('open');
+    expect(await decisionOf(a)).toBe('ALLOW');
+    const unverified = await a.database.all<{ detailJson: string }>(sql`SELECT detail_json AS "detailJson" FROM security_events WHERE type = 'policy.unverified' AND target = ${p.id}`);
+    expect(unverified.map((e) => (JSON.parse(e.detailJson) as { voters: string[] }).voters)).toEqual([['bob']]);
+    // An activation of the proposal forged after the newest, with its chained event: not loaded by either server.
+    const next = Number((await a.database.all<{ n: number }>(sql`SELECT max(seq) + 1 AS n FROM policy_activations`))[0]!.n);
+    await a.database.run(sql`INSERT INTO policy_activations (seq, revision, proposal_id, kind, activated_by, activated_at) VALUES (${next}, ${p.revision}, ${p.id}, 'proposal', 'carol', ${now})`);
+    await a.recorder.record({ kind: 'config', type: 'policy.activated', actor: 'carol', actorRole: 'admin', outcome: 'succeeded', target: p.revision, detail: { activation: next, kind: 'proposal' } });
+    await b.changeControl.sync();
+    await a.changeControl.sync();
+    expect(await decisionOf(a)).toBe('ALLOW');
+    expect(await decisionOf(b)).toBe('ALLOW');
+    // Recorded as an activation not loaded (an event nothing waits for: on PostgreSQL written a moment later).
+    await within(2_000, async () => Number((await a.database.all<{ n: number }>(sql`SELECT count(*) AS n FROM security_events WHERE type = 'policy.unverified' AND target = ${p.revision}`))[0]!.n) > 0);
+  });
+
+  it('carries the newest activation of a release before seals over as a sealed one, once, so that the rules in force stay', async () => {
+    const dir = configFolder();
+    const dbPath = kind === 'SQLite' ? join(dir, 'old.db') : pg15.cluster.urlOf(await pg15.freshDatabase('cc_old'));
+    const env = { SWARM_APPROVAL_KEY: TEST_APPROVAL_KEY, SWARM_PROFILE: 'bfsi', SWARM_AUDIT_KEY_DIR: join(dir, 'keys') };
+    // What a release before seals left: the DENY rule's revision in force through an activation without a seal.
+    writeFileSync(join(dir, 'permission_policies.yaml'), DENY_DRIFT);
+    const old = await openApp({ dbPath, configDir: dir, env, profile: 'bfsi' });
+    cleanups.push(() => old.close());
+    const content = old.revisionContentOfTexts(old.ruleTexts());
+    const revision = revisionOf(content);
+    await old.database.run(sql`INSERT INTO policy_revisions (revision, content_json, first_seen_at) VALUES (${revision}, ${JSON.stringify(content)}, 1) ON CONFLICT (revision) DO NOTHING`);
+    await old.database.run(sql`INSERT INTO policy_activations (seq, revision, proposal_id, kind, activated_by, activated_at) VALUES (1, ${revision}, NULL, 'seed', 'system', 1)`);
+    await old.recorder.record({ kind: 'config', type: 'policy.activated', actor: 'system', outcome: 'succeeded', target: revision, detail: { activation: 1, kind: 'seed' } });
+    // The files on disk now say otherwise: a start must not take them instead of the rules in force.
+    writeFileSync(join(dir, 'permission_policies.yaml'), SEED_POLICY);
+    const started = await openApp({ dbPath, configDir: dir, env, profile: 'bfsi' });
+    cleanups.push(() => started.close());
+    await started.bootstrap();
+    expect(await decisionOf(started)).toBe('DENY');
+    const activations = await started.changeControl.store.activations();
+    expect(activations.map((x) => [x.seq, x.revision, x.mac === null])).toEqual([
+      [2, revision, false],
+      [1, revision, true],
+    ]);
+    // Once: a later start carries nothing over.
+    await started.bootstrap();
+    expect(await started.changeControl.store.activations()).toHaveLength(2);
   });
 });

@@ -28,6 +28,7 @@ import { AppError, brand, messageOf, isError } from '@/lib/errors';
 import type { AuditEvent, ConfigEventType, Outcome, Role, SecurityEvent } from '@/lib/permissions';
 import type { ActiveProfiles } from '@/lib/profiles/load';
 import { changedFiles, configOfTexts, RULE_FILE_NAMES, RULE_FILES, textsOfRevision, type RuleFile, type RuleTexts } from './files';
+import { CredentialSeal } from '@/lib/auth/seal';
 import { CHANGE_CONTROL_LOCK, ChangeControlStore, RULES_CHANNEL, tx, type Activation, type ImpactSummary, type Proposal, type TestsSummary } from './store';
 
 /** How far back a proposal's impact replays the recorded calls by default (seconds). */
@@ -61,6 +62,8 @@ export interface ChangeControlHost {
   currentRevision(): string;
   /** put these texts in force instead of the files on disk; throws when one does not parse */
   pin(texts: RuleTexts): void;
+  /** the seal of the installation (lib/auth/seal.ts): votes and activations carry it */
+  seal(): CredentialSeal;
   /** the stdio commands a configuration from the database may start on this server (read from its disk) */
   allowedMcpCommands(): ReadonlySet<string>;
   /**
@@ -184,18 +187,47 @@ export class ChangeControl {
     const revision = revisionOf(content);
     const at = Date.now() / 1000;
     const recorder = this.host.recorder;
+    const seal = this.host.seal();
     await this.host.database.transaction(
       function* (t) {
         // Once: whichever server starts first (a row the trail does not record is no activation).
-        if (yield* tx.latestVerifiedActivation(t)) return;
+        if (yield* tx.latestVerifiedActivation(t, seal)) return;
         yield* tx.storeRevision(t, revision, JSON.stringify(content), at);
-        const seq = yield* tx.insertActivation(t, { revision, proposalId: null, kind: 'seed', activatedBy: 'system', activatedAt: at });
+        const seq = yield* tx.insertActivation(t, seal, { revision, proposalId: null, kind: 'seed', activatedBy: 'system', activatedAt: at });
         const files = RULE_FILES.filter((f) => texts[f] !== null).map((f) => RULE_FILE_NAMES[f]);
         yield* step(recorder.recordWithin(t, configEvent('policy.activated', undefined, revision, { activation: seq, kind: 'seed', files })));
         yield* t.publish(RULES_CHANNEL);
       },
       { serialise: CHANGE_CONTROL_LOCK },
     );
+  }
+
+  /**
+   * A database from before seals: its activations carry none, so none would be loaded. Once, at the first start that
+   * seals the installation's credentials (App.sealLegacyCredentials), the newest activation sound by the rules of that
+   * release is carried over as a new, sealed activation of the same revision (recorded as policy.activated with
+   * `carried_over_from`), so that the rules in force stay the same. Returns its seq, or undefined when there was none
+   * to carry over (or a sealed one exists).
+   */
+  async carryOverUnsealed(): Promise<number | undefined> {
+    const seal = this.host.seal();
+    const recorder = this.host.recorder;
+    const seq = await this.host.database.transaction(
+      function* (t) {
+        if (yield* tx.latestVerifiedActivation(t, seal)) return undefined;
+        const old = yield* tx.latestVerifiedActivation(t, null);
+        if (!old) return undefined;
+        const at = Date.now() / 1000;
+        const seq = yield* tx.insertActivation(t, seal, { revision: old.revision, proposalId: old.proposalId, kind: old.kind, activatedBy: 'system', activatedAt: at });
+        yield* step(recorder.recordWithin(t, configEvent('policy.activated', undefined, old.revision, { activation: seq, kind: old.kind, carried_over_from: old.seq })));
+        yield* t.publish(RULES_CHANNEL);
+        return seq;
+      },
+      { serialise: CHANGE_CONTROL_LOCK },
+    );
+    // In force here at once (the other processes hear of it on the feed).
+    if (seq !== undefined) await this.sync();
+    return seq;
   }
 
   /** Put the newest activation in force if it is not yet (one at a time; a call meanwhile runs once more after). */
@@ -229,10 +261,11 @@ export class ChangeControl {
     if (!latest || latest.seq === this.appliedSeq) return;
     let sound: Activation | undefined = latest;
     const problem = await this.unverifiedBecause(latest);
-    // An activation the trail records whose revision is gone or changed: the rules in force were corrupted. Nothing is
+    // A genuine activation (sealed) the trail records whose revision is gone or changed: the rules in force were corrupted. Nothing is
     // decided until it is repaired or a newer activation (an emergency rollback) replaces it; older rules are never
     // put in force in its place (a DENY must not become an ALLOW).
-    const corrupted = problem ? await this.host.database.transaction((t) => tx.contentProblemOf(t, latest), { readOnly: true }) : undefined;
+    const genuine = CredentialSeal.matches(latest.mac, this.host.seal().activation(latest));
+    const corrupted = problem && genuine ? await this.host.database.transaction((t) => tx.contentProblemOf(t, latest), { readOnly: true }) : undefined;
     if (corrupted && (await this.host.database.transaction((t) => tx.isRecorded(t, latest), { readOnly: true }))) {
       const reason = `activation ${latest.seq} of ${latest.revision}: ${corrupted}`;
       if (!this.unverified.has(latest.seq)) {
@@ -249,7 +282,7 @@ export class ChangeControl {
         console.error(`Activation ${latest.seq} of ${latest.revision} is not loaded: ${problem}`);
         this.host.recordEvent(configEvent('policy.unverified', undefined, latest.revision, { activation: latest.seq, problem }, 'refused'));
       }
-      sound = await this.host.database.transaction((t) => tx.latestVerifiedActivation(t), { readOnly: true });
+      sound = await this.host.database.transaction((t) => tx.latestVerifiedActivation(t, this.host.seal()), { readOnly: true });
     }
     if (!sound || sound.seq === this.appliedSeq) return;
     const content = (await this.host.revisions.get(sound.revision))!;
@@ -307,7 +340,7 @@ export class ChangeControl {
 
   /** Why an activation must not be loaded: its content does not hash to it, or the trail does not record it. */
   private unverifiedBecause(a: Activation): Promise<string | undefined> {
-    return this.host.database.transaction((t) => tx.problemOf(t, a), { readOnly: true });
+    return this.host.database.transaction((t) => tx.problemOf(t, a, this.host.seal()), { readOnly: true });
   }
 
   /**
@@ -426,10 +459,11 @@ export class ChangeControl {
     await this.seeded();
     const enforced = this.enforced;
     const recorder = this.host.recorder;
+    const seal = this.host.seal();
     const at = Date.now() / 1000;
     const outcome = await this.onProposal(id, by, `vote ${vote}`, function* (t, p) {
       const votes = yield* tx.votes(t, id);
-      const latest = enforced ? yield* tx.latestVerifiedActivation(t) : undefined;
+      const latest = enforced ? yield* tx.latestVerifiedActivation(t, seal) : undefined;
       const refusal =
         p.status !== 'open'
           ? new AppError('CONFLICT', `Proposal ${id} is ${p.status}: it takes no more votes.`)
@@ -445,16 +479,18 @@ export class ChangeControl {
                     ? new AppError('CONFLICT', 'The rules in force changed since this was proposed: propose it again, so that its impact is measured against them.')
                     : undefined;
       if (refusal) return refusal;
-      yield* tx.insertVote(t, { proposalId: id, voter: by.id, voterRole: by.role, vote, reason: why, votedAt: at });
+      yield* tx.insertVote(t, seal, { proposalId: id, voter: by.id, voterRole: by.role, vote, reason: why, votedAt: at });
       // Only the approvals the chained trail records count: a row written into policy_votes behind the service's
       // back approves nothing (it is named in a policy.unverified event instead).
       const chained = yield* tx.chainedApprovers(t, id);
       const earlier = votes.filter((v) => v.vote === 'approve');
-      const forged = earlier.filter((v) => !chained.has(v.voter));
+      // Nor one without its seal (lib/auth/seal.ts): a row and an event appended by whoever holds the database.
+      const counts = (v: (typeof earlier)[number]) => chained.has(v.voter) && tx.isSealedVote(seal, v);
+      const forged = earlier.filter((v) => !counts(v));
       if (forged.length > 0) {
-        yield* step(recorder.recordWithin(t, configEvent('policy.unverified', undefined, id, { proposal: id, problem: 'votes the audit trail does not record', voters: forged.map((v) => v.voter) }, 'refused')));
+        yield* step(recorder.recordWithin(t, configEvent('policy.unverified', undefined, id, { proposal: id, problem: 'votes the audit trail does not record, or that carry no seal', voters: forged.map((v) => v.voter) }, 'refused')));
       }
-      const counted = earlier.filter((v) => chained.has(v.voter));
+      const counted = earlier.filter(counts);
       const approvals = counted.length + (vote === 'approve' ? 1 : 0);
       const event = (type: ConfigEventType, detail: Record<string, unknown>, target = id) => configEvent(type, by, target, { proposal: id, revision: p.revision, ...detail });
       yield* step(recorder.recordWithin(t, event('policy.voted', { vote, reason: why, approvals_given: approvals, approvals_required: p.approvalsRequired })));
@@ -470,7 +506,7 @@ export class ChangeControl {
         yield* step(recorder.recordWithin(t, event('policy.approved', { approvers, impact: impactDigest(p.impact) })));
         return { proposal: { ...p, status: 'approved' as const } };
       }
-      const seq = yield* tx.insertActivation(t, { revision: p.revision, proposalId: id, kind: 'proposal', activatedBy: by.id, activatedAt: at });
+      const seq = yield* tx.insertActivation(t, seal, { revision: p.revision, proposalId: id, kind: 'proposal', activatedBy: by.id, activatedAt: at });
       yield* tx.decide(t, id, 'activated', by.id, at, why);
       yield* step(
         recorder.recordWithin(
@@ -550,10 +586,11 @@ export class ChangeControl {
     const at = measured.proposedAt;
     const proposal: Proposal = { ...measured, status: 'activated', approvalsRequired: 0, decidedBy: by.id, decidedAt: at, decisionReason: why, emergency: true };
     const recorder = this.host.recorder;
+    const seal = this.host.seal();
     const seq = await this.host.database.transaction(
       function* (t) {
         yield* tx.insertProposal(t, proposal);
-        const seq = yield* tx.insertActivation(t, { revision, proposalId: proposal.id, kind: 'emergency', activatedBy: by.id, activatedAt: at });
+        const seq = yield* tx.insertActivation(t, seal, { revision, proposalId: proposal.id, kind: 'emergency', activatedBy: by.id, activatedAt: at });
         const detail = { activation: seq, proposal: proposal.id, emergency: true, via: 'break-glass (command line)', reason: why, base_revision: proposal.baseRevision, impact: impactDigest(proposal.impact) };
         yield* step(recorder.recordWithin(t, configEvent('policy.rolled_back', by, revision, detail)));
         yield* t.publish(RULES_CHANNEL);

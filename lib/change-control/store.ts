@@ -4,6 +4,7 @@
  * (service.ts), so that a vote, an activation and their security events commit together or not at all.
  */
 import { sql } from 'drizzle-orm';
+import { CredentialSeal } from '@/lib/auth/seal';
 import type { policyActivations, policyProposals, policyVotes } from '@/db/schema';
 import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
 import type { ImpactReport } from '@/lib/audit/impact';
@@ -38,8 +39,8 @@ export const CHANGE_CONTROL_LOCK = 'swarm-policy-change-control';
 const PROPOSAL_COLUMNS = sql`id, kind, revision, base_revision AS "baseRevision", message, proposed_by AS "proposedBy", proposed_at AS "proposedAt",
   status, tests_json AS "testsJson", impact_json AS "impactJson", approvals_required AS "approvalsRequired", approver_roles AS "approverRoles",
   decided_by AS "decidedBy", decided_at AS "decidedAt", decision_reason AS "decisionReason", emergency`;
-const ACTIVATION_COLUMNS = sql`seq, revision, proposal_id AS "proposalId", kind, activated_by AS "activatedBy", activated_at AS "activatedAt"`;
-const VOTE_COLUMNS = sql`proposal_id AS "proposalId", voter, voter_role AS "voterRole", vote, reason, voted_at AS "votedAt"`;
+const ACTIVATION_COLUMNS = sql`seq, revision, proposal_id AS "proposalId", kind, activated_by AS "activatedBy", activated_at AS "activatedAt", mac`;
+const VOTE_COLUMNS = sql`proposal_id AS "proposalId", voter, voter_role AS "voterRole", vote, reason, voted_at AS "votedAt", mac`;
 
 /** SQLite answers a boolean as 0 or 1. */
 type RawProposal = Omit<ProposalRow, 'emergency'> & { emergency: unknown };
@@ -95,7 +96,9 @@ export const tx = {
    * trail holds no security event that recorded it (undefined: it is sound). A row written behind the service's back
    * fails here.
    */
-  *problemOf(t: TxRunner, a: Activation): TxSteps<string | undefined> {
+  /** (`seal` null: as a release before seals judged it, for the one-time carrying over of its newest activation) */
+  *problemOf(t: TxRunner, a: Activation, seal: CredentialSeal | null): TxSteps<string | undefined> {
+    if (seal && !CredentialSeal.matches(a.mac, seal.activation(a))) return 'it does not carry its seal (it was written behind the service\'s back)';
     const content = yield* tx.contentProblemOf(t, a);
     if (content) return content;
     return (yield* tx.isRecorded(t, a)) ? undefined : 'the audit trail holds no security event recording it';
@@ -123,11 +126,11 @@ export const tx = {
    * The newest sound activation (problemOf): what every server has in force. A row written behind the service's back is
    * passed over, never taken as the base of a new change.
    */
-  *latestVerifiedActivation(t: TxRunner): TxSteps<Activation | undefined> {
+  *latestVerifiedActivation(t: TxRunner, seal: CredentialSeal | null): TxSteps<Activation | undefined> {
     const rows = yield* t.all<Activation>(sql`SELECT ${ACTIVATION_COLUMNS} FROM policy_activations ORDER BY seq DESC LIMIT 50`);
     for (const raw of rows) {
       const a = activationOf(raw);
-      if ((yield* tx.problemOf(t, a)) === undefined) return a;
+      if ((yield* tx.problemOf(t, a, seal)) === undefined) return a;
     }
     return undefined;
   },
@@ -150,16 +153,28 @@ export const tx = {
       VALUES (${p.id}, ${p.kind}, ${p.revision}, ${p.baseRevision}, ${p.message}, ${p.proposedBy}, ${p.proposedAt}, ${p.status}, ${JSON.stringify(p.tests)},
         ${JSON.stringify(p.impact)}, ${p.approvalsRequired}, ${p.approverRoles.join(',')}, ${p.decidedBy}, ${p.decidedAt}, ${p.decisionReason}, ${p.emergency})`);
   },
-  *insertVote(t: TxRunner, v: Vote): TxSteps<void> {
-    yield* t.run(sql`INSERT INTO policy_votes (proposal_id, voter, voter_role, vote, reason, voted_at)
-      VALUES (${v.proposalId}, ${v.voter}, ${v.voterRole}, ${v.vote}, ${v.reason}, ${v.votedAt})`);
+  /** A vote, with its seal. */
+  *insertVote(t: TxRunner, seal: CredentialSeal, v: Omit<Vote, 'mac'>): TxSteps<void> {
+    yield* t.run(sql`INSERT INTO policy_votes (proposal_id, voter, voter_role, vote, reason, voted_at, mac)
+      VALUES (${v.proposalId}, ${v.voter}, ${v.voterRole}, ${v.vote}, ${v.reason}, ${v.votedAt}, ${seal.vote(v)})`);
   },
   *decide(t: TxRunner, id: string, status: ProposalStatus, by: string, at: number, reason: string): TxSteps<void> {
     yield* t.run(sql`UPDATE policy_proposals SET status = ${status}, decided_by = ${by}, decided_at = ${at}, decision_reason = ${reason} WHERE id = ${id} AND status = 'open'`);
   },
-  *insertActivation(t: TxRunner, a: Omit<Activation, 'seq'>): TxSteps<number> {
-    const row = yield* t.one<{ seq: number }>(sql`INSERT INTO policy_activations (revision, proposal_id, kind, activated_by, activated_at)
-      VALUES (${a.revision}, ${a.proposalId}, ${a.kind}, ${a.activatedBy}, ${a.activatedAt}) RETURNING seq`);
-    return Number(row!.seq);
+  /**
+   * An activation, with its seal over its place in the sequence too (so that a copy of an older one cannot be put after
+   * the newest): the next seq is taken in the transaction that writes it (every writer holds CHANGE_CONTROL_LOCK or the
+   * trail's lock; two at once would collide on the key and one would fail, never share a place).
+   */
+  *insertActivation(t: TxRunner, seal: CredentialSeal, a: Omit<Activation, 'seq' | 'mac'>): TxSteps<number> {
+    const next = yield* t.one<{ next: number | string }>(sql`SELECT coalesce(max(seq), 0) + 1 AS "next" FROM policy_activations`);
+    const seq = Number(next!.next);
+    yield* t.run(sql`INSERT INTO policy_activations (seq, revision, proposal_id, kind, activated_by, activated_at, mac)
+      VALUES (${seq}, ${a.revision}, ${a.proposalId}, ${a.kind}, ${a.activatedBy}, ${a.activatedAt}, ${seal.activation({ ...a, seq })})`);
+    return seq;
+  },
+  /** Is this vote sealed (else it counts for nothing)? */
+  isSealedVote(seal: CredentialSeal, v: Vote): boolean {
+    return CredentialSeal.matches(v.mac, seal.vote(v));
   },
 };

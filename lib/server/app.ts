@@ -364,10 +364,11 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       configInForce: () => this.policyConfig(),
       testsInForce: () => this.policyTests(),
       flagValues: () => this.flags.values(),
-      revisionContentOf: (texts) => this.revisionContentOf(texts, this.flags.values()),
+      revisionContentOf: (texts) => this.revisionContentOfTexts(texts),
       currentRevision: () => this.currentRevision(),
       pin: (texts) => this.pinRules(texts),
       allowedMcpCommands: () => this.allowedMcpCommands(),
+      seal: () => this.credentials.seal(),
       refuseRules: (reason) => {
         this.rulesRefusal = reason;
       },
@@ -527,6 +528,11 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
 
   private revisionContent(flags: ReadonlyMap<string, boolean>): RevisionContent {
     return this.revisionContentOf(this.ruleTexts(), flags);
+  }
+
+  /** The content a revision of these texts has now: with the flag values and the profiles in force. */
+  revisionContentOfTexts(texts: RuleTexts): RevisionContent {
+    return this.revisionContentOf(texts, this.flags.values());
   }
 
   /** The content of a revision of these texts, with these flag values and the active profiles. */
@@ -772,10 +778,12 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
     const record = keyFolderRecord(keyDirFor(this.options.dbPath, this.env), 'credentials-sealed', this.options.dbPath);
     if (existsSync(record)) return;
     const sealed = { ...(await this.auth.sealLegacy()), overrides: await this.flagStore.sealLegacy() };
+    // Votes and activations are append-only: an older release's newest sound activation is carried over as a sealed one.
+    const carried = await this.changeControl.carryOverUnsealed();
     mkdirSync(dirname(record), { recursive: true });
     writeFileSync(record, `${JSON.stringify({ sealed_at: new Date().toISOString(), ...sealed })}\n`, { mode: 0o600 });
-    if (sealed.users + sealed.tokens + sealed.sessions + sealed.overrides > 0) {
-      await this.recorder.record({ kind: 'auth', type: 'auth.sealed', actor: 'system', outcome: 'succeeded', target: null, detail: sealed });
+    if (sealed.users + sealed.tokens + sealed.sessions + sealed.overrides > 0 || carried !== undefined) {
+      await this.recorder.record({ kind: 'auth', type: 'auth.sealed', actor: 'system', outcome: 'succeeded', target: null, detail: { ...sealed, ...(carried !== undefined ? { activation: carried } : {}) } });
     }
   }
 
