@@ -74,6 +74,9 @@ const events = (type: string, actor: string): { target: string | null; detail: R
   readDb((db) => db.prepare('SELECT target, detail_json FROM security_events WHERE type = ? AND actor = ? ORDER BY id').all(type, actor) as { target: string | null; detail_json: string | null }[]).map(
     (e) => ({ target: e.target, detail: JSON.parse(e.detail_json ?? '{}') as Record<string, unknown> }),
   );
+/** The refused decision is recorded as approval.refused, naming who tried, the request and the rule that refused it. */
+const expectApprovalRefused = (actor: string, id: string, refusal: string): void =>
+  expect(events('approval.refused', actor)).toContainEqual(expect.objectContaining({ target: id, detail: expect.objectContaining({ refusal }) }));
 const flagHistory = (name: string): { action: string; changed_by: string; new_value: number | null }[] =>
   readDb((db) => db.prepare('SELECT action, changed_by, new_value FROM flag_changes WHERE name = ? ORDER BY id').all(name) as never);
 const denialsOf = (path: string): number => readDb((db) => (db.prepare('SELECT count(*) AS n FROM permission_denials WHERE http_path = ?').get(path) as { n: number }).n);
@@ -114,7 +117,7 @@ const CASES: Record<string, Case> = {
       const id = await ask('olivia', 'm-self');
       const r = await send('POST', `/api/v1/approvals/${id}/approve`, 'olivia', {});
       expect(r.message).toMatch(/Separation of duties/);
-      expect(events('approval.refused', 'olivia')).toContainEqual(expect.objectContaining({ target: id, detail: expect.objectContaining({ refusal: 'self_decision' }) }));
+      expectApprovalRefused('olivia', id, 'self_decision');
       return r;
     },
   },
@@ -152,7 +155,7 @@ const CASES: Record<string, Case> = {
       expect((await send('POST', `/api/v1/approvals/${id}/approve`, 'admin', { reason: 'looks right' })).status).toBe(200);
       const r = await send('POST', `/api/v1/approvals/${id}/reject`, 'olivia', { reason: 'not today' });
       expect(r.message).toMatch(/already approved \(by admin\)/);
-      expect(events('approval.refused', 'olivia')).toContainEqual(expect.objectContaining({ target: id, detail: expect.objectContaining({ refusal: 'already_decided' }) }));
+      expectApprovalRefused('olivia', id, 'already_decided');
       return r;
     },
   },
@@ -339,7 +342,7 @@ test('the console says why a change or a decision was refused, in the dialog or 
   await expect(card).toHaveCount(0);
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: 'test-results/screens/refused-approval-390.png' });
-  expect(events('approval.refused', 'olivia')).toContainEqual(expect.objectContaining({ target: id, detail: expect.objectContaining({ refusal: 'already_decided' }) }));
+  expectApprovalRefused('olivia', id, 'already_decided');
 });
 
 test('the refused attempt to turn off the audit trail is in the flag history, on /audit and in the report', async ({ page }) => {

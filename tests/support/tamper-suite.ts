@@ -122,6 +122,17 @@ export function tamperSuite(target: TamperTarget): void {
     return { dir, db, keys: join(dir, 'keys'), witness: join(dir, 'witness'), config: join(dir, 'config'), pinned: join(dir, 'trusted-keys.txt') };
   }
 
+  /** Another team's witness server: its own key, the installation's pinned key as the one it trusts; stopped at the end. */
+  async function startWitness(): Promise<{ dir: string; key: SigningKey; url: string }> {
+    const dir = mkdtempSync(join(tmpdir(), 'swarm-tamper-witness-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const key = loadOrCreateSigningKey(join(dir, 'key'), 'swarm-witness');
+    const server: Server = witnessServer({ key, trusted: parseVerifierKeys(readFileSync(fixture.pinned, 'utf8')), logDir: join(dir, 'log') });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    return { dir, key, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  }
+
   /** A copy edited as `tamper` does it. */
   async function tampered(tamper: (raw: RawDb, ws: Workspace) => Promise<void>): Promise<Workspace> {
     const ws = await copyOf();
@@ -540,14 +551,7 @@ export function tamperSuite(target: TamperTarget): void {
     }, 180_000);
 
     it('5. a witness server cosigns the extensions it checks, refuses a rewritten trail signed without the key folder, and verify --witness URL locates it', async () => {
-      const witnessDir = mkdtempSync(join(tmpdir(), 'swarm-tamper-witness-'));
-      cleanups.push(() => rmSync(witnessDir, { recursive: true, force: true }));
-      // Another team's witness: its own key, the installation's pinned key as the one it trusts.
-      const witnessKey = loadOrCreateSigningKey(join(witnessDir, 'key'), 'swarm-witness');
-      const server: Server = witnessServer({ key: witnessKey, trusted: parseVerifierKeys(readFileSync(fixture.pinned, 'utf8')), logDir: join(witnessDir, 'log') });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const { dir: witnessDir, key: witnessKey, url } = await startWitness();
 
       const ws = await copyOf();
       const L = head.permission_denials;
@@ -608,13 +612,7 @@ export function tamperSuite(target: TamperTarget): void {
     }, 180_000);
 
     it('10. a command delivers the checkpoint it signs on exit to a witness server, from a connection still open', async () => {
-      const witnessDir = mkdtempSync(join(tmpdir(), 'swarm-tamper-cli-witness-'));
-      cleanups.push(() => rmSync(witnessDir, { recursive: true, force: true }));
-      const witnessKey = loadOrCreateSigningKey(join(witnessDir, 'key'), 'swarm-witness');
-      const server: Server = witnessServer({ key: witnessKey, trusted: parseVerifierKeys(readFileSync(fixture.pinned, 'utf8')), logDir: join(witnessDir, 'log') });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const { url } = await startWitness();
       const ws = await copyOf();
       // `swarm audit verify` of the live trail records audit.verified, and the command signs a checkpoint over it. The
       // second time the witness holds the first one and asks for the rows since: they are read from the database.
