@@ -12,7 +12,7 @@ import type { ApprovalState, Principal } from '@/lib/permissions';
 import type { Step } from '@/db/dialect';
 import { storedCanonical } from './binding';
 import type { ApprovalRequest, Decider } from './store';
-import { trailProblem, type ApprovalBinding, type TrailRow } from './trail';
+import { proofProblem, trailProblem, type ApprovalBinding, type TrailProof, type TrailRow } from './trail';
 
 export const DEFAULT_DECIDER_ROLES = 'operator,admin';
 export const EXPIRED_REASON = 'Expired before an operator decided it.';
@@ -71,6 +71,14 @@ export interface CallStateReads {
   newest(requestedBy: string): Step<NewestFacts | undefined>;
   /** the audit events of one approval (trail.ts) */
   trail(approvalId: string): Step<TrailRow[]>;
+  /** the newest checkpoint of security_events */
+  checkpoint(): Step<{ size: number | string; note: string } | undefined>;
+  /** the row_hash of one security event */
+  rowHash(id: number): Step<{ rowHash: string | null } | undefined>;
+  /** how many security events have ids from `from` to `to` */
+  count(from: number, to: number): Step<{ n: number | string } | undefined>;
+  /** what opens checkpoints and what the key folder remembers (trail.ts TrailProof) */
+  proof: TrailProof;
 }
 
 /**
@@ -90,8 +98,19 @@ function* requesterState(reads: CallStateReads, call: Pick<ApprovalBinding, 'age
   const row = (yield reads.newest(requestedBy)) as NewestFacts | undefined;
   const state = stateOf(row, ttlSeconds);
   if (state.status !== 'approved' || !row) return state;
-  const problem = trailProblem({ ...row, ...call, requestedBy }, (yield reads.trail(row.id)) as TrailRow[]);
-  return problem ? { status: 'unverified', id: row.id, reason: problem } : state;
+  const events = (yield reads.trail(row.id)) as TrailRow[];
+  const problem = trailProblem({ ...row, ...call, requestedBy }, events);
+  if (problem) return { status: 'unverified', id: row.id, reason: problem };
+  // Every event of the approval still in the chain, up to its newest signed checkpoint: a consumption or a rejection
+  // taken out of the trail (with the row reset) does not reopen the gate.
+  const firstId = Number(events[0]!.id);
+  const read = (yield reads.checkpoint()) as { size: number | string; note: string } | undefined;
+  const cp = read ? { size: Number(read.size), note: read.note } : undefined;
+  const covered = cp !== undefined && cp.size >= firstId;
+  const head = covered ? ((yield reads.rowHash(cp.size)) as { rowHash: string | null } | undefined)?.rowHash : undefined;
+  const count = covered ? Number(((yield reads.count(firstId, cp.size)) as { n: number | string } | undefined)?.n ?? 0) : 0;
+  const unproven = proofProblem(firstId, cp, head, count, reads.proof);
+  return unproven ? { status: 'unverified', id: row.id, reason: unproven } : state;
 }
 
 /** The row of a new pending request: bound to `hash` (the keyed hash of its arguments), its secrets never stored. */

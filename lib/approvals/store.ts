@@ -23,7 +23,7 @@ import { DEFAULT_APPROVAL_TTL_SECONDS } from './gates';
 import type { GateRisk } from '@/lib/permissions/gates';
 import { AppError, messageOf } from '@/lib/errors';
 import { isKeyedBinding, storedCanonical, type CallBinding } from './binding';
-import { trailQuery, type TrailRow } from './trail';
+import { NO_PROOF, PROOF_QUERIES, trailQuery, type TrailProof, type TrailRow } from './trail';
 import { AUDIT_TRAIL_LOCK } from '@/lib/audit/trail/chain';
 import { alreadyDecided, approvalListQuery, decisionTime, callState, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, outcomesQuery } from './rules';
 import { refusalOf, requesterOf, type ApprovalListFilter, type ApprovalRefusal, type CallStateReads, type NewestFacts } from './rules';
@@ -184,6 +184,8 @@ export class SqlApprovalStore implements ApprovalStore {
     private readonly listener: ApprovalListener,
     /** the key calls are bound with (lib/approvals/binding.ts), asked for when first needed */
     private readonly binding: () => CallBinding,
+    /** what opens the trail's checkpoints and what the key folder remembers (trail.ts TrailProof) */
+    private readonly proof: () => TrailProof = () => NO_PROOF,
   ) {}
 
   /**
@@ -213,14 +215,40 @@ export class SqlApprovalStore implements ApprovalStore {
     const newest = (by: string) =>
       sql`SELECT ${sql.raw(NEWEST_FACTS)} FROM approvals WHERE agent_name = ${agent} AND tool_name = ${tool} AND arguments_hash = ${call.argumentsHash} AND requested_by = ${by}
           ORDER BY requested_at DESC, id DESC LIMIT 1`;
-    const steps = callState({ newest: (by) => this.database.one<NewestFacts>(newest(by)), trail: (id) => this.database.all<TrailRow>(trailQuery(id)) }, call, ttlSeconds, principal);
+    const db = this.database;
+    const proof = this.proof();
+    const steps = callState(
+      {
+        newest: (by) => db.one<NewestFacts>(newest(by)),
+        trail: (id) => db.all<TrailRow>(trailQuery(id)),
+        checkpoint: () => db.one(PROOF_QUERIES.checkpoint),
+        rowHash: (id) => db.one(PROOF_QUERIES.rowHash(id)),
+        count: (from, to) => db.one(PROOF_QUERIES.count(from, to)),
+        proof,
+      },
+      call,
+      ttlSeconds,
+      principal,
+    );
     let next = steps.next();
     while (!next.done) next = steps.next(await next.value);
     if (next.value.status !== 'unverified') return next.value;
     return this.database.transaction(
       function* (tx) {
         // the same rules, each read a step of the snapshot's transaction
-        const again = callState({ newest: (by: string) => tx.one(newest(by)), trail: (id: string) => tx.all(trailQuery(id)) } as unknown as CallStateReads, call, ttlSeconds, principal);
+        const again = callState(
+          {
+            newest: (by: string) => tx.one(newest(by)),
+            trail: (id: string) => tx.all(trailQuery(id)),
+            checkpoint: () => tx.one(PROOF_QUERIES.checkpoint),
+            rowHash: (id: number) => tx.one(PROOF_QUERIES.rowHash(id)),
+            count: (from: number, to: number) => tx.one(PROOF_QUERIES.count(from, to)),
+            proof,
+          } as unknown as CallStateReads,
+          call,
+          ttlSeconds,
+          principal,
+        );
         let step = again.next();
         while (!step.done) step = again.next(yield* step.value as TxSteps<unknown>);
         return step.value;

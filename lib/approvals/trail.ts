@@ -10,6 +10,9 @@
  * consumed, rejected or expired. Anything else is a mismatch: the approval is not used (the call
  * asks again, and the mismatch is recorded as `approval.unverified`).
  *
+ * An event taken out of the trail (a consumption deleted, the row reset) is found by proofProblem below: the chain still
+ * holds every id from the approval's first event to the newest signed checkpoint, whose head the row at its size has.
+ *
  * What this does not catch on its own: a forged event appended at the head of the chain with hashes recomputed, which
  * only the signed (and witnessed) checkpoints and `swarm audit verify` reveal.
  */
@@ -119,3 +122,53 @@ function parseDetail(json: string | null): ApprovalDetail {
     return {};
   }
 }
+
+/**
+ * What proves that none of an approval's events has been taken out of the chain since (a deleted `approval.consumed`
+ * would make a spent approval look unused; issue 39): the newest signed checkpoint of security_events, opened with the
+ * installation's trusted keys, and the newest head its key folder remembers signing.
+ */
+export interface TrailProof {
+  /** the size and head a checkpoint note signs, when a trusted key signed it; undefined otherwise */
+  open(note: string): { size: number; headHash: string } | undefined;
+  /** the newest size of security_events the key folder remembers signing for this database (undefined: none known) */
+  signedSize(): number | undefined;
+}
+
+/**
+ * Why the chain cannot be shown to still hold every event of an approval from `firstId` on, or undefined when it can:
+ * the newest checkpoint (no older than the key folder remembers: deleted checkpoints are found), signed by a trusted
+ * key, whose head the row at its size still has (rows renumbered or rehashed are found), and no id missing from
+ * `firstId` to it (a row deleted is found). Events newer than the newest checkpoint (the last few seconds) are taken as
+ * they are: docs/threat-model.md says so.
+ */
+export function proofProblem(
+  firstId: number,
+  cp: { size: number; note: string } | undefined,
+  /** the row_hash of security event `cp.size` */
+  headRowHash: string | null | undefined,
+  /** how many security events have ids from `firstId` to `cp.size` */
+  count: number,
+  proof: TrailProof,
+): string | undefined {
+  const signed = proof.signedSize();
+  if (signed !== undefined && (cp === undefined || cp.size < signed)) {
+    return `the audit trail's checkpoints end ${cp ? `at row ${cp.size}` : 'before any row'}, but the key folder remembers signing row ${signed} of security events: checkpoints were removed`;
+  }
+  if (!cp || cp.size < firstId) return undefined;
+  const opened = proof.open(cp.note);
+  if (!opened || opened.size !== cp.size) return `the newest checkpoint of the security events (row ${cp.size}) is not signed by a trusted key`;
+  if (headRowHash !== opened.headHash) return `security event ${cp.size} no longer has the head its checkpoint signed: the trail was rewritten`;
+  if (count !== cp.size - firstId + 1) return `${cp.size - firstId + 1 - count} security events between ${firstId} and ${cp.size} are missing from the trail`;
+  return undefined;
+}
+
+/** No proof to be had (stores built without an application): checkpoints cannot be opened, none is remembered. */
+export const NO_PROOF: TrailProof = { open: () => undefined, signedSize: () => undefined };
+
+/** The proof's reads (proofProblem) as statements of the dialect port; SQLite prepares them once (sqlite-ports.ts). */
+export const PROOF_QUERIES = {
+  checkpoint: sql`SELECT size, note FROM audit_checkpoints WHERE chain = 'security_events' ORDER BY size DESC LIMIT 1`,
+  rowHash: (id: number) => sql`SELECT row_hash AS "rowHash" FROM security_events WHERE id = ${id}`,
+  count: (from: number, to: number) => sql`SELECT count(*) AS n FROM security_events WHERE id >= ${from} AND id <= ${to}`,
+};

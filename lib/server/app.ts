@@ -42,6 +42,7 @@ import { createApp, type SqliteSide } from './sqlite';
 import type { PostgresSide } from './postgres';
 import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from '@/lib/approvals/gates';
 import { CallBinding, loadBindingKey } from '@/lib/approvals/binding';
+import type { TrailProof } from '@/lib/approvals/trail';
 import { CredentialSeal, type SealCheck } from '@/lib/auth/seal';
 import type { ApprovalEvent, ApprovalListener } from '@/lib/approvals/store';
 import { recordApprovalTransition } from '@/lib/audit/approval-events';
@@ -56,8 +57,8 @@ import { assertPolicyTests, NO_POLICY_TESTS, parsePolicyTests, policyTestFiles, 
 import type { CompiledGate, GateSet, GateSpec } from '@/lib/permissions/gates';
 import { EMPTY_POLICY, parsePolicy, type CompiledPolicy } from '@/lib/permissions/policy';
 import { archivableBefore } from '@/lib/audit/trail/archive';
-import { checkpointRefusedEvent, keyDirFor, trustedVerifierKeys, type SignerOptions } from '@/lib/audit/trail/checkpoints';
-import { keyFolderRecord, witnessTargets } from '@/lib/audit/trail/witness';
+import { checkpointRefusedEvent, keyDirFor, openCheckpointWithAny, parseVerifierKeys, trustedVerifierKeys, type SignerOptions } from '@/lib/audit/trail/checkpoints';
+import { keyFolderRecord, readSignedHeads, witnessTargets } from '@/lib/audit/trail/witness';
 import { processMetrics } from '@/lib/ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from '@/lib/notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from '@/lib/hooks/config';
@@ -243,6 +244,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   private snapshotMemo: ConfigSnapshot | undefined;
   private bindingMemo: CallBinding | undefined;
   private sealMemo: CredentialSeal | undefined;
+  private proofMemo: TrailProof | undefined;
   /** why no decision is taken now (the active revision cannot be used: ChangeControl), else undefined */
   rulesRefusal: string | undefined;
   /** the flags' store (its overrides are sealed: App.sealLegacyCredentials seals those of an older database) */
@@ -326,7 +328,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       maskKeys: this.profiles.maskKeys,
       origin: this.env.SWARM_PROCESS || 'app',
     });
-    this.approvals = new SqlApprovalStore(database, this.approvalListener(), this.callBinding);
+    this.approvals = new SqlApprovalStore(database, this.approvalListener(), this.callBinding, this.trailProof);
     this.hooks = new HookRunner({
       hooks: () => this.hooksFile.current,
       flags: () => this.flags.values(),
@@ -441,6 +443,33 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
    * next call (nothing is bound with a key that could not be had).
    */
   readonly callBinding = (): CallBinding => (this.bindingMemo ??= CallBinding.ofKey(loadBindingKey(this.options.dbPath, this.env)));
+
+  /**
+   * What proves an approval's events are all still in the chain (lib/approvals/trail.ts): the trusted keys open the
+   * newest checkpoint, and the key folder says the newest head it signed. Read when a gated call would use an approval.
+   */
+  readonly trailProof = (): TrailProof => {
+    if (!this.proofMemo) {
+      let keyDir: string | undefined;
+      try {
+        keyDir = keyDirFor(this.options.dbPath, this.env);
+      } catch {
+        keyDir = undefined; // PostgreSQL without a key folder: no key to open a checkpoint with, nothing remembered
+      }
+      // Read again until there is a key (a SQLite installation makes its key at its first checkpoint).
+      let ring: ReturnType<typeof parseVerifierKeys> = [];
+      const keys = () => (ring.length > 0 || keyDir === undefined ? ring : (ring = parseVerifierKeys(trustedVerifierKeys(keyDir, this.env) ?? '')));
+      const dbPath = this.options.dbPath;
+      this.proofMemo = {
+        open: (note) => {
+          const opened = openCheckpointWithAny(note, keys());
+          return opened.ok ? { size: opened.body.size, headHash: opened.body.headHash } : undefined;
+        },
+        signedSize: () => (keyDir === undefined ? undefined : readSignedHeads(keyDir, dbPath).get('security_events')?.size),
+      };
+    }
+    return this.proofMemo;
+  };
 
   /**
    * How users, tokens and sessions are checked (lib/auth/seal.ts): the seal's key is derived from the same installation

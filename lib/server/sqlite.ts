@@ -103,7 +103,7 @@ export class SqliteSide implements DatabaseSide {
   }
 
   enginePorts(approvals: SqlApprovalStore): SidePorts {
-    const ports = (this.approvalPorts = new SqliteApprovalPorts(this.database, approvals, this.app.approvalListener(), this.app.callBinding));
+    const ports = (this.approvalPorts = new SqliteApprovalPorts(this.database, approvals, this.app.approvalListener(), this.app.callBinding, this.app.trailProof));
     return {
       approvalState: this.app.approvalStatePort(ports),
       // The invariant audit_trail_security_events: every denial is written, whatever else is configured.

@@ -624,6 +624,32 @@ export function tamperSuite(target: TamperTarget): void {
       }
     }, 180_000);
 
+    it('4. a spent approval reopened: its consumption taken out of the trail and the row reset; the call asks again', async () => {
+      // The fixture's round 0 was approved and run (consumed).
+      const deploy = call('deploy_serving', { model_id: 'm-0', env: 'prod' });
+      const reopen = (alsoCheckpoints: boolean) =>
+        tampered(async (raw) => {
+          const [row] = await raw.all<{ id: string }>("SELECT id FROM approvals WHERE tool_name = 'deploy_serving' AND arguments_canonical LIKE '%\"m-0\"%'");
+          // The event goes; the ids after it stay as they are (renumbering them would change every hash after it).
+          await raw.run("DELETE FROM security_events WHERE target = ? AND type = 'approval.consumed'", [row!.id]);
+          await raw.run("UPDATE approvals SET status = 'approved' WHERE id = ?", [row!.id]);
+          // And, to hide the gap, every checkpoint that covers it.
+          if (alsoCheckpoints) await raw.run("DELETE FROM audit_checkpoints WHERE chain = 'security_events'");
+        });
+      for (const [ws, problem] of [
+        [await reopen(false), /security events between \d+ and \d+ are missing from the trail/],
+        [await reopen(true), /the key folder remembers signing row \d+ of security events: checkpoints were removed/],
+      ] as const) {
+        const app = await open(ws);
+        try {
+          expect((await app.engine.decideAsync(deploy)).decision).not.toBe('ALLOW');
+          await within(5_000, async () => (await eventsOfType(app, 'approval.unverified')).some((e) => problem.test(String(e.detail.problem))));
+        } finally {
+          await app.close();
+        }
+      }
+    }, 180_000);
+
     it.skipIf(target.name !== 'SQLite')('9. a key lying beside a database file given to verify --db is not trusted: a rewrite signed with it is found', async () => {
       const ws = await tampered(async (raw, w) => {
         await rewrite(raw, REWRITTEN, 'nothing to see here');
