@@ -20,7 +20,7 @@ import { explainDecision, type Explanation } from '@/lib/audit/explain';
 import { PostgresDatabase, step } from '@/db/dialect';
 import { eventToJson } from '@/lib/audit/security-events';
 import { verifyTrail, type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/trail/verify';
-import { readWitness, type WitnessedCheckpoint } from '@/lib/audit/trail/witness';
+import { readWitness, signedSizes, type WitnessedCheckpoint } from '@/lib/audit/trail/witness';
 import { witnessServer } from '@/lib/audit/trail/witness-server';
 import { verifySqliteFile } from '@/lib/server/sqlite';
 import { controlCounts, coverageNotes } from '@/lib/reports/evidence';
@@ -125,13 +125,20 @@ async function verify(ctx: CliContext, args: string[]): Promise<number> {
     if (Number.isNaN(t)) throw new UsageError(`${name} must be an ISO date (2026-01-31 or 2026-01-31T12:00:00Z), not "${v}".`);
     return t / 1000;
   };
-  const range: VerifyOptions = { from: date(values.from, '--from'), to: date(values.to, '--to'), witnessed: await witnessedCheckpoints(values.witness ?? []) };
   const where = dbLocation(ctx.env, values.db);
   // The key ring: --public-key, else the trusted keys: pinned in SWARM_AUDIT_PUBLIC_KEYS, and the key folder's own key.
   // The key folder is the installation's (SWARM_AUDIT_KEY_DIR, or beside the database SWARM_DB names): never a key
   // found beside a file given with --db, which whoever handed over the file could have put there with it.
   const ownFolder = ctx.env.SWARM_AUDIT_KEY_DIR || (where.kind === 'sqlite' && !values.db) ? keyDirFor(locationTarget(where), ctx.env) : undefined;
   const localKeys = () => trustedVerifierKeys(ownFolder, ctx.env);
+  // What the installation's key folder remembers signing: rows up to there have hashes, whatever the database says.
+  const signedUpTo = ownFolder ? signedSizes(ownFolder, locationTarget(where)) : undefined;
+  const range: VerifyOptions = {
+    from: date(values.from, '--from'),
+    to: date(values.to, '--to'),
+    witnessed: await witnessedCheckpoints(values.witness ?? []),
+    ...(signedUpTo ? { signedUpTo } : {}),
+  };
   const keyText = values['public-key'] ? readKeyFile(values['public-key']) : localKeys();
   // A bundle is checked on its own, whatever database SWARM_DB names.
   if (values.bundle) {

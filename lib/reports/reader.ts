@@ -16,7 +16,8 @@ import { trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
 import { catchUpIfBehind } from '@/lib/audit/denials/rollup';
 import { verifyTrail, type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/trail/verify';
 import { verifyAuditInParallel } from '@/lib/audit/trail/verify-parallel';
-import { configuredWitnessed, type WitnessedCheckpoint } from '@/lib/audit/trail/witness';
+import { configuredWitnessed, signedSizes, type WitnessedCheckpoint } from '@/lib/audit/trail/witness';
+import type { ChainName } from '@/lib/audit/trail/chain';
 import type { FlagResolution } from '@/lib/flags/resolve';
 import type { ActiveProfiles } from '@/lib/profiles/load';
 
@@ -34,6 +35,8 @@ export interface ReportFacts {
   verifierKey(): string | undefined;
   /** the checkpoints the installation's witness folders hold (configuredWitnessed): the trail must extend them */
   witnessed?(): WitnessedCheckpoint[];
+  /** what the key folder remembers signing (signedSizes): rows up to there have hashes */
+  signedUpTo?(): Partial<Record<ChainName, number>>;
 }
 
 export interface ReportReader {
@@ -98,7 +101,7 @@ export function reportReader(trail: ReportTrail, facts: ReportFacts): ReportRead
     facts: { profiles: facts.profiles, revision: facts.revision, flags: facts.flags, verifierKey: facts.verifierKey },
     all: <T>(text: string, params?: readonly SqlParam[]) => database.all<T>(boundStatement(text, params)),
     get: <T>(text: string, params?: readonly SqlParam[]) => database.one<T>(boundStatement(text, params)),
-    verify: (verifierKey, range) => trail.verifyChains(verifierKey, { ...range, witnessed: facts.witnessed?.() ?? [] }),
+    verify: (verifierKey, range) => trail.verifyChains(verifierKey, { ...range, witnessed: facts.witnessed?.() ?? [], signedUpTo: facts.signedUpTo?.() ?? {} }),
     refreshDailyCounts: trail.refreshDailyCounts,
   };
 }
@@ -133,5 +136,6 @@ export function reportReaderFor(app: App): ReportReader {
     flags: () => app.flags.resolution(),
     verifierKey: () => trustedVerifierKeys(keyDir, app.env),
     witnessed: () => configuredWitnessed(app.env),
+    signedUpTo: () => (keyDir === undefined ? {} : signedSizes(keyDir, app.options.dbPath)),
   });
 }

@@ -424,6 +424,35 @@ export function tamperSuite(target: TamperTarget): void {
       expect((await target.raw(intact.db, (raw) => checkpointSizes(raw, 'permission_denials'))).at(-1)).toBe(head.permission_denials + 1);
     }, 180_000);
 
+    it('2. the trail erased as from before the chain began: every hash of a chain removed and its checkpoints deleted is found by verify, and a server refuses to sign it', async () => {
+      const ws = await tampered(async (raw) => {
+        await raw.run('UPDATE security_events SET prev_hash = NULL, row_hash = NULL');
+        await raw.run("DELETE FROM audit_checkpoints WHERE chain = 'security_events'");
+      });
+      const [cli, api] = await Promise.all([verifyCli(ws), verifyApi(ws)]);
+      expect(cli.code, cli.stdout).toBe(1);
+      expect(cli.stdout).not.toContain('Intact');
+      expect(cli.stdout).toMatch(/^FAILED security_events at row \d+: unchained: row \d+ has no hash, but this installation signed the chain up to row \d+: its hashes were removed$/m);
+      expect(api.body.ok).toBe(false);
+      expect(api.body.failures).toContainEqual(expect.objectContaining({ table: 'security_events', problem: 'unchained' }));
+      // The audit report says its integrity failed.
+      const reader = await open(ws);
+      try {
+        const { data } = await buildReport(reader, { period: { from: DAY_D, to: DAY_D + DAY }, format: 'oscal', generatedBy: { actor: 'tamper suite', role: null } });
+        expect(data.integrity.ok).toBe(false);
+      } finally {
+        await reader.close();
+      }
+      // A server on the file, with the installation's key folder, signs nothing over it and says so.
+      const server = await open(ws, { server: true });
+      try {
+        await server.checkpointAudit();
+        await within(10_000, async () => (await eventsOfType(server, 'audit.checkpoint_refused')).some((e) => e.target === 'security_events'));
+      } finally {
+        await server.close();
+      }
+    }, 180_000);
+
     it("3. a dropped-in key: checkpoints re-signed by a stranger's key, whose .pub files sit in the key folder, are not trusted", async () => {
       const strangerDir = mkdtempSync(join(tmpdir(), 'swarm-tamper-stranger-'));
       cleanups.push(() => rmSync(strangerDir, { recursive: true, force: true }));

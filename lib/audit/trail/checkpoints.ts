@@ -523,12 +523,19 @@ export class Checkpointer {
   private *signable(tx: TxRunner, chain: ChainName, minRows: number | undefined): TxSteps<Head | undefined> {
     const table = sql.identifier(chain);
     const head = yield* tx.one<{ id: number; hash: string | null }>(sql`SELECT id, row_hash AS "hash" FROM ${table} ORDER BY id DESC LIMIT 1`);
-    // Nothing chained yet (an empty chain, or only rows copied from before the chain began).
-    if (!head?.hash) return undefined;
-    const signed = { id: head.id, hash: head.hash };
     const inDb = yield* tx.one<{ size: number; headHash: string; note: string }>(
       sql`SELECT size, head_hash AS "headHash", note FROM audit_checkpoints WHERE chain = ${chain} ORDER BY id DESC LIMIT 1`,
     );
+    if (!head?.hash) {
+      // Nothing chained yet (an empty chain, or only rows copied from before the chain began): unless this chain was
+      // signed before, and a head without a hash means its hashes were removed. Never signed over; said once.
+      const before = head ? this.guard.lastSigned(chain, inDb) : undefined;
+      if (head && before && before.size > 0) {
+        this.guard.refuse({ chain, head: { id: head.id, hash: '' }, lastSigned: before, problem: `row ${head.id} has no hash, but this chain was signed up to row ${before.size}: its hashes were removed` });
+      }
+      return undefined;
+    }
+    const signed = { id: head.id, hash: head.hash };
     if (!checkpointDue(head.id, inDb?.size ?? 0, minRows)) return undefined;
     const last = this.guard.lastSigned(chain, inDb);
     if (!last) return signed;

@@ -86,6 +86,11 @@ export interface VerifyOptions extends VerifyRange {
   now?: number;
   /** checkpoints kept by witnesses (swarm audit verify --witness): the trail must extend every one */
   witnessed?: readonly WitnessedCheckpoint[];
+  /**
+   * the newest size of each chain this installation's key folder remembers signing (readSignedHeads): a row up to it
+   * without a hash is no row from before the chain began, but one whose hashes were removed
+   */
+  signedUpTo?: Partial<Record<ChainName, number>>;
 }
 
 /** An archive record, as the verifier reads it (its note: the signed checkpoint of the archived prefix's last row). */
@@ -376,7 +381,13 @@ export class ChainVerifier {
     report.firstId ??= id;
     report.lastId = id;
     if (!this.started && storedHash === null) {
-      report.legacyRows++;
+      const signed = range.signedUpTo?.[chain];
+      if (signed !== undefined && id <= signed) {
+        // Not a row from before the chain began: the installation signed the chain up to a row after it.
+        this.fail(chain, id, 'unchained', `row ${id} has no hash, but this installation signed the chain up to row ${signed}: its hashes were removed`);
+      } else {
+        report.legacyRows++;
+      }
       this.expectedId = id + 1;
       return;
     }

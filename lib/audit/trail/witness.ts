@@ -196,6 +196,11 @@ export function readSignedHeads(keyDir: string, dbPath?: string): Map<ChainName,
   return readNewest(signedHeadsFile(keyDir, dbPath));
 }
 
+/** The size of each chain the key folder remembers signing for this database (VerifyOptions.signedUpTo). */
+export function signedSizes(keyDir: string, dbPath?: string): Partial<Record<ChainName, number>> {
+  return Object.fromEntries([...readSignedHeads(keyDir, dbPath)].map(([chain, head]) => [chain, head.size]));
+}
+
 /** Remember the heads just signed (a head never goes back: the larger size stays). */
 export function writeSignedHeads(keyDir: string, signed: readonly WitnessedCheckpoint[], dbPath?: string): void {
   if (signed.length > 0) keepNewest(signedHeadsFile(keyDir, dbPath), signed);

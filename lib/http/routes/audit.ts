@@ -3,7 +3,7 @@ import { keyDirFor, trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
 import { recordAuditRead } from '@/lib/audit/reads';
 import { eventToJson } from '@/lib/audit/security-events';
 import type { Failure, VerifyReport } from '@/lib/audit/trail/verify';
-import { configuredWitnessed, type WitnessedCheckpoint } from '@/lib/audit/trail/witness';
+import { configuredWitnessed, signedSizes, type WitnessedCheckpoint } from '@/lib/audit/trail/witness';
 import { requireRole, route } from '../route';
 import { eventQuerySchema } from '../schemas';
 import { messageOf } from '@/lib/errors';
@@ -34,7 +34,9 @@ export const verifyAuditTrail = route({ role: requireRole('auditor') }, async ({
   } catch (error) {
     witnessFailure = { table: 'witness', id: 0, problem: 'witness unreadable', message: `a witness folder of SWARM_AUDIT_WITNESSES cannot be read: ${messageOf(error)}` };
   }
-  let report: VerifyReport = await app.verifyAudit(key, { witnessed });
+  // What the key folder remembers signing: rows up to there have hashes, whatever the database says now.
+  const signedUpTo = signedSizes(keyDirFor(path, app.env), path);
+  let report: VerifyReport = await app.verifyAudit(key, { witnessed, signedUpTo });
   if (witnessFailure) report = { ...report, ok: false, failures: [...report.failures, witnessFailure] };
   const checkedAt = Date.now() / 1000;
   await app.recorder.record({
