@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Locator, type Page } from '@playwright/test';
 import { CODED_ERRORS, ERROR_STATUS } from '@/lib/errors';
 import { E2E } from './fixtures/accounts';
 import { isolatedServer } from './fixtures/isolated-server';
@@ -320,7 +320,8 @@ test('the console says why a change or a decision was refused, in the dialog or 
   await dialog.getByRole('button', { name: 'Turn off' }).click();
   await expect(dialog.getByRole('alert')).toHaveText(/Not changed\. Role "operator" is below the required role "admin"\./);
   await expect(dialog.getByRole('alert')).not.toContainText('Something went wrong');
-  await page.screenshot({ path: 'test-results/screens/refused-flag-change.png' });
+  await shots(page, 'refused-flag-change');
+  await page.setViewportSize({ width: 1440, height: 900 });
   // The refused attempt is in the flag history, naming her.
   expect(flagHistory('cron_scheduler').at(-1)).toEqual({ action: 'refused', changed_by: 'bea', new_value: 0 });
   await dialog.getByRole('button', { name: 'Cancel' }).click();
@@ -340,10 +341,18 @@ test('the console says why a change or a decision was refused, in the dialog or 
   await approve.getByRole('button', { name: /^Approve/ }).click();
   await expect(page.getByText(/Could not approve/)).toContainText('This request is already rejected (by admin).');
   await expect(card).toHaveCount(0);
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: 'test-results/screens/refused-approval-390.png' });
+  await shots(page, 'refused-approval');
   expectApprovalRefused('olivia', id, 'already_decided');
 });
+
+/** Screenshots of the page at 1440 and at 390 pixels wide, for a person to look at (test-results/screens). */
+async function shots(page: Page, name: string, showing?: Locator): Promise<void> {
+  for (const [width, height] of [[1440, 900], [390, 844]] as const) {
+    await page.setViewportSize({ width, height });
+    await showing?.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `test-results/screens/${name}-${width}.png` });
+  }
+}
 
 test('the refused attempt to turn off the audit trail is in the flag history, on /audit and in the report', async ({ page }) => {
   // The sweep above tried it as admin (value false, "too many rows").
@@ -353,8 +362,14 @@ test('the refused attempt to turn off the audit trail is in the flag history, on
   const history = page.getByRole('table', { name: /Flag history/i });
   await expect(history.getByRole('row').filter({ hasText: 'audit_trail_security_events' }).filter({ hasText: 'too many rows' })).toContainText(/refused/i);
 
+  await shots(page, 'refused-flag-history', history.getByRole('row').filter({ hasText: 'too many rows' }).first());
+
   await page.goto(`${server.url}/audit?window=1h&type=flag&outcome=refused`);
   await expect(page.getByRole('row').filter({ hasText: 'Flag change refused' }).filter({ hasText: 'audit_trail_security_events' }).first()).toBeVisible();
+  // Every refusal of the hour, the refused approval decisions among them, as a person reads them.
+  await page.goto(`${server.url}/audit?window=1h&outcome=refused`);
+  await expect(page.getByRole('row').filter({ hasText: 'Approval decision refused' }).first()).toBeVisible();
+  await shots(page, 'refused-audit');
 
   // The period around this test's own rows: from an hour before to an hour after now (its own clock, never a date).
   const at = (offsetHours: number) => new Date(Date.now() + offsetHours * 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
