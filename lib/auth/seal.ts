@@ -1,7 +1,8 @@
 /**
  * What grants power is authenticated with a key, never trusted because it is in the database (issue 39): every row of
- * `users`, `api_tokens`, `sessions` and `flag_overrides` carries a MAC (HMAC-SHA-256 with the installation's credentials key) over the
- * fields that decide who a principal is and what it may do. Whoever holds the database file but not the key cannot
+ * `users`, `api_tokens`, `sessions` and `flag_overrides`, and every policy vote and activation, carries a MAC
+ * (HMAC-SHA-256 with the installation's credentials key) over the fields that decide who a principal is and what it
+ * may do. Whoever holds the database file but not the key cannot
  * insert a token with the hash of a secret of their choosing, an administrator, or a session; nor raise a role, point a
  * token or a session at another person, lengthen a lifetime, widen a token's scopes or replace a password hash. A row
  * whose MAC does not verify is not used (the token, session or sign-in is refused as an unknown one) and recorded
@@ -137,30 +138,21 @@ export interface SealCheck {
   unverified(table: SealedTable, id: string, what: string): void;
 }
 
-/** Does this user row carry its seal? Tells `check` when not. */
-export function userSealed(check: SealCheck, u: SealedUser & { mac: string | null }): boolean {
-  if (CredentialSeal.matches(u.mac, check.seal().user(u))) return true;
-  check.unverified('users', String(u.id), `user "${u.username}"`);
+/** Whether a row carries the seal `expected`; `check` is told of one that does not. */
+function kept(check: SealCheck, stored: string | null, expected: string, table: SealedTable, id: string, what: string): boolean {
+  if (CredentialSeal.matches(stored, expected)) return true;
+  check.unverified(table, id, what);
   return false;
 }
 
-/** Does this token row carry its seal? Tells `check` when not. */
-export function tokenSealed(check: SealCheck, id: number | string, t: SealedToken & { mac: string | null }): boolean {
-  if (CredentialSeal.matches(t.mac, check.seal().token(t))) return true;
-  check.unverified('api_tokens', String(id), `token ${id}`);
-  return false;
-}
+export const userSealed = (check: SealCheck, u: SealedUser & { mac: string | null }): boolean =>
+  kept(check, u.mac, check.seal().user(u), 'users', String(u.id), `user "${u.username}"`);
 
-/** Does this session row carry its seal? Tells `check` when not. */
-export function sessionSealed(check: SealCheck, s: SealedSession & { mac: string | null }): boolean {
-  if (CredentialSeal.matches(s.mac, check.seal().session(s))) return true;
-  check.unverified('sessions', s.idHash.slice(0, 12), 'a session');
-  return false;
-}
+export const tokenSealed = (check: SealCheck, id: number | string, t: SealedToken & { mac: string | null }): boolean =>
+  kept(check, t.mac, check.seal().token(t), 'api_tokens', String(id), `token ${id}`);
 
-/** Is this override row sealed? Tells `check` when not. */
-export function overrideSealed(check: SealCheck, o: SealedOverride & { mac: string | null }): boolean {
-  if (CredentialSeal.matches(o.mac, check.seal().override(o))) return true;
-  check.unverified('flag_overrides', o.name, `the runtime override of flag "${o.name}"`);
-  return false;
-}
+export const sessionSealed = (check: SealCheck, s: SealedSession & { mac: string | null }): boolean =>
+  kept(check, s.mac, check.seal().session(s), 'sessions', s.idHash.slice(0, 12), 'a session');
+
+export const overrideSealed = (check: SealCheck, o: SealedOverride & { mac: string | null }): boolean =>
+  kept(check, o.mac, check.seal().override(o), 'flag_overrides', o.name, `the runtime override of flag "${o.name}"`);

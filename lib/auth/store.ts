@@ -223,9 +223,8 @@ export class SqlAuthStore implements AuthStore {
   }
 
   async verifyLogin(username: string, password: string): Promise<UserRow | undefined> {
-    const found = await this.findUser(username);
-    // A user row without its seal is no user: the password is checked against the dummy hash, as for an unknown name.
-    const user = found && userSealed(this.check, found) ? found : undefined;
+    // (findUser answers no row without its seal: its password is checked against the dummy hash, as an unknown name's)
+    const user = await this.findUser(username);
     const ok = verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     return ok && user && user.passwordHash && !user.disabled ? user : undefined;
   }

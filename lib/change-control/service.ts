@@ -28,8 +28,8 @@ import { AppError, brand, messageOf, isError } from '@/lib/errors';
 import type { AuditEvent, ConfigEventType, Outcome, Role, SecurityEvent } from '@/lib/permissions';
 import type { ActiveProfiles } from '@/lib/profiles/load';
 import { changedFiles, configOfTexts, RULE_FILE_NAMES, RULE_FILES, textsOfRevision, type RuleFile, type RuleTexts } from './files';
-import { CredentialSeal } from '@/lib/auth/seal';
-import { CHANGE_CONTROL_LOCK, ChangeControlStore, RULES_CHANNEL, tx, type Activation, type ImpactSummary, type Proposal, type TestsSummary } from './store';
+import type { CredentialSeal } from '@/lib/auth/seal';
+import { CHANGE_CONTROL_LOCK, ChangeControlStore, problemIn, RULES_CHANNEL, tx, type Activation, type ImpactSummary, type Proposal, type TestsSummary } from './store';
 
 /** How far back a proposal's impact replays the recorded calls by default (seconds). */
 export const DEFAULT_IMPACT_PERIOD = 7 * 86_400;
@@ -260,13 +260,13 @@ export class ChangeControl {
     const latest = await this.store.latestActivation();
     if (!latest || latest.seq === this.appliedSeq) return;
     let sound: Activation | undefined = latest;
-    const problem = await this.unverifiedBecause(latest);
-    // A genuine activation (sealed) the trail records whose revision is gone or changed: the rules in force were corrupted. Nothing is
-    // decided until it is repaired or a newer activation (an emergency rollback) replaces it; older rules are never
-    // put in force in its place (a DENY must not become an ALLOW).
-    const genuine = CredentialSeal.matches(latest.mac, this.host.seal().activation(latest));
-    const corrupted = problem && genuine ? await this.host.database.transaction((t) => tx.contentProblemOf(t, latest), { readOnly: true }) : undefined;
-    if (corrupted && (await this.host.database.transaction((t) => tx.isRecorded(t, latest), { readOnly: true }))) {
+    const found = await this.host.database.transaction((t) => tx.assess(t, latest, this.host.seal()), { readOnly: true });
+    const problem = problemIn(found);
+    // A genuine activation (sealed) the trail records whose revision is gone or changed: the rules in force were
+    // corrupted. Nothing is decided until it is repaired or a newer activation (an emergency rollback) replaces it;
+    // older rules are never put in force in its place (a DENY must not become an ALLOW).
+    const corrupted = found.sealed && found.recorded ? found.content : undefined;
+    if (corrupted) {
       const reason = `activation ${latest.seq} of ${latest.revision}: ${corrupted}`;
       if (!this.unverified.has(latest.seq)) {
         this.unverified.add(latest.seq);

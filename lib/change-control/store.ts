@@ -86,6 +86,20 @@ export class ChangeControlStore {
 }
 
 /** The statements of the service's transactions (generators over the port, see db/dialect.ts). */
+/** What tx.assess finds of an activation. */
+export interface ActivationAssessment {
+  sealed: boolean;
+  /** why its revision cannot be used (not stored, or its content no longer hashes to it), if so */
+  content: string | undefined;
+  recorded: boolean;
+}
+
+/** Why an activation must not be loaded, the first thing it lacks (undefined: it is sound). */
+export function problemIn(a: ActivationAssessment): string | undefined {
+  if (!a.sealed) return "it does not carry its seal (it was written behind the service's back)";
+  return a.content ?? (a.recorded ? undefined : 'the audit trail holds no security event recording it');
+}
+
 export const tx = {
   *proposalForUpdate(t: TxRunner, db: SqlDatabase, id: string): TxSteps<Proposal | undefined> {
     const row = yield* t.one<RawProposal>(sql`SELECT ${PROPOSAL_COLUMNS} FROM policy_proposals WHERE id = ${id}${db.forUpdate}`);
@@ -98,10 +112,15 @@ export const tx = {
    */
   /** (`seal` null: as a release before seals judged it, for the one-time carrying over of its newest activation) */
   *problemOf(t: TxRunner, a: Activation, seal: CredentialSeal | null): TxSteps<string | undefined> {
-    if (seal && !CredentialSeal.matches(a.mac, seal.activation(a))) return 'it does not carry its seal (it was written behind the service\'s back)';
-    const content = yield* tx.contentProblemOf(t, a);
-    if (content) return content;
-    return (yield* tx.isRecorded(t, a)) ? undefined : 'the audit trail holds no security event recording it';
+    return problemIn(yield* tx.assess(t, a, seal));
+  },
+  /** Each thing an activation must be: sealed (`seal` null: not asked), its revision stored whole, recorded by the trail. */
+  *assess(t: TxRunner, a: Activation, seal: CredentialSeal | null): TxSteps<ActivationAssessment> {
+    return {
+      sealed: seal === null || CredentialSeal.matches(a.mac, seal.activation(a)),
+      content: yield* tx.contentProblemOf(t, a),
+      recorded: yield* tx.isRecorded(t, a),
+    };
   },
   /** Why an activation's revision cannot be used: it is not stored, or its stored content does not hash to it. */
   *contentProblemOf(t: TxRunner, a: Activation): TxSteps<string | undefined> {

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigFileError } from '@/lib/permissions/yaml-config';
 import { tempApp, type TempApp } from '@/lib/test-support/temp-app';
-import { allowedCommandsOnDisk, askModeOf, parseMcpConfig } from './config';
+import { allowedCommandsOnDisk } from './allowed-commands';
+import { askModeOf, parseMcpConfig } from './config';
 
 const VALID = `separator: "__"
 approval_wait: 5m

@@ -20,7 +20,6 @@
  * Secrets never live in the file: a value of `env` or `headers` names an environment variable of this process. Pure:
  * text in, a frozen configuration (or ConfigFileError with file:line:column) out.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { durationSchema } from '@/lib/permissions/gates';
 import { ConfigFileError, idList, parseYamlConfigLocated, type ConfigIssue } from '@/lib/permissions/yaml-config';
@@ -103,29 +102,6 @@ export interface McpConfig {
 /** A stdio server's command line as the allowlist compares it: the command and each argument, exactly. */
 export function commandKey(command: string, args: readonly string[]): string {
   return JSON.stringify([command, ...args]);
-}
-
-/**
- * The commands a configuration that does not come from this server's disk may start (issue 39: configuration that can
- * start a program is never taken from the database alone): those of the mcp.yaml on this server's disk, and the lines of
- * the file SWARM_MCP_ALLOWED_COMMANDS names (each a command and its arguments separated by spaces; # starts a comment).
- * An unreadable list is an error: it is never taken as empty or as everything.
- */
-export function allowedCommandsOnDisk(mcpYaml: string, env: Readonly<Record<string, string | undefined>>): Set<string> {
-  const allowed = new Set<string>();
-  if (existsSync(mcpYaml)) {
-    for (const s of parseMcpConfig(readFileSync(mcpYaml, 'utf8'), mcpYaml, env, { secrets: 'optional' }).servers) {
-      if (s.transport.kind === 'stdio') allowed.add(commandKey(s.transport.command, s.transport.args));
-    }
-  }
-  const list = env.SWARM_MCP_ALLOWED_COMMANDS?.trim();
-  if (list) {
-    for (const line of readFileSync(list, 'utf8').split('\n')) {
-      const words = line.replace(/#.*$/, '').trim().split(/\s+/).filter(Boolean);
-      if (words.length > 0) allowed.add(commandKey(words[0]!, words.slice(1)));
-    }
-  }
-  return allowed;
 }
 
 export const NO_MCP: McpConfig = Object.freeze({ separator: '__', approvalWaitMs: 600_000, servers: Object.freeze([]) as readonly McpServerConfig[] });

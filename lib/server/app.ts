@@ -62,7 +62,8 @@ import { keyFolderRecord, readSignedHeads, witnessTargets } from '@/lib/audit/tr
 import { processMetrics } from '@/lib/ops/metrics';
 import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from '@/lib/notifications/config';
 import { NO_HOOKS, parseHooks, type HooksConfig } from '@/lib/hooks/config';
-import { allowedCommandsOnDisk, NO_MCP, parseMcpConfig, type McpConfig } from '@/lib/mcp/config';
+import { NO_MCP, parseMcpConfig, type McpConfig } from '@/lib/mcp/config';
+import { allowedCommandsOnDisk } from '@/lib/mcp/allowed-commands';
 import { NO_SSO, parseSsoConfig, type SsoConfig } from '@/lib/sso/config';
 import { SsoService } from '@/lib/sso/service';
 import { parseTrustedProxies, TRUSTED_PROXIES_ENV, type TrustedProxies } from '@/lib/http/client-address';
