@@ -187,6 +187,19 @@ describe.each(Object.keys(stores) as (keyof typeof stores)[])('the approval stor
     expect((await s.a.get(req.id))!).toMatchObject({ status: 'expired', decidedBy: 'system' });
   });
 
+  it('records a decision refused on a request past its time, or already expired, naming who tried and why', async () => {
+    // Past its time but not yet swept: the decision expires it, and the refusal says it expired.
+    const late = await s.a.request(deploy({ arguments: { model_id: 'm-too-late', env: 'prod' }, expiresInSeconds: -1 }));
+    await expect(s.a.approve(late.id, olivia)).rejects.toMatchObject({ code: 'CONFLICT', details: { refusal: 'expired' } });
+    // Expired already: a second try is refused as a request decided.
+    await expect(s.b.reject(late.id, otto, 'too late anyway')).rejects.toMatchObject({ code: 'CONFLICT', details: { refusal: 'already_decided' } });
+    const refused = s.events.filter((e) => e.type === 'refused' && e.row.id === late.id);
+    expect(refused.map((e) => [e.by?.id, e.refusal!.rule])).toEqual([
+      ['olivia', 'expired'],
+      ['otto', 'already_decided'],
+    ]);
+  });
+
   it('expires only the due requests of the scope it is given: one id, or one call (agent, tool, arguments)', async () => {
     const due = (model: string, agent = 'deployer') => s.a.request(deploy({ agent, arguments: { model_id: model, env: 'prod' }, expiresInSeconds: -1 }));
     const [one, two, mine, theirs] = [await due('m-scope-1'), await due('m-scope-2'), await due('m-scope-3'), await due('m-scope-3', 'other_agent')];
