@@ -31,12 +31,14 @@ Audit
   swarm audit events [--since SECONDS] [--type T] [--actor A] [--outcome O] [--limit N] [--json]
       Security events (sign-ins, approvals, flag and configuration changes, audit reads...),
       newest first. --type without a dot matches the family (auth matches auth.*).
-  swarm audit verify [--db FILE|URL] [--public-key FILE] [--witness DIR|URL]... [--from DATE] [--to DATE] [--bundle FILE] [--json]
+  swarm audit verify [--db FILE|URL] [--public-key FILE] [--witness DIR|URL]... [--archive FILE]... [--from DATE] [--to DATE] [--bundle FILE] [--json]
       Recompute the hash chains and check every signed checkpoint. Exit 0 when intact,
       1 naming the table, the first bad row and what is wrong; states what the checkpoints
       cover. --witness (repeatable): the trail must extend every checkpoint that witness
-      holds (a rewrite, a cut or a rollback behind one is found and located). With
-      --from/--to: the range requested and the rows found in it.
+      holds (a rewrite, a cut or a rollback behind one is found and located). --archive
+      (repeatable): an archive's bundle, which shows that the archive extends the witnessed
+      checkpoints it covers when no witness holds a later one. With --from/--to: the range
+      requested and the rows found in it.
   swarm audit witness --key-dir DIR --log DIR --trust FILE [--port N]
       Run a witness server (another team's): it checks that each checkpoint sent to it
       extends the last one it saw before it cosigns it with its own key.

@@ -14,7 +14,7 @@
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { archiveBefore, archivedEvent, verifyBundle } from '@/lib/audit/trail/archive';
+import { archiveBefore, archivedEvent, verifyBundle, type ArchiveBundle } from '@/lib/audit/trail/archive';
 import { hasSigningKey, KeyDirRequired, keyDirFor, loadOrCreateSigningKey, loadSigningKey, parseVerifierKeys, trustedVerifierKeys, SigningKeyMissing, verifierKey, type SigningKey } from '@/lib/audit/trail/checkpoints';
 import { explainDecision, type Explanation } from '@/lib/audit/explain';
 import { PostgresDatabase, step } from '@/db/dialect';
@@ -105,10 +105,10 @@ export function formatVerifyReport(r: VerifyReport, range: VerifyRange = {}): st
     );
     lines.push(`  ${coverageLine(c)}`);
     if (c.witnessed.checked > 0) {
-      // Said only when it is so: a witnessed head the trail does not extend is a FAILED line below.
-      const broken = r.failures.filter((f) => f.table === c.chain && /behind a witnessed checkpoint$/.test(f.problem)).length;
+      // Said only when it is so: a witnessed head the trail is not shown to extend is a FAILED line below.
+      const broken = c.witnessed.notExtended;
       lines.push(
-        `  witnessed: ${plural(c.witnessed.checked, 'checkpoint')} checked, the newest at row ${c.witnessed.newest}: ${broken === 0 ? 'the trail extends every one' : `the trail does not extend ${broken} of them (below)`}`,
+        `  witnessed: ${plural(c.witnessed.checked, 'checkpoint')} checked, the newest at row ${c.witnessed.newest}: ${broken === 0 ? 'the trail extends every one' : `the trail is not shown to extend ${broken} of them (below)`}`,
       );
     }
   }
@@ -118,7 +118,12 @@ export function formatVerifyReport(r: VerifyReport, range: VerifyRange = {}): st
 }
 
 async function verify(ctx: CliContext, args: string[]): Promise<number> {
-  const values = parseOptions(args, { ...valueOptions('db', 'public-key', 'bundle', 'from', 'to'), json: { type: 'boolean' }, witness: { type: 'string', multiple: true } });
+  const values = parseOptions(args, {
+    ...valueOptions('db', 'public-key', 'bundle', 'from', 'to'),
+    json: { type: 'boolean' },
+    witness: { type: 'string', multiple: true },
+    archive: { type: 'string', multiple: true },
+  });
   const date = (v: string | undefined, name: string) => {
     if (v === undefined) return undefined;
     const t = Date.parse(v);
@@ -137,6 +142,7 @@ async function verify(ctx: CliContext, args: string[]): Promise<number> {
     from: date(values.from, '--from'),
     to: date(values.to, '--to'),
     witnessed: await witnessedCheckpoints(values.witness ?? []),
+    archiveBundles: (values.archive ?? []).map(readArchiveBundle),
     ...(signedUpTo ? { signedUpTo } : {}),
   };
   const keyText = values['public-key'] ? readKeyFile(values['public-key']) : localKeys();
@@ -170,6 +176,15 @@ async function verifySqlite(file: string, keyText: string | undefined, range: Ve
   if (!existsSync(file)) throw new CliError(`there is no database at ${file}.`);
   const { threads: _threads, ...report } = await verifySqliteFile(file, keyText, range);
   return report;
+}
+
+/** An archive bundle given with --archive; one that cannot be read is an error. */
+function readArchiveBundle(file: string): ArchiveBundle {
+  try {
+    return { file, text: readFileSync(file, 'utf8') };
+  } catch (error) {
+    throw new CliError(`the archive bundle ${file} cannot be read: ${messageOf(error)}`);
+  }
 }
 
 /** The checkpoints every --witness holds (a folder or a witness server's URL); one that cannot be read is an error. */
@@ -289,7 +304,8 @@ function archive(ctx: CliContext, args: string[]): Promise<number> {
   // The key first: on PostgreSQL a missing key folder or key is refused with its reason before the database is opened.
   const k = signingKey(ctx, location);
   return withAnyApp(onDb(ctx, values.db), async (app) => {
-    const r = await archiveBefore(app.database, k, app.archivableBefore(before / 1000), out, (res, tx) =>
+    // The record names the bundle by its full path: `verify` asks for it by that name (--archive FILE).
+    const r = await archiveBefore(app.database, k, app.archivableBefore(before / 1000), resolve(out), (res, tx) =>
       step(app.recorder.recordWithin(tx, archivedEvent(res, cliActor(ctx.env)))),
     );
     for (const c of r.chains) ctx.io.out(`${c.chain}: ${c.rows ? `${plural(c.rows, 'row')} ${c.fromId}–${c.upToId} archived` : 'nothing older'}\n`);

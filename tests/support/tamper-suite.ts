@@ -10,6 +10,7 @@
  * `swarm audit verify` (the CLI's own entry, run in process) exits 1 naming the table, the first bad row (or record) and
  * the problem, and that GET /api/v1/audit/verify answers ok: false. One test per attack class of the issue.
  */
+import { createHash } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -213,6 +214,17 @@ export function tamperSuite(target: TamperTarget): void {
       [chain, upTo, head, upTo, 'archive-that-never-was.ndjson', '0'.repeat(64), Date.now() / 1000, note],
     );
     return Number(row!.id);
+  }
+
+  /** Append a security event to the chained trail as the recorder would (the next id, the head's hash before it). */
+  async function appendEvent(raw: RawDb, e: { type: string; actor: string; outcome: string; target: string; detail_json: string }): Promise<void> {
+    const chain = 'security_events';
+    const [last] = await raw.all<{ id: number; h: string }>(`SELECT id, row_hash AS h FROM ${chain} ORDER BY id DESC LIMIT 1`);
+    const row: Record<string, unknown> = { decision_id: null, actor_role: 'admin', policy_revision: null, ip: null, timestamp: Date.now() / 1000, ...e };
+    const columns = CHAIN_COLUMNS[chain];
+    const id = Number(last!.id) + 1;
+    const values = columns.map((c) => row[c] ?? null);
+    await raw.run(`INSERT INTO ${chain} (id, ${columns.join(', ')}, prev_hash, row_hash) VALUES (${Array(columns.length + 3).fill('?').join(', ')})`, [id, ...values, last!.h, rowHash(last!.h, id, values)]);
   }
 
   const appendDenialAt = async (app: App, d: DenialInput) => {
@@ -568,7 +580,7 @@ export function tamperSuite(target: TamperTarget): void {
       ]);
       const L = head.permission_denials;
       // The witness line says what the FAILED line says, never that the trail extends them all.
-      expect(withWitness.stdout).toMatch(/^  witnessed: \d+ checkpoints? checked, the newest at row \d+: the trail does not extend 1 of them \(below\)$/m);
+      expect(withWitness.stdout).toMatch(/^  witnessed: \d+ checkpoints? checked, the newest at row \d+: the trail is not shown to extend 1 of them \(below\)$/m);
       expect(withWitness.stdout).not.toContain('the trail extends every one');
       expectCaught(withWitness, api, 'permission_denials', L + 1, 'rolled back behind a witnessed checkpoint', new RegExp(`a witness holds a checkpoint of row ${L + 10} signed at .*, but the table ends at row ${L}: rows were cut, or an older copy was restored`));
       // The known limit, and why witnesses exist: without one, a restored older copy is a consistent, signed trail.
@@ -638,6 +650,48 @@ export function tamperSuite(target: TamperTarget): void {
 
       const cli = await verifyCli(ws, '--witness', url);
       expectCaught(cli, undefined, 'permission_denials', L + 5, 'rewritten behind a witnessed checkpoint', new RegExp(`row ${L + 5} does not have the head witnessed at .*: the trail was rewritten at or before row ${L + 5}`));
+    }, 180_000);
+
+    it('8. a stolen key erases witnessed history through an archive: a signed, recorded archive record with an invented head past every witnessed checkpoint is found (folder and URL)', async () => {
+      const { url } = await startWitness();
+      const ws = await copyOf();
+      // The installation also delivers to another team's witness server: it cosigns the rows appended from now on.
+      const app = await open(ws, { env: { SWARM_AUDIT_WITNESSES: `${ws.witness},${url}` } });
+      try {
+        for (let i = 0; i < 5; i++) await app.engine.decideAsync(call('export_raw_data', { dataset_id: `before-the-archive-${i}` }));
+        await app.checkpointAudit();
+        const size = Number((await app.auditCheckpoints()).find((c) => c.chain === 'permission_denials')!.note.split('\n')[1]);
+        await within(30_000, async () => (await readWitnessUrl(url)).some((c) => c.chain === 'permission_denials' && c.size === size));
+      } finally {
+        await app.close();
+      }
+      const witnessedUpTo = Math.max(...(await readWitnessUrl(url)).filter((c) => c.chain === 'permission_denials').map((c) => c.size));
+      expect(latestInWitnessDir(ws.witness).get('permission_denials')!.size).toBe(witnessedUpTo);
+
+      // With the signing key: every denial deleted under an archive record of rows up to 100 past the newest witnessed
+      // one, its head invented, its archive checkpoint signed, and a retention.archived event naming it appended to the
+      // chained events (as the archive command records one): each check made before now passes.
+      const upTo = witnessedUpTo + 100;
+      const invented = createHash('sha256').update('a head no witness ever saw').digest('hex');
+      let forged = 0;
+      await target.raw(ws.db, async (raw) => {
+        const note = signCheckpoint(key, { origin: originOf('permission_denials', key.name), size: upTo, headHash: invented, time: Date.now() / 1000, extensions: [archiveExtension(Date.now() / 1000)] });
+        forged = await forgeArchive(raw, 'permission_denials', upTo, invented, note);
+        await appendEvent(raw, { type: 'retention.archived', actor: 'cli:root', outcome: 'succeeded', target: 'archive-that-never-was.ndjson', detail_json: JSON.stringify({ chains: [{ chain: 'permission_denials', upToId: upTo, headHash: invented }] }) });
+      });
+      const problem = 'archive not shown to extend a witnessed checkpoint';
+      const message = new RegExp(
+        `archive record ${forged} \\(permission_denials up to row ${upTo}\\) covers the checkpoint of row ${witnessedUpTo} witnessed at .*, but no witness holds a checkpoint at or after row ${upTo}, and no bundle was given`,
+      );
+      const [byFolder, byUrl, api] = await Promise.all([verifyCli(ws, '--witness', ws.witness), verifyCli(ws, '--witness', url), verifyApi(ws)]);
+      expectCaught(byFolder, api, 'audit_archives', forged, problem, message);
+      expectCaught(byUrl, undefined, 'audit_archives', forged, problem, message);
+      expect(byUrl.stdout).toMatch(/^  witnessed: \d+ checkpoints? checked, the newest at row \d+: the trail is not shown to extend 1 of them \(below\)$/m);
+      // The genuine bundle of the fixture's archive (rows 1–20) does not reach the invented head either.
+      const withBundle = await verifyCli(ws, '--witness', url, '--archive', join(fixture.dir, 'archive.ndjson'));
+      expectCaught(withBundle, undefined, 'audit_archives', forged, problem, new RegExp(`and the bundles given \\(.*archive\\.ndjson\\) do not hold rows ${witnessedUpTo + 1}–${upTo} of it`));
+      // Without a witness, the forgery made with the key is a consistent trail (the known limit witnesses are for).
+      expect((await verifyCli(ws, '--public-key', ws.pinned)).code).toBe(0);
     }, 180_000);
 
     it('10. a command delivers the checkpoint it signs on exit to a witness server, from a connection still open', async () => {

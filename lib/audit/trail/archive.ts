@@ -182,6 +182,65 @@ export async function archiveBefore(
 
 export type BundleCheck = { ok: true; rows: Record<string, number> } | { ok: false; problem: string };
 
+/** An archive bundle at hand: where it was read from, and its text. */
+export interface ArchiveBundle {
+  file: string;
+  text: string;
+}
+
+type BundleItem = { line: number; kind: 'row'; chain: ChainName; row: Row } | { line: number; kind: 'checkpoint'; chain: string; note: string } | { line: number; kind: 'not JSON' };
+
+/** The lines of a bundle that say something: its rows (of a known chain) and its checkpoints, with their line numbers. */
+function* bundleItems(text: string): Generator<BundleItem> {
+  for (const [i, line] of text.split('\n').entries()) {
+    if (line.trim() === '') continue;
+    let item: { kind?: string; chain?: ChainName; row?: Row; note?: string };
+    try {
+      item = JSON.parse(line) as typeof item;
+    } catch {
+      yield { line: i + 1, kind: 'not JSON' };
+      continue;
+    }
+    if (item.kind === 'row' && item.chain && item.row && item.chain in CHAIN_COLUMNS) yield { line: i + 1, kind: 'row', chain: item.chain, row: item.row };
+    else if (item.kind === 'checkpoint' && item.chain && item.note) yield { line: i + 1, kind: 'checkpoint', chain: item.chain, note: item.note };
+  }
+}
+
+/** A bundle row's hash as its content gives it (what its row_hash must be). */
+const computedHash = (chain: ChainName, r: Row): string => rowHash(r.prev_hash ?? GENESIS_HASH, r.id, CHAIN_COLUMNS[chain].map((c) => r[c] ?? null));
+
+/**
+ * The hashes of `chain` at the rows `sizes` (a size k: the hash of row k) in the run of rows of these bundles that ends
+ * at row `upTo`: consecutive ids, each row's hash recomputed from its content and following the one before (the run's
+ * first row also gives the hash before it, its prev_hash). What shows that an archive's head extends a witnessed
+ * checkpoint; no signature is needed, since the hashes are compared with heads signed elsewhere. Empty when no run
+ * reaches `upTo` (several bundles of successive archives may make one run).
+ */
+export function bundleHashesAt(bundles: readonly ArchiveBundle[], chain: ChainName, upTo: number, sizes: readonly number[]): Map<number, string> {
+  const rows = new Map<number, Row>();
+  for (const b of bundles) for (const item of bundleItems(b.text)) if (item.kind === 'row' && item.chain === chain && item.row.id <= upTo) rows.set(item.row.id, item.row);
+  const wanted = new Set(sizes);
+  const found = new Map<number, string>();
+  let prev: { id: number; hash: string } | undefined;
+  for (const id of [...rows.keys()].sort((a, b) => a - b)) {
+    const r = rows.get(id)!;
+    const hash = computedHash(chain, r);
+    if (hash !== r.row_hash) {
+      // A changed row ends every run through it.
+      found.clear();
+      prev = undefined;
+      continue;
+    }
+    if (!prev || id !== prev.id + 1 || r.prev_hash !== prev.hash) {
+      found.clear();
+      if (wanted.has(id - 1) && r.prev_hash) found.set(id - 1, r.prev_hash);
+    }
+    if (wanted.has(id)) found.set(id, hash);
+    prev = { id, hash };
+  }
+  return prev?.id === upTo ? found : new Map();
+}
+
 /**
  * Verify an archive bundle: each chain's rows recompute from their first prev_hash, and the bundle's signed checkpoint
  * (checked with the verifier key) names the last row's hash.
@@ -196,27 +255,20 @@ export function verifyBundle(text: string, verifierKeyText: string): BundleCheck
   const prev = new Map<string, { id: number; hash: string }>();
   const counts: Record<string, number> = {};
   const checkpoints: { chain: string; note: string }[] = [];
-  for (const [i, line] of text.split('\n').entries()) {
-    if (line.trim() === '') continue;
-    let item: { kind?: string; chain?: ChainName; row?: Row; note?: string };
-    try {
-      item = JSON.parse(line) as typeof item;
-    } catch {
-      return { ok: false, problem: `line ${i + 1} is not JSON` };
-    }
-    if (item.kind === 'row' && item.chain && item.row && item.chain in CHAIN_COLUMNS) {
-      const r = item.row;
-      const last = prev.get(item.chain);
-      if (last && r.id !== last.id + 1) return { ok: false, problem: `${item.chain}: row ${last.id + 1} is missing from the bundle` };
-      if (last && r.prev_hash !== last.hash) return { ok: false, problem: `${item.chain}: row ${r.id} does not follow row ${last.id}` };
-      const values = CHAIN_COLUMNS[item.chain].map((c) => r[c] ?? null);
-      const computed = rowHash(r.prev_hash ?? GENESIS_HASH, r.id, values);
-      if (computed !== r.row_hash) return { ok: false, problem: `${item.chain}: row ${r.id} was changed` };
-      prev.set(item.chain, { id: r.id, hash: computed });
-      counts[item.chain] = (counts[item.chain] ?? 0) + 1;
-    } else if (item.kind === 'checkpoint' && item.chain && item.note) {
+  for (const item of bundleItems(text)) {
+    if (item.kind === 'not JSON') return { ok: false, problem: `line ${item.line} is not JSON` };
+    if (item.kind === 'checkpoint') {
       checkpoints.push({ chain: item.chain, note: item.note });
+      continue;
     }
+    const r = item.row;
+    const last = prev.get(item.chain);
+    if (last && r.id !== last.id + 1) return { ok: false, problem: `${item.chain}: row ${last.id + 1} is missing from the bundle` };
+    if (last && r.prev_hash !== last.hash) return { ok: false, problem: `${item.chain}: row ${r.id} does not follow row ${last.id}` };
+    const computed = computedHash(item.chain, r);
+    if (computed !== r.row_hash) return { ok: false, problem: `${item.chain}: row ${r.id} was changed` };
+    prev.set(item.chain, { id: r.id, hash: computed });
+    counts[item.chain] = (counts[item.chain] ?? 0) + 1;
   }
   for (const [chain, last] of prev) {
     const c = checkpoints.find((x) => x.chain === chain);

@@ -11,6 +11,7 @@ import type { AuditArchiveRow, AuditCheckpointRow } from '@/db/schema';
 import { CHAIN_COLUMNS, CHAIN_NAMES, chainHash, encodeRow, GENESIS_HASH, type ChainName } from './chain';
 import { isArchiveCheckpoint, openCheckpointWithAny, originOf, parseVerifierKeys, ROWS_PAGE, rowsAfter, type ParsedVerifierKey } from './checkpoints';
 import type { WitnessedCheckpoint } from './witness';
+import { bundleHashesAt, type ArchiveBundle } from './archive';
 
 export type Problem =
   | 'changed'
@@ -28,6 +29,7 @@ export type Problem =
   | 'archive not recorded in the trail'
   | 'rolled back behind a witnessed checkpoint'
   | 'rewritten behind a witnessed checkpoint'
+  | 'archive not shown to extend a witnessed checkpoint'
   | 'witness unreadable';
 
 export interface Failure {
@@ -55,8 +57,8 @@ export interface ChainReport {
   coveredUpTo: number | null;
   /** the rows after it, not yet under any signed checkpoint (null: none) */
   uncovered: { firstId: number; rows: number; oldestTimestamp: number | null; ageSeconds: number | null } | null;
-  /** witnessed checkpoints checked against this chain, and the newest of them (row id) */
-  witnessed: { checked: number; newest: number | null };
+  /** witnessed checkpoints checked against this chain, the newest of them (row id), and how many the trail is not shown to extend */
+  witnessed: { checked: number; newest: number | null; notExtended: number };
   /** the rows of the requested time range (the whole chain is verified either way) */
   inRange: { rows: number; firstId: number | null; lastId: number | null };
 }
@@ -91,15 +93,20 @@ export interface VerifyOptions extends VerifyRange {
    * without a hash is no row from before the chain began, but one whose hashes were removed
    */
   signedUpTo?: Partial<Record<ChainName, number>>;
+  /**
+   * archive bundles at hand (swarm audit verify --archive FILE): what shows that an archive's head extends the witnessed
+   * checkpoints it covers when no witness holds a checkpoint at or after its last row
+   */
+  archiveBundles?: readonly ArchiveBundle[];
 }
 
 /** An archive record, as the verifier reads it (its note: the signed checkpoint of the archived prefix's last row). */
-export type ArchiveRecord = Pick<AuditArchiveRow, 'id' | 'upToId' | 'headHash' | 'note' | 'archivedAt'>;
+export type ArchiveRecord = Pick<AuditArchiveRow, 'id' | 'upToId' | 'headHash' | 'note' | 'archivedAt' | 'file'>;
 
 /** The newest archive record of a chain (verification of what remains starts after it). */
 function* newestArchive(tx: TxRunner, chain: ChainName): TxSteps<ArchiveRecord | undefined> {
   return yield* tx.one<ArchiveRecord>(
-    sql`SELECT id, up_to_id AS "upToId", head_hash AS "headHash", note, archived_at AS "archivedAt" FROM audit_archives WHERE chain = ${chain} ORDER BY up_to_id DESC, id DESC LIMIT 1`,
+    sql`SELECT id, up_to_id AS "upToId", head_hash AS "headHash", note, archived_at AS "archivedAt", file FROM audit_archives WHERE chain = ${chain} ORDER BY up_to_id DESC, id DESC LIMIT 1`,
   );
 }
 
@@ -358,7 +365,7 @@ export class ChainVerifier {
       headHash: null,
       coveredUpTo: null,
       uncovered: null,
-      witnessed: { checked: 0, newest: null },
+      witnessed: { checked: 0, newest: null, notExtended: 0 },
       inRange: { rows: 0, firstId: null, lastId: null },
     };
     this.expectedId = archive ? archive.upToId + 1 : null;
@@ -564,11 +571,25 @@ export class ChainVerifier {
     }
   }
 
-  /** Every witnessed checkpoint: signed by a trusted key, and the trail still holds its head. */
+  /**
+   * Every witnessed checkpoint: signed by a trusted key, and the trail still holds its head. One an archive covers is
+   * shown to be extended by the archive's head only by a witnessed checkpoint at or after the archive's last row that
+   * the trail holds (a witness keeps one history: what it saw later extends what it saw before), or else by the
+   * archive's bundle (--archive FILE), whose rows recompute from the witnessed head to the archive's. Whoever has the
+   * signing key can write an archive record; without one of these, it could name an invented head past every witnessed
+   * checkpoint and erase what the witnesses saw.
+   */
   private checkWitnessed(archive: ArchiveRecord | undefined): void {
     const { report, chain, key } = this;
     const sorted = [...this.witnessed].sort((a, b) => a.size - b.size);
     let lastGood: WitnessedCheckpoint | undefined;
+    /** the newest witnessed checkpoint an archive covers, and whether a witnessed checkpoint the trail holds reaches past it */
+    let archived: WitnessedCheckpoint | undefined;
+    let reachesArchive = false;
+    // The first witnessed head the trail does not extend is failed (the later ones are not judged).
+    const notExtended = (): void => {
+      report.witnessed.notExtended = 1;
+    };
     for (const w of sorted) {
       const opened = key ? openCheckpointWithAny(w.note, key) : undefined;
       if (!opened?.ok || opened.body.origin !== originOf(chain, opened.key.name) || opened.body.size !== w.size || opened.body.headHash !== w.headHash) {
@@ -577,12 +598,16 @@ export class ChainVerifier {
       }
       report.witnessed.checked++;
       report.witnessed.newest = Math.max(report.witnessed.newest ?? 0, w.size);
-      const at = new Date(w.time * 1000).toISOString();
+      const at = witnessedAt(w);
       if (archive && w.size <= archive.upToId) {
-        if (w.size === archive.upToId && w.headHash !== archive.headHash) {
-          this.fail(chain, w.size, 'rewritten behind a witnessed checkpoint', `the archive record names another head for row ${w.size} than the checkpoint witnessed at ${at}`);
-          return;
+        if (w.size === archive.upToId) {
+          if (w.headHash !== archive.headHash) {
+            this.fail(chain, w.size, 'rewritten behind a witnessed checkpoint', `the archive record names another head for row ${w.size} than the checkpoint witnessed at ${at}`);
+            return notExtended();
+          }
+          reachesArchive = true;
         }
+        archived = w;
         lastGood = w;
         continue;
       }
@@ -593,14 +618,45 @@ export class ChainVerifier {
           'rolled back behind a witnessed checkpoint',
           `a witness holds a checkpoint of row ${w.size} signed at ${at}, but the table ends at row ${report.lastId ?? 0}: rows were cut, or an older copy was restored`,
         );
-        return;
+        return notExtended();
       }
       if (this.hashAt.get(w.size) !== w.headHash) {
-        const after = lastGood ? `after row ${lastGood.size} (witnessed intact at ${new Date(lastGood.time * 1000).toISOString()}) and ` : '';
+        const after = lastGood ? `after row ${lastGood.size} (witnessed intact at ${witnessedAt(lastGood)}) and ` : '';
         this.fail(chain, w.size, 'rewritten behind a witnessed checkpoint', `row ${w.size} does not have the head witnessed at ${at}: the trail was rewritten ${after}at or before row ${w.size}`);
-        return;
+        return notExtended();
       }
+      // The live rows begin at the archive's head: holding this head, they show that the archive's head extends it.
+      if (archive) reachesArchive = true;
       lastGood = w;
+    }
+    if (archive && archived && !reachesArchive) this.checkArchiveExtends(archive, archived);
+  }
+
+  /** No witnessed checkpoint reaches past the archive: its bundle must show that its head extends the newest one it covers. */
+  private checkArchiveExtends(archive: ArchiveRecord, w: WitnessedCheckpoint): void {
+    const { chain, report } = this;
+    const bundles = this.range.archiveBundles ?? [];
+    const hashes = bundleHashesAt(bundles, chain, archive.upToId, [w.size, archive.upToId]);
+    const record = `archive record ${archive.id} (${chain} up to row ${archive.upToId})`;
+    const at = witnessedAt(w);
+    if (hashes.size === 0) {
+      report.witnessed.notExtended = 1;
+      const given = bundles.length === 0 ? 'and no bundle was given' : `and the bundles given (${bundles.map((b) => b.file).join(', ')}) do not hold rows ${w.size + 1}–${archive.upToId} of it`;
+      this.fail(
+        'audit_archives',
+        archive.id,
+        'archive not shown to extend a witnessed checkpoint',
+        `${record} covers the checkpoint of row ${w.size} witnessed at ${at}, but no witness holds a checkpoint at or after row ${archive.upToId}, ${given}: nothing shows that its head extends what the witness saw. Give its bundle with --archive ${archive.file}`,
+      );
+    } else if (hashes.get(archive.upToId) !== archive.headHash) {
+      report.witnessed.notExtended = 1;
+      this.fail('audit_archives', archive.id, 'archive does not match', `${record} names another head for row ${archive.upToId} than its bundle's rows`);
+    } else if (hashes.get(w.size) !== w.headHash) {
+      report.witnessed.notExtended = 1;
+      this.fail(chain, w.size, 'rewritten behind a witnessed checkpoint', `row ${w.size} of the archive's bundle does not have the head witnessed at ${at}: the trail was rewritten at or before row ${w.size}, then archived`);
     }
   }
 }
+
+/** When a witnessed checkpoint was signed, as verification's messages say it. */
+const witnessedAt = (w: WitnessedCheckpoint): string => new Date(w.time * 1000).toISOString();
