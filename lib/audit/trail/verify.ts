@@ -557,7 +557,11 @@ export class ChainVerifier {
     const age = oldest === null ? null : Math.max(0, now - oldest);
     report.uncovered = { firstId, rows: report.lastId - firstId + 1, oldestTimestamp: oldest, ageSeconds: age };
     const rows = `rows ${firstId}–${report.lastId} are under no signed checkpoint`;
-    if (oldest === null) {
+    const signed = this.range.signedUpTo?.[chain];
+    if (signed !== undefined && signed >= firstId) {
+      // Whatever the rows' dates say: the installation's key folder remembers signing past them.
+      this.fail(chain, firstId, 'not covered by a checkpoint', `${rows}, but this installation's key signed the chain up to row ${signed} (its key folder remembers it): checkpoints were removed`);
+    } else if (oldest === null) {
       this.fail(chain, firstId, 'not covered by a checkpoint', `${rows}, and none of them carries a date (the product dates every row): their timestamps were removed`);
     } else if (newest !== null && newest > now + FUTURE_SECONDS) {
       this.fail(chain, firstId, 'not covered by a checkpoint', `${rows}, and one is dated ${Math.round(newest - now)} s in the future: rows were taken out of the checkpoints and their dates changed`);
