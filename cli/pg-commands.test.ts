@@ -104,7 +104,10 @@ describe('swarm users and tokens on PostgreSQL', () => {
     expect(user).toMatchObject({ role: 'auditor' });
     expect(user!.password_hash).not.toContain('correct-horse-battery');
     const stored = await rows<{ token_hash: string; name: string; user_id: number }>('SELECT token_hash, name, user_id FROM api_tokens WHERE user_id = $1', [user!.id]);
-    expect(stored).toEqual([{ token_hash: sha256(token), name: 'alice laptop', user_id: user!.id }]);
+    // Stored as a keyed hash (the pepper kept with the keys), not the bare SHA-256 anyone could test a guess against.
+    expect(stored).toEqual([{ token_hash: app.credentials.seal().secretHash(token), name: 'alice laptop', user_id: user!.id }]);
+    expect(stored[0]!.token_hash).toMatch(/^k1:[0-9a-f]{64}$/);
+    expect(stored[0]!.token_hash).not.toContain(sha256(token));
     expect(await rows('SELECT 1 FROM api_tokens WHERE token_hash = $1 OR name = $1', [token])).toHaveLength(0);
     expect(await app.auth.principalForToken(token)).toEqual({ kind: 'user', id: 'alice', role: 'auditor', scopes: ['read'] });
     expect((await app.auth.verifyLogin('alice', 'correct-horse-battery'))?.username).toBe('alice');

@@ -126,7 +126,9 @@ describe('credentials from before seals', () => {
       expect(await t.app.auth.principalForToken('swt_from-an-older-release')).toMatchObject({ kind: 'agent', id: 'deployer' });
       expect(await t.app.auth.findUser('old-admin')).toMatchObject({ role: 'admin' });
       const sealed = raw.prepare("SELECT detail_json FROM security_events WHERE type = 'auth.sealed'").all() as { detail_json: string }[];
-      expect(sealed.map((e) => JSON.parse(e.detail_json))).toEqual([{ users: 1, tokens: 1, sessions: 0, overrides: 1 }]);
+      // Sealed, then turned into the keyed form of its secret (the pepper): the bare SHA-256 is no longer stored.
+      expect(sealed.map((e) => JSON.parse(e.detail_json))).toEqual([{ users: 1, tokens: 1, sessions: 0, overrides: 1 }, { peppered: { tokens: 1, sessions: 0 } }]);
+      expect(raw.prepare("SELECT token_hash FROM api_tokens WHERE name = 'old'").pluck().get()).toBe(t.app.credentials.seal().secretHash('swt_from-an-older-release'));
       await t.app.flags.invalidate();
       expect(t.app.flags.values().get('cron_scheduler')).toBe(false);
       // Written later without a seal, by whoever holds the file: the next start seals nothing.

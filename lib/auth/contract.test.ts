@@ -207,5 +207,29 @@ describe.each(Object.keys(servers) as (keyof typeof servers)[])('sign-in on %s, 
     expect(await b.principalForToken('swt_from-before-seals')).toMatchObject({ kind: 'agent', id: 'trainer' });
     // Nothing left to seal: a second call changes nothing.
     expect(await b.sealLegacy()).toEqual({ users: 0, tokens: 0, sessions: 0 });
+    // Then its secret takes the keyed form (the pepper), sealed anew, and the bare SHA-256 is stored no more; a row
+    // written by hand with a bare hash and no seal is left alone, and never used.
+    await serverA.byHand(sql`INSERT INTO api_tokens (token_hash, name, agent_name, created_at, scopes) VALUES (${sha256('swt_written-later')}, 'later', 'trainer', 1, 'decide')`);
+    const touch = (hash: string) => serverB.byHand(sql`UPDATE api_tokens SET name = name WHERE token_hash = ${hash}`);
+    expect(await a.pepperLegacy()).toEqual({ tokens: sealed.tokens, sessions: 0 });
+    expect(await touch(sha256('swt_from-before-seals'))).toBe(0);
+    expect(await touch(check.seal().secretHash('swt_from-before-seals'))).toBe(1);
+    expect(await b.principalForToken('swt_from-before-seals')).toMatchObject({ kind: 'agent', id: 'trainer' });
+    expect(await touch(sha256('swt_written-later'))).toBe(1);
+    expect(await b.principalForToken('swt_written-later')).toBeUndefined();
+    expect(await b.pepperLegacy()).toEqual({ tokens: 0, sessions: 0 });
+  });
+
+  it('stores a token and a session only as the keyed hash of their secret', async () => {
+    const { sha256 } = await import('./secrets');
+    const token = await a.createToken({ agent: 'trainer' }, 'keyed');
+    expect(await serverB.byHand(sql`UPDATE api_tokens SET name = name WHERE token_hash = ${check.seal().secretHash(token)}`)).toBe(1);
+    expect(await serverB.byHand(sql`UPDATE api_tokens SET name = name WHERE token_hash = ${sha256(token)}`)).toBe(0);
+    const root = (await a.findUser('root'))!;
+    const session = await a.createSession(root.id);
+    expect(await serverB.byHand(sql`UPDATE sessions SET created_at = created_at WHERE id_hash = ${check.seal().secretHash(session.token)}`)).toBe(1);
+    expect(await b.principalForSession(session.token)).toMatchObject({ id: 'root' });
+    await b.deleteSession(session.token);
+    expect(await a.principalForSession(session.token)).toBeUndefined();
   });
 });

@@ -16,9 +16,15 @@
  * The key is derived (HKDF-SHA-256) from the installation's secret that binds approvals (lib/approvals/binding.ts:
  * SWARM_APPROVAL_KEY, or the key folder's), kept apart from the database like the audit signing key.
  */
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, hkdfSync, timingSafeEqual } from 'node:crypto';
 
 export const SEAL_PREFIX = 'mac1:';
+/**
+ * How a token's or a session's secret is stored: a keyed hash (HMAC-SHA-256 with the installation's credentials key, the
+ * "pepper" kept with the keys) of its SHA-256. Whoever reads the database learns nothing to test guesses against; a
+ * row stored before (the bare SHA-256) is turned into this form at a start, when its seal shows it genuine.
+ */
+export const PEPPER_PREFIX = 'k1:';
 
 /** The fields of a user that decide who they are and what they may do. */
 export interface SealedUser {
@@ -95,6 +101,25 @@ export class CredentialSeal {
     // Each part with its length first: no two lists of fields spell the same input.
     for (const p of parts) h.update(`\u0000${Buffer.byteLength(p)}:${p}`);
     return SEAL_PREFIX + h.digest('base64url');
+  }
+
+  /** The stored form of a token's or a session's secret (PEPPER_PREFIX). */
+  secretHash(secret: string): string {
+    return this.pepper(hash('sha256', secret, 'hex'));
+  }
+
+  /**
+   * Where a secret's row may be found: its keyed form, then the bare SHA-256 a row from before the pepper holds (used
+   * only when its seal shows it genuine, as every row is; one written by the database's holder is refused and recorded).
+   */
+  secretLookups(secret: string): [keyed: string, bare: string] {
+    const bare = hash('sha256', secret, 'hex');
+    return [this.pepper(bare), bare];
+  }
+
+  /** The stored form of a secret whose bare SHA-256 (hex) a row from before the pepper holds. */
+  pepper(sha256Hex: string): string {
+    return PEPPER_PREFIX + createHmac('sha256', this.key).update('secret').update(sha256Hex).digest('hex');
   }
 
   user(u: SealedUser): string {

@@ -11,8 +11,8 @@ import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
 import type { ApiTokenRow, UserRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import type { AuthEventType, Principal, Role, TokenScope } from '@/lib/permissions';
-import { DUMMY_PASSWORD_HASH, hashPassword, randomToken, sha256, verifyPassword } from './secrets';
-import { sessionSealed, tokenSealed, userSealed, type CredentialSeal, type SealCheck } from './seal';
+import { DUMMY_PASSWORD_HASH, hashPassword, randomToken, verifyPassword } from './secrets';
+import { CredentialSeal, PEPPER_PREFIX, sessionSealed, tokenSealed, userSealed, type SealCheck } from './seal';
 import { AUTH_CHANNEL, parseScopes, type TokenPrincipals } from './token-cache';
 import { assertScopes, defaultScopes, expiryOf, type IssuedToken, type RotatedToken, type TokenOptions, type TokenPolicy, type TokenSweep } from './token-lifecycle';
 
@@ -53,6 +53,8 @@ export interface AuthStore {
   hasAdmin(): Promise<boolean>;
   /** Seal the rows from before seals: users and tokens sealed, sessions ended (once per installation). */
   sealLegacy(): Promise<{ users: number; tokens: number; sessions: number }>;
+  /** Tokens and sessions stored before the pepper take its keyed form (at every start; only sealed rows). */
+  pepperLegacy(): Promise<{ tokens: number; sessions: number }>;
   findUser(username: string): Promise<UserRow | undefined>;
   /** 400 for a bad name or password, 409 when the name is taken (also by another server at the same moment) */
   createUser(username: string, role: UserRole, password?: string, by?: string): Promise<UserRow>;
@@ -234,18 +236,24 @@ export class SqlAuthStore implements AuthStore {
   }
 
   async deleteSession(token: string): Promise<void> {
-    await this.db.run(sql`DELETE FROM sessions WHERE id_hash = ${sha256(token)}`);
+    const [keyed, bare] = this.check.seal().secretLookups(token);
+    await this.db.run(sql`DELETE FROM sessions WHERE id_hash IN (${keyed}, ${bare})`);
   }
 
   /** The principal of a live session (joined with its user), unless the user is disabled. */
   async principalForSession(token: string): Promise<Principal | undefined> {
-    const idHash = sha256(token);
     const at = now();
-    const row = await this.db.one<Omit<UserRow, 'disabled' | 'createdAt'> & { disabled: unknown; refreshAt: number | null; userId: number; expiresAt: number; sessionMac: string | null }>(sql`
+    type SessionPrincipalRow = Omit<UserRow, 'disabled' | 'createdAt'> & { disabled: unknown; refreshAt: number | null; userId: number; expiresAt: number; sessionMac: string | null };
+    const byHash = (idHash: string) =>
+      this.db.one<SessionPrincipalRow>(sql`
       SELECT u.id AS "id", u.username AS "username", u.role AS "role", u.password_hash AS "passwordHash", u.disabled AS "disabled", u.issuer AS "issuer",
         u.subject AS "subject", u.mac AS "mac", s.user_id AS "userId", s.expires_at AS "expiresAt", s.mac AS "sessionMac", s.sso_refresh_at AS "refreshAt"
       FROM sessions s JOIN users u ON u.id = s.user_id
       WHERE s.id_hash = ${idHash} AND s.expires_at > ${at}`);
+    const [keyed, bare] = this.check.seal().secretLookups(token);
+    let idHash = keyed;
+    let row = await byHash(keyed);
+    if (!row) row = await byHash((idHash = bare));
     // (SQLite answers the boolean as 0 or 1)
     if (!row || row.disabled === true || row.disabled === 1) return undefined;
     // Neither the session nor its user is trusted for being in the database (lib/auth/seal.ts).
@@ -311,8 +319,9 @@ export class SqlAuthStore implements AuthStore {
     const token = randomToken('sws');
     const at = now();
     const expiresAt = at + lifetimeSeconds;
-    const idHash = sha256(token);
-    const mac = this.check.seal().session({ idHash, userId, expiresAt });
+    const seal = this.check.seal();
+    const idHash = seal.secretHash(token);
+    const mac = seal.session({ idHash, userId, expiresAt });
     await this.db.transaction(function* (tx) {
       yield* tx.run(sql`DELETE FROM sessions WHERE expires_at < ${at}`);
       yield* tx.run(sql`
@@ -324,7 +333,7 @@ export class SqlAuthStore implements AuthStore {
   }
 
   async ssoSessionOf(token: string): Promise<SsoSessionRow | undefined> {
-    return this.ssoSessionByHash(sha256(token));
+    return this.ssoSessionByHash(this.check.seal().secretHash(token));
   }
 
   async ssoSessionByHash(idHash: string): Promise<SsoSessionRow | undefined> {
@@ -397,7 +406,7 @@ export class SqlAuthStore implements AuthStore {
       const life = old.expiresAt === null ? undefined : Math.max(1, old.expiresAt - old.createdAt);
       const expiresAt = expiryOf(policy, life, at);
       const scopes = parseScopes(old.scopes);
-      const tokenHash = sha256(token);
+      const tokenHash = seal.secretHash(token);
       const mac = seal.token({ tokenHash, userId: old.userId, agentName: old.agentName, scopes: scopes.join(','), expiresAt });
       const row = yield* tx.one<{ id: number }>(sql`
         INSERT INTO api_tokens (token_hash, name, user_id, agent_name, created_at, scopes, expires_at, rotated_from, mac)
@@ -463,6 +472,37 @@ export class SqlAuthStore implements AuthStore {
       const sessions = yield* tx.all<{ idHash: string }>(sql`DELETE FROM sessions WHERE mac IS NULL RETURNING id_hash AS "idHash"`);
       return { users: users.length, tokens: tokens.length, sessions: sessions.length };
     });
+  }
+
+  /**
+   * Tokens and sessions stored before the pepper (the bare SHA-256 of the secret, lib/auth/seal.ts) take the keyed form
+   * and a seal over it, at every start: only a row whose seal shows it genuine. One without its seal is left as it
+   * is, and no lookup ever finds it (lookups use the keyed form alone).
+   */
+  async pepperLegacy(): Promise<{ tokens: number; sessions: number }> {
+    const seal = this.check.seal();
+    const bare = `${PEPPER_PREFIX}%`;
+    const out = await this.db.transaction(function* (tx) {
+      let tokens = 0;
+      for (const t of yield* tx.all<ApiTokenRow>(sql`SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE token_hash NOT LIKE ${bare}`)) {
+        if (!CredentialSeal.matches(t.mac, seal.token(t))) continue;
+        const tokenHash = seal.pepper(t.tokenHash);
+        yield* tx.run(sql`UPDATE api_tokens SET token_hash = ${tokenHash}, mac = ${seal.token({ ...t, tokenHash })} WHERE id = ${t.id} AND token_hash = ${t.tokenHash}`);
+        tokens++;
+      }
+      let sessions = 0;
+      type SessionSeal = { idHash: string; userId: number; expiresAt: number; mac: string | null };
+      for (const s of yield* tx.all<SessionSeal>(sql`SELECT id_hash AS "idHash", user_id AS "userId", expires_at AS "expiresAt", mac FROM sessions WHERE id_hash NOT LIKE ${bare}`)) {
+        if (!CredentialSeal.matches(s.mac, seal.session(s))) continue;
+        const idHash = seal.pepper(s.idHash);
+        yield* tx.run(sql`UPDATE sessions SET id_hash = ${idHash}, mac = ${seal.session({ ...s, idHash })} WHERE id_hash = ${s.idHash}`);
+        sessions++;
+      }
+      if (tokens + sessions > 0) yield* tx.publish(AUTH_CHANNEL);
+      return { tokens, sessions };
+    });
+    if (out.tokens + out.sessions > 0) this.tokens.forget();
+    return out;
   }
 
   /** `agent:<name>`, or the name of the token's user (`user#<id>` when it is gone). */
@@ -545,7 +585,7 @@ function* insertToken(tx: TxRunner, seal: CredentialSeal, token: string, owner: 
     userId = user.id;
   }
   const agentName = 'agent' in owner ? owner.agent : null;
-  const tokenHash = sha256(token);
+  const tokenHash = seal.secretHash(token);
   const scopes = life.scopes.join(',');
   const mac = seal.token({ tokenHash, userId, agentName, scopes, expiresAt: life.expiresAt });
   const row = yield* tx.one<{ id: number }>(sql`

@@ -17,7 +17,6 @@ import { within } from '@/lib/test-support/wait';
 import { testSealCheck } from '@/lib/test-support/temp-app';
 
 const check = testSealCheck();
-import { sha256 } from './secrets';
 import { SqlAuthStore } from './store';
 import { MAX_KNOWN_TOKENS, TokenCache, type TokenPrincipals } from './token-cache';
 import { SqliteTokenPrincipals } from './tokens-sqlite';
@@ -102,8 +101,9 @@ describe('the token principal cache on SQLite, at its default bound', () => {
     for (let i = 0; i < made.length; i += 1_000) {
       const rows = made.slice(i, i + 1_000).map((t, k) => {
         const agentName = `many-${i + k}`;
-        const mac = seal.token({ tokenHash: sha256(t), userId: null, agentName, scopes: '', expiresAt: null });
-        return sql`(${sha256(t)}, ${t}, ${agentName}, 1, ${mac})`;
+        const tokenHash = seal.secretHash(t);
+        const mac = seal.token({ tokenHash, userId: null, agentName, scopes: '', expiresAt: null });
+        return sql`(${tokenHash}, ${t}, ${agentName}, 1, ${mac})`;
       });
       await db.run(sql`INSERT INTO api_tokens (token_hash, name, agent_name, created_at, mac) VALUES ${sql.join(rows, sql`, `)}`);
     }

@@ -16,7 +16,6 @@ import type { SqlDatabase } from '@/db/dialect';
 import type { Principal } from '@/lib/permissions';
 import { LastUse } from './last-use';
 import type { SealCheck } from './seal';
-import { sha256 } from './secrets';
 import { AUTH_CHANNEL, MAX_KNOWN_TOKENS, msToExpiry, principalOfToken, TokenCache, tokenPrincipalQuery, type TokenPrincipals, type TokenRow } from './token-cache';
 
 /** The longest a principal is used after its lookup began, whatever the feed says: the bound on every change. */
@@ -60,7 +59,8 @@ export class PostgresTokenPrincipals implements TokenPrincipals {
 
   private async lookUp(token: string, began: number): Promise<Principal | undefined> {
     const heard = this.changesHeard;
-    const row = await this.db.one<TokenRow>(tokenPrincipalQuery(sha256(token)));
+    const [keyed, bare] = this.check.seal().secretLookups(token);
+    const row = (await this.db.one<TokenRow>(tokenPrincipalQuery(keyed))) ?? (await this.db.one<TokenRow>(tokenPrincipalQuery(bare)));
     const wall = Date.now();
     const principal = principalOfToken(row, wall / 1000, this.check);
     // Kept a second at most, and never past the token's expiry (a wall-clock time, carried over to this clock).

@@ -10,7 +10,6 @@ import { SqliteDatabase } from '@/db/dialect';
 import type { Principal } from '@/lib/permissions';
 import { LastUse } from './last-use';
 import type { SealCheck } from './seal';
-import { sha256 } from './secrets';
 import { MAX_KNOWN_TOKENS, msToExpiry, principalOfToken, TokenCache, tokenPrincipalQuery, type TokenPrincipals, type TokenRow } from './token-cache';
 
 const LOOKUP = new SQLiteSyncDialect().sqlToQuery(tokenPrincipalQuery('')).sql;
@@ -43,7 +42,8 @@ export class SqliteTokenPrincipals implements TokenPrincipals {
     const now = this.pinned === undefined ? Date.now() : this.pinnedNow;
     const seen = this.cache.get(token, now);
     if (seen) return seen;
-    const row = this.lookup.get(sha256(token));
+    const [keyed, bare] = this.check.seal().secretLookups(token);
+    const row = this.lookup.get(keyed) ?? this.lookup.get(bare);
     const principal = principalOfToken(row, now / 1000, this.check);
     if (principal) this.cache.keep(token, principal, Number(row!.id), now, now + msToExpiry(row!, now));
     return principal;

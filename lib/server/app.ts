@@ -771,6 +771,10 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   async bootstrap(): Promise<StartupReport> {
     const report: StartupReport = {};
     await this.sealLegacyCredentials();
+    const peppered = await this.auth.pepperLegacy();
+    if (peppered.tokens + peppered.sessions > 0) {
+      await this.recorder.record({ kind: 'auth', type: 'auth.sealed', actor: 'system', outcome: 'succeeded', target: null, detail: { peppered } });
+    }
     await this.startChangeControl();
     if (!(await this.auth.hasAdmin())) {
       const given = this.env.SWARM_ADMIN_PASSWORD;
@@ -871,7 +875,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
    */
   sweepTokens(now?: number): ReturnType<AuthStore['sweepTokens']> {
     const adminToken = this.env.SWARM_ADMIN_TOKEN;
-    return this.auth.sweepTokens({ now, keep: adminToken ? sha256(adminToken) : undefined });
+    return this.auth.sweepTokens({ now, keep: adminToken ? this.credentials.seal().secretHash(adminToken) : undefined });
   }
 
   stopSweeper(): void {

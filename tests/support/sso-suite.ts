@@ -12,7 +12,6 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '@/lib/app';
 import { passwordLogin } from '@/lib/auth/login';
-import { sha256 } from '@/lib/auth/secrets';
 import { fromWebRequest, toResponse, type RouteDefinition } from '@/lib/http/route';
 import { signOut, whoAmI } from '@/lib/http/routes/sessions';
 import { ssoBackchannelLogout, ssoCallback, startSso } from '@/lib/http/routes/sso';
@@ -277,7 +276,7 @@ providers:
 
     it('a session ends when its provider session can no longer be refreshed', async () => {
       const { browser } = await signIn('u-olivia');
-      const idHash = sha256(browser.cookie(base, 'swarm_session')!);
+      const idHash = app.credentials.seal().secretHash(browser.cookie(base, 'swarm_session')!);
       const due = sql`UPDATE sessions SET sso_refresh_at = ${Date.now() / 1000 - 1} WHERE id_hash = ${idHash}`;
       await app.database.run(due);
       // refreshed: the session stands, and the next refresh is set ahead
