@@ -162,7 +162,8 @@ export const verifyReportSchema = z.object({
       checkpoints_valid: z.number(),
       covered_up_to: z.number().nullable(),
       uncovered: z.object({ first_id: z.number(), rows: z.number(), oldest_timestamp: z.number().nullable(), age_seconds: z.number().nullable() }).nullable(),
-      witnessed: z.object({ checked: z.number(), newest: z.number().nullable() }),
+      /** witnessed checkpoints checked, the newest of them, and how many the trail is not shown to extend */
+      witnessed: z.object({ checked: z.number(), newest: z.number().nullable(), not_extended: z.number() }),
       head_hash: z.string().nullable(),
     }),
   ),

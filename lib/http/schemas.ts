@@ -3,6 +3,7 @@
  * browser can import on its own) of the API's answers.
  */
 import { z } from 'zod';
+import { MAX_WAIT_SECONDS } from '@/lib/approvals/wait';
 import { blankToUndefined } from '@/lib/http/blank';
 import { decodeCursor, DENIAL_SORT_KEYS, SORT_ORDERS, type DenialMatch } from '@/lib/audit/denials/filter';
 import { argumentsProblem, MAX_ARGUMENT_DEPTH, ROLES } from '@/lib/permissions';
@@ -215,6 +216,11 @@ export function batchCheckBodyFast(raw: unknown): z.output<typeof batchCheckBody
 export const loginBodySchema = z.strictObject({
   username: z.string().min(1).max(64),
   password: z.string().min(1).max(1024),
+});
+
+/** One approval request: `wait` holds the answer until it is decided (seconds, at most MAX_WAIT_SECONDS). */
+export const approvalReadQuerySchema = z.strictObject({
+  wait: z.coerce.number().min(0).max(MAX_WAIT_SECONDS, `wait is at most ${MAX_WAIT_SECONDS} seconds: ask again to wait longer`).optional(),
 });
 
 export const approvalListQuerySchema = z.strictObject({

@@ -8,6 +8,7 @@
  * background work of a process (checkpoints, the sweeper, the signer). Route handlers, pages, the CLI, the demo team
  * and the tests all start here through openApp(), createApp() or getApp(); only the options differ.
  */
+import { APPROVALS_CHANNEL, ApprovalWaits } from '@/lib/approvals/wait';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import type pg from 'pg';
@@ -225,6 +226,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   /** queues notifications where events are seen and delivers them in the background (lib/notifications) */
   readonly notifications: NotificationService;
   readonly approvals: SqlApprovalStore;
+  /** requests waiting for an approval's outcome (GET /api/v1/approvals/{id}?wait=), woken by its transitions */
+  readonly approvalWaits: ApprovalWaits;
   /** runs the hooks of config/hooks.yaml and those registered in code (registerHook) around every tool call */
   readonly hooks: HookRunner;
   readonly auth: AuthStore;
@@ -329,6 +332,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       maskKeys: this.profiles.maskKeys,
       origin: this.env.SWARM_PROCESS || 'app',
     });
+    this.approvalWaits = new ApprovalWaits(database);
     this.approvals = new SqlApprovalStore(database, this.approvalListener(), this.callBinding, this.trailProof);
     this.hooks = new HookRunner({
       hooks: () => this.hooksFile.current,
@@ -710,12 +714,17 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   approvalListener(): ApprovalListener {
     return {
       inTransaction: (event, tx) => this.recordApproval(event, tx),
-      afterCommit: (event) => this.reportApprovalToHooks(event),
+      afterCommit: (event) => {
+        this.approvalWaits.wake();
+        this.reportApprovalToHooks(event);
+      },
     };
   }
 
   private *recordApproval(event: ApprovalEvent, tx: TxRunner): TxSteps<void> {
     yield* recordApprovalTransition(this.recorder, event, tx, this.profiles.maskKeys);
+    // Whoever waits for this request's outcome, on any server, hears of it once it commits (lib/approvals/wait.ts).
+    yield* tx.publish(APPROVALS_CHANNEL);
     yield* queueIn(tx, this.notifications.deliveriesFor(event));
   }
 
@@ -893,6 +902,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   /** Stop the background work, record the stop and sign a last checkpoint (a server), close the database. */
   close(): ReturnType<S['close']> {
     void this.changeControl.stop();
+    void this.approvalWaits.close();
     return this.side.close() as ReturnType<S['close']>;
   }
 }

@@ -65,7 +65,7 @@ export const verifyAuditTrail = route({ role: requireRole('auditor') }, async ({
       checkpoints_valid: c.checkpointsValid,
       covered_up_to: c.coveredUpTo,
       uncovered: c.uncovered && { first_id: c.uncovered.firstId, rows: c.uncovered.rows, oldest_timestamp: c.uncovered.oldestTimestamp, age_seconds: c.uncovered.ageSeconds },
-      witnessed: c.witnessed,
+      witnessed: { checked: c.witnessed.checked, newest: c.witnessed.newest, not_extended: c.witnessed.notExtended },
       head_hash: c.headHash,
     })),
     failures: report.failures,
