@@ -73,6 +73,47 @@ export const traceEntrySchema = z.object({
   hook: z.record(z.string(), z.unknown()).optional(),
 });
 
+/** What one before_tool_call hook did to a call (POST /api/v1/permissions/check). */
+export const hookOutcomeSchema = z.object({
+  hook: z.string(),
+  event: z.string(),
+  action: z.string(),
+  outcome: z.string(),
+  /** the hook blocked the call */
+  blocks: z.boolean(),
+  reason: z.string().nullable(),
+  /** the argument paths it rewrote */
+  changed: z.array(z.string()),
+  ms: z.number().nullable(),
+});
+
+/** The decision on one tool call (POST /api/v1/permissions/check, and each result of a batch). */
+export const checkAnswerSchema = z.object({
+  /** the audit row's id, to join a log line or an outcome report to it (null for a dry run) */
+  decision_id: z.string().nullable(),
+  decision: z.enum(['ALLOW', 'DENY', 'ASK']),
+  /** the rule that decided: `agent_allowlist`, `rbac`, `flag:NAME`, `hitl:GATE`, `policy:ID`, `hook:NAME`… */
+  rule_source: z.string(),
+  reason: z.string(),
+  /** the approval request of an ASK (null otherwise) */
+  approval_id: z.string().nullable(),
+  /** whether a denial was written to the audit trail before this answer */
+  recorded: z.boolean(),
+  /** the before_tool_call hooks that rewrote the arguments */
+  arguments_changed_by: z.array(z.string()),
+  /** the arguments to run the call with when a hook rewrote them (null: run it with the arguments asked about) */
+  arguments: z.record(z.string(), z.unknown()).nullable(),
+  hooks: z.array(hookOutcomeSchema),
+  trace: z.array(traceEntrySchema),
+});
+export type CheckAnswerJson = z.infer<typeof checkAnswerSchema>;
+
+/** The decisions on a batch of tool calls, in the order asked (POST /api/v1/permissions/check/batch). */
+export const checkBatchAnswerSchema = z.object({ results: z.array(checkAnswerSchema) });
+
+/** An outcome report accepted (POST /api/v1/permissions/finished, 202): the after_tool_call hooks hear of it. */
+export const finishedAnswerSchema = z.object({ accepted: z.literal(true) });
+
 /** Which tools an agent may ever use, in the order asked (POST /api/v1/permissions/tools). */
 export const toolVisibilitySchema = z.object({ revision: z.string(), tools: z.array(z.enum(['hidden', 'open', 'gated'])) });
 

@@ -78,7 +78,7 @@ const ERR_CONFLICT = { '409': 'Already decided or expired.' };
 
 export const ROUTE_TABLE = [
   entry('/api/v1/permissions/finished', {
-    POST: op(reportToolCallFinished, 'Decisions', 'Report that an allowed tool call ran or failed: the after_tool_call hooks hear of it (202).'),
+    POST: op(reportToolCallFinished, 'Decisions', 'Report that an allowed tool call ran or failed: the after_tool_call hooks hear of it (202).', { response: R.finishedAnswerSchema }),
   }, { decisionListener: true }),
   entry('/api/v1/permissions/tools', {
     POST: op(listUsableTools, 'Decisions', 'Which of these tools an agent may ever use (hidden, gated or open): what an MCP gateway lists. Records nothing.', {
@@ -88,10 +88,11 @@ export const ROUTE_TABLE = [
   entry('/api/v1/permissions/check', {
     POST: op(checkToolCall, 'Decisions', 'Decide one tool call: ALLOW, DENY (recorded before the answer) or ASK (an approval request).', {
       description: 'Answered by the decision listener itself when the call carries a bearer token.',
+      response: R.checkAnswerSchema,
     }),
   }, { decisionListener: true }),
   entry('/api/v1/permissions/check/batch', {
-    POST: op(checkToolCalls, 'Decisions', 'Decide up to 1,000 tool calls in one transaction.', { responses: { '413': 'The body is larger than 4 MiB.' } }),
+    POST: op(checkToolCalls, 'Decisions', 'Decide up to 1,000 tool calls in one transaction.', { response: R.checkBatchAnswerSchema, responses: { '413': 'The body is larger than 4 MiB.' } }),
   }, { decisionListener: true }),
   entry('/access/v1/evaluation', {
     POST: op(evaluateAccess, 'AuthZEN', 'OpenID AuthZEN 1.0: one evaluation (subject, action, resource, context).'),

@@ -27,6 +27,9 @@ const reject = await import('@/app/api/v1/approvals/[id]/reject/route');
 const flags = await import('@/app/api/v1/flags/route');
 const flag = await import('@/app/api/v1/flags/[name]/route');
 const me = await import('@/app/api/v1/auth/me/route');
+const batch = await import('@/app/api/v1/permissions/check/batch/route');
+const finished = await import('@/app/api/v1/permissions/finished/route');
+const tools = await import('@/app/api/v1/permissions/tools/route');
 
 const DEPLOYER = 'response-schemas-deployer-token-0123456789';
 
@@ -71,6 +74,20 @@ export function responseSchemasSuite(name: string, getApp: () => App | Promise<A
       expect((await answer(facets.GET, '/api/v1/permissions/denials/facets?field=rule_source&prefix=agent', R.denialFacetsSchema)).values.length).toBeGreaterThan(0);
       expect((await answer(tail.GET, '/api/v1/permissions/denials/tail?after=0&newest=1', R.denialTailSchema)).newest_id).toBe(denialId);
       expect((await answer(tail.GET, '/api/v1/permissions/denials/tail?after=0', R.denialTailSchema)).count).toBeGreaterThan(0);
+    });
+
+    it('the decisions: one check, a batch, an outcome report, the tools an agent may use', async () => {
+      const denied = await answer(check.POST, '/api/v1/permissions/check', R.checkAnswerSchema, { method: 'POST', token: DEPLOYER, body: { agent: 'deployer', tool: 'export_raw_data', arguments: { dataset_id: 'd-1' } } });
+      expect(denied).toMatchObject({ decision: 'DENY', recorded: true, approval_id: null });
+      const results = await answer(batch.POST, '/api/v1/permissions/check/batch', R.checkBatchAnswerSchema, {
+        method: 'POST',
+        token: DEPLOYER,
+        body: { checks: [{ agent: 'deployer', tool: 'monitor_drift', arguments: { model_id: 'm-1' } }, { agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-schema-c', env: 'prod' }, dry_run: true }] },
+      });
+      expect(results.results.map((r) => r.decision)).toEqual(['ALLOW', 'ASK']);
+      await answer(finished.POST, '/api/v1/permissions/finished', R.finishedAnswerSchema, { method: 'POST', token: DEPLOYER, status: 202, body: { agent: 'deployer', tool: 'monitor_drift', arguments: { model_id: 'm-1' }, decision_id: results.results[0]!.decision_id!, outcome: 'succeeded' } });
+      const usable = await answer(tools.POST, '/api/v1/permissions/tools', R.toolVisibilitySchema, { method: 'POST', token: DEPLOYER, body: { agent: 'deployer', tools: [{ tool: 'monitor_drift' }, { tool: 'export_raw_data' }] } });
+      expect(usable.tools).toEqual(['open', 'hidden']);
     });
 
     it('the audit trail: a page of security events, and a verification', async () => {

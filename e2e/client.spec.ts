@@ -1,0 +1,318 @@
+/**
+ * The client package (packages/client) and its adapters, against the real built server as `npm start` runs it (issue
+ * 40): the Vercel AI SDK driven by its own mock language model with scripted tool calls, and the Claude Agent SDK's
+ * canUseTool and hooks called as the SDK calls them, typed by its own types. A DENY recorded with the framework's tool
+ * call id and read by the model; an ASK in each mode, approved or rejected by an operator, running once; a rewrite
+ * hook's arguments; the server stopped in the middle of a run (nothing runs). One run waits while an operator approves
+ * in the browser.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect, test } from '@playwright/test';
+import Database from 'better-sqlite3';
+import { generateText, stepCountIs, type ModelMessage, type ToolSet } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { tool } from 'ai';
+import { z } from 'zod';
+import type { PermissionResult, PreToolUseHookInput, PostToolUseHookInput } from '@anthropic-ai/claude-agent-sdk';
+import { SwarmClient, UNREACHABLE } from '../packages/client/src/index';
+import { approvalFor, withoutHiddenTools, withSwarm, type Refusal } from '../packages/client/src/ai-sdk';
+import { claudeAgentPermissions, type ClaudeAgentPermissions } from '../packages/client/src/claude-agent-sdk';
+import { E2E } from './fixtures/accounts';
+import { isolatedServer } from './fixtures/isolated-server';
+
+const server = isolatedServer(E2E.port + 81, { as: 'npm start' });
+let deployerToken = '';
+let operatorToken = '';
+
+test.describe.configure({ mode: 'serial', timeout: 90_000 });
+
+test.beforeAll(async () => {
+  await server.start();
+  const agent = await server.swarm('tokens', 'add', '--agent', 'deployer');
+  expect(agent.code, agent.out).toBe(0);
+  deployerToken = /swt_[A-Za-z0-9_-]+/.exec(agent.out)![0];
+  const olivia = await server.swarm('users', 'add', 'olivia', '--role', 'operator', '--password', 'olivia-password-12345');
+  expect(olivia.code, olivia.out).toBe(0);
+  operatorToken = /swt_[A-Za-z0-9_-]+/.exec(olivia.out)![0];
+});
+
+test.afterAll(async () => {
+  await server.kill('SIGTERM');
+});
+
+const client = (over: Partial<ConstructorParameters<typeof SwarmClient>[0]> = {}) => new SwarmClient({ url: server.url, token: deployerToken, agent: 'deployer', ...over });
+
+/** An operator's decision on an approval request, over the API. */
+async function decide(approvalId: string, how: 'approve' | 'reject', reason = 'change ticket CHG-40'): Promise<void> {
+  const res = await fetch(`${server.url}/api/v1/approvals/${approvalId}/${how}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ reason }),
+  });
+  expect(res.status, await res.clone().text()).toBe(200);
+}
+
+/** The audit row of a decision, read from the database file as an auditor's query would. */
+function denialRow(decisionId: string): { tool_call_id: string | null; rule_source: string; tool_name: string } | undefined {
+  const db = new Database(server.dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT tool_call_id, rule_source, tool_name FROM permission_denials WHERE decision_id = ?').get(decisionId) as never;
+  } finally {
+    db.close();
+  }
+}
+
+/** The pending approval request of the deployer's deploy of `model`, from the queue an operator sees. */
+async function pendingFor(model: string): Promise<string | undefined> {
+  const res = await fetch(`${server.url}/api/v1/approvals?status=pending`, { headers: { authorization: `Bearer ${operatorToken}` } });
+  const { approvals } = (await res.json()) as { approvals: { id: string; arguments: { model_id?: string } }[] };
+  return approvals.find((a) => a.arguments.model_id === model)?.id;
+}
+
+/** A status of an approval request, as the server answers it. */
+async function approvalStatus(id: string): Promise<string> {
+  return ((await client().approval(id))?.status as string) ?? 'unknown';
+}
+
+const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
+
+/** A language model that makes these tool calls in its first step, then answers with text. */
+function scriptedModel(calls: { id: string; tool: string; input: Record<string, unknown> }[], before?: () => Promise<void>) {
+  let step = 0;
+  return new MockLanguageModelV3({
+    doGenerate: async () => {
+      if (step++ === 0) {
+        await before?.();
+        return { content: calls.map((c) => ({ type: 'tool-call' as const, toolCallId: c.id, toolName: c.tool, input: JSON.stringify(c.input) })), finishReason: { unified: 'tool-calls', raw: undefined }, usage, warnings: [] };
+      }
+      return { content: [{ type: 'text' as const, text: 'done' }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] };
+    },
+  });
+}
+
+/** The deployer's tools, each counting its runs and the arguments it ran with. */
+function deployerTools() {
+  const ran: { tool: string; input: Record<string, unknown> }[] = [];
+  const tools = {
+    deploy_serving: tool({
+      description: 'Deploy a model to serving.',
+      inputSchema: z.object({ model_id: z.string(), env: z.string() }),
+      execute: async (input) => {
+        ran.push({ tool: 'deploy_serving', input });
+        return { deployed: input.model_id };
+      },
+    }),
+    monitor_drift: tool({
+      description: 'Read the drift of a model.',
+      inputSchema: z.object({ model_id: z.string() }),
+      execute: async (input) => {
+        ran.push({ tool: 'monitor_drift', input });
+        return { drift: 0.01 };
+      },
+    }),
+    export_raw_data: tool({
+      description: 'Export raw rows.',
+      inputSchema: z.object({ dataset_id: z.string() }),
+      execute: async (input) => {
+        ran.push({ tool: 'export_raw_data', input });
+        return { rows: 1000 };
+      },
+    }),
+    send_email: tool({
+      description: 'Send an e-mail.',
+      inputSchema: z.object({ to: z.string(), subject: z.string(), bcc: z.string().optional() }),
+      execute: async (input) => {
+        ran.push({ tool: 'send_email', input });
+        return { sent: true };
+      },
+    }),
+  } satisfies ToolSet;
+  return { tools, ran };
+}
+
+/** The tool results the model was sent in its second step. */
+function toolResultsSent(model: MockLanguageModelV3): Record<string, unknown> {
+  const prompt = model.doGenerateCalls[1]?.prompt ?? [];
+  const out: Record<string, unknown> = {};
+  for (const m of prompt) {
+    if (m.role !== 'tool') continue;
+    for (const part of m.content) if (part.type === 'tool-result') out[part.toolCallId] = part.output.type === 'json' ? part.output.value : part.output;
+  }
+  return out;
+}
+
+test.describe('the client', () => {
+  test('decides a call, a batch and the usable tools; a DENY carries the framework\'s tool call id into the audit row', async () => {
+    const swarm = client();
+    const denied = await swarm.check({ tool: 'export_raw_data', arguments: { dataset_id: 'd-1' }, toolCallId: 'call_client_1' });
+    expect(denied).toMatchObject({ decision: 'DENY', rule_source: 'agent_allowlist', recorded: true });
+    expect(denialRow(denied.decision_id!)).toEqual({ tool_call_id: 'call_client_1', rule_source: 'agent_allowlist', tool_name: 'export_raw_data' });
+    const batch = await swarm.checkBatch([{ tool: 'monitor_drift', arguments: { model_id: 'm-1' } }, { tool: 'deploy_serving', arguments: { model_id: 'm-1', env: 'prod' }, dryRun: true }]);
+    expect(batch.map((a) => a.decision)).toEqual(['ALLOW', 'ASK']);
+    expect(await swarm.finished({ tool: 'monitor_drift', arguments: { model_id: 'm-1' } }, { decisionId: batch[0]!.decision_id, outcome: 'succeeded', result: { drift: 0.01 } })).toBe(true);
+    expect(Object.fromEntries(await swarm.tools(['monitor_drift', 'deploy_serving', 'export_raw_data']))).toEqual({ monitor_drift: 'open', deploy_serving: 'gated', export_raw_data: 'hidden' });
+  });
+
+  test('fails closed: a wrong token, a server that is not there and one too slow are DENY answers naming why, never a throw', async () => {
+    const wrong = await client({ token: 'swt_not-a-token-of-this-server' }).check({ tool: 'monitor_drift', arguments: { model_id: 'm-1' } });
+    expect(wrong).toMatchObject({ decision: 'DENY', rule_source: 'client:refused', decision_id: null, recorded: false });
+    expect(wrong.reason).toMatch(/^The permission server refused the request \(401\): .* monitor_drift was not run\.$/);
+    // (a port of this spec's block that nothing listens on)
+    const nowhere = await client({ url: `http://127.0.0.1:${E2E.port + 89}`, retries: 1 }).check({ tool: 'monitor_drift', arguments: { model_id: 'm-1' } });
+    expect(nowhere).toMatchObject({ decision: 'DENY', rule_source: UNREACHABLE, decision_id: null });
+    expect(nowhere.reason).toBe(`The permission server at http://127.0.0.1:${E2E.port + 89} could not be reached (ECONNREFUSED). monitor_drift was not run.`);
+    // A server that takes the request and never answers.
+    const silent = createServer(() => {});
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const slow = await client({ url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, timeoutMs: 300 }).check({ tool: 'monitor_drift', arguments: { model_id: 'm-1' } });
+      expect(slow).toMatchObject({ decision: 'DENY', rule_source: UNREACHABLE });
+      expect(slow.reason).toContain('did not answer within 300 ms');
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
+    expect(() => new SwarmClient({ url: server.url, token: '' })).toThrow(/give the agent's API token/);
+  });
+});
+
+test.describe('the Vercel AI SDK', () => {
+  test('DENY: the tool never runs, the model reads the refusal, the denial is recorded with the SDK\'s tool call id', async () => {
+    const { tools, ran } = deployerTools();
+    const model = scriptedModel([{ id: 'call_ai_deny', tool: 'export_raw_data', input: { dataset_id: 'customers' } }]);
+    const result = await generateText({ model, tools: withSwarm(tools, client()), prompt: 'Export the customers.', stopWhen: stepCountIs(2) });
+    expect(ran).toEqual([]);
+    const sent = toolResultsSent(model).call_ai_deny as Refusal;
+    expect(sent).toMatchObject({ refused: true, decision: 'DENY', rule_source: 'agent_allowlist' });
+    expect(denialRow(sent.decision_id!)).toMatchObject({ tool_call_id: 'call_ai_deny', tool_name: 'export_raw_data' });
+    expect(result.text).toBe('done');
+  });
+
+  test('ALLOW: the tool runs with the arguments the server\'s rewrite hook left; tools the agent can never use are left out', async () => {
+    const { tools, ran } = deployerTools();
+    const model = scriptedModel([{ id: 'call_ai_mail', tool: 'send_email', input: { to: 'ops@swarm.example', subject: 'drift', bcc: 'rival@example.com' } }]);
+    await generateText({ model, tools: withSwarm(tools, client()), prompt: 'Mail ops.', stopWhen: stepCountIs(2) });
+    expect(ran).toEqual([{ tool: 'send_email', input: { to: 'ops@swarm.example', subject: 'drift' } }]);
+    expect(Object.keys(await withoutHiddenTools(tools, client())).sort()).toEqual(['deploy_serving', 'monitor_drift', 'send_email']);
+  });
+
+  test('ASK, wait: the call is held until an operator approves, then runs once', async () => {
+    const { tools, ran } = deployerTools();
+    const swarm = client();
+    const model = scriptedModel([{ id: 'call_ai_wait', tool: 'deploy_serving', input: { model_id: 'm-wait', env: 'prod' } }]);
+    const run = generateText({ model, tools: withSwarm(tools, swarm, { waitMs: 60_000 }), prompt: 'Deploy m-wait.', stopWhen: stepCountIs(2) });
+    // The operator decides once the request is in the queue (the run is held meanwhile).
+    let id: string | undefined;
+    await expect.poll(async () => (id = await pendingFor('m-wait'))).toBeTruthy();
+    expect(ran).toEqual([]);
+    await decide(id!, 'approve');
+    await run;
+    expect(ran).toEqual([{ tool: 'deploy_serving', input: { model_id: 'm-wait', env: 'prod' } }]);
+    expect(await approvalStatus(id!)).toBe('consumed');
+  });
+
+  test('ASK, interrupt: the run stops with the SDK\'s approval request carrying ours; resumed, it runs only as the operator decided', async () => {
+    for (const operator of ['approve', 'reject'] as const) {
+      const { tools, ran } = deployerTools();
+      const guarded = withSwarm(tools, client(), { onAsk: 'interrupt' });
+      const id = `call_ai_interrupt_${operator}`;
+      const first = await generateText({ model: scriptedModel([{ id, tool: 'deploy_serving', input: { model_id: `m-${operator}`, env: 'prod' } }]), tools: guarded, prompt: 'Deploy.', stopWhen: stepCountIs(2) });
+      const request = first.content.find((p) => p.type === 'tool-approval-request');
+      expect(request, 'the run stopped for an approval').toBeTruthy();
+      const ours = approvalFor(guarded, id)!;
+      expect(ours.url).toBe(`${server.url}/approvals?request=${ours.approvalId}`);
+      expect(ran).toEqual([]);
+      await decide(ours.approvalId, operator);
+      // The person chatting says yes either way: only the operator's decision counts.
+      const messages: ModelMessage[] = [{ role: 'user', content: 'Deploy.' }, ...first.response.messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: request!.approvalId, approved: true }] }];
+      const model = scriptedModel([]);
+      await generateText({ model, tools: guarded, messages, stopWhen: stepCountIs(1) });
+      if (operator === 'approve') {
+        expect(ran).toEqual([{ tool: 'deploy_serving', input: { model_id: 'm-approve', env: 'prod' } }]);
+        expect(await approvalStatus(ours.approvalId)).toBe('consumed');
+      } else {
+        expect(ran).toEqual([]);
+        const sent = JSON.stringify(model.doGenerateCalls[0]!.prompt);
+        expect(sent).toContain('"refused":true');
+        expect(sent).toContain('hitl:deploy');
+      }
+    }
+  });
+});
+
+test.describe('the Claude Agent SDK', () => {
+  const signal = () => new AbortController().signal;
+  let requests = 0;
+  /** canUseTool as the SDK calls it: the tool, its input, and the options of one permission request. */
+  async function canUse(swarm: ClaudeAgentPermissions, tool: string, input: Record<string, unknown>, toolUseID: string): Promise<PermissionResult> {
+    const r = await swarm.canUseTool(tool, input, { signal: signal(), toolUseID, requestId: `req-${++requests}`, suggestions: [] });
+    expect(r, 'canUseTool answers (null is only for answers sent out of band)').not.toBeNull();
+    return r!;
+  }
+  const messageOf = (r: PermissionResult) => (r.behavior === 'deny' ? r.message : '');
+
+  test('canUseTool: deny with the rule and the decision, allow with the rewritten input, ASK interrupts with the approval', async () => {
+    const swarm = claudeAgentPermissions(client(), { onAsk: 'interrupt' });
+    const denied = await canUse(swarm, 'export_raw_data', { dataset_id: 'customers' }, 'toolu_deny');
+    expect(denied).toMatchObject({ behavior: 'deny', interrupt: false });
+    expect(messageOf(denied)).toMatch(/\(agent_allowlist, decision [0-9a-f-]+\)$/);
+    const allowed = await canUse(swarm, 'send_email', { to: 'ops@swarm.example', subject: 'hi', bcc: 'x@rival.example' }, 'toolu_mail');
+    expect(allowed).toEqual({ behavior: 'allow', updatedInput: { to: 'ops@swarm.example', subject: 'hi' }, toolUseID: 'toolu_mail' });
+    const asked = await canUse(swarm, 'deploy_serving', { model_id: 'm-claude', env: 'prod' }, 'toolu_deploy');
+    expect(asked).toMatchObject({ behavior: 'deny', interrupt: true });
+    const approvalId = /approval (apr_[A-Za-z0-9_-]+)/.exec(messageOf(asked))![1]!;
+    await decide(approvalId, 'approve');
+    // The resumed session tries the call again: it runs, once.
+    expect(await canUse(swarm, 'deploy_serving', { model_id: 'm-claude', env: 'prod' }, 'toolu_deploy_2')).toMatchObject({ behavior: 'allow' });
+    expect(await approvalStatus(approvalId)).toBe('consumed');
+  });
+
+  test('PreToolUse and PostToolUse hooks: decided and reported with the SDK\'s tool_use id', async () => {
+    const swarm = claudeAgentPermissions(client());
+    const base = { session_id: 's-1', transcript_path: '/tmp/t.jsonl', cwd: '/tmp' };
+    const pre: PreToolUseHookInput = { ...base, hook_event_name: 'PreToolUse', tool_name: 'export_raw_data', tool_input: { dataset_id: 'd' }, tool_use_id: 'toolu_hook_deny' };
+    const [matcher] = swarm.hooks.PreToolUse!;
+    const out = await matcher!.hooks[0]!(pre, 'toolu_hook_deny', { signal: signal() });
+    expect(out).toMatchObject({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny' } });
+    const allowedPre: PreToolUseHookInput = { ...pre, tool_name: 'monitor_drift', tool_input: { model_id: 'm-1' }, tool_use_id: 'toolu_hook_allow' };
+    expect(await matcher!.hooks[0]!(allowedPre, 'toolu_hook_allow', { signal: signal() })).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
+    const post: PostToolUseHookInput = { ...base, hook_event_name: 'PostToolUse', tool_name: 'monitor_drift', tool_input: { model_id: 'm-1' }, tool_response: { drift: 0.01 }, tool_use_id: 'toolu_hook_allow' } as PostToolUseHookInput;
+    expect(await swarm.hooks.PostToolUse![0]!.hooks[0]!(post, 'toolu_hook_allow', { signal: signal() })).toEqual({});
+  });
+});
+
+test.describe('in the browser', () => {
+  test('an AI SDK run waits while an operator approves in /approvals; the call then runs once', async ({ page }) => {
+    const { tools, ran } = deployerTools();
+    const model = scriptedModel([{ id: 'call_browser', tool: 'deploy_serving', input: { model_id: 'm-browser', env: 'staging' } }]);
+    const run = generateText({ model, tools: withSwarm(tools, client(), { waitMs: 60_000 }), prompt: 'Deploy m-browser to staging.', stopWhen: stepCountIs(2) });
+    await server.signIn(page, 'olivia', 'olivia-password-12345');
+    await page.goto(`${server.url}/approvals`);
+    const card = page.locator('[data-approval-id]').filter({ hasText: 'm-browser' });
+    await expect(card).toContainText('deployer wants to run deploy_serving');
+    expect(ran).toEqual([]);
+    await card.getByRole('button', { name: 'Approve…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Approve this request?' });
+    // A high-risk call: a second, deliberate step before Approve counts.
+    await dialog.getByLabel('Type deploy_serving to approve').fill('deploy_serving');
+    await dialog.getByRole('button', { name: /^Approve/ }).click();
+    await expect(page.getByRole('status')).toContainText('Approved: deployer → deploy_serving');
+    await run;
+    expect(ran).toEqual([{ tool: 'deploy_serving', input: { model_id: 'm-browser', env: 'staging' } }]);
+  });
+});
+
+test.describe('the server stopped in the middle of a run', () => {
+  test('nothing runs: the model reads that the server could not be reached', async () => {
+    const { tools, ran } = deployerTools();
+    const model = scriptedModel([{ id: 'call_down', tool: 'monitor_drift', input: { model_id: 'm-1' } }], () => server.kill('SIGKILL'));
+    try {
+      await generateText({ model, tools: withSwarm(tools, client({ retries: 1 })), prompt: 'Check drift.', stopWhen: stepCountIs(2) });
+      expect(ran).toEqual([]);
+      expect(toolResultsSent(model).call_down).toMatchObject({ refused: true, decision: 'DENY', rule_source: UNREACHABLE });
+    } finally {
+      await server.start();
+    }
+  });
+});
