@@ -28,6 +28,8 @@ export interface WithSwarmOptions {
   onAsk?: 'wait' | 'interrupt';
   /** `wait`: how long a call is held for a person's decision, ms (default 10 minutes) */
   waitMs?: number;
+  /** `wait`: told once when a call is held, with the link where a person decides it (post it to the chat) */
+  onHold?: (answer: CheckAnswer, link: string) => void;
 }
 
 /** What the model receives in place of a tool's result when the call is not run. */
@@ -96,7 +98,7 @@ export function withSwarm<T extends ToolSet>(tools: T, client: SwarmClient, opti
           kept ??
           (options.onAsk === 'interrupt'
             ? await client.check(call(input, execution.toolCallId))
-            : await client.decide(call(input, execution.toolCallId), { onAsk: 'wait', waitMs: options.waitMs, signal: execution.abortSignal }));
+            : await client.decide(call(input, execution.toolCallId), { onAsk: 'wait', waitMs: options.waitMs, signal: execution.abortSignal, onHold: options.onHold }));
         if (answer.decision !== 'ALLOW') return refusalOf(answer, client);
         asked.delete(execution.toolCallId);
         const args = answer.arguments ?? input;

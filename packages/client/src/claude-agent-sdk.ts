@@ -27,6 +27,8 @@ export interface ClaudeAgentPermissionsOptions {
   onAsk?: 'wait' | 'interrupt';
   /** `wait`: how long a call is held for a person's decision, ms (default 10 minutes) */
   waitMs?: number;
+  /** `wait`: told once when a call is held, with the link where a person decides it */
+  onHold?: (answer: CheckAnswer, link: string) => void;
 }
 
 /** What the model reads when a call is refused: the reason, then the rule and the decision (or the approval to wait for). */
@@ -66,7 +68,7 @@ export function claudeAgentPermissions(client: SwarmClient, options: ClaudeAgent
       decisions.delete(toolUseID);
       return seen.answer;
     }
-    const answer = client.decide(call(tool, input, toolUseID), { onAsk: mode === 'wait' ? 'wait' : 'return', waitMs: options.waitMs, signal }).then((a) => {
+    const answer = client.decide(call(tool, input, toolUseID), { onAsk: mode === 'wait' ? 'wait' : 'return', waitMs: options.waitMs, signal, onHold: options.onHold }).then((a) => {
       if (a.decision === 'ALLOW' && toolUseID) allowed.set(toolUseID, { decisionId: a.decision_id, arguments: a.arguments ?? call(tool, input, toolUseID).arguments });
       return a;
     });
