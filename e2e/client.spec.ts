@@ -18,6 +18,9 @@ import type { PermissionResult, PreToolUseHookInput, PostToolUseHookInput } from
 import { SwarmClient, UNREACHABLE } from '../packages/client/src/index';
 import { approvalFor, withoutHiddenTools, withSwarm, type Refusal } from '../packages/client/src/ai-sdk';
 import { claudeAgentPermissions, type ClaudeAgentPermissions } from '../packages/client/src/claude-agent-sdk';
+import { swarmMiddleware, type ApprovalInterrupt } from '../packages/client/src/langchain';
+import { createAgent, createMiddleware, FakeToolCallingModel, ToolMessage, tool as lcTool, type BaseMessage } from 'langchain';
+import { Command, MemorySaver } from '@langchain/langgraph';
 import { E2E } from './fixtures/accounts';
 import { isolatedServer } from './fixtures/isolated-server';
 
@@ -279,6 +282,88 @@ test.describe('the Claude Agent SDK', () => {
     expect(await matcher!.hooks[0]!(allowedPre, 'toolu_hook_allow', { signal: signal() })).toMatchObject({ hookSpecificOutput: { permissionDecision: 'allow' } });
     const post: PostToolUseHookInput = { ...base, hook_event_name: 'PostToolUse', tool_name: 'monitor_drift', tool_input: { model_id: 'm-1' }, tool_response: { drift: 0.01 }, tool_use_id: 'toolu_hook_allow' } as PostToolUseHookInput;
     expect(await swarm.hooks.PostToolUse![0]!.hooks[0]!(post, 'toolu_hook_allow', { signal: signal() })).toEqual({});
+  });
+});
+
+test.describe('LangChain createAgent on LangGraph', () => {
+  /** The deployer's tools as LangChain tools, counting their runs. */
+  function lcTools() {
+    const ran: { tool: string; input: Record<string, unknown> }[] = [];
+    const make = (name: string, schema: z.ZodObject, result: unknown) =>
+      lcTool(
+        async (input: Record<string, unknown>) => {
+          ran.push({ tool: name, input });
+          return JSON.stringify(result);
+        },
+        { name, description: name, schema },
+      );
+    return {
+      ran,
+      tools: [
+        make('export_raw_data', z.object({ dataset_id: z.string() }), { rows: 1 }),
+        make('monitor_drift', z.object({ model_id: z.string() }), { drift: 0.01 }),
+        make('deploy_serving', z.object({ model_id: z.string(), env: z.string() }), { deployed: true }),
+      ],
+    };
+  }
+  /** An agent whose model makes these tool calls, then answers; what each model call was shown of the tools. */
+  function lcAgent(calls: { name: string; args: Record<string, unknown>; id: string }[], options: Parameters<typeof swarmMiddleware>[1] = {}) {
+    const { tools, ran } = lcTools();
+    const shown: string[][] = [];
+    const spy = createMiddleware({
+      name: 'ToolsShown',
+      wrapModelCall: (request, handler) => {
+        shown.push((request.tools ?? []).map((t) => (t as { name: string }).name).sort());
+        return handler(request);
+      },
+    });
+    const agent = createAgent({ model: new FakeToolCallingModel({ toolCalls: [calls, []] }), tools, middleware: [swarmMiddleware(client(), options), spy], checkpointer: new MemorySaver() });
+    return { agent, ran, shown };
+  }
+  const toolMessages = (messages: BaseMessage[]) => messages.filter((m) => ToolMessage.isInstance(m)) as ToolMessage[];
+
+  test('DENY: the tool never runs, the model reads a refusal recorded with the tool call id; tools the agent can never use are not shown', async () => {
+    const { agent, ran, shown } = lcAgent([{ name: 'export_raw_data', args: { dataset_id: 'customers' }, id: 'lc_deny' }]);
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Export the customers.' }] }, { configurable: { thread_id: 'lc-deny' } });
+    expect(ran).toEqual([]);
+    const [refused] = toolMessages(result.messages);
+    expect(refused!.status).toBe('error');
+    const content = JSON.parse(String(refused!.content)) as Refusal;
+    expect(content).toMatchObject({ refused: true, decision: 'DENY', rule_source: 'agent_allowlist' });
+    expect(denialRow(content.decision_id!)).toMatchObject({ tool_call_id: 'lc_deny', tool_name: 'export_raw_data' });
+    expect(shown[0]).toEqual(['deploy_serving', 'monitor_drift']);
+  });
+
+  test('ASK, interrupt: the run stops with our approval; resumed, it runs once if the operator approved, and is refused if not', async () => {
+    for (const operator of ['approve', 'reject'] as const) {
+      const { agent, ran } = lcAgent([{ name: 'deploy_serving', args: { model_id: `m-lc-${operator}`, env: 'prod' }, id: `lc_${operator}` }], { onAsk: 'interrupt' });
+      const thread = { configurable: { thread_id: `lc-${operator}` } };
+      const first = await agent.invoke({ messages: [{ role: 'user', content: 'Deploy.' }] }, thread);
+      const raised = (first as { __interrupt__?: { value: ApprovalInterrupt }[] }).__interrupt__?.[0]?.value;
+      expect(raised).toMatchObject({ type: 'swarm_approval', tool: 'deploy_serving', rule_source: 'hitl:deploy' });
+      expect(ran).toEqual([]);
+      await decide(raised!.approval_id, operator);
+      // Whatever the person at the chat answers, the server decides.
+      const resumed = await agent.invoke(new Command({ resume: { approved: true } }), thread);
+      if (operator === 'approve') {
+        expect(ran).toEqual([{ tool: 'deploy_serving', input: { model_id: 'm-lc-approve', env: 'prod' } }]);
+        expect(await approvalStatus(raised!.approval_id)).toBe('consumed');
+      } else {
+        expect(ran).toEqual([]);
+        expect(JSON.parse(String(toolMessages(resumed.messages).at(-1)!.content))).toMatchObject({ refused: true, rule_source: 'hitl:deploy' });
+      }
+    }
+  });
+
+  test('ASK, wait: held until an operator approves, then runs once', async () => {
+    const { agent, ran } = lcAgent([{ name: 'deploy_serving', args: { model_id: 'm-lc-wait', env: 'prod' }, id: 'lc_wait' }], { waitMs: 60_000 });
+    const run = agent.invoke({ messages: [{ role: 'user', content: 'Deploy.' }] }, { configurable: { thread_id: 'lc-wait' } });
+    let id: string | undefined;
+    await expect.poll(async () => (id = await pendingFor('m-lc-wait'))).toBeTruthy();
+    expect(ran).toEqual([]);
+    await decide(id!, 'approve');
+    await run;
+    expect(ran).toEqual([{ tool: 'deploy_serving', input: { model_id: 'm-lc-wait', env: 'prod' } }]);
   });
 });
 
