@@ -19,6 +19,8 @@ import { SwarmClient, UNREACHABLE } from '../packages/client/src/index';
 import { approvalFor, withoutHiddenTools, withSwarm, type Refusal } from '../packages/client/src/ai-sdk';
 import { claudeAgentPermissions, type ClaudeAgentPermissions } from '../packages/client/src/claude-agent-sdk';
 import { swarmMiddleware, type ApprovalInterrupt } from '../packages/client/src/langchain';
+import { approvalFor as approvalForOa, withSwarm as withSwarmOa } from '../packages/client/src/openai-agents';
+import { Agent as OaAgent, run as oaRun, setTracingDisabled, tool as oaTool, Usage, type Model as OaModel } from '@openai/agents-core';
 import { createAgent, createMiddleware, FakeToolCallingModel, ToolMessage, tool as lcTool, type BaseMessage } from 'langchain';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { E2E } from './fixtures/accounts';
@@ -364,6 +366,114 @@ test.describe('LangChain createAgent on LangGraph', () => {
     await decide(id!, 'approve');
     await run;
     expect(ran).toEqual([{ tool: 'deploy_serving', input: { model_id: 'm-lc-wait', env: 'prod' } }]);
+  });
+});
+
+test.describe('the OpenAI Agents SDK', () => {
+  // (offline: the SDK's traces are not exported)
+  test.beforeAll(() => setTracingDisabled(true));
+  /** A Model of the SDK's interface that makes these function calls, then answers; the inputs it was sent. */
+  function oaModel(calls: { callId: string; name: string; args: Record<string, unknown> }[]) {
+    const inputs: unknown[] = [];
+    let step = 0;
+    const model: OaModel = {
+      async getResponse(request) {
+        inputs.push(request.input);
+        const output =
+          step++ === 0
+            ? calls.map((c) => ({ type: 'function_call' as const, callId: c.callId, name: c.name, arguments: JSON.stringify(c.args), status: 'completed' as const }))
+            : [{ type: 'message' as const, role: 'assistant' as const, status: 'completed' as const, content: [{ type: 'output_text' as const, text: 'done' }] }];
+        return { usage: new Usage(), output };
+      },
+      getStreamedResponse() {
+        throw new Error('this scripted model does not stream');
+      },
+    };
+    return { model, inputs };
+  }
+  function oaTools() {
+    const ran: { tool: string; input: Record<string, unknown> }[] = [];
+    const make = (name: string, parameters: z.ZodObject, result: string) =>
+      oaTool({
+        name,
+        description: name,
+        parameters,
+        execute: async (input) => {
+          ran.push({ tool: name, input: input as Record<string, unknown> });
+          return result;
+        },
+      });
+    // A JSON-schema tool, not strict: the server's drop-bcc hook removes its optional bcc, which a strict schema would
+    // require (as null), and the SDK would then refuse the rewritten call.
+    const mail = oaTool({
+      name: 'send_email',
+      description: 'send_email',
+      strict: false,
+      parameters: { type: 'object' as const, properties: { to: { type: 'string' }, subject: { type: 'string' }, bcc: { type: 'string' } }, required: ['to', 'subject'], additionalProperties: true as const },
+      execute: async (input) => {
+        ran.push({ tool: 'send_email', input: (typeof input === 'string' ? JSON.parse(input) : input) as Record<string, unknown> });
+        return 'sent';
+      },
+    });
+    return {
+      ran,
+      tools: [make('export_raw_data', z.object({ dataset_id: z.string() }), 'rows: 1'), make('deploy_serving', z.object({ model_id: z.string(), env: z.string() }), 'deployed'), mail],
+    };
+  }
+  /** The function call outputs the model was sent in its second call. */
+  const outputsSent = (inputs: unknown[]) =>
+    Object.fromEntries(((inputs[1] ?? []) as { type?: string; callId?: string; output?: { text?: string } | string }[]).filter((i) => i.type === 'function_call_result').map((i) => [i.callId, typeof i.output === 'string' ? i.output : i.output?.text]));
+
+  test('DENY never runs and the model reads why; ALLOW runs with the rewritten arguments', async () => {
+    const { tools, ran } = oaTools();
+    const { model, inputs } = oaModel([
+      { callId: 'oa_deny', name: 'export_raw_data', args: { dataset_id: 'customers' } },
+      { callId: 'oa_mail', name: 'send_email', args: { to: 'ops@swarm.example', subject: 'drift', bcc: 'rival@example.com' } },
+    ]);
+    const agent = new OaAgent({ name: 'deployer', instructions: 'Deploy models.', model, tools: withSwarmOa(tools, client()) });
+    const result = await oaRun(agent, 'Export the customers and mail ops.');
+    expect(result.finalOutput).toBe('done');
+    expect(ran).toEqual([{ tool: 'send_email', input: { to: 'ops@swarm.example', subject: 'drift' } }]);
+    const refusal = JSON.parse(String(outputsSent(inputs).oa_deny)) as Refusal;
+    expect(refusal).toMatchObject({ refused: true, decision: 'DENY', rule_source: 'agent_allowlist' });
+    expect(denialRow(refusal.decision_id!)).toMatchObject({ tool_call_id: 'oa_deny', tool_name: 'export_raw_data' });
+  });
+
+  test('ASK, interrupt: the run ends with an interruption carrying our approval; approved by the person chatting, it runs only if the operator approved', async () => {
+    for (const operator of ['approve', 'reject'] as const) {
+      const { tools, ran } = oaTools();
+      const guarded = withSwarmOa(tools, client(), { onAsk: 'interrupt' });
+      const callId = `oa_${operator}`;
+      const { model, inputs } = oaModel([{ callId, name: 'deploy_serving', args: { model_id: `m-oa-${operator}`, env: 'prod' } }]);
+      const agent = new OaAgent({ name: 'deployer', instructions: 'Deploy models.', model, tools: guarded });
+      const first = await oaRun(agent, 'Deploy.');
+      expect(first.interruptions).toHaveLength(1);
+      const ours = approvalForOa(guarded, callId)!;
+      expect(ours.url).toBe(`${server.url}/approvals?request=${ours.approvalId}`);
+      await decide(ours.approvalId, operator);
+      first.state.approve(first.interruptions[0]!);
+      await oaRun(agent, first.state);
+      if (operator === 'approve') {
+        expect(ran).toEqual([{ tool: 'deploy_serving', input: { model_id: 'm-oa-approve', env: 'prod' } }]);
+        expect(await approvalStatus(ours.approvalId)).toBe('consumed');
+      } else {
+        expect(ran).toEqual([]);
+        expect(JSON.parse(String(outputsSent(inputs)[callId]))).toMatchObject({ refused: true, rule_source: 'hitl:deploy' });
+      }
+    }
+  });
+
+  test('ASK, wait: held until an operator approves, then runs once', async () => {
+    const { tools, ran } = oaTools();
+    const { model } = oaModel([{ callId: 'oa_wait', name: 'deploy_serving', args: { model_id: 'm-oa-wait', env: 'prod' } }]);
+    const agent = new OaAgent({ name: 'deployer', instructions: 'Deploy models.', model, tools: withSwarmOa(tools, client(), { waitMs: 60_000 }) });
+    const run = oaRun(agent, 'Deploy.');
+    let id: string | undefined;
+    await expect.poll(async () => (id = await pendingFor('m-oa-wait'))).toBeTruthy();
+    expect(ran).toEqual([]);
+    await decide(id!, 'approve');
+    await run;
+    expect(ran).toEqual([{ tool: 'deploy_serving', input: { model_id: 'm-oa-wait', env: 'prod' } }]);
   });
 });
 
