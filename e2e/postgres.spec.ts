@@ -8,6 +8,11 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import pg from 'pg';
+import { generateText, stepCountIs, tool as aiTool } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { z } from 'zod';
+import { SwarmClient } from '../packages/client/src/index';
+import { withSwarm } from '../packages/client/src/ai-sdk';
 import { startPostgres, type PgCluster } from '@/lib/test-support/postgres';
 import { E2E } from './fixtures/accounts';
 import { PG_ADMIN_PASSWORD, PG_ADMIN_TOKEN, PG_METRICS_TOKEN, pgServers, type PgServer, type PgServers } from './fixtures/pg-servers';
@@ -71,6 +76,35 @@ test('a session opened on one server and a token made by the CLI work on the oth
   expect(onB.status).toBe(200);
   const asAgentOnB = await check(b, agentToken, { agent: 'deployer', tool: 'monitor_drift', arguments: { model_id: 'm-1' } });
   expect(asAgentOnB).toMatchObject({ status: 200, body: { decision: 'ALLOW' } });
+});
+
+test('an agent on the AI SDK held on one server runs as soon as the approval is given on the other (the long poll hears the change feed)', async () => {
+  const ran: string[] = [];
+  const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+  let step = 0;
+  const model = new MockLanguageModelV3({
+    doGenerate: async () =>
+      step++ === 0
+        ? { content: [{ type: 'tool-call', toolCallId: 'call_pg', toolName: 'deploy_serving', input: JSON.stringify({ model_id: 'm-pg-wait', env: 'prod' }) }], finishReason: { unified: 'tool-calls', raw: undefined }, usage, warnings: [] }
+        : { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] },
+  });
+  let held: string | undefined;
+  const swarm = new SwarmClient({ url: a.url, token: agentToken, agent: 'deployer' });
+  const tools = withSwarm(
+    { deploy_serving: aiTool({ inputSchema: z.object({ model_id: z.string(), env: z.string() }), execute: async () => (ran.push(`deployed at ${Date.now()}`), { ok: true }) }) },
+    swarm,
+    { waitMs: 60_000, onHold: (answer) => (held = answer.approval_id ?? undefined) },
+  );
+  const run = generateText({ model, tools, prompt: 'Deploy.', stopWhen: stepCountIs(2) });
+  await expect.poll(() => held).toBeTruthy();
+  // The long poll is under way on server A; the approval is given on server B.
+  const approved = await fetch(`${b.url}/api/v1/approvals/${held}/approve`, { method: 'POST', headers: bearer(PG_ADMIN_TOKEN), body: JSON.stringify({ reason: 'CHG-40' }) });
+  expect(approved.status).toBe(200);
+  const approvedAt = Date.now();
+  await run;
+  expect(ran).toHaveLength(1);
+  // Heard through PostgreSQL's NOTIFY, not at the end of a poll.
+  expect(Number(/\d+/.exec(ran[0]!)![0]) - approvedAt).toBeLessThan(3_000);
 });
 
 test('approve on one server and reject on the other at the same moment: exactly one outcome', async () => {
