@@ -11,6 +11,7 @@ import { formatDenialsResult, runDenialsBench, type DenialsBenchResult } from '.
 import { formatEngineResult, runEngineBench, type EngineBenchResult } from './engine';
 import { formatHttpResult, runHttpBench, type HttpBenchResult } from './http';
 import { formatMcpResult, MCP_ADDED_P50_TARGET_MS, runMcpBench, type McpBenchResult } from './mcp';
+import { formatClientBench, runClientBench } from './client';
 import { formatImpactResult, IMPACT_TARGET_SECONDS, runImpactBench, type ImpactBenchResult } from './impact';
 import { formatPostgresResult, runPostgresBench, type PgBenchResult } from './postgres';
 import { formatReportResult, REPORT_TARGET_SECONDS, runReportBench, type ReportBenchResult } from './report';
@@ -206,6 +207,7 @@ async function main(): Promise<void> {
   const freeText = await runFreeTextBench({ log });
   const mcp = await runMcpBench({ log });
   const impact = await runImpactBench({ log });
+  const client = await runClientBench({ log });
   // Last, so that its load slows none of the measures before it; ten minutes unless SOAK_MINUTES says (bench/README.md).
   const soak = await runSoakBench(soakOptionsFromEnv({ minutes: SOAK_BENCH_MINUTES, log }));
   const seconds = (Date.now() - started.getTime()) / 1000;
@@ -274,6 +276,10 @@ async function main(): Promise<void> {
     '## Policy impact by replay (`bench/impact.ts`)',
     '',
     impactText,
+    '',
+    '## The client package and its adapters (`bench/client.ts`)',
+    '',
+    formatClientBench(client),
     '',
     SOAK_SECTION,
     '',
