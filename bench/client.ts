@@ -5,7 +5,7 @@
  *
  *   client:   SwarmClient.check(call)          against a bare fetch POST of the same body, parsed        (target ≤ 0.2 ms)
  *   adapters: the wrapped tool (AI SDK execute, Claude Agent SDK canUseTool, LangChain wrapToolCall, OpenAI Agents
- *             invoke) against client.check plus the tool's own function, as code without the adapter would do it
+ *             invoke, Mastra execute) against client.check plus the tool's own function, as code without the adapter would do it
  *             (target ≤ 0.05 ms each)
  *
  * Each pair is measured interleaved (A, B, A, B…) in rounds, sequentially (one call at a time: the cost of a call,
@@ -24,6 +24,8 @@ import { withSwarm as aiSdk } from '../packages/client/src/ai-sdk';
 import { claudeAgentPermissions } from '../packages/client/src/claude-agent-sdk';
 import { swarmMiddleware } from '../packages/client/src/langchain';
 import { withSwarm as openAiAgents } from '../packages/client/src/openai-agents';
+import { withSwarm as mastraTools } from '../packages/client/src/mastra';
+import { createTool as mastraTool } from '@mastra/core/tools';
 import { ensureBuild, ROOT, spawnLogged, stop, waitUp } from './http';
 import { fmt, isMain } from './util';
 import { tool as aiTool } from 'ai';
@@ -150,6 +152,10 @@ export async function runClientBench(options: { calls?: number; log?: (line: str
     const oaDetails = { toolCall: { type: 'function_call' as const, callId: 'oa_bench', name: 'monitor_drift', arguments: JSON.stringify(call.arguments) } };
     const input = JSON.stringify(call.arguments);
     add('OpenAI Agents function tool invoke', await pair(checkThenRun, () => (oa as { invoke: (c: unknown, i: string, d: unknown) => Promise<unknown> }).invoke({}, input, oaDetails), calls), ADAPTER_TARGET_MS);
+
+    const mastra = mastraTools({ monitor_drift: mastraTool({ id: 'monitor_drift', description: 'drift', inputSchema: z.object({ model_id: z.string() }), execute: async ({ context }) => run(context) }) }, client);
+    const mastraExecute = mastra.monitor_drift.execute as (context: unknown, options: unknown) => Promise<unknown>;
+    add('Mastra tool execute', await pair(checkThenRun, () => mastraExecute({ context: call.arguments, runtimeContext: undefined }, { toolCallId: 'ma_bench', messages: [] }), calls), ADAPTER_TARGET_MS);
     return rows;
   } finally {
     if (server) await stop(server.child);

@@ -20,6 +20,11 @@ import { approvalFor, withoutHiddenTools, withSwarm, type Refusal } from '../pac
 import { claudeAgentPermissions, type ClaudeAgentPermissions } from '../packages/client/src/claude-agent-sdk';
 import { swarmMiddleware, type ApprovalInterrupt } from '../packages/client/src/langchain';
 import { approvalFor as approvalForOa, withSwarm as withSwarmOa } from '../packages/client/src/openai-agents';
+import { withSwarm as withSwarmMastra, type ApprovalSuspension } from '../packages/client/src/mastra';
+import { Mastra } from '@mastra/core';
+import { Agent as MastraAgent } from '@mastra/core/agent';
+import { InMemoryStore } from '@mastra/core/storage';
+import { createTool as createMastraTool } from '@mastra/core/tools';
 import { Agent as OaAgent, run as oaRun, setTracingDisabled, tool as oaTool, Usage, type Model as OaModel } from '@openai/agents-core';
 import { createAgent, createMiddleware, FakeToolCallingModel, ToolMessage, tool as lcTool, type BaseMessage } from 'langchain';
 import { Command, MemorySaver } from '@langchain/langgraph';
@@ -474,6 +479,85 @@ test.describe('the OpenAI Agents SDK', () => {
     await decide(id!, 'approve');
     await run;
     expect(ran).toEqual([{ tool: 'deploy_serving', input: { model_id: 'm-oa-wait', env: 'prod' } }]);
+  });
+});
+
+test.describe('Mastra', () => {
+  /** A language model of the AI SDK's v2 interface (what Mastra 0.24 streams from) that makes these tool calls, then answers. */
+  function mastraModel(calls: { id: string; tool: string; input: Record<string, unknown> }[]) {
+    const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+    const stream = (parts: unknown[]) => new ReadableStream({ start: (c) => (parts.forEach((p) => c.enqueue(p)), c.close()) });
+    let step = 0;
+    return {
+      specificationVersion: 'v2',
+      provider: 'scripted',
+      modelId: 'scripted',
+      supportedUrls: {},
+      doGenerate: async () => {
+        throw new Error('this scripted model only streams');
+      },
+      doStream: async () => ({
+        stream: stream(
+          step++ === 0
+            ? [{ type: 'stream-start', warnings: [] }, ...calls.map((c) => ({ type: 'tool-call', toolCallId: c.id, toolName: c.tool, input: JSON.stringify(c.input) })), { type: 'finish', finishReason: 'tool-calls', usage }]
+            : [{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'done' }, { type: 'text-end', id: 't' }, { type: 'finish', finishReason: 'stop', usage }],
+        ),
+      }),
+    };
+  }
+  function mastraAgent(calls: { id: string; tool: string; input: Record<string, unknown> }[], options: Parameters<typeof withSwarmMastra>[2] = {}) {
+    const ran: { tool: string; input: Record<string, unknown> }[] = [];
+    const make = (id: string, inputSchema: z.ZodObject, result: unknown) =>
+      createMastraTool({ id, description: id, inputSchema, execute: async ({ context }) => (ran.push({ tool: id, input: context as Record<string, unknown> }), result) });
+    const tools = withSwarmMastra({ export_raw_data: make('export_raw_data', z.object({ dataset_id: z.string() }), { rows: 1 }), deploy_serving: make('deploy_serving', z.object({ model_id: z.string(), env: z.string() }), { deployed: true }) }, client(), options);
+    const mastra = new Mastra({ agents: { deployer: new MastraAgent({ name: 'deployer', instructions: 'Deploy models.', model: mastraModel(calls) as never, tools }) }, storage: new InMemoryStore(), logger: false });
+    return { agent: mastra.getAgent('deployer'), ran };
+  }
+  /** The chunks of a Mastra stream, by type. */
+  async function chunks(stream: { fullStream: AsyncIterable<{ type: string; payload?: unknown }> }) {
+    const out: { type: string; payload: Record<string, unknown> }[] = [];
+    for await (const c of stream.fullStream) out.push({ type: c.type, payload: (c.payload ?? {}) as Record<string, unknown> });
+    return out;
+  }
+
+  test('DENY: the tool never runs and the model reads the refusal, recorded with the tool call id', async () => {
+    const { agent, ran } = mastraAgent([{ id: 'ma_deny', tool: 'export_raw_data', input: { dataset_id: 'customers' } }]);
+    const seen = await chunks(await agent.stream('Export the customers.'));
+    expect(ran).toEqual([]);
+    const result = seen.find((c) => c.type === 'tool-result')!.payload.result as Refusal;
+    expect(result).toMatchObject({ refused: true, decision: 'DENY', rule_source: 'agent_allowlist' });
+    expect(denialRow(result.decision_id!)).toMatchObject({ tool_call_id: 'ma_deny', tool_name: 'export_raw_data' });
+  });
+
+  test('ASK, interrupt: the run suspends with our approval; resumed, it runs once if the operator approved, and is refused if not', async () => {
+    for (const operator of ['approve', 'reject'] as const) {
+      const { agent, ran } = mastraAgent([{ id: `ma_${operator}`, tool: 'deploy_serving', input: { model_id: `m-ma-${operator}`, env: 'prod' } }], { onAsk: 'interrupt' });
+      const first = await agent.stream('Deploy.');
+      const seen = await chunks(first);
+      const suspended = seen.find((c) => c.type === 'tool-call-suspended')?.payload.suspendPayload as ApprovalSuspension | undefined;
+      expect(suspended).toMatchObject({ type: 'swarm_approval', tool: 'deploy_serving', rule_source: 'hitl:deploy' });
+      expect(ran).toEqual([]);
+      await decide(suspended!.approval_id, operator);
+      const resumed = await chunks(await agent.resumeStream({ approved: true }, { runId: first.runId, toolCallId: `ma_${operator}` }));
+      if (operator === 'approve') {
+        expect(ran).toEqual([{ tool: 'deploy_serving', input: { model_id: 'm-ma-approve', env: 'prod' } }]);
+        expect(await approvalStatus(suspended!.approval_id)).toBe('consumed');
+      } else {
+        expect(ran).toEqual([]);
+        expect(resumed.find((c) => c.type === 'tool-result')!.payload.result).toMatchObject({ refused: true, rule_source: 'hitl:deploy' });
+      }
+    }
+  });
+
+  test('ASK, wait: held until an operator approves, then runs once', async () => {
+    const { agent, ran } = mastraAgent([{ id: 'ma_wait', tool: 'deploy_serving', input: { model_id: 'm-ma-wait', env: 'prod' } }], { waitMs: 60_000 });
+    const run = agent.stream('Deploy.').then(chunks);
+    let id: string | undefined;
+    await expect.poll(async () => (id = await pendingFor('m-ma-wait'))).toBeTruthy();
+    expect(ran).toEqual([]);
+    await decide(id!, 'approve');
+    await run;
+    expect(ran).toEqual([{ tool: 'deploy_serving', input: { model_id: 'm-ma-wait', env: 'prod' } }]);
   });
 });
 

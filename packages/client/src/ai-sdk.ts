@@ -21,6 +21,8 @@
 import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
 import { SwarmClient, type CheckAnswer } from './index.js';
 
+export { withoutHiddenTools } from './index.js';
+
 export interface WithSwarmOptions {
   /** the agent the calls are made as (default: the client's) */
   agent?: string;
@@ -144,20 +146,6 @@ export function withSwarm<T extends ToolSet>(tools: T, client: SwarmClient, opti
 export function approvalFor(tools: SwarmToolSet<ToolSet>, toolCallId: string): { approvalId: string; url: string } | undefined {
   const found = tools[SWARM].get(toolCallId);
   return found && { approvalId: found.approvalId, url: found.url };
-}
-
-/**
- * The tools without those the agent can never use (its allowlist, its role, a flag that is off, an unconditional
- * DENY): the model is not shown them. When the server cannot tell, every tool is kept (each call is still decided).
- */
-export async function withoutHiddenTools<T extends ToolSet>(tools: T, client: SwarmClient, agent?: string): Promise<Partial<T>> {
-  let usable: Map<string, string>;
-  try {
-    usable = await client.tools(Object.keys(tools), agent);
-  } catch {
-    return tools;
-  }
-  return Object.fromEntries(Object.entries(tools).filter(([name]) => usable.get(name) !== 'hidden')) as Partial<T>;
 }
 
 /** A streamed result passed on as it comes, its outcome reported once it ends. */

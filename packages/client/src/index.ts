@@ -313,3 +313,18 @@ function causeOf(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   return cause?.code ?? cause?.message ?? (error as Error)?.message ?? String(error);
 }
+
+/**
+ * A record of tools by name (the AI SDK's ToolSet, Mastra's tools) without those the agent can never use (its
+ * allowlist, its role, a flag that is off, an unconditional DENY): the model is not shown them. When the server cannot
+ * tell, every tool is kept (each call is still decided).
+ */
+export async function withoutHiddenTools<T extends Record<string, unknown>>(tools: T, client: SwarmClient, agent?: string): Promise<Partial<T>> {
+  let usable: Map<string, string>;
+  try {
+    usable = await client.tools(Object.keys(tools), agent);
+  } catch {
+    return tools;
+  }
+  return Object.fromEntries(Object.entries(tools).filter(([name]) => usable.get(name) !== 'hidden')) as Partial<T>;
+}
