@@ -293,7 +293,9 @@ export class SwarmClient {
         return json as T;
       }
       const error = (json as { error?: { code?: string; message?: string; issues?: { path: string; message: string }[] } } | undefined)?.error;
-      const retryAfter = Number(res.headers.get('retry-after'));
+      // (Retry-After in seconds; absent or not a number: the server did not ask for a retry)
+      const header = res.headers.get('retry-after');
+      const retryAfter = header === null || header.trim() === '' ? NaN : Number(header);
       if (res.status === 503 && (error?.code === 'RETRY' || Number.isFinite(retryAfter)) && attempt < retries) {
         await sleep(Math.min(2_000, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 * (0.5 + Math.random() / 2) : backoff(attempt)), options.signal);
         continue;
