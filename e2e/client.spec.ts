@@ -17,9 +17,9 @@ import { z } from 'zod';
 import type { PermissionResult, PreToolUseHookInput, PostToolUseHookInput } from '@anthropic-ai/claude-agent-sdk';
 import { SwarmClient, UNREACHABLE } from '../packages/client/src/index';
 import { approvalFor, withoutHiddenTools, withSwarm, type Refusal } from '../packages/client/src/ai-sdk';
-import { claudeAgentPermissions, type ClaudeAgentPermissions } from '../packages/client/src/claude-agent-sdk';
+import { claudeAgentPermissions, disallowedTools, type ClaudeAgentPermissions } from '../packages/client/src/claude-agent-sdk';
 import { swarmMiddleware, type ApprovalInterrupt } from '../packages/client/src/langchain';
-import { approvalFor as approvalForOa, withSwarm as withSwarmOa } from '../packages/client/src/openai-agents';
+import { approvalFor as approvalForOa, withoutHiddenTools as usableOa, withSwarm as withSwarmOa } from '../packages/client/src/openai-agents';
 import { withSwarm as withSwarmMastra, type ApprovalSuspension } from '../packages/client/src/mastra';
 import { Mastra } from '@mastra/core';
 import { Agent as MastraAgent } from '@mastra/core/agent';
@@ -52,6 +52,8 @@ test.afterAll(async () => {
 });
 
 const client = (over: Partial<ConstructorParameters<typeof SwarmClient>[0]> = {}) => new SwarmClient({ url: server.url, token: deployerToken, agent: 'deployer', ...over });
+/** A client of a server that is not there (a port of this spec's block that nothing listens on). */
+const unreachable = () => client({ url: `http://127.0.0.1:${E2E.port + 89}`, retries: 0 });
 
 /** An operator's decision on an approval request, over the API. */
 async function decide(approvalId: string, how: 'approve' | 'reject', reason = 'change ticket CHG-40'): Promise<void> {
@@ -267,6 +269,7 @@ test.describe('the Claude Agent SDK', () => {
     const denied = await canUse(swarm, 'export_raw_data', { dataset_id: 'customers' }, 'toolu_deny');
     expect(denied).toMatchObject({ behavior: 'deny', interrupt: false });
     expect(messageOf(denied)).toMatch(/\(agent_allowlist, decision [0-9a-f-]+\)$/);
+    expect(denialRow(/decision ([0-9a-f-]+)\)$/.exec(messageOf(denied))![1]!)).toMatchObject({ tool_call_id: 'toolu_deny', tool_name: 'export_raw_data' });
     const allowed = await canUse(swarm, 'send_email', { to: 'ops@swarm.example', subject: 'hi', bcc: 'x@rival.example' }, 'toolu_mail');
     expect(allowed).toEqual({ behavior: 'allow', updatedInput: { to: 'ops@swarm.example', subject: 'hi' }, toolUseID: 'toolu_mail' });
     const asked = await canUse(swarm, 'deploy_serving', { model_id: 'm-claude', env: 'prod' }, 'toolu_deploy');
@@ -276,6 +279,28 @@ test.describe('the Claude Agent SDK', () => {
     // The resumed session tries the call again: it runs, once.
     expect(await canUse(swarm, 'deploy_serving', { model_id: 'm-claude', env: 'prod' }, 'toolu_deploy_2')).toMatchObject({ behavior: 'allow' });
     expect(await approvalStatus(approvalId)).toBe('consumed');
+    // The tools the agent can never use, for the SDK's disallowedTools option.
+    expect(await disallowedTools(client(), ['export_raw_data', 'deploy_serving', 'Bash'])).toEqual(['export_raw_data', 'Bash']);
+  });
+
+  test('canUseTool in wait mode: held until an operator decides; a rejection reaches the model; the server unreachable, denied', async () => {
+    const swarm = claudeAgentPermissions(client(), { waitMs: 60_000 });
+    for (const operator of ['approve', 'reject'] as const) {
+      const model = `m-claude-wait-${operator}`;
+      const held = canUse(swarm, 'deploy_serving', { model_id: model, env: 'prod' }, `toolu_wait_${operator}`);
+      let id: string | undefined;
+      await expect.poll(async () => (id = await pendingFor(model))).toBeTruthy();
+      await decide(id!, operator, operator === 'reject' ? 'not in the change window' : 'CHG-40');
+      const answer = await held;
+      if (operator === 'approve') expect(answer).toMatchObject({ behavior: 'allow' });
+      else {
+        expect(answer).toMatchObject({ behavior: 'deny', interrupt: false });
+        expect(messageOf(answer)).toMatch(/hitl:deploy/);
+      }
+    }
+    const down = await canUse(claudeAgentPermissions(unreachable()), 'monitor_drift', { model_id: 'm-1' }, 'toolu_down');
+    expect(down).toMatchObject({ behavior: 'deny' });
+    expect(messageOf(down)).toMatch(/could not be reached .*\(client:unreachable\)$/);
   });
 
   test('PreToolUse and PostToolUse hooks: decided and reported with the SDK\'s tool_use id', async () => {
@@ -310,11 +335,12 @@ test.describe('LangChain createAgent on LangGraph', () => {
         make('export_raw_data', z.object({ dataset_id: z.string() }), { rows: 1 }),
         make('monitor_drift', z.object({ model_id: z.string() }), { drift: 0.01 }),
         make('deploy_serving', z.object({ model_id: z.string(), env: z.string() }), { deployed: true }),
+        make('send_email', z.object({ to: z.string(), subject: z.string(), bcc: z.string().optional() }), { sent: true }),
       ],
     };
   }
   /** An agent whose model makes these tool calls, then answers; what each model call was shown of the tools. */
-  function lcAgent(calls: { name: string; args: Record<string, unknown>; id: string }[], options: Parameters<typeof swarmMiddleware>[1] = {}) {
+  function lcAgent(calls: { name: string; args: Record<string, unknown>; id: string }[], options: Parameters<typeof swarmMiddleware>[1] = {}, swarm = client()) {
     const { tools, ran } = lcTools();
     const shown: string[][] = [];
     const spy = createMiddleware({
@@ -324,7 +350,7 @@ test.describe('LangChain createAgent on LangGraph', () => {
         return handler(request);
       },
     });
-    const agent = createAgent({ model: new FakeToolCallingModel({ toolCalls: [calls, []] }), tools, middleware: [swarmMiddleware(client(), options), spy], checkpointer: new MemorySaver() });
+    const agent = createAgent({ model: new FakeToolCallingModel({ toolCalls: [calls, []] }), tools, middleware: [swarmMiddleware(swarm, options), spy], checkpointer: new MemorySaver() });
     return { agent, ran, shown };
   }
   const toolMessages = (messages: BaseMessage[]) => messages.filter((m) => ToolMessage.isInstance(m)) as ToolMessage[];
@@ -360,6 +386,16 @@ test.describe('LangChain createAgent on LangGraph', () => {
         expect(JSON.parse(String(toolMessages(resumed.messages).at(-1)!.content))).toMatchObject({ refused: true, rule_source: 'hitl:deploy' });
       }
     }
+  });
+
+  test('ALLOW runs with the arguments the server\'s rewrite hook left; the server unreachable, nothing runs', async () => {
+    const mail = lcAgent([{ name: 'send_email', args: { to: 'ops@swarm.example', subject: 'drift', bcc: 'rival@example.com' }, id: 'lc_mail' }]);
+    await mail.agent.invoke({ messages: [{ role: 'user', content: 'Mail ops.' }] }, { configurable: { thread_id: 'lc-mail' } });
+    expect(mail.ran).toEqual([{ tool: 'send_email', input: { to: 'ops@swarm.example', subject: 'drift' } }]);
+    const down = lcAgent([{ name: 'monitor_drift', args: { model_id: 'm-1' }, id: 'lc_down' }], {}, unreachable());
+    const result = await down.agent.invoke({ messages: [{ role: 'user', content: 'Check drift.' }] }, { configurable: { thread_id: 'lc-down' } });
+    expect(down.ran).toEqual([]);
+    expect(JSON.parse(String(toolMessages(result.messages)[0]!.content))).toMatchObject({ refused: true, rule_source: UNREACHABLE });
   });
 
   test('ASK, wait: held until an operator approves, then runs once', async () => {
@@ -442,6 +478,8 @@ test.describe('the OpenAI Agents SDK', () => {
     const refusal = JSON.parse(String(outputsSent(inputs).oa_deny)) as Refusal;
     expect(refusal).toMatchObject({ refused: true, decision: 'DENY', rule_source: 'agent_allowlist' });
     expect(denialRow(refusal.decision_id!)).toMatchObject({ tool_call_id: 'oa_deny', tool_name: 'export_raw_data' });
+    // The tools the agent can never use, left out before the model sees them.
+    expect((await usableOa(tools, client())).map((t) => (t as { name: string }).name)).toEqual(['deploy_serving', 'send_email']);
   });
 
   test('ASK, interrupt: the run ends with an interruption carrying our approval; approved by the person chatting, it runs only if the operator approved', async () => {
@@ -466,6 +504,14 @@ test.describe('the OpenAI Agents SDK', () => {
         expect(JSON.parse(String(outputsSent(inputs)[callId]))).toMatchObject({ refused: true, rule_source: 'hitl:deploy' });
       }
     }
+  });
+
+  test('the server unreachable: nothing runs, the model reads why', async () => {
+    const { tools, ran } = oaTools();
+    const { model, inputs } = oaModel([{ callId: 'oa_down', name: 'deploy_serving', args: { model_id: 'm-1', env: 'staging' } }]);
+    await oaRun(new OaAgent({ name: 'deployer', instructions: 'Deploy models.', model, tools: withSwarmOa(tools, unreachable()) }), 'Deploy.');
+    expect(ran).toEqual([]);
+    expect(JSON.parse(String(outputsSent(inputs).oa_down))).toMatchObject({ refused: true, rule_source: UNREACHABLE });
   });
 
   test('ASK, wait: held until an operator approves, then runs once', async () => {
@@ -505,11 +551,19 @@ test.describe('Mastra', () => {
       }),
     };
   }
-  function mastraAgent(calls: { id: string; tool: string; input: Record<string, unknown> }[], options: Parameters<typeof withSwarmMastra>[2] = {}) {
+  function mastraAgent(calls: { id: string; tool: string; input: Record<string, unknown> }[], options: Parameters<typeof withSwarmMastra>[2] = {}, swarm = client()) {
     const ran: { tool: string; input: Record<string, unknown> }[] = [];
     const make = (id: string, inputSchema: z.ZodObject, result: unknown) =>
       createMastraTool({ id, description: id, inputSchema, execute: async ({ context }) => (ran.push({ tool: id, input: context as Record<string, unknown> }), result) });
-    const tools = withSwarmMastra({ export_raw_data: make('export_raw_data', z.object({ dataset_id: z.string() }), { rows: 1 }), deploy_serving: make('deploy_serving', z.object({ model_id: z.string(), env: z.string() }), { deployed: true }) }, client(), options);
+    const tools = withSwarmMastra(
+      {
+        export_raw_data: make('export_raw_data', z.object({ dataset_id: z.string() }), { rows: 1 }),
+        deploy_serving: make('deploy_serving', z.object({ model_id: z.string(), env: z.string() }), { deployed: true }),
+        send_email: make('send_email', z.object({ to: z.string(), subject: z.string(), bcc: z.string().optional() }), { sent: true }),
+      },
+      swarm,
+      options,
+    );
     const mastra = new Mastra({ agents: { deployer: new MastraAgent({ name: 'deployer', instructions: 'Deploy models.', model: mastraModel(calls) as never, tools }) }, storage: new InMemoryStore(), logger: false });
     return { agent: mastra.getAgent('deployer'), ran };
   }
@@ -547,6 +601,16 @@ test.describe('Mastra', () => {
         expect(resumed.find((c) => c.type === 'tool-result')!.payload.result).toMatchObject({ refused: true, rule_source: 'hitl:deploy' });
       }
     }
+  });
+
+  test('ALLOW runs with the arguments the server\'s rewrite hook left; the server unreachable, nothing runs', async () => {
+    const mail = mastraAgent([{ id: 'ma_mail', tool: 'send_email', input: { to: 'ops@swarm.example', subject: 'drift', bcc: 'rival@example.com' } }]);
+    await chunks(await mail.agent.stream('Mail ops.'));
+    expect(mail.ran).toEqual([{ tool: 'send_email', input: { to: 'ops@swarm.example', subject: 'drift' } }]);
+    const down = mastraAgent([{ id: 'ma_down', tool: 'deploy_serving', input: { model_id: 'm-1', env: 'staging' } }], {}, unreachable());
+    const seen = await chunks(await down.agent.stream('Deploy.'));
+    expect(down.ran).toEqual([]);
+    expect(seen.find((c) => c.type === 'tool-result')!.payload.result).toMatchObject({ refused: true, rule_source: UNREACHABLE });
   });
 
   test('ASK, wait: held until an operator approves, then runs once', async () => {

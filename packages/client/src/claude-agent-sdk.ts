@@ -128,3 +128,16 @@ export function claudeAgentPermissions(client: SwarmClient, options: ClaudeAgent
 
   return { canUseTool, hooks };
 }
+
+/**
+ * Of these tool names, the ones the agent can never use, for the SDK's `disallowedTools` option: the model is not
+ * shown them. Empty when the server cannot tell (each call is still decided).
+ */
+export async function disallowedTools(client: SwarmClient, names: readonly string[], agent?: string): Promise<string[]> {
+  try {
+    const usable = await client.tools(names, agent);
+    return names.filter((n) => usable.get(n) === 'hidden');
+  } catch {
+    return [];
+  }
+}

@@ -115,3 +115,19 @@ export function withSwarm<T extends Tool<any>[]>(tools: T, client: SwarmClient, 
 export function approvalFor(tools: Tool<any>[], callId: string): { approvalId: string; url: string } | undefined {
   return (tools as unknown as { [ASKED]?: Asked })[ASKED]?.get(callId);
 }
+
+/**
+ * The tools without the function tools the agent can never use (its allowlist, its role, a flag that is off, an
+ * unconditional DENY): the model is not shown them. When the server cannot tell, every tool is kept (each call is
+ * still decided). Other tools are kept as they are.
+ */
+export async function withoutHiddenTools<T extends Tool<any>>(tools: readonly T[], client: SwarmClient, agent?: string): Promise<T[]> {
+  const named = tools.filter((t) => t.type === 'function').map((t) => (t as FunctionTool<any, any, any>).name);
+  let usable: Map<string, string>;
+  try {
+    usable = await client.tools(named, agent);
+  } catch {
+    return [...tools];
+  }
+  return tools.filter((t) => t.type !== 'function' || usable.get((t as FunctionTool<any, any, any>).name) !== 'hidden');
+}
