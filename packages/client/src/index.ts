@@ -73,16 +73,15 @@ function refusal(ruleSource: typeof UNREACHABLE | typeof REFUSED, reason: string
   return { decision_id: null, decision: 'DENY', rule_source: ruleSource, reason, approval_id: null, recorded: false, arguments_changed_by: [], arguments: null, hooks: [], trace: [] };
 }
 
-/** What went wrong with a request, said once for the refusal. */
-class Failed extends Error {
-  constructor(
-    readonly ruleSource: typeof UNREACHABLE | typeof REFUSED,
-    message: string,
-    readonly status?: number,
-  ) {
-    super(message);
-  }
+/** What went wrong with a request, said once for the refusal: an Error carrying the rule source and the status. */
+type Failure = Error & { readonly swarmFailure: true; readonly ruleSource: typeof UNREACHABLE | typeof REFUSED; readonly status?: number };
+
+function failure(ruleSource: typeof UNREACHABLE | typeof REFUSED, message: string, status?: number): Failure {
+  return Object.assign(new Error(message), { swarmFailure: true as const, ruleSource, ...(status === undefined ? {} : { status }) });
 }
+
+/** Recognised by what it carries, whichever copy of this module made it. */
+const isFailure = (error: unknown): error is Failure => (error as Partial<Failure> | null)?.swarmFailure === true;
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -185,7 +184,7 @@ export class SwarmClient {
         failures = 0;
         if (last.status !== 'pending' || wait === 0) return last;
       } catch (error) {
-        if (error instanceof Failed && error.status === 404) return undefined;
+        if (isFailure(error) && error.status === 404) return undefined;
         if (wait === 0 || options.signal?.aborted) return last;
         // The server is unreachable for a moment: keep waiting, a little longer each time (at most 5 s).
         await sleep(Math.min(5_000, 250 * 2 ** Math.min(failures++, 5)) * (0.5 + Math.random() / 2), options.signal);
@@ -251,13 +250,13 @@ export class SwarmClient {
 
   /** The refusal of a call whose request failed. */
   private refused(error: unknown, what: string): CheckAnswer {
-    if (error instanceof Failed) return refusal(error.ruleSource, `${error.message} ${what} was not run.`);
+    if (isFailure(error)) return refusal(error.ruleSource, `${error.message} ${what} was not run.`);
     return refusal(UNREACHABLE, `The permission server at ${this.url} could not be asked (${(error as Error)?.message ?? String(error)}). ${what} was not run.`);
   }
 
   /**
    * One request, tried again after a RETRY answer (503 with Retry-After: the server asks for it) or a connection that
-   * failed before an answer, with jittered backoff; the answer's JSON, or a Failed saying why there is none.
+   * failed before an answer, with jittered backoff; the answer's JSON, or a Failure saying why there is none.
    */
   private async send<T>(method: 'GET' | 'POST', path: string, body?: unknown, options: { timeoutMs?: number; signal?: AbortSignal; retries?: number } = {}): Promise<T> {
     const retries = options.retries ?? this.retries;
@@ -279,7 +278,7 @@ export class SwarmClient {
           await sleep(backoff(attempt), options.signal);
           continue;
         }
-        throw new Failed(UNREACHABLE, `The permission server at ${this.url} ${cause}.`);
+        throw failure(UNREACHABLE, `The permission server at ${this.url} ${cause}.`);
       }
       const text = await res.text().catch(() => '');
       let json: unknown;
@@ -289,7 +288,7 @@ export class SwarmClient {
         json = undefined;
       }
       if (res.ok) {
-        if (json === undefined) throw new Failed(UNREACHABLE, `The permission server at ${this.url} answered ${res.status} without a JSON body.`);
+        if (json === undefined) throw failure(UNREACHABLE, `The permission server at ${this.url} answered ${res.status} without a JSON body.`);
         return json as T;
       }
       const error = (json as { error?: { code?: string; message?: string; issues?: { path: string; message: string }[] } } | undefined)?.error;
@@ -302,7 +301,7 @@ export class SwarmClient {
       }
       const issues = error?.issues?.length ? ` (${error.issues.map((i) => `${i.path || 'body'}: ${i.message}`).join('; ')})` : '';
       const said = error?.message ? `${error.message}${issues}` : `HTTP ${res.status}`;
-      throw new Failed(res.status >= 500 ? UNREACHABLE : REFUSED, `The permission server refused the request (${res.status}): ${said}`, res.status);
+      throw failure(res.status >= 500 ? UNREACHABLE : REFUSED, `The permission server refused the request (${res.status}): ${said}`, res.status);
     }
   }
 }
