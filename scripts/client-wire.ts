@@ -36,13 +36,19 @@ const TYPES: readonly [name: string, schema: z.ZodType, doc: string][] = [
 
 const isIdentifier = (key: string) => /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key);
 
-/** A JSON Schema (as jsonSchemaOf gives it) as a TypeScript type, objects spread over lines at `indent`. */
-export function typeOf(s: JsonSchema, indent = ''): string {
+/**
+ * A JSON Schema (as jsonSchemaOf gives it) as a TypeScript type, objects spread over lines at `indent`; a part that is
+ * one of the `named` types (by its JSON Schema) is written by its name.
+ */
+export function typeOf(s: JsonSchema, indent = '', named: ReadonlyMap<string, string> = new Map()): string {
+  const name = named.get(JSON.stringify(s));
+  if (name) return name;
+  const print = (x: JsonSchema, i: string) => typeOf(x, i, named);
   if ('const' in s) return JSON.stringify(s.const);
   if (Array.isArray(s.enum)) return s.enum.map((v) => JSON.stringify(v)).join(' | ');
   const union = (s.anyOf ?? s.oneOf) as JsonSchema[] | undefined;
-  if (union) return union.map((b) => typeOf(b, indent)).join(' | ');
-  if (Array.isArray(s.type)) return (s.type as string[]).map((t) => typeOf({ ...s, type: t }, indent)).join(' | ');
+  if (union) return union.map((b) => print(b, indent)).join(' | ');
+  if (Array.isArray(s.type)) return (s.type as string[]).map((t) => print({ ...s, type: t }, indent)).join(' | ');
   switch (s.type) {
     case 'string':
       return 'string';
@@ -54,14 +60,14 @@ export function typeOf(s: JsonSchema, indent = ''): string {
     case 'null':
       return 'null';
     case 'array': {
-      const item = typeOf((s.items as JsonSchema | undefined) ?? {}, indent);
+      const item = print((s.items as JsonSchema | undefined) ?? {}, indent);
       return /^[A-Za-z]+$/.test(item) ? `${item}[]` : `Array<${item}>`;
     }
     case 'object': {
       const properties = s.properties as Record<string, JsonSchema> | undefined;
       if (!properties) {
         const extra = s.additionalProperties;
-        return `Record<string, ${extra && typeof extra === 'object' ? typeOf(extra as JsonSchema, indent) : 'unknown'}>`;
+        return `Record<string, ${extra && typeof extra === 'object' ? print(extra as JsonSchema, indent) : 'unknown'}>`;
       }
       const required = new Set((s.required as string[] | undefined) ?? []);
       const inner = `${indent}  `;
@@ -69,7 +75,7 @@ export function typeOf(s: JsonSchema, indent = ''): string {
         const doc = typeof p.description === 'string' ? `${inner}/** ${p.description} */\n` : '';
         const defaulted = 'default' in p ? ` (default ${JSON.stringify(p.default)})` : '';
         const note = defaulted && !doc ? `${inner}/**${defaulted} */\n` : '';
-        return `${doc}${note}${inner}${isIdentifier(key) ? key : JSON.stringify(key)}${required.has(key) ? '' : '?'}: ${typeOf(p, inner)};`;
+        return `${doc}${note}${inner}${isIdentifier(key) ? key : JSON.stringify(key)}${required.has(key) ? '' : '?'}: ${print(p, inner)};`;
       });
       return `{\n${lines.join('\n')}\n${indent}}`;
     }
@@ -89,7 +95,13 @@ export function wireSource(): string {
     `/** The longest one request waits for an approval's outcome (a client waits longer by asking again). */`,
     `export const MAX_WAIT_SECONDS = ${MAX_WAIT_SECONDS};`,
   ];
-  for (const [name, schema, doc] of TYPES) out.push('', `/** ${doc} */`, `export type ${name} = ${typeOf(jsonSchemaOf(schema))};`);
+  // A type printed once is written by its name where a later one holds it (a batch's checks and results).
+  const named = new Map<string, string>();
+  for (const [name, schema, doc] of TYPES) {
+    const json = jsonSchemaOf(schema);
+    out.push('', `/** ${doc} */`, `export type ${name} = ${typeOf(json, '', named)};`);
+    named.set(JSON.stringify(json), name);
+  }
   return `${out.join('\n')}\n`;
 }
 

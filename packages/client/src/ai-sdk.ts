@@ -19,9 +19,9 @@
  * `execute` (one the application runs itself) is left as it is: nothing here runs it.
  */
 import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
-import { SwarmClient, type CheckAnswer } from './index.js';
+import { refusalOf, SwarmClient, type CheckAnswer } from './index.js';
 
-export { withoutHiddenTools } from './index.js';
+export { refusalOf, withoutHiddenTools, type Refusal } from './index.js';
 
 export interface WithSwarmOptions {
   /** the agent the calls are made as (default: the client's) */
@@ -32,30 +32,6 @@ export interface WithSwarmOptions {
   waitMs?: number;
   /** `wait`: told once when a call is held, with the link where a person decides it (post it to the chat) */
   onHold?: (answer: CheckAnswer, link: string) => void;
-}
-
-/** What the model receives in place of a tool's result when the call is not run. */
-export interface Refusal {
-  refused: true;
-  decision: 'DENY' | 'ASK';
-  rule_source: string;
-  reason: string;
-  decision_id: string | null;
-  /** the approval request a person decides (ASK) */
-  approval_id?: string;
-  approval_url?: string;
-}
-
-/** The tool's result, or the refusal the model reads instead. */
-export function refusalOf(answer: CheckAnswer, client: SwarmClient): Refusal {
-  return {
-    refused: true,
-    decision: answer.decision === 'ASK' ? 'ASK' : 'DENY',
-    rule_source: answer.rule_source,
-    reason: answer.decision === 'ASK' ? `Waiting for a person's approval: ${answer.reason}` : answer.reason,
-    decision_id: answer.decision_id,
-    ...(answer.approval_id ? { approval_id: answer.approval_id, approval_url: client.approvalLink(answer.approval_id) } : {}),
-  };
 }
 
 /** Whether the messages hold the SDK's approval request for this tool call (a resumed run). */

@@ -73,6 +73,30 @@ function refusal(ruleSource: typeof UNREACHABLE | typeof REFUSED, reason: string
   return { decision_id: null, decision: 'DENY', rule_source: ruleSource, reason, approval_id: null, recorded: false, arguments_changed_by: [], arguments: null, hooks: [], trace: [] };
 }
 
+/** What the model reads in place of a tool's result when its call is not run (every adapter's refusal). */
+export interface Refusal {
+  refused: true;
+  decision: 'DENY' | 'ASK';
+  rule_source: string;
+  reason: string;
+  decision_id: string | null;
+  /** the approval request a person decides (ASK) */
+  approval_id?: string;
+  approval_url?: string;
+}
+
+/** The refusal of a call that was not run: the rule, the reason and the decision, or the approval to wait for. */
+export function refusalOf(answer: CheckAnswer, client: SwarmClient): Refusal {
+  return {
+    refused: true,
+    decision: answer.decision === 'ASK' ? 'ASK' : 'DENY',
+    rule_source: answer.rule_source,
+    reason: answer.decision === 'ASK' ? `Waiting for a person's approval: ${answer.reason}` : answer.reason,
+    decision_id: answer.decision_id,
+    ...(answer.approval_id ? { approval_id: answer.approval_id, approval_url: client.approvalLink(answer.approval_id) } : {}),
+  };
+}
+
 /** What went wrong with a request, said once for the refusal: an Error carrying the rule source and the status. */
 type Failure = Error & { readonly swarmFailure: true; readonly ruleSource: typeof UNREACHABLE | typeof REFUSED; readonly status?: number };
 

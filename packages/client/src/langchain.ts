@@ -20,7 +20,7 @@
  */
 import { createMiddleware, ToolMessage } from 'langchain';
 import { interrupt } from '@langchain/langgraph';
-import { SwarmClient, type CheckAnswer, type ToolCall } from './index.js';
+import { refusalOf, SwarmClient, type CheckAnswer, type ToolCall } from './index.js';
 
 export interface SwarmMiddlewareOptions {
   /** the agent the calls are made as (default: the client's) */
@@ -44,18 +44,6 @@ export interface ApprovalInterrupt {
   arguments: Record<string, unknown>;
   rule_source: string;
   reason: string;
-}
-
-/** What the model reads in place of a tool's result when the call is not run. */
-export function refusalContent(answer: CheckAnswer, client: SwarmClient): string {
-  return JSON.stringify({
-    refused: true,
-    decision: answer.decision === 'ASK' ? 'ASK' : 'DENY',
-    rule_source: answer.rule_source,
-    reason: answer.decision === 'ASK' ? `Waiting for a person's approval: ${answer.reason}` : answer.reason,
-    decision_id: answer.decision_id,
-    ...(answer.approval_id ? { approval_id: answer.approval_id, approval_url: client.approvalLink(answer.approval_id) } : {}),
-  });
 }
 
 /** How long the answer of which tools the agent may use is kept between model calls. */
@@ -106,7 +94,7 @@ export function swarmMiddleware(client: SwarmClient, options: SwarmMiddlewareOpt
           reason: answer.reason,
         });
       }
-      if (answer.decision !== 'ALLOW') return new ToolMessage({ content: refusalContent(answer, client), tool_call_id: id ?? '', name: toolCall.name, status: 'error' });
+      if (answer.decision !== 'ALLOW') return new ToolMessage({ content: JSON.stringify(refusalOf(answer, client)), tool_call_id: id ?? '', name: toolCall.name, status: 'error' });
       const args = answer.arguments ?? toolCall.args;
       const ran = { ...call, arguments: args as Record<string, unknown> };
       try {

@@ -19,7 +19,7 @@
  * description, schemas and its own `requireApproval`.
  */
 import { createTool, type ToolAction } from '@mastra/core/tools';
-import { SwarmClient, type CheckAnswer, type ToolCall } from './index.js';
+import { refusalOf, SwarmClient, type CheckAnswer, type ToolCall } from './index.js';
 
 export interface WithSwarmOptions {
   /** the agent the calls are made as (default: the client's) */
@@ -40,18 +40,6 @@ export interface ApprovalSuspension {
   tool: string;
   rule_source: string;
   reason: string;
-}
-
-/** What the model reads in place of a tool's result when the call is not run. */
-export function refusalResult(answer: CheckAnswer, client: SwarmClient) {
-  return {
-    refused: true as const,
-    decision: answer.decision === 'ASK' ? ('ASK' as const) : ('DENY' as const),
-    rule_source: answer.rule_source,
-    reason: answer.decision === 'ASK' ? `Waiting for a person's approval: ${answer.reason}` : answer.reason,
-    decision_id: answer.decision_id,
-    ...(answer.approval_id ? { approval_id: answer.approval_id, approval_url: client.approvalLink(answer.approval_id) } : {}),
-  };
 }
 
 /** A Mastra tool (createTool's), as this adapter takes it. */
@@ -83,9 +71,9 @@ export function withSwarm<T extends Record<string, MastraTool>>(tools: T, client
           // The run stops here; resumed, this tool runs again and the check above answers as the operator decided.
           const payload: ApprovalSuspension = { type: 'swarm_approval', approval_id: answer.approval_id, url: client.approvalLink(answer.approval_id), tool: original.id, rule_source: answer.rule_source, reason: answer.reason };
           await suspend(payload);
-          return refusalResult(answer, client);
+          return refusalOf(answer, client);
         }
-        if (answer.decision !== 'ALLOW') return refusalResult(answer, client);
+        if (answer.decision !== 'ALLOW') return refusalOf(answer, client);
         const args = (answer.arguments ?? input) as Record<string, unknown>;
         const ran = { ...call, arguments: args };
         try {

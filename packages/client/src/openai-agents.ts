@@ -20,7 +20,7 @@
  * function tools (hosted tools, computer use) are left as they are.
  */
 import type { FunctionTool, Tool } from '@openai/agents-core';
-import { SwarmClient, type CheckAnswer, type ToolCall } from './index.js';
+import { refusalOf, SwarmClient, type CheckAnswer, type ToolCall } from './index.js';
 
 export interface WithSwarmOptions {
   /** the agent the calls are made as (default: the client's) */
@@ -31,18 +31,6 @@ export interface WithSwarmOptions {
   waitMs?: number;
   /** `wait`: told once when a call is held, with the link where a person decides it */
   onHold?: (answer: CheckAnswer, link: string) => void;
-}
-
-/** What the model reads in place of a tool's output when the call is not run. */
-export function refusalOutput(answer: CheckAnswer, client: SwarmClient): string {
-  return JSON.stringify({
-    refused: true,
-    decision: answer.decision === 'ASK' ? 'ASK' : 'DENY',
-    rule_source: answer.rule_source,
-    reason: answer.decision === 'ASK' ? `Waiting for a person's approval: ${answer.reason}` : answer.reason,
-    decision_id: answer.decision_id,
-    ...(answer.approval_id ? { approval_id: answer.approval_id, approval_url: client.approvalLink(answer.approval_id) } : {}),
-  });
 }
 
 const ASKED = Symbol.for('@swarm-permissions/client:openai-agents');
@@ -81,7 +69,7 @@ export function withSwarm<T extends Tool<any>[]>(tools: T, client: SwarmClient, 
           (options.onAsk === 'interrupt'
             ? await client.check(call(input, callId))
             : await client.decide(call(input, callId), { onAsk: 'wait', waitMs: options.waitMs, signal: details?.signal, onHold: options.onHold }));
-        if (answer.decision !== 'ALLOW') return refusalOutput(answer, client);
+        if (answer.decision !== 'ALLOW') return JSON.stringify(refusalOf(answer, client));
         if (callId) asked.delete(callId);
         const args = answer.arguments ?? input;
         const ran = call(args, callId);

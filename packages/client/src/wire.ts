@@ -55,53 +55,12 @@ export type CheckAnswer = {
 
 /** Up to 1000 tool calls decided in one transaction (POST /api/v1/permissions/check/batch). */
 export type BatchCheckRequest = {
-  checks: Array<{
-    agent: string;
-    tool: string;
-    /** A JSON object, kept exactly as sent. Refused (400): a key named __proto__, constructor or prototype at any depth; arguments nested more than 64 levels of objects and arrays deep. */
-    arguments?: Record<string, unknown>;
-    tool_call_id?: string;
-    annotations?: {
-      readOnlyHint?: boolean;
-      destructiveHint?: boolean;
-      idempotentHint?: boolean;
-      openWorldHint?: boolean;
-    };
-    client?: string;
-    /** (default false) */
-    dry_run?: boolean;
-  }>;
+  checks: CheckRequest[];
 };
 
 /** The decisions of a batch, in the order asked. */
 export type BatchCheckAnswer = {
-  results: Array<{
-    decision_id: string | null;
-    decision: "ALLOW" | "DENY" | "ASK";
-    rule_source: string;
-    reason: string;
-    approval_id: string | null;
-    recorded: boolean;
-    arguments_changed_by: string[];
-    arguments: Record<string, unknown> | null;
-    hooks: Array<{
-      hook: string;
-      event: string;
-      action: string;
-      outcome: string;
-      blocks: boolean;
-      reason: string | null;
-      changed: string[];
-      ms: number | null;
-    }>;
-    trace: Array<{
-      decision: string;
-      priority: number;
-      rule_source: string;
-      reason: string;
-      hook?: Record<string, unknown>;
-    }>;
-  }>;
+  results: CheckAnswer[];
 };
 
 /** An allowed tool call ran or failed (POST /api/v1/permissions/finished). */
