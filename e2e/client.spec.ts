@@ -364,7 +364,7 @@ test.describe('LangChain createAgent on LangGraph', () => {
     const content = JSON.parse(String(refused!.content)) as Refusal;
     expect(content).toMatchObject({ refused: true, decision: 'DENY', rule_source: 'agent_allowlist' });
     expect(denialRow(content.decision_id!)).toMatchObject({ tool_call_id: 'lc_deny', tool_name: 'export_raw_data' });
-    expect(shown[0]).toEqual(['deploy_serving', 'monitor_drift']);
+    expect(shown[0]).toEqual(['deploy_serving', 'monitor_drift', 'send_email']);
   });
 
   test('ASK, interrupt: the run stops with our approval; resumed, it runs once if the operator approved, and is refused if not', async () => {
