@@ -36,7 +36,7 @@ test('an open dialog closes with a note when its request is decided elsewhere, i
   expect((await approvalState(request, rejectId)).status).toBe('approved');
 });
 
-test('production and high-risk approvals need the word typed; a medium-risk one keeps the single step', async ({ page, request }) => {
+test('production and high-risk approvals need the word typed; a medium-risk one a box ticked on purpose; none starts on Approve', async ({ page, request }) => {
   const stamp = Date.now().toString(36);
   const prod = await askDeploy(request, `m-step-p-${stamp}`, 'prod');
   const high = await askDeploy(request, `m-step-h-${stamp}`, 'staging');
@@ -75,11 +75,19 @@ test('production and high-risk approvals need the word typed; a medium-risk one 
   await dialog.getByRole('button', { name: /^Approve/ }).click();
   await expect.poll(async () => (await approvalState(request, high)).status).toBe('approved');
 
-  // medium risk elsewhere: today's flow, the confirm button has the focus and Enter approves
+  // medium risk: the focus starts on a box to tick on purpose, never on Approve; Enter there, or Approve unticked,
+  // decides nothing and says why; the recipient is shown whole in the dialog
   await page.locator(`[data-approval-id="${medium}"]`).getByRole('button', { name: 'Approve…' }).click();
-  await expect(dialog.getByRole('textbox')).toHaveCount(0);
-  await expect(dialog.getByRole('button', { name: /^Approve/ })).toBeFocused();
+  const tick = dialog.getByRole('checkbox', { name: /I have read this call and its arguments, and approve it/ });
+  await expect(tick).toBeFocused();
+  await expect(dialog).toContainText('send_email is a medium-risk call');
+  await page.screenshot({ path: `${SHOTS}/approve-medium-1440.png` });
   await page.keyboard.press('Enter');
+  await dialog.getByRole('button', { name: /^Approve/ }).click();
+  await expect(dialog.getByRole('alert')).toHaveText('Tick the box to approve, or Cancel.');
+  expect((await approvalState(request, medium)).status).toBe('pending');
+  await tick.check();
+  await dialog.getByRole('button', { name: /^Approve/ }).click();
   await expect.poll(async () => (await approvalState(request, medium)).status).toBe('approved');
 });
 

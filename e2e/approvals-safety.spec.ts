@@ -61,6 +61,10 @@ test.describe('a safe approval queue', () => {
     await page.keyboard.press('a');
     await expect(page.getByRole('status')).toContainText('Move to a request first (j/k).');
     await expect(page.getByRole('dialog')).toHaveCount(0);
+    // said again, the note replaces itself: one note, not a stack of the same words
+    await page.keyboard.press('a');
+    await page.keyboard.press('r');
+    await expect(page.getByRole('status').getByText('Move to a request first (j/k).')).toHaveCount(1);
     expect(await statusOf(request, asked.approval_id)).toBe('pending');
 
     // j moves to the first card; a only asks; Escape closes without deciding

@@ -133,6 +133,8 @@ approval_wait: 90s
       await expect(dialog).toContainText('desk wants to run write_file on MCP server files');
       await expect(dialog).toContainText('through remote-test 1');
       await page.screenshot({ path: `${SHOTS}/approvals-dialog-1440.png` });
+      // (a medium-risk gate: the box ticked on purpose first)
+      await dialog.getByRole('checkbox').check();
       await dialog.getByRole('button', { name: 'Approve', exact: true }).click();
       await expect(dialog).toBeHidden();
 

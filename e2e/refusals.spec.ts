@@ -338,6 +338,8 @@ test('the console says why a change or a decision was refused, in the dialog or 
   expect((await send('POST', `/api/v1/approvals/${id}/reject`, 'admin', { reason: 'not to partners this week' })).status).toBe(200);
   await card.getByRole('button', { name: 'Approve…' }).click();
   const approve = page.getByRole('dialog', { name: 'Approve this request?' });
+  // (a medium-risk call: the box ticked on purpose first)
+  await approve.getByRole('checkbox').check();
   await approve.getByRole('button', { name: /^Approve/ }).click();
   await expect(page.getByText(/Could not approve/)).toContainText('This request is already rejected (by admin).');
   await expect(card).toHaveCount(0);

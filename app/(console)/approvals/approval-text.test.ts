@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { approvalStep, confirmsStep, deliberateStep, distinguishers, isProductionValue, plainReason, summarize, withPreset } from './approval-text';
+import { approvalStart, approvalStep, confirmsStep, deliberateStep, distinguishers, isProductionValue, plainReason, summarize, withPreset } from './approval-text';
 import type { Approval } from './approval-types';
 
 const base = {
@@ -61,6 +61,12 @@ describe('the deliberate step of production and high-risk approvals', () => {
     expect(deliberateStep([make({ arguments: { env: 'staging' }, risk: 'medium' })])).toBeNull();
     expect(deliberateStep([make({ arguments: { env: 'prod' } }), make({ arguments: { env: 'staging' }, risk: 'high' })])).toMatchObject({ word: 'approve all' });
     expect(deliberateStep([make({ arguments: { env: 'prod' } }), make({ arguments: { env: 'prod' }, id: 'apr_2' })])).toMatchObject({ word: 'prod' });
+  });
+  it('never starts on Approve: a word for production and high risk, a tick for medium risk, Cancel for the rest', () => {
+    expect(approvalStart([make({ arguments: { env: 'prod' }, risk: 'low' })])).toMatchObject({ kind: 'word', word: 'prod' });
+    expect(approvalStart([make({ arguments: { to: 'model-risk@partner-insurer.example' }, tool: 'send_email', risk: 'medium' })])).toEqual({ kind: 'tick', why: 'send_email is a medium-risk call' });
+    expect(approvalStart([make({ arguments: { env: 'staging' }, risk: 'low' }), make({ id: 'apr_2', arguments: { env: 'staging' }, risk: 'medium' })])).toMatchObject({ kind: 'tick' });
+    expect(approvalStart([make({ arguments: { env: 'staging' }, risk: 'low' })])).toEqual({ kind: 'cancel' });
   });
   it('is confirmed only by the word itself', () => {
     expect(confirmsStep(' PROD ', 'prod')).toBe(true);

@@ -21,20 +21,23 @@ function argsObject(args: unknown): Record<string, unknown> | null {
   return args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : null;
 }
 
-/** A value short enough for a heading or a one-line summary. */
+/** A value short enough for a heading or a one-line summary (`max` Infinity: the whole value). */
 function shortValue(value: unknown, max = 32): string {
   const text = value === '[REDACTED]' ? 'redacted' : typeof value === 'string' ? value : JSON.stringify(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-/** The arguments worth naming in one line: plain values first (ids, environments), at most `max`. */
-export function keyArguments(args: unknown, max = 3): { key: string; value: string; production: boolean }[] {
+/**
+ * The arguments worth naming in one line: plain values first (ids, environments), at most `max`; each cut to a line's
+ * length, or `whole` (a dialog, where a person decides: a value is shown whole and wraps).
+ */
+export function keyArguments(args: unknown, max = 3, whole = false): { key: string; value: string; production: boolean }[] {
   const o = argsObject(args);
   if (!o) return [];
   const entries = Object.entries(o);
   const plain = entries.filter(([, v]) => v === null || ['string', 'number', 'boolean'].includes(typeof v));
   const rest = entries.filter((e) => !plain.includes(e));
-  return [...plain, ...rest].slice(0, max).map(([key, v]) => ({ key, value: shortValue(v), production: isProductionValue(key, v) }));
+  return [...plain, ...rest].slice(0, max).map(([key, v]) => ({ key, value: shortValue(v, whole ? Infinity : 32), production: isProductionValue(key, v) }));
 }
 
 /** "deployer → deploy_serving (model_id m-42, env prod)" */
@@ -140,6 +143,19 @@ export function deliberateStep(list: readonly Approval[]): { word: string; why: 
   const words = [...new Set(needs.map((n) => n.word))];
   const why = [...new Set(needs.map((n) => n.why))].join('; ');
   return { word: words.length === 1 ? words[0]! : 'approve all', why };
+}
+
+/**
+ * Where an approval dialog puts the focus when it opens, so that no approval starts on Approve: a call in production or
+ * of high risk asks for a word typed (deliberateStep); one of medium risk for a box ticked on purpose; the others start
+ * on Cancel, and Approve is a Tab away.
+ */
+export function approvalStart(list: readonly Approval[]): { kind: 'word'; word: string; why: string } | { kind: 'tick'; why: string } | { kind: 'cancel' } {
+  const deliberate = deliberateStep(list);
+  if (deliberate) return { kind: 'word', ...deliberate };
+  const medium = list.filter((a) => a.risk === 'medium');
+  if (medium.length > 0) return { kind: 'tick', why: `${[...new Set(medium.map((a) => a.tool))].join(', ')} ${medium.length === 1 ? 'is a' : 'are'} medium-risk ${medium.length === 1 ? 'call' : 'calls'}` };
+  return { kind: 'cancel' };
 }
 
 /** Does the typed text confirm the step? Spaces around it and letter case do not matter; anything else does. */

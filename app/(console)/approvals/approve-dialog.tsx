@@ -3,7 +3,7 @@
 import { useRef, useState } from 'react';
 import { useModal } from '@/app/_components/use-modal';
 import type { Approval } from './approval-types';
-import { approvalStep, confirmsStep, deliberateStep, plainReason } from './approval-text';
+import { approvalStart, approvalStep, confirmsStep, plainReason } from './approval-text';
 import { ArgumentsView } from './arguments-view';
 import { QueueToolName } from './tool-name';
 import { GateTags, RequestedBy, RequestLine, RiskBadge } from './request-parts';
@@ -20,22 +20,25 @@ export interface ApproveCandidate {
  * marked), the gate's risk and why it is gated, and for two-person gates which approval this is. Escape or Cancel
  * closes without deciding. A native modal dialog.
  *
- * Staging and low- or medium-risk calls: the confirm button has the focus, so Enter confirms. Production and high-risk
- * calls need a deliberate second step: the person types the environment (or, for a high-risk call elsewhere, the
- * tool's name) in a box that has the focus; the focus never starts on Approve, and a wrong or empty word is refused
- * in words.
+ * No approval starts on Approve (approvalStart): production and high-risk calls need a deliberate second step, the
+ * person types the environment (or, for a high-risk call elsewhere, the tool's name) in a box that has the focus;
+ * medium-risk calls a box ticked on purpose, which has the focus; low-risk calls start on Cancel, Approve a Tab away.
+ * A wrong or empty word, or the box not ticked, is refused in words.
  */
 export function ApproveDialog({ candidates, onCancel, onConfirm }: { candidates: ApproveCandidate[]; onCancel: () => void; onConfirm: (ids: string[]) => void }) {
-  const confirmRef = useRef<HTMLButtonElement>(null);
+  const cancelRef = useRef<HTMLButtonElement>(null);
   const ids = candidates.filter((c) => !c.blocked).map((c) => c.a.id);
   const single = candidates.length === 1 ? candidates[0] : undefined;
   const wordRef = useRef<HTMLInputElement>(null);
+  const tickRef = useRef<HTMLInputElement>(null);
   // decided once, when the dialog opens: the step does not change under the person's hands
-  const [deliberate] = useState(() => deliberateStep(candidates.filter((c) => !c.blocked).map((c) => c.a)));
+  const [start] = useState(() => approvalStart(candidates.filter((c) => !c.blocked).map((c) => c.a)));
+  const deliberate = start.kind === 'word' ? start : null;
   const [typed, setTyped] = useState('');
+  const [ticked, setTicked] = useState(false);
   const [wrong, setWrong] = useState(false);
 
-  const ref = useModal(deliberate ? wordRef : confirmRef);
+  const ref = useModal(start.kind === 'word' ? wordRef : start.kind === 'tick' ? tickRef : cancelRef);
 
   const step = single ? approvalStep(single.a) : null;
   // A step of a gate that needs several people says which: "Approve (2 of 2)".
@@ -65,6 +68,11 @@ export function ApproveDialog({ candidates, onCancel, onConfirm }: { candidates:
           if (deliberate && !confirmsStep(typed, deliberate.word)) {
             setWrong(true);
             wordRef.current?.focus();
+            return;
+          }
+          if (start.kind === 'tick' && !ticked) {
+            setWrong(true);
+            tickRef.current?.focus();
             return;
           }
           onConfirm(ids);
@@ -98,7 +106,7 @@ export function ApproveDialog({ candidates, onCancel, onConfirm }: { candidates:
               const s = approvalStep(a);
               return (
                 <li key={a.id} className={blocked ? styles.confirmSkipped : undefined}>
-                  <RequestLine a={a} />
+                  <RequestLine a={a} whole />
                   <span className={styles.confirmMeta}>
                     <RiskBadge risk={a.risk} />
                     {s ? <span>{s.completes ? `completes ${a.approvals_required} of ${a.approvals_required}` : `approval ${a.approvals.length + 1} of ${a.approvals_required}`}</span> : null}
@@ -139,11 +147,38 @@ export function ApproveDialog({ candidates, onCancel, onConfirm }: { candidates:
           </div>
         ) : null}
 
+        {start.kind === 'tick' ? (
+          <div className={`${styles.deliberate} ${styles.tickStep}`}>
+            <label className={styles.tick}>
+              <input
+                ref={tickRef}
+                type="checkbox"
+                checked={ticked}
+                aria-describedby={wrong ? 'approve-tick-wrong approve-tick-why' : 'approve-tick-why'}
+                aria-invalid={wrong ? 'true' : undefined}
+                onChange={(e) => {
+                  setTicked(e.target.checked);
+                  setWrong(false);
+                }}
+              />{' '}
+              I have read {single ? 'this call and its arguments' : 'every call and its arguments'}, and approve {single ? 'it' : 'them'}
+            </label>
+            <p id="approve-tick-why" className={styles.fieldHelp}>
+              A second step, because {start.why}.
+            </p>
+            {wrong ? (
+              <p id="approve-tick-wrong" role="alert" className={styles.fieldError}>
+                Tick the box to approve, or Cancel.
+              </p>
+            ) : null}
+          </div>
+        ) : null}
+
         <div className={styles.dialogActions}>
-          <button type="button" className="button" onClick={() => ref.current?.close()}>
+          <button ref={cancelRef} type="button" className="button" onClick={() => ref.current?.close()}>
             Cancel
           </button>
-          <button ref={confirmRef} type="submit" className="button button-primary" disabled={ids.length === 0}>
+          <button type="submit" className="button button-primary" disabled={ids.length === 0}>
             {confirmLabel}
           </button>
         </div>

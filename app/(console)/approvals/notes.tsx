@@ -12,12 +12,15 @@ interface Note {
 /** How long a note stays: long enough to be read after looking away, short enough not to pile up. */
 const NOTE_MS = 15_000;
 
-/** The queue's notes (what was decided, by whom, what failed): the newest five, each for 15 s. */
+/**
+ * The queue's notes (what was decided, by whom, what failed): the newest five, each for 15 s. A note said again
+ * replaces the one it repeats (and stays its 15 s from now) instead of stacking.
+ */
 export function useNotes() {
   const [notes, setNotes] = useState<Note[]>([]);
   const note = useCallback((text: string, kind: Note['kind'] = 'info') => {
     const id = `${Date.now()}-${Math.random()}`;
-    setNotes((n) => [...n.slice(-4), { id, text, kind }]);
+    setNotes((n) => [...n.filter((x) => x.text !== text).slice(-4), { id, text, kind }]);
     setTimeout(() => setNotes((n) => n.filter((x) => x.id !== id)), NOTE_MS);
   }, []);
   return { notes, note };

@@ -58,7 +58,7 @@ export function RejectDialog({ items, onCancel, onConfirm }: { items: Approval[]
         <ol className={count === 1 ? styles.confirmListOne : styles.confirmList} aria-label="Requests to reject">
           {items.map((a) => (
             <li key={a.id}>
-              <RequestLine a={a} />
+              <RequestLine a={a} whole />
             </li>
           ))}
         </ol>

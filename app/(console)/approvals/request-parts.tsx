@@ -30,9 +30,12 @@ export function GateTags({ a }: { a: Approval }) {
   );
 }
 
-/** One request on one line: "deployer → deploy_serving · model_id m-42 · env prod (production)". */
-export function RequestLine({ a, max = 4 }: { a: Approval; max?: number }) {
-  const args = keyArguments(a.arguments, max);
+/**
+ * One request on one line: "deployer → deploy_serving · model_id m-42 · env prod (production)". `whole` (a dialog where
+ * a person decides): every value whole, wrapping, never cut.
+ */
+export function RequestLine({ a, max = 4, whole = false }: { a: Approval; max?: number; whole?: boolean }) {
+  const args = keyArguments(a.arguments, max, whole);
   return (
     <span className={styles.requestLine}>
       <span className={styles.requestWho}>
