@@ -96,7 +96,9 @@ Feature flags
 
 Approvals
   swarm approvals list [--status pending|approved|rejected|expired|consumed] [--gate G]
-                       [--agent A] [--limit N] [--json]
+                       [--agent A] [--decided-by USER] [--limit N] [--json]
+      DECIDED BY names everyone who decided, in order (both people of a two-person gate);
+      --decided-by finds a request any of them decided.
   swarm approvals approve ID --as USER [--reason TEXT]
   swarm approvals reject ID --as USER --reason TEXT
       USER must be an operator or admin.

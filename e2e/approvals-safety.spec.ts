@@ -366,7 +366,7 @@ test.describe('a two-person gate against the real server', () => {
     await page.keyboard.press('Enter');
     await expect(page.getByRole('status')).toContainText(`Approved: deployer → deploy_serving (model_id m-2p-a-${stamp}, env prod)`);
     await expect(card).toHaveCount(0);
-    expect(((await (await adminApi(`/api/v1/approvals/${first}`)).json()) as { status: string }).status).toBe('approved');
+    expect(((await (await adminApi(`/api/v1/approvals/${first}`)).json()) as { status: string; deciders: string[] })).toMatchObject({ status: 'approved', deciders: ['admin', 'olivia'] });
 
     const other = page.locator(`[data-approval-id="${mine}"]`);
     await other.getByRole('button', { name: 'Approve…' }).click();
@@ -385,5 +385,14 @@ test.describe('a two-person gate against the real server', () => {
     // and the server refuses a second approval by the same person
     const again = await page.request.post(`${server.url}/api/v1/approvals/${mine}/approve`, { data: {} });
     expect(again.status()).toBe(403);
+
+    // Both people of the decision, in order: in History, found by either, and on the request's own link.
+    for (const person of ['admin', 'olivia']) {
+      await page.goto(`${server.url}/approvals?tab=history&decided_by=${person}`);
+      const row = page.getByRole('row').filter({ hasText: `m-2p-a-${stamp}` });
+      await expect(row).toContainText('admin, then olivia');
+    }
+    await page.goto(`${server.url}/approvals?request=${first}`);
+    await expect(page.getByTestId('deep-link-result')).toContainText('Approved by admin, then olivia');
   });
 });

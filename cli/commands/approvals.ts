@@ -1,5 +1,6 @@
 /** swarm approvals list|approve|reject: the human-in-the-loop queue (SQLite or PostgreSQL). Deciding needs an operator or admin (--as). */
 import type { ApprovalRow } from '@/db/schema';
+import { decidersOf } from '@/lib/approvals/store';
 import { approvalIdSchema, approvalListQuerySchema, approveBodySchema, rejectBodySchema } from '@/lib/http/schemas';
 import { expectPositionals, givenValues, parseCommand, parseOptions, requireOption, runSubcommand, validate, valueOptions } from '@/cli/args';
 import { actAs, withAnyApp, type CliContext } from '@/cli/context';
@@ -10,11 +11,14 @@ export function approvalsCommand(ctx: CliContext, sub: string | undefined, args:
 }
 
 function list(ctx: CliContext, args: string[]): Promise<number> {
-  const values = parseOptions(args, { ...valueOptions('status', 'gate', 'agent', 'limit'), json: { type: 'boolean' } });
-  const query = validate(approvalListQuerySchema, givenValues(values, ['status', 'gate', 'agent', 'limit']));
+  const values = parseOptions(args, { ...valueOptions('status', 'gate', 'agent', 'decided-by', 'limit'), json: { type: 'boolean' } });
+  const given = givenValues(values, ['status', 'gate', 'agent', 'limit']);
+  const query = validate(approvalListQuerySchema, { ...given, ...(values['decided-by'] ? { decided_by: values['decided-by'] } : {}) });
   return withAnyApp(ctx, async (app) => {
     const rows = await app.approvals.list(query);
     if (values.json) return printJson(ctx.io, { approvals: await app.approvals.toJson(rows) });
+    // Both people of a two-person decision, in order.
+    const votes = await app.approvals.votesFor(rows.map((r) => r.id));
     printTable(
       ctx.io,
       'No approvals match.\n',
@@ -27,7 +31,7 @@ function list(ctx: CliContext, args: string[]): Promise<number> {
         cell(r.toolName, 40),
         isoTime(r.requestedAt),
         isoTime(r.expiresAt),
-        cell(r.decidedBy, 30),
+        cell(decidersOf(r, votes.get(r.id) ?? []).join(', then '), 40),
         cell(r.decisionReason ?? r.reason, 60),
       ]),
     );

@@ -176,6 +176,10 @@ describe.each(Object.keys(stores) as (keyof typeof stores)[])('the approval stor
     expect(second).toMatchObject({ status: 'approved', decidedBy: 'ada' });
     expect(s.events.filter((e) => e.type === 'refused' && e.row.id === req.id).map((e) => e.refusal!.rule)).toEqual(['self_decision', 'second_vote_by_same_person', 'role_not_allowed']);
     expect((await s.b.votesFor([req.id])).get(req.id)!.map((v) => v.approver)).toEqual(['otto', 'ada']);
+    // Both people named, in order, and either one finds it as who decided it.
+    expect((await s.a.toJson([second]))[0]!.deciders).toEqual(['otto', 'ada']);
+    for (const person of ['otto', 'ada']) expect((await s.a.list({ status: 'decided', decided_by: person })).map((r) => r.id)).toContain(req.id);
+    expect((await s.a.list({ status: 'decided', decided_by: 'olivia' })).map((r) => r.id)).not.toContain(req.id);
   });
 
   it('expires a request once, whichever servers sweep, and refuses to decide it afterwards', async () => {

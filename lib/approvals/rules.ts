@@ -230,7 +230,7 @@ export interface ApprovalListFilter {
   limit?: number;
 }
 
-type ApprovalColumns = Record<'status' | 'expiresAt' | 'decidedBy' | 'gate' | 'agentName' | 'requestedAt' | 'decidedAt', Column>;
+type ApprovalColumns = Record<'id' | 'status' | 'expiresAt' | 'decidedBy' | 'gate' | 'agentName' | 'requestedAt' | 'decidedAt', Column>;
 
 /** The condition and the order of an approval list, for either database's approvals table. */
 export function approvalListQuery(t: ApprovalColumns, filter: ApprovalListFilter): { where: SQL | undefined; orderBy: SQL; limit: number } {
@@ -238,7 +238,10 @@ export function approvalListQuery(t: ApprovalColumns, filter: ApprovalListFilter
   if (filter.status === 'decided') c.push(ne(t.status, 'pending'));
   else if (filter.status) c.push(eq(t.status, filter.status));
   if (filter.status === 'pending') c.push(gt(t.expiresAt, nowSeconds()));
-  if (filter.decided_by) c.push(eq(t.decidedBy, filter.decided_by));
+  // Who decided: the person who settled it, or any who approved it before (both people of a two-person decision).
+  if (filter.decided_by) {
+    c.push(or(eq(t.decidedBy, filter.decided_by), sql`EXISTS (SELECT 1 FROM approval_votes v WHERE v.approval_id = ${t.id} AND v.approver = ${filter.decided_by})`)!);
+  }
   if (filter.gate) c.push(eq(t.gate, filter.gate));
   if (filter.agent) c.push(eq(t.agentName, filter.agent));
   // The queue is oldest first (who waited longest); the history newest decision first.

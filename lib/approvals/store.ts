@@ -506,7 +506,18 @@ export function approvalToJson(row: ApprovalRow, votes: readonly ApprovalVoteRow
     approvals_required: row.approvalsRequired,
     approver_roles: row.approverRoles.split(','),
     approvals: votes.map((v) => ({ by: v.approver, role: v.approverRole, at: v.at, reason: v.reason })),
+    deciders: decidersOf(row, votes),
   };
+}
+
+/**
+ * Everyone who decided a request, in order: each approval given (both people of a two-person decision), then whoever
+ * settled it otherwise (a rejection); "system" for an expiry; empty while nobody has.
+ */
+export function decidersOf(row: Pick<ApprovalRow, 'decidedBy'>, votes: readonly Pick<ApprovalVoteRow, 'approver'>[]): string[] {
+  const out = votes.map((v) => v.approver);
+  if (row.decidedBy && !out.includes(row.decidedBy)) out.push(row.decidedBy);
+  return out;
 }
 
 /** The request an ASK of the engine makes: this exact call, bound to its gate's approvers, risk and expiry. */

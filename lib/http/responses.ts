@@ -251,6 +251,8 @@ export const approvalSchema = z.object({
   approvals_required: z.number(),
   approver_roles: z.array(z.string()),
   approvals: z.array(givenApprovalSchema),
+  /** everyone who decided it, in order: each approval given (both people of a two-person decision), then a rejection's author */
+  deciders: z.array(z.string()),
 });
 export type ApprovalJson = z.infer<typeof approvalSchema>;
 

@@ -3,6 +3,7 @@ import { ColumnHeads } from '@/app/_components/data-table';
 import { ArgumentsView } from './arguments-view';
 import type { McpNaming } from '@/app/(console)/_mcp/mcp-tool-name';
 import { ToolName } from './tool-name';
+import { decidedByText } from './approval-text';
 import styles from './approvals.module.css';
 import { Time } from '@/app/_components/time';
 
@@ -85,7 +86,7 @@ export function ApprovalHistory({ rows, filter, mcpNaming }: { rows: Approval[];
                     {a.requested_by}
                     {a.client ? <div className="muted">through {a.client}</div> : null}
                   </td>
-                  <td>{a.decided_by ?? '—'}</td>
+                  <td>{decidedByText(a) ?? '—'}</td>
                   <td className={`reason ${styles.reasonCell}`}>{a.decision_reason ?? '—'}</td>
                 </tr>
               ))}

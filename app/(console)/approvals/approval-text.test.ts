@@ -7,7 +7,7 @@ const base = {
   arguments: { model_id: 'm-42', env: 'prod' }, arguments_hash: 'h', tool_call_id: null, requested_by: 'agent:deployer',
   requested_at: 0, expires_at: 100, rule_source: 'hitl:deploy', reason: 'Tool "deploy_serving" needs a human approval (gate "deploy").',
   decided_by: null, decided_at: null, decision_reason: null, consumed_at: null, gate_description: null, risk: 'high',
-  approvals_required: 1, approver_roles: ['operator', 'admin'], approvals: [],
+  approvals_required: 1, approver_roles: ['operator', 'admin'], approvals: [], deciders: [],
 } as unknown as Approval;
 
 describe('the plain words of the approval queue', () => {

@@ -40,6 +40,12 @@ export function keyArguments(args: unknown, max = 3, whole = false): { key: stri
   return [...plain, ...rest].slice(0, max).map(([key, v]) => ({ key, value: shortValue(v, whole ? Infinity : 32), production: isProductionValue(key, v) }));
 }
 
+/** Who decided a request, in order, in words: "olivia, then admin" (both people of a two-person decision). */
+export function decidedByText(a: Pick<Approval, 'deciders' | 'decided_by'>): string | null {
+  const people = a.deciders?.length ? a.deciders : a.decided_by ? [a.decided_by] : [];
+  return people.length ? people.join(', then ') : null;
+}
+
 /** "deployer → deploy_serving (model_id m-42, env prod)" */
 export function summarize(a: Pick<Approval, 'agent' | 'tool' | 'arguments'>): string {
   const args = keyArguments(a.arguments);

@@ -29,6 +29,7 @@ const request = (over: Partial<Approval> = {}): Approval =>
     approvals_required: 1,
     approver_roles: ['operator', 'admin'],
     approvals: [],
+    deciders: [],
     ...over,
   });
 

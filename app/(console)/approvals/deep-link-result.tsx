@@ -1,6 +1,7 @@
 import { Time } from '@/app/_components/time';
 import type { Approval } from './approval-types';
 import { QueueToolName } from './tool-name';
+import { decidedByText } from './approval-text';
 import styles from './approvals.module.css';
 
 /** The request a link names (/approvals?request=<id>): as the server found it at load, or null for no such request. */
@@ -20,7 +21,8 @@ export function DeepLinkResult({ link }: { link: DeepLink }) {
       </div>
     );
   }
-  const by = a.decided_by ? ` by ${a.decided_by}` : '';
+  const people = decidedByText(a);
+  const by = people ? ` by ${people}` : '';
   const verb = a.status === 'expired' ? 'Expired without a decision' : a.status === 'rejected' ? `Rejected${by}` : `Approved${by}`;
   const after = a.status === 'consumed' ? ' The call has run.' : a.status === 'approved' ? ' The call has not run yet.' : '';
   return (

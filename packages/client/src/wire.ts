@@ -140,6 +140,7 @@ export type Approval = {
     at: number;
     reason: string | null;
   }>;
+  deciders: string[];
 };
 
 /** The body of every refusal (4xx) and failure (5xx). */
