@@ -32,6 +32,12 @@ export function Nav({ role }: { role: string }) {
             </li>
           );
         })}
+        <li className="nav-help">
+          <Link href="/api-docs">
+            <span className="nav-label">API reference</span>
+            <span className="nav-hint">Every route, its role and schemas</span>
+          </Link>
+        </li>
       </ul>
     </nav>
   );

@@ -46,6 +46,12 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
             <LoginForm next={next} />
           </>
         )}
+        <footer className="login-help">
+          <p className="muted">
+            New here? People sign in to decide gated calls, read denials and the audit trail; agents ask the same server
+            with an API token. The <a href="/api-docs">API reference</a> needs no sign-in.
+          </p>
+        </footer>
       </section>
     </main>
   );
