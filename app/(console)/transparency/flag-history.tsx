@@ -71,30 +71,30 @@ export function FlagHistory({ history, paged }: { history: History; paged: boole
           {filtered ? 'No change matches this filter.' : 'No flag has been changed at runtime: every value comes from the environment or the catalog.'}
         </p>
       ) : (
-        <DataTable label="Flag history" heads={['When', 'Flag', 'Change', 'By', 'Reason']} wrapClassName={styles.wrap}>
+        <DataTable label="Flag history" heads={['When', 'Flag', 'Change', 'By', 'Reason']} wrapClassName={styles.wrap} cardsWhenNarrow>
           {changes.map((c) => (
             <tr key={c.id} data-action={c.action}>
-              <td className="nowrap">
+              <td className="nowrap" data-label="When">
                 <Time seconds={c.changed_at} />
               </td>
-              <td>
+              <td data-label="Flag">
                 <code>{c.name}</code>
               </td>
               {c.action === 'refused' ? (
-                <td>
+                <td data-label="Change">
                   <span className={styles.refused}>Refused: {c.new_value === null ? 'reset' : c.new_value ? 'turn on' : 'turn off'}</span>
                   <div className={styles.detail}>
                     not changed, stayed <OnOff value={c.old_value} compact />
                   </div>
                 </td>
               ) : (
-                <td className="nowrap">
+                <td className="nowrap" data-label="Change">
                   {c.action === 'set' ? 'Override set' : 'Override removed'}: <OnOff value={c.old_value} compact /> →{' '}
                   <OnOff value={c.new_value} compact />
                 </td>
               )}
-              <td>{c.changed_by}</td>
-              <td className={styles.description}>
+              <td data-label="By">{c.changed_by}</td>
+              <td className={styles.description} data-label="Reason">
                 <Reason action={c.action} text={c.reason} />
               </td>
             </tr>

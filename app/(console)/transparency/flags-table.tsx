@@ -91,7 +91,8 @@ export function FlagsTable({ tiers, admin }: { tiers: TransparencyReport['tiers'
   const columns = admin ? 6 : 5;
   return (
     <div className={`table-wrap ${styles.wrap}`}>
-      <table className={`table ${styles.flagsTable}`} aria-label="Feature flags by tier">
+      {/* On a phone each flag reads as a small card: its name first, its value and the administrator's buttons beside it. */}
+      <table className={`table table-cards-when-narrow ${styles.flagsTable}`} aria-label="Feature flags by tier">
         <thead>
           <tr>
             <th scope="col" className={styles.colFlag}>
@@ -126,7 +127,7 @@ export function FlagsTable({ tiers, admin }: { tiers: TransparencyReport['tiers'
             </tr>
             {t.flags.map((f) => (
               <tr key={f.name} data-flag={f.name}>
-                <td className={styles.flagCell}>
+                <td className={styles.flagCell} data-label="Flag">
                   <Ident className={styles.flagName}>{f.name}</Ident>
                   <div className={styles.owner}>
                     {f.tier === 'invariant' ? <span className={styles.invariantLabel}>Invariant</span> : null}
@@ -134,22 +135,22 @@ export function FlagsTable({ tiers, admin }: { tiers: TransparencyReport['tiers'
                     <span className="nowrap">Owner: {f.owner ?? 'unassigned'}</span>
                   </div>
                 </td>
-                <td className={styles.valueCell}>
+                <td className={styles.valueCell} data-label="Value">
                   <OnOff value={f.value} />
                   <DecidedBy flag={f} />
                   {f.default !== null && f.value !== f.default ? (
                     <div className={styles.detail}>declared default: {f.default ? 'on' : 'off'}</div>
                   ) : null}
                 </td>
-                <td className={styles.description}>{f.description}</td>
-                <td className={styles.guardsCell}>
+                <td className={styles.description} data-label="What it does">{f.description}</td>
+                <td className={styles.guardsCell} data-label="Guards">
                   <Guards flag={f} />
                 </td>
-                <td className={styles.lastChange}>
+                <td className={styles.lastChange} data-label="Last change">
                   <LastChange change={f.last_change} />
                 </td>
                 {admin ? (
-                  <td className={styles.actionsCol}>
+                  <td className={styles.actionsCol} data-label={`Change ${f.name}`}>
                     {f.changeable ? <FlagActions flag={f} /> : <Unchangeable flag={f} />}
                   </td>
                 ) : null}

@@ -83,7 +83,8 @@ export function AuditExplorer({ initial, opened, integrity }: Props) {
         title="Audit"
         lead="Security events — sign-ins, users and tokens, approvals, flags and configuration, reads of the trail — and the integrity of the hash-chained audit trail."
       />
-      {narrow ? null : badge}
+      {/* First on every width: whether the trail is intact is what an auditor reads before any event. */}
+      {badge}
       <IgnoredNotice ignored={ignored} />
       <FiltersDisclosure narrow={narrow} active={activeFilters}>
         <AuditFilterBar state={state} onChange={setFilters} onClear={clearAll} />
@@ -128,7 +129,6 @@ export function AuditExplorer({ initial, opened, integrity }: Props) {
           </div>
         ) : null}
       </ResultsSection>
-      {narrow ? badge : null}
       {state.event !== undefined ? (
         <EventPanel id={state.event} event={openEvent} openRow={panel} onDecision={(decision) => setFilters({ decision })} />
       ) : null}

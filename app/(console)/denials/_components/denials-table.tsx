@@ -78,13 +78,15 @@ export function DenialsTable({ rows, state, stale, visibility, onVisibility, onS
       busy={stale}
       tools={<ColumnsMenu columns={table.getAllLeafColumns().filter((c) => c.getCanHide())} onVisibility={onVisibility} />}
       head={head}
+      // On a phone each denial reads as a small card, every column (the reason and the rule source too) in view.
+      classNames={{ table: 'table-cards-when-narrow' }}
     >
       {table.getRowModel().rows.map((row) => {
         const id = row.original.id;
         return (
           <tr key={row.id} {...rowProps(id)} className={rowClassName(id === openRow.openId)} data-denial-id={id}>
             {row.getVisibleCells().map((cell) => (
-              <td key={cell.id} className={styles[`col_${cell.column.id}`]}>
+              <td key={cell.id} className={styles[`col_${cell.column.id}`]} data-label={COLUMN_LABELS[cell.column.id]}>
                 {flexRender(cell.column.columnDef.cell, cell.getContext())}
               </td>
             ))}
