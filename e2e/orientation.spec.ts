@@ -1,0 +1,24 @@
+/**
+ * A newcomer's first steps (issue 41, item 7): the sign-in page says who signs in here and links the API reference,
+ * which answers without a session; the console's navigation links it too; the browser's icon request is answered.
+ */
+import { expect, test } from '@playwright/test';
+import { signIn } from './fixtures/session';
+
+test('the sign-in page orients a newcomer and links the API reference; the favicon is served', async ({ page, request }) => {
+  await page.goto('/login');
+  await expect(page.getByText(/^New here\? People sign in to decide gated calls/)).toBeVisible();
+  await page.getByRole('link', { name: 'API reference' }).click();
+  await expect(page).toHaveURL(/\/api-docs$/);
+  await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+  const icon = await request.get('/favicon.ico');
+  expect(icon.status()).toBe(200);
+  expect(icon.headers()['content-type']).toMatch(/image\/(x-icon|vnd\.microsoft\.icon)/);
+});
+
+test('the console\'s navigation links the API reference for every role', async ({ page }) => {
+  await signIn(page, 'victor');
+  await page.goto('/transparency');
+  const nav = page.getByRole('navigation', { name: 'Console' });
+  await expect(nav.getByRole('link', { name: /API reference/ })).toHaveAttribute('href', '/api-docs');
+});
