@@ -141,6 +141,48 @@ describe('a period whose trail was read on some days', () => {
   });
 });
 
+describe('one statement of what the signed checkpoints cover (issue 41)', () => {
+  /** Today's rows as a server writes them: one signed by a checkpoint, then the newest, written after it. */
+  function todayWithNewestWaiting(): void {
+    const now = Date.now() / 1000;
+    t.app.recorder.appendDenial({ toolName: 'deploy_serving', agentName: 'data_cleaner', ruleSource: 'agent_allowlist', reason: 'signed', userRole: 'viewer', principal: 'data_cleaner', timestamp: now - 5 });
+    t.app.recorder.appendEvent({ type: 'audit.queried', actor: 'alex', actorRole: 'auditor', outcome: 'succeeded', target: 'permission_denials', timestamp: now - 4, detail: { filter: {} } });
+    t.app.checkpointAudit();
+    t.app.recorder.appendDenial({ toolName: 'deploy_serving', agentName: 'data_cleaner', ruleSource: 'agent_allowlist', reason: 'newest', userRole: 'viewer', principal: 'data_cleaner', timestamp: now - 1 });
+  }
+
+  it('counts a day whose newest rows wait for the next checkpoint as covered: the cover, the box and the controls agree', async () => {
+    const yesterday = today() - DAY;
+    writeDay(yesterday, true);
+    todayWithNewestWaiting();
+    const day = new Date(today() * 1000).toISOString().slice(0, 10);
+    for (const period of [{ from: yesterday, to: today() + DAY }, { from: today(), to: today() + DAY }]) {
+      const r = await report(period);
+      expect(r.data.integrity.ok).toBe(true);
+      expect(r.data.coverage).toMatchObject({ unsignedDays: [], waitingDays: [day] });
+      const signed = control(r, '10.3.2').evidence.find((e) => e.kind === 'signed_checkpoints')!;
+      expect(signed).toMatchObject({ state: 'demonstrated', text: expect.stringContaining(`the newest rows of ${day} wait for the next checkpoint`) });
+      const flat = pdfText(r.bytes).replace(/\s+/g, ' ');
+      expect(flat).not.toContain('Gaps in the signed checkpoints');
+      expect(flat).not.toContain('no checkpoints in the period');
+      expect(flat).toMatch(/verified up to signed checkpoint #\d+ \(row \d+, signed [^)]+\); 1 later row chained, not yet signed/);
+    }
+  });
+
+  it('states a day none of whose rows a checkpoint covers, the same way on the cover and in the controls', async () => {
+    const from = today() - 2 * DAY;
+    writeDay(from, true);
+    t.app.checkpointAudit();
+    writeDay(from + DAY, true);
+    const r = await report({ from, to: today() });
+    const day = new Date((from + DAY) * 1000).toISOString().slice(0, 10);
+    expect(r.data.coverage).toMatchObject({ unsignedDays: [day], waitingDays: [] });
+    const signed = control(r, '10.3.2').evidence.find((e) => e.kind === 'signed_checkpoints')!;
+    expect(signed).toMatchObject({ state: 'not_demonstrated', why: expect.stringContaining(`(${day})`) });
+    expect(pdfText(r.bytes).split('\f')[0]!.replace(/\s+/g, ' ')).toContain(`the rows of 1 day (${day}) are chained but no signed checkpoint covers them yet`);
+  });
+});
+
 describe('a period read every day', () => {
   it('demonstrates the daily review and the controls whose evidence is all there; OSCAL says satisfied for them only', async () => {
     const from = today() - 3 * DAY;

@@ -538,24 +538,38 @@ async function gatherCoverage(r: ReportReader, p: ReportPeriod, now: number) {
   // Which days hold rows: one probe of the timestamp index per day and chain (a GROUP BY over the period would read
   // every row: 0.6 s over a million). Which of them are unsigned: only the rows after the newest checkpoint, a short
   // range of ids, are grouped by day.
+  // The one statement of what the signed checkpoints cover, that the cover, the integrity box, the controls and OSCAL
+  // all read: a day is unsigned when it holds rows and none of a chain's rows of it is under a checkpoint; a day whose
+  // newest rows follow the newest checkpoint (the last seconds before the report, as a server signs every 10 s) is
+  // covered, its newest rows waiting for the next checkpoint.
   const withRows = new Set<number>();
   const unsigned = new Set<number>();
+  const waiting = new Set<number>();
   for (const chain of ['permission_denials', 'security_events'] as const) {
+    const chainDays = new Set<number>();
     for (const day of days) {
       const from = Math.max(p.from, day * DAY);
       const to = Math.min(p.to, (day + 1) * DAY);
-      if (await r.get(`SELECT 1 AS one FROM ${chain} WHERE timestamp >= ? AND timestamp < ? LIMIT 1`, [from, to])) withRows.add(day);
+      if (await r.get(`SELECT 1 AS one FROM ${chain} WHERE timestamp >= ? AND timestamp < ? LIMIT 1`, [from, to])) chainDays.add(day);
     }
+    for (const day of chainDays) withRows.add(day);
     const size = checkpoints.get(chain) ?? null;
     if (size === null) {
-      for (const day of days) if (withRows.has(day)) unsigned.add(day);
+      for (const day of chainDays) unsigned.add(day);
       continue;
     }
     const t = unindexed(r, 'timestamp');
     for (const row of await r.all<{ d: number }>(`SELECT floor(timestamp / ${DAY}) AS d FROM ${chain} WHERE id > ? AND ${t} >= ? AND ${t} < ? GROUP BY 1`, [size, p.from, p.to])) {
-      unsigned.add(Number(row.d));
+      const day = Number(row.d);
+      const from = Math.max(p.from, day * DAY);
+      const to = Math.min(p.to, (day + 1) * DAY);
+      // Some of the day's rows are under the checkpoint: only its newest wait for the next one.
+      // (through the timestamp index: the day's first row found is almost always an older, signed one)
+      const signed = await r.get(`SELECT 1 AS one FROM ${chain} WHERE timestamp >= ? AND timestamp < ? AND id <= ? LIMIT 1`, [from, to, size]);
+      (signed ? waiting : unsigned).add(day);
     }
   }
+  for (const day of unsigned) waiting.delete(day);
   const sorted = (set: Set<number>) => [...set].sort((a, b) => a - b).map(ymd);
   return {
     /** the oldest live row of either chain (seconds), null when the trail holds none */
@@ -570,8 +584,10 @@ async function gatherCoverage(r: ReportReader, p: ReportPeriod, now: number) {
     reviewedDays: sorted(reviewed),
     /** the days that hold rows */
     daysWithRows: sorted(withRows),
-    /** days holding rows that no signed checkpoint covers yet (a gap in the checkpoints) */
+    /** days holding rows of which no signed checkpoint covers any of a chain's (a gap in the checkpoints) */
     unsignedDays: sorted(unsigned),
+    /** days whose rows are under a signed checkpoint but for the newest, which wait for the next one (not a gap) */
+    waitingDays: sorted(waiting),
     /** signed checkpoints of each chain, the newest's size (rows covered) */
     signedUpTo: ['permission_denials', 'security_events'].map((chain) => ({ chain, size: checkpoints.get(chain) ?? null })),
   };

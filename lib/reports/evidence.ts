@@ -217,7 +217,8 @@ export function assessEvidence(kind: EvidenceKind, d: ReportData): EvidenceAsses
     case 'signed_checkpoints': {
       const valid = d.integrity.chains.reduce((n, chain) => n + chain.checkpointsValid, 0);
       const all = d.integrity.chains.reduce((n, chain) => n + chain.checkpoints, 0);
-      const text = all === 0 ? 'no signed checkpoint yet' : `${int(valid)} of ${plural(all, 'signed checkpoint')} valid, ${int(d.integrity.checkpointsInPeriod)} signed in the period${d.integrity.key ? `; key ${d.integrity.key.keyId}` : ''}`;
+      const waiting = c.waitingDays.length > 0 ? `; the newest rows of ${listDays(c.waitingDays)} wait for the next checkpoint` : '';
+      const text = all === 0 ? 'no signed checkpoint yet' : `${int(valid)} of ${plural(all, 'signed checkpoint')} valid, ${int(d.integrity.checkpointsInPeriod)} signed in the period${d.integrity.key ? `; key ${d.integrity.key.keyId}` : ''}${waiting}`;
       const signedInPeriod = c.daysWithRows.filter((day) => !c.unsignedDays.includes(day));
       if (signedInPeriod.length === 0) return judged(text, 'no checkpoints in the period: no signed checkpoint covers its rows');
       if (c.unsignedDays.length > 0) return judged(text, `no signed checkpoint covers the rows of ${int(c.unsignedDays.length)} of ${plural(c.daysWithRows.length, 'day')} with rows (${listDays(c.unsignedDays)})`);
