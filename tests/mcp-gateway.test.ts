@@ -297,7 +297,7 @@ describe('swarm mcp serve, deciding in process', () => {
     expect((await runSwarm(['approvals', 'reject', id, '--as', 'olivia', '--reason', 'not before the audit'], childEnv())).code).toBe(0);
     const r = await pending;
     expect(r.isError).toBe(true);
-    expect(text(r)).toMatch(/Refused by Swarm Permissions: Rejected by an operator: not before the audit \(rule hitl:destructive-mcp, decision \S+\)/);
+    expect(text(r)).toMatch(/Refused by Swarm Permissions: Rejected by an operator \(approval apr_\S+\): not before the audit \(rule hitl:destructive-mcp, decision \S+\)/);
     expect(readFileSync(target, 'utf8')).toContain('first line');
   }, 60_000);
 

@@ -246,4 +246,21 @@ describe('retries of a rejected call', () => {
     expect(flat).toContain("Of the 5 hitl denials: 1 denial records a person's rejection or an expired request; 4 denials are repeats of a call already rejected or waiting");
     expect(flat).toContain('The agents made 4 further calls that repeated a call already rejected or waiting');
   });
+
+  it('recognises a repeat by the approval its denial names, whatever the masking did to its arguments', async () => {
+    const agent = { kind: 'agent' as const, id: 'deployer', role: 'viewer' as const, agent: 'deployer' };
+    // Arguments the trail keeps masked (a card number, an e-mail address): the denial rows and the request's copy differ.
+    const args = { model_id: 'm-9', env: 'prod', owner: 'risk-team@partner-insurer.example', note: 'card 4111 1111 1111 1111' };
+    const call = () => t.app.engine.decide({ kind: 'tool', principal: agent, agent: 'deployer', tool: 'deploy_serving', arguments: args });
+    const asked = call();
+    expect(asked.decision).toBe('ASK');
+    await t.app.approvals.reject(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'Not to partners.');
+    for (let i = 0; i < 3; i++) {
+      const again = call();
+      expect(again).toMatchObject({ decision: 'DENY', reason: `Rejected by an operator (approval ${asked.approvalId}): Not to partners.` });
+    }
+    const r = await report({ from: today(), to: today() + DAY });
+    expect(r.data.denials.hitl).toMatchObject({ decisions: 1, repeats: 3, other: 0 });
+    expect(r.data.denials.hitl.repeatedCalls).toEqual([expect.objectContaining({ approval: asked.approvalId, status: 'rejected', repeats: 3 })]);
+  });
 });

@@ -14,7 +14,6 @@ import { parseVerifierKey } from '@/lib/audit/trail/checkpoints';
 import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 import { bucketOrigin, chooseBucketSeconds, SummaryFold, topOf, type DenialGroup } from '@/lib/audit/denials/stats';
 import type { Failure } from '@/lib/audit/trail/verify';
-import { canonicalJson } from '@/lib/approvals/canonical';
 import type { ImpactSummary } from '@/lib/change-control/store';
 import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from '@/lib/flags/catalog';
@@ -444,46 +443,45 @@ const HITL = `(rule_source = 'hitl' OR rule_source LIKE 'hitl:%') AND timestamp 
  */
 const DECISION_RECORD = `(trace_json IS NULL OR coalesce(decision_id IN (SELECT decision_id FROM approvals WHERE decision_id IS NOT NULL), false))`;
 
-/** Arguments as the approval store compares them (keys sorted), or null when the text is not JSON. */
-function canonicalText(text: string | null): string | null {
-  if (text === null) return null;
-  try {
-    return canonicalJson(JSON.parse(text));
-  } catch {
-    return null;
-  }
-}
+/** The approval a hitl denial of a repeated call names in its reason ("Rejected by an operator (approval apr_…): …"). */
+const APPROVAL_NAMED = /\(approval (apr_[A-Za-z0-9_-]{8,64})\)/;
 
 /**
  * The hitl denials of the period, told apart: the row that records a person's rejection (or an expiry) of a request,
- * and the denials of the same call made again while it stayed rejected or waiting (same agent, tool and arguments as a
- * rejected, expired or pending request asked earlier). "hitl 49" beside "2 rejected" is then "2 decisions, 47 repeats".
+ * and the denials of the same call made again after it was rejected or expired. "hitl 49" beside "2 rejected" is then
+ * "2 decisions, 47 repeats".
  *
- * The denial rows keep the call's arguments as they were written (masked), not the approval's keyed hash, so a repeat
- * is found by the same agent and tool and the same arguments (compared canonically, with the request's redacted copy)
- * as a rejected, expired or pending request asked no later than the repeat. Grouped in SQL by call, so a runaway
- * agent's million retries are one group. Without hitl denials, nothing is read.
+ * A repeat is recognised by the approval it refers to: the engine's denial of a rejected or expired call names that
+ * request in its reason (lib/permissions/sources/hitl.ts), never guessed from the call's arguments (stored masked).
+ * Grouped in SQL by agent, tool and reason, so a runaway agent's million retries are one group; each group's request
+ * is one lookup by id. Without hitl denials, nothing is read.
  */
 async function gatherHitl(r: ReportReader, p: ReportPeriod, total: number) {
   const decisions = total === 0 ? 0 : await countOf(r, `permission_denials WHERE ${HITL} AND ${DECISION_RECORD}`, [p.from, p.to]);
-  const groups = total === 0 ? [] : await r.all<{ agent: string | null; tool: string; args: string | null; n: number; first: number; last: number }>(
-    `SELECT agent_name AS agent, tool_name AS tool, arguments_json AS args, count(*) AS n, min(timestamp) AS "first", max(timestamp) AS "last"
+  const groups = total === 0 ? [] : await r.all<{ agent: string | null; tool: string; reason: string; n: number; first: number; last: number }>(
+    `SELECT agent_name AS agent, tool_name AS tool, reason, count(*) AS n, min(timestamp) AS "first", max(timestamp) AS "last"
      FROM permission_denials WHERE ${HITL} AND NOT ${DECISION_RECORD}
-     GROUP BY agent_name, tool_name, arguments_json ORDER BY count(*) DESC, min(timestamp) LIMIT ?`,
+     GROUP BY agent_name, tool_name, reason ORDER BY count(*) DESC, min(timestamp) LIMIT ?`,
     [p.from, p.to, HITL_GROUPS],
   );
-  const repeatedCalls: { agent: string; tool: string; approval: string; status: string; repeats: number; first: number; last: number }[] = [];
+  const byApproval = new Map<string, { agent: string; tool: string; approval: string; status: string; repeats: number; first: number; last: number }>();
   for (const g of groups) {
-    const args = canonicalText(g.args);
-    if (g.agent === null || args === null) continue;
-    const requests = await r.all<{ id: string; status: string; redacted: string; canonical: string }>(
-      `SELECT id, CASE WHEN status = 'pending' AND expires_at <= ? THEN 'expired' ELSE status END AS status, arguments_redacted AS redacted, arguments_canonical AS canonical
-       FROM approvals WHERE agent_name = ? AND tool_name = ? AND status IN ('rejected', 'expired', 'pending') AND requested_at <= ? ORDER BY requested_at DESC, id DESC LIMIT 50`,
-      [g.last, g.agent, g.tool, g.last],
+    const id = APPROVAL_NAMED.exec(g.reason)?.[1];
+    if (g.agent === null || id === undefined) continue;
+    const request = await r.get<{ id: string; status: string; agent: string; tool: string }>(
+      `SELECT id, CASE WHEN status = 'pending' AND expires_at <= ? THEN 'expired' ELSE status END AS status, agent_name AS agent, tool_name AS tool FROM approvals WHERE id = ?`,
+      [g.last, id],
     );
-    const request = requests.find((q) => canonicalText(q.redacted) === args || canonicalText(q.canonical) === args);
-    if (request) repeatedCalls.push({ agent: g.agent, tool: g.tool, approval: request.id, status: request.status, repeats: g.n, first: g.first, last: g.last });
+    // Only a request of this very call, decided against it, makes a repeat.
+    if (!request || request.agent !== g.agent || request.tool !== g.tool || !['rejected', 'expired'].includes(request.status)) continue;
+    const seen = byApproval.get(id);
+    if (seen) {
+      seen.repeats += Number(g.n);
+      seen.first = Math.min(seen.first, g.first);
+      seen.last = Math.max(seen.last, g.last);
+    } else byApproval.set(id, { agent: g.agent, tool: g.tool, approval: id, status: request.status, repeats: Number(g.n), first: g.first, last: g.last });
   }
+  const repeatedCalls = [...byApproval.values()].sort((a, b) => b.repeats - a.repeats || a.first - b.first);
   const repeats = repeatedCalls.reduce((n, c) => n + c.repeats, 0);
   return {
     total,

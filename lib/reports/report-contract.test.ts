@@ -155,8 +155,8 @@ function decision(i: number, shape = SHAPES[i % SHAPES.length]!): AuditEvent {
 }
 
 /** The engine's denial of a call already rejected (the gate's DENY, with its trace), as it reaches the recorder. */
-function retryOfRejected(k: number): AuditEvent {
-  const rule = { decision: 'DENY' as Decision, priority: 400, attribution: { source: 'hitl' as const, id: 'deploy' }, reason: 'Rejected by an operator: Outside the deploy window.' };
+function retryOfRejected(k: number, approvalId: string): AuditEvent {
+  const rule = { decision: 'DENY' as Decision, priority: 400, attribution: { source: 'hitl' as const, id: 'deploy' }, reason: `Rejected by an operator (approval ${approvalId}): Outside the deploy window.` };
   const result: CheckResult = { decision: 'DENY', rule, trace: [rule], ruleSource: 'hitl:deploy', reason: rule.reason, decisionId: `dec_retry_${k}` };
   const principal = { kind: 'agent' as const, id: 'deployer', role: 'viewer' as const, agent: 'deployer' };
   return { kind: 'tool', context: { kind: 'tool', principal, agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-3', env: 'prod' }, flags: new Map() }, result };
@@ -238,7 +238,7 @@ async function writeTrail(s: Side, key: SigningKey): Promise<void> {
   // The agent makes the rejected call twice more: denied by the gate each time, repeats counted apart.
   for (let k = 0; k < 2; k++) {
     tick(60);
-    await s.record(retryOfRejected(k));
+    await s.record(retryOfRejected(k, rejected));
   }
   tick();
   await request({ arguments: { model_id: 'm-4', env: 'prod' }, expiresInSeconds: 60 });

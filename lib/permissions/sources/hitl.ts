@@ -42,7 +42,9 @@ export function createHitlSource(options: { maxMemo?: number } = {}): RuleSource
         case 'approved':
           return [{ decision: 'ALLOW', priority: PRIORITY.hitl, attribution, reason: `Approved by an operator (approval ${approval.id}).` }];
         case 'rejected':
-          return [{ decision: 'DENY', priority: PRIORITY.hitl, attribution, reason: `Rejected by an operator: ${approval.reason ?? 'no reason given'}` }];
+          // The approval is named, so that the denial of a call made again after its rejection says which request it
+          // repeats (the audit report counts repeats by it).
+          return [{ decision: 'DENY', priority: PRIORITY.hitl, attribution, reason: `Rejected by an operator (approval ${approval.id}): ${approval.reason ?? 'no reason given'}` }];
         case 'expired':
           return [{ decision: 'DENY', priority: PRIORITY.hitl, attribution, reason: `The approval request expired before an operator decided it (approval ${approval.id}).` }];
         case 'unverified':

@@ -19,8 +19,8 @@ function emit(rule: CompiledRule, context: PermissionContext): PermissionRule {
   const a = context.approval;
   const { priority, attribution } = rule.emitted;
   if (a.status === 'approved') return { decision: 'ALLOW', priority, attribution, reason: `${rule.reason} Approved by an operator (approval ${a.id}).` };
-  if (a.status === 'rejected') return { decision: 'DENY', priority, attribution, reason: `${rule.reason} Rejected by an operator: ${a.reason ?? 'no reason given'}` };
-  if (a.status === 'expired') return { decision: 'DENY', priority, attribution, reason: `${rule.reason} The approval request expired.` };
+  if (a.status === 'rejected') return { decision: 'DENY', priority, attribution, reason: `${rule.reason} Rejected by an operator (approval ${a.id}): ${a.reason ?? 'no reason given'}` };
+  if (a.status === 'expired') return { decision: 'DENY', priority, attribution, reason: `${rule.reason} The approval request expired (approval ${a.id}).` };
   if (a.status === 'unverified') return { decision: 'ASK', priority, attribution, reason: `${rule.reason} Approval ${a.id} is not used: ${a.reason ?? 'the audit trail does not hold it'}.` };
   // no approval yet, or one pending: the rule as compiled (ASK, its own reason), shared rather than copied per call
   return rule.emitted;
