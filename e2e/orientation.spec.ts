@@ -16,9 +16,27 @@ test('the sign-in page orients a newcomer and links the API reference; the favic
   expect(icon.headers()['content-type']).toMatch(/image\/(x-icon|vnd\.microsoft\.icon)/);
 });
 
-test('the console\'s navigation links the API reference for every role', async ({ page }) => {
+test('the console\'s navigation links the documentation and the API reference for every role', async ({ page }) => {
   await signIn(page, 'victor');
   await page.goto('/transparency');
   const nav = page.getByRole('navigation', { name: 'Console' });
   await expect(nav.getByRole('link', { name: /API reference/ })).toHaveAttribute('href', '/api-docs');
+  await expect(nav.getByRole('link', { name: /Documentation/ })).toHaveAttribute('href', '/docs');
+});
+
+test('/docs serves the README and docs/ without a session, and their links lead from page to page', async ({ page }) => {
+  await page.goto('/login');
+  await page.getByRole('link', { name: 'documentation' }).click();
+  await expect(page).toHaveURL(/\/docs$/);
+  const index = page.getByRole('list', { name: 'Documentation pages' });
+  for (const title of ['Swarm Permissions (README)', 'Threat model']) await expect(index.getByRole('link', { name: new RegExp(title.replace(/[()]/g, '\\$&')) })).toBeVisible();
+  await index.getByRole('link', { name: /README/ }).click();
+  await expect(page.getByRole('heading', { level: 1, name: 'Swarm Permissions' })).toBeVisible();
+  await expect(page.locator('h2#quick-start')).toHaveText('Quick start');
+  // A link of the README to a page of docs/ opens that page here.
+  await page.getByRole('link', { name: 'the threat model' }).click();
+  await expect(page).toHaveURL(/\/docs\/threat-model$/);
+  await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+  expect((await page.request.get('/docs/../../etc/passwd')).status()).toBe(404);
+  expect((await page.request.get('/docs/no-such-page')).status()).toBe(404);
 });

@@ -33,6 +33,12 @@ export function Nav({ role }: { role: string }) {
           );
         })}
         <li className="nav-help">
+          <Link href="/docs">
+            <span className="nav-label">Documentation</span>
+            <span className="nav-hint">What each page and setting does</span>
+          </Link>
+        </li>
+        <li>
           <Link href="/api-docs">
             <span className="nav-label">API reference</span>
             <span className="nav-hint">Every route, its role and schemas</span>

@@ -49,7 +49,8 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
         <footer className="login-help">
           <p className="muted">
             New here? People sign in to decide gated calls, read denials and the audit trail; agents ask the same server
-            with an API token. The <a href="/api-docs">API reference</a> needs no sign-in.
+            with an API token. The <a href="/docs">documentation</a> and the <a href="/api-docs">API reference</a> need no
+            sign-in.
           </p>
         </footer>
       </section>
