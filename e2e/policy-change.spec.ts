@@ -1,6 +1,7 @@
 /**
  * Policy change control (issue 28) in the browser, on two servers of the real build on one PostgreSQL under the bfsi
- * profile (two admins other than the proposer approve): admin A uploads a DENY rule and reads its diff and impact, and
+ * profile (two admins other than the proposer approve): admin A reads and downloads the rule files in force, writes a
+ * DENY rule in the browser (after an upload that does not compile) and reads its diff, impact and who may still vote, and
  * cannot approve it; a proposal whose policy test fails cannot be approved; admin B approves through the dialog on
  * server 1, admin C on server 2, and both servers deny the tool within a second of the last approval; a rollback
  * proposal approved by two restores it. Then, on SQLite without a profile, the same review is advisory.
@@ -111,7 +112,7 @@ test.describe('under change control, on two PostgreSQL servers', () => {
 
   let changeId: string;
 
-  test('admin A uploads a DENY rule in the browser, reads its diff and impact, and cannot approve it', async ({ page }) => {
+  test('admin A reads and downloads the files in force, writes a DENY rule in the browser, reads its diff, impact and who may still vote, and cannot approve it', async ({ page }) => {
     await page.goto(`${s1.url}/login`);
     await page.getByLabel('User name').fill('admin');
     await page.getByLabel('Password').fill(PG_ADMIN_PASSWORD);
@@ -121,6 +122,14 @@ test.describe('under change control, on two PostgreSQL servers', () => {
     await expect(page.getByTestId('change-control')).toContainText('Enforced');
     await expect(page.getByTestId('change-control')).toContainText('2 different people');
     await expect(page.getByTestId('active-revision')).toContainText('the files on disk at the first start');
+    // The rule files in force, to read and to download.
+    const inForce = page.getByRole('list', { name: 'Rule files in force' }).locator('[data-rule-file="permission_policies.yaml"]');
+    await inForce.getByText('permission_policies.yaml').click();
+    await expect(inForce.locator('pre')).toContainText('rules: []');
+    const download = inForce.getByRole('link', { name: 'Download permission_policies.yaml' });
+    await expect(download).toHaveAttribute('download', 'permission_policies.yaml');
+    const [file] = await Promise.all([page.waitForEvent('download'), download.click()]);
+    expect(file.suggestedFilename()).toBe('permission_policies.yaml');
 
     // A file that does not compile: refused, each problem at its file:line:column, nothing proposed.
     await page.getByLabel('Why this change (required)').fill('Pause drift monitoring during the review');
@@ -131,12 +140,20 @@ test.describe('under change control, on two PostgreSQL servers', () => {
     await expect(problems).toContainText(/permission_policies\.yaml:\d+:\d+/);
     await expect(page).toHaveURL(/\/policy$/);
 
-    await policyInput.setInputFiles({ name: 'permission_policies.yaml', mimeType: 'text/yaml', buffer: Buffer.from(DENY_DRIFT) });
+    // The rule written in the browser instead: the editor starts from the text in force, and the upload is then ignored.
+    await page.getByRole('button', { name: 'Edit here permission_policies.yaml' }).click();
+    const editor = page.getByLabel('New text of permission_policies.yaml');
+    await expect(editor).toHaveValue('rules: []\n');
+    await expect(page.getByText('Unchanged from the text in force.')).toBeVisible();
+    await editor.fill(DENY_DRIFT);
+    await expect(page.getByText(/^Changed: this text is proposed instead of the file in force/)).toBeVisible();
     await page.getByRole('button', { name: 'Propose this change' }).click();
     await expect(page).toHaveURL(/\/policy\/prp_/);
     changeId = /\/policy\/(prp_[^/?#]+)/.exec(page.url())![1]!;
     await expect(page.getByTestId('proposal-message')).toHaveText('Pause drift monitoring during the review');
     await expect(page.getByTestId('proposal-status')).toContainText('0 of 2 approvals');
+    // Who may still approve it: the two other administrators, never its proposer.
+    await expect(page.getByTestId('may-still-vote')).toHaveText(/^2 more approvals needed\. May still approve it: bea, carl \(admin; not its proposer\)\.$/);
     // the diff: the rule's lines added, each marked with a + sign, the old empty list removed with a − sign
     const diff = page.getByRole('region', { name: 'Changes to permission_policies.yaml' });
     await expect(diff.locator('tr[data-diff="added"]', { hasText: 'decision: DENY' })).toContainText('+');
@@ -311,6 +328,7 @@ test.describe('without a profile that asks for it (SQLite)', () => {
     await bea.getByRole('button', { name: 'Propose this change' }).click();
     await bea.waitForURL(/\/policy\/prp_/);
     await expect(bea.getByRole('region', { name: 'Changes to gates.yaml' }).getByRole('heading')).toContainText(/removed \+0 −\d+/);
+    await expect(bea.getByTestId('may-still-vote')).toHaveText(/^One more approval needed\. May still approve it: admin \(admin; not its proposer\)\.$/);
     await bea.context().close();
   });
 });

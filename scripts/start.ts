@@ -91,11 +91,16 @@ const lines: string[] = [];
 if (demo) {
   const password = env.SWARM_ADMIN_PASSWORD || randomPassword();
   await app.auth.setPassword('admin', password);
-  for (const [name, role] of [['olivia', 'operator'], ['alex', 'auditor'], ['victor', 'viewer']] as const) {
+  // Two administrators besides admin: a change to the rules needs two people other than its proposer.
+  for (const [name, role] of [['olivia', 'operator'], ['oscar', 'operator'], ['alex', 'auditor'], ['victor', 'viewer'], ['ada', 'admin'], ['bea', 'admin']] as const) {
     if (!(await app.auth.findUser(name))) await app.auth.createUser(name, role, password);
     else await app.auth.setPassword(name, password);
   }
-  lines.push(`  Sign in as admin / ${password}`, `  (also olivia = operator, alex = auditor, victor = viewer, same password)`);
+  lines.push(
+    `  Sign in as admin / ${password}`,
+    `  (also olivia and oscar = operator, alex = auditor, victor = viewer, ada and bea = admin, same password;`,
+    `   a change to the rules on /policy is approved by two administrators other than its proposer: ada and bea)`,
+  );
 } else if (report.createdAdmin) {
   lines.push(
     `  First start: created user "admin" with password ${report.createdAdmin.generated ? report.createdAdmin.password : '(SWARM_ADMIN_PASSWORD)'}`,

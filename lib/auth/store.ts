@@ -56,6 +56,8 @@ export interface AuthStore {
   /** Tokens and sessions stored before the pepper take its keyed form (at every start; only sealed rows). */
   pepperLegacy(): Promise<{ tokens: number; sessions: number }>;
   findUser(username: string): Promise<UserRow | undefined>;
+  /** The enabled people with one of these roles (their rows sealed), by name. */
+  usersWithRoles(roles: readonly string[]): Promise<UserRow[]>;
   /** 400 for a bad name or password, 409 when the name is taken (also by another server at the same moment) */
   createUser(username: string, role: UserRole, password?: string, by?: string): Promise<UserRow>;
   /** A user and a token for it, both or neither (`swarm users add`); the token is shown once. */
@@ -176,6 +178,13 @@ export class SqlAuthStore implements AuthStore {
   async hasAdmin(): Promise<boolean> {
     const admins = await this.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE role = 'admin' AND disabled = ${false}`);
     return admins.some((u) => userSealed(this.check, userRow(u)));
+  }
+
+  async usersWithRoles(roles: readonly string[]): Promise<UserRow[]> {
+    if (roles.length === 0) return [];
+    const rows = await this.db.all<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE role IN (${sql.join(roles.map((r) => sql`${r}`), sql`, `)}) AND disabled = ${false} ORDER BY username`);
+    // A row without its seal is nobody (lib/auth/seal.ts).
+    return rows.map(userRow).filter((u) => userSealed(this.check, u));
   }
 
   async findUser(username: string): Promise<UserRow | undefined> {

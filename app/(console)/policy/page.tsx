@@ -3,7 +3,7 @@ import Link from 'next/link';
 import { DataTable } from '@/app/_components/data-table';
 import { Time } from '@/app/_components/time';
 import { requirePage } from '@/lib/http/page-auth';
-import { RULE_FILE_NAMES } from '@/lib/change-control/files';
+import { RULE_FILE_NAMES, type RuleFile } from '@/lib/change-control/files';
 import { openFirst, shortRevision, STATUS_WORDS } from './policy-words';
 import { ProposeForm } from './propose-form';
 import { RollbackButton } from './rollback-button';
@@ -28,6 +28,8 @@ export default async function PolicyPage() {
   const activations = await cc.store.activations();
   const proposals = openFirst(await cc.store.proposals());
   const isAdmin = principal.role === 'admin';
+  // The rule files in force: the active revision's under change control, else the files on disk.
+  const texts = app.ruleTexts();
   const open = proposals.filter((p) => p.status === 'open').length;
 
   return (
@@ -108,6 +110,36 @@ export default async function PolicyPage() {
         </section>
       ) : null}
 
+      <section className="section" aria-labelledby="files-head">
+        <h2 id="files-head">The rule files in force</h2>
+        <p className="muted">What decides now, to read or download; a change to them is a proposal{settings ? ' (below)' : ''}.</p>
+        <ul className={styles.ruleFiles} aria-label="Rule files in force">
+          {(Object.keys(RULE_FILE_NAMES) as RuleFile[]).map((key) => {
+            const name = RULE_FILE_NAMES[key];
+            const text = texts[key];
+            return (
+              <li key={key} data-rule-file={name}>
+                {text === null ? (
+                  <span>
+                    <code>{name}</code> <span className="muted">not present</span>
+                  </span>
+                ) : (
+                  <details>
+                    <summary>
+                      <code>{name}</code> <span className="muted">({text.split('\n').length} lines)</span>
+                    </summary>
+                    <a className="button button-quiet" download={name} href={`data:text/yaml;charset=utf-8,${encodeURIComponent(text)}`}>
+                      Download {name}
+                    </a>
+                    <pre className={styles.ruleText}>{text}</pre>
+                  </details>
+                )}
+              </li>
+            );
+          })}
+        </ul>
+      </section>
+
       <section className="section" aria-labelledby="proposals-head">
         <h2 id="proposals-head">
           Proposals <span className="muted">({open} open of {proposals.length})</span>
@@ -157,7 +189,7 @@ export default async function PolicyPage() {
       {isAdmin ? (
         <section className="section" aria-labelledby="propose-head">
           <h2 id="propose-head">Propose a change</h2>
-          <ProposeForm names={RULE_FILE_NAMES} />
+          <ProposeForm names={RULE_FILE_NAMES} inForce={texts} />
         </section>
       ) : null}
     </div>

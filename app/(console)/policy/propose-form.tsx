@@ -10,25 +10,30 @@ import styles from './policy.module.css';
 
 /**
  * Propose a change (admins): why, and the new text of the files that change; a file not given stays as in force.
- * The files are read here in the browser and sent as JSON (POST /api/v1/policy/proposals); the server compiles them,
- * runs the policy tests and replays the recorded calls. A refusal lists every problem at its file:line:column; a
- * proposal made opens its page. `names`: the files a proposal may carry, by the key the API names each by.
+ * A file's new text is uploaded, or edited here from the text in force ("Edit here"). The texts are sent as JSON
+ * (POST /api/v1/policy/proposals); the server compiles them, runs the policy tests and replays the recorded calls. A
+ * refusal lists every problem at its file:line:column; a proposal made opens its page. `names`: the files a proposal
+ * may carry, by the key the API names each by; `inForce`: their texts in force (null: absent).
  */
-export function ProposeForm({ names }: { names: Readonly<Record<RuleFile, string>> }) {
+export function ProposeForm({ names, inForce }: { names: Readonly<Record<RuleFile, string>>; inForce: Readonly<Record<RuleFile, string | null>> }) {
   const inputs = (Object.keys(names) as RuleFile[]).map((key) => ({ key, name: names[key] }));
   const router = useRouter();
   const [files, setFiles] = useState<Partial<Record<RuleFile | 'tests', File>>>({});
   /** the files the change removes (sent as null: the configuration then has no such file) */
   const [removed, setRemoved] = useState<Partial<Record<RuleFile, boolean>>>({});
+  /** the files edited here: their text as it stands in the editor (a file edited back to the text in force is no change) */
+  const [edited, setEdited] = useState<Partial<Record<RuleFile, string>>>({});
+  const changedHere = (key: RuleFile) => edited[key] !== undefined && edited[key] !== (inForce[key] ?? '');
   const [message, setMessage] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<{ text: string; issues: FileIssue[] } | undefined>();
 
   const submit = async () => {
     const why = message.trim();
-    const chosen = inputs.filter((f) => files[f.key] && !removed[f.key]);
+    const chosen = inputs.filter((f) => files[f.key] && !removed[f.key] && edited[f.key] === undefined);
+    const editing = inputs.filter((f) => changedHere(f.key) && !removed[f.key]);
     const removing = inputs.filter((f) => removed[f.key]);
-    if (!why || chosen.length + removing.length === 0) {
+    if (!why || chosen.length + editing.length + removing.length === 0) {
       setError({ text: !why ? 'Say why the change is made: the approvers read it first.' : 'Choose at least one rule file to change or remove.', issues: [] });
       return;
     }
@@ -37,6 +42,7 @@ export function ProposeForm({ names }: { names: Readonly<Record<RuleFile, string
     try {
       const texts: Partial<Record<RuleFile, string | null>> = {};
       for (const f of chosen) texts[f.key] = await files[f.key]!.text();
+      for (const f of editing) texts[f.key] = edited[f.key]!;
       for (const f of removing) texts[f.key] = null;
       const tests = files.tests ? await files.tests.text() : undefined;
       const made = await apiPost('/api/v1/policy/proposals', { message: why, files: texts, ...(tests === undefined ? {} : { tests }) }, proposalSchema);
@@ -85,7 +91,41 @@ export function ProposeForm({ names }: { names: Readonly<Record<RuleFile, string
                 <input type="checkbox" checked={removed[f.key] === true} onChange={(e) => setRemoved((r) => ({ ...r, [f.key]: e.target.checked }))} /> remove
                 <span className="visually-hidden"> {f.name}</span>
               </label>
+              <button
+                type="button"
+                className="button button-quiet"
+                aria-expanded={edited[f.key] !== undefined}
+                aria-controls={`propose-edit-${f.key}`}
+                disabled={removed[f.key] === true}
+                onClick={() =>
+                  setEdited((ed) => {
+                    const next = { ...ed };
+                    if (next[f.key] === undefined) next[f.key] = inForce[f.key] ?? '';
+                    else delete next[f.key];
+                    return next;
+                  })
+                }
+              >
+                {edited[f.key] === undefined ? 'Edit here' : 'Stop editing'}
+                <span className="visually-hidden"> {f.name}</span>
+              </button>
             </span>
+            {edited[f.key] !== undefined ? (
+              <div className={styles.editor}>
+                <label htmlFor={`propose-edit-${f.key}`} className="visually-hidden">
+                  New text of {f.name}
+                </label>
+                <textarea
+                  id={`propose-edit-${f.key}`}
+                  className={styles.editorText}
+                  rows={14}
+                  spellCheck={false}
+                  value={edited[f.key]}
+                  onChange={(e) => setEdited((ed) => ({ ...ed, [f.key]: e.target.value }))}
+                />
+                <p className={styles.fieldHelp}>{changedHere(f.key) ? 'Changed: this text is proposed instead of the file in force (an upload of this file is ignored).' : 'Unchanged from the text in force.'}</p>
+              </div>
+            ) : null}
           </div>
         ))}
         <label className={styles.fileInput}>

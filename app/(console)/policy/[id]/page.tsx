@@ -55,6 +55,9 @@ export default async function ProposalPage({ params }: { params: Promise<{ id: s
           ? `Only ${p.approverRoles.join(' or ')} users vote on changes to the rules.`
           : null;
   const impact = p.impact;
+  // Who may still approve it: a person of an approver role, neither its proposer nor one who voted already.
+  const stillNeeded = open ? Math.max(0, p.approvalsRequired - approvals) : 0;
+  const mayStillVote = open ? (await app.auth.usersWithRoles(p.approverRoles)).map((u) => u.username).filter((name) => name !== p.proposedBy && !votes.some((v) => v.voter === name)) : [];
 
   return (
     <div className={styles.page}>
@@ -219,6 +222,23 @@ export default async function ProposalPage({ params }: { params: Promise<{ id: s
 
       <section className="section" aria-labelledby="votes-head">
         <h2 id="votes-head">Votes</h2>
+        {stillNeeded > 0 ? (
+          <p className={styles.lead} data-testid="may-still-vote">
+            {stillNeeded === 1 ? 'One more approval' : `${stillNeeded} more approvals`} needed.{' '}
+            {mayStillVote.length === 0 ? (
+              <strong>
+                Nobody may give {stillNeeded === 1 ? 'it' : 'them'} yet: no other {p.approverRoles.join(' or ')} user exists besides its proposer and those who voted. An administrator adds one
+                (<code>npx swarm users add NAME --role {p.approverRoles[0]}</code>).
+              </strong>
+            ) : mayStillVote.length < stillNeeded ? (
+              <strong>
+                Only {mayStillVote.join(', ')} may still approve it, fewer than needed: an administrator adds another {p.approverRoles.join(' or ')} user.
+              </strong>
+            ) : (
+              <>May still approve it: {mayStillVote.join(', ')} <span className="muted">({p.approverRoles.join(' or ')}; not its proposer)</span>.</>
+            )}
+          </p>
+        ) : null}
         {votes.length === 0 ? (
           <p className="muted">No vote yet.</p>
         ) : (
