@@ -34,6 +34,7 @@ test.describe('at 390 px', () => {
   test('the navigation shows every item it has, none scrolled out of view', async ({ page }) => {
     await page.goto('/denials');
     const links = page.getByRole('navigation', { name: 'Console' }).getByRole('link');
+    await expect(links.first()).toBeVisible();
     expect(await links.count()).toBeGreaterThanOrEqual(8);
     for (const link of await links.all()) await expectOnFirstScreen(page, link, `the navigation item "${await link.innerText()}"`);
   });
@@ -61,8 +62,17 @@ test.describe('at 390 px', () => {
     expect(await cell.getAttribute('data-label')).toBe(`Change ${await row.getAttribute('data-flag')}`);
   });
 
-  test('the integrity of the audit trail is on the first screen of /audit', async ({ page }) => {
+  test('the integrity of the audit trail is at the top of /audit, on the first screen', async ({ page }) => {
     await page.goto('/audit');
-    await expectOnFirstScreen(page, page.getByText(/^Integrity:/).first(), 'the integrity badge');
+    // Its heading line: the badge lists each chain below it, as long as the trail has chains.
+    const heading = page.getByText(/^Integrity:/).first();
+    await expect(heading).toBeVisible();
+    await expectWithinWidth(heading, 'the integrity badge');
+    const box = (await heading.boundingBox())!;
+    expect(box.y + box.height, 'the integrity badge starts on the first screen').toBeLessThanOrEqual(HEIGHT / 2);
+    expect(await page.evaluate(() => window.scrollY)).toBe(0);
+    // and before the events
+    const firstEvent = page.getByRole('region', { name: /events/ }).first();
+    if (await firstEvent.count()) expect(box.y).toBeLessThan((await firstEvent.boundingBox())!.y);
   });
 });

@@ -92,7 +92,8 @@ test.describe('the console shell', () => {
         await signInWithForm(page, c.name);
         await expect(page, c.name).toHaveURL(c.landing);
         const nav = page.getByRole('navigation', { name: 'Console' });
-        await expect(nav.getByRole('link'), c.name).toHaveText(c.links.map((l) => new RegExp(`^${l}`)));
+        // The pages the role can open, then the documentation and the API reference, which every role is offered.
+        await expect(nav.getByRole('link'), c.name).toHaveText([...c.links, 'Documentation', 'API reference'].map((l) => new RegExp(`^${l}`)));
       } finally {
         await context.close();
       }
