@@ -69,7 +69,7 @@ test.describe('at 390 px', () => {
     await expect(heading).toBeVisible();
     await expectWithinWidth(heading, 'the integrity badge');
     const box = (await heading.boundingBox())!;
-    expect(box.y + box.height, 'the integrity badge starts on the first screen').toBeLessThanOrEqual(HEIGHT / 2);
+    expect(box.y + box.height, 'the integrity badge starts on the first screen').toBeLessThanOrEqual(HEIGHT);
     expect(await page.evaluate(() => window.scrollY)).toBe(0);
     // and before the events
     const firstEvent = page.getByRole('region', { name: /events/ }).first();
