@@ -47,7 +47,7 @@ export async function mcpCommand(io: McpServeIo, env: Env, sub: string | undefin
     decider = new InProcessDecider(app, { kind: 'agent', id: agent, role: 'viewer', agent }, env.SWARM_CONSOLE_URL || undefined);
   }
 
-  if (file.current.servers.length === 0) io.err(`swarm mcp serve: ${file.path} names no MCP server (see the README, MCP gateway): the client will see no tools.\n`);
+  if (file.current.servers.length === 0) io.err(`swarm mcp serve: ${file.path} names no MCP server (see docs/mcp-gateway.md): the client will see no tools.\n`);
   file.onRefused((error) => io.err(`swarm mcp serve: ${file.path} was changed but cannot be used; the last good version stays: ${error}\n`));
   file.watch();
   const pool = new UpstreamPool(() => file.current);

@@ -108,7 +108,7 @@ function test(ctx: CliContext, args: string[]): number {
   }
   const files = given ? [given] : [...policyTestFiles(configDir(ctx.env), defaultPolicyFile(ctx.env)), ...profileTestFiles(configDir(ctx.env), profiles)];
   if (files.length === 0) {
-    throw new CliError(`no policy tests: write ${join(configDir(ctx.env), 'policy_tests.yaml')} (see the README, "Testing policy").`);
+    throw new CliError(`no policy tests: write ${join(configDir(ctx.env), 'policy_tests.yaml')} (see docs/permissions.md, "Testing policy").`);
   }
   for (const f of files) readText(f, 'policy test file');
   let config: PolicyConfig;

@@ -6,7 +6,7 @@
  *   POST /access/v1/evaluations    defaults plus `evaluations: [...]`, with options.evaluations_semantic
  *   GET  /.well-known/authzen-configuration   the PDP's metadata
  *
- * Mapping (README, "AuthZEN"):
+ * Mapping (docs/api.md, "AuthZEN"):
  *   subject  { type: agent | user, id }                  the principal the decision is for
  *   resource { type: tool, id: <tool>, properties: { agent?, arguments? } }, action { name: call | invoke | execute }
  *            a tool call (agent: the subject's own for an agent subject; required for a user subject)

@@ -3,7 +3,7 @@
  * headings, figure cards, tables that wrap their cells and break across pages with their header repeated, and a
  * running header and footer drawn on every page once the page count is known ("page N of M").
  *
- * jsPDF was chosen by measurement (see README, "Audit report"): it renders 40 A4 pages of tables in about half the
+ * jsPDF was chosen by measurement (see docs/audit-report.md): it renders 40 A4 pages of tables in about half the
  * time and two thirds of the memory of pdfkit and pdf-lib here, synchronously, with the standard PDF fonts built in
  * (nothing read from disk at run time, so it bundles into the server as it is).
  */

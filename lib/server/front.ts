@@ -105,7 +105,7 @@ function readText(req: IncomingMessage, limit: number): Promise<Body> {
       }
       chunks.push(c);
     };
-    // Decoded as on Next.js (bodyText), so that a byte order mark is decided alike (README, "Who answers").
+    // Decoded as on Next.js (bodyText), so that a byte order mark is decided alike (docs/api.md, "Who answers").
     const onEnd = () => resolve({ text: bodyText(Buffer.concat(chunks, size)), tooLarge: false });
     req.on('data', onData).on('end', onEnd).on('error', reject);
   });

@@ -40,7 +40,7 @@ export function McpGateway({ mcp }: { mcp: McpTransparency }) {
     return (
       <p className={`panel ${styles.quietPanel}`} data-testid="mcp-none">
         No MCP server is configured. To put MCP servers behind the engine, add <code>config/mcp.yaml</code> with their command or URL
-        (see the README section “MCP gateway”); agents then reach them at <code>/mcp</code> or through <code>npx swarm mcp serve</code>.
+        (see <a href="/docs/mcp-gateway">the MCP gateway documentation</a>); agents then reach them at <code>/mcp</code> or through <code>npx swarm mcp serve</code>.
       </p>
     );
   }
