@@ -61,6 +61,17 @@ describe('the documentation\'s links', () => {
     expect(checked).toBeGreaterThan(3);
   });
 
+  it('include the help of every console page: a page of docs/ and, where named, a heading of it', async () => {
+    const { HELP_LINKS } = await import('@/app/_components/help-links');
+    expect(HELP_LINKS.length).toBeGreaterThanOrEqual(8);
+    for (const [prefix, target] of HELP_LINKS) {
+      const [path, anchor] = target.replace(/^\/docs\//, '').split('#', 2) as [string, string | undefined];
+      const file = `docs/${path}.md`;
+      expect(existsSync(file), `${prefix}: ${file}`).toBe(true);
+      if (anchor) expect(anchorsOf(file).has(anchor), `${prefix}: #${anchor} in ${file}`).toBe(true);
+    }
+  });
+
   it('make anchors as GitHub does', () => {
     expect(slugOf('Agents anywhere: the client and the framework adapters')).toBe('agents-anywhere-the-client-and-the-framework-adapters');
     expect(slugOf('Hooks (`config/hooks.yaml`)')).toBe('hooks-confighooksyaml');

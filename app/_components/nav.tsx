@@ -3,6 +3,7 @@
 import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import { canOpen } from './page-roles';
+import { helpFor } from './help-links';
 
 const LINKS = [
   { href: '/denials', label: 'Denials', hint: 'What was blocked, and why' },
@@ -33,9 +34,10 @@ export function Nav({ role }: { role: string }) {
           );
         })}
         <li className="nav-help">
-          <Link href="/docs">
+          {/* the documentation of the page it is on */}
+          <Link href={helpFor(path)}>
             <span className="nav-label">Documentation</span>
-            <span className="nav-hint">What each page and setting does</span>
+            <span className="nav-hint">How this page works</span>
           </Link>
         </li>
         <li>
