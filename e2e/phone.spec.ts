@@ -75,4 +75,14 @@ test.describe('at 390 px', () => {
     const firstEvent = page.getByRole('region', { name: /events/ }).first();
     if (await firstEvent.count()) expect(box.y).toBeLessThan((await firstEvent.boundingBox())!.y);
   });
+
+  for (const path of ['/denials', '/audit', '/reports', '/approvals', '/transparency', '/policy', '/notifications', '/settings/tokens', '/docs', '/api-docs']) {
+    test(`${path}: its title on the first screen, nothing to scroll sideways for`, async ({ page }) => {
+      await page.goto(path);
+      const title = page.getByRole('heading', { level: 1 }).first();
+      await expect(title).toBeVisible();
+      await expectOnFirstScreen(page, title, `the title of ${path}`);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), `${path} is no wider than the phone`).toBeLessThanOrEqual(WIDTH);
+    });
+  }
 });
