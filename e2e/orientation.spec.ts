@@ -41,3 +41,20 @@ test('/docs serves the README and docs/ without a session, and their links lead 
   expect((await page.request.get('/docs/../../etc/passwd')).status()).toBe(404);
   expect((await page.request.get('/docs/no-such-page')).status()).toBe(404);
 });
+
+test('a console page sends its shell and a loading line first, then its data: never a blank screen while it is read', async ({ page }) => {
+  await signIn(page, 'alex');
+  const res = await page.request.get('/denials');
+  expect(res.status()).toBe(200);
+  const html = await res.text();
+  // The navigation and the loading line come first (streamed), the page's own content after them in the same answer.
+  const nav = html.indexOf('aria-label="Console"');
+  const loading = html.indexOf('Loading…');
+  const content = html.indexOf('Every blocked tool call and request');
+  expect(nav).toBeGreaterThan(-1);
+  expect(loading).toBeGreaterThan(nav);
+  expect(content).toBeGreaterThan(loading);
+  // and a refused page still answers 403: its role is checked before anything of it streams
+  await signIn(page, 'victor');
+  expect((await page.request.get('/denials')).status()).toBe(403);
+});

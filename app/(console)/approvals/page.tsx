@@ -3,7 +3,7 @@ import Link from 'next/link';
 import { approvalToJson } from '@/lib/approvals/store';
 import { mcpNamingOf } from '@/app/(console)/_mcp/naming-of';
 import { approvalIdSchema, approvalListQuerySchema } from '@/lib/http/schemas';
-import { currentPrincipal, requirePage } from '@/lib/http/page-auth';
+import { currentPrincipal, requireSignedIn } from '@/lib/http/page-auth';
 import { isRoleAtLeast } from '@/lib/permissions';
 import { ApprovalHistory, type HistoryFilter } from './approval-history';
 import { ApprovalQueue, type DeepLink } from './approval-queue';
@@ -24,7 +24,7 @@ type Search = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 
 export default async function ApprovalsPage({ searchParams }: { searchParams: Promise<Search> }) {
-  const { app, principal } = await requirePage('/approvals', 'auditor');
+  const { app, principal } = await requireSignedIn('/approvals');
   const sp = await searchParams;
   const tab = sp.tab === 'history' ? 'history' : 'pending';
   const canDecide = isRoleAtLeast(principal.role, 'operator');

@@ -2,7 +2,7 @@ import type { Metadata } from 'next';
 import { Suspense } from 'react';
 import { recordAuditRead } from '@/lib/audit/reads';
 import { eventToJson } from '@/lib/audit/security-events';
-import { requirePage } from '@/lib/http/page-auth';
+import { requireSignedIn } from '@/lib/http/page-auth';
 import { toSearchParams } from '@/app/(console)/_explorer/url-params';
 import { AuditExplorer } from './_components/audit-explorer';
 import { integrityFromEvent } from './_components/integrity';
@@ -19,7 +19,7 @@ type Search = Record<string, string | string[] | undefined>;
  * API would (audit.queried). From there the explorer reads every other view and page from the API.
  */
 export default async function AuditPage({ searchParams }: { searchParams: Promise<Search> }) {
-  const { app, principal } = await requirePage('/audit', 'auditor');
+  const { app, principal } = await requireSignedIn('/audit');
   const { state } = parseAuditState(toSearchParams(await searchParams));
   const filter = storeFilter(state);
   const page = await app.securityEvents.list({ ...filter, limit: PAGE_SIZE });

@@ -1,6 +1,6 @@
 import type { Metadata } from 'next';
 import { Suspense } from 'react';
-import { requirePage } from '@/lib/http/page-auth';
+import { requireSignedIn } from '@/lib/http/page-auth';
 import { McpNamingProvider } from '@/app/(console)/_mcp/mcp-naming';
 import { mcpNamingOf } from '@/app/(console)/_mcp/naming-of';
 import { DenialExplorer } from './_components/explorer';
@@ -14,7 +14,7 @@ export const dynamic = 'force-dynamic';
  * denials themselves, facet-combobox.tsx).
  */
 export default async function DenialsPage() {
-  const { app } = await requirePage('/denials', 'auditor');
+  const { app } = await requireSignedIn('/denials');
   // An MCP tool's detail names its server (config/mcp.yaml's naming).
   return (
     <McpNamingProvider naming={mcpNamingOf(app)}>

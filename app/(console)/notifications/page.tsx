@@ -1,6 +1,6 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { requirePage } from '@/lib/http/page-auth';
+import { requireSignedIn } from '@/lib/http/page-auth';
 import { durationWords } from '@/lib/config/duration-words';
 import { DataTable } from '@/app/_components/data-table';
 import { Time } from '@/app/_components/time';
@@ -26,7 +26,7 @@ const STATUS_WORDS: Record<string, string> = { pending: '○ Waiting to send', s
  * newest first, filterable by state. Admins only (the same as GET /api/v1/notifications/deliveries).
  */
 export default async function NotificationsPage({ searchParams }: { searchParams: Promise<Search> }) {
-  const { app } = await requirePage('/notifications', 'admin');
+  const { app } = await requireSignedIn('/notifications');
   const sp = await searchParams;
   const parsed = deliveriesQuerySchema.safeParse({ status: typeof sp.status === 'string' ? sp.status : undefined, before: typeof sp.before === 'string' ? sp.before : undefined, limit: 50 });
   const query = parsed.success ? parsed.data : { limit: 50 };

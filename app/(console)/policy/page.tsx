@@ -2,7 +2,7 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { DataTable } from '@/app/_components/data-table';
 import { Time } from '@/app/_components/time';
-import { requirePage } from '@/lib/http/page-auth';
+import { requireSignedIn } from '@/lib/http/page-auth';
 import { RULE_FILE_NAMES, type RuleFile } from '@/lib/change-control/files';
 import { openFirst, shortRevision, STATUS_WORDS } from './policy-words';
 import { ProposeForm } from './propose-form';
@@ -20,7 +20,7 @@ const ACTIVATION_WORDS = { seed: 'Seed: the files on disk at the first start', p
  * the form that proposes a change. Auditors read everything here; what they may vote on is said on each proposal.
  */
 export default async function PolicyPage() {
-  const { app, principal } = await requirePage('/policy', 'auditor');
+  const { app, principal } = await requireSignedIn('/policy');
   const cc = app.changeControl;
   await cc.sync();
   const settings = cc.settings;

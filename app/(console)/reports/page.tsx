@@ -1,5 +1,5 @@
 import type { Metadata } from 'next';
-import { requirePage } from '@/lib/http/page-auth';
+import { requireSignedIn } from '@/lib/http/page-auth';
 import { DataTable } from '@/app/_components/data-table';
 import { Time } from '@/app/_components/time';
 import { ReportForm } from './report-form';
@@ -24,7 +24,7 @@ const CONTENTS: [string, string][] = [
  * gets the 403 content and the refusal is recorded. Lists the active profiles and the reports generated lately.
  */
 export default async function ReportsPage() {
-  const { app } = await requirePage('/reports', 'auditor');
+  const { app } = await requireSignedIn('/reports');
   const profiles = app.profiles.profiles.map((p) => ({ name: p.name, title: p.title, frameworks: [...p.frameworks], controls: p.controls.length }));
   const recent = (await app.securityEvents.list({ type: 'audit.report_generated', limit: 8 })).rows.map((e) => {
     const d = (e.detailJson ? JSON.parse(e.detailJson) : {}) as { format?: string; from?: string; to?: string; profile?: string | null };

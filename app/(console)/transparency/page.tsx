@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import { flagHistoryQuerySchema, HISTORY_PAGE_SIZE } from '@/lib/flags/query';
 import { transparencyReport } from '@/lib/flags/transparency';
-import { requirePage } from '@/lib/http/page-auth';
+import { requireSignedIn } from '@/lib/http/page-auth';
 import Link from 'next/link';
 import { canOpen } from '@/app/_components/page-roles';
 import { Time } from '@/app/_components/time';
@@ -27,7 +27,7 @@ type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export default async function TransparencyPage({ searchParams }: { searchParams: SearchParams }) {
-  const { app, principal } = await requirePage('/transparency', 'viewer');
+  const { app, principal } = await requireSignedIn('/transparency');
 
   // The history filter comes from the URL, checked like the API checks it; a bad link shows why and the whole history.
   const sp = await searchParams;

@@ -5,7 +5,7 @@ import { DataTable } from '@/app/_components/data-table';
 import { Time } from '@/app/_components/time';
 import { PROPOSAL_ID } from '@/lib/change-control/service';
 import { AppError, isError } from '@/lib/errors';
-import { requirePage } from '@/lib/http/page-auth';
+import { requireSignedIn } from '@/lib/http/page-auth';
 import { FileDiff } from '../diff-view';
 import { DIRECTION_WORDS, shortRevision, STATUS_WORDS } from '../policy-words';
 import { VoteActions } from '../vote-actions';
@@ -26,7 +26,7 @@ const testFileName = (path: string): string => path.split(/[\\/]/).slice(-2).joi
  */
 export default async function ProposalPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
-  const { app, principal } = await requirePage('/policy', 'auditor');
+  const { app, principal } = await requireSignedIn('/policy');
   if (!PROPOSAL_ID.test(id)) notFound();
   const cc = app.changeControl;
   const { proposal: p, votes, files, stale } = await cc.detail(id).catch((error: unknown) => {

@@ -1,5 +1,5 @@
 import type { Metadata } from 'next';
-import { requirePage } from '@/lib/http/page-auth';
+import { requireSignedIn } from '@/lib/http/page-auth';
 import { DataTable } from '@/app/_components/data-table';
 import { tokenToJson } from '@/lib/http/routes/tokens';
 import { RevokeToken } from './revoke-token';
@@ -26,7 +26,7 @@ function Minute({ seconds }: { seconds: number }) {
  * Rotation is `swarm tokens rotate ID --overlap 24h` (the new secret is shown once, in the terminal).
  */
 export default async function TokensPage() {
-  const { app } = await requirePage('/settings/tokens', 'admin');
+  const { app } = await requireSignedIn('/settings/tokens');
   const now = Date.now() / 1000;
   const tokens = (await app.auth.listTokens()).map((t) => tokenToJson(t, now));
   const policy = app.profiles.tokens;

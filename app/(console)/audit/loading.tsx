@@ -1,0 +1,1 @@
+export { PageLoading as default } from '@/app/_components/page-loading';
