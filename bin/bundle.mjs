@@ -51,6 +51,10 @@ function unchanged(sources) {
 
 async function make(root, entry, file) {
   const { build } = await import('esbuild');
+  // From the next millisecond on: a file's mtime has a fraction of a millisecond, so a source written just before, in
+  // the same millisecond, would otherwise look written during the build and the bundle be thrown away for nothing.
+  const before = Date.now();
+  while (Date.now() === before);
   const started = Date.now();
   const result = await build({
     absWorkingDir: root,
