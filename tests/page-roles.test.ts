@@ -13,7 +13,7 @@ describe('page roles', () => {
     const checks: [path: string, role: string][] = [];
     for (const file of readdirSync('app/(console)', { recursive: true, encoding: 'utf8' })) {
       if (file.startsWith('_') || !/(^|\/)(layout|page)\.tsx$/.test(file)) continue;
-      const m = /requirePage\('([^']+)', '(\w+)'\)/.exec(readFileSync(`app/(console)/${file}`, 'utf8'));
+      const m = /(?:requirePage|sectionLayout)\('([^']+)', '(\w+)'\)/.exec(readFileSync(`app/(console)/${file}`, 'utf8'));
       if (m) checks.push([m[1]!, m[2]!]);
     }
     for (const dir of pages) expect(checks.some(([path]) => path === `/${dir.name}` || path.startsWith(`/${dir.name}/`)), dir.name).toBe(true);
@@ -22,7 +22,7 @@ describe('page roles', () => {
     for (const file of readdirSync('app/(console)', { recursive: true, encoding: 'utf8' })) {
       if (!/(^|\/)page\.tsx$/.test(file) || file.startsWith('_')) continue;
       const section = file.split('/')[0]!;
-      const decidedAbove = [`${section}/layout.tsx`, `${file.replace(/page\.tsx$/, 'layout.tsx')}`].some((l) => { try { return /requirePage\(/.test(readFileSync(`app/(console)/${l}`, 'utf8')); } catch { return false; } });
+      const decidedAbove = [`${section}/layout.tsx`, `${file.replace(/page\.tsx$/, 'layout.tsx')}`].some((l) => { try { return /(?:requirePage|sectionLayout)\(/.test(readFileSync(`app/(console)/${l}`, 'utf8')); } catch { return false; } });
       if (decidedAbove) expect(readFileSync(`app/(console)/${file}`, 'utf8'), file).not.toMatch(/requirePage\(/);
     }
   });

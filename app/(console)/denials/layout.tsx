@@ -1,13 +1,6 @@
-import type { ReactNode } from 'react';
-import { requirePage } from '@/lib/http/page-auth';
+import { sectionLayout } from '@/app/_components/section-layout';
 
 export const dynamic = 'force-dynamic';
 
-/**
- * The role /denials needs, checked before anything of it is sent: a refusal is recorded and answered 403, and only an
- * allowed request streams the page's loading line (loading.tsx) and then the page.
- */
-export default async function DenialsLayout({ children }: { children: ReactNode }) {
-  await requirePage('/denials', 'auditor');
-  return children;
-}
+/** /denials: its role checked before anything of it streams (app/_components/section-layout.tsx). */
+export default sectionLayout('/denials', 'auditor');
