@@ -18,6 +18,7 @@ declare module 'oidc-provider' {
     jti: string;
     addOIDCScope(scope: string): void;
     addOIDCClaims(claims: string[]): void;
+    addResourceScope(resource: string, scope: string): void;
     save(): Promise<string>;
   }
   export interface GrantModel {
@@ -25,7 +26,8 @@ declare module 'oidc-provider' {
     find(id: string): Promise<GrantLike | undefined>;
   }
   export interface KoaContextLike {
-    oidc: { client?: ClientLike; session?: SessionLike; provider: Provider };
+    oidc: { client?: ClientLike; session?: SessionLike; provider: Provider; params?: Record<string, unknown> };
+    body?: unknown;
   }
   export interface AccountLike {
     accountId: string;
@@ -58,5 +60,12 @@ declare module 'oidc-provider' {
     Session: { find(id: string): Promise<unknown> };
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
     on(event: string, listener: (...args: unknown[]) => void): this;
+    registerGrantType(name: string, handler: (ctx: KoaContextLike) => Promise<void>, params?: string[]): void;
   }
+  /** the OAuth errors a handler throws (their status and error code are the provider's) */
+  export const errors: {
+    InvalidTarget: new (description?: string) => Error;
+    InvalidRequest: new (description?: string) => Error;
+    InvalidGrant: new (description?: string) => Error;
+  };
 }

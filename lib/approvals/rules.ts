@@ -8,7 +8,7 @@ import { and, asc, desc, eq, gt, inArray, isNull, lte, ne, or, sql, type Column,
 import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
 import { AppError, isError } from '@/lib/errors';
 import { redact } from '@/lib/audit/redact';
-import type { ApprovalState, Principal } from '@/lib/permissions';
+import { principalLabel, type ApprovalState, type Principal } from '@/lib/permissions';
 import type { Step } from '@/db/dialect';
 import { storedCanonical } from './binding';
 import type { ApprovalRequest, Decider } from './store';
@@ -24,8 +24,8 @@ export function newApprovalId(): string {
 }
 
 /** How an approval request names who asked: `agent:<name>` for an agent token, the user name otherwise. */
-export function requesterOf(principal: Pick<Principal, 'kind' | 'id'>): string {
-  return principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
+export function requesterOf(principal: Pick<Principal, 'kind' | 'id' | 'onBehalfOf'>): string {
+  return principalLabel(principal);
 }
 
 /**

@@ -11,6 +11,7 @@ export const EVENT_TYPE_LABELS: Record<string, string> = {
   'auth.logout': 'Signed out',
   'auth.sso.succeeded': 'Signed in through single sign-on',
   'auth.sso.refused': 'Single sign-on refused',
+  'auth.token.refused': 'Access token refused',
   'auth.break_glass': 'Break-glass sign-in',
   'auth.unverified': 'Credential without its seal (not used)',
   'auth.sealed': 'Credentials sealed',

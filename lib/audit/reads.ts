@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { App } from '@/lib/app';
 import { BoundedCache } from '@/lib/bounded-cache';
-import type { Principal, Role } from '@/lib/permissions';
+import { principalLabel, type Principal, type Role } from '@/lib/permissions';
 
 const REPEAT_SECONDS = 300;
 /**
@@ -59,7 +59,7 @@ export function recordAuditRead(
   const recorded = app.recorder.record({
     kind: 'audit',
     type: read.export ? 'audit.exported' : 'audit.queried',
-    actor: read.principal.kind === 'agent' ? `agent:${read.principal.id}` : read.principal.id,
+    actor: principalLabel(read.principal),
     actorRole: read.principal.role,
     outcome: 'succeeded',
     target: read.what,

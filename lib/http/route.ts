@@ -16,7 +16,8 @@ import { AppError, CODED_ERRORS, messageOf, brand, isError } from '@/lib/errors'
 import { logRequest } from '@/lib/ops/log';
 import { forwardedClientAddress } from './client-address';
 import { canonicalPath, MALFORMED_PATH } from './route-path';
-import { ANONYMOUS, argumentsPath, AuditUnavailable, InvalidArguments, isRole, PermissionDenied, type CheckResult, type Principal, type Role, type TokenScope } from '@/lib/permissions';
+import { looksLikeJwt } from '@/lib/oauth/agent-tokens';
+import { ANONYMOUS, principalLabel, argumentsPath, AuditUnavailable, InvalidArguments, isRole, PermissionDenied, type CheckResult, type Principal, type Role, type TokenScope } from '@/lib/permissions';
 
 declare const roleBrand: unique symbol;
 export interface RoleRequirement {
@@ -132,7 +133,7 @@ export interface RouteSpec<PS, QS, BS> {
   /** the largest body this route reads (default MAX_BODY_BYTES); a batch of 1,000 checks needs more */
   maxBodyBytes?: number;
   /** the WWW-Authenticate challenge of a 401 (the MCP endpoint's names its protected-resource metadata) */
-  challenge?: (request: Request, env: Readonly<Record<string, string | undefined>>) => string;
+  challenge?: (request: Request, app: App) => string;
   /**
    * what the refusal of a known principal (a role below the route's, a token's scope) records besides its denial, in
    * the words of the route's domain (a flag change's history, lib/flags/change.ts); given the request as it came (path
@@ -205,6 +206,11 @@ function decodedCookie(value: string): string {
   }
 }
 
+/** A value for an auth-param of WWW-Authenticate: a quoted-string of visible ASCII (RFC 9110 §11.2). */
+function quotedParam(value: string): string {
+  return `"${value.replace(/[^\x20-\x7e]/g, '?').replace(/["\\]/g, "'").slice(0, 300)}"`;
+}
+
 /** The credential a request presents: a bearer token, else a session cookie, else none (or a malformed one). */
 export type Credential = { via: 'token' | 'session'; secret: string } | { via: 'none'; invalid: boolean };
 
@@ -226,8 +232,12 @@ const NO_CREDENTIAL: Credential = { via: 'none', invalid: false };
  * once (SQLite, the decision listener's path: lib/auth/tokens-sqlite.ts), else with a promise; a session with a promise.
  * The decision service waits for it where it must (decideFor).
  */
-export function principalOf(app: App, credential: Credential) {
-  if (credential.via === 'token') return app.tokens.principalForToken(credential.secret);
+export function principalOf(app: App, credential: Credential, ip?: string, why?: (reason: string) => void) {
+  if (credential.via === 'token') {
+    // An access token of the company's provider (a JWT) for an agent; our own tokens never look like one.
+    if (looksLikeJwt(credential.secret)) return app.agentTokens.principal(credential.secret, ip, why);
+    return app.tokens.principalForToken(credential.secret);
+  }
   if (credential.via === 'session') return app.auth.principalForSession(credential.secret);
   return ANONYMOUS;
 }
@@ -384,10 +394,12 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
       const meta = { ip, background: false };
       let principal: Principal = ANONYMOUS;
       let invalid = credential.via === 'none' && credential.invalid;
+      /** why an access token of an identity provider was refused (said in the 401 and its challenge) */
+      let tokenRefusal: string | undefined;
       // Decided as soon as the credential's owner is known: at once for a token on SQLite (no hook runs for an HTTP
       // decision), once PostgreSQL's stores or the session's lookup answered otherwise.
       const decision = await app.decisions.decideFor(
-        principalOf(app, credential),
+        principalOf(app, credential, ip, (reason) => (tokenRefusal = reason)),
         (found) => {
           if (found) principal = found;
           else invalid = true;
@@ -414,15 +426,27 @@ export function route<PS extends Schema | undefined = undefined, QS extends Sche
         meta,
       );
       seen.decisionId = decision.decisionId;
-      seen.principal = principal.kind === 'anonymous' ? undefined : principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
+      seen.principal = principal.kind === 'anonymous' ? undefined : principalLabel(principal);
       if (decision.decision !== 'ALLOW') {
         const anonymous = principal.kind === 'anonymous' && decision.rule.attribution.source === 'rbac';
-        const message = anonymous && invalid ? 'The token or session is not valid (expired, revoked or unknown).' : decision.reason;
+        const message =
+          anonymous && tokenRefusal !== undefined
+            ? `The access token is refused: ${tokenRefusal}.`
+            : anonymous && invalid
+              ? 'The token or session is not valid (expired, revoked or unknown).'
+              : decision.reason;
         const refused = errorAnswer(anonymous ? 401 : 403, anonymous ? 'UNAUTHENTICATED' : 'FORBIDDEN', message, {
           rule_source: decision.ruleSource,
           decision_id: decision.decisionId ?? null,
         });
-        if (anonymous && spec.challenge && !(refused instanceof Response)) refused.headers = { ...refused.headers, 'www-authenticate': spec.challenge(request.toRequest(), app.env) };
+        if (anonymous && !(refused instanceof Response)) {
+          // RFC 6750 §3: a refused token is invalid_token, with why; the MCP endpoint's challenge names its metadata.
+          const challenge = [
+            spec.challenge?.(request.toRequest(), app) ?? (credential.via === 'token' ? 'Bearer realm="swarm-permissions"' : undefined),
+            tokenRefusal !== undefined || (invalid && credential.via === 'token') ? `error="invalid_token", error_description=${quotedParam(tokenRefusal ?? 'the token is not valid (expired, revoked or unknown)')}` : undefined,
+          ].filter((p): p is string => p !== undefined);
+          if (challenge.length > 0 && challenge[0]!.startsWith('Bearer')) refused.headers = { ...refused.headers, 'www-authenticate': challenge.join(', ') };
+        }
         if (!anonymous && spec.onRefused) {
           const body = spec.body ? await readBody(request, spec.maxBodyBytes).catch(() => undefined) : undefined;
           await spec.onRefused({ app, principal, params: rawParams, body, ip, message: decision.reason });

@@ -13,7 +13,8 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { App } from '@/lib/app';
 import { publicBase } from '@/lib/decisions/authzen';
-import type { Principal } from '@/lib/permissions';
+import { principalLabel, type Principal } from '@/lib/permissions';
+import type { SsoConfig } from '@/lib/sso/config';
 import { InProcessDecider } from './decider';
 import { McpGateway } from './gateway';
 import { UpstreamPool } from './upstreams';
@@ -27,26 +28,36 @@ const MAX_SESSIONS = 1_000;
 const EVENTS_KEPT = 500;
 
 interface Session {
-  agent: string;
+  /** whose session it is: the agent, and the person it acts for (principalLabel) */
+  owner: string;
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   lastSeen: number;
 }
 
-/** The protected-resource metadata (RFC 9728) the MCP authorization specification points a client at after a 401. */
-export function resourceMetadata(origin: string) {
+/**
+ * The protected-resource metadata (RFC 9728) the MCP authorization specification points a client at after a 401: the
+ * resource (the audience its tokens must carry), the authorization servers that issue them (config/sso.yaml's
+ * agent_tokens issuers; none when only our own tokens are taken: npx swarm tokens add --agent NAME) and the scopes
+ * they ask for.
+ */
+export function resourceMetadata(origin: string, tokens: SsoConfig['agentTokens']) {
+  const scopes = [...new Set(tokens?.issuers.flatMap((i) => i.scopes) ?? [])];
   return {
-    resource: `${origin}${MCP_PATH}`,
+    resource: tokens?.resource ?? `${origin}${MCP_PATH}`,
     resource_name: 'Swarm Permissions MCP gateway',
+    authorization_servers: tokens?.issuers.map((i) => i.issuer) ?? [],
+    ...(scopes.length > 0 ? { scopes_supported: scopes } : {}),
     bearer_methods_supported: ['header'],
-    // Agent tokens are issued by the product itself (npx swarm tokens add --agent NAME), not by an OAuth server.
-    authorization_servers: [],
     resource_documentation: `${origin}/api-docs`,
   };
 }
 
-export function challengeFor(origin: string): string {
-  return `Bearer realm="swarm-permissions", resource_metadata="${origin}${RESOURCE_METADATA_PATH}"`;
+/** The 401's challenge: where the metadata is, and the scopes to ask for (MCP authorization, scope selection). */
+export function challengeFor(origin: string, tokens: SsoConfig['agentTokens']): string {
+  const metadata = tokens ? `${new URL(tokens.resource).origin}${RESOURCE_METADATA_PATH}` : `${origin}${RESOURCE_METADATA_PATH}`;
+  const scopes = [...new Set(tokens?.issuers.flatMap((i) => i.scopes) ?? [])];
+  return `Bearer realm="swarm-permissions", resource_metadata="${metadata}"${scopes.length > 0 ? `, scope="${scopes.join(' ')}"` : ''}`;
 }
 
 export class McpHttpEndpoint {
@@ -67,11 +78,12 @@ export class McpHttpEndpoint {
     if (principal.kind !== 'agent' || !agent) {
       return json(403, { error: { code: 'FORBIDDEN', message: 'The MCP endpoint serves agents: use an agent token (npx swarm tokens add --agent NAME).' } });
     }
+    const owner = principalLabel(principal);
     const id = request.headers.get('mcp-session-id');
     if (id) {
       const session = this.sessions.get(id);
-      // Another agent's session is answered as an unknown one: its id tells nothing.
-      if (!session || session.agent !== agent) return jsonRpcError(404, 'Session not found: initialize a new one.');
+      // Another agent's session (or the same agent's for another person) is answered as an unknown one: its id tells nothing.
+      if (!session || session.owner !== owner) return jsonRpcError(404, 'Session not found: initialize a new one.');
       session.lastSeen = Date.now();
       return session.transport.handleRequest(request);
     }
@@ -83,7 +95,7 @@ export class McpHttpEndpoint {
       sessionIdGenerator: () => randomUUID(),
       eventStore: new BoundedEventStore(EVENTS_KEPT),
       onsessioninitialized: (sessionId) => {
-        this.sessions.set(sessionId, { agent, transport, server, lastSeen: Date.now() });
+        this.sessions.set(sessionId, { owner, transport, server, lastSeen: Date.now() });
       },
       onsessionclosed: (sessionId) => {
         this.sessions.delete(sessionId);

@@ -6,7 +6,7 @@
  * unknown functions and variables at load (bufbuild's only fails when the branch runs), positions in every error,
  * and no dependencies (284 KB against ~11 MB with protobuf).
  *
- * Variables: agent, tool, args, principal (id, role, kind), method, path, flags (name -> bool), now (timestamp), and
+ * Variables: agent, tool, args, principal (id, role, kind, on_behalf_of), method, path, flags (name -> bool), now (timestamp), and
  * tool_annotations (hint -> bool: the call's MCP annotations with the specification's defaults, an empty map for a call
  * that did not come through the MCP gateway; see annotations.ts).
  * JS numbers are CEL doubles: `args.trials >= 500` holds for 750 and for 750.5; write `1.0` in arithmetic with them.
@@ -52,7 +52,8 @@ export interface ConditionVars {
   agent: string;
   tool: string;
   args: Readonly<Record<string, unknown>>;
-  principal: { id: string; role: string; kind: string };
+  /** on_behalf_of: the person an agent acts for ('' when none) */
+  principal: { id: string; role: string; kind: string; on_behalf_of: string };
   method: string;
   path: string;
   flags: Record<string, boolean>;
@@ -133,7 +134,7 @@ export function conditionVars(c: {
     agent: c.agent ?? '',
     tool: c.tool ?? '',
     args: c.arguments ?? NO_ARGS,
-    principal: { id: c.principal.id, role: c.principal.role, kind: c.principal.kind },
+    principal: { id: c.principal.id, role: c.principal.role, kind: c.principal.kind, on_behalf_of: c.principal.onBehalfOf ?? '' },
     method: c.method ?? '',
     path: c.path ?? '',
     flags,

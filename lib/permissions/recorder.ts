@@ -46,6 +46,8 @@ export type AuthEventType =
   | 'auth.sso.succeeded'
   | 'auth.sso.refused'
   | 'auth.break_glass'
+  // an access token of an identity provider refused (lib/oauth/agent-tokens.ts): the reason, the issuer, the client
+  | 'auth.token.refused'
   // a user, token or session row whose seal does not verify (written behind the product's back): not used
   | 'auth.unverified'
   // the rows of a database from before seals, sealed once when the installation's record of it was made

@@ -59,6 +59,21 @@ export interface Principal {
    * (an explicit delegation). An approval such a call uses is recorded as used by this caller.
    */
   actor?: { kind: 'user' | 'agent'; id: string; role: Role };
+  /**
+   * The person an agent acts for, when its credential names one (an access token of the company's provider given to
+   * the agent for a person: lib/oauth/agent-tokens.ts). Recorded on every row the call makes; `principal.on_behalf_of`
+   * in conditions.
+   */
+  onBehalfOf?: string;
+}
+
+/**
+ * How the trail names a principal: a user by name, an agent as `agent:<name>`, and an agent acting for a person as
+ * `agent:<name> for <person>` (the requester of an approval, the actor of an event).
+ */
+export function principalLabel(p: { kind: string; id: string; onBehalfOf?: string }): string {
+  if (p.kind !== 'agent') return p.id;
+  return p.onBehalfOf ? `agent:${p.id} for ${p.onBehalfOf}` : `agent:${p.id}`;
 }
 
 export const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', id: 'anonymous', role: 'anonymous' });

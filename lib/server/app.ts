@@ -67,6 +67,7 @@ import { NO_MCP, parseMcpConfig, type McpConfig } from '@/lib/mcp/config';
 import { allowedCommandsOnDisk } from '@/lib/mcp/allowed-commands';
 import { NO_SSO, parseSsoConfig, type SsoConfig } from '@/lib/sso/config';
 import { SsoService } from '@/lib/sso/service';
+import { AgentTokens } from '@/lib/oauth/agent-tokens';
 import { parseTrustedProxies, TRUSTED_PROXIES_ENV, type TrustedProxies } from '@/lib/http/client-address';
 import { activeProfiles, gatesWithProfiles, lockedFlagDefaults, profileTestFiles, withProfileRules, type ActiveProfiles } from '@/lib/profiles/load';
 import { repeatWithoutOverlap } from './repeat';
@@ -235,6 +236,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   readonly loginAttempts: LoginAttempts;
   /** single sign-on for people (config/sso.yaml, lib/sso) */
   readonly sso: SsoService;
+  /** access tokens of the company's identity provider, for agents (config/sso.yaml agent_tokens) */
+  readonly agentTokens: AgentTokens;
   readonly engine: PermissionEngine;
   /** the one way to ask for a decision: authorize, decide, decideGroup (lib/decisions/service.ts) */
   readonly decisions: DecisionService;
@@ -354,6 +357,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
     );
     this.loginAttempts = new SqlLoginAttempts(database);
     this.sso = new SsoService(this);
+    this.agentTokens = new AgentTokens({ ssoFile: this.ssoFile, recorder: this.recorder, hasAgent: (name) => this.agentsFile.current.agents.has(name) });
     // A single sign-on session asks its provider again when due, and ends when the provider's session ended.
     this.auth.setSessionRefresher(this.sso.refresh);
     this.engine = new PermissionEngine({

@@ -86,6 +86,37 @@ describe('parseSsoConfig', () => {
     expect(refused(`${VALID}  - id: corp\n    name: Again\n    issuer: https://b.example.com\n    client_id: b\n    roles: { viewer: [all] }\n`, { SSO_CORP_SECRET: 's' })).toMatch(/duplicate provider id "corp"/);
   });
 
+  it('agent_tokens: the resource (from base_url unless given), each issuer with its scopes and client → agent map; mistakes at their line', () => {
+    const TOKENS = `agent_tokens:
+  issuers:
+    - issuer: https://login.example.com/realms/corp
+      scopes: [swarm-agent]
+      agents: { claude-desktop: desk, crm-batch: crm }
+`;
+    const c = parseSsoConfig(`${VALID}${TOKENS}`, 'config/sso.yaml', { SSO_CORP_SECRET: 's' });
+    expect(c.agentTokens!.resource).toBe('https://swarm.example.com/mcp');
+    const [corp] = c.agentTokens!.issuers;
+    expect(corp).toMatchObject({ issuer: 'https://login.example.com/realms/corp', scopes: ['swarm-agent'], personClaim: 'sub', tokenType: 'at+jwt', clientClaim: null, jwksUri: null });
+    expect(corp!.agents.get('crm-batch')).toBe('crm');
+    expect(corp!.position).toBe('config/sso.yaml:18:7');
+    expect(parseSsoConfig(`agent_tokens:
+  resource: https://gw.example.com/mcp/
+  issuers:
+    - { issuer: https://idp.example.com, agents: { a: b } }
+`).agentTokens!.resource).toBe('https://gw.example.com/mcp');
+    expect(parseSsoConfig('').agentTokens).toBeNull();
+    // without base_url there is nothing to make the resource from
+    expect(refused(`agent_tokens:
+  issuers:
+    - { issuer: https://idp.example.com, agents: { a: b } }
+`)).toMatch(/config\/sso.yaml:2:\d+.*needs resource/s);
+    expect(refused(`${VALID}${TOKENS.replace('https://login.example.com/realms/corp', 'login.example.com')}`, { SSO_CORP_SECRET: 's' })).toMatch(/config\/sso.yaml:18:\d+.*issuer/s);
+    expect(refused(`${VALID}${TOKENS.replace('crm-batch: crm', 'crm-batch: "no agent!"')}`, { SSO_CORP_SECRET: 's' })).toMatch(/config\/sso.yaml:20:\d+.*agent name/s);
+    expect(refused(`${VALID}${TOKENS.replace('      scopes', '      token_type: jwt\n      scopes')}`, { SSO_CORP_SECRET: 's' })).toMatch(/config\/sso.yaml:19:\d+.*at\+jwt/s);
+    expect(refused(`${VALID}agent_tokens:\n  issuers: []\n`, { SSO_CORP_SECRET: 's' })).toMatch(/at least one issuer/);
+    expect(refused(`${VALID}${TOKENS}    - { issuer: https://login.example.com/realms/corp, agents: {} }\n`, { SSO_CORP_SECRET: 's' })).toMatch(/config\/sso.yaml:21:\d+.*listed twice/s);
+  });
+
   it('a page may read the file without the secret (the value is left empty)', () => {
     const c = parseSsoConfig(VALID, 'config/sso.yaml', {}, { secrets: 'optional' });
     expect(c.providers[0]!.clientSecret).toBe('');

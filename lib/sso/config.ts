@@ -19,6 +19,14 @@
  *         operator: [swarm-operators]
  *         auditor: [risk-audit]
  *         viewer: [everyone]
+ *   agent_tokens:                            # agents signed in by the company's provider: OAuth access tokens (RFC 9068)
+ *     resource: https://swarm.example.com/mcp  # the audience a token must carry (default <base_url>/mcp; RFC 8707)
+ *     issuers:
+ *       - issuer: https://login.example.com/realms/corp   # its keys come from its metadata (or jwks_uri)
+ *         scopes: [swarm-agent]              # every one of these must be granted
+ *         agents:                            # the token's client → the agent of config/agents.yaml it is
+ *           claude-desktop: desk
+ *           crm-batch: crm
  *
  * Pure: text in, a frozen configuration (or ConfigFileError with file:line:column) out.
  */
@@ -50,9 +58,25 @@ const providerSchema = z.strictObject({
     .default({}),
 });
 
+const issuerSchema = z.strictObject({
+  issuer: z.url({ protocol: /^https?$/, error: 'issuer is the authorization server\'s URL, exactly as its tokens name it (iss)' }),
+  jwks_uri: z.url({ protocol: /^https?$/, error: 'jwks_uri is the https URL of its published keys' }).optional(),
+  scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'a scope')).default([]),
+  client_claim: claimName.optional(),
+  person_claim: claimName.default('sub'),
+  token_type: z.enum(['at+jwt', 'any'], { error: 'token_type is at+jwt (RFC 9068, the default) or any (a provider whose access tokens say typ JWT, as Entra ID\'s do)' }).default('at+jwt'),
+  agents: z.record(z.string().min(1).max(200), z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'an agent name of config/agents.yaml')),
+});
+
+const agentTokensSchema = z.strictObject({
+  resource: z.url({ protocol: /^https?$/, error: 'resource is the /mcp address agents are given (the audience of their tokens)' }).optional(),
+  issuers: z.array(issuerSchema).min(1, 'agent_tokens needs at least one issuer'),
+});
+
 const fileSchema = z
   .strictObject({
     version: z.literal(1).default(1),
+    agent_tokens: agentTokensSchema.optional(),
     base_url: z.url({ protocol: /^https?$/, error: 'base_url is the console\'s own http(s) address' }).optional(),
     session_lifetime: durationSchema.refine((s) => s >= 60 && s <= 30 * 86400, 'between 1m and 30d').default(12 * 3600),
     local_login: z.enum(['password', 'break_glass'], { error: 'local_login is password or break_glass' }).default('password'),
@@ -63,6 +87,14 @@ const fileSchema = z
     if (f.local_login === 'break_glass' && f.break_glass_user === undefined) {
       ctx.addIssue({ code: 'custom', path: ['local_login'], message: 'local_login: break_glass needs break_glass_user: the one administrator who may still sign in with a password' });
     }
+    if (f.agent_tokens && f.agent_tokens.resource === undefined && f.base_url === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['agent_tokens'], message: 'needs resource (the /mcp address agents are given), or base_url to make it from' });
+    }
+    const seen = new Set<string>();
+    (f.agent_tokens?.issuers ?? []).forEach((i, n) => {
+      if (seen.has(i.issuer)) ctx.addIssue({ code: 'custom', path: ['agent_tokens', 'issuers', n, 'issuer'], message: `the issuer ${i.issuer} is listed twice` });
+      seen.add(i.issuer);
+    });
     const providers = f.providers ?? [];
     if (providers.length > 0 && f.base_url === undefined) {
       ctx.addIssue({ code: 'custom', path: ['providers'], message: 'providers need base_url: the console\'s own address, which the callback address starts with' });
@@ -79,7 +111,9 @@ const fileSchema = z
 export type SsoProvider = SsoConfig['providers'][number];
 export type SsoConfig = ReturnType<typeof parseSsoConfig>;
 
-export const NO_SSO: SsoConfig = Object.freeze({ baseUrl: null, sessionLifetimeSeconds: 12 * 3600, localLogin: 'password', breakGlassUser: null, providers: Object.freeze([]) as readonly SsoProvider[] });
+export type AgentTokenIssuer = NonNullable<SsoConfig['agentTokens']>['issuers'][number];
+
+export const NO_SSO: SsoConfig = Object.freeze({ baseUrl: null, sessionLifetimeSeconds: 12 * 3600, localLogin: 'password', breakGlassUser: null, providers: Object.freeze([]) as readonly SsoProvider[], agentTokens: null });
 
 /**
  * Parse config/sso.yaml. `secrets: 'optional'` is for a process that only shows the file (a page, a command): a secret
@@ -123,7 +157,32 @@ export function parseSsoConfig(
     });
   });
   if (issues.length > 0) throw new ConfigFileError(file, issues);
+  const tokens = data.agent_tokens;
+  const agentTokens = tokens
+    ? Object.freeze({
+        /** the audience every token must carry: this server's /mcp (RFC 8707 resource indicator) */
+        resource: (tokens.resource ?? `${base}/mcp`).replace(/\/+$/, ''),
+        issuers: Object.freeze(
+          tokens.issuers.map((i, n) => {
+            const pos = at(['agent_tokens', 'issuers', n]);
+            return Object.freeze({
+              issuer: i.issuer,
+              jwksUri: i.jwks_uri ?? null,
+              scopes: Object.freeze([...i.scopes]),
+              /** the claim naming the token's client; null: client_id (RFC 9068), else azp, appid or cid */
+              clientClaim: i.client_claim ?? null,
+              personClaim: i.person_claim,
+              tokenType: i.token_type,
+              /** client id → agent name */
+              agents: Object.freeze(new Map(Object.entries(i.agents))),
+              position: `${file}:${pos.line}:${pos.column}`,
+            });
+          }),
+        ),
+      })
+    : null;
   return Object.freeze({
+    agentTokens,
     baseUrl: data.base_url === undefined ? null : base,
     sessionLifetimeSeconds: data.session_lifetime,
     localLogin: data.local_login,

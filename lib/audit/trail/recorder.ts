@@ -7,7 +7,7 @@
 import type Database from 'better-sqlite3';
 import { sqliteTx, type TxRunner } from '@/db/dialect';
 import type { NewDenialRow, securityEvents } from '@/db/schema';
-import { PRIORITY, ruleSourceOf, type AuditEvent, type CheckResult, type DecisionEvent, type PermissionContext, type Recorded, type Recorder, type SecurityEvent } from '@/lib/permissions';
+import { PRIORITY, principalLabel, ruleSourceOf, type AuditEvent, type CheckResult, type DecisionEvent, type PermissionContext, type Recorded, type Recorder, type SecurityEvent } from '@/lib/permissions';
 import { ChainAppender, type ChainName } from './chain';
 import { nowSeconds } from '../denials/filter';
 import { maskedArgumentsJson } from '../redact';
@@ -82,7 +82,8 @@ export function denialOfDecision(context: PermissionContext, result: CheckResult
     userRole: context.principal.role,
     httpMethod: isHttp ? context.method : null,
     httpPath: isHttp ? context.path : null,
-    principal: context.principal.id,
+    // who asked: the person an agent acts for, when it acts for one (agent_name names the agent)
+    principal: context.principal.onBehalfOf ?? context.principal.id,
     traceJson: traceJson(result),
     decisionId: result.decisionId ?? null,
   };
@@ -197,7 +198,7 @@ export function auditRowOf(event: AuditEvent, options: RecorderOptions): { chain
   const row: EventRow = {
     decisionId: result.decisionId ?? null,
     type: result.decision === 'ALLOW' ? 'decision.allowed' : 'decision.asked',
-    actor: context.principal.kind === 'agent' ? `agent:${context.principal.id}` : context.principal.id,
+    actor: principalLabel(context.principal),
     actorRole: context.principal.role,
     outcome: 'succeeded',
     target: context.kind === 'http' ? `${context.method} ${context.path}` : `${context.agent} ${context.tool}`,

@@ -9,7 +9,7 @@ import { publicBase } from '@/lib/decisions/authzen';
 import { challengeFor, mcpEndpointFor, resourceMetadata } from '@/lib/mcp/http';
 import { requireRole, route } from '../route';
 
-const mcpRoute = route({ role: requireRole('viewer'), scope: 'decide', principals: 'agent', challenge: (request, env) => challengeFor(publicBase(request, env)) }, async ({ app, principal, request }) =>
+const mcpRoute = route({ role: requireRole('viewer'), scope: 'decide', principals: 'agent', challenge: (request, app) => challengeFor(publicBase(request, app.env), app.ssoFile.current.agentTokens) }, async ({ app, principal, request }) =>
   mcpEndpointFor(app).handle(request, principal),
 );
 
@@ -21,4 +21,4 @@ export const openMcpStream = mcpRoute;
 export const endMcpSession = mcpRoute;
 
 /** RFC 9728 metadata of the /mcp resource: where it is, and that it takes bearer tokens in the header. */
-export const getMcpResourceMetadata = route({ role: requireRole('anonymous') }, ({ app, request }) => resourceMetadata(publicBase(request, app.env)));
+export const getMcpResourceMetadata = route({ role: requireRole('anonymous') }, ({ app, request }) => resourceMetadata(publicBase(request, app.env), app.ssoFile.current.agentTokens));

@@ -3,7 +3,7 @@
  * is a security event (audit.report_generated) with the signed-in person as its actor.
  */
 import type { App } from '@/lib/app';
-import type { Principal } from '@/lib/permissions';
+import { principalLabel, type Principal } from '@/lib/permissions';
 import { reportQuerySchema, type ReportFormat, type ReportQuery } from '@/lib/reports/period';
 import { requireRole, route } from '../route';
 
@@ -12,7 +12,7 @@ async function reportResponse(app: App, principal: Principal, query: ReportQuery
   // Loaded when a report is asked for: jsPDF takes about 0.6 s to load, and every process that reads the route table
   // (each Next.js route, the decision listener) would pay it at start otherwise.
   const { generateReport } = await import('@/lib/reports/generate');
-  const actor = principal.kind === 'agent' ? `agent:${principal.id}` : principal.id;
+  const actor = principalLabel(principal);
   const r = await generateReport(app, { period: { from: query.from, to: query.to }, profile: query.profile, format, generatedBy: { actor, role: principal.role }, ip });
   return new Response(new Uint8Array(r.bytes), {
     headers: {
