@@ -62,7 +62,10 @@ export class AgentTokens {
 
   constructor(
     private readonly host: AgentTokenHost,
-    private readonly fetchImpl: typeof fetch = fetch,
+    private readonly options: {
+      /** how soon after fetching the keys a token with an unknown key makes them be fetched again (ms; default 30 s) */
+      keyCooldownMs?: number;
+    } = {},
   ) {}
 
   /** The configuration in force, or null when no issuer is configured (then no JWT is accepted). */
@@ -153,7 +156,7 @@ export class AgentTokens {
       const jwksUri = issuer.jwksUri ?? (await this.discoverJwksUri(issuer.issuer));
       // The same key set is kept when the metadata still names it (its cache of keys and their rotation go on).
       const previous = held && !(held instanceof Promise) && held.jwksUri === jwksUri ? held.jwks : undefined;
-      const jwks = previous ?? createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: FETCH_TIMEOUT_MS, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 });
+      const jwks = previous ?? createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: FETCH_TIMEOUT_MS, cooldownDuration: this.options.keyCooldownMs ?? 30_000, cacheMaxAge: 10 * 60_000 });
       return { jwks, jwksUri, until: Date.now() + METADATA_TTL_MS };
     })();
     this.keys.set(issuer.issuer, finding);
@@ -177,7 +180,7 @@ export class AgentTokens {
     const problems: string[] = [];
     for (const candidate of candidates) {
       try {
-        const response = await this.fetchImpl(candidate, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error' });
+        const response = await fetch(candidate, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error' });
         if (!response.ok) {
           problems.push(`${candidate}: HTTP ${response.status}`);
           continue;
@@ -215,8 +218,8 @@ function clientOf(claims: JWTPayload, issuer: AgentTokenIssuer): string | null {
 function scopesOf(claims: JWTPayload): Set<string> {
   const out = new Set<string>();
   const add = (v: unknown) => {
-    if (typeof v === 'string') for (const s of v.split(' ')) if (s) out.add(s);
-    else if (Array.isArray(v)) for (const s of v) if (typeof s === 'string') out.add(s);
+    const list: unknown[] = typeof v === 'string' ? v.split(' ') : Array.isArray(v) ? v : [];
+    for (const s of list) if (typeof s === 'string' && s !== '') out.add(s);
   };
   add(claims.scope);
   add(claims.scp);
