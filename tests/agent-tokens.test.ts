@@ -107,6 +107,17 @@ writeFileSync(
 `,
 );
 
+writeFileSync(
+  join(config, 'permission_policies.yaml'),
+  `rules:
+  - id: bob-reads-no-customers
+    decision: DENY
+    priority: 900
+    reason: Bob's agents do not look customers up.
+    when: "principal.on_behalf_of == 'bob'"
+    match: { tool: lookup_customer }
+`,
+);
 writeFileSync(join(config, 'policy_tests.yaml'), 'tests: []\n');
 
 const { getSqliteApp } = await import('@/lib/app');
@@ -318,6 +329,14 @@ describe('the check API and AuthZEN take the same tokens', () => {
     });
     expect(authzen.status, await authzen.clone().text()).toBe(200);
     expect(await authzen.json()).toMatchObject({ decision: true });
+  });
+
+  it('policy sees the person: principal.on_behalf_of in a condition', async () => {
+    const forBob = await op.mint({ iss: op.issuer, aud: resource, sub: 'bob', client_id: 'mcp-desktop', scope: AGENT_SCOPE, exp: now() + 300, iat: now() });
+    const exchanged = String((await op.exchange('crm-batch', forBob, resource)).body.access_token);
+    const answer = (await (await check(exchanged, { agent: 'crm', tool: 'lookup_customer', arguments: { id: 7 } })).json()) as { decision: string; rule_source: string; decision_id: string };
+    expect(answer).toMatchObject({ decision: 'DENY', rule_source: 'policy:bob-reads-no-customers' });
+    expect(sqlite().prepare('SELECT principal FROM permission_denials WHERE decision_id = ?').get(answer.decision_id)).toEqual({ principal: 'bob' });
   });
 });
 

@@ -217,5 +217,19 @@ export function ssoConfigJson(c: SsoConfig) {
       redirect_uri: p.redirectUri,
       position: p.position,
     })),
+    agent_tokens: c.agentTokens
+      ? {
+          resource: c.agentTokens.resource,
+          issuers: c.agentTokens.issuers.map((i) => ({
+            issuer: i.issuer,
+            scopes: [...i.scopes],
+            client_claim: i.clientClaim,
+            person_claim: i.personClaim,
+            token_type: i.tokenType,
+            agents: Object.fromEntries(i.agents),
+            position: i.position,
+          })),
+        }
+      : null,
   };
 }

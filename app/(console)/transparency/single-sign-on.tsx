@@ -93,6 +93,47 @@ export function SingleSignOn({ config, status, localLogin, byProfiles }: { confi
           </table>
         </div>
       )}
+      {sso.agent_tokens === null ? null : (
+        <>
+          <p className={styles.sectionLead}>
+            Agents may also present an access token of these issuers, for <code>{sso.agent_tokens.resource}</code> (its audience). The token&apos;s client
+            names the agent; a token that acts for a person names that person on every row the call makes.
+          </p>
+          <div className={`table-wrap ${styles.wrap}`} role="region" aria-label="Agent access tokens" tabIndex={0}>
+            <table className={`table ${styles.ssoTable}`}>
+              <thead>
+                <tr>
+                  <th scope="col">Issuer</th>
+                  <th scope="col">Required scopes</th>
+                  <th scope="col">Client → agent</th>
+                </tr>
+              </thead>
+              <tbody>
+                {sso.agent_tokens.issuers.map((i) => (
+                  <tr key={i.issuer} data-testid="agent-token-issuer">
+                    <td>
+                      <code>{i.issuer}</code>
+                      <div className="muted">
+                        {displayFile(i.position)} · person from <code>{i.person_claim}</code> · type {i.token_type}
+                      </div>
+                    </td>
+                    <td>{i.scopes.length > 0 ? i.scopes.join(' ') : <span className="muted">none</span>}</td>
+                    <td>
+                      <ul className={styles.plainList}>
+                        {Object.entries(i.agents).map(([client, agent]) => (
+                          <li key={client}>
+                            <code>{client}</code> → <strong>{agent}</strong>
+                          </li>
+                        ))}
+                      </ul>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
     </>
   );
 }
