@@ -164,8 +164,11 @@ class DesktopAuth implements OAuthClientProvider {
   }
 }
 
-/** The person signs in on the provider's own page and consents; returns the code the provider sends back. */
-async function authorizeInBrowser(url: URL, login: string): Promise<string> {
+/**
+ * The person signs in on the provider's own page and gives consent on its consent page (the test reads what it asks);
+ * returns the code the provider sends back, and what the consent page said.
+ */
+async function authorizeInBrowser(url: URL, login: string): Promise<{ code: string; consent: string }> {
   const cookies = new Map<string, string>();
   const go = async (target: string, init: RequestInit = {}) => {
     const headers = new Headers(init.headers);
@@ -179,21 +182,25 @@ async function authorizeInBrowser(url: URL, login: string): Promise<string> {
     return r;
   };
   let at = url.href;
+  let consent = '';
   for (let hops = 0; hops < 12; hops++) {
     if (at.startsWith(REDIRECT)) {
       const back = new URL(at);
       expect(back.searchParams.get('error'), back.searchParams.get('error_description') ?? '').toBeNull();
-      return back.searchParams.get('code')!;
+      return { code: back.searchParams.get('code')!, consent };
     }
     const r = await go(at);
     if (r.status === 200) {
       const html = await r.text();
       const action = /action="([^"]+)"/.exec(html)?.[1];
       expect(action, html.slice(0, 300)).toBeTruthy();
+      // the login page asks for the login; the consent page asks to authorize the client
+      const isLogin = html.includes('name="login"');
+      if (!isLogin) consent = html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
       const posted = await go(new URL(action!, at).href, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ prompt: 'login', login, password: 'any' }).toString(),
+        body: isLogin ? new URLSearchParams({ prompt: 'login', login, password: 'any' }).toString() : new URLSearchParams({ prompt: 'consent' }).toString(),
       });
       at = new URL(posted.headers.get('location')!, at).href;
     } else {
@@ -232,7 +239,9 @@ describe('/mcp as an OAuth 2.1 protected resource', () => {
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     expect(url.searchParams.get('resource')).toBe(resource);
     expect(url.searchParams.get('scope')).toBe(AGENT_SCOPE);
-    const code = await authorizeInBrowser(url, 'alice');
+    const { code, consent } = await authorizeInBrowser(url, 'alice');
+    // the person was asked, on the provider's consent page, to let this client act for them
+    expect(consent).toContain('mcp-desktop');
     const transport = new StreamableHTTPClientTransport(new URL(resource), { authProvider: auth });
     await transport.finishAuth(code);
     desktopToken = auth.tokens()!.access_token;
@@ -297,6 +306,13 @@ describe('the check API and AuthZEN take the same tokens', () => {
     const allowed = await check(token, { agent: 'crm', tool: 'lookup_customer', arguments: { id: 7 } });
     expect(allowed.status).toBe(200);
     expect(await allowed.json()).toMatchObject({ decision: 'ALLOW' });
+    const batch = await fetch(`${base}/api/v1/permissions/check/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ checks: [{ agent: 'crm', tool: 'lookup_customer', arguments: { id: 1 } }, { agent: 'crm', tool: 'drop_table', arguments: {} }] }),
+    });
+    expect(batch.status).toBe(200);
+    expect(((await batch.json()) as { results: { decision: string }[] }).results.map((r) => r.decision)).toEqual(['ALLOW', 'DENY']);
     const denied = await check(token, { agent: 'crm', tool: 'drop_table', arguments: { name: 'customers' } });
     const answer = (await denied.json()) as { decision: string; decision_id: string };
     expect(answer.decision).toBe('DENY');

@@ -3,8 +3,8 @@
  * protected resource in the JWT profile (RFC 9068), audience-bound by resource indicators (RFC 8707), as a company's
  * provider does for an MCP server:
  *
- * - a public client (`mcp-desktop`) for an MCP client that signs a person in: authorization code with PKCE, its
- *   consent given at once (the test drives the provider's login page);
+ * - a public client (`mcp-desktop`) for an MCP client that signs a person in: authorization code with PKCE; the test
+ *   drives the provider's own login and consent pages;
  * - confidential clients for headless agents: client credentials (`crm-batch`, `unmapped-bot`);
  * - token exchange (RFC 8693) at the token endpoint for `crm-batch`: a person's access token in, a token for the agent
  *   acting for that person out (its `act` claim names the agent);
@@ -94,17 +94,6 @@ export async function startOAuthTestProvider(options: OAuthTestProviderOptions):
     pkce: { required: () => true },
     async findAccount(_ctx, sub) {
       return people.has(sub) ? { accountId: sub, claims: async () => ({ sub }) } : undefined;
-    },
-    // The person's consent is given at once (the MCP client is first-party here): the resource's scope for it.
-    async loadExistingGrant(ctx) {
-      const client = ctx.oidc.client;
-      const accountId = ctx.oidc.session?.accountId;
-      if (!client || !accountId) return undefined;
-      const grant = new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId });
-      grant.addOIDCScope(AGENT_SCOPE);
-      grant.addResourceScope(options.resource(), AGENT_SCOPE);
-      await grant.save();
-      return grant;
     },
   });
   provider.proxy = false;
