@@ -160,7 +160,7 @@ function buildDocument(): OpenApiDocument {
     paths,
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'An API token: `npx swarm users add NAME --role ROLE` or `npx swarm tokens add --agent NAME` prints one.' },
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API token: `npx swarm users add NAME --role ROLE` or `npx swarm tokens add --agent NAME` prints one. Or, for an agent, an access token (a JWT, RFC 9068) of an issuer in config/sso.yaml agent_tokens, for this server\'s /mcp resource.' },
         session: { type: 'apiKey', in: 'cookie', name: 'swarm_session', description: 'The console session (POST /api/v1/auth/login).' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'SWARM_METRICS_TOKEN, for GET /metrics only.' },
       },

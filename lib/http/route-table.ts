@@ -107,7 +107,7 @@ export const ROUTE_TABLE = [
   // The MCP gateway (Streamable HTTP): JSON-RPC in, JSON or an SSE stream out; a session per Mcp-Session-Id.
   entry('/mcp', {
     POST: op(postMcpMessage, 'MCP', 'An MCP JSON-RPC message of a session (initialize opens one): tools of config/mcp.yaml, each call decided.', {
-      description: 'Agent tokens only. 401 names the protected-resource metadata in WWW-Authenticate.',
+      description: 'Agents only: an agent token, or an access token of an issuer in config/sso.yaml agent_tokens (a JWT for this resource). 401 names the protected-resource metadata and the scope in WWW-Authenticate; a refused token says why (error="invalid_token").',
     }),
     GET: op(openMcpStream, 'MCP', 'The stream of an MCP session\'s server messages (resumable with Last-Event-ID).'),
     DELETE: op(endMcpSession, 'MCP', 'End an MCP session.'),
