@@ -150,8 +150,8 @@ providers:
     });
 
     /** Start at the console, sign in on the provider's page as `login`, and stop where the provider sends us back. */
-    async function toCallback(browser: Browser, login: string, tamper: { nonce?: string } = {}): Promise<string> {
-      const start = await browser.go(`${base}/api/v1/auth/sso/test/start?next=${encodeURIComponent('/approvals')}`);
+    async function toCallback(browser: Browser, login: string, tamper: { nonce?: string; next?: string } = {}): Promise<string> {
+      const start = await browser.go(`${base}/api/v1/auth/sso/test/start?next=${encodeURIComponent(tamper.next ?? '/approvals')}`);
       expect(start.status).toBe(303);
       let location = new URL(start.headers.get('location')!);
       if (tamper.nonce) location.searchParams.set('nonce', tamper.nonce);
@@ -177,9 +177,9 @@ providers:
       throw new Error('the provider never sent the browser back');
     }
 
-    async function signIn(login: string): Promise<{ browser: Browser; response: Response }> {
+    async function signIn(login: string, options: { next?: string } = {}): Promise<{ browser: Browser; response: Response }> {
       const browser = new Browser();
-      const response = await browser.go(await toCallback(browser, login));
+      const response = await browser.go(await toCallback(browser, login, options));
       return { browser, response };
     }
 
@@ -212,6 +212,20 @@ providers:
       expect(session?.refreshAt).not.toBeNull();
       expect(session!.expiresAt - Date.now() / 1000).toBeGreaterThan(2 * 3600 - 60);
       expect(session!.expiresAt - Date.now() / 1000).toBeLessThanOrEqual(2 * 3600);
+    });
+
+    it('a return path that a browser would read as another site is not followed after sign-in: the page goes on to /', async () => {
+      // tab, newline, backslash: a browser drops the first two and reads the third as a slash (//evil.example)
+      for (const next of ['/\t/evil.example', '/\n/evil.example', '/\t\\evil.example', '/\\evil.example', '/.//evil.example', '//evil.example']) {
+        const { response } = await signIn('u-olivia', { next });
+        expect(response.status).toBe(200);
+        const page = await response.text();
+        const targets = [...page.matchAll(/url=([^"]*)"|href="([^"]*)"/g)].map((m) => (m[1] ?? m[2])!);
+        expect({ next, targets }).toEqual({ next, targets: ['/', '/'] });
+      }
+      // a path of this site with its query is kept as it was asked for
+      const kept = await signIn('u-olivia', { next: '/denials?agent=data_cleaner#x' });
+      expect(await kept.response.text()).toContain('url=/denials?agent=data_cleaner#x"');
     });
 
     it('the callback reached under another host name (behind a proxy) still sends the registered redirect URI', async () => {
