@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '@/lib/app';
-import { passwordLogin } from '@/lib/auth/login';
+import { passwordLogin, WRONG_CREDENTIALS_BREAK_GLASS } from '@/lib/auth/login';
 import { fromWebRequest, toResponse, type RouteDefinition } from '@/lib/http/route';
 import { signOut, whoAmI } from '@/lib/http/routes/sessions';
 import { ssoBackchannelLogout, ssoCallback, startSso } from '@/lib/http/routes/sso';
@@ -277,7 +277,7 @@ providers:
 
     it('passwords are off but for the break-glass admin, whose sign-in is recorded as auth.break_glass', async () => {
       const off = await passwordLogin(app, { username: 'olivia.local', password: 'operator-password-1' }, '203.0.113.7');
-      expect(off).toMatchObject({ ok: false, status: 403 });
+      expect(off).toMatchObject({ ok: false, status: 401, code: 'UNAUTHENTICATED', message: WRONG_CREDENTIALS_BREAK_GLASS });
       expect((await events('auth.sso.refused')).find((e) => e.target === 'olivia.local')?.detail).toMatchObject({ reason: 'password_login_off' });
       const glass = await passwordLogin(app, { username: 'admin', password: 'break-glass-password-1' }, '203.0.113.8');
       expect(glass.ok).toBe(true);
@@ -286,6 +286,29 @@ providers:
       // a person of the provider called "admin" is not the break-glass admin: the name is a local user's
       const { response } = await signIn('u-admin');
       expect(refusedReason(response)).toBe('username_taken');
+    });
+
+    it('a refused password answers the same whoever the name, so the break-glass name cannot be learned; the trail keeps the real reason', async () => {
+      const tries = [
+        { username: 'admin', password: 'not-the-password' },
+        { username: 'olivia.local', password: 'operator-password-1' },
+        { username: 'olivia.local', password: 'not-the-password' },
+        { username: 'olivia.sso', password: 'not-the-password' },
+        { username: 'no-such-person', password: 'not-the-password' },
+      ];
+      const answers = [];
+      for (const [i, t] of tries.entries()) answers.push(await passwordLogin(app, t, `198.51.100.${i + 1}`));
+      for (const a of answers) expect(a).toEqual({ ok: false, status: 401, code: 'UNAUTHENTICATED', message: WRONG_CREDENTIALS_BREAK_GLASS });
+      expect(WRONG_CREDENTIALS_BREAK_GLASS).toMatch(/user name or password is not correct.*break-glass administrator/);
+      // the same way for every name: its failures count, and set the delay before the next attempt's password check
+      for (let i = 0; i < 2; i++) await passwordLogin(app, { username: 'olivia.local', password: `guess-${i}-password` }, `198.51.100.${20 + i}`);
+      const delays = (await events('auth.sso.refused')).filter((e) => e.target === 'olivia.local').map((e) => e.detail.throttled_ms as number);
+      expect(Math.max(...delays)).toBeGreaterThanOrEqual(250);
+      // the real reason of each, in the trail
+      expect((await events('auth.login.failed')).find((e) => e.target === 'admin')?.detail).toMatchObject({ reason: 'wrong user name or password' });
+      expect((await events('auth.sso.refused')).find((e) => e.target === 'no-such-person')?.detail).toMatchObject({ reason: 'password_login_off' });
+      // the break-glass administrator still signs in (after the delay its failure set)
+      expect((await passwordLogin(app, { username: 'admin', password: 'break-glass-password-1' }, '198.51.100.9')).ok).toBe(true);
     });
 
     it('a session ends when its provider session can no longer be refreshed', async () => {
