@@ -116,6 +116,8 @@ export interface AuthStore {
   refreshedSsoSession(idHash: string, sealedRefreshToken: string | null, sealedIdToken: string | null, nextAt: number): Promise<void>;
   /** End sessions by their id hash; the usernames whose sessions ended. */
   deleteSessionByHash(idHash: string): Promise<string[]>;
+  /** End every session of a user (a person the provider no longer lets in); the usernames they were (one per session). */
+  endUserSessions(username: string): Promise<string[]>;
   /** End the SSO sessions of a provider session (sid) or of a person (subject) at one issuer; the usernames they were. */
   endSsoSessions(issuer: string, match: { sid: string | null; subject: string | null }): Promise<string[]>;
   /**
@@ -259,16 +261,22 @@ export class SqlAuthStore implements AuthStore {
         u.subject AS "subject", u.mac AS "mac", s.user_id AS "userId", s.expires_at AS "expiresAt", s.mac AS "sessionMac", s.sso_refresh_at AS "refreshAt"
       FROM sessions s JOIN users u ON u.id = s.user_id
       WHERE s.id_hash = ${idHash} AND s.expires_at > ${at}`);
+    // (SQLite answers the boolean as 0 or 1.) Neither the session nor its user is trusted for being in the database
+    // (lib/auth/seal.ts).
+    const sound = (r: SessionPrincipalRow | undefined, idHash: string): r is SessionPrincipalRow =>
+      r !== undefined && r.disabled !== true && r.disabled !== 1 && sessionSealed(this.check, { idHash, userId: r.userId, expiresAt: r.expiresAt, mac: r.sessionMac }) && userSealed(this.check, r);
     const [keyed, bare] = this.check.seal().secretLookups(token);
     let idHash = keyed;
     let row = await byHash(keyed);
     if (!row) row = await byHash((idHash = bare));
-    // (SQLite answers the boolean as 0 or 1)
-    if (!row || row.disabled === true || row.disabled === 1) return undefined;
-    // Neither the session nor its user is trusted for being in the database (lib/auth/seal.ts).
-    if (!sessionSealed(this.check, { idHash, userId: row.userId, expiresAt: row.expiresAt, mac: row.sessionMac }) || !userSealed(this.check, row)) return undefined;
-    // A single sign-on session whose provider session must be asked again: it ends here if that session ended.
-    if (row.refreshAt !== null && row.refreshAt <= at && this.refresher && !(await this.refresher(idHash))) return undefined;
+    if (!sound(row, idHash)) return undefined;
+    // A single sign-on session whose provider session must be asked again: it ends here if that session ended, and
+    // the role its groups give now (the refresh may have changed it) is read again.
+    if (row.refreshAt !== null && row.refreshAt <= at && this.refresher) {
+      if (!(await this.refresher(idHash))) return undefined;
+      row = await byHash(idHash);
+      if (!sound(row, idHash)) return undefined;
+    }
     return { kind: 'user', id: row.username, role: row.role };
   }
 
@@ -363,6 +371,10 @@ export class SqlAuthStore implements AuthStore {
 
   async deleteSessionByHash(idHash: string): Promise<string[]> {
     return this.endSessions(sql`id_hash = ${idHash}`);
+  }
+
+  async endUserSessions(username: string): Promise<string[]> {
+    return this.endSessions(sql`user_id IN (SELECT id FROM users WHERE username = ${username})`);
   }
 
   async endSsoSessions(issuer: string, match: { sid: string | null; subject: string | null }): Promise<string[]> {

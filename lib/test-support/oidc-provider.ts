@@ -39,6 +39,11 @@ export interface TestProviderOptions {
   clientSecret?: string;
   /** seconds an access token lives (the relying party refreshes after) */
   accessTokenTtl?: number;
+  /**
+   * The person's claims (name, groups) only at the userinfo endpoint, none in the ID token, as Okta and Entra do by
+   * default (default: in the ID token too)
+   */
+  claimsAtUserinfo?: boolean;
 }
 
 /** Start the provider; resolves once it listens. */
@@ -76,8 +81,9 @@ export async function startTestProvider(options: TestProviderOptions): Promise<T
     // The provider refuses to post to loopback addresses (its guard against SSRF); the test's relying party is on one.
     fetch: (url, options) => globalThis.fetch(url, { ...options, dispatcher: undefined } as RequestInit),
     ttl: { AccessToken: options.accessTokenTtl ?? 3600, IdToken: 3600, RefreshToken: 86400, Session: 86400, Grant: 86400, Interaction: 600 },
-    // Claims in the ID token too (not only at userinfo): the relying party reads groups from the ID token.
-    conformIdTokenClaims: false,
+    // Claims in the ID token too (not only at userinfo): the relying party reads groups from the ID token; with
+    // claimsAtUserinfo, only at userinfo (the ID token of a code flow then carries none).
+    conformIdTokenClaims: options.claimsAtUserinfo === true,
     // Every sign-in may refresh (no consent prompt for offline_access on a first-party client).
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     async findAccount(_ctx, sub) {

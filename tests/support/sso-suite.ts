@@ -61,6 +61,8 @@ export function ssoSuite(name: string, host: SsoSuiteHost): void {
   describe(`single sign-on on ${name}`, () => {
     let app: App;
     let op: TestProvider;
+    /** a second provider that gives names and groups only at its userinfo endpoint (sso.yaml's provider "info") */
+    let opInfo: TestProvider;
     let server: Server;
     let base: string;
     let dir: string;
@@ -117,6 +119,11 @@ export function ssoSuite(name: string, host: SsoSuiteHost): void {
           { sub: 'u-admin', preferred_username: 'admin', groups: ['swarm-operators'] },
         ],
       });
+      opInfo = await startTestProvider({
+        redirectUris: [`${base}/api/v1/auth/sso/info/callback`],
+        people: [{ sub: 'u-uma', preferred_username: 'uma.sso', groups: ['risk-audit'] }],
+        claimsAtUserinfo: true,
+      });
       writeFileSync(
         join(dir, 'sso.yaml'),
         `base_url: ${base}
@@ -128,6 +135,15 @@ providers:
     name: Test Provider
     issuer: ${op.issuer}
     client_id: ${op.clientId}
+    client_secret_env: ${SECRET_ENV}
+    scopes: [openid, profile, email, groups, offline_access]
+    roles:
+      operator: [swarm-operators]
+      auditor: [risk-audit]
+  - id: info
+    name: Userinfo Provider
+    issuer: ${opInfo.issuer}
+    client_id: ${opInfo.clientId}
     client_secret_env: ${SECRET_ENV}
     scopes: [openid, profile, email, groups, offline_access]
     roles:
@@ -145,19 +161,21 @@ providers:
     afterAll(async () => {
       await app?.close();
       await op?.close();
+      await opInfo?.close();
       await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
       rmSync(dir, { recursive: true, force: true });
     });
 
     /** Start at the console, sign in on the provider's page as `login`, and stop where the provider sends us back. */
-    async function toCallback(browser: Browser, login: string, tamper: { nonce?: string; next?: string } = {}): Promise<string> {
-      const start = await browser.go(`${base}/api/v1/auth/sso/test/start?next=${encodeURIComponent(tamper.next ?? '/approvals')}`);
+    async function toCallback(browser: Browser, login: string, tamper: { nonce?: string; next?: string; provider?: string } = {}): Promise<string> {
+      const id = tamper.provider ?? 'test';
+      const start = await browser.go(`${base}/api/v1/auth/sso/${id}/start?next=${encodeURIComponent(tamper.next ?? '/approvals')}`);
       expect(start.status).toBe(303);
       let location = new URL(start.headers.get('location')!);
       if (tamper.nonce) location.searchParams.set('nonce', tamper.nonce);
       let url = location.href;
       for (let hops = 0; hops < 10; hops++) {
-        if (url.startsWith(`${base}/api/v1/auth/sso/test/callback`)) return url;
+        if (url.startsWith(`${base}/api/v1/auth/sso/${id}/callback`)) return url;
         const r = await browser.go(url);
         if (r.status === 200) {
           // the provider's login page: type the login (its development page takes any password)
@@ -177,7 +195,7 @@ providers:
       throw new Error('the provider never sent the browser back');
     }
 
-    async function signIn(login: string, options: { next?: string } = {}): Promise<{ browser: Browser; response: Response }> {
+    async function signIn(login: string, options: { next?: string; provider?: string } = {}): Promise<{ browser: Browser; response: Response }> {
       const browser = new Browser();
       const response = await browser.go(await toCallback(browser, login, options));
       return { browser, response };
@@ -253,6 +271,89 @@ providers:
       expect(changed?.detail).toMatchObject({ from: 'auditor', to: 'operator' });
       expect(changed?.actor).toBe('sso:test');
       op.people.get('u-alex')!.groups = ['risk-audit'];
+    });
+
+    /** The session of this browser, made due for its refresh: its next request asks the provider again. */
+    const refreshDue = async (browser: Browser) => {
+      const idHash = app.credentials.seal().secretHash(browser.cookie(base, 'swarm_session')!);
+      await app.database.run(sql`UPDATE sessions SET sso_refresh_at = ${Date.now() / 1000 - 1} WHERE id_hash = ${idHash}`);
+    };
+
+    it('a known person whose sign-in is refused for no mapped group is signed out everywhere at once, and it is recorded', async () => {
+      const first = await signIn('u-olivia');
+      const second = await signIn('u-olivia');
+      for (const b of [first.browser, second.browser]) expect(await me(b)).toMatchObject({ id: 'olivia.sso', role: 'operator' });
+      const olivia = (await app.auth.findUser('olivia.sso'))!;
+      const open = Number((await app.database.one<{ n: number | string }>(sql`SELECT count(*) AS n FROM sessions WHERE user_id = ${olivia.id}`))!.n);
+      expect(open).toBeGreaterThanOrEqual(2);
+      op.people.get('u-olivia')!.groups = ['everyone'];
+      try {
+        const refused = await signIn('u-olivia');
+        expect(refusedReason(refused.response)).toBe('no_mapped_group');
+        // before: both sessions went on as an operator until their refresh (which did not read the groups either)
+        for (const b of [first.browser, second.browser]) expect(await me(b)).toBe(401);
+        const ended = (await events('auth.logout')).filter((e) => e.target === 'olivia.sso' && e.detail.via === 'sign_in_refused');
+        // every session of the person (those of the tests before too), each recorded
+        expect(ended).toHaveLength(open);
+        expect(ended[0]).toMatchObject({ actor: 'sso:test', detail: { reason: 'no_mapped_group', provider: 'test', issuer: op.issuer } });
+      } finally {
+        op.people.get('u-olivia')!.groups = ['swarm-operators', 'everyone'];
+      }
+    });
+
+    it('a refused sign-in of a person disabled here ends their sessions too', async () => {
+      const open = await signIn('u-alex');
+      expect(await me(open.browser)).toMatchObject({ id: 'alex.sso' });
+      const alex = (await app.auth.findUser('alex.sso'))!;
+      // disabled by an administrator, the row sealed as the store seals it
+      const disabled = { ...alex, disabled: true };
+      await app.database.run(sql`UPDATE users SET disabled = ${true}, mac = ${app.credentials.seal().user(disabled)} WHERE id = ${alex.id}`);
+      try {
+        const refused = await signIn('u-alex');
+        expect(refusedReason(refused.response)).toBe('provider_error');
+        expect(Number((await app.database.one<{ n: number | string }>(sql`SELECT count(*) AS n FROM sessions WHERE user_id = ${alex.id}`))!.n)).toBe(0);
+        expect((await events('auth.logout')).find((e) => e.target === 'alex.sso' && e.detail.via === 'sign_in_refused')?.detail).toMatchObject({ reason: 'the user is disabled here' });
+      } finally {
+        await app.database.run(sql`UPDATE users SET disabled = ${false}, mac = ${alex.mac} WHERE id = ${alex.id}`);
+      }
+    });
+
+    it('a refresh reads the groups again from the refreshed ID token: a changed role is set, no mapped group ends the session', async () => {
+      const { browser } = await signIn('u-olivia');
+      expect(await me(browser)).toMatchObject({ id: 'olivia.sso', role: 'operator' });
+      try {
+        op.people.get('u-olivia')!.groups = ['risk-audit'];
+        await refreshDue(browser);
+        expect(await me(browser)).toMatchObject({ id: 'olivia.sso', role: 'auditor' });
+        const changed = (await events('user.role_changed')).find((e) => e.target === 'olivia.sso');
+        expect(changed).toMatchObject({ actor: 'sso:test', detail: { from: 'operator', to: 'auditor' } });
+
+        op.people.get('u-olivia')!.groups = ['everyone'];
+        await refreshDue(browser);
+        expect(await me(browser)).toBe(401);
+        const ended = (await events('auth.logout')).find((e) => e.target === 'olivia.sso' && e.detail.via === 'refresh');
+        expect(ended).toMatchObject({ actor: 'sso:test', detail: { reason: 'no_mapped_group', provider: 'test', groups: ['everyone'] } });
+      } finally {
+        op.people.get('u-olivia')!.groups = ['swarm-operators', 'everyone'];
+      }
+    });
+
+    it('a refresh reads the groups at the userinfo endpoint when the ID token carries none', async () => {
+      const { browser } = await signIn('u-uma', { provider: 'info' });
+      expect(await me(browser)).toMatchObject({ id: 'uma.sso', role: 'auditor' });
+      try {
+        opInfo.people.get('u-uma')!.groups = ['swarm-operators'];
+        await refreshDue(browser);
+        expect(await me(browser)).toMatchObject({ id: 'uma.sso', role: 'operator' });
+        expect((await events('user.role_changed')).find((e) => e.target === 'uma.sso')).toMatchObject({ actor: 'sso:info', detail: { from: 'auditor', to: 'operator' } });
+
+        opInfo.people.get('u-uma')!.groups = [];
+        await refreshDue(browser);
+        expect(await me(browser)).toBe(401);
+        expect((await events('auth.logout')).find((e) => e.target === 'uma.sso')).toMatchObject({ actor: 'sso:info', detail: { via: 'refresh', reason: 'no_mapped_group', groups: [] } });
+      } finally {
+        opInfo.people.get('u-uma')!.groups = ['risk-audit'];
+      }
     });
 
     it('a tampered state, a tampered nonce and a missing flow cookie are refused', async () => {
