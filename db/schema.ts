@@ -476,3 +476,19 @@ export const loginAttempts = sqliteTable(
   },
   (t) => [index('login_attempts_last_failure').on(t.lastFailureAt)],
 );
+
+/**
+ * The back-channel logout tokens taken (lib/sso/logout-token.ts), by issuer and jti, until no copy of one could be
+ * taken again (its iat plus the age a logout token may have): a replayed token is refused. The sweeper deletes the rows
+ * past that time.
+ */
+export const ssoLogoutTokens = sqliteTable(
+  'sso_logout_tokens',
+  {
+    issuer: text('issuer').notNull(),
+    jti: text('jti').notNull(),
+    /** seconds since the epoch */
+    expiresAt: real('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.issuer, t.jti] }), index('sso_logout_tokens_expiry').on(t.expiresAt)],
+);

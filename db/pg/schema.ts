@@ -366,3 +366,14 @@ export const loginAttempts = pgTable(
   },
   (t) => [index('login_attempts_last_failure').on(t.lastFailureAt)],
 );
+
+/** The back-channel logout tokens taken, until they could no longer be taken again (db/schema.ts). */
+export const ssoLogoutTokens = pgTable(
+  'sso_logout_tokens',
+  {
+    issuer: text('issuer').notNull(),
+    jti: text('jti').notNull(),
+    expiresAt: time('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.issuer, t.jti] }), index('sso_logout_tokens_expiry').on(t.expiresAt)],
+);

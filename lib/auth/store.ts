@@ -118,8 +118,18 @@ export interface AuthStore {
   deleteSessionByHash(idHash: string): Promise<string[]>;
   /** End every session of a user (a person the provider no longer lets in); the usernames they were (one per session). */
   endUserSessions(username: string): Promise<string[]>;
-  /** End the SSO sessions of a provider session (sid) or of a person (subject) at one issuer; the usernames they were. */
-  endSsoSessions(issuer: string, match: { sid: string | null; subject: string | null }): Promise<string[]>;
+  /**
+   * End the SSO sessions of a provider session (sid) or of a person (subject) at one issuer, begun within the second
+   * `begunBy` or before (a logout token's iat: it never ends a session begun after it was issued); the usernames.
+   */
+  endSsoSessions(issuer: string, match: { sid: string | null; subject: string | null; begunBy: number }): Promise<string[]>;
+  /**
+   * Take a back-channel logout token's jti once: true the first time this issuer's jti is seen, false for a replay.
+   * Kept until `expiresAt` (after which the token's age refuses it anyway); sweepLogoutTokens deletes it then.
+   */
+  rememberLogoutToken(issuer: string, jti: string, expiresAt: number): Promise<boolean>;
+  /** Delete the logout tokens' jtis kept past their time (the sweeper); how many. */
+  sweepLogoutTokens(now?: number): Promise<number>;
   /**
    * Ask a due SSO session's provider whether it still stands (lib/sso/service.ts sets this): false ends the session.
    * Without one, SSO sessions live until they expire.
@@ -377,12 +387,25 @@ export class SqlAuthStore implements AuthStore {
     return this.endSessions(sql`user_id IN (SELECT id FROM users WHERE username = ${username})`);
   }
 
-  async endSsoSessions(issuer: string, match: { sid: string | null; subject: string | null }): Promise<string[]> {
+  async endSsoSessions(issuer: string, match: { sid: string | null; subject: string | null; begunBy: number }): Promise<string[]> {
     // A logout token naming both ends the sessions matching both; one naming either ends every session matching it.
     if (match.sid === null && match.subject === null) return [];
     const bySid = match.sid !== null ? sql` AND sso_sid = ${match.sid}` : sql``;
     const bySubject = match.subject !== null ? sql` AND sso_subject = ${match.subject}` : sql``;
-    return this.endSessions(sql`sso_issuer = ${issuer}${bySid}${bySubject}`);
+    // At the token's precision, whole seconds: a session begun within the second of its iat is not begun after it.
+    return this.endSessions(sql`sso_issuer = ${issuer}${bySid}${bySubject} AND created_at < ${Math.floor(match.begunBy) + 1}`);
+  }
+
+  async rememberLogoutToken(issuer: string, jti: string, expiresAt: number): Promise<boolean> {
+    // The primary key decides between two servers taking the same token at once: one inserts, the other finds it.
+    const row = await this.db.one(sql`
+      INSERT INTO sso_logout_tokens (issuer, jti, expires_at) VALUES (${issuer}, ${jti}, ${expiresAt})
+      ON CONFLICT DO NOTHING RETURNING jti`);
+    return row !== undefined;
+  }
+
+  async sweepLogoutTokens(at = now()): Promise<number> {
+    return this.db.run(sql`DELETE FROM sso_logout_tokens WHERE expires_at < ${at}`);
   }
 
   /** Delete the sessions `where` says; the usernames they were. */

@@ -13,7 +13,7 @@ import { loadBindingKey } from '@/lib/approvals/binding';
 import { AppError, messageOf, isError } from '@/lib/errors';
 import type { AuthStore, UserRole } from '@/lib/auth/store';
 import { roleFromGroups, type SsoConfig, type SsoProvider } from './config';
-import { verifyLogoutToken } from './logout-token';
+import { rememberUntil, verifyLogoutToken } from './logout-token';
 import { beginSignIn, endSessionUrl, finishSignIn, groupsOf, refreshSession, type RefusalReason } from './relying-party';
 import { Sealer } from './seal';
 
@@ -199,7 +199,11 @@ export class SsoService {
     }
   }
 
-  /** The provider says a session (sid) or a person (sub) signed out: end the matching sessions. */
+  /**
+   * The provider says a session (sid) or a person (sub) signed out: end the matching sessions begun before the token
+   * was issued (a person who signed in again since keeps the new session). Each token is taken once: its jti is kept
+   * for as long as the token could be taken, and a replay is refused (400, recorded as auth.sso.refused).
+   */
   async backchannelLogout(providerId: string, logoutToken: string, ip: string | undefined): Promise<{ ended: number }> {
     const provider = this.providerOrThrow(providerId);
     let claims;
@@ -208,7 +212,20 @@ export class SsoService {
     } catch (error) {
       throw new AppError('BAD_REQUEST', `The logout token is not valid: ${messageOf(error)}`);
     }
-    const ended = await this.app.auth.endSsoSessions(provider.issuer, { sid: claims.sid, subject: claims.sub });
+    if (!(await this.app.auth.rememberLogoutToken(provider.issuer, claims.jti, rememberUntil(claims)))) {
+      const target = claims.sub ?? claims.sid ?? 'unknown';
+      await this.app.recorder.record({
+        kind: 'auth',
+        type: 'auth.sso.refused',
+        actor: by(provider),
+        outcome: 'refused',
+        target,
+        ip: ip ?? null,
+        detail: { provider: provider.id, issuer: provider.issuer, reason: 'logout_token_replayed', jti: claims.jti.slice(0, 256), sid: claims.sid, subject: claims.sub },
+      });
+      throw new AppError('BAD_REQUEST', 'The logout token was taken already (its jti was seen): a replayed logout token is refused.');
+    }
+    const ended = await this.app.auth.endSsoSessions(provider.issuer, { sid: claims.sid, subject: claims.sub, begunBy: claims.iat });
     await this.loggedOut(ended, by(provider), { via: 'backchannel', provider: provider.id, issuer: provider.issuer, sid: claims.sid, subject: claims.sub }, ip);
     return { ended: ended.length };
   }

@@ -462,6 +462,60 @@ providers:
       expect(channel).toMatchObject({ target: 'olivia.sso', actor: 'sso:test' });
     });
 
+    const postLogout = (token: string) =>
+      fetch(`${base}/api/v1/auth/sso/test/backchannel-logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }).toString() });
+    const errorOf = async (r: Response) => ((await r.json()) as { error: { message: string } }).error.message;
+
+    it('a logout token is taken once: the provider\'s own token sent again is refused with 400, recorded', async () => {
+      const first = await signIn('u-alex');
+      const sid = (await app.auth.ssoSessionOf(first.browser.cookie(base, 'swarm_session')!))!.sid!;
+      const token = await op.backchannelLogout('u-alex', sid);
+      expect(await me(first.browser)).toBe(401);
+      const replay = await postLogout(token);
+      expect(replay.status).toBe(400);
+      expect(await errorOf(replay)).toMatch(/taken already/);
+      const refused = (await events('auth.sso.refused')).find((e) => e.detail.reason === 'logout_token_replayed');
+      expect(refused).toMatchObject({ actor: 'sso:test', target: 'u-alex', outcome: 'refused', detail: { provider: 'test', issuer: op.issuer, subject: 'u-alex', sid } });
+      expect(typeof refused?.detail.jti).toBe('string');
+      // a token of the same content with another jti is a new token
+      const fresh = await postLogout(op.signLogoutToken({ sub: 'u-alex', sid }));
+      expect(fresh.status).toBe(200);
+    });
+
+    it('a logout token without a jti is refused with 400 and ends nothing (Back-Channel Logout 1.0 requires one)', async () => {
+      const { browser } = await signIn('u-alex');
+      const r = await postLogout(op.signLogoutToken({ sub: 'u-alex', jti: undefined, iat: Math.floor(Date.now() / 1000) + 5 }));
+      expect(r.status).toBe(400);
+      expect(await errorOf(r)).toMatch(/jti/);
+      expect(await me(browser)).toMatchObject({ id: 'alex.sso' });
+    });
+
+    it('a logout token never ends a session begun after it was issued', async () => {
+      const earlier = await signIn('u-olivia');
+      const idHash = app.credentials.seal().secretHash(earlier.browser.cookie(base, 'swarm_session')!);
+      await app.database.run(sql`UPDATE sessions SET created_at = ${Date.now() / 1000 - 120} WHERE id_hash = ${idHash}`);
+      const later = await signIn('u-olivia');
+      // issued a minute ago (a token that took its time to arrive, or was held back), naming the person
+      const r = await postLogout(op.signLogoutToken({ sub: 'u-olivia', iat: Math.floor(Date.now() / 1000) - 60 }));
+      expect(r.status).toBe(200);
+      expect(await me(earlier.browser)).toBe(401);
+      expect(await me(later.browser)).toMatchObject({ id: 'olivia.sso' });
+    });
+
+    it('keeps a logout token\'s jti until its time, and the sweeper deletes it after', async () => {
+      const t = Date.now() / 1000;
+      const issuer = 'https://sweep.example.com';
+      expect(await app.auth.rememberLogoutToken(issuer, 'past', t - 1)).toBe(true);
+      expect(await app.auth.rememberLogoutToken(issuer, 'past', t - 1)).toBe(false);
+      expect(await app.auth.rememberLogoutToken(issuer, 'live', t + 300)).toBe(true);
+      // the same jti of another issuer is another token
+      expect(await app.auth.rememberLogoutToken('https://other.example.com', 'live', t + 300)).toBe(true);
+      expect(await app.auth.sweepLogoutTokens(t)).toBeGreaterThanOrEqual(1);
+      const kept = await app.database.all<{ jti: string }>(sql`SELECT jti FROM sso_logout_tokens WHERE issuer = ${issuer} ORDER BY jti`);
+      expect(kept.map((r) => r.jti)).toEqual(['live']);
+      expect(await app.auth.rememberLogoutToken(issuer, 'live', t + 300)).toBe(false);
+    });
+
     it('a logout token that does not verify is refused with 400 and ends nothing', async () => {
       const { browser } = await signIn('u-alex');
       const forged = `${Buffer.from(JSON.stringify({ alg: 'RS256' })).toString('base64url')}.${Buffer.from(JSON.stringify({ iss: op.issuer, aud: op.clientId, sub: 'u-alex', iat: Math.floor(Date.now() / 1000), events: { 'http://schemas.openid.net/event/backchannel-logout': {} } })).toString('base64url')}.AAAA`;
