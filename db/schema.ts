@@ -320,7 +320,11 @@ export const users = sqliteTable('users', {
   subject: text('subject'),
   /** the row's seal: a MAC with the installation's credentials key (lib/auth/seal.ts) */
   mac: text('mac'),
-}, (t) => [uniqueIndex('users_identity').on(t.issuer, t.subject)]);
+}, (t) => [
+  uniqueIndex('users_identity').on(t.issuer, t.subject),
+  // One name whatever the case of its letters (lib/auth/user-name.ts): "ADMIN" is taken once "admin" is.
+  uniqueIndex('users_username_folded').on(sql`lower(${t.username})`),
+]);
 
 export const sessions = sqliteTable(
   'sessions',

@@ -267,7 +267,11 @@ export const users = pgTable('users', {
   subject: text('subject'),
   /** the row's seal: a MAC with the installation's credentials key (lib/auth/seal.ts) */
   mac: text('mac'),
-}, (t) => [uniqueIndex('users_identity').on(t.issuer, t.subject)]);
+}, (t) => [
+  uniqueIndex('users_identity').on(t.issuer, t.subject),
+  // One name whatever the case of its letters, folded in ASCII whatever the database's locale (db/schema.ts).
+  uniqueIndex('users_username_folded').on(sql`lower(${t.username} COLLATE "C")`),
+]);
 
 export const sessions = pgTable(
   'sessions',

@@ -6,6 +6,7 @@
 import type { App } from '@/lib/app';
 import { SESSION_COOKIE } from '@/lib/http/route';
 import { SESSION_TTL_SECONDS } from './store';
+import { foldUserName } from './user-name';
 
 /** Never says which part was wrong. */
 export const WRONG_CREDENTIALS = 'The user name or password is not correct.';
@@ -80,7 +81,8 @@ function inTurn<T>(userKey: string, attempt: () => Promise<T>): Promise<T> | und
  * written throws.
  */
 export async function passwordLogin(app: App, credentials: { username: string; password: string }, ip: string | undefined): Promise<PasswordLogin> {
-  const userKey = `user:${credentials.username.toLowerCase()}`;
+  // One name whatever its case (lib/auth/user-name.ts): "ADMIN" and "admin" share one turn, delay and lock.
+  const userKey = `user:${foldUserName(credentials.username)}`;
   const turn = inTurn(userKey, () => attempt(app, credentials, userKey, ip));
   if (turn) return turn;
   await failedAttempt(app, credentials.username, ip, 'refused', 'other attempts for this user name were under way');
@@ -164,7 +166,7 @@ async function attempt(app: App, credentials: { username: string; password: stri
 
 /** An administrator lifts the lock of a user name (and forgets its failures); recorded as auth.unlocked. */
 export async function unlockUserName(app: App, username: string, by: string): Promise<boolean> {
-  const wasLocked = await app.loginAttempts.unlock(`user:${username.toLowerCase()}`, Date.now() / 1000);
+  const wasLocked = await app.loginAttempts.unlock(`user:${foldUserName(username)}`, Date.now() / 1000);
   await app.recorder.record({ kind: 'auth', type: 'auth.unlocked', actor: by, outcome: 'succeeded', target: username.slice(0, 64), detail: { was_locked: wasLocked } });
   return wasLocked;
 }

@@ -15,6 +15,7 @@ import { DUMMY_PASSWORD_HASH, hashPassword, randomToken, verifyPassword } from '
 import { CredentialSeal, PEPPER_PREFIX, sessionSealed, tokenSealed, userSealed, type SealCheck } from './seal';
 import { AUTH_CHANNEL, parseScopes, type TokenPrincipals } from './token-cache';
 import { assertScopes, defaultScopes, expiryOf, type IssuedToken, type RotatedToken, type TokenOptions, type TokenPolicy, type TokenSweep } from './token-lifecycle';
+import { foldUserName, USER_NAME_PATTERN } from './user-name';
 
 export type UserRole = Exclude<Role, 'anonymous'>;
 export const SESSION_TTL_SECONDS = 12 * 60 * 60;
@@ -37,10 +38,20 @@ export type ListedToken = ApiTokenRow & { username: string | null };
 
 /** A user name and an optional password a new user may have; throws 400 otherwise. */
 function assertNewUser(username: string, password: string | undefined): void {
-  if (!/^[a-zA-Z0-9_.@-]{1,64}$/.test(username)) {
+  if (!USER_NAME_PATTERN.test(username)) {
     throw new AppError('BAD_REQUEST', 'A user name is 1 to 64 letters, digits, ".", "_", "@" or "-".');
   }
   if (password !== undefined) assertPassword(password);
+}
+
+/**
+ * `username` is this name, compared as every name is (lib/auth/user-name.ts): folded in ASCII on both databases, as
+ * the unique index users_username_folded folds it (on PostgreSQL under the "C" collation, whatever the database's
+ * locale), so that the index serves the lookup.
+ */
+function nameIs(dialect: SqlDatabase['dialect'], name: string): SQL {
+  const folded = dialect === 'postgres' ? sql`lower(username COLLATE "C")` : sql`lower(username)`;
+  return sql`${folded} = ${foldUserName(name)}`;
 }
 
 function assertPassword(password: string): void {
@@ -200,7 +211,7 @@ export class SqlAuthStore implements AuthStore {
   }
 
   async findUser(username: string): Promise<UserRow | undefined> {
-    const row = await this.db.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE username = ${username}`);
+    const row = await this.db.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE ${nameIs(this.db.dialect, username)}`);
     // A row without its seal is no user (lib/auth/seal.ts): found by nobody, recorded once.
     const user = row && userRow(row);
     return user && userSealed(this.check, user) ? user : undefined;
@@ -242,7 +253,8 @@ export class SqlAuthStore implements AuthStore {
   async setRole(username: string, role: UserRole, by = 'system'): Promise<void> {
     const before = await this.changing(updateUser(this.db, this.check, username, (u) => ({ ...u, role })));
     const from = before.role;
-    await this.onEvent({ type: 'user.role_changed', by, target: username, detail: { from, to: role } });
+    // (the name as it is stored, whatever case it was asked by)
+    await this.onEvent({ type: 'user.role_changed', by, target: before.username, detail: { from, to: role } });
   }
 
   async verifyLogin(username: string, password: string): Promise<UserRow | undefined> {
@@ -384,7 +396,7 @@ export class SqlAuthStore implements AuthStore {
   }
 
   async endUserSessions(username: string): Promise<string[]> {
-    return this.endSessions(sql`user_id IN (SELECT id FROM users WHERE username = ${username})`);
+    return this.endSessions(sql`user_id IN (SELECT id FROM users WHERE ${nameIs(this.db.dialect, username)})`);
   }
 
   async endSsoSessions(issuer: string, match: { sid: string | null; subject: string | null; begunBy: number }): Promise<string[]> {
@@ -582,15 +594,24 @@ export class SqlAuthStore implements AuthStore {
 }
 
 /**
- * A new user (`identity`: first seen through single sign-on); 409 when the name is taken (the unique name decides
- * between two servers creating it at once), or the person was created by another sign-in at the same moment.
+ * A new user (`identity`: first seen through single sign-on); 409 when the name is taken in any case of its letters
+ * (the unique index on the folded name decides, also between two servers creating it at once), or the person was
+ * created by another sign-in at the same moment.
  */
 function* insertUser(tx: TxRunner, seal: CredentialSeal, username: string, role: UserRole, password: string | undefined, identity?: SsoIdentity): TxSteps<UserRow> {
   const row = yield* tx.one<UserRow>(sql`
     INSERT INTO users (username, role, password_hash, created_at, issuer, subject)
     VALUES (${username}, ${role}, ${password ? hashPassword(password) : null}, ${now()}, ${identity?.issuer ?? null}, ${identity?.subject ?? null})
     ON CONFLICT DO NOTHING RETURNING ${USER_COLUMNS}`);
-  if (!row) throw new AppError('CONFLICT', `User "${username}" already exists.`);
+  if (!row) {
+    // The name is taken, in this case or another (the unique index on the folded name), or the person was created
+    // by another sign-in at the same moment.
+    const holder = yield* tx.one<{ username: string }>(sql`SELECT username FROM users WHERE ${nameIs(tx.dialect, username)}`);
+    throw new AppError(
+      'CONFLICT',
+      holder && holder.username !== username ? `User "${username}" already exists as "${holder.username}" (names are the same whatever the case of their letters).` : `User "${username}" already exists.`,
+    );
+  }
   // The seal covers the id, which the insert gave: written in the same transaction.
   const user = userRow(row);
   user.mac = seal.user(user);
@@ -604,7 +625,7 @@ function* insertUser(tx: TxRunner, seal: CredentialSeal, username: string, role:
  */
 function updateUser(db: SqlDatabase, check: SealCheck, username: string, change: (u: UserRow) => UserRow) {
   return function* (tx: TxRunner): TxSteps<UserRow> {
-    const found = yield* tx.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE username = ${username}${db.forUpdate}`);
+    const found = yield* tx.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE ${nameIs(db.dialect, username)}${db.forUpdate}`);
     const before = found && userRow(found);
     if (!before || !userSealed(check, before)) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
     const after = change(before);
@@ -624,7 +645,7 @@ interface TokenLife {
 function* insertToken(tx: TxRunner, seal: CredentialSeal, token: string, owner: TokenOwner, name: string, life: TokenLife): TxSteps<number | undefined> {
   let userId: number | null = null;
   if ('username' in owner) {
-    const user = yield* tx.one<{ id: number }>(sql`SELECT id FROM users WHERE username = ${owner.username}`);
+    const user = yield* tx.one<{ id: number }>(sql`SELECT id FROM users WHERE ${nameIs(tx.dialect, owner.username)}`);
     if (!user) throw new AppError('NOT_FOUND', `There is no user "${owner.username}".`);
     userId = user.id;
   }

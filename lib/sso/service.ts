@@ -12,6 +12,7 @@ import type { Recorder } from '@/lib/permissions/recorder';
 import { loadBindingKey } from '@/lib/approvals/binding';
 import { AppError, messageOf, isError } from '@/lib/errors';
 import type { AuthStore, UserRole } from '@/lib/auth/store';
+import { sameUserName, USER_NAME_PATTERN } from '@/lib/auth/user-name';
 import { roleFromGroups, type SsoConfig, type SsoProvider } from './config';
 import { rememberUntil, verifyLogoutToken } from './logout-token';
 import { beginSignIn, endSessionUrl, finishSignIn, groupsOf, refreshSession, type RefusalReason } from './relying-party';
@@ -95,11 +96,12 @@ export class SsoService {
       return this.refused(provider, 'no_mapped_group', known, ip);
     }
     if (!user) {
-      if (!/^[a-zA-Z0-9_.@-]{1,64}$/.test(username)) return this.refused(provider, 'no_username', { ...known, claim: provider.usernameClaim }, ip);
+      if (!USER_NAME_PATTERN.test(username)) return this.refused(provider, 'no_username', { ...known, claim: provider.usernameClaim }, ip);
       try {
         user = await this.app.auth.createSsoUser(username, role, { issuer, subject }, by(provider));
       } catch (error) {
-        // A local user (or another provider's person) has this name: never taken over by a sign-in elsewhere.
+        // A local user (or another provider's person) has this name, in any case of its letters ("ADMIN" is "admin"):
+        // never taken over, nor doubled, by a sign-in elsewhere.
         if (isError(error, AppError) && error.code === 'CONFLICT') return this.refused(provider, 'username_taken', known, ip);
         throw error;
       }
@@ -261,7 +263,8 @@ export class SsoService {
    */
   passwordAllowed(username: string): boolean {
     const glass = this.config.breakGlassUser;
-    return this.localLogin === 'password' || (glass !== null && glass.toLowerCase() === username.toLowerCase());
+    // compared as every name is (lib/auth/user-name.ts), as the sign-in then looks the user up
+    return this.localLogin === 'password' || (glass !== null && sameUserName(glass, username));
   }
 
   /** Record a refused sign-in (auth.sso.refused); the callback's outcome for it. */

@@ -117,6 +117,7 @@ export function ssoSuite(name: string, host: SsoSuiteHost): void {
           { sub: 'u-alex', preferred_username: 'alex.sso', groups: ['risk-audit'] },
           { sub: 'u-mallory', preferred_username: 'mallory.sso', groups: ['marketing'] },
           { sub: 'u-admin', preferred_username: 'admin', groups: ['swarm-operators'] },
+          { sub: 'u-shouty', preferred_username: 'ADMIN', groups: ['swarm-admins'] },
         ],
       });
       opInfo = await startTestProvider({
@@ -138,6 +139,7 @@ providers:
     client_secret_env: ${SECRET_ENV}
     scopes: [openid, profile, email, groups, offline_access]
     roles:
+      admin: [swarm-admins]
       operator: [swarm-operators]
       auditor: [risk-audit]
   - id: info
@@ -410,6 +412,23 @@ providers:
       expect((await events('auth.sso.refused')).find((e) => e.target === 'no-such-person')?.detail).toMatchObject({ reason: 'password_login_off' });
       // the break-glass administrator still signs in (after the delay its failure set)
       expect((await passwordLogin(app, { username: 'admin', password: 'break-glass-password-1' }, '198.51.100.9')).ok).toBe(true);
+    });
+
+    it('a person of the provider whose name is a local user\'s in other capitals is refused (username_taken), never a second admin', async () => {
+      const { response } = await signIn('u-shouty');
+      expect(refusedReason(response)).toBe('username_taken');
+      expect(await app.database.all(sql`SELECT username FROM users WHERE lower(username) = 'admin'`)).toEqual([{ username: 'admin' }]);
+      expect(await app.auth.findUserByIdentity(op.issuer, 'u-shouty')).toBeUndefined();
+      expect((await events('auth.sso.refused')).find((e) => e.detail.subject === 'u-shouty')?.detail).toMatchObject({ reason: 'username_taken', username: 'ADMIN' });
+    });
+
+    it('the break-glass comparison and the sign-in\'s lookup fold a name alike: ADMIN signs in as the break-glass admin', async () => {
+      const glass = await passwordLogin(app, { username: 'ADMIN', password: 'break-glass-password-1' }, '203.0.113.30');
+      expect(glass).toMatchObject({ ok: true, user: { username: 'admin', role: 'admin' } });
+      expect((await events('auth.break_glass'))[0]).toMatchObject({ actor: 'admin', ip: '203.0.113.30' });
+      // another case of a name passwords are off for is refused as that name is
+      const off = await passwordLogin(app, { username: 'OLIVIA.LOCAL', password: 'operator-password-1' }, '203.0.113.31');
+      expect(off).toMatchObject({ ok: false, status: 401, message: WRONG_CREDENTIALS_BREAK_GLASS });
     });
 
     it('a session ends when its provider session can no longer be refreshed', async () => {
