@@ -64,7 +64,8 @@ describe('the application role of docs/deployment.md', () => {
     const session = await app.auth.createSession(user!.id);
     await app.auth.deleteSession(session.token);
     // a back-channel logout token taken once, and swept once past its time
-    expect(await app.auth.rememberLogoutToken('https://login.example.com', 'jti-1', Date.now() / 1000 - 1)).toBe(true);
+    const at = Date.now() / 1000;
+    expect(await app.auth.endSsoSessions('https://login.example.com', { jti: 'jti-1', keepUntil: at - 1, sid: 'sid-1', subject: null, issuedAt: at })).toEqual([]);
     expect(await app.auth.sweepLogoutTokens()).toBe(1);
     expect((await app.checkpointAudit()).length).toBe(2);
     const denials = Number((await asApp.query('SELECT count(*) AS n FROM permission_denials')).rows[0].n);

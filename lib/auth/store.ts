@@ -130,15 +130,13 @@ export interface AuthStore {
   /** End every session of a user (a person the provider no longer lets in); the usernames they were (one per session). */
   endUserSessions(username: string): Promise<string[]>;
   /**
-   * End the SSO sessions of a provider session (sid) or of a person (subject) at one issuer, begun within the second
-   * `begunBy` or before (a logout token's iat: it never ends a session begun after it was issued); the usernames.
+   * A back-channel logout token of an issuer, taken once: its jti is kept until `keepUntil` (after which the token's
+   * age refuses it anyway; sweepLogoutTokens deletes it then), and the SSO sessions of the provider session (sid) or
+   * the person (subject) it names, begun within the second of its `issuedAt` or before (it never ends a session begun
+   * after it was issued), end, in one transaction: the usernames they were, or null for a jti seen before (a replay,
+   * which ends nothing). Two servers taking one token at once: one takes it, the other finds it taken.
    */
-  endSsoSessions(issuer: string, match: { sid: string | null; subject: string | null; begunBy: number }): Promise<string[]>;
-  /**
-   * Take a back-channel logout token's jti once: true the first time this issuer's jti is seen, false for a replay.
-   * Kept until `expiresAt` (after which the token's age refuses it anyway); sweepLogoutTokens deletes it then.
-   */
-  rememberLogoutToken(issuer: string, jti: string, expiresAt: number): Promise<boolean>;
+  endSsoSessions(issuer: string, token: LogoutTokenTaken): Promise<string[] | null>;
   /** Delete the logout tokens' jtis kept past their time (the sweeper); how many. */
   sweepLogoutTokens(now?: number): Promise<number>;
   /**
@@ -169,6 +167,17 @@ export interface SsoSessionRow extends Omit<SsoSessionInput, 'sealedIdToken'> {
   role: UserRole;
   sealedIdToken: string | null;
   expiresAt: number;
+}
+
+/** What the store needs of a verified back-channel logout token (lib/sso/logout-token.ts). */
+export interface LogoutTokenTaken {
+  jti: string;
+  /** until when its jti is kept (seconds since the epoch) */
+  keepUntil: number;
+  sid: string | null;
+  subject: string | null;
+  /** its iat */
+  issuedAt: number;
 }
 
 /** Told of an SSO session whose refresh is due; answers whether it still stands. */
@@ -399,21 +408,25 @@ export class SqlAuthStore implements AuthStore {
     return this.endSessions(sql`user_id IN (SELECT id FROM users WHERE ${nameIs(this.db.dialect, username)})`);
   }
 
-  async endSsoSessions(issuer: string, match: { sid: string | null; subject: string | null; begunBy: number }): Promise<string[]> {
+  async endSsoSessions(issuer: string, token: LogoutTokenTaken): Promise<string[] | null> {
     // A logout token naming both ends the sessions matching both; one naming either ends every session matching it.
-    if (match.sid === null && match.subject === null) return [];
-    const bySid = match.sid !== null ? sql` AND sso_sid = ${match.sid}` : sql``;
-    const bySubject = match.subject !== null ? sql` AND sso_subject = ${match.subject}` : sql``;
+    const bySid = token.sid !== null ? sql` AND sso_sid = ${token.sid}` : sql``;
+    const bySubject = token.subject !== null ? sql` AND sso_subject = ${token.subject}` : sql``;
+    const named = token.sid !== null || token.subject !== null;
     // At the token's precision, whole seconds: a session begun within the second of its iat is not begun after it.
-    return this.endSessions(sql`sso_issuer = ${issuer}${bySid}${bySubject} AND created_at < ${Math.floor(match.begunBy) + 1}`);
-  }
-
-  async rememberLogoutToken(issuer: string, jti: string, expiresAt: number): Promise<boolean> {
-    // The primary key decides between two servers taking the same token at once: one inserts, the other finds it.
-    const row = await this.db.one(sql`
-      INSERT INTO sso_logout_tokens (issuer, jti, expires_at) VALUES (${issuer}, ${jti}, ${expiresAt})
-      ON CONFLICT DO NOTHING RETURNING jti`);
-    return row !== undefined;
+    const where = sql`sso_issuer = ${issuer}${bySid}${bySubject} AND created_at < ${Math.floor(token.issuedAt) + 1}`;
+    return this.db.transaction(function* (tx) {
+      // The primary key decides: the first to insert the jti takes the token; the jti and the sessions' end commit
+      // together, so a token whose sessions could not be ended is not spent (the provider may send it again).
+      const taken = yield* tx.one(sql`
+        INSERT INTO sso_logout_tokens (issuer, jti, expires_at) VALUES (${issuer}, ${token.jti}, ${token.keepUntil})
+        ON CONFLICT DO NOTHING RETURNING jti`);
+      if (taken === undefined) return null;
+      if (!named) return [];
+      const rows = yield* tx.all<{ username: string }>(sql`
+        DELETE FROM sessions WHERE ${where} RETURNING (SELECT username FROM users u WHERE u.id = sessions.user_id) AS "username"`);
+      return rows.map((r) => r.username);
+    });
   }
 
   async sweepLogoutTokens(at = now()): Promise<number> {

@@ -214,7 +214,8 @@ export class SsoService {
     } catch (error) {
       throw new AppError('BAD_REQUEST', `The logout token is not valid: ${messageOf(error)}`);
     }
-    if (!(await this.app.auth.rememberLogoutToken(provider.issuer, claims.jti, rememberUntil(claims)))) {
+    const ended = await this.app.auth.endSsoSessions(provider.issuer, { jti: claims.jti, keepUntil: rememberUntil(claims), sid: claims.sid, subject: claims.sub, issuedAt: claims.iat });
+    if (ended === null) {
       const target = claims.sub ?? claims.sid ?? 'unknown';
       await this.app.recorder.record({
         kind: 'auth',
@@ -227,7 +228,6 @@ export class SsoService {
       });
       throw new AppError('BAD_REQUEST', 'The logout token was taken already (its jti was seen): a replayed logout token is refused.');
     }
-    const ended = await this.app.auth.endSsoSessions(provider.issuer, { sid: claims.sid, subject: claims.sub, begunBy: claims.iat });
     await this.loggedOut(ended, by(provider), { via: 'backchannel', provider: provider.id, issuer: provider.issuer, sid: claims.sid, subject: claims.sub }, ip);
     return { ended: ended.length };
   }

@@ -524,15 +524,16 @@ providers:
     it('keeps a logout token\'s jti until its time, and the sweeper deletes it after', async () => {
       const t = Date.now() / 1000;
       const issuer = 'https://sweep.example.com';
-      expect(await app.auth.rememberLogoutToken(issuer, 'past', t - 1)).toBe(true);
-      expect(await app.auth.rememberLogoutToken(issuer, 'past', t - 1)).toBe(false);
-      expect(await app.auth.rememberLogoutToken(issuer, 'live', t + 300)).toBe(true);
+      const take = (iss: string, jti: string, keepUntil: number) => app.auth.endSsoSessions(iss, { jti, keepUntil, sid: null, subject: 'nobody-here', issuedAt: t });
+      expect(await take(issuer, 'past', t - 1)).toEqual([]);
+      expect(await take(issuer, 'past', t - 1)).toBeNull();
+      expect(await take(issuer, 'live', t + 300)).toEqual([]);
       // the same jti of another issuer is another token
-      expect(await app.auth.rememberLogoutToken('https://other.example.com', 'live', t + 300)).toBe(true);
+      expect(await take('https://other.example.com', 'live', t + 300)).toEqual([]);
       expect(await app.auth.sweepLogoutTokens(t)).toBeGreaterThanOrEqual(1);
       const kept = await app.database.all<{ jti: string }>(sql`SELECT jti FROM sso_logout_tokens WHERE issuer = ${issuer} ORDER BY jti`);
       expect(kept.map((r) => r.jti)).toEqual(['live']);
-      expect(await app.auth.rememberLogoutToken(issuer, 'live', t + 300)).toBe(false);
+      expect(await take(issuer, 'live', t + 300)).toBeNull();
     });
 
     it('a logout token that does not verify is refused with 400 and ends nothing', async () => {
