@@ -85,6 +85,15 @@ describe('swarm users and tokens', () => {
     expect((await app.auth.verifyLogin('alice', 'correct-horse-battery'))?.username).toBe('alice');
   });
 
+  it('refuses a user whose name is another\'s in other capitals (exit 1), and makes no token for it', async () => {
+    const tokens = (await app.auth.listTokens()).length;
+    const r = await swarm('users', 'add', 'OLIVIA', '--role', 'admin', '--password', 'a-second-olivia-1');
+    expect(r).toMatchObject({ code: 1, stdout: '' });
+    expect(r.stderr).toBe('error: User "OLIVIA" already exists as "olivia" (names are the same whatever the case of their letters).\n');
+    expect(await app.auth.listTokens()).toHaveLength(tokens);
+    expect((await app.auth.findUser('OLIVIA'))).toMatchObject({ username: 'olivia', role: 'operator' });
+  });
+
   it('unlocks a user name a profile locked after failed sign-ins, recorded as auth.unlocked', async () => {
     const policy = { afterFailures: 2, lockSeconds: 1800 };
     const now = Date.now() / 1000;

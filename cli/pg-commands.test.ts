@@ -129,6 +129,14 @@ describe('swarm users and tokens on PostgreSQL', () => {
     expect((await app.auth.findUser('alice'))?.role).toBe('auditor');
   });
 
+  it('refuses a user whose name is another\'s in other capitals, and writes nothing for it', async () => {
+    const tokensBefore = (await rows('SELECT id FROM api_tokens')).length;
+    const r = await swarm('users', 'add', 'ALICE', '--role', 'admin');
+    expect(r).toEqual({ code: 1, stdout: '', stderr: 'error: User "ALICE" already exists as "alice" (names are the same whatever the case of their letters).\n' });
+    expect(await rows('SELECT id FROM api_tokens')).toHaveLength(tokensBefore);
+    expect(await rows("SELECT id FROM users WHERE lower(username) = 'alice'")).toHaveLength(1);
+  });
+
   it('changes a role, recorded; an unknown user is exit 1', async () => {
     const r = await swarm('users', 'set-role', 'alice', 'operator');
     expect(r).toEqual({ code: 0, stdout: 'User "alice" is now operator (was auditor).\n', stderr: '' });

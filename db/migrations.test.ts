@@ -151,6 +151,54 @@ describe('migrations', () => {
     ]);
   });
 
+  it('stops at 0021 a SQLite database holding two names that differ only in case (one name whatever its case)', () => {
+    const old = join(dir, 'release-20');
+    mkdirSync(join(old, 'meta'), { recursive: true });
+    const journal = journalOf(migrationsFolder());
+    const shipped = journal.entries.filter((e) => e.idx <= 20);
+    for (const e of shipped) copyFileSync(join(migrationsFolder(), `${e.tag}.sql`), join(old, `${e.tag}.sql`));
+    writeFileSync(join(old, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: shipped }));
+    const file = join(dir, 'names.db');
+    const sqlite = new Database(file);
+    migrate(drizzle(sqlite), { migrationsFolder: old });
+    sqlite.prepare("INSERT INTO users (username, role, created_at) VALUES ('admin', 'admin', 1), ('ADMIN', 'admin', 2)").run();
+    sqlite.close();
+    expect(() => openDatabase({ path: file })).toThrow(/users_username_folded/);
+    // once one of them is renamed, the migration goes through and the rule holds
+    const fix = new Database(file);
+    fix.prepare("UPDATE users SET username = 'admin-from-sso' WHERE username = 'ADMIN'").run();
+    fix.close();
+    const db = openDatabase({ path: file });
+    expect(() => db.$client.prepare("INSERT INTO users (username, role, created_at) VALUES ('Admin', 'viewer', 3)").run()).toThrow(/UNIQUE/);
+    db.$client.close();
+  });
+
+  it('stops at 0016 a PostgreSQL database holding two names that differ only in case, naming them', async () => {
+    const folder = join('db', 'pg', 'migrations');
+    const old = join(dir, 'pg-release-15');
+    mkdirSync(join(old, 'meta'), { recursive: true });
+    const journal = journalOf(folder);
+    const shipped = journal.entries.filter((e) => e.idx <= 15);
+    for (const e of shipped) copyFileSync(join(folder, `${e.tag}.sql`), join(old, `${e.tag}.sql`));
+    writeFileSync(join(old, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: shipped }));
+    const name = await postgres.emptyDatabase('names');
+    const pool = postgres.pool(name, 2);
+    await pgMigrate(pgDrizzle(pool), { migrationsFolder: old });
+    await pool.query("INSERT INTO users (username, role, created_at) VALUES ('admin', 'admin', 1), ('ADMIN', 'admin', 2), ('olivia', 'operator', 3)");
+    // (drizzle's migrator says which statement failed; PostgreSQL's own error, its cause, names the users)
+    await expect(migratePostgres(pool, name)).rejects.toMatchObject({ cause: { message: expect.stringMatching(/differ only in the case of their letters: admin, ADMIN\./) } });
+    await pool.query("UPDATE users SET username = 'admin-from-sso' WHERE username = 'ADMIN'");
+    await migratePostgres(pool, name);
+    await expect(pool.query("INSERT INTO users (username, role, created_at) VALUES ('Admin', 'viewer', 4)")).rejects.toThrow(/users_username_folded/);
+    // the store's lookup by name (lib/auth/store.ts, nameIs) is the index's expression: the index serves it
+    const client = await pool.connect();
+    await client.query('SET enable_seqscan = off');
+    const plan = (await client.query(`EXPLAIN SELECT id FROM users WHERE lower(username COLLATE "C") = 'admin'`)).rows.map((r: Record<string, string>) => Object.values(r)[0]).join('\n');
+    await client.query('RESET enable_seqscan');
+    client.release();
+    expect(plan).toContain('users_username_folded');
+  });
+
   it('gives the tokens of a database before 0014 the scopes they had: agents decide, people their role\'s', () => {
     const old = join(dir, 'release-13');
     mkdirSync(join(old, 'meta'), { recursive: true });

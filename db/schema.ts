@@ -320,7 +320,11 @@ export const users = sqliteTable('users', {
   subject: text('subject'),
   /** the row's seal: a MAC with the installation's credentials key (lib/auth/seal.ts) */
   mac: text('mac'),
-}, (t) => [uniqueIndex('users_identity').on(t.issuer, t.subject)]);
+}, (t) => [
+  uniqueIndex('users_identity').on(t.issuer, t.subject),
+  // One name whatever the case of its letters (lib/auth/user-name.ts): "ADMIN" is taken once "admin" is.
+  uniqueIndex('users_username_folded').on(sql`lower(${t.username})`),
+]);
 
 export const sessions = sqliteTable(
   'sessions',
@@ -475,4 +479,20 @@ export const loginAttempts = sqliteTable(
     busyUntil: real('busy_until'),
   },
   (t) => [index('login_attempts_last_failure').on(t.lastFailureAt)],
+);
+
+/**
+ * The back-channel logout tokens taken (lib/sso/logout-token.ts), by issuer and jti, until no copy of one could be
+ * taken again (its iat plus the age a logout token may have): a replayed token is refused. The sweeper deletes the rows
+ * past that time.
+ */
+export const ssoLogoutTokens = sqliteTable(
+  'sso_logout_tokens',
+  {
+    issuer: text('issuer').notNull(),
+    jti: text('jti').notNull(),
+    /** seconds since the epoch */
+    expiresAt: real('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.issuer, t.jti] }), index('sso_logout_tokens_expiry').on(t.expiresAt)],
 );

@@ -10,7 +10,8 @@ import { startTestProvider, type TestProvider } from '../lib/test-support/oidc-p
  * Provider started here (oidc-provider on E2E + 14, with people and groups of its own). People sign in through the
  * provider's own login page and land where their role works; a person in no mapped group is refused with a page that
  * says why; a group change changes the role at the next sign-in; sign-out ends the session here and at the provider;
- * passwords are off but for the break-glass administrator, whose sign-in shows on /audit.
+ * passwords are off but for the break-glass administrator, whose sign-in shows on /audit, and a refused password says
+ * the same whoever the name; a return path that a browser would read as another site is never followed.
  */
 const SHOTS = '/tmp/sso';
 const SECRET_ENV = 'SSO_E2E_CLIENT_SECRET';
@@ -122,6 +123,25 @@ providers:
     await expect(page.locator('input[name="login"]')).toBeVisible();
   });
 
+  test('a return path that a browser would read as another site is not followed after sign-in: the browser stays here', async ({ browser }) => {
+    // A tab or newline is dropped by the browser and a backslash read as a slash: /<TAB>/evil.example is //evil.example.
+    for (const next of ['%2F%09%2Fevil.example', '%2F%0A%2Fevil.example', '%2F%09%5Cevil.example']) {
+      const context = await browser.newContext();
+      // Were the browser sent there, this page answers (the machine's network is closed), so the test sees where it went.
+      await context.route(/^https?:\/\/evil\.example\//, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<title>evil.example</title><p>another site</p>' }));
+      const page = await context.newPage();
+      await page.goto(`${server.url}/api/v1/auth/sso/corp/start?next=${next}`);
+      await page.locator('input[name="login"]').fill('p-olivia');
+      await page.locator('input[name="password"]').fill('any-password');
+      await page.locator('button[type="submit"]').click();
+      // the signed-in page goes on to / (which sends an operator to the approvals), never to the other site
+      await expect(page, next).toHaveURL(`${server.url}/approvals`);
+      await expect(page.getByTestId('signed-in-user')).toContainText('olivia.ops');
+      expect(new URL(page.url()).host).toBe(new URL(server.url).host);
+      await context.close();
+    }
+  });
+
   test('a person in no mapped group is refused with a page that says why', async ({ page }) => {
     await signInThroughProvider(page, 'p-mallory');
     await expect(page).toHaveURL(/\/login\/refused\?reason=no_mapped_group/);
@@ -172,5 +192,31 @@ providers:
       await page.locator('#sso').scrollIntoViewIfNeeded();
       await page.locator('section[aria-labelledby="sso"]').screenshot({ path: `${SHOTS}/transparency-sso-${width}.png` });
     }
+  });
+
+  test('a refused password says the same whoever the name: the break-glass name is not told apart', async ({ page }) => {
+    const answers: string[] = [];
+    for (const username of ['admin', 'olivia.ops', 'nobody-here']) {
+      await page.goto(`${server.url}/login`);
+      await page.locator('summary', { hasText: 'Break-glass administrator' }).click();
+      await page.getByLabel('User name').fill(username);
+      await page.getByLabel('Password').fill('not-the-password');
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      const alert = page.locator('p[role="alert"]');
+      await expect(alert).toBeVisible({ timeout: 20_000 });
+      answers.push((await alert.textContent()) ?? '');
+    }
+    expect(answers[0]).toContain('user name or password is not correct');
+    expect(answers[0]).toContain('break-glass administrator');
+    expect(answers).toEqual([answers[0], answers[0], answers[0]]);
+    // and over the API: one status and one message
+    const api = await Promise.all(
+      ['admin', 'olivia.ops'].map(async (username) => {
+        const r = await page.request.post(`${server.url}/api/v1/auth/login`, { data: { username, password: 'not-the-password' }, headers: { origin: server.url } });
+        return { status: r.status(), message: ((await r.json()) as { error: { message: string } }).error.message };
+      }),
+    );
+    expect(api[0]!.status).toBe(401);
+    expect(api[1]).toEqual(api[0]);
   });
 });

@@ -8,6 +8,8 @@ declare module 'oidc-provider' {
   export interface ClientLike {
     clientId: string;
     grantTypeAllowed(type: string): boolean;
+    /** post a logout token of the provider's making to the client's backchannel_logout_uri */
+    backchannelLogout(sub: string, sid: string): Promise<void>;
   }
   export interface SessionLike {
     accountId?: string;
@@ -58,6 +60,7 @@ declare module 'oidc-provider' {
     RefreshToken: TokenModel;
     AccessToken: TokenModel;
     Session: { find(id: string): Promise<unknown> };
+    Client: { find(id: string): Promise<ClientLike | undefined> };
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
     on(event: string, listener: (...args: unknown[]) => void): this;
     registerGrantType(name: string, handler: (ctx: KoaContextLike) => Promise<void>, params?: string[]): void;

@@ -6,7 +6,7 @@ import { getApp } from '@/lib/app';
 import { passwordLogin, sessionCookie } from '@/lib/auth/login';
 import { forwardedClientAddress } from '@/lib/http/client-address';
 import { SESSION_COOKIE } from '@/lib/http/route';
-import { safeNextPath } from '@/lib/http/page-auth';
+import { returnPath } from '@/lib/http/return-path';
 import { loginBodySchema } from '@/lib/http/schemas';
 import { ANONYMOUS } from '@/lib/permissions';
 
@@ -30,7 +30,7 @@ export async function signIn(previous: SignInState, form: FormData): Promise<Sig
   const parsed = loginBodySchema.safeParse(raw);
   if (!parsed.success) return failed('Enter your user name and password.');
   const rawNext = form.get('next');
-  const next = typeof rawNext === 'string' && rawNext !== '' ? safeNextPath(rawNext) : '/';
+  const next = returnPath(typeof rawNext === 'string' ? rawNext : undefined, '/');
   const h = await headers();
   // The address the decision listener resolved (lib/http/client-address.ts), as for the login API.
   const ip = forwardedClientAddress((name) => h.get(name));

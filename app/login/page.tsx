@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import { redirect } from 'next/navigation';
-import { currentPrincipal, safeNextPath } from '@/lib/http/page-auth';
+import { currentPrincipal } from '@/lib/http/page-auth';
+import { returnPath } from '@/lib/http/return-path';
 import { LoginForm } from './login-form';
 
 export const metadata: Metadata = { title: 'Sign in' };
@@ -9,7 +10,7 @@ export const dynamic = 'force-dynamic';
 export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const raw = (await searchParams).next;
   // Without a page to come back to, '/' sends each role to where it works (app/page.tsx).
-  const next = typeof raw === 'string' && raw !== '' ? safeNextPath(raw) : '/';
+  const next = returnPath(typeof raw === 'string' ? raw : undefined, '/');
   const { app, principal } = await currentPrincipal();
   if (principal) redirect(next);
   const sso = app.ssoFile.current;

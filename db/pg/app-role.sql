@@ -18,7 +18,7 @@ GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO :"app_role";
 -- triggers refuse UPDATE and DELETE whoever asks, and this role does not own them, so it cannot drop the triggers).
 GRANT UPDATE ON approvals, approval_votes, flag_overrides, users, api_tokens, sessions, notification_deliveries,
   permission_denial_daily_counts, permission_denial_rollup_state, login_attempts, policy_proposals TO :"app_role";
-GRANT DELETE ON flag_overrides, sessions, hook_rate_calls, login_attempts TO :"app_role";
+GRANT DELETE ON flag_overrides, sessions, hook_rate_calls, login_attempts, sso_logout_tokens TO :"app_role";
 
 -- Archiving the oldest rows is an operator's act, from the owner's role: `npx swarm audit archive --db "$OWNER_URL"`.
 REVOKE EXECUTE ON FUNCTION swarm_archive_prefix(text, bigint, text, bigint, text, text, text) FROM PUBLIC;

@@ -63,6 +63,10 @@ describe('the application role of docs/deployment.md', () => {
     const user = await app.auth.verifyLogin('admin', 'role-admin-password');
     const session = await app.auth.createSession(user!.id);
     await app.auth.deleteSession(session.token);
+    // a back-channel logout token taken once, and swept once past its time
+    const at = Date.now() / 1000;
+    expect(await app.auth.endSsoSessions('https://login.example.com', { jti: 'jti-1', keepUntil: at - 1, sid: 'sid-1', subject: null, issuedAt: at })).toEqual([]);
+    expect(await app.auth.sweepLogoutTokens()).toBe(1);
     expect((await app.checkpointAudit()).length).toBe(2);
     const denials = Number((await asApp.query('SELECT count(*) AS n FROM permission_denials')).rows[0].n);
     expect(denials).toBe(2); // the DENY and the rejected request

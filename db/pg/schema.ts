@@ -267,7 +267,11 @@ export const users = pgTable('users', {
   subject: text('subject'),
   /** the row's seal: a MAC with the installation's credentials key (lib/auth/seal.ts) */
   mac: text('mac'),
-}, (t) => [uniqueIndex('users_identity').on(t.issuer, t.subject)]);
+}, (t) => [
+  uniqueIndex('users_identity').on(t.issuer, t.subject),
+  // One name whatever the case of its letters, folded in ASCII whatever the database's locale (db/schema.ts).
+  uniqueIndex('users_username_folded').on(sql`lower(${t.username} COLLATE "C")`),
+]);
 
 export const sessions = pgTable(
   'sessions',
@@ -365,4 +369,15 @@ export const loginAttempts = pgTable(
     busyUntil: time('busy_until'),
   },
   (t) => [index('login_attempts_last_failure').on(t.lastFailureAt)],
+);
+
+/** The back-channel logout tokens taken, until they could no longer be taken again (db/schema.ts). */
+export const ssoLogoutTokens = pgTable(
+  'sso_logout_tokens',
+  {
+    issuer: text('issuer').notNull(),
+    jti: text('jti').notNull(),
+    expiresAt: time('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.issuer, t.jti] }), index('sso_logout_tokens_expiry').on(t.expiresAt)],
 );

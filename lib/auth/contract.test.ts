@@ -138,6 +138,29 @@ describe.each(Object.keys(servers) as (keyof typeof servers)[])('sign-in on %s, 
     expect((tries.find((t) => t.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ code: 'CONFLICT' });
   });
 
+  it('takes a name once whatever the case of its letters: every way of creating a user refuses a variant (409), every lookup finds the one', async () => {
+    await a.createUser('Nadia', 'viewer', 'viewer-password-1');
+    const tokens = (await a.listTokens()).length;
+    const variants = [
+      () => b.createUser('NADIA', 'admin', 'admin-password-1'),
+      () => a.createUser('nadia', 'admin'),
+      () => b.createUserWithToken({ username: 'nAdIa', role: 'admin' }, 'laptop'),
+      () => a.createSsoUser('NADIA', 'admin', { issuer: 'https://login.example.com', subject: 's-nadia' }),
+    ];
+    for (const variant of variants) await expect(variant()).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('already exists as "Nadia"') });
+    expect(await a.listTokens()).toHaveLength(tokens);
+    // found by any case, on either server; the name stays as it was made
+    expect((await b.findUser('NADIA'))?.username).toBe('Nadia');
+    expect((await a.verifyLogin('nadia', 'viewer-password-1'))?.username).toBe('Nadia');
+    await b.setRole('NADIA', 'auditor');
+    expect((await a.findUser('Nadia'))?.role).toBe('auditor');
+    expect(await a.issueToken({ username: 'nadia' }, 'by another case')).toMatchObject({ scopes: ['read'] });
+    // two servers creating two cases of one name at the same moment: one of them
+    const tries = await Promise.allSettled([a.createUser('Theo', 'viewer'), b.createUser('THEO', 'viewer')]);
+    expect(tries.filter((t) => t.status === 'fulfilled')).toHaveLength(1);
+    expect((tries.find((t) => t.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ code: 'CONFLICT' });
+  });
+
   it('creates a user with a token, both or neither, and lists each token with its user', async () => {
     const { user, token } = await a.createUserWithToken({ username: 'ines', role: 'operator', password: 'operator-password-3' }, 'ines laptop');
     expect(user).toMatchObject({ username: 'ines', role: 'operator', disabled: false });

@@ -6,11 +6,17 @@
 import type { App } from '@/lib/app';
 import { SESSION_COOKIE } from '@/lib/http/route';
 import { SESSION_TTL_SECONDS } from './store';
+import { foldUserName } from './user-name';
 
 /** Never says which part was wrong. */
 export const WRONG_CREDENTIALS = 'The user name or password is not correct.';
-/** The same words for every name refused while passwords are off (which names may still use one is not said). */
-export const PASSWORDS_OFF = 'Passwords are turned off here: sign in with your organisation\'s single sign-on.';
+/**
+ * While passwords are off but for the break-glass administrator (config/sso.yaml or a profile, local_login:
+ * break_glass): the words of every refused password, whoever the name, so that the one name a password still works
+ * for cannot be learned by trying names.
+ */
+export const WRONG_CREDENTIALS_BREAK_GLASS =
+  'The user name or password is not correct. Passwords are turned off here but for the break-glass administrator: everyone else signs in with the organisation\'s single sign-on.';
 /** Attempts for one user name are taken one at a time, on every server (lib/auth/attempts.ts). */
 export const ATTEMPT_UNDER_WAY = 'Other sign-ins for this user name are under way; wait for their answers, then try again.';
 /**
@@ -30,11 +36,11 @@ export type PasswordLogin =
   | {
       ok: false;
       /**
-       * 401 wrong credentials; 403 passwords are off for this name (config/sso.yaml, local_login: break_glass); 429
-       * while the name is locked or another attempt for it is under way
+       * 401 refused credentials (a wrong password, or passwords off for this name: the same answer); 429 while the name
+       * is locked or another attempt for it is under way
        */
-      status: 401 | 403 | 429;
-      code: 'UNAUTHENTICATED' | 'FORBIDDEN' | 'ACCOUNT_LOCKED' | 'TOO_MANY_REQUESTS';
+      status: 401 | 429;
+      code: 'UNAUTHENTICATED' | 'ACCOUNT_LOCKED' | 'TOO_MANY_REQUESTS';
       message: string;
       /** when to try again (Retry-After), for a 429 */
       retryAfterSeconds?: number;
@@ -68,22 +74,23 @@ function inTurn<T>(userKey: string, attempt: () => Promise<T>): Promise<T> | und
  * in another process is under way; each waits first for the delay its failures so far set (per user name, and per
  * client address: lib/http/client-address.ts); so concurrent guesses cannot share one delay. A compliance profile with a `sign_in` lock (bfsi: 10 failures, 30 minutes; PCI DSS 8.3.4) locks the user name
  * after that many failures in a row, recorded as `auth.locked`; while it is locked no password is checked and every
- * attempt is refused with the same answer. Every outcome is recorded in the audit trail; a trail that cannot be
+ * attempt is refused with the same answer. With local_login: break_glass a password works only for the break-glass
+ * administrator, yet every name goes the same way (turn, lock, delay, a password hash checked) and every refusal has
+ * the same status and words, so neither the answer nor its time tells which name that is; the trail has the real
+ * reason (auth.sso.refused, password_login_off). Every outcome is recorded in the audit trail; a trail that cannot be
  * written throws.
  */
 export async function passwordLogin(app: App, credentials: { username: string; password: string }, ip: string | undefined): Promise<PasswordLogin> {
-  // With local_login: break_glass only the break-glass administrator has a password that works; no other is checked.
-  if (!app.sso.passwordAllowed(credentials.username)) {
-    const name = credentials.username.slice(0, 64);
-    await app.recorder.record({ kind: 'auth', type: 'auth.sso.refused', actor: name, outcome: 'refused', target: name, ip: ip ?? null, detail: { reason: 'password_login_off', username: name } });
-    return { ok: false, status: 403, code: 'FORBIDDEN', message: PASSWORDS_OFF };
-  }
-  const userKey = `user:${credentials.username.toLowerCase()}`;
+  // One name whatever its case (lib/auth/user-name.ts): "ADMIN" and "admin" share one turn, delay and lock.
+  const userKey = `user:${foldUserName(credentials.username)}`;
   const turn = inTurn(userKey, () => attempt(app, credentials, userKey, ip));
   if (turn) return turn;
   await failedAttempt(app, credentials.username, ip, 'refused', 'other attempts for this user name were under way');
   return UNDER_WAY;
 }
+
+/** The words of a refused password: one sentence for every name (while passwords are off, one that says so). */
+const refusedCredentials = (app: App) => (app.sso.localLogin === 'break_glass' ? WRONG_CREDENTIALS_BREAK_GLASS : WRONG_CREDENTIALS);
 
 const UNDER_WAY: PasswordLogin = { ok: false, status: 429, code: 'TOO_MANY_REQUESTS', message: ATTEMPT_UNDER_WAY, retryAfterSeconds: 1 };
 
@@ -114,12 +121,18 @@ async function attempt(app: App, credentials: { username: string; password: stri
   let settled = false;
   try {
     if (start.delayMs > 0) await sleep(start.delayMs);
-    const user = await app.auth.verifyLogin(username, password);
+    // Whether a password may sign this name in at all is asked only now, and the password is checked either way: a
+    // name refused for it takes the path and the time of a wrong password.
+    const allowed = app.sso.passwordAllowed(username);
+    const found = await app.auth.verifyLogin(username, password);
+    const user = allowed ? found : undefined;
     if (!user) {
       const failure = await app.loginAttempts.failed(userKey, otherKeys, Date.now() / 1000, policy);
       settled = true;
-      await failedAttempt(app, username, ip, 'failed', 'wrong user name or password', { throttled_ms: start.delayMs });
-      if (failure.lockedUntil === null || !policy) return { ok: false, status: 401, code: 'UNAUTHENTICATED', message: WRONG_CREDENTIALS };
+      if (allowed) await failedAttempt(app, username, ip, 'failed', 'wrong user name or password', { throttled_ms: start.delayMs });
+      else await app.recorder.record({ kind: 'auth', type: 'auth.sso.refused', actor: name, outcome: 'refused', target: name, ip: ip ?? null, detail: { reason: 'password_login_off', username: name, throttled_ms: start.delayMs } });
+      const refusal = refusedCredentials(app);
+      if (failure.lockedUntil === null || !policy) return { ok: false, status: 401, code: 'UNAUTHENTICATED', message: refusal };
       await app.recorder.record({
         kind: 'auth',
         type: 'auth.locked',
@@ -134,7 +147,7 @@ async function attempt(app: App, credentials: { username: string; password: stri
           profiles: policy.profiles,
         },
       });
-      return { ok: false, status: 401, code: 'UNAUTHENTICATED', message: `${WRONG_CREDENTIALS} ${lockedMessage(failure.lockedUntil)}` };
+      return { ok: false, status: 401, code: 'UNAUTHENTICATED', message: `${refusal} ${lockedMessage(failure.lockedUntil)}` };
     }
     await app.loginAttempts.succeeded(userKey);
     settled = true;
@@ -153,7 +166,7 @@ async function attempt(app: App, credentials: { username: string; password: stri
 
 /** An administrator lifts the lock of a user name (and forgets its failures); recorded as auth.unlocked. */
 export async function unlockUserName(app: App, username: string, by: string): Promise<boolean> {
-  const wasLocked = await app.loginAttempts.unlock(`user:${username.toLowerCase()}`, Date.now() / 1000);
+  const wasLocked = await app.loginAttempts.unlock(`user:${foldUserName(username)}`, Date.now() / 1000);
   await app.recorder.record({ kind: 'auth', type: 'auth.unlocked', actor: by, outcome: 'succeeded', target: username.slice(0, 64), detail: { was_locked: wasLocked } });
   return wasLocked;
 }

@@ -15,6 +15,7 @@ import { DUMMY_PASSWORD_HASH, hashPassword, randomToken, verifyPassword } from '
 import { CredentialSeal, PEPPER_PREFIX, sessionSealed, tokenSealed, userSealed, type SealCheck } from './seal';
 import { AUTH_CHANNEL, parseScopes, type TokenPrincipals } from './token-cache';
 import { assertScopes, defaultScopes, expiryOf, type IssuedToken, type RotatedToken, type TokenOptions, type TokenPolicy, type TokenSweep } from './token-lifecycle';
+import { foldUserName, USER_NAME_PATTERN } from './user-name';
 
 export type UserRole = Exclude<Role, 'anonymous'>;
 export const SESSION_TTL_SECONDS = 12 * 60 * 60;
@@ -37,10 +38,20 @@ export type ListedToken = ApiTokenRow & { username: string | null };
 
 /** A user name and an optional password a new user may have; throws 400 otherwise. */
 function assertNewUser(username: string, password: string | undefined): void {
-  if (!/^[a-zA-Z0-9_.@-]{1,64}$/.test(username)) {
+  if (!USER_NAME_PATTERN.test(username)) {
     throw new AppError('BAD_REQUEST', 'A user name is 1 to 64 letters, digits, ".", "_", "@" or "-".');
   }
   if (password !== undefined) assertPassword(password);
+}
+
+/**
+ * `username` is this name, compared as every name is (lib/auth/user-name.ts): folded in ASCII on both databases, as
+ * the unique index users_username_folded folds it (on PostgreSQL under the "C" collation, whatever the database's
+ * locale), so that the index serves the lookup.
+ */
+function nameIs(dialect: SqlDatabase['dialect'], name: string): SQL {
+  const folded = dialect === 'postgres' ? sql`lower(username COLLATE "C")` : sql`lower(username)`;
+  return sql`${folded} = ${foldUserName(name)}`;
 }
 
 function assertPassword(password: string): void {
@@ -116,8 +127,18 @@ export interface AuthStore {
   refreshedSsoSession(idHash: string, sealedRefreshToken: string | null, sealedIdToken: string | null, nextAt: number): Promise<void>;
   /** End sessions by their id hash; the usernames whose sessions ended. */
   deleteSessionByHash(idHash: string): Promise<string[]>;
-  /** End the SSO sessions of a provider session (sid) or of a person (subject) at one issuer; the usernames they were. */
-  endSsoSessions(issuer: string, match: { sid: string | null; subject: string | null }): Promise<string[]>;
+  /** End every session of a user (a person the provider no longer lets in); the usernames they were (one per session). */
+  endUserSessions(username: string): Promise<string[]>;
+  /**
+   * A back-channel logout token of an issuer, taken once: its jti is kept until `keepUntil` (after which the token's
+   * age refuses it anyway; sweepLogoutTokens deletes it then), and the SSO sessions of the provider session (sid) or
+   * the person (subject) it names, begun within the second of its `issuedAt` or before (it never ends a session begun
+   * after it was issued), end, in one transaction: the usernames they were, or null for a jti seen before (a replay,
+   * which ends nothing). Two servers taking one token at once: one takes it, the other finds it taken.
+   */
+  endSsoSessions(issuer: string, token: LogoutTokenTaken): Promise<string[] | null>;
+  /** Delete the logout tokens' jtis kept past their time (the sweeper); how many. */
+  sweepLogoutTokens(now?: number): Promise<number>;
   /**
    * Ask a due SSO session's provider whether it still stands (lib/sso/service.ts sets this): false ends the session.
    * Without one, SSO sessions live until they expire.
@@ -146,6 +167,17 @@ export interface SsoSessionRow extends Omit<SsoSessionInput, 'sealedIdToken'> {
   role: UserRole;
   sealedIdToken: string | null;
   expiresAt: number;
+}
+
+/** What the store needs of a verified back-channel logout token (lib/sso/logout-token.ts). */
+export interface LogoutTokenTaken {
+  jti: string;
+  /** until when its jti is kept (seconds since the epoch) */
+  keepUntil: number;
+  sid: string | null;
+  subject: string | null;
+  /** its iat */
+  issuedAt: number;
 }
 
 /** Told of an SSO session whose refresh is due; answers whether it still stands. */
@@ -188,7 +220,7 @@ export class SqlAuthStore implements AuthStore {
   }
 
   async findUser(username: string): Promise<UserRow | undefined> {
-    const row = await this.db.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE username = ${username}`);
+    const row = await this.db.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE ${nameIs(this.db.dialect, username)}`);
     // A row without its seal is no user (lib/auth/seal.ts): found by nobody, recorded once.
     const user = row && userRow(row);
     return user && userSealed(this.check, user) ? user : undefined;
@@ -230,7 +262,8 @@ export class SqlAuthStore implements AuthStore {
   async setRole(username: string, role: UserRole, by = 'system'): Promise<void> {
     const before = await this.changing(updateUser(this.db, this.check, username, (u) => ({ ...u, role })));
     const from = before.role;
-    await this.onEvent({ type: 'user.role_changed', by, target: username, detail: { from, to: role } });
+    // (the name as it is stored, whatever case it was asked by)
+    await this.onEvent({ type: 'user.role_changed', by, target: before.username, detail: { from, to: role } });
   }
 
   async verifyLogin(username: string, password: string): Promise<UserRow | undefined> {
@@ -259,16 +292,22 @@ export class SqlAuthStore implements AuthStore {
         u.subject AS "subject", u.mac AS "mac", s.user_id AS "userId", s.expires_at AS "expiresAt", s.mac AS "sessionMac", s.sso_refresh_at AS "refreshAt"
       FROM sessions s JOIN users u ON u.id = s.user_id
       WHERE s.id_hash = ${idHash} AND s.expires_at > ${at}`);
+    // (SQLite answers the boolean as 0 or 1.) Neither the session nor its user is trusted for being in the database
+    // (lib/auth/seal.ts).
+    const sound = (r: SessionPrincipalRow | undefined, idHash: string): r is SessionPrincipalRow =>
+      r !== undefined && r.disabled !== true && r.disabled !== 1 && sessionSealed(this.check, { idHash, userId: r.userId, expiresAt: r.expiresAt, mac: r.sessionMac }) && userSealed(this.check, r);
     const [keyed, bare] = this.check.seal().secretLookups(token);
     let idHash = keyed;
     let row = await byHash(keyed);
     if (!row) row = await byHash((idHash = bare));
-    // (SQLite answers the boolean as 0 or 1)
-    if (!row || row.disabled === true || row.disabled === 1) return undefined;
-    // Neither the session nor its user is trusted for being in the database (lib/auth/seal.ts).
-    if (!sessionSealed(this.check, { idHash, userId: row.userId, expiresAt: row.expiresAt, mac: row.sessionMac }) || !userSealed(this.check, row)) return undefined;
-    // A single sign-on session whose provider session must be asked again: it ends here if that session ended.
-    if (row.refreshAt !== null && row.refreshAt <= at && this.refresher && !(await this.refresher(idHash))) return undefined;
+    if (!sound(row, idHash)) return undefined;
+    // A single sign-on session whose provider session must be asked again: it ends here if that session ended, and
+    // the role its groups give now (the refresh may have changed it) is read again.
+    if (row.refreshAt !== null && row.refreshAt <= at && this.refresher) {
+      if (!(await this.refresher(idHash))) return undefined;
+      row = await byHash(idHash);
+      if (!sound(row, idHash)) return undefined;
+    }
     return { kind: 'user', id: row.username, role: row.role };
   }
 
@@ -365,12 +404,33 @@ export class SqlAuthStore implements AuthStore {
     return this.endSessions(sql`id_hash = ${idHash}`);
   }
 
-  async endSsoSessions(issuer: string, match: { sid: string | null; subject: string | null }): Promise<string[]> {
+  async endUserSessions(username: string): Promise<string[]> {
+    return this.endSessions(sql`user_id IN (SELECT id FROM users WHERE ${nameIs(this.db.dialect, username)})`);
+  }
+
+  async endSsoSessions(issuer: string, token: LogoutTokenTaken): Promise<string[] | null> {
     // A logout token naming both ends the sessions matching both; one naming either ends every session matching it.
-    if (match.sid === null && match.subject === null) return [];
-    const bySid = match.sid !== null ? sql` AND sso_sid = ${match.sid}` : sql``;
-    const bySubject = match.subject !== null ? sql` AND sso_subject = ${match.subject}` : sql``;
-    return this.endSessions(sql`sso_issuer = ${issuer}${bySid}${bySubject}`);
+    const bySid = token.sid !== null ? sql` AND sso_sid = ${token.sid}` : sql``;
+    const bySubject = token.subject !== null ? sql` AND sso_subject = ${token.subject}` : sql``;
+    const named = token.sid !== null || token.subject !== null;
+    // At the token's precision, whole seconds: a session begun within the second of its iat is not begun after it.
+    const where = sql`sso_issuer = ${issuer}${bySid}${bySubject} AND created_at < ${Math.floor(token.issuedAt) + 1}`;
+    return this.db.transaction(function* (tx) {
+      // The primary key decides: the first to insert the jti takes the token; the jti and the sessions' end commit
+      // together, so a token whose sessions could not be ended is not spent (the provider may send it again).
+      const taken = yield* tx.one(sql`
+        INSERT INTO sso_logout_tokens (issuer, jti, expires_at) VALUES (${issuer}, ${token.jti}, ${token.keepUntil})
+        ON CONFLICT DO NOTHING RETURNING jti`);
+      if (taken === undefined) return null;
+      if (!named) return [];
+      const rows = yield* tx.all<{ username: string }>(sql`
+        DELETE FROM sessions WHERE ${where} RETURNING (SELECT username FROM users u WHERE u.id = sessions.user_id) AS "username"`);
+      return rows.map((r) => r.username);
+    });
+  }
+
+  async sweepLogoutTokens(at = now()): Promise<number> {
+    return this.db.run(sql`DELETE FROM sso_logout_tokens WHERE expires_at < ${at}`);
   }
 
   /** Delete the sessions `where` says; the usernames they were. */
@@ -547,15 +607,24 @@ export class SqlAuthStore implements AuthStore {
 }
 
 /**
- * A new user (`identity`: first seen through single sign-on); 409 when the name is taken (the unique name decides
- * between two servers creating it at once), or the person was created by another sign-in at the same moment.
+ * A new user (`identity`: first seen through single sign-on); 409 when the name is taken in any case of its letters
+ * (the unique index on the folded name decides, also between two servers creating it at once), or the person was
+ * created by another sign-in at the same moment.
  */
 function* insertUser(tx: TxRunner, seal: CredentialSeal, username: string, role: UserRole, password: string | undefined, identity?: SsoIdentity): TxSteps<UserRow> {
   const row = yield* tx.one<UserRow>(sql`
     INSERT INTO users (username, role, password_hash, created_at, issuer, subject)
     VALUES (${username}, ${role}, ${password ? hashPassword(password) : null}, ${now()}, ${identity?.issuer ?? null}, ${identity?.subject ?? null})
     ON CONFLICT DO NOTHING RETURNING ${USER_COLUMNS}`);
-  if (!row) throw new AppError('CONFLICT', `User "${username}" already exists.`);
+  if (!row) {
+    // The name is taken, in this case or another (the unique index on the folded name), or the person was created
+    // by another sign-in at the same moment.
+    const holder = yield* tx.one<{ username: string }>(sql`SELECT username FROM users WHERE ${nameIs(tx.dialect, username)}`);
+    throw new AppError(
+      'CONFLICT',
+      holder && holder.username !== username ? `User "${username}" already exists as "${holder.username}" (names are the same whatever the case of their letters).` : `User "${username}" already exists.`,
+    );
+  }
   // The seal covers the id, which the insert gave: written in the same transaction.
   const user = userRow(row);
   user.mac = seal.user(user);
@@ -569,7 +638,7 @@ function* insertUser(tx: TxRunner, seal: CredentialSeal, username: string, role:
  */
 function updateUser(db: SqlDatabase, check: SealCheck, username: string, change: (u: UserRow) => UserRow) {
   return function* (tx: TxRunner): TxSteps<UserRow> {
-    const found = yield* tx.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE username = ${username}${db.forUpdate}`);
+    const found = yield* tx.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM users WHERE ${nameIs(db.dialect, username)}${db.forUpdate}`);
     const before = found && userRow(found);
     if (!before || !userSealed(check, before)) throw new AppError('NOT_FOUND', `There is no user "${username}".`);
     const after = change(before);
@@ -589,7 +658,7 @@ interface TokenLife {
 function* insertToken(tx: TxRunner, seal: CredentialSeal, token: string, owner: TokenOwner, name: string, life: TokenLife): TxSteps<number | undefined> {
   let userId: number | null = null;
   if ('username' in owner) {
-    const user = yield* tx.one<{ id: number }>(sql`SELECT id FROM users WHERE username = ${owner.username}`);
+    const user = yield* tx.one<{ id: number }>(sql`SELECT id FROM users WHERE ${nameIs(tx.dialect, owner.username)}`);
     if (!user) throw new AppError('NOT_FOUND', `There is no user "${owner.username}".`);
     userId = user.id;
   }

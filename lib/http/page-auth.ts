@@ -7,13 +7,8 @@ import { forbidden, redirect } from 'next/navigation';
 import { getApp, type App } from '@/lib/app';
 import type { Principal, Role } from '@/lib/permissions';
 import { forwardedClientAddress } from './client-address';
+import { returnPath } from './return-path';
 import { SESSION_COOKIE } from './route';
-
-/** A `next` parameter that can only lead back into this site. */
-export function safeNextPath(value: string | undefined | null): string {
-  if (!value || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return '/denials';
-  return value;
-}
 
 export async function currentPrincipal(): Promise<{ app: App; principal: Principal | undefined }> {
   const app = await getApp();
@@ -23,7 +18,7 @@ export async function currentPrincipal(): Promise<{ app: App; principal: Princip
 
 /** The path (with query) the browser asked for, as passed on by proxy.ts. */
 export async function requestedPath(fallback: string): Promise<string> {
-  return safeNextPath((await headers()).get('x-swarm-path') ?? fallback);
+  return returnPath((await headers()).get('x-swarm-path'), fallback);
 }
 
 /** The signed-in principal of a console page, or a redirect to the login that comes back to this page. */

@@ -876,6 +876,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       if (Date.now() - this.lastTokenSweepMs >= TOKEN_SWEEP_EVERY_MS) {
         this.lastTokenSweepMs = Date.now();
         await this.sweepTokens().catch((error: unknown) => console.error('Sweeping expired and unused tokens failed; retrying shortly.', error));
+        // The back-channel logout tokens' jtis kept past the time their tokens could be taken (lib/sso/service.ts).
+        await this.auth.sweepLogoutTokens().catch((error: unknown) => console.error('Sweeping the logout tokens taken failed; retrying shortly.', error));
       }
     });
   }

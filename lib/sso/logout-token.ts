@@ -2,7 +2,8 @@
  * Back-channel logout (OpenID Connect Back-Channel Logout 1.0): the provider posts a signed logout token naming a
  * session (sid) or a person (sub), and the console ends the matching sessions. The token is verified here with
  * node:crypto against the provider's published keys (openid-client v6 verifies ID tokens, not logout tokens):
- * signature, issuer, audience, age, the logout event, a sid or sub, and no nonce (so an ID token is never taken for one).
+ * signature, issuer, audience, age, the logout event, a sid or sub, a jti, and no nonce (so an ID token is never taken
+ * for one). That a jti is taken once is the caller's (lib/sso/service.ts keeps each until rememberUntil).
  */
 import { constants, createPublicKey, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { SsoProvider } from './config';
@@ -11,14 +12,20 @@ import { brand } from '@/lib/errors';
 
 export const LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 /** How old (by iat) a logout token may be, and how far in the future the provider's clock may be. */
-const MAX_AGE_SECONDS = 5 * 60;
+export const LOGOUT_TOKEN_MAX_AGE_SECONDS = 5 * 60;
 const SKEW_SECONDS = 60;
 
 export interface LogoutClaims {
   sid: string | null;
   sub: string | null;
-  jti: string | null;
+  /** the token's id: Back-Channel Logout 1.0 requires one, so that a token is taken once */
+  jti: string;
+  /** when the provider issued it (seconds since the epoch): it ends no session begun after */
+  iat: number;
 }
+
+/** Until when a copy of a token issued at `iat` could still be taken (and so until when its jti is kept). */
+export const rememberUntil = (claims: Pick<LogoutClaims, 'iat'>): number => claims.iat + LOGOUT_TOKEN_MAX_AGE_SECONDS;
 
 type Verifier = (data: Buffer, key: KeyObject, signature: Buffer) => boolean;
 const ALGORITHMS: Record<string, Verifier> = {
@@ -97,7 +104,7 @@ export async function verifyLogoutToken(provider: SsoProvider, token: string, no
   const aud = claims.aud;
   if (!(aud === provider.clientId || (Array.isArray(aud) && aud.includes(provider.clientId)))) throw new LogoutTokenError('the logout token is for another client');
   const iat = claims.iat;
-  if (typeof iat !== 'number' || iat > now + SKEW_SECONDS || iat < now - MAX_AGE_SECONDS) throw new LogoutTokenError('the logout token is too old, or from the future');
+  if (typeof iat !== 'number' || !Number.isFinite(iat) || iat > now + SKEW_SECONDS || iat < now - LOGOUT_TOKEN_MAX_AGE_SECONDS) throw new LogoutTokenError('the logout token is too old, or from the future');
   if (typeof claims.exp === 'number' && claims.exp < now - SKEW_SECONDS) throw new LogoutTokenError('the logout token has expired');
   const events = claims.events;
   if (!events || typeof events !== 'object' || !(LOGOUT_EVENT in events)) throw new LogoutTokenError('the token carries no back-channel logout event');
@@ -105,5 +112,7 @@ export async function verifyLogoutToken(provider: SsoProvider, token: string, no
   const sid = typeof claims.sid === 'string' ? claims.sid : null;
   const sub = typeof claims.sub === 'string' ? claims.sub : null;
   if (sid === null && sub === null) throw new LogoutTokenError('the logout token names neither a session (sid) nor a person (sub)');
-  return { sid, sub, jti: typeof claims.jti === 'string' ? claims.jti : null };
+  const jti = claims.jti;
+  if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw new LogoutTokenError('the logout token has no jti (its id, which back-channel logout requires)');
+  return { sid, sub, jti, iat };
 }

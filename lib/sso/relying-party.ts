@@ -159,11 +159,31 @@ function providerMessage(error: unknown): string {
   return `${messageOf(error)}${said}`.slice(0, 300);
 }
 
-/** Ask the provider for fresh tokens: its session still stands, or (an error) it ended. */
-export async function refreshSession(provider: SsoProvider, refreshToken: string): Promise<{ refreshToken: string; expiresIn: number | null; idToken: string | null }> {
+/** A refresh the provider granted: the new tokens and what it now says of the person. */
+export interface RefreshedSession {
+  refreshToken: string;
+  expiresIn: number | null;
+  idToken: string | null;
+  /** the refreshed ID token's claims, with userinfo's filled in when it carries no groups (or none came) */
+  claims: Record<string, unknown>;
+}
+
+/**
+ * Ask the provider for fresh tokens: its session still stands, or (an error) it ended. What it says of the person is
+ * read again, as at sign-in: the refreshed ID token's claims, or the userinfo endpoint's where the ID token carries no
+ * groups (or none came); both must be of `subject`, the person the session was opened for.
+ */
+export async function refreshSession(provider: SsoProvider, refreshToken: string, subject: string): Promise<RefreshedSession> {
   const config = await configurationOf(provider);
   const tokens = await oidc.refreshTokenGrant(config, refreshToken);
-  return { refreshToken: tokens.refresh_token ?? refreshToken, expiresIn: tokens.expiresIn() ?? null, idToken: tokens.id_token ?? null };
+  const idClaims = tokens.claims();
+  if (idClaims && idClaims.sub !== subject) throw new Error('the refreshed ID token is of another person (its sub differs)');
+  const claims: Record<string, unknown> = { ...(idClaims ?? {}) };
+  if (claims[provider.groupsClaim] === undefined) {
+    const info = await oidc.fetchUserInfo(config, tokens.access_token, subject);
+    for (const [k, v] of Object.entries(info)) if (claims[k] === undefined) claims[k] = v;
+  }
+  return { refreshToken: tokens.refresh_token ?? refreshToken, expiresIn: tokens.expiresIn() ?? null, idToken: tokens.id_token ?? null, claims };
 }
 
 /** The provider's sign-out address for this ID token (RP-initiated logout), or null when it offers none. */

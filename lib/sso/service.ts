@@ -1,6 +1,7 @@
 /**
  * Single sign-on for people: what a sign-in through an OpenID Provider means here. Roles come from the person's groups
- * at every sign-in (the highest mapped role wins; no mapped group, no entry); a person first seen is created then,
+ * at every sign-in and every refresh (the highest mapped role wins; no mapped group, no entry, and a person known here
+ * loses every session); a person first seen is created then,
  * marked with issuer and subject; a session lives at most the configured lifetime and ends as soon as its provider
  * session cannot be refreshed; sign-out ends it on both sides (RP-initiated), and the provider can end it (back-channel).
  * Every outcome is a security event (auth.sso.succeeded, auth.sso.refused, user.created, user.role_changed,
@@ -11,8 +12,9 @@ import type { Recorder } from '@/lib/permissions/recorder';
 import { loadBindingKey } from '@/lib/approvals/binding';
 import { AppError, messageOf, isError } from '@/lib/errors';
 import type { AuthStore, UserRole } from '@/lib/auth/store';
+import { sameUserName, USER_NAME_PATTERN } from '@/lib/auth/user-name';
 import { roleFromGroups, type SsoConfig, type SsoProvider } from './config';
-import { verifyLogoutToken } from './logout-token';
+import { rememberUntil, verifyLogoutToken } from './logout-token';
 import { beginSignIn, endSessionUrl, finishSignIn, groupsOf, refreshSession, type RefusalReason } from './relying-party';
 import { Sealer } from './seal';
 
@@ -87,14 +89,19 @@ export class SsoService {
     const username = typeof claimed === 'string' ? claimed.trim() : '';
     const role = roleFromGroups(provider, groups);
     const known = { subject, username: username.slice(0, 64), groups: groups.slice(0, 50) };
-    if (role === null) return this.refused(provider, 'no_mapped_group', known, ip);
     let user = await this.app.auth.findUserByIdentity(issuer, subject);
+    if (role === null) {
+      // A person known here who is in no mapped group any more: the sessions still open end now, not at their refresh.
+      if (user) await this.endSessionsOf(user.username, provider, 'no_mapped_group', ip);
+      return this.refused(provider, 'no_mapped_group', known, ip);
+    }
     if (!user) {
-      if (!/^[a-zA-Z0-9_.@-]{1,64}$/.test(username)) return this.refused(provider, 'no_username', { ...known, claim: provider.usernameClaim }, ip);
+      if (!USER_NAME_PATTERN.test(username)) return this.refused(provider, 'no_username', { ...known, claim: provider.usernameClaim }, ip);
       try {
         user = await this.app.auth.createSsoUser(username, role, { issuer, subject }, by(provider));
       } catch (error) {
-        // A local user (or another provider's person) has this name: never taken over by a sign-in elsewhere.
+        // A local user (or another provider's person) has this name, in any case of its letters ("ADMIN" is "admin"):
+        // never taken over, nor doubled, by a sign-in elsewhere.
         if (isError(error, AppError) && error.code === 'CONFLICT') return this.refused(provider, 'username_taken', known, ip);
         throw error;
       }
@@ -102,7 +109,10 @@ export class SsoService {
       // The role is the groups' of this sign-in: a group change applies now.
       await this.app.auth.setRole(user.username, role, by(provider));
     }
-    if (user.disabled) return this.refused(provider, 'provider_error', { ...known, message: 'the user is disabled here' }, ip);
+    if (user.disabled) {
+      await this.endSessionsOf(user.username, provider, 'the user is disabled here', ip);
+      return this.refused(provider, 'provider_error', { ...known, message: 'the user is disabled here' }, ip);
+    }
     const at = now();
     const session = await this.app.auth.createSsoSession(
       user.id,
@@ -132,7 +142,9 @@ export class SsoService {
 
   /**
    * A session's refresh is due: ask its provider. True when it still stands (or another process is asking right now);
-   * false when it ended (the provider refused, its provider left the configuration), and then the session is gone.
+   * false when it ended (the provider refused, its provider left the configuration, the person is in no mapped group
+   * any more), and then the session is gone. The groups are read again, as at sign-in: a changed role is set
+   * (user.role_changed), no mapped group ends every session of the person (auth.logout, with the reason).
    */
   readonly refresh = async (idHash: string): Promise<boolean> => {
     const session = await this.app.auth.ssoSessionByHash(idHash);
@@ -145,7 +157,15 @@ export class SsoService {
     else if (typeof refreshToken !== 'string') reason = 'no refresh token';
     else {
       try {
-        const fresh = await refreshSession(provider, refreshToken);
+        const fresh = await refreshSession(provider, refreshToken, session.subject);
+        const groups = groupsOf(fresh.claims, provider.groupsClaim);
+        const role = roleFromGroups(provider, groups);
+        if (role === null) {
+          await this.endSessionsOf(session.username, provider, 'no_mapped_group', undefined, { via: 'refresh', groups: groups.slice(0, 50) });
+          return false;
+        }
+        // The role is the groups' of this refresh: a group change applies now, not at the next sign-in.
+        if (role !== session.role) await this.app.auth.setRole(session.username, role, by(provider));
         await this.app.auth.refreshedSsoSession(
           idHash,
           this.sealer.seal('sso-refresh-token', fresh.refreshToken),
@@ -181,7 +201,11 @@ export class SsoService {
     }
   }
 
-  /** The provider says a session (sid) or a person (sub) signed out: end the matching sessions. */
+  /**
+   * The provider says a session (sid) or a person (sub) signed out: end the matching sessions begun before the token
+   * was issued (a person who signed in again since keeps the new session). Each token is taken once: its jti is kept
+   * for as long as the token could be taken, and a replay is refused (400, recorded as auth.sso.refused).
+   */
   async backchannelLogout(providerId: string, logoutToken: string, ip: string | undefined): Promise<{ ended: number }> {
     const provider = this.providerOrThrow(providerId);
     let claims;
@@ -190,9 +214,31 @@ export class SsoService {
     } catch (error) {
       throw new AppError('BAD_REQUEST', `The logout token is not valid: ${messageOf(error)}`);
     }
-    const ended = await this.app.auth.endSsoSessions(provider.issuer, { sid: claims.sid, subject: claims.sub });
+    const ended = await this.app.auth.endSsoSessions(provider.issuer, { jti: claims.jti, keepUntil: rememberUntil(claims), sid: claims.sid, subject: claims.sub, issuedAt: claims.iat });
+    if (ended === null) {
+      const target = claims.sub ?? claims.sid ?? 'unknown';
+      await this.app.recorder.record({
+        kind: 'auth',
+        type: 'auth.sso.refused',
+        actor: by(provider),
+        outcome: 'refused',
+        target,
+        ip: ip ?? null,
+        detail: { provider: provider.id, issuer: provider.issuer, reason: 'logout_token_replayed', jti: claims.jti.slice(0, 256), sid: claims.sid, subject: claims.sub },
+      });
+      throw new AppError('BAD_REQUEST', 'The logout token was taken already (its jti was seen): a replayed logout token is refused.');
+    }
     await this.loggedOut(ended, by(provider), { via: 'backchannel', provider: provider.id, issuer: provider.issuer, sid: claims.sid, subject: claims.sub }, ip);
     return { ended: ended.length };
+  }
+
+  /**
+   * Every session of a person the provider's answer no longer lets in (no mapped group, disabled here) ends, each an
+   * auth.logout by the provider with the reason.
+   */
+  private async endSessionsOf(username: string, provider: SsoProvider, reason: string, ip?: string, detail: Record<string, unknown> = { via: 'sign_in_refused' }): Promise<void> {
+    const ended = await this.app.auth.endUserSessions(username);
+    await this.loggedOut(ended, by(provider), { ...detail, provider: provider.id, issuer: provider.issuer, reason }, ip);
   }
 
   /** Sessions ended from the provider's side (a refresh it refused, its back channel): an auth.logout for each. */
@@ -217,7 +263,8 @@ export class SsoService {
    */
   passwordAllowed(username: string): boolean {
     const glass = this.config.breakGlassUser;
-    return this.localLogin === 'password' || (glass !== null && glass.toLowerCase() === username.toLowerCase());
+    // compared as every name is (lib/auth/user-name.ts), as the sign-in then looks the user up
+    return this.localLogin === 'password' || (glass !== null && sameUserName(glass, username));
   }
 
   /** Record a refused sign-in (auth.sso.refused); the callback's outcome for it. */

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '@/lib/app';
-import { passwordLogin } from '@/lib/auth/login';
+import { passwordLogin, WRONG_CREDENTIALS_BREAK_GLASS } from '@/lib/auth/login';
 import { fromWebRequest, toResponse, type RouteDefinition } from '@/lib/http/route';
 import { signOut, whoAmI } from '@/lib/http/routes/sessions';
 import { ssoBackchannelLogout, ssoCallback, startSso } from '@/lib/http/routes/sso';
@@ -61,6 +61,8 @@ export function ssoSuite(name: string, host: SsoSuiteHost): void {
   describe(`single sign-on on ${name}`, () => {
     let app: App;
     let op: TestProvider;
+    /** a second provider that gives names and groups only at its userinfo endpoint (sso.yaml's provider "info") */
+    let opInfo: TestProvider;
     let server: Server;
     let base: string;
     let dir: string;
@@ -115,7 +117,13 @@ export function ssoSuite(name: string, host: SsoSuiteHost): void {
           { sub: 'u-alex', preferred_username: 'alex.sso', groups: ['risk-audit'] },
           { sub: 'u-mallory', preferred_username: 'mallory.sso', groups: ['marketing'] },
           { sub: 'u-admin', preferred_username: 'admin', groups: ['swarm-operators'] },
+          { sub: 'u-shouty', preferred_username: 'ADMIN', groups: ['swarm-admins'] },
         ],
+      });
+      opInfo = await startTestProvider({
+        redirectUris: [`${base}/api/v1/auth/sso/info/callback`],
+        people: [{ sub: 'u-uma', preferred_username: 'uma.sso', groups: ['risk-audit'] }],
+        claimsAtUserinfo: true,
       });
       writeFileSync(
         join(dir, 'sso.yaml'),
@@ -128,6 +136,16 @@ providers:
     name: Test Provider
     issuer: ${op.issuer}
     client_id: ${op.clientId}
+    client_secret_env: ${SECRET_ENV}
+    scopes: [openid, profile, email, groups, offline_access]
+    roles:
+      admin: [swarm-admins]
+      operator: [swarm-operators]
+      auditor: [risk-audit]
+  - id: info
+    name: Userinfo Provider
+    issuer: ${opInfo.issuer}
+    client_id: ${opInfo.clientId}
     client_secret_env: ${SECRET_ENV}
     scopes: [openid, profile, email, groups, offline_access]
     roles:
@@ -145,19 +163,21 @@ providers:
     afterAll(async () => {
       await app?.close();
       await op?.close();
+      await opInfo?.close();
       await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
       rmSync(dir, { recursive: true, force: true });
     });
 
     /** Start at the console, sign in on the provider's page as `login`, and stop where the provider sends us back. */
-    async function toCallback(browser: Browser, login: string, tamper: { nonce?: string } = {}): Promise<string> {
-      const start = await browser.go(`${base}/api/v1/auth/sso/test/start?next=${encodeURIComponent('/approvals')}`);
+    async function toCallback(browser: Browser, login: string, tamper: { nonce?: string; next?: string; provider?: string } = {}): Promise<string> {
+      const id = tamper.provider ?? 'test';
+      const start = await browser.go(`${base}/api/v1/auth/sso/${id}/start?next=${encodeURIComponent(tamper.next ?? '/approvals')}`);
       expect(start.status).toBe(303);
       let location = new URL(start.headers.get('location')!);
       if (tamper.nonce) location.searchParams.set('nonce', tamper.nonce);
       let url = location.href;
       for (let hops = 0; hops < 10; hops++) {
-        if (url.startsWith(`${base}/api/v1/auth/sso/test/callback`)) return url;
+        if (url.startsWith(`${base}/api/v1/auth/sso/${id}/callback`)) return url;
         const r = await browser.go(url);
         if (r.status === 200) {
           // the provider's login page: type the login (its development page takes any password)
@@ -177,9 +197,9 @@ providers:
       throw new Error('the provider never sent the browser back');
     }
 
-    async function signIn(login: string): Promise<{ browser: Browser; response: Response }> {
+    async function signIn(login: string, options: { next?: string; provider?: string } = {}): Promise<{ browser: Browser; response: Response }> {
       const browser = new Browser();
-      const response = await browser.go(await toCallback(browser, login));
+      const response = await browser.go(await toCallback(browser, login, options));
       return { browser, response };
     }
 
@@ -214,6 +234,20 @@ providers:
       expect(session!.expiresAt - Date.now() / 1000).toBeLessThanOrEqual(2 * 3600);
     });
 
+    it('a return path that a browser would read as another site is not followed after sign-in: the page goes on to /', async () => {
+      // tab, newline, backslash: a browser drops the first two and reads the third as a slash (//evil.example)
+      for (const next of ['/\t/evil.example', '/\n/evil.example', '/\t\\evil.example', '/\\evil.example', '/.//evil.example', '//evil.example']) {
+        const { response } = await signIn('u-olivia', { next });
+        expect(response.status).toBe(200);
+        const page = await response.text();
+        const targets = [...page.matchAll(/url=([^"]*)"|href="([^"]*)"/g)].map((m) => (m[1] ?? m[2])!);
+        expect({ next, targets }).toEqual({ next, targets: ['/', '/'] });
+      }
+      // a path of this site with its query is kept as it was asked for
+      const kept = await signIn('u-olivia', { next: '/denials?agent=data_cleaner#x' });
+      expect(await kept.response.text()).toContain('url=/denials?agent=data_cleaner#x"');
+    });
+
     it('the callback reached under another host name (behind a proxy) still sends the registered redirect URI', async () => {
       const browser = new Browser();
       const back = await toCallback(browser, 'u-alex');
@@ -241,6 +275,89 @@ providers:
       op.people.get('u-alex')!.groups = ['risk-audit'];
     });
 
+    /** The session of this browser, made due for its refresh: its next request asks the provider again. */
+    const refreshDue = async (browser: Browser) => {
+      const idHash = app.credentials.seal().secretHash(browser.cookie(base, 'swarm_session')!);
+      await app.database.run(sql`UPDATE sessions SET sso_refresh_at = ${Date.now() / 1000 - 1} WHERE id_hash = ${idHash}`);
+    };
+
+    it('a known person whose sign-in is refused for no mapped group is signed out everywhere at once, and it is recorded', async () => {
+      const first = await signIn('u-olivia');
+      const second = await signIn('u-olivia');
+      for (const b of [first.browser, second.browser]) expect(await me(b)).toMatchObject({ id: 'olivia.sso', role: 'operator' });
+      const olivia = (await app.auth.findUser('olivia.sso'))!;
+      const open = Number((await app.database.one<{ n: number | string }>(sql`SELECT count(*) AS n FROM sessions WHERE user_id = ${olivia.id}`))!.n);
+      expect(open).toBeGreaterThanOrEqual(2);
+      op.people.get('u-olivia')!.groups = ['everyone'];
+      try {
+        const refused = await signIn('u-olivia');
+        expect(refusedReason(refused.response)).toBe('no_mapped_group');
+        // before: both sessions went on as an operator until their refresh (which did not read the groups either)
+        for (const b of [first.browser, second.browser]) expect(await me(b)).toBe(401);
+        const ended = (await events('auth.logout')).filter((e) => e.target === 'olivia.sso' && e.detail.via === 'sign_in_refused');
+        // every session of the person (those of the tests before too), each recorded
+        expect(ended).toHaveLength(open);
+        expect(ended[0]).toMatchObject({ actor: 'sso:test', detail: { reason: 'no_mapped_group', provider: 'test', issuer: op.issuer } });
+      } finally {
+        op.people.get('u-olivia')!.groups = ['swarm-operators', 'everyone'];
+      }
+    });
+
+    it('a refused sign-in of a person disabled here ends their sessions too', async () => {
+      const open = await signIn('u-alex');
+      expect(await me(open.browser)).toMatchObject({ id: 'alex.sso' });
+      const alex = (await app.auth.findUser('alex.sso'))!;
+      // disabled by an administrator, the row sealed as the store seals it
+      const disabled = { ...alex, disabled: true };
+      await app.database.run(sql`UPDATE users SET disabled = ${true}, mac = ${app.credentials.seal().user(disabled)} WHERE id = ${alex.id}`);
+      try {
+        const refused = await signIn('u-alex');
+        expect(refusedReason(refused.response)).toBe('provider_error');
+        expect(Number((await app.database.one<{ n: number | string }>(sql`SELECT count(*) AS n FROM sessions WHERE user_id = ${alex.id}`))!.n)).toBe(0);
+        expect((await events('auth.logout')).find((e) => e.target === 'alex.sso' && e.detail.via === 'sign_in_refused')?.detail).toMatchObject({ reason: 'the user is disabled here' });
+      } finally {
+        await app.database.run(sql`UPDATE users SET disabled = ${false}, mac = ${alex.mac} WHERE id = ${alex.id}`);
+      }
+    });
+
+    it('a refresh reads the groups again from the refreshed ID token: a changed role is set, no mapped group ends the session', async () => {
+      const { browser } = await signIn('u-olivia');
+      expect(await me(browser)).toMatchObject({ id: 'olivia.sso', role: 'operator' });
+      try {
+        op.people.get('u-olivia')!.groups = ['risk-audit'];
+        await refreshDue(browser);
+        expect(await me(browser)).toMatchObject({ id: 'olivia.sso', role: 'auditor' });
+        const changed = (await events('user.role_changed')).find((e) => e.target === 'olivia.sso');
+        expect(changed).toMatchObject({ actor: 'sso:test', detail: { from: 'operator', to: 'auditor' } });
+
+        op.people.get('u-olivia')!.groups = ['everyone'];
+        await refreshDue(browser);
+        expect(await me(browser)).toBe(401);
+        const ended = (await events('auth.logout')).find((e) => e.target === 'olivia.sso' && e.detail.via === 'refresh');
+        expect(ended).toMatchObject({ actor: 'sso:test', detail: { reason: 'no_mapped_group', provider: 'test', groups: ['everyone'] } });
+      } finally {
+        op.people.get('u-olivia')!.groups = ['swarm-operators', 'everyone'];
+      }
+    });
+
+    it('a refresh reads the groups at the userinfo endpoint when the ID token carries none', async () => {
+      const { browser } = await signIn('u-uma', { provider: 'info' });
+      expect(await me(browser)).toMatchObject({ id: 'uma.sso', role: 'auditor' });
+      try {
+        opInfo.people.get('u-uma')!.groups = ['swarm-operators'];
+        await refreshDue(browser);
+        expect(await me(browser)).toMatchObject({ id: 'uma.sso', role: 'operator' });
+        expect((await events('user.role_changed')).find((e) => e.target === 'uma.sso')).toMatchObject({ actor: 'sso:info', detail: { from: 'auditor', to: 'operator' } });
+
+        opInfo.people.get('u-uma')!.groups = [];
+        await refreshDue(browser);
+        expect(await me(browser)).toBe(401);
+        expect((await events('auth.logout')).find((e) => e.target === 'uma.sso')).toMatchObject({ actor: 'sso:info', detail: { via: 'refresh', reason: 'no_mapped_group', groups: [] } });
+      } finally {
+        opInfo.people.get('u-uma')!.groups = ['risk-audit'];
+      }
+    });
+
     it('a tampered state, a tampered nonce and a missing flow cookie are refused', async () => {
       const b1 = new Browser();
       const back = new URL(await toCallback(b1, 'u-olivia'));
@@ -263,7 +380,7 @@ providers:
 
     it('passwords are off but for the break-glass admin, whose sign-in is recorded as auth.break_glass', async () => {
       const off = await passwordLogin(app, { username: 'olivia.local', password: 'operator-password-1' }, '203.0.113.7');
-      expect(off).toMatchObject({ ok: false, status: 403 });
+      expect(off).toMatchObject({ ok: false, status: 401, code: 'UNAUTHENTICATED', message: WRONG_CREDENTIALS_BREAK_GLASS });
       expect((await events('auth.sso.refused')).find((e) => e.target === 'olivia.local')?.detail).toMatchObject({ reason: 'password_login_off' });
       const glass = await passwordLogin(app, { username: 'admin', password: 'break-glass-password-1' }, '203.0.113.8');
       expect(glass.ok).toBe(true);
@@ -272,6 +389,46 @@ providers:
       // a person of the provider called "admin" is not the break-glass admin: the name is a local user's
       const { response } = await signIn('u-admin');
       expect(refusedReason(response)).toBe('username_taken');
+    });
+
+    it('a refused password answers the same whoever the name, so the break-glass name cannot be learned; the trail keeps the real reason', async () => {
+      const tries = [
+        { username: 'admin', password: 'not-the-password' },
+        { username: 'olivia.local', password: 'operator-password-1' },
+        { username: 'olivia.local', password: 'not-the-password' },
+        { username: 'olivia.sso', password: 'not-the-password' },
+        { username: 'no-such-person', password: 'not-the-password' },
+      ];
+      const answers = [];
+      for (const [i, t] of tries.entries()) answers.push(await passwordLogin(app, t, `198.51.100.${i + 1}`));
+      for (const a of answers) expect(a).toEqual({ ok: false, status: 401, code: 'UNAUTHENTICATED', message: WRONG_CREDENTIALS_BREAK_GLASS });
+      expect(WRONG_CREDENTIALS_BREAK_GLASS).toMatch(/user name or password is not correct.*break-glass administrator/);
+      // the same way for every name: its failures count, and set the delay before the next attempt's password check
+      for (let i = 0; i < 2; i++) await passwordLogin(app, { username: 'olivia.local', password: `guess-${i}-password` }, `198.51.100.${20 + i}`);
+      const delays = (await events('auth.sso.refused')).filter((e) => e.target === 'olivia.local').map((e) => e.detail.throttled_ms as number);
+      expect(Math.max(...delays)).toBeGreaterThanOrEqual(250);
+      // the real reason of each, in the trail
+      expect((await events('auth.login.failed')).find((e) => e.target === 'admin')?.detail).toMatchObject({ reason: 'wrong user name or password' });
+      expect((await events('auth.sso.refused')).find((e) => e.target === 'no-such-person')?.detail).toMatchObject({ reason: 'password_login_off' });
+      // the break-glass administrator still signs in (after the delay its failure set)
+      expect((await passwordLogin(app, { username: 'admin', password: 'break-glass-password-1' }, '198.51.100.9')).ok).toBe(true);
+    });
+
+    it('a person of the provider whose name is a local user\'s in other capitals is refused (username_taken), never a second admin', async () => {
+      const { response } = await signIn('u-shouty');
+      expect(refusedReason(response)).toBe('username_taken');
+      expect(await app.database.all(sql`SELECT username FROM users WHERE lower(username) = 'admin'`)).toEqual([{ username: 'admin' }]);
+      expect(await app.auth.findUserByIdentity(op.issuer, 'u-shouty')).toBeUndefined();
+      expect((await events('auth.sso.refused')).find((e) => e.detail.subject === 'u-shouty')?.detail).toMatchObject({ reason: 'username_taken', username: 'ADMIN' });
+    });
+
+    it('the break-glass comparison and the sign-in\'s lookup fold a name alike: ADMIN signs in as the break-glass admin', async () => {
+      const glass = await passwordLogin(app, { username: 'ADMIN', password: 'break-glass-password-1' }, '203.0.113.30');
+      expect(glass).toMatchObject({ ok: true, user: { username: 'admin', role: 'admin' } });
+      expect((await events('auth.break_glass'))[0]).toMatchObject({ actor: 'admin', ip: '203.0.113.30' });
+      // another case of a name passwords are off for is refused as that name is
+      const off = await passwordLogin(app, { username: 'OLIVIA.LOCAL', password: 'operator-password-1' }, '203.0.113.31');
+      expect(off).toMatchObject({ ok: false, status: 401, message: WRONG_CREDENTIALS_BREAK_GLASS });
     });
 
     it('a session ends when its provider session can no longer be refreshed', async () => {
@@ -322,6 +479,61 @@ providers:
       await within(10_000, async () => (await me(b.browser)) === 401);
       const channel = (await events('auth.logout')).find((e) => e.detail.via === 'backchannel');
       expect(channel).toMatchObject({ target: 'olivia.sso', actor: 'sso:test' });
+    });
+
+    const postLogout = (token: string) =>
+      fetch(`${base}/api/v1/auth/sso/test/backchannel-logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }).toString() });
+    const errorOf = async (r: Response) => ((await r.json()) as { error: { message: string } }).error.message;
+
+    it('a logout token is taken once: the provider\'s own token sent again is refused with 400, recorded', async () => {
+      const first = await signIn('u-alex');
+      const sid = (await app.auth.ssoSessionOf(first.browser.cookie(base, 'swarm_session')!))!.sid!;
+      const token = await op.backchannelLogout('u-alex', sid);
+      expect(await me(first.browser)).toBe(401);
+      const replay = await postLogout(token);
+      expect(replay.status).toBe(400);
+      expect(await errorOf(replay)).toMatch(/taken already/);
+      const refused = (await events('auth.sso.refused')).find((e) => e.detail.reason === 'logout_token_replayed');
+      expect(refused).toMatchObject({ actor: 'sso:test', target: 'u-alex', outcome: 'refused', detail: { provider: 'test', issuer: op.issuer, subject: 'u-alex', sid } });
+      expect(typeof refused?.detail.jti).toBe('string');
+      // a token of the same content with another jti is a new token
+      const fresh = await postLogout(op.signLogoutToken({ sub: 'u-alex', sid }));
+      expect(fresh.status).toBe(200);
+    });
+
+    it('a logout token without a jti is refused with 400 and ends nothing (Back-Channel Logout 1.0 requires one)', async () => {
+      const { browser } = await signIn('u-alex');
+      const r = await postLogout(op.signLogoutToken({ sub: 'u-alex', jti: undefined, iat: Math.floor(Date.now() / 1000) + 5 }));
+      expect(r.status).toBe(400);
+      expect(await errorOf(r)).toMatch(/jti/);
+      expect(await me(browser)).toMatchObject({ id: 'alex.sso' });
+    });
+
+    it('a logout token never ends a session begun after it was issued', async () => {
+      const earlier = await signIn('u-olivia');
+      const idHash = app.credentials.seal().secretHash(earlier.browser.cookie(base, 'swarm_session')!);
+      await app.database.run(sql`UPDATE sessions SET created_at = ${Date.now() / 1000 - 120} WHERE id_hash = ${idHash}`);
+      const later = await signIn('u-olivia');
+      // issued a minute ago (a token that took its time to arrive, or was held back), naming the person
+      const r = await postLogout(op.signLogoutToken({ sub: 'u-olivia', iat: Math.floor(Date.now() / 1000) - 60 }));
+      expect(r.status).toBe(200);
+      expect(await me(earlier.browser)).toBe(401);
+      expect(await me(later.browser)).toMatchObject({ id: 'olivia.sso' });
+    });
+
+    it('keeps a logout token\'s jti until its time, and the sweeper deletes it after', async () => {
+      const t = Date.now() / 1000;
+      const issuer = 'https://sweep.example.com';
+      const take = (iss: string, jti: string, keepUntil: number) => app.auth.endSsoSessions(iss, { jti, keepUntil, sid: null, subject: 'nobody-here', issuedAt: t });
+      expect(await take(issuer, 'past', t - 1)).toEqual([]);
+      expect(await take(issuer, 'past', t - 1)).toBeNull();
+      expect(await take(issuer, 'live', t + 300)).toEqual([]);
+      // the same jti of another issuer is another token
+      expect(await take('https://other.example.com', 'live', t + 300)).toEqual([]);
+      expect(await app.auth.sweepLogoutTokens(t)).toBeGreaterThanOrEqual(1);
+      const kept = await app.database.all<{ jti: string }>(sql`SELECT jti FROM sso_logout_tokens WHERE issuer = ${issuer} ORDER BY jti`);
+      expect(kept.map((r) => r.jti)).toEqual(['live']);
+      expect(await take(issuer, 'live', t + 300)).toBeNull();
     });
 
     it('a logout token that does not verify is refused with 400 and ends nothing', async () => {

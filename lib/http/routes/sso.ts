@@ -5,16 +5,11 @@
  */
 import { z } from 'zod';
 import { FLOW_COOKIE, FLOW_SECONDS } from '@/lib/sso/relying-party';
+import { returnPath } from '../return-path';
 import { SESSION_COOKIE, readCookie, requireRole, route, Reply, type ApiRequest } from '../route';
 
 const providerParams = z.strictObject({ provider: z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, 'a provider id of config/sso.yaml') });
 const startQuery = z.object({ next: z.string().max(2000).optional() });
-
-/** A path of this console to go on to after signing in (never another site). */
-function nextPath(value: string | undefined): string {
-  if (!value || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return '/';
-  return value;
-}
 
 const isSecure = (request: Pick<ApiRequest, 'header'> & { url: string }) => new URL(request.url).protocol === 'https:' || request.header('x-forwarded-proto') === 'https';
 
@@ -30,7 +25,7 @@ const refusedAt = (reason: string, provider: string) => `/login/refused?reason=$
 
 /** Begin signing in with a provider: 303 to its authorization endpoint, with the sign-in under way in a sealed cookie. */
 export const startSso = route({ role: requireRole('anonymous'), params: providerParams, query: startQuery }, async ({ app, params, query, header, request, ip }) => {
-  const begun = await app.sso.start(params.provider, nextPath(query.next), ip);
+  const begun = await app.sso.start(params.provider, returnPath(query.next, '/'), ip);
   if (!begun) return new Response(null, { status: 303, headers: { location: refusedAt('provider_error', params.provider), 'cache-control': 'no-store' } });
   const headers = new Headers({ location: begun.url, 'cache-control': 'no-store' });
   headers.append('set-cookie', flowCookie(params.provider, begun.cookie, isSecure({ header, url: request.url })));
@@ -55,7 +50,8 @@ export const ssoCallback = route({ role: requireRole('anonymous'), params: provi
   headers.append('set-cookie', [`${SESSION_COOKIE}=${outcome.token}`, 'Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${maxAge}`, ...(secure ? ['Secure'] : [])].join('; '));
   headers.set('content-type', 'text/html; charset=utf-8');
   headers.set('referrer-policy', 'no-referrer');
-  const next = escapeHtml(outcome.next);
+  // Judged again as it comes out of the sealed flow: the page below must never move the browser to another site.
+  const next = escapeHtml(returnPath(outcome.next, '/'));
   const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${next}"><title>Signed in</title></head><body><p>Signed in. <a href="${next}">Continue</a></p></body></html>`;
   return new Response(page, { status: 200, headers });
 });
