@@ -10,7 +10,7 @@
  * into the database file by hand counts for nothing. Names that would impersonate are not listed, a resource two
  * servers list is refused, and arguments with `__proto__`, `constructor` or `prototype` are refused with invalid params.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -255,6 +255,27 @@ describe('a tool definition pinned as reviewed', () => {
     expect(rug.calls.get('delete_records')).toBe(1);
     expect(await names()).not.toContain('rug__delete_records');
     await within(5_000, () => events('auth.unverified').some((e) => e.target === `mcp_tool_pins#${id}`));
+  }, 30_000);
+
+  it('shows every change held and every acceptance in the audit report, with who, what and why', async () => {
+    const { buildReport } = await import('@/lib/reports/generate');
+    const now = Date.now() / 1000;
+    const report = await buildReport(app, { period: { from: now - 3600, to: now + 60 }, format: 'pdf', generatedBy: { actor: 'alex', role: 'auditor' } });
+    const rows = report.data.changes.configEvents.rows.filter((e) => e.type.startsWith('mcp.'));
+    expect(rows.map((e) => [e.type, e.actor, e.target])).toEqual([
+      ['mcp.tool.changed', 'system', 'rug/delete_records'],
+      ['mcp.tool.accepted', 'olivia', 'rug/delete_records'],
+      ['mcp.tool.changed', 'system', 'rug/delete_records'],
+    ]);
+    expect(rows[0]!.note).toMatch(/^definition [0-9a-f]{12}… differs from the one reviewed \([0-9a-f]{12}…\): not listed, calls refused until accepted; 6 changed lines$/);
+    expect(rows[1]!.note).toMatch(/accepted in place of [0-9a-f]{12}… \(operator\): The maintainers made it read-only: reviewed the diff\.$/);
+    const pdf = join(server.dir, 'report.pdf');
+    writeFileSync(pdf, report.bytes);
+    const text = execFileSync('pdftotext', ['-layout', pdf, '-'], { encoding: 'utf8' }).replace(/\s+/g, ' ');
+    expect(text).toMatch(/Configuration loads, drift, profile switches and MCP tool definitions/);
+    // (the label wraps in its cell: "MCP tool definition" on one line, "accepted" under it)
+    expect(text).toMatch(/MCP tool definition olivia rug\/delete_records definition [0-9a-f]{12}… accepted accepted in place of/);
+    expect(text).toMatch(/MCP tool definition system rug\/delete_records definition [0-9a-f]{12}… differs changed \(held\)/);
   }, 30_000);
 });
 

@@ -85,8 +85,8 @@ function observedEvent(server: string, o: Observed, holdNew: { profiles: readonl
   const base = { server, tool: o.tool, sha256: o.sha256, ...(observer ? { observed_by: observer } : {}) };
   if (o.state === 'first_pinned') return event('mcp.tool.pinned', undefined, target, { ...base, accepted_via: 'first_use' });
   if (o.state !== 'held' || !o.row) return undefined;
-  if (!o.pinned) return event('mcp.tool.held', undefined, target, { ...base, profiles: holdNew?.profiles ?? [], definition: changedLines(null, json) }, 'refused');
-  return event('mcp.tool.changed', undefined, target, { ...base, pinned_sha256: o.pinned.sha256, diff: changedLines(o.pinned.definitionJson, json) }, 'refused');
+  if (!o.pinned) return event('mcp.tool.held', undefined, target, { ...base, profiles: holdNew?.profiles ?? [], definition: changedLines(null, json) });
+  return event('mcp.tool.changed', undefined, target, { ...base, pinned_sha256: o.pinned.sha256, diff: changedLines(o.pinned.definitionJson, json) });
 }
 
 export class McpPins {
