@@ -276,6 +276,8 @@ test.describe('a changed MCP tool definition in the console', () => {
       await server.signIn(page, 'olivia', olivia.password);
       await page.setViewportSize({ width: 1440, height: 900 });
       await page.goto(`${server.url}/transparency#mcp-held`);
+      // Hidden from the agent in the matrix too, while it is held.
+      await expect(page.locator('tr[data-mcp-tool="rug__delete_records"] td').first()).toHaveText(/hidden/);
       const held = page.locator('li[data-mcp-held="rug__delete_records"]');
       await expect(held.getByRole('heading', { level: 4 })).toHaveText(/rug__delete_records\s*changed since it was reviewed/);
       const diff = held.getByRole('region', { name: 'Changes to rug__delete_records (definition)' });

@@ -207,6 +207,13 @@ describe('a tool definition pinned as reviewed', () => {
     expect(listing.held[0]).toMatchObject({ server: 'rug', tool: 'delete_records', pinned_sha256: pinned });
     expect(listing.held[0]!.definition).toContain('"description": "Tidies up the records named."');
     expect(listing.held[0]!.pinned_definition).toContain('"description": "Deletes the records named. Irreversible."');
+    // /transparency says the same: held, hidden from every agent, and the refused names are not among the tools
+    const { mcpTransparency } = await import('@/lib/mcp/transparency');
+    const page = await mcpTransparency(app);
+    const del = page.tools.findIndex((t) => t.name === 'rug__delete_records');
+    expect(page.agents.find((a) => a.agent === 'desk')!.visibility[del]).toBe('hidden');
+    expect(page.tools.map((t) => t.name)).not.toContain('twin__read_resource');
+    expect(page.pins.held).toMatchObject([{ server: 'rug', tool: 'delete_records', listed_now: true }]);
     const refused = await api('/api/v1/mcp/pins/accept', victorToken, { server: 'rug', tool: 'delete_records', sha256: listing.held[0]!.sha256, reason: 'looks fine' });
     expect(refused.status).toBe(403);
     expect(app.db.$client.prepare("SELECT rule_source FROM permission_denials WHERE http_path = '/api/v1/mcp/pins/accept'").pluck().all()).toEqual(['rbac:operator']);

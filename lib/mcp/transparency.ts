@@ -9,6 +9,7 @@ import { fileStatusJson } from '@/lib/config/watched-file';
 import { effectiveHint } from '@/lib/permissions/annotations';
 import { declaredAnnotations } from './gateway';
 import { mcpEndpointFor } from './http';
+import { nameTools } from './names';
 import { definitionOf } from './pins/definition';
 import { pinListing, type PinListing } from './pins/accept';
 import { toolVisibility, type Visibility } from './visibility';
@@ -73,22 +74,23 @@ export async function mcpTransparency(app: App): Promise<McpTransparency> {
       restarts: st?.restarts ?? 0,
     };
   });
-  const tools = pool.live().flatMap((u) =>
-    u.tools.map((t) => {
-      const annotations = declaredAnnotations(t.annotations);
-      return {
-        name: `${u.config.id}${config.separator}${t.name}`,
-        server: u.config.id,
-        annotations,
-        read_only: effectiveHint(annotations, 'readOnlyHint'),
-        destructive: effectiveHint(annotations, 'destructiveHint'),
-      };
-    }),
-  );
+  // The tools as the gateway lists them: a name that could impersonate is not among them (lib/mcp/names.ts), and a
+  // definition that is not the pinned one is hidden from every agent, as its tools/list hides it.
+  const tools = nameTools(pool.live().map((upstream) => ({ upstream, tools: upstream.tools })), config.separator).listed.map(({ name, upstream, tool }) => {
+    const annotations = declaredAnnotations(tool.annotations);
+    return {
+      name,
+      server: upstream.config.id,
+      annotations,
+      mcp: { server: upstream.config.id, tool: tool.name, sha256: definitionOf(tool).sha256 },
+      read_only: effectiveHint(annotations, 'readOnlyHint'),
+      destructive: effectiveHint(annotations, 'destructiveHint'),
+    };
+  });
   const agents = [];
   for (const agent of [...app.agentsFile.current.agents.keys()].sort()) {
     const principal = { kind: 'agent' as const, id: agent, role: 'viewer' as const, agent };
-    const { tools: visibility } = await toolVisibility(app, principal, agent, tools.map((t) => ({ tool: t.name, annotations: t.annotations })));
+    const { tools: visibility } = await toolVisibility(app, principal, agent, tools.map((t) => ({ tool: t.name, annotations: t.annotations, mcp: t.mcp })));
     agents.push({ agent, visibility });
   }
   // Whether the gateway of this server sees each held definition listed by its upstream now.
