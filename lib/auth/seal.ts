@@ -5,8 +5,8 @@
  * over the fields that decide who a principal is and what it may do. Whoever holds the database file but not the key
  * cannot insert a token with the hash of a secret of their choosing, an administrator, a session or a pin; nor raise a
  * role, point a token or a session at another person, lengthen a lifetime, widen a token's scopes or replace a password
- * hash. A row whose MAC does not verify is not used (the token, session or sign-in is refused as an unknown one) and recorded
- * (`auth.unverified`).
+ * hash. A row whose MAC does not verify is not used (the token, session or sign-in is refused as an unknown one) and
+ * recorded (`auth.unverified`).
  *
  * Fields that only take power away (a revocation, a disabled token, the time of last use) are not covered: changing
  * them can only refuse more. What a MAC cannot tell is an older state of the same row put back (a revoked token made
