@@ -20,7 +20,7 @@ export interface CliContext {
 }
 
 /** What runs on PostgreSQL today, for the refusal of the commands that do not (cli/usage.ts says the same). */
-export const POSTGRES_COMMANDS = 'swarm users, tokens, features, approvals, denials, hook, audit (events, report, verify, checkpoint, key, explain, archive), db migrate and db copy';
+export const POSTGRES_COMMANDS = 'swarm users, tokens, features, approvals, denials, hook, mcp pins, audit (events, report, verify, checkpoint, key, explain, archive), db migrate and db copy';
 
 /**
  * The SQLite file of SWARM_DB, for the commands that run on SQLite only. A PostgreSQL URL is refused here, saying what

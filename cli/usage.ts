@@ -119,6 +119,14 @@ MCP gateway
       decided for the agent first: denied calls never reach a server, calls that need a person's
       approval wait for it (or answer with the approval to get). Decides over REST with SWARM_URL
       and the agent's SWARM_TOKEN, else in process on SWARM_DB as --agent (or SWARM_AGENT).
+  swarm mcp pins [list] [--json]
+  swarm mcp pins show SERVER TOOL
+  swarm mcp pins accept SERVER TOOL --hash SHA256 --as USER --reason TEXT
+      Each upstream tool's definition (name, description, schemas, annotations) is pinned as
+      reviewed, at first sight (or held, under a profile with mcp.hold_new_tools). A tool whose
+      definition changed is not listed and its calls are refused until an operator accepts the
+      new one: list shows what is held, show the difference, accept pins the definition of that
+      hash (USER: an operator or admin). Under change control, accept makes a proposal.
 
 Database
   swarm db backup FILE [--force]

@@ -496,3 +496,36 @@ export const ssoLogoutTokens = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.issuer, t.jti] }), index('sso_logout_tokens_expiry').on(t.expiresAt)],
 );
+
+
+/**
+ * The MCP gateway's pins (issue 42): each upstream tool's definition as it was reviewed, by the SHA-256 of its
+ * canonical JSON (lib/mcp/pins). A row is a definition `accepted` (the pin: the newest accepted row of a server's tool
+ * is the one in force; first sight pins a tool as it is, unless a compliance profile holds new tools) or `held` (seen
+ * differing from the pin, waiting for an operator). Append-only: an acceptance is a new row. Each row carries a MAC
+ * with the installation's key (lib/auth/seal.ts) over its id and what it decides: a row written with the database file
+ * alone counts for nothing. The canonical definition is kept to show the difference, and must hash to `sha256`.
+ */
+export const mcpToolPins = sqliteTable(
+  'mcp_tool_pins',
+  {
+    /** given by the store (the newest id plus one, under the trail's lock): the MAC covers it */
+    id: integer('id').primaryKey(),
+    serverId: text('server_id').notNull(),
+    toolName: text('tool_name').notNull(),
+    sha256: text('sha256').notNull(),
+    /** the canonical JSON of {name, title, description, inputSchema, outputSchema, annotations} */
+    definitionJson: text('definition_json').notNull(),
+    state: text('state', { enum: ['accepted', 'held'] }).notNull(),
+    /** who accepted it (`system` for a first sight); null for a held row */
+    acceptedBy: text('accepted_by'),
+    /** first_use, operator, or proposal:<id> (change control); null for a held row */
+    acceptedVia: text('accepted_via'),
+    /** when it was written (seconds since the epoch): accepted, or first seen held */
+    at: real('at').notNull(),
+    /** the row's seal (lib/auth/seal.ts): a row without it counts for nothing */
+    mac: text('mac'),
+  },
+  (t) => [index('mcp_tool_pins_tool').on(t.serverId, t.toolName, t.id)],
+);
+export type McpToolPinRow = typeof mcpToolPins.$inferSelect;

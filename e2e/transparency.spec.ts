@@ -23,8 +23,9 @@ test.describe('/transparency', () => {
     await expect(flagRow(page, 'external_web_access')).toContainText(/Off.*from default/s);
     await expect(flagRow(page, 'auto_fairness_audit')).toContainText('fairness_audit');
 
-    // The rule sources in force: the five sources, the BFSI profile's policy rules and the agents' allowlists.
-    await expect(page.getByRole('table', { name: 'Registered rule sources' }).getByRole('row')).toHaveCount(6);
+    // The rule sources in force: the six sources (the MCP tool pins among them), the BFSI profile's policy rules and the
+    // agents' allowlists.
+    await expect(page.getByRole('table', { name: 'Registered rule sources' }).getByRole('row')).toHaveCount(7);
     await expect(page.getByRole('table', { name: 'YAML policy rules' })).toContainText('policy:bfsi/no-pii-export');
     await expect(page.getByRole('table', { name: 'Agents and their allowed tools' })).toContainText('evaluator');
     // The operator's policy file (empty: the BFSI rules come from the profile, which names its folder).

@@ -1,7 +1,8 @@
 /**
  * The MCP gateway deciding on PostgreSQL as it does on SQLite: the SDK client talks to the gateway (in memory), the
  * gateway decides through an application on a real PostgreSQL cluster and forwards to the reference server. The list is
- * filtered, a denial is recorded in PostgreSQL's trail, and an ASK `return` runs once after its approval.
+ * filtered, a denial is recorded in PostgreSQL's trail, each tool is pinned at first sight, and an ASK `return` runs
+ * once after its approval.
  */
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -69,6 +70,11 @@ describe('the MCP gateway on PostgreSQL', () => {
     const row = await app.pool!.query('SELECT agent_name, tool_name, rule_source FROM permission_denials WHERE decision_id = $1', [id]);
     expect(row.rows).toEqual([{ agent_name: 'desk', tool_name: 'everything__get-sum', rule_source: 'policy:big-sums' }]);
     expect(text(await client.callTool({ name: 'everything__get-sum', arguments: { a: 2, b: 3 } }))).toContain('5');
+    // each tool pinned at first sight, in PostgreSQL's table, with its event in the trail (issue 42)
+    const pins = await app.pool!.query("SELECT tool_name FROM mcp_tool_pins WHERE server_id = 'everything' AND state = 'accepted' AND tool_name = 'get-sum'");
+    expect(pins.rowCount).toBe(1);
+    const pinned = await app.pool!.query("SELECT count(*)::int AS n FROM security_events WHERE type = 'mcp.tool.pinned' AND target = 'everything/get-sum'");
+    expect(pinned.rows[0].n).toBe(1);
   });
 
   it('answers an ASK with the approval; once an operator approves, the same call runs once', async () => {

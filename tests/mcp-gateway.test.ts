@@ -30,6 +30,8 @@ const root = join(server.dir, 'shared');
 const FS = join(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 const EVERYTHING = join(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const NOISY = join(REPO_ROOT, 'tests/fixtures/mcp/noisy-server.mjs');
+// (not a second server-everything: a resource URI two servers list is refused, issue 42)
+const SLOW = join(REPO_ROOT, 'tests/fixtures/mcp/slow-server.mjs');
 
 mkdirSync(root);
 writeFileSync(join(root, 'notes.txt'), 'first line\nsecond line\nthird line\n');
@@ -47,7 +49,7 @@ writeFileSync(
     args: [${JSON.stringify(EVERYTHING)}, stdio]
   - id: slow
     command: ${JSON.stringify(process.execPath)}
-    args: [${JSON.stringify(EVERYTHING)}, stdio]
+    args: [${JSON.stringify(SLOW)}]
     call_timeout: 1s
   - id: noisy
     command: ${JSON.stringify(process.execPath)}
@@ -61,7 +63,7 @@ const AGENTS = `agents:
     tools: [files__read_text_file, files__list_directory, files__create_directory, files__write_file, files__edit_file, files__list_allowed_directories,
             everything__echo, everything__get-sum, everything__get-env, everything__trigger-long-running-operation,
             everything__get_prompt, everything__read_resource, slow__trigger-long-running-operation,
-            noisy__noisy, noisy__plain, remote__everything__echo]
+            noisy__noisy, noisy__plain, remote-everything__echo]
   clerk:
     tools: [everything__echo]
 `;
@@ -438,7 +440,9 @@ describe('swarm mcp serve, deciding over REST (SWARM_URL, SWARM_TOKEN)', () => {
   it('reaches a remote upstream over Streamable HTTP, its headers taken from named variables (here: this server\'s /mcp as the clerk)', async () => {
     const remoteConfig = join(server.dir, 'remote-config');
     mkdirSync(remoteConfig);
-    writeFileSync(join(remoteConfig, 'mcp.yaml'), `servers:\n  - id: remote\n    url: ${base}/mcp\n    headers: { Authorization: CLERK_MCP_AUTHORIZATION }\n`);
+    // Another separator than the remote's: its tool everything__echo holds "__", and a tool whose name holds the
+    // separator is not listed (it would read as another server's tool: issue 42).
+    writeFileSync(join(remoteConfig, 'mcp.yaml'), `separator: "-"\nservers:\n  - id: remote\n    url: ${base}/mcp\n    headers: { Authorization: CLERK_MCP_AUTHORIZATION }\n`);
     const { client } = await serve(['--config-dir', remoteConfig], childEnv({ SWARM_URL: base, SWARM_TOKEN: deskToken, CLERK_MCP_AUTHORIZATION: `Bearer ${clerkToken}` }));
     try {
       let names: string[] = [];
@@ -446,10 +450,13 @@ describe('swarm mcp serve, deciding over REST (SWARM_URL, SWARM_TOKEN)', () => {
         names = (await client.listTools()).tools.map((t) => t.name);
         return names.length > 0;
       });
-      // the remote gateway lists the clerk's one tool; this one lets the desk use it as remote__everything__echo
-      expect(names).toEqual(['remote__everything__echo']);
-      const r = (await client.callTool({ name: 'remote__everything__echo', arguments: { message: 'two gateways' } })) as CallToolResult;
+      // the remote gateway lists the clerk's one tool; this one lets the desk use it as remote-everything__echo
+      expect(names).toEqual(['remote-everything__echo']);
+      const r = (await client.callTool({ name: 'remote-everything__echo', arguments: { message: 'two gateways' } })) as CallToolResult;
       expect(text(r)).toContain('two gateways');
+      // a gateway deciding over REST reports what its upstreams list: pinned at first sight on the server, by its agent
+      const pinned = app.db.$client.prepare("SELECT e.actor, e.detail_json AS detail FROM security_events e WHERE e.type = 'mcp.tool.pinned' AND e.target = 'remote/everything__echo'").get() as { detail: string };
+      expect(JSON.parse(pinned.detail)).toMatchObject({ server: 'remote', tool: 'everything__echo', observed_by: 'agent:desk', accepted_via: 'first_use' });
     } finally {
       await client.close();
     }

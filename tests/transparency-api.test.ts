@@ -89,7 +89,7 @@ describe('GET /api/v1/transparency', () => {
     expect(rep.tiers.flatMap((t) => t.flags)).toHaveLength(FLAG_CATALOG.length);
     expect(flagIn(rep, 'audit_trail_security_events')).toMatchObject({ tier: 'invariant', value: true, layer: 'default', owner: 'compliance' });
     expect(flagIn(rep, 'auto_fairness_audit')).toMatchObject({ guards: { tools: ['fairness_audit'], paths: [] }, last_change: null });
-    expect(rep.sources.registered.map((s) => s.name)).toEqual(['rbac', 'agent_allowlist', 'feature_flags', 'policy', 'hitl']);
+    expect(rep.sources.registered.map((s) => s.name)).toEqual(['rbac', 'agent_allowlist', 'feature_flags', 'policy', 'hitl', 'mcp_pins']);
     expect(rep.sources.policy.file).toMatchObject({ path: process.env.SWARM_POLICY_FILE, error: null });
     expect(rep.sources.policy.file.loaded_at).toBeGreaterThan(0);
     expect(rep.sources.policy.rules.find((r) => r.id === 'bfsi/no-pii-export')).toMatchObject({

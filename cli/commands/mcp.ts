@@ -1,4 +1,6 @@
 /**
+ * `swarm mcp pins`: the pins of the upstream tools' definitions (cli/commands/mcp-pins.ts).
+ *
  * `swarm mcp serve`: the MCP gateway on stdio, for a client that launches its MCP servers itself (Claude Desktop,
  * Cursor, Claude Code). It starts the upstream servers of config/mcp.yaml and decides every call of theirs:
  *
@@ -21,6 +23,7 @@ import { messageOf } from '@/lib/errors';
 import { expectPositionals, parseCommand } from '@/cli/args';
 import { dbLocation, type Env, type Io } from '@/cli/context';
 import { UsageError } from '@/cli/errors';
+import { pinsCommand } from './mcp-pins';
 
 export interface McpServeIo extends Io {
   /** the protocol's streams (the process's stdin and stdout) */
@@ -29,7 +32,8 @@ export interface McpServeIo extends Io {
 }
 
 export async function mcpCommand(io: McpServeIo, env: Env, sub: string | undefined, argv: string[]): Promise<number> {
-  if (sub !== 'serve') throw new UsageError(sub === undefined ? 'swarm mcp needs a subcommand: serve.' : `unknown subcommand "mcp ${sub}": use serve.`);
+  if (sub === 'pins') return pinsCommand({ io, env }, argv[0], argv.slice(1));
+  if (sub !== 'serve') throw new UsageError(sub === undefined ? 'swarm mcp needs a subcommand: serve or pins.' : `unknown subcommand "mcp ${sub}": use serve or pins.`);
   const { values, positionals } = parseCommand(argv, { agent: { type: 'string' }, 'config-dir': { type: 'string' } });
   expectPositionals(positionals, []);
   const configDir = resolve(values['config-dir'] ?? (env.SWARM_CONFIG_DIR || 'config'));

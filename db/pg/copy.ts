@@ -32,6 +32,7 @@ export const COPIED_TABLES = [
   'policy_proposals',
   'policy_votes',
   'policy_activations',
+  'mcp_tool_pins',
 ] as const;
 
 export interface CopyReport {

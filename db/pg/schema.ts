@@ -381,3 +381,21 @@ export const ssoLogoutTokens = pgTable(
   },
   (t) => [primaryKey({ columns: [t.issuer, t.jti] }), index('sso_logout_tokens_expiry').on(t.expiresAt)],
 );
+
+/** The MCP gateway's pins of upstream tool definitions (db/schema.ts, lib/mcp/pins): ids given by the store. */
+export const mcpToolPins = pgTable(
+  'mcp_tool_pins',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey(),
+    serverId: text('server_id').notNull(),
+    toolName: text('tool_name').notNull(),
+    sha256: text('sha256').notNull(),
+    definitionJson: text('definition_json').notNull(),
+    state: text('state', { enum: ['accepted', 'held'] }).notNull(),
+    acceptedBy: text('accepted_by'),
+    acceptedVia: text('accepted_via'),
+    at: time('at').notNull(),
+    mac: text('mac'),
+  },
+  (t) => [index('mcp_tool_pins_tool').on(t.serverId, t.toolName, t.id)],
+);

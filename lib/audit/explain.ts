@@ -55,11 +55,36 @@ export interface ExplainConfig {
   defaultSources(): RuleSource[];
   readonly gates: GateSet;
   flagValues(): ReadonlyMap<string, boolean>;
+  /** the SHA-256 pinned today for an MCP server's tool (lib/mcp/pins), if any */
+  mcpPin?(server: string, tool: string): string | undefined;
 }
 
 /** The configuration of an application (SQLite or PostgreSQL) as explain needs it. */
-export function explainConfigOf(app: Pick<SqliteApp, 'codeGates' | 'configSnapshot' | 'gates'> & { flags: { values(): ReadonlyMap<string, boolean> } }): ExplainConfig {
-  return { codeGates: app.codeGates, defaultSources: () => [...app.configSnapshot().sources], gates: app.gates, flagValues: () => app.flags.values() };
+export function explainConfigOf(
+  app: Pick<SqliteApp, 'codeGates' | 'configSnapshot' | 'gates'> & { flags: { values(): ReadonlyMap<string, boolean> }; mcpPins: { inForce(): ReadonlyMap<string, ReadonlyMap<string, { sha256: string }>> } },
+): ExplainConfig {
+  return {
+    codeGates: app.codeGates,
+    defaultSources: () => [...app.configSnapshot().sources],
+    gates: app.gates,
+    flagValues: () => app.flags.values(),
+    mcpPin: (server, tool) => app.mcpPins.inForce().get(server)?.get(tool)?.sha256,
+  };
+}
+
+/**
+ * What explain says of a denial of the MCP gateway's pins (`mcp_pin`): the definition the gateway saw is not input the
+ * row keeps (its reason names its hash), so the re-runs show what the rules alone decide; the pins are part of the
+ * revision, so the pin in force then and today are said.
+ */
+function mcpPinNote(config: ExplainConfig, reason: string | null, content: RevisionContent | undefined): string {
+  const named = /MCP tool "(.+?)" of server "([a-z][a-z0-9-]*)"/.exec(reason ?? '');
+  const head = "This denial came from the MCP gateway's pin of the tool's definition: the definition the gateway saw is not kept as input (its hash is in the reason), so the re-runs show what the rules alone decide.";
+  if (!named) return head;
+  const [, tool, server] = named as unknown as [string, string, string];
+  const short = (v: string | undefined) => (v ? `${v.slice(0, 12)}…` : 'none (not pinned)');
+  const then = content ? ` Pinned in the revision it was made under: ${short(content.mcp_pins?.[server]?.[tool])}.` : '';
+  return `${head}${then} Pinned today: ${short(config.mcpPin?.(server, tool))}.`;
 }
 
 export type Replay = ReturnType<typeof replay>;
@@ -179,6 +204,7 @@ export function explainRecorded(config: ExplainConfig, decisionId: string, rows:
   } else if (denial?.traceJson?.includes('"hook:')) {
     notes.push('Hooks acted on this call (see its trace); they are not replayed: the re-runs show what the rules alone decide.');
   }
+  if (recorded.rule_source === 'mcp_pin') notes.push(mcpPinNote(config, recorded.reason, content));
 
   // The approval this call was bound to, as it stands: a rejection or an expiry is what made such a denial.
   const approvalRow = rows.approval;

@@ -1,6 +1,7 @@
 /**
  * Policy revisions: what was in force when a decision was made. A revision is the content hash of the configuration
- * files (agents, policy, gates) and the effective flag values; its full content is kept once, content-addressed, in
+ * files (agents, policy, gates, hooks, MCP servers), the effective flag values, the active profiles and the MCP tool
+ * definitions pinned (a pin accepted is a new revision); its full content is kept once, content-addressed, in
  * policy_revisions, so `swarm audit explain` can re-run a decision against the revision it was made under.
  *
  * The id is pure (AppBase.currentRevision); the content is written by the recorder of each database in the
@@ -19,6 +20,11 @@ export interface RevisionContent {
   flags: Record<string, boolean>;
   /** the active compliance profiles and the texts of their files (absent: none was active) */
   profiles?: { name: string; folder: string; texts: { profile: string; policy?: string; gates?: string; tests?: string } }[];
+  /**
+   * the MCP gateway's pins in force (lib/mcp/pins): server id, then the upstream's tool name, to the SHA-256 of its
+   * accepted definition (absent: none, so the revisions of a configuration without MCP tools stay as they were)
+   */
+  mcp_pins?: Record<string, Record<string, string>>;
 }
 
 /** `rev_` and the first 128 bits of the SHA-256 of the canonical content. */

@@ -1,12 +1,12 @@
 /**
  * What grants power is authenticated with a key, never trusted because it is in the database (issue 39): every row of
- * `users`, `api_tokens`, `sessions` and `flag_overrides`, and every policy vote and activation, carries a MAC
- * (HMAC-SHA-256 with the installation's credentials key) over the fields that decide who a principal is and what it
- * may do. Whoever holds the database file but not the key cannot
- * insert a token with the hash of a secret of their choosing, an administrator, or a session; nor raise a role, point a
- * token or a session at another person, lengthen a lifetime, widen a token's scopes or replace a password hash. A row
- * whose MAC does not verify is not used (the token, session or sign-in is refused as an unknown one) and recorded
- * (`auth.unverified`).
+ * `users`, `api_tokens`, `sessions` and `flag_overrides`, every policy vote and activation, and every pin of an MCP
+ * tool's definition (`mcp_tool_pins`, issue 42) carries a MAC (HMAC-SHA-256 with the installation's credentials key)
+ * over the fields that decide who a principal is and what it may do. Whoever holds the database file but not the key
+ * cannot insert a token with the hash of a secret of their choosing, an administrator, a session or a pin; nor raise a
+ * role, point a token or a session at another person, lengthen a lifetime, widen a token's scopes or replace a password
+ * hash. A row whose MAC does not verify is not used (the token, session or sign-in is refused as an unknown one) and
+ * recorded (`auth.unverified`).
  *
  * Fields that only take power away (a revocation, a disabled token, the time of last use) are not covered: changing
  * them can only refuse more. What a MAC cannot tell is an older state of the same row put back (a revoked token made
@@ -72,6 +72,21 @@ export interface SealedActivation {
   kind: string;
   activatedBy: string;
   activatedAt: number;
+}
+
+/**
+ * A pin of an MCP tool's definition (lib/mcp/pins): which definition of which server's tool is accepted (or held), by
+ * whom and how, at which point of the table's order (its id: a copy of an older acceptance under a newer id is no pin).
+ */
+export interface SealedPin {
+  id: number | string;
+  serverId: string;
+  toolName: string;
+  sha256: string;
+  state: string;
+  acceptedBy: string | null;
+  acceptedVia: string | null;
+  at: number;
 }
 
 /** The fields of a session that decide whose it is and until when. */
@@ -142,6 +157,10 @@ export class CredentialSeal {
     return this.mac('activation', [num(a.seq), a.revision, field(a.proposalId), a.kind, a.activatedBy, num(a.activatedAt)]);
   }
 
+  pin(p: SealedPin): string {
+    return this.mac('mcp_pin', [num(p.id), p.serverId, p.toolName, p.sha256, p.state, field(p.acceptedBy), field(p.acceptedVia), num(p.at)]);
+  }
+
   session(s: SealedSession): string {
     return this.mac('session', [s.idHash, num(s.userId), num(s.expiresAt)]);
   }
@@ -154,7 +173,7 @@ export class CredentialSeal {
 }
 
 /** The tables whose rows are sealed. */
-export type SealedTable = 'users' | 'api_tokens' | 'sessions' | 'flag_overrides';
+export type SealedTable = 'users' | 'api_tokens' | 'sessions' | 'flag_overrides' | 'mcp_tool_pins';
 
 /** How a reader checks seals: the seal (loaded when first needed), and whom to tell of a row that fails. */
 export interface SealCheck {
@@ -178,6 +197,9 @@ export const tokenSealed = (check: SealCheck, id: number | string, t: SealedToke
 
 export const sessionSealed = (check: SealCheck, s: SealedSession & { mac: string | null }): boolean =>
   kept(check, s.mac, check.seal().session(s), 'sessions', s.idHash.slice(0, 12), 'a session');
+
+export const pinSealed = (check: SealCheck, p: SealedPin & { mac: string | null }): boolean =>
+  kept(check, p.mac, check.seal().pin(p), 'mcp_tool_pins', String(p.id), `the ${p.state} definition of MCP tool "${p.toolName}" of server "${p.serverId}"`);
 
 export const overrideSealed = (check: SealCheck, o: SealedOverride & { mac: string | null }): boolean =>
   kept(check, o.mac, check.seal().override(o), 'flag_overrides', o.name, `the runtime override of flag "${o.name}"`);

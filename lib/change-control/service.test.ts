@@ -178,7 +178,7 @@ describe.each(['SQLite', 'PostgreSQL'] as const)('policy change control on %s', 
     expect(text).toMatch(/Changes to the rules Change control is enforced \(2 approvers \(admin\) other than the proposer, by bfsi\)/);
     expect(text).toMatch(/change alice: Drift is watched by the bob, carol/);
     expect(text).toMatch(/emergency cli:root: incident 42 none \(break-glass/);
-    expect(text).toMatch(/Configuration loads, drift and profile switches .* permission_policies\.yaml differs from the active revision rev_/);
+    expect(text).toMatch(/Configuration loads, drift, profile switches and MCP tool definitions .* permission_policies\.yaml differs from the active revision rev_/);
   });
 
   it('refuses to approve a proposal whose tests fail, or one made against rules no longer in force', async () => {

@@ -31,6 +31,18 @@ import { changedFiles, configOfTexts, RULE_FILE_NAMES, RULE_FILES, textsOfRevisi
 import type { CredentialSeal } from '@/lib/auth/seal';
 import { CHANGE_CONTROL_LOCK, ChangeControlStore, problemIn, RULES_CHANNEL, tx, type Activation, type ImpactSummary, type Proposal, type TestsSummary } from './store';
 
+/** How the MCP tool pins of a revision are named among its files (a proposal's diff, its event). */
+export const MCP_PINS_NAME = 'MCP tool pins';
+
+/** The MCP tool pins of a revision, one `server/tool sha256` line each (null: none). */
+export function pinsText(content: RevisionContent | undefined): string | null {
+  const pins = content?.mcp_pins;
+  if (!pins || Object.keys(pins).length === 0) return null;
+  const lines: string[] = [];
+  for (const server of Object.keys(pins).sort()) for (const tool of Object.keys(pins[server]!).sort()) lines.push(`${server}/${tool} ${pins[server]![tool]}`);
+  return `${lines.join('\n')}\n`;
+}
+
 /** How far back a proposal's impact replays the recorded calls by default (seconds). */
 export const DEFAULT_IMPACT_PERIOD = 7 * 86_400;
 
@@ -56,12 +68,14 @@ export interface ChangeControlHost {
   /** every policy test case in force (the configuration folder's and the profiles') */
   testsInForce(): PolicyTests;
   flagValues(): ReadonlyMap<string, boolean>;
-  /** the content a revision of these texts has with the flags and profiles in force */
-  revisionContentOf(texts: RuleTexts): RevisionContent;
+  /** the content a revision of these texts has with the flags, profiles and MCP pins in force (or `pins`) */
+  revisionContentOf(texts: RuleTexts, pins?: RevisionContent['mcp_pins']): RevisionContent;
   /** the revision in force as the audit rows name it */
   currentRevision(): string;
   /** put these texts in force instead of the files on disk; throws when one does not parse */
   pin(texts: RuleTexts): void;
+  /** put the MCP tool pins of an activated revision in force (lib/mcp/pins), as accepted by its activator */
+  applyMcpPins?(content: RevisionContent, activation: Activation): Promise<void>;
   /** the seal of the installation (lib/auth/seal.ts): votes and activations carry it */
   seal(): CredentialSeal;
   /** the stdio commands a configuration from the database may start on this server (read from its disk) */
@@ -95,6 +109,8 @@ export interface ProposeInput {
   /** replay the calls recorded since (seconds since the epoch; default: the last seven days) */
   since?: number;
   kind?: 'change' | 'rollback';
+  /** the MCP tool pins the proposal puts in force (an operator's acceptance of a tool's new definition); default: those in force */
+  mcpPins?: RevisionContent['mcp_pins'];
 }
 
 export type ProposalDetail = Awaited<ReturnType<ChangeControl['detail']>>;
@@ -298,6 +314,14 @@ export class ChangeControl {
     this.appliedSeq = sound.seq;
     this.lastActivation = sound;
     this.host.refuseRules(undefined);
+    // The MCP tool pins are part of the revision: those it holds are put in force too (each once, on any server).
+    try {
+      await this.host.applyMcpPins?.(content, sound);
+    } catch (error) {
+      // Applied again at the next read of the activations (within seconds): every pin of it is written once.
+      this.appliedSeq = 0;
+      console.error(`Putting the MCP tool pins of activation ${sound.seq} in force failed; trying again in a few seconds.`, error);
+    }
     await this.checkProfiles(sound, content);
   }
 
@@ -353,8 +377,10 @@ export class ChangeControl {
     await this.seeded();
     const candidate = configOfTexts(input.texts, this.host.profiles, 'proposed', { allowedCommands: this.host.allowedMcpCommands() });
     const files = changedFiles(this.host.textsInForce(), input.texts).map((f) => RULE_FILE_NAMES[f]);
+    const content = this.host.revisionContentOf(input.texts, input.mcpPins);
+    const pinsChange = input.mcpPins !== undefined && canonicalJson(content.mcp_pins ?? {}) !== canonicalJson(this.host.revisionContentOf(input.texts).mcp_pins ?? {});
+    if (pinsChange) files.push(MCP_PINS_NAME);
     if (files.length === 0) throw new AppError('BAD_REQUEST', 'Nothing changes: the proposed files are the ones in force.');
-    const content = this.host.revisionContentOf(input.texts);
     const proposal = await this.measured(candidate, { kind: input.kind ?? 'change', revision: revisionOf(content), message, by: input.by, tests: input.tests, since: input.since });
     const recorder = this.host.recorder;
     await this.host.database.transaction(
@@ -441,7 +467,15 @@ export class ChangeControl {
       proposal.baseRevision ? this.host.revisions.get(proposal.baseRevision) : Promise.resolve(undefined),
     ]);
     const text = (content: RevisionContent | undefined, key: RuleFile) => (content ? textsOfRevision(content)[key] : null);
-    const files = RULE_FILES.map((key) => ({ name: RULE_FILE_NAMES[key], key, before: text(before, key), after: text(after, key) })).filter((f) => f.before !== f.after);
+    const files: { name: string; key: RuleFile | 'mcp_pins'; before: string | null; after: string | null }[] = RULE_FILES.map((key) => ({
+      name: RULE_FILE_NAMES[key],
+      key,
+      before: text(before, key),
+      after: text(after, key),
+    })).filter((f) => f.before !== f.after);
+    // The MCP tool pins, as lines `server/tool sha256`, when they change (the definitions are on /transparency#mcp).
+    const pins = { key: 'mcp_pins' as const, name: MCP_PINS_NAME, before: pinsText(before), after: pinsText(after) };
+    if (pins.before !== pins.after) files.push(pins);
     if (this.enforced) await this.sync();
     const stale = proposal.status === 'open' && this.enforced && proposal.baseRevision !== this.lastActivation?.revision;
     return { proposal, votes, files, stale };

@@ -3,7 +3,7 @@
  * evaluation endpoints: one input shape, one answer shape, and batches committed as one transaction.
  */
 import type { App } from '@/lib/app';
-import { PRIORITY, ruleSourceOf, type CheckInput, type CheckResult, type HookOutcome, type Principal, type ToolAnnotations, type ToolContext } from '@/lib/permissions';
+import { PRIORITY, ruleSourceOf, type CheckInput, type CheckResult, type HookOutcome, type McpToolRef, type Principal, type ToolAnnotations, type ToolContext } from '@/lib/permissions';
 import { hookSummary } from '@/lib/hooks/summary';
 
 export interface CheckRequest {
@@ -13,12 +13,24 @@ export interface CheckRequest {
   tool_call_id?: string;
   annotations?: ToolAnnotations;
   client?: string;
+  /** the upstream MCP tool and the hash of its definition (an MCP gateway sends it: lib/mcp/pins) */
+  mcp?: McpToolRef;
   dry_run: boolean;
 }
 
 /** The engine's input for a tool call checked by `principal`. */
 export function toolInput(principal: Principal, c: Omit<CheckRequest, 'dry_run'>): ToolContext {
-  return { kind: 'tool', principal, agent: c.agent, tool: c.tool, arguments: c.arguments, toolCallId: c.tool_call_id, ...(c.annotations ? { annotations: c.annotations } : {}), ...(c.client ? { client: c.client } : {}) };
+  return {
+    kind: 'tool',
+    principal,
+    agent: c.agent,
+    tool: c.tool,
+    arguments: c.arguments,
+    toolCallId: c.tool_call_id,
+    ...(c.annotations ? { annotations: c.annotations } : {}),
+    ...(c.client ? { client: c.client } : {}),
+    ...(c.mcp ? { mcp: c.mcp } : {}),
+  };
 }
 
 /** One check as the API answers it. */

@@ -89,6 +89,7 @@ describe('the transparency report', () => {
       ['feature_flags', true],
       ['policy', true],
       ['hitl', true],
+      ['mcp_pins', true],
     ]);
     expect(sources.policy.file).toMatchObject({ path: t.policyPath, error: null, missing: false });
     expect(sources.policy.file.loaded_at).toBeGreaterThan(0);
@@ -132,7 +133,7 @@ describe('the transparency report', () => {
         description: null,
         tools: ['evaluate_model', 'fairness_audit', 'grade_with_llm'],
       });
-      expect(sources.registered.at(-1)).toMatchObject({ name: 'ticket_check', built_in: false, order: 6 });
+      expect(sources.registered.at(-1)).toMatchObject({ name: 'ticket_check', built_in: false, order: 7 });
     }
   });
 

@@ -66,6 +66,12 @@ export const BUILT_IN_SOURCES: Readonly<Record<string, { title: string; descript
       'Asks a person before a gated call runs; denies a rejected or expired request. A gate is a requirement: no policy rule at any priority turns a gated call into ALLOW without an approval (invariant hitl_gates).',
     priorities: 'ASK, ALLOW or DENY 400',
   },
+  mcp_pins: {
+    title: 'MCP tool pins',
+    description:
+      'Denies a call through the MCP gateway whose upstream tool definition (name, description, schemas, annotations) is not the one reviewed and pinned, above every rule, until an operator accepts the new definition (the MCP gateway section below).',
+    priorities: 'DENY above every rule',
+  },
 };
 
 const list = <T>(v: T | readonly T[] | undefined): readonly T[] => (v === undefined ? [] : Array.isArray(v) ? (v as readonly T[]) : [v as T]);

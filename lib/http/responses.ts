@@ -117,6 +117,41 @@ export const finishedAnswerSchema = z.object({ accepted: z.literal(true) });
 /** Which tools an agent may ever use, in the order asked (POST /api/v1/permissions/tools). */
 export const toolVisibilitySchema = z.object({ revision: z.string(), tools: z.array(z.enum(['hidden', 'open', 'gated'])) });
 
+/** A pin of an MCP tool's definition (lib/mcp/pins). */
+export const mcpPinSchema = z.object({
+  server: z.string(),
+  tool: z.string(),
+  sha256: z.string(),
+  accepted_by: z.string().nullable(),
+  /** first_use, operator, or proposal:<id> */
+  accepted_via: z.string().nullable(),
+  accepted_at: z.number(),
+});
+export const mcpPinListingSchema = z.object({
+  change_control: z.boolean(),
+  hold_new_tools: z.array(z.string()),
+  pins: z.array(mcpPinSchema),
+  held: z.array(
+    z.object({
+      server: z.string(),
+      tool: z.string(),
+      sha256: z.string(),
+      seen_at: z.number(),
+      pinned_sha256: z.string().nullable(),
+      definition: z.string(),
+      pinned_definition: z.string().nullable(),
+      proposal: z.string().nullable(),
+    }),
+  ),
+});
+export const mcpPinAcceptanceSchema = z.object({
+  status: z.enum(['accepted', 'proposed']),
+  pin: mcpPinSchema.nullable(),
+  previous: mcpPinSchema.nullable(),
+  proposal: z.object({ id: z.string(), revision: z.string(), approvals_required: z.number() }).nullable(),
+});
+export const mcpObservationSchema = z.object({ tools: z.array(z.object({ tool: z.string(), sha256: z.string(), state: z.enum(['pinned', 'held']) })) });
+
 /** One denial with the trace of its decision (null: none was stored, as for a rejected approval). */
 export const denialDetailSchema = denialSchema.extend({ trace: z.array(traceEntrySchema).nullable() });
 export type DenialDetail = z.infer<typeof denialDetailSchema>;
@@ -376,7 +411,7 @@ export const proposalListSchema = z.object({
 });
 export const proposalDetailSchema = proposalSchema.extend({
   votes: z.array(z.object({ voter: z.string(), role: z.string(), vote: z.enum(['approve', 'reject']), reason: z.string(), voted_at: z.number() })),
-  files: z.array(z.object({ name: z.string(), key: z.enum(['agents', 'policy', 'gates', 'hooks', 'mcp']), before: z.string().nullable(), after: z.string().nullable() })),
+  files: z.array(z.object({ name: z.string(), key: z.enum(['agents', 'policy', 'gates', 'hooks', 'mcp', 'mcp_pins']), before: z.string().nullable(), after: z.string().nullable() })),
   stale: z.boolean(),
 });
 export const voteResultSchema = proposalDetailSchema.extend({ activation: z.number().nullable() });

@@ -26,6 +26,7 @@ import { countDenialsOverTime, getDenial, listDenialFacetValues, listDenials, su
 import { getFlag, getTransparencyReport, listFlagHistory, listFlags, removeFlagOverride, setFlagOverride } from './routes/flags';
 import { listDeliveries } from './routes/notifications';
 import { endMcpSession, getMcpResourceMetadata, openMcpStream, postMcpMessage } from './routes/mcp';
+import { acceptMcpPin, listMcpPins, observeMcpTools } from './routes/mcp-pins';
 import { checkHealth, checkReadiness, getOpenApiDocument } from './routes/operations';
 import { auditReportOscal, auditReportPdf } from './routes/reports';
 import { signIn, signOut, whoAmI } from './routes/sessions';
@@ -116,6 +117,24 @@ export const ROUTE_TABLE = [
   entry('/.well-known/oauth-protected-resource/mcp', {
     GET: op(getMcpResourceMetadata, 'MCP', 'Protected-resource metadata (RFC 9728) of the /mcp endpoint.'),
   }, { adapter: 'app/api/mcp/resource-metadata/route.ts' }),
+  entry('/api/v1/mcp/pins', {
+    GET: op(listMcpPins, 'MCP', 'The MCP tool definitions pinned as reviewed, and those held (changed since, or new under a profile that holds new tools) with the pinned one to compare.', {
+      response: R.mcpPinListingSchema,
+    }),
+  }),
+  entry('/api/v1/mcp/pins/accept', {
+    POST: op(acceptMcpPin, 'MCP', 'Accept a held definition of an MCP tool (by its SHA-256): pinned, listed and callable again; under change control, proposed like a rule change.', {
+      response: R.mcpPinAcceptanceSchema,
+      responses: { ...ERR_NOT_FOUND, '409': 'The definition is the pinned one already.' },
+    }),
+  }),
+  entry('/api/v1/mcp/observations', {
+    POST: op(observeMcpTools, 'MCP', 'What an upstream of a gateway deciding over REST lists now: first sights pinned (or held), changed definitions held, refused names recorded.', {
+      description: 'Agent tokens only (swarm mcp serve with SWARM_URL sends it before it lists or calls a tool).',
+      response: R.mcpObservationSchema,
+      responses: { '413': 'The body is larger than 4 MiB.' },
+    }),
+  }),
   entry('/api/v1/permissions/denials', {
     GET: op(listDenials, 'Denials', 'Denials, newest first, filtered and keyset-paged; also as CSV or a JSON-lines export (format).', { response: R.denialPageSchema }),
   }),

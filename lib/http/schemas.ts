@@ -123,6 +123,13 @@ export function exactObjectSchema(what: string, depth = 1) {
     });
 }
 
+/** An upstream MCP tool as a gateway saw it: its server, its own name there, and the SHA-256 of its definition. */
+export const mcpToolRefSchema = z.strictObject({
+  server: z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, 'a server id of mcp.yaml'),
+  tool: z.string().min(1).max(200),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in hex'),
+});
+
 /** A tool call's arguments, wherever they enter (check, batch, finished): kept exactly, or refused. */
 export const argumentsSchema = exactObjectSchema('arguments');
 
@@ -136,6 +143,11 @@ const callFields = {
   annotations: toolAnnotationsSchema.optional(),
   /** the MCP client that made the call, as it named itself (the gateway sends it; shown on an approval request) */
   client: z.string().trim().min(1).max(200).optional(),
+  /**
+   * the upstream MCP tool and the SHA-256 of its definition as the gateway sees it (the gateway sends it): a definition
+   * that is not the pinned one is denied as mcp_pin (lib/mcp/pins)
+   */
+  mcp: mcpToolRefSchema.optional(),
 };
 
 export const checkBodySchema = z.strictObject({
@@ -159,7 +171,7 @@ export const finishedBodySchema = z.strictObject({
 /** The MCP gateway asks which of its tools an agent may ever use (tools/list). */
 export const toolVisibilityBodySchema = z.strictObject({
   agent: name,
-  tools: z.array(z.strictObject({ tool: name, annotations: callFields.annotations })).max(2000),
+  tools: z.array(z.strictObject({ tool: name, annotations: callFields.annotations, mcp: callFields.mcp })).max(2000),
 });
 
 export type CheckBody = z.output<typeof checkBodySchema>;
@@ -254,3 +266,30 @@ export const eventQuerySchema = z
   })
   .superRefine(windowInOrder);
 
+// The MCP gateway's pins (issue 42: lib/http/routes/mcp-pins.ts).
+const mcpServerId = z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, 'a server id of mcp.yaml');
+const mcpToolName = z.string().min(1).max(500);
+
+export const acceptPinBodySchema = z.strictObject({
+  server: mcpServerId,
+  tool: mcpToolName,
+  /** the SHA-256 of the definition reviewed (the held one shown): that one is accepted, whatever is listed meanwhile */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'the SHA-256 of the definition, in hex'),
+  reason: z.string().trim().min(1, 'say why the new definition is accepted').max(2_000),
+});
+
+/** A tool as an upstream listed it: a JSON object kept exactly as sent (its canonical JSON is hashed here again). */
+const listedTool = z.custom<Record<string, unknown>>((v) => {
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || Object.getPrototypeOf(v) !== Object.prototype) return false;
+  const name = (v as { name?: unknown }).name;
+  return typeof name === 'string' && name.length > 0 && name.length <= 500;
+}, 'a tool: a JSON object with its name');
+
+export const observationBodySchema = z.strictObject({
+  server: mcpServerId,
+  tools: z.array(listedTool).max(2_000),
+  refused: z
+    .array(z.strictObject({ tool: mcpToolName, reason: z.enum(['separator', 'collision', 'reserved']), message: z.string().min(1).max(1_000) }))
+    .max(2_000)
+    .default([]),
+});

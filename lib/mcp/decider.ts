@@ -4,10 +4,13 @@
  * agent's token). Either way the answer has the check API's shape, and anything that goes wrong is thrown: the
  * gateway refuses the call (fail closed).
  */
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { App } from '@/lib/app';
 import { checkAnswer, toolInput } from '@/lib/decisions/check';
-import type { Principal, ToolAnnotations } from '@/lib/permissions';
+import type { McpToolRef, Principal, ToolAnnotations } from '@/lib/permissions';
 import { messageOf } from '@/lib/errors';
+import { definitionOf, PINNED_FIELDS } from './pins/definition';
+import type { RefusedName } from './pins/service';
 import { toolVisibility, type ToolToShow, type Visibility } from './visibility';
 
 /** The engine's answer to one call, as the check API gives it. */
@@ -20,6 +23,17 @@ export interface ToolQuestion {
   annotations?: ToolAnnotations;
   /** the MCP client that made the call, as it named itself at initialize */
   client?: string;
+  /** the upstream tool and the hash of its definition as the gateway sees it (the engine refuses one not pinned) */
+  mcp?: McpToolRef;
+}
+
+/** What one upstream lists now, as the gateway reports it to the pins (lib/mcp/pins). */
+export interface Observation {
+  server: string;
+  /** the tools it lists under names the gateway serves */
+  tools: readonly Tool[];
+  /** the tools whose names the gateway refuses (lib/mcp/names.ts) */
+  refused: readonly RefusedName[];
 }
 
 export interface FinishedCall extends ToolQuestion {
@@ -41,7 +55,12 @@ export interface GatewayDecider {
   visibility(tools: readonly ToolToShow[]): Promise<{ revision: string; tools: Visibility[] }>;
   /** an allowed call ran: the after_tool_call hooks hear of it */
   finished(call: FinishedCall): Promise<void>;
+  /** what an upstream lists now: first sights pinned (or held), changed definitions held, refused names recorded */
+  observe(o: Observation): Promise<void>;
 }
+
+/** The pinned fields of a tool (what an observation carries over REST). */
+const pinnedFields = (t: Tool) => Object.fromEntries(PINNED_FIELDS.flatMap((f) => (t[f] === undefined ? [] : [[f, t[f]]])));
 
 /** Decisions of this process's application, for one agent principal. */
 export class InProcessDecider implements GatewayDecider {
@@ -58,7 +77,11 @@ export class InProcessDecider implements GatewayDecider {
 
   /** The engine's input for a call, built as the check API builds it. */
   private input(q: ToolQuestion) {
-    return toolInput(this.principal, { agent: this.agent, tool: q.tool, arguments: q.arguments, annotations: q.annotations, client: q.client });
+    return toolInput(this.principal, { agent: this.agent, tool: q.tool, arguments: q.arguments, annotations: q.annotations, client: q.client, mcp: q.mcp });
+  }
+
+  async observe(o: Observation): Promise<void> {
+    await this.app.mcpPins.observe(o.server, o.tools.map((t) => ({ name: t.name, ...definitionOf(t) })), o.refused);
   }
 
   async decide(q: ToolQuestion): Promise<Answer> {
@@ -125,7 +148,18 @@ export class RestDecider implements GatewayDecider {
   }
 
   private body(q: ToolQuestion) {
-    return { agent: this.agent, tool: q.tool, arguments: q.arguments, ...(q.annotations ? { annotations: q.annotations } : {}), ...(q.client ? { client: q.client } : {}) };
+    return {
+      agent: this.agent,
+      tool: q.tool,
+      arguments: q.arguments,
+      ...(q.annotations ? { annotations: q.annotations } : {}),
+      ...(q.client ? { client: q.client } : {}),
+      ...(q.mcp ? { mcp: q.mcp } : {}),
+    };
+  }
+
+  async observe(o: Observation): Promise<void> {
+    await this.post('/api/v1/mcp/observations', { server: o.server, tools: o.tools.map(pinnedFields), refused: o.refused });
   }
 
   decide(q: ToolQuestion): Promise<Answer> {

@@ -13,12 +13,22 @@
  *   arguments the hooks left, its outcome reported to the after_tool_call hooks. A decision that cannot be made or
  *   recorded refuses the call: it is never forwarded.
  * - resources and prompts pass through, namespaced; reading one is decided as the tool `<server>__read_resource`
- *   (arguments: uri), getting a prompt as `<server>__get_prompt` (arguments: name, arguments).
+ *   (arguments: uri), getting a prompt as `<server>__get_prompt` (arguments: name, arguments). A resource URI that two
+ *   servers list is refused rather than served by one of them.
+ * - pins (issue 42): what each upstream lists is reported to the pins (lib/mcp/pins) before it is listed or called: a
+ *   tool never seen is pinned as it is (or held, when a profile holds new tools), a tool whose definition differs from
+ *   its pin is held. A call names the definition the gateway sees, so the engine refuses a held one (`mcp_pin`): it
+ *   leaves tools/list (clients hear list_changed) until an operator accepts the new definition.
+ * - names that cannot impersonate (lib/mcp/names.ts): a tool whose name holds the separator, whose listed name is
+ *   another server's tool's, or that is named like the gateway's own decisions is not listed, and recorded once.
+ * - arguments kept exactly or refused (lib/mcp/arguments.ts): a tools/call whose arguments hold `__proto__`,
+ *   `constructor` or `prototype` is answered with invalid params (-32602) before anything decides it.
  *
  * One McpGateway serves any number of sessions (each with its own decider: its agent); the upstream connections are
  * shared (UpstreamPool).
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import type { RequestTaskStore } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
@@ -35,16 +45,18 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { messageOf, isError } from '@/lib/errors';
-import type { ToolAnnotations } from '@/lib/permissions';
+import type { McpToolRef, ToolAnnotations } from '@/lib/permissions';
 import { ANNOTATION_HINTS } from '@/lib/permissions/annotations';
+import { refusedToolCall } from './arguments';
 import { askModeOf, type McpConfig, type McpServerConfig } from './config';
 import type { Answer, GatewayDecider, ToolQuestion } from './decider';
+import { GET_PROMPT, nameTools, READ_RESOURCE, type RefusedTool } from './names';
+import { definitionOf, type PinnedDefinition } from './pins/definition';
 import { UpstreamUnavailable, type Upstream, type UpstreamPool } from './upstreams';
 
+export { GET_PROMPT, READ_RESOURCE } from './names';
+
 export const GATEWAY_INFO = { name: 'swarm-permissions', version: '1' };
-/** the decision a read of an upstream's resource is taken as, and a prompt's */
-export const READ_RESOURCE = 'read_resource';
-export const GET_PROMPT = 'get_prompt';
 
 export interface GatewayOptions {
   /** how often a held call asks whether its approval was decided (ms; default 1 s) */
@@ -58,6 +70,46 @@ interface ListedTool {
   name: string;
   upstream: Upstream;
   tool: Tool;
+}
+
+/** The tools of the connected upstreams by their listed names, and those not listed (and why), for one pool version. */
+interface Catalog {
+  version: number;
+  tools: Map<string, ListedTool>;
+  refused: RefusedTool<Upstream>[];
+}
+
+/** The canonical definition of each upstream tool object (an upstream's list is new objects each time it changes). */
+const definitions = new WeakMap<Tool, PinnedDefinition>();
+function definitionOfTool(tool: Tool): PinnedDefinition {
+  let d = definitions.get(tool);
+  if (!d) definitions.set(tool, (d = definitionOf(tool)));
+  return d;
+}
+
+/** The upstream tool a listed one is, for the engine: its server, its own name and the hash of its definition. */
+const refOf = (t: ListedTool): McpToolRef => ({ server: t.upstream.config.id, tool: t.tool.name, sha256: definitionOfTool(t.tool).sha256 });
+
+/**
+ * The gateway's MCP server: every message a transport reads is looked at before the server handles it, and a tools/call
+ * whose arguments cannot be kept exactly is answered with invalid params (lib/mcp/arguments.ts) instead of being
+ * parsed (the request schema would drop a `__proto__` key) and decided without it.
+ */
+class GatewayServer extends Server {
+  override async connect(transport: Transport): Promise<void> {
+    const start = transport.start.bind(transport);
+    // The protocol sets the transport's onmessage, then starts it: the guard goes in front of it at the start.
+    transport.start = async () => {
+      const deliver = transport.onmessage;
+      transport.onmessage = (message, extra) => {
+        const refusal = refusedToolCall(message);
+        if (!refusal) return deliver?.(message, extra);
+        void transport.send(refusal, { relatedRequestId: refusal.id }).catch(() => undefined);
+      };
+      return start();
+    };
+    return super.connect(transport);
+  }
 }
 
 type Extra = {
@@ -83,6 +135,9 @@ const TASK_WAIT_MS = 24 * 60 * 60 * 1000;
 export class McpGateway {
   private readonly pollMs: number;
   private readonly watchMs: number;
+  private catalogMemo: Catalog | undefined;
+  /** the observation of the upstreams' lists at one pool version (reported to the pins once, by the first to ask) */
+  private observing: { version: number; done: Promise<void> } | undefined;
 
   constructor(
     readonly pool: UpstreamPool,
@@ -96,20 +151,44 @@ export class McpGateway {
     return this.pool.sync();
   }
 
-  /** Every tool of every connected upstream, by its namespaced name. */
-  private catalog(): Map<string, ListedTool> {
-    const sep = this.config.separator;
-    const out = new Map<string, ListedTool>();
-    for (const upstream of this.pool.live()) {
-      for (const tool of upstream.tools) out.set(`${upstream.config.id}${sep}${tool.name}`, { name: `${upstream.config.id}${sep}${tool.name}`, upstream, tool });
-    }
-    return out;
+  /** Every tool of every connected upstream, by its namespaced name, and the tools whose names are refused. */
+  private catalog(): Catalog {
+    const config = this.config;
+    const version = this.pool.version;
+    if (this.catalogMemo?.version === version) return this.catalogMemo;
+    const { listed, refused } = nameTools(this.pool.live().map((upstream) => ({ upstream, tools: upstream.tools })), config.separator);
+    this.catalogMemo = { version, tools: new Map(listed.map((t) => [t.name, t])), refused };
+    return this.catalogMemo;
+  }
+
+  /**
+   * Report what every connected upstream lists now to the pins (through this decider), once per version of the pool:
+   * first sights are pinned, changed definitions held and refused names recorded before anything is listed or called.
+   * A report that fails is tried again by the next one to ask (meanwhile the list and the calls fail closed).
+   */
+  private observed(decider: GatewayDecider): Promise<void> {
+    const catalog = this.catalog();
+    if (this.observing?.version === catalog.version) return this.observing.done;
+    const done = (async () => {
+      for (const upstream of this.pool.live()) {
+        const tools = [...catalog.tools.values()].filter((t) => t.upstream === upstream).map((t) => t.tool);
+        const refused = catalog.refused.filter((r) => r.upstream === upstream).map((r) => ({ tool: r.tool, reason: r.reason, message: r.message }));
+        await decider.observe({ server: upstream.config.id, tools, refused });
+      }
+    })();
+    const observing = { version: catalog.version, done };
+    this.observing = observing;
+    done.catch(() => {
+      if (this.observing === observing) this.observing = undefined;
+    });
+    return done;
   }
 
   /** The tools this session's agent is shown, with how each is described. */
   private async visibleTools(decider: GatewayDecider): Promise<Tool[]> {
-    const listed = [...this.catalog().values()];
-    const { tools } = await decider.visibility(listed.map((t) => ({ tool: t.name, annotations: annotationsOf(t.tool) })));
+    await this.observed(decider);
+    const listed = [...this.catalog().tools.values()];
+    const { tools } = await decider.visibility(listed.map((t) => ({ tool: t.name, annotations: annotationsOf(t.tool), mcp: refOf(t) })));
     const out: Tool[] = [];
     listed.forEach((t, i) => {
       const v = tools[i];
@@ -133,7 +212,7 @@ export class McpGateway {
   session(decider: GatewayDecider): Server {
     this.pool.sync();
     const tasks = new InMemoryTaskStore();
-    const server = new Server(GATEWAY_INFO, {
+    const server = new GatewayServer(GATEWAY_INFO, {
       capabilities: {
         tools: { listChanged: true },
         resources: { listChanged: true },
@@ -195,8 +274,16 @@ export class McpGateway {
     });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await this.visibleResources(decider) }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-      const upstream = this.pool.live().find((u) => u.resources.some((r) => r.uri === request.params.uri));
+      const listing = this.pool.live().filter((u) => u.resources.some((r) => r.uri === request.params.uri));
+      const upstream = listing[0];
       if (!upstream) throw new McpError(-32002, `There is no resource "${request.params.uri}".`);
+      // Two servers list it: which one answers would be an accident of order, so neither does.
+      if (listing.length > 1) {
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `The resource "${request.params.uri}" is listed by more than one MCP server (${listing.map((u) => u.config.id).join(', ')}): it is refused rather than read from one of them. Ask an administrator to remove it from all but one server.`,
+        );
+      }
       await this.decideOrRefuse(decider, upstream.config, READ_RESOURCE, { uri: request.params.uri });
       return upstream.connected().readResource({ uri: request.params.uri }, { timeout: upstream.config.callTimeoutMs });
     });
@@ -250,13 +337,21 @@ export class McpGateway {
 
   /** tools/call: decide, then forward, refuse or hold. */
   async callTool(decider: GatewayDecider, name: string, args: Record<string, unknown>, extra: Extra, client?: string, holding?: Holding): Promise<CallToolResult> {
-    const listed = this.catalog().get(name);
+    const catalog = this.catalog();
+    const listed = catalog.tools.get(name);
     if (!listed) {
+      const refused = catalog.refused.find((r) => `${r.upstream.config.id}${this.config.separator}${r.tool}` === name);
+      if (refused) return errorResult(`${refused.message} This call was not decided or run.`);
       const { upstream } = this.split(name);
       if (upstream) return errorResult(`The MCP server "${upstream.config.id}" is not connected (${upstream.status().state}); this call was not decided or run. Try again shortly.`);
       throw new McpError(ErrorCode.InvalidParams, `There is no tool "${name}".`);
     }
-    const question: ToolQuestion = { tool: name, arguments: args, annotations: annotationsOf(listed.tool), ...(client ? { client } : {}) };
+    try {
+      await this.observed(decider);
+    } catch (error) {
+      return errorResult(refusedUndecided(error));
+    }
+    const question: ToolQuestion = { tool: name, arguments: args, annotations: annotationsOf(listed.tool), mcp: refOf(listed), ...(client ? { client } : {}) };
     let answer: Answer;
     try {
       answer = await decider.decide(question);

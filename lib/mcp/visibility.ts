@@ -3,9 +3,10 @@
  * person is listed and says so. The question is asked of the engine without arguments and without recording anything
  * (DecisionService.authorize); a DENY hides the tool only when no arguments could change it:
  *
- * - RBAC, the agent's allowlist, a flag that is off, a cross-origin refusal, and a policy rule without a `when`
- *   condition or `arguments` to match are the same for every call: such a DENY hides the tool unless a policy rule about
- *   this tool and agent that could allow or ask for it with other arguments would beat it.
+ * - RBAC, the agent's allowlist, a flag that is off, a cross-origin refusal, an MCP tool whose definition is not the
+ *   pinned one (`mcp_pin`, above every rule), and a policy rule without a `when` condition or `arguments` to match
+ *   are the same for every call: such a DENY hides the tool unless a policy rule about this tool and agent that could
+ *   allow or ask for it with other arguments would beat it.
  * - No rule at all (tool calls fail closed): hidden unless some policy rule about this tool and agent could allow or
  *   ask for it with other arguments.
  *
@@ -15,23 +16,25 @@
 import type { App } from '@/lib/app';
 import { candidateRules, type CompiledPolicy } from '@/lib/permissions/policy';
 import { gatesOfCall } from '@/lib/permissions/gates';
-import type { CheckResult, PermissionRule, Principal, ToolAnnotations } from '@/lib/permissions';
+import type { CheckResult, McpToolRef, PermissionRule, Principal, ToolAnnotations } from '@/lib/permissions';
 
 export type Visibility = 'hidden' | 'open' | 'gated';
 
 export interface ToolToShow {
   tool: string;
   annotations?: ToolAnnotations;
+  /** the upstream tool and the hash of its definition: one whose definition is not the pinned one is hidden */
+  mcp?: McpToolRef;
 }
 
-const NEVER_BY_ARGUMENTS = new Set(['rbac', 'agent_allowlist', 'flag', 'csrf']);
+const NEVER_BY_ARGUMENTS = new Set(['rbac', 'agent_allowlist', 'flag', 'csrf', 'mcp_pin']);
 
 /** The visibility of each tool for this agent, in order, and the policy revision it was computed under. */
 export async function toolVisibility(app: App, principal: Principal, agent: string, tools: readonly ToolToShow[]): Promise<{ revision: string; tools: Visibility[] }> {
   const revision = app.currentRevision();
   const out: Visibility[] = [];
   for (const t of tools) {
-    const r = await app.decisions.authorize({ kind: 'tool', principal, agent, tool: t.tool, arguments: {}, ...(t.annotations ? { annotations: t.annotations } : {}) });
+    const r = await app.decisions.authorize({ kind: 'tool', principal, agent, tool: t.tool, arguments: {}, ...(t.annotations ? { annotations: t.annotations } : {}), ...(t.mcp ? { mcp: t.mcp } : {}) });
     out.push(visibilityOf(app, r, t, agent));
   }
   return { revision, tools: out };

@@ -258,6 +258,8 @@ export class PermissionEngine {
         approval,
         // the MCP client that made the call: its approval request names it (lib/approvals/store.ts approvalRequestOf)
         client: input.client,
+        // the upstream MCP tool's definition as the gateway saw it (the source mcp_pin compares it with the pin)
+        mcp: input.mcp,
       };
     }
     return {

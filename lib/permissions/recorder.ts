@@ -77,7 +77,14 @@ export type ConfigEventType =
   | 'policy.rolled_back'
   | 'policy.refused'
   | 'policy.unverified'
-  | 'config.drift';
+  | 'config.drift'
+  // the MCP gateway's pins of upstream tool definitions (issue 42): a first sight pinned, a new tool held by a profile,
+  // a definition that differs from its pin, an operator's acceptance, a tool name refused (it could speak for another)
+  | 'mcp.tool.pinned'
+  | 'mcp.tool.held'
+  | 'mcp.tool.changed'
+  | 'mcp.tool.accepted'
+  | 'mcp.tool.refused';
 export type AuditReadEventType =
   | 'audit.queried'
   | 'audit.exported'

@@ -118,8 +118,21 @@ export interface ToolContext {
   annotations?: ToolAnnotations;
   /** the MCP client that made the call, as it named itself (`Claude Desktop 1.2`): shown on its approval request */
   client?: string;
+  /**
+   * The upstream MCP tool this call is for, as the gateway saw it (calls through the MCP gateway only): its server, its
+   * own name there, and the SHA-256 of its definition (lib/mcp/pins/definition.ts). A definition that is not the pinned
+   * one is refused (the source `mcp_pin`) until an operator accepts it.
+   */
+  mcp?: McpToolRef;
   /** the time conditions see as `now`, in ms since the epoch (policy tests and `explain` pin it); default: the clock */
   now?: number;
+}
+
+/** An upstream MCP tool as the gateway saw it (ToolContext.mcp). */
+export interface McpToolRef {
+  readonly server: string;
+  readonly tool: string;
+  readonly sha256: string;
 }
 
 export interface HttpContext {
@@ -158,7 +171,7 @@ export type PermissionContext = CheckInput & {
 };
 
 /** The engine's own rule sources: every rule_source family a decision of the product itself can carry. */
-export const BUILT_IN_SOURCES = ['rbac', 'agent_allowlist', 'flag', 'policy', 'hitl', 'default', 'csrf', 'hook'] as const;
+export const BUILT_IN_SOURCES = ['rbac', 'agent_allowlist', 'flag', 'policy', 'hitl', 'default', 'csrf', 'hook', 'mcp_pin'] as const;
 export type BuiltInSource = (typeof BUILT_IN_SOURCES)[number];
 
 declare const pluginSource: unique symbol;
@@ -247,6 +260,11 @@ export const PRIORITY = {
   sourceError: Number.MAX_SAFE_INTEGER,
   /** a cross-origin state change of a session (HttpContext.crossOrigin): refused whatever any source says */
   csrf: Number.MAX_SAFE_INTEGER,
+  /**
+   * an MCP tool whose definition is not the pinned one (the source mcp_pin): refused whatever any rule says, until an
+   * operator accepts the definition (no policy rule, at any priority, runs a tool nobody reviewed as it is now)
+   */
+  mcpPin: Number.MAX_SAFE_INTEGER,
   /** a `before_tool_call` hook that blocked the call (hooks run after the sources, on an ALLOW or an ASK) */
   hook: 1100,
   rbac: 1000,

@@ -56,6 +56,8 @@ export interface ActiveProfiles {
    * profiles ask for (its profile and basis), and every profile that asks for one
    */
   readonly decisionLog?: { sample: number; profile: string; basis: string; profiles: readonly string[] };
+  /** the profiles that hold the tools an MCP upstream lists for the first time (mcp.hold_new_tools); none: first sight pins */
+  readonly holdNewMcpTools?: { profiles: readonly string[]; basis: string };
   /** the gates the profiles declare (origin `profile <name>: <file>:<line>:<col>`) */
   readonly gates: readonly GateSpec[];
   /** their policy rules, ids prefixed with the profile's name */
@@ -128,6 +130,7 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
   let breakGlassOnly: { profiles: string[] } | undefined;
   let changeControl: { approvers: number; roles: ('viewer' | 'auditor' | 'operator' | 'admin')[]; profiles: string[]; basis: string } | undefined;
   let decisionLog: { sample: number; profile: string; basis: string; profiles: string[] } | undefined;
+  let holdNewMcpTools: { profiles: string[]; basis: string } | undefined;
   const least = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
   for (const p of profiles) {
     for (const [flag, value] of p.locks) {
@@ -171,6 +174,7 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
         changeControl.profiles.push(p.name);
       }
     }
+    if (p.mcp?.holdNewTools) (holdNewMcpTools ??= { profiles: [], basis: p.mcp.basis }).profiles.push(p.name);
     if (p.decisionLog) {
       // The largest rate wins: a profile that asks for a tenth must get at least a tenth, whatever another asks for.
       if (!decisionLog || p.decisionLog.sample > decisionLog.sample) decisionLog = { sample: p.decisionLog.sample, profile: p.name, basis: p.decisionLog.basis, profiles: [...(decisionLog?.profiles ?? [])] };
@@ -196,6 +200,7 @@ export function combineProfiles(sources: readonly ProfileSource[], selectedBy: A
     breakGlassOnly,
     changeControl,
     decisionLog,
+    holdNewMcpTools,
     gates,
     rules: profiles.flatMap((p) => p.rules),
     rulePositions: profiles.flatMap((p) => p.rulePositions),

@@ -42,7 +42,7 @@ export type EvidenceKind = (typeof EVIDENCE_KINDS)[number];
 export const SERVED_BY_KINDS = ['rule', 'gate', 'flag', 'invariant', 'setting'] as const;
 export type ServedByKind = (typeof SERVED_BY_KINDS)[number];
 /** The settings of a profile that a control may name. */
-export const PROFILE_SETTINGS = ['retention', 'masking', 'approvals', 'sign_in', 'locks', 'identity', 'decision_log', 'change_control'] as const;
+export const PROFILE_SETTINGS = ['retention', 'masking', 'approvals', 'sign_in', 'locks', 'identity', 'decision_log', 'change_control', 'mcp'] as const;
 
 const servedBy = z
   .string()
@@ -131,6 +131,16 @@ export const profileFileSchema = z.strictObject({
       basis: z.string().trim().min(1),
     })
     .optional(),
+  mcp: z
+    .strictObject({
+      /**
+       * a tool an MCP upstream lists for the first time is held until an operator accepts its definition, as a changed
+       * one is (lib/mcp/pins), instead of being pinned as it is at first sight
+       */
+      hold_new_tools: z.boolean(),
+      basis: z.string().trim().min(1),
+    })
+    .optional(),
   controls: z.array(controlSchema).default([]),
 });
 
@@ -213,6 +223,8 @@ export function parseProfile(name: string, folder: string, texts: ProfileTexts) 
     changeControl: data.change_control && { approvers: data.change_control.approvers, roles: data.change_control.roles, basis: data.change_control.basis },
     /** the sampling of allowed and asked decisions into the trail while decision_log_all is off (the recorder) */
     decisionLog: data.decision_log && { sample: data.decision_log.sample, basis: data.decision_log.basis },
+    /** the MCP gateway's pins (lib/mcp/pins): whether a tool first seen is held for review instead of pinned as it is */
+    mcp: data.mcp && { holdNewTools: data.mcp.hold_new_tools, basis: data.mcp.basis },
     /** its policy rules, ids already prefixed `<name>/` (attributed `policy:<name>/<id>`) */
     rules,
     /** file:line:column of each rule */

@@ -649,6 +649,11 @@ export function filterValue(key: string, value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+/** The first 12 digits of a SHA-256 (an MCP tool's definition), as the console shows it. */
+const short = (v: unknown): string => (typeof v === 'string' ? `${v.slice(0, 12)}…` : '–');
+/** How many lines of a definition changed (an MCP pin's event keeps them). */
+const changes = (v: unknown): string => (Array.isArray(v) && v.length > 0 ? `; ${v.length} changed line${v.length === 1 ? '' : 's'}` : '');
+
 function noteOf(e: EventRow): string {
   const d = detailOf(e);
   const s = (v: unknown) => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
@@ -668,6 +673,14 @@ function noteOf(e: EventRow): string {
         : `differs from the active revision ${s(d.active_revision)}; not loaded`;
     case 'policy.unverified':
       return `not loaded: ${s(d.problem)}`;
+    case 'mcp.tool.changed':
+      return `definition ${short(d.sha256)} differs from the one reviewed (${short(d.pinned_sha256)}): not listed, calls refused until accepted${changes(d.diff)}`;
+    case 'mcp.tool.held':
+      return `new tool, definition ${short(d.sha256)}: held for review (profile ${Array.isArray(d.profiles) ? d.profiles.join(', ') : ''})`;
+    case 'mcp.tool.accepted':
+      return `definition ${short(d.sha256)} accepted${d.previous_sha256 ? ` in place of ${short(d.previous_sha256)}` : ''} (${s(d.accepted_via)}): ${s(d.reason)}`;
+    case 'mcp.tool.pinned':
+      return `definition ${short(d.sha256)} pinned at first sight`;
     case 'profile.switched':
       return `from ${(Array.isArray(d.from) && d.from.length ? d.from.join(', ') : '(none)')} to ${(Array.isArray(d.to) && d.to.length ? d.to.join(', ') : '(none)')}`;
     case 'audit.exported': {
@@ -918,7 +931,8 @@ async function gatherChanges(r: ReportReader, p: ReportPeriod, cap: number) {
       [p.from, p.to, cap],
     )
   ).map((row) => ({ ...row, oldValue: flagValue(row.oldValue), newValue: flagValue(row.newValue) }));
-  const configWhere = `type IN ('config.loaded', 'config.refused', 'config.drift', 'policy.unverified', 'profile.switched') AND timestamp >= ? AND timestamp < ?`;
+  // The MCP gateway's tool definitions (issue 42): every change held and every acceptance, beside the files' events.
+  const configWhere = `type IN ('config.loaded', 'config.refused', 'config.drift', 'policy.unverified', 'profile.switched', 'mcp.tool.changed', 'mcp.tool.held', 'mcp.tool.accepted') AND timestamp >= ? AND timestamp < ?`;
   const configEvents = await eventList(r, configWhere, [p.from, p.to], cap);
   const revisions = await cappedList<{ revision: string; at: number }>(r, 'revision, first_seen_at AS at', 'policy_revisions WHERE first_seen_at >= ? AND first_seen_at < ?', 'first_seen_at, revision', [p.from, p.to], cap);
   // One revision's content at a time: the texts of the configuration files can be large.

@@ -390,9 +390,9 @@ function changes(L: PdfLayout, d: ReportData): void {
   );
   firstOf(L, c.flagChanges, ' changes; GET /api/v1/flags/history lists all of them.');
 
-  L.heading('Configuration loads, drift and profile switches');
+  L.heading('Configuration loads, drift, profile switches and MCP tool definitions');
   L.table(
-    [['When (UTC)', 80], ['Event', 110], ['By', 60], ['File or profile', 110], ['Detail', 140]],
+    [['When (UTC)', 80], ['Event', 110], ['By', 60], ['File, profile or MCP tool', 110], ['Detail', 140]],
     c.configEvents.rows.map((e) => [minute(e.at), typeLabel(e.type), e.actor, e.target ?? '–', e.note]),
     { caption: 'Configuration events', maxLines: 4 },
   );

@@ -65,6 +65,9 @@ import { NO_NOTIFICATIONS, parseNotifications, type NotificationConfig } from '@
 import { NO_HOOKS, parseHooks, type HooksConfig } from '@/lib/hooks/config';
 import { NO_MCP, parseMcpConfig, type McpConfig } from '@/lib/mcp/config';
 import { allowedCommandsOnDisk } from '@/lib/mcp/allowed-commands';
+import { McpPins, pinsContent, type PinsContent } from '@/lib/mcp/pins/service';
+import type { PinMap } from '@/lib/mcp/pins/store';
+import type { PinDirectory } from '@/lib/permissions/sources';
 import { NO_SSO, parseSsoConfig, type SsoConfig } from '@/lib/sso/config';
 import { SsoService } from '@/lib/sso/service';
 import { AgentTokens } from '@/lib/oauth/agent-tokens';
@@ -161,6 +164,8 @@ export interface DatabaseSide {
   readonly handlesSignals: boolean;
   /** the flag overrides, read at once (SQLite opens synchronously; PostgreSQL's are read by start(), asynchronously) */
   initialOverrides?(): Map<string, FlagOverride>;
+  /** the MCP pins in force, read at once (SQLite; PostgreSQL's are read by start()) */
+  initialPins?(): PinMap;
   /** record an event nothing waits for (a reload, a hook's failure): on SQLite at once, on PostgreSQL in the background (a failure logged) */
   recordEvent(event: AuditEvent): void;
   enginePorts(approvals: SqlApprovalStore): SidePorts;
@@ -243,11 +248,13 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
   readonly decisions: DecisionService;
   /** policy change control: proposals, votes, activations on every server, drift (lib/change-control) */
   readonly changeControl: ChangeControl;
+  /** the MCP gateway's pins of upstream tool definitions, in force on every process (lib/mcp/pins) */
+  readonly mcpPins: McpPins;
   private readonly withProfiles = new WeakMap<CompiledPolicy, CompiledPolicy>();
   private revisionMemo: { key: readonly unknown[]; revision: string } | undefined;
   /** the content of the revisions this process computed, for the recorder to store beside the first row naming one */
   private readonly revisionContents = new Map<string, RevisionContent>();
-  private builtInsMemo: { agents: AgentsConfig; policy: CompiledPolicy; sources: readonly RuleSource[] } | undefined;
+  private builtInsMemo: { agents: AgentsConfig; policy: CompiledPolicy; pins: PinMap; sources: readonly RuleSource[] } | undefined;
   private snapshotMemo: ConfigSnapshot | undefined;
   private bindingMemo: CallBinding | undefined;
   private sealMemo: CredentialSeal | undefined;
@@ -356,6 +363,15 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       () => this.profiles.tokens ?? {},
     );
     this.loginAttempts = new SqlLoginAttempts(database);
+    this.mcpPins = new McpPins(
+      {
+        database,
+        check: this.credentials,
+        recorder: this.recorder,
+        holdNewTools: () => this.profiles.holdNewMcpTools,
+      },
+      this.side.initialPins?.(),
+    );
     this.sso = new SsoService(this);
     this.agentTokens = new AgentTokens({ ssoFile: this.ssoFile, recorder: this.recorder, hasAgent: (name) => this.agentsFile.current.agents.has(name) });
     // A single sign-on session asks its provider again when due, and ends when the provider's session ended.
@@ -375,9 +391,13 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       configInForce: () => this.policyConfig(),
       testsInForce: () => this.policyTests(),
       flagValues: () => this.flags.values(),
-      revisionContentOf: (texts) => this.revisionContentOfTexts(texts),
+      revisionContentOf: (texts, pins) => this.revisionContentOfTexts(texts, pins),
       currentRevision: () => this.currentRevision(),
       pin: (texts) => this.pinRules(texts),
+      applyMcpPins: async (content, activation) => {
+        const { unknown } = await this.mcpPins.applyRevision(content.mcp_pins, { id: activation.activatedBy }, activation.proposalId ? `proposal:${activation.proposalId}` : `activation:${activation.seq}`);
+        if (unknown.length > 0) console.error(`Activation ${activation.seq} pins MCP tool definitions this database never saw (${unknown.join(', ')}): they stay held.`);
+      },
       allowedMcpCommands: () => this.allowedMcpCommands(),
       seal: () => this.credentials.seal(),
       refuseRules: (reason) => {
@@ -510,7 +530,7 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
    */
   currentRevision(): string {
     const flags = this.flags.values();
-    const key = [this.agentsFile.current, this.policyFile.current, this.gatesFile.current, this.hooksFile.current, this.mcpFile.current, flags] as const;
+    const key = [this.agentsFile.current, this.policyFile.current, this.gatesFile.current, this.hooksFile.current, this.mcpFile.current, flags, this.mcpPins.inForce()] as const;
     const memo = this.revisionMemo;
     if (memo && memo.key.every((k, i) => k === key[i])) return memo.revision;
     const content = this.revisionContent(flags);
@@ -548,19 +568,23 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
     const flags = this.flags.values();
     const gates = this.gatesFile.current;
     const revision = this.currentRevision();
-    const sources = this.builtInsFor(this.agentsFile.current, this.policy);
+    const sources = this.builtInsFor(this.agentsFile.current, this.policy, this.mcpPins.inForce());
     const memo = this.snapshotMemo;
     if (memo && memo.revision === revision && memo.flags === flags && memo.gates === gates && memo.sources === sources) return memo;
     this.snapshotMemo = Object.freeze({ sources, gates, flags, revision });
     return this.snapshotMemo;
   }
 
-  /** The built-in sources bound to one version of the agents and policy files (their memos live as long as it does). */
-  private builtInsFor(agents: AgentsConfig, policy: CompiledPolicy): readonly RuleSource[] {
+  /**
+   * The built-in sources bound to one version of the agents and policy files and of the MCP pins (their memos live as
+   * long as it does).
+   */
+  private builtInsFor(agents: AgentsConfig, policy: CompiledPolicy, pins: PinMap): readonly RuleSource[] {
     const memo = this.builtInsMemo;
-    if (memo && memo.agents === agents && memo.policy === policy) return memo.sources;
-    const sources = Object.freeze(builtInSources(() => agents, () => policy));
-    this.builtInsMemo = { agents, policy, sources };
+    if (memo && memo.agents === agents && memo.policy === policy && memo.pins === pins) return memo.sources;
+    const directory: PinDirectory = { pinned: (server, tool) => pins.get(server)?.get(tool)?.sha256 };
+    const sources = Object.freeze(builtInSources(() => agents, () => policy, () => directory));
+    this.builtInsMemo = { agents, policy, pins, sources };
     return sources;
   }
 
@@ -568,13 +592,16 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
     return this.revisionContentOf(this.ruleTexts(), flags);
   }
 
-  /** The content a revision of these texts has now: with the flag values and the profiles in force. */
-  revisionContentOfTexts(texts: RuleTexts): RevisionContent {
-    return this.revisionContentOf(texts, this.flags.values());
+  /**
+   * The content a revision of these texts has now: with the flag values and the profiles in force, and the MCP pins in
+   * force (or `pins`: those a proposal to accept a tool's new definition would put in force).
+   */
+  revisionContentOfTexts(texts: RuleTexts, pins?: PinsContent): RevisionContent {
+    return this.revisionContentOf(texts, this.flags.values(), pins);
   }
 
-  /** The content of a revision of these texts, with these flag values and the active profiles. */
-  private revisionContentOf(texts: RuleTexts, flags: ReadonlyMap<string, boolean>): RevisionContent {
+  /** The content of a revision of these texts, with these flag values, the active profiles and the MCP pins. */
+  private revisionContentOf(texts: RuleTexts, flags: ReadonlyMap<string, boolean>, pins: PinsContent | undefined = pinsContent(this.mcpPins.inForce())): RevisionContent {
     return {
       files: {
         agents: texts.agents,
@@ -588,6 +615,8 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
       },
       flags: Object.fromEntries([...flags].sort(([a], [b]) => (a < b ? -1 : 1))),
       ...(this.profiles.sources.length > 0 ? { profiles: this.profiles.sources.map((p) => ({ name: p.name, folder: p.folder, texts: p.texts })) } : {}),
+      // Absent without pins, so that the revisions of a configuration without MCP tools stay as they were.
+      ...(pins !== undefined && Object.keys(pins).length > 0 ? { mcp_pins: pins } : {}),
     };
   }
 

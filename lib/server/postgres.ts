@@ -96,6 +96,7 @@ export class PostgresSide implements DatabaseSide {
   async start(): Promise<void> {
     const { app } = this;
     await app.flags.start();
+    await app.mcpPins.start();
     await this.tokens.start();
     // Rows of a release that kept arguments in clear, bound by an unkeyed hash: re-bound once, by the first server that
     // has the key (nothing to do, and no key needed, when there are none).
@@ -228,6 +229,7 @@ export class PostgresSide implements DatabaseSide {
       await this.sweeperLead?.stop();
       await this.signerLead?.stop();
       await app.flags.stop();
+      await app.mcpPins.stop();
       await this.tokens.stop();
       await this.pool.end();
     })();

@@ -21,6 +21,7 @@ import type { VerifyOptions, VerifyReport } from '@/lib/audit/trail/verify';
 import { verifyAuditInParallel, type ParallelVerifyReport } from '@/lib/audit/trail/verify-parallel';
 import { SqliteTokenPrincipals } from '@/lib/auth/tokens-sqlite';
 import { OVERRIDES_QUERY, overridesOf } from '@/lib/flags/store';
+import { ACCEPTED_QUERY, pinsOf, type PinMap, type PinRow } from '@/lib/mcp/pins/store';
 import type { FlagOverride } from '@/lib/flags/resolve';
 import { sqliteTrail, type ReportTrail } from '@/lib/reports/reader';
 import { SqliteRateCounter } from '@/lib/hooks/rates';
@@ -98,6 +99,11 @@ export class SqliteSide implements DatabaseSide {
     return overridesOf(this.database.allSync(OVERRIDES_QUERY), this.app.credentials);
   }
 
+  /** Opened synchronously: the MCP pins in force are read now, and the pin service hears of later changes. */
+  initialPins(): PinMap {
+    return pinsOf(this.database.allSync<PinRow>(ACCEPTED_QUERY).map((r) => ({ ...r, id: Number(r.id), at: Number(r.at) })), this.app.credentials);
+  }
+
   recordEvent(event: AuditEvent): void {
     this.recorder.record(event);
   }
@@ -123,6 +129,7 @@ export class SqliteSide implements DatabaseSide {
     const { app } = this;
     const options = app.options;
     void app.flags.start().catch((error: unknown) => console.error('Listening for flag changes failed; the overrides are read again every few seconds.', error));
+    void app.mcpPins.start({ loaded: true }).catch((error: unknown) => console.error('Listening for MCP pin changes failed; the pins are read again every few seconds.', error));
     try {
       // Rows of a release that kept arguments in clear, bound by an unkeyed hash: re-bound once, now (nothing to do,
       // and no key needed, when there are none).
@@ -257,7 +264,7 @@ export class SqliteSide implements DatabaseSide {
     this.closed = true;
     const { app } = this;
     app.closeConfig();
-    const stopping: Promise<unknown>[] = [app.flags.stop()];
+    const stopping: Promise<unknown>[] = [app.flags.stop(), app.mcpPins.stop()];
     if (this.rollupTimer) clearInterval(this.rollupTimer);
     if (this.searchTimer) clearInterval(this.searchTimer);
     app.stopSweeper();

@@ -1,4 +1,4 @@
-import { diffCounts, diffParts, lineDiff } from './line-diff';
+import { diffCounts, diffParts, lineDiff } from '@/lib/text/line-diff';
 import styles from './policy.module.css';
 
 /**

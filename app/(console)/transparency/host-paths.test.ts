@@ -26,6 +26,7 @@ const section = (over: Partial<McpTransparency['servers'][number]> = {}): McpTra
   ],
   tools: [],
   agents: [],
+  pins: { change_control: false, hold_new_tools: [], pins: [], held: [] },
 });
 
 describe('the MCP section of /transparency without host paths', () => {

@@ -2,10 +2,13 @@ import type { ReactNode } from 'react';
 import type { McpTransparency } from '@/lib/mcp/transparency';
 import { durationWords } from '@/lib/config/duration-words';
 import { Time } from '@/app/_components/time';
+import { AcceptDefinition, PinAcceptanceStatus } from '../_mcp/accept-definition';
+import { FileDiff } from '../policy/diff-view';
 import { FileStatus } from './rule-sources';
 import styles from './transparency.module.css';
 
 type Server = McpTransparency['servers'][number];
+type Held = McpTransparency['pins']['held'][number];
 type Visibility = McpTransparency['agents'][number]['visibility'][number];
 
 /** A server's state in words with a mark; the mark only repeats the words (never colour alone). */
@@ -34,14 +37,18 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
  * The MCP gateway on /transparency: its file, the servers it puts behind the engine with their state, and what each
  * agent's tools/list holds today. Wide tables scroll inside a focusable region, so a keyboard can scroll them too.
  */
-export function McpGateway({ mcp }: { mcp: McpTransparency }) {
+export function McpGateway({ mcp, canAccept }: { mcp: McpTransparency; canAccept: boolean }) {
   const file = mcp.file;
   if (mcp.servers.length === 0 && !file.error) {
     return (
-      <p className={`panel ${styles.quietPanel}`} data-testid="mcp-none">
-        No MCP server is configured. To put MCP servers behind the engine, add <code>config/mcp.yaml</code> with their command or URL
-        (see <a href="/docs/mcp-gateway">the MCP gateway documentation</a>); agents then reach them at <code>/mcp</code> or through <code>npx swarm mcp serve</code>.
-      </p>
+      <>
+        <p className={`panel ${styles.quietPanel}`} data-testid="mcp-none">
+          No MCP server is configured. To put MCP servers behind the engine, add <code>config/mcp.yaml</code> with their command or URL
+          (see <a href="/docs/mcp-gateway">the MCP gateway documentation</a>); agents then reach them at <code>/mcp</code> or through <code>npx swarm mcp serve</code>.
+        </p>
+        {/* Gateways that decide over REST report their own upstreams: what they hold is reviewed here too. */}
+        {mcp.pins.held.length > 0 || mcp.pins.pins.length > 0 ? <ToolPins mcp={mcp} canAccept={canAccept} /> : null}
+      </>
     );
   }
   return (
@@ -114,7 +121,88 @@ export function McpGateway({ mcp }: { mcp: McpTransparency }) {
       ) : (
         <Matrix mcp={mcp} />
       )}
+
+      <ToolPins mcp={mcp} canAccept={canAccept} />
     </>
+  );
+}
+
+/**
+ * The definitions of the upstream tools as reviewed (lib/mcp/pins): each held one (changed since it was reviewed, or
+ * new under a profile that holds new tools) with the difference, line by line, and for an operator the way to accept
+ * it; then how many are pinned and how.
+ */
+function ToolPins({ mcp, canAccept }: { mcp: McpTransparency; canAccept: boolean }) {
+  const { held, pins, change_control: changeControl, hold_new_tools: holders } = mcp.pins;
+  const firstSight = pins.filter((p) => p.accepted_via === 'first_use').length;
+  return (
+    <>
+      <h3 className={styles.subhead} id="mcp-held">
+        Tool definitions held for review <span className={styles.count}>({held.length})</span>
+      </h3>
+      <p className={styles.sectionLead}>
+        Each tool&apos;s definition (its name, description, input and output schema and annotations) is pinned as it was reviewed
+        {holders.length > 0 ? <> (profile {holders.join(', ')} holds every new tool for review)</> : <>, at first sight</>}. A tool whose
+        definition changes is not shown to any agent and its calls are refused (recorded as <code>mcp_pin</code>) until an operator
+        accepts the new definition{changeControl ? <>; with change control on, accepting makes a proposal, approved like any change to the rules</> : null}. Also:{' '}
+        <code>npx swarm mcp pins</code>.
+      </p>
+      <PinAcceptanceStatus>
+        {held.length === 0 ? (
+          <p className={`panel ${styles.quietPanel}`} data-testid="mcp-none-held">
+            Nothing is held: every tool the gateway saw is listed as it was reviewed.
+          </p>
+        ) : (
+          <ul className={styles.heldList} aria-label="Tool definitions held for review">
+            {held.map((h) => (
+              <HeldDefinition key={`${h.server}/${h.tool}/${h.sha256}`} h={h} separator={mcp.separator} canAccept={canAccept} changeControl={changeControl} />
+            ))}
+          </ul>
+        )}
+      </PinAcceptanceStatus>
+      <p className={styles.detail} data-testid="mcp-pins-count">
+        {plural(pins.length, 'tool definition')} pinned: {firstSight} at first sight, {pins.length - firstSight} accepted by a person.
+      </p>
+    </>
+  );
+}
+
+function HeldDefinition({ h, separator, canAccept, changeControl }: { h: Held; separator: string; canAccept: boolean; changeControl: boolean }) {
+  const listed = `${h.server}${separator}${h.tool}`;
+  return (
+    <li className={`panel ${styles.held}`} data-mcp-held={listed}>
+      <h4 className={styles.heldTitle}>
+        <code>{listed}</code>
+        <span className={styles.heldWhy}>{h.pinned_sha256 ? 'changed since it was reviewed' : 'new, not reviewed yet'}</span>
+      </h4>
+      <p className={styles.heldMeta}>
+        Seen <Time seconds={h.seen_at} />
+        {h.pinned_sha256 ? (
+          <>
+            {' '}
+            · reviewed <code title={h.pinned_sha256}>{h.pinned_sha256.slice(0, 12)}…</code>, now <code title={h.sha256}>{h.sha256.slice(0, 12)}…</code>
+          </>
+        ) : (
+          <>
+            {' '}
+            · <code title={h.sha256}>{h.sha256.slice(0, 12)}…</code>
+          </>
+        )}
+        {h.listed_now === false ? ' · the server no longer lists this definition' : null}
+        {h.proposal ? (
+          <>
+            {' '}
+            · proposed in <a href={`/policy/${h.proposal}`}>{h.proposal}</a>
+          </>
+        ) : null}
+      </p>
+      <FileDiff name={`${listed} (definition)`} before={h.pinned_definition} after={h.definition} />
+      {canAccept && !h.proposal ? (
+        <AcceptDefinition held={{ server: h.server, tool: h.tool, listed, sha256: h.sha256, pinnedSha256: h.pinned_sha256 }} changeControl={changeControl} />
+      ) : !canAccept ? (
+        <p className={styles.detail}>An operator or an administrator can accept it.</p>
+      ) : null}
+    </li>
   );
 }
 

@@ -139,7 +139,7 @@ export default async function TransparencyPage({ searchParams }: { searchParams:
       {report.mcp ? (
         <section className={styles.section} aria-labelledby="mcp">
           <h2 id="mcp">MCP gateway</h2>
-          <McpGateway mcp={report.mcp} />
+          <McpGateway mcp={report.mcp} canAccept={principal.role === 'operator' || principal.role === 'admin'} />
         </section>
       ) : null}
 

@@ -40,6 +40,7 @@ export const FAMILIES: Readonly<Record<BuiltInSource | 'auth', FamilyInfo>> = {
   hook: { fill: '#6d7f3a', meaning: 'a before_tool_call hook blocked the call' },
   default: { fill: '#8b95a3', meaning: 'no rule matched the tool call, so it was denied (fail closed)' },
   csrf: { fill: '#5f6b7b', meaning: 'a state-changing request came from another origin' },
+  mcp_pin: { fill: '#b0603a', meaning: 'the MCP tool\'s definition changed since it was reviewed (or it is new and held), and no operator accepted it yet' },
   auth: { fill: '#b0b8c4', meaning: 'a sign-in was refused' },
 };
 

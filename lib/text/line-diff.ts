@@ -1,9 +1,9 @@
 /**
- * A line diff of two texts for the review of a proposal: the longest common subsequence of their lines, so that a
- * moved or edited rule shows as the lines removed and the lines added, and everything else as unchanged. Each line
- * carries its number in the old and the new text. Files are small (a policy of thousands of rules is a few thousand
- * lines); the common head and tail are cut off before the table is built, and a middle too large for the table
- * (MAX_CELLS) is shown as all removed then all added: correct, only less precise.
+ * A line diff of two texts (the review of a proposal, an MCP tool's new definition): the longest common subsequence of
+ * their lines, so that a moved or edited rule shows as the lines removed and the lines added, and everything else as
+ * unchanged. Each line carries its number in the old and the new text. Files are small (a policy of thousands of
+ * rules is a few thousand lines); the common head and tail are cut off before the table is built, and a middle too
+ * large for the table (MAX_CELLS) is shown as all removed then all added: correct, only less precise.
  */
 
 export type DiffLine =

@@ -1,0 +1,6 @@
+import { nextHandlers } from '@/lib/http/next-handlers';
+
+export const dynamic = 'force-dynamic';
+
+/** /api/v1/mcp/observations: the route table's entry (lib/http/route-table.ts), defined in lib/http/routes/mcp-pins.ts (POST observeMcpTools). */
+export const { POST } = nextHandlers('/api/v1/mcp/observations');
