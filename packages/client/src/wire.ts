@@ -20,6 +20,11 @@ export type CheckRequest = {
     openWorldHint?: boolean;
   };
   client?: string;
+  mcp?: {
+    server: string;
+    tool: string;
+    sha256: string;
+  };
   /** (default false) */
   dry_run?: boolean;
 };
@@ -77,6 +82,11 @@ export type FinishedRequest = {
     openWorldHint?: boolean;
   };
   client?: string;
+  mcp?: {
+    server: string;
+    tool: string;
+    sha256: string;
+  };
   decision_id?: string;
   outcome: "succeeded" | "failed";
   result?: unknown;
@@ -98,6 +108,11 @@ export type ToolsRequest = {
       destructiveHint?: boolean;
       idempotentHint?: boolean;
       openWorldHint?: boolean;
+    };
+    mcp?: {
+      server: string;
+      tool: string;
+      sha256: string;
     };
   }>;
 };
