@@ -8,7 +8,7 @@ import type { HooksConfig } from '@/lib/hooks/config';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { z } from 'zod';
-import { PermissionEngine, ROLES, type ApprovalStatus, type CheckResult, type Principal } from '@/lib/permissions';
+import { authorize, ROLES, type ApprovalStatus, type CheckResult, type Principal } from '@/lib/permissions';
 import type { GateSet } from '@/lib/permissions/gates';
 import { decisionSchema, type CompiledPolicy } from '@/lib/permissions/policy';
 import type { AgentDirectory } from '@/lib/permissions/sources';
@@ -110,23 +110,24 @@ export function runPolicyTests(config: PolicyConfig, tests: PolicyTests): CaseRe
     const flags = new Map(config.flags ?? DEFAULT_FLAG_VALUES);
     for (const [k, v] of Object.entries(c.input.flags)) flags.set(k, v);
     const approval: ApprovalStatus = c.input.approval;
-    const engine = new PermissionEngine({
-      sources: () => builtInSources(() => c.agents ?? config.agents, () => config.policy),
-      gates: () => config.gates,
-      ports: { flagValues: () => flags, approvalState: () => (approval === 'none' ? undefined : { status: approval, id: 'apr_policy_test' }) },
-    });
+    // The pure decision: this configuration, the case's flags, and the approval state the case names (no store).
+    const snapshot = { sources: builtInSources(() => c.agents ?? config.agents, () => config.policy), gates: config.gates, flags };
     const principal: Principal = c.input.principal
       ? { kind: c.input.principal.kind, id: c.input.principal.id, role: c.input.principal.role, agent: c.input.principal.kind === 'agent' ? c.input.principal.id : undefined }
       : { kind: 'agent', id: c.input.agent, role: 'viewer', agent: c.input.agent };
-    const r = engine.check({
-      kind: 'tool',
-      principal,
-      agent: c.input.agent,
-      tool: c.input.tool,
-      arguments: c.input.args,
-      annotations: c.input.annotations,
-      now: c.input.now === undefined ? undefined : Date.parse(c.input.now),
-    });
+    const r = authorize(
+      snapshot,
+      {
+        kind: 'tool',
+        principal,
+        agent: c.input.agent,
+        tool: c.input.tool,
+        arguments: c.input.args,
+        annotations: c.input.annotations,
+        now: c.input.now === undefined ? undefined : Date.parse(c.input.now),
+      },
+      approval === 'none' ? {} : { approval: { status: approval, id: 'apr_policy_test' } },
+    );
     const passed = r.decision === c.expect.decision && (c.expect.rule_source === undefined || r.ruleSource === c.expect.rule_source);
     return { case: c, passed, got: { decision: r.decision, ruleSource: r.ruleSource, reason: r.reason } };
   });

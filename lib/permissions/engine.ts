@@ -3,11 +3,8 @@ import { ApprovalRequired, PermissionDenied } from './errors';
 import { AuditUnavailable, type DecisionMeta, type Recorder } from './recorder';
 import type { CallHooks, HookPass, ToolCallFinished } from './call-hooks';
 import { drive, isPromise, type Step } from './steps';
-import { conditionHolds } from './condition';
-import { assertArguments } from './arguments';
-import { EMPTY_GATES, gateOfTool, type CompiledGate, type GateSet } from './gates';
-import { annotationsMatch } from './annotations';
-import { isStronger, winningRule } from './resolve';
+import { EMPTY_GATES, type CompiledGate, type GateSet } from './gates';
+import { contextOf, decideContext, gateOfCall, type DecisionSnapshot } from './authorize';
 import {
   PRIORITY,
   type ApprovalState,
@@ -24,7 +21,7 @@ import {
   ruleSourceOf,
 } from './types';
 import { isBuiltInSource } from './types';
-import { messageOf, brand } from '@/lib/errors';
+import { brand } from '@/lib/errors';
 
 /**
  * What the engine needs from the outside world. The engine itself does no I/O: the application wires these ports to
@@ -76,10 +73,8 @@ export interface ConfigSnapshot {
   readonly revision?: string;
 }
 
-/** A snapshot with the engine's registry applied: every source a decision asks, in trace order. */
-export interface DecisionSnapshot extends ConfigSnapshot {
-  readonly sources: readonly RuleSource[];
-}
+/** A snapshot with the engine's registry applied (every source a decision asks, in trace order): authorize.ts's. */
+export type { DecisionSnapshot };
 
 /**
  * A call ready to be decided: its input after the `before_tool_call` hooks (the rewritten arguments) and what the
@@ -114,14 +109,6 @@ const EMPTY_FLAGS: FlagValues = new Map();
 const NO_PORTS: EnginePorts = { flagValues: () => EMPTY_FLAGS };
 const NO_SOURCES = (): RuleSource[] => [];
 const NO_GATES = (): GateSet => EMPTY_GATES;
-
-/** The refusal of a session's state change from another origin (HttpContext.crossOrigin), in the trace like any rule. */
-const CROSS_ORIGIN_RULE: PermissionRule = Object.freeze({
-  decision: 'DENY',
-  priority: PRIORITY.csrf,
-  attribution: Object.freeze({ source: 'csrf', id: 'origin' }),
-  reason: 'A state-changing request from another origin is refused.',
-});
 
 /**
  * The permission engine: a registry of rule sources and the resolution of their rules.
@@ -220,108 +207,24 @@ export class PermissionEngine {
    * Build the context the sources see: the input plus flag values and, for tool calls, the approval state.
    * Built field by field rather than by spreading: this runs on every decision, and the spread dominated its cost.
    */
+  /** The context of this call: the gate that covers it, and the approval state of this exact call from the store. */
   private contextFor(input: CheckInput, snap: DecisionSnapshot): PermissionContext {
-    const flags = snap.flags;
-    if (input.kind !== 'tool') return this.contextWith(input, flags, undefined, undefined);
-    // Arguments that cannot be kept exactly are refused before anything reads them (InvalidArguments).
-    assertArguments(input.arguments);
-    const gate = gateFor(snap.gates, input, flags);
-    const approval = this.ports.approvalState?.(input, gate);
+    const gate = gateOfCall(snap, input);
+    const approval = input.kind === 'tool' ? this.ports.approvalState?.(input, gate) : undefined;
     if (isPromise(approval)) throw new EngineIsAsync('check');
-    return this.contextWith(input, flags, gate, approval);
+    return contextOf(snap, input, approval, gate);
   }
 
   /** contextFor(), waiting for the approval state when the store answers asynchronously. */
   private *contextSteps(input: CheckInput, snap: DecisionSnapshot): Generator<unknown, PermissionContext, unknown> {
-    const flags = snap.flags;
-    if (input.kind !== 'tool') return this.contextWith(input, flags, undefined, undefined);
-    assertArguments(input.arguments);
-    const gate = gateFor(snap.gates, input, flags);
-    const approval = (yield this.ports.approvalState?.(input, gate)) as ApprovalState | undefined;
-    return this.contextWith(input, flags, gate, approval);
+    const gate = gateOfCall(snap, input);
+    const approval = input.kind === 'tool' ? ((yield this.ports.approvalState?.(input, gate)) as ApprovalState | undefined) : undefined;
+    return contextOf(snap, input, approval, gate);
   }
 
-  private contextWith(input: CheckInput, flags: FlagValues, gate: CompiledGate | undefined, approval: ApprovalState | undefined): PermissionContext {
-    if (input.kind === 'tool') {
-      return {
-        kind: 'tool',
-        principal: input.principal,
-        agent: input.agent,
-        tool: input.tool,
-        arguments: input.arguments,
-        toolCallId: input.toolCallId,
-        requiredRole: input.requiredRole,
-        annotations: input.annotations,
-        now: input.now,
-        flags,
-        gate,
-        approval,
-        // the MCP client that made the call: its approval request names it (lib/approvals/store.ts approvalRequestOf)
-        client: input.client,
-        // the upstream MCP tool's definition as the gateway saw it (the source mcp_pin compares it with the pin)
-        mcp: input.mcp,
-      };
-    }
-    return {
-      kind: 'http',
-      principal: input.principal,
-      method: input.method,
-      path: input.path,
-      requiredRole: input.requiredRole,
-      requiredScope: input.requiredScope,
-      requiredPrincipal: input.requiredPrincipal,
-      crossOrigin: input.crossOrigin,
-      agent: input.agent,
-      arguments: input.arguments,
-      toolCallId: input.toolCallId,
-      now: input.now,
-      flags,
-    };
-  }
-
-  private collect(context: PermissionContext, sources: readonly RuleSource[]): PermissionRule[] {
-    const trace: PermissionRule[] = [];
-    for (let i = 0; i < sources.length; i++) {
-      const source = sources[i]!;
-      try {
-        const rules = source.rules(context);
-        for (let j = 0; j < rules.length; j++) trace.push(rules[j]!);
-      } catch (error) {
-        // A broken source must never open a door: it denies at the top priority, and says why.
-        trace.push({
-          decision: 'DENY',
-          priority: PRIORITY.sourceError,
-          attribution: { source: source.attributedTo, id: 'error' },
-          reason: `Rule source "${source.name}" failed: ${messageOf(error)}`,
-        });
-      }
-    }
-    return trace;
-  }
-
-  /** The decision of the snapshot's sources for this context; `decisionId` when the decision is being taken. */
+  /** The decision of the snapshot's sources for this context (authorize.ts); `decisionId` when it is being taken. */
   private evaluate(context: PermissionContext, snap: DecisionSnapshot, decisionId?: string): CheckResult {
-    const trace = this.collect(context, snap.sources);
-    if (context.kind === 'http' && context.crossOrigin) trace.push(CROSS_ORIGIN_RULE);
-    // The winner, as winningRule() picks it: the priority decides on its own almost always, so the full comparison
-    // (decision order, then the stable tie-break) runs only between rules of the same priority.
-    let rule: PermissionRule;
-    if (trace.length === 0) rule = winningRule(trace, context.kind);
-    else {
-      rule = trace[0]!;
-      for (let i = 1; i < trace.length; i++) {
-        const r = trace[i]!;
-        if (r.priority > rule.priority || (r.priority === rule.priority && isStronger(r, rule))) rule = r;
-      }
-    }
-    if (rule.decision === 'ALLOW' && context.gate && context.approval?.status !== 'approved') {
-      // The gate is a requirement, not a rule in the contest (invariant hitl_gates): an ALLOW of a gated call without
-      // an unused approval asks (or stays refused after a rejection or expiry). The trace keeps the ALLOW that lost.
-      rule = gateRule(context.gate, context.approval, trace);
-    }
-    const decision = rule.decision;
-    const approvalId = context.approval?.id && (decision !== 'ALLOW' || context.approval.status === 'approved') ? context.approval.id : undefined;
-    return { decision, rule, trace, ruleSource: ruleSourceOf(rule.attribution), reason: rule.reason, approvalId, decisionId };
+    return decideContext(snap, context, decisionId);
   }
 
   /** The decision for this context, with the winning rule and the trace. Records nothing. */
@@ -522,27 +425,6 @@ function withHooks(evaluated: CheckResult, pass: HookPass): CheckResult {
 }
 
 /**
- * The gate that applies to this tool call: the gate that names its tool, if its annotations (if it names any) and its
- * condition (if any) hold; else the first gate that names only annotations whose annotations and condition hold.
- */
-function gateFor(gates: GateSet, input: ToolContext, flags: FlagValues): CompiledGate | undefined {
-  const named = gateOfTool(gates, input.tool);
-  if (named !== undefined && gateHolds(named, input, flags)) return named;
-  // Gates by annotations only are tried per call (never memoised by tool name): a call without annotations skips them.
-  const byAnnotations = gates.byAnnotations;
-  if (byAnnotations.length === 0 || input.annotations === undefined) return undefined;
-  for (let i = 0; i < byAnnotations.length; i++) if (gateHolds(byAnnotations[i]!, input, flags)) return byAnnotations[i];
-  return undefined;
-}
-
-/** Does a gate that may cover this call hold for it: its annotations match, and its condition holds? */
-function gateHolds(gate: CompiledGate, input: ToolContext, flags: FlagValues): boolean {
-  if (gate.annotationMatcher !== undefined && !annotationsMatch(gate.annotationMatcher, input.annotations)) return false;
-  // A condition that cannot be evaluated gates the call: asking a person is the safe side.
-  return gate.condition === undefined || conditionHolds(gate.condition, { ...input, flags }, true);
-}
-
-/**
  * A snapshot source for an engine built from parts (tests, benchmarks, the policy tests' candidate configurations):
  * the default sources once, the gates and flag values as they are at each decision; the same object while they are.
  */
@@ -555,21 +437,6 @@ function configOf(sources: () => RuleSource[], gates: () => GateSet, flags: () =
     const f = flags();
     if (!last || last.gates !== g || last.flags !== f || last.sources !== builtIns) last = Object.freeze({ sources: builtIns, gates: g, flags: f });
     return last;
-  };
-}
-
-/** The gate's own rule for this call (the HITL source put it in the trace); built here if a plugin replaced that source. */
-function gateRule(gate: CompiledGate, approval: ApprovalState | undefined, trace: readonly PermissionRule[]): PermissionRule {
-  for (let i = 0; i < trace.length; i++) {
-    const r = trace[i]!;
-    if (r.attribution.source === 'hitl' && r.attribution.id === gate.id && r.decision !== 'ALLOW') return r;
-  }
-  const refused = approval?.status === 'rejected' || approval?.status === 'expired';
-  return {
-    decision: refused ? 'DENY' : 'ASK',
-    priority: PRIORITY.hitl,
-    attribution: { source: 'hitl', id: gate.id },
-    reason: refused ? `This exact call was ${approval!.status} at gate "${gate.id}".` : `Gate "${gate.id}" needs a person's approval for this call.`,
   };
 }
 

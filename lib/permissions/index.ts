@@ -7,6 +7,7 @@ export * from './types';
 export * from './errors';
 export { argumentsPath, argumentsProblem, assertArguments, FORBIDDEN_ARGUMENT_KEYS, InvalidArguments, MAX_ARGUMENT_DEPTH, type ArgumentsProblem } from './arguments';
 export { resolve, isStronger, DEFAULT_HTTP_RULE, DEFAULT_TOOL_RULE } from './resolve';
+export { authorize, gateOfCall, type CallFacts } from './authorize';
 export { EngineIsAsync, PermissionEngine, type ConfigSnapshot, type DecisionSnapshot, type EnginePorts, type EngineOptions, type PreparedCall } from './engine';
 export { drive, isPromise, type Step } from './steps';
 export * from './recorder';
