@@ -54,14 +54,14 @@ export class DemoTeam {
   private tick = 0;
 
   constructor(
-    private readonly app: Pick<App, 'engine' | 'approvals'>,
+    private readonly app: Pick<App, 'decisions' | 'approvals'>,
     private readonly onEvent: (e: TeamEvent) => void = () => {},
   ) {}
 
   private runtime(agent: string): AgentRuntime {
     let r = this.runtimes.get(agent);
     if (!r) {
-      r = new AgentRuntime(this.app.engine, this.app.approvals, agent, PLATFORM_TOOLS);
+      r = new AgentRuntime(this.app.decisions, this.app.approvals, agent, PLATFORM_TOOLS);
       this.runtimes.set(agent, r);
     }
     return r;

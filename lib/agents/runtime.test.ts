@@ -18,7 +18,7 @@ afterEach(() => {
 describe('the agent runtime', () => {
   it('validates arguments with the tool schema before asking the engine', async () => {
     t = tempApp();
-    const r = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', PLATFORM_TOOLS);
+    const r = new AgentRuntime(t.app.decisions, t.app.approvals, 'deployer', PLATFORM_TOOLS);
     await expect(r.call('deploy_serving', { model_id: 'm', env: 'moon' })).rejects.toThrow(/not valid/);
     expect(await t.app.approvals.list()).toHaveLength(0);
     expect(await t.app.denials.count()).toBe(0);
@@ -26,7 +26,7 @@ describe('the agent runtime', () => {
 
   it('runs an allowed call, throws PermissionDenied for a denied one', async () => {
     t = tempApp();
-    const r = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', PLATFORM_TOOLS);
+    const r = new AgentRuntime(t.app.decisions, t.app.approvals, 'deployer', PLATFORM_TOOLS);
     await expect(r.call('monitor_drift', { model_id: 'm' })).resolves.toMatchObject({ ok: true });
     await expect(r.call('train_model', { dataset_id: 'd', algorithm: 'x' })).rejects.toBeInstanceOf(PermissionDenied);
   });
@@ -35,7 +35,7 @@ describe('the agent runtime', () => {
     t = tempApp();
     let runs = 0;
     const deploy = tool({ name: 'deploy_serving', schema: z.object({ model_id: z.string(), env: z.string() }), approval: requireApproval('deploy') }, () => ++runs);
-    const r = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]);
+    const r = new AgentRuntime(t.app.decisions, t.app.approvals, 'deployer', [deploy]);
     const asked = await r.call('deploy_serving', { model_id: 'm-42', env: 'prod' }).catch((e: unknown) => e);
     expect(asked).toBeInstanceOf(ApprovalRequired);
     expect(await r.resume()).toEqual([]);
@@ -48,7 +48,7 @@ describe('the agent runtime', () => {
 
   it('reports a rejected call with its reason and never runs it', async () => {
     t = tempApp();
-    const r = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', PLATFORM_TOOLS);
+    const r = new AgentRuntime(t.app.decisions, t.app.approvals, 'deployer', PLATFORM_TOOLS);
     const asked = (await r.call('deploy_serving', { model_id: 'm', env: 'prod' }).catch((e: unknown) => e)) as ApprovalRequired;
     await t.app.approvals.reject(asked.approvalId, { id: 'olivia', role: 'operator' }, 'Drift too high');
     expect(await r.resume()).toEqual([{ approvalId: asked.approvalId, tool: 'deploy_serving', status: 'rejected', reason: 'Drift too high' }]);
@@ -60,12 +60,12 @@ describe('a call with a secret argument', () => {
     t = tempApp();
     const received: unknown[] = [];
     const deploy = tool({ name: 'deploy_serving', schema: z.object({ model_id: z.string(), env: z.string(), api_token: z.string() }), approval: requireApproval('deploy') }, (a) => received.push(a));
-    const first = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]);
+    const first = new AgentRuntime(t.app.decisions, t.app.approvals, 'deployer', [deploy]);
     const args = { model_id: 'm-s', env: 'prod', api_token: 'tok-0123456789-secret' };
     const asked = (await first.call('deploy_serving', args).catch((e: unknown) => e)) as ApprovalRequired;
     await t.app.approvals.approve(asked.approvalId, { id: 'olivia', role: 'operator' });
     // Another runtime of the agent (a restart): the store holds the call without its secret.
-    expect(await new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]).resume()).toEqual([
+    expect(await new AgentRuntime(t.app.decisions, t.app.approvals, 'deployer', [deploy]).resume()).toEqual([
       { approvalId: asked.approvalId, tool: 'deploy_serving', status: 'call_again', reason: expect.stringMatching(/secret arguments are not stored/) },
     ]);
     expect(await first.resume()).toEqual([{ approvalId: asked.approvalId, tool: 'deploy_serving', status: 'ran', result: 1 }]);
@@ -81,7 +81,7 @@ describe('a runtime restarted after its calls were asked', () => {
       runs++;
       return a.model_id;
     });
-    const before = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]);
+    const before = new AgentRuntime(t.app.decisions, t.app.approvals, 'deployer', [deploy]);
     const ask = async (model: string) => ((await before.call('deploy_serving', { model_id: model, env: 'prod' }).catch((e: unknown) => e)) as ApprovalRequired).approvalId;
     const approved = await ask('m-1');
     const rejected = await ask('m-2');
@@ -94,7 +94,7 @@ describe('a runtime restarted after its calls were asked', () => {
     await new Promise((r) => setTimeout(r, 20));
 
     // a new process: nothing in memory, only the store
-    const after = new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]);
+    const after = new AgentRuntime(t.app.decisions, t.app.approvals, 'deployer', [deploy]);
     const outcomes = await after.resume();
     // oldest first; requests asked in the same millisecond come in an order of their own
     expect(outcomes).toHaveLength(3);
@@ -106,7 +106,7 @@ describe('a runtime restarted after its calls were asked', () => {
       ]),
     );
     expect(await after.resume()).toEqual([]);
-    expect(await new AgentRuntime(t.app.engine, t.app.approvals, 'deployer', [deploy]).resume()).toEqual([]);
+    expect(await new AgentRuntime(t.app.decisions, t.app.approvals, 'deployer', [deploy]).resume()).toEqual([]);
     expect(runs).toBe(1);
     expect((await t.app.approvals.get(approved))!.status).toBe('consumed');
   });

@@ -11,7 +11,7 @@
  */
 import { requesterOf } from '@/lib/approvals/store';
 import { isComplete } from '@/lib/approvals/binding';
-import { ApprovalRequired, type PermissionEngine, type Principal } from '@/lib/permissions';
+import { ApprovalRequired, enforced, type CheckInput, type CheckResult, type DecisionMeta, type Principal, type ToolCallFinished } from '@/lib/permissions';
 import type { ApprovalStore } from '@/lib/approvals/store';
 import { AppError, messageOf, isError } from '@/lib/errors';
 import type { ToolDefinition } from './tool';
@@ -26,6 +26,12 @@ export type ResumeOutcome =
 /** How many asked calls with secret arguments a runtime remembers (the oldest are forgotten first). */
 const REMEMBERED_CALLS = 1_000;
 
+/** What the runtime needs of the decision service (lib/decisions/service.ts): to decide a call, and to report it ran. */
+export interface RuntimeDecisions {
+  decide(input: CheckInput, meta?: DecisionMeta): Promise<CheckResult>;
+  finished(call: ToolCallFinished): void;
+}
+
 export class AgentRuntime {
   private readonly tools: ReadonlyMap<string, ToolDefinition>;
   readonly principal: Principal;
@@ -33,7 +39,8 @@ export class AgentRuntime {
   private readonly asked = new Map<string, Record<string, unknown>>();
 
   constructor(
-    private readonly engine: PermissionEngine,
+    /** the application's decision service: the one way a call is decided */
+    private readonly decisions: RuntimeDecisions,
     /** the application's approval store, on either database */
     private readonly approvals: Pick<ApprovalStore, 'outcomesFor' | 'markReported'>,
     readonly agent: string,
@@ -56,7 +63,7 @@ export class AgentRuntime {
     const input = { kind: 'tool' as const, principal: this.principal, agent: this.agent, tool: toolName, arguments: canonical, toolCallId };
     let allowed;
     try {
-      allowed = await this.engine.enforceAsync(input);
+      allowed = enforced(await this.decisions.decide(input));
     } catch (error) {
       if (isError(error, ApprovalRequired) && error.approvalId && !isComplete(canonical)) this.remember(error.approvalId, canonical);
       throw error;
@@ -68,10 +75,10 @@ export class AgentRuntime {
     try {
       result = await def.run(runWith);
     } catch (error) {
-      this.engine.finished({ ...finished, outcome: 'failed', error: messageOf(error) });
+      this.decisions.finished({ ...finished, outcome: 'failed', error: messageOf(error) });
       throw error;
     }
-    this.engine.finished({ ...finished, outcome: 'succeeded', result });
+    this.decisions.finished({ ...finished, outcome: 'succeeded', result });
     return result;
   }
 

@@ -14,7 +14,7 @@
  * Whether the store answers synchronously (SQLite) is known here and in the composition root only.
  */
 import { announceWrite } from '@/db/write-intent';
-import { isPromise, type CheckInput, type CheckResult, type DecisionMeta, type PermissionEngine, type PreparedCall, type ToolCallFinished } from '@/lib/permissions';
+import { isPromise, type RuleSource, type CheckInput, type CheckResult, type DecisionMeta, type PermissionEngine, type PreparedCall, type ToolCallFinished } from '@/lib/permissions';
 import type Database from 'better-sqlite3';
 import { Concurrent, GroupCommit, type CallGroups } from './group-commit';
 
@@ -117,6 +117,11 @@ export class DecisionService {
       this.options.afterRollback?.();
       throw error;
     }
+  }
+
+  /** The rule sources decisions ask, in trace order (the built-in ones and any registered): what /transparency lists. */
+  sources(): readonly RuleSource[] {
+    return this.engine.listSources();
   }
 
   /** An allowed call finished: the after_tool_call hooks hear of it (never awaited). */

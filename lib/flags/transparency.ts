@@ -347,7 +347,7 @@ export async function transparencyReport(app: App, filter: FlagHistoryQuery): Pr
   const report = buildTransparency({
     resolution: app.flags.resolution(),
     lastChanges,
-    sources: app.engine.listSources(),
+    sources: app.decisions.sources(),
     policy: { status: app.policyFile.status(), rules: app.policy.rules.map((r) => r.source) },
     agents: { status: app.agentsFile.status(), file: app.agentsFile.current.file },
     gates: { status: app.gatesFile.status(), gates: app.gates.gates },

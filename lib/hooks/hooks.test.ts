@@ -403,7 +403,7 @@ describe('reports: approval_requested, approval_decided, denied, after_tool_call
     await a.auth.createUser('olivia', 'operator', 'pw-olivia-123');
     await a.approvals.reject(asked.approvalId!, { id: 'olivia', role: 'operator' }, 'Not this week.');
     a.engine.decide(call('train_model', {}));
-    const runtime = new AgentRuntime(a.engine, a.approvals, 'mailer', [{ name: 'lookup', description: 'l', schema: z.object({ q: z.string() }), run: async (x: unknown) => ({ found: (x as { q: string }).q }) }]);
+    const runtime = new AgentRuntime(a.decisions, a.approvals, 'mailer', [{ name: 'lookup', description: 'l', schema: z.object({ q: z.string() }), run: async (x: unknown) => ({ found: (x as { q: string }).q }) }]);
     await runtime.call('lookup', { q: 'ops' });
     await a.hooks.drain();
 

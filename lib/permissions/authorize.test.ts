@@ -94,7 +94,7 @@ const tool = (agentName: string, name: string, args: Record<string, unknown> = {
   arguments: args,
   ...(more.annotations ? { annotations: more.annotations } : {}),
 });
-const http = (principal: Principal, method: string, path: string, more: Partial<Extract<CheckInput, { kind: 'http' }>> = {}): CheckInput => ({ kind: 'http', principal, method, path, ...more });
+const http = (principal: Principal, method: string, path: string, more: Partial<Omit<Extract<CheckInput, { kind: 'http' }>, 'requiredRole'>> & { requiredRole?: Principal['role'] } = {}): CheckInput => ({ kind: 'http', principal, method, path, requiredRole: more.requiredRole ?? 'anonymous', ...more }) as CheckInput;
 const approval = (status: ApprovalState['status']): CallFacts => ({ approval: { status, id: 'apr_table' } });
 
 const broken: RuleSource = {

@@ -1,5 +1,5 @@
 import { newDecisionId } from './decision-id';
-import { ApprovalRequired, PermissionDenied } from './errors';
+import { enforced } from './errors';
 import { AuditUnavailable, type DecisionMeta, type Recorder } from './recorder';
 import type { CallHooks, HookPass, ToolCallFinished } from './call-hooks';
 import { drive, isPromise, type Step } from './steps';
@@ -86,6 +86,11 @@ export interface PreparedCall {
   readonly hooks?: HookPass;
   /** the decision's id, given before the hooks ran so that what they were told joins the audit row */
   readonly decisionId?: string;
+  /**
+   * the configuration the hooks were asked under: the call is decided under the same one after them (a reload while a
+   * webhook answered does not make a call half one configuration's and half another's)
+   */
+  readonly snapshot?: DecisionSnapshot;
 }
 
 /** How an engine is built: where its configuration comes from, and its ports, fixed for its lifetime. */
@@ -261,11 +266,12 @@ export class PermissionEngine {
   }
 
   private prepareFrom(input: CheckInput, context: PermissionContext & ToolContext, snap: DecisionSnapshot, sync: boolean): PreparedCall | Promise<PreparedCall> {
-    if (this.evaluate(context, snap).decision === 'DENY') return { input };
-    // The hooks hear of the decision as the sources see it, with the id its audit row will carry.
+    // The hooks hear of the decision as the sources see it, with the id its audit row will carry (a DENY is final:
+    // no hook runs, and the call is decided under this snapshot with that id).
     const result = this.evaluate(context, snap, newDecisionId());
+    if (result.decision === 'DENY') return { input, decisionId: result.decisionId, snapshot: snap };
     const pass = this.ports.callHooks!.before({ context, result }, { sync });
-    return isPromise<HookPass>(pass) ? pass.then((p) => preparedOf(input, p, result.decisionId)) : preparedOf(input, pass, result.decisionId);
+    return isPromise<HookPass>(pass) ? pass.then((p) => preparedOf(input, p, result.decisionId, snap)) : preparedOf(input, pass, result.decisionId, snap);
   }
 
   /**
@@ -289,8 +295,9 @@ export class PermissionEngine {
   }
 
   /**
-   * Decide a prepared call and record it: evaluated again on the arguments the hooks let through (the sources and the
-   * approval state may have moved while a webhook answered), a block of a hook turned into a DENY attributed to it.
+   * Decide a prepared call and record it: evaluated again on the arguments the hooks let through, under the snapshot the
+   * hooks were asked under (the approval state is read again: it may have moved while a webhook answered), a block of a
+   * hook turned into a DENY attributed to it.
    */
   commit(prepared: PreparedCall, meta: DecisionMeta = {}): CheckResult {
     if (this.ports.async) throw new EngineIsAsync('decide');
@@ -316,7 +323,7 @@ export class PermissionEngine {
    */
   private *commitSteps(prepared: PreparedCall, meta: DecisionMeta): Generator<unknown, CheckResult, unknown> {
     const input = prepared.input;
-    const snap = this.snapshot();
+    const snap = prepared.snapshot ?? this.snapshot();
     for (let attempt = 0; attempt < 3; attempt++) {
       const context = yield* this.contextSteps(input, snap);
       let result = this.evaluate(context, snap, attempt === 0 && prepared.decisionId ? prepared.decisionId : newDecisionId());
@@ -400,15 +407,9 @@ export class EngineIsAsync extends Error {
   }
 }
 
-function enforced(result: CheckResult): CheckResult {
-  if (result.decision === 'DENY') throw new PermissionDenied(result);
-  if (result.decision === 'ASK') throw new ApprovalRequired(result, result.approvalId ?? '');
-  return result;
-}
-
-function preparedOf(input: CheckInput, pass: HookPass, decisionId: string | undefined): PreparedCall {
+function preparedOf(input: CheckInput, pass: HookPass, decisionId: string | undefined, snapshot: DecisionSnapshot): PreparedCall {
   const rewritten = pass.arguments === input.arguments ? input : ({ ...input, arguments: pass.arguments } as CheckInput);
-  return { input: rewritten, hooks: pass, decisionId };
+  return { input: rewritten, hooks: pass, decisionId, snapshot };
 }
 
 /** The result with what the hooks did: their outcomes, the arguments they changed, and a block as the winning DENY. */

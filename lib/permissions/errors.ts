@@ -29,3 +29,10 @@ export class ApprovalRequired extends Error {
     return this.result.decisionId;
   }
 }
+
+/** A decision as an outcome to act on: an ALLOW is returned; a DENY throws PermissionDenied, an ASK ApprovalRequired. */
+export function enforced(result: CheckResult): CheckResult {
+  if (result.decision === 'DENY') throw new PermissionDenied(result);
+  if (result.decision === 'ASK') throw new ApprovalRequired(result, result.approvalId ?? '');
+  return result;
+}

@@ -111,14 +111,14 @@ describe('the engine on PostgreSQL, two servers', () => {
     const [a, b] = [await server(), await server()];
     let runs = 0;
     const deploy = tool({ name: 'deploy_serving', schema: z.object({ model_id: z.string(), env: z.string() }), approval: requireApproval('deploy') }, () => ++runs);
-    const onA = new AgentRuntime(a.engine, a.approvals, 'deployer', [deploy]);
+    const onA = new AgentRuntime(a.decisions, a.approvals, 'deployer', [deploy]);
     const asked = (await onA.call('deploy_serving', { model_id: 'rt-1', env: 'prod' }).catch((e: unknown) => e)) as ApprovalRequired;
     expect(asked).toBeInstanceOf(ApprovalRequired);
     const refused = (await onA.call('deploy_serving', { model_id: 'rt-2', env: 'prod' }).catch((e: unknown) => e)) as ApprovalRequired;
     await b.approvals.approve(asked.approvalId, { id: 'olivia', role: 'operator' }, 'ok');
     await b.approvals.reject(refused.approvalId, { id: 'olivia', role: 'operator' }, 'not this one');
     // Two runtimes of the same agent resume at once (a restart on another server): each outcome is settled once.
-    const onB = new AgentRuntime(b.engine, b.approvals, 'deployer', [deploy]);
+    const onB = new AgentRuntime(b.decisions, b.approvals, 'deployer', [deploy]);
     const [first, second] = await Promise.all([onA.resume(), onB.resume()]);
     const settled = [...first, ...second];
     expect(settled.filter((o) => o.status === 'ran')).toEqual([{ approvalId: asked.approvalId, tool: 'deploy_serving', status: 'ran', result: 1 }]);
