@@ -17,8 +17,9 @@ import type { App, SqliteApp } from '@/lib/app';
 import { parseAgents } from '@/lib/config/agents';
 import { builtInSources } from '@/lib/config/sources';
 import { AppError } from '@/lib/errors';
-import { isRole, PermissionEngine, type ApprovalState, type CheckInput, type CheckResult, type Principal, type Role, type RuleSource } from '@/lib/permissions';
+import { authorize, isRole, type ApprovalState, type CheckInput, type CheckResult, type Principal, type Role, type RuleSource } from '@/lib/permissions';
 import type { GateSet, GateSpec } from '@/lib/permissions/gates';
+import type { DecisionSnapshot } from '@/lib/permissions/authorize';
 import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
 import { EMPTY_AGENTS } from '@/lib/config/agents';
 import { combineProfiles, gatesWithProfiles, NO_PROFILES, withProfileRules } from '@/lib/profiles/load';
@@ -115,8 +116,8 @@ function replay(result: CheckResult, recorded: { decision: string; rule_source: 
   return { decision: result.decision, rule_source: result.ruleSource, reason: result.reason, same: result.decision === recorded.decision && result.ruleSource === recorded.rule_source };
 }
 
-/** An engine over a kept revision: its files parsed again, its flag values, the approval state as recorded. */
-function engineFor(config: ExplainConfig, content: RevisionContent, approval: ApprovalState | undefined): PermissionEngine {
+/** The configuration of a kept revision, as a decision's snapshot: its files parsed again, its flag values. */
+function snapshotOf(config: ExplainConfig, content: RevisionContent): DecisionSnapshot {
   const agents = content.files.agents === null ? EMPTY_AGENTS : parseAgents(content.files.agents, 'agents.yaml (kept revision)');
   // The profiles active then, rebuilt from their kept texts: their rules, gates and requirements were in force too.
   const profiles = content.profiles ? combineProfiles(content.profiles, 'SWARM_PROFILE') : NO_PROFILES;
@@ -124,11 +125,7 @@ function engineFor(config: ExplainConfig, content: RevisionContent, approval: Ap
   const policy = withProfileRules(operator, profiles);
   const gates = gatesWithProfiles(config.codeGates, profiles, content.files.gates === null ? undefined : { text: content.files.gates, file: 'gates.yaml (kept revision)' });
   const flags = new Map(Object.entries(content.flags));
-  return new PermissionEngine({
-    sources: () => builtInSources(() => agents, () => policy),
-    gates: () => gates,
-    ports: { flagValues: () => flags, approvalState: () => approval },
-  });
+  return { sources: builtInSources(() => agents, () => policy), gates, flags };
 }
 
 /** Explain a decision of this database: its rows read through `reads`, re-run under `config` as today's configuration. */
@@ -219,16 +216,12 @@ export function explainRecorded(config: ExplainConfig, decisionId: string, rows:
       `The kept content of revision ${recorded.policy_revision} does not hash to its id: it was changed in the database after it was recorded, so the decision is not replayed under it.`,
     );
   } else if (content && recorded.policy_revision) {
-    atTheTime = replay(engineFor(config, content, approval).check(input), recorded);
+    atTheTime = replay(authorize(snapshotOf(config, content), input, { approval }), recorded);
   } else {
     notes.push(recorded.policy_revision ? `Revision ${recorded.policy_revision} is not kept in this database.` : 'The row was written before policy revisions were recorded.');
   }
-  const todayEngine = new PermissionEngine({
-    sources: () => config.defaultSources(),
-    gates: () => config.gates,
-    ports: { flagValues: () => config.flagValues(), approvalState: () => approval },
-  });
-  const today = replay(todayEngine.check({ ...input, now: undefined }), recorded);
+  // Today's configuration, the same pure decision: the approval state as recorded.
+  const today = replay(authorize({ sources: config.defaultSources(), gates: config.gates, flags: config.flagValues() }, { ...input, now: undefined }, { approval }), recorded);
   return { decision_id: decisionId, recorded, input: shown, at_the_time: atTheTime, revision_intact: intact, today, notes };
 }
 
