@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp } from '@/lib/app';
-import { impactOf, recordedCalls, replayEngine } from '@/lib/audit/impact';
+import { impactOf, recordedCalls, replayConfiguration } from '@/lib/audit/impact';
+import { authorize } from '@/lib/permissions';
 import { parseAgents } from '@/lib/config/agents';
 import { parsePolicy } from '@/lib/permissions/policy';
 import type { ToolContext } from '@/lib/permissions';
@@ -71,11 +72,11 @@ export async function runImpactBench(options: { rows?: number; log?: (l: string)
     const flags = app.flags.values();
 
     log('impact: the engines alone, from memory');
-    const a = replayEngine(current, flags);
-    const b = replayEngine(candidate, flags);
-    for (const c of calls.slice(0, 20_000)) (a.check(c), b.check(c));
+    const a = replayConfiguration(current, flags).snapshot;
+    const b = replayConfiguration(candidate, flags).snapshot;
+    for (const c of calls.slice(0, 20_000)) (authorize(a, c), authorize(b, c));
     let t = nowNs();
-    for (const c of calls) (a.check(c), b.check(c));
+    for (const c of calls) (authorize(a, c), authorize(b, c));
     const engineDecisionsPerSec = (2 * calls.length) / (Number(nowNs() - t) / 1e9);
 
     log('impact: the replay from the database');

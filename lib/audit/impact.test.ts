@@ -13,7 +13,8 @@ import { parseAgents } from '@/lib/config/agents';
 import { gatesWithProfiles } from '@/lib/profiles/load';
 import { parsePolicy } from '@/lib/permissions/policy';
 import type { ToolContext } from '@/lib/permissions';
-import { impactOf, recordedCalls, replayEngine } from './impact';
+import { authorize } from '@/lib/permissions';
+import { impactOf, recordedCalls, replayConfiguration } from './impact';
 import { parseHooks } from '@/lib/hooks/config';
 
 const AGENTS = `agents:
@@ -91,13 +92,13 @@ describe('impact by replay', () => {
   it('equals deciding every recorded call under both configurations; masked arguments make a change uncertain', async () => {
     const flags = t.app.flags.values();
     const currentConfig = t.app.policyConfig();
-    const current = replayEngine(currentConfig, flags);
+    const current = replayConfiguration(currentConfig, flags);
     const candidateConfig = {
       agents: parseAgents(CANDIDATE_AGENTS),
       policy: parsePolicy(CANDIDATE_POLICY),
       gates: gatesWithProfiles(t.app.codeGates, t.app.profiles, { text: CANDIDATE_GATES, file: 'gates.yaml' }),
     };
-    const candidate = replayEngine(candidateConfig, flags);
+    const candidate = replayConfiguration(candidateConfig, flags);
     const report = await impactOf(recordedCalls(t.app.database, 0), currentConfig, candidateConfig, flags);
     expect(report.replayed).toBe(recorded.length);
 
@@ -105,8 +106,8 @@ describe('impact by replay', () => {
     const changedIds = new Set<string>();
     let maskedChanges = 0;
     for (const { id, input } of recorded) {
-      const a = current.check(input);
-      const b = candidate.check(input);
+      const a = authorize(current.snapshot, input);
+      const b = authorize(candidate.snapshot, input);
       if (a.decision !== b.decision || a.ruleSource !== b.ruleSource) {
         changedIds.add(id);
         if (input.tool === 'send_email') maskedChanges++;

@@ -20,7 +20,8 @@ import type { SqlDatabase } from '@/db/dialect';
 import type { DenialRow, SecurityEventRow } from '@/db/schema';
 import { builtInSources } from '@/lib/config/sources';
 import type { PolicyConfig } from '@/lib/config/policy-tests';
-import { PermissionEngine, type CheckInput, type CheckResult, type Decision, type PreparedCall, type Principal } from '@/lib/permissions';
+import { authorize, type CallHooks, type CheckInput, type CheckResult, type Decision, type HookPass, type PermissionContext, type Principal, type ToolContext } from '@/lib/permissions';
+import { contextOf, decideContext, type DecisionSnapshot } from '@/lib/permissions/authorize';
 import { compileHooks } from '@/lib/hooks/config';
 import { HookRunner, nameMatches } from '@/lib/hooks/runner';
 import { gatesOfCall } from '@/lib/permissions/gates';
@@ -80,14 +81,21 @@ export interface ImpactReport {
 
 export const IMPACT_EXAMPLES = 20;
 
-/** An engine of a configuration: its sources, its gates, these flags, no approval store, nothing recorded. */
-export function replayEngine(config: PolicyConfig, flags: ReadonlyMap<string, boolean>): PermissionEngine {
+/** A configuration to replay calls under: its decision snapshot (sources, gates, these flags) and its pure hooks. */
+export interface ReplayConfiguration {
+  readonly snapshot: DecisionSnapshot;
+  /** the hooks whose effect is a function of the call (a block, a rewrite); none: no such hook */
+  readonly hooks?: CallHooks;
+}
+
+/** A configuration as calls are replayed under it: no approval store, nothing recorded. */
+export function replayConfiguration(config: PolicyConfig, flags: ReadonlyMap<string, boolean>): ReplayConfiguration {
   const agents = config.agents;
   const policy = config.policy;
   // Only the hooks whose effect is a function of the call: a block or a rewrite (a webhook's or shell's answer and a
   // rate limit's window belong to the moment of the call).
   const pure = compileHooks((config.hooks?.hooks ?? []).filter((h) => h.action === 'block' || h.action === 'rewrite'));
-  const callHooks =
+  const hooks =
     pure.hooks.length === 0
       ? undefined
       : new HookRunner({
@@ -97,18 +105,22 @@ export function replayEngine(config: PolicyConfig, flags: ReadonlyMap<string, bo
           onFailure: () => undefined,
           rates: { take: () => { throw new Error('Rate limits are not replayed.'); } },
         });
-  return new PermissionEngine({
-    sources: () => builtInSources(() => agents, () => policy),
-    gates: () => config.gates,
-    ports: { flagValues: () => flags, ...(callHooks ? { callHooks } : {}) },
-  });
+  return { snapshot: { sources: builtInSources(() => agents, () => policy), gates: config.gates, flags }, ...(hooks ? { hooks } : {}) };
 }
 
-/** A call decided as the engine would, its blocking and rewriting hooks included, without recording anything. */
-export function replayDecision(engine: PermissionEngine, input: CheckInput): CheckResult {
-  const prepared = engine.prepare(input, { sync: true }) as PreparedCall;
-  const result = engine.check(prepared.input);
-  const blocked = prepared.hooks?.blocked;
+/**
+ * A call decided as it would be, its blocking and rewriting hooks included, without recording anything: the pure
+ * decision (authorize), the hooks run on what it allows or asks, and the decision again on the arguments they left.
+ */
+export function replayDecision(replay: ReplayConfiguration, input: CheckInput): CheckResult {
+  const { snapshot, hooks } = replay;
+  if (!hooks || input.kind !== 'tool' || !hooks.appliesBefore(input.agent, input.tool)) return authorize(snapshot, input);
+  const context = contextOf(snapshot, input, undefined) as PermissionContext & ToolContext;
+  const first = decideContext(snapshot, context);
+  if (first.decision === 'DENY') return first;
+  const pass = hooks.before({ context, result: first }, { sync: true }) as HookPass;
+  const result = pass.arguments === input.arguments ? first : authorize(snapshot, { ...input, arguments: pass.arguments });
+  const blocked = pass.blocked;
   if (!blocked || result.decision === 'DENY') return result;
   // The hook's refusal outranks what the sources said, as when the call was made.
   return { ...result, decision: 'DENY', ruleSource: `hook:${blocked.hook}`, reason: blocked.reason, approvalId: undefined };
@@ -137,8 +149,8 @@ export async function impactOf(
   candidateConfig: PolicyConfig,
   flags: ReadonlyMap<string, boolean>,
 ): Promise<ImpactReport> {
-  const current = replayEngine(currentConfig, flags);
-  const candidate = replayEngine(candidateConfig, flags);
+  const current = replayConfiguration(currentConfig, flags);
+  const candidate = replayConfiguration(candidateConfig, flags);
   const dependsMemo = new Map<string, boolean>();
   const depends = (tool: string, agent: string) => {
     const key = `${agent}\u0000${tool}`;
