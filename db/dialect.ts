@@ -31,11 +31,12 @@ import { BoundedCache } from '@/lib/bounded-cache';
 import { dedicatedClient, inTransaction } from './pg/client';
 import { announceWrite } from './write-intent';
 import { brand } from '@/lib/errors';
+import { isPromise, type Step } from '@/lib/permissions/steps';
 
 export type DialectName = 'sqlite' | 'postgres';
 
-/** A value a statement answers: at once inside a SQLite transaction, a promise on PostgreSQL. */
-export type Step<T> = T | Promise<T>;
+/** A value a statement answers: at once inside a SQLite transaction, a promise on PostgreSQL (one type, the engine's). */
+export type { Step };
 
 /** The statements of a transaction body, used as `const row = yield* tx.one<Row>(sql`...`)`. */
 export type TxSteps<T> = Generator<Step<unknown>, T, unknown>;
@@ -217,10 +218,6 @@ export class TransactionWouldWait extends Error {
     super('A SQLite transaction body waited for a promise: a transaction may only run statements (it holds the writer lock).');
     brand(this, TransactionWouldWait);
   }
-}
-
-function isPromise(v: unknown): v is Promise<unknown> {
-  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
 }
 
 /**
