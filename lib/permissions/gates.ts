@@ -12,7 +12,7 @@
  * order they are declared; the first whose annotations and `when` hold is the call's gate.
  */
 import { z } from 'zod';
-import { BoundedCache } from '@/lib/bounded-cache';
+import { BoundedCache } from './bounded-cache';
 import { compileCondition, conditionSchema, type Condition } from './condition';
 import { compileNames, isGlob, matchesName, type NameMatcher } from './glob';
 import { ConfigFileError, parseYamlConfigLocated } from './yaml-config';
