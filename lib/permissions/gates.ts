@@ -17,7 +17,7 @@ import { compileCondition, conditionSchema, type Condition } from './condition';
 import { compileNames, isGlob, matchesName, type NameMatcher } from './glob';
 import { ConfigFileError, parseYamlConfigLocated } from './yaml-config';
 import { annotationRequirementSchema, annotationsMatch, compileAnnotations, type AnnotationMatcher, type AnnotationRequirement } from './annotations';
-import { ROLES, type Attribution, type Role, type ToolAnnotations } from './types';
+import { ROLES, type Attribution, type Role, type ToolAnnotations } from './basics';
 import { brand, isError } from '@/lib/errors';
 
 export const GATE_RISKS = ['low', 'medium', 'high'] as const;
