@@ -31,8 +31,8 @@ module.exports = {
     {
       name: 'lib-not-app',
       severity: 'error',
-      comment: 'lib never imports app (the pages and route adapters) nor cli: data flows from the adapters into lib.',
-      from: { path: '^lib/', pathNot: NOT_PRODUCTION },
+      comment: 'lib (and db) never import app (the pages and route adapters) nor cli: data flows from the adapters into lib.',
+      from: { path: '^(lib|db)/', pathNot: NOT_PRODUCTION },
       to: { path: '^(app|cli)/' },
     },
     {
@@ -57,9 +57,6 @@ module.exports = {
       conditionNames: ['import', 'require', 'node', 'default', 'types'],
       extensions: ['.ts', '.tsx', '.d.ts', '.js', '.mjs', '.cjs', '.json'],
       mainFields: ['module', 'main', 'types', 'typings'],
-    },
-    reporterOptions: {
-      text: { highlightFocused: true },
     },
   },
 };
