@@ -27,7 +27,7 @@ import type pg from 'pg';
 import { sql, type SQL } from 'drizzle-orm';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { BoundedCache } from '@/lib/bounded-cache';
+import { BoundedCache } from '@/lib/permissions/bounded-cache';
 import { dedicatedClient, inTransaction } from './pg/client';
 import { announceWrite } from './write-intent';
 import { brand } from '@/lib/errors';

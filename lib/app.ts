@@ -1,2 +1,3 @@
-/** The application's import path for every caller: it is built in the composition root, lib/server/app.ts. */
-export { App, createApp, getApp, getSqliteApp, openApp, type AppOptions, type BackgroundStatus, type PostgresApp, type SqliteApp, type StartupReport } from './server/app';
+/** The application's import path for every caller: the App of the composition root (lib/server/app.ts), opened by lib/server/open.ts. */
+export { createApp, getApp, getSqliteApp, openApp, type App, type PostgresApp, type SqliteApp } from './server/open';
+export type { AppOptions, BackgroundStatus, StartupReport } from './server/app';

@@ -5,6 +5,7 @@
 import type { Metadata } from 'next';
 import { ColumnHeads } from '@/app/_components/data-table';
 import { openApiDocument, type Operation, type Parameter } from '@/lib/http/openapi';
+import { ROUTES } from '@/lib/http/route-table';
 import styles from './api-docs.module.css';
 
 export const dynamic = 'force-dynamic';
@@ -56,7 +57,7 @@ function Parameters({ params }: { params: Parameter[] }) {
 }
 
 export default async function ApiDocsPage() {
-  const doc = await openApiDocument();
+  const doc = await openApiDocument(ROUTES);
   const entries: Entry[] = Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op: op as Operation })),
   );

@@ -8,10 +8,10 @@ import { and, asc, desc, eq, gt, inArray, isNull, lte, ne, or, sql, type Column,
 import type { ApprovalRow, ApprovalVoteRow } from '@/db/schema';
 import { AppError, isError } from '@/lib/errors';
 import { redact } from '@/lib/audit/redact';
-import { principalLabel, type ApprovalState, type Principal } from '@/lib/permissions';
+import { principalLabel, type ApprovalState, type Principal, type Role } from '@/lib/permissions';
+import type { GateRisk } from '@/lib/permissions/gates';
 import type { Step } from '@/db/dialect';
 import { storedCanonical } from './binding';
-import type { ApprovalRequest, Decider } from './store';
 import { proofProblem, trailProblem, type ApprovalBinding, type TrailProof, type TrailRow } from './trail';
 
 export const DEFAULT_DECIDER_ROLES = 'operator,admin';
@@ -21,6 +21,40 @@ export const nowSeconds = () => Date.now() / 1000;
 
 export function newApprovalId(): string {
   return `apr_${randomBytes(12).toString('base64url')}`;
+}
+
+
+export interface ApprovalRequest {
+  gate: string;
+  agent: string;
+  tool: string;
+  arguments: Readonly<Record<string, unknown>>;
+  toolCallId?: string;
+  requestedBy: string;
+  ruleSource: string;
+  reason: string;
+  expiresInSeconds: number;
+  /** distinct people who must approve (default 1; the two-person rule is 2) */
+  approvalsRequired?: number;
+  /** roles that may approve (default operator and admin) */
+  approverRoles?: readonly Role[];
+  risk?: GateRisk;
+  gateDescription?: string;
+  /** the decision that asked */
+  decisionId?: string;
+  /** the MCP client that made the call, as it named itself (ToolContext.client): shown on the approval card */
+  client?: string;
+  /**
+   * the call's approved approval that the audit trail does not hold, which this request replaces: recorded as
+   * `approval.unverified` with the request
+   */
+  unverified?: { id: string; problem: string };
+}
+
+/** Who decides: the principal's id and role. */
+export interface Decider {
+  id: string;
+  role: Role;
 }
 
 /** How an approval request names who asked: `agent:<name>` for an agent token, the user name otherwise. */

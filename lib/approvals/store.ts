@@ -18,48 +18,16 @@ import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import { columnsAs } from '@/db/columns';
 import type { SqlDatabase, TxRunner, TxSteps } from '@/db/dialect';
 import { approvals, type ApprovalRow, type ApprovalVoteRow } from '@/db/schema';
-import type { ApprovalState, CheckResult, PermissionContext, Principal, Role, ToolContext } from '@/lib/permissions';
+import type { ApprovalState, CheckResult, PermissionContext, Principal, ToolContext } from '@/lib/permissions';
 import { DEFAULT_APPROVAL_TTL_SECONDS } from './gates';
-import type { GateRisk } from '@/lib/permissions/gates';
 import { AppError, messageOf } from '@/lib/errors';
 import { isKeyedBinding, storedCanonical, type CallBinding } from './binding';
 import { NO_PROOF, PROOF_QUERIES, trailQuery, type TrailProof, type TrailRow } from './trail';
 import { AUDIT_TRAIL_LOCK } from '@/lib/audit/trail/chain';
 import { alreadyDecided, approvalListQuery, decisionTime, callState, EXPIRED_REASON, expiredConflict, expiredFields, judge, newApprovalId, newRequestRow, nowSeconds, outcomesQuery } from './rules';
-import { refusalOf, requesterOf, type ApprovalListFilter, type ApprovalRefusal, type CallStateReads, type NewestFacts } from './rules';
+import { refusalOf, requesterOf, type ApprovalListFilter, type ApprovalRefusal, type ApprovalRequest, type CallStateReads, type Decider, type NewestFacts } from './rules';
 
-export interface ApprovalRequest {
-  gate: string;
-  agent: string;
-  tool: string;
-  arguments: Readonly<Record<string, unknown>>;
-  toolCallId?: string;
-  requestedBy: string;
-  ruleSource: string;
-  reason: string;
-  expiresInSeconds: number;
-  /** distinct people who must approve (default 1; the two-person rule is 2) */
-  approvalsRequired?: number;
-  /** roles that may approve (default operator and admin) */
-  approverRoles?: readonly Role[];
-  risk?: GateRisk;
-  gateDescription?: string;
-  /** the decision that asked */
-  decisionId?: string;
-  /** the MCP client that made the call, as it named itself (ToolContext.client): shown on the approval card */
-  client?: string;
-  /**
-   * the call's approved approval that the audit trail does not hold, which this request replaces: recorded as
-   * `approval.unverified` with the request
-   */
-  unverified?: { id: string; problem: string };
-}
-
-/** Who decides: the principal's id and role. */
-export interface Decider {
-  id: string;
-  role: Role;
-}
+export type { ApprovalRequest, Decider } from './rules';
 
 /**
  * A transition: a new request, each person's approval, a rejection, an expiry, the run that consumed an approval, a

@@ -13,17 +13,17 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { SqlDatabase } from '@/db/dialect';
 import { columnsAs } from '@/db/columns';
 import { permissionDenials, securityEvents, type ApprovalRow, type DenialRow, type SecurityEventRow } from '@/db/schema';
-import type { App, SqliteApp } from '@/lib/app';
 import { parseAgents } from '@/lib/config/agents';
 import { builtInSources } from '@/lib/config/sources';
 import { AppError } from '@/lib/errors';
-import { authorize, isRole, type ApprovalState, type CheckInput, type CheckResult, type Principal, type Role, type RuleSource } from '@/lib/permissions';
+import { authorize, isRole, type ApprovalState, type CheckInput, type CheckResult, type ConfigSnapshot, type Role, type RuleSource } from '@/lib/permissions';
 import type { GateSet, GateSpec } from '@/lib/permissions/gates';
 import type { DecisionSnapshot } from '@/lib/permissions/authorize';
 import { EMPTY_POLICY, parsePolicy } from '@/lib/permissions/policy';
 import { EMPTY_AGENTS } from '@/lib/config/agents';
 import { combineProfiles, gatesWithProfiles, NO_PROFILES, withProfileRules } from '@/lib/profiles/load';
 import { revisionOf, SqlRevisionStore, type RevisionContent } from './revisions';
+import { denialPrincipal, eventPrincipal, parseArgs } from './recorded-call';
 
 /** The columns of permission_denials explain reads. */
 const DENIAL_KEYS = ['id', 'toolName', 'agentName', 'argumentsJson', 'ruleSource', 'reason', 'userRole', 'httpMethod', 'httpPath', 'timestamp', 'principal', 'traceJson', 'policyRevision', 'maskedPaths'] as const;
@@ -60,10 +60,17 @@ export interface ExplainConfig {
   mcpPin?(server: string, tool: string): string | undefined;
 }
 
+/** What explain takes of an application (SQLite or PostgreSQL; the application gives itself). */
+export interface ExplainSource {
+  readonly codeGates: readonly GateSpec[];
+  configSnapshot(): Pick<ConfigSnapshot, 'sources'>;
+  readonly gates: GateSet;
+  readonly flags: { values(): ReadonlyMap<string, boolean> };
+  readonly mcpPins: { inForce(): ReadonlyMap<string, ReadonlyMap<string, { sha256: string }>> };
+}
+
 /** The configuration of an application (SQLite or PostgreSQL) as explain needs it. */
-export function explainConfigOf(
-  app: Pick<SqliteApp, 'codeGates' | 'configSnapshot' | 'gates'> & { flags: { values(): ReadonlyMap<string, boolean> }; mcpPins: { inForce(): ReadonlyMap<string, ReadonlyMap<string, { sha256: string }>> } },
-): ExplainConfig {
+export function explainConfigOf(app: ExplainSource): ExplainConfig {
   return {
     codeGates: app.codeGates,
     defaultSources: () => [...app.configSnapshot().sources],
@@ -138,7 +145,7 @@ export async function explainDecisionWith(config: ExplainConfig, reads: ExplainR
 }
 
 /** Explain a decision of an application, on either database, under its configuration in force. */
-export function explainDecision(app: App, decisionId: string): Promise<Explanation> {
+export function explainDecision(app: ExplainSource & { readonly database: SqlDatabase }, decisionId: string): Promise<Explanation> {
   return explainDecisionWith(explainConfigOf(app), explainReads(app.database), decisionId);
 }
 
@@ -232,20 +239,6 @@ export function decisionTime(decisionId: string): number | undefined {
   return parseInt(hex.slice(0, 12), 16) / 1000;
 }
 
-const roleOf = (r: string | null | undefined): Role => (isRole(r) ? r : 'anonymous');
-
-/** Who made a recorded denial's call: the agent of an agent token, else the user (or nobody), with the recorded role. */
-export function denialPrincipal(d: Pick<DenialRow, 'principal' | 'agentName' | 'userRole'>): Principal {
-  if (d.principal !== null && d.principal === d.agentName) return { kind: 'agent', id: d.principal, role: roleOf(d.userRole), agent: d.principal };
-  return { kind: d.principal === 'anonymous' ? 'anonymous' : 'user', id: d.principal ?? 'anonymous', role: roleOf(d.userRole) };
-}
-
-/** Who made a recorded decision event's call (actor `agent:NAME` for an agent token). */
-export function eventPrincipal(e: Pick<SecurityEventRow, 'actor' | 'actorRole'>): Principal {
-  const agent = e.actor.startsWith('agent:') ? e.actor.slice('agent:'.length) : undefined;
-  return agent ? { kind: 'agent', id: agent, role: roleOf(e.actorRole), agent } : { kind: 'user', id: e.actor, role: roleOf(e.actorRole) };
-}
-
 const DENIAL_COLUMNS = sql.raw(columnsAs(permissionDenials, DENIAL_KEYS));
 
 /**
@@ -279,18 +272,4 @@ export function explainReads(db: SqlDatabase): ExplainReads {
     revision: (revision) => revisions.get(revision),
     ruleOrigin: (ruleSource, agent, at) => ruleOrigin(new ChangeControlStore(db), revisions, ruleSource, agent, at),
   };
-}
-
-export function parseArgs(json: string | null, notes: string[]): Record<string, unknown> {
-  if (!json) return {};
-  try {
-    const v = JSON.parse(json) as unknown;
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      if ('[truncated]' in v) notes.push('The arguments were too large and are kept truncated: the re-run sees only what was kept.');
-      return v as Record<string, unknown>;
-    }
-  } catch {
-    notes.push('The recorded arguments are not valid JSON.');
-  }
-  return {};
 }

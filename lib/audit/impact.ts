@@ -26,7 +26,7 @@ import { compileHooks } from '@/lib/hooks/config';
 import { HookRunner, nameMatches } from '@/lib/hooks/runner';
 import { gatesOfCall } from '@/lib/permissions/gates';
 import { candidateRules } from '@/lib/permissions/policy';
-import { denialPrincipal, eventPrincipal, parseArgs } from './explain';
+import { denialPrincipal, eventPrincipal, parseArgs } from './recorded-call';
 
 export interface RecordedCall {
   /** the decision id of the recorded row (null for rows written before decision ids) */

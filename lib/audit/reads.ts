@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { App } from '@/lib/app';
-import { BoundedCache } from '@/lib/bounded-cache';
+import { BoundedCache } from '@/lib/permissions/bounded-cache';
 import { principalLabel, type Principal, type Role } from '@/lib/permissions';
 
 const REPEAT_SECONDS = 300;

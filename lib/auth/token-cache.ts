@@ -18,7 +18,7 @@
  * MAX_KNOWN_TOKENS of them (bounded memory, issue 23).
  */
 import { sql, type SQL } from 'drizzle-orm';
-import { BoundedCache } from '@/lib/bounded-cache';
+import { BoundedCache } from '@/lib/permissions/bounded-cache';
 import { isTokenScope, type Principal, type Role, type TokenScope } from '@/lib/permissions';
 import { LAST_USE_EVERY_MS, type LastUse } from './last-use';
 import { tokenSealed, userSealed, type SealCheck } from './seal';

@@ -23,6 +23,7 @@ import { z } from 'zod';
 import type { App } from '@/lib/app';
 import { AppError, isError } from '@/lib/errors';
 import { MALFORMED_PATH, Reply } from '@/lib/http/route';
+import type { DeclaredRoutes } from '@/lib/http/route-entry';
 import { canonicalPath } from '@/lib/http/route-path';
 import { exactObjectSchema } from '@/lib/http/schemas';
 import { isRole, ROLES, roleRank, type CheckInput, type CheckResult, type Principal, type Role } from '@/lib/permissions';
@@ -87,7 +88,7 @@ function record(value: unknown): Record<string, unknown> | undefined {
 }
 
 /** The engine's input for one evaluation, or AppError (400) naming what does not map. */
-export async function inputOf(app: App, caller: Principal, e: Evaluation): Promise<CheckInput> {
+export async function inputOf(app: App, caller: Principal, e: Evaluation, routes: DeclaredRoutes): Promise<CheckInput> {
   const principal = await principalOf(app, caller, e.subject);
   const type = e.resource.type.toLowerCase();
   const props = e.resource.properties ?? {};
@@ -113,14 +114,10 @@ export async function inputOf(app: App, caller: Principal, e: Evaluation): Promi
     if (given !== undefined && (typeof given !== 'string' || !isRole(given))) throw new AppError('BAD_REQUEST', `resource.properties.required_role is one of ${ROLES.join(', ')}.`);
     // This product's own routes declare their role: an evaluation of one can never ask for less than the route does. A
     // path that differs from one of them only by letter case is taken as that route (and decided on its spelling).
-    const routes = await routeMatching();
-    const match = routes.matchRoute(canonical, { ignoreCase: true });
-    // The paths the decision listener answers itself (GET /metrics) declare their role beside the table.
-    const own = match ? undefined : routes.listenerOnlyRole(canonical, method);
-    const declared = match ? routes.declaredRole(match.entry, method) : own?.role;
+    const own = routes(canonical, method);
+    const declared = own?.role;
     const role = declared && (!given || roleRank(given) < roleRank(declared)) ? declared : (given ?? 'viewer');
-    const requiredPrincipal = match ? routes.declaredPrincipal(match.entry, method) : undefined;
-    return { kind: 'http', principal, method, path: match?.path ?? own?.path ?? canonical, requiredRole: role, ...(requiredPrincipal ? { requiredPrincipal } : {}) };
+    return { kind: 'http', principal, method, path: own?.path ?? canonical, requiredRole: role, ...(own?.principal ? { requiredPrincipal: own.principal } : {}) };
   }
   throw new AppError('BAD_REQUEST', `resource.type "${e.resource.type}" is not known here: use "tool" or "http".`);
 }
@@ -146,8 +143,8 @@ export function answerOf(r: CheckResult) {
 export type AuthzenAnswer = ReturnType<typeof answerOf>;
 
 /** One evaluation, decided and recorded. */
-export async function evaluate(app: App, caller: Principal, e: Evaluation, ip: string | undefined): Promise<AuthzenAnswer> {
-  const input = await inputOf(app, caller, e);
+export async function evaluate(app: App, caller: Principal, e: Evaluation, ip: string | undefined, routes: DeclaredRoutes): Promise<AuthzenAnswer> {
+  const input = await inputOf(app, caller, e, routes);
   return answerOf(await app.decisions.decide(input, { ip }));
 }
 
@@ -156,7 +153,7 @@ export async function evaluate(app: App, caller: Principal, e: Evaluation, ip: s
  * mapped before anything is decided (a bad entry refuses the request, 400, with its index); then they are decided in
  * order in one transaction, stopping early as the semantic asks (the calls' hooks run first, outside it).
  */
-export async function evaluateMany(app: App, caller: Principal, req: Evaluations, ip: string | undefined): Promise<{ evaluations: AuthzenAnswer[] }> {
+export async function evaluateMany(app: App, caller: Principal, req: Evaluations, ip: string | undefined, routes: DeclaredRoutes): Promise<{ evaluations: AuthzenAnswer[] }> {
   const entries = req.evaluations ?? [];
   const inputs: CheckInput[] = [];
   for (const [i, entry] of entries.entries()) {
@@ -172,7 +169,7 @@ export async function evaluateMany(app: App, caller: Principal, req: Evaluations
       throw new AppError('BAD_REQUEST', `evaluations[${i}]: ${missing.length ? `no ${missing.join(', ')} (neither in the entry nor as a default)` : 'not a valid evaluation'}.`);
     }
     try {
-      inputs.push(await inputOf(app, caller, parsed.data));
+      inputs.push(await inputOf(app, caller, parsed.data, routes));
     } catch (error) {
       if (isError(error, AppError)) throw new AppError(error.code, `evaluations[${i}]: ${error.message}`);
       throw error;
@@ -208,15 +205,4 @@ export function publicBase(request: Request, env: Readonly<Record<string, string
 export function withRequestId(header: (name: string) => string | null, body: AuthzenAnswer | { evaluations: AuthzenAnswer[] }): Reply {
   const id = header('x-request-id');
   return new Reply(body, id && id.length <= 200 ? { headers: { 'x-request-id': id } } : {});
-}
-
-let routeMatch: Promise<typeof import('@/lib/http/route-match')> | undefined;
-
-/**
- * The route table's matcher, imported on the first `http` evaluation: the table lists the AuthZEN routes, which use
- * this module, so a static import would make the table wait on itself while it loads.
- */
-function routeMatching(): Promise<typeof import('@/lib/http/route-match')> {
-  routeMatch ??= import('@/lib/http/route-match');
-  return routeMatch;
 }

@@ -19,7 +19,9 @@ import { conditionSchema } from '@/lib/permissions/condition';
 import { durationSchema } from '@/lib/permissions/gates';
 import { compilePolicy, policyRuleSchema, type CompiledRule } from '@/lib/permissions/policy';
 import { ConfigFileError, idList, parseYamlConfigLocated, type ConfigIssue } from '@/lib/permissions/yaml-config';
-import { pathProblem } from './rewrite';
+import { pathProblem, type Rewrite } from './rewrite';
+
+export type { Rewrite } from './rewrite';
 
 /** Shell hooks run only while this flag is on; TypeScript hooks (registerHook) only while TS_HOOKS_FLAG is. */
 export const SHELL_HOOKS_FLAG = 'plugin_shell_hooks_enabled';
@@ -108,12 +110,6 @@ const hooksFileSchema = z.strictObject({
 });
 
 type HookInput = z.output<typeof hookSchema>;
-
-export interface Rewrite {
-  set: readonly (readonly [path: string, value: unknown])[];
-  remove: readonly string[];
-  mask: readonly string[];
-}
 
 export interface CompiledHook {
   readonly id: string;

@@ -8,8 +8,13 @@
  * (an index at most its length: set appends, it never pads).
  */
 import { canonicalJson } from '@/lib/approvals/canonical';
-import type { Rewrite } from './config';
 
+/** A hook's rewrite of a call's arguments: fields set, removed and masked, by path. */
+export interface Rewrite {
+  set: readonly (readonly [path: string, value: unknown])[];
+  remove: readonly string[];
+  mask: readonly string[];
+}
 export const MASKED = '[MASKED]';
 
 /** Segments a path may never name: they reach the prototypes of every object of the process. */

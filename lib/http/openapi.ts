@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { apiErrorBodySchema } from './responses';
 import type { RouteDefinition, RouteDoc } from './route';
-import { HTTP_METHODS, ROUTES } from './route-table';
+import { HTTP_METHODS, type RouteTableEntry } from './route-entry';
 
 type JsonSchema = Record<string, unknown>;
 type AnySpec = RouteDefinition['spec'];
@@ -126,18 +126,19 @@ function metricsOperation(): Operation {
   };
 }
 
-let built: OpenApiDocument | undefined;
+const built = new WeakMap<readonly RouteTableEntry[], OpenApiDocument>();
 
-/** The document (built once per process: the routes do not change while it runs). */
-export async function openApiDocument(): Promise<OpenApiDocument> {
-  built ??= buildDocument();
-  return built;
+/** The document of a route table (built once per table: the routes do not change while the process runs). */
+export async function openApiDocument(routes: readonly RouteTableEntry[]): Promise<OpenApiDocument> {
+  let document = built.get(routes);
+  if (!document) built.set(routes, (document = buildDocument(routes)));
+  return document;
 }
 
-function buildDocument(): OpenApiDocument {
+function buildDocument(routes: readonly RouteTableEntry[]): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
   const tags = new Set<string>();
-  for (const entry of ROUTES) {
+  for (const entry of routes) {
     for (const method of HTTP_METHODS) {
       const served = entry.methods[method];
       if (!served) continue;

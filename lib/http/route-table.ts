@@ -8,53 +8,35 @@
  * Read by every part that serves or describes the routes, so they cannot disagree: the Next.js adapters
  * (lib/http/next-handlers.ts), the decision listener (lib/server/front.ts: the entries it answers itself, the methods
  * of a path for a 405), the OpenAPI document (lib/http/openapi.ts), AuthZEN's `http` evaluations (the role a path's
- * route declares, lib/http/route-match.ts). tests/openapi.test.ts fails when a route file exists that is not listed
- * here, and when an entry has no adapter (or its adapter serves other methods).
+ * route declares, lib/http/route-matcher.ts, given to them here). tests/openapi.test.ts fails when a route file exists
+ * that is not listed here, and when an entry has no adapter (or its adapter serves other methods).
  *
  * Summaries live here rather than beside each definition so that the reference reads as one text. `response`: the
  * schema of the success answer, from lib/http/responses.ts (the console's API client parses the same schema;
  * tests/response-schemas.test.ts checks the handlers answer it).
  */
 import * as R from './responses';
-import type { Role } from '@/lib/permissions';
 import type { RouteDefinition, RouteDoc } from './route';
+import type { DeclaredRoutes, HttpMethod, ListenerOnlyRoutes, RouteMethod, RouteTableEntry } from './route-entry';
+import { routeMatcher } from './route-matcher';
 import { approveRequest, getApproval, listApprovals, rejectRequest } from './routes/approvals';
 import { listSecurityEvents, verifyAuditTrail } from './routes/audit';
-import { evaluateAccess, evaluateAccessMany, getAuthzenConfiguration } from './routes/authzen';
+import { authzenEvaluations, getAuthzenConfiguration } from './routes/authzen';
 import { checkToolCall, checkToolCalls, listUsableTools, reportToolCallFinished } from './routes/decisions';
 import { countDenialsOverTime, getDenial, listDenialFacetValues, listDenials, summarizeDenials, tailDenials } from './routes/denials';
 import { getFlag, getTransparencyReport, listFlagHistory, listFlags, removeFlagOverride, setFlagOverride } from './routes/flags';
 import { listDeliveries } from './routes/notifications';
 import { endMcpSession, getMcpResourceMetadata, openMcpStream, postMcpMessage } from './routes/mcp';
 import { acceptMcpPin, listMcpPins, observeMcpTools } from './routes/mcp-pins';
-import { checkHealth, checkReadiness, getOpenApiDocument } from './routes/operations';
+import { checkHealth, checkReadiness, openApiRoute } from './routes/operations';
+import { openApiDocument } from './openapi';
 import { auditReportOscal, auditReportPdf } from './routes/reports';
 import { signIn, signOut, whoAmI } from './routes/sessions';
 import { ssoBackchannelLogout, ssoCallback, startSso } from './routes/sso';
 import { listTokens, revokeToken, rotateToken } from './routes/tokens';
 import { createProposal, getProposal, listActivations, listProposals, proposeRollback, voteOnProposal, withdrawProposal } from './routes/policy';
 
-export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-export type HttpMethod = (typeof HTTP_METHODS)[number];
-
-/** One method of a route: what answers it, and what the API reference says about it. */
-export interface RouteMethod {
-  route: RouteDefinition;
-  doc: RouteDoc;
-}
-
-export interface RouteTableEntry {
-  /** the public path, OpenAPI style ({id} for a dynamic segment) */
-  readonly path: string;
-  /** the Next.js route file that adapts this entry, relative to the repository */
-  readonly adapter: string;
-  readonly methods: Readonly<Partial<Record<HttpMethod, RouteMethod>>>;
-  /**
-   * A POST with a bearer token is answered by the decision listener itself (lib/server/front.ts), not passed to
-   * Next.js: the calls agents and gateways make in a loop.
-   */
-  readonly decisionListener?: true;
-}
+export { HTTP_METHODS, type HttpMethod, type RouteMethod, type RouteTableEntry } from './route-entry';
 
 /** The Next.js route file of a path: app/, the path with a dynamic segment {id} as [id], /route.ts. */
 const routeFile = (path: string): string => `app${path.replace(/\{(\w+)\}/g, '[$1]')}/route.ts`;
@@ -73,6 +55,15 @@ function entry<const P extends string, M extends HttpMethod>(
 
 /** One method: the route that answers it, and the reference's group, summary and the rest of what it says. */
 const op = (route: RouteDefinition, tag: string, summary: string, more: Omit<RouteDoc, 'tag' | 'summary'> = {}): RouteMethod => ({ route, doc: { tag, summary, ...more } });
+
+/**
+ * AuthZEN's `http` evaluations ask what this table declares for a path: they are given it, matched on the table once
+ * it is loaded, since the table lists them (a route definition never loads the table).
+ */
+const declaredRoutes: DeclaredRoutes = (path, method) => MATCHER.declared(path, method);
+const { evaluateAccess, evaluateAccessMany } = authzenEvaluations(declaredRoutes);
+/** The OpenAPI document, generated from this table, which lists it. */
+const getOpenApiDocument = openApiRoute(() => openApiDocument(ROUTES));
 
 const ERR_NOT_FOUND = { '404': 'Not found.' };
 const ERR_CONFLICT = { '409': 'Already decided or expired.' };
@@ -283,10 +274,10 @@ export const ROUTE_TABLE = [
 
 /**
  * The paths the decision listener answers itself, which no Next.js route adapts (lib/server/front.ts), with the role
- * each method requires. Read by the listener (the role it asks for) and by lib/http/route-match.ts (AuthZEN `http`
+ * each method requires. Read by the listener (the role it asks for) and by this table's matcher (AuthZEN `http`
  * evaluations, a 405's Allow header), so that an evaluation of `GET /metrics` asks for what the listener does.
  */
-export const LISTENER_ONLY_ROUTES: Readonly<Record<string, Readonly<Partial<Record<HttpMethod, Role>>>>> = {
+export const LISTENER_ONLY_ROUTES: ListenerOnlyRoutes = {
   '/metrics': { GET: 'admin' },
 };
 
@@ -298,6 +289,9 @@ export type MethodsOf<P extends RoutePath> = keyof Extract<Entry, { path: P }>['
 
 /** The table as plain entries, for code that walks it whatever the path. */
 export const ROUTES: readonly RouteTableEntry[] = ROUTE_TABLE;
+
+/** Paths matched with this table (lib/http/route-matcher.ts). */
+export const MATCHER = routeMatcher(ROUTES, LISTENER_ONLY_ROUTES);
 
 /** The entry of a path the table lists. */
 export function routeEntry<P extends RoutePath>(path: P): Extract<Entry, { path: P }> {

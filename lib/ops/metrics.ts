@@ -8,7 +8,7 @@ import { sql } from 'drizzle-orm';
 import { AggregatorRegistry, Counter, Gauge, Registry, type MetricObjectWithValues, type MetricType, type MetricValue } from 'prom-client';
 import type { Recorded, Recorder, AuditEvent } from '@/lib/permissions/recorder';
 import type { CheckResult } from '@/lib/permissions';
-import type { App } from '@/lib/app';
+import type { SqlDatabase } from '@/db/dialect';
 import { ruleSourceFamily } from '@/lib/audit/denials/vocabulary';
 
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
@@ -238,8 +238,18 @@ export function timedAsyncRecorder(inner: { record(event: AuditEvent): Promise<R
 
 const CHAINS = ['permission_denials', 'security_events'] as const;
 
+/**
+ * What the state gauges read (the application gives it): the database, the size of SQLite's write-ahead log (null on
+ * PostgreSQL) and the status of the configuration files.
+ */
+export interface StateSource {
+  readonly database: Pick<SqlDatabase, 'one'>;
+  walBytes(): number | null;
+  configStatus(): readonly { error: string | null }[];
+}
+
 /** What the state gauges read, from either database: pending approvals, and each audit chain's head and checkpoint. */
-async function stateFacts(app: App) {
+async function stateFacts(app: StateSource) {
   const db = app.database;
   const chainFacts = async (chain: (typeof CHAINS)[number]) => {
     const [head, cp] = await Promise.all([
@@ -256,7 +266,7 @@ async function stateFacts(app: App) {
 }
 
 /** The state of the installation, read from the database at scrape time (not counted per process). */
-export async function stateRegistry(app: App, now = Date.now() / 1000): Promise<Registry> {
+export async function stateRegistry(app: StateSource, now = Date.now() / 1000): Promise<Registry> {
   const registry = new Registry();
   const gauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames, registers: [registry] });
   const refused = gauge('swarm_config_files_refused', 'Configuration files whose newest version is refused (the last good version is in force).');

@@ -10,7 +10,7 @@
  * gate that names annotations, and its `tool_annotations` is an empty map. Pure: no I/O.
  */
 import { z } from 'zod';
-import type { ToolAnnotations } from './types';
+import type { ToolAnnotations } from './basics';
 
 export const ANNOTATION_HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
 export type AnnotationHint = (typeof ANNOTATION_HINTS)[number];

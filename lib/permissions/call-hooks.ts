@@ -13,32 +13,9 @@
  */
 import type { CheckResult, PermissionContext, ToolContext } from './types';
 import { brand } from '@/lib/errors';
+import type { HookOutcome } from './basics';
 
-export const HOOK_EVENTS = ['before_tool_call', 'after_tool_call', 'approval_requested', 'approval_decided', 'denied'] as const;
-export type HookEventName = (typeof HOOK_EVENTS)[number];
-
-export const HOOK_ACTIONS = ['block', 'rewrite', 'rate_limit', 'webhook', 'shell', 'typescript'] as const;
-export type HookAction = (typeof HOOK_ACTIONS)[number];
-
-/** What one hook did to one call (or one event). Every outcome is part of the decision's trace. */
-export interface HookOutcome {
-  hook: string;
-  event: HookEventName;
-  action: HookAction;
-  /**
-   * passed: looked and let it be; rewrote: changed the arguments; blocked: refused the call; skipped: did not run (its
-   * flag is off); failed: could not answer (timeout, error, an open circuit), see `reason` (a failed hook blocks
-   * unless it says `on_error: allow`, and then its outcome is `failed` with the call let through)
-   */
-  outcome: 'passed' | 'rewrote' | 'blocked' | 'skipped' | 'failed';
-  /** this outcome stops the call: a block, or a failure of a hook without `on_error: allow` */
-  blocks?: boolean;
-  reason?: string;
-  /** the argument paths it set, removed or masked */
-  changed?: string[];
-  /** how long it took, in milliseconds (webhook and shell hooks) */
-  ms?: number;
-}
+export { HOOK_ACTIONS, HOOK_EVENTS, type HookAction, type HookEventName, type HookOutcome } from './basics';
 
 /** The result of a `before_tool_call` pass. */
 export interface HookPass {

@@ -14,7 +14,7 @@
 import { Environment, ParseError } from '@marcbachmann/cel-js';
 import { z } from 'zod';
 import { annotationVars } from './annotations';
-import type { FlagValues, Principal, ToolAnnotations } from './types';
+import type { FlagValues, Principal, ToolAnnotations } from './basics';
 import { brand, isError } from '@/lib/errors';
 
 /** Built once: every condition is parsed and type-checked against these declarations. */

@@ -12,12 +12,12 @@
  * order they are declared; the first whose annotations and `when` hold is the call's gate.
  */
 import { z } from 'zod';
-import { BoundedCache } from '@/lib/bounded-cache';
+import { BoundedCache } from './bounded-cache';
 import { compileCondition, conditionSchema, type Condition } from './condition';
 import { compileNames, isGlob, matchesName, type NameMatcher } from './glob';
 import { ConfigFileError, parseYamlConfigLocated } from './yaml-config';
 import { annotationRequirementSchema, annotationsMatch, compileAnnotations, type AnnotationMatcher, type AnnotationRequirement } from './annotations';
-import { ROLES, type Attribution, type Role, type ToolAnnotations } from './types';
+import { ROLES, type Attribution, type Role, type ToolAnnotations } from './basics';
 import { brand, isError } from '@/lib/errors';
 
 export const GATE_RISKS = ['low', 'medium', 'high'] as const;

@@ -3,7 +3,7 @@
  * Pure: takes text, returns a compiled policy or throws PolicyError. Reading and watching the file is lib/config's job.
  */
 import { z } from 'zod';
-import { BoundedPairCache } from '@/lib/bounded-cache';
+import { BoundedPairCache } from './bounded-cache';
 import { idList, parseYamlConfigLocated } from './yaml-config';
 import { compileCondition, conditionSchema, type Condition } from './condition';
 import { compileNames, matchesName, type NameMatcher } from './glob';

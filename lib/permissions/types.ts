@@ -2,108 +2,9 @@
  * The vocabulary of the permission engine. Pure data: no I/O, no Next.js, no database.
  */
 import type { CompiledGate } from './gates';
-import type { HookOutcome } from './call-hooks';
+import type { ApprovalState, Attribution, BuiltInSource, Decision, FlagValues, HookOutcome, PluginSource, Principal, Role, TokenScope, ToolAnnotations } from './basics';
 
-export const DECISIONS = ['ALLOW', 'DENY', 'ASK'] as const;
-export type Decision = (typeof DECISIONS)[number];
-
-/** Roles, lowest first. The order is the privilege order. */
-export const ROLES = ['anonymous', 'viewer', 'auditor', 'operator', 'admin'] as const;
-export type Role = (typeof ROLES)[number];
-
-export function roleRank(role: Role): number {
-  return ROLES.indexOf(role);
-}
-
-/** True when `role` is at least `required`. */
-export function isRoleAtLeast(role: Role, required: Role): boolean {
-  return roleRank(role) >= roleRank(required);
-}
-
-export function isRole(value: unknown): value is Role {
-  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
-}
-
-/**
- * What a token may do (issue 27). An agent's token `decide`s (check, batch, AuthZEN, MCP, finished, tools visibility);
- * a person's token reads (`read`: the decision routes and what the person may read), operates (`operate`: besides,
- * what changes state below admin, such as deciding approvals) or administers (`admin`: everything the role allows).
- * Each includes the ones before it; a token never does more than its owner's role (RBAC still applies).
- */
-export const TOKEN_SCOPES = ['decide', 'read', 'operate', 'admin'] as const;
-export type TokenScope = (typeof TOKEN_SCOPES)[number];
-
-export function isTokenScope(value: unknown): value is TokenScope {
-  return typeof value === 'string' && (TOKEN_SCOPES as readonly string[]).includes(value);
-}
-
-/** True when a token of `scopes` may do what needs `required` (each scope includes the ones before it). */
-export function scopesAllow(scopes: readonly TokenScope[], required: TokenScope): boolean {
-  const need = TOKEN_SCOPES.indexOf(required);
-  for (const s of scopes) if (TOKEN_SCOPES.indexOf(s) >= need) return true;
-  return false;
-}
-
-/** Who is asking: a signed-in user, a user's API token, an agent token, or nobody. */
-export interface Principal {
-  kind: 'user' | 'agent' | 'anonymous';
-  /** user name, or the agent name for an agent token */
-  id: string;
-  role: Role;
-  /** for agent tokens: the only agent this principal may act as */
-  agent?: string;
-  /** a token's scopes (what it may do within its role); absent for a session, which does all its role allows */
-  scopes?: readonly TokenScope[];
-  /**
-   * Who really asks, when it is not this principal itself: an administrator naming another subject through AuthZEN
-   * (an explicit delegation). An approval such a call uses is recorded as used by this caller.
-   */
-  actor?: { kind: 'user' | 'agent'; id: string; role: Role };
-  /**
-   * The person an agent acts for, when its credential names one (an access token of the company's provider given to
-   * the agent for a person: lib/oauth/agent-tokens.ts). Recorded on every row the call makes; `principal.on_behalf_of`
-   * in conditions.
-   */
-  onBehalfOf?: string;
-}
-
-/**
- * How the trail names a principal: a user by name, an agent as `agent:<name>`, and an agent acting for a person as
- * `agent:<name> for <person>` (the requester of an approval, the actor of an event).
- */
-export function principalLabel(p: { kind: string; id: string; onBehalfOf?: string }): string {
-  if (p.kind !== 'agent') return p.id;
-  return p.onBehalfOf ? `agent:${p.id} for ${p.onBehalfOf}` : `agent:${p.id}`;
-}
-
-export const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', id: 'anonymous', role: 'anonymous' });
-
-/**
- * The approval state of one exact call, filled in by the engine before the sources run. `unverified`: the approvals
- * table says approved and unused, but the chained audit trail does not hold that approval (the table was changed
- * outside the product): it is not used, the call asks again, and `reason` says what does not match.
- */
-export type ApprovalStatus = 'none' | 'pending' | 'approved' | 'rejected' | 'expired' | 'unverified';
-export interface ApprovalState {
-  status: ApprovalStatus;
-  id?: string;
-  reason?: string;
-}
-
-/** Effective flag values, filled in by the engine. */
-export type FlagValues = ReadonlyMap<string, boolean>;
-
-/**
- * What an MCP server says about one of its tools (the specification's ToolAnnotations). Hints, not guarantees: the
- * gateway passes what the upstream declared, and the policy reads them with the specification's defaults
- * (effectiveAnnotations in lib/permissions/annotations.ts). Absent on a call that did not come through the MCP gateway.
- */
-export interface ToolAnnotations {
-  readonly readOnlyHint?: boolean;
-  readonly destructiveHint?: boolean;
-  readonly idempotentHint?: boolean;
-  readonly openWorldHint?: boolean;
-}
+export * from './basics';
 
 export interface ToolContext {
   kind: 'tool';
@@ -169,36 +70,6 @@ export type PermissionContext = CheckInput & {
   /** present for tool calls to gated tools */
   readonly approval?: ApprovalState;
 };
-
-/** The engine's own rule sources: every rule_source family a decision of the product itself can carry. */
-export const BUILT_IN_SOURCES = ['rbac', 'agent_allowlist', 'flag', 'policy', 'hitl', 'default', 'csrf', 'hook', 'mcp_pin'] as const;
-export type BuiltInSource = (typeof BUILT_IN_SOURCES)[number];
-
-declare const pluginSource: unique symbol;
-/**
- * The name of a registered plugin source (registerSource), as the engine stamps it on the plugin's rules: never a
- * built-in name, so a plugin cannot speak in the name of RBAC, the policy or a gate on the audit trail.
- */
-export type PluginSource = string & { readonly [pluginSource]: true };
-
-export function isBuiltInSource(name: string): name is BuiltInSource {
-  return (BUILT_IN_SOURCES as readonly string[]).includes(name);
-}
-
-/**
- * Which rule decided, typed: the rule source and, where a source has several rules, which one (the required role, the
- * flag, the policy rule id, the gate). Code decides on these fields; the `rule_source` string of the audit row
- * (rbac:admin, agent_allowlist, flag:x, policy:id, hitl:deploy) is made from them at the edge, by ruleSourceOf().
- */
-export interface Attribution {
-  readonly source: BuiltInSource | PluginSource;
-  readonly id?: string;
-}
-
-/** The `rule_source` string of an attribution: `source:id`, or `source` alone. */
-export function ruleSourceOf(a: Attribution): string {
-  return a.id === undefined ? a.source : `${a.source}:${a.id}`;
-}
 
 export interface PermissionRule {
   decision: Decision;

@@ -11,7 +11,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '@/db/client';
 import type { DialectName, SqlDatabase } from '@/db/dialect';
-import type { App } from '@/lib/app';
 import { trustedVerifierKeys } from '@/lib/audit/trail/checkpoints';
 import { catchUpIfBehind } from '@/lib/audit/denials/rollup';
 import { verifyTrail, type VerifyOptions, type VerifyRange, type VerifyReport } from '@/lib/audit/trail/verify';
@@ -124,11 +123,21 @@ export function postgresTrail(database: SqlDatabase): ReportTrail {
   };
 }
 
+/** What the reader of an application takes from it (the application gives itself): its database's side, the facts and where the keys are. */
+export interface ReportSource {
+  readonly side: { reportTrail(): ReportTrail; verifierKeyDir(): string | undefined };
+  readonly profiles: ReportFacts['profiles'];
+  currentRevision(): string;
+  readonly flags: { resolution(): FlagResolution };
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly options: { readonly dbPath?: string };
+}
+
 /**
  * The reader of an application on either database. On PostgreSQL the checkpoints are verified with the key of
  * SWARM_AUDIT_KEY_DIR (every server's signing key lives there), none when it is not set.
  */
-export function reportReaderFor(app: App): ReportReader {
+export function reportReaderFor(app: ReportSource): ReportReader {
   const keyDir = app.side.verifierKeyDir();
   return reportReader(app.side.reportTrail(), {
     profiles: app.profiles,

@@ -6,7 +6,8 @@
  * What differs between the databases is a DatabaseSide, built by lib/server/sqlite.ts or lib/server/postgres.ts: the
  * decision path's narrow ports (token lookup, approval ports, chain append, rate counter, commit strategy) and the
  * background work of a process (checkpoints, the sweeper, the signer). Route handlers, pages, the CLI, the demo team
- * and the tests all start here through openApp(), createApp() or getApp(); only the options differ.
+ * and the tests all start here through openApp(), createApp() or getApp() (lib/server/open.ts); only the options differ.
+ * This module knows neither side: each side's module builds an App of its own.
  */
 import { APPROVALS_CHANNEL, ApprovalWaits } from '@/lib/approvals/wait';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -39,8 +40,6 @@ import type { Leadership } from '@/lib/ops/leader';
 import { observeDecision } from '@/lib/ops/metrics';
 import type { ReportTrail } from '@/lib/reports/reader';
 import { PermissionEngine, type EnginePorts } from '@/lib/permissions';
-import { createApp, type SqliteSide } from './sqlite';
-import type { PostgresSide } from './postgres';
 import { codeGateSpecs, DEFAULT_APPROVAL_TTL_SECONDS } from '@/lib/approvals/gates';
 import { CallBinding, loadBindingKey } from '@/lib/approvals/binding';
 import type { TrailProof } from '@/lib/approvals/trail';
@@ -192,7 +191,7 @@ export interface DatabaseSide {
 /** How often the sweeper looks for expired and unused tokens (a scan of api_tokens; an expired token is refused anyway). */
 const TOKEN_SWEEP_EVERY_MS = 10_000;
 
-export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
+export class App<S extends DatabaseSide = DatabaseSide> {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly configDir: string;
   /** the gates declared in code (requireApproval on the platform's tools), merged with config/gates.yaml */
@@ -940,79 +939,4 @@ export class App<S extends DatabaseSide = SqliteSide | PostgresSide> {
     void this.approvalWaits.close();
     return this.side.close() as ReturnType<S['close']>;
   }
-}
-
-/** An application on SQLite (tests, the demo team, SQLite-only tools): opened synchronously. */
-export type SqliteApp = App<SqliteSide>;
-/** An application on PostgreSQL. */
-export type PostgresApp = App<PostgresSide>;
-export { createApp };
-
-/**
- * The application SWARM_DB names: PostgreSQL for a postgres:// URL (asynchronous: it connects, migrates and loads
- * the flag overrides), SQLite otherwise.
- */
-export async function openApp(options: AppOptions): Promise<App> {
-  if (parseDbLocation(options.dbPath).kind === 'postgres') {
-    // Loaded only when asked for: a SQLite process never loads the PostgreSQL driver.
-    const { openPostgres } = await import('./postgres');
-    const app = await openPostgres(options);
-    await app.startChangeControl();
-    return app;
-  }
-  const app = createApp(options);
-  await app.startChangeControl();
-  return app;
-}
-
-const GLOBAL_KEY = Symbol.for('swarm-permissions.app');
-const SQLITE_KEY = Symbol.for('swarm-permissions.sqlite-app');
-type GlobalWithApp = typeof globalThis & { [GLOBAL_KEY]?: Promise<App>; [SQLITE_KEY]?: SqliteApp };
-
-function serverOptions(): AppOptions {
-  return {
-    dbPath: process.env.SWARM_DB ?? 'data/swarm.db',
-    watchConfig: true,
-    backgroundCheckpoints: true,
-    sweepApprovals: true,
-    enforcePolicyTests: true,
-    server: true,
-  };
-}
-
-/**
- * The server's one application, from the environment (SWARM_DB, SWARM_CONFIG_DIR, SWARM_POLICY_FILE). On SQLite it
- * is opened at once; on PostgreSQL the first request waits for the connection, and a start that failed (the database
- * unreachable) is tried again by the next request rather than remembered.
- */
-export function getApp(): Promise<App> {
-  const g = globalThis as GlobalWithApp;
-  if (!g[GLOBAL_KEY]) {
-    const options = serverOptions();
-    if (parseDbLocation(options.dbPath).kind === 'sqlite') {
-      const app = createApp(options);
-      g[SQLITE_KEY] = app;
-      // Nothing but SQLite statements: done before the next I/O event, so before the first request is read.
-      g[GLOBAL_KEY] = app.bootstrap().then(() => app);
-    } else {
-      const opening = (async () => {
-        const app = await openApp(options);
-        await app.bootstrap();
-        return app;
-      })();
-      g[GLOBAL_KEY] = opening;
-      opening.catch(() => {
-        if (g[GLOBAL_KEY] === opening) delete g[GLOBAL_KEY];
-      });
-    }
-  }
-  return g[GLOBAL_KEY];
-}
-
-/** The server's application when SWARM_DB is a SQLite file, synchronously (tests and SQLite-only tools). */
-export function getSqliteApp(): SqliteApp {
-  if (parseDbLocation(process.env.SWARM_DB ?? 'data/swarm.db').kind !== 'sqlite') throw new Error('SWARM_DB is not a SQLite file.');
-  // (a start that fails is reported to getApp()'s callers)
-  getApp().catch(() => undefined);
-  return (globalThis as GlobalWithApp)[SQLITE_KEY]!;
 }

@@ -21,7 +21,6 @@ import { sql } from 'drizzle-orm';
 import type { TxRunner, TxSteps } from '@/db/dialect';
 import { AppError } from '@/lib/errors';
 import type { DenialMatch } from './filter';
-import type { DenialSummary } from './stats';
 import { ruleSourceFamily } from './vocabulary';
 
 export const FACET_FIELDS = ['agent', 'tool', 'rule_source'] as const;
@@ -167,11 +166,19 @@ export function facetFilter(field: FacetField, filter: DenialMatch): DenialMatch
   return rest;
 }
 
+/** What a facet reads of a summary (DenialSummary, lib/audit/denials/stats.ts): its ranked values. */
+export interface RankedValues {
+  readonly topAgents: readonly { value: string | null; count: number }[];
+  readonly topTools: readonly FacetValue[];
+  readonly topRuleSources: readonly FacetValue[];
+  readonly families: readonly FacetValue[];
+}
+
 /** A facet from the full summary (every value, `top` unlimited) of its facetFilter. */
-export function facetOf(field: FacetField, s: DenialSummary, options: Pick<FacetOptions, 'prefix' | 'limit'> = {}) {
+export function facetOf(field: FacetField, s: RankedValues, options: Pick<FacetOptions, 'prefix' | 'limit'> = {}) {
   const prefix = options.prefix ?? '';
   const p = lower(prefix);
-  let values: FacetValue[];
+  let values: readonly FacetValue[];
   if (field === 'agent') values = s.topAgents.filter((x): x is { value: string; count: number } => x.value !== null && x.value !== '');
   else if (field === 'tool') values = s.topTools;
   else {

@@ -1,4 +1,4 @@
-import { BoundedPairCache } from '@/lib/bounded-cache';
+import { BoundedPairCache } from '../bounded-cache';
 import { PRIORITY, type PermissionRule, type RuleSource } from '@/lib/permissions/types';
 
 /** The per-agent tool allowlists, compiled for lookup. */

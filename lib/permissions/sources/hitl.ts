@@ -1,4 +1,4 @@
-import { BoundedCache } from '@/lib/bounded-cache';
+import { BoundedCache } from '../bounded-cache';
 import type { CompiledGate } from '../gates';
 import { PRIORITY, type PermissionRule, type RuleSource } from '../types';
 

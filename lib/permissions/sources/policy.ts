@@ -1,4 +1,4 @@
-import { BoundedPairCache } from '@/lib/bounded-cache';
+import { BoundedPairCache } from '../bounded-cache';
 import { conditionHolds } from '@/lib/permissions/condition';
 import { callMatches, candidateRules, ruleMatches, type CompiledPolicy, type CompiledRule } from '@/lib/permissions/policy';
 import type { PermissionContext, PermissionRule, RuleSource } from '@/lib/permissions/types';
