@@ -241,7 +241,7 @@ describe('the Vercel AI SDK', () => {
     const run = generateText({ model, tools: withSwarm(tools, swarm, { waitMs: 60_000 }), prompt: 'Deploy m-wait.', stopWhen: stepCountIs(2) });
     // The operator decides once the request is in the queue (the run is held meanwhile).
     let id: string | undefined;
-    await expect.poll(async () => (id = await pendingFor('m-wait'))).toBeTruthy();
+    await expect.poll(async () => (id = await pendingFor('m-wait')), { timeout: 10_000 }).toBeTruthy();
     expect(ran).toEqual([]);
     await decide(id!, 'approve');
     await run;
@@ -314,7 +314,7 @@ describe('the Claude Agent SDK', () => {
       const model = `m-claude-wait-${operator}`;
       const held = canUse(swarm, 'deploy_serving', { model_id: model, env: 'prod' }, `toolu_wait_${operator}`);
       let id: string | undefined;
-      await expect.poll(async () => (id = await pendingFor(model))).toBeTruthy();
+      await expect.poll(async () => (id = await pendingFor(model)), { timeout: 10_000 }).toBeTruthy();
       await decide(id!, operator, operator === 'reject' ? 'not in the change window' : 'CHG-40');
       const answer = await held;
       if (operator === 'approve') expect(answer).toMatchObject({ behavior: 'allow' });
@@ -427,7 +427,7 @@ describe('LangChain createAgent on LangGraph', () => {
     const { agent, ran } = lcAgent([{ name: 'deploy_serving', args: { model_id: 'm-lc-wait', env: 'prod' }, id: 'lc_wait' }], { waitMs: 60_000 });
     const run = agent.invoke({ messages: [{ role: 'user', content: 'Deploy.' }] }, { configurable: { thread_id: 'lc-wait' } });
     let id: string | undefined;
-    await expect.poll(async () => (id = await pendingFor('m-lc-wait'))).toBeTruthy();
+    await expect.poll(async () => (id = await pendingFor('m-lc-wait')), { timeout: 10_000 }).toBeTruthy();
     expect(ran).toEqual([]);
     await decide(id!, 'approve');
     await run;
@@ -545,7 +545,7 @@ describe('the OpenAI Agents SDK', () => {
     const agent = new OaAgent({ name: 'deployer', instructions: 'Deploy models.', model, tools: withSwarmOa(tools, client(), { waitMs: 60_000 }) });
     const run = oaRun(agent, 'Deploy.');
     let id: string | undefined;
-    await expect.poll(async () => (id = await pendingFor('m-oa-wait'))).toBeTruthy();
+    await expect.poll(async () => (id = await pendingFor('m-oa-wait')), { timeout: 10_000 }).toBeTruthy();
     expect(ran).toEqual([]);
     await decide(id!, 'approve');
     await run;
@@ -642,7 +642,7 @@ describe('Mastra', () => {
     const { agent, ran } = mastraAgent([{ id: 'ma_wait', tool: 'deploy_serving', input: { model_id: 'm-ma-wait', env: 'prod' } }], { waitMs: 60_000 });
     const run = agent.stream('Deploy.').then(chunks);
     let id: string | undefined;
-    await expect.poll(async () => (id = await pendingFor('m-ma-wait'))).toBeTruthy();
+    await expect.poll(async () => (id = await pendingFor('m-ma-wait')), { timeout: 10_000 }).toBeTruthy();
     expect(ran).toEqual([]);
     await decide(id!, 'approve');
     await run;
