@@ -316,11 +316,14 @@ test.describe('the denial explorer', () => {
   test('says so when the server fails, and recovers on retry', async ({ page }) => {
     await signIn(page, 'alex');
     let fail = true;
-    // The list is slow, then fails; the summary, the chart and the poll for new denials (limit=1) still answer.
+    // The list is held until the loading state has been seen, then fails; the summary, the chart and the poll for new
+    // denials (limit=1) still answer.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
     const isList = (url: URL) => url.pathname === '/api/v1/permissions/denials' && url.searchParams.get('limit') !== '1';
     await page.route(isList, async (route) => {
       if (fail) {
-        await new Promise((resolve) => setTimeout(resolve, 1500));
+        await held;
         await route.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ error: { code: 'INTERNAL', message: 'Something went wrong on the server; it has been logged.' } }) });
       } else {
         await route.continue();
@@ -329,6 +332,7 @@ test.describe('the denial explorer', () => {
     await page.goto('/denials');
     await expect(page.getByLabel('Loading denials')).toBeVisible();
     await page.screenshot({ path: `${SHOTS}/denials-loading.png` });
+    release();
     const alert = page.getByRole('alert').filter({ hasText: 'The denials could not be loaded' });
     await expect(alert).toContainText('Something went wrong on the server');
     await allSettled(page);
@@ -447,12 +451,43 @@ test.describe('the denial explorer as a log explorer', () => {
     await expect(page.getByTestId('denial-detail')).toBeVisible();
   });
 
-  test('works on a 390-pixel phone', async ({ page }) => {
-    await page.setViewportSize({ width: 390, height: 844 });
+  test('on a 390-pixel phone: nothing to scroll sideways for, a denial opens and reads whole, the filters behind a button narrow the rows', async ({ page }) => {
+    const WIDTH = 390;
+    await page.setViewportSize({ width: WIDTH, height: 844 });
     await signIn(page, 'alex');
     await openExplorer(page);
     await allSettled(page);
     await page.screenshot({ path: `${SHOTS}/denials-390.png`, fullPage: true });
+    const wide = () => page.evaluate(() => document.documentElement.scrollWidth);
+    expect(await wide()).toBeLessThanOrEqual(WIDTH);
+
+    // A tap on a row opens it: its tool, its reason and its arguments inside the screen's width.
+    const first = rows(page).first();
+    const tool = (await first.locator('td').nth(2).innerText()).trim();
+    await first.locator('td').first().click();
+    const panel = page.getByTestId('denial-detail');
+    await expect(panel).toBeVisible();
+    await expect(page).toHaveURL(/denial=\d+/);
+    await expect(panel).toContainText(tool);
+    const box = (await panel.boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(0);
+    expect(box.x + box.width).toBeLessThanOrEqual(WIDTH + 1);
+    expect(await wide()).toBeLessThanOrEqual(WIDTH);
+    await page.keyboard.press('Escape');
+    await expect(panel).toHaveCount(0);
+
+    // The filters sit behind a button; an agent typed there narrows the rows to it.
+    const toggle = page.getByTestId('filters-toggle');
+    await expect(toggle).toHaveAttribute('aria-expanded', 'false');
+    await toggle.click();
+    await expect(page.getByRole('search', { name: 'Filter denials' })).toBeVisible();
+    await field(page, 'Agent').fill('trainer');
+    await field(page, 'Agent').press('Enter');
+    await expect(page).toHaveURL(/[?&]agent=trainer/);
+    await expect(rows(page).first()).toContainText('trainer');
+    const agents = await column(page, 2);
+    expect(agents.length).toBeGreaterThan(0);
+    expect(agents.every((a) => a === 'trainer')).toBe(true);
+    expect(await wide()).toBeLessThanOrEqual(WIDTH);
   });
 });
-

@@ -1,12 +1,12 @@
 /**
- * Hooks from config/hooks.yaml against the real built server: a REST caller (as an agent in any language) is blocked,
- * rewritten and rate-limited on the way; a webhook in this test (checking the HMAC signature) reviews calls, hears
- * approval requests and denials; /transparency lists every hook, read as an administrator would.
+ * Hooks from config/hooks.yaml against the real built server: /transparency lists every hook, read as an
+ * administrator would. What the hooks do to calls (block, rewrite, rate limit, webhook and shell reviews, the events
+ * they hear) is tests/hooks-config.test.ts, through the route handlers in process (issue 43).
  */
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { E2E } from './fixtures/accounts';
@@ -19,7 +19,6 @@ const SCREENS = 'test-results/screens';
 
 let server: IsolatedServer;
 let receiver: Server;
-let agentToken = '';
 let shellLog = '';
 const heard: { event: string; hook: string; signed: boolean; json: Record<string, unknown> }[] = [];
 /** deliveries whose body was not JSON (said in a failure message) */
@@ -64,20 +63,6 @@ hooks:
     shell: { command: ["${process.execPath}", "-e", "let s='';process.stdin.on('data',c=>s+=c).on('end',()=>{require('fs').appendFileSync('${shellLog}',s+'\\\\n');const e=JSON.parse(s);console.log(JSON.stringify(e.call.arguments.model_id==='m-bad'?{decision:'block',reason:'The champion stays.'}:{decision:'allow'}))})"], timeout: 5s }
 `;
 
-interface Answer {
-  decision: string;
-  rule_source: string;
-  reason: string;
-  decision_id: string;
-  approval_id: string | null;
-  arguments: Record<string, unknown> | null;
-  arguments_changed_by: string[];
-  hooks: { hook: string; outcome: string }[];
-}
-
-/** What a Python agent does: one JSON POST with its bearer token. */
-const restCheck = (tool: string, args: Record<string, unknown>) => server.check<Answer>(agentToken, { agent: 'deployer', tool, arguments: args });
-
 test.beforeAll(async () => {
   // A server of its own (and CLI calls) starting: more than one test's time on a busy machine.
   test.setTimeout(90_000);
@@ -115,81 +100,12 @@ test.beforeAll(async () => {
   server.env.SWARM_FLAG_PLUGIN_SHELL_HOOKS_ENABLED = 'true';
   writeFileSync(join(server.configDir, 'hooks.yaml'), hooksYaml(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, shellLog));
   await server.start();
-  const r = await server.swarm('tokens', 'add', '--agent', 'deployer');
-  agentToken = /swt_[A-Za-z0-9_-]+/.exec(r.out)![0];
 });
 
 test.afterAll(async () => {
   await server.kill('SIGTERM');
   receiver.closeAllConnections();
   await new Promise((r) => receiver.close(r));
-});
-
-test('calls are blocked, rewritten and rate-limited on the way, and each denial is recorded with its hook', async () => {
-  const rival = await restCheck('send_email', { to: 'ceo@rival.example', subject: 'Our roadmap' });
-  expect(rival).toMatchObject({ decision: 'DENY', rule_source: 'hook:no-rival-mail', reason: 'Mail to competitors is not sent by agents.' });
-
-  const internal = await restCheck('send_email', { to: 'owners@swarm.example', subject: 'Drift report', bcc: 'me@elsewhere.example' });
-  expect(internal).toMatchObject({ decision: 'ALLOW', arguments_changed_by: ['drop-bcc'], arguments: { to: 'owners@swarm.example', subject: 'Drift report' } });
-
-  expect((await restCheck('monitor_drift', { model_id: 'm-1' })).decision).toBe('ALLOW');
-  expect((await restCheck('monitor_drift', { model_id: 'm-1' })).decision).toBe('ALLOW');
-  const third = await restCheck('monitor_drift', { model_id: 'm-1' });
-  expect(third).toMatchObject({ decision: 'DENY', rule_source: 'hook:drift-rate' });
-
-  const res = await fetch(`${server.url}/api/v1/permissions/denials?rule_source=hook&limit=10`, { headers: { authorization: `Bearer ${server.token}` } });
-  const rows = ((await res.json()) as { denials: { rule_source: string; decision_id: string }[] }).denials;
-  expect(rows.map((r) => r.rule_source).sort()).toEqual(['hook:drift-rate', 'hook:no-rival-mail']);
-  expect(rows.map((r) => r.decision_id)).toContain(rival.decision_id);
-});
-
-test('a webhook reviews calls before they run, and hears approval requests and denials', async () => {
-  const prod = await restCheck('rollback_serving', { model_id: 'm-9', env: 'prod' });
-  expect(prod).toMatchObject({ decision: 'DENY', rule_source: 'hook:rollback-review', reason: 'The release desk has not signed off a production rollback.' });
-  const staging = await restCheck('rollback_serving', { model_id: 'm-9', env: 'staging' });
-  expect(staging).toMatchObject({ decision: 'ALLOW', arguments_changed_by: ['rollback-review'], arguments: { model_id: 'm-9', env: 'staging', change_ticket: 'CHG-1042' } });
-
-  const asked = await restCheck('deploy_serving', { model_id: 'm-9', env: 'prod' });
-  expect(asked).toMatchObject({ decision: 'ASK', rule_source: 'hitl:deploy' });
-  await expect.poll(() => heard.some((h) => h.event === 'approval_requested' && (h.json.approval as { id: string }).id === asked.approval_id)).toBe(true);
-  await expect.poll(() => heard.filter((h) => h.event === 'denied').map((h) => h.json.decision_id)).toContain(prod.decision_id);
-  expect(heard.every((h) => h.signed), `deliveries that were not JSON: ${unreadable.join('; ') || 'none'}`).toBe(true);
-  expect(heard.filter((h) => h.event === 'before_tool_call')).toHaveLength(2);
-});
-
-test('a shell hook reviews calls with the event on stdin; decisions and finished calls reach their webhooks', async () => {
-  const kept = await restCheck('promote_challenger', { model_id: 'm-bad' });
-  expect(kept).toMatchObject({ decision: 'DENY', rule_source: 'hook:promote-review', reason: 'The champion stays.' });
-  // Hooks also run for a call that asks: the hook lets it through, and the gate still asks a person.
-  expect(await restCheck('promote_challenger', { model_id: 'm-good' })).toMatchObject({ decision: 'ASK', rule_source: 'hitl:deploy', hooks: [expect.objectContaining({ hook: 'promote-review', outcome: 'passed' })] });
-  const stdin = readFileSync(shellLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event: string; hook: string; call: { arguments: unknown } });
-  expect(stdin.map((e) => [e.event, e.hook, e.call.arguments])).toEqual([
-    ['before_tool_call', 'promote-review', { model_id: 'm-bad' }],
-    ['before_tool_call', 'promote-review', { model_id: 'm-good' }],
-  ]);
-
-  // A person decides a request: approval_decided.
-  const asked = await restCheck('deploy_serving', { model_id: 'm-decided', env: 'prod' });
-  const rejected = await fetch(`${server.url}/api/v1/approvals/${asked.approval_id}/reject`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ reason: 'Not before the audit.' }),
-  });
-  expect(rejected.status).toBe(200);
-  await expect.poll(() => heard.find((h) => h.event === 'approval_decided' && (h.json.approval as { id: string }).id === asked.approval_id)?.json.approval).toMatchObject({
-    status: 'rejected',
-    reason: 'Not before the audit.',
-  });
-
-  // The agent reports a call it ran: after_tool_call.
-  const finished = await fetch(`${server.url}/api/v1/permissions/finished`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ agent: 'deployer', tool: 'monitor_drift', arguments: { model_id: 'm-1' }, outcome: 'succeeded', result: { drift: 0.02 } }),
-  });
-  expect(finished.status).toBe(202);
-  await expect.poll(() => heard.find((h) => h.event === 'after_tool_call')?.json).toMatchObject({ hook: 'tell-ran', outcome: 'succeeded', result: { drift: 0.02 } });
-  expect(heard.every((h) => h.signed), `deliveries that were not JSON: ${unreadable.join('; ') || 'none'}`).toBe(true);
 });
 
 test('/transparency lists every hook, what it does and why', async ({ page }) => {

@@ -1,7 +1,7 @@
 /**
- * Operations against the real server (the decision listener in front of the Next.js production build): readiness,
- * /metrics merged from both processes, the OpenAPI document, and the /api-docs reference page at desktop and phone
- * widths, by keyboard.
+ * Operations against the real server (the decision listener in front of the Next.js production build): /metrics
+ * merged from both processes, and the /api-docs reference page at desktop and phone widths, by keyboard. Readiness,
+ * health and the OpenAPI document without a token are tests/ops.test.ts (the route handlers in process).
  */
 import { expect, test, type APIRequestContext } from '@playwright/test';
 import { E2E } from './fixtures/accounts';
@@ -31,18 +31,6 @@ const sum = (s: ReturnType<typeof samples>, name: string, where: Record<string, 
   s.filter((x) => x.name === name && Object.entries(where).every(([k, v]) => x.labels[k] === v)).reduce((a, x) => a + x.value, 0);
 
 test.describe('operations', () => {
-  test('ready, health and the OpenAPI document answer without a token', async ({ request }) => {
-    const ready = await request.get('/api/v1/ready');
-    expect(ready.status()).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ready' });
-    expect((await request.get('/api/v1/health')).status()).toBe(200);
-    const doc = await request.get('/api/v1/openapi.json');
-    expect(doc.status()).toBe(200);
-    const body = (await doc.json()) as { openapi: string; paths: Record<string, unknown> };
-    expect(body.openapi).toBe('3.1.0');
-    expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(['/api/v1/permissions/check', '/api/v1/ready', '/metrics']));
-  });
-
   test('/metrics merges both processes and moves with the calls made', async ({ request }) => {
     expect((await request.get('/metrics')).status()).toBe(401);
     expect((await request.get('/internal/metrics')).status()).toBe(404);

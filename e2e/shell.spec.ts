@@ -111,26 +111,3 @@ test.describe('the console shell', () => {
     expect(body.denials.some((d) => d.http_path === '/denials' && d.principal === 'victor')).toBe(true);
   });
 });
-
-test.describe('the REST API on the built server', () => {
-  const auth = { authorization: `Bearer ${E2E.adminToken}` };
-
-  test('answers the three queries of the specification', async ({ request }) => {
-    await request.post('/api/v1/permissions/check', { headers: auth, data: { agent: 'data_cleaner', tool: 'deploy_serving', arguments: { model_id: 'm', env: 'prod' } } });
-    await request.post('/api/v1/permissions/check', { headers: auth, data: { agent: 'trainer', tool: 'tune_hyperparameters', arguments: { model_id: 'm', trials: 500 } } });
-    const since = (await (await request.get('/api/v1/permissions/denials?since=86400', { headers: auth })).json()) as { denials: unknown[] };
-    expect(since.denials.length).toBeGreaterThanOrEqual(2);
-    const agent = (await (await request.get('/api/v1/permissions/denials?agent=data_cleaner', { headers: auth })).json()) as { denials: { agent_name: string; rule_source: string }[] };
-    expect(agent.denials[0]).toMatchObject({ agent_name: 'data_cleaner', rule_source: 'agent_allowlist' });
-    const policy = (await (await request.get('/api/v1/permissions/denials?rule_source=policy', { headers: auth })).json()) as { denials: { rule_source: string }[] };
-    expect(policy.denials.map((d) => d.rule_source)).toContain('policy:bfsi/tuning-capacity-review');
-    expect(policy.denials.every((d) => d.rule_source.startsWith('policy:'))).toBe(true);
-  });
-
-  test('refuses a missing token with 401 and a bad filter with 400', async ({ request }) => {
-    expect((await request.get('/api/v1/permissions/denials')).status()).toBe(401);
-    const bad = await request.get('/api/v1/permissions/denials?since=yesterday', { headers: auth });
-    expect(bad.status()).toBe(400);
-    expect(((await bad.json()) as { error: { issues: unknown[] } }).error.issues.length).toBeGreaterThan(0);
-  });
-});

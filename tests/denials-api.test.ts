@@ -348,3 +348,30 @@ describe('filters by prefix or case, facets and the live tail', () => {
     expect((await call(tail.GET, '/api/v1/permissions/denials/tail', { token: auditor })).status).toBe(400);
   });
 });
+
+// Moved from e2e/shell.spec.ts (issue 43): the REST API's answers are the route handlers', not the build's.
+describe('the REST API: the queries of the specification', () => {
+  it('answers the three queries of the specification', async () => {
+    for (const body of [
+      { agent: 'data_cleaner', tool: 'deploy_serving', arguments: { model_id: 'm', env: 'prod' } },
+      { agent: 'trainer', tool: 'tune_hyperparameters', arguments: { model_id: 'm', trials: 500 } },
+    ]) {
+      await call(check.POST, '/api/v1/permissions/check', { method: 'POST', token: ADMIN, body: JSON.stringify(body) });
+    }
+    const as = (url: string) => call(denials.GET, url, { token: ADMIN }).then((r) => r.json());
+    const since = (await as('/api/v1/permissions/denials?since=86400')) as { denials: unknown[] };
+    expect(since.denials.length).toBeGreaterThanOrEqual(2);
+    const agent = (await as('/api/v1/permissions/denials?agent=data_cleaner')) as { denials: { agent_name: string; rule_source: string }[] };
+    expect(agent.denials[0]).toMatchObject({ agent_name: 'data_cleaner', rule_source: 'agent_allowlist' });
+    const policy = (await as('/api/v1/permissions/denials?rule_source=policy')) as { denials: { rule_source: string }[] };
+    expect(policy.denials.map((d) => d.rule_source)).toContain('policy:bfsi/tuning-capacity-review');
+    expect(policy.denials.every((d) => d.rule_source.startsWith('policy:'))).toBe(true);
+  });
+
+  it('refuses a missing token with 401 and a bad filter with 400', async () => {
+    expect((await call(denials.GET, '/api/v1/permissions/denials')).status).toBe(401);
+    const bad = await call(denials.GET, '/api/v1/permissions/denials?since=yesterday', { token: ADMIN });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { issues: unknown[] } }).error.issues.length).toBeGreaterThan(0);
+  });
+});

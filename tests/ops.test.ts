@@ -20,6 +20,8 @@ const { createFrontServer } = await import('@/lib/server/front');
 const { refreshLogLevel, setLogSink } = await import('@/lib/ops/log');
 const { readiness } = await import('@/lib/ops/ready');
 const ready = await import('@/app/api/v1/ready/route');
+const health = await import('@/app/api/v1/health/route');
+const openapi = await import('@/app/api/v1/openapi.json/route');
 const internal = await import('@/app/internal/metrics/route');
 
 let front: Server & { shutdown(t?: number): Promise<void> };
@@ -87,6 +89,19 @@ const check = (tool: string, args: Record<string, unknown> = {}) =>
   });
 
 describe('GET /api/v1/ready', () => {
+  // Moved from e2e/ops.spec.ts (issue 43): what the answer holds is the route handlers', not the build's.
+  it('answers without a token, as health and the OpenAPI document do', async () => {
+    const r = await callRoute(ready.GET, '/api/v1/ready');
+    expect(r.status).toBe(200);
+    expect(await r.json()).toMatchObject({ status: 'ready' });
+    expect((await callRoute(health.GET, '/api/v1/health')).status).toBe(200);
+    const doc = await callRoute(openapi.GET, '/api/v1/openapi.json');
+    expect(doc.status).toBe(200);
+    const body = (await doc.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(body.openapi).toBe('3.1.0');
+    expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(['/api/v1/permissions/check', '/api/v1/ready', '/metrics']));
+  });
+
   it('is 200 when the database takes writes, the configuration loaded and the background work runs', async () => {
     const r = await callRoute(ready.GET, '/api/v1/ready');
     const body = (await r.json()) as { status: string; checks: { name: string; ok: boolean }[] };

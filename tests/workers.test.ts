@@ -117,20 +117,34 @@ describe('several decision listener processes on one database', () => {
     for (let i = 0; i < 10; i++) expect((await check(trainer, 'trainer', 'train_model', i)).status).toBe(200);
   });
 
-  it('stops gracefully: every denial it acknowledged is in the trail', async () => {
+  it('stops gracefully: every call a worker took is answered, every denial it acknowledged is in the trail', async () => {
+    // The stop comes with the first answer of a burst of 60, while the others are still on their way.
+    let settled = 0;
+    let firstAnswer!: () => void;
+    const answered = new Promise<void>((resolve) => (firstAnswer = resolve));
+    const dropped: string[] = [];
     const calls = Array.from({ length: 60 }, (_, i) =>
-      mixed(i).then(
-        async (r) => ({ status: r.status, body: (await r.json()) as Answer }),
-        () => undefined, // not accepted before the stop: the caller sees the connection fail, nothing is acknowledged
-      ),
+      mixed(i)
+        .then(
+          async (r) => (firstAnswer(), { status: r.status, body: (await r.json()) as Answer }),
+          (error: unknown) => {
+            // Not answered: the connection was reset before a worker took it (ECONNRESET, nothing acknowledged), or
+            // closed under a request a worker had taken (undici's UND_ERR_SOCKET, "other side closed"): a lost call.
+            dropped.push(String((error as { cause?: { code?: string } }).cause?.code));
+            return undefined;
+          },
+        )
+        .finally(() => void settled++),
     );
-    await new Promise((r) => setTimeout(r, 20));
+    await answered;
     const exited = new Promise<number | null>((resolve) => pool.once('exit', resolve));
     pool.kill('SIGTERM');
+    expect(settled).toBeLessThan(60);
     const answers = (await Promise.all(calls)).filter((a) => a !== undefined);
     expect(await exited).toBe(0);
     expect(output).toContain('stopped');
     expect(answers.length).toBeGreaterThan(0);
+    expect(dropped.filter((code) => code !== 'ECONNRESET' && code !== 'ECONNREFUSED')).toEqual([]);
     const ids = denialIds();
     for (const a of answers) {
       expect(a.status).toBe(200);

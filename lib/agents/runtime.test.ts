@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { untilPast } from '@/lib/test-support/wait';
 import { z } from 'zod';
 import { requireApproval } from '@/lib/approvals/gates';
 import { ApprovalRequired, PermissionDenied } from '@/lib/permissions';
@@ -91,7 +92,7 @@ describe('a runtime restarted after its calls were asked', () => {
     })).id;
     await t.app.approvals.approve(approved, { id: 'olivia', role: 'operator' });
     await t.app.approvals.reject(rejected, { id: 'olivia', role: 'operator' }, 'Wrong model');
-    await new Promise((r) => setTimeout(r, 20));
+    await untilPast((await t.app.approvals.get(expiring))!.expiresAt);
 
     // a new process: nothing in memory, only the store
     const after = new AgentRuntime(t.app.decisions, t.app.approvals, 'deployer', [deploy]);

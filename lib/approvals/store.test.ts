@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { untilPast } from '@/lib/test-support/wait';
 import { deployRequest, tempApp, type TempApp } from '@/lib/test-support/temp-app';
 import { canonicalJson, hashArguments } from './canonical';
 
@@ -58,7 +59,7 @@ describe('the approval store', () => {
   it('expires a request past its time, records it as a denial, and refuses to approve it', async () => {
     t = tempApp();
     const { id } = await t.app.approvals.request(req({ expiresInSeconds: 0.05 }));
-    await new Promise((r) => setTimeout(r, 80));
+    await untilPast((await t.app.approvals.get(id))!.expiresAt);
     await expect(t!.app.approvals.approve(id, { id: 'olivia', role: 'operator' })).rejects.toThrow(/expired at .* before anyone decided it/);
     expect((await t.app.approvals.get(id))!.status).toBe('expired');
     const d = (await t.app.denials.query({ ruleSource: 'hitl:deploy' })).rows;
@@ -69,7 +70,7 @@ describe('the approval store', () => {
   it('closes an expired request and opens a new one when the same call asks again', async () => {
     t = tempApp();
     const first = await t.app.approvals.request(req({ expiresInSeconds: 0.05 }));
-    await new Promise((r) => setTimeout(r, 80));
+    await untilPast((await t.app.approvals.get(first.id))!.expiresAt);
     const second = await t.app.approvals.request(req());
     expect(second.id).not.toBe(first.id);
     expect((await t.app.approvals.get(first.id))!.status).toBe('expired');

@@ -2,6 +2,7 @@
  * Flags on PostgreSQL with two servers (two services on two connection pools) on a database of this file's own in the
  * test run's cluster: a change on one reaches the other within a second, also after the other's listening connection was cut.
  */
+import { Socket } from 'node:net';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDatabase } from '@/db/dialect';
@@ -87,18 +88,24 @@ describe('flags on PostgreSQL, several servers', () => {
   it('listens again after an outage longer than one retry, on connections outside the pool', async () => {
     const owner = pg15.pool(undefined, 1); // this file's other database: the one under test can be closed to connections
     const pool = pg15.pool(database, 1);
+    // Every connection b opens that the server then closes, counted: its listener's connection is made with the
+    // pool's settings (db/pg/client.ts, dedicatedClient), so pg's `stream` setting is where the test sees each one.
+    let closed = 0;
+    Object.assign(pool.options, { stream: () => new Socket().once('close', () => void closed++) });
     // A pool of one connection: the listener holds a connection of its own, so the pool still serves.
     const b = new FlagService(new SqlFlagStore(new PostgresDatabase(pool), testSealCheck()), { env: {}, resyncMs: 600_000 });
     await b.start();
     services.push(b);
     expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
     const a = await server();
-    // An outage of 2.5 s (more than one retry, 1 s apart) for new connections, the listening ones cut at its start.
+    // An outage for new connections, the listening ones cut at its start, that lasts until b's listener has been
+    // refused twice (more than one retry, 1 s apart): the cut connection and two attempts closed by the server.
+    const mark = closed;
     await owner.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
     const cut = await cutListeners(owner);
     expect(cut.length).toBeGreaterThanOrEqual(2);
     await gone(owner, cut);
-    await new Promise((r) => setTimeout(r, 2_500));
+    await within(10_000, () => closed >= mark + 3);
     await owner.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
     // Every listener back (a's and b's among them): b has not given up after its failed retries.
     await within(5_000, async () => (await listeners(owner)).length === cut.length);

@@ -3,6 +3,7 @@
  * real application: real config files, a real SQLite database, the five default sources.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { untilPast } from '@/lib/test-support/wait';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from '@/lib/app';
@@ -96,7 +97,7 @@ describe('check() is pure', () => {
       gate: 'deploy', agent: 'deployer', tool: 'deploy_serving', arguments: { model_id: 'm-9', env: 'prod' },
       requestedBy: 'agent:deployer', ruleSource: 'hitl:deploy', reason: 'r', expiresInSeconds: 0.001,
     });
-    await new Promise((r) => setTimeout(r, 20));
+    await untilPast((await t.app.approvals.get(id))!.expiresAt);
     expect(engine().check(deploy('prod', 'm-9'))).toMatchObject({ decision: 'DENY', ruleSource: 'hitl:deploy' });
     expect((await t.app.approvals.get(id))!.status).toBe('pending');
     expect((await t.app.approvals.list({ status: 'pending' })).map((a) => a.id)).toEqual([row.id]);

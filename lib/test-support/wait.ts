@@ -7,3 +7,8 @@ export async function within(limitMs: number, check: () => boolean | Promise<boo
   }
   return performance.now() - started;
 }
+
+/** Until the clock the application reads (Date.now, in seconds) has passed `epochSeconds`: an expiry, say. */
+export async function untilPast(epochSeconds: number, limitMs = 5_000): Promise<void> {
+  await within(limitMs, () => Date.now() / 1000 > epochSeconds);
+}
