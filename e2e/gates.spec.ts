@@ -7,23 +7,10 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { E2E } from './fixtures/accounts';
 import { isolatedServer, type IsolatedServer } from './fixtures/isolated-server';
+import { GATES_YAML } from '../lib/test-support/config-texts';
 
 test.describe.configure({ mode: 'serial', timeout: 90_000 });
 
-const GATES = `
-gates:
-  - id: deploy
-    tools: [deploy_serving, promote_challenger]
-    when: "args.env == 'prod'"
-    approvers: { roles: [operator, admin], count: 2 }
-    risk: high
-    description: Production deployments change what customers see.
-  - id: prod-rollback
-    tools: [rollback_serving]
-    when: "args.env == 'prod'"
-    risk: medium
-    description: A production rollback changes what customers see.
-`;
 const PASSWORD = 'gates-e2e-password';
 
 let server: IsolatedServer;
@@ -46,7 +33,7 @@ test.beforeAll(async () => {
   // A server of its own (and CLI calls) starting: more than one test's time on a busy machine.
   test.setTimeout(90_000);
   server = isolatedServer(E2E.port + 71);
-  writeFileSync(join(server.configDir, 'gates.yaml'), GATES);
+  writeFileSync(join(server.configDir, 'gates.yaml'), GATES_YAML);
   await server.start();
   await swarm('users', 'add', 'olga', '--role', 'operator', '--password', PASSWORD);
   await swarm('users', 'add', 'otto', '--role', 'operator', '--password', PASSWORD);

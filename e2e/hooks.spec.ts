@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { E2E } from './fixtures/accounts';
 import { isolatedServer, type IsolatedServer } from './fixtures/isolated-server';
+import { hooksYaml } from '../lib/test-support/config-texts';
 
 test.describe.configure({ mode: 'serial', timeout: 90_000 });
 
@@ -24,44 +25,6 @@ const heard: { event: string; hook: string; signed: boolean; json: Record<string
 /** deliveries whose body was not JSON (said in a failure message) */
 const unreadable: string[] = [];
 
-const hooksYaml = (url: string, shellLog: string) => `
-hooks:
-  - id: no-rival-mail
-    event: before_tool_call
-    match: { tool: send_email }
-    when: "args.to.endsWith('@rival.example')"
-    block: Mail to competitors is not sent by agents.
-  - id: drop-bcc
-    event: before_tool_call
-    match: { tool: send_email }
-    rewrite: { remove: [bcc] }
-  - id: drift-rate
-    event: before_tool_call
-    match: { tool: monitor_drift }
-    rate_limit: { calls: 2, per: 10m }
-  - id: rollback-review
-    event: before_tool_call
-    match: { tool: rollback_serving }
-    webhook: { url: "${url}", secret_env: SWARM_HOOK_SECRET, timeout: 3s, retries: 0 }
-    description: The release desk reviews every rollback.
-  - id: page-operators
-    event: approval_requested
-    webhook: { url: "${url}", secret_env: SWARM_HOOK_SECRET }
-  - id: tell-denied
-    event: denied
-    match: { agent: deployer }
-    webhook: { url: "${url}", secret_env: SWARM_HOOK_SECRET }
-  - id: tell-decided
-    event: approval_decided
-    webhook: { url: "${url}", secret_env: SWARM_HOOK_SECRET }
-  - id: tell-ran
-    event: after_tool_call
-    webhook: { url: "${url}", secret_env: SWARM_HOOK_SECRET }
-  - id: promote-review
-    event: before_tool_call
-    match: { tool: promote_challenger }
-    shell: { command: ["${process.execPath}", "-e", "let s='';process.stdin.on('data',c=>s+=c).on('end',()=>{require('fs').appendFileSync('${shellLog}',s+'\\\\n');const e=JSON.parse(s);console.log(JSON.stringify(e.call.arguments.model_id==='m-bad'?{decision:'block',reason:'The champion stays.'}:{decision:'allow'}))})"], timeout: 5s }
-`;
 
 test.beforeAll(async () => {
   // A server of its own (and CLI calls) starting: more than one test's time on a busy machine.

@@ -7,24 +7,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { callRoute, useTempServerEnv } from './support/in-process-api';
+import { GATES_YAML } from '@/lib/test-support/config-texts';
 
-const GATES = `
-gates:
-  - id: deploy
-    tools: [deploy_serving, promote_challenger]
-    when: "args.env == 'prod'"
-    approvers: { roles: [operator, admin], count: 2 }
-    risk: high
-    description: Production deployments change what customers see.
-  - id: prod-rollback
-    tools: [rollback_serving]
-    when: "args.env == 'prod'"
-    risk: medium
-    description: A production rollback changes what customers see.
-`;
 const env = useTempServerEnv('gates-config', { policy: 'empty' });
 // Written before the application is first imported: it reads config/ once.
-writeFileSync(join(env.dir, 'config', 'gates.yaml'), GATES);
+writeFileSync(join(env.dir, 'config', 'gates.yaml'), GATES_YAML);
 
 const { getSqliteApp } = await import('@/lib/app');
 const check = await import('@/app/api/v1/permissions/check/route');
