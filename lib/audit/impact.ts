@@ -21,7 +21,7 @@ import type { DenialRow, SecurityEventRow } from '@/db/schema';
 import { builtInSources } from '@/lib/config/sources';
 import type { PolicyConfig } from '@/lib/config/policy-tests';
 import { authorize, type CallHooks, type CheckInput, type CheckResult, type Decision, type HookPass, type PermissionContext, type Principal, type ToolContext } from '@/lib/permissions';
-import { contextOf, decideContext, type DecisionSnapshot } from '@/lib/permissions/authorize';
+import { contextOf, decideContext, gateOfCall, type DecisionSnapshot } from '@/lib/permissions/authorize';
 import { compileHooks } from '@/lib/hooks/config';
 import { HookRunner, nameMatches } from '@/lib/hooks/runner';
 import { gatesOfCall } from '@/lib/permissions/gates';
@@ -115,7 +115,7 @@ export function replayConfiguration(config: PolicyConfig, flags: ReadonlyMap<str
 export function replayDecision(replay: ReplayConfiguration, input: CheckInput): CheckResult {
   const { snapshot, hooks } = replay;
   if (!hooks || input.kind !== 'tool' || !hooks.appliesBefore(input.agent, input.tool)) return authorize(snapshot, input);
-  const context = contextOf(snapshot, input, undefined) as PermissionContext & ToolContext;
+  const context = contextOf(snapshot, input, undefined, gateOfCall(snapshot, input)) as PermissionContext & ToolContext;
   const first = decideContext(snapshot, context);
   if (first.decision === 'DENY') return first;
   const pass = hooks.before({ context, result: first }, { sync: true }) as HookPass;

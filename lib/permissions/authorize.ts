@@ -66,7 +66,7 @@ const CROSS_ORIGIN_RULE: PermissionRule = Object.freeze({
 
 /** The decision for this call under this snapshot, with the winning rule and the trace. Pure. */
 export function authorize(snapshot: DecisionSnapshot, input: CheckInput, facts: CallFacts = {}): CheckResult {
-  return decideContext(snapshot, contextOf(snapshot, input, facts.approval), facts.decisionId);
+  return decideContext(snapshot, contextOf(snapshot, input, facts.approval, gateOfCall(snapshot, input)), facts.decisionId);
 }
 
 /**
@@ -80,8 +80,11 @@ export function gateOfCall(snapshot: DecisionSnapshot, input: CheckInput): Compi
   return gateFor(snapshot.gates, input, snapshot.flags);
 }
 
-/** The context the sources see: the input with the flag values, the gate that covers it and its approval state. */
-export function contextOf(snapshot: DecisionSnapshot, input: CheckInput, approval: ApprovalState | undefined, gate = gateOfCall(snapshot, input)): PermissionContext {
+/**
+ * The context the sources see: the input with the flag values, the gate that covers it (gateOfCall: found once, by the
+ * caller, which reads the approval state for it) and that approval state.
+ */
+export function contextOf(snapshot: DecisionSnapshot, input: CheckInput, approval: ApprovalState | undefined, gate: CompiledGate | undefined): PermissionContext {
   const flags = snapshot.flags;
   if (input.kind === 'tool') {
     return {
