@@ -5,21 +5,19 @@
  * calls; a shell hook reads the event on stdin. Moved from e2e/hooks.spec.ts (issue 43), where /transparency's list
  * of the hooks stays.
  */
-import { createHmac } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { useTempServerEnv } from './support/in-process-api';
 import { hooksYaml } from '@/lib/test-support/config-texts';
+import { startHookReceiver } from '@/lib/test-support/hook-receiver';
 
 const SECRET = 'test-hook-secret-0123456789';
 const env = useTempServerEnv('hooks-config', { policy: 'empty', env: { SWARM_HOOK_SECRET: SECRET, SWARM_FLAG_PLUGIN_SHELL_HOOKS_ENABLED: 'true' } });
 
-const heard: { event: string; hook: string; signed: boolean; json: Record<string, unknown> }[] = [];
-/** deliveries whose body was not JSON (said in a failure message) */
-const unreadable: string[] = [];
+const receiver = await startHookReceiver(SECRET);
+const { heard, unreadable } = receiver;
 const shellLog = join(env.dir, 'shell-hook.jsonl');
 
 
@@ -45,35 +43,8 @@ const restCheck = async (tool: string, args: Record<string, unknown>): Promise<A
   return (await res.json()) as Answer;
 };
 
-const receiver: Server = createServer((req, res) => {
-  let body = '';
-  req.on('data', (c: Buffer) => (body += c.toString()));
-  req.on('end', () => {
-    const expected = `sha256=${createHmac('sha256', SECRET).update(`${String(req.headers['x-swarm-timestamp'])}.${body}`).digest('hex')}`;
-    let json: { event: string; hook: string; call?: { arguments: { env?: string } } };
-    try {
-      json = JSON.parse(body) as typeof json;
-    } catch {
-      // A delivery cut short (the sender gave up on a slow answer and retries it): not an event, and never a throw
-      // here, which would end whichever test is running.
-      unreadable.push(`${String(req.headers['x-swarm-event'])}: ${body.length} bytes`);
-      return res.writeHead(400).end();
-    }
-    heard.push({ event: json.event, hook: json.hook, signed: req.headers['x-swarm-signature'] === expected, json });
-    res.writeHead(200, { 'content-type': 'application/json' });
-    if (json.event !== 'before_tool_call') return res.end();
-    res.end(
-      JSON.stringify(
-        json.call?.arguments.env === 'prod'
-          ? { decision: 'block', reason: 'The release desk has not signed off a production rollback.' }
-          : { decision: 'rewrite', set: { change_ticket: 'CHG-1042' } },
-      ),
-    );
-  });
-});
-await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
 // Written before the application is first imported: it reads config/ once.
-writeFileSync(join(env.dir, 'config', 'hooks.yaml'), hooksYaml(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, shellLog));
+writeFileSync(join(env.dir, 'config', 'hooks.yaml'), hooksYaml(receiver.url, shellLog));
 
 const { getSqliteApp } = await import('@/lib/app');
 const { createRouteServer } = await import('./support/route-server');
@@ -90,8 +61,7 @@ beforeAll(async () => {
 afterAll(async () => {
   routes.closeAllConnections();
   await new Promise((r) => routes.close(r));
-  receiver.closeAllConnections();
-  await new Promise((r) => receiver.close(r));
+  await receiver.close();
   app.close();
   env.remove();
 });

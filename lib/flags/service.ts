@@ -6,6 +6,7 @@
  * change, never loses it. The same service on both databases.
  */
 import type { TxRunner, TxSteps } from '@/db/dialect';
+import { FeedFollower } from '@/db/feed-follower';
 import type { FlagChangeRow } from '@/db/schema';
 import { AppError } from '@/lib/errors';
 import { FLAGS_BY_NAME } from './catalog';
@@ -66,9 +67,7 @@ export interface FlagServiceOptions {
 export class FlagService {
   private overrides: Map<string, FlagOverride>;
   private cached: FlagResolution | undefined;
-  private stopFeed: (() => Promise<void>) | undefined;
-  private resync: NodeJS.Timeout | undefined;
-  private stopped = false;
+  private readonly feed = new FeedFollower();
   /** reloads started and the newest one applied: an older reload that ends last never overwrites a newer one */
   private loadsStarted = 0;
   private loadApplied = 0;
@@ -87,22 +86,11 @@ export class FlagService {
   /** Load the overrides (unless given) and start hearing of the changes any process makes. */
   async start(): Promise<void> {
     if (!this.options.initial) await this.reload();
-    const stop = await this.store.onChange(() => void this.invalidate());
-    if (this.stopped) await stop();
-    else this.stopFeed = stop;
-    const every = this.options.resyncMs ?? 5_000;
-    if (every > 0 && !this.stopped) {
-      this.resync = setInterval(() => void this.reload().catch(() => undefined), every);
-      this.resync.unref();
-    }
+    await this.feed.start(() => this.store.onChange(() => void this.invalidate()), () => this.reload(), this.options.resyncMs);
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.resync) clearInterval(this.resync);
-    const stop = this.stopFeed;
-    this.stopFeed = undefined;
-    if (stop) await stop();
+  stop(): Promise<void> {
+    return this.feed.stop();
   }
 
   private async reload(): Promise<void> {

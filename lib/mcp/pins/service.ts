@@ -16,6 +16,7 @@
 import { sql } from 'drizzle-orm';
 import type { SqlDatabase, Step, TxRunner, TxSteps } from '@/db/dialect';
 import { step } from '@/db/dialect';
+import { FeedFollower } from '@/db/feed-follower';
 import type { SealCheck } from '@/lib/auth/seal';
 import { AUDIT_TRAIL_LOCK } from '@/lib/audit/trail/chain';
 import { AppError, isError } from '@/lib/errors';
@@ -92,9 +93,7 @@ function observedEvent(server: string, o: Observed, holdNew: { profiles: readonl
 export class McpPins {
   readonly store: SqlPinStore;
   private pins: PinMap;
-  private stopFeed: (() => Promise<void>) | undefined;
-  private resync: NodeJS.Timeout | undefined;
-  private stopped = false;
+  private readonly feed = new FeedFollower();
   private loadsStarted = 0;
   private loadApplied = 0;
   /** the refused names this process recorded or found recorded (each is recorded once per server and tool) */
@@ -116,22 +115,12 @@ export class McpPins {
   /** Load the pins and hear of the changes any process makes (and read them again every few seconds). */
   async start(options: { loaded?: boolean; resyncMs?: number } = {}): Promise<void> {
     if (!options.loaded) await this.reload();
-    const stop = await this.host.database.changes(PINS_CHANNEL, () => void this.reload().catch(() => undefined));
-    if (this.stopped) await stop();
-    else this.stopFeed = stop;
-    const every = options.resyncMs ?? 5_000;
-    if (every > 0 && !this.stopped) {
-      this.resync = setInterval(() => void this.reload().catch(() => undefined), every);
-      this.resync.unref();
-    }
+    const reload = () => this.reload();
+    await this.feed.start(() => this.host.database.changes(PINS_CHANNEL, () => void reload().catch(() => undefined)), reload, options.resyncMs);
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.resync) clearInterval(this.resync);
-    const stop = this.stopFeed;
-    this.stopFeed = undefined;
-    await stop?.();
+  stop(): Promise<void> {
+    return this.feed.stop();
   }
 
   /** Read the pins again (an older read that ends last never overwrites a newer one). */
