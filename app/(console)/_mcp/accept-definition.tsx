@@ -15,6 +15,7 @@ import { useModal } from '@/app/_components/use-modal';
 import { apiPost, asApiError } from '@/app/_lib/api-client';
 import { mcpPinAcceptanceSchema } from '@/lib/http/responses';
 import styles from '../transparency/transparency.module.css';
+import { DialogFooter } from '../transparency/dialog-footer';
 
 export interface HeldDefinitionRef {
   server: string;
@@ -209,21 +210,7 @@ function AcceptDialog({ held, changeControl, onClose }: { held: HeldDefinitionRe
             Give a reason: every acceptance is recorded with one.
           </p>
         ) : null}
-        <div role="alert" className={error ? styles.dialogError : undefined}>
-          {error ? (
-            <>
-              <strong>Not accepted.</strong> {error.join(' ')}
-            </>
-          ) : null}
-        </div>
-        <div className={styles.dialogActions}>
-          <button type="button" className="button" onClick={() => ref.current?.close()} disabled={busy}>
-            Cancel
-          </button>
-          <button type="submit" className="button button-primary" disabled={busy}>
-            {busy ? 'Saving…' : changeControl ? 'Propose' : 'Accept'}
-          </button>
-        </div>
+        <DialogFooter error={error} refusal="Not accepted." busy={busy} action={changeControl ? 'Propose' : 'Accept'} onCancel={() => ref.current?.close()} />
       </form>
     </dialog>
   );

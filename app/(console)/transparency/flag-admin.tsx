@@ -13,6 +13,7 @@ import type { TransparencyFlag } from '@/lib/flags/transparency';
 import { flagSchema } from '@/lib/http/responses';
 import { apiDelete, apiPut, asApiError } from '@/app/_lib/api-client';
 import styles from './transparency.module.css';
+import { DialogFooter } from './dialog-footer';
 
 type Action = { kind: 'set'; value: boolean } | { kind: 'reset' };
 
@@ -197,21 +198,7 @@ function FlagChangeDialog({ request, onClose }: { request: Request; onClose: (sa
             Give a reason: every flag change is recorded with one.
           </p>
         ) : null}
-        <div role="alert" className={error ? styles.dialogError : undefined}>
-          {error ? (
-            <>
-              <strong>Not changed.</strong> {error.join(' ')}
-            </>
-          ) : null}
-        </div>
-        <div className={styles.dialogActions}>
-          <button type="button" className="button" onClick={() => ref.current?.close()} disabled={busy}>
-            Cancel
-          </button>
-          <button type="submit" className="button button-primary" disabled={busy}>
-            {busy ? 'Saving…' : verb(action)}
-          </button>
-        </div>
+        <DialogFooter error={error} refusal="Not changed." busy={busy} action={verb(action)} onCancel={() => ref.current?.close()} />
       </form>
     </dialog>
   );
